@@ -1,0 +1,188 @@
+/* vyre.h — public C API of libvyre: programs, validation, text format, reference
+ * interpreter and PTX emission. No Lua, no CUDA driver needed for anything here.
+ * The CUDA runtime has its own header, vyre_cuda.h. */
+#ifndef VYRE_H
+#define VYRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VYRE_VERSION "0.1.0"
+
+/* ---- status and errors ------------------------------------------------ */
+
+enum vyre_status {
+    VYRE_OK = 0,
+    VYRE_ERR_NOMEM,       /* allocation failed */
+    VYRE_ERR_ARG,         /* caller passed something unusable */
+    VYRE_ERR_SYNTAX,      /* text format: line/column filled */
+    VYRE_ERR_INVALID,     /* program failed validation */
+    VYRE_ERR_RUNTIME,     /* interpreter run-time error (e.g. divergent barrier) */
+    VYRE_ERR_UNSUPPORTED, /* op/type/target combination not supported */
+    VYRE_ERR_LIMIT,       /* a size or geometry limit was exceeded */
+    VYRE_ERR_CUDA,        /* a CUDA driver call failed */
+    VYRE_ERR_NO_CUDA,     /* CUDA is not usable on this machine */
+    VYRE_ERR_DEVICE_LOST, /* a sticky fault poisoned the device */
+    VYRE_ERR_IO           /* file system (disk cache) */
+};
+
+#define VYRE_MSG_MAX 4096
+
+/* One error record per failing call. `message` always says what went wrong and,
+ * where the caller can do something about it, ends with "Fix: ...". */
+struct vyre_error {
+    enum vyre_status status;
+    char message[VYRE_MSG_MAX];
+    char call[64];   /* failing driver call, "" if none */
+    char result[64]; /* CUresult name, "" if none */
+    uint32_t line;   /* syntax errors: 1-based line, else 0 */
+    uint32_t column; /* syntax errors: 1-based column, else 0 */
+};
+
+/* Clears the record to VYRE_OK. */
+void vyre_error_clear(struct vyre_error *err);
+/* Formats into err (if not NULL) and returns status, so callers can
+ * `return vyre_error_set(err, VYRE_ERR_ARG, "...")`. */
+enum vyre_status vyre_error_set(struct vyre_error *err, enum vyre_status status,
+                                const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+const char *vyre_status_name(enum vyre_status status);
+
+/* Frees memory returned by vyre (text, PTX). NULL is a no-op. */
+void vyre_free(void *ptr);
+
+/* ---- types ------------------------------------------------------------ */
+
+enum vyre_type {
+    VYRE_BOOL = 0,
+    VYRE_I32,
+    VYRE_U32,
+    VYRE_I64,
+    VYRE_U64,
+    VYRE_F32,
+    VYRE_F64,
+    VYRE_TYPE_COUNT,
+    VYRE_VOID = VYRE_TYPE_COUNT /* statements, not-yet-typed expressions */
+};
+
+const char *vyre_type_name(enum vyre_type t);     /* "f32"; "void" for VYRE_VOID */
+bool vyre_type_from_name(const char *name, enum vyre_type *out);
+size_t vyre_type_size(enum vyre_type t);          /* bytes in memory; bool is 4 */
+bool vyre_type_is_int(enum vyre_type t);          /* i32 u32 i64 u64 */
+bool vyre_type_is_signed(enum vyre_type t);       /* i32 i64 */
+bool vyre_type_is_float(enum vyre_type t);        /* f32 f64 */
+unsigned vyre_type_bits(enum vyre_type t);        /* 32 or 64 (bool: 32) */
+
+/* A value of any type as raw bits, zero-extended into 64 bits: bool is 0/1,
+ * i32/u32/f32 use the low 32 bits (upper 32 bits zero), 64-bit types all 64. */
+typedef uint64_t vyre_bits;
+
+/* ---- programs --------------------------------------------------------- */
+
+typedef struct vyre_program vyre_program;
+
+/* Text format (ARCHITECTURE.md §4). On a syntax error returns VYRE_ERR_SYNTAX with
+ * err->line/column set and a message quoting the offending token. */
+enum vyre_status vyre_parse(const char *text, size_t len, vyre_program **out,
+                            struct vyre_error *err);
+/* Canonical text, NUL-terminated, caller frees with vyre_free. */
+enum vyre_status vyre_print(const vyre_program *p, char **out, size_t *out_len);
+/* XXH3-64 of the canonical text. */
+uint64_t vyre_hash(const vyre_program *p);
+/* 16 lowercase hex digits + NUL. */
+void vyre_hash_hex(const vyre_program *p, char out[17]);
+bool vyre_equal(const vyre_program *a, const vyre_program *b);
+void vyre_program_free(vyre_program *p);
+const char *vyre_program_name(const vyre_program *p);
+void vyre_program_workgroup(const vyre_program *p, uint32_t out[3]);
+
+/* ---- validation ------------------------------------------------------- */
+
+struct vyre_problem {
+    char code[48];     /* stable identifier, e.g. "type-mismatch" */
+    char path[256];    /* node path, e.g. "body[2].then[0].value" */
+    char message[512]; /* the rule broken, quoting the node's canonical text */
+    char fix[384];     /* how to fix it (without the "Fix: " prefix) */
+};
+
+struct vyre_problems {
+    struct vyre_problem *items;
+    size_t count;
+    size_t cap;
+};
+
+/* Checks every rule of ARCHITECTURE.md §2 and reports all problems at once.
+ * Returns VYRE_OK when the program is valid (and records types and variable
+ * slots in it for the backends), VYRE_ERR_INVALID when problems were found,
+ * VYRE_ERR_NOMEM on allocation failure. Never crashes on any input program. */
+enum vyre_status vyre_validate(vyre_program *p, struct vyre_problems *out);
+void vyre_problems_free(struct vyre_problems *probs);
+/* One message for all problems ("invalid program 'x': N problems:\n  path: msg Fix: ..."). */
+void vyre_problems_format(const vyre_program *p, const struct vyre_problems *probs,
+                          struct vyre_error *err);
+
+/* ---- launch geometry (§5) ---------------------------------------------- */
+
+/* grid: explicit if explicit_grid != NULL; else ceil(n / workgroup.x) when n > 0;
+ * else ceil(max(buffer_counts) / workgroup.x). At least 1 workgroup. */
+enum vyre_status vyre_grid(const vyre_program *p, const uint64_t *buffer_counts,
+                           size_t nbuffers, uint64_t n, const uint32_t *explicit_grid,
+                           uint32_t out[3], struct vyre_error *err);
+
+/* ---- reference interpreter -------------------------------------------- */
+
+/* One global buffer binding: `count` elements of the declared type stored as
+ * vyre_type_size() bytes each (bool as 32-bit words). */
+struct vyre_buffer_arg {
+    void *data;
+    uint64_t count;
+};
+
+struct vyre_run_args {
+    struct vyre_buffer_arg *buffers; /* one per `buffer` declaration, in order */
+    size_t nbuffers;
+    const vyre_bits *params;         /* one per `param` declaration, in order */
+    size_t nparams;
+    uint32_t grid[3];                /* workgroups per axis (see vyre_grid) */
+};
+
+/* Runs the program on the CPU exactly as §3 specifies. Validates first if needed. */
+enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,
+                              struct vyre_error *err);
+
+/* ---- PTX ---------------------------------------------------------------- */
+
+struct vyre_ptx_options {
+    unsigned sm; /* 70, 75, 80, 86, 89 or 90 */
+};
+
+/* PTX text for the program (validated first if needed), caller frees. */
+enum vyre_status vyre_ptx_emit(vyre_program *p, const struct vyre_ptx_options *opt,
+                               char **out_ptx, size_t *out_len, struct vyre_error *err);
+/* Bumped whenever emitted PTX changes for the same program (cache keys). */
+#define VYRE_CODEGEN_VERSION 1u
+
+/* ---- random programs (property tests, fuzzing) -------------------------- */
+
+struct vyre_gen_options {
+    uint32_t max_stmts;   /* top-level statements, default 8 */
+    uint32_t max_depth;   /* expression depth, default 4 */
+    bool allow_barriers;  /* emit shared memory + uniform barriers */
+    bool allow_approx;    /* emit exp/sin/... */
+    bool allow_invalid;   /* mutate into (usually) invalid programs */
+};
+/* A deterministic program from a seed; valid unless allow_invalid. NULL on OOM. */
+vyre_program *vyre_gen_random(uint64_t seed, const struct vyre_gen_options *opt);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

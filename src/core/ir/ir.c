@@ -1,0 +1,506 @@
+/* ir.c — the program IR: arena, name tables for types and ops, the builder used by
+ * the parser, the generator and tests, and structural equality. Builders never
+ * check names or types: a program may be built invalid and the validator says why. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+/* ---- arena ----------------------------------------------------------------- */
+
+struct vyre_chunk {
+    struct vyre_chunk *next;
+    size_t used, size;
+    _Alignas(16) unsigned char data[];
+};
+
+struct vyre_arena {
+    struct vyre_chunk *head;
+};
+
+#define VYRE_CHUNK_DEFAULT 16384u
+
+void *vyre_arena_alloc(struct vyre_program *p, size_t size) {
+    struct vyre_arena *a = p->arena;
+    size = (size + 15u) & ~(size_t)15u;
+    if (!a->head || a->head->size - a->head->used < size) {
+        size_t cap = size > VYRE_CHUNK_DEFAULT ? size : VYRE_CHUNK_DEFAULT;
+        struct vyre_chunk *c = malloc(sizeof *c + cap);
+        if (!c) {
+            p->oom = true;
+            return NULL;
+        }
+        c->next = a->head;
+        c->used = 0;
+        c->size = cap;
+        a->head = c;
+    }
+    void *ptr = a->head->data + a->head->used;
+    a->head->used += size;
+    memset(ptr, 0, size);
+    return ptr;
+}
+
+char *vyre_arena_strdup(struct vyre_program *p, const char *s) {
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = vyre_arena_alloc(p, n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* ---- types ------------------------------------------------------------------- */
+
+static const char *const type_names[VYRE_TYPE_COUNT] = {"bool", "i32", "u32", "i64",
+                                                         "u64",  "f32", "f64"};
+
+const char *vyre_type_name(enum vyre_type t) {
+    return (unsigned)t < VYRE_TYPE_COUNT ? type_names[t] : "void";
+}
+
+bool vyre_type_from_name(const char *name, enum vyre_type *out) {
+    for (unsigned i = 0; i < VYRE_TYPE_COUNT; i++) {
+        if (strcmp(name, type_names[i]) == 0) {
+            *out = (enum vyre_type)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+size_t vyre_type_size(enum vyre_type t) { return vyre_type_bits(t) / 8u; }
+
+bool vyre_type_is_int(enum vyre_type t) {
+    return t == VYRE_I32 || t == VYRE_U32 || t == VYRE_I64 || t == VYRE_U64;
+}
+
+bool vyre_type_is_signed(enum vyre_type t) { return t == VYRE_I32 || t == VYRE_I64; }
+
+bool vyre_type_is_float(enum vyre_type t) { return t == VYRE_F32 || t == VYRE_F64; }
+
+unsigned vyre_type_bits(enum vyre_type t) {
+    return (t == VYRE_I64 || t == VYRE_U64 || t == VYRE_F64) ? 64u : 32u;
+}
+
+/* ---- name tables --------------------------------------------------------------- */
+
+static const char *const op_names[VYRE_OP_COUNT] = {
+    "add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr",
+    "eq", "ne", "lt", "le", "gt", "ge", "min", "max", "land", "lor", "mulhi",
+    "neg", "not", "lnot", "abs", "sqrt", "rsqrt", "floor", "ceil", "round", "trunc",
+    "exp", "exp2", "log", "log2", "sin", "cos", "tanh", "popcount", "clz", "ctz", "brev"};
+
+const char *vyre_op_name(enum vyre_op op) {
+    return (unsigned)op < VYRE_OP_COUNT ? op_names[op] : "?";
+}
+
+bool vyre_op_from_name(const char *name, enum vyre_op *out) {
+    for (unsigned i = 0; i < VYRE_OP_COUNT; i++) {
+        if (strcmp(name, op_names[i]) == 0) {
+            *out = (enum vyre_op)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool vyre_op_is_unary(enum vyre_op op) { return op >= VYRE_OP_FIRST_UNARY && op < VYRE_OP_COUNT; }
+
+bool vyre_op_is_compare(enum vyre_op op) { return op >= VYRE_OP_EQ && op <= VYRE_OP_GE; }
+
+bool vyre_op_is_approx(enum vyre_op op) {
+    switch (op) {
+    case VYRE_OP_EXP: case VYRE_OP_EXP2: case VYRE_OP_LOG: case VYRE_OP_LOG2:
+    case VYRE_OP_SIN: case VYRE_OP_COS: case VYRE_OP_TANH: case VYRE_OP_RSQRT:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static const char *const atomic_names[VYRE_ATOMIC_COUNT] = {
+    "add", "sub", "min", "max", "and", "or", "xor", "exchange", "cas"};
+
+const char *vyre_atomic_name(enum vyre_atomic_op op) {
+    return (unsigned)op < VYRE_ATOMIC_COUNT ? atomic_names[op] : "?";
+}
+
+bool vyre_atomic_from_name(const char *name, enum vyre_atomic_op *out) {
+    for (unsigned i = 0; i < VYRE_ATOMIC_COUNT; i++) {
+        if (strcmp(name, atomic_names[i]) == 0) {
+            *out = (enum vyre_atomic_op)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+static const char *const builtin_names[VYRE_BUILTIN_COUNT] = {"gid", "lid", "wgid", "wgsize",
+                                                               "ngroups"};
+
+const char *vyre_builtin_name(enum vyre_builtin b) {
+    return (unsigned)b < VYRE_BUILTIN_COUNT ? builtin_names[b] : "?";
+}
+
+const char *vyre_access_name(enum vyre_access a) {
+    switch (a) {
+    case VYRE_ACCESS_READ: return "read";
+    case VYRE_ACCESS_WRITE: return "write";
+    case VYRE_ACCESS_READ_WRITE: return "read_write";
+    }
+    return "?";
+}
+
+/* ---- program ---------------------------------------------------------------------- */
+
+vyre_program *vyre_ir_new(const char *name, uint32_t wx, uint32_t wy, uint32_t wz) {
+    vyre_program *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->arena = calloc(1, sizeof *p->arena);
+    if (!p->arena) {
+        free(p);
+        return NULL;
+    }
+    p->name = vyre_arena_strdup(p, name ? name : "");
+    p->workgroup[0] = wx;
+    p->workgroup[1] = wy;
+    p->workgroup[2] = wz;
+    if (!p->name) {
+        vyre_program_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void vyre_program_free(vyre_program *p) {
+    if (!p) return;
+    struct vyre_chunk *c = p->arena ? p->arena->head : NULL;
+    while (c) {
+        struct vyre_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    free(p->arena);
+    free(p->decls);
+    free(p);
+}
+
+const char *vyre_program_name(const vyre_program *p) { return p->name; }
+
+void vyre_program_workgroup(const vyre_program *p, uint32_t out[3]) {
+    memcpy(out, p->workgroup, sizeof p->workgroup);
+}
+
+static struct vyre_decl *add_decl(vyre_program *p, enum vyre_decl_kind kind, const char *name,
+                                  enum vyre_type t) {
+    p->validated = false;
+    if (p->ndecls == p->decls_cap) {
+        uint32_t cap = p->decls_cap ? p->decls_cap * 2u : 8u;
+        struct vyre_decl *d = realloc(p->decls, cap * sizeof *d);
+        if (!d) {
+            p->oom = true;
+            return NULL;
+        }
+        p->decls = d;
+        p->decls_cap = cap;
+    }
+    char *copy = vyre_arena_strdup(p, name);
+    if (!copy) return NULL;
+    struct vyre_decl *d = &p->decls[p->ndecls++];
+    memset(d, 0, sizeof *d);
+    d->kind = kind;
+    d->name = copy;
+    d->type = t;
+    switch (kind) {
+    case VYRE_DECL_BUFFER: d->slot = p->nbuffers++; break;
+    case VYRE_DECL_SHARED: d->slot = p->nshared++; break;
+    case VYRE_DECL_PARAM: d->slot = p->nparams++; break;
+    }
+    return d;
+}
+
+struct vyre_decl *vyre_ir_buffer(vyre_program *p, const char *name, enum vyre_type t,
+                                 enum vyre_access access, uint32_t count) {
+    struct vyre_decl *d = add_decl(p, VYRE_DECL_BUFFER, name, t);
+    if (d) {
+        d->access = access;
+        d->count = count;
+    }
+    return d;
+}
+
+struct vyre_decl *vyre_ir_shared(vyre_program *p, const char *name, enum vyre_type t,
+                                 uint32_t count) {
+    struct vyre_decl *d = add_decl(p, VYRE_DECL_SHARED, name, t);
+    if (d) {
+        d->access = VYRE_ACCESS_READ_WRITE;
+        d->count = count;
+    }
+    return d;
+}
+
+struct vyre_decl *vyre_ir_param(vyre_program *p, const char *name, enum vyre_type t) {
+    return add_decl(p, VYRE_DECL_PARAM, name, t);
+}
+
+struct vyre_decl *vyre_ir_find_decl(const vyre_program *p, const char *name) {
+    if (!name) return NULL;
+    for (uint32_t i = 0; i < p->ndecls; i++)
+        if (strcmp(p->decls[i].name, name) == 0) return &p->decls[i];
+    return NULL;
+}
+
+/* ---- expressions ------------------------------------------------------------------ */
+
+static struct vyre_expr *new_expr(vyre_program *p, enum vyre_expr_kind kind) {
+    p->validated = false;
+    struct vyre_expr *e = vyre_arena_alloc(p, sizeof *e);
+    if (!e) return NULL;
+    e->kind = kind;
+    e->type = VYRE_VOID;
+    e->id = p->next_id++;
+    return e;
+}
+
+struct vyre_expr *vyre_ir_lit(vyre_program *p, enum vyre_type t, vyre_bits bits) {
+    struct vyre_expr *e = new_expr(p, VYRE_EX_LIT);
+    if (!e) return NULL;
+    e->type = t;
+    if (t == VYRE_BOOL) bits = bits != 0;
+    else if (vyre_type_bits(t) == 32) bits &= 0xFFFFFFFFu;
+    e->u.lit.bits = bits;
+    return e;
+}
+
+struct vyre_expr *vyre_ir_name(vyre_program *p, const char *name) {
+    struct vyre_expr *e = new_expr(p, VYRE_EX_NAME);
+    if (!e) return NULL;
+    e->u.name.name = vyre_arena_strdup(p, name);
+    return e->u.name.name ? e : NULL;
+}
+
+struct vyre_expr *vyre_ir_builtin(vyre_program *p, enum vyre_builtin b, unsigned axis) {
+    struct vyre_expr *e = new_expr(p, VYRE_EX_BUILTIN);
+    if (!e) return NULL;
+    e->u.builtin.which = b;
+    e->u.builtin.axis = (uint8_t)(axis < 3 ? axis : 0);
+    return e;
+}
+
+static struct vyre_expr *access_expr(vyre_program *p, enum vyre_expr_kind k, const char *buf,
+                                     struct vyre_expr *index) {
+    struct vyre_expr *e = new_expr(p, k);
+    if (!e) return NULL;
+    e->u.access.buf = vyre_arena_strdup(p, buf);
+    e->u.access.index = index;
+    return e->u.access.buf ? e : NULL;
+}
+
+struct vyre_expr *vyre_ir_load(vyre_program *p, const char *buf, struct vyre_expr *index) {
+    return access_expr(p, VYRE_EX_LOAD, buf, index);
+}
+
+struct vyre_expr *vyre_ir_len(vyre_program *p, const char *buf) {
+    return access_expr(p, VYRE_EX_LEN, buf, NULL);
+}
+
+static struct vyre_expr *op_expr(vyre_program *p, enum vyre_expr_kind k, enum vyre_op op,
+                                 struct vyre_expr *a, struct vyre_expr *b, struct vyre_expr *c) {
+    struct vyre_expr *e = new_expr(p, k);
+    if (!e) return NULL;
+    e->u.op.op = op;
+    e->u.op.a[0] = a;
+    e->u.op.a[1] = b;
+    e->u.op.a[2] = c;
+    return e;
+}
+
+struct vyre_expr *vyre_ir_unary(vyre_program *p, enum vyre_op op, struct vyre_expr *a) {
+    return op_expr(p, VYRE_EX_UNARY, op, a, NULL, NULL);
+}
+
+struct vyre_expr *vyre_ir_binary(vyre_program *p, enum vyre_op op, struct vyre_expr *a,
+                                 struct vyre_expr *b) {
+    return op_expr(p, VYRE_EX_BINARY, op, a, b, NULL);
+}
+
+struct vyre_expr *vyre_ir_select(vyre_program *p, struct vyre_expr *c, struct vyre_expr *a,
+                                 struct vyre_expr *b) {
+    return op_expr(p, VYRE_EX_SELECT, VYRE_OP_COUNT, c, a, b);
+}
+
+struct vyre_expr *vyre_ir_cast(vyre_program *p, enum vyre_type to, struct vyre_expr *a) {
+    struct vyre_expr *e = op_expr(p, VYRE_EX_CAST, VYRE_OP_COUNT, a, NULL, NULL);
+    if (e) e->u.op.to = to;
+    return e;
+}
+
+struct vyre_expr *vyre_ir_bitcast(vyre_program *p, enum vyre_type to, struct vyre_expr *a) {
+    struct vyre_expr *e = op_expr(p, VYRE_EX_BITCAST, VYRE_OP_COUNT, a, NULL, NULL);
+    if (e) e->u.op.to = to;
+    return e;
+}
+
+struct vyre_expr *vyre_ir_fma(vyre_program *p, struct vyre_expr *a, struct vyre_expr *b,
+                              struct vyre_expr *c) {
+    return op_expr(p, VYRE_EX_FMA, VYRE_OP_COUNT, a, b, c);
+}
+
+/* ---- statements ------------------------------------------------------------------- */
+
+static struct vyre_stmt *new_stmt(vyre_program *p, enum vyre_stmt_kind kind, const char *name) {
+    p->validated = false;
+    struct vyre_stmt *s = vyre_arena_alloc(p, sizeof *s);
+    if (!s) return NULL;
+    s->kind = kind;
+    s->id = p->next_id++;
+    if (name) {
+        s->name = vyre_arena_strdup(p, name);
+        if (!s->name) return NULL;
+    }
+    return s;
+}
+
+struct vyre_stmt *vyre_ir_let(vyre_program *p, const char *name, struct vyre_expr *v) {
+    struct vyre_stmt *s = new_stmt(p, VYRE_ST_LET, name);
+    if (s) s->value = v;
+    return s;
+}
+
+struct vyre_stmt *vyre_ir_set(vyre_program *p, const char *name, struct vyre_expr *v) {
+    struct vyre_stmt *s = new_stmt(p, VYRE_ST_SET, name);
+    if (s) s->value = v;
+    return s;
+}
+
+struct vyre_stmt *vyre_ir_store(vyre_program *p, const char *buf, struct vyre_expr *index,
+                                struct vyre_expr *v) {
+    struct vyre_stmt *s = new_stmt(p, VYRE_ST_STORE, NULL);
+    if (!s) return NULL;
+    s->buf = vyre_arena_strdup(p, buf);
+    s->index = index;
+    s->value = v;
+    return s->buf ? s : NULL;
+}
+
+struct vyre_stmt *vyre_ir_if(vyre_program *p, struct vyre_expr *cond) {
+    struct vyre_stmt *s = new_stmt(p, VYRE_ST_IF, NULL);
+    if (s) s->cond = cond;
+    return s;
+}
+
+struct vyre_stmt *vyre_ir_for(vyre_program *p, const char *var, struct vyre_expr *from,
+                              struct vyre_expr *to, struct vyre_expr *step) {
+    struct vyre_stmt *s = new_stmt(p, VYRE_ST_FOR, var);
+    if (!s) return NULL;
+    s->from = from;
+    s->to = to;
+    if (!step && from && from->kind == VYRE_EX_LIT) step = vyre_ir_lit(p, from->type, 1);
+    s->step = step;
+    return s;
+}
+
+struct vyre_stmt *vyre_ir_simple(vyre_program *p, enum vyre_stmt_kind k) {
+    return new_stmt(p, k, NULL);
+}
+
+struct vyre_stmt *vyre_ir_atomic(vyre_program *p, const char *result, enum vyre_atomic_op op,
+                                 const char *buf, struct vyre_expr *index,
+                                 struct vyre_expr *expected, struct vyre_expr *value) {
+    struct vyre_stmt *s = new_stmt(p, VYRE_ST_ATOMIC, result);
+    if (!s) return NULL;
+    s->atomic = op;
+    s->buf = vyre_arena_strdup(p, buf);
+    s->index = index;
+    s->expected = expected;
+    s->value = value;
+    return s->buf ? s : NULL;
+}
+
+bool vyre_ir_push(vyre_program *p, struct vyre_block *b, struct vyre_stmt *s) {
+    p->validated = false;
+    if (!s) {
+        p->oom = true;
+        return false;
+    }
+    if (b->count == b->cap) {
+        uint32_t cap = b->cap ? b->cap * 2u : 4u;
+        struct vyre_stmt **items = vyre_arena_alloc(p, cap * sizeof *items);
+        if (!items) return false;
+        if (b->count) memcpy(items, b->items, b->count * sizeof *items);
+        b->items = items;
+        b->cap = cap;
+    }
+    b->items[b->count++] = s;
+    return true;
+}
+
+/* ---- structural equality ------------------------------------------------------------ */
+
+static bool str_eq(const char *a, const char *b) {
+    if (!a || !b) return a == b;
+    return strcmp(a, b) == 0;
+}
+
+bool vyre_ir_expr_equal(const struct vyre_expr *a, const struct vyre_expr *b) {
+    if (!a || !b) return a == b;
+    if (a->kind != b->kind) return false;
+    switch (a->kind) {
+    case VYRE_EX_LIT:
+        return a->type == b->type && a->u.lit.bits == b->u.lit.bits;
+    case VYRE_EX_NAME:
+        return str_eq(a->u.name.name, b->u.name.name);
+    case VYRE_EX_BUILTIN:
+        return a->u.builtin.which == b->u.builtin.which && a->u.builtin.axis == b->u.builtin.axis;
+    case VYRE_EX_LOAD:
+    case VYRE_EX_LEN:
+        return str_eq(a->u.access.buf, b->u.access.buf) &&
+               vyre_ir_expr_equal(a->u.access.index, b->u.access.index);
+    case VYRE_EX_UNARY:
+    case VYRE_EX_BINARY:
+    case VYRE_EX_SELECT:
+    case VYRE_EX_CAST:
+    case VYRE_EX_BITCAST:
+    case VYRE_EX_FMA:
+        if (a->u.op.op != b->u.op.op) return false;
+        if ((a->kind == VYRE_EX_CAST || a->kind == VYRE_EX_BITCAST) && a->u.op.to != b->u.op.to)
+            return false;
+        for (int i = 0; i < 3; i++)
+            if (!vyre_ir_expr_equal(a->u.op.a[i], b->u.op.a[i])) return false;
+        return true;
+    }
+    return false;
+}
+
+static bool stmt_equal(const struct vyre_stmt *a, const struct vyre_stmt *b) {
+    if (!a || !b) return a == b;
+    if (a->kind != b->kind || !str_eq(a->name, b->name) || !str_eq(a->buf, b->buf))
+        return false;
+    if (a->kind == VYRE_ST_ATOMIC && a->atomic != b->atomic) return false;
+    return vyre_ir_expr_equal(a->value, b->value) && vyre_ir_expr_equal(a->index, b->index) &&
+           vyre_ir_expr_equal(a->expected, b->expected) &&
+           vyre_ir_expr_equal(a->cond, b->cond) && vyre_ir_expr_equal(a->from, b->from) &&
+           vyre_ir_expr_equal(a->to, b->to) && vyre_ir_expr_equal(a->step, b->step) &&
+           vyre_ir_block_equal(&a->then_, &b->then_) && vyre_ir_block_equal(&a->else_, &b->else_);
+}
+
+bool vyre_ir_block_equal(const struct vyre_block *a, const struct vyre_block *b) {
+    if (a->count != b->count) return false;
+    for (uint32_t i = 0; i < a->count; i++)
+        if (!stmt_equal(a->items[i], b->items[i])) return false;
+    return true;
+}
+
+bool vyre_equal(const vyre_program *a, const vyre_program *b) {
+    if (!a || !b) return a == b;
+    if (!str_eq(a->name, b->name) || memcmp(a->workgroup, b->workgroup, sizeof a->workgroup) != 0 ||
+        a->ndecls != b->ndecls)
+        return false;
+    for (uint32_t i = 0; i < a->ndecls; i++) {
+        const struct vyre_decl *x = &a->decls[i], *y = &b->decls[i];
+        if (x->kind != y->kind || !str_eq(x->name, y->name) || x->type != y->type ||
+            x->count != y->count || (x->kind == VYRE_DECL_BUFFER && x->access != y->access))
+            return false;
+    }
+    return vyre_ir_block_equal(&a->body, &b->body);
+}

@@ -1,0 +1,231 @@
+/* ir.h — the program IR shared by every stage (builder, validator, text format,
+ * interpreter, optimiser, PTX emitter). Nodes live in the program's arena and are
+ * freed with it. Names are resolved by the validator: it fills every node's `type`,
+ * every variable's `slot` and every buffer/param reference's `decl` index. */
+#ifndef VYRE_IR_H
+#define VYRE_IR_H
+
+#include "vyre.h"
+
+#define VYRE_INTERNAL __attribute__((visibility("hidden")))
+
+/* Limits of §2, checked by the validator (and by the parser where recursion is). */
+#define VYRE_MAX_NESTING 64
+#define VYRE_MAX_NODES 100000u
+#define VYRE_MAX_EXPR_DEPTH 128
+#define VYRE_MAX_NAME 64
+#define VYRE_MAX_WORKGROUP 1024u  /* x*y*z */
+#define VYRE_MAX_WORKGROUP_Z 64u
+#define VYRE_MAX_SHARED_BYTES 49152u
+#define VYRE_MAX_PARAMS 128u
+#define VYRE_MAX_BUFFERS 128u
+
+/* Operators of unary and binary expressions. Order is part of nothing external;
+ * names come from vyre_op_name(). */
+enum vyre_op {
+    /* binary */
+    VYRE_OP_ADD, VYRE_OP_SUB, VYRE_OP_MUL, VYRE_OP_DIV, VYRE_OP_REM,
+    VYRE_OP_AND, VYRE_OP_OR, VYRE_OP_XOR, VYRE_OP_SHL, VYRE_OP_SHR,
+    VYRE_OP_EQ, VYRE_OP_NE, VYRE_OP_LT, VYRE_OP_LE, VYRE_OP_GT, VYRE_OP_GE,
+    VYRE_OP_MIN, VYRE_OP_MAX, VYRE_OP_LAND, VYRE_OP_LOR, VYRE_OP_MULHI,
+    /* unary */
+    VYRE_OP_NEG, VYRE_OP_NOT, VYRE_OP_LNOT, VYRE_OP_ABS, VYRE_OP_SQRT, VYRE_OP_RSQRT,
+    VYRE_OP_FLOOR, VYRE_OP_CEIL, VYRE_OP_ROUND, VYRE_OP_TRUNC,
+    VYRE_OP_EXP, VYRE_OP_EXP2, VYRE_OP_LOG, VYRE_OP_LOG2, VYRE_OP_SIN, VYRE_OP_COS,
+    VYRE_OP_TANH, VYRE_OP_POPCOUNT, VYRE_OP_CLZ, VYRE_OP_CTZ, VYRE_OP_BREV,
+    VYRE_OP_COUNT
+};
+#define VYRE_OP_FIRST_UNARY VYRE_OP_NEG
+
+VYRE_INTERNAL const char *vyre_op_name(enum vyre_op op);
+VYRE_INTERNAL bool vyre_op_from_name(const char *name, enum vyre_op *out);
+VYRE_INTERNAL bool vyre_op_is_unary(enum vyre_op op);
+VYRE_INTERNAL bool vyre_op_is_compare(enum vyre_op op); /* eq ne lt le gt ge */
+VYRE_INTERNAL bool vyre_op_is_approx(enum vyre_op op);  /* exp exp2 log log2 sin cos tanh rsqrt */
+
+/* Atomic operations (statements). */
+enum vyre_atomic_op {
+    VYRE_ATOMIC_ADD, VYRE_ATOMIC_SUB, VYRE_ATOMIC_MIN, VYRE_ATOMIC_MAX,
+    VYRE_ATOMIC_AND, VYRE_ATOMIC_OR, VYRE_ATOMIC_XOR, VYRE_ATOMIC_EXCHANGE,
+    VYRE_ATOMIC_CAS, VYRE_ATOMIC_COUNT
+};
+VYRE_INTERNAL const char *vyre_atomic_name(enum vyre_atomic_op op);
+VYRE_INTERNAL bool vyre_atomic_from_name(const char *name, enum vyre_atomic_op *out);
+
+/* Invocation ids and sizes: (gid x), (lid y), (wgid z), (wgsize x), (ngroups x). */
+enum vyre_builtin { VYRE_GID, VYRE_LID, VYRE_WGID, VYRE_WGSIZE, VYRE_NGROUPS, VYRE_BUILTIN_COUNT };
+VYRE_INTERNAL const char *vyre_builtin_name(enum vyre_builtin b);
+
+enum vyre_decl_kind { VYRE_DECL_BUFFER, VYRE_DECL_SHARED, VYRE_DECL_PARAM };
+enum vyre_access { VYRE_ACCESS_READ, VYRE_ACCESS_WRITE, VYRE_ACCESS_READ_WRITE };
+VYRE_INTERNAL const char *vyre_access_name(enum vyre_access a);
+
+struct vyre_decl {
+    enum vyre_decl_kind kind;
+    char *name;
+    enum vyre_type type;
+    enum vyre_access access; /* buffers only */
+    uint32_t count;          /* buffers: 0 = sized at dispatch; shared: element count */
+    uint32_t slot;           /* index among declarations of the same kind (set by builder) */
+};
+
+enum vyre_expr_kind {
+    VYRE_EX_LIT,     /* lit.type, lit.bits */
+    VYRE_EX_NAME,    /* a variable or param: name.name; resolved by validator */
+    VYRE_EX_BUILTIN, /* builtin.which, builtin.axis */
+    VYRE_EX_LOAD,    /* access.buf, access.index */
+    VYRE_EX_LEN,     /* access.buf */
+    VYRE_EX_UNARY,   /* op, a[0] */
+    VYRE_EX_BINARY,  /* op, a[0], a[1] */
+    VYRE_EX_SELECT,  /* a[0] cond, a[1] then, a[2] else */
+    VYRE_EX_CAST,    /* to, a[0] */
+    VYRE_EX_BITCAST, /* to, a[0] */
+    VYRE_EX_FMA      /* a[0]*a[1]+a[2] */
+};
+
+/* What a NAME expression (or a buffer name) resolved to. */
+enum vyre_ref_kind { VYRE_REF_NONE, VYRE_REF_VAR, VYRE_REF_PARAM, VYRE_REF_BUFFER, VYRE_REF_SHARED };
+
+struct vyre_expr {
+    enum vyre_expr_kind kind;
+    enum vyre_type type; /* VYRE_VOID until validated (literals: their type) */
+    uint32_t id;         /* unique per program, in creation order */
+    union {
+        struct { vyre_bits bits; } lit;
+        struct {
+            char *name;
+            enum vyre_ref_kind ref; /* resolved: VAR or PARAM */
+            uint32_t index;         /* VAR: slot; PARAM: decl index in p->decls */
+        } name;
+        struct { enum vyre_builtin which; uint8_t axis; } builtin;
+        struct {
+            char *buf;
+            uint32_t decl;        /* resolved: index in p->decls */
+            struct vyre_expr *index; /* NULL for LEN */
+            bool in_bounds;       /* set by the bounds-check pass: no check needed */
+        } access;
+        struct {
+            enum vyre_op op;
+            enum vyre_type to;    /* CAST / BITCAST target */
+            struct vyre_expr *a[3];
+        } op;
+    } u;
+};
+
+enum vyre_stmt_kind {
+    VYRE_ST_LET,     /* name, value */
+    VYRE_ST_SET,     /* name, value */
+    VYRE_ST_STORE,   /* buf, index, value */
+    VYRE_ST_IF,      /* cond, then_, else_ */
+    VYRE_ST_FOR,     /* name (loop var), from, to, step, body */
+    VYRE_ST_BREAK,
+    VYRE_ST_RETURN,
+    VYRE_ST_BARRIER,
+    VYRE_ST_ATOMIC   /* atomic op on buf[index] with value (and expected for cas);
+                        name = variable bound to the old value, or NULL */
+};
+
+struct vyre_block {
+    struct vyre_stmt **items;
+    uint32_t count;
+    uint32_t cap;
+};
+
+struct vyre_stmt {
+    enum vyre_stmt_kind kind;
+    uint32_t id;
+    char *name;      /* LET/SET/FOR variable; ATOMIC result (NULL if unbound) */
+    uint32_t slot;   /* resolved variable slot for LET/SET/FOR/bound ATOMIC */
+    char *buf;       /* STORE/ATOMIC buffer name */
+    uint32_t decl;   /* resolved buffer decl index */
+    bool in_bounds;  /* STORE/ATOMIC: set by the bounds-check pass */
+    enum vyre_atomic_op atomic;
+    struct vyre_expr *value;    /* LET/SET/STORE value; ATOMIC value (cas: desired) */
+    struct vyre_expr *index;    /* STORE/ATOMIC index */
+    struct vyre_expr *expected; /* ATOMIC cas only */
+    struct vyre_expr *cond;     /* IF */
+    struct vyre_expr *from, *to, *step; /* FOR (step never NULL after build) */
+    struct vyre_block then_, else_; /* IF; FOR uses then_ as its body */
+};
+
+struct vyre_arena;
+
+struct vyre_program {
+    struct vyre_arena *arena;
+    char *name;
+    uint32_t workgroup[3];
+    struct vyre_decl *decls;
+    uint32_t ndecls, decls_cap;
+    uint32_t nbuffers, nshared, nparams;
+    struct vyre_block body;
+    uint32_t next_id;   /* node ids handed out so far */
+    bool oom;           /* an allocation failed while building */
+    /* Filled by vyre_validate on success: */
+    bool validated;
+    uint32_t nslots;
+    enum vyre_type *slot_types; /* per variable slot */
+    char **slot_names;
+};
+
+/* ---- arena -------------------------------------------------------------- */
+VYRE_INTERNAL void *vyre_arena_alloc(struct vyre_program *p, size_t size); /* zeroed */
+VYRE_INTERNAL char *vyre_arena_strdup(struct vyre_program *p, const char *s);
+
+/* ---- builder -------------------------------------------------------------
+ * Every builder call works on a program that may later prove invalid: names are not
+ * checked here. Each returns NULL (and sets p->oom) only when allocation fails. Any
+ * builder call clears p->validated. */
+VYRE_INTERNAL vyre_program *vyre_ir_new(const char *name, uint32_t wx, uint32_t wy, uint32_t wz);
+VYRE_INTERNAL struct vyre_decl *vyre_ir_buffer(vyre_program *p, const char *name, enum vyre_type t,
+                                               enum vyre_access access, uint32_t count);
+VYRE_INTERNAL struct vyre_decl *vyre_ir_shared(vyre_program *p, const char *name, enum vyre_type t,
+                                               uint32_t count);
+VYRE_INTERNAL struct vyre_decl *vyre_ir_param(vyre_program *p, const char *name, enum vyre_type t);
+
+VYRE_INTERNAL struct vyre_expr *vyre_ir_lit(vyre_program *p, enum vyre_type t, vyre_bits bits);
+VYRE_INTERNAL struct vyre_expr *vyre_ir_name(vyre_program *p, const char *name);
+VYRE_INTERNAL struct vyre_expr *vyre_ir_builtin(vyre_program *p, enum vyre_builtin b, unsigned axis);
+VYRE_INTERNAL struct vyre_expr *vyre_ir_load(vyre_program *p, const char *buf, struct vyre_expr *index);
+VYRE_INTERNAL struct vyre_expr *vyre_ir_len(vyre_program *p, const char *buf);
+VYRE_INTERNAL struct vyre_expr *vyre_ir_unary(vyre_program *p, enum vyre_op op, struct vyre_expr *a);
+VYRE_INTERNAL struct vyre_expr *vyre_ir_binary(vyre_program *p, enum vyre_op op, struct vyre_expr *a,
+                                               struct vyre_expr *b);
+VYRE_INTERNAL struct vyre_expr *vyre_ir_select(vyre_program *p, struct vyre_expr *c, struct vyre_expr *a,
+                                               struct vyre_expr *b);
+VYRE_INTERNAL struct vyre_expr *vyre_ir_cast(vyre_program *p, enum vyre_type to, struct vyre_expr *a);
+VYRE_INTERNAL struct vyre_expr *vyre_ir_bitcast(vyre_program *p, enum vyre_type to, struct vyre_expr *a);
+VYRE_INTERNAL struct vyre_expr *vyre_ir_fma(vyre_program *p, struct vyre_expr *a, struct vyre_expr *b,
+                                            struct vyre_expr *c);
+
+VYRE_INTERNAL struct vyre_stmt *vyre_ir_let(vyre_program *p, const char *name, struct vyre_expr *v);
+VYRE_INTERNAL struct vyre_stmt *vyre_ir_set(vyre_program *p, const char *name, struct vyre_expr *v);
+VYRE_INTERNAL struct vyre_stmt *vyre_ir_store(vyre_program *p, const char *buf, struct vyre_expr *index,
+                                              struct vyre_expr *v);
+VYRE_INTERNAL struct vyre_stmt *vyre_ir_if(vyre_program *p, struct vyre_expr *cond);
+/* step NULL means 1 of from's literal type (only possible when `from` is a literal;
+ * otherwise the caller must pass a step). */
+VYRE_INTERNAL struct vyre_stmt *vyre_ir_for(vyre_program *p, const char *var, struct vyre_expr *from,
+                                            struct vyre_expr *to, struct vyre_expr *step);
+VYRE_INTERNAL struct vyre_stmt *vyre_ir_simple(vyre_program *p, enum vyre_stmt_kind k); /* break/return/barrier */
+/* result may be NULL; expected only for CAS (NULL otherwise). */
+VYRE_INTERNAL struct vyre_stmt *vyre_ir_atomic(vyre_program *p, const char *result, enum vyre_atomic_op op,
+                                               const char *buf, struct vyre_expr *index,
+                                               struct vyre_expr *expected, struct vyre_expr *value);
+/* Appends; returns false on OOM. */
+VYRE_INTERNAL bool vyre_ir_push(vyre_program *p, struct vyre_block *b, struct vyre_stmt *s);
+
+/* Finds a declaration by name; NULL if none. */
+VYRE_INTERNAL struct vyre_decl *vyre_ir_find_decl(const vyre_program *p, const char *name);
+/* Deep structural equality of expressions / blocks (names, types, literal bits). */
+VYRE_INTERNAL bool vyre_ir_expr_equal(const struct vyre_expr *a, const struct vyre_expr *b);
+VYRE_INTERNAL bool vyre_ir_block_equal(const struct vyre_block *a, const struct vyre_block *b);
+
+/* Canonical text of one expression / statement (for messages and PTX comments).
+ * Written into buf (truncated with "..." if longer); returns buf. */
+VYRE_INTERNAL char *vyre_expr_text(const struct vyre_expr *e, char *buf, size_t size);
+VYRE_INTERNAL char *vyre_stmt_text(const struct vyre_stmt *s, char *buf, size_t size);
+
+/* Ensures the program is validated; on failure formats all problems into err. */
+VYRE_INTERNAL enum vyre_status vyre_ensure_valid(vyre_program *p, struct vyre_error *err);
+
+#endif

@@ -1,0 +1,66 @@
+/* lvyre.h — shared pieces of the Lua binding (module vyre.core): userdata layouts,
+ * checkers and value conversion used by every src/lvyre/*.c file. The binding
+ * checks and converts arguments only; all logic lives in libvyre. */
+#ifndef VYRE_LVYRE_H
+#define VYRE_LVYRE_H
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "vyre.h"
+
+#define VYRE_LUA_PROGRAM "vyre.Program"
+#define VYRE_LUA_ARRAY "vyre.Array"
+
+/* vyre.Program: owns its IR. p == NULL once released. */
+struct vyre_lua_program {
+    vyre_program *p;
+};
+
+/* vyre.Array: a host array of `count` elements of `type`, stored contiguously as
+ * vyre_type_size(type) bytes each (bool as 32-bit 0/1 words). data == NULL only
+ * when count == 0 or after release. */
+struct vyre_lua_array {
+    enum vyre_type type;
+    uint64_t count;
+    void *data;
+};
+
+/* Checkers raise the standard "bad argument #i to 'f' (vyre.X expected, got Y)"
+ * and also reject released objects with a message saying how to fix it. */
+vyre_program *vyre_lua_checkprogram(lua_State *L, int idx);
+struct vyre_lua_array *vyre_lua_checkarray(lua_State *L, int idx);
+struct vyre_lua_array *vyre_lua_toarray(lua_State *L, int idx); /* NULL if not an array */
+/* Pushes a new zero-filled array; raises on out-of-memory. */
+struct vyre_lua_array *vyre_lua_newarray(lua_State *L, enum vyre_type t, uint64_t count);
+/* Pushes a new Program userdata that takes ownership of p. */
+void vyre_lua_pushprogram(lua_State *L, vyre_program *p);
+
+/* "f32" etc.; raises naming fname and listing the valid type names. */
+enum vyre_type vyre_lua_checktype(lua_State *L, int idx, const char *fname);
+
+/* Lua value -> bits of type t (§7 conventions: range-checked integers, exact
+ * integers only, booleans for bool); raises "fname: what ..." with a Fix. */
+vyre_bits vyre_lua_tobits(lua_State *L, int idx, enum vyre_type t, const char *fname,
+                          const char *what);
+void vyre_lua_pushbits(lua_State *L, enum vyre_type t, vyre_bits b);
+/* Element i (0-based) of a typed memory block, as bits / from bits. */
+vyre_bits vyre_lua_loadbits(const void *data, enum vyre_type t, uint64_t i);
+void vyre_lua_storebits(void *data, enum vyre_type t, uint64_t i, vyre_bits b);
+
+/* Raises "fname: <err->message>" (never returns). */
+int vyre_lua_raise(lua_State *L, const char *fname, const struct vyre_error *err);
+
+/* Creates a metatable named tname with __index = methods, metamethods set, and
+ * leaves nothing on the stack. */
+void vyre_lua_newclass(lua_State *L, const char *tname, const luaL_Reg *methods,
+                       const luaL_Reg *metamethods);
+
+/* Per-file openers, called by luaopen_vyre_core with the module table on top of
+ * the stack: each registers its classes and adds its functions to that table. */
+void vyre_lua_open_program(lua_State *L);
+void vyre_lua_open_array(lua_State *L);
+void vyre_lua_open_ref(lua_State *L);
+void vyre_lua_open_cuda(lua_State *L);
+
+#endif

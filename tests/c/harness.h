@@ -1,0 +1,48 @@
+/* harness.h — a minimal C test harness: CHECK macros count failures, each test
+ * executable ends with harness_finish(), whose exit code ctest reads. */
+#ifndef VYRE_HARNESS_H
+#define VYRE_HARNESS_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+extern int harness_checks;
+extern int harness_failures;
+extern const char *harness_current;
+
+void harness_fail(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int harness_finish(void);
+
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        harness_checks++;                                                            \
+        if (!(cond)) harness_fail(__FILE__, __LINE__, "CHECK(%s)", #cond);           \
+    } while (0)
+
+#define CHECK_EQ_U64(a, b)                                                           \
+    do {                                                                             \
+        uint64_t va_ = (uint64_t)(a), vb_ = (uint64_t)(b);                           \
+        harness_checks++;                                                            \
+        if (va_ != vb_)                                                              \
+            harness_fail(__FILE__, __LINE__, "%s == %s: 0x%" PRIx64 " != 0x%" PRIx64, \
+                         #a, #b, va_, vb_);                                          \
+    } while (0)
+
+#define CHECK_STR_CONTAINS(hay, needle)                                              \
+    do {                                                                             \
+        const char *h_ = (hay), *n_ = (needle);                                      \
+        harness_checks++;                                                            \
+        if (!h_ || !strstr(h_, n_))                                                  \
+            harness_fail(__FILE__, __LINE__, "'%s' does not contain '%s'",           \
+                         h_ ? h_ : "(null)", n_);                                    \
+    } while (0)
+
+#define RUN_TEST(fn)                                                                 \
+    do {                                                                             \
+        harness_current = #fn;                                                       \
+        fn();                                                                        \
+    } while (0)
+
+#endif
