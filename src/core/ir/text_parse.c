@@ -1,0 +1,534 @@
+/* text_parse.c — vyre_parse: the text format of ARCHITECTURE.md §4 into IR, through
+ * the builder of ir.h. Recursive descent straight over the token stream (no
+ * intermediate tree). It checks form only (head keywords, arity, type/access/axis
+ * names, literal syntax and ranges, balanced parentheses, nothing after the
+ * program); names and types are the validator's business. Nesting is bounded so
+ * hostile input cannot overflow the stack; every error carries line and column. */
+#include "text_lex.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Parenthesis levels accepted; a valid program needs far fewer (statement nesting
+ * 64 and expression depth 128, validator limits). */
+#define PARSE_MAX_DEPTH 512
+
+struct parser {
+    struct vyre_lex lx;
+    struct vyre_tok t; /* current token */
+    vyre_program *p;
+    struct vyre_error *err;
+    unsigned depth;
+    enum vyre_status st; /* VYRE_OK until the first failure */
+};
+
+static const char *const stmt_heads[] = {"let", "set", "store", "if", "for", "break",
+                                         "return", "barrier", "atomic"};
+static const char TYPE_LIST[] = "bool i32 u32 i64 u64 f32 f64";
+
+/* ---- errors ------------------------------------------------------------------- */
+
+static bool fail_at(struct parser *P, const struct vyre_tok *at, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static bool fail_at(struct parser *P, const struct vyre_tok *at, const char *fmt, ...) {
+    char msg[VYRE_MSG_MAX - 64];
+    va_list ap;
+    if (P->st != VYRE_OK) return false; /* keep the first error */
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    P->st = VYRE_ERR_SYNTAX;
+    vyre_error_set(P->err, VYRE_ERR_SYNTAX, "line %zu, column %zu: %s", at->line, at->col, msg);
+    if (P->err) {
+        P->err->line = at->line > UINT32_MAX ? UINT32_MAX : (uint32_t)at->line;
+        P->err->column = at->col > UINT32_MAX ? UINT32_MAX : (uint32_t)at->col;
+    }
+    return false;
+}
+
+/* "expected WHAT, found TOKEN. Fix: FIX" at the current token. */
+static bool expected(struct parser *P, const char *what, const char *fix) {
+    char found[128];
+    vyre_tok_describe(&P->t, found, sizeof found);
+    return fail_at(P, &P->t, "expected %s, found %s. Fix: %s", what, found, fix);
+}
+
+/* A builder call returned NULL: allocation failed. */
+static bool oom(struct parser *P) {
+    if (P->st == VYRE_OK) {
+        P->st = VYRE_ERR_NOMEM;
+        vyre_error_set(P->err, VYRE_ERR_NOMEM, "out of memory while parsing. Fix: free memory "
+                       "or parse a smaller program");
+    }
+    return false;
+}
+
+/* ---- token helpers ------------------------------------------------------------- */
+
+static void next(struct parser *P) { vyre_lex_next(&P->lx, &P->t); }
+
+/* At '(' : enters one nesting level. */
+static bool enter_list(struct parser *P) {
+    if (++P->depth > PARSE_MAX_DEPTH)
+        return fail_at(P, &P->t, "nesting deeper than %d parentheses. Fix: split the "
+                       "expression with let variables", PARSE_MAX_DEPTH);
+    next(P);
+    return true;
+}
+
+/* Expects ')' closing the form described by `shape`. */
+static bool close_form(struct parser *P, const char *shape) {
+    if (P->t.kind != VYRE_TK_RP) {
+        char what[160];
+        snprintf(what, sizeof what, "')' closing %s", shape);
+        char fix[200];
+        snprintf(fix, sizeof fix, "the form is %s; remove the extra part or add the missing ')'",
+                 shape);
+        return expected(P, what, fix);
+    }
+    P->depth--;
+    next(P);
+    return true;
+}
+
+/* Head atom of the list whose '(' is the current token, without consuming. */
+static bool peek_head(const struct parser *P, struct vyre_tok *head) {
+    struct vyre_lex save = P->lx;
+    vyre_lex_next(&save, head);
+    return head->kind == VYRE_TK_ATOM;
+}
+
+static bool is_stmt_head(const struct vyre_tok *t) {
+    for (size_t i = 0; i < sizeof stmt_heads / sizeof stmt_heads[0]; i++)
+        if (vyre_tok_is(t, stmt_heads[i])) return true;
+    return false;
+}
+
+/* Copies the current atom into a NUL-terminated buffer (false if it does not fit). */
+static bool atom_copy(const struct vyre_tok *t, char *out, size_t size) {
+    if (t->kind != VYRE_TK_ATOM || t->n >= size) return false;
+    memcpy(out, t->s, t->n);
+    out[t->n] = '\0';
+    return true;
+}
+
+static bool take_name(struct parser *P, const char *role, char out[VYRE_MAX_NAME + 1]) {
+    char what[96];
+    snprintf(what, sizeof what, "%s name", role);
+    if (P->t.kind != VYRE_TK_ATOM || !vyre_lex_is_ident(P->t.s, P->t.n))
+        return expected(P, what, "names are [A-Za-z_][A-Za-z0-9_]*, e.g. x, out_1");
+    if (!atom_copy(&P->t, out, VYRE_MAX_NAME + 1))
+        return fail_at(P, &P->t, "%s is longer than %d characters. Fix: use a shorter name",
+                       what, VYRE_MAX_NAME);
+    next(P);
+    return true;
+}
+
+static bool take_type(struct parser *P, enum vyre_type *t) {
+    char word[8];
+    if (!atom_copy(&P->t, word, sizeof word) || !vyre_type_from_name(word, t)) {
+        char what[64];
+        snprintf(what, sizeof what, "a type name (%s)", TYPE_LIST);
+        return expected(P, what, "write one of the seven type names");
+    }
+    next(P);
+    return true;
+}
+
+/* A plain decimal u32 (workgroup sizes, element counts). */
+static bool take_u32(struct parser *P, const char *role, uint32_t *out) {
+    uint64_t v = 0;
+    bool ok = P->t.kind == VYRE_TK_ATOM && P->t.n <= 10;
+    for (size_t i = 0; ok && i < P->t.n; i++) {
+        char c = P->t.s[i];
+        if (c < '0' || c > '9') ok = false;
+        else v = v * 10 + (uint64_t)(c - '0');
+    }
+    if (!ok || v > UINT32_MAX) {
+        char what[96];
+        snprintf(what, sizeof what, "%s as a plain decimal integer", role);
+        return expected(P, what, "write a number from 0 to 4294967295 without a suffix, e.g. 256");
+    }
+    *out = (uint32_t)v;
+    next(P);
+    return true;
+}
+
+/* ---- expressions ---------------------------------------------------------------- */
+
+static struct vyre_expr *parse_expr(struct parser *P);
+
+static struct vyre_expr *built(struct parser *P, struct vyre_expr *e) {
+    if (!e) oom(P);
+    return e;
+}
+
+static struct vyre_expr *parse_atom_expr(struct parser *P) {
+    const struct vyre_tok t = P->t;
+    if (vyre_lex_looks_literal(t.s, t.n)) {
+        enum vyre_type ty;
+        vyre_bits bits;
+        char msg[512];
+        if (!vyre_lex_literal(t.s, t.n, &ty, &bits, msg, sizeof msg)) {
+            char found[128];
+            vyre_tok_describe(&t, found, sizeof found);
+            fail_at(P, &t, "bad literal %s: %s", found, msg);
+            return NULL;
+        }
+        next(P);
+        return built(P, vyre_ir_lit(P->p, ty, bits));
+    }
+    if (!vyre_lex_is_ident(t.s, t.n)) {
+        expected(P, "an expression", "write a literal (5u32, 1.5f32, true), a name, or a form "
+                 "such as (add a b)");
+        return NULL;
+    }
+    char name[VYRE_MAX_NAME + 1];
+    if (!take_name(P, "a variable", name)) return NULL;
+    return built(P, vyre_ir_name(P->p, name));
+}
+
+static bool take_axis(struct parser *P, unsigned *axis) {
+    if (vyre_tok_is(&P->t, "x")) *axis = 0;
+    else if (vyre_tok_is(&P->t, "y")) *axis = 1;
+    else if (vyre_tok_is(&P->t, "z")) *axis = 2;
+    else return expected(P, "an axis (x y z)", "write e.g. (gid x)");
+    next(P);
+    return true;
+}
+
+/* Parses n operand expressions into a[]. */
+static bool parse_operands(struct parser *P, struct vyre_expr **a, int n) {
+    for (int i = 0; i < n; i++)
+        if (!(a[i] = parse_expr(P))) return false;
+    return true;
+}
+
+static struct vyre_expr *parse_form_expr(struct parser *P) {
+    vyre_program *p = P->p;
+    struct vyre_expr *a[3] = {NULL, NULL, NULL}, *e = NULL;
+    char word[16], shape[64], name[VYRE_MAX_NAME + 1];
+    if (!enter_list(P)) return NULL;
+    const struct vyre_tok head = P->t;
+    if (head.kind != VYRE_TK_ATOM) {
+        expected(P, "an operator name after '('", "write a form such as (add a b) or (load buf i)");
+        return NULL;
+    }
+    bool known = atom_copy(&head, word, sizeof word);
+    enum vyre_op op;
+    for (int b = 0; known && b < VYRE_BUILTIN_COUNT; b++) {
+        if (strcmp(word, vyre_builtin_name((enum vyre_builtin)b)) != 0) continue;
+        unsigned axis = 0;
+        next(P);
+        if (!take_axis(P, &axis)) return NULL;
+        snprintf(shape, sizeof shape, "(%s AXIS)", word);
+        e = built(P, vyre_ir_builtin(p, (enum vyre_builtin)b, axis));
+        return e && close_form(P, shape) ? e : NULL;
+    }
+    if (known && (strcmp(word, "load") == 0 || strcmp(word, "len") == 0)) {
+        bool load = word[1] == 'o';
+        next(P);
+        if (!take_name(P, "a buffer", name)) return NULL;
+        if (load && !parse_operands(P, a, 1)) return NULL;
+        e = built(P, load ? vyre_ir_load(p, name, a[0]) : vyre_ir_len(p, name));
+        return e && close_form(P, load ? "(load BUF INDEX)" : "(len BUF)") ? e : NULL;
+    }
+    if (known && (strcmp(word, "cast") == 0 || strcmp(word, "bitcast") == 0)) {
+        bool cast = word[0] == 'c';
+        enum vyre_type to;
+        next(P);
+        if (!take_type(P, &to) || !parse_operands(P, a, 1)) return NULL;
+        e = built(P, cast ? vyre_ir_cast(p, to, a[0]) : vyre_ir_bitcast(p, to, a[0]));
+        return e && close_form(P, cast ? "(cast TYPE VALUE)" : "(bitcast TYPE VALUE)") ? e : NULL;
+    }
+    if (known && (strcmp(word, "select") == 0 || strcmp(word, "fma") == 0)) {
+        bool sel = word[0] == 's';
+        next(P);
+        if (!parse_operands(P, a, 3)) return NULL;
+        e = built(P, sel ? vyre_ir_select(p, a[0], a[1], a[2]) : vyre_ir_fma(p, a[0], a[1], a[2]));
+        return e && close_form(P, sel ? "(select COND A B)" : "(fma A B C)") ? e : NULL;
+    }
+    if (known && vyre_op_from_name(word, &op)) {
+        bool unary = vyre_op_is_unary(op);
+        next(P);
+        if (!parse_operands(P, a, unary ? 1 : 2)) return NULL;
+        e = built(P, unary ? vyre_ir_unary(p, op, a[0]) : vyre_ir_binary(p, op, a[0], a[1]));
+        snprintf(shape, sizeof shape, unary ? "(%s A)" : "(%s A B)", word);
+        return e && close_form(P, shape) ? e : NULL;
+    }
+    char found[128];
+    vyre_tok_describe(&head, found, sizeof found);
+    if (vyre_tok_is(&head, "atomic"))
+        fail_at(P, &head, "an atomic is a statement, not an expression. Fix: bind its old value "
+                "with (let NAME (atomic OP BUF INDEX VALUE)) and use NAME");
+    else if (is_stmt_head(&head))
+        fail_at(P, &head, "expected an expression, found the statement %s. Fix: statements go "
+                "in a program body or a then/else/for block", found);
+    else
+        fail_at(P, &head, "unknown expression form %s. Fix: use gid lid wgid wgsize ngroups "
+                "load len select cast bitcast fma or an operator (add sub mul div rem and or "
+                "xor shl shr eq ne lt le gt ge min max land lor mulhi neg not lnot abs sqrt "
+                "rsqrt floor ceil round trunc exp exp2 log log2 sin cos tanh popcount clz ctz "
+                "brev)", found);
+    return NULL;
+}
+
+static struct vyre_expr *parse_expr(struct parser *P) {
+    if (P->t.kind == VYRE_TK_ATOM) return parse_atom_expr(P);
+    if (P->t.kind == VYRE_TK_LP) return parse_form_expr(P);
+    expected(P, "an expression", "write a literal, a name or a form such as (add a b)");
+    return NULL;
+}
+
+/* ---- statements ----------------------------------------------------------------- */
+
+static bool parse_stmt(struct parser *P, struct vyre_block *into);
+
+static bool push(struct parser *P, struct vyre_block *into, struct vyre_stmt *s) {
+    if (!s || !vyre_ir_push(P->p, into, s)) return oom(P);
+    return true;
+}
+
+/* Statements up to (not including) the closing ')'. */
+static bool parse_items(struct parser *P, struct vyre_block *into) {
+    while (P->t.kind == VYRE_TK_LP)
+        if (!parse_stmt(P, into)) return false;
+    if (P->t.kind != VYRE_TK_RP)
+        return expected(P, "a statement or ')'", "statements are forms such as (store buf i v)");
+    return true;
+}
+
+/* After "(atomic": OP BUF INDEX [EXPECTED] VALUE ). */
+static bool parse_atomic_rest(struct parser *P, const char *result, struct vyre_block *into) {
+    char word[16], buf[VYRE_MAX_NAME + 1];
+    enum vyre_atomic_op op;
+    struct vyre_expr *a[3] = {NULL, NULL, NULL};
+    if (!atom_copy(&P->t, word, sizeof word) || !vyre_atomic_from_name(word, &op))
+        return expected(P, "an atomic operation (add sub min max and or xor exchange cas)",
+                        "write e.g. (atomic add counts i 1u32)");
+    next(P);
+    if (!take_name(P, "a buffer", buf)) return false;
+    bool cas = op == VYRE_ATOMIC_CAS;
+    if (!parse_operands(P, a, cas ? 3 : 2)) return false;
+    struct vyre_stmt *s = cas ? vyre_ir_atomic(P->p, result, op, buf, a[0], a[1], a[2])
+                              : vyre_ir_atomic(P->p, result, op, buf, a[0], NULL, a[1]);
+    if (!push(P, into, s)) return false;
+    return close_form(P, cas ? "(atomic cas BUF INDEX EXPECTED DESIRED)"
+                             : "(atomic OP BUF INDEX VALUE)");
+}
+
+/* `(then ...)` or `(else ...)` into b. */
+static bool parse_branch(struct parser *P, const char *word, struct vyre_block *b) {
+    if (!enter_list(P)) return false;
+    next(P); /* the head, already checked by the caller */
+    return parse_items(P, b) && close_form(P, strcmp(word, "then") == 0 ? "(then STMT...)"
+                                                                         : "(else STMT...)");
+}
+
+static bool parse_if(struct parser *P, struct vyre_block *into) {
+    struct vyre_tok head;
+    struct vyre_expr *cond = parse_expr(P);
+    if (!cond) return false;
+    struct vyre_stmt *s = vyre_ir_if(P->p, cond);
+    if (!push(P, into, s)) return false;
+    if (P->t.kind != VYRE_TK_LP || !peek_head(P, &head) || !vyre_tok_is(&head, "then"))
+        return expected(P, "(then ...)", "write (if COND (then STMT...) (else STMT...)); "
+                        "(then) may be empty");
+    if (!parse_branch(P, "then", &s->then_)) return false;
+    if (P->t.kind == VYRE_TK_LP && peek_head(P, &head) && vyre_tok_is(&head, "else") &&
+        !parse_branch(P, "else", &s->else_))
+        return false;
+    return close_form(P, "(if COND (then STMT...) (else STMT...))");
+}
+
+static bool parse_for(struct parser *P, struct vyre_block *into) {
+    char var[VYRE_MAX_NAME + 1];
+    struct vyre_expr *from, *to, *step = NULL;
+    struct vyre_tok head;
+    if (!take_name(P, "a loop variable", var)) return false;
+    if (!(from = parse_expr(P)) || !(to = parse_expr(P))) return false;
+    /* STEP may be left out when the next element is already a statement */
+    bool has_step = P->t.kind == VYRE_TK_ATOM ||
+                    (P->t.kind == VYRE_TK_LP && !(peek_head(P, &head) && is_stmt_head(&head)));
+    if (has_step) {
+        if (!(step = parse_expr(P))) return false;
+    } else if (from->kind != VYRE_EX_LIT) {
+        return fail_at(P, &P->t, "a for loop without STEP needs a literal FROM (the step is 1 of "
+                       "its type). Fix: write the step, e.g. (for i n m 1u32 ...)");
+    }
+    struct vyre_stmt *s = vyre_ir_for(P->p, var, from, to, step);
+    if (!push(P, into, s)) return false;
+    return parse_items(P, &s->then_) && close_form(P, "(for VAR FROM TO STEP STMT...)");
+}
+
+static bool parse_stmt(struct parser *P, struct vyre_block *into) {
+    vyre_program *p = P->p;
+    char name[VYRE_MAX_NAME + 1];
+    struct vyre_expr *a[3] = {NULL, NULL, NULL};
+    struct vyre_tok head;
+    if (!enter_list(P)) return false;
+    head = P->t;
+    if (head.kind != VYRE_TK_ATOM)
+        return expected(P, "a statement name after '('", "write e.g. (store buf i v)");
+    next(P);
+    if (vyre_tok_is(&head, "let")) {
+        if (!take_name(P, "a variable", name)) return false;
+        struct vyre_tok h2;
+        if (P->t.kind == VYRE_TK_LP && peek_head(P, &h2) && vyre_tok_is(&h2, "atomic")) {
+            if (!enter_list(P)) return false;
+            next(P);
+            if (!parse_atomic_rest(P, name, into)) return false;
+        } else {
+            if (!parse_operands(P, a, 1) || !push(P, into, vyre_ir_let(p, name, a[0])))
+                return false;
+        }
+        return close_form(P, "(let NAME VALUE)");
+    }
+    if (vyre_tok_is(&head, "set")) {
+        if (!take_name(P, "a variable", name) || !parse_operands(P, a, 1) ||
+            !push(P, into, vyre_ir_set(p, name, a[0])))
+            return false;
+        return close_form(P, "(set NAME VALUE)");
+    }
+    if (vyre_tok_is(&head, "store")) {
+        if (!take_name(P, "a buffer", name) || !parse_operands(P, a, 2) ||
+            !push(P, into, vyre_ir_store(p, name, a[0], a[1])))
+            return false;
+        return close_form(P, "(store BUF INDEX VALUE)");
+    }
+    if (vyre_tok_is(&head, "if")) return parse_if(P, into);
+    if (vyre_tok_is(&head, "for")) return parse_for(P, into);
+    if (vyre_tok_is(&head, "atomic")) return parse_atomic_rest(P, NULL, into);
+    static const struct { const char *word; enum vyre_stmt_kind kind; } simple[] = {
+        {"break", VYRE_ST_BREAK}, {"return", VYRE_ST_RETURN}, {"barrier", VYRE_ST_BARRIER}};
+    for (size_t i = 0; i < 3; i++) {
+        if (!vyre_tok_is(&head, simple[i].word)) continue;
+        if (!push(P, into, vyre_ir_simple(p, simple[i].kind))) return false;
+        char shape[16];
+        snprintf(shape, sizeof shape, "(%s)", simple[i].word);
+        return close_form(P, shape);
+    }
+    char found[128];
+    vyre_tok_describe(&head, found, sizeof found);
+    if (vyre_tok_is(&head, "then") || vyre_tok_is(&head, "else"))
+        return fail_at(P, &head, "%s is only allowed inside (if COND ...), right after the "
+                       "condition. Fix: write (if COND (then ...) (else ...))", found);
+    if (vyre_tok_is(&head, "buffer") || vyre_tok_is(&head, "shared") ||
+        vyre_tok_is(&head, "param"))
+        return fail_at(P, &head, "declaration %s after a statement or inside a block. Fix: put "
+                       "all buffer/shared/param declarations at the top of the program, before "
+                       "the first statement", found);
+    return fail_at(P, &head, "expected a statement, found %s. Fix: use let set store if for "
+                   "break return barrier atomic (an expression must be bound with let)", found);
+}
+
+/* ---- program -------------------------------------------------------------------- */
+
+static bool parse_decl(struct parser *P, const struct vyre_tok *head) {
+    vyre_program *p = P->p;
+    char name[VYRE_MAX_NAME + 1];
+    enum vyre_type t;
+    uint32_t count = 0;
+    if (!enter_list(P)) return false;
+    next(P);
+    if (vyre_tok_is(head, "param")) {
+        if (!take_name(P, "a param", name) || !take_type(P, &t)) return false;
+        if (!vyre_ir_param(p, name, t)) return oom(P);
+        return close_form(P, "(param NAME TYPE)");
+    }
+    if (vyre_tok_is(head, "shared")) {
+        if (!take_name(P, "a shared array", name) || !take_type(P, &t) ||
+            !take_u32(P, "an element count", &count))
+            return false;
+        if (!vyre_ir_shared(p, name, t, count)) return oom(P);
+        return close_form(P, "(shared NAME TYPE COUNT)");
+    }
+    enum vyre_access acc = VYRE_ACCESS_READ;
+    if (!take_name(P, "a buffer", name) || !take_type(P, &t)) return false;
+    bool found = false;
+    for (int i = VYRE_ACCESS_READ; i <= VYRE_ACCESS_READ_WRITE && !found; i++) {
+        if (vyre_tok_is(&P->t, vyre_access_name((enum vyre_access)i))) {
+            acc = (enum vyre_access)i;
+            found = true;
+        }
+    }
+    if (!found)
+        return expected(P, "an access mode (read write read_write)", "write e.g. (buffer y f32 "
+                        "read_write)");
+    next(P);
+    if (P->t.kind != VYRE_TK_RP && !take_u32(P, "an element count", &count)) return false;
+    if (!vyre_ir_buffer(p, name, t, acc, count)) return oom(P);
+    return close_form(P, "(buffer NAME TYPE ACCESS [COUNT])");
+}
+
+static bool parse_program(struct parser *P) {
+    char name[VYRE_MAX_NAME + 1];
+    uint32_t wg[3] = {1, 1, 1};
+    struct vyre_tok head;
+    const char *form = "(program NAME (workgroup X [Y [Z]]) DECL... STMT...)";
+    next(P);
+    if (P->t.kind == VYRE_TK_EOF)
+        return fail_at(P, &P->t, "empty input: no program. Fix: write %s", form);
+    if (P->t.kind != VYRE_TK_LP || !peek_head(P, &head) || !vyre_tok_is(&head, "program"))
+        return expected(P, "(program ...)", "a text holds exactly one "
+                        "(program NAME (workgroup X [Y [Z]]) DECL... STMT...)");
+    if (!enter_list(P)) return false;
+    next(P);
+    if (!take_name(P, "a program", name)) return false;
+    if (P->t.kind != VYRE_TK_LP || !peek_head(P, &head) || !vyre_tok_is(&head, "workgroup"))
+        return expected(P, "(workgroup X [Y [Z]])", "write the workgroup size after the name, "
+                        "e.g. (program saxpy (workgroup 256) ...)");
+    if (!enter_list(P)) return false;
+    next(P);
+    for (int i = 0; i < 3 && (i == 0 || P->t.kind != VYRE_TK_RP); i++)
+        if (!take_u32(P, "a workgroup size", &wg[i])) return false;
+    if (!close_form(P, "(workgroup X [Y [Z]])")) return false;
+    if (!(P->p = vyre_ir_new(name, wg[0], wg[1], wg[2]))) return oom(P);
+    bool in_body = false;
+    while (P->t.kind == VYRE_TK_LP) {
+        bool decl = peek_head(P, &head) && (vyre_tok_is(&head, "buffer") ||
+                                            vyre_tok_is(&head, "shared") ||
+                                            vyre_tok_is(&head, "param"));
+        if (decl && !in_body) {
+            if (!parse_decl(P, &head)) return false;
+        } else {
+            in_body = true;
+            if (!parse_stmt(P, &P->p->body)) return false;
+        }
+    }
+    if (P->t.kind != VYRE_TK_RP)
+        return expected(P, "a declaration, a statement or ')'", "every item of a program is a "
+                        "parenthesised form such as (param a f32) or (store y i v)");
+    if (!close_form(P, form)) return false;
+    if (P->t.kind != VYRE_TK_EOF)
+        return expected(P, "end of input after the program", "a text holds exactly one program; "
+                        "remove what follows its closing ')'");
+    if (P->p->oom) return oom(P);
+    return true;
+}
+
+enum vyre_status vyre_parse(const char *text, size_t len, vyre_program **out,
+                            struct vyre_error *err) {
+    struct parser P;
+    if (err) vyre_error_clear(err);
+    if (out) *out = NULL;
+    if (!out || (!text && len > 0))
+        return vyre_error_set(err, VYRE_ERR_ARG, "vyre_parse: %s is NULL. Fix: pass the text "
+                              "and a place for the program", out ? "text" : "out");
+    memset(&P, 0, sizeof P);
+    P.err = err;
+    vyre_lex_init(&P.lx, text ? text : "", len);
+    if (!parse_program(&P)) {
+        vyre_program_free(P.p);
+        if (P.st == VYRE_OK) /* every failing path reports; this is a safety net */
+            fail_at(&P, &P.t, "malformed program. Fix: compare with the format in ARCHITECTURE.md §4");
+        return P.st;
+    }
+    *out = P.p;
+    return VYRE_OK;
+}
