@@ -1,0 +1,432 @@
+/* interp.c — the reference interpreter (ARCHITECTURE.md §3: it *is* the spec).
+ * vyre_ref_run checks the bindings, compiles the statement tree once into a flat
+ * instruction list with jumps, then runs workgroups in order (x fastest, then y, z).
+ * Inside a workgroup every invocation runs until it reaches a barrier or returns;
+ * when all live invocations wait at the same barrier they are released together,
+ * which is exactly what a GPU barrier guarantees. Anything else (some returned, or
+ * waiting at different barriers) is a run-time error naming the barrier. */
+#include "interp.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sem.h"
+
+#define GRID_MAX_X 2147483647u
+#define GRID_MAX_YZ 65535u
+
+/* ---- compilation ------------------------------------------------------------ */
+
+struct loop_ctx {
+    uint32_t *breaks; /* instruction indices of break jumps to patch */
+    uint32_t nbreaks, cap;
+};
+
+struct compiler {
+    const vyre_program *p;
+    struct vyre_code *code;
+    char path[512];
+};
+
+static uint32_t emit(struct compiler *c, enum vyre_ins_kind kind, const struct vyre_stmt *s) {
+    struct vyre_code *code = c->code;
+    if (code->oom) return 0;
+    if (code->count == code->cap) {
+        uint32_t cap = code->cap ? code->cap * 2 : 64;
+        struct vyre_ins *ins = realloc(code->ins, (size_t)cap * sizeof *ins);
+        if (!ins) {
+            code->oom = true;
+            return 0;
+        }
+        code->ins = ins;
+        code->cap = cap;
+    }
+    uint32_t at = code->count++;
+    code->ins[at] = (struct vyre_ins){kind, 0, 0, s};
+    return at;
+}
+
+static void patch(struct compiler *c, uint32_t at, uint32_t target) {
+    if (!c->code->oom) c->code->ins[at].target = target;
+}
+
+static uint32_t add_barrier_path(struct compiler *c) {
+    struct vyre_code *code = c->code;
+    if (code->oom) return 0;
+    if (code->nbarriers == code->barriers_cap) {
+        uint32_t cap = code->barriers_cap ? code->barriers_cap * 2 : 8;
+        char **paths = realloc(code->barrier_paths, (size_t)cap * sizeof *paths);
+        if (!paths) {
+            code->oom = true;
+            return 0;
+        }
+        code->barrier_paths = paths;
+        code->barriers_cap = cap;
+    }
+    size_t n = strlen(c->path) + 1;
+    char *copy = malloc(n);
+    if (!copy) {
+        code->oom = true;
+        return 0;
+    }
+    memcpy(copy, c->path, n);
+    code->barrier_paths[code->nbarriers] = copy;
+    return code->nbarriers++;
+}
+
+static void compile_block(struct compiler *c, const struct vyre_block *b, const char *field,
+                          struct loop_ctx *loop);
+
+static void add_break(struct compiler *c, struct loop_ctx *loop, uint32_t at) {
+    if (!loop || c->code->oom) return; /* the validator rejects break outside a for */
+    if (loop->nbreaks == loop->cap) {
+        uint32_t cap = loop->cap ? loop->cap * 2 : 4;
+        uint32_t *b = realloc(loop->breaks, (size_t)cap * sizeof *b);
+        if (!b) {
+            c->code->oom = true;
+            return;
+        }
+        loop->breaks = b;
+        loop->cap = cap;
+    }
+    loop->breaks[loop->nbreaks++] = at;
+}
+
+static void compile_for(struct compiler *c, const struct vyre_stmt *s) {
+    struct loop_ctx inner = {0};
+    uint32_t hidden = c->code->nslots;
+    c->code->nslots += 2; /* `to` and `step`, evaluated once */
+    uint32_t init = emit(c, VYRE_IN_FOR_INIT, s);
+    if (!c->code->oom) c->code->ins[init].aux = hidden;
+    uint32_t body = c->code->count;
+    compile_block(c, &s->then_, "body", &inner);
+    uint32_t next = emit(c, VYRE_IN_FOR_NEXT, s);
+    if (!c->code->oom) c->code->ins[next].aux = hidden;
+    patch(c, next, body);
+    uint32_t end = c->code->count;
+    patch(c, init, end);
+    for (uint32_t i = 0; i < inner.nbreaks; i++) patch(c, inner.breaks[i], end);
+    free(inner.breaks);
+}
+
+static void compile_stmt(struct compiler *c, const struct vyre_stmt *s, struct loop_ctx *loop) {
+    switch (s->kind) {
+    case VYRE_ST_LET:
+    case VYRE_ST_SET:
+        emit(c, VYRE_IN_ASSIGN, s);
+        break;
+    case VYRE_ST_STORE:
+        emit(c, VYRE_IN_STORE, s);
+        break;
+    case VYRE_ST_ATOMIC:
+        emit(c, VYRE_IN_ATOMIC, s);
+        break;
+    case VYRE_ST_IF: {
+        uint32_t jf = emit(c, VYRE_IN_JUMP_IF_NOT, s);
+        compile_block(c, &s->then_, "then", loop);
+        if (s->else_.count > 0) {
+            uint32_t jend = emit(c, VYRE_IN_JUMP, s);
+            patch(c, jf, c->code->count);
+            compile_block(c, &s->else_, "else", loop);
+            patch(c, jend, c->code->count);
+        } else {
+            patch(c, jf, c->code->count);
+        }
+        break;
+    }
+    case VYRE_ST_FOR:
+        compile_for(c, s);
+        break;
+    case VYRE_ST_BREAK:
+        add_break(c, loop, emit(c, VYRE_IN_JUMP, s));
+        break;
+    case VYRE_ST_RETURN:
+        emit(c, VYRE_IN_RETURN, s);
+        break;
+    case VYRE_ST_BARRIER: {
+        uint32_t at = emit(c, VYRE_IN_BARRIER, s);
+        uint32_t idx = add_barrier_path(c);
+        if (!c->code->oom) c->code->ins[at].aux = idx;
+        break;
+    }
+    }
+}
+
+/* Node paths follow the validator's spelling: body[2].then[0], for bodies as .body[i]. */
+static void compile_block(struct compiler *c, const struct vyre_block *b, const char *field,
+                          struct loop_ctx *loop) {
+    size_t base = strlen(c->path);
+    for (uint32_t i = 0; i < b->count && !c->code->oom; i++) {
+        snprintf(c->path + base, sizeof c->path - base, "%s%s[%u]", base ? "." : "", field, i);
+        compile_stmt(c, b->items[i], loop);
+        c->path[base] = '\0';
+    }
+}
+
+bool vyre_interp_compile(const vyre_program *p, struct vyre_code *code) {
+    struct compiler c;
+    memset(code, 0, sizeof *code);
+    c.p = p;
+    c.code = code;
+    c.path[0] = '\0';
+    code->nslots = p->nslots;
+    compile_block(&c, &p->body, "body", NULL);
+    emit(&c, VYRE_IN_RETURN, NULL); /* falling off the end returns */
+    return !code->oom;
+}
+
+void vyre_interp_code_free(struct vyre_code *code) {
+    if (!code) return;
+    for (uint32_t i = 0; i < code->nbarriers; i++) free(code->barrier_paths[i]);
+    free(code->barrier_paths);
+    free(code->ins);
+    memset(code, 0, sizeof *code);
+}
+
+/* ---- workgroup scheduling ---------------------------------------------------- */
+
+static const char barrier_fix[] =
+    "Fix: every invocation of a workgroup must reach the same barriers in the same "
+    "order; keep returns, conditions and loop bounds around a barrier uniform (not "
+    "depending on gid, lid, loads or atomic results).";
+
+static enum vyre_status barrier_error(const struct vyre_exec *x, const struct vyre_lane *lanes,
+                                      uint32_t nlanes, uint32_t waiting, uint32_t done,
+                                      struct vyre_error *err) {
+    const struct vyre_code *code = x->code;
+    const struct vyre_ins *first = NULL, *other = NULL;
+    uint32_t nfirst = 0;
+    for (uint32_t i = 0; i < nlanes; i++) {
+        if (lanes[i].state != VYRE_LANE_BARRIER) continue;
+        const struct vyre_ins *in = &code->ins[lanes[i].pc];
+        if (!first) first = in;
+        if (in == first)
+            nfirst++;
+        else if (!other)
+            other = in;
+    }
+    if (!first) return VYRE_OK;
+    const char *path = code->barrier_paths[first->aux];
+    if (other)
+        return vyre_error_set(err, VYRE_ERR_RUNTIME,
+                              "program '%s': invocations of workgroup (%u,%u,%u) wait at "
+                              "different barriers: %u of %u at %s and others at %s. %s",
+                              x->p->name, x->wgid[0], x->wgid[1], x->wgid[2], nfirst, nlanes,
+                              path, code->barrier_paths[other->aux], barrier_fix);
+    return vyre_error_set(err, VYRE_ERR_RUNTIME,
+                          "program '%s': barrier at %s reached by %u of %u invocations of "
+                          "workgroup (%u,%u,%u); the other %u returned without reaching it. %s",
+                          x->p->name, path, waiting, nlanes, x->wgid[0], x->wgid[1],
+                          x->wgid[2], done, barrier_fix);
+}
+
+enum vyre_status vyre_interp_workgroup(const struct vyre_exec *x, struct vyre_lane *lanes,
+                                       uint32_t nlanes, struct vyre_error *err) {
+    for (;;) {
+        uint32_t waiting = 0, done = 0;
+        for (uint32_t i = 0; i < nlanes; i++) {
+            if (lanes[i].state == VYRE_LANE_RUNNING) vyre_interp_run_lane(x, &lanes[i]);
+            if (lanes[i].state == VYRE_LANE_DONE)
+                done++;
+            else
+                waiting++;
+        }
+        if (waiting == 0) return VYRE_OK;
+        if (done > 0) return barrier_error(x, lanes, nlanes, waiting, done, err);
+        uint32_t pc = lanes[0].pc;
+        for (uint32_t i = 1; i < nlanes; i++)
+            if (lanes[i].pc != pc) return barrier_error(x, lanes, nlanes, waiting, done, err);
+        for (uint32_t i = 0; i < nlanes; i++) {
+            lanes[i].pc++;
+            lanes[i].state = VYRE_LANE_RUNNING;
+        }
+    }
+}
+
+/* ---- argument checks ------------------------------------------------------------ */
+
+static enum vyre_status check_args(const vyre_program *p, const struct vyre_run_args *args,
+                                   struct vyre_error *err) {
+    if (args->nbuffers != p->nbuffers)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "program '%s' declares %u buffer(s) but %zu were bound. Fix: bind "
+                              "one vyre_buffer_arg per `buffer` declaration, in order.",
+                              p->name, p->nbuffers, args->nbuffers);
+    if (args->nparams != p->nparams)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "program '%s' declares %u param(s) but %zu values were given. Fix: "
+                              "pass one value per `param` declaration, in order.",
+                              p->name, p->nparams, args->nparams);
+    if ((args->nbuffers && !args->buffers) || (args->nparams && !args->params))
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "vyre_ref_run: buffer or param array is NULL while its count is "
+                              "not zero. Fix: pass the arrays.");
+    for (uint32_t d = 0; d < p->ndecls; d++) {
+        const struct vyre_decl *decl = &p->decls[d];
+        if (decl->kind != VYRE_DECL_BUFFER) continue;
+        const struct vyre_buffer_arg *b = &args->buffers[decl->slot];
+        if (b->count > UINT32_MAX)
+            return vyre_error_set(err, VYRE_ERR_LIMIT,
+                                  "buffer '%s' has %llu elements; buffers hold at most "
+                                  "4294967295 (element counts are u32). Fix: split the data.",
+                                  decl->name, (unsigned long long)b->count);
+        if (b->count > 0 && !b->data)
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "buffer '%s' is bound with %llu elements but no data. Fix: "
+                                  "pass a data pointer, or a count of 0.",
+                                  decl->name, (unsigned long long)b->count);
+        if (decl->count != 0 && b->count != decl->count)
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "buffer '%s' is declared with %u elements but %llu were "
+                                  "bound. Fix: bind exactly %u elements, or declare the buffer "
+                                  "without a count.",
+                                  decl->name, decl->count, (unsigned long long)b->count,
+                                  decl->count);
+    }
+    const uint32_t *g = args->grid;
+    if (g[0] == 0 || g[1] == 0 || g[2] == 0)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "grid {%u, %u, %u} has an axis with 0 workgroups. Fix: every grid "
+                              "axis must be at least 1 (vyre_grid computes one).",
+                              g[0], g[1], g[2]);
+    if (g[0] > GRID_MAX_X || g[1] > GRID_MAX_YZ || g[2] > GRID_MAX_YZ)
+        return vyre_error_set(err, VYRE_ERR_LIMIT,
+                              "grid {%u, %u, %u} exceeds the launch limits (x <= 2147483647, "
+                              "y and z <= 65535). Fix: shrink the grid or use several launches.",
+                              g[0], g[1], g[2]);
+    return VYRE_OK;
+}
+
+/* ---- running ---------------------------------------------------------------------- */
+
+struct run_state {
+    struct vyre_code code;
+    struct vyre_mem *mem;
+    vyre_bits *param_bits;
+    unsigned char *shared;
+    struct vyre_lane *lanes;
+    vyre_bits *slots;
+};
+
+static void run_state_free(struct run_state *st) {
+    vyre_interp_code_free(&st->code);
+    free(st->mem);
+    free(st->param_bits);
+    free(st->shared);
+    free(st->lanes);
+    free(st->slots);
+}
+
+/* Binds buffers, params and shared storage by declaration index. */
+static bool setup_memory(const vyre_program *p, const struct vyre_run_args *args,
+                         struct run_state *st, size_t *shared_bytes) {
+    size_t nd = p->ndecls ? p->ndecls : 1;
+    st->mem = calloc(nd, sizeof *st->mem);
+    st->param_bits = calloc(nd, sizeof *st->param_bits);
+    if (!st->mem || !st->param_bits) return false;
+    size_t total = 0;
+    for (uint32_t d = 0; d < p->ndecls; d++) {
+        const struct vyre_decl *decl = &p->decls[d];
+        if (decl->kind != VYRE_DECL_SHARED) continue;
+        total = (total + 7u) & ~(size_t)7u; /* keep 8-byte elements aligned */
+        total += (size_t)decl->count * vyre_type_size(decl->type);
+    }
+    *shared_bytes = total;
+    st->shared = calloc(total ? total : 1, 1);
+    if (!st->shared) return false;
+    size_t off = 0;
+    for (uint32_t d = 0; d < p->ndecls; d++) {
+        const struct vyre_decl *decl = &p->decls[d];
+        struct vyre_mem *m = &st->mem[d];
+        m->type = decl->type;
+        m->size = (uint32_t)vyre_type_size(decl->type);
+        if (decl->kind == VYRE_DECL_BUFFER) {
+            m->data = args->buffers[decl->slot].data;
+            m->count = args->buffers[decl->slot].count;
+        } else if (decl->kind == VYRE_DECL_SHARED) {
+            off = (off + 7u) & ~(size_t)7u;
+            m->data = st->shared + off;
+            m->count = decl->count;
+            off += (size_t)decl->count * m->size;
+        } else {
+            st->param_bits[d] = vyre_sem_from_memory(decl->type, args->params[decl->slot]);
+        }
+    }
+    return true;
+}
+
+enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,
+                              struct vyre_error *err) {
+    if (!p || !args)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "vyre_ref_run: program and arguments must not be NULL. Fix: pass "
+                              "both.");
+    enum vyre_status st_valid = vyre_ensure_valid(p, err);
+    if (st_valid != VYRE_OK) return st_valid;
+    enum vyre_status status = check_args(p, args, err);
+    if (status != VYRE_OK) return status;
+
+    struct run_state st;
+    memset(&st, 0, sizeof st);
+    size_t shared_bytes = 0;
+    uint32_t nlanes = p->workgroup[0] * p->workgroup[1] * p->workgroup[2];
+    if (!vyre_interp_compile(p, &st.code) || !setup_memory(p, args, &st, &shared_bytes)) {
+        run_state_free(&st);
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "vyre_ref_run: out of memory preparing program '%s'. Fix: free "
+                              "memory or run a smaller program.",
+                              p->name);
+    }
+    size_t nslots = st.code.nslots ? st.code.nslots : 1;
+    st.lanes = calloc(nlanes, sizeof *st.lanes);
+    st.slots = calloc((size_t)nlanes * nslots, sizeof *st.slots);
+    if (!st.lanes || !st.slots) {
+        run_state_free(&st);
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "vyre_ref_run: out of memory for %u invocations of '%s'. Fix: "
+                              "free memory.",
+                              nlanes, p->name);
+    }
+
+    struct vyre_exec x;
+    memset(&x, 0, sizeof x);
+    x.p = p;
+    x.code = &st.code;
+    x.mem = st.mem;
+    x.param_bits = st.param_bits;
+    for (unsigned a = 0; a < 3; a++) {
+        x.wgsize[a] = p->workgroup[a];
+        x.ngroups[a] = args->grid[a];
+    }
+    const uint32_t *wg = p->workgroup;
+    for (uint32_t gz = 0; gz < args->grid[2] && status == VYRE_OK; gz++) {
+        for (uint32_t gy = 0; gy < args->grid[1] && status == VYRE_OK; gy++) {
+            for (uint32_t gx = 0; gx < args->grid[0] && status == VYRE_OK; gx++) {
+                x.wgid[0] = gx;
+                x.wgid[1] = gy;
+                x.wgid[2] = gz;
+                if (shared_bytes) memset(st.shared, 0, shared_bytes);
+                memset(st.slots, 0, (size_t)nlanes * nslots * sizeof *st.slots);
+                uint32_t l = 0;
+                for (uint32_t lz = 0; lz < wg[2]; lz++)
+                    for (uint32_t ly = 0; ly < wg[1]; ly++)
+                        for (uint32_t lx = 0; lx < wg[0]; lx++, l++) {
+                            struct vyre_lane *lane = &st.lanes[l];
+                            lane->pc = 0;
+                            lane->state = VYRE_LANE_RUNNING;
+                            lane->lid[0] = lx;
+                            lane->lid[1] = ly;
+                            lane->lid[2] = lz;
+                            /* gid = wgid * wgsize + lid, wrapping in u32 */
+                            for (unsigned a = 0; a < 3; a++)
+                                lane->gid[a] = x.wgid[a] * wg[a] + lane->lid[a];
+                            lane->slots = st.slots + (size_t)l * nslots;
+                        }
+                status = vyre_interp_workgroup(&x, st.lanes, nlanes, err);
+            }
+        }
+    }
+    run_state_free(&st);
+    return status;
+}

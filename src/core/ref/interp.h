@@ -1,0 +1,82 @@
+/* interp.h — private pieces of the reference interpreter shared by interp.c (argument
+ * checks, compilation to a flat instruction list, workgroup scheduling) and
+ * interp_exec.c (expression evaluation and running one invocation). */
+#ifndef VYRE_INTERP_H
+#define VYRE_INTERP_H
+
+#include "ir.h"
+
+/* Flat instructions: structured control flow becomes jumps, so an invocation is just
+ * a program counter plus its variable slots and can be parked at a barrier. */
+enum vyre_ins_kind {
+    VYRE_IN_ASSIGN,      /* slots[s->slot] = eval(s->value)            (let, set) */
+    VYRE_IN_STORE,       /* s->buf[s->index] = s->value                          */
+    VYRE_IN_ATOMIC,      /* atomic on s->buf; old value into s->slot if bound     */
+    VYRE_IN_JUMP_IF_NOT, /* if !eval(s->cond) pc = target                         */
+    VYRE_IN_JUMP,        /* pc = target                                          */
+    VYRE_IN_FOR_INIT,    /* var = from, hidden[aux] = to, hidden[aux+1] = step;
+                            zero iterations -> pc = target (after the loop)       */
+    VYRE_IN_FOR_NEXT,    /* var += step unless it would wrap; var < to -> pc = target */
+    VYRE_IN_RETURN,      /* the invocation ends                                   */
+    VYRE_IN_BARRIER      /* park until every invocation of the workgroup is here  */
+};
+
+struct vyre_ins {
+    enum vyre_ins_kind kind;
+    uint32_t target;
+    uint32_t aux; /* FOR_*: first hidden slot; BARRIER: index into barrier paths */
+    const struct vyre_stmt *s;
+};
+
+struct vyre_code {
+    struct vyre_ins *ins;
+    uint32_t count, cap;
+    uint32_t nslots;      /* program slots plus two hidden slots per for loop */
+    char **barrier_paths; /* node path of each barrier, for run-time messages */
+    uint32_t nbarriers, barriers_cap;
+    bool oom;
+};
+
+/* Memory of one buffer or shared declaration as the running program sees it. */
+struct vyre_mem {
+    unsigned char *data;
+    uint64_t count;
+    enum vyre_type type;
+    uint32_t size; /* bytes per element */
+};
+
+struct vyre_exec {
+    const vyre_program *p;
+    const struct vyre_code *code;
+    struct vyre_mem *mem;    /* per decl index (params unused) */
+    vyre_bits *param_bits;   /* per decl index (buffers unused), normalised */
+    uint32_t wgsize[3], ngroups[3], wgid[3];
+};
+
+enum vyre_lane_state { VYRE_LANE_RUNNING, VYRE_LANE_BARRIER, VYRE_LANE_DONE };
+
+struct vyre_lane {
+    uint32_t pc;
+    enum vyre_lane_state state;
+    uint32_t lid[3], gid[3];
+    vyre_bits *slots;
+};
+
+/* Runs one invocation from lane->pc until it returns (state DONE) or reaches a
+ * barrier (state BARRIER, pc left on the barrier instruction). Never fails: every
+ * operation is total (§3). */
+VYRE_INTERNAL void vyre_interp_run_lane(const struct vyre_exec *x, struct vyre_lane *lane);
+
+/* Compiles the program's body into code (validated program required). Returns false
+ * only on allocation failure. vyre_interp_code_free releases what it allocated. */
+VYRE_INTERNAL bool vyre_interp_compile(const vyre_program *p, struct vyre_code *code);
+VYRE_INTERNAL void vyre_interp_code_free(struct vyre_code *code);
+
+/* Runs every invocation of one workgroup (x->wgid set by the caller) on lanes laid
+ * out x fastest, stepping them barrier to barrier. VYRE_ERR_RUNTIME with a message in
+ * err when the invocations do not meet at the same barriers. */
+VYRE_INTERNAL enum vyre_status vyre_interp_workgroup(const struct vyre_exec *x,
+                                                     struct vyre_lane *lanes, uint32_t nlanes,
+                                                     struct vyre_error *err);
+
+#endif
