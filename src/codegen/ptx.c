@@ -1,0 +1,542 @@
+/* ptx.c — the PTX emitter's entry point: target selection, the kernel ABI of
+ * ARCHITECTURE.md §5 (pointers, counts, scalar params), shared-array zero fill, and
+ * the lowering of statements (let/set/store/if/for/break/return/barrier/atomic).
+ * Expressions live in ptx_expr.c, op templates in ptx_ops.c and ptx_approx.c.
+ *
+ * Layout habits (tinygrad's renderer): the program is validated and the
+ * bounds-check pass run first, then one small template per construct writes into
+ * the body buffer using virtual registers from per-class counters; register
+ * declarations are written after the body is known and prepended to it. Labels
+ * come from statement ids (L12_else, L12_end), so output is deterministic. */
+#include "ptx.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bounds.h"
+
+/* ---- targets ----------------------------------------------------------------- */
+
+/* The minimum PTX ISA version that knows each target. */
+static const struct { unsigned sm; const char *version; } targets[] = {
+    {70, "6.0"}, {75, "6.3"}, {80, "7.0"}, {86, "7.1"}, {89, "7.8"}, {90, "7.8"},
+};
+
+static const char *target_version(unsigned sm)
+{
+    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
+        if (targets[i].sm == sm) return targets[i].version;
+    return NULL;
+}
+
+/* ---- context helpers ------------------------------------------------------- */
+
+static const char *const cls_prefix[PTX_NCLS] = {"%p", "%r", "%rd", "%f", "%fd"};
+static const char *const cls_decl[PTX_NCLS] = {".pred", ".b32", ".b64", ".f32", ".f64"};
+
+struct ptx_reg vyre_ptx_reg(struct ptx_ctx *c, enum ptx_cls cls)
+{
+    struct ptx_reg r;
+    r.cls = cls;
+    r.n = c->next[cls]++;
+    snprintf(r.s, sizeof r.s, "%s%u", cls_prefix[cls], (unsigned)r.n);
+    return r;
+}
+
+struct ptx_reg vyre_ptx_treg(struct ptx_ctx *c, enum vyre_type t)
+{
+    return vyre_ptx_reg(c, vyre_ptx_cls(t));
+}
+
+void vyre_ptx_ins(struct ptx_ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    vyre_pbuf_put(&c->body, "\t", 1);
+    va_start(ap, fmt);
+    vyre_pbuf_vprintf(&c->body, fmt, ap);
+    va_end(ap);
+    vyre_pbuf_put(&c->body, ";\n", 2);
+}
+
+void vyre_ptx_fail(struct ptx_ctx *c, enum vyre_status st, const char *fmt, ...)
+{
+    if (c->st != VYRE_OK) return;
+    c->st = st;
+    if (!c->err) return;
+    va_list ap;
+    va_start(ap, fmt);
+    char msg[VYRE_MSG_MAX];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    vyre_error_set(c->err, st, "%s", msg);
+}
+
+/* ---- type helpers ------------------------------------------------------------- */
+
+enum ptx_cls vyre_ptx_cls(enum vyre_type t)
+{
+    switch (t) {
+    case VYRE_BOOL: return PTX_P;
+    case VYRE_I32: case VYRE_U32: return PTX_R;
+    case VYRE_I64: case VYRE_U64: return PTX_RD;
+    case VYRE_F32: return PTX_F;
+    case VYRE_F64: return PTX_FD;
+    default: return PTX_R;
+    }
+}
+
+const char *vyre_ptx_sfx(enum vyre_type t)
+{
+    switch (t) {
+    case VYRE_BOOL: return ".pred";
+    case VYRE_I32: return ".s32";
+    case VYRE_U32: return ".u32";
+    case VYRE_I64: return ".s64";
+    case VYRE_U64: return ".u64";
+    case VYRE_F32: return ".f32";
+    case VYRE_F64: return ".f64";
+    default: return ".b32";
+    }
+}
+
+const char *vyre_ptx_bsfx(enum vyre_type t)
+{
+    if (t == VYRE_BOOL) return ".pred";
+    return vyre_type_bits(t) == 64 ? ".b64" : ".b32";
+}
+
+void vyre_ptx_imm(enum vyre_type t, vyre_bits bits, char out[24])
+{
+    switch (t) {
+    case VYRE_BOOL: snprintf(out, 24, "%u", bits ? 1u : 0u); break;
+    case VYRE_F32: snprintf(out, 24, "0f%08X", (unsigned)(bits & 0xffffffffu)); break;
+    case VYRE_F64: snprintf(out, 24, "0d%016llX", (unsigned long long)bits); break;
+    case VYRE_I64: case VYRE_U64:
+        snprintf(out, 24, "0x%016llx", (unsigned long long)bits);
+        break;
+    default: snprintf(out, 24, "0x%08x", (unsigned)(bits & 0xffffffffu)); break;
+    }
+}
+
+/* ---- statements -------------------------------------------------------------- */
+
+static void emit_block(struct ptx_ctx *c, const struct vyre_block *b);
+
+/* One comment line per source statement: its canonical text on a single line. */
+static void emit_comment(struct ptx_ctx *c, const struct vyre_stmt *s)
+{
+    char text[160];
+    vyre_stmt_text(s, text, sizeof text);
+    char line[160];
+    size_t n = 0;
+    bool space = false;
+    for (const char *q = text; *q && n + 1 < sizeof line; q++) {
+        if (*q == '\n' || *q == '\r' || *q == '\t' || *q == ' ') {
+            space = true;
+            continue;
+        }
+        if (space && n > 0 && n + 2 < sizeof line) line[n++] = ' ';
+        space = false;
+        line[n++] = *q;
+    }
+    line[n] = '\0';
+    vyre_pbuf_printf(&c->body, "\t// %s\n", line);
+}
+
+static struct ptx_reg slot_reg(struct ptx_ctx *c, uint32_t slot)
+{
+    if (!c->slot_def[slot]) {
+        c->slot_reg[slot] = vyre_ptx_treg(c, c->p->slot_types[slot]);
+        c->slot_def[slot] = true;
+    }
+    return c->slot_reg[slot];
+}
+
+static void emit_mov(struct ptx_ctx *c, enum vyre_type t, struct ptx_reg d, struct ptx_reg a)
+{
+    vyre_ptx_ins(c, "mov%s %s, %s", t == VYRE_BOOL ? ".pred" : vyre_ptx_sfx(t), d.s, a.s);
+}
+
+/* Memory view of a type: bool is a 32-bit word. */
+static const char *mem_sfx(enum vyre_type t)
+{
+    switch (t) {
+    case VYRE_BOOL: case VYRE_I32: case VYRE_U32: return ".u32";
+    case VYRE_I64: case VYRE_U64: return ".u64";
+    case VYRE_F32: return ".f32";
+    default: return ".f64";
+    }
+}
+
+static const char *space_of(const struct ptx_ctx *c, uint32_t decl)
+{
+    return c->p->decls[decl].kind == VYRE_DECL_SHARED ? ".shared" : ".global";
+}
+
+static void emit_store(struct ptx_ctx *c, const struct vyre_stmt *s)
+{
+    const struct vyre_decl *d = &c->p->decls[s->decl];
+    struct ptx_reg idx = vyre_ptx_index(c, s->index);
+    struct ptx_reg v = vyre_ptx_expr(c, s->value);
+    if (d->type == VYRE_BOOL) { /* bool lives in memory as a 0/1 word */
+        struct ptx_reg w = vyre_ptx_reg(c, PTX_R);
+        vyre_ptx_ins(c, "selp.u32 %s, 1, 0, %s", w.s, v.s);
+        v = w;
+    }
+    struct ptx_reg a = vyre_ptx_addr(c, s->decl, idx);
+    if (s->in_bounds) {
+        vyre_ptx_ins(c, "st%s%s [%s], %s", space_of(c, s->decl), mem_sfx(d->type), a.s, v.s);
+    } else {
+        struct ptx_reg ok = vyre_ptx_in_range(c, s->decl, idx);
+        vyre_ptx_ins(c, "@%s st%s%s [%s], %s", ok.s, space_of(c, s->decl), mem_sfx(d->type),
+                     a.s, v.s);
+    }
+}
+
+/* The atom opcode suffix for op on type t, or NULL when the pair is unsupported. */
+static const char *atom_op(enum vyre_atomic_op op, enum vyre_type t)
+{
+    bool i32 = t == VYRE_I32, u32 = t == VYRE_U32, u64 = t == VYRE_U64;
+    if (!(i32 || u32 || u64)) {
+        if (t == VYRE_F32 && (op == VYRE_ATOMIC_ADD || op == VYRE_ATOMIC_SUB)) return ".add.f32";
+        return NULL;
+    }
+    switch (op) {
+    case VYRE_ATOMIC_ADD: case VYRE_ATOMIC_SUB:
+        return i32 ? ".add.s32" : u32 ? ".add.u32" : ".add.u64";
+    case VYRE_ATOMIC_MIN: return i32 ? ".min.s32" : u32 ? ".min.u32" : ".min.u64";
+    case VYRE_ATOMIC_MAX: return i32 ? ".max.s32" : u32 ? ".max.u32" : ".max.u64";
+    case VYRE_ATOMIC_AND: return u64 ? ".and.b64" : ".and.b32";
+    case VYRE_ATOMIC_OR: return u64 ? ".or.b64" : ".or.b32";
+    case VYRE_ATOMIC_XOR: return u64 ? ".xor.b64" : ".xor.b32";
+    case VYRE_ATOMIC_EXCHANGE: return u64 ? ".exch.b64" : ".exch.b32";
+    case VYRE_ATOMIC_CAS: return u64 ? ".cas.b64" : ".cas.b32";
+    default: return NULL;
+    }
+}
+
+static void emit_atomic(struct ptx_ctx *c, const struct vyre_stmt *s)
+{
+    const struct vyre_decl *d = &c->p->decls[s->decl];
+    const char *op = atom_op(s->atomic, d->type);
+    if (!op) {
+        vyre_ptx_fail(c, VYRE_ERR_UNSUPPORTED,
+                      "ptx: atomic %s on %s is not supported for sm_%u. Fix: atomics work on "
+                      "u32, i32 and u64 (all ops) and f32 (add only)",
+                      vyre_atomic_name(s->atomic), vyre_type_name(d->type), c->sm);
+        return;
+    }
+    struct ptx_reg idx = vyre_ptx_index(c, s->index);
+    struct ptx_reg v = vyre_ptx_expr(c, s->value);
+    if (s->atomic == VYRE_ATOMIC_SUB) { /* sub = add of the negation (wraps) */
+        struct ptx_reg n = vyre_ptx_treg(c, d->type);
+        vyre_ptx_ins(c, "neg%s %s, %s", d->type == VYRE_F32 ? ".f32"
+                     : vyre_type_bits(d->type) == 64 ? ".s64" : ".s32", n.s, v.s);
+        v = n;
+    }
+    struct ptx_reg e = v;
+    if (s->atomic == VYRE_ATOMIC_CAS) e = vyre_ptx_expr(c, s->expected);
+    struct ptx_reg a = vyre_ptx_addr(c, s->decl, idx);
+    struct ptx_reg old = s->name ? slot_reg(c, s->slot) : vyre_ptx_treg(c, d->type);
+    char pred[24] = "";
+    if (!s->in_bounds) {
+        /* Out of bounds: no effect, the old value reads as zero. */
+        struct ptx_reg ok = vyre_ptx_in_range(c, s->decl, idx);
+        char zero[24];
+        vyre_ptx_imm(d->type, 0, zero);
+        vyre_ptx_ins(c, "mov%s %s, %s", vyre_ptx_bsfx(d->type), old.s, zero);
+        snprintf(pred, sizeof pred, "@%s ", ok.s);
+    }
+    if (s->atomic == VYRE_ATOMIC_CAS)
+        vyre_ptx_ins(c, "%satom%s%s %s, [%s], %s, %s", pred, space_of(c, s->decl), op, old.s, a.s,
+                     e.s, v.s);
+    else
+        vyre_ptx_ins(c, "%satom%s%s %s, [%s], %s", pred, space_of(c, s->decl), op, old.s, a.s, v.s);
+}
+
+static void emit_if(struct ptx_ctx *c, const struct vyre_stmt *s)
+{
+    struct ptx_reg cond = vyre_ptx_expr(c, s->cond);
+    bool has_else = s->else_.count > 0;
+    vyre_ptx_ins(c, "@!%s bra L%u_%s", cond.s, (unsigned)s->id, has_else ? "else" : "end");
+    emit_block(c, &s->then_);
+    if (has_else) {
+        vyre_ptx_ins(c, "bra L%u_end", (unsigned)s->id);
+        vyre_pbuf_printf(&c->body, "L%u_else:\n", (unsigned)s->id);
+        emit_block(c, &s->else_);
+    }
+    vyre_pbuf_printf(&c->body, "L%u_end:\n", (unsigned)s->id);
+}
+
+/* Copies a bound into a fresh register: a variable read returns the variable's own
+ * register, and the body may `set` that variable, but bounds are evaluated once. */
+static struct ptx_reg once(struct ptx_ctx *c, const struct vyre_expr *e)
+{
+    struct ptx_reg r = vyre_ptx_expr(c, e);
+    if (e->kind != VYRE_EX_NAME) return r;
+    struct ptx_reg t = vyre_ptx_treg(c, e->type);
+    emit_mov(c, e->type, t, r);
+    return t;
+}
+
+/* for v = from, to, step: half open, bounds and step evaluated once, a step <= 0
+ * runs zero iterations, and the loop stops where v + step would pass `to` or wrap:
+ * continuing needs to - v > step, which an unsigned compare of the distance
+ * decides without overflow for both signed and unsigned loops. */
+static void emit_for(struct ptx_ctx *c, const struct vyre_stmt *s)
+{
+    enum vyre_type t = c->p->slot_types[s->slot];
+    if (!vyre_type_is_int(t)) {
+        vyre_ptx_fail(c, VYRE_ERR_UNSUPPORTED,
+                      "ptx: for loop over %s is not supported for sm_%u. Fix: loop over an integer "
+                      "type", vyre_type_name(t), c->sm);
+        return;
+    }
+    unsigned id = (unsigned)s->id;
+    bool sgn = vyre_type_is_signed(t);
+    bool wide = vyre_type_bits(t) == 64;
+    struct ptx_reg from = vyre_ptx_expr(c, s->from);
+    struct ptx_reg to = once(c, s->to);
+    struct ptx_reg step = once(c, s->step);
+    struct ptx_reg v = slot_reg(c, s->slot);
+    struct ptx_reg p = vyre_ptx_reg(c, PTX_P);
+    emit_mov(c, t, v, from);
+    if (sgn)
+        vyre_ptx_ins(c, "setp.le%s %s, %s, 0", vyre_ptx_sfx(t), p.s, step.s);
+    else
+        vyre_ptx_ins(c, "setp.eq%s %s, %s, 0", vyre_ptx_sfx(t), p.s, step.s);
+    vyre_ptx_ins(c, "@%s bra L%u_end", p.s, id);
+    vyre_ptx_ins(c, "setp.ge%s %s, %s, %s", vyre_ptx_sfx(t), p.s, v.s, to.s);
+    vyre_ptx_ins(c, "@%s bra L%u_end", p.s, id);
+    vyre_pbuf_printf(&c->body, "L%u_body:\n", id);
+    c->loops[c->nloops++] = s->id;
+    emit_block(c, &s->then_);
+    c->nloops--;
+    struct ptx_reg dist = vyre_ptx_reg(c, wide ? PTX_RD : PTX_R);
+    struct ptx_reg q = vyre_ptx_reg(c, PTX_P);
+    vyre_ptx_ins(c, "sub%s %s, %s, %s", wide ? ".u64" : ".u32", dist.s, to.s, v.s);
+    vyre_ptx_ins(c, "setp.le%s %s, %s, %s", wide ? ".u64" : ".u32", q.s, dist.s, step.s);
+    vyre_ptx_ins(c, "@%s bra L%u_end", q.s, id);
+    vyre_ptx_ins(c, "add%s %s, %s, %s", wide ? ".u64" : ".u32", v.s, v.s, step.s);
+    vyre_ptx_ins(c, "bra L%u_body", id);
+    vyre_pbuf_printf(&c->body, "L%u_end:\n", id);
+}
+
+static void emit_stmt(struct ptx_ctx *c, const struct vyre_stmt *s)
+{
+    emit_comment(c, s);
+    switch (s->kind) {
+    case VYRE_ST_LET:
+    case VYRE_ST_SET: {
+        struct ptx_reg v = vyre_ptx_expr(c, s->value);
+        emit_mov(c, c->p->slot_types[s->slot], slot_reg(c, s->slot), v);
+        break;
+    }
+    case VYRE_ST_STORE: emit_store(c, s); break;
+    case VYRE_ST_IF: emit_if(c, s); break;
+    case VYRE_ST_FOR: emit_for(c, s); break;
+    case VYRE_ST_BREAK:
+        if (c->nloops == 0)
+            vyre_ptx_fail(c, VYRE_ERR_INVALID, "ptx: break outside a for loop. Fix: validate "
+                          "the program first");
+        else
+            vyre_ptx_ins(c, "bra L%u_end", (unsigned)c->loops[c->nloops - 1]);
+        break;
+    case VYRE_ST_RETURN: vyre_ptx_ins(c, "ret"); break;
+    case VYRE_ST_BARRIER: vyre_ptx_ins(c, "bar.sync 0"); break;
+    case VYRE_ST_ATOMIC: emit_atomic(c, s); break;
+    }
+}
+
+static void emit_block(struct ptx_ctx *c, const struct vyre_block *b)
+{
+    for (uint32_t i = 0; i < b->count && c->st == VYRE_OK; i++) emit_stmt(c, b->items[i]);
+}
+
+/* ---- prologue: parameters and shared memory ---------------------------------- */
+
+static void emit_prologue(struct ptx_ctx *c)
+{
+    const vyre_program *p = c->p;
+    for (uint32_t i = 0; i < p->ndecls; i++) {
+        const struct vyre_decl *d = &p->decls[i];
+        if (d->kind == VYRE_DECL_BUFFER) {
+            struct ptx_reg raw = vyre_ptx_reg(c, PTX_RD);
+            c->decl_ptr[i] = vyre_ptx_reg(c, PTX_RD);
+            c->decl_len[i] = vyre_ptx_reg(c, PTX_R);
+            vyre_ptx_ins(c, "ld.param.u64 %s, [b_%s]", raw.s, d->name);
+            vyre_ptx_ins(c, "cvta.to.global.u64 %s, %s", c->decl_ptr[i].s, raw.s);
+            vyre_ptx_ins(c, "ld.param.u32 %s, [n_%s]", c->decl_len[i].s, d->name);
+        } else if (d->kind == VYRE_DECL_PARAM) {
+            c->decl_val[i] = vyre_ptx_treg(c, d->type);
+            if (d->type == VYRE_BOOL) {
+                struct ptx_reg w = vyre_ptx_reg(c, PTX_R);
+                vyre_ptx_ins(c, "ld.param.u32 %s, [p_%s]", w.s, d->name);
+                vyre_ptx_ins(c, "setp.ne.u32 %s, %s, 0", c->decl_val[i].s, w.s);
+            } else {
+                vyre_ptx_ins(c, "ld.param%s %s, [p_%s]", vyre_ptx_sfx(d->type), c->decl_val[i].s,
+                             d->name);
+            }
+        }
+    }
+    if (p->nshared == 0) return;
+    /* Zero-fill every shared array, 32-bit words spread over the workgroup's
+     * invocations, then one barrier so no invocation reads before the fill ends. */
+    uint32_t nthreads = p->workgroup[0] * p->workgroup[1] * p->workgroup[2];
+    vyre_pbuf_puts(&c->body, "\t// zero-fill shared arrays\n");
+    struct ptx_reg lid = vyre_ptx_reg(c, PTX_R);
+    vyre_ptx_ins(c, "mov.u32 %s, %%tid.x", lid.s);
+    if (p->workgroup[1] > 1 || p->workgroup[2] > 1) {
+        struct ptx_reg ty = vyre_ptx_reg(c, PTX_R), tz = vyre_ptx_reg(c, PTX_R);
+        struct ptx_reg yz = vyre_ptx_reg(c, PTX_R), lin = vyre_ptx_reg(c, PTX_R);
+        vyre_ptx_ins(c, "mov.u32 %s, %%tid.y", ty.s);
+        vyre_ptx_ins(c, "mov.u32 %s, %%tid.z", tz.s);
+        vyre_ptx_ins(c, "mad.lo.u32 %s, %s, %u, %s", yz.s, tz.s, (unsigned)p->workgroup[1], ty.s);
+        vyre_ptx_ins(c, "mad.lo.u32 %s, %s, %u, %s", lin.s, yz.s, (unsigned)p->workgroup[0], lid.s);
+        lid = lin;
+    }
+    for (uint32_t i = 0; i < p->ndecls; i++) {
+        const struct vyre_decl *d = &p->decls[i];
+        if (d->kind != VYRE_DECL_SHARED) continue;
+        uint32_t words = (uint32_t)(d->count * vyre_type_size(d->type) / 4u);
+        struct ptx_reg w = vyre_ptx_reg(c, PTX_R), base = vyre_ptx_reg(c, PTX_R);
+        struct ptx_reg a = vyre_ptx_reg(c, PTX_R);
+        struct ptx_reg q = vyre_ptx_reg(c, PTX_P);
+        vyre_ptx_ins(c, "mov.u32 %s, s_%s", base.s, d->name);
+        vyre_ptx_ins(c, "mov.u32 %s, %s", w.s, lid.s);
+        vyre_pbuf_printf(&c->body, "Z%u_loop:\n", (unsigned)i);
+        vyre_ptx_ins(c, "setp.ge.u32 %s, %s, %u", q.s, w.s, (unsigned)words);
+        vyre_ptx_ins(c, "@%s bra Z%u_done", q.s, (unsigned)i);
+        vyre_ptx_ins(c, "mad.lo.u32 %s, %s, 4, %s", a.s, w.s, base.s);
+        vyre_ptx_ins(c, "st.shared.u32 [%s], 0", a.s);
+        vyre_ptx_ins(c, "add.u32 %s, %s, %u", w.s, w.s, (unsigned)nthreads);
+        vyre_ptx_ins(c, "bra Z%u_loop", (unsigned)i);
+        vyre_pbuf_printf(&c->body, "Z%u_done:\n", (unsigned)i);
+    }
+    vyre_ptx_ins(c, "bar.sync 0");
+}
+
+/* ---- module assembly ---------------------------------------------------------- */
+
+static const char *param_type(enum vyre_type t)
+{
+    return t == VYRE_BOOL ? ".u32" : vyre_ptx_sfx(t);
+}
+
+static void emit_module(struct ptx_ctx *c, struct vyre_pbuf *out, const char *version)
+{
+    const vyre_program *p = c->p;
+    vyre_pbuf_printf(out, "//\n// vyre %s codegen %u: program '%s'\n//\n", VYRE_VERSION,
+                     VYRE_CODEGEN_VERSION, p->name);
+    vyre_pbuf_printf(out, ".version %s\n.target sm_%u\n.address_size 64\n\n", version, c->sm);
+    vyre_pbuf_printf(out, ".visible .entry %s(", p->name);
+    /* ABI: pointers, then counts, then scalar params, each in declaration order. */
+    bool first = true;
+    for (int pass = 0; pass < 3; pass++) {
+        for (uint32_t i = 0; i < p->ndecls; i++) {
+            const struct vyre_decl *d = &p->decls[i];
+            const char *line = NULL;
+            char tmp[128];
+            if (pass == 0 && d->kind == VYRE_DECL_BUFFER) {
+                snprintf(tmp, sizeof tmp, ".param .u64 b_%s", d->name);
+                line = tmp;
+            } else if (pass == 1 && d->kind == VYRE_DECL_BUFFER) {
+                snprintf(tmp, sizeof tmp, ".param .u32 n_%s", d->name);
+                line = tmp;
+            } else if (pass == 2 && d->kind == VYRE_DECL_PARAM) {
+                snprintf(tmp, sizeof tmp, ".param %s p_%s", param_type(d->type), d->name);
+                line = tmp;
+            }
+            if (!line) continue;
+            vyre_pbuf_printf(out, "%s\n\t%s", first ? "" : ",", line);
+            first = false;
+        }
+    }
+    vyre_pbuf_printf(out, "%s)\n.maxntid %u, %u, %u\n{\n", first ? "" : "\n",
+                     (unsigned)p->workgroup[0], (unsigned)p->workgroup[1],
+                     (unsigned)p->workgroup[2]);
+    for (uint32_t i = 0; i < p->ndecls; i++) {
+        const struct vyre_decl *d = &p->decls[i];
+        if (d->kind != VYRE_DECL_SHARED) continue;
+        vyre_pbuf_printf(out, "\t.shared .align 8 .b8 s_%s[%llu];\n", d->name,
+                         (unsigned long long)((uint64_t)d->count * vyre_type_size(d->type)));
+    }
+    for (int k = 0; k < PTX_NCLS; k++)
+        if (c->next[k] > 0)
+            vyre_pbuf_printf(out, "\t.reg %s %s<%u>;\n", cls_decl[k], cls_prefix[k],
+                             (unsigned)c->next[k]);
+    vyre_pbuf_puts(out, "\n");
+    if (c->body.len) vyre_pbuf_put(out, c->body.data, c->body.len);
+    vyre_pbuf_puts(out, "\tret;\n}\n");
+}
+
+static enum vyre_status check_target(const struct vyre_ptx_options *opt, struct vyre_error *err,
+                                     const char **version)
+{
+    unsigned sm = opt ? opt->sm : 0;
+    *version = target_version(sm);
+    if (*version) return VYRE_OK;
+    return vyre_error_set(err, VYRE_ERR_UNSUPPORTED,
+                          "ptx: target sm_%u is not supported. Fix: pass sm = 70, 75, 80, 86, 89 "
+                          "or 90", sm);
+}
+
+enum vyre_status vyre_ptx_emit(vyre_program *p, const struct vyre_ptx_options *opt,
+                               char **out_ptx, size_t *out_len, struct vyre_error *err)
+{
+    if (out_ptx) *out_ptx = NULL;
+    if (out_len) *out_len = 0;
+    if (!p || !out_ptx)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "vyre_ptx_emit: program and out_ptx must not be NULL. Fix: pass a "
+                              "program and a place for the PTX text");
+    const char *version;
+    enum vyre_status st = check_target(opt, err, &version);
+    if (st != VYRE_OK) return st;
+    st = vyre_ensure_valid(p, err);
+    if (st != VYRE_OK) return st;
+    vyre_opt_bounds(p);
+
+    struct ptx_ctx c;
+    memset(&c, 0, sizeof c);
+    c.p = p;
+    c.sm = opt->sm;
+    c.err = err;
+    size_t nslots = p->nslots ? p->nslots : 1, ndecls = p->ndecls ? p->ndecls : 1;
+    c.slot_reg = calloc(nslots, sizeof *c.slot_reg);
+    c.slot_def = calloc(nslots, sizeof *c.slot_def);
+    c.decl_ptr = calloc(ndecls, sizeof *c.decl_ptr);
+    c.decl_len = calloc(ndecls, sizeof *c.decl_len);
+    c.decl_val = calloc(ndecls, sizeof *c.decl_val);
+    struct vyre_pbuf out = {0};
+    if (!c.slot_reg || !c.slot_def || !c.decl_ptr || !c.decl_len || !c.decl_val) {
+        st = vyre_error_set(err, VYRE_ERR_NOMEM, "ptx: out of memory. Fix: free memory");
+        goto done;
+    }
+    emit_prologue(&c);
+    emit_block(&c, &p->body);
+    if (c.st != VYRE_OK) {
+        st = c.st;
+        goto done;
+    }
+    emit_module(&c, &out, version);
+    if (c.body.oom || out.oom) {
+        st = vyre_error_set(err, VYRE_ERR_NOMEM, "ptx: out of memory writing PTX. Fix: free memory");
+        goto done;
+    }
+    *out_ptx = out.data;
+    if (out_len) *out_len = out.len;
+    out.data = NULL;
+    st = VYRE_OK;
+done:
+    vyre_pbuf_free(&out);
+    vyre_pbuf_free(&c.body);
+    free(c.slot_reg);
+    free(c.slot_def);
+    free(c.decl_ptr);
+    free(c.decl_len);
+    free(c.decl_val);
+    return st;
+}

@@ -1,0 +1,76 @@
+/* ptx.h — private interface between the PTX emitter's files: the emission context,
+ * virtual registers and the per-op templates. Only src/codegen includes it. */
+#ifndef VYRE_PTX_H
+#define VYRE_PTX_H
+
+#include "ir.h"
+#include "ptx_buf.h"
+
+/* Register classes, each with its own counter (tinygrad style): predicates, 32-bit
+ * integers, 64-bit integers, f32, f64. Declarations are written after the body. */
+enum ptx_cls { PTX_P, PTX_R, PTX_RD, PTX_F, PTX_FD, PTX_NCLS };
+
+/* A virtual register; `s` is its printable name ("%rd7"). */
+struct ptx_reg {
+    enum ptx_cls cls;
+    uint32_t n;
+    char s[16];
+};
+
+struct ptx_ctx {
+    vyre_program *p;
+    unsigned sm;
+    struct vyre_error *err;
+    enum vyre_status st;        /* first failure wins */
+    struct vyre_pbuf body;      /* the instructions; declarations are prepended */
+    uint32_t next[PTX_NCLS];    /* next free register number per class */
+    struct ptx_reg *slot_reg;   /* per variable slot */
+    bool *slot_def;             /* register already allocated for the slot */
+    struct ptx_reg *decl_ptr;   /* per decl: global pointer (buffers) */
+    struct ptx_reg *decl_len;   /* per decl: element count (buffers) */
+    struct ptx_reg *decl_val;   /* per decl: value (params) */
+    uint32_t loops[VYRE_MAX_NESTING + 1]; /* enclosing for-loop ids, for break */
+    uint32_t nloops;
+};
+
+/* ---- ptx.c: context helpers ---------------------------------------------- */
+VYRE_INTERNAL struct ptx_reg vyre_ptx_reg(struct ptx_ctx *c, enum ptx_cls cls);
+VYRE_INTERNAL struct ptx_reg vyre_ptx_treg(struct ptx_ctx *c, enum vyre_type t);
+/* One instruction line: tab, formatted text, ";\n". */
+VYRE_INTERNAL void vyre_ptx_ins(struct ptx_ctx *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Records the first failure (status + message); later calls are ignored. */
+VYRE_INTERNAL void vyre_ptx_fail(struct ptx_ctx *c, enum vyre_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- type helpers ---------------------------------------------------------- */
+VYRE_INTERNAL enum ptx_cls vyre_ptx_cls(enum vyre_type t);
+VYRE_INTERNAL const char *vyre_ptx_sfx(enum vyre_type t);  /* ".s32" ".u64" ".f32" ".pred" */
+VYRE_INTERNAL const char *vyre_ptx_bsfx(enum vyre_type t); /* ".b32" ".b64" ".pred" */
+/* An immediate of type t holding bits: "0x0000002a", "0f3F800000", "0d...". */
+VYRE_INTERNAL void vyre_ptx_imm(enum vyre_type t, vyre_bits bits, char out[24]);
+
+/* ---- ptx_expr.c ------------------------------------------------------------ */
+/* Evaluates e into a fresh (or variable) register of e's type class. */
+VYRE_INTERNAL struct ptx_reg vyre_ptx_expr(struct ptx_ctx *c, const struct vyre_expr *e);
+/* Address of element `idx` of decl d: %rd (global) or %r (shared). */
+VYRE_INTERNAL struct ptx_reg vyre_ptx_addr(struct ptx_ctx *c, uint32_t decl, struct ptx_reg idx);
+/* Predicate "idx < count of decl d" (the bounds guard). */
+VYRE_INTERNAL struct ptx_reg vyre_ptx_in_range(struct ptx_ctx *c, uint32_t decl, struct ptx_reg idx);
+/* Normalises an index of type u32/i32 into a %r register (i32 bits read unsigned). */
+VYRE_INTERNAL struct ptx_reg vyre_ptx_index(struct ptx_ctx *c, const struct vyre_expr *e);
+
+/* ---- ptx_ops.c: exact op templates ------------------------------------------ */
+VYRE_INTERNAL void vyre_ptx_unary(struct ptx_ctx *c, enum vyre_op op, enum vyre_type t,
+                                  struct ptx_reg d, struct ptx_reg a);
+/* t is the operand type; d is a predicate for comparisons. */
+VYRE_INTERNAL void vyre_ptx_binary(struct ptx_ctx *c, enum vyre_op op, enum vyre_type t,
+                                   struct ptx_reg d, struct ptx_reg a, struct ptx_reg b);
+VYRE_INTERNAL void vyre_ptx_cast(struct ptx_ctx *c, enum vyre_type to, enum vyre_type from,
+                                 struct ptx_reg d, struct ptx_reg a);
+
+/* ---- ptx_approx.c: approximate op templates ------------------------------- */
+VYRE_INTERNAL void vyre_ptx_approx(struct ptx_ctx *c, enum vyre_op op, enum vyre_type t,
+                                   struct ptx_reg d, struct ptx_reg a);
+
+#endif
