@@ -1,5 +1,5 @@
 /* lvyre.h — shared pieces of the Lua binding (module vyre.core): userdata layouts,
- * checkers and value conversion used by every src/lvyre/*.c file. The binding
+ * checkers and value conversion used by every C file of src/lvyre. The binding
  * checks and converts arguments only; all logic lives in libvyre. */
 #ifndef VYRE_LVYRE_H
 #define VYRE_LVYRE_H

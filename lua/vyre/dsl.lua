@@ -1,0 +1,540 @@
+-- vyre.dsl — builds Programs from Lua functions (ARCHITECTURE.md §7). Expression
+-- objects are Lua tables carrying their canonical text and static type; the
+-- builder collects statement text, and the finished text goes through the same
+-- parser and validator as hand-written programs, so the DSL adds no semantics.
+local core = require("vyre.core")
+
+local M = {}
+
+local THIS_SOURCE = debug.getinfo(1, "S").source
+
+-- Raises msg at the first stack frame outside this file (the user's line).
+local function raise(msg)
+  local lvl = 2
+  while true do
+    local info = debug.getinfo(lvl, "S")
+    if not info then lvl = 1 break end
+    if info.source ~= THIS_SOURCE and info.what ~= "C" then break end
+    lvl = lvl + 1
+  end
+  error(msg, lvl)
+end
+
+local function fail(where, fmt, ...)
+  raise("vyre.program: " .. where .. ": " .. string.format(fmt, ...))
+end
+
+local TYPES = { bool = true, i32 = true, u32 = true, i64 = true, u64 = true, f32 = true,
+  f64 = true }
+local INT_RANGE = { i32 = { -2147483648, 2147483647 }, u32 = { 0, 4294967295 } }
+local IS_INT = { i32 = true, u32 = true, i64 = true, u64 = true }
+local IS_FLOAT = { f32 = true, f64 = true }
+local RESERVED = { ["true"] = true, ["false"] = true, inf = true, nan = true }
+
+local function check_type(t, where)
+  if not TYPES[t] then
+    fail(where, "unknown type %s. Fix: use one of bool, i32, u32, i64, u64, f32, f64",
+      tostring(t))
+  end
+  return t
+end
+
+local function check_name(name, where)
+  if type(name) ~= "string" or not name:match("^[A-Za-z_][A-Za-z0-9_]*$") or #name > 64
+      or RESERVED[name] or TYPES[name] then
+    fail(where, "%s is not a valid name. Fix: use an identifier [A-Za-z_][A-Za-z0-9_]* of "
+      .. "at most 64 characters that is not a type name or true/false/inf/nan", tostring(name))
+  end
+  return name
+end
+
+-- Literals --------------------------------------------------------------------
+
+local function float_text(t, v)
+  if t == "f32" then v = string.unpack("<f", string.pack("<f", v)) end
+  if v ~= v then
+    if t == "f32" then
+      return string.format("nan:0x%08xf32", string.unpack("<I4", string.pack("<f", v)))
+    end
+    return string.format("nan:0x%016xf64", string.unpack("<i8", string.pack("<d", v)))
+  end
+  if v == math.huge then return "inf" .. t end
+  if v == -math.huge then return "-inf" .. t end
+  return string.format("%a", v) .. t
+end
+
+--- Canonical literal text of Lua value v as type t; `where` names the operation.
+local function lit_text(t, v, where)
+  if t == "bool" then
+    if type(v) ~= "boolean" then
+      fail(where, "%s cannot be a bool literal. Fix: use true or false", tostring(v))
+    end
+    return tostring(v)
+  end
+  if type(v) ~= "number" then
+    fail(where, "%s (a %s) cannot be a %s literal. Fix: pass a number or a vyre expression",
+      tostring(v), type(v), t)
+  end
+  if IS_FLOAT[t] then return float_text(t, v) end
+  local i = math.tointeger(v)
+  if i == nil and t == "u64" and v >= 2^63 and v < 2^64 and v == math.floor(v) then
+    i = math.tointeger(v - 2^64)
+  end
+  if i == nil then
+    fail(where, "%s is not an exact integer (or is out of range), so it cannot be a %s "
+      .. "literal. Fix: round it (math.floor) or make the other operand a float", tostring(v), t)
+  end
+  local r = INT_RANGE[t]
+  if r and (i < r[1] or i > r[2]) then
+    fail(where, "%d is out of range for a %s literal (%d..%d). Fix: use a wider type or a "
+      .. "value in range", i, t, r[1], r[2])
+  end
+  if t == "u64" and i < 0 then return string.format("0x%xu64", i) end
+  return string.format("%d%s", i, t)
+end
+
+-- Expressions -------------------------------------------------------------------
+
+local Expr = { __name = "vyre.Expr" }
+local methods = {}
+local Pending = { __name = "vyre.PendingAtomic" }
+
+local function E(t, text) return setmetatable({ type = t, text = text }, Expr) end
+local function is_expr(x) return getmetatable(x) == Expr end
+M.is_expr = is_expr
+
+local function coerce(x, t, where)
+  if is_expr(x) then return x end
+  if getmetatable(x) == Pending then
+    fail(where, "the result of k:atomic is not a value until it is bound. Fix: "
+      .. "local old = k:let('old', k:atomic(...)) and use old")
+  end
+  if t == nil then
+    if type(x) == "boolean" then return E("bool", tostring(x)) end
+    fail(where, "cannot tell the type of the plain Lua value %s. Fix: make it typed with "
+      .. "vyre.lit('u32', %s) (or another type)", tostring(x), tostring(x))
+  end
+  return E(t, lit_text(t, x, where))
+end
+
+local function pending_misuse()
+  fail("atomic", "the result of k:atomic is not a value until it is bound. Fix: "
+    .. "local old = k:let('old', k:atomic(...)) and use old")
+end
+for _, mm in ipairs({ "__add", "__sub", "__mul", "__div", "__idiv", "__mod", "__band", "__bor",
+  "__bxor", "__shl", "__shr", "__unm", "__bnot", "__pow", "__lt", "__le", "__index" }) do
+  Pending[mm] = pending_misuse
+end
+
+local function type_of(...)
+  for i = 1, select("#", ...) do
+    local x = select(i, ...)
+    if is_expr(x) then return x.type end
+  end
+  return nil
+end
+
+local COMPARE = { eq = true, ne = true, lt = true, le = true, gt = true, ge = true }
+
+local function binop(op, a, b)
+  local t = type_of(a, b)
+  if t == nil and (op == "land" or op == "lor") then t = "bool" end
+  a, b = coerce(a, t, op), coerce(b, t, op)
+  if a.type ~= b.type then
+    fail(op, "operand types differ (%s and %s); vyre has no implicit conversions. Fix: "
+      .. "convert one side with vyre.cast('%s', e)", a.type, b.type, a.type)
+  end
+  local rt = (COMPARE[op] or op == "land" or op == "lor") and "bool" or a.type
+  return E(rt, "(" .. op .. " " .. a.text .. " " .. b.text .. ")")
+end
+
+local function unop(op, a)
+  a = coerce(a, nil, op)
+  local rt = op == "lnot" and "bool" or a.type
+  return E(rt, "(" .. op .. " " .. a.text .. ")")
+end
+
+-- Method names that differ from IR op names (Lua keywords / operator names).
+local BINARY = { add = "add", sub = "sub", mul = "mul", div = "div", rem = "rem",
+  band = "and", bor = "or", bxor = "xor", shl = "shl", shr = "shr", eq = "eq", ne = "ne",
+  lt = "lt", le = "le", gt = "gt", ge = "ge", min = "min", max = "max", land = "land",
+  lor = "lor", mulhi = "mulhi" }
+local UNARY = { neg = "neg", bnot = "not", lnot = "lnot", abs = "abs", sqrt = "sqrt",
+  rsqrt = "rsqrt", floor = "floor", ceil = "ceil", round = "round", trunc = "trunc",
+  exp = "exp", exp2 = "exp2", log = "log", log2 = "log2", sin = "sin", cos = "cos",
+  tanh = "tanh", popcount = "popcount", clz = "clz", ctz = "ctz", brev = "brev" }
+
+for name, op in pairs(BINARY) do
+  methods[name] = function(a, b) return binop(op, a, b) end
+end
+for name, op in pairs(UNARY) do
+  methods[name] = function(a) return unop(op, a) end
+end
+
+function methods.cast(a, t) return M.cast(t, a) end
+function methods.bitcast(a, t) return M.bitcast(t, a) end
+
+--- v:set(e) on a variable made by k:let / k:var.
+function methods.set(v, e)
+  local k = rawget(v, "_k")
+  if not k then
+    fail("set", "%s is not a variable. Fix: make one with k:var(name, init)", v.text)
+  end
+  k:_emit("(set " .. v.text .. " " .. coerce(e, v.type, "set").text .. ")")
+end
+
+Expr.__index = methods
+Expr.__tostring = function(e) return e.text end
+Expr.__add = function(a, b) return binop("add", a, b) end
+Expr.__sub = function(a, b) return binop("sub", a, b) end
+Expr.__mul = function(a, b) return binop("mul", a, b) end
+Expr.__div = function(a, b) return binop("div", a, b) end
+Expr.__idiv = function(a, b) return binop("div", a, b) end
+Expr.__mod = function(a, b) return binop("rem", a, b) end
+Expr.__band = function(a, b) return binop("and", a, b) end
+Expr.__bor = function(a, b) return binop("or", a, b) end
+Expr.__bxor = function(a, b) return binop("xor", a, b) end
+Expr.__shl = function(a, b) return binop("shl", a, b) end
+Expr.__shr = function(a, b) return binop("shr", a, b) end
+Expr.__unm = function(a) return unop("neg", a) end
+Expr.__bnot = function(a) return unop("not", a) end
+Expr.__pow = function() fail("^", "there is no power operator. Fix: multiply, or use exp/log") end
+local function no_compare()
+  fail("comparison", "Lua turns < <= > >= into booleans, so they cannot build expressions. "
+    .. "Fix: use a:lt(b), a:le(b), a:gt(b), a:ge(b), a:eq(b), a:ne(b)")
+end
+Expr.__lt, Expr.__le = no_compare, no_compare
+
+--- vyre.lit(type, value) -> a typed literal expression.
+function M.lit(t, v)
+  check_type(t, "vyre.lit")
+  return E(t, lit_text(t, v, "vyre.lit"))
+end
+
+function M.cast(t, e)
+  check_type(t, "cast")
+  e = coerce(e, t, "cast")
+  return E(t, "(cast " .. t .. " " .. e.text .. ")")
+end
+
+function M.bitcast(t, e)
+  check_type(t, "bitcast")
+  e = coerce(e, nil, "bitcast")
+  return E(t, "(bitcast " .. t .. " " .. e.text .. ")")
+end
+
+function M.select(c, a, b)
+  c = coerce(c, "bool", "select")
+  local t = type_of(a, b)
+  a, b = coerce(a, t, "select"), coerce(b, t, "select")
+  if a.type ~= b.type then
+    fail("select", "the two arms have different types (%s and %s). Fix: cast one arm",
+      a.type, b.type)
+  end
+  return E(a.type, "(select " .. c.text .. " " .. a.text .. " " .. b.text .. ")")
+end
+
+function M.fma(a, b, c)
+  local t = type_of(a, b, c)
+  a, b, c = coerce(a, t, "fma"), coerce(b, t, "fma"), coerce(c, t, "fma")
+  return E(t, "(fma " .. a.text .. " " .. b.text .. " " .. c.text .. ")")
+end
+
+-- Declarations -------------------------------------------------------------------
+
+local ACCESS = { read = true, write = true, read_write = true }
+
+--- vyre.buffer(name, type, access [, count]); access defaults to "read_write".
+function M.buffer(name, t, access, count)
+  check_name(name, "vyre.buffer")
+  check_type(t, "vyre.buffer")
+  access = access or "read_write"
+  if not ACCESS[access] then
+    fail("vyre.buffer", "access %s is not read, write or read_write. Fix: e.g. "
+      .. "vyre.buffer('%s', '%s', 'read')", tostring(access), name, t)
+  end
+  if count ~= nil and (math.type(count) ~= "integer" or count < 0) then
+    fail("vyre.buffer", "count must be a non-negative integer (got %s)", tostring(count))
+  end
+  return { kind = "buffer", name = name, type = t, access = access, count = count or 0 }
+end
+
+function M.shared(name, t, count)
+  check_name(name, "vyre.shared")
+  check_type(t, "vyre.shared")
+  if math.type(count) ~= "integer" or count < 1 then
+    fail("vyre.shared", "count must be a positive integer (got %s). Fix: "
+      .. "vyre.shared('%s', '%s', 256)", tostring(count), name, t)
+  end
+  return { kind = "shared", name = name, type = t, count = count }
+end
+
+function M.param(name, t)
+  check_name(name, "vyre.param")
+  check_type(t, "vyre.param")
+  return { kind = "param", name = name, type = t }
+end
+
+local function decl_text(d)
+  if d.kind == "buffer" then
+    return string.format("(buffer %s %s %s%s)", d.name, d.type, d.access,
+      d.count > 0 and (" " .. d.count) or "")
+  elseif d.kind == "shared" then
+    return string.format("(shared %s %s %d)", d.name, d.type, d.count)
+  end
+  return string.format("(param %s %s)", d.name, d.type)
+end
+
+-- Buffer handles: k.buf[i] loads, k.buf[i] = v stores, k.buf:len() -------------
+
+local Handle = { __name = "vyre.BufferHandle" }
+local handle_methods = {}
+
+function handle_methods.len(h) return E("u32", "(len " .. h._decl.name .. ")") end
+function handle_methods.load(h, i) return h._k:load(h, i) end
+function handle_methods.store(h, i, v) return h._k:store(h, i, v) end
+
+Handle.__index = function(h, key)
+  if type(key) == "string" then
+    local m = handle_methods[key]
+    if m then return m end
+    fail(h._decl.name, "buffer handles have no field '%s'. Fix: index with an expression "
+      .. "(k.%s[i]) or call :len()", key, h._decl.name)
+  end
+  return h._k:load(h, key)
+end
+Handle.__newindex = function(h, key, v) h._k:store(h, key, v) end
+Handle.__tostring = function(h) return "vyre.BufferHandle(" .. h._decl.name .. ")" end
+
+-- The builder ---------------------------------------------------------------------
+
+local Builder = { __name = "vyre.ProgramBuilder" }
+local B = {}
+
+local BUILTINS = { gid = true, lid = true, wgid = true, wgsize = true, ngroups = true }
+
+local function builtin_proxy(name)
+  return setmetatable({}, { __index = function(_, axis)
+    if axis ~= "x" and axis ~= "y" and axis ~= "z" then
+      fail(name, "axis must be x, y or z (got %s). Fix: k.%s.x", tostring(axis), name)
+    end
+    return E("u32", "(" .. name .. " " .. axis .. ")")
+  end })
+end
+
+Builder.__index = function(k, key)
+  local m = B[key]
+  if m then return m end
+  if BUILTINS[key] then return builtin_proxy(key) end
+  local h = rawget(k, "_handles")[key]
+  if h then return h end
+  fail("k." .. tostring(key), "program '%s' has no declaration '%s'. Fix: declare it with "
+    .. "vyre.buffer/vyre.shared/vyre.param", rawget(k, "_name"), tostring(key))
+end
+
+function B:_emit(text)
+  local blk = self._stack[#self._stack]
+  blk[#blk + 1] = text
+  return #blk, blk
+end
+
+local function buf_decl(k, buf, where)
+  if getmetatable(buf) == Handle then return buf._decl end
+  if type(buf) == "string" then
+    local h = rawget(k, "_handles")[buf]
+    if h and getmetatable(h) == Handle then return h._decl end
+  end
+  fail(where, "%s is not a buffer or shared array of this program. Fix: pass k.NAME",
+    tostring(buf))
+end
+
+local function index_expr(i, where)
+  return coerce(i, type_of(i) or "u32", where)
+end
+
+function B:load(buf, i)
+  local d = buf_decl(self, buf, "load")
+  return E(d.type, "(load " .. d.name .. " " .. index_expr(i, "load").text .. ")")
+end
+
+function B:store(buf, i, v)
+  local d = buf_decl(self, buf, "store")
+  self:_emit("(store " .. d.name .. " " .. index_expr(i, "store").text .. " "
+    .. coerce(v, d.type, "store").text .. ")")
+end
+
+function B:len(buf)
+  return E("u32", "(len " .. buf_decl(self, buf, "len").name .. ")")
+end
+
+local function make_var(k, t, name)
+  return setmetatable({ type = t, text = name, _k = k }, Expr)
+end
+
+local function auto_name(k)
+  k._auto = k._auto + 1
+  return "_v" .. k._auto
+end
+
+-- let/var: binds e (or the pending atomic just emitted) to a new variable.
+local function bind_var(k, name, e, where)
+  if name ~= nil and type(name) ~= "string" then
+    name, e = nil, name
+  end
+  name = check_name(name or auto_name(k), where)
+  if getmetatable(e) == Pending then
+    local blk = k._stack[#k._stack]
+    if e.block ~= blk or e.pos ~= #blk then
+      fail(where, "an atomic's old value must be bound right where the atomic is made. Fix: "
+        .. "k:let('%s', k:atomic(...)) in one statement", name)
+    end
+    blk[e.pos] = "(let " .. name .. " " .. e.text .. ")"
+    e.block = false
+    return make_var(k, e.type, name)
+  end
+  e = coerce(e, nil, where)
+  k:_emit("(let " .. name .. " " .. e.text .. ")")
+  return make_var(k, e.type, name)
+end
+
+--- k:let(name, e) -> variable expression (also k:let(e) with a generated name).
+function B:let(name, e) return bind_var(self, name, e, "k:let") end
+--- k:var(name, init) -> variable with :set(e).
+function B:var(name, e) return bind_var(self, name, e, "k:var") end
+
+function B:set(v, e) return methods.set(v, e) end
+
+local function block(k, fn, ...)
+  local blk = {}
+  k._stack[#k._stack + 1] = blk
+  if fn ~= nil then
+    if type(fn) ~= "function" then
+      k._stack[#k._stack] = nil
+      fail("block", "expected a function (got %s). Fix: pass function() ... end", type(fn))
+    end
+    fn(...)
+  end
+  k._stack[#k._stack] = nil
+  return table.concat(blk, " ")
+end
+
+--- k:when(cond, then_fn [, else_fn])
+function B:when(cond, then_fn, else_fn)
+  cond = coerce(cond, "bool", "k:when")
+  if cond.type ~= "bool" then
+    fail("k:when", "the condition %s is %s, not bool. Fix: compare it, e.g. x:ne(0)",
+      cond.text, cond.type)
+  end
+  local t = block(self, then_fn, self)
+  local text = "(if " .. cond.text .. " (then " .. t .. ")"
+  if else_fn ~= nil then
+    local e = block(self, else_fn, self)
+    if e ~= "" then text = text .. " (else " .. e .. ")" end
+  end
+  self:_emit(text .. ")")
+end
+
+--- k:for_(var, from, to [, step], fn): half-open loop; fn receives the loop variable.
+function B:for_(var, from, to, step, fn)
+  if fn == nil and type(step) == "function" then step, fn = nil, step end
+  check_name(var, "k:for_")
+  local t = type_of(from, to, step) or "u32"
+  from, to = coerce(from, t, "k:for_"), coerce(to, t, "k:for_")
+  step = coerce(step == nil and 1 or step, t, "k:for_")
+  local v = E(t, var)
+  local body = block(self, fn, v, self)
+  self:_emit("(for " .. var .. " " .. from.text .. " " .. to.text .. " " .. step.text
+    .. (body ~= "" and (" " .. body) or "") .. ")")
+end
+
+local ATOMIC_OPS = { add = true, sub = true, min = true, max = true, ["and"] = true,
+  ["or"] = true, xor = true, exchange = true, cas = true }
+
+--- k:atomic(op, buf, i, v [, desired]) emits the atomic; k:let(name, k:atomic(...))
+--- binds its old value. For cas: k:atomic("cas", buf, i, expected, desired).
+function B:atomic(op, buf, i, v, desired)
+  if not ATOMIC_OPS[op] then
+    fail("k:atomic", "unknown atomic op %s. Fix: use add, sub, min, max, and, or, xor, "
+      .. "exchange or cas", tostring(op))
+  end
+  local d = buf_decl(self, buf, "k:atomic")
+  local text = "(atomic " .. op .. " " .. d.name .. " " .. index_expr(i, "k:atomic").text
+    .. " " .. coerce(v, d.type, "k:atomic").text
+  if op == "cas" then
+    if desired == nil then
+      fail("k:atomic", "cas needs an expected and a desired value. Fix: "
+        .. "k:atomic('cas', buf, i, expected, desired)")
+    end
+    text = text .. " " .. coerce(desired, d.type, "k:atomic").text
+  end
+  text = text .. ")"
+  local pos, blk = self:_emit(text)
+  return setmetatable({ type = d.type, text = text, block = blk, pos = pos }, Pending)
+end
+
+function B:barrier() self:_emit("(barrier)") end
+function B:break_() self:_emit("(break)") end
+function B:return_() self:_emit("(return)") end
+
+-- Programs ------------------------------------------------------------------------
+
+local function workgroup_text(wg)
+  if wg == nil then wg = 1 end
+  if type(wg) == "number" then wg = { wg } end
+  if type(wg) ~= "table" then
+    fail("vyre.program", "workgroup must be a number or {x, y, z}. Fix: {workgroup = 256}")
+  end
+  local parts = {}
+  for a = 1, 3 do
+    local v = wg[a] or wg[({ "x", "y", "z" })[a]] or 1
+    if math.type(v) ~= "integer" or v < 1 then
+      fail("vyre.program", "workgroup axis %d must be a positive integer (got %s). Fix: "
+        .. "{workgroup = {256, 1, 1}}", a, tostring(v))
+    end
+    parts[a] = tostring(v)
+  end
+  return "(workgroup " .. table.concat(parts, " ") .. ")"
+end
+
+--- vyre.program(name, {workgroup = 256 | {x, y, z}, decl...}, function(k) ... end)
+--- -> validated vyre.Program; raises listing every problem if it is invalid.
+function M.program(name, spec, fn)
+  check_name(name, "vyre.program")
+  if type(spec) ~= "table" then
+    fail("vyre.program", "second argument must be a table {workgroup = ..., decls...}. Fix: "
+      .. "vyre.program('%s', {workgroup = 64, vyre.buffer(...)}, function(k) ... end)", name)
+  end
+  if type(fn) ~= "function" then
+    fail("vyre.program", "third argument must be the body function(k). Fix: pass "
+      .. "function(k) ... end")
+  end
+  local k = setmetatable({ _name = name, _handles = {}, _stack = {}, _auto = 0 }, Builder)
+  local lines = { "(program " .. name .. " " .. workgroup_text(spec.workgroup) }
+  for _, d in ipairs(spec) do
+    if type(d) ~= "table" or not d.kind then
+      fail("vyre.program", "declarations must come from vyre.buffer, vyre.shared or vyre.param "
+        .. "(got %s)", tostring(d))
+    end
+    lines[#lines + 1] = "  " .. decl_text(d)
+    if d.kind == "param" then
+      k._handles[d.name] = E(d.type, d.name)
+    else
+      k._handles[d.name] = setmetatable({ _k = k, _decl = d }, Handle)
+    end
+  end
+  local body = block(k, fn, k)
+  if body ~= "" then lines[#lines + 1] = "  " .. body end
+  local text = table.concat(lines, "\n") .. ")\n"
+  local ok, p = pcall(core.parse, text)
+  if not ok then
+    error("vyre.program: the generated text does not parse (" .. tostring(p) .. "). Text:\n"
+      .. text, 2)
+  end
+  local valid, _, msg = core.validate(p)
+  if not valid then
+    error("vyre.program: " .. msg, 2)
+  end
+  return p
+end
+
+return M

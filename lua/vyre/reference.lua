@@ -1,0 +1,285 @@
+-- vyre.reference — the CPU reference backend: the same interface as the CUDA
+-- backend (§7), running programs synchronously on the C interpreter, which is
+-- the specification of every op. Buffers are host memory (a vyre.Array each).
+local core = require("vyre.core")
+local bind = require("vyre.bind")
+
+local M = {}
+
+local Backend = { __name = "vyre.ReferenceBackend" }
+Backend.__index = Backend
+local Buffer = { __name = "vyre.Buffer" }
+local Kernel = { __name = "vyre.Kernel" }
+Kernel.__index = Kernel
+
+local function fail(fname, fmt, ...)
+  error(fname .. ": " .. string.format(fmt, ...), 0)
+end
+
+local array_mt = getmetatable(core.array("u32", 0))
+local function is_array(v)
+  return type(v) == "userdata" and getmetatable(v) == array_mt
+end
+
+local function check_backend(self, fname)
+  if getmetatable(self) ~= Backend then
+    fail(fname, "called without a backend (got %s). Fix: use be:%s(...) with a colon",
+      type(self), fname:match("[:.](%w+)$") or "method")
+  end
+end
+
+local function check_valid(p, fname)
+  local ok, _, msg = core.validate(p)
+  if not ok then
+    fail(fname, "%s. Fix: correct the program (vyre.validate(p) lists every problem)", msg)
+  end
+end
+
+local function prod3(t)
+  return t[1] * t[2] * t[3]
+end
+
+-- Buffers ------------------------------------------------------------------
+
+local buffer_methods = {}
+
+local function live_array(buf, fname)
+  if getmetatable(buf) ~= Buffer then
+    fail(fname, "expected a vyre.Buffer (got %s). Fix: call it as buf:%s(...)", type(buf),
+      fname:match(":(%w+)$") or "method")
+  end
+  local arr = rawget(buf, "_arr")
+  if not arr then
+    fail(fname, "the buffer was freed. Fix: do not use a buffer after buf:free() or after "
+      .. "its <close> scope ended")
+  end
+  return arr
+end
+
+local function release(buf)
+  local arr = rawget(buf, "_arr")
+  if arr then
+    local st = buf._backend._stats
+    st.buffers_live = st.buffers_live - 1
+    st.buffer_bytes = st.buffer_bytes - #arr * core.type_size(arr.type)
+    rawset(buf, "_arr", nil)
+    arr:free()
+  end
+end
+
+--- buf:upload(array_or_table [, byte_offset])
+function buffer_methods.upload(buf, data, byte_offset)
+  local fname = "vyre.Buffer:upload"
+  local arr = live_array(buf, fname)
+  if type(data) == "table" then
+    local ok, res = pcall(core.array, arr.type, data)
+    if not ok then fail(fname, "%s", res) end
+    data = res
+  elseif not is_array(data) then
+    fail(fname, "expected a vyre.Array or a table (got %s). Fix: buf:upload(vyre.array('%s', "
+      .. "{...}))", type(data), arr.type)
+  end
+  core.array_blit(arr, byte_offset or 0, data, fname)
+  local st = buf._backend._stats
+  st.uploads = st.uploads + 1
+  st.bytes_up = st.bytes_up + #data * core.type_size(data.type)
+  return buf
+end
+
+--- buf:download([byte_offset, nbytes]) -> vyre.Array (a copy)
+function buffer_methods.download(buf, byte_offset, nbytes)
+  local fname = "vyre.Buffer:download"
+  local arr = live_array(buf, fname)
+  local out = core.array_sub(arr, byte_offset or 0, nbytes, fname)
+  local st = buf._backend._stats
+  st.downloads = st.downloads + 1
+  st.bytes_down = st.bytes_down + #out * core.type_size(out.type)
+  return out
+end
+
+function buffer_methods.free(buf)
+  if getmetatable(buf) ~= Buffer then
+    fail("vyre.Buffer:free", "expected a vyre.Buffer (got %s). Fix: call it as buf:free()",
+      type(buf))
+  end
+  release(buf)
+end
+
+Buffer.__index = function(buf, key)
+  return buffer_methods[key]
+end
+Buffer.__len = function(buf) return buf.count end
+Buffer.__gc = release
+Buffer.__close = release
+Buffer.__tostring = function(buf)
+  return string.format("vyre.Buffer(reference, %s, %d%s)", buf.type, buf.count,
+    rawget(buf, "_arr") and "" or ", freed")
+end
+
+local function new_buffer(be, arr)
+  local st = be._stats
+  st.buffers_live = st.buffers_live + 1
+  st.buffers_created = st.buffers_created + 1
+  st.buffer_bytes = st.buffer_bytes + #arr * core.type_size(arr.type)
+  return setmetatable({ _arr = arr, _backend = be, type = arr.type, count = #arr }, Buffer)
+end
+
+--- be:buffer(type, n | vyre.Array | table) -> Buffer
+function Backend:buffer(t, init)
+  local fname = "vyre.Backend:buffer"
+  check_backend(self, fname)
+  local ok, arr
+  if is_array(init) then
+    if init.type ~= t then
+      fail(fname, "the array holds %s but the buffer type is %s. Fix: pass a %s array",
+        init.type, tostring(t), tostring(t))
+    end
+    arr = init:copy()
+  else
+    ok, arr = pcall(core.array, t, init)
+    if not ok then fail(fname, "%s", arr) end
+  end
+  return new_buffer(self, arr)
+end
+
+-- Running --------------------------------------------------------------------
+
+--- be:run(p, args, opts) -> {name = vyre.Array} for every write/read_write buffer.
+--- Inputs are copied, so the caller's arrays are never modified.
+function Backend:run(p, args, opts)
+  local fname = "vyre.Backend:run"
+  check_backend(self, fname)
+  check_valid(p, fname)
+  local c = bind.collect(p, args, opts, fname)
+  local arrays, counts = {}, {}
+  for slot, d in pairs(c.buffer_decls) do
+    local v = c.buffers[slot]
+    if v ~= nil then
+      local arr
+      if is_array(v) then
+        arr = v
+      elseif getmetatable(v) == Buffer then
+        arr = live_array(v, fname)
+      elseif type(v) == "table" and getmetatable(v) == nil then
+        local ok, res = pcall(core.array, d.type, v)
+        if not ok then fail(fname, "buffer '%s': %s", d.name, res) end
+        arr = res
+      else
+        fail(fname, "buffer '%s' needs a vyre.Array or a table (got %s). Fix: {%s = "
+          .. "vyre.array('%s', {...})}", d.name, tostring(v), d.name, d.type)
+      end
+      if arr.type ~= d.type then
+        fail(fname, "buffer '%s' is declared %s but the array holds %s. Fix: pass "
+          .. "vyre.array('%s', ...)", d.name, d.type, arr.type, d.type)
+      end
+      if d.access ~= "read" and arr == v then arr = arr:copy() end
+      arrays[slot] = arr
+      counts[slot] = #arr
+    end
+  end
+  for slot, d in pairs(c.buffer_decls) do
+    if arrays[slot] == nil then
+      arrays[slot] = core.array(d.type, bind.output_count(c, slot, counts, fname))
+    end
+  end
+  for slot, arr in pairs(arrays) do counts[slot] = #arr end
+  local grid = bind.grid(c, counts, fname)
+  core.ref_run(p, arrays, c.params, grid, fname)
+  local st = self._stats
+  st.runs = st.runs + 1
+  st.invocations = st.invocations + prod3(grid) * prod3(p.workgroup)
+  local out = {}
+  for slot, d in pairs(c.buffer_decls) do
+    if d.access ~= "read" then out[d.name] = arrays[slot] end
+  end
+  return out
+end
+
+--- be:compile(p) -> Kernel (validated now, so launch never fails on the program).
+function Backend:compile(p)
+  local fname = "vyre.Backend:compile"
+  check_backend(self, fname)
+  check_valid(p, fname)
+  self._stats.compiles = self._stats.compiles + 1
+  return setmetatable({ program = p, backend = self }, Kernel)
+end
+
+--- k:launch(args, opts): args bind Buffers of this backend and param values.
+function Kernel:launch(args, opts)
+  local fname = "vyre.Kernel:launch"
+  if getmetatable(self) ~= Kernel then
+    fail(fname, "called without a kernel (got %s). Fix: use k:launch(args, opts) with a colon",
+      type(self))
+  end
+  local p, be = self.program, self.backend
+  local c = bind.collect(p, args, opts, fname)
+  local arrays, counts = {}, {}
+  for slot, d in pairs(c.buffer_decls) do
+    local v = c.buffers[slot]
+    if v == nil then
+      fail(fname, "missing buffer '%s' (%s, %s). Fix: pass a buffer from be:buffer('%s', n) "
+        .. "in the args table", d.name, d.type, d.access, d.type)
+    end
+    if getmetatable(v) ~= Buffer or v._backend ~= be then
+      fail(fname, "buffer '%s' must be a vyre.Buffer of this reference backend (got %s). Fix: "
+        .. "create it with be:buffer('%s', n)", d.name, tostring(v), d.type)
+    end
+    local arr = live_array(v, fname)
+    if arr.type ~= d.type then
+      fail(fname, "buffer '%s' is declared %s but the buffer holds %s. Fix: pass a %s buffer",
+        d.name, d.type, arr.type, d.type)
+    end
+    arrays[slot], counts[slot] = arr, #arr
+  end
+  local grid = bind.grid(c, counts, fname)
+  core.ref_run(p, arrays, c.params, grid, fname)
+  local st = be._stats
+  st.launches = st.launches + 1
+  st.invocations = st.invocations + prod3(grid) * prod3(p.workgroup)
+  return self
+end
+
+function Kernel:info()
+  local p = self.program
+  return { name = p.name, hash = p:hash(), workgroup = p.workgroup, backend = "reference" }
+end
+
+Kernel.__tostring = function(k)
+  return string.format("vyre.Kernel(reference, %s)", k.program.name)
+end
+Kernel.__close = function() end
+Kernel.__gc = function() end
+
+-- Backend queries --------------------------------------------------------------
+
+function Backend:synchronize()
+  check_backend(self, "vyre.Backend:synchronize")
+  return true
+end
+
+function Backend:info()
+  check_backend(self, "vyre.Backend:info")
+  return { name = "reference", device = "CPU reference interpreter", version = core.version,
+    max_workgroup = 1024, shared_bytes = 49152, warp_size = 1 }
+end
+
+function Backend:stats()
+  check_backend(self, "vyre.Backend:stats")
+  local out = {}
+  for k, v in pairs(self._stats) do out[k] = v end
+  return out
+end
+
+Backend.__tostring = function() return "vyre.Backend(reference)" end
+Backend.__close = function() end
+Backend.__gc = function() end
+
+--- A new reference backend (each has its own stats).
+function M.new()
+  return setmetatable({ name = "reference", _stats = { runs = 0, launches = 0, invocations = 0,
+    compiles = 0, buffers_live = 0, buffers_created = 0, buffer_bytes = 0, uploads = 0,
+    downloads = 0, bytes_up = 0, bytes_down = 0 } }, Backend)
+end
+
+M.Backend, M.Buffer, M.Kernel = Backend, Buffer, Kernel
+return M

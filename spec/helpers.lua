@@ -1,0 +1,102 @@
+-- spec/helpers.lua — shared pieces of the busted specs: a registry of every
+-- program the specs build (checked for parse(print(p)) == p in one spec, and at
+-- registration), and tiny programs that evaluate one expression on the
+-- reference backend so each semantics row is one line of a spec.
+--
+-- Run from the repository root:
+--   LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="build-lua/?.so;;" busted --lua=lua5.4 spec
+local vyre = require("vyre")
+
+local H = {}
+
+-- busted reloads modules for every spec file (insulation), so the registry lives
+-- in the Lua registry, which outlives them: the last spec sees every program.
+local REG_KEY = "vyre.spec.programs"
+local registry = debug.getregistry()[REG_KEY]
+if not registry then
+  registry = {}
+  debug.getregistry()[REG_KEY] = registry
+end
+H.registry = registry
+
+--- Records p (with a label) for the round-trip spec and returns it.
+function H.register(p, label)
+  registry[#registry + 1] = { program = p, label = label or p.name }
+  return p
+end
+
+function H.parse(text, label)
+  return H.register(vyre.parse(text), label)
+end
+
+function H.program(name, spec, fn)
+  return H.register(vyre.program(name, spec, fn), name)
+end
+
+function H.ref()
+  return vyre.backend("reference")
+end
+
+--- true when parse(p:text()) is structurally equal to p and prints the same.
+function H.roundtrips(p)
+  local q = vyre.parse(p:text())
+  return q == p and q:text() == p:text()
+end
+
+--- Runs `(store o 0u32 EXPR)` with params {{name, type, value}...} and returns o[1].
+function H.expr(rtype, expr, params)
+  local decls = { "(buffer o " .. rtype .. " write 1)" }
+  local args = {}
+  for _, pr in ipairs(params or {}) do
+    decls[#decls + 1] = string.format("(param %s %s)", pr[1], pr[2])
+    args[pr[1]] = pr[3]
+  end
+  local text = string.format("(program e (workgroup 1)\n  %s\n  (store o 0u32 %s))\n",
+    table.concat(decls, "\n  "), expr)
+  local p = H.parse(text, "expr " .. expr)
+  return H.ref():run(p, args).o[1]
+end
+
+function H.binop(op, t, a, b, rtype)
+  return H.expr(rtype or t, "(" .. op .. " a b)", { { "a", t, a }, { "b", t, b } })
+end
+
+function H.unop(op, t, a, rtype)
+  return H.expr(rtype or t, "(" .. op .. " a)", { { "a", t, a } })
+end
+
+function H.cast(to, from, a)
+  return H.expr(to, "(cast " .. to .. " a)", { { "a", from, a } })
+end
+
+function H.bitcast(to, from, a)
+  return H.expr(to, "(bitcast " .. to .. " a)", { { "a", from, a } })
+end
+
+--- f32 rounding of a Lua number.
+function H.f32(x)
+  return (string.unpack("<f", string.pack("<f", x)))
+end
+
+--- The error message raised by fn(...) (fails the spec if nothing is raised).
+function H.error_of(fn, ...)
+  local ok, err = pcall(fn, ...)
+  assert(not ok, "expected an error, but the call succeeded")
+  return tostring(err)
+end
+
+H.saxpy_text = [[
+(program saxpy (workgroup 256)
+  (buffer x f32 read)
+  (buffer y f32 read_write)
+  (param a f32)
+  (let i (gid x))
+  (if (lt i (len y))
+    (then (store y i (add (mul a (load x i)) (load y i))))))
+]]
+
+function H.saxpy()
+  return H.parse(H.saxpy_text, "saxpy")
+end
+
+return H

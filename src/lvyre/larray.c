@@ -1,0 +1,323 @@
+/* larray.c — vyre.Array: a typed host array (one of the 7 IR types) that Lua
+ * scripts fill and read 1-based, and that the backends read and write as raw
+ * memory. Values cross the boundary through the §7 conversions in lvyre.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lvyre.h"
+#include "lvyre_box.h"
+
+/* Host arrays share the ABI's limit so that every array can be bound to a kernel. */
+#define ARRAY_MAX_COUNT 0xFFFFFFFFull
+
+/* ---- static helpers ------------------------------------------------------ */
+
+/* A released array keeps its userdata; type VYRE_VOID marks it freed. */
+static void array_release(struct vyre_lua_array *a) {
+    free(a->data);
+    a->data = NULL;
+    a->count = 0;
+    a->type = VYRE_VOID;
+}
+
+static struct vyre_lua_array *check_live(lua_State *L, int idx) {
+    struct vyre_lua_array *a = luaL_checkudata(L, idx, VYRE_LUA_ARRAY);
+    if (a->type == VYRE_VOID)
+        luaL_argerror(L, idx, "vyre.Array was freed. Fix: keep the array alive (do not call "
+                              ":free() or leave its <close> scope) while using it");
+    return a;
+}
+
+static size_t array_bytes(const struct vyre_lua_array *a) {
+    return (size_t)a->count * vyre_type_size(a->type);
+}
+
+/* Converts a Lua index key to a 0-based element index or raises naming the valid
+ * range. */
+static uint64_t check_index(lua_State *L, const struct vyre_lua_array *a, int idx,
+                            const char *fname) {
+    int isnum = 0;
+    lua_Integer i = lua_tointegerx(L, idx, &isnum);
+    if (!isnum || lua_type(L, idx) != LUA_TNUMBER)
+        luaL_error(L, "%s: index %s is not an integer. Fix: index arrays with integers "
+                   "1..#a", fname, luaL_tolstring(L, idx, NULL));
+    if (i < 1 || (uint64_t)i > a->count) {
+        if (a->count == 0)
+            luaL_error(L, "%s: index %I is out of range: the array is empty. Fix: create "
+                       "it with a size, e.g. vyre.array('%s', n)", fname, (LUAI_UACINT)i,
+                       vyre_type_name(a->type));
+        luaL_error(L, "%s: index %I is out of range (valid indices are 1..%I). Fix: "
+                   "arrays are 1-based; use an index between 1 and #a", fname,
+                   (LUAI_UACINT)i, (LUAI_UACINT)a->count);
+    }
+    return (uint64_t)(i - 1);
+}
+
+static void fill_from_table(lua_State *L, struct vyre_lua_array *a, int tidx) {
+    char what[48];
+    for (uint64_t i = 0; i < a->count; i++) {
+        lua_rawgeti(L, tidx, (lua_Integer)(i + 1));
+        snprintf(what, sizeof what, "element [%llu]", (unsigned long long)(i + 1));
+        vyre_lua_storebits(a->data, a->type, i,
+                           vyre_lua_tobits(L, -1, a->type, "vyre.array", what));
+        lua_pop(L, 1);
+    }
+}
+
+static void fill_from_string(lua_State *L, struct vyre_lua_array *a, const char *s) {
+    memcpy(a->data, s, array_bytes(a));
+    if (a->type == VYRE_BOOL) /* keep the 0/1 word invariant */
+        for (uint64_t i = 0; i < a->count; i++)
+            vyre_lua_storebits(a->data, a->type, i, vyre_lua_loadbits(a->data, a->type, i));
+    (void)L;
+}
+
+/* Checks a byte range of an array: element aligned and inside it. */
+static void check_range(lua_State *L, const struct vyre_lua_array *a, lua_Integer off,
+                        lua_Integer n, const char *fname) {
+    lua_Integer size = (lua_Integer)vyre_type_size(a->type);
+    lua_Integer total = (lua_Integer)array_bytes(a);
+    if (off < 0 || n < 0 || off % size || n % size)
+        luaL_error(L, "%s: byte offset %I and size %I must be non-negative multiples of "
+                   "the element size %I (%s). Fix: use whole elements", fname,
+                   (LUAI_UACINT)off, (LUAI_UACINT)n, (LUAI_UACINT)size,
+                   vyre_type_name(a->type));
+    if (off > total || n > total - off)
+        luaL_error(L, "%s: byte range [%I, %I) is outside the %I bytes held. Fix: keep "
+                   "offset + size <= %I", fname, (LUAI_UACINT)off, (LUAI_UACINT)(off + n),
+                   (LUAI_UACINT)total, (LUAI_UACINT)total);
+}
+
+/* ---- shared helpers (lvyre.h) -------------------------------------------- */
+
+struct vyre_lua_array *vyre_lua_toarray(lua_State *L, int idx) {
+    struct vyre_lua_array *a = luaL_testudata(L, idx, VYRE_LUA_ARRAY);
+    return a && a->type != VYRE_VOID ? a : NULL;
+}
+
+struct vyre_lua_array *vyre_lua_checkarray(lua_State *L, int idx) {
+    return check_live(L, idx);
+}
+
+struct vyre_lua_array *vyre_lua_newarray(lua_State *L, enum vyre_type t, uint64_t count) {
+    if (count > ARRAY_MAX_COUNT)
+        luaL_error(L, "vyre.array: %I elements is more than the limit of 4294967295. Fix: "
+                   "split the data into smaller arrays", (LUAI_UACINT)count);
+    struct vyre_lua_array *a = lua_newuserdatauv(L, sizeof *a, 0);
+    a->type = t;
+    a->count = 0;
+    a->data = NULL;
+    luaL_setmetatable(L, VYRE_LUA_ARRAY);
+    if (count > 0) {
+        a->data = calloc((size_t)count, vyre_type_size(t));
+        if (!a->data)
+            luaL_error(L, "vyre.array: out of memory allocating %I elements of %s. Fix: "
+                       "use a smaller array", (LUAI_UACINT)count, vyre_type_name(t));
+        a->count = count;
+    }
+    return a;
+}
+
+void vyre_lua_array_push(lua_State *L, const struct vyre_lua_array *a, uint64_t i) {
+    vyre_lua_pushbits(L, a->type, vyre_lua_loadbits(a->data, a->type, i));
+}
+
+/* ---- Lua-callable functions ---------------------------------------------- */
+
+/* vyre.array(type, n | table | binary string) */
+static int array_new(lua_State *L) {
+    enum vyre_type t = vyre_lua_checktype(L, 1, "vyre.array");
+    size_t esize = vyre_type_size(t);
+    switch (lua_type(L, 2)) {
+    case LUA_TNUMBER: {
+        int isnum = 0;
+        lua_Integer n = lua_tointegerx(L, 2, &isnum);
+        if (!isnum || n < 0)
+            return luaL_error(L, "vyre.array: size %s is not a non-negative integer. Fix: "
+                              "pass an element count such as 1024", lua_tostring(L, 2));
+        vyre_lua_newarray(L, t, (uint64_t)n);
+        return 1;
+    }
+    case LUA_TTABLE: {
+        struct vyre_lua_array *a = vyre_lua_newarray(L, t, (uint64_t)lua_rawlen(L, 2));
+        fill_from_table(L, a, 2);
+        return 1;
+    }
+    case LUA_TSTRING: {
+        size_t len;
+        const char *s = lua_tolstring(L, 2, &len);
+        if (len % esize)
+            return luaL_error(L, "vyre.array: a binary string of %I bytes is not a whole "
+                              "number of %s elements (%I bytes each). Fix: pass a string "
+                              "whose length is a multiple of %I", (LUAI_UACINT)len,
+                              vyre_type_name(t), (LUAI_UACINT)esize, (LUAI_UACINT)esize);
+        struct vyre_lua_array *a = vyre_lua_newarray(L, t, len / esize);
+        fill_from_string(L, a, s);
+        return 1;
+    }
+    default:
+        return luaL_error(L, "vyre.array: expected an element count, a table or a binary "
+                          "string as argument #2 (got %s). Fix: vyre.array('%s', {1, 2, 3})",
+                          luaL_typename(L, 2), vyre_type_name(t));
+    }
+}
+
+static int array_index(lua_State *L) {
+    /* methods stay reachable on a freed array so that a:free() stays idempotent */
+    struct vyre_lua_array *a = luaL_checkudata(L, 1, VYRE_LUA_ARRAY);
+    if (lua_type(L, 2) == LUA_TNUMBER) {
+        uint64_t i = check_index(L, check_live(L, 1), 2, "vyre.Array");
+        vyre_lua_array_push(L, a, i);
+        return 1;
+    }
+    const char *key = lua_tostring(L, 2);
+    if (key && strcmp(key, "type") == 0) {
+        lua_pushstring(L, vyre_type_name(a->type));
+        return 1;
+    }
+    if (key && strcmp(key, "count") == 0) {
+        lua_pushinteger(L, (lua_Integer)a->count);
+        return 1;
+    }
+    lua_pushvalue(L, 2);
+    lua_rawget(L, lua_upvalueindex(1)); /* methods */
+    return 1;
+}
+
+static int array_newindex(lua_State *L) {
+    struct vyre_lua_array *a = check_live(L, 1);
+    if (lua_type(L, 2) != LUA_TNUMBER)
+        return luaL_error(L, "vyre.Array: cannot set field '%s'. Fix: arrays only take "
+                          "integer indices 1..#a", luaL_tolstring(L, 2, NULL));
+    uint64_t i = check_index(L, a, 2, "vyre.Array");
+    char what[48];
+    snprintf(what, sizeof what, "element [%llu]", (unsigned long long)(i + 1));
+    vyre_lua_storebits(a->data, a->type, i, vyre_lua_tobits(L, 3, a->type, "vyre.Array", what));
+    return 0;
+}
+
+static int array_len(lua_State *L) {
+    lua_pushinteger(L, (lua_Integer)((struct vyre_lua_array *)luaL_checkudata(L, 1,
+                                                                VYRE_LUA_ARRAY))->count);
+    return 1;
+}
+
+static int array_totable(lua_State *L) {
+    struct vyre_lua_array *a = check_live(L, 1);
+    if (a->count > (uint64_t)INT32_MAX)
+        return luaL_error(L, "vyre.Array:totable: %I elements do not fit a Lua table. Fix: "
+                          "read ranges with a[i]", (LUAI_UACINT)a->count);
+    lua_createtable(L, (int)a->count, 0);
+    for (uint64_t i = 0; i < a->count; i++) {
+        vyre_lua_array_push(L, a, i);
+        lua_rawseti(L, -2, (lua_Integer)(i + 1));
+    }
+    return 1;
+}
+
+static int array_tostring_raw(lua_State *L) {
+    struct vyre_lua_array *a = check_live(L, 1);
+    lua_pushlstring(L, a->count ? (const char *)a->data : "", array_bytes(a));
+    return 1;
+}
+
+static int array_gc(lua_State *L) {
+    array_release(luaL_checkudata(L, 1, VYRE_LUA_ARRAY));
+    return 0;
+}
+
+static int array_tostring(lua_State *L) {
+    struct vyre_lua_array *a = luaL_checkudata(L, 1, VYRE_LUA_ARRAY);
+    if (a->type == VYRE_VOID) {
+        lua_pushfstring(L, "vyre.Array (freed): %p", (void *)a);
+        return 1;
+    }
+    lua_pushfstring(L, "vyre.Array(%s, %I): %p", vyre_type_name(a->type),
+                    (LUAI_UACINT)a->count, (void *)a);
+    return 1;
+}
+
+/* Arrays compare equal when they hold the same type, count and bytes. */
+static int array_eq(lua_State *L) {
+    struct vyre_lua_array *a = vyre_lua_toarray(L, 1), *b = vyre_lua_toarray(L, 2);
+    lua_pushboolean(L, a && b && a->type == b->type && a->count == b->count &&
+                           (a->count == 0 || memcmp(a->data, b->data, array_bytes(a)) == 0));
+    return 1;
+}
+
+/* a:copy() -> a new array with the same contents. */
+static int array_copy(lua_State *L) {
+    struct vyre_lua_array *a = check_live(L, 1);
+    struct vyre_lua_array *c = vyre_lua_newarray(L, a->type, a->count);
+    if (a->count) memcpy(c->data, a->data, array_bytes(a));
+    return 1;
+}
+
+/* core.array_sub(a, byte_offset, nbytes) -> new array holding that byte range. */
+static int array_sub(lua_State *L) {
+    struct vyre_lua_array *a = check_live(L, 1);
+    lua_Integer off = luaL_optinteger(L, 2, 0);
+    lua_Integer n = luaL_optinteger(L, 3, (lua_Integer)array_bytes(a) - off);
+    const char *fname = luaL_optstring(L, 4, "vyre.array_sub");
+    check_range(L, a, off, n, fname);
+    size_t esize = vyre_type_size(a->type);
+    struct vyre_lua_array *c = vyre_lua_newarray(L, a->type, (uint64_t)n / esize);
+    if (n) memcpy(c->data, (char *)a->data + off, (size_t)n);
+    return 1;
+}
+
+/* core.array_blit(dst, byte_offset, src [, fname]): copies all of src into dst. */
+static int array_blit(lua_State *L) {
+    struct vyre_lua_array *dst = check_live(L, 1);
+    lua_Integer off = luaL_checkinteger(L, 2);
+    struct vyre_lua_array *src = check_live(L, 3);
+    const char *fname = luaL_optstring(L, 4, "vyre.array_blit");
+    if (src->type != dst->type)
+        return luaL_error(L, "%s: cannot copy %s data into a %s buffer. Fix: convert the "
+                          "data first, e.g. vyre.array('%s', t)", fname,
+                          vyre_type_name(src->type), vyre_type_name(dst->type),
+                          vyre_type_name(dst->type));
+    check_range(L, dst, off, (lua_Integer)array_bytes(src), fname);
+    if (src->count) memcpy((char *)dst->data + off, src->data, array_bytes(src));
+    return 0;
+}
+
+/* ---- registration ----------------------------------------------------------- */
+
+static const luaL_Reg array_funcs[] = {
+    {"array", array_new},
+    {"array_sub", array_sub},
+    {"array_blit", array_blit},
+    {NULL, NULL}
+};
+
+static const luaL_Reg array_methods[] = {
+    {"totable", array_totable},
+    {"tostring", array_tostring_raw},
+    {"copy", array_copy},
+    {"free", array_gc},
+    {NULL, NULL}
+};
+
+static const luaL_Reg array_meta[] = {
+    {"__newindex", array_newindex},
+    {"__len", array_len},
+    {"__tostring", array_tostring},
+    {"__eq", array_eq},
+    {"__gc", array_gc},
+    {"__close", array_gc},
+    {NULL, NULL}
+};
+
+void vyre_lua_open_array(lua_State *L) {
+    vyre_lua_newclass(L, VYRE_LUA_ARRAY, array_methods, array_meta);
+    /* Integer keys are elements, so __index is a function that falls back to the
+     * methods table (its upvalue). */
+    luaL_getmetatable(L, VYRE_LUA_ARRAY);
+    lua_getfield(L, -1, "__index");
+    lua_pushcclosure(L, array_index, 1);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    luaL_setfuncs(L, array_funcs, 0);
+}

@@ -1,0 +1,325 @@
+/* lprogram.c — vyre.Program: the Lua face of one IR program. Parsing, validation,
+ * canonical text, hashing, structural equality, PTX emission and random program
+ * generation are all libvyre calls; this file checks arguments and converts. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ir.h"
+#include "lvyre.h"
+#include "lvyre_box.h"
+
+#define PROBLEMS_BOX "vyre.ProblemsBox"
+
+/* ---- static helpers ------------------------------------------------------ */
+
+static struct vyre_lua_program *check_ud(lua_State *L, int idx) {
+    return luaL_checkudata(L, idx, VYRE_LUA_PROGRAM);
+}
+
+static void program_release(struct vyre_lua_program *lp) {
+    vyre_program_free(lp->p);
+    lp->p = NULL;
+}
+
+static int problems_box_gc(lua_State *L) {
+    struct vyre_problems *probs = lua_touserdata(L, 1);
+    vyre_problems_free(probs);
+    memset(probs, 0, sizeof *probs);
+    return 0;
+}
+
+/* A userdata owning a vyre_problems list, so raising while it is live cannot leak. */
+static struct vyre_problems *new_problems_box(lua_State *L) {
+    struct vyre_problems *probs = lua_newuserdatauv(L, sizeof *probs, 0);
+    memset(probs, 0, sizeof *probs);
+    if (luaL_newmetatable(L, PROBLEMS_BOX)) {
+        lua_pushcfunction(L, problems_box_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_setmetatable(L, -2);
+    return probs;
+}
+
+static void set_string(lua_State *L, const char *key, const char *value) {
+    lua_pushstring(L, value);
+    lua_setfield(L, -2, key);
+}
+
+static void set_integer(lua_State *L, const char *key, lua_Integer value) {
+    lua_pushinteger(L, value);
+    lua_setfield(L, -2, key);
+}
+
+static const char *decl_kind_name(enum vyre_decl_kind k) {
+    switch (k) {
+    case VYRE_DECL_BUFFER: return "buffer";
+    case VYRE_DECL_SHARED: return "shared";
+    default: return "param";
+    }
+}
+
+static void push_problem(lua_State *L, const struct vyre_problem *pr) {
+    lua_createtable(L, 0, 4);
+    set_string(L, "code", pr->code);
+    set_string(L, "path", pr->path);
+    set_string(L, "message", pr->message);
+    set_string(L, "fix", pr->fix);
+}
+
+static int opt_field_int(lua_State *L, int t, const char *key, lua_Integer def,
+                         lua_Integer lo, lua_Integer hi, const char *fname) {
+    lua_getfield(L, t, key);
+    lua_Integer v = def;
+    if (!lua_isnil(L, -1)) {
+        int isnum = 0;
+        v = lua_tointegerx(L, -1, &isnum);
+        if (!isnum || v < lo || v > hi)
+            luaL_error(L, "%s: option '%s' must be an integer in %I..%I. Fix: e.g. {%s = %I}",
+                       fname, key, (LUAI_UACINT)lo, (LUAI_UACINT)hi, key, (LUAI_UACINT)def);
+    }
+    lua_pop(L, 1);
+    return (int)v;
+}
+
+static bool opt_field_bool(lua_State *L, int t, const char *key) {
+    lua_getfield(L, t, key);
+    bool v = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+/* ---- shared helpers (lvyre.h) -------------------------------------------- */
+
+vyre_program *vyre_lua_checkprogram(lua_State *L, int idx) {
+    struct vyre_lua_program *lp = check_ud(L, idx);
+    if (!lp->p)
+        luaL_argerror(L, idx, "vyre.Program was freed. Fix: keep the program alive (do not "
+                              "call :free() or leave its <close> scope) while using it");
+    return lp->p;
+}
+
+void vyre_lua_pushprogram(lua_State *L, vyre_program *p) {
+    struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
+    lp->p = NULL;
+    luaL_setmetatable(L, VYRE_LUA_PROGRAM);
+    lp->p = p;
+}
+
+/* ---- Lua-callable functions ---------------------------------------------- */
+
+/* vyre.parse(text) -> Program; raises "vyre.parse: line L, column C: ...". */
+static int program_parse(lua_State *L) {
+    size_t len;
+    const char *text = luaL_checklstring(L, 1, &len);
+    struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
+    lp->p = NULL;
+    luaL_setmetatable(L, VYRE_LUA_PROGRAM);
+    struct vyre_error err;
+    vyre_error_clear(&err);
+    if (vyre_parse(text, len, &lp->p, &err) == VYRE_OK) return 1;
+    program_release(lp);
+    if (err.status == VYRE_ERR_SYNTAX && err.line > 0) {
+        char prefix[64];
+        int n = snprintf(prefix, sizeof prefix, "line %u, column %u: ", err.line, err.column);
+        const char *msg = err.message;
+        if (n > 0 && strncmp(msg, prefix, (size_t)n) == 0) msg += n; /* avoid saying it twice */
+        return luaL_error(L, "vyre.parse: line %d, column %d: %s", (int)err.line,
+                          (int)err.column, msg);
+    }
+    return vyre_lua_raise(L, "vyre.parse", &err);
+}
+
+/* vyre.validate(p) -> true | false, {{code, path, message, fix}...}, summary */
+static int program_validate(lua_State *L) {
+    vyre_program *p = vyre_lua_checkprogram(L, 1);
+    struct vyre_problems *probs = new_problems_box(L);
+    enum vyre_status st = vyre_validate(p, probs);
+    if (st == VYRE_OK) {
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    if (st != VYRE_ERR_INVALID) return luaL_error(L, "vyre.validate: out of memory");
+    lua_pushboolean(L, 0);
+    lua_createtable(L, (int)probs->count, 0);
+    for (size_t i = 0; i < probs->count; i++) {
+        push_problem(L, &probs->items[i]);
+        lua_rawseti(L, -2, (lua_Integer)(i + 1));
+    }
+    struct vyre_error err;
+    vyre_error_clear(&err);
+    vyre_problems_format(p, probs, &err);
+    lua_pushstring(L, err.message);
+    return 3;
+}
+
+static int program_text(lua_State *L) {
+    vyre_program *p = vyre_lua_checkprogram(L, 1);
+    void **box = vyre_lua_newbox(L);
+    size_t len = 0;
+    char *text = NULL;
+    if (vyre_print(p, &text, &len) != VYRE_OK)
+        return luaL_error(L, "vyre.Program:text: out of memory");
+    *box = text;
+    lua_pushlstring(L, text, len);
+    vyre_lua_box_release(box);
+    return 1;
+}
+
+static int program_hash(lua_State *L) {
+    char hex[17];
+    vyre_hash_hex(vyre_lua_checkprogram(L, 1), hex);
+    lua_pushstring(L, hex);
+    return 1;
+}
+
+/* p:decls() -> {{kind=, name=, type=, access=, count=, slot=}...}, slot 1-based
+ * among declarations of the same kind. */
+static int program_decls(lua_State *L) {
+    vyre_program *p = vyre_lua_checkprogram(L, 1);
+    lua_createtable(L, (int)p->ndecls, 0);
+    for (uint32_t i = 0; i < p->ndecls; i++) {
+        const struct vyre_decl *d = &p->decls[i];
+        lua_createtable(L, 0, 6);
+        set_string(L, "kind", decl_kind_name(d->kind));
+        set_string(L, "name", d->name);
+        set_string(L, "type", vyre_type_name(d->type));
+        if (d->kind == VYRE_DECL_BUFFER) set_string(L, "access", vyre_access_name(d->access));
+        if (d->kind != VYRE_DECL_PARAM) set_integer(L, "count", (lua_Integer)d->count);
+        set_integer(L, "slot", (lua_Integer)d->slot + 1);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+}
+
+static int program_free(lua_State *L) {
+    program_release(check_ud(L, 1));
+    return 0;
+}
+
+static int program_index(lua_State *L) {
+    const char *key = lua_tostring(L, 2);
+    if (key && strcmp(key, "name") == 0) {
+        lua_pushstring(L, vyre_program_name(vyre_lua_checkprogram(L, 1)));
+        return 1;
+    }
+    if (key && strcmp(key, "workgroup") == 0) {
+        uint32_t wg[3];
+        vyre_program_workgroup(vyre_lua_checkprogram(L, 1), wg);
+        static const char *const axes[3] = {"x", "y", "z"};
+        lua_createtable(L, 3, 3);
+        for (int a = 0; a < 3; a++) {
+            lua_pushinteger(L, (lua_Integer)wg[a]);
+            lua_pushvalue(L, -1);
+            lua_rawseti(L, -3, a + 1);
+            lua_setfield(L, -2, axes[a]);
+        }
+        return 1;
+    }
+    lua_pushvalue(L, 2);
+    lua_rawget(L, lua_upvalueindex(1));
+    return 1;
+}
+
+static int program_eq(lua_State *L) {
+    struct vyre_lua_program *a = luaL_testudata(L, 1, VYRE_LUA_PROGRAM);
+    struct vyre_lua_program *b = luaL_testudata(L, 2, VYRE_LUA_PROGRAM);
+    lua_pushboolean(L, a && b && a->p && b->p && vyre_equal(a->p, b->p));
+    return 1;
+}
+
+static int program_tostring(lua_State *L) {
+    struct vyre_lua_program *lp = check_ud(L, 1);
+    if (!lp->p) {
+        lua_pushfstring(L, "vyre.Program (freed): %p", (void *)lp);
+        return 1;
+    }
+    return program_text(L);
+}
+
+static int program_gc(lua_State *L) {
+    program_release(check_ud(L, 1));
+    return 0;
+}
+
+/* vyre.ptx(p, {sm = 90}) -> PTX text */
+static int program_ptx(lua_State *L) {
+    vyre_program *p = vyre_lua_checkprogram(L, 1);
+    struct vyre_ptx_options opt = {.sm = 70};
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        opt.sm = (unsigned)opt_field_int(L, 2, "sm", 70, 0, 1000, "vyre.ptx");
+    }
+    void **box = vyre_lua_newbox(L);
+    char *ptx = NULL;
+    size_t len = 0;
+    struct vyre_error err;
+    vyre_error_clear(&err);
+    if (vyre_ptx_emit(p, &opt, &ptx, &len, &err) != VYRE_OK) {
+        vyre_free(ptx);
+        return vyre_lua_raise(L, "vyre.ptx", &err);
+    }
+    *box = ptx;
+    lua_pushlstring(L, ptx, len);
+    vyre_lua_box_release(box);
+    return 1;
+}
+
+/* vyre.random_program(seed [, {max_stmts, max_depth, allow_barriers, allow_approx,
+ * allow_invalid}]) -> Program (deterministic for a seed). */
+static int program_random(lua_State *L) {
+    lua_Integer seed = luaL_checkinteger(L, 1);
+    struct vyre_gen_options opt = {.max_stmts = 8, .max_depth = 4};
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        const char *f = "vyre.random_program";
+        opt.max_stmts = (uint32_t)opt_field_int(L, 2, "max_stmts", 8, 1, 10000, f);
+        opt.max_depth = (uint32_t)opt_field_int(L, 2, "max_depth", 4, 1, 100, f);
+        opt.allow_barriers = opt_field_bool(L, 2, "allow_barriers");
+        opt.allow_approx = opt_field_bool(L, 2, "allow_approx");
+        opt.allow_invalid = opt_field_bool(L, 2, "allow_invalid");
+    }
+    struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
+    lp->p = NULL;
+    luaL_setmetatable(L, VYRE_LUA_PROGRAM);
+    lp->p = vyre_gen_random((uint64_t)seed, &opt);
+    if (!lp->p) return luaL_error(L, "vyre.random_program: out of memory");
+    return 1;
+}
+
+/* ---- registration ----------------------------------------------------------- */
+
+static const luaL_Reg program_funcs[] = {
+    {"parse", program_parse},
+    {"validate", program_validate},
+    {"ptx", program_ptx},
+    {"random_program", program_random},
+    {NULL, NULL}
+};
+
+static const luaL_Reg program_methods[] = {
+    {"text", program_text},
+    {"hash", program_hash},
+    {"decls", program_decls},
+    {"validate", program_validate},
+    {"free", program_free},
+    {NULL, NULL}
+};
+
+static const luaL_Reg program_meta[] = {
+    {"__eq", program_eq},
+    {"__tostring", program_tostring},
+    {"__gc", program_gc},
+    {"__close", program_gc},
+    {NULL, NULL}
+};
+
+void vyre_lua_open_program(lua_State *L) {
+    vyre_lua_newclass(L, VYRE_LUA_PROGRAM, program_methods, program_meta);
+    /* name and workgroup are fields, so __index is a function over the methods. */
+    luaL_getmetatable(L, VYRE_LUA_PROGRAM);
+    lua_getfield(L, -1, "__index");
+    lua_pushcclosure(L, program_index, 1);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    luaL_setfuncs(L, program_funcs, 0);
+}

@@ -1,0 +1,234 @@
+/* lvyre.c — entry point of the Lua module vyre.core and the helpers every binding
+ * file shares: type names, Lua value <-> typed bits conversion (the §7 value
+ * conventions live here and nowhere else), error raising and class creation. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lvyre.h"
+#include "lvyre_box.h"
+
+/* ---- static helpers ------------------------------------------------------ */
+
+static const char *const type_list = "bool, i32, u32, i64, u64, f32, f64";
+
+static int box_gc(lua_State *L) {
+    void **box = lua_touserdata(L, 1);
+    vyre_lua_box_release(box);
+    return 0;
+}
+
+/* Integer range of the 32-bit and signed 64-bit integer types. */
+static void int_range(enum vyre_type t, lua_Integer *lo, lua_Integer *hi) {
+    switch (t) {
+    case VYRE_I32: *lo = INT32_MIN; *hi = INT32_MAX; break;
+    case VYRE_U32: *lo = 0; *hi = (lua_Integer)UINT32_MAX; break;
+    default: *lo = LUA_MININTEGER; *hi = LUA_MAXINTEGER; break;
+    }
+}
+
+/* Reads an exact integer from a number value; u64 also takes floats in
+ * [2^63, 2^64) so that every u64 value written as a float literal fits. */
+static vyre_bits int_bits(lua_State *L, int idx, enum vyre_type t, const char *fname,
+                          const char *what) {
+    int isnum = 0;
+    lua_Integer v = lua_tointegerx(L, idx, &isnum);
+    if (!isnum) {
+        lua_Number d = lua_tonumber(L, idx);
+        if (t == VYRE_U64 && d == floor(d) && d >= 9223372036854775808.0 &&
+            d < 18446744073709551616.0)
+            return (vyre_bits)d;
+        if (d != floor(d) || isnan(d))
+            luaL_error(L, "%s: %s = %s is not an exact integer, so it cannot be a %s. "
+                       "Fix: round it first (math.floor) or use a float type",
+                       fname, what, lua_tostring(L, idx), vyre_type_name(t));
+        luaL_error(L, "%s: %s = %s is out of range for %s. Fix: pass a value in range",
+                   fname, what, lua_tostring(L, idx), vyre_type_name(t));
+    }
+    lua_Integer lo, hi;
+    int_range(t, &lo, &hi);
+    if (v < lo || v > hi)
+        luaL_error(L, "%s: %s = %I is out of range for %s (%I..%I). Fix: pass a value "
+                   "in range (values are never wrapped silently)",
+                   fname, what, (LUAI_UACINT)v, vyre_type_name(t), (LUAI_UACINT)lo,
+                   (LUAI_UACINT)hi);
+    if (t == VYRE_I32) return (vyre_bits)(uint32_t)(int32_t)v;
+    return (vyre_bits)v;
+}
+
+/* ---- shared helpers (lvyre.h, lvyre_box.h) ------------------------------- */
+
+void **vyre_lua_newbox(lua_State *L) {
+    void **box = lua_newuserdatauv(L, sizeof(void *), 0);
+    *box = NULL;
+    if (luaL_newmetatable(L, "vyre.Box")) {
+        lua_pushcfunction(L, box_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_setmetatable(L, -2);
+    return box;
+}
+
+void vyre_lua_box_release(void **box) {
+    if (box && *box) {
+        vyre_free(*box);
+        *box = NULL;
+    }
+}
+
+void *vyre_lua_scratch(lua_State *L, size_t size) {
+    void *mem = lua_newuserdatauv(L, size ? size : 1, 0);
+    memset(mem, 0, size ? size : 1);
+    return mem;
+}
+
+enum vyre_type vyre_lua_checktype(lua_State *L, int idx, const char *fname) {
+    const char *name = lua_tostring(L, idx);
+    enum vyre_type t;
+    if (lua_type(L, idx) != LUA_TSTRING || !vyre_type_from_name(name, &t))
+        luaL_error(L, "%s: unknown type %s. Fix: use one of %s", fname,
+                   name ? name : luaL_typename(L, idx), type_list);
+    return t;
+}
+
+vyre_bits vyre_lua_tobits(lua_State *L, int idx, enum vyre_type t, const char *fname,
+                          const char *what) {
+    idx = lua_absindex(L, idx);
+    if (t == VYRE_BOOL) {
+        if (lua_type(L, idx) != LUA_TBOOLEAN)
+            luaL_error(L, "%s: %s must be a boolean for type bool (got %s). Fix: pass true "
+                       "or false", fname, what, luaL_typename(L, idx));
+        return lua_toboolean(L, idx) ? 1u : 0u;
+    }
+    if (lua_type(L, idx) != LUA_TNUMBER)
+        luaL_error(L, "%s: %s must be a number for type %s (got %s). Fix: pass a Lua %s",
+                   fname, what, vyre_type_name(t), luaL_typename(L, idx),
+                   vyre_type_is_float(t) ? "number" : "integer");
+    if (t == VYRE_F32) {
+        float f = (float)lua_tonumber(L, idx);
+        uint32_t u;
+        memcpy(&u, &f, sizeof u);
+        return u;
+    }
+    if (t == VYRE_F64) {
+        double d = (double)lua_tonumber(L, idx);
+        uint64_t u;
+        memcpy(&u, &d, sizeof u);
+        return u;
+    }
+    return int_bits(L, idx, t, fname, what);
+}
+
+void vyre_lua_pushbits(lua_State *L, enum vyre_type t, vyre_bits b) {
+    switch (t) {
+    case VYRE_BOOL: lua_pushboolean(L, b != 0); break;
+    case VYRE_I32: lua_pushinteger(L, (lua_Integer)(int32_t)(uint32_t)b); break;
+    case VYRE_U32: lua_pushinteger(L, (lua_Integer)(uint32_t)b); break;
+    case VYRE_I64:
+    case VYRE_U64: lua_pushinteger(L, (lua_Integer)b); break;
+    case VYRE_F32: {
+        uint32_t u = (uint32_t)b;
+        float f;
+        memcpy(&f, &u, sizeof f);
+        lua_pushnumber(L, (lua_Number)f);
+        break;
+    }
+    case VYRE_F64: {
+        double d;
+        memcpy(&d, &b, sizeof d);
+        lua_pushnumber(L, (lua_Number)d);
+        break;
+    }
+    default: lua_pushnil(L); break;
+    }
+}
+
+vyre_bits vyre_lua_loadbits(const void *data, enum vyre_type t, uint64_t i) {
+    if (vyre_type_size(t) == 8) {
+        uint64_t u;
+        memcpy(&u, (const char *)data + i * 8u, sizeof u);
+        return u;
+    }
+    uint32_t w;
+    memcpy(&w, (const char *)data + i * 4u, sizeof w);
+    if (t == VYRE_BOOL) return w != 0; /* any nonzero word reads as true (§2) */
+    return w;
+}
+
+void vyre_lua_storebits(void *data, enum vyre_type t, uint64_t i, vyre_bits b) {
+    if (vyre_type_size(t) == 8) {
+        memcpy((char *)data + i * 8u, &b, sizeof b);
+        return;
+    }
+    uint32_t w = (uint32_t)b;
+    memcpy((char *)data + i * 4u, &w, sizeof w);
+}
+
+int vyre_lua_raise(lua_State *L, const char *fname, const struct vyre_error *err) {
+    return luaL_error(L, "%s: %s", fname, err->message);
+}
+
+void vyre_lua_newclass(lua_State *L, const char *tname, const luaL_Reg *methods,
+                       const luaL_Reg *metamethods) {
+    /* The metatable may already exist when the module is loaded a second time
+     * into the same state (busted reloads modules): every field is reset. */
+    luaL_newmetatable(L, tname);
+    lua_newtable(L);
+    luaL_setfuncs(L, methods, 0);
+    lua_setfield(L, -2, "__index");
+    luaL_setfuncs(L, metamethods, 0);
+    lua_pop(L, 1);
+}
+
+/* ---- Lua-callable functions ---------------------------------------------- */
+
+static int core_types(lua_State *L) {
+    lua_createtable(L, VYRE_TYPE_COUNT, 0);
+    for (int t = 0; t < VYRE_TYPE_COUNT; t++) {
+        lua_pushstring(L, vyre_type_name((enum vyre_type)t));
+        lua_rawseti(L, -2, t + 1);
+    }
+    return 1;
+}
+
+static int core_type_size(lua_State *L) {
+    enum vyre_type t = vyre_lua_checktype(L, 1, "vyre.type_size");
+    lua_pushinteger(L, (lua_Integer)vyre_type_size(t));
+    return 1;
+}
+
+/* Round trip through the §7 conversion: checks a value for a type and returns
+ * it as Lua would read it back (used by the DSL for literals). */
+static int core_convert(lua_State *L) {
+    enum vyre_type t = vyre_lua_checktype(L, 1, "vyre.convert");
+    const char *fname = luaL_optstring(L, 3, "vyre.convert");
+    const char *what = luaL_optstring(L, 4, "value");
+    vyre_bits b = vyre_lua_tobits(L, 2, t, fname, what);
+    vyre_lua_pushbits(L, t, b);
+    lua_pushinteger(L, (lua_Integer)b);
+    return 2;
+}
+
+/* ---- registration ----------------------------------------------------------- */
+
+static const luaL_Reg core_funcs[] = {
+    {"types", core_types},
+    {"type_size", core_type_size},
+    {"convert", core_convert},
+    {NULL, NULL}
+};
+
+int luaopen_vyre_core(lua_State *L);
+
+int luaopen_vyre_core(lua_State *L) {
+    luaL_newlib(L, core_funcs);
+    lua_pushliteral(L, VYRE_VERSION);
+    lua_setfield(L, -2, "version");
+    lua_pushinteger(L, (lua_Integer)VYRE_CODEGEN_VERSION);
+    lua_setfield(L, -2, "codegen_version");
+    vyre_lua_open_array(L);
+    vyre_lua_open_program(L);
+    vyre_lua_open_ref(L);
+    vyre_lua_open_cuda(L);
+    return 1;
+}

@@ -1,0 +1,23 @@
+/* lvyre_box.h — private helpers of the Lua binding files written alongside lvyre.c:
+ * boxes that make C heap memory owned by a Lua userdata, so that an error raised
+ * while the memory is live (out of memory inside lua_pushlstring, a bad argument)
+ * cannot leak it. */
+#ifndef VYRE_LVYRE_BOX_H
+#define VYRE_LVYRE_BOX_H
+
+#include "lvyre.h"
+
+/* Pushes a userdata holding one pointer (initially NULL) that is passed to
+ * vyre_free when the userdata is collected. Store the pointer into *box right
+ * after allocating it; call vyre_lua_box_release(box) to free it early. */
+void **vyre_lua_newbox(lua_State *L);
+void vyre_lua_box_release(void **box);
+
+/* Pushes a userdata of `size` zeroed bytes with no metatable: scratch memory
+ * that the garbage collector reclaims. */
+void *vyre_lua_scratch(lua_State *L, size_t size);
+
+/* Pushes a typed element (i is 0-based) of an array / reads a Lua value into it. */
+void vyre_lua_array_push(lua_State *L, const struct vyre_lua_array *a, uint64_t i);
+
+#endif
