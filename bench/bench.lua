@@ -1,0 +1,94 @@
+-- bench/bench.lua — the Lua side of the CUDA benchmarks (see bench/README.md).
+-- Usage: lua5.4 bench/bench.lua OUT_DIR [N] [SAXPY_BYTES]
+-- Writes OUT_DIR/inc.ptx and OUT_DIR/saxpy.ptx (the exact PTX the C baselines load)
+-- and prints "name value unit" lines, like bench/baseline.c.
+local vyre = require("vyre")
+local cuda = require("vyre.cuda")
+
+local out_dir = assert(arg[1], "usage: bench.lua OUT_DIR [N] [SAXPY_BYTES]")
+local N = tonumber(arg[2] or "") or 100000
+local SAXPY_BYTES = tonumber(arg[3] or "") or (1 << 30)
+
+local be, why = cuda.device(0)
+if not be then
+  io.stderr:write("CUDA is not usable: " .. tostring(why) .. "\n")
+  os.exit(2)
+end
+
+local INC = vyre.parse([[
+(program inc (workgroup 64)
+  (buffer v u32 read_write)
+  (let i (gid x))
+  (if (lt i (len v)) (then (store v i (add (load v i) 1u32)))))]])
+local SAXPY = vyre.parse([[
+(program saxpy (workgroup 256)
+  (buffer x f32 read)
+  (buffer y f32 read_write)
+  (param a f32)
+  (let i (gid x))
+  (if (lt i (len y))
+    (then (store y i (add (mul a (load x i)) (load y i))))))]])
+
+local now_ns = require("vyre.core").cuda_now_ns
+
+local function write(path, text)
+  local f = assert(io.open(path, "w"))
+  f:write(text)
+  f:close()
+end
+
+local k = be:compile(INC)
+local ks = be:compile(SAXPY)
+write(out_dir .. "/inc.ptx", k.ptx)
+write(out_dir .. "/saxpy.ptx", ks.ptx)
+
+local v = be:buffer("u32", 1024)
+local args, opts = { v = v }, { n = 1024 }
+
+-- Wall time of fn plus a final synchronize, in ns (monotonic clock).
+local function wall(fn)
+  local t0 = now_ns()
+  fn()
+  be:synchronize()
+  return now_ns() - t0
+end
+
+-- (a) launches of a compiled kernel on resident buffers
+for _ = 1, 1000 do k:launch(args, opts) end
+be:synchronize()
+local t = wall(function()
+  for _ = 1, N do k:launch(args, opts) end
+end)
+print(("lua_launch_ns %.1f ns"):format(t / N))
+
+-- (b) 4 KiB upload + launch + download + sync
+local host = vyre.array("u32", 1024)
+local R = math.max(N // 10, 100)
+t = wall(function()
+  for _ = 1, R do
+    v:upload(host)
+    k:launch(args, opts)
+    v:download()
+  end
+end)
+print(("lua_roundtrip_ns %.1f ns"):format(t / R))
+
+-- (c) graph replay: 100 launches captured once
+local steps = {}
+for i = 1, 100 do steps[i] = { k, args, opts } end
+local g = be:graph(steps)
+g:launch(1)
+local reps = math.max(N // 100, 1)
+local gt = g:launch(reps, true)
+print(("lua_graph_ns %.1f ns"):format(gt.wall_ns / (reps * 100)))
+
+-- (d) saxpy over SAXPY_BYTES per vector, device time from events
+local count = SAXPY_BYTES // 4
+local x = be:buffer("f32", count)
+local y = be:buffer("f32", count)
+x:zero()
+y:zero()
+local sargs, sopts = { x = x, y = y, a = 2.0 }, { n = count }
+ks:launch(sargs, sopts)
+local _, st = be:sequence({ { ks, sargs, sopts } }, { times = 10, timed = true })
+print(("lua_saxpy_gbps %.3f GB/s"):format(3.0 * SAXPY_BYTES * 10 / st.device_ns))

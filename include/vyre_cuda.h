@@ -1,0 +1,247 @@
+/* vyre_cuda.h — public C API of the CUDA runtime: driver loading, devices, device
+ * buffers, kernel compilation through the PTX / module / disk-cubin caches, and
+ * dispatch (launch, sequences, CUDA graphs, timing). libcuda is loaded at run time;
+ * nothing here needs a GPU to link, and every call fails cleanly without one.
+ *
+ * Threads: a device object may be used from any thread (its primary context is
+ * made current on entry to every call) but not from two threads at once.
+ * Ownership: buffers, kernels and graphs keep their device alive (reference
+ * count); vyre_cuda_device_release drops the caller's reference. */
+#ifndef VYRE_CUDA_H
+#define VYRE_CUDA_H
+
+#include "vyre.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Oldest driver accepted (CUDA 12.0): cuGetProcAddress_v2 and the ABIs used. */
+#define VYRE_CUDA_MIN_DRIVER 12000
+
+typedef struct vyre_cuda_device vyre_cuda_device;
+typedef struct vyre_cuda_buffer vyre_cuda_buffer;
+typedef struct vyre_cuda_kernel vyre_cuda_kernel;
+typedef struct vyre_cuda_graph vyre_cuda_graph;
+
+/* ---- driver --------------------------------------------------------------- */
+
+/* Loads the driver once per process. true when CUDA is usable; otherwise false and
+ * err (if not NULL) says why: no libcuda, the toolkit stub, driver too old, cuInit
+ * failure, or no device. Never fails any other way. */
+bool vyre_cuda_available(struct vyre_error *err);
+/* Number of devices (0 is a success when the driver loads but has no device). */
+enum vyre_status vyre_cuda_device_count(int *out, struct vyre_error *err);
+/* cuDriverGetVersion, e.g. 12040; 0 when the driver did not load. */
+int vyre_cuda_driver_version(void);
+
+/* ---- devices -------------------------------------------------------------- */
+
+enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out,
+                                       struct vyre_error *err);
+void vyre_cuda_device_retain(vyre_cuda_device *d);
+/* Drops one reference; the last one frees pools, modules and the context. */
+void vyre_cuda_device_release(vyre_cuda_device *d);
+
+struct vyre_cuda_info {
+    char name[256];
+    int ordinal;
+    int cc_major, cc_minor;     /* compute capability */
+    unsigned sm;                /* cc_major * 10 + cc_minor, the PTX target */
+    int multiprocessors;
+    uint64_t total_memory;      /* bytes */
+    int max_threads_per_block;
+    int max_block[3];
+    int max_grid[3];
+    int shared_per_block;       /* bytes, default limit */
+    int shared_per_block_optin; /* bytes, opt-in limit */
+    int warp_size;
+    bool cooperative_launch;
+    int l2_bytes;
+    int clock_khz;
+    int memory_clock_khz;
+    int memory_bus_bits;
+    int driver_version;
+};
+enum vyre_status vyre_cuda_device_info(vyre_cuda_device *d, struct vyre_cuda_info *out,
+                                       struct vyre_error *err);
+/* true once a sticky fault poisoned the device; every later call fails with it. */
+bool vyre_cuda_device_lost(const vyre_cuda_device *d);
+
+/* Called on out-of-memory before the pools are trimmed and the allocation retried
+ * once (the Lua binding runs a full garbage collection here). */
+typedef void (*vyre_cuda_oom_fn)(void *ud);
+void vyre_cuda_set_oom_handler(vyre_cuda_device *d, vyre_cuda_oom_fn fn, void *ud);
+
+/* Waits for all queued work on the device's stream. */
+enum vyre_status vyre_cuda_synchronize(vyre_cuda_device *d, struct vyre_error *err);
+/* Returns cached transient and pinned staging memory to the driver and unloads
+ * cached modules that no kernel uses (live_modules then counts only those in use). */
+enum vyre_status vyre_cuda_trim(vyre_cuda_device *d, struct vyre_error *err);
+
+/* Telemetry counters, one X entry per field (name, description). */
+#define VYRE_CUDA_STATS(X)                                                   \
+    X(launches, "kernel launches enqueued")                                   \
+    X(graph_launches, "CUDA graph replays")                                   \
+    X(bytes_up, "bytes copied host to device")                                \
+    X(bytes_down, "bytes copied device to host")                              \
+    X(syncs, "host waits on the stream")                                      \
+    X(ptx_hits, "PTX cache hits")                                             \
+    X(ptx_misses, "PTX cache misses (code generation)")                       \
+    X(module_hits, "module cache hits")                                       \
+    X(module_misses, "module cache misses")                                   \
+    X(disk_hits, "disk cubin cache hits")                                     \
+    X(disk_misses, "disk cubin cache misses")                                 \
+    X(disk_writes, "cubins written to disk")                                  \
+    X(disk_evictions, "cubins evicted from disk")                             \
+    X(jit_compiles, "PTX JIT compilations (cuLink)")                          \
+    X(module_evictions, "modules evicted from the module cache")              \
+    X(live_buffers, "device buffers alive")                                   \
+    X(live_buffer_bytes, "bytes in live device buffers")                      \
+    X(live_modules, "loaded modules alive")                                   \
+    X(live_kernels, "kernel objects alive")                                   \
+    X(live_graphs, "graph objects alive")                                     \
+    X(pool_bytes, "device bytes held by the transient pool (free)")           \
+    X(pool_hits, "transient pool hits")                                       \
+    X(pool_misses, "transient pool misses")                                   \
+    X(pinned_bytes, "pinned host staging bytes held")                         \
+    X(oom_retries, "allocations retried after out-of-memory")                 \
+    X(timed_runs, "timed dispatches")                                         \
+    X(timed_wall_ns, "total wall time of timed dispatches")                   \
+    X(timed_device_ns, "total device (event) time of timed dispatches")       \
+    X(timed_enqueue_ns, "total enqueue time of timed dispatches")             \
+    X(timed_wait_ns, "total wait time of timed dispatches")                   \
+    X(deferred_errors, "errors raised in destructors, reported later")
+
+struct vyre_cuda_stats {
+#define VYRE_CUDA_STAT_FIELD(name, doc) uint64_t name;
+    VYRE_CUDA_STATS(VYRE_CUDA_STAT_FIELD)
+#undef VYRE_CUDA_STAT_FIELD
+};
+void vyre_cuda_device_stats(vyre_cuda_device *d, struct vyre_cuda_stats *out);
+
+/* ---- buffers -------------------------------------------------------------- */
+
+/* count elements of type t (vyre_type_size bytes each); contents undefined. */
+enum vyre_status vyre_cuda_buffer_alloc(vyre_cuda_device *d, enum vyre_type t, uint64_t count,
+                                        vyre_cuda_buffer **out, struct vyre_error *err);
+/* Frees the device memory; NULL is a no-op. Errors are recorded on the device and
+ * reported by its next call (this may run inside a garbage collector). */
+void vyre_cuda_buffer_free(vyre_cuda_buffer *b);
+enum vyre_type vyre_cuda_buffer_type(const vyre_cuda_buffer *b);
+uint64_t vyre_cuda_buffer_count(const vyre_cuda_buffer *b);
+uint64_t vyre_cuda_buffer_bytes(const vyre_cuda_buffer *b);
+uint64_t vyre_cuda_buffer_pointer(const vyre_cuda_buffer *b); /* CUdeviceptr */
+vyre_cuda_device *vyre_cuda_buffer_device(const vyre_cuda_buffer *b);
+/* Copies nbytes from host to the buffer at byte offset; the range is checked. The
+ * copy is ordered after queued launches; host memory may be reused on return. */
+enum vyre_status vyre_cuda_buffer_upload(vyre_cuda_buffer *b, uint64_t offset, const void *src,
+                                         uint64_t nbytes, struct vyre_error *err);
+/* Waits for queued work, then copies nbytes at byte offset into dst. */
+enum vyre_status vyre_cuda_buffer_download(vyre_cuda_buffer *b, uint64_t offset, void *dst,
+                                           uint64_t nbytes, struct vyre_error *err);
+/* Fills the buffer with zero bytes (asynchronous). */
+enum vyre_status vyre_cuda_buffer_zero(vyre_cuda_buffer *b, struct vyre_error *err);
+
+/* ---- kernels -------------------------------------------------------------- */
+
+/* Compiles through the caches (PTX in memory, module in memory, cubin on disk).
+ * The kernel copies what it needs from p; p may be freed afterwards. */
+enum vyre_status vyre_cuda_compile(vyre_cuda_device *d, vyre_program *p, vyre_cuda_kernel **out,
+                                   struct vyre_error *err);
+/* A raw PTX module (tests, baselines): launch with vyre_cuda_launch_raw. */
+enum vyre_status vyre_cuda_load_ptx(vyre_cuda_device *d, const char *ptx, const char *entry,
+                                    vyre_cuda_kernel **out, struct vyre_error *err);
+void vyre_cuda_kernel_free(vyre_cuda_kernel *k);
+const char *vyre_cuda_kernel_ptx(const vyre_cuda_kernel *k);
+const char *vyre_cuda_kernel_name(const vyre_cuda_kernel *k);
+
+struct vyre_cuda_kernel_info {
+    int registers;
+    int shared_bytes;   /* static shared memory */
+    int local_bytes;    /* local memory per thread (spills) */
+    int const_bytes;
+    int max_threads;    /* max threads per block for this function */
+    int ptx_version;
+    int binary_version;
+    uint32_t workgroup[3];
+    uint32_t nbuffers, nparams;
+};
+enum vyre_status vyre_cuda_kernel_info(vyre_cuda_kernel *k, struct vyre_cuda_kernel_info *out,
+                                       struct vyre_error *err);
+
+/* Arguments of one launch of a compiled program: one buffer per `buffer`
+ * declaration and one value per `param`, in declaration order. Geometry: grid if
+ * not NULL, else n elements if > 0, else the largest buffer's count (§5). */
+struct vyre_cuda_args {
+    vyre_cuda_buffer *const *buffers;
+    size_t nbuffers;
+    const vyre_bits *params;
+    size_t nparams;
+    uint64_t n;
+    const uint32_t *grid;
+};
+/* Enqueues one launch on the device's stream; asynchronous. Allocates nothing. */
+enum vyre_status vyre_cuda_launch(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
+                                  struct vyre_error *err);
+/* Raw launch: params[i] points at argument i's value (as cuLaunchKernel wants). */
+enum vyre_status vyre_cuda_launch_raw(vyre_cuda_kernel *k, const uint32_t grid[3],
+                                      const uint32_t block[3], uint32_t shared_bytes,
+                                      void **params, struct vyre_error *err);
+
+/* Wall, device (cuEvent), enqueue and wait time of one dispatch, nanoseconds. */
+struct vyre_cuda_timing {
+    uint64_t wall_ns, device_ns, enqueue_ns, wait_ns;
+};
+
+struct vyre_cuda_step {
+    vyre_cuda_kernel *kernel;
+    struct vyre_cuda_args args;
+};
+/* Ranged readback at the end of a sequence: nbytes at byte offset of buf into dst. */
+struct vyre_cuda_readback {
+    vyre_cuda_buffer *buf;
+    uint64_t offset, nbytes;
+    void *dst;
+};
+/* Runs steps[0..prefix) once, then steps[prefix..nsteps) `repeat` times, then the
+ * readbacks, with one synchronisation at the end. timing may be NULL. */
+enum vyre_status vyre_cuda_sequence(vyre_cuda_device *d, const struct vyre_cuda_step *steps,
+                                    size_t nsteps, size_t prefix, uint32_t repeat,
+                                    const struct vyre_cuda_readback *rb, size_t nrb,
+                                    struct vyre_cuda_timing *timing, struct vyre_error *err);
+
+/* Captures the steps (arguments by value) into an instantiated CUDA graph. */
+enum vyre_status vyre_cuda_graph_capture(vyre_cuda_device *d, const struct vyre_cuda_step *steps,
+                                         size_t nsteps, vyre_cuda_graph **out,
+                                         struct vyre_error *err);
+/* Replays the graph `repeat` times, then synchronises; timing may be NULL. */
+enum vyre_status vyre_cuda_graph_launch(vyre_cuda_graph *g, uint32_t repeat,
+                                        struct vyre_cuda_timing *timing, struct vyre_error *err);
+void vyre_cuda_graph_free(vyre_cuda_graph *g);
+
+/* One-shot dispatch: host data in, host data out, one synchronisation. Every
+ * buffer is bound (buffers[i].data may be NULL for `write` buffers, which are then
+ * zero-filled on the device; their contents are downloaded into out[i]). out[i]
+ * receives write/read_write buffers (same count as the input) and is ignored for
+ * read buffers. Transient device memory comes from the size-class pool. */
+enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
+                               const struct vyre_buffer_arg *buffers, size_t nbuffers,
+                               const vyre_bits *params, size_t nparams, uint64_t n,
+                               const uint32_t *grid, void *const *out,
+                               struct vyre_cuda_timing *timing, struct vyre_error *err);
+
+/* ---- disk cache ----------------------------------------------------------- */
+
+/* Directory of the cubin cache: $VYRE_CACHE_DIR, else $XDG_CACHE_HOME/vyre, else
+ * ~/.cache/vyre. Writes into buf; false if no location can be determined. */
+bool vyre_cuda_cache_dir(char *buf, size_t size);
+/* Total bytes and files in the cache directory (0 if it does not exist). */
+void vyre_cuda_cache_usage(uint64_t *bytes, uint64_t *files);
+/* Cap in bytes: $VYRE_CACHE_MAX_BYTES, default 256 MiB. */
+uint64_t vyre_cuda_cache_cap(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,250 @@
+-- 21: the CUDA runtime on a GPU (#gpu: excluded where CUDA is not usable, and then
+-- reported as not run, never as passed): device info, buffers and byte ranges,
+-- run / compile / launch, the three cache levels (the disk level across processes),
+-- sequences, graphs, timing, limits, device loss and recovery, deferred __gc errors,
+-- and no live buffers/kernels/modules after collectgarbage() at the end.
+local vyre = require("vyre")
+local H = require("spec.helpers")
+
+local SAXPY = [[
+(program saxpy (workgroup 256)
+  (buffer x f32 read)
+  (buffer y f32 read_write)
+  (param a f32)
+  (let i (gid x))
+  (if (lt i (len y))
+    (then (store y i (add (mul a (load x i)) (load y i))))))]]
+
+local INC = [[
+(program inc (workgroup 64)
+  (buffer v u32 read_write)
+  (let i (gid x))
+  (if (lt i (len v)) (then (store v i (add (load v i) 1u32)))))]]
+
+local IOTA = [[
+(program iota (workgroup 64)
+  (buffer v u32 write)
+  (let i (gid x))
+  (if (lt i (len v)) (then (store v i i))))]]
+
+-- An out-of-range write on purpose: stores to address 0 (the device faults).
+local BAD_PTX = [[
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry bad(.param .u64 p)
+{
+  .reg .u64 %rd<2>;
+  .reg .u32 %r<2>;
+  mov.u64 %rd1, 0;
+  mov.u32 %r1, 7;
+  st.global.u32 [%rd1], %r1;
+  ret;
+}
+]]
+
+local function cuda_mod() return require("vyre.cuda") end
+
+describe("cuda runtime #gpu", function()
+  local cuda, be
+
+  setup(function()
+    cuda = cuda_mod()
+    be = assert(cuda.device(0))
+  end)
+
+  teardown(function()
+    be = nil
+    collectgarbage()
+    collectgarbage()
+    local cur = cuda.device(0)
+    cur:trim()
+    local s = cur:stats()
+    assert.are.equal(0, s.live_buffers)
+    assert.are.equal(0, s.live_kernels)
+    assert.are.equal(0, s.live_graphs)
+    assert.are.equal(0, s.live_modules)
+  end)
+
+  it("reports device capabilities", function()
+    local info = be:info()
+    assert.are.equal("cuda", be.name)
+    assert.is_true(#info.name > 0)
+    assert.is_true(info.sm >= 70)
+    assert.is_true(info.multiprocessors > 0)
+    assert.is_true(info.total_memory > 0)
+    assert.is_true(info.max_threads_per_block >= 1024)
+    assert.are.equal(3, #info.max_block)
+    assert.is_true(info.max_grid[1] >= 65535)
+    assert.is_true(info.l2_bytes > 0)
+    assert.is_true(info.driver_version >= 12000)
+    assert.are.equal("boolean", type(info.cooperative_launch))
+  end)
+
+  it("uploads and downloads whole buffers and byte ranges", function()
+    local b <close> = be:buffer("u32", 8)
+    assert.are.equal(8, #b)
+    assert.are.equal("u32", b.type)
+    b:upload({ 1, 2, 3, 4, 5, 6, 7, 8 })
+    assert.are.same({ 1, 2, 3, 4, 5, 6, 7, 8 }, b:download():totable())
+    b:upload(vyre.array("u32", { 70, 80 }), 8)
+    assert.are.same({ 70, 80, 5 }, b:download(8, 12):totable())
+    local f = be:buffer("f64", { 1.5, -2.25 })
+    assert.are.same({ 1.5, -2.25 }, f:download():totable())
+    f:free()
+    f:free() -- idempotent
+    assert.has_error(function() f:download() end)
+  end)
+
+  it("refuses byte ranges outside the buffer with a clear error", function()
+    local b = be:buffer("u32", 4)
+    local ok, err = pcall(b.upload, b, { 1, 2 }, 12)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("outside", 1, true), err)
+    assert.truthy(tostring(err):find("Fix:", 1, true), err)
+    ok, err = pcall(b.download, b, 8, 16)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("outside", 1, true), err)
+    b:free()
+  end)
+
+  it("runs a program with host data (one sync) like the reference", function()
+    local p = H.parse(SAXPY, "cuda saxpy")
+    local x, y = {}, {}
+    for i = 1, 1000 do x[i], y[i] = i * 0.5, 1000 - i end
+    local got = be:run(p, { x = x, y = y, a = 1.25 })
+    local want = vyre.backend("reference"):run(p, { x = x, y = y, a = 1.25 })
+    assert.are.equal(want.y:tostring(), got.y:tostring())
+  end)
+
+  it("compiles to a kernel with ptx and info, and launches on resident buffers", function()
+    local p = H.parse(INC, "cuda inc")
+    local k = be:compile(p)
+    assert.truthy(k.ptx:find(".entry", 1, true))
+    local info = k:info()
+    assert.is_true(info.registers > 0)
+    assert.is_true(info.max_threads >= 64)
+    local v = be:buffer("u32", { 1, 2, 3 })
+    for _ = 1, 10 do k:launch({ v = v }) end
+    assert.are.same({ 11, 12, 13 }, v:download():totable())
+    local t = k:launch_timed({ v = v })
+    assert.is_true(t.wall_ns > 0 and t.device_ns >= 0 and t.enqueue_ns >= 0)
+    assert.are.same({ 12, 13, 14 }, v:download():totable())
+    local ok, err = pcall(k.launch, k, { v = v, nope = 1 })
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("unknown argument 'nope'", 1, true), err)
+  end)
+
+  it("hits the PTX and module caches on a second compile", function()
+    local p = vyre.parse(INC)
+    local s0 = be:stats()
+    local k1 = be:compile(p)
+    local k2 = be:compile(vyre.parse(INC))
+    local s1 = be:stats()
+    assert.is_true(s1.ptx_hits >= s0.ptx_hits + 1)
+    assert.is_true(s1.module_hits >= s0.module_hits + 1)
+    k1:free()
+    k2:free()
+  end)
+
+  it("a second process loads the cubin from disk without JIT", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    local code = [[
+      local vyre = require('vyre')
+      local be = assert(require('vyre.cuda').device(0))
+      local p = vyre.parse(io.read('a'))
+      local out = be:run(p, {v = {1, 2, 3}})
+      local s = be:stats()
+      print(s.disk_hits, s.disk_misses, s.jit_compiles, table.concat(out.v:totable(), ','))]]
+    local function run()
+      local tmp = os.tmpname()
+      local f = assert(io.open(tmp, "w"))
+      f:write(INC .. "\n; unique " .. dir .. "\n")
+      f:close()
+      local cmd = string.format("LUA_PATH=%q LUA_CPATH=%q VYRE_CACHE_DIR=%q lua5.4 -e %q < %q",
+        package.path, package.cpath, dir, code, tmp)
+      local p = assert(io.popen(cmd))
+      local out = p:read("a")
+      p:close()
+      os.remove(tmp)
+      return out
+    end
+    local first = run()
+    assert.are.equal("0\t1\t1\t2,3,4\n", first)
+    local second = run()
+    assert.are.equal("1\t0\t0\t2,3,4\n", second)
+    os.execute("rm -rf " .. dir)
+  end)
+
+  it("runs sequences: a prefix once, a group N times, ranged readback, one sync", function()
+    local iota = be:compile(vyre.parse(IOTA))
+    local inc = be:compile(vyre.parse(INC))
+    local v = be:buffer("u32", 100)
+    local s0 = be:stats()
+    local res = be:sequence({ { iota, { v = v } }, { inc, { v = v } } },
+      { prefix = 1, times = 5, readback = { { v, 4 * 10, 4 * 3 }, v } })
+    assert.are.same({ 15, 16, 17 }, res[1]:totable())
+    assert.are.equal(100, #res[2])
+    assert.are.equal(99 + 5, res[2][100])
+    local s1 = be:stats()
+    assert.are.equal(s0.syncs + 1, s1.syncs)
+    assert.are.equal(s0.launches + 6, s1.launches)
+    local _, t = be:sequence({ { inc, { v = v } } }, { times = 3, timed = true })
+    assert.is_true(t.wall_ns >= t.wait_ns)
+  end)
+
+  it("captures a sequence into a CUDA graph and replays it", function()
+    local inc = be:compile(vyre.parse(INC))
+    local v = be:buffer("u32", { 0, 0, 0, 0 })
+    local g = be:graph({ { inc, { v = v } }, { inc, { v = v } } })
+    g:launch(10)
+    assert.are.same({ 20, 20, 20, 20 }, v:download():totable())
+    local t = g:launch(5, true)
+    assert.is_true(t.wall_ns > 0)
+    assert.are.same({ 30, 30, 30, 30 }, v:download():totable())
+    g:free()
+  end)
+
+  it("refuses geometry beyond the device limits before launch, naming the limit", function()
+    local k = be:compile(vyre.parse(INC))
+    local v = be:buffer("u32", 4)
+    local ok, err = pcall(k.launch, k, { v = v }, { grid = { 1, 70000, 1 } })
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("grid y", 1, true), err)
+    local raw = be:load_ptx(BAD_PTX, "bad")
+    ok, err = pcall(raw.launch_raw, raw, { 1 }, { 2048 }, { 0 })
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("workgroup x", 1, true) or
+      tostring(err):find("threads per workgroup", 1, true), err)
+    assert.is_false(be:lost())
+  end)
+
+  it("reports an error recorded during __gc at the next call", function()
+    be:_defer_error("cuMemFree failed: test")
+    local ok, err = pcall(be.synchronize, be)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("earlier release", 1, true), err)
+    assert.is_true(be:synchronize()) -- reported once
+  end)
+
+  it("marks the device lost after a fault and recovers with a new device object", function()
+    local raw = be:load_ptx(BAD_PTX, "bad")
+    raw:launch_raw({ 1 }, { 1 }, { 0 })
+    local ok, err = pcall(be.synchronize, be)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("CUDA_ERROR_ILLEGAL_ADDRESS", 1, true), err)
+    assert.is_true(be:lost())
+    local ok2, err2 = pcall(be.buffer, be, "u32", 4)
+    assert.is_false(ok2)
+    assert.truthy(tostring(err2):find("CUDA_ERROR_ILLEGAL_ADDRESS", 1, true), err2)
+    raw = nil
+    collectgarbage()
+    local fresh = assert(cuda.device(0))
+    assert.are_not.equal(be, fresh)
+    assert.is_false(fresh:lost())
+    local out = fresh:run(vyre.parse(INC), { v = { 1, 2 } })
+    assert.are.same({ 2, 3 }, out.v:totable())
+    be = fresh
+  end)
+end)

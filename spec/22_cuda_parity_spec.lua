@@ -1,0 +1,188 @@
+-- 22: parity of the CUDA backend with the reference interpreter (#gpu). Every program
+-- the earlier spec files registered, plus a few thousand vyre.random_program(seed)
+-- programs, run on both backends with the same inputs; outputs must be bit-identical
+-- (any NaN equals any NaN, §3). The approximate ops are measured separately: the max
+-- ULP error per op and type is printed and checked against a bound.
+local vyre = require("vyre")
+local H = require("spec.helpers")
+
+local N = 64
+local RANDOM_PROGRAMS = tonumber(os.getenv("VYRE_PARITY_PROGRAMS") or "") or 2000
+local ULP_BOUND = { f32 = 64, f64 = 64 }
+
+-- A small deterministic generator (xorshift64*).
+local function rng(seed)
+  local s = seed ~ 0x9E3779B97F4A7C15
+  if s == 0 then s = 1 end
+  return function()
+    s = s ~ (s >> 12); s = s ~ (s << 25); s = s ~ (s >> 27)
+    return s * 0x2545F4914F6CDD1D
+  end
+end
+
+local SPECIAL_F = { 0.0, -0.0, 1.0, -1.0, 0.5, 1 / 0, -1 / 0, 0 / 0, 1e-40, 3.4e38, 1e300 }
+
+local function value(t, r)
+  local x = r()
+  if t == "bool" then return x & 1 == 1 end
+  if t == "i32" then return ((x >> 32) & 0xffffffff) - 0x80000000 end
+  if t == "u32" then return (x >> 32) & 0xffffffff end
+  if t == "i64" or t == "u64" then return x end
+  -- floats: mostly moderate values, sometimes specials
+  if x & 15 == 0 then return SPECIAL_F[(x >> 8) % #SPECIAL_F + 1] end
+  local v = ((x >> 11) / (1 << 53) - 0.5) * 2.0 ^ (((x >> 4) & 31) - 10)
+  if t == "f32" then v = string.unpack("f", string.pack("f", v)) end
+  return v
+end
+
+local function inputs(p, seed)
+  local r = rng(seed)
+  local args = {}
+  for _, d in ipairs(p:decls()) do
+    if d.kind == "param" then
+      args[d.name] = value(d.type, r)
+    elseif d.kind == "buffer" and d.access ~= "write" then
+      local n = (d.count and d.count > 0) and d.count or N
+      local vals = {}
+      for i = 1, n do vals[i] = value(d.type, r) end
+      args[d.name] = vyre.array(d.type, vals)
+    end
+  end
+  return args
+end
+
+local WIDTH = { bool = 4, i32 = 4, u32 = 4, f32 = 4, i64 = 8, u64 = 8, f64 = 8 }
+
+local function is_nan_bits(t, bits)
+  if t == "f32" then return bits & 0x7f800000 == 0x7f800000 and bits & 0x7fffff ~= 0 end
+  if t == "f64" then
+    return bits & 0x7ff0000000000000 == 0x7ff0000000000000 and bits & 0xfffffffffffff ~= 0
+  end
+  return false
+end
+
+-- nil when equal (NaN == NaN), else a description of the first difference.
+local function diff(a, b)
+  if #a ~= #b then return ("lengths %d vs %d"):format(#a, #b) end
+  local sa, sb = a:tostring(), b:tostring()
+  if sa == sb then return nil end
+  local w = WIDTH[a.type]
+  local fmt = w == 4 and "<I4" or "<i8"
+  for i = 1, #a do
+    local x = string.unpack(fmt, sa, (i - 1) * w + 1)
+    local y = string.unpack(fmt, sb, (i - 1) * w + 1)
+    if x ~= y and not (is_nan_bits(a.type, x) and is_nan_bits(a.type, y)) then
+      return ("element %d: reference %s, cuda %s"):format(i, tostring(a[i]), tostring(b[i]))
+    end
+  end
+  return nil
+end
+
+local function compare(ref, gpu, p, args, opts, label)
+  local want = ref:run(p, args, opts)
+  local got = gpu:run(p, args, opts)
+  for name, arr in pairs(want) do
+    local d = diff(arr, got[name])
+    if d then
+      error(("%s: output '%s' differs: %s\n%s"):format(label, name, d, p:text()), 0)
+    end
+  end
+end
+
+local APPROX = { "exp", "exp2", "log", "log2", "sin", "cos", "tanh", "rsqrt" }
+local function has_approx(text)
+  for _, op in ipairs(APPROX) do
+    if text:find("(" .. op .. " ", 1, true) then return true end
+  end
+  return false
+end
+
+-- Ordered integer of a float's bits, so that ULP distance is a subtraction.
+local function ordered(t, x)
+  if t == "f32" then
+    local b = string.unpack("<i4", string.pack("<f", x))
+    return b < 0 and (-0x80000000 - b) or b
+  end
+  local b = string.unpack("<i8", string.pack("<d", x))
+  return b < 0 and (math.mininteger - b) or b
+end
+
+describe("cuda parity with the reference backend #gpu", function()
+  local ref, gpu
+
+  setup(function()
+    ref = vyre.backend("reference")
+    gpu = assert(require("vyre.cuda").device(0))
+  end)
+
+  teardown(function()
+    gpu = nil
+    collectgarbage()
+    collectgarbage()
+    local be = require("vyre.cuda").device(0)
+    be:trim()
+    local s = be:stats()
+    assert.are.equal(0, s.live_buffers)
+    assert.are.equal(0, s.live_kernels)
+    assert.are.equal(0, s.live_modules)
+  end)
+
+  it("runs every registered program bit-identically", function()
+    local n = 0
+    for i, entry in ipairs(H.registry) do
+      local p = entry.program
+      if vyre.validate(p) and not has_approx(p:text()) then
+        compare(ref, gpu, p, inputs(p, i), { n = N }, entry.label)
+        n = n + 1
+      end
+    end
+    print(("\n  parity: %d registered programs bit-identical"):format(n))
+  end)
+
+  it("runs random programs bit-identically", function()
+    for seed = 1, RANDOM_PROGRAMS do
+      local p = vyre.random_program(seed, { allow_barriers = seed % 3 == 0 })
+      compare(ref, gpu, p, inputs(p, seed), { n = N }, "random_program(" .. seed .. ")")
+      if seed % 200 == 0 then collectgarbage() end
+    end
+    print(("\n  parity: %d random programs bit-identical"):format(RANDOM_PROGRAMS))
+  end)
+
+  it("keeps approximate ops within the ULP bound (measured per op)", function()
+    local ops = { "exp", "exp2", "log", "log2", "sin", "cos", "tanh", "rsqrt" }
+    for _, t in ipairs({ "f32", "f64" }) do
+      for _, op in ipairs(ops) do
+        local p = vyre.parse(([[
+(program approx_%s_%s (workgroup 64)
+  (buffer x %s read)
+  (buffer y %s write)
+  (let i (gid x))
+  (if (lt i (len x)) (then (store y i (%s (load x i))))))]]):format(op, t, t, t, op))
+        local xs = {}
+        for i = 1, 4096 do
+          local u = (i - 0.5) / 4096
+          if op == "log" or op == "log2" or op == "rsqrt" then
+            xs[i] = u * 100.0
+          elseif op == "sin" or op == "cos" then
+            xs[i] = (u - 0.5) * 6.283185307179586
+          else
+            xs[i] = (u - 0.5) * 20.0
+          end
+        end
+        local x = vyre.array(t, xs)
+        local want = ref:run(p, { x = x }).y
+        local got = gpu:run(p, { x = x }).y
+        local worst = 0
+        for i = 1, #want do
+          local a, b = want[i], got[i]
+          if a == a and b == b and math.abs(a) > 1e-3 then
+            local d = math.abs(ordered(t, a) - ordered(t, b))
+            if d > worst then worst = d end
+          end
+        end
+        print(("  max ULP %-5s %s: %d"):format(op, t, worst))
+        assert.is_true(worst <= ULP_BOUND[t], ("%s %s: %d ULP"):format(op, t, worst))
+      end
+    end
+  end)
+end)

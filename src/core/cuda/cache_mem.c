@@ -1,0 +1,235 @@
+/* cache_mem.c — the two in-memory cache levels of a device:
+ * (1) PTX text keyed by program hash + SM + VYRE_CODEGEN_VERSION (bounded, LRU);
+ * (2) loaded modules keyed by PTX hash (per device, bounded LRU). A module evicted
+ *     from (2) is unloaded only when no kernel uses it any more (reference count).
+ * A module miss goes to the disk cubin cache (cache_disk.c), and a disk miss to the
+ * JIT (module.c), whose cubin is then written to disk. */
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "cuda_int.h"
+
+static uint32_t env_cap(const char *name, uint32_t dflt)
+{
+    const char *s = getenv(name);
+    if (!s || !*s) return dflt;
+    long v = strtol(s, NULL, 10);
+    return v > 0 && v < 1000000 ? (uint32_t)v : dflt;
+}
+
+/* ---- (1) PTX ------------------------------------------------------------- */
+
+static void ptx_evict_lru(struct vyre_cuda_device *d)
+{
+    uint32_t victim = 0;
+    for (uint32_t i = 1; i < d->nptx; i++)
+        if (d->ptx[i].last_use < d->ptx[victim].last_use) victim = i;
+    free(d->ptx[victim].ptx);
+    d->ptx[victim] = d->ptx[--d->nptx];
+}
+
+enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_program *p, const char **ptx,
+                                 size_t *len, uint64_t *ptx_hash, struct vyre_error *err)
+{
+    enum vyre_status st = vyre_ensure_valid(p, err);
+    if (st != VYRE_OK) return st;
+    /* The codegen version is part of the key so a newer emitter never sees stale text. */
+    uint64_t key = vyre_hash(p) ^ ((uint64_t)VYRE_CODEGEN_VERSION << 48);
+    unsigned sm = d->info.sm;
+    for (uint32_t i = 0; i < d->nptx; i++) {
+        struct vyre_cu_ptx_entry *e = &d->ptx[i];
+        if (e->prog_hash == key && e->sm == sm) {
+            e->last_use = ++d->tick;
+            d->st.ptx_hits++;
+            *ptx = e->ptx;
+            *len = e->len;
+            *ptx_hash = e->ptx_hash;
+            return VYRE_OK;
+        }
+    }
+    d->st.ptx_misses++;
+    struct vyre_ptx_options opt = {sm};
+    char *text = NULL;
+    size_t n = 0;
+    st = vyre_ptx_emit(p, &opt, &text, &n, err);
+    if (st != VYRE_OK) return st;
+    uint32_t cap = env_cap("VYRE_PTX_CACHE_ENTRIES", 256);
+    if (d->nptx >= cap) ptx_evict_lru(d);
+    if (d->nptx == d->ptx_cap) {
+        uint32_t ncap = d->ptx_cap ? d->ptx_cap * 2 : 16;
+        struct vyre_cu_ptx_entry *ne = realloc(d->ptx, ncap * sizeof *ne);
+        if (!ne) {
+            vyre_free(text);
+            return vyre_error_set(err, VYRE_ERR_NOMEM, "PTX cache: out of host memory. Fix: "
+                                                       "free memory.");
+        }
+        d->ptx = ne;
+        d->ptx_cap = ncap;
+    }
+    /* Own copy with malloc so the cache frees what it allocated. */
+    char *own = malloc(n + 1);
+    if (!own) {
+        vyre_free(text);
+        return vyre_error_set(err, VYRE_ERR_NOMEM, "PTX cache: out of host memory. Fix: free "
+                                                   "memory.");
+    }
+    memcpy(own, text, n);
+    own[n] = '\0';
+    vyre_free(text);
+    struct vyre_cu_ptx_entry *e = &d->ptx[d->nptx++];
+    e->prog_hash = key;
+    e->sm = sm;
+    e->ptx = own;
+    e->len = n;
+    e->ptx_hash = XXH3_64bits(own, n);
+    e->last_use = ++d->tick;
+    *ptx = own;
+    *len = n;
+    *ptx_hash = e->ptx_hash;
+    return VYRE_OK;
+}
+
+/* ---- (2) modules ----------------------------------------------------------- */
+
+static void module_unload(struct vyre_cu_module *m)
+{
+    struct vyre_cuda_device *d = m->dev;
+    if (m->mod && vyre_cu_alive(d) && m->generation == d->generation) {
+        CUresult r = vyre_cu.cuModuleUnload(m->mod);
+        if (r != CUDA_SUCCESS) {
+            struct vyre_error e;
+            vyre_cu_fail(d, r, "cuModuleUnload", NULL, &e);
+            vyre_cu_defer(d, &e);
+        }
+    }
+    d->st.live_modules--;
+    free(m);
+}
+
+void vyre_cu_module_release(struct vyre_cu_module *m)
+{
+    if (!m) return;
+    if (--m->refs == 0 && !m->cached) module_unload(m);
+}
+
+static void module_evict_lru(struct vyre_cuda_device *d)
+{
+    uint32_t victim = 0;
+    for (uint32_t i = 1; i < d->nmods; i++)
+        if (d->mods[i]->last_use < d->mods[victim]->last_use) victim = i;
+    struct vyre_cu_module *m = d->mods[victim];
+    d->mods[victim] = d->mods[--d->nmods];
+    d->st.module_evictions++;
+    m->cached = false;
+    if (m->refs == 0) module_unload(m);
+}
+
+/* Loads a module for the PTX from disk or through the JIT. */
+static enum vyre_status load_module(struct vyre_cuda_device *d, const char *ptx, size_t len,
+                                    uint64_t ptx_hash, const char *program, CUmodule *out,
+                                    struct vyre_error *err)
+{
+    uint64_t key = vyre_cu_disk_key(ptx_hash, d->info.sm, vyre_cu.version);
+    size_t clen = 0;
+    void *cubin = vyre_cu_disk_read(key, &clen);
+    if (cubin) {
+        enum vyre_status st = vyre_cu_load_image(d, cubin, NULL, program, out, NULL);
+        free(cubin);
+        if (st == VYRE_OK) {
+            d->st.disk_hits++;
+            return VYRE_OK;
+        }
+        /* A cubin the driver refuses (e.g. a corrupted file) is just a miss. */
+    }
+    d->st.disk_misses++;
+    enum vyre_status st = vyre_cu_jit(d, ptx, len, program, &cubin, &clen, err);
+    if (st != VYRE_OK) return st;
+    st = vyre_cu_load_image(d, cubin, NULL, program, out, err);
+    if (st == VYRE_OK) {
+        uint64_t evicted = 0;
+        if (vyre_cu_disk_write(key, cubin, clen, &evicted)) d->st.disk_writes++;
+        d->st.disk_evictions += evicted;
+    }
+    free(cubin);
+    return st;
+}
+
+enum vyre_status vyre_cu_module_get(struct vyre_cuda_device *d, const char *ptx, size_t len,
+                                    uint64_t ptx_hash, const char *program,
+                                    struct vyre_cu_module **out, struct vyre_error *err)
+{
+    for (uint32_t i = 0; i < d->nmods; i++) {
+        struct vyre_cu_module *m = d->mods[i];
+        if (m->ptx_hash == ptx_hash) {
+            m->last_use = ++d->tick;
+            m->refs++;
+            d->st.module_hits++;
+            *out = m;
+            return VYRE_OK;
+        }
+    }
+    d->st.module_misses++;
+    struct vyre_cu_module *m = calloc(1, sizeof *m);
+    if (!m) return vyre_error_set(err, VYRE_ERR_NOMEM, "module cache: out of host memory. Fix: "
+                                                       "free memory.");
+    if (d->nmods == d->mods_cap) {
+        uint32_t ncap = d->mods_cap ? d->mods_cap * 2 : 16;
+        struct vyre_cu_module **nm = realloc(d->mods, ncap * sizeof *nm);
+        if (!nm) {
+            free(m);
+            return vyre_error_set(err, VYRE_ERR_NOMEM, "module cache: out of host memory. "
+                                                       "Fix: free memory.");
+        }
+        d->mods = nm;
+        d->mods_cap = ncap;
+    }
+    enum vyre_status st = load_module(d, ptx, len, ptx_hash, program, &m->mod, err);
+    if (st != VYRE_OK) {
+        free(m);
+        return st;
+    }
+    uint32_t cap = env_cap("VYRE_MODULE_CACHE_ENTRIES", 128);
+    if (d->nmods >= cap) module_evict_lru(d);
+    m->dev = d;
+    m->ptx_hash = ptx_hash;
+    m->refs = 1;
+    m->cached = true;
+    m->last_use = ++d->tick;
+    m->generation = d->generation;
+    d->mods[d->nmods++] = m;
+    d->st.live_modules++;
+    *out = m;
+    return VYRE_OK;
+}
+
+void vyre_cu_caches_destroy(struct vyre_cuda_device *d)
+{
+    for (uint32_t i = 0; i < d->nptx; i++) free(d->ptx[i].ptx);
+    free(d->ptx);
+    d->ptx = NULL;
+    d->nptx = d->ptx_cap = 0;
+    /* Kernels hold device references, so at teardown no module is in use. */
+    for (uint32_t i = 0; i < d->nmods; i++) {
+        d->mods[i]->cached = false;
+        if (d->mods[i]->refs == 0) module_unload(d->mods[i]);
+    }
+    free(d->mods);
+    d->mods = NULL;
+    d->nmods = d->mods_cap = 0;
+}
+
+void vyre_cu_modules_trim(struct vyre_cuda_device *d)
+{
+    uint32_t keep = 0;
+    for (uint32_t i = 0; i < d->nmods; i++) {
+        struct vyre_cu_module *m = d->mods[i];
+        if (m->refs > 0) {
+            d->mods[keep++] = m;
+            continue;
+        }
+        m->cached = false;
+        module_unload(m);
+    }
+    d->nmods = keep;
+}

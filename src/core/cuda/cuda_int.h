@@ -1,0 +1,285 @@
+/* cuda_int.h — private interface between the CUDA runtime's files: the driver
+ * entry-point table (one X-macro list), the device/buffer/kernel structs, pools,
+ * caches and the error helpers. Only src/core/cuda and the C tests include it. */
+#ifndef VYRE_CUDA_INT_H
+#define VYRE_CUDA_INT_H
+
+#include <cuda.h>
+#include <stdatomic.h>
+
+#include "ir.h"
+#include "vyre_cuda.h"
+
+/* ---- driver table ----------------------------------------------------------
+ * X(name, version, required): `name` is the base name resolved through
+ * cuGetProcAddress; `version` is the CUDA version whose ABI matches the prototype
+ * the CUDA 13 header gives that name (cuda.h maps e.g. cuMemAlloc to cuMemAlloc_v2,
+ * so the member's type is the _v2 prototype and we ask for version 3020). The
+ * driver returns the newest ABI not newer than `version`. Optional entries may be
+ * NULL; code that uses them checks first. */
+#define VYRE_CU_ENTRIES(X)                                   \
+    X(cuInit, 2000, 1)                                       \
+    X(cuDriverGetVersion, 2020, 1)                           \
+    X(cuGetErrorName, 6000, 1)                               \
+    X(cuGetErrorString, 6000, 1)                             \
+    X(cuDeviceGet, 2000, 1)                                  \
+    X(cuDeviceGetCount, 2000, 1)                             \
+    X(cuDeviceGetName, 2000, 1)                              \
+    X(cuDeviceGetAttribute, 2000, 1)                         \
+    X(cuDeviceTotalMem, 3020, 1)                             \
+    X(cuDevicePrimaryCtxRetain, 7000, 1)                     \
+    X(cuDevicePrimaryCtxRelease, 11000, 1)                   \
+    X(cuDevicePrimaryCtxReset, 11000, 1)                     \
+    X(cuCtxSetCurrent, 4000, 1)                              \
+    X(cuCtxGetCurrent, 4000, 1)                              \
+    X(cuCtxSynchronize, 2000, 1)                             \
+    X(cuMemAlloc, 3020, 1)                                   \
+    X(cuMemFree, 3020, 1)                                    \
+    X(cuMemGetInfo, 3020, 1)                                 \
+    X(cuMemHostAlloc, 2020, 1)                               \
+    X(cuMemFreeHost, 2000, 1)                                \
+    X(cuMemcpyHtoDAsync, 3020, 1)                            \
+    X(cuMemcpyDtoHAsync, 3020, 1)                            \
+    X(cuMemcpyDtoDAsync, 3020, 1)                            \
+    X(cuMemsetD8Async, 3020, 1)                              \
+    X(cuStreamCreate, 2000, 1)                               \
+    X(cuStreamDestroy, 4000, 1)                              \
+    X(cuStreamSynchronize, 2000, 1)                          \
+    X(cuEventCreate, 2000, 1)                                \
+    X(cuEventDestroy, 4000, 1)                               \
+    X(cuEventRecord, 2000, 1)                                \
+    X(cuEventSynchronize, 2000, 1)                           \
+    X(cuEventElapsedTime, 12080, 1)                          \
+    X(cuModuleLoadData, 2000, 1)                             \
+    X(cuModuleLoadDataEx, 2010, 1)                           \
+    X(cuModuleUnload, 2000, 1)                               \
+    X(cuModuleGetFunction, 2000, 1)                          \
+    X(cuFuncGetAttribute, 2020, 1)                           \
+    X(cuLaunchKernel, 4000, 1)                               \
+    X(cuLinkCreate, 6050, 1)                                 \
+    X(cuLinkAddData, 6050, 1)                                \
+    X(cuLinkComplete, 5050, 1)                               \
+    X(cuLinkDestroy, 5050, 1)                                \
+    X(cuStreamBeginCapture, 10010, 0)                        \
+    X(cuStreamEndCapture, 10000, 0)                          \
+    X(cuGraphInstantiateWithFlags, 11040, 0)                 \
+    X(cuGraphLaunch, 10000, 0)                               \
+    X(cuGraphExecDestroy, 10000, 0)                          \
+    X(cuGraphDestroy, 10000, 0)
+
+/* The member for base name n has the header's type for n (macro-expanded). */
+struct vyre_cu_driver {
+    bool usable;
+    enum vyre_status status; /* VYRE_OK when usable, else VYRE_ERR_NO_CUDA */
+    char reason[1024];       /* why CUDA is unusable ("" when usable) */
+    void *handle;            /* dlopen handle */
+    char path[512];          /* the file libcuda was loaded from */
+    int version;             /* cuDriverGetVersion */
+    int device_count;
+#define VYRE_CU_MEMBER(n, v, req) __typeof__(n) *n;
+    VYRE_CU_ENTRIES(VYRE_CU_MEMBER)
+#undef VYRE_CU_MEMBER
+};
+
+/* The process-wide table, loaded once (vyre_cu_load). */
+VYRE_INTERNAL extern struct vyre_cu_driver vyre_cu;
+/* Loads (once) and returns the table; check ->usable. Thread-safe. */
+VYRE_INTERNAL const struct vyre_cu_driver *vyre_cu_load(void);
+/* Probes a given libcuda path into *drv without touching the global table (tests;
+ * also used by vyre_cu_load). path NULL means "libcuda.so.1". */
+VYRE_INTERNAL void vyre_cu_probe(const char *path, struct vyre_cu_driver *drv);
+
+/* ---- errors (errors.c) ---------------------------------------------------- */
+
+struct vyre_cuda_device;
+/* true for results after which the context is unusable (illegal address, ...). */
+VYRE_INTERNAL bool vyre_cu_sticky(CUresult r);
+/* Formats "CALL failed[ for program 'P']: NAME (text). Fix: ..." into err, records
+ * call/result, and marks the device lost on a sticky fault. Returns the status. */
+VYRE_INTERNAL enum vyre_status vyre_cu_fail(struct vyre_cuda_device *d, CUresult r,
+                                            const char *call, const char *program,
+                                            struct vyre_error *err);
+#define VYRE_CU_CHECK(d, expr, call, program, err)                                  \
+    do {                                                                            \
+        CUresult r_ = (expr);                                                       \
+        if (r_ != CUDA_SUCCESS) return vyre_cu_fail((d), r_, (call), (program), (err)); \
+    } while (0)
+/* Stores err as the device's deferred error (first one wins) for destructors. */
+VYRE_INTERNAL void vyre_cu_defer(struct vyre_cuda_device *d, const struct vyre_error *err);
+/* Fix hint for a CUresult. */
+VYRE_INTERNAL const char *vyre_cu_fix(CUresult r);
+VYRE_INTERNAL void vyre_cu_result_names(CUresult r, const char **name, const char **text);
+
+/* ---- device (device.c) ---------------------------------------------------- */
+
+#define VYRE_CU_MAX_ORDINALS 64
+#define VYRE_CU_NCLASSES 48 /* size classes 2^0 .. 2^47 bytes */
+
+/* A free list of one size class. */
+struct vyre_cu_freelist {
+    uint64_t *items; /* CUdeviceptr or host pointers as integers */
+    uint32_t count, cap;
+};
+
+struct vyre_cu_pool {
+    struct vyre_cu_freelist cls[VYRE_CU_NCLASSES];
+    uint64_t held;  /* bytes sitting in free lists */
+    uint64_t cap;   /* most bytes kept in free lists */
+    bool pinned;    /* host staging pool (cuMemHostAlloc) */
+};
+
+struct vyre_cu_module;
+struct vyre_cu_ptx_entry;
+
+struct vyre_cuda_device {
+    int refs;
+    int ordinal;
+    CUdevice dev;
+    CUcontext ctx;
+    CUstream stream;
+    CUevent ev_start, ev_stop;
+    unsigned generation; /* of the ordinal's primary context when opened */
+    bool ctx_retained;
+    struct vyre_cuda_info info;
+    bool lost;
+    struct vyre_error lost_err;
+    bool pending;
+    struct vyre_error pending_err;
+    struct vyre_cuda_stats st;
+    vyre_cuda_oom_fn oom;
+    void *oom_ud;
+    struct vyre_cu_pool pool;   /* transient device memory */
+    struct vyre_cu_pool pinned; /* pinned host staging */
+    /* caches (cache_mem.c) */
+    struct vyre_cu_ptx_entry *ptx;
+    uint32_t nptx, ptx_cap;
+    struct vyre_cu_module **mods;
+    uint32_t nmods, mods_cap;
+    uint64_t tick; /* LRU clock */
+};
+
+/* Entry of every public call: reports a lost device or a deferred error, then
+ * makes the primary context current on the calling thread. */
+VYRE_INTERNAL enum vyre_status vyre_cu_enter(struct vyre_cuda_device *d, struct vyre_error *err);
+/* Marks the device (and its ordinal's context) lost with the given cause. */
+VYRE_INTERNAL void vyre_cu_mark_lost(struct vyre_cuda_device *d, const struct vyre_error *cause);
+/* true when driver calls on d's context are still meaningful (not lost/reset). */
+VYRE_INTERNAL bool vyre_cu_alive(const struct vyre_cuda_device *d);
+VYRE_INTERNAL uint64_t vyre_cu_now_ns(void);
+/* Destructors: makes d's context current if it is still alive; false otherwise. */
+VYRE_INTERNAL bool vyre_cu_current(struct vyre_cuda_device *d);
+VYRE_INTERNAL enum vyre_status vyre_cu_sync(struct vyre_cuda_device *d, const char *program,
+                                            struct vyre_error *err);
+
+/* ---- memory (memory.c / pool.c) ------------------------------------------ */
+
+struct vyre_cuda_buffer {
+    struct vyre_cuda_device *dev;
+    CUdeviceptr ptr;
+    uint64_t bytes;
+    uint64_t count;
+    enum vyre_type type;
+    unsigned generation;
+};
+
+/* cuMemAlloc with the out-of-memory protocol (host callback, trim, retry once). */
+VYRE_INTERNAL enum vyre_status vyre_cu_malloc(struct vyre_cuda_device *d, uint64_t bytes,
+                                              CUdeviceptr *out, const char *what,
+                                              struct vyre_error *err);
+VYRE_INTERNAL void vyre_cu_pool_init(struct vyre_cu_pool *pool, bool pinned, uint64_t cap);
+/* A block of at least `bytes` (rounded up to its size class, returned in *cls_bytes). */
+VYRE_INTERNAL enum vyre_status vyre_cu_pool_get(struct vyre_cuda_device *d, struct vyre_cu_pool *pool,
+                                                uint64_t bytes, uint64_t *out, uint64_t *cls_bytes,
+                                                struct vyre_error *err);
+VYRE_INTERNAL void vyre_cu_pool_put(struct vyre_cuda_device *d, struct vyre_cu_pool *pool,
+                                    uint64_t block, uint64_t cls_bytes);
+/* Frees every cached block; returns the first driver error (recorded, not sticky). */
+VYRE_INTERNAL void vyre_cu_pool_trim(struct vyre_cuda_device *d, struct vyre_cu_pool *pool);
+VYRE_INTERNAL void vyre_cu_pool_destroy(struct vyre_cuda_device *d, struct vyre_cu_pool *pool);
+/* Size class of a byte count: smallest c with 2^c >= bytes (min 8). */
+VYRE_INTERNAL unsigned vyre_cu_size_class(uint64_t bytes);
+/* Checks [offset, offset+nbytes) against a buffer, naming fname on failure. */
+VYRE_INTERNAL enum vyre_status vyre_cu_check_range(const struct vyre_cuda_buffer *b, uint64_t offset,
+                                                   uint64_t nbytes, const char *fname,
+                                                   struct vyre_error *err);
+
+/* ---- caches (cache_mem.c, cache_disk.c) ----------------------------------- */
+
+struct vyre_cu_module {
+    struct vyre_cuda_device *dev;
+    uint64_t ptx_hash;
+    CUmodule mod;
+    int refs;        /* kernels using it */
+    bool cached;     /* still listed in the module cache */
+    uint64_t last_use;
+    unsigned generation;
+};
+
+struct vyre_cu_ptx_entry {
+    uint64_t prog_hash;
+    unsigned sm;
+    char *ptx;
+    size_t len;
+    uint64_t ptx_hash;
+    uint64_t last_use;
+};
+
+/* PTX for p on d's SM, from the in-memory cache or the emitter. *ptx stays owned
+ * by the cache until the next call that may evict; callers copy what they keep. */
+VYRE_INTERNAL enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_program *p,
+                                               const char **ptx, size_t *len, uint64_t *ptx_hash,
+                                               struct vyre_error *err);
+/* Module for PTX text (memory cache, disk cubin cache, JIT). Adds one reference. */
+VYRE_INTERNAL enum vyre_status vyre_cu_module_get(struct vyre_cuda_device *d, const char *ptx,
+                                                  size_t len, uint64_t ptx_hash, const char *program,
+                                                  struct vyre_cu_module **out,
+                                                  struct vyre_error *err);
+VYRE_INTERNAL void vyre_cu_module_release(struct vyre_cu_module *m);
+/* Unloads cached modules no kernel uses (trim). */
+VYRE_INTERNAL void vyre_cu_modules_trim(struct vyre_cuda_device *d);
+/* Drops every cache entry (device teardown). */
+VYRE_INTERNAL void vyre_cu_caches_destroy(struct vyre_cuda_device *d);
+
+/* Disk: NULL/false when missing or unusable; never fails the caller. */
+VYRE_INTERNAL uint64_t vyre_cu_disk_key(uint64_t ptx_hash, unsigned sm, int driver_version);
+VYRE_INTERNAL void *vyre_cu_disk_read(uint64_t key, size_t *len);
+VYRE_INTERNAL bool vyre_cu_disk_write(uint64_t key, const void *data, size_t len,
+                                      uint64_t *evicted);
+
+/* JIT (module.c): PTX -> cubin through cuLink*, log and failing line in err. */
+VYRE_INTERNAL enum vyre_status vyre_cu_jit(struct vyre_cuda_device *d, const char *ptx, size_t len,
+                                           const char *program, void **cubin, size_t *cubin_len,
+                                           struct vyre_error *err);
+/* ptx_text: the PTX when image is text (to quote the failing line), else NULL. */
+VYRE_INTERNAL enum vyre_status vyre_cu_load_image(struct vyre_cuda_device *d, const void *image,
+                                                  const char *ptx_text, const char *program,
+                                                  CUmodule *out, struct vyre_error *err);
+
+/* ---- kernels (module.c, launch.c) ----------------------------------------- */
+
+#define VYRE_CU_MAX_ARGS (2 * VYRE_MAX_BUFFERS + VYRE_MAX_PARAMS)
+
+struct vyre_cuda_kernel {
+    struct vyre_cuda_device *dev;
+    struct vyre_cu_module *module; /* cached module (compiled programs) */
+    CUmodule raw_module;           /* own module (vyre_cuda_load_ptx) */
+    CUfunction fn;
+    char *ptx;
+    char *name;                    /* program / entry name */
+    struct vyre_program geom;      /* name + workgroup only, for vyre_grid */
+    uint32_t nbuffers, nparams;
+    enum vyre_type *buf_types;     /* per buffer */
+    enum vyre_access *buf_access;  /* per buffer */
+    enum vyre_type *param_types;   /* per param */
+    /* The argument block, built once: argv[i] points at slot[i]. Launches write
+     * values in place, so the hot path allocates nothing. */
+    void **argv;
+    uint64_t *slot;
+    int max_threads;               /* cuFuncGetAttribute, checked before launch */
+};
+
+/* Enqueues one launch without entering the device (callers did). */
+VYRE_INTERNAL enum vyre_status vyre_cu_launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
+                                                  struct vyre_error *err);
+
+#endif

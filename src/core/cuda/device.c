@@ -1,0 +1,312 @@
+/* device.c — device objects: the retained primary context of an ordinal, its stream
+ * and timing events, capabilities probed once, the entry check every public call
+ * makes (lost device, deferred destructor error, current context), telemetry,
+ * synchronisation and teardown.
+ *
+ * Device loss is per ordinal: the primary context is shared by every device object
+ * of that ordinal, so a sticky fault poisons all of them. Opening a new object on a
+ * lost ordinal resets the primary context (cuDevicePrimaryCtxReset) and bumps the
+ * ordinal's generation; objects of an older generation stay lost and never pass
+ * their stale pointers to the driver again. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cuda_int.h"
+
+struct ordinal_state {
+    atomic_uint generation;
+    atomic_bool lost;
+    struct vyre_error cause; /* written once before `lost` is set */
+};
+
+static struct ordinal_state ordinals[VYRE_CU_MAX_ORDINALS];
+
+uint64_t vyre_cu_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+bool vyre_cu_alive(const struct vyre_cuda_device *d)
+{
+    return d && !d->lost && d->ctx &&
+           atomic_load(&ordinals[d->ordinal].generation) == d->generation &&
+           !atomic_load(&ordinals[d->ordinal].lost);
+}
+
+bool vyre_cu_current(struct vyre_cuda_device *d)
+{
+    if (!vyre_cu_alive(d)) return false;
+    CUcontext cur = NULL;
+    if (vyre_cu.cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != d->ctx)
+        return vyre_cu.cuCtxSetCurrent(d->ctx) == CUDA_SUCCESS;
+    return true;
+}
+
+void vyre_cu_mark_lost(struct vyre_cuda_device *d, const struct vyre_error *cause)
+{
+    if (d->lost) return;
+    d->lost = true;
+    d->lost_err = *cause;
+    d->lost_err.status = VYRE_ERR_DEVICE_LOST;
+    struct ordinal_state *o = &ordinals[d->ordinal];
+    if (atomic_load(&o->generation) == d->generation && !atomic_load(&o->lost)) {
+        o->cause = d->lost_err;
+        atomic_store(&o->lost, true);
+    }
+}
+
+static enum vyre_status lost_error(struct vyre_cuda_device *d, struct vyre_error *err)
+{
+    if (err) {
+        *err = d->lost_err;
+        err->status = VYRE_ERR_DEVICE_LOST;
+    }
+    return VYRE_ERR_DEVICE_LOST;
+}
+
+enum vyre_status vyre_cu_enter(struct vyre_cuda_device *d, struct vyre_error *err)
+{
+    if (!d) return vyre_error_set(err, VYRE_ERR_ARG, "no device given. Fix: open one with "
+                                                     "vyre_cuda_device_open.");
+    if (d->lost) return lost_error(d, err);
+    struct ordinal_state *o = &ordinals[d->ordinal];
+    if (atomic_load(&o->generation) != d->generation) {
+        struct vyre_error e;
+        vyre_error_set(&e, VYRE_ERR_DEVICE_LOST,
+                       "device %d was reset by a newer device object after a fault; this "
+                       "object and its buffers and kernels are no longer usable. Fix: use the "
+                       "new device object and recreate buffers and kernels on it.",
+                       d->ordinal);
+        d->lost = true;
+        d->lost_err = e;
+        return lost_error(d, err);
+    }
+    if (atomic_load(&o->lost)) {
+        d->lost = true;
+        d->lost_err = o->cause;
+        return lost_error(d, err);
+    }
+    if (d->pending) {
+        d->pending = false;
+        if (err) *err = d->pending_err;
+        return d->pending_err.status;
+    }
+    CUcontext cur = NULL;
+    if (vyre_cu.cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != d->ctx)
+        VYRE_CU_CHECK(d, vyre_cu.cuCtxSetCurrent(d->ctx), "cuCtxSetCurrent", NULL, err);
+    return VYRE_OK;
+}
+
+static int attr(CUdevice dev, CUdevice_attribute a)
+{
+    int v = 0;
+    if (vyre_cu.cuDeviceGetAttribute(&v, a, dev) != CUDA_SUCCESS) return 0;
+    return v;
+}
+
+static enum vyre_status probe_info(struct vyre_cuda_device *d, struct vyre_error *err)
+{
+    struct vyre_cuda_info *in = &d->info;
+    memset(in, 0, sizeof *in);
+    VYRE_CU_CHECK(d, vyre_cu.cuDeviceGetName(in->name, (int)sizeof in->name - 1, d->dev),
+                  "cuDeviceGetName", NULL, err);
+    size_t total = 0;
+    VYRE_CU_CHECK(d, vyre_cu.cuDeviceTotalMem(&total, d->dev), "cuDeviceTotalMem", NULL, err);
+    in->ordinal = d->ordinal;
+    in->total_memory = total;
+    in->cc_major = attr(d->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    in->cc_minor = attr(d->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    in->sm = (unsigned)(in->cc_major * 10 + in->cc_minor);
+    in->multiprocessors = attr(d->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    in->max_threads_per_block = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    in->max_block[0] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
+    in->max_block[1] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
+    in->max_block[2] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
+    in->max_grid[0] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
+    in->max_grid[1] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+    in->max_grid[2] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
+    in->shared_per_block = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    in->shared_per_block_optin = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    in->warp_size = attr(d->dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+    in->cooperative_launch = attr(d->dev, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH) != 0;
+    in->l2_bytes = attr(d->dev, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+    in->clock_khz = attr(d->dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+    in->memory_clock_khz = attr(d->dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+    in->memory_bus_bits = attr(d->dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+    in->driver_version = vyre_cu.version;
+    return VYRE_OK;
+}
+
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+    const char *s = getenv(name);
+    if (!s || !*s) return dflt;
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 10);
+    return (end && *end == '\0') ? (uint64_t)v : dflt;
+}
+
+/* Releases what open acquired, in reverse; only touches the driver while the
+ * context is still ours (not lost, not reset by a newer object). */
+static void teardown(struct vyre_cuda_device *d)
+{
+    bool alive = vyre_cu_alive(d);
+    if (d->ctx && alive) vyre_cu.cuCtxSetCurrent(d->ctx);
+    vyre_cu_caches_destroy(d);
+    vyre_cu_pool_destroy(d, &d->pool);
+    vyre_cu_pool_destroy(d, &d->pinned);
+    if (alive) {
+        if (d->ev_start) vyre_cu.cuEventDestroy(d->ev_start);
+        if (d->ev_stop) vyre_cu.cuEventDestroy(d->ev_stop);
+        if (d->stream) vyre_cu.cuStreamDestroy(d->stream);
+    }
+    /* The retain is a reference count on the primary context. A reset does not
+     * drop it, and releasing after a reset is documented as safe: always return it. */
+    if (d->ctx_retained) vyre_cu.cuDevicePrimaryCtxRelease(d->dev);
+    free(d);
+}
+
+enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out, struct vyre_error *err)
+{
+    if (!out) return vyre_error_set(err, VYRE_ERR_ARG, "vyre_cuda_device_open: out is NULL. "
+                                                       "Fix: pass a pointer to receive the device.");
+    *out = NULL;
+    const struct vyre_cu_driver *drv = vyre_cu_load();
+    if (!drv->usable) return vyre_error_set(err, VYRE_ERR_NO_CUDA, "%s", drv->reason);
+    if (ordinal < 0 || ordinal >= drv->device_count || ordinal >= VYRE_CU_MAX_ORDINALS)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "device %d does not exist: this machine has %d CUDA device%s "
+                              "(ordinals 0..%d). Fix: pass an ordinal below vyre.cuda.count().",
+                              ordinal, drv->device_count, drv->device_count == 1 ? "" : "s",
+                              drv->device_count - 1);
+    struct vyre_cuda_device *d = calloc(1, sizeof *d);
+    if (!d) return vyre_error_set(err, VYRE_ERR_NOMEM, "out of host memory opening device %d. "
+                                                       "Fix: free memory.", ordinal);
+    d->refs = 1;
+    d->ordinal = ordinal;
+    struct ordinal_state *o = &ordinals[ordinal];
+    enum vyre_status st;
+    CUresult r = vyre_cu.cuDeviceGet(&d->dev, ordinal);
+    if (r != CUDA_SUCCESS) {
+        st = vyre_cu_fail(NULL, r, "cuDeviceGet", NULL, err);
+        free(d);
+        return st;
+    }
+    if (atomic_load(&o->lost)) {
+        /* A sticky fault poisoned the primary context: destroy it so the retain
+         * below creates a fresh one. Older objects see the generation change. */
+        r = vyre_cu.cuDevicePrimaryCtxReset(d->dev);
+        if (r != CUDA_SUCCESS) {
+            st = vyre_cu_fail(NULL, r, "cuDevicePrimaryCtxReset", NULL, err);
+            free(d);
+            return st;
+        }
+        atomic_fetch_add(&o->generation, 1u);
+        atomic_store(&o->lost, false);
+    }
+    d->generation = atomic_load(&o->generation);
+    r = vyre_cu.cuDevicePrimaryCtxRetain(&d->ctx, d->dev);
+    if (r != CUDA_SUCCESS) {
+        st = vyre_cu_fail(NULL, r, "cuDevicePrimaryCtxRetain", NULL, err);
+        free(d);
+        return st;
+    }
+    d->ctx_retained = true;
+    st = VYRE_OK;
+    r = vyre_cu.cuCtxSetCurrent(d->ctx);
+    if (r == CUDA_SUCCESS) r = vyre_cu.cuStreamCreate(&d->stream, CU_STREAM_NON_BLOCKING);
+    if (r == CUDA_SUCCESS) r = vyre_cu.cuEventCreate(&d->ev_start, CU_EVENT_DEFAULT);
+    if (r == CUDA_SUCCESS) r = vyre_cu.cuEventCreate(&d->ev_stop, CU_EVENT_DEFAULT);
+    if (r != CUDA_SUCCESS) st = vyre_cu_fail(NULL, r, "cuStreamCreate/cuEventCreate", NULL, err);
+    if (st == VYRE_OK) st = probe_info(d, err);
+    if (st != VYRE_OK) {
+        teardown(d);
+        return st;
+    }
+    uint64_t dflt_cap = d->info.total_memory / 8;
+    if (dflt_cap > (UINT64_C(1) << 30)) dflt_cap = UINT64_C(1) << 30;
+    vyre_cu_pool_init(&d->pool, false, env_u64("VYRE_POOL_MAX_BYTES", dflt_cap));
+    vyre_cu_pool_init(&d->pinned, true, env_u64("VYRE_PINNED_MAX_BYTES", UINT64_C(64) << 20));
+    *out = d;
+    return VYRE_OK;
+}
+
+void vyre_cuda_device_retain(vyre_cuda_device *d)
+{
+    if (d) d->refs++;
+}
+
+void vyre_cuda_device_release(vyre_cuda_device *d)
+{
+    if (!d || --d->refs > 0) return;
+    teardown(d);
+}
+
+enum vyre_status vyre_cuda_device_info(vyre_cuda_device *d, struct vyre_cuda_info *out,
+                                       struct vyre_error *err)
+{
+    if (!d || !out) return vyre_error_set(err, VYRE_ERR_ARG, "vyre_cuda_device_info: NULL "
+                                                             "argument. Fix: pass a device and an "
+                                                             "info struct.");
+    /* Capabilities were probed at open; they stay readable on a lost device. */
+    *out = d->info;
+    return VYRE_OK;
+}
+
+bool vyre_cuda_device_lost(const vyre_cuda_device *d)
+{
+    if (!d) return false;
+    if (d->lost) return true;
+    const struct ordinal_state *o = &ordinals[d->ordinal];
+    return atomic_load(&o->generation) != d->generation || atomic_load(&o->lost);
+}
+
+void vyre_cuda_set_oom_handler(vyre_cuda_device *d, vyre_cuda_oom_fn fn, void *ud)
+{
+    if (!d) return;
+    d->oom = fn;
+    d->oom_ud = ud;
+}
+
+enum vyre_status vyre_cu_sync(struct vyre_cuda_device *d, const char *program,
+                              struct vyre_error *err)
+{
+    d->st.syncs++;
+    VYRE_CU_CHECK(d, vyre_cu.cuStreamSynchronize(d->stream), "cuStreamSynchronize", program, err);
+    return VYRE_OK;
+}
+
+enum vyre_status vyre_cuda_synchronize(vyre_cuda_device *d, struct vyre_error *err)
+{
+    enum vyre_status st = vyre_cu_enter(d, err);
+    if (st != VYRE_OK) return st;
+    return vyre_cu_sync(d, NULL, err);
+}
+
+enum vyre_status vyre_cuda_trim(vyre_cuda_device *d, struct vyre_error *err)
+{
+    enum vyre_status st = vyre_cu_enter(d, err);
+    if (st != VYRE_OK) return st;
+    /* Blocks in the pools may still be read by queued copies: wait first. */
+    st = vyre_cu_sync(d, NULL, err);
+    if (st != VYRE_OK) return st;
+    vyre_cu_pool_trim(d, &d->pool);
+    vyre_cu_pool_trim(d, &d->pinned);
+    vyre_cu_modules_trim(d);
+    return VYRE_OK;
+}
+
+void vyre_cuda_device_stats(vyre_cuda_device *d, struct vyre_cuda_stats *out)
+{
+    if (!out) return;
+    if (!d) {
+        memset(out, 0, sizeof *out);
+        return;
+    }
+    d->st.pool_bytes = d->pool.held;
+    d->st.pinned_bytes = d->pinned.held;
+    *out = d->st;
+}

@@ -1,0 +1,359 @@
+/* launch.c — dispatch on the device's stream: single launches of compiled kernels
+ * (the hot path: values written into the argument block built at compile time,
+ * geometry checked against the device limits, no allocation, no strings), raw
+ * launches, sequences with one final synchronisation and ranged readback, the
+ * one-shot `run` (transient pool memory, pinned staging, one sync), and timing. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_int.h"
+
+static enum vyre_status limit_error(vyre_cuda_kernel *k, struct vyre_error *err, const char *what,
+                                    uint64_t got, uint64_t limit, const char *fix)
+{
+    return vyre_error_set(err, VYRE_ERR_LIMIT,
+                          "launch of '%s' refused: %s is %llu, the device limit is %llu "
+                          "(%s). Fix: %s",
+                          k->name, what, (unsigned long long)got, (unsigned long long)limit,
+                          k->dev->info.name, fix);
+}
+
+/* Checks block and grid against the device's (and the function's) limits. */
+static enum vyre_status check_geometry(vyre_cuda_kernel *k, const uint32_t grid[3],
+                                       const uint32_t block[3], struct vyre_error *err)
+{
+    const struct vyre_cuda_info *in = &k->dev->info;
+    static const char *const bnames[3] = {"workgroup x", "workgroup y", "workgroup z"};
+    static const char *const gnames[3] = {"grid x", "grid y", "grid z"};
+    uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
+    for (int a = 0; a < 3; a++) {
+        if (block[a] > (uint32_t)in->max_block[a])
+            return limit_error(k, err, bnames[a], block[a], (uint64_t)in->max_block[a],
+                               "use a smaller workgroup on that axis.");
+        if (grid[a] > (uint32_t)in->max_grid[a])
+            return limit_error(k, err, gnames[a], grid[a], (uint64_t)in->max_grid[a],
+                               "launch fewer workgroups on that axis or spread them over x.");
+    }
+    if (threads > (uint64_t)in->max_threads_per_block)
+        return limit_error(k, err, "threads per workgroup", threads,
+                           (uint64_t)in->max_threads_per_block, "use a smaller workgroup.");
+    if (k->max_threads > 0 && threads > (uint64_t)k->max_threads)
+        return limit_error(k, err, "threads per workgroup for this kernel (register use)",
+                           threads, (uint64_t)k->max_threads,
+                           "use a smaller workgroup or simplify the program.");
+    return VYRE_OK;
+}
+
+static enum vyre_status bad_args(vyre_cuda_kernel *k, struct vyre_error *err, const char *what,
+                                 size_t got, uint32_t want)
+{
+    return vyre_error_set(err, VYRE_ERR_ARG,
+                          "launch of '%s': %zu %s given, the program declares %u. Fix: pass one "
+                          "per declaration, in declaration order.", k->name, got, what, want);
+}
+
+enum vyre_status vyre_cu_launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
+                                    struct vyre_error *err)
+{
+    if (a->nbuffers != k->nbuffers) return bad_args(k, err, "buffers", a->nbuffers, k->nbuffers);
+    if (a->nparams != k->nparams) return bad_args(k, err, "params", a->nparams, k->nparams);
+    uint64_t counts[VYRE_MAX_BUFFERS + 1];
+    uint32_t nb = k->nbuffers;
+    for (uint32_t i = 0; i < nb; i++) {
+        const vyre_cuda_buffer *b = a->buffers[i];
+        if (!b)
+            return vyre_error_set(err, VYRE_ERR_ARG, "launch of '%s': buffer %u is missing. "
+                                                     "Fix: bind a device buffer to every buffer "
+                                                     "declaration.", k->name, i + 1);
+        if (b->dev != k->dev)
+            return vyre_error_set(err, VYRE_ERR_ARG, "launch of '%s': buffer %u belongs to "
+                                                     "another device object. Fix: create buffers "
+                                                     "with the kernel's device.", k->name, i + 1);
+        if (b->type != k->buf_types[i])
+            return vyre_error_set(err, VYRE_ERR_ARG, "launch of '%s': buffer %u holds %s, the "
+                                                     "program declares %s. Fix: bind a buffer of "
+                                                     "the declared type.", k->name, i + 1,
+                                  vyre_type_name(b->type), vyre_type_name(k->buf_types[i]));
+        k->slot[i] = (uint64_t)b->ptr;
+        k->slot[nb + i] = b->count; /* a .u32 parameter: the low 4 bytes, little-endian */
+        counts[i] = b->count;
+    }
+    for (uint32_t i = 0; i < k->nparams; i++) k->slot[2 * nb + i] = a->params[i];
+    uint32_t g[3];
+    enum vyre_status st = vyre_grid(&k->geom, counts, nb, a->n, a->grid, g, err);
+    if (st != VYRE_OK) return st;
+    st = check_geometry(k, g, k->geom.workgroup, err);
+    if (st != VYRE_OK) return st;
+    VYRE_CU_CHECK(k->dev,
+                  vyre_cu.cuLaunchKernel(k->fn, g[0], g[1], g[2], k->geom.workgroup[0],
+                                         k->geom.workgroup[1], k->geom.workgroup[2], 0,
+                                         k->dev->stream, k->argv, NULL),
+                  "cuLaunchKernel", k->name, err);
+    k->dev->st.launches++;
+    return VYRE_OK;
+}
+
+enum vyre_status vyre_cuda_launch(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
+                                  struct vyre_error *err)
+{
+    if (!k || !a) return vyre_error_set(err, VYRE_ERR_ARG, "launch: kernel or args is NULL. "
+                                                           "Fix: pass both.");
+    enum vyre_status st = vyre_cu_enter(k->dev, err);
+    if (st != VYRE_OK) return st;
+    return vyre_cu_launch_one(k, a, err);
+}
+
+enum vyre_status vyre_cuda_launch_raw(vyre_cuda_kernel *k, const uint32_t grid[3],
+                                      const uint32_t block[3], uint32_t shared_bytes,
+                                      void **params, struct vyre_error *err)
+{
+    if (!k) return vyre_error_set(err, VYRE_ERR_ARG, "launch_raw: kernel is NULL. Fix: pass one.");
+    enum vyre_status st = vyre_cu_enter(k->dev, err);
+    if (st != VYRE_OK) return st;
+    for (int a = 0; a < 3; a++)
+        if (grid[a] == 0 || block[a] == 0)
+            return vyre_error_set(err, VYRE_ERR_ARG, "launch_raw of '%s': grid and block need "
+                                                     "at least 1 on every axis. Fix: use 1 for "
+                                                     "unused axes.", k->name);
+    st = check_geometry(k, grid, block, err);
+    if (st != VYRE_OK) return st;
+    VYRE_CU_CHECK(k->dev,
+                  vyre_cu.cuLaunchKernel(k->fn, grid[0], grid[1], grid[2], block[0], block[1],
+                                         block[2], shared_bytes, k->dev->stream, params, NULL),
+                  "cuLaunchKernel", k->name, err);
+    k->dev->st.launches++;
+    return VYRE_OK;
+}
+
+/* ---- timing ---------------------------------------------------------------- */
+
+struct timer {
+    struct vyre_cuda_timing *out;
+    uint64_t t0, t_enq;
+};
+
+static enum vyre_status timer_start(struct vyre_cuda_device *d, struct timer *t,
+                                    struct vyre_cuda_timing *out, struct vyre_error *err)
+{
+    t->out = out;
+    if (!out) return VYRE_OK;
+    memset(out, 0, sizeof *out);
+    t->t0 = vyre_cu_now_ns();
+    VYRE_CU_CHECK(d, vyre_cu.cuEventRecord(d->ev_start, d->stream), "cuEventRecord", NULL, err);
+    return VYRE_OK;
+}
+
+static enum vyre_status timer_enqueued(struct vyre_cuda_device *d, struct timer *t,
+                                       struct vyre_error *err)
+{
+    if (!t->out) return VYRE_OK;
+    VYRE_CU_CHECK(d, vyre_cu.cuEventRecord(d->ev_stop, d->stream), "cuEventRecord", NULL, err);
+    t->t_enq = vyre_cu_now_ns();
+    return VYRE_OK;
+}
+
+/* Call after the final synchronisation. */
+static void timer_finish(struct vyre_cuda_device *d, struct timer *t)
+{
+    if (!t->out) return;
+    uint64_t t1 = vyre_cu_now_ns();
+    float ms = 0.0f;
+    if (vyre_cu.cuEventElapsedTime(&ms, d->ev_start, d->ev_stop) != CUDA_SUCCESS) ms = 0.0f;
+    t->out->wall_ns = t1 - t->t0;
+    t->out->enqueue_ns = t->t_enq - t->t0;
+    t->out->wait_ns = t1 - t->t_enq;
+    t->out->device_ns = (uint64_t)((double)ms * 1e6);
+    d->st.timed_runs++;
+    d->st.timed_wall_ns += t->out->wall_ns;
+    d->st.timed_enqueue_ns += t->out->enqueue_ns;
+    d->st.timed_wait_ns += t->out->wait_ns;
+    d->st.timed_device_ns += t->out->device_ns;
+}
+
+/* ---- sequences ------------------------------------------------------------- */
+
+enum vyre_status vyre_cuda_sequence(vyre_cuda_device *d, const struct vyre_cuda_step *steps,
+                                    size_t nsteps, size_t prefix, uint32_t repeat,
+                                    const struct vyre_cuda_readback *rb, size_t nrb,
+                                    struct vyre_cuda_timing *timing, struct vyre_error *err)
+{
+    enum vyre_status st = vyre_cu_enter(d, err);
+    if (st != VYRE_OK) return st;
+    if (prefix > nsteps)
+        return vyre_error_set(err, VYRE_ERR_ARG, "sequence: prefix %zu is longer than the %zu "
+                                                 "steps. Fix: prefix <= number of steps.",
+                              prefix, nsteps);
+    for (size_t i = 0; i < nsteps; i++)
+        if (!steps[i].kernel || steps[i].kernel->dev != d || !steps[i].kernel->module)
+            return vyre_error_set(err, VYRE_ERR_ARG, "sequence: step %zu has no compiled kernel "
+                                                     "of this device. Fix: compile every step's "
+                                                     "program on this device.", i + 1);
+    uint64_t total = 0;
+    for (size_t i = 0; i < nrb; i++) {
+        if (!rb[i].buf || rb[i].buf->dev != d)
+            return vyre_error_set(err, VYRE_ERR_ARG, "sequence: readback %zu has no buffer of "
+                                                     "this device. Fix: read back device buffers "
+                                                     "of this device.", i + 1);
+        st = vyre_cu_check_range(rb[i].buf, rb[i].offset, rb[i].nbytes, "sequence readback", err);
+        if (st != VYRE_OK) return st;
+        total += rb[i].nbytes;
+    }
+    struct timer t;
+    st = timer_start(d, &t, timing, err);
+    for (size_t i = 0; i < prefix && st == VYRE_OK; i++)
+        st = vyre_cu_launch_one(steps[i].kernel, &steps[i].args, err);
+    for (uint32_t r = 0; r < repeat && st == VYRE_OK; r++)
+        for (size_t i = prefix; i < nsteps && st == VYRE_OK; i++)
+            st = vyre_cu_launch_one(steps[i].kernel, &steps[i].args, err);
+    if (st != VYRE_OK) return st;
+    /* Readbacks land in one pinned block when it fits, so the copies stay async. */
+    uint64_t stage = 0, cls = 0;
+    bool staged = total > 0 && total <= d->pinned.cap &&
+                  vyre_cu_pool_get(d, &d->pinned, total, &stage, &cls, NULL) == VYRE_OK;
+    uint64_t off = 0;
+    for (size_t i = 0; i < nrb && st == VYRE_OK; i++) {
+        void *dst = staged ? (void *)(uintptr_t)(stage + off) : rb[i].dst;
+        CUresult r = vyre_cu.cuMemcpyDtoHAsync(dst, rb[i].buf->ptr + rb[i].offset,
+                                               (size_t)rb[i].nbytes, d->stream);
+        if (r != CUDA_SUCCESS) st = vyre_cu_fail(d, r, "cuMemcpyDtoHAsync", NULL, err);
+        off += rb[i].nbytes;
+    }
+    if (st == VYRE_OK) st = timer_enqueued(d, &t, err);
+    if (st == VYRE_OK) st = vyre_cu_sync(d, NULL, err);
+    if (st == VYRE_OK) {
+        timer_finish(d, &t);
+        off = 0;
+        for (size_t i = 0; i < nrb; i++) {
+            if (staged) memcpy(rb[i].dst, (void *)(uintptr_t)(stage + off), (size_t)rb[i].nbytes);
+            off += rb[i].nbytes;
+            d->st.bytes_down += rb[i].nbytes;
+        }
+    }
+    if (staged) vyre_cu_pool_put(d, &d->pinned, stage, cls);
+    return st;
+}
+
+/* ---- run --------------------------------------------------------------------- */
+
+struct run_state {
+    vyre_cuda_kernel *k;
+    struct vyre_cuda_buffer bufs[VYRE_MAX_BUFFERS];
+    vyre_cuda_buffer *ptrs[VYRE_MAX_BUFFERS];
+    uint64_t cls[VYRE_MAX_BUFFERS];
+    uint64_t stage, stage_cls;
+    uint32_t nb;
+};
+
+static void run_release(struct vyre_cuda_device *d, struct run_state *rs)
+{
+    for (uint32_t i = 0; i < rs->nb; i++)
+        vyre_cu_pool_put(d, &d->pool, (uint64_t)rs->bufs[i].ptr, rs->cls[i]);
+    if (rs->stage) vyre_cu_pool_put(d, &d->pinned, rs->stage, rs->stage_cls);
+    vyre_cuda_kernel_free(rs->k);
+}
+
+enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
+                               const struct vyre_buffer_arg *buffers, size_t nbuffers,
+                               const vyre_bits *params, size_t nparams, uint64_t n,
+                               const uint32_t *grid, void *const *out,
+                               struct vyre_cuda_timing *timing, struct vyre_error *err)
+{
+    enum vyre_status st = vyre_cu_enter(d, err);
+    if (st != VYRE_OK) return st;
+    struct run_state *rs = calloc(1, sizeof *rs);
+    if (!rs) return vyre_error_set(err, VYRE_ERR_NOMEM, "run: out of host memory. Fix: free "
+                                                        "memory.");
+    st = vyre_cuda_compile(d, p, &rs->k, err);
+    if (st != VYRE_OK) {
+        free(rs);
+        return st;
+    }
+    vyre_cuda_kernel *k = rs->k;
+    if (nbuffers != k->nbuffers || nparams != k->nparams) {
+        st = nbuffers != k->nbuffers ? bad_args(k, err, "buffers", nbuffers, k->nbuffers)
+                                     : bad_args(k, err, "params", nparams, k->nparams);
+        goto done;
+    }
+    /* Device blocks from the transient pool, and one pinned staging block for all
+     * uploads and downloads when it fits the staging cap. */
+    uint64_t up = 0, down = 0;
+    for (uint32_t i = 0; i < k->nbuffers; i++) {
+        uint64_t bytes = buffers[i].count * vyre_type_size(k->buf_types[i]);
+        if (buffers[i].count > UINT32_MAX) {
+            st = vyre_error_set(err, VYRE_ERR_LIMIT, "run of '%s': buffer %u has %llu elements, "
+                                                     "more than the u32 ABI limit. Fix: split "
+                                                     "the data.", k->name, i + 1,
+                                (unsigned long long)buffers[i].count);
+            goto done;
+        }
+        uint64_t block = 0;
+        st = vyre_cu_pool_get(d, &d->pool, bytes ? bytes : 1, &block, &rs->cls[i], err);
+        if (st != VYRE_OK) goto done;
+        rs->bufs[i] = (struct vyre_cuda_buffer){d, (CUdeviceptr)block, bytes, buffers[i].count,
+                                                k->buf_types[i], d->generation};
+        rs->ptrs[i] = &rs->bufs[i];
+        rs->nb = i + 1;
+        if (buffers[i].data) up += bytes;
+        if (k->buf_access[i] != VYRE_ACCESS_READ) down += bytes;
+    }
+    if (up + down > 0 && up + down <= d->pinned.cap)
+        if (vyre_cu_pool_get(d, &d->pinned, up + down, &rs->stage, &rs->stage_cls, NULL) != VYRE_OK)
+            rs->stage = 0;
+    struct timer t;
+    st = timer_start(d, &t, timing, err);
+    if (st != VYRE_OK) goto done;
+    uint64_t off = 0;
+    for (uint32_t i = 0; i < k->nbuffers && st == VYRE_OK; i++) {
+        struct vyre_cuda_buffer *b = &rs->bufs[i];
+        CUresult r;
+        if (!buffers[i].data) {
+            r = b->bytes ? vyre_cu.cuMemsetD8Async(b->ptr, 0, (size_t)b->bytes, d->stream)
+                         : CUDA_SUCCESS;
+            if (r != CUDA_SUCCESS) st = vyre_cu_fail(d, r, "cuMemsetD8Async", k->name, err);
+            continue;
+        }
+        const void *src = buffers[i].data;
+        if (rs->stage) {
+            void *s = (void *)(uintptr_t)(rs->stage + off);
+            memcpy(s, src, (size_t)b->bytes);
+            src = s;
+            off += b->bytes;
+        }
+        r = b->bytes ? vyre_cu.cuMemcpyHtoDAsync(b->ptr, src, (size_t)b->bytes, d->stream)
+                     : CUDA_SUCCESS;
+        if (r != CUDA_SUCCESS) st = vyre_cu_fail(d, r, "cuMemcpyHtoDAsync", k->name, err);
+        d->st.bytes_up += b->bytes;
+    }
+    if (st == VYRE_OK) {
+        struct vyre_cuda_args a = {rs->ptrs, k->nbuffers, params, nparams, n, grid};
+        st = vyre_cu_launch_one(k, &a, err);
+    }
+    uint64_t down_off = off;
+    for (uint32_t i = 0; i < k->nbuffers && st == VYRE_OK; i++) {
+        struct vyre_cuda_buffer *b = &rs->bufs[i];
+        if (k->buf_access[i] == VYRE_ACCESS_READ || !b->bytes || !out || !out[i]) continue;
+        void *dst = rs->stage ? (void *)(uintptr_t)(rs->stage + off) : out[i];
+        CUresult r = vyre_cu.cuMemcpyDtoHAsync(dst, b->ptr, (size_t)b->bytes, d->stream);
+        if (r != CUDA_SUCCESS) st = vyre_cu_fail(d, r, "cuMemcpyDtoHAsync", k->name, err);
+        if (rs->stage) off += b->bytes;
+    }
+    if (st == VYRE_OK) st = timer_enqueued(d, &t, err);
+    if (st == VYRE_OK) st = vyre_cu_sync(d, k->name, err);
+    if (st == VYRE_OK) {
+        timer_finish(d, &t);
+        off = down_off;
+        for (uint32_t i = 0; i < k->nbuffers; i++) {
+            struct vyre_cuda_buffer *b = &rs->bufs[i];
+            if (k->buf_access[i] == VYRE_ACCESS_READ || !b->bytes || !out || !out[i]) continue;
+            if (rs->stage) {
+                memcpy(out[i], (void *)(uintptr_t)(rs->stage + off), (size_t)b->bytes);
+                off += b->bytes;
+            }
+            d->st.bytes_down += b->bytes;
+        }
+    }
+done:
+    run_release(d, rs);
+    free(rs);
+    return st;
+}
