@@ -1,0 +1,81 @@
+#!/bin/bash
+# test.sh — README command 2: install what is missing, build with -Werror, then run every
+# test: C unit tests (ctest), busted specs (Lua 5.4), the C tests again under
+# AddressSanitizer + UndefinedBehaviorSanitizer, the examples, the LuaRocks build and
+# `bin/vyre info`. Ends with one line "N passed, N failed, N skipped" over all of it.
+# GPU specs (busted tag `gpu`) run only where CUDA is usable; elsewhere they are counted
+# as skipped and the reason is printed — never as passed.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+passed=0; failed=0; skipped=0
+note() { printf '\n== %s\n' "$*"; }
+
+VYRE_CMAKE_ARGS="-DVYRE_WERROR=ON" sh scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
+. scripts/env.sh
+
+# ctest_counts DIR: runs ctest in DIR and adds its totals.
+ctest_counts() {
+  local out total bad
+  out=$(ctest --test-dir "$1" --output-on-failure -j2 2>&1); echo "$out" | tail -n 25
+  total=$(echo "$out" | sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' | tail -n1)
+  bad=$(echo "$out" | sed -n 's/.* \([0-9]*\) tests failed out of.*/\1/p' | tail -n1)
+  if [ -z "$total" ]; then failed=$((failed + 1)); echo "ctest in $1 printed no totals"; return; fi
+  passed=$((passed + total - bad)); failed=$((failed + bad))
+}
+
+note "C unit tests (ctest, -Werror)"
+ctest_counts build
+
+note "Lua specs (busted --lua=lua5.4)"
+gpu_reason=$(lua5.4 -e 'local ok, c = pcall(require, "vyre.cuda"); if not ok then print(c) return end
+  local a, why = c.available(); print(a and "yes" or why)' 2>&1)
+busted_args=(--lua=lua5.4 -o utfTerminal)
+if [ "$gpu_reason" != "yes" ]; then
+  ngpu=$(busted --lua=lua5.4 --tags=gpu --list spec 2>/dev/null | grep -c . || true)
+  skipped=$((skipped + ngpu))
+  echo "GPU specs not run ($ngpu): CUDA is not usable here: $gpu_reason"
+  busted_args+=(--exclude-tags=gpu)
+fi
+bout=$(busted "${busted_args[@]}" spec 2>&1); echo "$bout" | tail -n 40
+line=$(echo "$bout" | grep -E '[0-9]+ successes? / [0-9]+ failures? / [0-9]+ errors?' | tail -n1)
+if [ -z "$line" ]; then
+  failed=$((failed + 1)); echo "busted printed no totals"
+else
+  set -- $(echo "$line" | grep -oE '[0-9]+' | head -n4)
+  passed=$((passed + $1)); failed=$((failed + $2 + $3)); skipped=$((skipped + $4))
+fi
+
+note "C unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+if cmake -S . -B build-asan -DVYRE_SANITIZE=ON -DVYRE_WERROR=ON -DVYRE_LUA_MODULE=OFF \
+     -DCMAKE_BUILD_TYPE=Debug >/dev/null && cmake --build build-asan -j"$(nproc)" >/dev/null; then
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest_counts build-asan
+else
+  echo "sanitizer build failed"; failed=$((failed + 1))
+fi
+
+note "examples"
+for ex in examples/*.lua; do
+  if out=$(lua5.4 "$ex" 2>&1); then passed=$((passed + 1)); echo "ok   $ex: $(echo "$out" | tail -n1)"
+  else failed=$((failed + 1)); echo "FAIL $ex"; echo "$out"; fi
+done
+
+note "luarocks make (rockspec at the repo root)"
+tree=$(mktemp -d)
+if luarocks --lua-version=5.4 make --tree "$tree" vyre-scm-1.rockspec >"$tree.log" 2>&1 &&
+   env -u LUA_PATH -u LUA_CPATH lua5.4 -e "package.path='$tree/share/lua/5.4/?.lua;$tree/share/lua/5.4/?/init.lua;'..package.path
+     package.cpath='$tree/lib/lua/5.4/?.so;'..package.cpath
+     local v = require('vyre'); assert(v.parse('(program p (workgroup 1))'):text())"; then
+  passed=$((passed + 1)); echo "ok   require('vyre') after luarocks make"
+else
+  failed=$((failed + 1)); echo "FAIL luarocks make"; tail -n 30 "$tree.log"
+fi
+rm -rf "$tree" "$tree.log"
+
+note "bin/vyre info"
+if out=$(lua5.4 bin/vyre info 2>&1); then passed=$((passed + 1)); echo "$out" | head -n 12
+else failed=$((failed + 1)); echo "FAIL bin/vyre info"; echo "$out"; fi
+
+echo
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
