@@ -463,6 +463,13 @@ static void test_barrier_return_break(void) {
     CHECK_STR_CONTAINS(pr.message, "break");
     /* After the loop, control has reconverged. */
     VALID_TEXT(HDR "(for i 0u32 4u32 1u32 (if (lt (gid x) 3u32) (then (break)))) (barrier))");
+    /* Nested: the inner loop's divergent break does not make the outer loop divergent
+     * (and the outer fixpoint terminates although the inner flag starts afresh). */
+    VALID_TEXT(HDR "(for i 0u32 4u32 1u32 (for j 0u32 4u32 1u32 (if (lt (gid x) j) (then (break))))"
+                   "(barrier)))");
+    EXPECT(parse(HDR "(for i 0u32 4u32 1u32 (for j 0u32 4u32 1u32 (barrier)"
+                     "(if (lt (gid x) j) (then (break))))))"),
+           "barrier-divergent", "body[0].body[0].body[0]");
     /* Uniform breaks are fine; a variable set in a loop with a divergent break is not. */
     VALID_TEXT(HDR "(for i 0u32 4u32 1u32 (barrier) (if (eq i n) (then (break)))))");
     EXPECT(parse(HDR "(let c 0u32) (for i 0u32 4u32 1u32 (if (lt (gid x) i) (then (break)))"

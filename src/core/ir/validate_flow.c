@@ -104,10 +104,13 @@ static void fl_for(struct fl *f, const struct vyre_stmt *s, unsigned depth, enum
         fl_block(f, &s->then_, depth + 1, cd, &me);
         return;
     }
+    /* `me` starts afresh on every visit of this loop, so its flag is a change for
+     * this fixpoint only; variables and ret_div are global and only grow. */
     for (;;) {
         uint64_t before = f->changes;
+        bool broke = me.broke_div;
         fl_block(f, &s->then_, depth + 1, FL_UNIFORM, &me);
-        if (f->changes == before) break;
+        if (f->changes == before && me.broke_div == broke) break;
     }
 }
 
@@ -137,10 +140,7 @@ static void fl_stmt(struct fl *f, const struct vyre_stmt *s, unsigned depth, enu
         fl_for(f, s, depth, cd);
         break;
     case VYRE_ST_BREAK:
-        if (cd && loop && !loop->broke_div) {
-            loop->broke_div = true;
-            f->changes++;
-        }
+        if (cd && loop) loop->broke_div = true;
         break;
     case VYRE_ST_RETURN:
         if (cd && !f->ret_div) {
