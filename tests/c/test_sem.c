@@ -513,6 +513,11 @@ static void test_atomic(void) {
     CHECK_EQ_U64(vyre_sem_atomic(VYRE_ATOMIC_CAS, VYRE_U32, 4, 9, 3), 4);
     CHECK_EQ_U64(vyre_sem_atomic(VYRE_ATOMIC_CAS, VYRE_U64, U64MAX, 1, U64MAX), 1);
     CHECK_EQ_U64(vyre_sem_atomic(VYRE_ATOMIC_ADD, VYRE_F32, F(1.5f), F(2), 0), F(3.5f));
+    /* f32 atomic add flushes subnormal inputs and results to signed zero (as atom.add.f32) */
+    CHECK_EQ_U64(vyre_sem_atomic(VYRE_ATOMIC_ADD, VYRE_F32, 0x00000100u, 0, 0), 0);
+    CHECK_EQ_U64(vyre_sem_atomic(VYRE_ATOMIC_ADD, VYRE_F32, 0x80000100u, 0x80000000u, 0), 0x80000000u);
+    CHECK_EQ_U64(vyre_sem_atomic(VYRE_ATOMIC_ADD, VYRE_F32, F(1.5f), 0x00000001u, 0), F(1.5f));
+    CHECK_EQ_U64(vyre_sem_atomic(VYRE_ATOMIC_ADD, VYRE_F32, 0x00800000u, 0x80800001u, 0), 0x80000000u);
     CHECK_EQ_U64(vyre_sem_atomic(VYRE_ATOMIC_ADD, VYRE_I64, I64MAX, 1, 0), I64MIN);
 }
 

@@ -444,12 +444,23 @@ vyre_bits vyre_sem_fma(enum vyre_type t, vyre_bits a, vyre_bits b, vyre_bits c) 
     return (a * b + c) & m;
 }
 
+/* f32 subnormal -> zero of the same sign. */
+static vyre_bits flush_f32(vyre_bits b) {
+    return (b & 0x7F800000u) == 0 ? (b & 0x80000000u) : b;
+}
+
 vyre_bits vyre_sem_atomic(enum vyre_atomic_op op, enum vyre_type t, vyre_bits old,
                           vyre_bits value, vyre_bits expected) {
     old = vyre_sem_from_memory(t, old);
     value = vyre_sem_from_memory(t, value);
     switch (op) {
-    case VYRE_ATOMIC_ADD: return vyre_sem_binary(VYRE_OP_ADD, t, old, value);
+    case VYRE_ATOMIC_ADD:
+        /* f32 atomic add flushes subnormal inputs and results to signed zero: that is
+         * what the hardware's atom.add.f32 does, and §10 of docs/ARCHITECTURE.md
+         * defines it so (the one place subnormals are not kept). */
+        if (t == VYRE_F32)
+            return flush_f32(vyre_sem_binary(VYRE_OP_ADD, t, flush_f32(old), flush_f32(value)));
+        return vyre_sem_binary(VYRE_OP_ADD, t, old, value);
     case VYRE_ATOMIC_SUB: return vyre_sem_binary(VYRE_OP_SUB, t, old, value);
     case VYRE_ATOMIC_MIN: return vyre_sem_binary(VYRE_OP_MIN, t, old, value);
     case VYRE_ATOMIC_MAX: return vyre_sem_binary(VYRE_OP_MAX, t, old, value);
