@@ -172,6 +172,10 @@ function Backend:lost()
 end
 
 --- Raises the lost-device cause or an error recorded by a finalizer, else true.
+function Backend:_defer_error(msg)
+  return check_backend(self, "vyre.Backend:_defer_error"):_defer_error(msg)
+end
+
 function Backend:check()
   return check_backend(self, "vyre.Backend:check"):check()
 end

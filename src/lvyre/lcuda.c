@@ -159,7 +159,7 @@ static int cuda_open(lua_State *L)
     luaL_setmetatable(L, VYRE_LUA_CUDA_DEVICE);
     struct vyre_error err;
     enum vyre_status st = vyre_cuda_device_open((int)i, &u->d, &err);
-    if (st == VYRE_ERR_NO_CUDA) {
+    if (st == VYRE_ERR_NO_CUDA || st == VYRE_ERR_DEVICE_LOST) {
         lua_pushnil(L);
         lua_pushstring(L, err.message);
         return 2;

@@ -195,7 +195,8 @@ enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out, stru
         free(d);
         return st;
     }
-    if (atomic_load(&o->lost)) {
+    bool was_lost = atomic_load(&o->lost);
+    if (was_lost) {
         /* A sticky fault poisoned the primary context: destroy it so the retain
          * below creates a fresh one. Older objects see the generation change. */
         r = vyre_cu.cuDevicePrimaryCtxReset(d->dev);
@@ -209,6 +210,19 @@ enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out, stru
     }
     d->generation = atomic_load(&o->generation);
     r = vyre_cu.cuDevicePrimaryCtxRetain(&d->ctx, d->dev);
+    if (r != CUDA_SUCCESS && was_lost) {
+        /* Measured on driver 580: an illegal-address fault stays sticky for the
+         * whole process even after cuDevicePrimaryCtxReset, so say so plainly. */
+        struct vyre_error cause = o->cause;
+        atomic_store(&o->lost, true);
+        free(d);
+        return vyre_error_set(err, VYRE_ERR_DEVICE_LOST,
+                              "device %d cannot be reopened in this process: the driver keeps "
+                              "the earlier fault sticky even after resetting the primary context "
+                              "(cuDevicePrimaryCtxRetain returned %d). The fault was: %s Fix: "
+                              "restart the process, and fix the kernel that faulted.",
+                              ordinal, (int)r, cause.message);
+    }
     if (r != CUDA_SUCCESS) {
         st = vyre_cu_fail(NULL, r, "cuDevicePrimaryCtxRetain", NULL, err);
         free(d);
