@@ -135,8 +135,8 @@ int main(int argc, char **argv)
         CK(cu.cuMemAlloc(&x, bytes));
         CK(cu.cuMemAlloc(&y, bytes));
         CK(cu.cuMemAlloc(&z, bytes));
-        CK(cu.cuMemsetD8Async(x, 0, bytes, s));
-        CK(cu.cuMemsetD8Async(y, 0, bytes, s));
+        CK(cu.cuMemsetD8Async(x, 0x3f, bytes, s));
+        CK(cu.cuMemsetD8Async(y, 0x40, bytes, s));
         unsigned nx = (unsigned)count, ny = (unsigned)count;
         float a = 2.0f;
         void *args[] = {&x, &y, &nx, &ny, &a};

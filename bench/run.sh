@@ -14,20 +14,27 @@ C="$BUILD/bench/vyre_bench_c"
 [ -x "$C" ] || { echo "missing $C: build first (cmake --build $BUILD)"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-if ! lua5.4 bench/bench.lua "$tmp" "$N" "$BYTES" > "$tmp/lua.txt" 2> "$tmp/lua.err"; then
-  echo "Lua benchmarks did not run: $(cat "$tmp/lua.err")"; exit 2
-fi
-{
-  "$C" launch "$tmp/inc.ptx" "$N"
-  "$C" roundtrip "$tmp/inc.ptx" $((N / 10 > 100 ? N / 10 : 100))
-  "$C" graph "$tmp/inc.ptx" "$N"
-  "$C" saxpy "$tmp/saxpy.ptx" "$BYTES"
-} > "$tmp/c.txt"
+# Three alternating rounds (Lua, then C), keeping each number's best: the two sides
+# see the same machine state, and one-off stalls do not decide a ratio.
+: > "$tmp/lua.txt"; : > "$tmp/c.txt"
+for round in 1 2 3; do
+  if ! lua5.4 bench/bench.lua "$tmp" "$N" "$([ "$round" = 1 ] && echo "$BYTES" || echo 0)" \
+       >> "$tmp/lua.txt" 2> "$tmp/lua.err"; then
+    echo "Lua benchmarks did not run: $(cat "$tmp/lua.err")"; exit 2
+  fi
+  "$C" launch "$tmp/inc.ptx" "$N" >> "$tmp/c.txt"
+  "$C" roundtrip "$tmp/inc.ptx" $((N / 10 > 100 ? N / 10 : 100)) >> "$tmp/c.txt"
+  "$C" graph "$tmp/inc.ptx" "$N" >> "$tmp/c.txt"
+  if [ "$round" = 1 ]; then "$C" saxpy "$tmp/saxpy.ptx" "$BYTES" >> "$tmp/c.txt"; fi
+done
 cat "$tmp/lua.txt" "$tmp/c.txt" | awk '
-  { v[$1] = $2 }
+  { if (!($1 in v)) v[$1] = $2
+    else if ($1 ~ /_ns$/ && $2 < v[$1]) v[$1] = $2
+    else if ($1 ~ /_gbps$/ && $2 > v[$1]) v[$1] = $2 }
   END {
     printf "%-34s %14s %14s %10s\n", "benchmark", "vyre (Lua)", "plain C", "ratio"
     row("(a) launch, ns per launch", "lua_launch_ns", "c_launch_ns")
+    row("(a') bound launch l:launch(), ns", "lua_bound_launch_ns", "c_launch_ns")
     row("(b) 4 KiB up+launch+down+sync, ns", "lua_roundtrip_ns", "c_roundtrip_ns")
     row("(c) graph replay, ns per launch", "lua_graph_ns", "c_graph_ns")
     printf "%-34s %14.1f %14.1f %10.3f\n", "(d) saxpy GB/s vs C DtoD copy GB/s", \

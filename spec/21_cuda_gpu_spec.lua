@@ -177,6 +177,24 @@ describe("cuda runtime #gpu", function()
     os.execute("rm -rf " .. dir)
   end)
 
+  it("binds arguments once: l:launch() and l() relaunch, a freed buffer is caught", function()
+    local k = be:compile(vyre.parse(INC))
+    local v = be:buffer("u32", { 1, 2, 3 })
+    local l = k:bind({ v = v })
+    local before = be:stats().launches
+    for _ = 1, 5 do l:launch() end
+    l()
+    assert.are.same({ 7, 8, 9 }, v:download():totable())
+    assert.are.equal(before + 6, be:stats().launches)
+    assert.truthy(tostring(l):find("vyre.cuda.Launch", 1, true))
+    v:free()
+    local ok, err = pcall(l.launch, l)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("was freed", 1, true), err)
+    l:free()
+    l:free() -- idempotent
+  end)
+
   it("runs sequences: a prefix once, a group N times, ranged readback, one sync", function()
     local iota = be:compile(vyre.parse(IOTA))
     local inc = be:compile(vyre.parse(INC))

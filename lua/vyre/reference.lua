@@ -239,6 +239,39 @@ function Kernel:launch(args, opts)
   return self
 end
 
+--- k:bind(args, opts) -> Launch: the arguments checked once; l:launch() or l()
+--- relaunches with them (the same API as the CUDA backend's bound launches).
+local Launch = { __name = "vyre.Launch" }
+Launch.__index = Launch
+
+function Kernel:bind(args, opts)
+  local fname = "vyre.Kernel:bind"
+  if getmetatable(self) ~= Kernel then
+    fail(fname, "called without a kernel (got %s). Fix: use k:bind(args, opts) with a colon",
+      type(self))
+  end
+  args = args or {}
+  -- Check now by launching nothing: the same validation as k:launch, without running.
+  bind.collect(self.program, args, opts, fname)
+  return setmetatable({ _kernel = self, _args = args, _opts = opts }, Launch)
+end
+
+function Launch:launch()
+  if not self._kernel then
+    fail("vyre.Launch:launch", "the bound launch was freed. Fix: bind again with k:bind(args, opts)")
+  end
+  self._kernel:launch(self._args, self._opts)
+  return self
+end
+
+function Launch:free() self._kernel = nil end
+Launch.__call = Launch.launch
+Launch.__close = Launch.free
+Launch.__gc = Launch.free
+Launch.__tostring = function(l)
+  return "vyre.Launch(reference, " .. (l._kernel and l._kernel.program.name or "freed") .. ")"
+end
+
 function Kernel:info()
   local p = self.program
   return { name = p.name, hash = p:hash(), workgroup = p.workgroup, backend = "reference" }

@@ -12,6 +12,7 @@
 #define VYRE_LUA_CUDA_BUFFER "vyre.cuda.Buffer"
 #define VYRE_LUA_CUDA_KERNEL "vyre.cuda.Kernel"
 #define VYRE_LUA_CUDA_GRAPH "vyre.cuda.Graph"
+#define VYRE_LUA_CUDA_LAUNCH "vyre.cuda.Launch"
 #define VYRE_CU_MAX_ARGS_LUA 64 /* raw PTX launch arguments */
 
 struct lcuda_device { vyre_cuda_device *d; };
@@ -35,6 +36,17 @@ struct vyre_lua_array *vyre_lcuda_toarray(lua_State *L, int idx, enum vyre_type 
                                           const char *fname);
 /* Timing table {wall_ns, device_ns, enqueue_ns, wait_ns}. */
 void vyre_lcuda_pushtiming(lua_State *L, const struct vyre_cuda_timing *t);
+
+/* Shared by k:launch, sequences and bound launches (lcuda_kernel.c). */
+vyre_program *vyre_lcuda_kernel_program(lua_State *L, struct lcuda_kernel *u, const char *fname);
+vyre_cuda_device *vyre_lcuda_kernel_device(lua_State *L, int idx);
+void vyre_lcuda_read_args(lua_State *L, int args, const vyre_program *p, vyre_cuda_device *dev,
+                          vyre_cuda_buffer **bufs, vyre_bits *params, const char *fname);
+void vyre_lcuda_read_opts(lua_State *L, int idx, struct vyre_cuda_args *a, uint32_t grid[3],
+                          const char *fname);
+/* k:bind(args, opts) -> vyre.cuda.Launch (lcuda_launch.c). */
+int vyre_lcuda_kernel_bind(lua_State *L);
+void vyre_lcuda_open_launch(lua_State *L);
 
 void vyre_lcuda_open_buffer(lua_State *L);
 void vyre_lcuda_open_kernel(lua_State *L);

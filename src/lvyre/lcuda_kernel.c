@@ -16,7 +16,7 @@ static struct lcuda_kernel *tokernel(lua_State *L, int idx)
     return luaL_checkudata(L, idx, VYRE_LUA_CUDA_KERNEL);
 }
 
-static vyre_program *kernel_program(lua_State *L, struct lcuda_kernel *u, const char *fname)
+vyre_program *vyre_lcuda_kernel_program(lua_State *L, struct lcuda_kernel *u, const char *fname)
 {
     if (!u->prog)
         luaL_error(L, "%s: this kernel was loaded from raw PTX and has no program. Fix: use "
@@ -44,8 +44,8 @@ static void opt_grid(lua_State *L, int idx, uint32_t g[3], const char *fname)
 }
 
 /* Reads opts {n =, grid =} at idx (may be nil) into a. */
-static void read_opts(lua_State *L, int idx, struct vyre_cuda_args *a, uint32_t grid[3],
-                      const char *fname)
+void vyre_lcuda_read_opts(lua_State *L, int idx, struct vyre_cuda_args *a, uint32_t grid[3],
+                          const char *fname)
 {
     a->n = 0;
     a->grid = NULL;
@@ -82,8 +82,8 @@ static void find_unknown(lua_State *L, int args, const vyre_program *p, const ch
 }
 
 /* Fills bufs/params from the args table at `args` by declaration name. */
-static void read_args(lua_State *L, int args, const vyre_program *p, vyre_cuda_device *dev,
-                      vyre_cuda_buffer **bufs, vyre_bits *params, const char *fname)
+void vyre_lcuda_read_args(lua_State *L, int args, const vyre_program *p, vyre_cuda_device *dev,
+                          vyre_cuda_buffer **bufs, vyre_bits *params, const char *fname)
 {
     if (!lua_istable(L, args))
         luaL_error(L, "%s: args must be a table of name = value (got %s). Fix: "
@@ -146,7 +146,7 @@ struct lcuda_kernel *vyre_lcuda_checkkernel(lua_State *L, int idx, const char *f
     return u;
 }
 
-static vyre_cuda_device *kernel_device(lua_State *L, int idx)
+vyre_cuda_device *vyre_lcuda_kernel_device(lua_State *L, int idx)
 {
     lua_getiuservalue(L, idx, 1);
     vyre_cuda_device *d = vyre_lcuda_checkdevice(L, -1, "vyre.Kernel:launch");
@@ -158,8 +158,8 @@ static int launch_common(lua_State *L, bool timed)
 {
     const char *fname = timed ? "vyre.Kernel:launch_timed" : "vyre.Kernel:launch";
     struct lcuda_kernel *u = vyre_lcuda_checkkernel(L, 1, fname);
-    vyre_program *p = kernel_program(L, u, fname);
-    vyre_cuda_device *dev = kernel_device(L, 1);
+    vyre_program *p = vyre_lcuda_kernel_program(L, u, fname);
+    vyre_cuda_device *dev = vyre_lcuda_kernel_device(L, 1);
     vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS + 1];
     vyre_bits params[VYRE_MAX_PARAMS + 1];
     uint32_t grid[3];
@@ -168,8 +168,8 @@ static int launch_common(lua_State *L, bool timed)
         lua_newtable(L);
         lua_replace(L, 2);
     }
-    read_args(L, 2, p, dev, bufs, params, fname);
-    read_opts(L, 3, &a, grid, fname);
+    vyre_lcuda_read_args(L, 2, p, dev, bufs, params, fname);
+    vyre_lcuda_read_opts(L, 3, &a, grid, fname);
     a.buffers = bufs;
     a.nbuffers = p->nbuffers;
     a.params = params;
@@ -302,6 +302,7 @@ static const luaL_Reg kernel_methods[] = {
     {"launch", kernel_launch},
     {"launch_timed", kernel_launch_timed},
     {"launch_raw", kernel_launch_raw},
+    {"bind", vyre_lcuda_kernel_bind},
     {"info", kernel_info},
     {"free", kernel_release},
     {NULL, NULL}
@@ -357,7 +358,7 @@ static struct vyre_cuda_step *read_steps(lua_State *L, int idx, vyre_cuda_device
                           "{n = 1024}}}", fname, (int)i + 1);
         lua_rawgeti(L, st, 1);
         struct lcuda_kernel *u = vyre_lcuda_checkkernel(L, -1, fname);
-        vyre_program *p = kernel_program(L, u, fname);
+        vyre_program *p = vyre_lcuda_kernel_program(L, u, fname);
         lua_rawgeti(L, st, 2);
         lua_rawgeti(L, st, 3);
         unsigned char *base = store + i * per;
@@ -369,9 +370,9 @@ static struct vyre_cuda_step *read_steps(lua_State *L, int idx, vyre_cuda_device
             lua_newtable(L);
             lua_replace(L, st + 2);
         }
-        read_args(L, st + 2, p, dev, bufs, params, fname);
+        vyre_lcuda_read_args(L, st + 2, p, dev, bufs, params, fname);
         steps[i].kernel = u->k;
-        read_opts(L, st + 3, &steps[i].args, grid, fname);
+        vyre_lcuda_read_opts(L, st + 3, &steps[i].args, grid, fname);
         steps[i].args.buffers = bufs;
         steps[i].args.nbuffers = p->nbuffers;
         steps[i].args.params = params;
@@ -540,6 +541,7 @@ void vyre_lcuda_open_kernel(lua_State *L)
     lua_setfield(L, -2, "__tostring");
     lua_pop(L, 1);
     vyre_lua_newclass(L, VYRE_LUA_CUDA_GRAPH, graph_methods, graph_meta);
+    vyre_lcuda_open_launch(L);
     /* Sequence and graph are Device methods that live here with the launch code. */
     luaL_getmetatable(L, VYRE_LUA_CUDA_DEVICE);
     lua_getfield(L, -1, "__index");
