@@ -10,17 +10,18 @@ for seed = first, last do
   local p = vyre.random_program(seed, { allow_barriers = seed % 3 == 0 })
   io.stderr:write(("seed %d ... "):format(seed)); io.stderr:flush()
   local args = {}
+  local function value(t, i)
+    if t == "bool" then return i % 2 == 0 end
+    if t == "f32" or t == "f64" then return i * 0.25 - 3 end
+    return (i * seed) % 1000
+  end
   for _, d in ipairs(p:decls()) do
     if d.kind == "param" then
-      args[d.name] = (d.type == "bool") and (seed % 2 == 0) or
-        ((d.type == "f32" or d.type == "f64") and (seed * 0.37) or (seed % 7))
+      args[d.name] = value(d.type, seed)
     elseif d.kind == "buffer" and d.access ~= "write" then
       local n = d.count > 0 and d.count or 64
       local vals = {}
-      for i = 1, n do
-        vals[i] = (d.type == "bool") and (i % 2 == 0) or
-          ((d.type == "f32" or d.type == "f64") and (i * 0.25 - 3) or (i * seed) % 1000)
-      end
+      for i = 1, n do vals[i] = value(d.type, i) end
       args[d.name] = vyre.array(d.type, vals)
     end
   end

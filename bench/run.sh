@@ -34,7 +34,7 @@ cat "$tmp/lua.txt" "$tmp/c.txt" | awk '
   END {
     printf "%-34s %14s %14s %10s\n", "benchmark", "vyre (Lua)", "plain C", "ratio"
     row("(a) launch, ns per launch", "lua_launch_ns", "c_launch_ns")
-    row("(a') bound launch l:launch(), ns", "lua_bound_launch_ns", "c_launch_ns")
+    row("(a2) bound launch l:launch(), ns", "lua_bound_launch_ns", "c_launch_ns")
     row("(b) 4 KiB up+launch+down+sync, ns", "lua_roundtrip_ns", "c_roundtrip_ns")
     row("(c) graph replay, ns per launch", "lua_graph_ns", "c_graph_ns")
     printf "%-34s %14.1f %14.1f %10.3f\n", "(d) saxpy GB/s vs C DtoD copy GB/s", \

@@ -1,6 +1,6 @@
 -- prefix_sum.lua — inclusive prefix sum of up to 1024 values in one workgroup
 -- (Hillis–Steele scan in shared memory, double-buffered, barriers between steps).
-package.path = "examples/?.lua;" .. package.path
+package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/support/?.lua;" .. package.path
 local vyre = require("vyre")
 local common = require("common")
 

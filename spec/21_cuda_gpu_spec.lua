@@ -177,6 +177,32 @@ describe("cuda runtime #gpu", function()
     os.execute("rm -rf " .. dir)
   end)
 
+  it("on out of memory collects garbage once and retries, then fails with sizes and a Fix", function()
+    local n = 0xffffffff -- the most elements a buffer may hold: 32 GiB of f64
+    local count = math.ceil(be:info().total_memory / (n * 8)) + 1
+    local before = be:stats().oom_retries
+    -- Dropped without free(): only the out-of-memory protocol's full GC reclaims them.
+    for _ = 1, count do
+      local b = be:buffer("f64", n)
+      assert.are.equal(n, #b)
+    end
+    assert.is_true(be:stats().oom_retries > before)
+    collectgarbage()
+    local held = {}
+    local ok, err = pcall(function()
+      for i = 1, count do held[i] = be:buffer("f64", n) end
+    end)
+    assert.is_false(ok)
+    err = tostring(err)
+    assert.truthy(err:find("out of device memory", 1, true), err)
+    assert.truthy(err:find("bytes", 1, true) and err:find("Fix:", 1, true), err)
+    for _, b in ipairs(held) do b:free() end
+    held = nil
+    collectgarbage()
+    assert.is_false(be:lost())
+    assert.are.same({ 2, 3 }, be:run(vyre.parse(INC), { v = { 1, 2 } }).v:totable())
+  end)
+
   it("binds arguments once: l:launch() and l() relaunch, a freed buffer is caught", function()
     local k = be:compile(vyre.parse(INC))
     local v = be:buffer("u32", { 1, 2, 3 })
