@@ -155,6 +155,8 @@ enum vyre_status vyre_cuda_load_ptx(vyre_cuda_device *d, const char *ptx, const 
 void vyre_cuda_kernel_free(vyre_cuda_kernel *k);
 const char *vyre_cuda_kernel_ptx(const vyre_cuda_kernel *k);
 const char *vyre_cuda_kernel_name(const vyre_cuda_kernel *k);
+/* The device object the kernel was compiled on (it holds a reference to it). */
+vyre_cuda_device *vyre_cuda_kernel_device(const vyre_cuda_kernel *k);
 
 struct vyre_cuda_kernel_info {
     int registers;

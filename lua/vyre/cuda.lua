@@ -35,7 +35,23 @@ local function check_backend(self, fname)
   return self._dev
 end
 
+local program_mt = getmetatable(core.parse("(program probe (workgroup 1))"))
+
+-- A live vyre.Program, or raises naming fname (core.validate would name itself).
+local function check_program(p, fname)
+  if getmetatable(p) ~= program_mt then
+    local mt = getmetatable(p)
+    fail(fname, "expected a vyre.Program (got %s). Fix: pass a program made by vyre.parse(text) "
+      .. "or vyre.program(name, spec, fn)", type(mt) == "table" and mt.__name or type(p))
+  end
+  if not pcall(program_mt.__index, p, "name") then -- raises only once p was freed
+    fail(fname, "this vyre.Program was freed. Fix: keep the program alive (do not call :free() "
+      .. "or leave its <close> scope) while using it")
+  end
+end
+
 local function check_valid(p, fname)
+  check_program(p, fname)
   local ok, _, msg = core.validate(p)
   if not ok then
     fail(fname, "%s. Fix: correct the program (vyre.validate(p) lists every problem)",
@@ -190,20 +206,25 @@ function Backend:stats()
   return check_backend(self, "vyre.Backend:stats"):stats()
 end
 
+local cached = {}
+
 --- Drops this backend's device reference (buffers and kernels keep it alive).
+--- Idempotent; shared by be:close(), __close and __gc. A closed backend is no
+--- longer returned by cuda.device(i), which opens a new one.
 function Backend:close()
   local dev = rawget(self, "_dev")
   if dev then dev:close() end
+  if cached[rawget(self, "ordinal")] == self then cached[self.ordinal] = nil end
 end
 
 Backend.__tostring = function(be)
   return "vyre.Backend(cuda, " .. tostring(be._dev) .. ")"
 end
-Backend.__close = function() end
+-- No __gc: the device userdata has its own, and it runs only once every buffer
+-- and kernel made from it is unreachable too (they hold it as a user value).
+Backend.__close = Backend.close
 
 -- Devices ----------------------------------------------------------------------
-
-local cached = {}
 
 --- cuda.device(i) -> backend | nil, reason. Returns the same backend for an ordinal
 --- until it is lost; then a new device object is opened (which resets the device).

@@ -20,8 +20,11 @@ local function raise(msg)
   error(msg, lvl)
 end
 
+-- `where` is a public function ("vyre.buffer") or an operation inside a
+-- vyre.program body ("mul", "k:let"), which is reported under vyre.program.
 local function fail(where, fmt, ...)
-  raise("vyre.program: " .. where .. ": " .. string.format(fmt, ...))
+  local prefix = where:find("^vyre%.") and where or ("vyre.program: " .. where)
+  raise(prefix .. ": " .. string.format(fmt, ...))
 end
 
 local TYPES = { bool = true, i32 = true, u32 = true, i64 = true, u64 = true, f32 = true,
@@ -254,7 +257,9 @@ function M.buffer(name, t, access, count)
       .. "vyre.buffer('%s', '%s', 'read')", tostring(access), name, t)
   end
   if count ~= nil and (math.type(count) ~= "integer" or count < 0) then
-    fail("vyre.buffer", "count must be a non-negative integer (got %s)", tostring(count))
+    fail("vyre.buffer", "count must be a non-negative integer (got %s). Fix: e.g. "
+      .. "vyre.buffer('%s', '%s', '%s', 1024), or leave it out to size at run time",
+      tostring(count), name, t, access)
   end
   return { kind = "buffer", name = name, type = t, access = access, count = count or 0 }
 end
@@ -513,7 +518,8 @@ function M.program(name, spec, fn)
   for _, d in ipairs(spec) do
     if type(d) ~= "table" or not d.kind then
       fail("vyre.program", "declarations must come from vyre.buffer, vyre.shared or vyre.param "
-        .. "(got %s)", tostring(d))
+        .. "(got %s). Fix: list them in the spec table, e.g. {workgroup = 64, "
+        .. "vyre.buffer('x', 'f32', 'read')}", tostring(d))
     end
     lines[#lines + 1] = "  " .. decl_text(d)
     if d.kind == "param" then

@@ -28,7 +28,23 @@ local function check_backend(self, fname)
   end
 end
 
+local program_mt = getmetatable(core.parse("(program probe (workgroup 1))"))
+
+-- A live vyre.Program, or raises naming fname (core.validate would name itself).
+local function check_program(p, fname)
+  if getmetatable(p) ~= program_mt then
+    local mt = getmetatable(p)
+    fail(fname, "expected a vyre.Program (got %s). Fix: pass a program made by vyre.parse(text) "
+      .. "or vyre.program(name, spec, fn)", type(mt) == "table" and mt.__name or type(p))
+  end
+  if not pcall(program_mt.__index, p, "name") then -- raises only once p was freed
+    fail(fname, "this vyre.Program was freed. Fix: keep the program alive (do not call :free() "
+      .. "or leave its <close> scope) while using it")
+  end
+end
+
 local function check_valid(p, fname)
+  check_program(p, fname)
   local ok, _, msg = core.validate(p)
   if not ok then
     fail(fname, "%s. Fix: correct the program (vyre.validate(p) lists every problem)", msg)
@@ -67,10 +83,18 @@ local function release(buf)
   end
 end
 
+local function check_bytes(v, fname, what)
+  if v ~= nil and (math.type(v) ~= "integer" or v < 0) then
+    fail(fname, "%s must be a non-negative integer number of bytes (got %s). Fix: pass a "
+      .. "multiple of the element size, e.g. 0", what, tostring(v))
+  end
+end
+
 --- buf:upload(array_or_table [, byte_offset])
 function buffer_methods.upload(buf, data, byte_offset)
   local fname = "vyre.Buffer:upload"
   local arr = live_array(buf, fname)
+  check_bytes(byte_offset, fname, "byte offset")
   if type(data) == "table" then
     local ok, res = pcall(core.array, arr.type, data)
     if not ok then fail(fname, "%s", res) end
@@ -90,6 +114,8 @@ end
 function buffer_methods.download(buf, byte_offset, nbytes)
   local fname = "vyre.Buffer:download"
   local arr = live_array(buf, fname)
+  check_bytes(byte_offset, fname, "byte offset")
+  check_bytes(nbytes, fname, "byte count")
   local out = core.array_sub(arr, byte_offset or 0, nbytes, fname)
   local st = buf._backend._stats
   st.downloads = st.downloads + 1
@@ -201,17 +227,27 @@ function Backend:compile(p)
   check_backend(self, fname)
   check_valid(p, fname)
   self._stats.compiles = self._stats.compiles + 1
-  return setmetatable({ program = p, backend = self }, Kernel)
+  -- The kernel keeps its program and backend alive; free/__close/__gc drop them.
+  return setmetatable({ program = p, backend = self, _name = p.name }, Kernel)
+end
+
+-- The kernel's program, or raises naming fname (not a kernel, freed, program freed).
+local function kernel_program(k, fname)
+  if getmetatable(k) ~= Kernel then
+    fail(fname, "called without a kernel (got %s). Fix: use k:%s(...) with a colon", type(k),
+      fname:match(":(%w+)$") or "method")
+  end
+  if rawget(k, "_freed") then
+    fail(fname, "the kernel was freed. Fix: compile it again with be:compile(p)")
+  end
+  check_program(k.program, fname)
+  return k.program
 end
 
 --- k:launch(args, opts): args bind Buffers of this backend and param values.
 function Kernel:launch(args, opts)
   local fname = "vyre.Kernel:launch"
-  if getmetatable(self) ~= Kernel then
-    fail(fname, "called without a kernel (got %s). Fix: use k:launch(args, opts) with a colon",
-      type(self))
-  end
-  local p, be = self.program, self.backend
+  local p, be = kernel_program(self, fname), self.backend
   local c = bind.collect(p, args, opts, fname)
   local arrays, counts = {}, {}
   for slot, d in pairs(c.buffer_decls) do
@@ -273,15 +309,31 @@ Launch.__tostring = function(l)
 end
 
 function Kernel:info()
-  local p = self.program
+  local p = kernel_program(self, "vyre.Kernel:info")
   return { name = p.name, hash = p:hash(), workgroup = p.workgroup, backend = "reference" }
 end
 
-Kernel.__tostring = function(k)
-  return string.format("vyre.Kernel(reference, %s)", k.program.name)
+-- k:free(), __close and __gc: one idempotent release (drops the program and backend).
+local function release_kernel(k)
+  rawset(k, "_freed", true)
+  rawset(k, "program", nil)
+  rawset(k, "backend", nil)
 end
-Kernel.__close = function() end
-Kernel.__gc = function() end
+
+function Kernel:free()
+  if getmetatable(self) ~= Kernel then
+    fail("vyre.Kernel:free", "called without a kernel (got %s). Fix: use k:free() with a colon",
+      type(self))
+  end
+  release_kernel(self)
+end
+
+Kernel.__tostring = function(k)
+  return string.format("vyre.Kernel(reference, %s%s)", k._name,
+    rawget(k, "_freed") and ", freed" or "")
+end
+Kernel.__close = release_kernel
+Kernel.__gc = release_kernel
 
 -- Backend queries --------------------------------------------------------------
 

@@ -21,11 +21,21 @@ static void array_release(struct vyre_lua_array *a) {
     a->type = VYRE_VOID;
 }
 
-static struct vyre_lua_array *check_live(lua_State *L, int idx) {
-    struct vyre_lua_array *a = luaL_checkudata(L, idx, VYRE_LUA_ARRAY);
+/* The array userdata at idx (live or freed), or raises naming fname. */
+static struct vyre_lua_array *check_ud(lua_State *L, int idx, const char *fname) {
+    struct vyre_lua_array *a = luaL_testudata(L, idx, VYRE_LUA_ARRAY);
+    if (!a)
+        vyre_lua_typeerror(L, idx, fname, VYRE_LUA_ARRAY,
+                           "pass an array made by vyre.array(type, n | table | string), and "
+                           "call methods with a colon (a:totable())");
+    return a;
+}
+
+static struct vyre_lua_array *check_live(lua_State *L, int idx, const char *fname) {
+    struct vyre_lua_array *a = check_ud(L, idx, fname);
     if (a->type == VYRE_VOID)
-        luaL_argerror(L, idx, "vyre.Array was freed. Fix: keep the array alive (do not call "
-                              ":free() or leave its <close> scope) while using it");
+        luaL_error(L, "%s: this vyre.Array was freed. Fix: keep the array alive (do not call "
+                      ":free() or leave its <close> scope) while using it", fname);
     return a;
 }
 
@@ -97,7 +107,7 @@ struct vyre_lua_array *vyre_lua_toarray(lua_State *L, int idx) {
 }
 
 struct vyre_lua_array *vyre_lua_checkarray(lua_State *L, int idx) {
-    return check_live(L, idx);
+    return check_live(L, idx, "vyre.Array");
 }
 
 struct vyre_lua_array *vyre_lua_newarray(lua_State *L, enum vyre_type t, uint64_t count) {
@@ -167,7 +177,7 @@ static int array_index(lua_State *L) {
     /* methods stay reachable on a freed array so that a:free() stays idempotent */
     struct vyre_lua_array *a = luaL_checkudata(L, 1, VYRE_LUA_ARRAY);
     if (lua_type(L, 2) == LUA_TNUMBER) {
-        uint64_t i = check_index(L, check_live(L, 1), 2, "vyre.Array");
+        uint64_t i = check_index(L, check_live(L, 1, "vyre.Array"), 2, "vyre.Array");
         vyre_lua_array_push(L, a, i);
         return 1;
     }
@@ -186,7 +196,7 @@ static int array_index(lua_State *L) {
 }
 
 static int array_newindex(lua_State *L) {
-    struct vyre_lua_array *a = check_live(L, 1);
+    struct vyre_lua_array *a = check_live(L, 1, "vyre.Array");
     if (lua_type(L, 2) != LUA_TNUMBER)
         return luaL_error(L, "vyre.Array: cannot set field '%s'. Fix: arrays only take "
                           "integer indices 1..#a", luaL_tolstring(L, 2, NULL));
@@ -204,7 +214,7 @@ static int array_len(lua_State *L) {
 }
 
 static int array_totable(lua_State *L) {
-    struct vyre_lua_array *a = check_live(L, 1);
+    struct vyre_lua_array *a = check_live(L, 1, "vyre.Array:totable");
     if (a->count > (uint64_t)INT32_MAX)
         return luaL_error(L, "vyre.Array:totable: %I elements do not fit a Lua table. Fix: "
                           "read ranges with a[i]", (LUAI_UACINT)a->count);
@@ -217,13 +227,14 @@ static int array_totable(lua_State *L) {
 }
 
 static int array_tostring_raw(lua_State *L) {
-    struct vyre_lua_array *a = check_live(L, 1);
+    struct vyre_lua_array *a = check_live(L, 1, "vyre.Array:tostring");
     lua_pushlstring(L, a->count ? (const char *)a->data : "", array_bytes(a));
     return 1;
 }
 
+/* __gc, __close and a:free(): one idempotent release. */
 static int array_gc(lua_State *L) {
-    array_release(luaL_checkudata(L, 1, VYRE_LUA_ARRAY));
+    array_release(check_ud(L, 1, "vyre.Array:free"));
     return 0;
 }
 
@@ -248,7 +259,7 @@ static int array_eq(lua_State *L) {
 
 /* a:copy() -> a new array with the same contents. */
 static int array_copy(lua_State *L) {
-    struct vyre_lua_array *a = check_live(L, 1);
+    struct vyre_lua_array *a = check_live(L, 1, "vyre.Array:copy");
     struct vyre_lua_array *c = vyre_lua_newarray(L, a->type, a->count);
     if (a->count) memcpy(c->data, a->data, array_bytes(a));
     return 1;
@@ -256,7 +267,7 @@ static int array_copy(lua_State *L) {
 
 /* core.array_sub(a, byte_offset, nbytes) -> new array holding that byte range. */
 static int array_sub(lua_State *L) {
-    struct vyre_lua_array *a = check_live(L, 1);
+    struct vyre_lua_array *a = check_live(L, 1, luaL_optstring(L, 4, "vyre.array_sub"));
     lua_Integer off = luaL_optinteger(L, 2, 0);
     lua_Integer n = luaL_optinteger(L, 3, (lua_Integer)array_bytes(a) - off);
     const char *fname = luaL_optstring(L, 4, "vyre.array_sub");
@@ -269,10 +280,10 @@ static int array_sub(lua_State *L) {
 
 /* core.array_blit(dst, byte_offset, src [, fname]): copies all of src into dst. */
 static int array_blit(lua_State *L) {
-    struct vyre_lua_array *dst = check_live(L, 1);
-    lua_Integer off = luaL_checkinteger(L, 2);
-    struct vyre_lua_array *src = check_live(L, 3);
     const char *fname = luaL_optstring(L, 4, "vyre.array_blit");
+    struct vyre_lua_array *dst = check_live(L, 1, fname);
+    lua_Integer off = luaL_checkinteger(L, 2);
+    struct vyre_lua_array *src = check_live(L, 3, fname);
     if (src->type != dst->type)
         return luaL_error(L, "%s: cannot copy %s data into a %s buffer. Fix: convert the "
                           "data first, e.g. vyre.array('%s', t)", fname,

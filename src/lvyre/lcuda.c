@@ -258,7 +258,10 @@ static int device_buffer(lua_State *L)
     struct vyre_lua_array *init = NULL;
     uint64_t n;
     if (lua_type(L, 3) == LUA_TNUMBER) {
-        lua_Integer v = luaL_checkinteger(L, 3);
+        if (!lua_isinteger(L, 3))
+            return luaL_error(L, "%s: element count %s is not an integer. Fix: pass a whole "
+                                 "count such as 1024", fname, lua_tostring(L, 3));
+        lua_Integer v = lua_tointeger(L, 3);
         if (v < 0)
             return luaL_error(L, "%s: element count %I is negative. Fix: pass n >= 0", fname,
                               (LUAI_UACINT)v);
@@ -302,8 +305,12 @@ static int device_load_ptx(lua_State *L)
 {
     const char *fname = "vyre.cuda.Device:load_ptx";
     vyre_cuda_device *d = vyre_lcuda_checkdevice(L, 1, fname);
-    const char *ptx = luaL_checkstring(L, 2);
-    const char *entry = luaL_checkstring(L, 3);
+    if (lua_type(L, 2) != LUA_TSTRING)
+        vyre_lua_typeerror(L, 2, fname, "PTX text string", "be:load_ptx(ptx_text, 'entry_name')");
+    if (lua_type(L, 3) != LUA_TSTRING)
+        vyre_lua_typeerror(L, 3, fname, "entry name string", "be:load_ptx(ptx_text, 'entry_name')");
+    const char *ptx = lua_tostring(L, 2);
+    const char *entry = lua_tostring(L, 3);
     struct lcuda_kernel *u = lua_newuserdatauv(L, sizeof *u, 2);
     u->k = NULL;
     u->prog = NULL;
@@ -346,7 +353,9 @@ static int device_run(lua_State *L)
         if (lua_isinteger(L, -1) && dc->access == VYRE_ACCESS_WRITE) {
             /* An unbound write buffer: the device zero-fills it, nothing is uploaded. */
             lua_Integer cnt = lua_tointeger(L, -1);
-            if (cnt < 0) return luaL_error(L, "%s: negative count for '%s'", fname, dc->name);
+            if (cnt < 0)
+                return luaL_error(L, "%s: negative element count %I for '%s'. Fix: size write "
+                                     "buffers with n >= 0", fname, (LUAI_UACINT)cnt, dc->name);
             bufs[s].data = NULL;
             bufs[s].count = (uint64_t)cnt;
         } else {

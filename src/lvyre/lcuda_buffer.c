@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lcuda.h"
+#include "lvyre_box.h"
 
 /* ---- static helpers ------------------------------------------------------ */
 
@@ -13,8 +14,23 @@ static struct lcuda_buffer *tobuffer(lua_State *L, int idx)
     return luaL_checkudata(L, idx, VYRE_LUA_CUDA_BUFFER);
 }
 
+/* The buffer userdata at idx (live or freed), or raises naming fname. */
+static struct lcuda_buffer *checkbuffer_ud(lua_State *L, int idx, const char *fname)
+{
+    struct lcuda_buffer *u = luaL_testudata(L, idx, VYRE_LUA_CUDA_BUFFER);
+    if (!u)
+        vyre_lua_typeerror(L, idx, fname, VYRE_LUA_CUDA_BUFFER,
+                           "pass a buffer made by be:buffer(type, n), and call methods with a "
+                           "colon (buf:download())");
+    return u;
+}
+
 static uint64_t check_offset(lua_State *L, int idx, const char *fname, const char *what)
 {
+    if (!lua_isnoneornil(L, idx) && !lua_isinteger(L, idx))
+        luaL_error(L, "%s: %s must be an integer number of bytes (got %s). Fix: pass a "
+                      "multiple of the element size, e.g. 0", fname, what,
+                   luaL_tolstring(L, idx, NULL));
     lua_Integer v = luaL_optinteger(L, idx, 0);
     if (v < 0)
         luaL_error(L, "%s: %s %I is negative. Fix: pass a byte offset >= 0", fname, what,
@@ -26,7 +42,7 @@ static uint64_t check_offset(lua_State *L, int idx, const char *fname, const cha
 
 vyre_cuda_buffer *vyre_lcuda_checkbuffer(lua_State *L, int idx, const char *fname)
 {
-    struct lcuda_buffer *u = tobuffer(L, idx);
+    struct lcuda_buffer *u = checkbuffer_ud(L, idx, fname);
     if (!u->b)
         luaL_error(L, "%s: the buffer was freed. Fix: do not use a buffer after buf:free() or "
                       "after its <close> scope ended", fname);
@@ -113,7 +129,7 @@ static int buffer_pointer(lua_State *L)
  * device and raised by its next call (a finalizer must not raise). */
 static int buffer_release(lua_State *L)
 {
-    struct lcuda_buffer *u = tobuffer(L, 1);
+    struct lcuda_buffer *u = checkbuffer_ud(L, 1, "vyre.Buffer:free");
     if (u->b) {
         vyre_cuda_buffer *b = u->b;
         u->b = NULL;

@@ -146,12 +146,12 @@ struct lcuda_kernel *vyre_lcuda_checkkernel(lua_State *L, int idx, const char *f
     return u;
 }
 
+/* The kernel's own device: the C kernel holds a reference to it, so this works even
+ * after the backend object that compiled it was closed. */
 vyre_cuda_device *vyre_lcuda_kernel_device(lua_State *L, int idx)
 {
-    lua_getiuservalue(L, idx, 1);
-    vyre_cuda_device *d = vyre_lcuda_checkdevice(L, -1, "vyre.Kernel:launch");
-    lua_pop(L, 1);
-    return d;
+    struct lcuda_kernel *u = vyre_lcuda_checkkernel(L, idx, "vyre.Kernel");
+    return vyre_cuda_kernel_device(u->k);
 }
 
 static int launch_common(lua_State *L, bool timed)
@@ -225,7 +225,7 @@ static int kernel_launch_raw(lua_State *L)
         lua_geti(L, 4, i + 1);
         struct lcuda_buffer *bu = luaL_testudata(L, -1, VYRE_LUA_CUDA_BUFFER);
         if (bu) {
-            if (!bu->b) return luaL_error(L, "%s: argument %d is a freed buffer", fname, i + 1);
+            if (!bu->b) return luaL_error(L, "%s: argument %d is a freed buffer. Fix: pass a live buffer", fname, i + 1);
             vals[i] = vyre_cuda_buffer_pointer(bu->b);
         } else if (lua_istable(L, -1)) {
             lua_rawgeti(L, -1, 1);
@@ -436,7 +436,7 @@ static int device_sequence(lua_State *L)
                                  "nbytes}. Fix: e.g. readback = {{out, 0, 16}}", fname, (int)i + 1);
         enum vyre_type t = vyre_cuda_buffer_type(bu->b);
         uint64_t total = vyre_cuda_buffer_bytes(bu->b), es = vyre_type_size(t);
-        if (off < 0) return luaL_error(L, "%s: readback %d: negative offset", fname, (int)i + 1);
+        if (off < 0) return luaL_error(L, "%s: readback %d: negative offset. Fix: byte offsets start at 0", fname, (int)i + 1);
         if (nbytes < 0) nbytes = (lua_Integer)((uint64_t)off <= total ? total - (uint64_t)off : 0);
         if ((uint64_t)off % es || (uint64_t)nbytes % es)
             return luaL_error(L, "%s: readback %d: offset and size must be multiples of %d "
@@ -449,7 +449,7 @@ static int device_sequence(lua_State *L)
     struct vyre_cuda_timing t;
     struct vyre_error err;
     if ((size_t)prefix > nsteps)
-        return luaL_error(L, "%s: prefix %d is longer than the %d steps", fname, (int)prefix,
+        return luaL_error(L, "%s: prefix %d is longer than the %d steps. Fix: prefix must be at most #steps", fname, (int)prefix,
                           (int)nsteps);
     if (vyre_cuda_sequence(dev, steps, nsteps, (size_t)prefix, (uint32_t)times, rb, nrb,
                            timed ? &t : NULL, &err) != VYRE_OK)
@@ -491,7 +491,7 @@ static int graph_launch(lua_State *L)
     lua_Integer times = luaL_optinteger(L, 2, 1);
     bool timed = lua_toboolean(L, 3);
     if (times < 0 || times > (lua_Integer)UINT32_MAX)
-        return luaL_error(L, "%s: times must be >= 0", fname);
+        return luaL_error(L, "%s: times must be >= 0. Fix: g:launch(1)", fname);
     struct vyre_cuda_timing t;
     struct vyre_error err;
     if (vyre_cuda_graph_launch(u->g, (uint32_t)times, timed ? &t : NULL, &err) != VYRE_OK)
@@ -521,7 +521,15 @@ static const luaL_Reg graph_methods[] = {
     {NULL, NULL}
 };
 
+static int graph_tostring(lua_State *L)
+{
+    struct lcuda_graph *u = luaL_checkudata(L, 1, VYRE_LUA_CUDA_GRAPH);
+    lua_pushstring(L, u->g ? "vyre.cuda.Graph(captured)" : "vyre.cuda.Graph(freed)");
+    return 1;
+}
+
 static const luaL_Reg graph_meta[] = {
+    {"__tostring", graph_tostring},
     {"__gc", graph_release},
     {"__close", graph_release},
     {NULL, NULL}

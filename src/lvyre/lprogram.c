@@ -12,8 +12,22 @@
 
 /* ---- static helpers ------------------------------------------------------ */
 
+static const char *const program_fix =
+    "pass a program made by vyre.parse(text) or vyre.program(name, spec, fn), and call "
+    "methods with a colon (p:text())";
+
 static struct vyre_lua_program *check_ud(lua_State *L, int idx) {
     return luaL_checkudata(L, idx, VYRE_LUA_PROGRAM);
+}
+
+/* A live program at idx, or raises naming fname: wrong type or already freed. */
+static vyre_program *check_program(lua_State *L, int idx, const char *fname) {
+    struct vyre_lua_program *lp = luaL_testudata(L, idx, VYRE_LUA_PROGRAM);
+    if (!lp) vyre_lua_typeerror(L, idx, fname, VYRE_LUA_PROGRAM, program_fix);
+    if (!lp->p)
+        luaL_error(L, "%s: this vyre.Program was freed. Fix: keep the program alive (do not "
+                      "call :free() or leave its <close> scope) while using it", fname);
+    return lp->p;
 }
 
 static void program_release(struct vyre_lua_program *lp) {
@@ -90,8 +104,13 @@ static bool opt_field_bool(lua_State *L, int t, const char *key) {
 
 /* ---- shared helpers (lvyre.h) -------------------------------------------- */
 
+/* Callers outside this file have no function name at hand: the name comes from
+ * the call (lauxlib's way), and the message still says how to fix it. */
 vyre_program *vyre_lua_checkprogram(lua_State *L, int idx) {
-    struct vyre_lua_program *lp = check_ud(L, idx);
+    struct vyre_lua_program *lp = luaL_testudata(L, idx, VYRE_LUA_PROGRAM);
+    if (!lp)
+        luaL_argerror(L, idx, lua_pushfstring(L, "vyre.Program expected, got %s. Fix: %s",
+                                              luaL_typename(L, idx), program_fix));
     if (!lp->p)
         luaL_argerror(L, idx, "vyre.Program was freed. Fix: keep the program alive (do not "
                               "call :free() or leave its <close> scope) while using it");
@@ -110,7 +129,10 @@ void vyre_lua_pushprogram(lua_State *L, vyre_program *p) {
 /* vyre.parse(text) -> Program; raises "vyre.parse: line L, column C: ...". */
 static int program_parse(lua_State *L) {
     size_t len;
-    const char *text = luaL_checklstring(L, 1, &len);
+    if (lua_type(L, 1) != LUA_TSTRING)
+        vyre_lua_typeerror(L, 1, "vyre.parse", "string",
+                           "pass the program text, e.g. vyre.parse(\"(program p (workgroup 1))\")");
+    const char *text = lua_tolstring(L, 1, &len);
     struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
     lp->p = NULL;
     luaL_setmetatable(L, VYRE_LUA_PROGRAM);
@@ -131,7 +153,7 @@ static int program_parse(lua_State *L) {
 
 /* vyre.validate(p) -> true | false, {{code, path, message, fix}...}, summary */
 static int program_validate(lua_State *L) {
-    vyre_program *p = vyre_lua_checkprogram(L, 1);
+    vyre_program *p = check_program(L, 1, "vyre.validate");
     struct vyre_problems *probs = new_problems_box(L);
     enum vyre_status st = vyre_validate(p, probs);
     if (st == VYRE_OK) {
@@ -153,7 +175,7 @@ static int program_validate(lua_State *L) {
 }
 
 static int program_text(lua_State *L) {
-    vyre_program *p = vyre_lua_checkprogram(L, 1);
+    vyre_program *p = check_program(L, 1, "vyre.Program:text");
     void **box = vyre_lua_newbox(L);
     size_t len = 0;
     char *text = NULL;
@@ -167,7 +189,7 @@ static int program_text(lua_State *L) {
 
 static int program_hash(lua_State *L) {
     char hex[17];
-    vyre_hash_hex(vyre_lua_checkprogram(L, 1), hex);
+    vyre_hash_hex(check_program(L, 1, "vyre.Program:hash"), hex);
     lua_pushstring(L, hex);
     return 1;
 }
@@ -175,7 +197,7 @@ static int program_hash(lua_State *L) {
 /* p:decls() -> {{kind=, name=, type=, access=, count=, slot=}...}, slot 1-based
  * among declarations of the same kind. */
 static int program_decls(lua_State *L) {
-    vyre_program *p = vyre_lua_checkprogram(L, 1);
+    vyre_program *p = check_program(L, 1, "vyre.Program:decls");
     lua_createtable(L, (int)p->ndecls, 0);
     for (uint32_t i = 0; i < p->ndecls; i++) {
         const struct vyre_decl *d = &p->decls[i];
@@ -191,7 +213,10 @@ static int program_decls(lua_State *L) {
     return 1;
 }
 
+/* p:free(), __gc and __close: one idempotent release. */
 static int program_free(lua_State *L) {
+    if (!luaL_testudata(L, 1, VYRE_LUA_PROGRAM))
+        vyre_lua_typeerror(L, 1, "vyre.Program:free", VYRE_LUA_PROGRAM, program_fix);
     program_release(check_ud(L, 1));
     return 0;
 }
@@ -199,12 +224,12 @@ static int program_free(lua_State *L) {
 static int program_index(lua_State *L) {
     const char *key = lua_tostring(L, 2);
     if (key && strcmp(key, "name") == 0) {
-        lua_pushstring(L, vyre_program_name(vyre_lua_checkprogram(L, 1)));
+        lua_pushstring(L, vyre_program_name(check_program(L, 1, "vyre.Program.name")));
         return 1;
     }
     if (key && strcmp(key, "workgroup") == 0) {
         uint32_t wg[3];
-        vyre_program_workgroup(vyre_lua_checkprogram(L, 1), wg);
+        vyre_program_workgroup(check_program(L, 1, "vyre.Program.workgroup"), wg);
         static const char *const axes[3] = {"x", "y", "z"};
         lua_createtable(L, 3, 3);
         for (int a = 0; a < 3; a++) {
@@ -236,17 +261,13 @@ static int program_tostring(lua_State *L) {
     return program_text(L);
 }
 
-static int program_gc(lua_State *L) {
-    program_release(check_ud(L, 1));
-    return 0;
-}
-
 /* vyre.ptx(p, {sm = 90}) -> PTX text */
 static int program_ptx(lua_State *L) {
-    vyre_program *p = vyre_lua_checkprogram(L, 1);
+    vyre_program *p = check_program(L, 1, "vyre.ptx");
     struct vyre_ptx_options opt = {.sm = 70};
     if (!lua_isnoneornil(L, 2)) {
-        luaL_checktype(L, 2, LUA_TTABLE);
+        if (!lua_istable(L, 2))
+            vyre_lua_typeerror(L, 2, "vyre.ptx", "table of options", "vyre.ptx(p, {sm = 90})");
         opt.sm = (unsigned)opt_field_int(L, 2, "sm", 70, 0, 1000, "vyre.ptx");
     }
     void **box = vyre_lua_newbox(L);
@@ -267,10 +288,15 @@ static int program_ptx(lua_State *L) {
 /* vyre.random_program(seed [, {max_stmts, max_depth, allow_barriers, allow_approx,
  * allow_invalid}]) -> Program (deterministic for a seed). */
 static int program_random(lua_State *L) {
-    lua_Integer seed = luaL_checkinteger(L, 1);
+    if (!lua_isinteger(L, 1))
+        vyre_lua_typeerror(L, 1, "vyre.random_program", "integer seed",
+                           "vyre.random_program(42 [, {max_stmts = 8}])");
+    lua_Integer seed = lua_tointeger(L, 1);
     struct vyre_gen_options opt = {.max_stmts = 8, .max_depth = 4};
     if (!lua_isnoneornil(L, 2)) {
-        luaL_checktype(L, 2, LUA_TTABLE);
+        if (!lua_istable(L, 2))
+            vyre_lua_typeerror(L, 2, "vyre.random_program", "table of options",
+                               "vyre.random_program(42, {max_stmts = 8, max_depth = 4})");
         const char *f = "vyre.random_program";
         opt.max_stmts = (uint32_t)opt_field_int(L, 2, "max_stmts", 8, 1, 10000, f);
         opt.max_depth = (uint32_t)opt_field_int(L, 2, "max_depth", 4, 1, 100, f);
@@ -308,8 +334,8 @@ static const luaL_Reg program_methods[] = {
 static const luaL_Reg program_meta[] = {
     {"__eq", program_eq},
     {"__tostring", program_tostring},
-    {"__gc", program_gc},
-    {"__close", program_gc},
+    {"__gc", program_free},
+    {"__close", program_free},
     {NULL, NULL}
 };
 

@@ -164,6 +164,21 @@ void vyre_lua_storebits(void *data, enum vyre_type t, uint64_t i, vyre_bits b) {
     memcpy((char *)data + i * 4u, &w, sizeof w);
 }
 
+int vyre_lua_typeerror(lua_State *L, int idx, const char *fname, const char *expected,
+                       const char *fix) {
+    idx = lua_absindex(L, idx);
+    const char *shortname = fname;
+    for (const char *c = fname; *c; c++)
+        if (*c == '.' || *c == ':') shortname = c + 1;
+    const char *got;
+    if (luaL_getmetafield(L, idx, "__name") == LUA_TSTRING)
+        got = lua_tostring(L, -1); /* stays on the stack until luaL_error */
+    else
+        got = luaL_typename(L, idx);
+    return luaL_error(L, "%s: bad argument #%d to '%s' (%s expected, got %s). Fix: %s", fname,
+                      idx, shortname, expected, got, fix);
+}
+
 int vyre_lua_raise(lua_State *L, const char *fname, const struct vyre_error *err) {
     return luaL_error(L, "%s: %s", fname, err->message);
 }

@@ -17,6 +17,12 @@ void vyre_lua_box_release(void **box);
  * that the garbage collector reclaims. */
 void *vyre_lua_scratch(lua_State *L, size_t size);
 
+/* Raises "fname: bad argument #idx to 'short' (expected expected, got T). Fix: fix",
+ * where short is fname after its last '.' or ':' and T is the value's __name or
+ * type name: the lauxlib wording, plus the function's full name and a fix. */
+int vyre_lua_typeerror(lua_State *L, int idx, const char *fname, const char *expected,
+                       const char *fix);
+
 /* Pushes a typed element (i is 0-based) of an array / reads a Lua value into it. */
 void vyre_lua_array_push(lua_State *L, const struct vyre_lua_array *a, uint64_t i);
 

@@ -302,6 +302,8 @@ void vyre_cuda_kernel_free(vyre_cuda_kernel *k)
 const char *vyre_cuda_kernel_ptx(const vyre_cuda_kernel *k) { return k ? k->ptx : NULL; }
 const char *vyre_cuda_kernel_name(const vyre_cuda_kernel *k) { return k ? k->name : NULL; }
 
+vyre_cuda_device *vyre_cuda_kernel_device(const vyre_cuda_kernel *k) { return k ? k->dev : NULL; }
+
 enum vyre_status vyre_cuda_kernel_info(vyre_cuda_kernel *k, struct vyre_cuda_kernel_info *out,
                                        struct vyre_error *err)
 {

@@ -289,6 +289,13 @@ static void print_atomic(struct vyre_tw *w, const struct vyre_stmt *s) {
 
 static void print_stmt(struct vyre_tw *w, const struct vyre_stmt *s, int indent, bool oneline);
 
+/* Statement i of a block. A damaged block (count > 0 with no items array, from a
+ * hand-built or corrupted IR) yields NULL, which print_stmt shows as "<null>"
+ * and reports as bad, instead of dereferencing a NULL array. */
+static const struct vyre_stmt *block_item(const struct vyre_block *b, uint32_t i) {
+    return b->items ? b->items[i] : NULL;
+}
+
 static bool is_block_stmt(const struct vyre_stmt *s) {
     return s && (s->kind == VYRE_ST_IF || s->kind == VYRE_ST_FOR);
 }
@@ -297,15 +304,15 @@ static bool is_block_stmt(const struct vyre_stmt *s) {
  * nothing, one plain statement goes on the head's line, anything else one per
  * line one level deeper than `indent`; the caller writes the closing ')'. */
 static void print_items(struct vyre_tw *w, const struct vyre_block *b, int indent) {
-    if (b->count == 1 && !is_block_stmt(b->items[0])) {
+    if (b->count == 1 && !is_block_stmt(block_item(b, 0))) {
         tw_put(w, " ", 1);
-        print_stmt(w, b->items[0], indent + 1, false);
+        print_stmt(w, block_item(b, 0), indent + 1, false);
         return;
     }
     for (uint32_t i = 0; i < b->count && !tw_done(w); i++) {
         tw_put(w, "\n", 1);
         tw_indent(w, indent + 1);
-        print_stmt(w, b->items[i], indent + 1, false);
+        print_stmt(w, block_item(b, i), indent + 1, false);
     }
 }
 
@@ -437,7 +444,7 @@ void vyre_tw_program(struct vyre_tw *w, const vyre_program *p) {
     }
     for (uint32_t i = 0; i < p->body.count; i++) {
         tw_put(w, "\n  ", 3);
-        print_stmt(w, p->body.items[i], 1, false);
+        print_stmt(w, block_item(&p->body, i), 1, false);
     }
     tw_put(w, ")\n", 2);
 }
