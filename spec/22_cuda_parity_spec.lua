@@ -133,18 +133,30 @@ describe("cuda parity with the reference backend #gpu", function()
     assert.are.equal(0, s.live_modules)
   end)
 
+  -- Registered programs whose outputs race by design: several invocations store
+  -- different values to one element, so no backend order is specified (§3 promises
+  -- parity only for programs without data races). Each entry says where the race is.
+  local RACY = {
+    full = "all 16 invocations store o[0] from their own atomic result",
+  }
+
   it("runs every registered program bit-identically", function()
-    local n = 0
+    local n, skipped, failures = 0, 0, {}
     for i, entry in ipairs(H.registry) do
       local p = entry.program
-      if vyre.validate(p) and not has_approx(p:text()) then
+      if RACY[p.name] then
+        skipped = skipped + 1
+      elseif vyre.validate(p) and not has_approx(p:text()) then
         -- One workgroup: the specs wrote many of these programs for a single
         -- invocation, and more workgroups would make their outputs racy.
-        compare(ref, gpu, p, inputs(p, i), { grid = { 1, 1, 1 }, n = N }, entry.label)
-        n = n + 1
+        local ok, err = pcall(compare, ref, gpu, p, inputs(p, i), { grid = { 1, 1, 1 }, n = N },
+          entry.label)
+        if ok then n = n + 1 else failures[#failures + 1] = err end
       end
     end
-    print(("\n  parity: %d registered programs bit-identical"):format(n))
+    print(("\n  parity: %d registered programs bit-identical, %d racy by design not compared")
+      :format(n, skipped))
+    assert.are.equal(0, #failures, table.concat(failures, "\n\n"))
   end)
 
   it("runs random programs bit-identically", function()
