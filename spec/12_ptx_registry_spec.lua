@@ -1,0 +1,59 @@
+-- 12: every valid program the specs registered (files 01-11 run before this one in the
+-- same busted process) becomes PTX for sm_70, sm_80 and sm_90, and ptxas assembles it.
+-- The kernels of one target are assembled in one ptxas call (headers kept once), so the
+-- whole suite costs three ptxas runs. CUDA 13's ptxas no longer targets sm_70: its PTX
+-- is assembled with -arch=sm_75, the same ISA family (docs/ARCHITECTURE.md §10).
+local vyre = require("vyre")
+local H = require("spec.helpers")
+
+local function find_ptxas()
+  for _, path in ipairs({ os.getenv("PTXAS") or "", "/usr/local/cuda/bin/ptxas" }) do
+    if path ~= "" and io.open(path, "r") then return path end
+  end
+  local h = io.popen("command -v ptxas 2>/dev/null")
+  local p = h:read("l")
+  h:close()
+  return p
+end
+
+local function run(cmd)
+  local h = io.popen(cmd .. " 2>&1")
+  local out = h:read("a")
+  local ok = h:close()
+  return ok, out
+end
+
+describe("PTX of every registered spec program", function()
+  local ptxas = find_ptxas()
+
+  it("finds ptxas (the CUDA toolkit is required to run these specs)", function()
+    assert.truthy(ptxas, "ptxas not found: install the CUDA toolkit or set PTXAS")
+  end)
+
+  for _, sm in ipairs({ 70, 80, 90 }) do
+    it(("assembles with ptxas for sm_%d"):format(sm), function()
+      assert.truthy(ptxas, "ptxas not found")
+      local parts, n = {}, 0
+      for _, entry in ipairs(H.registry) do
+        local p = entry.program
+        if vyre.validate(p) then
+          -- Entry names must be unique in one module; many spec programs share a name.
+          local ptx = vyre.ptx(p, { sm = sm }):gsub("%.entry ([%w_]+)%(", ".entry %1__" .. n .. "(", 1)
+          if n > 0 then ptx = ptx:gsub("%.version[^\n]*\n", "", 1):gsub("%.target[^\n]*\n", "", 1)
+              :gsub("%.address_size[^\n]*\n", "", 1) end
+          parts[#parts + 1] = ptx
+          n = n + 1
+        end
+      end
+      assert.is_true(n >= 100, ("only %d registered programs"):format(n))
+      local file = os.tmpname()
+      local f = assert(io.open(file, "w"))
+      f:write(table.concat(parts, "\n"))
+      f:close()
+      local arch = sm == 70 and 75 or sm
+      local ok, out = run(("%q -arch=sm_%d %q -o /dev/null"):format(ptxas, arch, file))
+      os.remove(file)
+      assert.is_true(ok, ("ptxas failed for sm_%d on %d kernels:\n%s"):format(sm, n, out))
+    end)
+  end
+end)
