@@ -160,17 +160,3 @@ describe("lifecycle", function()
     end
   end)
 end)
-
-describe("round trip", function()
-  it("parse(print(p)) == p for every program the specs built", function()
-    assert.is_true(#H.registry > 0)
-    if os.getenv("VYRE_SPEC_VERBOSE") then print("round trip: " .. #H.registry .. " programs") end
-    for _, entry in ipairs(H.registry) do
-      local p = entry.program
-      local q = vyre.parse(p:text())
-      assert(q == p, "round trip changed program " .. entry.label .. ":\n" .. p:text())
-      assert.are.equal(p:text(), q:text())
-      assert.are.equal(p:hash(), q:hash())
-    end
-  end)
-end)

@@ -1,4 +1,5 @@
--- 12: every valid program the specs registered (files 01-11 run before this one in the
+-- 12: every program the specs registered round-trips through the text format, and every
+-- valid one (files 01-11 run before this one in the
 -- same busted process) becomes PTX for sm_70, sm_80 and sm_90, and ptxas assembles it.
 -- The kernels of one target are assembled in one ptxas call (headers kept once), so the
 -- whole suite costs three ptxas runs. CUDA 13's ptxas no longer targets sm_70: its PTX
@@ -66,4 +67,19 @@ describe("PTX of every registered spec program", function()
       assert.is_true(ok, ("ptxas failed for sm_%d on %d kernels:\n%s"):format(sm, n, out))
     end)
   end
+end)
+
+-- Last of the registering files, so it sees every program the specs built.
+describe("round trip", function()
+  it("parse(print(p)) == p for every program the specs built", function()
+    assert.is_true(#H.registry > 0)
+    if os.getenv("VYRE_SPEC_VERBOSE") then print("round trip: " .. #H.registry .. " programs") end
+    for _, entry in ipairs(H.registry) do
+      local p = entry.program
+      local q = vyre.parse(p:text())
+      assert(q == p, "round trip changed program " .. entry.label .. ":\n" .. p:text())
+      assert.are.equal(p:text(), q:text())
+      assert.are.equal(p:hash(), q:hash())
+    end
+  end)
 end)
