@@ -191,6 +191,20 @@ enum vyre_status vyre_cuda_launch_raw(vyre_cuda_kernel *k, const uint32_t grid[3
                                       const uint32_t block[3], uint32_t shared_bytes,
                                       void **params, struct vyre_error *err);
 
+/* A launch prepared once (vyre_cuda_prepare): its own argument block and checked grid,
+ * so vyre_cuda_launch_prepared only enqueues. argv points into slot: the struct must
+ * not move after preparing, and the buffers it was prepared with must stay alive. */
+#define VYRE_CUDA_MAX_ARGS 384 /* 128 pointers + 128 counts + 128 params */
+struct vyre_cuda_prepared {
+    vyre_cuda_kernel *kernel;
+    uint32_t grid[3];
+    uint64_t slot[VYRE_CUDA_MAX_ARGS];
+    void *argv[VYRE_CUDA_MAX_ARGS];
+};
+enum vyre_status vyre_cuda_prepare(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
+                                   struct vyre_cuda_prepared *out, struct vyre_error *err);
+enum vyre_status vyre_cuda_launch_prepared(struct vyre_cuda_prepared *pl, struct vyre_error *err);
+
 /* Wall, device (cuEvent), enqueue and wait time of one dispatch, nanoseconds. */
 struct vyre_cuda_timing {
     uint64_t wall_ns, device_ns, enqueue_ns, wait_ns;

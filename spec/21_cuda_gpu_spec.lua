@@ -203,6 +203,16 @@ describe("cuda runtime #gpu", function()
     assert.are.same({ 2, 3 }, be:run(vyre.parse(INC), { v = { 1, 2 } }).v:totable())
   end)
 
+  it("starts a buffer made from a count zeroed, as the reference backend does", function()
+    for _ = 1, 3 do
+      local b = be:buffer("u32", 1000)
+      assert.are.equal(0, b:download():tostring():gsub("\0", ""):len())
+      b:upload(vyre.array("u32", 1000):totable())
+      be:run(vyre.parse(INC), { v = b:download() })
+      b:free()
+    end
+  end)
+
   it("binds arguments once: l:launch() and l() relaunch, a freed buffer is caught", function()
     local k = be:compile(vyre.parse(INC))
     local v = be:buffer("u32", { 1, 2, 3 })

@@ -275,6 +275,8 @@ static int device_buffer(lua_State *L)
     vyre_cuda_buffer *b = NULL;
     if (vyre_cuda_buffer_alloc(d, t, n, &b, &err) != VYRE_OK) raise_status(L, fname, &err);
     vyre_lcuda_pushbuffer(L, b, 1);
+    /* A buffer from a count starts zeroed, as on the reference backend (one async memset). */
+    if (!init && n > 0 && vyre_cuda_buffer_zero(b, &err) != VYRE_OK) raise_status(L, fname, &err);
     if (init && n > 0 &&
         vyre_cuda_buffer_upload(b, 0, init->data, n * vyre_type_size(t), &err) != VYRE_OK)
         raise_status(L, fname, &err);

@@ -1,7 +1,8 @@
 /* lcuda_launch.c — vyre.cuda.Launch: a kernel with its arguments bound once
  * (`local l = k:bind(args, opts)`), relaunched with `l:launch()` or `l()`. This is the
  * launch floor from Lua: binding resolves names, checks types and converts params
- * once, so a launch only re-reads the buffer handles (a freed buffer is still caught)
+ * once and the C core prepares the launch's own argument block and grid
+ * (vyre_cuda_prepare), so a launch only checks that the bound buffers were not freed
  * and enqueues. The bound buffers and the kernel are kept alive by user values. */
 #include <string.h>
 
@@ -10,13 +11,10 @@
 
 struct lcuda_launch {
     struct lcuda_kernel *ku; /* NULL once released */
-    uint32_t nbuffers, nparams;
-    bool has_grid;
-    uint32_t grid[3];
-    uint64_t n;
-    struct lcuda_buffer *bu[VYRE_MAX_BUFFERS];
-    vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
-    vyre_bits params[VYRE_MAX_PARAMS];
+    uint32_t nbuffers;
+    struct lcuda_buffer *bu[VYRE_MAX_BUFFERS];   /* the bound buffer userdata */
+    vyre_cuda_buffer *bound[VYRE_MAX_BUFFERS];   /* what they held at bind time */
+    struct vyre_cuda_prepared prep;              /* must not move: userdata memory */
 };
 
 static struct lcuda_launch *checklaunch(lua_State *L, const char *fname)
@@ -43,13 +41,21 @@ int vyre_lcuda_kernel_bind(lua_State *L)
     struct lcuda_launch *l = lua_newuserdatauv(L, sizeof *l, 2); /* index 4 */
     memset(l, 0, sizeof *l);
     luaL_setmetatable(L, VYRE_LUA_CUDA_LAUNCH);
-    vyre_lcuda_read_args(L, 2, p, dev, l->bufs, l->params, fname);
+    vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS + 1];
+    vyre_bits params[VYRE_MAX_PARAMS + 1];
+    uint32_t grid[3];
+    vyre_lcuda_read_args(L, 2, p, dev, bufs, params, fname);
     struct vyre_cuda_args a;
-    vyre_lcuda_read_opts(L, 3, &a, l->grid, fname);
-    l->has_grid = a.grid != NULL;
-    l->n = a.n;
+    vyre_lcuda_read_opts(L, 3, &a, grid, fname);
+    a.buffers = bufs;
+    a.nbuffers = p->nbuffers;
+    a.params = params;
+    a.nparams = p->nparams;
+    struct vyre_error err;
+    if (vyre_cuda_prepare(ku->k, &a, &l->prep, &err) != VYRE_OK)
+        return vyre_lua_raise(L, fname, &err);
     l->nbuffers = p->nbuffers;
-    l->nparams = p->nparams;
+    memcpy(l->bound, bufs, p->nbuffers * sizeof *bufs);
     /* Keep every bound buffer userdata alive and remember it, so a later free is seen. */
     lua_createtable(L, (int)p->nbuffers, 0);
     for (uint32_t i = 0; i < p->ndecls; i++) {
@@ -73,17 +79,12 @@ static int launch_launch(lua_State *L)
     if (!l->ku->k)
         return luaL_error(L, "vyre.cuda.Launch:launch: the kernel was freed. Fix: keep the "
                              "kernel alive while its bound launches are used");
-    for (uint32_t i = 0; i < l->nbuffers; i++) {
-        vyre_cuda_buffer *b = l->bu[i]->b;
-        if (!b)
+    for (uint32_t i = 0; i < l->nbuffers; i++)
+        if (l->bu[i]->b != l->bound[i])
             return luaL_error(L, "vyre.cuda.Launch:launch: bound buffer %d was freed. Fix: "
                                  "bind again with live buffers", (int)i + 1);
-        l->bufs[i] = b;
-    }
-    struct vyre_cuda_args a = {l->bufs, l->nbuffers, l->params, l->nparams, l->n,
-                               l->has_grid ? l->grid : NULL};
     struct vyre_error err;
-    if (vyre_cuda_launch(l->ku->k, &a, &err) != VYRE_OK)
+    if (vyre_cuda_launch_prepared(&l->prep, &err) != VYRE_OK)
         return vyre_lua_raise(L, "vyre.cuda.Launch:launch", &err);
     lua_settop(L, 1);
     return 1;

@@ -226,11 +226,25 @@ static void test_disk_eviction(void)
     unsetenv("VYRE_CACHE_MAX_BYTES");
 }
 
+/* A prepared launch needs a kernel: misuse is an argument error, never a crash. */
+static void test_prepared_misuse(void)
+{
+    struct vyre_error err;
+    struct vyre_cuda_prepared pl;
+    memset(&pl, 0, sizeof pl);
+    CHECK(vyre_cuda_prepare(NULL, NULL, &pl, &err) == VYRE_ERR_ARG);
+    CHECK_STR_CONTAINS(err.message, "Fix:");
+    CHECK(vyre_cuda_launch_prepared(&pl, &err) == VYRE_ERR_ARG);
+    CHECK_STR_CONTAINS(err.message, "vyre_cuda_prepare");
+    CHECK(vyre_cuda_launch_prepared(NULL, &err) == VYRE_ERR_ARG);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/vyre-test-cuda-%ld", (long)getpid());
     mkdir(tmpdir, 0700);
     RUN_TEST(test_available_reports_reason);
+    RUN_TEST(test_prepared_misuse);
     RUN_TEST(test_probe_missing_library);
     RUN_TEST(test_probe_toolkit_stub);
     RUN_TEST(test_sticky_results);

@@ -52,8 +52,10 @@ static enum vyre_status bad_args(vyre_cuda_kernel *k, struct vyre_error *err, co
                           "per declaration, in declaration order.", k->name, got, what, want);
 }
 
-enum vyre_status vyre_cu_launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
-                                    struct vyre_error *err)
+/* Writes the argument values of `a` into slot (the kernel's layout: pointers, counts,
+ * params) and the checked grid into g. Shared by every launch path. */
+static enum vyre_status fill_args(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
+                                  uint64_t *slot, uint32_t g[3], struct vyre_error *err)
 {
     if (a->nbuffers != k->nbuffers) return bad_args(k, err, "buffers", a->nbuffers, k->nbuffers);
     if (a->nparams != k->nparams) return bad_args(k, err, "params", a->nparams, k->nparams);
@@ -74,20 +76,58 @@ enum vyre_status vyre_cu_launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_
                                                      "program declares %s. Fix: bind a buffer of "
                                                      "the declared type.", k->name, i + 1,
                                   vyre_type_name(b->type), vyre_type_name(k->buf_types[i]));
-        k->slot[i] = (uint64_t)b->ptr;
-        k->slot[nb + i] = b->count; /* a .u32 parameter: the low 4 bytes, little-endian */
+        slot[i] = (uint64_t)b->ptr;
+        slot[nb + i] = b->count; /* a .u32 parameter: the low 4 bytes, little-endian */
         counts[i] = b->count;
     }
-    for (uint32_t i = 0; i < k->nparams; i++) k->slot[2 * nb + i] = a->params[i];
-    uint32_t g[3];
+    for (uint32_t i = 0; i < k->nparams; i++) slot[2 * nb + i] = a->params[i];
     enum vyre_status st = vyre_grid(&k->geom, counts, nb, a->n, a->grid, g, err);
     if (st != VYRE_OK) return st;
-    st = check_geometry(k, g, k->geom.workgroup, err);
+    return check_geometry(k, g, k->geom.workgroup, err);
+}
+
+enum vyre_status vyre_cu_launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
+                                    struct vyre_error *err)
+{
+    uint32_t g[3];
+    enum vyre_status st = fill_args(k, a, k->slot, g, err);
     if (st != VYRE_OK) return st;
     VYRE_CU_CHECK(k->dev,
                   vyre_cu.cuLaunchKernel(k->fn, g[0], g[1], g[2], k->geom.workgroup[0],
                                          k->geom.workgroup[1], k->geom.workgroup[2], 0,
                                          k->dev->stream, k->argv, NULL),
+                  "cuLaunchKernel", k->name, err);
+    k->dev->st.launches++;
+    return VYRE_OK;
+}
+
+enum vyre_status vyre_cuda_prepare(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
+                                   struct vyre_cuda_prepared *out, struct vyre_error *err)
+{
+    if (!k || !a || !out)
+        return vyre_error_set(err, VYRE_ERR_ARG, "prepare: NULL argument. Fix: pass a kernel, "
+                                                 "its args and the struct to fill.");
+    memset(out, 0, sizeof *out);
+    enum vyre_status st = vyre_cu_enter(k->dev, err);
+    if (st != VYRE_OK) return st;
+    st = fill_args(k, a, out->slot, out->grid, err);
+    if (st != VYRE_OK) return st;
+    for (uint32_t i = 0; i < VYRE_CUDA_MAX_ARGS; i++) out->argv[i] = &out->slot[i];
+    out->kernel = k;
+    return VYRE_OK;
+}
+
+enum vyre_status vyre_cuda_launch_prepared(struct vyre_cuda_prepared *pl, struct vyre_error *err)
+{
+    vyre_cuda_kernel *k = pl ? pl->kernel : NULL;
+    if (!k) return vyre_error_set(err, VYRE_ERR_ARG, "launch of an unprepared launch. Fix: call "
+                                                     "vyre_cuda_prepare first.");
+    enum vyre_status st = vyre_cu_enter(k->dev, err);
+    if (st != VYRE_OK) return st;
+    VYRE_CU_CHECK(k->dev,
+                  vyre_cu.cuLaunchKernel(k->fn, pl->grid[0], pl->grid[1], pl->grid[2],
+                                         k->geom.workgroup[0], k->geom.workgroup[1],
+                                         k->geom.workgroup[2], 0, k->dev->stream, pl->argv, NULL),
                   "cuLaunchKernel", k->name, err);
     k->dev->st.launches++;
     return VYRE_OK;
