@@ -9,6 +9,39 @@ local function fail(fname, fmt, ...)
   error(fname .. ": " .. string.format(fmt, ...), 0)
 end
 
+-- Shared by both backends: one wording for the same mistake everywhere.
+bind.fail = fail
+
+local array_mt = getmetatable(core.array("u32", 0))
+function bind.is_array(v)
+  return type(v) == "userdata" and getmetatable(v) == array_mt
+end
+
+local program_mt = getmetatable(core.parse("(program probe (workgroup 1))"))
+
+--- A live vyre.Program, or raises naming fname (core.validate would name itself).
+function bind.check_program(p, fname)
+  if getmetatable(p) ~= program_mt then
+    local mt = getmetatable(p)
+    fail(fname, "expected a vyre.Program (got %s). Fix: pass a program made by vyre.parse(text) "
+      .. "or vyre.program(name, spec, fn)", type(mt) == "table" and mt.__name or type(p))
+  end
+  if not pcall(program_mt.__index, p, "name") then -- raises only once p was freed
+    fail(fname, "this vyre.Program was freed. Fix: keep the program alive (do not call :free() "
+      .. "or leave its <close> scope) while using it")
+  end
+end
+
+--- A live and valid vyre.Program, or raises naming fname with every problem.
+function bind.check_valid(p, fname)
+  bind.check_program(p, fname)
+  local ok, _, msg = core.validate(p)
+  if not ok then
+    fail(fname, "%s. Fix: correct the program (vyre.validate(p) lists every problem)",
+      tostring(msg))
+  end
+end
+
 local function names_of(decls)
   local out = {}
   for _, d in ipairs(decls) do

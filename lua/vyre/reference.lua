@@ -12,14 +12,9 @@ local Buffer = { __name = "vyre.Buffer" }
 local Kernel = { __name = "vyre.Kernel" }
 Kernel.__index = Kernel
 
-local function fail(fname, fmt, ...)
-  error(fname .. ": " .. string.format(fmt, ...), 0)
-end
+local fail = bind.fail
 
-local array_mt = getmetatable(core.array("u32", 0))
-local function is_array(v)
-  return type(v) == "userdata" and getmetatable(v) == array_mt
-end
+local is_array = bind.is_array
 
 local function check_backend(self, fname)
   if getmetatable(self) ~= Backend then
@@ -28,28 +23,7 @@ local function check_backend(self, fname)
   end
 end
 
-local program_mt = getmetatable(core.parse("(program probe (workgroup 1))"))
-
--- A live vyre.Program, or raises naming fname (core.validate would name itself).
-local function check_program(p, fname)
-  if getmetatable(p) ~= program_mt then
-    local mt = getmetatable(p)
-    fail(fname, "expected a vyre.Program (got %s). Fix: pass a program made by vyre.parse(text) "
-      .. "or vyre.program(name, spec, fn)", type(mt) == "table" and mt.__name or type(p))
-  end
-  if not pcall(program_mt.__index, p, "name") then -- raises only once p was freed
-    fail(fname, "this vyre.Program was freed. Fix: keep the program alive (do not call :free() "
-      .. "or leave its <close> scope) while using it")
-  end
-end
-
-local function check_valid(p, fname)
-  check_program(p, fname)
-  local ok, _, msg = core.validate(p)
-  if not ok then
-    fail(fname, "%s. Fix: correct the program (vyre.validate(p) lists every problem)", msg)
-  end
-end
+local check_program, check_valid = bind.check_program, bind.check_valid
 
 local function prod3(t)
   return t[1] * t[2] * t[3]
