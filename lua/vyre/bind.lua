@@ -32,6 +32,27 @@ function bind.check_program(p, fname)
   end
 end
 
+--- The host array that run() binds to buffer declaration d: a vyre.Array as is, a
+--- backend buffer through to_array(v) (which returns nil for anything else), or a plain
+--- table converted; raises naming fname when v is none of them or has the wrong type.
+function bind.host_array(v, d, fname, to_array)
+  local arr = bind.is_array(v) and v or (to_array and to_array(v))
+  if not arr then
+    if type(v) ~= "table" or getmetatable(v) ~= nil then
+      fail(fname, "buffer '%s' needs a vyre.Array, a table or a buffer of this backend (got %s). "
+        .. "Fix: {%s = vyre.array('%s', {...})}", d.name, tostring(v), d.name, d.type)
+    end
+    local ok, res = pcall(core.array, d.type, v)
+    if not ok then fail(fname, "buffer '%s': %s", d.name, res) end
+    arr = res
+  end
+  if arr.type ~= d.type then
+    fail(fname, "buffer '%s' is declared %s but the array holds %s. Fix: pass "
+      .. "vyre.array('%s', ...)", d.name, d.type, arr.type, d.type)
+  end
+  return arr
+end
+
 --- A live and valid vyre.Program, or raises naming fname with every problem.
 function bind.check_valid(p, fname)
   bind.check_program(p, fname)

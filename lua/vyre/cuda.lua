@@ -61,23 +61,9 @@ local function run_args(be, p, args, opts, fname)
   for slot, d in pairs(c.buffer_decls) do
     local v = c.buffers[slot]
     if v ~= nil then
-      local arr
-      if is_array(v) then
-        arr = v
-      elseif is_buffer(v) then
-        arr = v:download()
-      elseif type(v) == "table" and getmetatable(v) == nil then
-        local ok, res = pcall(core.array, d.type, v)
-        if not ok then fail(fname, "buffer '%s': %s", d.name, res) end
-        arr = res
-      else
-        fail(fname, "buffer '%s' needs a vyre.Array, a table or a buffer (got %s). Fix: {%s = "
-          .. "vyre.array('%s', {...})}", d.name, tostring(v), d.name, d.type)
-      end
-      if arr.type ~= d.type then
-        fail(fname, "buffer '%s' is declared %s but the array holds %s. Fix: pass "
-          .. "vyre.array('%s', ...)", d.name, d.type, arr.type, d.type)
-      end
+      local arr = bind.host_array(v, d, fname, function(b)
+        return is_buffer(b) and b:download() or nil
+      end)
       arrays[slot] = arr
       counts[slot] = #arr
     end

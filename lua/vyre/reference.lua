@@ -155,23 +155,9 @@ function Backend:run(p, args, opts)
   for slot, d in pairs(c.buffer_decls) do
     local v = c.buffers[slot]
     if v ~= nil then
-      local arr
-      if is_array(v) then
-        arr = v
-      elseif getmetatable(v) == Buffer then
-        arr = live_array(v, fname)
-      elseif type(v) == "table" and getmetatable(v) == nil then
-        local ok, res = pcall(core.array, d.type, v)
-        if not ok then fail(fname, "buffer '%s': %s", d.name, res) end
-        arr = res
-      else
-        fail(fname, "buffer '%s' needs a vyre.Array or a table (got %s). Fix: {%s = "
-          .. "vyre.array('%s', {...})}", d.name, tostring(v), d.name, d.type)
-      end
-      if arr.type ~= d.type then
-        fail(fname, "buffer '%s' is declared %s but the array holds %s. Fix: pass "
-          .. "vyre.array('%s', ...)", d.name, d.type, arr.type, d.type)
-      end
+      local arr = bind.host_array(v, d, fname, function(b)
+        return getmetatable(b) == Buffer and live_array(b, fname) or nil
+      end)
       if d.access ~= "read" and arr == v then arr = arr:copy() end
       arrays[slot] = arr
       counts[slot] = #arr
