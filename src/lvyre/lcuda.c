@@ -52,24 +52,6 @@ static const struct vyre_decl *nth_decl(const vyre_program *p, enum vyre_decl_ki
     return NULL;
 }
 
-/* Reads {x [, y [, z]]} into g (missing axes 1); raises naming fname. */
-static void check_grid(lua_State *L, int idx, uint32_t g[3], const char *fname)
-{
-    if (lua_type(L, idx) != LUA_TTABLE)
-        luaL_error(L, "%s: grid must be a table {x, y, z} (got %s). Fix: e.g. grid = {4}", fname,
-                   luaL_typename(L, idx));
-    for (int a = 0; a < 3; a++) {
-        lua_rawgeti(L, idx, a + 1);
-        int isnum = 1;
-        lua_Integer v = lua_isnil(L, -1) && a > 0 ? 1 : lua_tointegerx(L, -1, &isnum);
-        if (!isnum || v < 1 || v > (lua_Integer)UINT32_MAX)
-            luaL_error(L, "%s: grid axis %d must be an integer >= 1. Fix: e.g. grid = {4, 1, 1}",
-                       fname, a + 1);
-        g[a] = (uint32_t)v;
-        lua_pop(L, 1);
-    }
-}
-
 /* ---- shared helpers (lcuda.h) ----------------------------------------------- */
 
 vyre_cuda_device *vyre_lcuda_checkdevice(lua_State *L, int idx, const char *fname)
@@ -338,7 +320,7 @@ static int device_run(lua_State *L)
     lua_Integer n = luaL_optinteger(L, 5, 0);
     uint32_t grid[3];
     bool has_grid = !lua_isnoneornil(L, 6);
-    if (has_grid) check_grid(L, 6, grid, fname);
+    if (has_grid) vyre_lua_checkgrid(L, 6, grid, fname);
     bool timed = lua_toboolean(L, 7);
     struct vyre_error err;
     if (vyre_ensure_valid(p, &err) != VYRE_OK) raise_status(L, fname, &err);

@@ -26,23 +26,6 @@ vyre_program *vyre_lcuda_kernel_program(lua_State *L, struct lcuda_kernel *u, co
     return u->prog->p;
 }
 
-static void opt_grid(lua_State *L, int idx, uint32_t g[3], const char *fname)
-{
-    if (lua_type(L, idx) != LUA_TTABLE)
-        luaL_error(L, "%s: grid must be a table {x, y, z} (got %s). Fix: e.g. grid = {4}", fname,
-                   luaL_typename(L, idx));
-    for (int a = 0; a < 3; a++) {
-        lua_rawgeti(L, idx, a + 1);
-        int isnum = 1;
-        lua_Integer v = lua_isnil(L, -1) && a > 0 ? 1 : lua_tointegerx(L, -1, &isnum);
-        if (!isnum || v < 1 || v > (lua_Integer)UINT32_MAX)
-            luaL_error(L, "%s: grid axis %d must be an integer >= 1. Fix: e.g. grid = {4, 1, 1}",
-                       fname, a + 1);
-        g[a] = (uint32_t)v;
-        lua_pop(L, 1);
-    }
-}
-
 /* Reads opts {n =, grid =} at idx (may be nil) into a. */
 void vyre_lcuda_read_opts(lua_State *L, int idx, struct vyre_cuda_args *a, uint32_t grid[3],
                           const char *fname)
@@ -60,7 +43,7 @@ void vyre_lcuda_read_opts(lua_State *L, int idx, struct vyre_cuda_args *a, uint3
     }
     lua_pop(L, 1);
     if (lua_getfield(L, idx, "grid") != LUA_TNIL) {
-        opt_grid(L, lua_gettop(L), grid, fname);
+        vyre_lua_checkgrid(L, lua_gettop(L), grid, fname);
         a->grid = grid;
     }
     lua_pop(L, 1);

@@ -10,28 +10,6 @@
 
 /* ---- static helpers ------------------------------------------------------ */
 
-/* Reads {x [, y [, z]]} (missing axes are 1) into g; raises naming fname. */
-static void check_grid(lua_State *L, int idx, uint32_t g[3], const char *fname) {
-    if (lua_type(L, idx) != LUA_TTABLE)
-        luaL_error(L, "%s: grid must be a table {x, y, z} (got %s). Fix: e.g. grid = {4}",
-                   fname, luaL_typename(L, idx));
-    for (int a = 0; a < 3; a++) {
-        lua_rawgeti(L, idx, a + 1);
-        if (lua_isnil(L, -1)) {
-            lua_pop(L, 1);
-            lua_getfield(L, idx, a == 0 ? "x" : a == 1 ? "y" : "z");
-        }
-        int isnum = 1;
-        lua_Integer v = 1; /* a missing y or z axis is 1 */
-        if (!(lua_isnil(L, -1) && a > 0)) v = lua_tointegerx(L, -1, &isnum);
-        if (!isnum || v < 1 || v > (lua_Integer)UINT32_MAX)
-            luaL_error(L, "%s: grid axis %d must be an integer >= 1. Fix: e.g. grid = {4, 1, 1}",
-                       fname, a + 1);
-        g[a] = (uint32_t)v;
-        lua_pop(L, 1);
-    }
-}
-
 static const struct vyre_decl *nth_decl(const vyre_program *p, enum vyre_decl_kind kind,
                                         uint32_t slot) {
     for (uint32_t i = 0; i < p->ndecls; i++)
@@ -52,7 +30,7 @@ static int ref_run(lua_State *L) {
     const char *fname = luaL_optstring(L, 5, "vyre.run");
     struct vyre_run_args args;
     memset(&args, 0, sizeof args);
-    check_grid(L, 4, args.grid, fname);
+    vyre_lua_checkgrid(L, 4, args.grid, fname);
     args.nbuffers = p->nbuffers;
     args.nparams = p->nparams;
     args.buffers = vyre_lua_scratch(L, p->nbuffers * sizeof *args.buffers);
@@ -112,7 +90,7 @@ static int ref_grid(lua_State *L) {
     }
     uint32_t explicit_grid[3], out[3];
     bool has_grid = !lua_isnoneornil(L, 4);
-    if (has_grid) check_grid(L, 4, explicit_grid, fname);
+    if (has_grid) vyre_lua_checkgrid(L, 4, explicit_grid, fname);
     struct vyre_error err;
     vyre_error_clear(&err);
     if (vyre_grid(p, counts, n, (uint64_t)elems, has_grid ? explicit_grid : NULL, out, &err) !=

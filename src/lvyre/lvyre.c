@@ -247,3 +247,26 @@ int luaopen_vyre_core(lua_State *L) {
     vyre_lua_open_cuda(L);
     return 1;
 }
+
+/* Reads a grid {x [, y [, z]]} or {x =, y =, z =} (missing y, z are 1) into g;
+ * raises naming fname. Shared by both backends so a grid means the same everywhere. */
+void vyre_lua_checkgrid(lua_State *L, int idx, uint32_t g[3], const char *fname) {
+    if (lua_type(L, idx) != LUA_TTABLE)
+        luaL_error(L, "%s: grid must be a table {x, y, z} (got %s). Fix: e.g. grid = {4}",
+                   fname, luaL_typename(L, idx));
+    for (int a = 0; a < 3; a++) {
+        lua_rawgeti(L, idx, a + 1);
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            lua_getfield(L, idx, a == 0 ? "x" : a == 1 ? "y" : "z");
+        }
+        int isnum = 1;
+        lua_Integer v = 1; /* a missing y or z axis is 1 */
+        if (!(lua_isnil(L, -1) && a > 0)) v = lua_tointegerx(L, -1, &isnum);
+        if (!isnum || v < 1 || v > (lua_Integer)UINT32_MAX)
+            luaL_error(L, "%s: grid axis %d must be an integer >= 1. Fix: e.g. grid = {4, 1, 1}",
+                       fname, a + 1);
+        g[a] = (uint32_t)v;
+        lua_pop(L, 1);
+    }
+}

@@ -26,4 +26,7 @@ int vyre_lua_typeerror(lua_State *L, int idx, const char *fname, const char *exp
 /* Pushes a typed element (i is 0-based) of an array / reads a Lua value into it. */
 void vyre_lua_array_push(lua_State *L, const struct vyre_lua_array *a, uint64_t i);
 
+/* Reads a launch grid table at idx into g (missing y, z axes are 1); raises naming fname. */
+void vyre_lua_checkgrid(lua_State *L, int idx, uint32_t g[3], const char *fname);
+
 #endif

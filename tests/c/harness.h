@@ -15,6 +15,12 @@ void harness_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int harness_finish(void);
 
+/* ptxas from $PATH or /usr/local/cuda/bin, or NULL when the toolkit is missing. */
+const char *harness_ptxas_path(void);
+/* Assembles ptx for sm_<arch>; returns ptxas's exit status (-1 if it could not run)
+ * and its output in log. */
+int harness_ptxas_run(const char *ptx, unsigned arch, char *log, size_t logsz);
+
 #define CHECK(cond)                                                                  \
     do {                                                                             \
         harness_checks++;                                                            \

@@ -449,47 +449,6 @@ static void test_edges(void)
 
 /* ---- ptxas ----------------------------------------------------------------------- */
 
-static const char *ptxas_path(void)
-{
-    static char path[1024];
-    const char *env = getenv("PATH");
-    if (env) {
-        char *dirs = strdup(env);
-        for (char *save = NULL, *d = dirs ? strtok_r(dirs, ":", &save) : NULL; d;
-             d = strtok_r(NULL, ":", &save)) {
-            snprintf(path, sizeof path, "%s/ptxas", d);
-            if (access(path, X_OK) == 0) {
-                free(dirs);
-                return path;
-            }
-        }
-        free(dirs);
-    }
-    snprintf(path, sizeof path, "/usr/local/cuda/bin/ptxas");
-    return access(path, X_OK) == 0 ? path : NULL;
-}
-
-static int ptxas_run(const char *ptx, unsigned arch, char *log, size_t logsz)
-{
-    char file[] = "/tmp/vyre_approx_XXXXXX";
-    int fd = mkstemp(file);
-    if (fd < 0) return -1;
-    FILE *f = fdopen(fd, "w");
-    fputs(ptx, f);
-    fclose(f);
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s' -arch=sm_%u '%s' -o /dev/null 2>&1", ptxas_path(), arch, file);
-    FILE *pipe = popen(cmd, "r");
-    int st = -1;
-    if (pipe) {
-        size_t n = fread(log, 1, logsz - 1, pipe);
-        log[n] = '\0';
-        st = pclose(pipe);
-    }
-    unlink(file);
-    return st;
-}
-
 /* Every approximate op of one type in one kernel: y[i] = op1(x[i]) + op2(x[i]) + ... */
 static vyre_program *all_ops(enum vyre_type t)
 {
@@ -508,7 +467,7 @@ static vyre_program *all_ops(enum vyre_type t)
 
 static void test_ptxas(void)
 {
-    if (!ptxas_path()) {
+    if (!harness_ptxas_path()) {
         harness_fail(__FILE__, __LINE__, "ptxas not found on $PATH or in /usr/local/cuda/bin");
         return;
     }
@@ -530,9 +489,9 @@ static void test_ptxas(void)
             CHECK_STR_CONTAINS(ptx, ti ? "fma.rn.f64" : "fma.rn.f32");
             CHECK_STR_CONTAINS(ptx, ti ? "copysign.f64" : "copysign.f32");
             char log[8192];
-            int rc = ptxas_run(ptx, sms[s], log, sizeof log);
+            int rc = harness_ptxas_run(ptx, sms[s], log, sizeof log);
             if (rc != 0 && sms[s] == 70 && strstr(log, "is not defined for option"))
-                rc = ptxas_run(ptx, 75, log, sizeof log);
+                rc = harness_ptxas_run(ptx, 75, log, sizeof log);
             if (rc != 0) fprintf(stderr, "ptxas sm_%u failed:\n%s\n", sms[s], log);
             CHECK(rc == 0);
             vyre_free(ptx);

@@ -47,68 +47,20 @@ static const enum vyre_type all_types[] = {VYRE_BOOL, VYRE_I32, VYRE_U32, VYRE_I
 
 /* ---- ptxas ------------------------------------------------------------------------ */
 
-static const char *ptxas_path(void)
-{
-    static char path[1024];
-    static int searched;
-    if (searched) return path[0] ? path : NULL;
-    searched = 1;
-    const char *env = getenv("PATH");
-    if (env) {
-        char *dirs = strdup(env);
-        for (char *save = NULL, *d = dirs ? strtok_r(dirs, ":", &save) : NULL; d;
-             d = strtok_r(NULL, ":", &save)) {
-            snprintf(path, sizeof path, "%s/ptxas", d);
-            if (access(path, X_OK) == 0) {
-                free(dirs);
-                return path;
-            }
-        }
-        free(dirs);
-    }
-    snprintf(path, sizeof path, "/usr/local/cuda/bin/ptxas");
-    if (access(path, X_OK) == 0) return path;
-    path[0] = '\0';
-    return NULL;
-}
-
-/* Runs ptxas on the text; returns its exit status and its output in log. */
-static int ptxas_run(const char *ptx, unsigned arch, char *log, size_t logsz)
-{
-    char file[] = "/tmp/vyre_ptx_XXXXXX";
-    int fd = mkstemp(file);
-    if (fd < 0) return -1;
-    FILE *f = fdopen(fd, "w");
-    fputs(ptx, f);
-    fclose(f);
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s' -arch=sm_%u '%s' -o /dev/null 2>&1", ptxas_path(), arch, file);
-    FILE *pipe = popen(cmd, "r");
-    size_t n = 0;
-    if (pipe) {
-        n = fread(log, 1, logsz - 1, pipe);
-        int st = pclose(pipe);
-        log[n] = '\0';
-        unlink(file);
-        return st;
-    }
-    unlink(file);
-    return -1;
-}
-
 /* Assembles PTX written for .target sm_<sm>. ptxas from CUDA 13 no longer builds
  * sm_70 code; it still checks `.target sm_70` PTX (features, ISA version) when asked
  * for sm_75, the same family, so that is used when sm_70 is refused. */
 static bool ptxas_ok(const char *ptx, unsigned sm)
 {
-    if (!ptxas_path()) {
+    if (!harness_ptxas_path()) {
         harness_fail(__FILE__, __LINE__, "ptxas not found on $PATH or in /usr/local/cuda/bin: "
                                          "emitted PTX cannot be proven (install the CUDA toolkit)");
         return false;
     }
     char log[8192];
-    int st = ptxas_run(ptx, sm, log, sizeof log);
-    if (st != 0 && sm == 70 && strstr(log, "is not defined for option")) st = ptxas_run(ptx, 75, log, sizeof log);
+    int st = harness_ptxas_run(ptx, sm, log, sizeof log);
+    if (st != 0 && sm == 70 && strstr(log, "is not defined for option"))
+        st = harness_ptxas_run(ptx, 75, log, sizeof log);
     if (st != 0) {
         fprintf(stderr, "ptxas (sm_%u) failed:\n%s\n---- PTX ----\n%s\n", sm, log, ptx);
         return false;

@@ -28,18 +28,9 @@ static char ptxas[1024];
 static char tmpdir[64];
 
 static bool find_ptxas(void) {
-    const char *path = getenv("PATH");
-    while (path && *path) {
-        const char *end = strchr(path, ':');
-        size_t n = end ? (size_t)(end - path) : strlen(path);
-        if (n > 0 && n < sizeof ptxas - 8) {
-            snprintf(ptxas, sizeof ptxas, "%.*s/ptxas", (int)n, path);
-            if (access(ptxas, X_OK) == 0) return true;
-        }
-        path = end ? end + 1 : NULL;
-    }
-    snprintf(ptxas, sizeof ptxas, "/usr/local/cuda/bin/ptxas");
-    return access(ptxas, X_OK) == 0;
+    const char *path = harness_ptxas_path();
+    if (path) snprintf(ptxas, sizeof ptxas, "%s", path);
+    return path != NULL;
 }
 
 static struct vyre_gen_options gen_opts(uint64_t seed) {
