@@ -1,10 +1,11 @@
-#!/bin/bash
+#!/bin/sh
 # test.sh — README command 2: install what is missing, build with -Werror, then run every
 # test: C unit tests (ctest), busted specs (Lua 5.4), the C tests again under
 # AddressSanitizer + UndefinedBehaviorSanitizer, the examples, the LuaRocks build and
 # `bin/vyre info`. Ends with one line "N passed, N failed, N skipped" over all of it.
 # GPU specs (busted tag `gpu`) run only where CUDA is usable; elsewhere they are counted
 # as skipped and the reason is printed — never as passed.
+# POSIX sh on purpose: the README runs it as `sh scripts/test.sh` (dash on Debian).
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -16,7 +17,6 @@ VYRE_CMAKE_ARGS="-DVYRE_WERROR=ON" sh scripts/setup.sh || { echo "0 passed, 1 fa
 
 # ctest_counts DIR: runs ctest in DIR and adds its totals.
 ctest_counts() {
-  local out total bad
   out=$(ctest --test-dir "$1" --output-on-failure -j2 2>&1); echo "$out" | tail -n 25
   total=$(echo "$out" | sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' | tail -n1)
   bad=$(echo "$out" | sed -n 's/.* \([0-9]*\) tests failed out of.*/\1/p' | tail -n1)
@@ -30,14 +30,14 @@ ctest_counts build
 note "Lua specs (busted --lua=lua5.4)"
 gpu_reason=$(lua5.4 -e 'local ok, c = pcall(require, "vyre.cuda"); if not ok then print(c) return end
   local a, why = c.available(); print(a and "yes" or why)' 2>&1)
-busted_args=(--lua=lua5.4 -o utfTerminal)
+exclude=""
 if [ "$gpu_reason" != "yes" ]; then
   ngpu=$(busted --lua=lua5.4 --tags=gpu --list spec 2>/dev/null | grep -c . || true)
   skipped=$((skipped + ngpu))
   echo "GPU specs not run ($ngpu): CUDA is not usable here: $gpu_reason"
-  busted_args+=(--exclude-tags=gpu)
+  exclude="--exclude-tags=gpu"
 fi
-bout=$(busted "${busted_args[@]}" spec 2>&1); echo "$bout" | tail -n 40
+bout=$(busted --lua=lua5.4 -o utfTerminal $exclude spec 2>&1); echo "$bout" | tail -n 40
 line=$(echo "$bout" | grep -E '[0-9]+ successes? / [0-9]+ failures? / [0-9]+ errors?' | tail -n1)
 if [ -z "$line" ]; then
   failed=$((failed + 1)); echo "busted printed no totals"

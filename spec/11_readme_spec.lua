@@ -107,6 +107,27 @@ describe("README.md", function()
     assert.is_true(checked >= 10)
   end)
 
+  it("its two commands run under plain sh, and .ci/run runs the test command verbatim", function()
+    local cmds = {}
+    for line in text:gmatch("\n(sh scripts/[%w_%.]+)") do cmds[#cmds + 1] = line end
+    assert.are.same({ "sh scripts/example.sh", "sh scripts/test.sh" }, cmds)
+    -- Debian's sh is dash: a bash-only construct anywhere in these scripts is a syntax
+    -- error there (`dash -n` parses the whole file without running it).
+    local has_dash = os.execute("command -v dash >/dev/null 2>&1")
+    for _, script in ipairs({ "scripts/example.sh", "scripts/test.sh", "scripts/setup.sh", ".ci/run" }) do
+      local shell = has_dash and "dash" or "sh"
+      local ok = os.execute(shell .. " -n " .. script .. " 2>/dev/null")
+      assert(ok, script .. " does not parse under " .. shell .. ": the README runs it with sh")
+      assert.is_nil(read(script):match("^#!/bin/bash"), script .. " asks for bash; the README runs it with sh")
+    end
+    local ci = read(".ci/run")
+    local found = false
+    for line in ci:gmatch("[^\n]+") do
+      if line:match("^%s*sh scripts/test%.sh%s*$") then found = true end
+    end
+    assert(found, ".ci/run must run the README's test command as written: sh scripts/test.sh")
+  end)
+
   it("lists the packages that scripts/setup.sh installs", function()
     local setup = read("scripts/setup.sh")
     local list = text:match("only for missing packages:%s*([^.]+)%.")
