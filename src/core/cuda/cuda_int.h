@@ -4,8 +4,9 @@
 #ifndef VYRE_CUDA_INT_H
 #define VYRE_CUDA_INT_H
 
-#include <cuda.h>
 #include <stdatomic.h>
+
+#include "cuda_abi.h"
 
 #include "ir.h"
 #include "vyre_cuda.h"
@@ -13,13 +14,12 @@
 /* ---- driver table ----------------------------------------------------------
  * X(name, version, required): `name` is the base name resolved through
  * cuGetProcAddress; `version` is the CUDA version whose ABI matches the prototype
- * the CUDA 13 header gives that name (cuda.h maps e.g. cuMemAlloc to cuMemAlloc_v2,
- * so the member's type is the _v2 prototype and we ask for version 3020). The
+ * vyre_cu_fn_<name> in cuda_abi.h, which is the one the CUDA 13 header gives that
+ * name (cuda.h maps e.g. cuMemAlloc to cuMemAlloc_v2, so the prototype is the _v2
+ * one and we ask for version 3020; test_cuda_abi checks each against cuda.h). The
  * driver returns the newest ABI not newer than `version`. Optional entries may be
  * NULL; code that uses them checks first. */
 #define VYRE_CU_ENTRIES(X)                                   \
-    X(cuInit, 2000, 1)                                       \
-    X(cuDriverGetVersion, 2020, 1)                           \
     X(cuGetErrorName, 6000, 1)                               \
     X(cuGetErrorString, 6000, 1)                             \
     X(cuDeviceGet, 2000, 1)                                  \
@@ -32,7 +32,6 @@
     X(cuDevicePrimaryCtxReset, 11000, 1)                     \
     X(cuCtxSetCurrent, 4000, 1)                              \
     X(cuCtxGetCurrent, 4000, 1)                              \
-    X(cuCtxSynchronize, 2000, 1)                             \
     X(cuMemAlloc, 3020, 1)                                   \
     X(cuMemFree, 3020, 1)                                    \
     X(cuMemGetInfo, 3020, 1)                                 \
@@ -40,7 +39,6 @@
     X(cuMemFreeHost, 2000, 1)                                \
     X(cuMemcpyHtoDAsync, 3020, 1)                            \
     X(cuMemcpyDtoHAsync, 3020, 1)                            \
-    X(cuMemcpyDtoDAsync, 3020, 1)                            \
     X(cuMemsetD8Async, 3020, 1)                              \
     X(cuStreamCreate, 2000, 1)                               \
     X(cuStreamDestroy, 4000, 1)                              \
@@ -48,9 +46,7 @@
     X(cuEventCreate, 2000, 1)                                \
     X(cuEventDestroy, 4000, 1)                               \
     X(cuEventRecord, 2000, 1)                                \
-    X(cuEventSynchronize, 2000, 1)                           \
     X(cuEventElapsedTime, 12080, 1)                          \
-    X(cuModuleLoadData, 2000, 1)                             \
     X(cuModuleLoadDataEx, 2010, 1)                           \
     X(cuModuleUnload, 2000, 1)                               \
     X(cuModuleGetFunction, 2000, 1)                          \
@@ -67,7 +63,7 @@
     X(cuGraphExecDestroy, 10000, 0)                          \
     X(cuGraphDestroy, 10000, 0)
 
-/* The member for base name n has the header's type for n (macro-expanded). */
+/* The member for base name n has the type vyre_cu_fn_n (cuda_abi.h). */
 struct vyre_cu_driver {
     bool usable;
     enum vyre_status status; /* VYRE_OK when usable, else VYRE_ERR_NO_CUDA */
@@ -76,7 +72,7 @@ struct vyre_cu_driver {
     char path[512];          /* the file libcuda was loaded from */
     int version;             /* cuDriverGetVersion */
     int device_count;
-#define VYRE_CU_MEMBER(n, v, req) __typeof__(n) *n;
+#define VYRE_CU_MEMBER(n, v, req) vyre_cu_fn_##n *n;
     VYRE_CU_ENTRIES(VYRE_CU_MEMBER)
 #undef VYRE_CU_MEMBER
 };
@@ -171,7 +167,7 @@ VYRE_INTERNAL bool vyre_cu_current(struct vyre_cuda_device *d);
 VYRE_INTERNAL enum vyre_status vyre_cu_sync(struct vyre_cuda_device *d, const char *program,
                                             struct vyre_error *err);
 
-/* ---- memory (memory.c / pool.c) ------------------------------------------ */
+/* ---- memory (memory.c) ------------------------------------------------------ */
 
 struct vyre_cuda_buffer {
     struct vyre_cuda_device *dev;
@@ -257,8 +253,6 @@ VYRE_INTERNAL enum vyre_status vyre_cu_load_image(struct vyre_cuda_device *d, co
 
 /* ---- kernels (module.c, launch.c) ----------------------------------------- */
 
-#define VYRE_CU_MAX_ARGS (2 * VYRE_MAX_BUFFERS + VYRE_MAX_PARAMS)
-
 struct vyre_cuda_kernel {
     struct vyre_cuda_device *dev;
     struct vyre_cu_module *module; /* cached module (compiled programs) */
@@ -266,7 +260,7 @@ struct vyre_cuda_kernel {
     CUfunction fn;
     char *ptx;
     char *name;                    /* program / entry name */
-    struct vyre_program geom;      /* name + workgroup only, for vyre_grid */
+    struct vyre_program geom;      /* name + workgroup only, for vyre_launch_grid */
     uint32_t nbuffers, nparams;
     enum vyre_type *buf_types;     /* per buffer */
     enum vyre_access *buf_access;  /* per buffer */

@@ -5,7 +5,7 @@
  * "libcuda.so", which on toolkit-only machines is the link stub — then reject a stub
  * (path under a stubs/ directory, or cuInit answering CUDA_ERROR_STUB_LIBRARY), then
  * cuDriverGetVersion against VYRE_CUDA_MIN_DRIVER, then resolve every base name
- * through cuGetProcAddress_v2 with the version whose ABI the header describes. */
+ * through cuGetProcAddress_v2 with the version whose ABI cuda_abi.h describes. */
 #define _GNU_SOURCE /* dladdr: where libcuda came from */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -59,10 +59,9 @@ static void library_path(void *handle, char *out, size_t size)
         snprintf(out, size, "%s", info.dli_fname);
 }
 
-typedef CUresult (*init_fn)(unsigned int);
-typedef CUresult (*version_fn)(int *);
-typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t,
-                           CUdriverProcAddressQueryResult *);
+typedef vyre_cu_fn_cuInit *init_fn;
+typedef vyre_cu_fn_cuDriverGetVersion *version_fn;
+typedef vyre_cu_fn_cuGetProcAddress_v2 *gpa_fn;
 
 /* Turns a dlsym'd object pointer into a function pointer without a cast that
  * -Wpedantic rejects (POSIX guarantees the representation). */
