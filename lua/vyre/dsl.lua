@@ -27,26 +27,50 @@ local function fail(where, fmt, ...)
   raise(prefix .. ": " .. string.format(fmt, ...))
 end
 
-local TYPES = { bool = true, i32 = true, u32 = true, i64 = true, u64 = true, f32 = true,
-  f64 = true }
+-- Types, operand classes, reserved names and atomic ops come from libvyre (the
+-- tables behind the validator, docs/OPS.md), so the DSL cannot drift from it.
+local function set_of(list)
+  local s = {}
+  for _, v in ipairs(list) do s[v] = true end
+  return s
+end
+
+-- "a, b or c"
+local function or_list(list)
+  if #list < 2 then return list[1] or "" end
+  return table.concat(list, ", ", 1, #list - 1) .. " or " .. list[#list]
+end
+
+local TYPE_LIST = core.types()
+local TYPES = set_of(TYPE_LIST)
+local IS_FLOAT = set_of(core.op_classes().FLOAT)
+local RESERVED = set_of(core.reserved_names())
+local ATOMIC_LIST = core.atomic_ops()
+local ATOMIC_OPS = set_of(ATOMIC_LIST)
+-- Literal ranges that a Lua integer can exceed (64-bit types take every Lua integer).
 local INT_RANGE = { i32 = { -2147483648, 2147483647 }, u32 = { 0, 4294967295 } }
-local IS_INT = { i32 = true, u32 = true, i64 = true, u64 = true }
-local IS_FLOAT = { f32 = true, f64 = true }
-local RESERVED = { ["true"] = true, ["false"] = true, inf = true, nan = true }
 
 local function check_type(t, where)
   if not TYPES[t] then
-    fail(where, "unknown type %s. Fix: use one of bool, i32, u32, i64, u64, f32, f64",
-      tostring(t))
+    fail(where, "unknown type %s. Fix: use one of %s", tostring(t), table.concat(TYPE_LIST, ", "))
   end
   return t
 end
 
+-- What the validator calls the thing each checking function names.
+local NAME_WHAT = { ["vyre.buffer"] = "buffer", ["vyre.shared"] = "shared array",
+  ["vyre.param"] = "param", ["vyre.program"] = "program", ["k:let"] = "variable",
+  ["k:var"] = "variable", ["k:for_"] = "loop variable" }
+
 local function check_name(name, where)
-  if type(name) ~= "string" or not name:match("^[A-Za-z_][A-Za-z0-9_]*$") or #name > 64
-      or RESERVED[name] or TYPES[name] then
+  if type(name) ~= "string" or not name:match("^[A-Za-z_][A-Za-z0-9_]*$") or #name > 64 then
     fail(where, "%s is not a valid name. Fix: use an identifier [A-Za-z_][A-Za-z0-9_]* of "
       .. "at most 64 characters that is not a type name or true/false/inf/nan", tostring(name))
+  end
+  if RESERVED[name] then
+    -- the validator's words for its "reserved-name" problem
+    fail(where, "'%s' is reserved (literal or type name) and cannot name a %s. Fix: rename it, "
+      .. "e.g. to 'v_' followed by the name", name, NAME_WHAT[where] or "name")
   end
   return name
 end
@@ -120,13 +144,17 @@ local function coerce(x, t, where)
   return E(t, lit_text(t, x, where))
 end
 
+-- The operator table (core.ops(): name, arity, operand class, result rule, DSL
+-- method and metamethods of every op), in the validator's order.
+local OPS = core.ops()
+
 local function pending_misuse()
   fail("atomic", "the result of k:atomic is not a value until it is bound. Fix: "
     .. "local old = k:let('old', k:atomic(...)) and use old")
 end
-for _, mm in ipairs({ "__add", "__sub", "__mul", "__div", "__idiv", "__mod", "__band", "__bor",
-  "__bxor", "__shl", "__shr", "__unm", "__bnot", "__pow", "__lt", "__le", "__index" }) do
-  Pending[mm] = pending_misuse
+for _, mm in ipairs({ "__pow", "__lt", "__le", "__index" }) do Pending[mm] = pending_misuse end
+for _, op in ipairs(OPS) do
+  for _, mm in ipairs(op.metamethods) do Pending[mm] = pending_misuse end
 end
 
 local function type_of(...)
@@ -137,41 +165,38 @@ local function type_of(...)
   return nil
 end
 
-local COMPARE = { eq = true, ne = true, lt = true, le = true, gt = true, ge = true }
-
+-- op is a row of OPS. Plain Lua values take the other operand's type; with none,
+-- an op over bools (land, lor) still knows its operands are bool.
 local function binop(op, a, b)
+  local name = op.name
   local t = type_of(a, b)
-  if t == nil and (op == "land" or op == "lor") then t = "bool" end
-  a, b = coerce(a, t, op), coerce(b, t, op)
+  if t == nil and op.operands == "BOOL" then t = "bool" end
+  a, b = coerce(a, t, name), coerce(b, t, name)
   if a.type ~= b.type then
-    fail(op, "operand types differ (%s and %s); vyre has no implicit conversions. Fix: "
+    fail(name, "operand types differ (%s and %s); vyre has no implicit conversions. Fix: "
       .. "convert one side with vyre.cast('%s', e)", a.type, b.type, a.type)
   end
-  local rt = (COMPARE[op] or op == "land" or op == "lor") and "bool" or a.type
-  return E(rt, "(" .. op .. " " .. a.text .. " " .. b.text .. ")")
+  local rt = op.result == "BOOL" and "bool" or a.type
+  return E(rt, "(" .. name .. " " .. a.text .. " " .. b.text .. ")")
 end
 
 local function unop(op, a)
-  a = coerce(a, nil, op)
-  local rt = op == "lnot" and "bool" or a.type
-  return E(rt, "(" .. op .. " " .. a.text .. ")")
+  a = coerce(a, nil, op.name)
+  local rt = op.result == "BOOL" and "bool" or a.type
+  return E(rt, "(" .. op.name .. " " .. a.text .. ")")
 end
 
--- Method names that differ from IR op names (Lua keywords / operator names).
-local BINARY = { add = "add", sub = "sub", mul = "mul", div = "div", rem = "rem",
-  band = "and", bor = "or", bxor = "xor", shl = "shl", shr = "shr", eq = "eq", ne = "ne",
-  lt = "lt", le = "le", gt = "gt", ge = "ge", min = "min", max = "max", land = "land",
-  lor = "lor", mulhi = "mulhi" }
-local UNARY = { neg = "neg", bnot = "not", lnot = "lnot", abs = "abs", sqrt = "sqrt",
-  rsqrt = "rsqrt", floor = "floor", ceil = "ceil", round = "round", trunc = "trunc",
-  exp = "exp", exp2 = "exp2", log = "log", log2 = "log2", sin = "sin", cos = "cos",
-  tanh = "tanh", popcount = "popcount", clz = "clz", ctz = "ctz", brev = "brev" }
-
-for name, op in pairs(BINARY) do
-  methods[name] = function(a, b) return binop(op, a, b) end
-end
-for name, op in pairs(UNARY) do
-  methods[name] = function(a) return unop(op, a) end
+-- Each op becomes its method (e:band(x) for and, e:bnot() for not: Lua keywords) and
+-- its Lua operators (+ for add, // and / for div, unary - for neg, ~ for not, ...).
+for _, op in ipairs(OPS) do
+  local build
+  if op.arity == 2 then
+    build = function(a, b) return binop(op, a, b) end
+  else
+    build = function(a) return unop(op, a) end
+  end
+  methods[op.method] = build
+  for _, mm in ipairs(op.metamethods) do Expr[mm] = build end
 end
 
 function methods.cast(a, t) return M.cast(t, a) end
@@ -188,19 +213,6 @@ end
 
 Expr.__index = methods
 Expr.__tostring = function(e) return e.text end
-Expr.__add = function(a, b) return binop("add", a, b) end
-Expr.__sub = function(a, b) return binop("sub", a, b) end
-Expr.__mul = function(a, b) return binop("mul", a, b) end
-Expr.__div = function(a, b) return binop("div", a, b) end
-Expr.__idiv = function(a, b) return binop("div", a, b) end
-Expr.__mod = function(a, b) return binop("rem", a, b) end
-Expr.__band = function(a, b) return binop("and", a, b) end
-Expr.__bor = function(a, b) return binop("or", a, b) end
-Expr.__bxor = function(a, b) return binop("xor", a, b) end
-Expr.__shl = function(a, b) return binop("shl", a, b) end
-Expr.__shr = function(a, b) return binop("shr", a, b) end
-Expr.__unm = function(a) return unop("neg", a) end
-Expr.__bnot = function(a) return unop("not", a) end
 Expr.__pow = function() fail("^", "there is no power operator. Fix: multiply, or use exp/log") end
 local function no_compare()
   fail("comparison", "Lua turns < <= > >= into booleans, so they cannot build expressions. "
@@ -407,7 +419,8 @@ function B:let(name, e) return bind_var(self, name, e, "k:let") end
 --- k:var(name, init) -> variable with :set(e).
 function B:var(name, e) return bind_var(self, name, e, "k:var") end
 
-function B:set(v, e) return methods.set(v, e) end
+--- k:set(v, e): the same as v:set(e) (the builder is not needed to assign).
+function B.set(_, v, e) return methods.set(v, e) end
 
 local function block(k, fn, ...)
   local blk = {}
@@ -452,15 +465,11 @@ function B:for_(var, from, to, step, fn)
     .. (body ~= "" and (" " .. body) or "") .. ")")
 end
 
-local ATOMIC_OPS = { add = true, sub = true, min = true, max = true, ["and"] = true,
-  ["or"] = true, xor = true, exchange = true, cas = true }
-
 --- k:atomic(op, buf, i, v [, desired]) emits the atomic; k:let(name, k:atomic(...))
 --- binds its old value. For cas: k:atomic("cas", buf, i, expected, desired).
 function B:atomic(op, buf, i, v, desired)
   if not ATOMIC_OPS[op] then
-    fail("k:atomic", "unknown atomic op %s. Fix: use add, sub, min, max, and, or, xor, "
-      .. "exchange or cas", tostring(op))
+    fail("k:atomic", "unknown atomic op %s. Fix: use %s", tostring(op), or_list(ATOMIC_LIST))
   end
   local d = buf_decl(self, buf, "k:atomic")
   local text = "(atomic " .. op .. " " .. d.name .. " " .. index_expr(i, "k:atomic").text

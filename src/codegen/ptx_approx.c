@@ -356,7 +356,7 @@ bool vyre_approx_build(struct va_prog *p, enum vyre_op op, bool wide)
     case VYRE_OP_COS: y = build_sincos(p, wide, x, true); break;
     case VYRE_OP_TANH: y = build_tanh(p, wide, x); break;
     case VYRE_OP_RSQRT: y = op2(p, VA_DIV, fk(p, wide, 1.0), op1(p, VA_SQRT, x)); break;
-    default: return false;
+    default: return false; /* an approximate row of ops.h without a va program */
     }
     p->out = y;
     return true;
@@ -480,7 +480,9 @@ static void emit_prog(struct ptx_ctx *c, const struct va_prog *p, struct ptx_reg
 void vyre_ptx_approx(struct ptx_ctx *c, enum vyre_op op, enum vyre_type t, struct ptx_reg d,
                      struct ptx_reg a)
 {
-    if (t != VYRE_F32 && t != VYRE_F64) {
+    /* The op table (ops.h) marks the approximate ops and their operand types; the va
+     * programs below exist for f32 and f64 only, which is all the table admits. */
+    if (!vyre_op_is_approx(op) || !vyre_op_admits(op, t) || (t != VYRE_F32 && t != VYRE_F64)) {
         vyre_ptx_fail(c, VYRE_ERR_UNSUPPORTED,
                       "ptx: %s on %s is not supported for sm_%u. Fix: %s takes f32 or f64",
                       vyre_op_name(op), vyre_type_name(t), c->sm, vyre_op_name(op));

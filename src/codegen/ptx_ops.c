@@ -4,7 +4,9 @@
  * contracts a mul and an add into an fma, no .ftz anywhere (subnormals kept),
  * integer division guards zero and MIN/-1 with selects rather than trusting the
  * hardware, shift amounts are masked to the bit width, and float->int casts map
- * NaN to 0 explicitly. Approximate ops are in ptx_approx.c. */
+ * NaN to 0 explicitly. Which operand types each op takes comes from the op table
+ * (ops.h); a type outside it is refused before any template runs. Approximate ops
+ * are in ptx_approx.c. */
 #include "ptx.h"
 
 #include <stdio.h>
@@ -42,38 +44,50 @@ static void count_op(struct ptx_ctx *c, const char *opc, enum vyre_type t, struc
     vyre_ptx_ins(c, "cvt.u64.u32 %s, %s", d.s, n.s);
 }
 
+/* A row of ops.h whose lowering is missing here: tests/c/test_ops.c fails on it. */
+static void no_template(struct ptx_ctx *c, enum vyre_op op, enum vyre_type t)
+{
+    vyre_ptx_fail(c, VYRE_ERR_UNSUPPORTED,
+                  "ptx: %s on %s has no PTX template for sm_%u. Fix: add its lowering to "
+                  "src/codegen/ptx_ops.c (docs/OPS.md)",
+                  vyre_op_name(op), vyre_type_name(t), c->sm);
+}
+
+/* The op table (ops.h) says which operand types an op takes; the validator enforces
+ * it, and the templates here assume it, so anything outside is refused up front. */
+static bool lowerable(struct ptx_ctx *c, enum vyre_op op, unsigned arity, enum vyre_type t)
+{
+    if (vyre_op_arity(op) == arity && vyre_op_admits(op, t)) return true;
+    unsupported(c, vyre_op_name(op), t);
+    return false;
+}
+
 void vyre_ptx_unary(struct ptx_ctx *c, enum vyre_op op, enum vyre_type t, struct ptx_reg d,
                     struct ptx_reg a)
 {
-    bool fl = vyre_type_is_float(t), in = vyre_type_is_int(t);
+    if (!lowerable(c, op, 1, t)) return;
+    bool fl = vyre_type_is_float(t);
     const char *b = vyre_ptx_bsfx(t);
     switch (op) {
     case VYRE_OP_NEG:
-        if (fl) vyre_ptx_ins(c, "neg%s %s, %s", vyre_ptx_sfx(t), d.s, a.s);
-        else if (in) vyre_ptx_ins(c, "neg%s %s, %s", is64(t) ? ".s64" : ".s32", d.s, a.s);
-        else break;
+        vyre_ptx_ins(c, "neg%s %s, %s", fl ? vyre_ptx_sfx(t) : is64(t) ? ".s64" : ".s32", d.s, a.s);
         return;
     case VYRE_OP_NOT:
-        if (!in) break;
         vyre_ptx_ins(c, "not%s %s, %s", b, d.s, a.s);
         return;
     case VYRE_OP_LNOT:
-        if (t != VYRE_BOOL) break;
         vyre_ptx_ins(c, "not.pred %s, %s", d.s, a.s);
         return;
     case VYRE_OP_ABS:
         if (fl || vyre_type_is_signed(t)) /* abs(MIN) wraps to MIN */
             vyre_ptx_ins(c, "abs%s %s, %s", vyre_ptx_sfx(t), d.s, a.s);
-        else if (in)
+        else /* unsigned: identity */
             vyre_ptx_ins(c, "mov%s %s, %s", b, d.s, a.s);
-        else break;
         return;
     case VYRE_OP_SQRT:
-        if (!fl) break;
         vyre_ptx_ins(c, "sqrt.rn%s %s, %s", vyre_ptx_sfx(t), d.s, a.s);
         return;
     case VYRE_OP_FLOOR: case VYRE_OP_CEIL: case VYRE_OP_ROUND: case VYRE_OP_TRUNC: {
-        if (!fl) break;
         /* Integral rounding in float: rmi floor, rpi ceil, rni half-to-even, rzi trunc. */
         const char *m = op == VYRE_OP_FLOOR ? ".rmi" : op == VYRE_OP_CEIL ? ".rpi"
                         : op == VYRE_OP_ROUND ? ".rni" : ".rzi";
@@ -81,28 +95,24 @@ void vyre_ptx_unary(struct ptx_ctx *c, enum vyre_op op, enum vyre_type t, struct
         return;
     }
     case VYRE_OP_POPCOUNT:
-        if (!in) break;
         count_op(c, "popc", t, d, a);
         return;
     case VYRE_OP_CLZ: /* clz(0) = bit width, as §3 wants */
-        if (!in) break;
         count_op(c, "clz", t, d, a);
         return;
     case VYRE_OP_CTZ: { /* ctz(x) = clz(brev(x)); ctz(0) = bit width */
-        if (!in) break;
         struct ptx_reg r = vyre_ptx_treg(c, t);
         vyre_ptx_ins(c, "brev%s %s, %s", b, r.s, a.s);
         count_op(c, "clz", t, d, r);
         return;
     }
     case VYRE_OP_BREV:
-        if (!in) break;
         vyre_ptx_ins(c, "brev%s %s, %s", b, d.s, a.s);
         return;
     default:
         break;
     }
-    unsupported(c, vyre_op_name(op), t);
+    no_template(c, op, t);
 }
 
 /* ---- binary -------------------------------------------------------------------- */
@@ -188,62 +198,51 @@ static void compare(struct ptx_ctx *c, enum vyre_op op, enum vyre_type t, struct
 void vyre_ptx_binary(struct ptx_ctx *c, enum vyre_op op, enum vyre_type t, struct ptx_reg d,
                      struct ptx_reg a, struct ptx_reg b)
 {
-    bool fl = vyre_type_is_float(t), in = vyre_type_is_int(t);
+    if (!lowerable(c, op, 2, t)) return;
+    bool fl = vyre_type_is_float(t);
     const char *sfx = vyre_ptx_sfx(t);
+    /* Where the PTX mnemonic is the op's own name (add sub mul and or xor min max),
+     * it is taken from the op table. */
+    const char *name = vyre_op_name(op);
     switch (op) {
-    case VYRE_OP_ADD: case VYRE_OP_SUB: case VYRE_OP_MUL: {
-        const char *name = op == VYRE_OP_ADD ? "add" : op == VYRE_OP_SUB ? "sub" : "mul";
+    case VYRE_OP_ADD: case VYRE_OP_SUB: case VYRE_OP_MUL:
         if (fl) /* explicit .rn: never contracted into an fma */
             vyre_ptx_ins(c, "%s.rn%s %s, %s, %s", name, sfx, d.s, a.s, b.s);
-        else if (in)
+        else
             vyre_ptx_ins(c, "%s%s%s %s, %s, %s", name, op == VYRE_OP_MUL ? ".lo" : "", isfx(t),
                          d.s, a.s, b.s);
-        else break;
         return;
-    }
     case VYRE_OP_DIV:
         if (fl) vyre_ptx_ins(c, "div.rn%s %s, %s, %s", sfx, d.s, a.s, b.s);
-        else if (in) divrem(c, false, t, d, a, b);
-        else break;
+        else divrem(c, false, t, d, a, b);
         return;
     case VYRE_OP_REM:
-        if (!in) break;
         divrem(c, true, t, d, a, b);
         return;
-    case VYRE_OP_AND: case VYRE_OP_OR: case VYRE_OP_XOR: {
-        const char *name = op == VYRE_OP_AND ? "and" : op == VYRE_OP_OR ? "or" : "xor";
-        if (!in && t != VYRE_BOOL) break;
+    case VYRE_OP_AND: case VYRE_OP_OR: case VYRE_OP_XOR:
         vyre_ptx_ins(c, "%s%s %s, %s, %s", name, vyre_ptx_bsfx(t), d.s, a.s, b.s);
         return;
-    }
     case VYRE_OP_SHL: case VYRE_OP_SHR:
-        if (!in) break;
         shift(c, op == VYRE_OP_SHL, t, d, a, b);
         return;
-    case VYRE_OP_EQ: case VYRE_OP_NE:
-        compare(c, op, t, d, a, b);
-        return;
-    case VYRE_OP_LT: case VYRE_OP_LE: case VYRE_OP_GT: case VYRE_OP_GE:
-        if (!in && !fl) break;
+    case VYRE_OP_EQ: case VYRE_OP_NE: case VYRE_OP_LT: case VYRE_OP_LE: case VYRE_OP_GT:
+    case VYRE_OP_GE:
         compare(c, op, t, d, a, b);
         return;
     case VYRE_OP_MIN: case VYRE_OP_MAX:
         /* PTX min/max.f32/.f64 return the non-NaN operand when one is NaN. */
-        if (!in && !fl) break;
-        vyre_ptx_ins(c, "%s%s %s, %s, %s", op == VYRE_OP_MIN ? "min" : "max", sfx, d.s, a.s, b.s);
+        vyre_ptx_ins(c, "%s%s %s, %s, %s", name, sfx, d.s, a.s, b.s);
         return;
     case VYRE_OP_LAND: case VYRE_OP_LOR:
-        if (t != VYRE_BOOL) break;
         vyre_ptx_ins(c, "%s.pred %s, %s, %s", op == VYRE_OP_LAND ? "and" : "or", d.s, a.s, b.s);
         return;
     case VYRE_OP_MULHI:
-        if (!in) break;
         vyre_ptx_ins(c, "mul.hi%s %s, %s, %s", sfx, d.s, a.s, b.s);
         return;
     default:
         break;
     }
-    unsupported(c, vyre_op_name(op), t);
+    no_template(c, op, t);
 }
 
 /* ---- casts --------------------------------------------------------------------- */

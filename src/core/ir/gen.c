@@ -336,18 +336,49 @@ static struct vyre_expr *gen_leaf(struct gen *g, enum vyre_type t, uint32_t dept
     return rand_lit(g, t);
 }
 
-static const enum vyre_op arith_ops[] = {VYRE_OP_ADD, VYRE_OP_SUB, VYRE_OP_MUL, VYRE_OP_DIV,
-                                         VYRE_OP_MIN, VYRE_OP_MAX};
-static const enum vyre_op int_bin_ops[] = {VYRE_OP_REM, VYRE_OP_AND, VYRE_OP_OR, VYRE_OP_XOR,
-                                           VYRE_OP_SHL, VYRE_OP_SHR, VYRE_OP_MULHI};
-static const enum vyre_op int_un_ops[] = {VYRE_OP_NOT, VYRE_OP_POPCOUNT, VYRE_OP_CLZ, VYRE_OP_CTZ,
-                                          VYRE_OP_BREV, VYRE_OP_NEG, VYRE_OP_ABS};
-static const enum vyre_op float_un_ops[] = {VYRE_OP_NEG, VYRE_OP_ABS, VYRE_OP_SQRT, VYRE_OP_FLOOR,
-                                            VYRE_OP_CEIL, VYRE_OP_ROUND, VYRE_OP_TRUNC};
-static const enum vyre_op approx_ops[] = {VYRE_OP_EXP, VYRE_OP_EXP2, VYRE_OP_LOG, VYRE_OP_LOG2,
-                                          VYRE_OP_SIN, VYRE_OP_COS, VYRE_OP_TANH, VYRE_OP_RSQRT};
-static const enum vyre_op cmp_ops[] = {VYRE_OP_EQ, VYRE_OP_NE, VYRE_OP_LT,
-                                       VYRE_OP_LE, VYRE_OP_GT, VYRE_OP_GE};
+/* Ops are picked from the op table (ops.h) by what they take and give, so a new row
+ * is generated without touching this file. Groups, each in table order:
+ *   GEN_GENERIC   binary ops over any numeric type (add sub mul div min max)
+ *   GEN_SPECIFIC  binary ops over a narrower class (rem and or xor shl shr mulhi)
+ *   GEN_EXACT     unary ops that are not approximate
+ *   GEN_APPROX    unary approximate ops (only with allow_approx)
+ *   GEN_COMPARE   comparisons (binary, bool result)
+ *   GEN_LOGIC     binary non-comparisons over bool (and or xor land lor) */
+enum gen_group { GEN_GENERIC, GEN_SPECIFIC, GEN_EXACT, GEN_APPROX, GEN_COMPARE, GEN_LOGIC };
+
+static bool in_group(enum vyre_op op, enum gen_group grp) {
+    bool generic = vyre_op_class_has(vyre_op_operands(op), VYRE_I32) &&
+                   vyre_op_class_has(vyre_op_operands(op), VYRE_F32);
+    switch (grp) {
+    case GEN_GENERIC: return vyre_op_arity(op) == 2 && !vyre_op_is_compare(op) && generic;
+    case GEN_SPECIFIC: return vyre_op_arity(op) == 2 && !vyre_op_is_compare(op) && !generic;
+    case GEN_EXACT: return vyre_op_arity(op) == 1 && !vyre_op_is_approx(op);
+    case GEN_APPROX: return vyre_op_arity(op) == 1 && vyre_op_is_approx(op);
+    case GEN_COMPARE: return vyre_op_is_compare(op);
+    case GEN_LOGIC: return vyre_op_arity(op) == 2 && !vyre_op_is_compare(op);
+    }
+    return false;
+}
+
+/* A random op of group grp that takes operands of type t and gives type `result`.
+ * Every group the generator asks for has ops in today's table; should a table change
+ * leave one empty, generation fails (NULL program) rather than build invalid IR. */
+static enum vyre_op pick_op(struct gen *g, enum gen_group grp, enum vyre_type t,
+                            enum vyre_type result) {
+    enum vyre_op cand[VYRE_OP_COUNT];
+    uint32_t n = 0;
+    for (unsigned i = 0; i < VYRE_OP_COUNT; i++) {
+        enum vyre_op op = (enum vyre_op)i;
+        if (in_group(op, grp) && vyre_op_result_type(op, t) == result) cand[n++] = op;
+    }
+    if (n == 0) {
+        g->fail = true;
+        return VYRE_OP_ADD;
+    }
+    /* A single candidate (lnot for bool) takes no random draw, as when it was
+     * written by hand: the rest of the program stays the same for the seed. */
+    return n == 1 ? cand[0] : cand[below(g, n)];
+}
 
 /* Same-width sibling type for bitcast (i32/u32/f32 or i64/u64/f64). */
 static enum vyre_type bitcast_source(struct gen *g, enum vyre_type t) {
@@ -372,20 +403,19 @@ static struct vyre_expr *gen_bool(struct gen *g, uint32_t d, bool uni, bool *div
     switch (below(g, 9)) {
     case 0: case 1: case 2: {
         enum vyre_type ot = num_type(g);
-        enum vyre_op op = cmp_ops[below(g, NELEM(cmp_ops))];
+        enum vyre_op op = pick_op(g, GEN_COMPARE, ot, VYRE_BOOL);
         return bin(g, op, gen_expr(g, ot, d, uni, div), gen_expr(g, ot, d, uni, div));
     }
-    case 3: {
-        enum vyre_op op = chance(g, 50) ? VYRE_OP_EQ : VYRE_OP_NE;
+    case 3: { /* comparisons of bools: eq ne */
+        enum vyre_op op = pick_op(g, GEN_COMPARE, VYRE_BOOL, VYRE_BOOL);
         return bin(g, op, gen_expr(g, VYRE_BOOL, d, uni, div), gen_expr(g, VYRE_BOOL, d, uni, div));
     }
-    case 4: {
-        static const enum vyre_op ops[] = {VYRE_OP_LAND, VYRE_OP_LOR, VYRE_OP_AND, VYRE_OP_OR, VYRE_OP_XOR};
-        return bin(g, ops[below(g, NELEM(ops))], gen_expr(g, VYRE_BOOL, d, uni, div),
-                   gen_expr(g, VYRE_BOOL, d, uni, div));
-    }
+    case 4:
+        return bin(g, pick_op(g, GEN_LOGIC, VYRE_BOOL, VYRE_BOOL),
+                   gen_expr(g, VYRE_BOOL, d, uni, div), gen_expr(g, VYRE_BOOL, d, uni, div));
     case 5:
-        return un(g, VYRE_OP_LNOT, gen_expr(g, VYRE_BOOL, d, uni, div));
+        return un(g, pick_op(g, GEN_EXACT, VYRE_BOOL, VYRE_BOOL),
+                  gen_expr(g, VYRE_BOOL, d, uni, div));
     case 6:
         return cast(g, VYRE_BOOL, gen_expr(g, any_type(g), d, uni, div));
     default:
@@ -397,21 +427,20 @@ static struct vyre_expr *gen_numeric(struct gen *g, enum vyre_type t, uint32_t d
     bool is_int = vyre_type_is_int(t);
     switch (below(g, 11)) {
     case 0: case 1: case 2:
-        return bin(g, arith_ops[below(g, NELEM(arith_ops))], gen_expr(g, t, d, uni, div),
+        return bin(g, pick_op(g, GEN_GENERIC, t, t), gen_expr(g, t, d, uni, div),
                    gen_expr(g, t, d, uni, div));
     case 3: case 4:
         if (is_int)
-            return bin(g, int_bin_ops[below(g, NELEM(int_bin_ops))], gen_expr(g, t, d, uni, div),
+            return bin(g, pick_op(g, GEN_SPECIFIC, t, t), gen_expr(g, t, d, uni, div),
                        gen_expr(g, t, d, uni, div));
         if (chance(g, 50))
             return chk(g, vyre_ir_fma(g->p, gen_expr(g, t, d, uni, div), gen_expr(g, t, d, uni, div),
                                       gen_expr(g, t, d, uni, div)));
         if (g->approx && chance(g, 60))
-            return un(g, approx_ops[below(g, NELEM(approx_ops))], gen_expr(g, t, d, uni, div));
-        return un(g, float_un_ops[below(g, NELEM(float_un_ops))], gen_expr(g, t, d, uni, div));
+            return un(g, pick_op(g, GEN_APPROX, t, t), gen_expr(g, t, d, uni, div));
+        return un(g, pick_op(g, GEN_EXACT, t, t), gen_expr(g, t, d, uni, div));
     case 5:
-        if (is_int) return un(g, int_un_ops[below(g, NELEM(int_un_ops))], gen_expr(g, t, d, uni, div));
-        return un(g, float_un_ops[below(g, NELEM(float_un_ops))], gen_expr(g, t, d, uni, div));
+        return un(g, pick_op(g, GEN_EXACT, t, t), gen_expr(g, t, d, uni, div));
     case 6: {
         struct vyre_expr *c = gen_expr(g, VYRE_BOOL, d, uni, div);
         struct vyre_expr *a = gen_expr(g, t, d, uni, div);
@@ -807,7 +836,7 @@ static vyre_program *gen_valid(struct gen *g, uint64_t seed) {
         while (x * y * z > 1024u && y > 1) y--;
         if (x * y * z > 1024u) z = 1;
     }
-    g->p = vyre_ir_new(name, x, y, z);
+    g->p = vyre_program_new(name, x, y, z);
     if (!g->p) return NULL;
     gen_decls(g);
     gen_ids(g, &g->p->body);

@@ -1,5 +1,6 @@
 /* validate_expr.c — typing of expressions (the "Typing rules" of the validator):
- * every operator's operand types, names resolved to variable slots or params,
+ * every operator's operand types (classes and result rules come from the op table
+ * in ops.h), names resolved to variable slots or params,
  * buffer references resolved to declarations, and the expression depth limit.
  * An expression whose operand already failed gets type VOID silently, so one
  * mistake yields one problem, not a cascade up the tree. */
@@ -11,8 +12,6 @@
 #define FIX_MISSING "rebuild the program; a builder call returned NULL (out of memory)"
 
 bool vyre_vv_index_type(enum vyre_type t) { return t == VYRE_U32 || t == VYRE_I32; }
-
-static bool is_num(enum vyre_type t) { return vyre_type_is_int(t) || vyre_type_is_float(t); }
 
 static const char *tn(enum vyre_type t) { return vyre_type_name(t); }
 
@@ -134,36 +133,41 @@ static enum vyre_type check_access(struct vyre_vv *v, struct vyre_expr *e, unsig
     return decl_type(v, d);
 }
 
-/* Operand classes of the unary ops. */
-static bool unary_ok(enum vyre_op op, enum vyre_type t, const char **need, const char **fix) {
-    switch (op) {
-    case VYRE_OP_NEG: case VYRE_OP_ABS:
-        *need = "a numeric (i32 u32 i64 u64 f32 f64)";
-        *fix = "convert a bool with (cast i32 ...) or (select c 1i32 0i32)";
-        return is_num(t);
-    case VYRE_OP_NOT:
-        *need = "an integer";
-        *fix = t == VYRE_BOOL ? "use lnot for bool" : "use (bitcast ...) to an integer type first";
-        return vyre_type_is_int(t);
-    case VYRE_OP_LNOT:
-        *need = "a bool";
-        *fix = "use not for bitwise complement, or compare first, e.g. (eq x 0u32)";
-        return t == VYRE_BOOL;
-    case VYRE_OP_POPCOUNT: case VYRE_OP_CLZ: case VYRE_OP_CTZ: case VYRE_OP_BREV:
-        *need = "an integer";
-        *fix = "use (bitcast ...) to reach the float's bits as an integer";
-        return vyre_type_is_int(t);
-    default: /* sqrt rsqrt floor ceil round trunc exp exp2 log log2 sin cos tanh */
-        *need = "a float (f32 or f64)";
-        *fix = "convert the operand with (cast f32 ...) first";
-        return vyre_type_is_float(t);
-    }
+/* How a problem names each operand class of ops.h: after "needs" in a unary message
+ * ("neg needs a numeric (...) operand"), in a binary one ("add needs numeric (...)
+ * operands"), and the default Fix of a unary op whose operand is outside the class. */
+struct class_words {
+    const char *unary_need, *binary_need, *unary_fix;
+};
+
+static const struct class_words class_words[] = {
+    [VYRE_OPC_NUMERIC] = {"a numeric (i32 u32 i64 u64 f32 f64)", "numeric (i32 u32 i64 u64 f32 f64)",
+                          "convert a bool with (cast i32 ...) or (select c 1i32 0i32)"},
+    [VYRE_OPC_INT] = {"an integer", "integer (i32 u32 i64 u64)",
+                      "use (bitcast ...) to reach the float's bits as an integer"},
+    [VYRE_OPC_INT_OR_BOOL] = {"an integer or bool", "integer or bool",
+                              "use (bitcast ...) to reach the float's bits as an integer"},
+    [VYRE_OPC_FLOAT] = {"a float (f32 or f64)", "float (f32 or f64)",
+                        "convert the operand with (cast f32 ...) first"},
+    [VYRE_OPC_BOOL] = {"a bool", "bool", "compare first, e.g. (ne x 0u32)"},
+    [VYRE_OPC_ANY] = {"any", "any", ""},
+};
+_Static_assert(sizeof class_words / sizeof class_words[0] == VYRE_OPC_COUNT,
+               "every operand class of ops.h has its words here");
+
+/* Fix for a unary op whose operand type t is outside its class. not/lnot point at
+ * each other, the mistake people make between bitwise and logical negation. */
+static const char *unary_fix(enum vyre_op op, enum vyre_type t) {
+    if (op == VYRE_OP_NOT)
+        return t == VYRE_BOOL ? "use lnot for bool" : "use (bitcast ...) to an integer type first";
+    if (op == VYRE_OP_LNOT) return "use not for bitwise complement, or compare first, e.g. (eq x 0u32)";
+    return class_words[vyre_op_operands(op)].unary_fix;
 }
 
 static enum vyre_type check_unary(struct vyre_vv *v, struct vyre_expr *e, unsigned depth,
                                   const char *q) {
     enum vyre_op op = e->u.op.op;
-    bool op_ok = (unsigned)op < VYRE_OP_COUNT && op >= VYRE_OP_FIRST_UNARY;
+    bool op_ok = vyre_op_arity(op) == 1;
     enum vyre_type t = sub(v, "arg", e->u.op.a[0], depth + 1);
     if (!op_ok) {
         vyre_vv_report(v, "invalid-op", "use a unary op: neg not lnot abs sqrt ... brev",
@@ -171,42 +175,18 @@ static enum vyre_type check_unary(struct vyre_vv *v, struct vyre_expr *e, unsign
         return VYRE_VOID;
     }
     if (t == VYRE_VOID) return VYRE_VOID;
-    const char *need, *fix;
-    if (!unary_ok(op, t, &need, &fix)) {
-        vyre_vv_report(v, "operand-type", fix, "%s needs %s operand, got %s in %s",
-                       vyre_op_name(op), need, tn(t), q);
+    if (!vyre_op_admits(op, t)) {
+        vyre_vv_report(v, "operand-type", unary_fix(op, t), "%s needs %s operand, got %s in %s",
+                       vyre_op_name(op), class_words[vyre_op_operands(op)].unary_need, tn(t), q);
         return VYRE_VOID;
     }
-    return t;
-}
-
-/* Operand classes of the binary ops; returns false when t is outside the class. */
-static bool binary_ok(enum vyre_op op, enum vyre_type t, const char **need) {
-    switch (op) {
-    case VYRE_OP_ADD: case VYRE_OP_SUB: case VYRE_OP_MUL: case VYRE_OP_DIV:
-    case VYRE_OP_MIN: case VYRE_OP_MAX:
-    case VYRE_OP_LT: case VYRE_OP_LE: case VYRE_OP_GT: case VYRE_OP_GE:
-        *need = "numeric (i32 u32 i64 u64 f32 f64)";
-        return is_num(t);
-    case VYRE_OP_AND: case VYRE_OP_OR: case VYRE_OP_XOR:
-        *need = "integer or bool";
-        return vyre_type_is_int(t) || t == VYRE_BOOL;
-    case VYRE_OP_REM: case VYRE_OP_SHL: case VYRE_OP_SHR: case VYRE_OP_MULHI:
-        *need = "integer (i32 u32 i64 u64)";
-        return vyre_type_is_int(t);
-    case VYRE_OP_LAND: case VYRE_OP_LOR:
-        *need = "bool";
-        return t == VYRE_BOOL;
-    default: /* eq ne */
-        *need = "any";
-        return true;
-    }
+    return vyre_op_result_type(op, t);
 }
 
 static enum vyre_type check_binary(struct vyre_vv *v, struct vyre_expr *e, unsigned depth,
                                    const char *q) {
     enum vyre_op op = e->u.op.op;
-    bool op_ok = (unsigned)op < VYRE_OP_FIRST_UNARY;
+    bool op_ok = vyre_op_arity(op) == 2;
     enum vyre_type ta = sub(v, "a", e->u.op.a[0], depth + 1);
     enum vyre_type tb = sub(v, "b", e->u.op.a[1], depth + 1);
     if (!op_ok) {
@@ -227,8 +207,9 @@ static enum vyre_type check_binary(struct vyre_vv *v, struct vyre_expr *e, unsig
                        vyre_op_name(op), tn(ta), tn(tb), q);
         return VYRE_VOID;
     }
-    const char *need;
-    if (!binary_ok(op, ta, &need)) {
+    if (!vyre_op_admits(op, ta)) {
+        enum vyre_op_class cls = vyre_op_operands(op);
+        const char *need = class_words[cls].binary_need;
         if (op == VYRE_OP_REM && vyre_type_is_float(ta)) {
             vyre_vv_report(v, "rem-float",
                            "compute (sub a (mul b (trunc (div a b)))) for floats, or cast to an "
@@ -236,9 +217,11 @@ static enum vyre_type check_binary(struct vyre_vv *v, struct vyre_expr *e, unsig
                            "rem is integer-only, got %s in %s", tn(ta), q);
             return VYRE_VOID;
         }
-        if (op == VYRE_OP_LAND || op == VYRE_OP_LOR)
-            snprintf(fix, sizeof fix, "compare first, e.g. (ne x 0%s), or use %s for bitwise",
-                     vyre_type_is_int(ta) ? tn(ta) : "u32", op == VYRE_OP_LAND ? "and" : "or");
+        if (cls == VYRE_OPC_BOOL)
+            snprintf(fix, sizeof fix, "compare first, e.g. (ne x 0%s)%s",
+                     vyre_type_is_int(ta) ? tn(ta) : "u32",
+                     op == VYRE_OP_LAND ? ", or use and for bitwise"
+                     : op == VYRE_OP_LOR ? ", or use or for bitwise" : "");
         else if (ta == VYRE_BOOL)
             snprintf(fix, sizeof fix, "convert the bools with (cast u32 ...) or use land/lor/eq");
         else
@@ -247,7 +230,7 @@ static enum vyre_type check_binary(struct vyre_vv *v, struct vyre_expr *e, unsig
                        vyre_op_name(op), need, tn(ta), q);
         return VYRE_VOID;
     }
-    return vyre_op_is_compare(op) ? VYRE_BOOL : ta;
+    return vyre_op_result_type(op, ta);
 }
 
 static enum vyre_type check_select(struct vyre_vv *v, struct vyre_expr *e, unsigned depth,

@@ -206,127 +206,138 @@ static vyre_bits float_minmax(enum vyre_type t, vyre_bits a, vyre_bits b, bool m
     return take_a ? a : b;
 }
 
-static vyre_bits f32_unary(enum vyre_op op, float x) {
+/* Each evaluator below stores the result in *r and returns true, or returns false
+ * when the op has no meaning for that type (the default branches): a row of ops.h
+ * without semantics here is caught by tests/c/test_ops.c, not run as a silent 0. */
+
+static bool f32_unary(enum vyre_op op, float x, vyre_bits *r) {
+    float y;
     switch (op) {
-    case VYRE_OP_SQRT: return bits_of_f32(sqrtf(x));
-    case VYRE_OP_RSQRT: return bits_of_f32(1.0f / sqrtf(x));
-    case VYRE_OP_FLOOR: return bits_of_f32(floorf(x));
-    case VYRE_OP_CEIL: return bits_of_f32(ceilf(x));
-    case VYRE_OP_ROUND: return bits_of_f32(round_even_f32(x));
-    case VYRE_OP_TRUNC: return bits_of_f32(truncf(x));
-    case VYRE_OP_EXP: return bits_of_f32(expf(x));
-    case VYRE_OP_EXP2: return bits_of_f32(exp2f(x));
-    case VYRE_OP_LOG: return bits_of_f32(logf(x));
-    case VYRE_OP_LOG2: return bits_of_f32(log2f(x));
-    case VYRE_OP_SIN: return bits_of_f32(sinf(x));
-    case VYRE_OP_COS: return bits_of_f32(cosf(x));
-    case VYRE_OP_TANH: return bits_of_f32(tanhf(x));
-    default: return bits_of_f32(x);
+    case VYRE_OP_SQRT: y = sqrtf(x); break;
+    case VYRE_OP_RSQRT: y = 1.0f / sqrtf(x); break;
+    case VYRE_OP_FLOOR: y = floorf(x); break;
+    case VYRE_OP_CEIL: y = ceilf(x); break;
+    case VYRE_OP_ROUND: y = round_even_f32(x); break;
+    case VYRE_OP_TRUNC: y = truncf(x); break;
+    case VYRE_OP_EXP: y = expf(x); break;
+    case VYRE_OP_EXP2: y = exp2f(x); break;
+    case VYRE_OP_LOG: y = logf(x); break;
+    case VYRE_OP_LOG2: y = log2f(x); break;
+    case VYRE_OP_SIN: y = sinf(x); break;
+    case VYRE_OP_COS: y = cosf(x); break;
+    case VYRE_OP_TANH: y = tanhf(x); break;
+    default: return false;
+    }
+    *r = bits_of_f32(y);
+    return true;
+}
+
+static bool f64_unary(enum vyre_op op, double x, vyre_bits *r) {
+    double y;
+    switch (op) {
+    case VYRE_OP_SQRT: y = sqrt(x); break;
+    case VYRE_OP_RSQRT: y = 1.0 / sqrt(x); break;
+    case VYRE_OP_FLOOR: y = floor(x); break;
+    case VYRE_OP_CEIL: y = ceil(x); break;
+    case VYRE_OP_ROUND: y = round_even_f64(x); break;
+    case VYRE_OP_TRUNC: y = trunc(x); break;
+    case VYRE_OP_EXP: y = exp(x); break;
+    case VYRE_OP_EXP2: y = exp2(x); break;
+    case VYRE_OP_LOG: y = log(x); break;
+    case VYRE_OP_LOG2: y = log2(x); break;
+    case VYRE_OP_SIN: y = sin(x); break;
+    case VYRE_OP_COS: y = cos(x); break;
+    case VYRE_OP_TANH: y = tanh(x); break;
+    default: return false;
+    }
+    *r = bits_of_f64(y);
+    return true;
+}
+
+static bool f32_binary(enum vyre_op op, float x, float y, vyre_bits *r) {
+    switch (op) {
+    case VYRE_OP_ADD: *r = bits_of_f32(x + y); return true;
+    case VYRE_OP_SUB: *r = bits_of_f32(x - y); return true;
+    case VYRE_OP_MUL: *r = bits_of_f32(x * y); return true;
+    case VYRE_OP_DIV: *r = bits_of_f32(x / y); return true;
+    case VYRE_OP_EQ: *r = x == y; return true;
+    case VYRE_OP_NE: *r = x != y; return true;
+    case VYRE_OP_LT: *r = x < y; return true;
+    case VYRE_OP_LE: *r = x <= y; return true;
+    case VYRE_OP_GT: *r = x > y; return true;
+    case VYRE_OP_GE: *r = x >= y; return true;
+    default: return false;
     }
 }
 
-static vyre_bits f64_unary(enum vyre_op op, double x) {
+static bool f64_binary(enum vyre_op op, double x, double y, vyre_bits *r) {
     switch (op) {
-    case VYRE_OP_SQRT: return bits_of_f64(sqrt(x));
-    case VYRE_OP_RSQRT: return bits_of_f64(1.0 / sqrt(x));
-    case VYRE_OP_FLOOR: return bits_of_f64(floor(x));
-    case VYRE_OP_CEIL: return bits_of_f64(ceil(x));
-    case VYRE_OP_ROUND: return bits_of_f64(round_even_f64(x));
-    case VYRE_OP_TRUNC: return bits_of_f64(trunc(x));
-    case VYRE_OP_EXP: return bits_of_f64(exp(x));
-    case VYRE_OP_EXP2: return bits_of_f64(exp2(x));
-    case VYRE_OP_LOG: return bits_of_f64(log(x));
-    case VYRE_OP_LOG2: return bits_of_f64(log2(x));
-    case VYRE_OP_SIN: return bits_of_f64(sin(x));
-    case VYRE_OP_COS: return bits_of_f64(cos(x));
-    case VYRE_OP_TANH: return bits_of_f64(tanh(x));
-    default: return bits_of_f64(x);
+    case VYRE_OP_ADD: *r = bits_of_f64(x + y); return true;
+    case VYRE_OP_SUB: *r = bits_of_f64(x - y); return true;
+    case VYRE_OP_MUL: *r = bits_of_f64(x * y); return true;
+    case VYRE_OP_DIV: *r = bits_of_f64(x / y); return true;
+    case VYRE_OP_EQ: *r = x == y; return true;
+    case VYRE_OP_NE: *r = x != y; return true;
+    case VYRE_OP_LT: *r = x < y; return true;
+    case VYRE_OP_LE: *r = x <= y; return true;
+    case VYRE_OP_GT: *r = x > y; return true;
+    case VYRE_OP_GE: *r = x >= y; return true;
+    default: return false;
     }
 }
 
-static vyre_bits f32_binary(enum vyre_op op, float x, float y) {
-    switch (op) {
-    case VYRE_OP_ADD: return bits_of_f32(x + y);
-    case VYRE_OP_SUB: return bits_of_f32(x - y);
-    case VYRE_OP_MUL: return bits_of_f32(x * y);
-    case VYRE_OP_DIV: return bits_of_f32(x / y);
-    case VYRE_OP_REM: return bits_of_f32(fmodf(x, y)); /* not legal IR; kept total */
-    case VYRE_OP_EQ: return x == y;
-    case VYRE_OP_NE: return x != y;
-    case VYRE_OP_LT: return x < y;
-    case VYRE_OP_LE: return x <= y;
-    case VYRE_OP_GT: return x > y;
-    case VYRE_OP_GE: return x >= y;
-    default: return 0;
-    }
-}
-
-static vyre_bits f64_binary(enum vyre_op op, double x, double y) {
-    switch (op) {
-    case VYRE_OP_ADD: return bits_of_f64(x + y);
-    case VYRE_OP_SUB: return bits_of_f64(x - y);
-    case VYRE_OP_MUL: return bits_of_f64(x * y);
-    case VYRE_OP_DIV: return bits_of_f64(x / y);
-    case VYRE_OP_REM: return bits_of_f64(fmod(x, y));
-    case VYRE_OP_EQ: return x == y;
-    case VYRE_OP_NE: return x != y;
-    case VYRE_OP_LT: return x < y;
-    case VYRE_OP_LE: return x <= y;
-    case VYRE_OP_GT: return x > y;
-    case VYRE_OP_GE: return x >= y;
-    default: return 0;
-    }
-}
-
-/* ---- public table ------------------------------------------------------- */
-
-vyre_bits vyre_sem_unary(enum vyre_op op, enum vyre_type t, vyre_bits a) {
+static bool sem_unary(enum vyre_op op, enum vyre_type t, vyre_bits a, vyre_bits *r) {
     if (t == VYRE_F32) {
         a &= M32;
-        if (op == VYRE_OP_NEG) return a ^ SIGN32; /* sign flip, NaN payload kept */
-        if (op == VYRE_OP_ABS) return a & ~SIGN32;
-        return f32_unary(op, f32_of(a));
+        /* sign flip / clear, NaN payload kept */
+        if (op == VYRE_OP_NEG || op == VYRE_OP_ABS) {
+            *r = op == VYRE_OP_NEG ? a ^ SIGN32 : a & ~SIGN32;
+            return true;
+        }
+        return f32_unary(op, f32_of(a), r);
     }
     if (t == VYRE_F64) {
-        if (op == VYRE_OP_NEG) return a ^ SIGN64;
-        if (op == VYRE_OP_ABS) return a & ~SIGN64;
-        return f64_unary(op, f64_of(a));
+        if (op == VYRE_OP_NEG || op == VYRE_OP_ABS) {
+            *r = op == VYRE_OP_NEG ? a ^ SIGN64 : a & ~SIGN64;
+            return true;
+        }
+        return f64_unary(op, f64_of(a), r);
     }
     if (t == VYRE_BOOL) {
-        a = a != 0;
-        return op == VYRE_OP_LNOT || op == VYRE_OP_NOT ? (a ^ 1u) : a;
+        if (op != VYRE_OP_LNOT) return false;
+        *r = a == 0;
+        return true;
     }
-    if (t >= VYRE_TYPE_COUNT) return 0;
     vyre_bits m = mask_of(t);
     unsigned bits = vyre_type_bits(t);
     a &= m;
     switch (op) {
-    case VYRE_OP_NEG: return (0u - a) & m;
-    case VYRE_OP_NOT: return ~a & m;
-    case VYRE_OP_LNOT: return a == 0;
+    case VYRE_OP_NEG: *r = (0u - a) & m; return true;
+    case VYRE_OP_NOT: *r = ~a & m; return true;
     case VYRE_OP_ABS:
-        return vyre_type_is_signed(t) && (a & sign_of(t)) ? (0u - a) & m : a;
-    case VYRE_OP_POPCOUNT: return popcount64(a);
-    case VYRE_OP_CLZ: return clz_w(a, bits);
-    case VYRE_OP_CTZ: return ctz_w(a, bits);
-    case VYRE_OP_BREV: return brev_w(a, bits);
-    default: return a; /* float-only ops are not legal on integers */
+        *r = vyre_type_is_signed(t) && (a & sign_of(t)) ? (0u - a) & m : a;
+        return true;
+    case VYRE_OP_POPCOUNT: *r = popcount64(a); return true;
+    case VYRE_OP_CLZ: *r = clz_w(a, bits); return true;
+    case VYRE_OP_CTZ: *r = ctz_w(a, bits); return true;
+    case VYRE_OP_BREV: *r = brev_w(a, bits); return true;
+    default: return false;
     }
 }
 
-vyre_bits vyre_sem_binary(enum vyre_op op, enum vyre_type t, vyre_bits a, vyre_bits b) {
+static bool sem_binary(enum vyre_op op, enum vyre_type t, vyre_bits a, vyre_bits b, vyre_bits *r) {
     if (t == VYRE_F32 || t == VYRE_F64) {
         if (op == VYRE_OP_MIN || op == VYRE_OP_MAX) {
             if (t == VYRE_F32) {
                 a &= M32;
                 b &= M32;
             }
-            return float_minmax(t, a, b, op == VYRE_OP_MAX);
+            *r = float_minmax(t, a, b, op == VYRE_OP_MAX);
+            return true;
         }
-        if (t == VYRE_F32) return f32_binary(op, f32_of(a), f32_of(b));
-        return f64_binary(op, f64_of(a), f64_of(b));
+        if (t == VYRE_F32) return f32_binary(op, f32_of(a), f32_of(b), r);
+        return f64_binary(op, f64_of(a), f64_of(b), r);
     }
-    if (t >= VYRE_TYPE_COUNT) return 0;
     vyre_bits m = mask_of(t);
     if (t == VYRE_BOOL) {
         a = a != 0;
@@ -335,29 +346,53 @@ vyre_bits vyre_sem_binary(enum vyre_op op, enum vyre_type t, vyre_bits a, vyre_b
     a &= m;
     b &= m;
     switch (op) {
-    case VYRE_OP_ADD: return (a + b) & m;
-    case VYRE_OP_SUB: return (a - b) & m;
-    case VYRE_OP_MUL: return (a * b) & m;
-    case VYRE_OP_DIV: return int_div(t, a, b, false);
-    case VYRE_OP_REM: return int_div(t, a, b, true);
-    case VYRE_OP_AND: return a & b;
-    case VYRE_OP_OR: return a | b;
-    case VYRE_OP_XOR: return a ^ b;
-    case VYRE_OP_SHL: return int_shift(t, a, b, true);
-    case VYRE_OP_SHR: return int_shift(t, a, b, false);
-    case VYRE_OP_EQ: return a == b;
-    case VYRE_OP_NE: return a != b;
-    case VYRE_OP_LT: return int_less(t, a, b);
-    case VYRE_OP_LE: return !int_less(t, b, a);
-    case VYRE_OP_GT: return int_less(t, b, a);
-    case VYRE_OP_GE: return !int_less(t, a, b);
-    case VYRE_OP_MIN: return int_less(t, b, a) ? b : a;
-    case VYRE_OP_MAX: return int_less(t, a, b) ? b : a;
-    case VYRE_OP_LAND: return (a != 0) && (b != 0);
-    case VYRE_OP_LOR: return (a != 0) || (b != 0);
-    case VYRE_OP_MULHI: return int_mulhi(t, a, b) & m;
-    default: return 0;
+    case VYRE_OP_ADD: *r = (a + b) & m; return true;
+    case VYRE_OP_SUB: *r = (a - b) & m; return true;
+    case VYRE_OP_MUL: *r = (a * b) & m; return true;
+    case VYRE_OP_DIV: *r = int_div(t, a, b, false); return true;
+    case VYRE_OP_REM: *r = int_div(t, a, b, true); return true;
+    case VYRE_OP_AND: *r = a & b; return true;
+    case VYRE_OP_OR: *r = a | b; return true;
+    case VYRE_OP_XOR: *r = a ^ b; return true;
+    case VYRE_OP_SHL: *r = int_shift(t, a, b, true); return true;
+    case VYRE_OP_SHR: *r = int_shift(t, a, b, false); return true;
+    case VYRE_OP_EQ: *r = a == b; return true;
+    case VYRE_OP_NE: *r = a != b; return true;
+    case VYRE_OP_LT: *r = int_less(t, a, b); return true;
+    case VYRE_OP_LE: *r = !int_less(t, b, a); return true;
+    case VYRE_OP_GT: *r = int_less(t, b, a); return true;
+    case VYRE_OP_GE: *r = !int_less(t, a, b); return true;
+    case VYRE_OP_MIN: *r = int_less(t, b, a) ? b : a; return true;
+    case VYRE_OP_MAX: *r = int_less(t, a, b) ? b : a; return true;
+    case VYRE_OP_LAND: *r = (a != 0) && (b != 0); return true;
+    case VYRE_OP_LOR: *r = (a != 0) || (b != 0); return true;
+    case VYRE_OP_MULHI: *r = int_mulhi(t, a, b) & m; return true;
+    default: return false;
     }
+}
+
+/* ---- public table ------------------------------------------------------- */
+
+bool vyre_sem_op(enum vyre_op op, enum vyre_type t, vyre_bits a, vyre_bits b, vyre_bits *out) {
+    vyre_bits r = 0;
+    /* The op table decides which types an op takes; outside them there is no meaning
+     * to define, and the validator never lets such an expression through. */
+    bool ok = vyre_op_admits(op, t) &&
+              (vyre_op_is_unary(op) ? sem_unary(op, t, a, &r) : sem_binary(op, t, a, b, &r));
+    if (out) *out = ok ? r : 0;
+    return ok;
+}
+
+vyre_bits vyre_sem_unary(enum vyre_op op, enum vyre_type t, vyre_bits a) {
+    vyre_bits r;
+    vyre_sem_op(op, t, a, 0, &r);
+    return r;
+}
+
+vyre_bits vyre_sem_binary(enum vyre_op op, enum vyre_type t, vyre_bits a, vyre_bits b) {
+    vyre_bits r;
+    vyre_sem_op(op, t, a, b, &r);
+    return r;
 }
 
 /* Saturating truncation of a finite-or-not double to an integer type; NaN -> 0.

@@ -6,9 +6,14 @@
 
 #include "ir.h"
 
-/* Unary op on operand type t (result type is t; lnot works on bool). */
+/* Any op of the table (ops.h) on operand type t (b is ignored by unary ops): stores
+ * the result bits (bool results 0/1, others of type t) and returns true; returns
+ * false, storing 0, when t is outside the op's operand class or the op has no
+ * semantics written here (tests/c/test_ops.c checks that no row of ops.h does). */
+VYRE_INTERNAL bool vyre_sem_op(enum vyre_op op, enum vyre_type t, vyre_bits a, vyre_bits b,
+                               vyre_bits *out);
+/* vyre_sem_op for callers that hold validated IR: 0 where vyre_sem_op fails. */
 VYRE_INTERNAL vyre_bits vyre_sem_unary(enum vyre_op op, enum vyre_type t, vyre_bits a);
-/* Binary op on operand type t; comparisons return bool bits (0/1), others type t. */
 VYRE_INTERNAL vyre_bits vyre_sem_binary(enum vyre_op op, enum vyre_type t, vyre_bits a, vyre_bits b);
 /* Value conversion (§3 cast rows). */
 VYRE_INTERNAL vyre_bits vyre_sem_cast(enum vyre_type to, enum vyre_type from, vyre_bits a);
