@@ -29,7 +29,7 @@ local SAXPY = vyre.parse([[
   (if (lt i (len y))
     (then (store y i (add (mul a (load x i)) (load y i))))))]])
 
-local now_ns = require("vyre.core").cuda_now_ns
+local now_ns = require("vyre.core").now_ns
 
 local function write(path, text)
   local f = assert(io.open(path, "w"))

@@ -91,18 +91,46 @@ typedef struct vyre_program vyre_program;
 
 /* Text format (ARCHITECTURE.md §4). On a syntax error returns VYRE_ERR_SYNTAX with
  * err->line/column set and a message quoting the offending token. */
-enum vyre_status vyre_parse(const char *text, size_t len, vyre_program **out,
+enum vyre_status vyre_text_parse(const char *text, size_t len, vyre_program **out,
                             struct vyre_error *err);
 /* Canonical text, NUL-terminated, caller frees with vyre_free. */
-enum vyre_status vyre_print(const vyre_program *p, char **out, size_t *out_len);
+enum vyre_status vyre_text_print(const vyre_program *p, char **out, size_t *out_len);
 /* XXH3-64 of the canonical text. */
-uint64_t vyre_hash(const vyre_program *p);
+uint64_t vyre_program_hash(const vyre_program *p);
 /* 16 lowercase hex digits + NUL. */
-void vyre_hash_hex(const vyre_program *p, char out[17]);
-bool vyre_equal(const vyre_program *a, const vyre_program *b);
+void vyre_program_hash_hex(const vyre_program *p, char out[17]);
+bool vyre_program_equal(const vyre_program *a, const vyre_program *b);
 void vyre_program_free(vyre_program *p);
 const char *vyre_program_name(const vyre_program *p);
 void vyre_program_workgroup(const vyre_program *p, uint32_t out[3]);
+
+/* Limits of ARCHITECTURE.md §2 that callers size their own arrays by. */
+#define VYRE_MAX_BUFFERS 128u
+#define VYRE_MAX_PARAMS 128u
+
+/* ---- program declarations (what bindings match arguments against) ---------- */
+
+enum vyre_decl_kind { VYRE_DECL_BUFFER, VYRE_DECL_SHARED, VYRE_DECL_PARAM };
+enum vyre_access { VYRE_ACCESS_READ, VYRE_ACCESS_WRITE, VYRE_ACCESS_READ_WRITE };
+const char *vyre_decl_kind_name(enum vyre_decl_kind k); /* "buffer" "shared" "param" */
+const char *vyre_access_name(enum vyre_access a);      /* "read" "write" "read_write" */
+
+/* One declaration, as the program holds it; name points into the program. */
+struct vyre_decl_info {
+    enum vyre_decl_kind kind;
+    const char *name;
+    enum vyre_type type;
+    enum vyre_access access; /* buffers only */
+    uint32_t count;          /* buffers: 0 = sized at dispatch; shared: element count */
+    uint32_t slot;           /* 0-based index among declarations of the same kind */
+};
+/* Declarations in order; vyre_program_decl returns false past the end. */
+uint32_t vyre_program_decl_count(const vyre_program *p);
+bool vyre_program_decl(const vyre_program *p, uint32_t i, struct vyre_decl_info *out);
+uint32_t vyre_program_buffer_count(const vyre_program *p); /* `buffer` declarations */
+uint32_t vyre_program_param_count(const vyre_program *p);  /* `param` declarations */
+/* Validates p unless it already is; VYRE_ERR_INVALID with every problem in err. */
+enum vyre_status vyre_program_check(vyre_program *p, struct vyre_error *err);
 
 /* ---- validation ------------------------------------------------------- */
 
@@ -133,7 +161,7 @@ void vyre_problems_format(const vyre_program *p, const struct vyre_problems *pro
 
 /* grid: explicit if explicit_grid != NULL; else ceil(n / workgroup.x) when n > 0;
  * else ceil(max(buffer_counts) / workgroup.x). At least 1 workgroup. */
-enum vyre_status vyre_grid(const vyre_program *p, const uint64_t *buffer_counts,
+enum vyre_status vyre_launch_grid(const vyre_program *p, const uint64_t *buffer_counts,
                            size_t nbuffers, uint64_t n, const uint32_t *explicit_grid,
                            uint32_t out[3], struct vyre_error *err);
 
@@ -151,7 +179,7 @@ struct vyre_run_args {
     size_t nbuffers;
     const vyre_bits *params;         /* one per `param` declaration, in order */
     size_t nparams;
-    uint32_t grid[3];                /* workgroups per axis (see vyre_grid) */
+    uint32_t grid[3];                /* workgroups per axis (see vyre_launch_grid) */
 };
 
 /* Runs the program on the CPU exactly as §3 specifies. Validates first if needed. */
@@ -181,6 +209,39 @@ struct vyre_gen_options {
 };
 /* A deterministic program from a seed; valid unless allow_invalid. NULL on OOM. */
 vyre_program *vyre_gen_random(uint64_t seed, const struct vyre_gen_options *opt);
+
+/* ---- operator table ------------------------------------------------------- */
+
+/* The unary and binary expression operators, one entry per op, in a fixed order
+ * (the same table drives the validator, the interpreter, the PTX emitter and the
+ * Lua DSL; docs/OPS.md). Strings are static. */
+struct vyre_op_info {
+    const char *name;            /* as in the text format: "add", "popcount" */
+    unsigned arity;              /* 1 or 2 */
+    unsigned operand_class;      /* index for vyre_op_class_name/_admits */
+    const char *operands;        /* operand class: NUMERIC INT INT_OR_BOOL FLOAT BOOL ANY */
+    const char *result;          /* result rule: "SAME" (the operand type) or "BOOL" */
+    bool approximate;            /* GPU result within a ULP bound (docs/ULP.md) */
+    const char *dsl_method;      /* Lua DSL method: "add", "band" for and, "bnot" for not */
+    const char *dsl_metamethods; /* Lua metamethods, space separated: "__div __idiv"; "" */
+};
+
+size_t vyre_op_count(void);
+/* Fills *out for op i (0-based); false when i >= vyre_op_count(). */
+bool vyre_op_info(unsigned i, struct vyre_op_info *out);
+size_t vyre_op_class_count(void);
+/* "NUMERIC" ...; NULL when c >= vyre_op_class_count(). */
+const char *vyre_op_class_name(unsigned c);
+/* True when type t belongs to operand class c (binary ops: both operands of type t). */
+bool vyre_op_class_admits(unsigned c, enum vyre_type t);
+
+/* Words that cannot name a declaration, variable or program (literal spellings and
+ * type names: "true", "inff32", "f32", ...): *n gets the count. */
+const char *const *vyre_reserved_names(size_t *n);
+
+/* Atomic statement ops ("add" ... "exchange", "cas"); NULL past the end. */
+size_t vyre_atomic_count(void);
+const char *vyre_atomic_op_name(unsigned i);
 
 #ifdef __cplusplus
 }

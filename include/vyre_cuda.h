@@ -34,6 +34,8 @@ bool vyre_cuda_available(struct vyre_error *err);
 enum vyre_status vyre_cuda_device_count(int *out, struct vyre_error *err);
 /* cuDriverGetVersion, e.g. 12040; 0 when the driver did not load. */
 int vyre_cuda_driver_version(void);
+/* A monotonic clock in nanoseconds (the one timed dispatches use). */
+uint64_t vyre_cuda_now_ns(void);
 
 /* ---- devices -------------------------------------------------------------- */
 
@@ -72,6 +74,10 @@ bool vyre_cuda_device_lost(const vyre_cuda_device *d);
  * once (the Lua binding runs a full garbage collection here). */
 typedef void (*vyre_cuda_oom_fn)(void *ud);
 void vyre_cuda_set_oom_handler(vyre_cuda_device *d, vyre_cuda_oom_fn fn, void *ud);
+
+/* Records err to be raised by the device's next call: for release paths that must
+ * not fail where they run (garbage collectors, destructors). */
+void vyre_cuda_defer_error(vyre_cuda_device *d, const struct vyre_error *err);
 
 /* Waits for all queued work on the device's stream. */
 enum vyre_status vyre_cuda_synchronize(vyre_cuda_device *d, struct vyre_error *err);
@@ -240,9 +246,12 @@ void vyre_cuda_graph_free(vyre_cuda_graph *g);
  * buffer is bound (buffers[i].data may be NULL for `write` buffers, which are then
  * zero-filled on the device; their contents are downloaded into out[i]). out[i]
  * receives write/read_write buffers (same count as the input) and is ignored for
- * read buffers. Transient device memory comes from the size-class pool. */
+ * read buffers. Transient device memory comes from the size-class pool. Where
+ * resident (may be NULL) has resident[i] != NULL, that device buffer of d is used in
+ * place: buffers[i] and out[i] are ignored and nothing is copied for it. */
 enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
-                               const struct vyre_buffer_arg *buffers, size_t nbuffers,
+                               const struct vyre_buffer_arg *buffers,
+                               vyre_cuda_buffer *const *resident, size_t nbuffers,
                                const vyre_bits *params, size_t nparams, uint64_t n,
                                const uint32_t *grid, void *const *out,
                                struct vyre_cuda_timing *timing, struct vyre_error *err);

@@ -6,7 +6,7 @@ describe("vyre.backend", function()
   it("returns the reference backend by name", function()
     local be = vyre.backend("reference")
     assert.are.equal("reference", be.name)
-    assert.are.equal("vyre.ReferenceBackend", getmetatable(be).__name)
+    assert.are.equal("vyre.Backend", getmetatable(be).__name)
   end)
 
   it("returns the best available backend without a name", function()

@@ -35,7 +35,7 @@ describe("errors name the function and give a fix", function()
       H.error_of(be.run, be, p, { y = {}, a = 1.0 }), 1, true)
     assert.matches("vyre.Backend:run: buffer 'x' is declared f32 but the array holds i32",
       H.error_of(be.run, be, p, { x = vyre.array("i32", 1), y = {}, a = 1.0 }), 1, true)
-    assert.matches("vyre.Backend:run: buffer 'y': vyre.array: element [1] must be a number",
+    assert.matches("vyre.Backend:run: buffer 'y': element [1] must be a number",
       H.error_of(be.run, be, p, { x = {}, y = { "q" }, a = 1.0 }), 1, true)
     local b = H.ref():buffer("f32", 1)
     assert.matches("vyre.Kernel:launch: buffer 'x' must be a vyre.Buffer of this reference "
@@ -149,7 +149,7 @@ describe("lifecycle", function()
     local be = H.ref()
     local objs = { vyre.array("u32", 1), H.saxpy(), be, be:buffer("u32", 1),
       be:compile(H.saxpy()) }
-    local names = { "vyre.Array", "vyre.Program", "vyre.ReferenceBackend", "vyre.Buffer",
+    local names = { "vyre.Array", "vyre.Program", "vyre.Backend", "vyre.Buffer",
       "vyre.Kernel" }
     for i, o in ipairs(objs) do
       local mt = getmetatable(o)

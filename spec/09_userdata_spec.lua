@@ -43,7 +43,8 @@ local function kinds()
       live = "^vyre%.Buffer%(reference, u32, 4%)$", freed = "freed",
       use = function(b) return b:download() end, fname = "vyre.Buffer:download" },
     { name = "vyre.Kernel", make = function() return be:compile(vyre.parse(tiny_text)) end,
-      live = "^vyre%.Kernel%(reference, tiny%)$", freed = "^vyre%.Kernel%(reference, tiny, freed%)$",
+      live = "^vyre%.Kernel%(reference, tiny%)$",
+      freed = "^vyre%.Kernel%(reference, tiny, freed%)$",
       use = function(k) return k:launch({}) end, fname = "vyre.Kernel:launch" },
   }
 end
@@ -132,15 +133,15 @@ describe("objects without a GPU", function()
   it("the reference backend has a named metatable and prints its name", function()
     local be = H.ref()
     local mt = getmetatable(be)
-    assert.are.equal("vyre.ReferenceBackend", mt.__name)
+    assert.are.equal("vyre.Backend", mt.__name)
     assert.are.equal("vyre.Backend(reference)", tostring(be))
     assert.is_function(mt.__close)
   end)
 end)
 
-describe("CUDA object types (by their registered metatables)", function()
-  -- Every class the C module registers, including the CUDA ones that cannot be
-  -- created without a GPU. vyre.Box and vyre.ProblemsBox are internal holders of C
+describe("object types (by their registered metatables)", function()
+  -- Every class the C module registers: one type per kind of object, whichever
+  -- backend made it. vyre.Box and vyre.ProblemsBox are internal holders of C
   -- memory that never reach user code.
   local internal = { ["vyre.Box"] = true, ["vyre.ProblemsBox"] = true }
   local classes = {}
@@ -153,8 +154,8 @@ describe("CUDA object types (by their registered metatables)", function()
   table.sort(classes)
 
   it("include the device, buffer, kernel and graph types", function()
-    for _, name in ipairs({ "vyre.cuda.Device", "vyre.cuda.Buffer", "vyre.cuda.Kernel",
-        "vyre.cuda.Graph", "vyre.Program", "vyre.Array" }) do
+    for _, name in ipairs({ "vyre.Backend", "vyre.Buffer", "vyre.Kernel", "vyre.Launch",
+        "vyre.Graph", "vyre.Program", "vyre.Array" }) do
       assert.truthy(debug.getregistry()[name], name .. " is not registered")
     end
   end)
@@ -178,7 +179,7 @@ describe("CUDA object types (by their registered metatables)", function()
   end
 
   it("release through the same function as their explicit release method", function()
-    local release = { ["vyre.cuda.Device"] = "close" }
+    local release = {}
     for _, name in ipairs(classes) do
       local mt = debug.getregistry()[name]
       local m = assert(methods_of(mt), name .. ": no methods table")[release[name] or "free"]
@@ -400,8 +401,8 @@ describe("CUDA objects on a device", function()
     local p = vyre.parse(tiny_text)
     local k = be:compile(p)
     local b = be:buffer("u32", 4)
-    for _, pair in ipairs({ { b, "vyre.cuda.Buffer", "^vyre%.Buffer%(cuda, u32, 4%)$" },
-        { k, "vyre.cuda.Kernel", "^vyre%.Kernel%(cuda, " } }) do
+    for _, pair in ipairs({ { b, "vyre.Buffer", "^vyre%.Buffer%(cuda, u32, 4%)$" },
+        { k, "vyre.Kernel", "^vyre%.Kernel%(cuda, " } }) do
       local x, name, pat = pair[1], pair[2], pair[3]
       assert.are.equal(name, getmetatable(x).__name)
       assert.matches(pat, tostring(x))
@@ -427,7 +428,7 @@ describe("CUDA objects on a device", function()
       return keep
     ]], be)
     assert.truthy(fn.freed)
-    misuse("vyre.cuda.Device:buffer", be.buffer, be, "f32", 1.5)
+    misuse("vyre.Backend:buffer", be.buffer, be, "f32", 1.5)
     misuse("vyre.Backend:buffer", be.buffer, nil, "f32", 1)
     misuse("vyre.Backend:compile", be.compile, be, "not a program")
     misuse("vyre.Backend:run", be.run, be, nil, {})
@@ -441,8 +442,8 @@ describe("CUDA objects on a device", function()
       end
       return keep
     ]], cuda)
-    misuse("vyre.cuda.Device:info", closed.info, closed)
-    closed:close()
+    misuse("vyre.Backend:info", closed.info, closed)
+    closed:free()
     assert.are_not.equal(closed, cuda.device(0))
     assert.are.equal("cuda", cuda.device(0):info().backend)
     local bx = be:buffer("f32", 1)

@@ -15,17 +15,7 @@ local SAXPY = [[
   (if (lt i (len y))
     (then (store y i (add (mul a (load x i)) (load y i))))))]]
 
-local INC = [[
-(program inc (workgroup 64)
-  (buffer v u32 read_write)
-  (let i (gid x))
-  (if (lt i (len v)) (then (store v i (add (load v i) 1u32)))))]]
-
-local IOTA = [[
-(program iota (workgroup 64)
-  (buffer v u32 write)
-  (let i (gid x))
-  (if (lt i (len v)) (then (store v i i))))]]
+local INC, IOTA = H.INC, H.IOTA
 
 -- An out-of-range write on purpose: stores to address 0 (the device faults).
 local BAD_PTX = [[
@@ -177,7 +167,8 @@ describe("cuda runtime #gpu", function()
     os.execute("rm -rf " .. dir)
   end)
 
-  it("on out of memory collects garbage once and retries, then fails with sizes and a Fix", function()
+  it("on out of memory collects garbage once and retries, then fails with sizes "
+    .. "and a Fix", function()
     local n = 0xffffffff -- the most elements a buffer may hold: 32 GiB of f64
     local count = math.ceil(be:info().total_memory / (n * 8)) + 1
     local before = be:stats().oom_retries
@@ -197,10 +188,37 @@ describe("cuda runtime #gpu", function()
     assert.truthy(err:find("out of device memory", 1, true), err)
     assert.truthy(err:find("bytes", 1, true) and err:find("Fix:", 1, true), err)
     for _, b in ipairs(held) do b:free() end
-    held = nil
+    held = nil -- luacheck: ignore 331 (drops the last references before collectgarbage())
     collectgarbage()
     assert.is_false(be:lost())
     assert.are.same({ 2, 3 }, be:run(vyre.parse(INC), { v = { 1, 2 } }).v:totable())
+  end)
+
+  it("runs the out-of-memory collection on the main thread, whichever coroutine allocated "
+    .. "last (regression: a collected coroutine's state was used)", function()
+    local n = 0xffffffff -- 32 GiB of f64
+    local count = math.ceil(be:info().total_memory / (n * 8)) + 1
+    -- A coroutine allocates (and keeps nothing), then is collected.
+    local co = coroutine.create(function() return #be:buffer("u32", 16) end)
+    assert.is_true((coroutine.resume(co)))
+    co = nil -- luacheck: ignore 311
+    collectgarbage()
+    collectgarbage()
+    local before = be:stats().oom_retries
+    -- Now run out of memory from the main thread and from a new coroutine: the
+    -- collection reclaims the dropped buffers, and nothing touches the dead coroutine.
+    for _ = 1, count do
+      local b = be:buffer("f64", n)
+      assert.are.equal(n, #b)
+    end
+    local co2 = coroutine.wrap(function()
+      for _ = 1, count do assert.are.equal(n, #be:buffer("f64", n)) end
+      return true
+    end)
+    assert.is_true(co2())
+    assert.is_true(be:stats().oom_retries > before)
+    collectgarbage()
+    assert.is_false(be:lost())
   end)
 
   it("starts a buffer made from a count zeroed, as the reference backend does", function()
@@ -223,7 +241,7 @@ describe("cuda runtime #gpu", function()
     l()
     assert.are.same({ 7, 8, 9 }, v:download():totable())
     assert.are.equal(before + 6, be:stats().launches)
-    assert.truthy(tostring(l):find("vyre.cuda.Launch", 1, true))
+    assert.truthy(tostring(l):find("vyre.Launch(cuda", 1, true))
     v:free()
     local ok, err = pcall(l.launch, l)
     assert.is_false(ok)
@@ -276,14 +294,15 @@ describe("cuda runtime #gpu", function()
   end)
 
   it("reports an error recorded during __gc at the next call", function()
-    be:_defer_error("cuMemFree failed: test")
+    require("vyre.core").testing.defer_error(be, "cuMemFree failed: test")
     local ok, err = pcall(be.synchronize, be)
     assert.is_false(ok)
     assert.truthy(tostring(err):find("earlier release", 1, true), err)
     assert.is_true(be:synchronize()) -- reported once
   end)
 
-  it("marks the device lost after a fault, raises the cause on every later call, and a new process works", function()
+  it("marks the device lost after a fault, raises the cause on every later call, "
+    .. "and a new process works", function()
     -- The fault runs in a child process: the driver keeps an illegal-address fault
     -- sticky for the whole process (cuDevicePrimaryCtxReset does not clear it, as
     -- measured on an H200 with driver 580), so it must not poison this busted run.
@@ -298,7 +317,8 @@ describe("cuda runtime #gpu", function()
       print('lost', be:lost())
       ok, err = pcall(be.buffer, be, 'u32', 4)
       print('later', ok, tostring(err):find('CUDA_ERROR_ILLEGAL_ADDRESS', 1, true) ~= nil)
-      ok, err = pcall(be.run, be, vyre.parse('(program z (workgroup 1) (buffer v u32 write 1))'), {})
+      ok, err = pcall(be.run, be,
+        vyre.parse('(program z (workgroup 1) (buffer v u32 write 1))'), {})
       print('run', ok, tostring(err):find('CUDA_ERROR_ILLEGAL_ADDRESS', 1, true) ~= nil)
       local again, why = cuda.device(0)
       print('reopen', again == nil, tostring(why):find('restart the process', 1, true) ~= nil)

@@ -3,8 +3,8 @@
 -- registration), and tiny programs that evaluate one expression on the
 -- reference backend so each semantics row is one line of a spec.
 --
--- Run from the repository root:
---   LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="build-lua/?.so;;" busted --lua=lua5.4 spec
+-- Run from the repository root: `busted` (.busted sets Lua 5.4, spec/ and the package
+-- paths lua/?.lua and build/?.so), or `busted --lua=lua5.4 spec` as scripts/test.sh does.
 local vyre = require("vyre")
 
 local H = {}
@@ -32,6 +32,19 @@ end
 function H.program(name, spec, fn)
   return H.register(vyre.program(name, spec, fn), name)
 end
+
+-- Two small programs the backend specs share: v[i] += 1, and v[i] = i.
+H.INC = [[
+(program inc (workgroup 64)
+  (buffer v u32 read_write)
+  (let i (gid x))
+  (if (lt i (len v)) (then (store v i (add (load v i) 1u32)))))]]
+
+H.IOTA = [[
+(program iota (workgroup 64)
+  (buffer v u32 write)
+  (let i (gid x))
+  (if (lt i (len v)) (then (store v i i))))]]
 
 function H.ref()
   return vyre.backend("reference")

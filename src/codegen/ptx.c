@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "bounds.h"
+#include "opt.h"
 
 /* ---- targets ----------------------------------------------------------------- */
 
@@ -483,6 +484,32 @@ static enum vyre_status check_target(const struct vyre_ptx_options *opt, struct 
                           "or 90", sm);
 }
 
+/* The optimiser's passes run on a copy (the canonical text parsed again), so emitting
+ * never changes the caller's program, its text or its hash: constant folding, then
+ * bounds-check elimination. Folding uses the reference semantics (sem.c) and leaves
+ * approximate ops alone, so the folded program computes exactly what p does. */
+static enum vyre_status optimized_copy(vyre_program *p, vyre_program **out,
+                                       struct vyre_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    *out = NULL;
+    if (vyre_text_print(p, &text, &len) != VYRE_OK)
+        return vyre_error_set(err, VYRE_ERR_NOMEM, "ptx: out of memory. Fix: free memory");
+    enum vyre_status st = vyre_text_parse(text, len, out, err);
+    vyre_free(text);
+    if (st == VYRE_OK) st = vyre_opt_fold(*out, err);
+    if (st == VYRE_OK) vyre_opt_bounds(*out);
+    if (st != VYRE_OK) {
+        vyre_program_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+static enum vyre_status emit_optimized(vyre_program *p, unsigned sm, const char *version,
+                                       char **out_ptx, size_t *out_len, struct vyre_error *err);
+
 enum vyre_status vyre_ptx_emit(vyre_program *p, const struct vyre_ptx_options *opt,
                                char **out_ptx, size_t *out_len, struct vyre_error *err)
 {
@@ -497,12 +524,24 @@ enum vyre_status vyre_ptx_emit(vyre_program *p, const struct vyre_ptx_options *o
     if (st != VYRE_OK) return st;
     st = vyre_ensure_valid(p, err);
     if (st != VYRE_OK) return st;
-    vyre_opt_bounds(p);
+    vyre_program *q = NULL;
+    st = optimized_copy(p, &q, err);
+    if (st != VYRE_OK) return st;
+    st = emit_optimized(q, opt->sm, version, out_ptx, out_len, err);
+    vyre_program_free(q);
+    return st;
+}
+
+/* PTX for p, which is validated and optimised. */
+static enum vyre_status emit_optimized(vyre_program *p, unsigned sm, const char *version,
+                                       char **out_ptx, size_t *out_len, struct vyre_error *err)
+{
+    enum vyre_status st;
 
     struct ptx_ctx c;
     memset(&c, 0, sizeof c);
     c.p = p;
-    c.sm = opt->sm;
+    c.sm = sm;
     c.err = err;
     size_t nslots = p->nslots ? p->nslots : 1, ndecls = p->ndecls ? p->ndecls : 1;
     c.slot_reg = calloc(nslots, sizeof *c.slot_reg);

@@ -64,13 +64,15 @@ static uint64_t check_index(lua_State *L, const struct vyre_lua_array *a, int id
     return (uint64_t)(i - 1);
 }
 
-static void fill_from_table(lua_State *L, struct vyre_lua_array *a, int tidx) {
-    char what[48];
+/* Errors name fname and, when prefix is not NULL, say "fname: prefix: element [i] ...". */
+static void fill_from_table(lua_State *L, struct vyre_lua_array *a, int tidx, const char *fname,
+                            const char *prefix) {
+    char what[160];
     for (uint64_t i = 0; i < a->count; i++) {
         lua_rawgeti(L, tidx, (lua_Integer)(i + 1));
-        snprintf(what, sizeof what, "element [%llu]", (unsigned long long)(i + 1));
-        vyre_lua_storebits(a->data, a->type, i,
-                           vyre_lua_tobits(L, -1, a->type, "vyre.array", what));
+        snprintf(what, sizeof what, "%s%selement [%llu]", prefix ? prefix : "",
+                 prefix ? ": " : "", (unsigned long long)(i + 1));
+        vyre_lua_storebits(a->data, a->type, i, vyre_lua_tobits(L, -1, a->type, fname, what));
         lua_pop(L, 1);
     }
 }
@@ -106,8 +108,12 @@ struct vyre_lua_array *vyre_lua_toarray(lua_State *L, int idx) {
     return a && a->type != VYRE_VOID ? a : NULL;
 }
 
-struct vyre_lua_array *vyre_lua_checkarray(lua_State *L, int idx) {
-    return check_live(L, idx, "vyre.Array");
+struct vyre_lua_array *vyre_lua_array_fromtable(lua_State *L, int tidx, enum vyre_type t,
+                                                const char *fname, const char *prefix) {
+    tidx = lua_absindex(L, tidx);
+    struct vyre_lua_array *a = vyre_lua_newarray(L, t, (uint64_t)lua_rawlen(L, tidx));
+    fill_from_table(L, a, tidx, fname, prefix);
+    return a;
 }
 
 struct vyre_lua_array *vyre_lua_newarray(lua_State *L, enum vyre_type t, uint64_t count) {
@@ -151,7 +157,7 @@ static int array_new(lua_State *L) {
     }
     case LUA_TTABLE: {
         struct vyre_lua_array *a = vyre_lua_newarray(L, t, (uint64_t)lua_rawlen(L, 2));
-        fill_from_table(L, a, 2);
+        fill_from_table(L, a, 2, "vyre.array", NULL);
         return 1;
     }
     case LUA_TSTRING: {

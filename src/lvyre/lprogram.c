@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ir.h"
 #include "lvyre.h"
 #include "lvyre_box.h"
 
@@ -64,14 +63,6 @@ static void set_integer(lua_State *L, const char *key, lua_Integer value) {
     lua_setfield(L, -2, key);
 }
 
-static const char *decl_kind_name(enum vyre_decl_kind k) {
-    switch (k) {
-    case VYRE_DECL_BUFFER: return "buffer";
-    case VYRE_DECL_SHARED: return "shared";
-    default: return "param";
-    }
-}
-
 static void push_problem(lua_State *L, const struct vyre_problem *pr) {
     lua_createtable(L, 0, 4);
     set_string(L, "code", pr->code);
@@ -117,11 +108,8 @@ vyre_program *vyre_lua_checkprogram(lua_State *L, int idx) {
     return lp->p;
 }
 
-void vyre_lua_pushprogram(lua_State *L, vyre_program *p) {
-    struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
-    lp->p = NULL;
-    luaL_setmetatable(L, VYRE_LUA_PROGRAM);
-    lp->p = p;
+vyre_program *vyre_lua_checkprogram_named(lua_State *L, int idx, const char *fname) {
+    return check_program(L, idx, fname);
 }
 
 /* ---- Lua-callable functions ---------------------------------------------- */
@@ -138,7 +126,7 @@ static int program_parse(lua_State *L) {
     luaL_setmetatable(L, VYRE_LUA_PROGRAM);
     struct vyre_error err;
     vyre_error_clear(&err);
-    if (vyre_parse(text, len, &lp->p, &err) == VYRE_OK) return 1;
+    if (vyre_text_parse(text, len, &lp->p, &err) == VYRE_OK) return 1;
     program_release(lp);
     if (err.status == VYRE_ERR_SYNTAX && err.line > 0) {
         char prefix[64];
@@ -179,7 +167,7 @@ static int program_text(lua_State *L) {
     void **box = vyre_lua_newbox(L);
     size_t len = 0;
     char *text = NULL;
-    if (vyre_print(p, &text, &len) != VYRE_OK)
+    if (vyre_text_print(p, &text, &len) != VYRE_OK)
         return luaL_error(L, "vyre.Program:text: out of memory");
     *box = text;
     lua_pushlstring(L, text, len);
@@ -189,7 +177,7 @@ static int program_text(lua_State *L) {
 
 static int program_hash(lua_State *L) {
     char hex[17];
-    vyre_hash_hex(check_program(L, 1, "vyre.Program:hash"), hex);
+    vyre_program_hash_hex(check_program(L, 1, "vyre.Program:hash"), hex);
     lua_pushstring(L, hex);
     return 1;
 }
@@ -198,16 +186,18 @@ static int program_hash(lua_State *L) {
  * among declarations of the same kind. */
 static int program_decls(lua_State *L) {
     vyre_program *p = check_program(L, 1, "vyre.Program:decls");
-    lua_createtable(L, (int)p->ndecls, 0);
-    for (uint32_t i = 0; i < p->ndecls; i++) {
-        const struct vyre_decl *d = &p->decls[i];
+    uint32_t n = vyre_program_decl_count(p);
+    lua_createtable(L, (int)n, 0);
+    for (uint32_t i = 0; i < n; i++) {
+        struct vyre_decl_info d;
+        vyre_program_decl(p, i, &d);
         lua_createtable(L, 0, 6);
-        set_string(L, "kind", decl_kind_name(d->kind));
-        set_string(L, "name", d->name);
-        set_string(L, "type", vyre_type_name(d->type));
-        if (d->kind == VYRE_DECL_BUFFER) set_string(L, "access", vyre_access_name(d->access));
-        if (d->kind != VYRE_DECL_PARAM) set_integer(L, "count", (lua_Integer)d->count);
-        set_integer(L, "slot", (lua_Integer)d->slot + 1);
+        set_string(L, "kind", vyre_decl_kind_name(d.kind));
+        set_string(L, "name", d.name);
+        set_string(L, "type", vyre_type_name(d.type));
+        if (d.kind == VYRE_DECL_BUFFER) set_string(L, "access", vyre_access_name(d.access));
+        if (d.kind != VYRE_DECL_PARAM) set_integer(L, "count", (lua_Integer)d.count);
+        set_integer(L, "slot", (lua_Integer)d.slot + 1);
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     return 1;
@@ -240,15 +230,13 @@ static int program_index(lua_State *L) {
         }
         return 1;
     }
-    lua_pushvalue(L, 2);
-    lua_rawget(L, lua_upvalueindex(1));
-    return 1;
+    return vyre_lua_method(L);
 }
 
 static int program_eq(lua_State *L) {
     struct vyre_lua_program *a = luaL_testudata(L, 1, VYRE_LUA_PROGRAM);
     struct vyre_lua_program *b = luaL_testudata(L, 2, VYRE_LUA_PROGRAM);
-    lua_pushboolean(L, a && b && a->p && b->p && vyre_equal(a->p, b->p));
+    lua_pushboolean(L, a && b && a->p && b->p && vyre_program_equal(a->p, b->p));
     return 1;
 }
 

@@ -195,6 +195,27 @@ void vyre_lua_newclass(lua_State *L, const char *tname, const luaL_Reg *methods,
     lua_pop(L, 1);
 }
 
+void vyre_lua_newclass_fields(lua_State *L, const char *tname, const luaL_Reg *methods,
+                              const luaL_Reg *metamethods, lua_CFunction index_fn,
+                              lua_CFunction free_fn, bool self_upvalue) {
+    luaL_newmetatable(L, tname);
+    luaL_setfuncs(L, metamethods, 0);
+    lua_createtable(L, 0, 16);
+    if (self_upvalue) lua_pushvalue(L, -2);
+    luaL_setfuncs(L, methods, self_upvalue ? 1 : 0);
+    lua_pushcfunction(L, free_fn); /* no upvalue: the very function __gc and __close are */
+    lua_setfield(L, -2, "free");
+    lua_pushcclosure(L, index_fn, 1);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+}
+
+int vyre_lua_method(lua_State *L) {
+    lua_pushvalue(L, 2);
+    lua_rawget(L, lua_upvalueindex(1));
+    return 1;
+}
+
 /* ---- Lua-callable functions ---------------------------------------------- */
 
 static int core_types(lua_State *L) {
@@ -233,7 +254,7 @@ static const luaL_Reg core_funcs[] = {
     {NULL, NULL}
 };
 
-int luaopen_vyre_core(lua_State *L);
+VYRE_LUA_EXPORT int luaopen_vyre_core(lua_State *L);
 
 int luaopen_vyre_core(lua_State *L) {
     luaL_newlib(L, core_funcs);
@@ -244,7 +265,8 @@ int luaopen_vyre_core(lua_State *L) {
     vyre_lua_open_array(L);
     vyre_lua_open_program(L);
     vyre_lua_open_ref(L);
-    vyre_lua_open_cuda(L);
+    vyre_lua_open_ops(L);
+    vyre_lua_open_backend(L);
     return 1;
 }
 

@@ -9,6 +9,14 @@
 
 #include "vyre.h"
 
+/* Marks the module's one exported symbol, luaopen_vyre_core. Everything else is
+ * compiled with hidden visibility (CMake C_VISIBILITY_PRESET). */
+#if defined(_WIN32)
+#define VYRE_LUA_EXPORT __declspec(dllexport)
+#else
+#define VYRE_LUA_EXPORT __attribute__((visibility("default")))
+#endif
+
 #define VYRE_LUA_PROGRAM "vyre.Program"
 #define VYRE_LUA_ARRAY "vyre.Array"
 
@@ -29,12 +37,15 @@ struct vyre_lua_array {
 /* Checkers raise the standard "bad argument #i to 'f' (vyre.X expected, got Y)"
  * and also reject released objects with a message saying how to fix it. */
 vyre_program *vyre_lua_checkprogram(lua_State *L, int idx);
-struct vyre_lua_array *vyre_lua_checkarray(lua_State *L, int idx);
-struct vyre_lua_array *vyre_lua_toarray(lua_State *L, int idx); /* NULL if not an array */
+/* The live Program at idx, or raises "fname: ..." (wrong type, freed) with a Fix. */
+vyre_program *vyre_lua_checkprogram_named(lua_State *L, int idx, const char *fname);
+struct vyre_lua_array *vyre_lua_toarray(lua_State *L, int idx); /* NULL if not a live array */
 /* Pushes a new zero-filled array; raises on out-of-memory. */
 struct vyre_lua_array *vyre_lua_newarray(lua_State *L, enum vyre_type t, uint64_t count);
-/* Pushes a new Program userdata that takes ownership of p. */
-void vyre_lua_pushprogram(lua_State *L, vyre_program *p);
+/* Pushes a new array of type t converted from the plain table at tidx; a bad element
+ * raises "fname: [prefix: ]element [i] must be ...". */
+struct vyre_lua_array *vyre_lua_array_fromtable(lua_State *L, int tidx, enum vyre_type t,
+                                                const char *fname, const char *prefix);
 
 /* "f32" etc.; raises naming fname and listing the valid type names. */
 enum vyre_type vyre_lua_checktype(lua_State *L, int idx, const char *fname);
@@ -56,11 +67,23 @@ int vyre_lua_raise(lua_State *L, const char *fname, const struct vyre_error *err
 void vyre_lua_newclass(lua_State *L, const char *tname, const luaL_Reg *methods,
                        const luaL_Reg *metamethods);
 
+/* A class whose __index serves fields before methods: __index is index_fn with the
+ * methods table as upvalue 1, and index_fn ends with `return vyre_lua_method(L)`.
+ * methods.free is free_fn without upvalues, so it is the same function as __gc and
+ * __close. With self_upvalue, every other method gets the metatable as upvalue 1, so a
+ * hot method checks its self without a registry lookup. */
+void vyre_lua_newclass_fields(lua_State *L, const char *tname, const luaL_Reg *methods,
+                              const luaL_Reg *metamethods, lua_CFunction index_fn,
+                              lua_CFunction free_fn, bool self_upvalue);
+/* The method named by argument 2 from the methods table in upvalue 1, or nil. */
+int vyre_lua_method(lua_State *L);
+
 /* Per-file openers, called by luaopen_vyre_core with the module table on top of
  * the stack: each registers its classes and adds its functions to that table. */
 void vyre_lua_open_program(lua_State *L);
 void vyre_lua_open_array(lua_State *L);
 void vyre_lua_open_ref(lua_State *L);
-void vyre_lua_open_cuda(lua_State *L);
+void vyre_lua_open_ops(lua_State *L); /* lops.c: core.ops, reserved_names, atomic_ops */
+void vyre_lua_open_backend(lua_State *L); /* lbackend.c: both backends and their types */
 
 #endif

@@ -452,7 +452,7 @@ static void test_edges(void)
 /* Every approximate op of one type in one kernel: y[i] = op1(x[i]) + op2(x[i]) + ... */
 static vyre_program *all_ops(enum vyre_type t)
 {
-    vyre_program *P = vyre_ir_new(t == VYRE_F32 ? "approx32" : "approx64", 64, 1, 1);
+    vyre_program *P = vyre_program_new(t == VYRE_F32 ? "approx32" : "approx64", 64, 1, 1);
     vyre_ir_buffer(P, "x", t, VYRE_ACCESS_READ, 0);
     vyre_ir_buffer(P, "y", t, VYRE_ACCESS_WRITE, 0);
     struct vyre_expr *sum = NULL;

@@ -1,5 +1,5 @@
 /* test_interp.c — the reference interpreter (vyre_ref_run), launch-grid sizing
- * (vyre_grid) and constant folding (vyre_opt_fold), on programs built with the ir.h
+ * (vyre_launch_grid) and constant folding (vyre_opt_fold), on programs built with the ir.h
  * builder: data-parallel kernels, bounds rules, atomics, barriers and shared memory,
  * loops, early returns, multi-dimensional geometry, and the run-time barrier check. */
 #include <stdlib.h>
@@ -69,7 +69,7 @@ static struct vyre_stmt *guard(vyre_program *p, const char *i, const char *buf,
 /* ---- data-parallel kernels ------------------------------------------------------------- */
 
 static vyre_program *saxpy_program(void) {
-    vyre_program *p = vyre_ir_new("saxpy", 256, 1, 1);
+    vyre_program *p = vyre_program_new("saxpy", 256, 1, 1);
     vyre_ir_buffer(p, "x", VYRE_F32, VYRE_ACCESS_READ, 0);
     vyre_ir_buffer(p, "y", VYRE_F32, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_param(p, "a", VYRE_F32);
@@ -93,7 +93,7 @@ static void saxpy_case(uint32_t n, bool timed) {
     vyre_bits a = f_bits(2.5f);
     uint32_t grid[3];
     uint64_t counts[2] = {n, n};
-    CHECK_EQ_U64(vyre_grid(p, counts, 2, 0, NULL, grid, &err), VYRE_OK);
+    CHECK_EQ_U64(vyre_launch_grid(p, counts, 2, 0, NULL, grid, &err), VYRE_OK);
     clock_t t0 = clock();
     CHECK_EQ_U64(run(p, b, 2, &a, 1, grid[0], grid[1], grid[2]), VYRE_OK);
     double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
@@ -116,7 +116,7 @@ static void test_saxpy(void) {
 }
 
 static void test_out_of_bounds(void) {
-    vyre_program *p = vyre_ir_new("oob", 8, 1, 1);
+    vyre_program *p = vyre_program_new("oob", 8, 1, 1);
     vyre_ir_buffer(p, "in", VYRE_U32, VYRE_ACCESS_READ, 0);
     vyre_ir_buffer(p, "out", VYRE_U32, VYRE_ACCESS_WRITE, 0);
     vyre_ir_buffer(p, "neg", VYRE_U32, VYRE_ACCESS_WRITE, 0);
@@ -138,7 +138,7 @@ static void test_out_of_bounds(void) {
 }
 
 static void test_bool_and_wide_types(void) {
-    vyre_program *p = vyre_ir_new("types", 4, 1, 1);
+    vyre_program *p = vyre_program_new("types", 4, 1, 1);
     vyre_ir_buffer(p, "flags", VYRE_BOOL, VYRE_ACCESS_READ, 0);
     vyre_ir_buffer(p, "nflags", VYRE_BOOL, VYRE_ACCESS_WRITE, 0);
     vyre_ir_buffer(p, "sel", VYRE_U32, VYRE_ACCESS_WRITE, 0);
@@ -181,7 +181,7 @@ static void test_bool_and_wide_types(void) {
 /* ---- atomics ---------------------------------------------------------------------------- */
 
 static void test_atomic_counter(void) {
-    vyre_program *p = vyre_ir_new("count", 256, 1, 1);
+    vyre_program *p = vyre_program_new("count", 256, 1, 1);
     vyre_ir_buffer(p, "c", VYRE_U32, VYRE_ACCESS_READ_WRITE, 1);
     vyre_ir_buffer(p, "seen", VYRE_U32, VYRE_ACCESS_READ_WRITE, 0);
     PUSH(BODY, vyre_ir_atomic(p, "old", VYRE_ATOMIC_ADD, "c", LU(0), NULL, LU(1)));
@@ -209,7 +209,7 @@ static void test_atomic_counter(void) {
 /* A compare-and-swap retry loop: the first guess is wrong, so every invocation takes
  * the failure path once and then succeeds with the value it was handed back. */
 static void test_cas_loop(void) {
-    vyre_program *p = vyre_ir_new("cas", 32, 1, 1);
+    vyre_program *p = vyre_program_new("cas", 32, 1, 1);
     vyre_ir_buffer(p, "c", VYRE_U32, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_buffer(p, "tries", VYRE_U32, VYRE_ACCESS_READ_WRITE, 0);
     PUSH(BODY, vyre_ir_let(p, "cur", LU(12345)));
@@ -235,7 +235,7 @@ static void test_cas_loop(void) {
 /* ---- barriers and shared memory ---------------------------------------------------------- */
 
 static void test_tree_reduction(void) {
-    vyre_program *p = vyre_ir_new("reduce", 64, 1, 1);
+    vyre_program *p = vyre_program_new("reduce", 64, 1, 1);
     vyre_ir_buffer(p, "in", VYRE_U32, VYRE_ACCESS_READ, 0);
     vyre_ir_buffer(p, "out", VYRE_U32, VYRE_ACCESS_WRITE, 0);
     vyre_ir_shared(p, "s", VYRE_U32, 64);
@@ -267,7 +267,7 @@ static void test_tree_reduction(void) {
 
 /* Hillis-Steele inclusive scan: read, barrier, write, barrier. */
 static void test_prefix_sum(void) {
-    vyre_program *p = vyre_ir_new("scan", 64, 1, 1);
+    vyre_program *p = vyre_program_new("scan", 64, 1, 1);
     vyre_ir_buffer(p, "data", VYRE_U32, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_shared(p, "a", VYRE_U32, 64);
     PUSH(BODY, vyre_ir_let(p, "l", LID(0)));
@@ -298,7 +298,7 @@ static void test_prefix_sum(void) {
 }
 
 static void test_shared_zeroed_per_workgroup(void) {
-    vyre_program *p = vyre_ir_new("zero", 4, 1, 1);
+    vyre_program *p = vyre_program_new("zero", 4, 1, 1);
     vyre_ir_buffer(p, "out", VYRE_U32, VYRE_ACCESS_WRITE, 0);
     vyre_ir_shared(p, "s", VYRE_U32, 2);
     vyre_ir_shared(p, "w", VYRE_U64, 1);
@@ -330,7 +330,7 @@ static void make_divergent(struct vyre_expr *e) {
 }
 
 static void test_divergent_barrier_return(void) {
-    vyre_program *p = vyre_ir_new("diverge", 64, 1, 1);
+    vyre_program *p = vyre_program_new("diverge", 64, 1, 1);
     vyre_ir_buffer(p, "out", VYRE_U32, VYRE_ACCESS_WRITE, 0);
     struct vyre_expr *w = WGID(0);
     struct vyre_stmt *iff = vyre_ir_if(p, BIN(LT, w, LU(3)));
@@ -352,7 +352,7 @@ static void test_divergent_barrier_return(void) {
 }
 
 static void test_divergent_barrier_mismatch(void) {
-    vyre_program *p = vyre_ir_new("mismatch", 16, 1, 1);
+    vyre_program *p = vyre_program_new("mismatch", 16, 1, 1);
     vyre_ir_buffer(p, "out", VYRE_U32, VYRE_ACCESS_WRITE, 0);
     struct vyre_expr *w = WGID(0);
     struct vyre_stmt *iff = vyre_ir_if(p, BIN(LT, w, LU(4)));
@@ -386,7 +386,7 @@ static void push_counting_loop(vyre_program *p, const char *var, struct vyre_exp
 }
 
 static void test_for_loops(void) {
-    vyre_program *p = vyre_ir_new("loops", 1, 1, 1);
+    vyre_program *p = vyre_program_new("loops", 1, 1, 1);
     vyre_ir_buffer(p, "out", VYRE_U32, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_param(p, "n", VYRE_U32);
     push_counting_loop(p, "a", LU(3), LU(20), LU(4), 0);          /* 3 7 11 15 19 */
@@ -422,7 +422,7 @@ static void test_for_loops(void) {
 }
 
 static void test_break_nested(void) {
-    vyre_program *p = vyre_ir_new("brk", 1, 1, 1);
+    vyre_program *p = vyre_program_new("brk", 1, 1, 1);
     vyre_ir_buffer(p, "out", VYRE_U32, VYRE_ACCESS_READ_WRITE, 0);
     PUSH(BODY, vyre_ir_let(p, "count", LU(0)));
     PUSH(BODY, vyre_ir_let(p, "inner", LU(0)));
@@ -450,7 +450,7 @@ static void test_break_nested(void) {
 }
 
 static void test_return(void) {
-    vyre_program *p = vyre_ir_new("ret", 8, 1, 1);
+    vyre_program *p = vyre_program_new("ret", 8, 1, 1);
     vyre_ir_buffer(p, "out", VYRE_U32, VYRE_ACCESS_READ_WRITE, 0);
     PUSH(BODY, vyre_ir_let(p, "i", GID(0)));
     struct vyre_stmt *early = vyre_ir_if(p, BIN(LT, NM("i"), LU(3)));
@@ -475,7 +475,7 @@ static void test_return(void) {
 /* ---- geometry ------------------------------------------------------------------------------- */
 
 static void test_multi_dim(void) {
-    vyre_program *p = vyre_ir_new("dims", 4, 2, 2);
+    vyre_program *p = vyre_program_new("dims", 4, 2, 2);
     vyre_ir_buffer(p, "out", VYRE_U32, VYRE_ACCESS_WRITE, 0);
     vyre_ir_buffer(p, "geo", VYRE_U32, VYRE_ACCESS_WRITE, 6);
     /* flat index from gid: x + y*8 + z*8*6 over a (2,3,2) grid of (4,2,2) groups */
@@ -517,41 +517,41 @@ static void test_multi_dim(void) {
 }
 
 static void test_grid(void) {
-    vyre_program *p = vyre_ir_new("g", 256, 1, 1);
+    vyre_program *p = vyre_program_new("g", 256, 1, 1);
     uint32_t g[3];
     uint64_t counts[3] = {10, 1000, 257};
-    CHECK_EQ_U64(vyre_grid(p, counts, 3, 0, NULL, g, &err), VYRE_OK);
+    CHECK_EQ_U64(vyre_launch_grid(p, counts, 3, 0, NULL, g, &err), VYRE_OK);
     CHECK_EQ_U64(g[0], 4);
     CHECK_EQ_U64(g[1], 1);
     CHECK_EQ_U64(g[2], 1);
-    CHECK_EQ_U64(vyre_grid(p, counts, 3, 257, NULL, g, &err), VYRE_OK);
+    CHECK_EQ_U64(vyre_launch_grid(p, counts, 3, 257, NULL, g, &err), VYRE_OK);
     CHECK_EQ_U64(g[0], 2);
-    CHECK_EQ_U64(vyre_grid(p, counts, 3, 256, NULL, g, &err), VYRE_OK);
+    CHECK_EQ_U64(vyre_launch_grid(p, counts, 3, 256, NULL, g, &err), VYRE_OK);
     CHECK_EQ_U64(g[0], 1);
-    CHECK_EQ_U64(vyre_grid(p, NULL, 0, 0, NULL, g, &err), VYRE_OK); /* at least 1 */
+    CHECK_EQ_U64(vyre_launch_grid(p, NULL, 0, 0, NULL, g, &err), VYRE_OK); /* at least 1 */
     CHECK_EQ_U64(g[0], 1);
     uint32_t ex[3] = {7, 8, 9};
-    CHECK_EQ_U64(vyre_grid(p, counts, 3, 99999, ex, g, &err), VYRE_OK);
+    CHECK_EQ_U64(vyre_launch_grid(p, counts, 3, 99999, ex, g, &err), VYRE_OK);
     CHECK_EQ_U64(g[0], 7);
     CHECK_EQ_U64(g[1], 8);
     CHECK_EQ_U64(g[2], 9);
     uint32_t zero[3] = {4, 0, 1};
-    CHECK_EQ_U64(vyre_grid(p, NULL, 0, 0, zero, g, &err), VYRE_ERR_ARG);
+    CHECK_EQ_U64(vyre_launch_grid(p, NULL, 0, 0, zero, g, &err), VYRE_ERR_ARG);
     CHECK_STR_CONTAINS(err.message, "axis y");
     CHECK_STR_CONTAINS(err.message, "Fix:");
     uint32_t big[3] = {1, 65536, 1};
-    CHECK_EQ_U64(vyre_grid(p, NULL, 0, 0, big, g, &err), VYRE_ERR_LIMIT);
+    CHECK_EQ_U64(vyre_launch_grid(p, NULL, 0, 0, big, g, &err), VYRE_ERR_LIMIT);
     CHECK_STR_CONTAINS(err.message, "65535");
     uint32_t bigx[3] = {0x80000000u, 1, 1};
-    CHECK_EQ_U64(vyre_grid(p, NULL, 0, 0, bigx, g, &err), VYRE_ERR_LIMIT);
+    CHECK_EQ_U64(vyre_launch_grid(p, NULL, 0, 0, bigx, g, &err), VYRE_ERR_LIMIT);
     CHECK_STR_CONTAINS(err.message, "2147483647");
     uint64_t huge = UINT64_C(1) << 40;
-    CHECK_EQ_U64(vyre_grid(p, NULL, 0, huge, NULL, g, &err), VYRE_ERR_LIMIT);
+    CHECK_EQ_U64(vyre_launch_grid(p, NULL, 0, huge, NULL, g, &err), VYRE_ERR_LIMIT);
     CHECK_STR_CONTAINS(err.message, "Fix:");
     uint32_t maxx[3] = {2147483647u, 65535, 65535};
-    CHECK_EQ_U64(vyre_grid(p, NULL, 0, 0, maxx, g, &err), VYRE_OK);
+    CHECK_EQ_U64(vyre_launch_grid(p, NULL, 0, 0, maxx, g, &err), VYRE_OK);
     p->workgroup[0] = 0; /* only reachable by poking the struct */
-    CHECK_EQ_U64(vyre_grid(p, counts, 3, 0, NULL, g, &err), VYRE_ERR_ARG);
+    CHECK_EQ_U64(vyre_launch_grid(p, counts, 3, 0, NULL, g, &err), VYRE_ERR_ARG);
     CHECK_STR_CONTAINS(err.message, "workgroup size 0");
     vyre_program_free(p);
 }
@@ -578,7 +578,7 @@ static void test_run_errors(void) {
     vyre_program_free(p);
 
     /* declared counts must match the binding */
-    p = vyre_ir_new("counted", 1, 1, 1);
+    p = vyre_program_new("counted", 1, 1, 1);
     vyre_ir_buffer(p, "c", VYRE_U32, VYRE_ACCESS_READ_WRITE, 4);
     PUSH(BODY, vyre_ir_store(p, "c", LU(0), LEN("c")));
     uint32_t c[4] = {0};
@@ -591,7 +591,7 @@ static void test_run_errors(void) {
     vyre_program_free(p);
 
     /* an invalid program is reported, not run */
-    p = vyre_ir_new("bad", 1, 1, 1);
+    p = vyre_program_new("bad", 1, 1, 1);
     vyre_ir_buffer(p, "o", VYRE_U32, VYRE_ACCESS_WRITE, 0);
     PUSH(BODY, vyre_ir_store(p, "o", LU(0), NM("nope")));
     uint32_t o = 5;
@@ -605,7 +605,7 @@ static void test_run_errors(void) {
 /* ---- constant folding --------------------------------------------------------------------- */
 
 static void test_fold(void) {
-    vyre_program *p = vyre_ir_new("fold", 1, 1, 1);
+    vyre_program *p = vyre_program_new("fold", 1, 1, 1);
     vyre_ir_buffer(p, "o", VYRE_U32, VYRE_ACCESS_WRITE, 0);
     vyre_ir_buffer(p, "f", VYRE_F32, VYRE_ACCESS_WRITE, 0);
     struct vyre_expr *sum = BIN(ADD, BIN(MUL, LU(6), LU(7)), BIN(DIV, LU(10), LU(0)));
@@ -648,7 +648,7 @@ static void test_fold(void) {
     (void)bits_f;
     vyre_program_free(p);
 
-    p = vyre_ir_new("foldbad", 1, 1, 1);
+    p = vyre_program_new("foldbad", 1, 1, 1);
     PUSH(BODY, vyre_ir_let(p, "x", BIN(ADD, LU(1), LI(2)))); /* type mismatch */
     CHECK_EQ_U64(vyre_opt_fold(p, &err), VYRE_ERR_INVALID);
     vyre_program_free(p);
@@ -666,7 +666,7 @@ static void test_parsed_programs(void) {
         "  (if (lt i (len y))\n"
         "    (then (store y i (add (mul a (load x i)) (load y i))))))\n";
     vyre_program *parsed = NULL, *built = saxpy_program();
-    CHECK_EQ_U64(vyre_parse(saxpy_text, strlen(saxpy_text), &parsed, &err), VYRE_OK);
+    CHECK_EQ_U64(vyre_text_parse(saxpy_text, strlen(saxpy_text), &parsed, &err), VYRE_OK);
     if (!parsed) {
         vyre_program_free(built);
         return;
@@ -691,7 +691,7 @@ static void test_parsed_programs(void) {
                                     "  (store o 0u32 (add (mul 6u32 7u32) (shl 1u32 33u32)))\n"
                                     "  (store o 1u32 (cast i32 (sqrt 16.0f32))))\n";
     vyre_program *p = NULL;
-    CHECK_EQ_U64(vyre_parse(fold_text, strlen(fold_text), &p, &err), VYRE_OK);
+    CHECK_EQ_U64(vyre_text_parse(fold_text, strlen(fold_text), &p, &err), VYRE_OK);
     if (!p) return;
     CHECK_EQ_U64(vyre_opt_fold(p, &err), VYRE_ERR_INVALID); /* cast to i32 stored in u32 */
     vyre_program_free(p);
@@ -699,12 +699,12 @@ static void test_parsed_programs(void) {
                                   "  (buffer o u32 write)\n"
                                   "  (store o 0u32 (add (mul 6u32 7u32) (shl 1u32 33u32)))\n"
                                   "  (store o 1u32 (cast u32 (sqrt 16.0f32))))\n";
-    CHECK_EQ_U64(vyre_parse(fold_ok, strlen(fold_ok), &p, &err), VYRE_OK);
+    CHECK_EQ_U64(vyre_text_parse(fold_ok, strlen(fold_ok), &p, &err), VYRE_OK);
     if (!p) return;
     CHECK_EQ_U64(vyre_opt_fold(p, &err), VYRE_OK);
     char *text = NULL;
     size_t len = 0;
-    CHECK_EQ_U64(vyre_print(p, &text, &len), VYRE_OK);
+    CHECK_EQ_U64(vyre_text_print(p, &text, &len), VYRE_OK);
     CHECK_STR_CONTAINS(text, "(store o 0u32 44u32)");
     CHECK_STR_CONTAINS(text, "(store o 1u32 4u32)");
     vyre_free(text);

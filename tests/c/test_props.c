@@ -71,7 +71,7 @@ static struct vyre_gen_options opts_for(uint64_t seed, bool invalid) {
 static char *text_of(const vyre_program *p) {
     char *t = NULL;
     size_t n = 0;
-    if (vyre_print(p, &t, &n) != VYRE_OK) return NULL;
+    if (vyre_text_print(p, &t, &n) != VYRE_OK) return NULL;
     return t;
 }
 
@@ -173,7 +173,7 @@ static void check_valid(uint64_t seed, bool verbose) {
     if (!p) return;
     /* Determinism: the same seed gives the same program. */
     vyre_program *again = vyre_gen_random(seed, &o);
-    CHECK(vyre_equal(p, again));
+    CHECK(vyre_program_equal(p, again));
     vyre_program_free(again);
     char *text = text_of(p);
     CHECK(text != NULL);
@@ -202,17 +202,17 @@ static void check_valid(uint64_t seed, bool verbose) {
     vyre_program *q = NULL;
     struct vyre_error err;
     vyre_error_clear(&err);
-    st = vyre_parse(text, strlen(text), &q, &err);
+    st = vyre_text_parse(text, strlen(text), &q, &err);
     harness_checks++;
     if (st != VYRE_OK) {
         harness_fail(__FILE__, __LINE__, "seed %llu: printed text does not parse: %s (line %u col %u)\n%s",
                      (unsigned long long)seed, err.message, err.line, err.column, text);
     } else {
         harness_checks++;
-        if (!vyre_equal(p, q))
+        if (!vyre_program_equal(p, q))
             harness_fail(__FILE__, __LINE__, "seed %llu: parse(print(p)) != p\n%s",
                          (unsigned long long)seed, text);
-        CHECK_EQ_U64(vyre_hash(q), vyre_hash(p));
+        CHECK_EQ_U64(vyre_program_hash(q), vyre_program_hash(p));
         char *text2 = text_of(q);
         harness_checks++;
         if (!text2 || strcmp(text, text2) != 0)
@@ -295,7 +295,7 @@ static void test_invalid_programs(void) {
         if (t) {
             vyre_program *q = NULL;
             struct vyre_error err;
-            if (vyre_parse(t, strlen(t), &q, &err) == VYRE_OK) {
+            if (vyre_text_parse(t, strlen(t), &q, &err) == VYRE_OK) {
                 struct vyre_problems pq = {0};
                 (void)vyre_validate(q, &pq);
                 vyre_problems_free(&pq);
@@ -432,7 +432,7 @@ static void test_text_fuzz(void) {
             vyre_program *q = NULL;
             struct vyre_error err;
             vyre_error_clear(&err);
-            enum vyre_status st = vyre_parse(buf, m, &q, &err);
+            enum vyre_status st = vyre_text_parse(buf, m, &q, &err);
             if (st != VYRE_OK) {
                 CHECK(st == VYRE_ERR_SYNTAX || st == VYRE_ERR_LIMIT);
                 CHECK(err.message[0] != '\0');
@@ -451,8 +451,8 @@ static void test_text_fuzz(void) {
                 set_where("fuzz round trip", seed);
                 char *t2 = text_of(q);
                 vyre_program *q2 = NULL;
-                CHECK(t2 && vyre_parse(t2, strlen(t2), &q2, &err) == VYRE_OK);
-                CHECK(vyre_equal(q, q2));
+                CHECK(t2 && vyre_text_parse(t2, strlen(t2), &q2, &err) == VYRE_OK);
+                CHECK(vyre_program_equal(q, q2));
                 vyre_program_free(q2);
                 vyre_free(t2);
             }
@@ -475,9 +475,9 @@ static void test_generator_basics(void) {
     vyre_program *c = vyre_gen_random(43, NULL);
     CHECK(a && b && c);
     if (a && b && c) {
-        CHECK(vyre_equal(a, b));
-        CHECK(!vyre_equal(a, c));
-        CHECK_EQ_U64(vyre_hash(a), vyre_hash(b));
+        CHECK(vyre_program_equal(a, b));
+        CHECK(!vyre_program_equal(a, c));
+        CHECK_EQ_U64(vyre_program_hash(a), vyre_program_hash(b));
         CHECK(strcmp(vyre_program_name(a), "prog_2a") == 0);
         uint32_t wg[3];
         vyre_program_workgroup(a, wg);

@@ -115,7 +115,7 @@ static void batch_add(struct batch *b, const char *ptx)
 
 static vyre_program *make_saxpy(const char *name)
 {
-    P = vyre_ir_new(name, 256, 1, 1);
+    P = vyre_program_new(name, 256, 1, 1);
     vyre_ir_buffer(P, "x", VYRE_F32, VYRE_ACCESS_READ, 0);
     vyre_ir_buffer(P, "y", VYRE_F32, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_param(P, "a", VYRE_F32);
@@ -137,7 +137,7 @@ static vyre_program *make_arith(enum vyre_type t)
 {
     char name[32];
     snprintf(name, sizeof name, "arith_%s", vyre_type_name(t));
-    P = vyre_ir_new(name, 64, 1, 1);
+    P = vyre_program_new(name, 64, 1, 1);
     vyre_ir_buffer(P, "src", t, VYRE_ACCESS_READ, 0);
     vyre_ir_buffer(P, "dst", t, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_buffer(P, "flags", VYRE_BOOL, VYRE_ACCESS_WRITE, 0);
@@ -173,7 +173,7 @@ static vyre_program *make_arith(enum vyre_type t)
 /* Every cast between the 7 types and every bitcast pair. */
 static vyre_program *make_casts(void)
 {
-    P = vyre_ir_new("casts", 32, 1, 1);
+    P = vyre_program_new("casts", 32, 1, 1);
     char names[VYRE_TYPE_COUNT][16];
     for (int i = 0; i < VYRE_TYPE_COUNT; i++) {
         snprintf(names[i], sizeof names[i], "v_%s", vyre_type_name(all_types[i]));
@@ -196,7 +196,7 @@ static vyre_program *make_casts(void)
 /* bool in registers and memory, params of every type, literals of every type. */
 static vyre_program *make_bools(void)
 {
-    P = vyre_ir_new("bools", 32, 1, 1);
+    P = vyre_program_new("bools", 32, 1, 1);
     vyre_ir_buffer(P, "bb", VYRE_BOOL, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_buffer(P, "ii", VYRE_I64, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_param(P, "flag", VYRE_BOOL);
@@ -226,7 +226,7 @@ static vyre_program *make_bools(void)
  * return, set. */
 static vyre_program *make_control(void)
 {
-    P = vyre_ir_new("control", 128, 1, 1);
+    P = vyre_program_new("control", 128, 1, 1);
     vyre_ir_buffer(P, "out", VYRE_I32, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_param(P, "n", VYRE_I32);
     vyre_ir_param(P, "m", VYRE_U64);
@@ -260,7 +260,7 @@ static vyre_program *make_control(void)
  * shared, bound and unbound results, cas), a 3-D workgroup and every builtin. */
 static vyre_program *make_atomics(void)
 {
-    P = vyre_ir_new("atomics", 8, 4, 2);
+    P = vyre_program_new("atomics", 8, 4, 2);
     vyre_ir_buffer(P, "gu", VYRE_U32, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_buffer(P, "gi", VYRE_I32, VYRE_ACCESS_WRITE, 0);
     vyre_ir_buffer(P, "g64", VYRE_U64, VYRE_ACCESS_READ_WRITE, 0);
@@ -347,7 +347,7 @@ static void test_saxpy(void)
     vyre_program_free(p);
 
     /* Guarded on both buffers: the guard's compares are the only ones left. */
-    P = vyre_ir_new("saxpy2", 256, 1, 1);
+    P = vyre_program_new("saxpy2", 256, 1, 1);
     vyre_ir_buffer(P, "x", VYRE_F32, VYRE_ACCESS_READ, 0);
     vyre_ir_buffer(P, "y", VYRE_F32, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_param(P, "a", VYRE_F32);
@@ -374,7 +374,7 @@ static void test_saxpy(void)
 static void test_unguarded_checks(void)
 {
     /* Without the guard, every access is predicated on its own bounds compare. */
-    P = vyre_ir_new("raw", 64, 1, 1);
+    P = vyre_program_new("raw", 64, 1, 1);
     vyre_ir_buffer(P, "x", VYRE_F32, VYRE_ACCESS_READ, 0);
     vyre_ir_buffer(P, "y", VYRE_F32, VYRE_ACCESS_WRITE, 0);
     store(&P->body, "y", gid(), ld("x", gid()));
@@ -419,7 +419,7 @@ static void test_bad_sm(void)
 
 static void test_invalid_program(void)
 {
-    P = vyre_ir_new("broken", 64, 1, 1);
+    P = vyre_program_new("broken", 64, 1, 1);
     store(&P->body, "nowhere", u32(0), u32(1));
     vyre_program *p = P;
     struct vyre_ptx_options o = {80};
@@ -435,7 +435,7 @@ static void test_targets_and_abi(void)
 {
     static const struct { unsigned sm; const char *v; } t[] = {
         {70, "6.0"}, {75, "6.3"}, {80, "7.0"}, {86, "7.1"}, {89, "7.8"}, {90, "7.8"}};
-    P = vyre_ir_new("abi", 32, 2, 1);
+    P = vyre_program_new("abi", 32, 2, 1);
     vyre_ir_buffer(P, "a", VYRE_U32, VYRE_ACCESS_READ, 0);
     vyre_ir_param(P, "s", VYRE_I32);
     vyre_ir_buffer(P, "b", VYRE_F64, VYRE_ACCESS_WRITE, 16);
@@ -477,6 +477,60 @@ static void test_determinism(void)
     vyre_free(c);
     vyre_program_free(p1);
     vyre_program_free(p2);
+}
+
+/* PTX without its comment lines (they quote the statements as written). */
+static void strip_comments(char *s)
+{
+    char *w = s;
+    for (char *line = s; *line;) {
+        char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
+        const char *t = line;
+        while (*t == ' ' || *t == '\t') t++;
+        if (strncmp(t, "//", 2) != 0) {
+            memmove(w, line, len);
+            w += len;
+        }
+        line += len;
+    }
+    *w = '\0';
+}
+
+static vyre_program *parse_text(const char *text)
+{
+    vyre_program *p = NULL;
+    struct vyre_error err;
+    CHECK_EQ_U64(vyre_text_parse(text, strlen(text), &p, &err), VYRE_OK);
+    return p;
+}
+
+/* Emission folds constants (the optimiser runs before PTX) on a copy: the caller's
+ * program keeps its text, and a literal expression emits what its value would. */
+static void test_emit_folds_a_copy(void)
+{
+    vyre_program *p = parse_text("(program k (workgroup 1) (buffer o u32 write 1)\n"
+                                 "  (store o 0u32 (mul (add 2u32 4u32) 7u32)))\n");
+    vyre_program *q = parse_text("(program k (workgroup 1) (buffer o u32 write 1)\n"
+                                 "  (store o 0u32 42u32))\n");
+    char *before = NULL, *after = NULL;
+    size_t n = 0;
+    CHECK_EQ_U64(vyre_text_print(p, &before, &n), VYRE_OK);
+    char *a = emit(p, 90), *b = emit(q, 90);
+    CHECK_EQ_U64(vyre_text_print(p, &after, &n), VYRE_OK);
+    CHECK(before && after && strcmp(before, after) == 0);
+    CHECK(a && b);
+    if (a && b) {
+        strip_comments(a);
+        strip_comments(b);
+        CHECK(strcmp(a, b) == 0);
+    }
+    vyre_free(before);
+    vyre_free(after);
+    vyre_free(a);
+    vyre_free(b);
+    vyre_program_free(p);
+    vyre_program_free(q);
 }
 
 /* Text-level checks of the exact-semantics templates. */
@@ -559,7 +613,7 @@ static void test_ptxas_all(void)
 
 static void test_bounds_pass(void)
 {
-    P = vyre_ir_new("bounds", 64, 1, 1);
+    P = vyre_program_new("bounds", 64, 1, 1);
     vyre_ir_buffer(P, "x", VYRE_U32, VYRE_ACCESS_READ, 0);
     vyre_ir_buffer(P, "y", VYRE_U32, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_shared(P, "sh", VYRE_U32, 4);
@@ -641,6 +695,7 @@ int main(void)
     RUN_TEST(test_invalid_program);
     RUN_TEST(test_targets_and_abi);
     RUN_TEST(test_determinism);
+    RUN_TEST(test_emit_folds_a_copy);
     RUN_TEST(test_templates);
     RUN_TEST(test_ptxas_all);
     RUN_TEST(test_bounds_pass);

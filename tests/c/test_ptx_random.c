@@ -148,7 +148,7 @@ static char *emit(uint64_t seed, unsigned sm, vyre_program **out_p) {
     if (st != VYRE_OK || !ptx) {
         char *text = NULL;
         size_t tn = 0;
-        vyre_print(p, &text, &tn);
+        vyre_text_print(p, &text, &tn);
         harness_fail(__FILE__, __LINE__, "seed %llu sm_%u: vyre_ptx_emit failed: %s: %s\n%s",
                      (unsigned long long)seed, sm, vyre_status_name(st), err.message, text ? text : "");
         vyre_free(text);
@@ -201,7 +201,7 @@ static void bisect(const struct job *j, const char *arch) {
             if (rc != 0) {
                 char *text = NULL, quoted[256];
                 size_t tn = 0;
-                vyre_print(p, &text, &tn);
+                vyre_text_print(p, &text, &tn);
                 quote_line(ptx, m, quoted, sizeof quoted);
                 harness_fail(__FILE__, __LINE__, "seed %llu sm_%u: ptxas -arch=%s failed (rc %d):\n%s%s\nprogram:\n%s",
                              (unsigned long long)seed, j->sm, arch, rc, m ? m : "", quoted, text ? text : "");

@@ -23,7 +23,7 @@ static uint64_t rnd(void) { /* xorshift64*: deterministic across runs */
 static vyre_program *parse_ok(const char *text) {
     vyre_program *p = NULL;
     struct vyre_error err;
-    enum vyre_status st = vyre_parse(text, strlen(text), &p, &err);
+    enum vyre_status st = vyre_text_parse(text, strlen(text), &p, &err);
     if (st != VYRE_OK) {
         harness_fail(__FILE__, __LINE__, "parse failed: %s\n%s", err.message, text);
         return NULL;
@@ -34,7 +34,7 @@ static vyre_program *parse_ok(const char *text) {
 static char *print_ok(const vyre_program *p) {
     char *out = NULL;
     size_t len = 0;
-    CHECK_EQ_U64(vyre_print(p, &out, &len), VYRE_OK);
+    CHECK_EQ_U64(vyre_text_print(p, &out, &len), VYRE_OK);
     if (out) CHECK_EQ_U64(len, strlen(out));
     return out;
 }
@@ -44,11 +44,11 @@ static char *round_trip(const vyre_program *p) {
     char *t1 = print_ok(p);
     if (!t1) return NULL;
     vyre_program *q = parse_ok(t1);
-    CHECK(q && vyre_equal(p, q));
+    CHECK(q && vyre_program_equal(p, q));
     if (q) {
         char *t2 = print_ok(q);
         CHECK(t2 && strcmp(t1, t2) == 0);
-        CHECK_EQ_U64(vyre_hash(p), vyre_hash(q));
+        CHECK_EQ_U64(vyre_program_hash(p), vyre_program_hash(q));
         vyre_free(t2);
         vyre_program_free(q);
     }
@@ -71,7 +71,7 @@ static void check_syntax_error(const char *text, size_t len, uint32_t line, uint
                                const char *needle) {
     vyre_program *p = (vyre_program *)1;
     struct vyre_error err;
-    enum vyre_status st = vyre_parse(text, len, &p, &err);
+    enum vyre_status st = vyre_text_parse(text, len, &p, &err);
     CHECK_EQ_U64(st, VYRE_ERR_SYNTAX);
     CHECK(p == NULL);
     CHECK_EQ_U64(err.status, VYRE_ERR_SYNTAX);
@@ -176,7 +176,7 @@ static void test_canonical_texts(void) {
 
 /* The saxpy of the builder prints exactly the ARCHITECTURE.md §4 example. */
 static void test_builder_saxpy(void) {
-    vyre_program *p = vyre_ir_new("saxpy", 256, 1, 1);
+    vyre_program *p = vyre_program_new("saxpy", 256, 1, 1);
     vyre_ir_buffer(p, "x", VYRE_F32, VYRE_ACCESS_READ, 0);
     vyre_ir_buffer(p, "y", VYRE_F32, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_param(p, "a", VYRE_F32);
@@ -192,14 +192,14 @@ static void test_builder_saxpy(void) {
     char *t = print_ok(p);
     CHECK(t && strcmp(t, SAXPY) == 0);
     vyre_program *q = parse_ok(SAXPY);
-    CHECK(vyre_equal(p, q));
+    CHECK(vyre_program_equal(p, q));
     char hex[17];
-    vyre_hash_hex(p, hex);
+    vyre_program_hash_hex(p, hex);
     CHECK_EQ_U64(strlen(hex), 16);
     char want[17];
     snprintf(want, sizeof want, "%016" PRIx64, (uint64_t)XXH3_64bits(t, strlen(t)));
     CHECK(strcmp(hex, want) == 0);
-    CHECK_EQ_U64(vyre_hash(p), XXH3_64bits(SAXPY, strlen(SAXPY)));
+    CHECK_EQ_U64(vyre_program_hash(p), XXH3_64bits(SAXPY, strlen(SAXPY)));
 
     char buf[128];
     CHECK(strcmp(vyre_stmt_text(s, buf, sizeof buf), "(if (lt i (len y)) ...)") == 0);
@@ -220,7 +220,7 @@ static void test_builder_saxpy(void) {
 static struct vyre_expr *nm(vyre_program *p, const char *n) { return vyre_ir_name(p, n); }
 
 static void test_every_op(void) {
-    vyre_program *p = vyre_ir_new("ops", 64, 1, 1);
+    vyre_program *p = vyre_program_new("ops", 64, 1, 1);
     vyre_ir_buffer(p, "b", VYRE_U32, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_shared(p, "sh", VYRE_I32, 32);
     vyre_ir_param(p, "u", VYRE_U32);
@@ -274,7 +274,7 @@ static void test_every_op(void) {
 /* ---- literals --------------------------------------------------------------------- */
 
 static char *lit_text(enum vyre_type t, vyre_bits bits, char *buf, size_t size) {
-    vyre_program *p = vyre_ir_new("l", 1, 1, 1);
+    vyre_program *p = vyre_program_new("l", 1, 1, 1);
     struct vyre_expr *e = vyre_ir_lit(p, t, bits);
     vyre_expr_text(e, buf, size);
     vyre_program_free(p);
@@ -287,7 +287,7 @@ static bool lit_parse(const char *lit, enum vyre_type *t, vyre_bits *bits) {
     snprintf(text, sizeof text, "(program l (workgroup 1) (let v %s))", lit);
     vyre_program *p = NULL;
     struct vyre_error err;
-    if (vyre_parse(text, strlen(text), &p, &err) != VYRE_OK) return false;
+    if (vyre_text_parse(text, strlen(text), &p, &err) != VYRE_OK) return false;
     struct vyre_expr *e = p->body.items[0]->value;
     *t = e->type;
     *bits = e->u.lit.bits;
@@ -508,17 +508,17 @@ static void test_syntax_errors(void) {
     /* but anything goes inside a comment */
     static const char cmt[] = "; caf\xc3\xa9 \xff\0\x01\n(program p (workgroup 1)) ; end \x80";
     vyre_program *p = NULL;
-    CHECK_EQ_U64(vyre_parse(cmt, sizeof cmt - 1, &p, NULL), VYRE_OK);
+    CHECK_EQ_U64(vyre_text_parse(cmt, sizeof cmt - 1, &p, NULL), VYRE_OK);
     vyre_program_free(p);
 
     /* argument errors */
     struct vyre_error err;
-    CHECK_EQ_U64(vyre_parse("x", 1, NULL, &err), VYRE_ERR_ARG);
-    CHECK_EQ_U64(vyre_parse(NULL, 3, &p, &err), VYRE_ERR_ARG);
-    CHECK_EQ_U64(vyre_parse(NULL, 0, &p, &err), VYRE_ERR_SYNTAX);
+    CHECK_EQ_U64(vyre_text_parse("x", 1, NULL, &err), VYRE_ERR_ARG);
+    CHECK_EQ_U64(vyre_text_parse(NULL, 3, &p, &err), VYRE_ERR_ARG);
+    CHECK_EQ_U64(vyre_text_parse(NULL, 0, &p, &err), VYRE_ERR_SYNTAX);
     CHECK_STR_CONTAINS(err.message, "empty input");
     /* the length bounds the text: nothing past it is read */
-    CHECK_EQ_U64(vyre_parse("(program p (workgroup 1))garbage", 25, &p, NULL), VYRE_OK);
+    CHECK_EQ_U64(vyre_text_parse("(program p (workgroup 1))garbage", 25, &p, NULL), VYRE_OK);
     vyre_program_free(p);
 }
 
@@ -532,8 +532,8 @@ static void test_extras(void) {
     vyre_program *b = parse_ok("(program f (workgroup 4)\n  (buffer b u32 read_write)\n"
                                "  (for i 0u32 (len b) 1u32\n    (store b i i)\n    (barrier))\n"
                                "  (for j -3i64 9i64 1i64))\n");
-    CHECK(a && b && vyre_equal(a, b));
-    CHECK_EQ_U64(vyre_hash(a), vyre_hash(b));
+    CHECK(a && b && vyre_program_equal(a, b));
+    CHECK_EQ_U64(vyre_program_hash(a), vyre_program_hash(b));
     CHECK(a && a->body.items[1]->step->kind == VYRE_EX_LIT && a->body.items[1]->step->type == VYRE_I64 &&
           a->body.items[1]->step->u.lit.bits == 1);
     vyre_program_free(a);
@@ -555,21 +555,21 @@ static void test_extras(void) {
 
 static void test_hash(void) {
     vyre_program *a = parse_ok(SAXPY), *b = parse_ok(REDUCE), *c = parse_ok(LOOPS);
-    uint64_t ha = vyre_hash(a);
-    CHECK_EQ_U64(vyre_hash(a), ha);
-    CHECK(ha != vyre_hash(b) && ha != vyre_hash(c) && vyre_hash(b) != vyre_hash(c));
+    uint64_t ha = vyre_program_hash(a);
+    CHECK_EQ_U64(vyre_program_hash(a), ha);
+    CHECK(ha != vyre_program_hash(b) && ha != vyre_program_hash(c) && vyre_program_hash(b) != vyre_program_hash(c));
     /* a one-bit literal difference changes the hash */
     vyre_program *d = parse_ok("(program p (workgroup 1) (let v 0x0p+0f32))");
     vyre_program *e = parse_ok("(program p (workgroup 1) (let v -0x0p+0f32))");
-    CHECK(vyre_hash(d) != vyre_hash(e));
-    CHECK(!vyre_equal(d, e));
+    CHECK(vyre_program_hash(d) != vyre_program_hash(e));
+    CHECK(!vyre_program_equal(d, e));
     char hex[17];
-    vyre_hash_hex(a, hex);
+    vyre_program_hash_hex(a, hex);
     char want[17];
     snprintf(want, sizeof want, "%016" PRIx64, ha);
     CHECK(strcmp(hex, want) == 0);
     /* long program: streamed hashing (several chunks) matches the one-shot hash */
-    vyre_program *big = vyre_ir_new("big", 1, 1, 1);
+    vyre_program *big = vyre_program_new("big", 1, 1, 1);
     char name[32];
     for (int i = 0; i < 3000; i++) {
         snprintf(name, sizeof name, "v%d", i);
@@ -577,7 +577,7 @@ static void test_hash(void) {
     }
     char *t = round_trip(big);
     CHECK(t && strlen(t) > 60000);
-    CHECK_EQ_U64(vyre_hash(big), XXH3_64bits(t, strlen(t)));
+    CHECK_EQ_U64(vyre_program_hash(big), XXH3_64bits(t, strlen(t)));
     vyre_free(t);
     vyre_program_free(big);
     vyre_program_free(a);
@@ -602,7 +602,7 @@ static void test_depth(void) {
         k += (size_t)sprintf(text + k, "))");
         vyre_program *p = NULL;
         struct vyre_error err;
-        enum vyre_status st = vyre_parse(text, k, &p, &err);
+        enum vyre_status st = vyre_text_parse(text, k, &p, &err);
         if (levels == 200) {
             CHECK_EQ_U64(st, VYRE_OK);
             char *t = round_trip(p);
@@ -618,9 +618,9 @@ static void test_depth(void) {
     size_t k = (size_t)sprintf(text, "(program d (workgroup 1) ");
     for (int i = 0; i < 5000; i++) k += (size_t)sprintf(text + k, "(if true (then ");
     vyre_program *p = NULL;
-    CHECK_EQ_U64(vyre_parse(text, k, &p, NULL), VYRE_ERR_SYNTAX);
+    CHECK_EQ_U64(vyre_text_parse(text, k, &p, NULL), VYRE_ERR_SYNTAX);
     memset(text, '(', cap);
-    CHECK_EQ_U64(vyre_parse(text, cap, &p, NULL), VYRE_ERR_SYNTAX);
+    CHECK_EQ_U64(vyre_text_parse(text, cap, &p, NULL), VYRE_ERR_SYNTAX);
     free(text);
 }
 
@@ -667,7 +667,7 @@ static void mutate_and_parse(const char *seed, int rounds) {
         }
         vyre_program *p = NULL;
         struct vyre_error err;
-        enum vyre_status st = vyre_parse(buf, len, &p, &err);
+        enum vyre_status st = vyre_text_parse(buf, len, &p, &err);
         if (st == VYRE_OK) {
             ok++;
             char *t = round_trip(p);
@@ -697,22 +697,22 @@ static void test_mutations(void) {
         size_t len = (size_t)(rnd() % sizeof junk);
         for (size_t i = 0; i < len; i++) junk[i] = (char)rnd();
         vyre_program *p = NULL;
-        CHECK_EQ_U64(vyre_parse(junk, len, &p, NULL), VYRE_ERR_SYNTAX);
+        CHECK_EQ_U64(vyre_text_parse(junk, len, &p, NULL), VYRE_ERR_SYNTAX);
     }
 }
 
 /* A program that was never finished prints no canonical text, but still hashes. */
 static void test_broken_program(void) {
-    vyre_program *p = vyre_ir_new("broken", 1, 1, 1);
+    vyre_program *p = vyre_program_new("broken", 1, 1, 1);
     vyre_ir_push(p, &p->body, vyre_ir_let(p, "x", NULL));
     char *out = (char *)1;
-    CHECK_EQ_U64(vyre_print(p, &out, NULL), VYRE_ERR_ARG);
+    CHECK_EQ_U64(vyre_text_print(p, &out, NULL), VYRE_ERR_ARG);
     CHECK(out == NULL);
-    CHECK(vyre_hash(p) != 0);
+    CHECK(vyre_program_hash(p) != 0);
     char buf[64];
     CHECK(strcmp(vyre_stmt_text(p->body.items[0], buf, sizeof buf), "(let x <null>)") == 0);
     CHECK(strcmp(vyre_expr_text(NULL, buf, sizeof buf), "<null>") == 0);
-    CHECK_EQ_U64(vyre_print(NULL, &out, NULL), VYRE_ERR_ARG);
+    CHECK_EQ_U64(vyre_text_print(NULL, &out, NULL), VYRE_ERR_ARG);
     vyre_program_free(p);
 }
 
@@ -728,15 +728,15 @@ static void test_generated(void) {
         CHECK(p != NULL);
         if (!p) continue;
         char *t = NULL;
-        if (vyre_print(p, &t, NULL) == VYRE_OK) {
+        if (vyre_text_print(p, &t, NULL) == VYRE_OK) {
             vyre_program *q = NULL;
             struct vyre_error err;
-            enum vyre_status st = vyre_parse(t, strlen(t), &q, &err);
+            enum vyre_status st = vyre_text_parse(t, strlen(t), &q, &err);
             if (!opt.allow_invalid || st == VYRE_OK) {
                 tried++;
                 if (st != VYRE_OK)
                     harness_fail(__FILE__, __LINE__, "seed %" PRIu64 ": %s\n%s", seed, err.message, t);
-                CHECK(q && vyre_equal(p, q));
+                CHECK(q && vyre_program_equal(p, q));
                 vyre_free(round_trip(p));
             }
             vyre_program_free(q);

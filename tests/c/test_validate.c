@@ -79,7 +79,7 @@ static struct vyre_problem expect_n(vyre_program *p, size_t n, const char *code,
 static vyre_program *parse(const char *text) {
     vyre_program *p = NULL;
     struct vyre_error err;
-    if (vyre_parse(text, strlen(text), &p, &err) != VYRE_OK) {
+    if (vyre_text_parse(text, strlen(text), &p, &err) != VYRE_OK) {
         harness_fail(__FILE__, __LINE__, "parse failed: %s\n%s", err.message, text);
         return NULL;
     }
@@ -114,7 +114,7 @@ static void valid_text(const char *text, int line) {
 /* ---- valid programs, resolution ---------------------------------------------------- */
 
 static vyre_program *build_saxpy(void) {
-    vyre_program *p = vyre_ir_new("saxpy", 256, 1, 1);
+    vyre_program *p = vyre_program_new("saxpy", 256, 1, 1);
     vyre_ir_buffer(p, "x", VYRE_F32, VYRE_ACCESS_READ, 0);
     vyre_ir_buffer(p, "y", VYRE_F32, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_param(p, "a", VYRE_F32);
@@ -159,7 +159,7 @@ static void test_saxpy_resolved(void) {
 }
 
 static void test_histogram_atomics(void) {
-    vyre_program *p = vyre_ir_new("hist", 128, 1, 1);
+    vyre_program *p = vyre_program_new("hist", 128, 1, 1);
     vyre_ir_buffer(p, "data", VYRE_U32, VYRE_ACCESS_READ, 0);
     vyre_ir_buffer(p, "hist", VYRE_U32, VYRE_ACCESS_READ_WRITE, 16);
     vyre_ir_shared(p, "local", VYRE_U32, 16);
@@ -189,7 +189,7 @@ static void test_histogram_atomics(void) {
 /* Shared-memory tree reduction: barriers inside a loop whose bounds are uniform
  * (literals, wgsize, params) and outside the divergent if. */
 static vyre_program *build_reduction(bool divergent_bound) {
-    vyre_program *p = vyre_ir_new("reduce", 256, 1, 1);
+    vyre_program *p = vyre_program_new("reduce", 256, 1, 1);
     vyre_ir_buffer(p, "in", VYRE_F32, VYRE_ACCESS_READ, 0);
     vyre_ir_buffer(p, "out", VYRE_F32, VYRE_ACCESS_WRITE, 0);
     vyre_ir_shared(p, "tmp", VYRE_F32, 256);
@@ -328,35 +328,35 @@ static void test_names(void) {
     EXPECT(parse(HDR "(store zz 0u32 1u32))"), "undeclared-name", "body[0]");
 
     /* Identifier rules need the builder: the parser rejects these spellings itself. */
-    vyre_program *p = vyre_ir_new("t", 1, 1, 1);
+    vyre_program *p = vyre_program_new("t", 1, 1, 1);
     push(p, &p->body, vyre_ir_let(p, "f32", u32(p, 1)));
     pr = EXPECT(p, "reserved-name", "body[0]");
     CHECK_STR_CONTAINS(pr.message, "'f32'");
-    p = vyre_ir_new("t", 1, 1, 1);
+    p = vyre_program_new("t", 1, 1, 1);
     push(p, &p->body, vyre_ir_let(p, "true", u32(p, 1)));
     EXPECT(p, "reserved-name", "body[0]");
-    p = vyre_ir_new("t", 1, 1, 1);
+    p = vyre_program_new("t", 1, 1, 1);
     vyre_ir_param(p, "nan", VYRE_F32);
     EXPECT(p, "reserved-name", "decls[0]");
-    p = vyre_ir_new("t", 1, 1, 1);
+    p = vyre_program_new("t", 1, 1, 1);
     push(p, &p->body, vyre_ir_let(p, "1x", u32(p, 1)));
     EXPECT(p, "invalid-name", "body[0]");
-    p = vyre_ir_new("t", 1, 1, 1);
+    p = vyre_program_new("t", 1, 1, 1);
     push(p, &p->body, vyre_ir_let(p, "a-b", u32(p, 1)));
     EXPECT(p, "invalid-name", "body[0]");
     char longname[80];
     memset(longname, 'q', 65);
     longname[65] = '\0';
-    p = vyre_ir_new("t", 1, 1, 1);
+    p = vyre_program_new("t", 1, 1, 1);
     vyre_ir_buffer(p, longname, VYRE_U32, VYRE_ACCESS_READ, 0);
     EXPECT(p, "name-too-long", "decls[0]");
     longname[64] = '\0'; /* exactly 64 is fine */
-    p = vyre_ir_new(longname, 1, 1, 1);
+    p = vyre_program_new(longname, 1, 1, 1);
     CHECK(VALID(p));
     vyre_program_free(p);
-    p = vyre_ir_new("bad name", 1, 1, 1);
+    p = vyre_program_new("bad name", 1, 1, 1);
     EXPECT(p, "invalid-name", "name");
-    p = vyre_ir_new("", 1, 1, 1);
+    p = vyre_program_new("", 1, 1, 1);
     EXPECT(p, "invalid-name", "name");
 }
 
@@ -387,11 +387,11 @@ static void test_set_store_atomic(void) {
            "atomic-type", "body[0]");
     VALID_TEXT("(program t (workgroup 1) (buffer d u64 read_write) (shared s i32 4)"
                "(atomic exchange d 0u32 1u64) (let o (atomic min s 1u32 -1i32)) (set o 3i32))");
-    vyre_program *p = vyre_ir_new("t", 1, 1, 1);
+    vyre_program *p = vyre_program_new("t", 1, 1, 1);
     vyre_ir_buffer(p, "h", VYRE_U32, VYRE_ACCESS_WRITE, 0);
     push(p, &p->body, vyre_ir_atomic(p, NULL, VYRE_ATOMIC_CAS, "h", u32(p, 0), NULL, u32(p, 1)));
     EXPECT(p, "atomic-operands", "body[0]");
-    p = vyre_ir_new("t", 1, 1, 1);
+    p = vyre_program_new("t", 1, 1, 1);
     vyre_ir_buffer(p, "h", VYRE_U32, VYRE_ACCESS_WRITE, 0);
     push(p, &p->body, vyre_ir_atomic(p, NULL, VYRE_ATOMIC_OR, "h", u32(p, 0), u32(p, 2), u32(p, 1)));
     EXPECT(p, "atomic-operands", "body[0]");
@@ -407,7 +407,7 @@ static void test_break(void) {
 
 static void test_barrier_divergent_if(void) {
     /* A barrier under `if gid < 3` is rejected. */
-    vyre_program *p = vyre_ir_new("t", 64, 1, 1);
+    vyre_program *p = vyre_program_new("t", 64, 1, 1);
     struct vyre_stmt *s = vyre_ir_if(p, bin(p, VYRE_OP_LT, gid(p), u32(p, 3)));
     push(p, &s->then_, vyre_ir_simple(p, VYRE_ST_BARRIER));
     push(p, &p->body, s);
@@ -480,42 +480,42 @@ static void test_barrier_return_break(void) {
 /* ---- declarations and limits ---------------------------------------------------------- */
 
 static void test_decls_limits(void) {
-    EXPECT(vyre_ir_new("t", 0, 1, 1), "workgroup-size", "workgroup");
-    EXPECT(vyre_ir_new("t", 2048, 1, 1), "workgroup-size", "workgroup");
-    EXPECT(vyre_ir_new("t", 64, 4, 8), "workgroup-size", "workgroup");
-    EXPECT(vyre_ir_new("t", 1, 1, 65), "workgroup-size", "workgroup");
-    vyre_program *p = vyre_ir_new("t", 1024, 1, 1);
+    EXPECT(vyre_program_new("t", 0, 1, 1), "workgroup-size", "workgroup");
+    EXPECT(vyre_program_new("t", 2048, 1, 1), "workgroup-size", "workgroup");
+    EXPECT(vyre_program_new("t", 64, 4, 8), "workgroup-size", "workgroup");
+    EXPECT(vyre_program_new("t", 1, 1, 65), "workgroup-size", "workgroup");
+    vyre_program *p = vyre_program_new("t", 1024, 1, 1);
     CHECK(VALID(p));
     vyre_program_free(p);
-    p = vyre_ir_new("t", 4, 4, 64);
+    p = vyre_program_new("t", 4, 4, 64);
     CHECK(VALID(p));
     vyre_program_free(p);
 
-    p = vyre_ir_new("t", 1, 1, 1);
+    p = vyre_program_new("t", 1, 1, 1);
     vyre_ir_shared(p, "s", VYRE_F32, 0);
     EXPECT(p, "shared-count", "decls[0]");
-    p = vyre_ir_new("t", 1, 1, 1);
+    p = vyre_program_new("t", 1, 1, 1);
     vyre_ir_shared(p, "s", VYRE_F32, 8192);
     vyre_ir_shared(p, "t2", VYRE_F64, 2048); /* 32768 + 16384 = 49152: still fits */
     CHECK(VALID(p));
     vyre_ir_shared(p, "u", VYRE_BOOL, 1);
     EXPECT(p, "shared-size", "decls[2]");
 
-    p = vyre_ir_new("t", 1, 1, 1);
+    p = vyre_program_new("t", 1, 1, 1);
     char name[16];
     for (int i = 0; i < 129; i++) {
         snprintf(name, sizeof name, "p%d", i);
         vyre_ir_param(p, name, VYRE_U32);
     }
     EXPECT(p, "limit-params", "decls[128]");
-    p = vyre_ir_new("t", 1, 1, 1);
+    p = vyre_program_new("t", 1, 1, 1);
     for (int i = 0; i < 129; i++) {
         snprintf(name, sizeof name, "b%d", i);
         vyre_ir_buffer(p, name, VYRE_U32, VYRE_ACCESS_READ, 0);
     }
     vyre_ir_shared(p, "s", VYRE_U32, 1);
     EXPECT(p, "limit-buffers", "decls[128]");
-    p = vyre_ir_new("t", 1, 1, 1);
+    p = vyre_program_new("t", 1, 1, 1);
     vyre_ir_buffer(p, "b", (enum vyre_type)42, VYRE_ACCESS_READ, 0);
     push(p, &p->body, vyre_ir_let(p, "v", vyre_ir_load(p, "b", u32(p, 0))));
     EXPECT(p, "invalid-type", "decls[0]");
@@ -524,7 +524,7 @@ static void test_decls_limits(void) {
 static void test_nesting_limit(void) {
     /* 64 nested levels are allowed, the 65th is not. */
     for (int levels = 64; levels <= 65; levels++) {
-        vyre_program *p = vyre_ir_new("t", 1, 1, 1);
+        vyre_program *p = vyre_program_new("t", 1, 1, 1);
         struct vyre_block *b = &p->body;
         for (int i = 0; i < levels - 1; i++) {
             struct vyre_stmt *s = vyre_ir_if(p, vyre_ir_lit(p, VYRE_BOOL, 1));
@@ -544,7 +544,7 @@ static void test_nesting_limit(void) {
         }
     }
     /* Far beyond the limit: nothing below is visited, no crash. */
-    vyre_program *p = vyre_ir_new("t", 1, 1, 1);
+    vyre_program *p = vyre_program_new("t", 1, 1, 1);
     struct vyre_block *b = &p->body;
     for (int i = 0; i < 20000; i++) {
         struct vyre_stmt *s = vyre_ir_for(p, "i", u32(p, 0), u32(p, 1), u32(p, 1));
@@ -553,7 +553,7 @@ static void test_nesting_limit(void) {
     }
     EXPECT_SOME(p, "limit-nesting", NULL);
     /* A wide block past the limit is one problem, not one per statement. */
-    p = vyre_ir_new("t", 1, 1, 1);
+    p = vyre_program_new("t", 1, 1, 1);
     b = &p->body;
     for (int i = 0; i < 64; i++) {
         struct vyre_stmt *s = vyre_ir_if(p, vyre_ir_lit(p, VYRE_BOOL, 1));
@@ -566,7 +566,7 @@ static void test_nesting_limit(void) {
 
 static void test_expr_depth_limit(void) {
     for (int depth = 128; depth <= 129; depth++) {
-        vyre_program *p = vyre_ir_new("t", 1, 1, 1);
+        vyre_program *p = vyre_program_new("t", 1, 1, 1);
         struct vyre_expr *e = u32(p, 1);
         for (int i = 1; i < depth; i++) e = vyre_ir_unary(p, VYRE_OP_NOT, e);
         push(p, &p->body, vyre_ir_let(p, "v", e));
@@ -581,7 +581,7 @@ static void test_expr_depth_limit(void) {
         }
     }
     /* A wide tree crossing the limit in many places is one problem. */
-    vyre_program *w = vyre_ir_new("t", 1, 1, 1);
+    vyre_program *w = vyre_program_new("t", 1, 1, 1);
     struct vyre_expr *leaves[32];
     for (int i = 0; i < 32; i++) leaves[i] = u32(w, 1);
     for (int n = 32; n > 1; n /= 2)
@@ -597,13 +597,13 @@ static void test_expr_depth_limit(void) {
     vyre_program_free(w);
     /* Shared subexpressions: a 140-level DAG is 2^140 nodes as a tree; the node
      * limit stops the walk. */
-    w = vyre_ir_new("t", 1, 1, 1);
+    w = vyre_program_new("t", 1, 1, 1);
     x = u32(w, 1);
     for (int i = 1; i < 140; i++) x = bin(w, VYRE_OP_ADD, x, x);
     push(w, &w->body, vyre_ir_let(w, "v", x));
     EXPECT_SOME(w, "limit-nodes", NULL);
     /* A million-level chain: rejected without descending (and without a stack overflow). */
-    vyre_program *p = vyre_ir_new("t", 1, 1, 1);
+    vyre_program *p = vyre_program_new("t", 1, 1, 1);
     struct vyre_expr *e = u32(p, 1);
     for (int i = 0; i < 1000000; i++) e = bin(p, VYRE_OP_ADD, e, u32(p, 1));
     push(p, &p->body, vyre_ir_let(p, "v", e));
@@ -611,7 +611,7 @@ static void test_expr_depth_limit(void) {
 }
 
 static void test_node_limit(void) {
-    vyre_program *p = vyre_ir_new("t", 1, 1, 1);
+    vyre_program *p = vyre_program_new("t", 1, 1, 1);
     vyre_ir_buffer(p, "o", VYRE_U32, VYRE_ACCESS_WRITE, 0);
     for (int i = 0; i < 34000; i++) /* 3 nodes each */
         push(p, &p->body, vyre_ir_store(p, "o", u32(p, 0), u32(p, 1)));
@@ -622,7 +622,7 @@ static void test_node_limit(void) {
 /* ---- robustness and reporting ------------------------------------------------------------ */
 
 static void test_null_children(void) {
-    vyre_program *p = vyre_ir_new("t", 1, 1, 1);
+    vyre_program *p = vyre_program_new("t", 1, 1, 1);
     vyre_ir_buffer(p, "o", VYRE_U32, VYRE_ACCESS_WRITE, 0);
     push(p, &p->body, vyre_ir_let(p, "v", NULL));
     push(p, &p->body, vyre_ir_store(p, "o", NULL, bin(p, VYRE_OP_ADD, NULL, u32(p, 1))));
@@ -651,7 +651,7 @@ static void test_null_children(void) {
     CHECK_EQ_U64(vyre_validate(NULL, NULL), VYRE_ERR_ARG);
     vyre_program_free(p);
     /* Bad enums from a corrupted program. */
-    p = vyre_ir_new("t", 1, 1, 1);
+    p = vyre_program_new("t", 1, 1, 1);
     push(p, &p->body, vyre_ir_let(p, "v", vyre_ir_binary(p, VYRE_OP_NEG, u32(p, 1), u32(p, 2))));
     push(p, &p->body, vyre_ir_let(p, "w", vyre_ir_unary(p, VYRE_OP_ADD, u32(p, 1))));
     push(p, &p->body, vyre_ir_let(p, "z", vyre_ir_builtin(p, (enum vyre_builtin)9, 0)));
@@ -703,7 +703,7 @@ static void test_many_problems(void) {
     vyre_program_free(p);
 
     /* The list is capped. */
-    p = vyre_ir_new("t", 1, 1, 1);
+    p = vyre_program_new("t", 1, 1, 1);
     for (int i = 0; i < 500; i++) push(p, &p->body, vyre_ir_simple(p, VYRE_ST_BREAK));
     CHECK_EQ_U64(vyre_validate(p, &ps), VYRE_ERR_INVALID);
     CHECK_EQ_U64(ps.count, 201);

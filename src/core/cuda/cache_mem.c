@@ -35,7 +35,7 @@ enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_program *p, co
     enum vyre_status st = vyre_ensure_valid(p, err);
     if (st != VYRE_OK) return st;
     /* The codegen version is part of the key so a newer emitter never sees stale text. */
-    uint64_t key = vyre_hash(p) ^ ((uint64_t)VYRE_CODEGEN_VERSION << 48);
+    uint64_t key = vyre_program_hash(p) ^ ((uint64_t)VYRE_CODEGEN_VERSION << 48);
     unsigned sm = d->info.sm;
     for (uint32_t i = 0; i < d->nptx; i++) {
         struct vyre_cu_ptx_entry *e = &d->ptx[i];

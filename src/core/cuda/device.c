@@ -324,3 +324,8 @@ void vyre_cuda_device_stats(vyre_cuda_device *d, struct vyre_cuda_stats *out)
     d->st.pinned_bytes = d->pinned.held;
     *out = d->st;
 }
+
+uint64_t vyre_cuda_now_ns(void)
+{
+    return vyre_cu_now_ns();
+}

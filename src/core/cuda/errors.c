@@ -119,3 +119,8 @@ void vyre_cu_defer(struct vyre_cuda_device *d, const struct vyre_error *err)
                    "error during an earlier release (e.g. a garbage-collected buffer or "
                    "kernel): %.3900s", err->message);
 }
+
+void vyre_cuda_defer_error(vyre_cuda_device *d, const struct vyre_error *err)
+{
+    vyre_cu_defer(d, err);
+}

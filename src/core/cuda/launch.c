@@ -81,7 +81,7 @@ static enum vyre_status fill_args(vyre_cuda_kernel *k, const struct vyre_cuda_ar
         counts[i] = b->count;
     }
     for (uint32_t i = 0; i < k->nparams; i++) slot[2 * nb + i] = a->params[i];
-    enum vyre_status st = vyre_grid(&k->geom, counts, nb, a->n, a->grid, g, err);
+    enum vyre_status st = vyre_launch_grid(&k->geom, counts, nb, a->n, a->grid, g, err);
     if (st != VYRE_OK) return st;
     return check_geometry(k, g, k->geom.workgroup, err);
 }
@@ -275,6 +275,9 @@ enum vyre_status vyre_cuda_sequence(vyre_cuda_device *d, const struct vyre_cuda_
 
 /* ---- run --------------------------------------------------------------------- */
 
+/* cls value of a buffer slot bound to the caller's resident buffer: nothing to return. */
+#define RUN_RESIDENT UINT64_MAX
+
 struct run_state {
     vyre_cuda_kernel *k;
     struct vyre_cuda_buffer bufs[VYRE_MAX_BUFFERS];
@@ -287,13 +290,15 @@ struct run_state {
 static void run_release(struct vyre_cuda_device *d, struct run_state *rs)
 {
     for (uint32_t i = 0; i < rs->nb; i++)
-        vyre_cu_pool_put(d, &d->pool, (uint64_t)rs->bufs[i].ptr, rs->cls[i]);
+        if (rs->cls[i] != RUN_RESIDENT)
+            vyre_cu_pool_put(d, &d->pool, (uint64_t)rs->bufs[i].ptr, rs->cls[i]);
     if (rs->stage) vyre_cu_pool_put(d, &d->pinned, rs->stage, rs->stage_cls);
     vyre_cuda_kernel_free(rs->k);
 }
 
 enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
-                               const struct vyre_buffer_arg *buffers, size_t nbuffers,
+                               const struct vyre_buffer_arg *buffers,
+                               vyre_cuda_buffer *const *resident, size_t nbuffers,
                                const vyre_bits *params, size_t nparams, uint64_t n,
                                const uint32_t *grid, void *const *out,
                                struct vyre_cuda_timing *timing, struct vyre_error *err)
@@ -318,6 +323,21 @@ enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
      * uploads and downloads when it fits the staging cap. */
     uint64_t up = 0, down = 0;
     for (uint32_t i = 0; i < k->nbuffers; i++) {
+        vyre_cuda_buffer *in_place = resident ? resident[i] : NULL;
+        if (in_place) {
+            /* The caller's device buffer is used as it is: no copy in or out. */
+            if (in_place->dev != d || in_place->type != k->buf_types[i]) {
+                st = vyre_error_set(err, VYRE_ERR_ARG, "run of '%s': resident buffer %u is "
+                                    "not a %s buffer of this device. Fix: pass a buffer made "
+                                    "by this device with the declared type", k->name, i + 1,
+                                    vyre_type_name(k->buf_types[i]));
+                goto done;
+            }
+            rs->ptrs[i] = in_place;
+            rs->cls[i] = RUN_RESIDENT;
+            rs->nb = i + 1;
+            continue;
+        }
         uint64_t bytes = buffers[i].count * vyre_type_size(k->buf_types[i]);
         if (buffers[i].count > UINT32_MAX) {
             st = vyre_error_set(err, VYRE_ERR_LIMIT, "run of '%s': buffer %u has %llu elements, "
@@ -346,6 +366,7 @@ enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
     for (uint32_t i = 0; i < k->nbuffers && st == VYRE_OK; i++) {
         struct vyre_cuda_buffer *b = &rs->bufs[i];
         CUresult r;
+        if (rs->cls[i] == RUN_RESIDENT) continue;
         if (!buffers[i].data) {
             r = b->bytes ? vyre_cu.cuMemsetD8Async(b->ptr, 0, (size_t)b->bytes, d->stream)
                          : CUDA_SUCCESS;
@@ -371,7 +392,9 @@ enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
     uint64_t down_off = off;
     for (uint32_t i = 0; i < k->nbuffers && st == VYRE_OK; i++) {
         struct vyre_cuda_buffer *b = &rs->bufs[i];
-        if (k->buf_access[i] == VYRE_ACCESS_READ || !b->bytes || !out || !out[i]) continue;
+        if (k->buf_access[i] == VYRE_ACCESS_READ || rs->cls[i] == RUN_RESIDENT || !b->bytes ||
+            !out || !out[i])
+            continue;
         void *dst = rs->stage ? (void *)(uintptr_t)(rs->stage + off) : out[i];
         CUresult r = vyre_cu.cuMemcpyDtoHAsync(dst, b->ptr, (size_t)b->bytes, d->stream);
         if (r != CUDA_SUCCESS) st = vyre_cu_fail(d, r, "cuMemcpyDtoHAsync", k->name, err);
@@ -384,7 +407,9 @@ enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
         off = down_off;
         for (uint32_t i = 0; i < k->nbuffers; i++) {
             struct vyre_cuda_buffer *b = &rs->bufs[i];
-            if (k->buf_access[i] == VYRE_ACCESS_READ || !b->bytes || !out || !out[i]) continue;
+            if (k->buf_access[i] == VYRE_ACCESS_READ || rs->cls[i] == RUN_RESIDENT ||
+                !b->bytes || !out || !out[i])
+                continue;
             if (rs->stage) {
                 memcpy(out[i], (void *)(uintptr_t)(rs->stage + off), (size_t)b->bytes);
                 off += b->bytes;

@@ -10,7 +10,7 @@ static void hash_sink(void *ctx, const char *s, size_t n) {
     (void)XXH3_64bits_update((XXH3_state_t *)ctx, s, n);
 }
 
-uint64_t vyre_hash(const vyre_program *p) {
+uint64_t vyre_program_hash(const vyre_program *p) {
     XXH3_state_t state;
     char chunk[4096];
     struct vyre_tw w = {.mode = VYRE_TW_SINK, .buf = chunk, .cap = sizeof chunk,
@@ -21,9 +21,9 @@ uint64_t vyre_hash(const vyre_program *p) {
     return (uint64_t)XXH3_64bits_digest(&state);
 }
 
-void vyre_hash_hex(const vyre_program *p, char out[17]) {
+void vyre_program_hash_hex(const vyre_program *p, char out[17]) {
     static const char hex[] = "0123456789abcdef";
-    uint64_t h = vyre_hash(p);
+    uint64_t h = vyre_program_hash(p);
     for (int i = 15; i >= 0; i--) {
         out[i] = hex[h & 15];
         h >>= 4;

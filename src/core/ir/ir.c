@@ -1,5 +1,7 @@
-/* ir.c — the program IR: arena, name tables for types and ops, the builder used by
- * the parser, the generator and tests, and structural equality. Builders never
+/* ir.c — the program IR: arena, name tables for types and ops (the op facts are
+ * generated from the table in ops.h, with the public operator-table and reserved-name
+ * accessors of vyre.h), the builder used by the parser, the generator and tests, and
+ * structural equality. Builders never
  * check names or types: a program may be built invalid and the validator says why. */
 #include <stdlib.h>
 #include <string.h>
@@ -84,19 +86,54 @@ unsigned vyre_type_bits(enum vyre_type t) {
 
 /* ---- name tables --------------------------------------------------------------- */
 
-static const char *const op_names[VYRE_OP_COUNT] = {
-    "add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr",
-    "eq", "ne", "lt", "le", "gt", "ge", "min", "max", "land", "lor", "mulhi",
-    "neg", "not", "lnot", "abs", "sqrt", "rsqrt", "floor", "ceil", "round", "trunc",
-    "exp", "exp2", "log", "log2", "sin", "cos", "tanh", "popcount", "clz", "ctz", "brev"};
+/* Everything below about ops is generated from the table in ops.h. */
 
-const char *vyre_op_name(enum vyre_op op) {
-    return (unsigned)op < VYRE_OP_COUNT ? op_names[op] : "?";
-}
+struct op_row {
+    const char *name;
+    unsigned char arity;
+    unsigned char operands; /* enum vyre_op_class */
+    unsigned char result;   /* enum vyre_op_result */
+    bool approx;
+    const char *method, *metamethods;
+};
+
+static const struct op_row op_rows[VYRE_OP_COUNT] = {
+#define OP_ROW_(ID, NAME, ARITY, CLASS, RESULT, APPROX, METHOD, MM) \
+    [VYRE_OP_##ID] = {NAME, ARITY, VYRE_OPC_##CLASS, VYRE_OPR_##RESULT, APPROX, METHOD, MM},
+    VYRE_OPS(OP_ROW_)
+#undef OP_ROW_
+};
+
+/* VYRE_OP_FIRST_UNARY splits the enum, so a binary row after a unary one would make
+ * ops change arity silently: refuse to compile instead. (VYRE_OP_FIRST_UNARY itself
+ * expands VYRE_OPS, which cannot expand again inside a VYRE_OPS row: hence OP_NBIN.) */
+enum { OP_NBIN = VYRE_OP_FIRST_UNARY };
+#define OP_ORDER_(ID, NAME, ARITY, CLASS, RESULT, APPROX, METHOD, MM)                   \
+    _Static_assert((ARITY) == 1 || (ARITY) == 2, "ops.h: arity is 1 or 2: " NAME);     \
+    _Static_assert(((ARITY) == 2) == ((int)VYRE_OP_##ID < (int)OP_NBIN),              \
+                   "ops.h: every binary row comes before every unary row: " NAME);
+VYRE_OPS(OP_ORDER_)
+#undef OP_ORDER_
+
+static const char *const class_names[VYRE_OPC_COUNT] = {
+#define CLASS_NAME_(C) [VYRE_OPC_##C] = #C,
+    VYRE_OP_CLASSES(CLASS_NAME_)
+#undef CLASS_NAME_
+};
+
+static const char *const result_names[VYRE_OPR_COUNT] = {
+#define RESULT_NAME_(R) [VYRE_OPR_##R] = #R,
+    VYRE_OP_RESULTS(RESULT_NAME_)
+#undef RESULT_NAME_
+};
+
+static bool op_valid(enum vyre_op op) { return (unsigned)op < VYRE_OP_COUNT; }
+
+const char *vyre_op_name(enum vyre_op op) { return op_valid(op) ? op_rows[op].name : "?"; }
 
 bool vyre_op_from_name(const char *name, enum vyre_op *out) {
     for (unsigned i = 0; i < VYRE_OP_COUNT; i++) {
-        if (strcmp(name, op_names[i]) == 0) {
+        if (strcmp(name, op_rows[i].name) == 0) {
             *out = (enum vyre_op)i;
             return true;
         }
@@ -104,18 +141,99 @@ bool vyre_op_from_name(const char *name, enum vyre_op *out) {
     return false;
 }
 
-bool vyre_op_is_unary(enum vyre_op op) { return op >= VYRE_OP_FIRST_UNARY && op < VYRE_OP_COUNT; }
+unsigned vyre_op_arity(enum vyre_op op) { return op_valid(op) ? op_rows[op].arity : 0u; }
 
-bool vyre_op_is_compare(enum vyre_op op) { return op >= VYRE_OP_EQ && op <= VYRE_OP_GE; }
+enum vyre_op_class vyre_op_operands(enum vyre_op op) {
+    return op_valid(op) ? (enum vyre_op_class)op_rows[op].operands : VYRE_OPC_COUNT;
+}
 
-bool vyre_op_is_approx(enum vyre_op op) {
-    switch (op) {
-    case VYRE_OP_EXP: case VYRE_OP_EXP2: case VYRE_OP_LOG: case VYRE_OP_LOG2:
-    case VYRE_OP_SIN: case VYRE_OP_COS: case VYRE_OP_TANH: case VYRE_OP_RSQRT:
-        return true;
-    default:
-        return false;
+enum vyre_op_result vyre_op_result(enum vyre_op op) {
+    return op_valid(op) ? (enum vyre_op_result)op_rows[op].result : VYRE_OPR_COUNT;
+}
+
+const char *vyre_op_class_str(enum vyre_op_class c) {
+    return (unsigned)c < VYRE_OPC_COUNT ? class_names[c] : "?";
+}
+
+const char *vyre_op_result_str(enum vyre_op_result r) {
+    return (unsigned)r < VYRE_OPR_COUNT ? result_names[r] : "?";
+}
+
+bool vyre_op_class_has(enum vyre_op_class c, enum vyre_type t) {
+    if ((unsigned)t >= VYRE_TYPE_COUNT) return false;
+    bool in = vyre_type_is_int(t), fl = vyre_type_is_float(t);
+    switch (c) {
+    case VYRE_OPC_NUMERIC: return in || fl;
+    case VYRE_OPC_INT: return in;
+    case VYRE_OPC_INT_OR_BOOL: return in || t == VYRE_BOOL;
+    case VYRE_OPC_FLOAT: return fl;
+    case VYRE_OPC_BOOL: return t == VYRE_BOOL;
+    case VYRE_OPC_ANY: return true;
+    case VYRE_OPC_COUNT: break;
     }
+    return false;
+}
+
+bool vyre_op_admits(enum vyre_op op, enum vyre_type t) {
+    return op_valid(op) && vyre_op_class_has(vyre_op_operands(op), t);
+}
+
+enum vyre_type vyre_op_result_type(enum vyre_op op, enum vyre_type t) {
+    if (!vyre_op_admits(op, t)) return VYRE_VOID;
+    return vyre_op_result(op) == VYRE_OPR_BOOL ? VYRE_BOOL : t;
+}
+
+bool vyre_op_is_unary(enum vyre_op op) { return vyre_op_arity(op) == 1; }
+
+/* A comparison is a binary op with a bool result over operands that need not be
+ * bool (land/lor also give bool, but they are logic, not comparison). */
+bool vyre_op_is_compare(enum vyre_op op) {
+    return vyre_op_arity(op) == 2 && vyre_op_result(op) == VYRE_OPR_BOOL &&
+           vyre_op_operands(op) != VYRE_OPC_BOOL;
+}
+
+bool vyre_op_is_approx(enum vyre_op op) { return op_valid(op) && op_rows[op].approx; }
+
+/* ---- public operator table (vyre.h) ---------------------------------------------- */
+
+size_t vyre_op_count(void) { return VYRE_OP_COUNT; }
+
+bool vyre_op_info(unsigned i, struct vyre_op_info *out) {
+    if (i >= VYRE_OP_COUNT || !out) return false;
+    const struct op_row *r = &op_rows[i];
+    *out = (struct vyre_op_info){
+        .name = r->name,
+        .arity = r->arity,
+        .operand_class = r->operands,
+        .operands = class_names[r->operands],
+        .result = result_names[r->result],
+        .approximate = r->approx,
+        .dsl_method = r->method,
+        .dsl_metamethods = r->metamethods,
+    };
+    return true;
+}
+
+size_t vyre_op_class_count(void) { return VYRE_OPC_COUNT; }
+
+const char *vyre_op_class_name(unsigned c) { return c < VYRE_OPC_COUNT ? class_names[c] : NULL; }
+
+bool vyre_op_class_admits(unsigned c, enum vyre_type t) {
+    return c < VYRE_OPC_COUNT && vyre_op_class_has((enum vyre_op_class)c, t);
+}
+
+/* Literal spellings and type names: a name spelled like one of these could not be
+ * written in the text format without reading back as something else. The validator
+ * rejects them, and the Lua DSL asks for this list instead of keeping its own. */
+static const char *const reserved_names[] = {
+    "true", "false", "inf", "nan", "inff32", "inff64", "nanf32", "nanf64",
+    "bool", "i32",   "u32", "i64", "u64",    "f32",    "f64"};
+_Static_assert(sizeof reserved_names / sizeof reserved_names[0] == 8u + VYRE_TYPE_COUNT,
+               "every type name is reserved");
+
+const char *const *vyre_reserved_names(size_t *n) {
+    if (n) *n = sizeof reserved_names / sizeof reserved_names[0];
+    return reserved_names;
 }
 
 static const char *const atomic_names[VYRE_ATOMIC_COUNT] = {
@@ -133,6 +251,12 @@ bool vyre_atomic_from_name(const char *name, enum vyre_atomic_op *out) {
         }
     }
     return false;
+}
+
+size_t vyre_atomic_count(void) { return VYRE_ATOMIC_COUNT; }
+
+const char *vyre_atomic_op_name(unsigned i) {
+    return i < VYRE_ATOMIC_COUNT ? atomic_names[i] : NULL;
 }
 
 static const char *const builtin_names[VYRE_BUILTIN_COUNT] = {"gid", "lid", "wgid", "wgsize",
@@ -153,7 +277,7 @@ const char *vyre_access_name(enum vyre_access a) {
 
 /* ---- program ---------------------------------------------------------------------- */
 
-vyre_program *vyre_ir_new(const char *name, uint32_t wx, uint32_t wy, uint32_t wz) {
+vyre_program *vyre_program_new(const char *name, uint32_t wx, uint32_t wy, uint32_t wz) {
     vyre_program *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->arena = calloc(1, sizeof *p->arena);
@@ -185,7 +309,7 @@ void vyre_program_free(vyre_program *p) {
     free(p);
 }
 
-const char *vyre_program_name(const vyre_program *p) { return p->name; }
+const char *vyre_program_name(const vyre_program *p) { return p ? p->name : NULL; }
 
 void vyre_program_workgroup(const vyre_program *p, uint32_t out[3]) {
     memcpy(out, p->workgroup, sizeof p->workgroup);
@@ -491,7 +615,7 @@ bool vyre_ir_block_equal(const struct vyre_block *a, const struct vyre_block *b)
     return true;
 }
 
-bool vyre_equal(const vyre_program *a, const vyre_program *b) {
+bool vyre_program_equal(const vyre_program *a, const vyre_program *b) {
     if (!a || !b) return a == b;
     if (!str_eq(a->name, b->name) || memcmp(a->workgroup, b->workgroup, sizeof a->workgroup) != 0 ||
         a->ndecls != b->ndecls)
@@ -504,3 +628,27 @@ bool vyre_equal(const vyre_program *a, const vyre_program *b) {
     }
     return vyre_ir_block_equal(&a->body, &b->body);
 }
+
+/* ---- declarations, for callers outside the IR (the Lua binding, C hosts) ---- */
+
+const char *vyre_decl_kind_name(enum vyre_decl_kind k) {
+    switch (k) {
+    case VYRE_DECL_BUFFER: return "buffer";
+    case VYRE_DECL_SHARED: return "shared";
+    case VYRE_DECL_PARAM: return "param";
+    }
+    return "?";
+}
+
+uint32_t vyre_program_decl_count(const vyre_program *p) { return p ? p->ndecls : 0; }
+
+bool vyre_program_decl(const vyre_program *p, uint32_t i, struct vyre_decl_info *out) {
+    if (!p || !out || i >= p->ndecls) return false;
+    const struct vyre_decl *d = &p->decls[i];
+    *out = (struct vyre_decl_info){d->kind, d->name, d->type, d->access, d->count, d->slot};
+    return true;
+}
+
+uint32_t vyre_program_buffer_count(const vyre_program *p) { return p ? p->nbuffers : 0; }
+
+uint32_t vyre_program_param_count(const vyre_program *p) { return p ? p->nparams : 0; }

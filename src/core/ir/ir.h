@@ -6,6 +6,7 @@
 #define VYRE_IR_H
 
 #include "vyre.h"
+#include "ops.h"
 
 #define VYRE_INTERNAL __attribute__((visibility("hidden")))
 
@@ -17,31 +18,37 @@
 #define VYRE_MAX_WORKGROUP 1024u  /* x*y*z */
 #define VYRE_MAX_WORKGROUP_Z 64u
 #define VYRE_MAX_SHARED_BYTES 49152u
-#define VYRE_MAX_PARAMS 128u
-#define VYRE_MAX_BUFFERS 128u
 
-/* Operators of unary and binary expressions. Order is part of nothing external;
- * names come from vyre_op_name(). */
+/* Operators of unary and binary expressions, generated from the table in ops.h
+ * (one row per op, in enum order). Names come from vyre_op_name(). */
 enum vyre_op {
-    /* binary */
-    VYRE_OP_ADD, VYRE_OP_SUB, VYRE_OP_MUL, VYRE_OP_DIV, VYRE_OP_REM,
-    VYRE_OP_AND, VYRE_OP_OR, VYRE_OP_XOR, VYRE_OP_SHL, VYRE_OP_SHR,
-    VYRE_OP_EQ, VYRE_OP_NE, VYRE_OP_LT, VYRE_OP_LE, VYRE_OP_GT, VYRE_OP_GE,
-    VYRE_OP_MIN, VYRE_OP_MAX, VYRE_OP_LAND, VYRE_OP_LOR, VYRE_OP_MULHI,
-    /* unary */
-    VYRE_OP_NEG, VYRE_OP_NOT, VYRE_OP_LNOT, VYRE_OP_ABS, VYRE_OP_SQRT, VYRE_OP_RSQRT,
-    VYRE_OP_FLOOR, VYRE_OP_CEIL, VYRE_OP_ROUND, VYRE_OP_TRUNC,
-    VYRE_OP_EXP, VYRE_OP_EXP2, VYRE_OP_LOG, VYRE_OP_LOG2, VYRE_OP_SIN, VYRE_OP_COS,
-    VYRE_OP_TANH, VYRE_OP_POPCOUNT, VYRE_OP_CLZ, VYRE_OP_CTZ, VYRE_OP_BREV,
+#define VYRE_OP_ENUM_(ID, NAME, ARITY, CLASS, RESULT, APPROX, METHOD, MM) VYRE_OP_##ID,
+    VYRE_OPS(VYRE_OP_ENUM_)
+#undef VYRE_OP_ENUM_
     VYRE_OP_COUNT
 };
-#define VYRE_OP_FIRST_UNARY VYRE_OP_NEG
+/* Binary ops are [0, VYRE_OP_FIRST_UNARY), unary ops [VYRE_OP_FIRST_UNARY, VYRE_OP_COUNT):
+ * the number of binary rows (ir.c asserts at compile time that they all come first). */
+#define VYRE_OP_NBIN_(ID, NAME, ARITY, CLASS, RESULT, APPROX, METHOD, MM) + ((ARITY) == 2)
+#define VYRE_OP_FIRST_UNARY (0 VYRE_OPS(VYRE_OP_NBIN_)) /* an int constant, like VYRE_OP_NEG */
 
 VYRE_INTERNAL const char *vyre_op_name(enum vyre_op op);
 VYRE_INTERNAL bool vyre_op_from_name(const char *name, enum vyre_op *out);
 VYRE_INTERNAL bool vyre_op_is_unary(enum vyre_op op);
 VYRE_INTERNAL bool vyre_op_is_compare(enum vyre_op op); /* eq ne lt le gt ge */
 VYRE_INTERNAL bool vyre_op_is_approx(enum vyre_op op);  /* exp exp2 log log2 sin cos tanh rsqrt */
+/* Table columns (ops.h); an op outside the enum has arity 0 and admits no type. */
+VYRE_INTERNAL unsigned vyre_op_arity(enum vyre_op op);
+VYRE_INTERNAL enum vyre_op_class vyre_op_operands(enum vyre_op op);
+VYRE_INTERNAL enum vyre_op_result vyre_op_result(enum vyre_op op);
+VYRE_INTERNAL const char *vyre_op_class_str(enum vyre_op_class c);   /* "NUMERIC" */
+VYRE_INTERNAL const char *vyre_op_result_str(enum vyre_op_result r); /* "SAME" */
+/* True when type t belongs to class c. */
+VYRE_INTERNAL bool vyre_op_class_has(enum vyre_op_class c, enum vyre_type t);
+/* True when op takes operands of type t (binary: both of type t). */
+VYRE_INTERNAL bool vyre_op_admits(enum vyre_op op, enum vyre_type t);
+/* Type of (op a [b]) with operands of type t; VYRE_VOID when op does not admit t. */
+VYRE_INTERNAL enum vyre_type vyre_op_result_type(enum vyre_op op, enum vyre_type t);
 
 /* Atomic operations (statements). */
 enum vyre_atomic_op {
@@ -56,9 +63,6 @@ VYRE_INTERNAL bool vyre_atomic_from_name(const char *name, enum vyre_atomic_op *
 enum vyre_builtin { VYRE_GID, VYRE_LID, VYRE_WGID, VYRE_WGSIZE, VYRE_NGROUPS, VYRE_BUILTIN_COUNT };
 VYRE_INTERNAL const char *vyre_builtin_name(enum vyre_builtin b);
 
-enum vyre_decl_kind { VYRE_DECL_BUFFER, VYRE_DECL_SHARED, VYRE_DECL_PARAM };
-enum vyre_access { VYRE_ACCESS_READ, VYRE_ACCESS_WRITE, VYRE_ACCESS_READ_WRITE };
-VYRE_INTERNAL const char *vyre_access_name(enum vyre_access a);
 
 struct vyre_decl {
     enum vyre_decl_kind kind;
@@ -175,7 +179,7 @@ VYRE_INTERNAL char *vyre_arena_strdup(struct vyre_program *p, const char *s);
  * Every builder call works on a program that may later prove invalid: names are not
  * checked here. Each returns NULL (and sets p->oom) only when allocation fails. Any
  * builder call clears p->validated. */
-VYRE_INTERNAL vyre_program *vyre_ir_new(const char *name, uint32_t wx, uint32_t wy, uint32_t wz);
+VYRE_INTERNAL vyre_program *vyre_program_new(const char *name, uint32_t wx, uint32_t wy, uint32_t wz);
 VYRE_INTERNAL struct vyre_decl *vyre_ir_buffer(vyre_program *p, const char *name, enum vyre_type t,
                                                enum vyre_access access, uint32_t count);
 VYRE_INTERNAL struct vyre_decl *vyre_ir_shared(vyre_program *p, const char *name, enum vyre_type t,

@@ -1,4 +1,4 @@
-/* text_parse.c — vyre_parse: the text format of ARCHITECTURE.md §4 into IR, through
+/* text_parse.c — vyre_text_parse: the text format of ARCHITECTURE.md §4 into IR, through
  * the builder of ir.h. Recursive descent straight over the token stream (no
  * intermediate tree). It checks form only (head keywords, arity, type/access/axis
  * names, literal syntax and ranges, balanced parentheses, nothing after the
@@ -488,7 +488,7 @@ static bool parse_program(struct parser *P) {
     for (int i = 0; i < 3 && (i == 0 || P->t.kind != VYRE_TK_RP); i++)
         if (!take_u32(P, "a workgroup size", &wg[i])) return false;
     if (!close_form(P, "(workgroup X [Y [Z]])")) return false;
-    if (!(P->p = vyre_ir_new(name, wg[0], wg[1], wg[2]))) return oom(P);
+    if (!(P->p = vyre_program_new(name, wg[0], wg[1], wg[2]))) return oom(P);
     bool in_body = false;
     while (P->t.kind == VYRE_TK_LP) {
         bool decl = peek_head(P, &head) && (vyre_tok_is(&head, "buffer") ||
@@ -512,13 +512,13 @@ static bool parse_program(struct parser *P) {
     return true;
 }
 
-enum vyre_status vyre_parse(const char *text, size_t len, vyre_program **out,
+enum vyre_status vyre_text_parse(const char *text, size_t len, vyre_program **out,
                             struct vyre_error *err) {
     struct parser P;
     if (err) vyre_error_clear(err);
     if (out) *out = NULL;
     if (!out || (!text && len > 0))
-        return vyre_error_set(err, VYRE_ERR_ARG, "vyre_parse: %s is NULL. Fix: pass the text "
+        return vyre_error_set(err, VYRE_ERR_ARG, "vyre_text_parse: %s is NULL. Fix: pass the text "
                               "and a place for the program", out ? "text" : "out");
     memset(&P, 0, sizeof P);
     P.err = err;

@@ -1,4 +1,4 @@
-/* text_print.c — the canonical printer of ARCHITECTURE.md §4: vyre_print (the whole
+/* text_print.c — the canonical printer of ARCHITECTURE.md §4: vyre_text_print (the whole
  * program, the text the program hash is computed from), and vyre_expr_text /
  * vyre_stmt_text (one node on one line, for error messages and PTX comments).
  * Output never depends on the locale or the C library: floats are written as exact
@@ -449,7 +449,7 @@ void vyre_tw_program(struct vyre_tw *w, const vyre_program *p) {
     tw_put(w, ")\n", 2);
 }
 
-enum vyre_status vyre_print(const vyre_program *p, char **out, size_t *out_len) {
+enum vyre_status vyre_text_print(const vyre_program *p, char **out, size_t *out_len) {
     struct vyre_tw w = {.mode = VYRE_TW_GROW};
     if (out) *out = NULL;
     if (out_len) *out_len = 0;

@@ -220,12 +220,6 @@ bool vyre_vv_insert(struct vyre_vv *v, const char *name, enum vyre_vv_name_kind 
 
 /* ---- identifiers ------------------------------------------------------------------- */
 
-/* Type names and literal spellings: a variable with one of these names could not be
- * written in the text format without reading back as something else. */
-static const char *const reserved[] = {"true",   "false",  "inf",    "nan",    "inff32",
-                                       "inff64", "nanf32", "nanf64", "bool",   "i32",
-                                       "u32",    "i64",    "u64",    "f32",    "f64"};
-
 bool vyre_vv_check_ident(struct vyre_vv *v, const char *name, const char *what) {
     if (!name || !*name) {
         vyre_vv_report(v, "invalid-name", "give it a name like [A-Za-z_][A-Za-z0-9_]*",
@@ -253,7 +247,10 @@ bool vyre_vv_check_ident(struct vyre_vv *v, const char *name, const char *what) 
                        VYRE_MAX_NAME);
         return false;
     }
-    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++) {
+    /* One list (ir.c) shared with the Lua DSL, so both reject the same words. */
+    size_t nreserved;
+    const char *const *reserved = vyre_reserved_names(&nreserved);
+    for (size_t i = 0; i < nreserved; i++) {
         if (strcmp(name, reserved[i]) == 0) {
             vyre_vv_report(v, "reserved-name", "rename it, e.g. to 'v_' followed by the name",
                            "'%s' is reserved (literal or type name) and cannot name a %s", name,
@@ -435,7 +432,7 @@ enum vyre_status vyre_validate(vyre_program *p, struct vyre_problems *out) {
 enum vyre_status vyre_ensure_valid(vyre_program *p, struct vyre_error *err) {
     if (!p)
         return vyre_error_set(err, VYRE_ERR_ARG, "no program given. Fix: pass a program built "
-                                                 "with the builder or vyre_parse");
+                                                 "with the builder or vyre_text_parse");
     if (p->validated) return VYRE_OK;
     struct vyre_problems probs = {0};
     enum vyre_status st = vyre_validate(p, &probs);
@@ -455,4 +452,8 @@ enum vyre_status vyre_ensure_valid(vyre_program *p, struct vyre_error *err) {
     }
     vyre_problems_free(&probs);
     return st;
+}
+
+enum vyre_status vyre_program_check(vyre_program *p, struct vyre_error *err) {
+    return vyre_ensure_valid(p, err);
 }

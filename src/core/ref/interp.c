@@ -288,7 +288,7 @@ static enum vyre_status check_args(const vyre_program *p, const struct vyre_run_
     if (g[0] == 0 || g[1] == 0 || g[2] == 0)
         return vyre_error_set(err, VYRE_ERR_ARG,
                               "grid {%u, %u, %u} has an axis with 0 workgroups. Fix: every grid "
-                              "axis must be at least 1 (vyre_grid computes one).",
+                              "axis must be at least 1 (vyre_launch_grid computes one).",
                               g[0], g[1], g[2]);
     if (g[0] > GRID_MAX_X || g[1] > GRID_MAX_YZ || g[2] > GRID_MAX_YZ)
         return vyre_error_set(err, VYRE_ERR_LIMIT,

@@ -1,0 +1,168 @@
+-- 14: both backends alike. One suite runs on the reference backend (always) and on
+-- CUDA (tag `gpu`): the same methods on backends, buffers and kernels, sequences with
+-- a prefix, repeats and ranged readback, graphs, timed variants, buf:zero, bound
+-- launches, a resident buffer used in place by run, and the same errors for the same
+-- mistakes. GPU code can be tested on the CPU because nothing here differs.
+local H = require("spec.helpers")
+
+local INC, IOTA = H.INC, H.IOTA
+
+local SCALE = [[
+(program scale (workgroup 32)
+  (buffer x f32 read)
+  (buffer y f32 write)
+  (param a f32)
+  (let i (gid x))
+  (if (lt i (len y)) (then (store y i (mul a (load x i))))))]]
+
+-- The methods every backend, buffer and kernel has, whichever backend made it.
+local METHODS = {
+  backend = { "run", "run_timed", "buffer", "compile", "load_ptx", "sequence", "graph",
+    "synchronize", "trim", "lost", "check", "info", "stats", "free" },
+  buffer = { "upload", "download", "zero", "pointer", "free" },
+  kernel = { "launch", "launch_timed", "bind", "info", "free", "launch_raw" },
+}
+
+local function backends()
+  local list = { { name = "reference", tag = "", open = function() return H.ref() end } }
+  list[2] = { name = "cuda", tag = " #gpu", open = function()
+    return assert(require("vyre.cuda").device(0))
+  end }
+  return list
+end
+
+for _, kind in ipairs(backends()) do
+  describe(kind.name .. " backend" .. kind.tag, function()
+    local be, inc, iota
+
+    before_each(function()
+      be = kind.open()
+      inc = be:compile(H.parse(INC))
+      iota = be:compile(H.parse(IOTA))
+    end)
+
+    it("has every method of the common interface", function()
+      local b, k = be:buffer("u32", 1), inc
+      for what, obj in pairs({ backend = be, buffer = b, kernel = k }) do
+        for _, m in ipairs(METHODS[what]) do
+          assert.is_function(obj[m], kind.name .. " " .. what .. " lacks :" .. m .. "()")
+        end
+      end
+      assert.are.equal(kind.name, be.name)
+      assert.are.equal("vyre.Backend", getmetatable(be).__name)
+      assert.are.equal("vyre.Buffer", getmetatable(b).__name)
+      assert.are.equal("vyre.Kernel", getmetatable(k).__name)
+    end)
+
+    it("runs sequences: a prefix once, the rest N times, ranged readback", function()
+      local v = be:buffer("u32", 100)
+      local res = be:sequence({ { iota, { v = v } }, { inc, { v = v } } },
+        { prefix = 1, times = 5, readback = { { v, 4 * 10, 4 * 3 }, v } })
+      assert.are.same({ 15, 16, 17 }, res[1]:totable())
+      assert.are.equal(100, #res[2])
+      assert.are.equal(99 + 5, res[2][100])
+      local again, t = be:sequence({ { inc, { v = v } } }, { times = 3, timed = true })
+      assert.are.same({}, again)
+      assert.is_true(t.wall_ns >= t.wait_ns and t.wall_ns > 0)
+      assert.are.equal(99 + 8, v:download()[100])
+    end)
+
+    it("captures steps into a graph and replays them", function()
+      local v = be:buffer("u32", { 0, 0, 0, 0 })
+      local steps = { { inc, { v = v } }, { inc, { v = v } } }
+      local g = be:graph(steps)
+      steps[1] = nil -- the graph keeps what it captured, not the caller's table
+      collectgarbage()
+      g:launch(10)
+      assert.are.same({ 20, 20, 20, 20 }, v:download():totable())
+      local t = g:launch(5, true)
+      assert.is_true(t.wall_ns > 0)
+      assert.are.same({ 30, 30, 30, 30 }, v:download():totable())
+      assert.matches("^vyre%.Graph%(" .. kind.name .. ", 2 steps%)$", tostring(g))
+      v:free()
+      assert.matches("vyre.Graph:launch: step 1's buffer 1 was freed. Fix:",
+        H.error_of(g.launch, g), 1, true)
+      g:free()
+      g:free()
+      assert.matches("vyre.Graph:launch: the graph was freed", H.error_of(g.launch, g), 1, true)
+    end)
+
+    it("times runs and launches", function()
+      local out, t = be:run_timed(H.parse(SCALE), { x = { 1, 2, 3 }, a = 2.0 })
+      assert.are.same({ 2, 4, 6 }, out.y:totable())
+      assert.is_true(t.wall_ns > 0 and t.device_ns >= 0)
+      local v = be:buffer("u32", 3)
+      local lt = inc:launch_timed({ v = v })
+      assert.is_true(lt.wall_ns > 0)
+      assert.are.same({ 1, 1, 1 }, v:download():totable())
+    end)
+
+    it("zeroes buffers and binds launches", function()
+      local v = be:buffer("u32", { 5, 6, 7 })
+      assert.are.equal(v, v:zero())
+      assert.are.same({ 0, 0, 0 }, v:download():totable())
+      local l = inc:bind({ v = v })
+      l:launch()
+      l()
+      assert.are.same({ 2, 2, 2 }, v:download():totable())
+      assert.matches("^vyre%.Launch%(" .. kind.name .. ", inc%)$", tostring(l))
+    end)
+
+    it("uses a resident buffer passed to run in place, and returns it", function()
+      local y = be:buffer("f32", 3)
+      local out = be:run(H.parse(SCALE), { x = { 1, 2, 3 }, y = y, a = 3.0 })
+      assert.are.equal(y, out.y)
+      assert.are.same({ 3, 6, 9 }, y:download():totable())
+      local x = be:buffer("f32", { 4, 5, 6 })
+      local out2 = be:run(H.parse(SCALE), { x = x, a = 1.0 })
+      assert.are.same({ 4, 5, 6 }, out2.y:totable())
+    end)
+
+    it("rejects the same mistakes with the same words", function()
+      local v = be:buffer("u32", 2)
+      assert.matches("vyre.Kernel:launch: unknown option 'N'. Fix:",
+        H.error_of(inc.launch, inc, { v = v }, { N = 3 }), 1, true)
+      assert.matches("vyre.Backend:sequence: unknown option 'repeat'. Fix:",
+        H.error_of(be.sequence, be, { { inc, { v = v } } }, { ["repeat"] = 2 }), 1, true)
+      assert.matches("vyre.Backend:sequence: prefix 3 is longer than the 1 steps",
+        H.error_of(be.sequence, be, { { inc, { v = v } } }, { prefix = 3 }), 1, true)
+      assert.matches("vyre.Backend:graph: step 1 must be {kernel, args, opts}",
+        H.error_of(be.graph, be, { 5 }), 1, true)
+      local foreign = H.ref():buffer("u32", 2) -- another backend object either way
+      assert.matches("vyre.Kernel:launch: buffer 'v' must be a vyre.Buffer of this "
+        .. kind.name .. " backend", H.error_of(inc.launch, inc, { v = foreign }), 1, true)
+    end)
+  end)
+end
+
+describe("reference backend only", function()
+  it("says which methods need CUDA and how to get it", function()
+    local be = H.ref()
+    assert.matches("vyre.Backend:load_ptx: only the CUDA backend has this. Fix:",
+      H.error_of(be.load_ptx, be, ".version 7.0", "k"), 1, true)
+    local b = be:buffer("u32", 1)
+    assert.matches("vyre.Buffer:pointer: only the CUDA backend has this. Fix:",
+      H.error_of(b.pointer, b), 1, true)
+  end)
+
+  it("counts sequences, graph replays and live objects in stats", function()
+    local be = H.ref()
+    local k = be:compile(H.parse(INC))
+    local v = be:buffer("u32", 4)
+    be:sequence({ { k, { v = v } } }, { times = 2 })
+    local g = be:graph({ { k, { v = v } } })
+    g:launch(3)
+    local s = be:stats()
+    assert.are.equal(1, s.sequences)
+    assert.are.equal(3, s.graph_launches)
+    assert.are.equal(5, s.launches)
+    assert.are.equal(1, s.live_graphs)
+    assert.are.equal(1, s.live_kernels)
+    assert.are.equal(1, s.buffers_live)
+    g:free()
+    k:free()
+    v:free()
+    s = be:stats()
+    assert.are.equal(0, s.live_graphs + s.live_kernels + s.buffers_live)
+  end)
+end)

@@ -1,0 +1,350 @@
+/* largs.c — the one argument matcher: an args table (name = buffer | array | table |
+ * value) and an opts table ({n =, grid =}) matched against a program's declarations,
+ * for run, launch, bind, sequence and graph on both backends, with one wording of
+ * every mistake ("fname: what went wrong. Fix: how").
+ *
+ * Speed matters here: k:launch(args, opts) goes through it on every call. A layout
+ * holds the declaration names as interned Lua strings, so the single pass over the
+ * args table (lua_next) matches a key by comparing pointers; the Buffer metatable is
+ * fetched once per call, not once per value. Nothing is allocated on the launch path. */
+#include <stdio.h>
+#include <string.h>
+
+#include "lbackend.h"
+#include "lvyre_box.h"
+
+/* ---- static helpers ------------------------------------------------------ */
+
+static const char *example_value(enum vyre_type t) {
+    if (t == VYRE_BOOL) return "true";
+    if (vyre_type_is_float(t)) return "1.5";
+    return "1";
+}
+
+static const char *backend_name(const struct lvyre_backend *be) {
+    return be->kind == LVYRE_CUDA ? "cuda" : "reference";
+}
+
+/* "x, y, a": the names an args table may use, for the unknown-name error. */
+static void push_names(lua_State *L, const struct lvyre_layout *lay) {
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    bool any = false;
+    for (uint32_t i = 0; i < lay->ndecls; i++) {
+        if (lay->d[i].kind == VYRE_DECL_SHARED) continue;
+        if (any) luaL_addstring(&b, ", ");
+        luaL_addstring(&b, lay->d[i].name);
+        any = true;
+    }
+    if (!any) luaL_addstring(&b, "(nothing)");
+    luaL_pushresult(&b);
+}
+
+/* The declaration a string key names: interned pointer first, then bytes (long
+ * names are not interned by Lua). NULL when none does. */
+static const struct lvyre_decl *find_decl(const struct lvyre_layout *lay, const char *key,
+                                          size_t len) {
+    for (uint32_t i = 0; i < lay->ndecls; i++)
+        if (lay->d[i].name == key) return &lay->d[i];
+    for (uint32_t i = 0; i < lay->ndecls; i++)
+        if (lay->d[i].len == len && memcmp(lay->d[i].name, key, len) == 0) return &lay->d[i];
+    return NULL;
+}
+
+static void unknown_name(lua_State *L, int key, const struct lvyre_layout *lay,
+                         const char *fname) {
+    const char *k = luaL_tolstring(L, key, NULL);
+    push_names(L, lay);
+    luaL_error(L, "%s: unknown argument '%s': program '%s' declares %s. Fix: use one of those "
+                  "names", fname, k, lay->name, lua_tostring(L, -1));
+}
+
+/* The common cases without building a message: a float for f32/f64, an integer in range
+ * for the integer types, a boolean for bool. false sends the value to the full checker. */
+static bool fast_param(lua_State *L, int v, enum vyre_type t, vyre_bits *out) {
+    if (t == VYRE_BOOL) {
+        if (!lua_isboolean(L, v)) return false;
+        *out = lua_toboolean(L, v) ? 1u : 0u;
+        return true;
+    }
+    if (t == VYRE_F32 || t == VYRE_F64) {
+        if (lua_type(L, v) != LUA_TNUMBER) return false;
+        if (t == VYRE_F64) {
+            double x = (double)lua_tonumber(L, v);
+            memcpy(out, &x, sizeof x);
+        } else {
+            float x = (float)lua_tonumber(L, v);
+            uint32_t u;
+            memcpy(&u, &x, sizeof u);
+            *out = u;
+        }
+        return true;
+    }
+    if (!lua_isinteger(L, v)) return false;
+    lua_Integer i = lua_tointeger(L, v);
+    switch (t) {
+    case VYRE_I32:
+        if (i < INT32_MIN || i > INT32_MAX) return false;
+        *out = (uint32_t)(int32_t)i;
+        return true;
+    case VYRE_U32:
+        if (i < 0 || i > (lua_Integer)UINT32_MAX) return false;
+        *out = (uint64_t)i;
+        return true;
+    case VYRE_I64:
+    case VYRE_U64: /* u64 holds the same 64 bits as the Lua integer (§7) */
+        *out = (uint64_t)i;
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void check_param(lua_State *L, int v, const struct lvyre_decl *d, struct lvyre_bound *out,
+                        const char *fname) {
+    if (fast_param(L, v, d->type, &out->params[d->slot])) return;
+    int tv = lua_type(L, v);
+    int want = d->type == VYRE_BOOL ? LUA_TBOOLEAN : LUA_TNUMBER;
+    if (tv != want)
+        luaL_error(L, "%s: param '%s' (%s) needs a %s, got %s. Fix: pass {%s = %s}", fname,
+                   d->name, vyre_type_name(d->type), lua_typename(L, want), lua_typename(L, tv),
+                   d->name, example_value(d->type));
+    char what[96];
+    snprintf(what, sizeof what, "param '%s'", d->name);
+    out->params[d->slot] = vyre_lua_tobits(L, v, d->type, fname, what);
+}
+
+/* A Buffer value for declaration d: live, of this backend, of the declared type. */
+static void bind_buffer(lua_State *L, struct lvyre_buffer *b, const struct lvyre_decl *d,
+                        struct lvyre_backend *be, struct lvyre_bound *out, const char *fname) {
+    if (!b->live)
+        luaL_error(L, "%s: buffer '%s' was freed. Fix: do not pass a buffer after buf:free() "
+                      "or after its <close> scope ended", fname, d->name);
+    if (b->be != be)
+        luaL_error(L, "%s: buffer '%s' must be a vyre.Buffer of this %s backend (it belongs to "
+                      "another backend object). Fix: create it with this backend's "
+                      "be:buffer('%s', n)", fname, d->name, backend_name(be),
+                   vyre_type_name(d->type));
+    if (b->type != d->type)
+        luaL_error(L, "%s: buffer '%s' is declared %s but the buffer holds %s. Fix: pass a %s "
+                      "buffer", fname, d->name, vyre_type_name(d->type), vyre_type_name(b->type),
+                   vyre_type_name(d->type));
+    out->buf[d->slot] = b;
+}
+
+/* run only: a vyre.Array or a plain table for declaration d. Tables are converted
+ * into an array stored in the holder table (which keeps it alive). */
+static void bind_host(lua_State *L, int v, int holder, const struct lvyre_decl *d,
+                      struct lvyre_bound *out, const char *fname) {
+    struct vyre_lua_array *a = vyre_lua_toarray(L, v);
+    if (!a && lua_type(L, v) == LUA_TTABLE && !lua_getmetatable(L, v)) {
+        char prefix[96];
+        snprintf(prefix, sizeof prefix, "buffer '%s'", d->name);
+        a = vyre_lua_array_fromtable(L, v, d->type, fname, prefix);
+        lua_rawseti(L, holder, (lua_Integer)d->slot + 1);
+    } else if (!a) {
+        luaL_error(L, "%s: buffer '%s' (%s, %s) needs a buffer, vyre.Array or table, got %s. "
+                      "Fix: pass {%s = vyre.array('%s', {...})}", fname, d->name,
+                   vyre_type_name(d->type), vyre_access_name(d->access), luaL_typename(L, v),
+                   d->name, vyre_type_name(d->type));
+    }
+    if (a->type != d->type)
+        luaL_error(L, "%s: buffer '%s' is declared %s but the array holds %s. Fix: pass "
+                      "vyre.array('%s', ...)", fname, d->name, vyre_type_name(d->type),
+                   vyre_type_name(a->type), vyre_type_name(d->type));
+    out->arr[d->slot] = a;
+}
+
+static void read_opts(lua_State *L, int opts, struct lvyre_bound *out, const char *fname) {
+    out->n = 0;
+    out->has_grid = false;
+    if (lua_isnoneornil(L, opts)) return;
+    if (!lua_istable(L, opts))
+        luaL_error(L, "%s: opts must be a table (got %s). Fix: pass {n = count} or {grid = {x, "
+                      "y, z}}", fname, luaL_typename(L, opts));
+    lua_pushnil(L);
+    while (lua_next(L, opts)) {
+        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+        if (k && strcmp(k, "n") == 0) {
+            int isnum = 0;
+            lua_Integer n = lua_tointegerx(L, -1, &isnum);
+            if (!isnum || lua_type(L, -1) != LUA_TNUMBER || n < 0)
+                luaL_error(L, "%s: opts.n must be a non-negative integer (got %s). Fix: {n = "
+                              "1024}", fname, luaL_tolstring(L, -1, NULL));
+            out->n = (uint64_t)n;
+        } else if (k && strcmp(k, "grid") == 0) {
+            if (!lua_istable(L, -1))
+                luaL_error(L, "%s: opts.grid must be a table {x, y, z} (got %s). Fix: {grid = "
+                              "{4, 1, 1}}", fname, luaL_typename(L, -1));
+            vyre_lua_checkgrid(L, lua_gettop(L), out->grid, fname);
+            out->has_grid = true;
+        } else {
+            luaL_error(L, "%s: unknown option '%s'. Fix: a launch takes {n = elements} or "
+                          "{grid = {x, y, z}} (names are lower case)", fname,
+                       luaL_tolstring(L, -2, NULL));
+        }
+        lua_pop(L, 1);
+    }
+}
+
+/* ---- shared helpers (lbackend.h) ----------------------------------------- */
+
+const struct lvyre_layout *lvyre_layout_push(lua_State *L, vyre_program *p) {
+    uint32_t n = vyre_program_decl_count(p);
+    struct lvyre_layout *lay = lua_newuserdatauv(L, sizeof *lay + n * sizeof lay->d[0], 1);
+    memset(lay, 0, sizeof *lay);
+    lua_createtable(L, (int)n, 0); /* the interned names, kept alive with the layout */
+    vyre_program_workgroup(p, lay->workgroup);
+    snprintf(lay->name, sizeof lay->name, "%s", vyre_program_name(p));
+    for (uint32_t i = 0; i < n; i++) {
+        struct vyre_decl_info di;
+        vyre_program_decl(p, i, &di);
+        struct lvyre_decl *d = &lay->d[i];
+        d->name = lua_pushstring(L, di.name);
+        d->len = strlen(di.name);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+        d->kind = di.kind;
+        d->type = di.type;
+        d->access = di.access;
+        d->count = di.count;
+        d->slot = di.slot;
+        lay->ndecls = i + 1;
+    }
+    lua_setiuservalue(L, -2, 1);
+    lay->nbuffers = vyre_program_buffer_count(p);
+    lay->nparams = vyre_program_param_count(p);
+    return lay;
+}
+
+const struct lvyre_decl *lvyre_layout_slot(const struct lvyre_layout *lay,
+                                           enum vyre_decl_kind kind, uint32_t s) {
+    for (uint32_t i = 0; i < lay->ndecls; i++)
+        if (lay->d[i].kind == kind && lay->d[i].slot == s) return &lay->d[i];
+    return NULL;
+}
+
+/* What the single pass found for one declaration. */
+enum seen { SEEN_NONE, SEEN_OK, SEEN_CHECK };
+
+void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *lay,
+                 struct lvyre_backend *be, enum lvyre_match_mode mode, struct lvyre_bound *out,
+                 const char *fname) {
+    args = lua_absindex(L, args);
+    opts = lua_absindex(L, opts);
+    uint8_t pseen[VYRE_MAX_PARAMS], bseen[VYRE_MAX_BUFFERS];
+    memset(pseen, SEEN_NONE, lay->nparams);
+    memset(bseen, SEEN_NONE, lay->nbuffers);
+    for (uint32_t s = 0; s < lay->nbuffers; s++) {
+        out->buf[s] = NULL;
+        out->arr[s] = NULL;
+    }
+    read_opts(L, opts, out, fname);
+    bool has_args = !lua_isnoneornil(L, args);
+    if (has_args && !lua_istable(L, args))
+        luaL_error(L, "%s: args must be a table of name = value (got %s). Fix: pass {x = array, "
+                      "a = 2.0}", fname, luaL_typename(L, args));
+    /* One pass over the args table: names matched by pointer, the values that are right
+     * taken as they are. Anything else is only marked, and checked below in declaration
+     * order, so the same mistakes always give the same first error. */
+    if (has_args) {
+        luaL_checkstack(L, 8, fname);
+        lua_pushnil(L);
+        while (lua_next(L, args)) {
+            int key = lua_gettop(L) - 1, v = key + 1;
+            const struct lvyre_decl *d = NULL;
+            if (lua_type(L, key) == LUA_TSTRING) {
+                size_t len;
+                const char *k = lua_tolstring(L, key, &len);
+                d = find_decl(lay, k, len);
+            }
+            if (!d) unknown_name(L, key, lay, fname);
+            if (d->kind == VYRE_DECL_SHARED)
+                luaL_error(L, "%s: '%s' is a shared (workgroup) array and cannot be bound. Fix: "
+                              "remove it from the args table", fname, d->name);
+            if (d->kind == VYRE_DECL_PARAM) {
+                pseen[d->slot] = fast_param(L, v, d->type, &out->params[d->slot]) ? SEEN_OK
+                                                                                  : SEEN_CHECK;
+            } else {
+                struct lvyre_buffer *b = NULL;
+                if (lua_type(L, v) == LUA_TUSERDATA && lua_getmetatable(L, v)) {
+                    if (lua_topointer(L, -1) == be->buffer_mt) b = lua_touserdata(L, v);
+                    lua_pop(L, 1);
+                }
+                bool ok = b && b->live && b->be == be && b->type == d->type;
+                if (ok) out->buf[d->slot] = b;
+                bseen[d->slot] = ok ? SEEN_OK : SEEN_CHECK;
+            }
+            lua_pop(L, 1);
+        }
+    }
+    int holder = 0;
+    for (uint32_t i = 0; i < lay->ndecls; i++) {
+        const struct lvyre_decl *d = &lay->d[i];
+        if (d->kind == VYRE_DECL_PARAM && pseen[d->slot] == SEEN_CHECK) {
+            lua_getfield(L, args, d->name);
+            check_param(L, lua_gettop(L), d, out, fname);
+            lua_pop(L, 1);
+        } else if (d->kind == VYRE_DECL_PARAM && pseen[d->slot] == SEEN_NONE) {
+            luaL_error(L, "%s: missing param '%s' (%s). Fix: pass it in the args table: {%s = "
+                          "%s}", fname, d->name, vyre_type_name(d->type), d->name,
+                       example_value(d->type));
+        } else if (d->kind == VYRE_DECL_BUFFER && bseen[d->slot] == SEEN_CHECK) {
+            lua_getfield(L, args, d->name);
+            int v = lua_gettop(L);
+            struct lvyre_buffer *b = lvyre_testbuffer(L, v);
+            if (b) {
+                bind_buffer(L, b, d, be, out, fname); /* raises: something is wrong with it */
+            } else if (mode == LVYRE_MATCH_RUN) {
+                if (!holder) { /* arrays converted from tables live here until the run ends */
+                    lua_createtable(L, (int)lay->nbuffers, 0);
+                    lua_replace(L, v);
+                    holder = v;
+                    lua_getfield(L, args, d->name);
+                    v = lua_gettop(L);
+                }
+                bind_host(L, v, holder, d, out, fname);
+            } else {
+                luaL_error(L, "%s: buffer '%s' must be a vyre.Buffer of this %s backend (got "
+                              "%s). Fix: create it with be:buffer('%s', n)", fname, d->name,
+                           backend_name(be), luaL_typename(L, v), vyre_type_name(d->type));
+            }
+            lua_settop(L, holder ? holder : v - 1);
+        }
+    }
+    for (uint32_t i = 0; i < lay->ndecls; i++) {
+        const struct lvyre_decl *d = &lay->d[i];
+        if (d->kind != VYRE_DECL_BUFFER || out->buf[d->slot] || out->arr[d->slot]) continue;
+        if (mode == LVYRE_MATCH_LAUNCH)
+            luaL_error(L, "%s: missing buffer '%s' (%s, %s). Fix: pass a buffer from "
+                          "be:buffer('%s', n) in the args table", fname, d->name,
+                       vyre_type_name(d->type), vyre_access_name(d->access),
+                       vyre_type_name(d->type));
+        if (d->access != VYRE_ACCESS_WRITE)
+            luaL_error(L, "%s: missing buffer '%s' (%s, %s). Fix: pass it in the args table: "
+                          "{%s = vyre.array('%s', {...})}", fname, d->name,
+                       vyre_type_name(d->type), vyre_access_name(d->access), d->name,
+                       vyre_type_name(d->type));
+    }
+}
+
+void lvyre_bound_counts(const struct lvyre_layout *lay, const struct lvyre_bound *b,
+                        uint64_t *counts) {
+    for (uint32_t s = 0; s < lay->nbuffers; s++)
+        counts[s] = b->buf[s] ? b->buf[s]->count : b->arr[s] ? b->arr[s]->count : 0;
+}
+
+uint64_t lvyre_output_count(lua_State *L, const struct lvyre_layout *lay,
+                            const struct lvyre_bound *b, uint32_t slot, const char *fname) {
+    const struct lvyre_decl *d = lvyre_layout_slot(lay, VYRE_DECL_BUFFER, slot);
+    if (d->count > 0) return d->count;
+    if (b->n > 0) return b->n;
+    uint64_t best = 0, counts[VYRE_MAX_BUFFERS];
+    lvyre_bound_counts(lay, b, counts);
+    for (uint32_t s = 0; s < lay->nbuffers; s++)
+        if (counts[s] > best) best = counts[s];
+    if (best == 0)
+        luaL_error(L, "%s: cannot size write buffer '%s': it has no declared count, no opts.n "
+                      "was given and no other buffer is bound. Fix: pass {n = count} in opts or "
+                      "bind '%s'", fname, d->name, d->name);
+    return best;
+}

@@ -1,0 +1,472 @@
+/* lbackend.c — vyre.Backend: the CPU reference interpreter or one CUDA device, behind
+ * one interface (info, stats, buffers, compile, run, sequences, graphs, synchronize,
+ * trim, free). Module functions open either kind: core.reference_new() and
+ * core.cuda_open(i), plus the CUDA queries core.cuda_available/count/cache/
+ * driver_version and the clock core.now_ns. lua/vyre/cuda.lua and reference.lua only
+ * call these. Environmental failures (no driver, no device) return nil, reason;
+ * misuse and driver errors raise "vyre.Backend:...: message. Fix: ...". */
+#include <string.h>
+
+#include "lbackend.h"
+#include "lvyre_box.h"
+
+/* ---- static helpers ------------------------------------------------------ */
+
+/* The out-of-memory handler runs a full collection so that dropped buffers give their
+ * memory back before the allocation is retried. It runs on the main thread, which
+ * lives as long as the Lua state, so a collected coroutine that once allocated can
+ * never be the thread it uses. */
+static void oom_gc(void *ud) {
+    lua_gc((lua_State *)ud, LUA_GCCOLLECT, 0);
+}
+
+static lua_State *main_thread(lua_State *L) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+    lua_State *m = lua_tothread(L, -1);
+    lua_pop(L, 1);
+    return m;
+}
+
+static struct lvyre_backend *tobackend(lua_State *L, int idx) {
+    return luaL_checkudata(L, idx, VYRE_LUA_BACKEND);
+}
+
+static void set_int(lua_State *L, const char *k, lua_Integer v) {
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static void set_str(lua_State *L, const char *k, const char *v) {
+    lua_pushstring(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static void set_int3(lua_State *L, const char *k, const int v[3]) {
+    lua_createtable(L, 3, 0);
+    for (int i = 0; i < 3; i++) {
+        lua_pushinteger(L, v[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, k);
+}
+
+static struct lvyre_backend *new_backend(lua_State *L, enum lvyre_kind kind, int ordinal) {
+    struct lvyre_backend *be = lua_newuserdatauv(L, sizeof *be, 0);
+    memset(be, 0, sizeof *be);
+    be->kind = kind;
+    be->ordinal = ordinal;
+    luaL_getmetatable(L, VYRE_LUA_BUFFER);
+    be->buffer_mt = lua_topointer(L, -1); /* the registry keeps it for the state's life */
+    lua_pop(L, 1);
+    luaL_setmetatable(L, VYRE_LUA_BACKEND);
+    return be;
+}
+
+static void push_cuda_info(lua_State *L, vyre_cuda_device *d, const char *fname) {
+    struct vyre_cuda_info in;
+    struct vyre_error err;
+    if (vyre_cuda_device_info(d, &in, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    lua_createtable(L, 0, 26);
+    set_str(L, "backend", "cuda");
+    set_str(L, "name", in.name);
+    set_str(L, "device", in.name);
+    set_int(L, "ordinal", in.ordinal);
+    set_int(L, "sm", in.sm);
+    set_int(L, "cc_major", in.cc_major);
+    set_int(L, "cc_minor", in.cc_minor);
+    set_int(L, "multiprocessors", in.multiprocessors);
+    set_int(L, "total_memory", (lua_Integer)in.total_memory);
+    set_int(L, "max_threads_per_block", in.max_threads_per_block);
+    set_int(L, "max_workgroup", in.max_threads_per_block);
+    set_int3(L, "max_block", in.max_block);
+    set_int3(L, "max_grid", in.max_grid);
+    set_int(L, "shared_bytes", in.shared_per_block);
+    set_int(L, "shared_bytes_optin", in.shared_per_block_optin);
+    set_int(L, "warp_size", in.warp_size);
+    lua_pushboolean(L, in.cooperative_launch);
+    lua_setfield(L, -2, "cooperative_launch");
+    set_int(L, "l2_bytes", in.l2_bytes);
+    set_int(L, "clock_khz", in.clock_khz);
+    set_int(L, "memory_clock_khz", in.memory_clock_khz);
+    set_int(L, "memory_bus_bits", in.memory_bus_bits);
+    set_int(L, "driver_version", in.driver_version);
+    set_str(L, "version", VYRE_VERSION);
+    lua_pushboolean(L, vyre_cuda_device_lost(d));
+    lua_setfield(L, -2, "lost");
+}
+
+static void push_reference_info(lua_State *L) {
+    lua_createtable(L, 0, 8);
+    set_str(L, "backend", "reference");
+    set_str(L, "name", "reference");
+    set_str(L, "device", "CPU reference interpreter");
+    set_str(L, "version", VYRE_VERSION);
+    set_int(L, "max_workgroup", 1024);
+    set_int(L, "shared_bytes", 49152);
+    set_int(L, "warp_size", 1);
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "lost");
+}
+
+/* ---- shared helpers (lbackend.h) ----------------------------------------- */
+
+struct lvyre_backend *lvyre_checkbackend(lua_State *L, int idx, const char *fname) {
+    struct lvyre_backend *be = luaL_testudata(L, idx, VYRE_LUA_BACKEND);
+    if (!be)
+        luaL_error(L, "%s: called without a backend (got %s). Fix: use be:%s(...) with a colon",
+                   fname, luaL_typename(L, idx), strrchr(fname, ':') ? strrchr(fname, ':') + 1
+                                                                      : "method");
+    if (!be->open)
+        luaL_error(L, "%s: the backend was freed. Fix: open it again with vyre.backend() or "
+                      "vyre.cuda.device(i)", fname);
+    return be;
+}
+
+vyre_cuda_device *lvyre_cuda_device(lua_State *L, struct lvyre_backend *be, const char *fname) {
+    if (be->kind != LVYRE_CUDA || !be->dev)
+        luaL_error(L, "%s: the backend has no CUDA device. Fix: use a backend from "
+                      "vyre.cuda.device(i)", fname);
+    return be->dev;
+}
+
+int lvyre_cuda_only(lua_State *L, const char *fname, const char *fix) {
+    return luaL_error(L, "%s: only the CUDA backend has this. Fix: %s", fname, fix);
+}
+
+void lvyre_pushtiming(lua_State *L, const struct vyre_cuda_timing *t) {
+    lua_createtable(L, 0, 4);
+    set_int(L, "wall_ns", (lua_Integer)t->wall_ns);
+    set_int(L, "device_ns", (lua_Integer)t->device_ns);
+    set_int(L, "enqueue_ns", (lua_Integer)t->enqueue_ns);
+    set_int(L, "wait_ns", (lua_Integer)t->wait_ns);
+}
+
+uint64_t lvyre_now_ns(void) {
+    return vyre_cuda_now_ns();
+}
+
+/* ---- module functions ---------------------------------------------------- */
+
+/* core.reference_new() -> Backend (each has its own counters) */
+static int reference_new(lua_State *L) {
+    struct lvyre_backend *be = new_backend(L, LVYRE_REFERENCE, 0);
+    be->open = true;
+    return 1;
+}
+
+/* core.cuda_available() -> true | false, reason */
+static int cuda_available(lua_State *L) {
+    struct vyre_error err;
+    if (vyre_cuda_available(&err)) {
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    lua_pushboolean(L, 0);
+    lua_pushstring(L, err.message);
+    return 2;
+}
+
+/* core.cuda_count() -> n | nil, reason */
+static int cuda_count(lua_State *L) {
+    struct vyre_error err;
+    int n = 0;
+    if (vyre_cuda_device_count(&n, &err) != VYRE_OK) {
+        lua_pushnil(L);
+        lua_pushstring(L, err.message);
+        return 2;
+    }
+    lua_pushinteger(L, n);
+    return 1;
+}
+
+/* core.cuda_open(i) -> Backend | nil, reason (0-based ordinal). The userdata exists
+ * before the device is opened, so an error leaves nothing unowned. */
+static int cuda_open(lua_State *L) {
+    lua_Integer i = luaL_checkinteger(L, 1);
+    if (i < 0 || i > 0xFFFF)
+        return luaL_error(L, "vyre.cuda.device: ordinal %I is out of range. Fix: "
+                             "cuda.device(0)", (LUAI_UACINT)i);
+    struct lvyre_backend *be = new_backend(L, LVYRE_CUDA, (int)i);
+    struct vyre_error err;
+    enum vyre_status st = vyre_cuda_device_open((int)i, &be->dev, &err);
+    if (st == VYRE_ERR_NO_CUDA || st == VYRE_ERR_DEVICE_LOST) {
+        lua_pushnil(L);
+        lua_pushstring(L, err.message);
+        return 2;
+    }
+    if (st != VYRE_OK) return vyre_lua_raise(L, "vyre.cuda.device", &err);
+    be->open = true;
+    vyre_cuda_set_oom_handler(be->dev, oom_gc, main_thread(L));
+    return 1;
+}
+
+/* core.cuda_cache() -> {dir =, bytes =, files =, cap =} */
+static int cuda_cache(lua_State *L) {
+    char dir[1024];
+    lua_createtable(L, 0, 4);
+    if (vyre_cuda_cache_dir(dir, sizeof dir)) set_str(L, "dir", dir);
+    uint64_t bytes = 0, files = 0;
+    vyre_cuda_cache_usage(&bytes, &files);
+    set_int(L, "bytes", (lua_Integer)bytes);
+    set_int(L, "files", (lua_Integer)files);
+    set_int(L, "cap", (lua_Integer)vyre_cuda_cache_cap());
+    return 1;
+}
+
+/* core.cuda_driver_version() -> integer (0 without a driver) */
+static int cuda_driver_version(lua_State *L) {
+    lua_pushinteger(L, vyre_cuda_driver_version());
+    return 1;
+}
+
+/* core.now_ns() -> monotonic clock in nanoseconds (benchmarks) */
+static int now_ns(lua_State *L) {
+    lua_pushinteger(L, (lua_Integer)lvyre_now_ns());
+    return 1;
+}
+
+/* core.testing.defer_error(be, msg): records msg as if a finalizer had failed. For the
+ * project's own specs of the deferred-error path; not part of the backend's methods. */
+static int testing_defer_error(lua_State *L) {
+    const char *fname = "vyre.core.testing.defer_error";
+    struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
+    struct vyre_error e;
+    vyre_error_set(&e, VYRE_ERR_CUDA, "%s", luaL_checkstring(L, 2));
+    vyre_cuda_defer_error(lvyre_cuda_device(L, be, fname), &e);
+    return 0;
+}
+
+/* ---- Backend methods ----------------------------------------------------- */
+
+static int backend_info(lua_State *L) {
+    const char *fname = "vyre.Backend:info";
+    struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
+    if (be->kind == LVYRE_CUDA)
+        push_cuda_info(L, lvyre_cuda_device(L, be, fname), fname);
+    else
+        push_reference_info(L);
+    return 1;
+}
+
+static int backend_stats(lua_State *L) {
+    struct lvyre_backend *be = lvyre_checkbackend(L, 1, "vyre.Backend:stats");
+    if (be->kind == LVYRE_CUDA) {
+        struct vyre_cuda_stats s;
+        vyre_cuda_device_stats(be->dev, &s);
+        lua_createtable(L, 0, 32);
+#define PUSH_STAT(name, doc) set_int(L, #name, (lua_Integer)s.name);
+        VYRE_CUDA_STATS(PUSH_STAT)
+#undef PUSH_STAT
+        return 1;
+    }
+    lua_createtable(L, 0, 16);
+#define PUSH_REF_STAT(name) set_int(L, #name, (lua_Integer)be->st.name);
+    LVYRE_REF_STATS(PUSH_REF_STAT)
+#undef PUSH_REF_STAT
+    return 1;
+}
+
+/* be:buffer(type, n | vyre.Array | table) -> Buffer (a count gives a zeroed buffer) */
+static int backend_buffer(lua_State *L) {
+    const char *fname = "vyre.Backend:buffer";
+    lvyre_checkbackend(L, 1, fname);
+    enum vyre_type t = vyre_lua_checktype(L, 2, fname);
+    lua_settop(L, 3);
+    const void *init = NULL;
+    uint64_t n;
+    if (lua_type(L, 3) == LUA_TNUMBER) {
+        if (!lua_isinteger(L, 3))
+            return luaL_error(L, "%s: element count %s is not an integer. Fix: pass a whole "
+                                 "count such as 1024", fname, lua_tostring(L, 3));
+        lua_Integer v = lua_tointeger(L, 3);
+        if (v < 0)
+            return luaL_error(L, "%s: element count %I is negative. Fix: pass n >= 0", fname,
+                              (LUAI_UACINT)v);
+        n = (uint64_t)v;
+    } else {
+        struct vyre_lua_array *a = vyre_lua_toarray(L, 3);
+        if (a && a->type != t)
+            return luaL_error(L, "%s: the array holds %s but the buffer type is %s. Fix: pass "
+                                 "vyre.array('%s', ...)", fname, vyre_type_name(a->type),
+                              vyre_type_name(t), vyre_type_name(t));
+        if (!a && lua_type(L, 3) == LUA_TTABLE && !lua_getmetatable(L, 3))
+            a = vyre_lua_array_fromtable(L, 3, t, fname, NULL); /* stays on the stack */
+        if (!a)
+            return luaL_error(L, "%s: expected an element count, a vyre.Array or a table as "
+                                 "argument #2 (got %s). Fix: be:buffer('%s', 1024)", fname,
+                              luaL_typename(L, 3), vyre_type_name(t));
+        n = a->count;
+        init = a->data;
+    }
+    lvyre_newbuffer(L, 1, t, n, init, fname);
+    return 1;
+}
+
+/* be:compile(p) -> Kernel (validated now, so a launch never fails on the program) */
+static int backend_compile(lua_State *L) {
+    const char *fname = "vyre.Backend:compile";
+    lvyre_checkbackend(L, 1, fname);
+    vyre_lua_checkprogram_named(L, 2, fname);
+    lvyre_compile(L, 1, 2, fname);
+    return 1;
+}
+
+static int backend_synchronize(lua_State *L) {
+    const char *fname = "vyre.Backend:synchronize";
+    struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
+    struct vyre_error err;
+    if (be->kind == LVYRE_CUDA && vyre_cuda_synchronize(be->dev, &err) != VYRE_OK)
+        return vyre_lua_raise(L, fname, &err);
+    if (be->kind == LVYRE_REFERENCE) be->st.syncs++;
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* be:trim(): gives cached memory back (CUDA pools and unused modules; the reference
+ * holds no cache, so it has nothing to give). */
+static int backend_trim(lua_State *L) {
+    const char *fname = "vyre.Backend:trim";
+    struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
+    struct vyre_error err;
+    if (be->kind == LVYRE_CUDA && vyre_cuda_trim(be->dev, &err) != VYRE_OK)
+        return vyre_lua_raise(L, fname, &err);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* be:lost() -> true once a sticky fault poisoned the device (never on the reference). */
+static int backend_lost(lua_State *L) {
+    struct lvyre_backend *be = tobackend(L, 1);
+    lua_pushboolean(L, be->kind == LVYRE_CUDA && be->dev && vyre_cuda_device_lost(be->dev));
+    return 1;
+}
+
+/* be:check() -> true, or raises the lost-device cause / an error recorded in a __gc. */
+static int backend_check(lua_State *L) {
+    return backend_synchronize(L);
+}
+
+/* be:load_ptx(ptx_text, entry) -> a raw Kernel (k:launch_raw); CUDA only. */
+static int backend_load_ptx(lua_State *L) {
+    const char *fname = "vyre.Backend:load_ptx";
+    struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
+    if (be->kind != LVYRE_CUDA)
+        return lvyre_cuda_only(L, fname, "load PTX on a backend from vyre.cuda.device(i)");
+    if (lua_type(L, 2) != LUA_TSTRING)
+        vyre_lua_typeerror(L, 2, fname, "PTX text string", "be:load_ptx(ptx_text, 'entry_name')");
+    if (lua_type(L, 3) != LUA_TSTRING)
+        vyre_lua_typeerror(L, 3, fname, "entry name string", "be:load_ptx(ptx_text, 'entry_name')");
+    lua_settop(L, 3);
+    struct lvyre_kernel *k = lua_newuserdatauv(L, sizeof *k, 3);
+    memset(k, 0, sizeof *k);
+    k->be = be;
+    luaL_setmetatable(L, VYRE_LUA_KERNEL);
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, -2, 1);
+    snprintf(k->name, sizeof k->name, "%s", lua_tostring(L, 3));
+    struct vyre_error err;
+    if (vyre_cuda_load_ptx(be->dev, lua_tostring(L, 2), lua_tostring(L, 3), &k->cu, &err) !=
+        VYRE_OK)
+        return vyre_lua_raise(L, fname, &err);
+    k->live = true;
+    return 1;
+}
+
+/* be:free(), __gc, __close: drops this object's device reference; buffers and kernels
+ * made from it keep the device alive until they are released too. Idempotent. */
+static int backend_free(lua_State *L) {
+    struct lvyre_backend *be = tobackend(L, 1);
+    if (be->dev) {
+        vyre_cuda_device *d = be->dev;
+        be->dev = NULL;
+        vyre_cuda_set_oom_handler(d, NULL, NULL);
+        vyre_cuda_device_release(d);
+    }
+    be->open = false;
+    return 0;
+}
+
+static int backend_tostring(lua_State *L) {
+    struct lvyre_backend *be = tobackend(L, 1);
+    if (be->kind == LVYRE_REFERENCE) {
+        lua_pushstring(L, be->open ? "vyre.Backend(reference)" : "vyre.Backend(reference, freed)");
+        return 1;
+    }
+    if (!be->dev) {
+        lua_pushfstring(L, "vyre.Backend(cuda %d, freed)", be->ordinal);
+        return 1;
+    }
+    struct vyre_cuda_info in;
+    vyre_cuda_device_info(be->dev, &in, NULL);
+    lua_pushfstring(L, "vyre.Backend(cuda %d: %s, sm_%d%s)", in.ordinal, in.name, (int)in.sm,
+                    vyre_cuda_device_lost(be->dev) ? ", lost" : "");
+    return 1;
+}
+
+static const luaL_Reg backend_methods[] = {
+    {"info", backend_info},
+    {"stats", backend_stats},
+    {"buffer", backend_buffer},
+    {"compile", backend_compile},
+    {"load_ptx", backend_load_ptx},
+    {"run", lvyre_backend_run},
+    {"run_timed", lvyre_backend_run_timed},
+    {"sequence", lvyre_backend_sequence},
+    {"graph", lvyre_backend_graph},
+    {"synchronize", backend_synchronize},
+    {"trim", backend_trim},
+    {"lost", backend_lost},
+    {"check", backend_check},
+    {NULL, NULL}
+};
+
+/* Fields name ("cuda" | "reference"), ordinal and freed, then methods. */
+static int backend_index(lua_State *L) {
+    struct lvyre_backend *be = tobackend(L, 1);
+    const char *k = lua_tostring(L, 2);
+    if (k && strcmp(k, "name") == 0) {
+        lua_pushstring(L, be->kind == LVYRE_CUDA ? "cuda" : "reference");
+        return 1;
+    }
+    if (k && strcmp(k, "ordinal") == 0) {
+        lua_pushinteger(L, be->ordinal);
+        return 1;
+    }
+    if (k && strcmp(k, "freed") == 0) {
+        lua_pushboolean(L, !be->open);
+        return 1;
+    }
+    return vyre_lua_method(L);
+}
+
+static const luaL_Reg backend_meta[] = {
+    {"__gc", backend_free},
+    {"__close", backend_free},
+    {"__tostring", backend_tostring},
+    {NULL, NULL}
+};
+
+static const luaL_Reg backend_funcs[] = {
+    {"reference_new", reference_new},
+    {"cuda_available", cuda_available},
+    {"cuda_count", cuda_count},
+    {"cuda_open", cuda_open},
+    {"cuda_cache", cuda_cache},
+    {"cuda_driver_version", cuda_driver_version},
+    {"now_ns", now_ns},
+    {NULL, NULL}
+};
+
+void vyre_lua_open_backend(lua_State *L) {
+    vyre_lua_newclass_fields(L, VYRE_LUA_BACKEND, backend_methods, backend_meta, backend_index,
+                             backend_free, false);
+    luaL_setfuncs(L, backend_funcs, 0);
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, testing_defer_error);
+    lua_setfield(L, -2, "defer_error");
+    lua_setfield(L, -2, "testing");
+    vyre_lua_open_buffer(L);
+    vyre_lua_open_kernel(L);
+    vyre_lua_open_launch(L);
+    vyre_lua_open_graph(L);
+}

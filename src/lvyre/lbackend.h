@@ -1,0 +1,172 @@
+/* lbackend.h — the userdata types both backends share (vyre.Backend, vyre.Buffer,
+ * vyre.Kernel, vyre.Launch, vyre.Graph) and the one argument matcher that run,
+ * launch, bind, sequence and graph use on either backend.
+ *
+ * A backend is the CPU reference interpreter or a CUDA device. Each object records
+ * which, and the methods dispatch on it: the reference keeps buffers in host memory
+ * and runs kernels on vyre_ref_run; CUDA keeps them on the device and enqueues on its
+ * stream. So one script runs unchanged on both, and errors name one type per object.
+ * Children keep their parents alive through user value 1 (buffer/kernel/graph ->
+ * backend; launch -> kernel). */
+#ifndef VYRE_LBACKEND_H
+#define VYRE_LBACKEND_H
+
+#include "lvyre.h"
+#include "vyre_cuda.h"
+
+#define VYRE_LUA_BACKEND "vyre.Backend"
+#define VYRE_LUA_BUFFER "vyre.Buffer"
+#define VYRE_LUA_KERNEL "vyre.Kernel"
+#define VYRE_LUA_LAUNCH "vyre.Launch"
+#define VYRE_LUA_GRAPH "vyre.Graph"
+
+enum lvyre_kind { LVYRE_REFERENCE, LVYRE_CUDA };
+
+/* Counters of the reference backend (the CUDA device keeps its own in C). */
+#define LVYRE_REF_STATS(X)                                                                    \
+    X(runs) X(launches) X(invocations) X(compiles) X(sequences) X(graph_launches) X(syncs)    \
+    X(buffers_live) X(buffers_created) X(buffer_bytes) X(uploads) X(downloads) X(bytes_up)    \
+    X(bytes_down) X(live_kernels) X(live_graphs)
+struct lvyre_ref_stats {
+#define LVYRE_STAT_FIELD(name) uint64_t name;
+    LVYRE_REF_STATS(LVYRE_STAT_FIELD)
+#undef LVYRE_STAT_FIELD
+};
+
+struct lvyre_backend {
+    enum lvyre_kind kind;
+    bool open;                  /* false once freed */
+    int ordinal;                /* CUDA device ordinal; 0 for the reference */
+    vyre_cuda_device *dev;      /* CUDA only; NULL once freed */
+    const void *buffer_mt;      /* the Buffer metatable: telling a Buffer costs no lookup */
+    struct lvyre_ref_stats st;  /* reference only */
+};
+
+struct lvyre_buffer {
+    struct lvyre_backend *be;   /* the owner, kept alive by user value 1 */
+    enum vyre_type type;
+    uint64_t count;
+    bool live;
+    vyre_cuda_buffer *cu;       /* CUDA storage */
+    void *host;                 /* reference storage: count elements (NULL when 0) */
+};
+
+/* The declarations of a program as the matcher reads them: names are interned Lua
+ * strings (kept alive by the layout's user value), so matching a key of an args
+ * table is a pointer comparison in the common case. */
+struct lvyre_decl {
+    const char *name;
+    size_t len;
+    enum vyre_decl_kind kind;
+    enum vyre_type type;
+    enum vyre_access access;
+    uint32_t count;
+    uint32_t slot;
+};
+struct lvyre_layout {
+    uint32_t ndecls, nbuffers, nparams;
+    uint32_t workgroup[3];
+    char name[72];              /* the program's, for messages */
+    struct lvyre_decl d[];
+};
+
+struct lvyre_kernel {
+    struct lvyre_backend *be;   /* kept alive by user value 1 */
+    bool live;
+    vyre_cuda_kernel *cu;       /* CUDA only */
+    struct vyre_lua_program *prog;   /* NULL for raw PTX; user value 2 keeps it alive */
+    const struct lvyre_layout *lay;  /* NULL for raw PTX; user value 3 keeps it alive */
+    char name[72];
+};
+
+/* What matching an args table and opts against a layout produced. */
+enum lvyre_match_mode {
+    LVYRE_MATCH_LAUNCH, /* buffers must be Buffers of the backend, all bound */
+    LVYRE_MATCH_RUN     /* also vyre.Arrays and tables; unbound `write` buffers allowed */
+};
+struct lvyre_bound {
+    struct lvyre_buffer *buf[VYRE_MAX_BUFFERS];   /* a Buffer of the backend, or NULL */
+    struct vyre_lua_array *arr[VYRE_MAX_BUFFERS]; /* run: a host array, or NULL */
+    vyre_bits params[VYRE_MAX_PARAMS];
+    uint64_t n;                 /* opts.n, 0 when absent */
+    uint32_t grid[3];
+    bool has_grid;
+};
+
+/* ---- lbackend.c ---- */
+struct lvyre_backend *lvyre_checkbackend(lua_State *L, int idx, const char *fname);
+/* The device of a live CUDA backend, with its out-of-memory handler armed. */
+vyre_cuda_device *lvyre_cuda_device(lua_State *L, struct lvyre_backend *be, const char *fname);
+/* Raises "fname: not available on the reference backend. Fix: ..." for CUDA-only calls. */
+int lvyre_cuda_only(lua_State *L, const char *fname, const char *fix);
+void lvyre_pushtiming(lua_State *L, const struct vyre_cuda_timing *t);
+uint64_t lvyre_now_ns(void);
+
+/* ---- lbuffer.c ---- */
+/* A live Buffer at idx, or raises naming fname (wrong type, freed). */
+struct lvyre_buffer *lvyre_checkbuffer(lua_State *L, int idx, const char *fname);
+struct lvyre_buffer *lvyre_testbuffer(lua_State *L, int idx); /* NULL if not a Buffer */
+/* Pushes a new Buffer of be (the backend userdata at be_idx); raises on failure. */
+struct lvyre_buffer *lvyre_newbuffer(lua_State *L, int be_idx, enum vyre_type t, uint64_t count,
+                                     const void *init, const char *fname);
+/* Host storage of a reference buffer / the vyre_buffer_arg a run binds it as. */
+void lvyre_buffer_arg(const struct lvyre_buffer *b, struct vyre_buffer_arg *out);
+void vyre_lua_open_buffer(lua_State *L);
+
+/* ---- largs.c: the argument matcher ---- */
+/* Pushes a userdata holding p's layout (names interned) and returns it. */
+const struct lvyre_layout *lvyre_layout_push(lua_State *L, vyre_program *p);
+/* Matches the args table at args (nil = {}) and the opts table at opts (nil = {})
+ * against lay for backend be; raises "fname: ... Fix: ..." on any mistake. In RUN
+ * mode, tables are converted to arrays pushed on the stack (kept alive there). */
+void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *lay,
+                 struct lvyre_backend *be, enum lvyre_match_mode mode, struct lvyre_bound *out,
+                 const char *fname);
+/* Element count of the unbound write buffer in slot (declared, opts.n, else the
+ * largest bound buffer); raises when nothing sizes it. */
+uint64_t lvyre_output_count(lua_State *L, const struct lvyre_layout *lay,
+                            const struct lvyre_bound *b, uint32_t slot, const char *fname);
+/* Element count bound to each buffer slot (0 for unbound). */
+void lvyre_bound_counts(const struct lvyre_layout *lay, const struct lvyre_bound *b,
+                        uint64_t *counts);
+/* The declaration of buffer (or param) slot s. */
+const struct lvyre_decl *lvyre_layout_slot(const struct lvyre_layout *lay,
+                                           enum vyre_decl_kind kind, uint32_t s);
+
+/* ---- lkernel.c ---- */
+struct lvyre_kernel *lvyre_checkkernel(lua_State *L, int idx, const char *fname);
+/* The kernel's program, or raises (raw PTX kernel, program freed). */
+vyre_program *lvyre_kernel_program(lua_State *L, struct lvyre_kernel *k, const char *fname);
+/* Pushes a Kernel of the backend at be_idx compiled from the Program at prog_idx. */
+struct lvyre_kernel *lvyre_compile(lua_State *L, int be_idx, int prog_idx, const char *fname);
+/* One launch of k with matched arguments (reference: runs now; CUDA: enqueues). */
+void lvyre_kernel_run(lua_State *L, struct lvyre_kernel *k, const struct lvyre_bound *b,
+                      const char *fname);
+/* The §5 grid of a launch of k with matched arguments; raises on a bad geometry. */
+void lvyre_kernel_grid(lua_State *L, struct lvyre_kernel *k, const struct lvyre_bound *b,
+                       uint32_t grid[3], const char *fname);
+/* Fills a CUDA launch's argument struct from matched arguments (bufs: scratch). */
+void lvyre_cuda_args(const struct lvyre_kernel *k, const struct lvyre_bound *b,
+                     vyre_cuda_buffer **bufs, struct vyre_cuda_args *a);
+void vyre_lua_open_kernel(lua_State *L);
+
+/* ---- llaunch.c, lgraph.c, lsequence.c, lrun.c ---- */
+int lvyre_kernel_bind(lua_State *L);          /* k:bind(args, opts) */
+void vyre_lua_open_launch(lua_State *L);
+int lvyre_backend_graph(lua_State *L);        /* be:graph(steps) */
+void vyre_lua_open_graph(lua_State *L);
+int lvyre_backend_sequence(lua_State *L);     /* be:sequence(steps, opts) */
+int lvyre_backend_run(lua_State *L);          /* be:run(p, args, opts) */
+int lvyre_backend_run_timed(lua_State *L);    /* be:run_timed(p, args, opts) */
+
+/* A step of a sequence or graph, matched: the kernel and its bound arguments. */
+struct lvyre_step {
+    struct lvyre_kernel *k;
+    struct lvyre_bound b;
+};
+/* Reads steps = {{kernel, args, opts}, ...} at idx (kernels of be) into scratch memory
+ * pushed on the stack; *n receives the count. */
+struct lvyre_step *lvyre_read_steps(lua_State *L, int idx, struct lvyre_backend *be,
+                                    size_t *n, const char *fname);
+
+#endif

@@ -1,0 +1,288 @@
+/* lbuffer.c — vyre.Buffer: a resident buffer of either backend (device memory on CUDA,
+ * host memory on the reference). upload/download of the whole buffer or a byte
+ * range, zero, free, #buf, buf.type / buf.count / buf.bytes / buf.freed, and
+ * __gc/__close/free sharing one idempotent release. User value 1 is the backend, so
+ * the backend (and its device) outlives its buffers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbackend.h"
+#include "lvyre_box.h"
+
+/* ---- static helpers ------------------------------------------------------ */
+
+static struct lvyre_buffer *tobuffer(lua_State *L, int idx) {
+    return luaL_checkudata(L, idx, VYRE_LUA_BUFFER);
+}
+
+/* The buffer userdata at idx (live or freed), or raises naming fname. */
+static struct lvyre_buffer *check_ud(lua_State *L, int idx, const char *fname) {
+    struct lvyre_buffer *b = luaL_testudata(L, idx, VYRE_LUA_BUFFER);
+    if (!b)
+        vyre_lua_typeerror(L, idx, fname, VYRE_LUA_BUFFER,
+                           "pass a buffer made by be:buffer(type, n), and call methods with a "
+                           "colon (buf:download())");
+    return b;
+}
+
+static uint64_t bytes_of(const struct lvyre_buffer *b) {
+    return b->count * vyre_type_size(b->type);
+}
+
+static uint64_t check_offset(lua_State *L, int idx, const char *fname, const char *what) {
+    if (!lua_isnoneornil(L, idx) && !lua_isinteger(L, idx))
+        luaL_error(L, "%s: %s must be an integer number of bytes (got %s). Fix: pass a "
+                      "multiple of the element size, e.g. 0", fname, what,
+                   luaL_tolstring(L, idx, NULL));
+    lua_Integer v = luaL_optinteger(L, idx, 0);
+    if (v < 0)
+        luaL_error(L, "%s: %s %I is negative. Fix: pass a byte offset >= 0", fname, what,
+                   (LUAI_UACINT)v);
+    return (uint64_t)v;
+}
+
+/* Raises unless [off, off + n) is whole elements inside the buffer. */
+static void check_range(lua_State *L, const struct lvyre_buffer *b, uint64_t off, uint64_t n,
+                        const char *fname) {
+    uint64_t es = vyre_type_size(b->type), total = bytes_of(b);
+    if (off % es != 0 || n % es != 0)
+        luaL_error(L, "%s: byte offset %I and size %I must be non-negative multiples of the "
+                      "element size %I (%s). Fix: use whole elements", fname, (LUAI_UACINT)off,
+                   (LUAI_UACINT)n, (LUAI_UACINT)es, vyre_type_name(b->type));
+    if (off > total || n > total - off)
+        luaL_error(L, "%s: byte range [%I, %I) is outside the %I bytes held. Fix: keep offset "
+                      "+ size <= %I", fname, (LUAI_UACINT)off, (LUAI_UACINT)(off + n),
+                   (LUAI_UACINT)total, (LUAI_UACINT)total);
+}
+
+static void release(struct lvyre_buffer *b) {
+    if (!b->live) return;
+    b->live = false;
+    if (b->cu) {
+        vyre_cuda_buffer *cu = b->cu;
+        b->cu = NULL;
+        vyre_cuda_buffer_free(cu); /* errors are deferred to the device's next call */
+    }
+    if (b->be && b->be->kind == LVYRE_REFERENCE) {
+        b->be->st.buffers_live--;
+        b->be->st.buffer_bytes -= bytes_of(b);
+    }
+    free(b->host);
+    b->host = NULL;
+}
+
+/* ---- shared helpers (lbackend.h) ----------------------------------------- */
+
+struct lvyre_buffer *lvyre_testbuffer(lua_State *L, int idx) {
+    return luaL_testudata(L, idx, VYRE_LUA_BUFFER);
+}
+
+struct lvyre_buffer *lvyre_checkbuffer(lua_State *L, int idx, const char *fname) {
+    struct lvyre_buffer *b = check_ud(L, idx, fname);
+    if (!b->live)
+        luaL_error(L, "%s: the buffer was freed. Fix: do not use a buffer after buf:free() or "
+                      "after its <close> scope ended", fname);
+    return b;
+}
+
+/* The userdata comes first, its metatable and owner set, and only then the memory:
+ * an error at any point leaves an object that __gc releases correctly. */
+struct lvyre_buffer *lvyre_newbuffer(lua_State *L, int be_idx, enum vyre_type t, uint64_t count,
+                                     const void *init, const char *fname) {
+    be_idx = lua_absindex(L, be_idx);
+    struct lvyre_backend *be = lua_touserdata(L, be_idx);
+    struct lvyre_buffer *b = lua_newuserdatauv(L, sizeof *b, 1);
+    memset(b, 0, sizeof *b);
+    luaL_setmetatable(L, VYRE_LUA_BUFFER);
+    lua_pushvalue(L, be_idx);
+    lua_setiuservalue(L, -2, 1);
+    b->be = be;
+    b->type = t;
+    uint64_t nbytes = count * vyre_type_size(t);
+    struct vyre_error err;
+    if (be->kind == LVYRE_CUDA) {
+        vyre_cuda_device *d = lvyre_cuda_device(L, be, fname);
+        if (vyre_cuda_buffer_alloc(d, t, count, &b->cu, &err) != VYRE_OK)
+            vyre_lua_raise(L, fname, &err);
+        b->count = count;
+        b->live = true;
+        /* A buffer from a count starts zeroed, as on the reference (one async memset). */
+        enum vyre_status st = VYRE_OK;
+        if (nbytes > 0)
+            st = init ? vyre_cuda_buffer_upload(b->cu, 0, init, nbytes, &err)
+                      : vyre_cuda_buffer_zero(b->cu, &err);
+        if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
+        return b;
+    }
+    if (count > 0xFFFFFFFFull)
+        luaL_error(L, "%s: %I elements is more than a kernel can address (4294967295). Fix: "
+                      "split the data", fname, (LUAI_UACINT)count);
+    if (nbytes > 0) {
+        b->host = init ? malloc((size_t)nbytes) : calloc((size_t)count, vyre_type_size(t));
+        if (!b->host)
+            luaL_error(L, "%s: out of host memory for %I bytes. Fix: use a smaller buffer",
+                       fname, (LUAI_UACINT)nbytes);
+        if (init) memcpy(b->host, init, (size_t)nbytes);
+    }
+    b->count = count;
+    b->live = true;
+    be->st.buffers_live++;
+    be->st.buffers_created++;
+    be->st.buffer_bytes += nbytes;
+    return b;
+}
+
+void lvyre_buffer_arg(const struct lvyre_buffer *b, struct vyre_buffer_arg *out) {
+    out->data = b->host;
+    out->count = b->count;
+}
+
+/* ---- Buffer methods ------------------------------------------------------ */
+
+/* buf:upload(array_or_table [, byte_offset]) -> buf */
+static int buffer_upload(lua_State *L) {
+    const char *fname = "vyre.Buffer:upload";
+    struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, fname);
+    uint64_t off = check_offset(L, 3, fname, "byte offset");
+    lua_settop(L, 3);
+    struct vyre_lua_array *a = vyre_lua_toarray(L, 2);
+    if (a && a->type != b->type)
+        return luaL_error(L, "%s: cannot copy %s data into a %s buffer. Fix: convert the data "
+                             "first, e.g. vyre.array('%s', t)", fname, vyre_type_name(a->type),
+                          vyre_type_name(b->type), vyre_type_name(b->type));
+    if (!a && lua_type(L, 2) == LUA_TTABLE && !lua_getmetatable(L, 2))
+        a = vyre_lua_array_fromtable(L, 2, b->type, fname, NULL);
+    if (!a)
+        return luaL_error(L, "%s: expected a vyre.Array or a table of values (got %s). Fix: "
+                             "buf:upload(vyre.array('%s', {...}))", fname, luaL_typename(L, 2),
+                          vyre_type_name(b->type));
+    uint64_t nbytes = a->count * vyre_type_size(a->type);
+    check_range(L, b, off, nbytes, fname);
+    if (b->be->kind == LVYRE_CUDA) {
+        struct vyre_error err;
+        if (vyre_cuda_buffer_upload(b->cu, off, a->data, nbytes, &err) != VYRE_OK)
+            return vyre_lua_raise(L, fname, &err);
+    } else {
+        if (nbytes) memcpy((char *)b->host + off, a->data, (size_t)nbytes);
+        b->be->st.uploads++;
+        b->be->st.bytes_up += nbytes;
+    }
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* buf:download([byte_offset [, nbytes]]) -> vyre.Array of the buffer's type (a copy) */
+static int buffer_download(lua_State *L) {
+    const char *fname = "vyre.Buffer:download";
+    struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, fname);
+    uint64_t total = bytes_of(b);
+    uint64_t off = check_offset(L, 2, fname, "byte offset");
+    uint64_t nbytes = lua_isnoneornil(L, 3) ? (off <= total ? total - off : 0)
+                                            : check_offset(L, 3, fname, "byte count");
+    check_range(L, b, off, nbytes, fname);
+    struct vyre_lua_array *a = vyre_lua_newarray(L, b->type, nbytes / vyre_type_size(b->type));
+    if (b->be->kind == LVYRE_CUDA) {
+        struct vyre_error err;
+        if (vyre_cuda_buffer_download(b->cu, off, a->data, nbytes, &err) != VYRE_OK)
+            return vyre_lua_raise(L, fname, &err);
+    } else {
+        if (nbytes) memcpy(a->data, (const char *)b->host + off, (size_t)nbytes);
+        b->be->st.downloads++;
+        b->be->st.bytes_down += nbytes;
+    }
+    return 1;
+}
+
+/* buf:zero() -> buf (asynchronous on CUDA) */
+static int buffer_zero(lua_State *L) {
+    const char *fname = "vyre.Buffer:zero";
+    struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, fname);
+    if (b->be->kind == LVYRE_CUDA) {
+        struct vyre_error err;
+        if (vyre_cuda_buffer_zero(b->cu, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
+    } else if (b->host) {
+        memset(b->host, 0, (size_t)bytes_of(b));
+    }
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* buf:pointer() -> the device address as an integer (raw PTX kernels, interop); CUDA only */
+static int buffer_pointer(lua_State *L) {
+    const char *fname = "vyre.Buffer:pointer";
+    struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, fname);
+    if (b->be->kind != LVYRE_CUDA)
+        return lvyre_cuda_only(L, fname, "a reference buffer lives in host memory and has no "
+                                         "device address; use a CUDA backend");
+    lua_pushinteger(L, (lua_Integer)vyre_cuda_buffer_pointer(b->cu));
+    return 1;
+}
+
+/* buf:free(), __gc, __close: idempotent. */
+static int buffer_free(lua_State *L) {
+    release(check_ud(L, 1, "vyre.Buffer:free"));
+    return 0;
+}
+
+static int buffer_len(lua_State *L) {
+    struct lvyre_buffer *b = tobuffer(L, 1);
+    lua_pushinteger(L, b->live ? (lua_Integer)b->count : 0);
+    return 1;
+}
+
+static int buffer_tostring(lua_State *L) {
+    struct lvyre_buffer *b = tobuffer(L, 1);
+    const char *kind = b->be && b->be->kind == LVYRE_CUDA ? "cuda" : "reference";
+    if (!b->live)
+        lua_pushfstring(L, "vyre.Buffer(%s, %s, freed)", kind, vyre_type_name(b->type));
+    else
+        lua_pushfstring(L, "vyre.Buffer(%s, %s, %I)", kind, vyre_type_name(b->type),
+                        (LUAI_UACINT)b->count);
+    return 1;
+}
+
+static const luaL_Reg buffer_methods[] = {
+    {"upload", buffer_upload},
+    {"download", buffer_download},
+    {"zero", buffer_zero},
+    {"pointer", buffer_pointer},
+    {NULL, NULL}
+};
+
+/* Read-only fields (type, count, bytes, freed), then methods; nothing can be assigned. */
+static int buffer_index(lua_State *L) {
+    struct lvyre_buffer *b = tobuffer(L, 1);
+    const char *k = lua_tostring(L, 2);
+    if (k && b->live) {
+        if (strcmp(k, "type") == 0) {
+            lua_pushstring(L, vyre_type_name(b->type));
+            return 1;
+        }
+        if (strcmp(k, "count") == 0) {
+            lua_pushinteger(L, (lua_Integer)b->count);
+            return 1;
+        }
+        if (strcmp(k, "bytes") == 0) {
+            lua_pushinteger(L, (lua_Integer)bytes_of(b));
+            return 1;
+        }
+    }
+    if (k && strcmp(k, "freed") == 0) {
+        lua_pushboolean(L, !b->live);
+        return 1;
+    }
+    return vyre_lua_method(L);
+}
+
+static const luaL_Reg buffer_meta[] = {
+    {"__gc", buffer_free},
+    {"__close", buffer_free},
+    {"__len", buffer_len},
+    {"__tostring", buffer_tostring},
+    {NULL, NULL}
+};
+
+void vyre_lua_open_buffer(lua_State *L) {
+    vyre_lua_newclass_fields(L, VYRE_LUA_BUFFER, buffer_methods, buffer_meta, buffer_index,
+                             buffer_free, false);
+}

@@ -1,0 +1,168 @@
+/* lgraph.c — vyre.Graph: a list of launch steps captured once and replayed with
+ * g:launch([times [, timed]]). On CUDA it is an instantiated CUDA graph (arguments
+ * captured by value); on the reference it is the recorded steps, replayed on the
+ * interpreter in order. User value 1 keeps the backend alive, user value 2 a list of
+ * every kernel and buffer the steps use (the graph's own, so changing the caller's
+ * table later changes nothing), user value 3 the recorded steps, which a replay checks
+ * for freed kernels and buffers on both backends before it runs anything. */
+#include <string.h>
+
+#include "lbackend.h"
+#include "lvyre_box.h"
+
+struct lvyre_graph {
+    struct lvyre_backend *be;
+    bool live;
+    vyre_cuda_graph *cu;        /* CUDA */
+    struct lvyre_step *steps;   /* user value 3's memory */
+    size_t nsteps;
+};
+
+static struct lvyre_graph *tograph(lua_State *L, int idx) {
+    return luaL_checkudata(L, idx, VYRE_LUA_GRAPH);
+}
+
+/* Pushes a list of every kernel and bound buffer of the steps table at idx. */
+static void push_holder(lua_State *L, int idx, const struct lvyre_step *steps, size_t n) {
+    lua_newtable(L);
+    lua_Integer m = 0;
+    for (size_t i = 0; i < n; i++) {
+        lua_geti(L, idx, (lua_Integer)i + 1);
+        lua_rawgeti(L, -1, 1);
+        lua_rawseti(L, -3, ++m);
+        lua_rawgeti(L, -1, 2);
+        for (uint32_t d = 0; d < steps[i].k->lay->ndecls; d++) {
+            if (steps[i].k->lay->d[d].kind != VYRE_DECL_BUFFER) continue;
+            lua_getfield(L, -1, steps[i].k->lay->d[d].name);
+            lua_rawseti(L, -4, ++m);
+        }
+        lua_pop(L, 2);
+    }
+}
+
+/* Raises unless every kernel and buffer the graph uses is still live. */
+static void check_live(lua_State *L, const struct lvyre_graph *g, const char *fname) {
+    for (size_t i = 0; i < g->nsteps; i++) {
+        const struct lvyre_step *s = &g->steps[i];
+        if (!s->k->live)
+            luaL_error(L, "%s: step %d's kernel was freed. Fix: keep kernels alive while a graph "
+                          "uses them", fname, (int)i + 1);
+        for (uint32_t b = 0; b < s->k->lay->nbuffers; b++)
+            if (!s->b.buf[b]->live)
+                luaL_error(L, "%s: step %d's buffer %d was freed. Fix: keep buffers alive while "
+                              "a graph uses them", fname, (int)i + 1, (int)b + 1);
+    }
+}
+
+/* be:graph(steps) -> Graph, captured now. */
+int lvyre_backend_graph(lua_State *L) {
+    const char *fname = "vyre.Backend:graph";
+    struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
+    lua_settop(L, 2);
+    struct lvyre_graph *g = lua_newuserdatauv(L, sizeof *g, 3); /* index 3 */
+    memset(g, 0, sizeof *g);
+    g->be = be;
+    luaL_setmetatable(L, VYRE_LUA_GRAPH);
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, 3, 1);
+    size_t n = 0;
+    struct lvyre_step *steps = lvyre_read_steps(L, 2, be, &n, fname); /* scratch at 4 */
+    lua_pushvalue(L, 4);
+    lua_setiuservalue(L, 3, 3);
+    push_holder(L, 2, steps, n);
+    lua_setiuservalue(L, 3, 2);
+    g->steps = steps;
+    if (be->kind == LVYRE_CUDA) {
+        struct vyre_cuda_step *cs = vyre_lua_scratch(L, (n + 1) * sizeof *cs);
+        vyre_cuda_buffer **bufs = vyre_lua_scratch(L, (n * VYRE_MAX_BUFFERS + 1) * sizeof *bufs);
+        for (size_t i = 0; i < n; i++) {
+            cs[i].kernel = steps[i].k->cu;
+            lvyre_cuda_args(steps[i].k, &steps[i].b, bufs + i * VYRE_MAX_BUFFERS, &cs[i].args);
+        }
+        struct vyre_error err;
+        if (vyre_cuda_graph_capture(be->dev, cs, n, &g->cu, &err) != VYRE_OK)
+            return vyre_lua_raise(L, fname, &err);
+    } else {
+        be->st.live_graphs++;
+    }
+    g->nsteps = n;
+    g->live = true;
+    lua_settop(L, 3);
+    return 1;
+}
+
+/* g:launch([times [, timed]]) -> g | timing; synchronises. */
+static int graph_launch(lua_State *L) {
+    const char *fname = "vyre.Graph:launch";
+    struct lvyre_graph *g = tograph(L, 1);
+    if (!g->live) return luaL_error(L, "%s: the graph was freed. Fix: capture it again", fname);
+    lua_Integer times = luaL_optinteger(L, 2, 1);
+    bool timed = lua_toboolean(L, 3);
+    if (times < 0 || times > (lua_Integer)UINT32_MAX)
+        return luaL_error(L, "%s: times must be >= 0. Fix: g:launch(1)", fname);
+    check_live(L, g, fname);
+    struct vyre_cuda_timing t = {0, 0, 0, 0};
+    if (g->be->kind == LVYRE_CUDA) {
+        struct vyre_error err;
+        if (vyre_cuda_graph_launch(g->cu, (uint32_t)times, timed ? &t : NULL, &err) != VYRE_OK)
+            return vyre_lua_raise(L, fname, &err);
+    } else {
+        uint64_t t0 = lvyre_now_ns();
+        for (lua_Integer r = 0; r < times; r++) {
+            for (size_t i = 0; i < g->nsteps; i++)
+                lvyre_kernel_run(L, g->steps[i].k, &g->steps[i].b, fname);
+            g->be->st.graph_launches++;
+        }
+        t.wall_ns = t.device_ns = t.enqueue_ns = lvyre_now_ns() - t0;
+    }
+    if (!timed) {
+        lua_settop(L, 1);
+        return 1;
+    }
+    lvyre_pushtiming(L, &t);
+    return 1;
+}
+
+/* g:free(), __gc, __close: idempotent. */
+static int graph_free(lua_State *L) {
+    struct lvyre_graph *g = tograph(L, 1);
+    if (!g->live) return 0;
+    g->live = false;
+    if (g->cu) {
+        vyre_cuda_graph *cu = g->cu;
+        g->cu = NULL;
+        vyre_cuda_graph_free(cu);
+    }
+    if (g->be && g->be->kind == LVYRE_REFERENCE) g->be->st.live_graphs--;
+    g->steps = NULL;
+    for (int uv = 2; uv <= 3; uv++) {
+        lua_pushnil(L);
+        lua_setiuservalue(L, 1, uv);
+    }
+    return 0;
+}
+
+static int graph_tostring(lua_State *L) {
+    struct lvyre_graph *g = tograph(L, 1);
+    lua_pushfstring(L, "vyre.Graph(%s, %d steps%s)",
+                    g->be && g->be->kind == LVYRE_CUDA ? "cuda" : "reference", (int)g->nsteps,
+                    g->live ? "" : ", freed");
+    return 1;
+}
+
+static const luaL_Reg graph_methods[] = {
+    {"launch", graph_launch},
+    {"free", graph_free},
+    {NULL, NULL}
+};
+
+static const luaL_Reg graph_meta[] = {
+    {"__gc", graph_free},
+    {"__close", graph_free},
+    {"__tostring", graph_tostring},
+    {NULL, NULL}
+};
+
+void vyre_lua_open_graph(lua_State *L) {
+    vyre_lua_newclass(L, VYRE_LUA_GRAPH, graph_methods, graph_meta);
+}

@@ -1,0 +1,119 @@
+/* llaunch.c — vyre.Launch: a kernel with its arguments matched once
+ * (`local l = k:bind(args, opts)`), relaunched with `l:launch()` or `l()`. This is the
+ * launch floor from Lua: names, types and params are resolved at bind time and, on
+ * CUDA, the core prepares the launch's own argument block and grid
+ * (vyre_cuda_prepare), so a launch only checks that the bound buffers are still live
+ * and enqueues. User value 1 keeps the kernel alive, user value 2 the bound buffers. */
+#include <string.h>
+
+#include "lbackend.h"
+
+struct lvyre_launch {
+    struct lvyre_kernel *k;          /* NULL once released */
+    struct lvyre_bound b;            /* the matched arguments */
+    struct vyre_cuda_prepared prep;  /* CUDA; must not move: userdata memory */
+};
+
+static struct lvyre_launch *checklaunch(lua_State *L, const char *fname) {
+    struct lvyre_launch *l = luaL_checkudata(L, 1, VYRE_LUA_LAUNCH);
+    if (!l->k)
+        luaL_error(L, "%s: the bound launch was freed. Fix: bind again with k:bind(args, opts)",
+                   fname);
+    return l;
+}
+
+/* k:bind(args, opts) -> vyre.Launch */
+int lvyre_kernel_bind(lua_State *L) {
+    const char *fname = "vyre.Kernel:bind";
+    struct lvyre_kernel *k = lvyre_checkkernel(L, 1, fname);
+    lvyre_kernel_program(L, k, fname);
+    lua_settop(L, 3);
+    struct lvyre_launch *l = lua_newuserdatauv(L, sizeof *l, 2); /* index 4 */
+    memset(l, 0, sizeof *l);
+    luaL_setmetatable(L, VYRE_LUA_LAUNCH);
+    lvyre_match(L, 2, 3, k->lay, k->be, LVYRE_MATCH_LAUNCH, &l->b, fname);
+    uint32_t grid[3];
+    lvyre_kernel_grid(L, k, &l->b, grid, fname); /* checks the geometry now, on both backends */
+    if (k->be->kind == LVYRE_CUDA) {
+        vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
+        struct vyre_cuda_args a;
+        lvyre_cuda_args(k, &l->b, bufs, &a);
+        struct vyre_error err;
+        if (vyre_cuda_prepare(k->cu, &a, &l->prep, &err) != VYRE_OK)
+            return vyre_lua_raise(L, fname, &err);
+    }
+    /* Keep every bound buffer alive: their pointers are in l->b. */
+    lua_createtable(L, (int)k->lay->nbuffers, 0);
+    for (uint32_t i = 0; i < k->lay->ndecls; i++) {
+        const struct lvyre_decl *d = &k->lay->d[i];
+        if (d->kind != VYRE_DECL_BUFFER) continue;
+        lua_getfield(L, 2, d->name);
+        lua_rawseti(L, -2, (lua_Integer)d->slot + 1);
+    }
+    lua_setiuservalue(L, 4, 2);
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, 4, 1);
+    l->k = k;
+    return 1;
+}
+
+/* l:launch() / l() -> l. The hot path: no allocation, no strings. */
+static int launch_launch(lua_State *L) {
+    const char *fname = "vyre.Launch:launch";
+    struct lvyre_launch *l = checklaunch(L, fname);
+    if (!l->k->live)
+        return luaL_error(L, "%s: the kernel was freed. Fix: keep the kernel alive while its "
+                             "bound launches are used", fname);
+    for (uint32_t s = 0; s < l->k->lay->nbuffers; s++)
+        if (!l->b.buf[s]->live)
+            return luaL_error(L, "%s: bound buffer %d was freed. Fix: bind again with live "
+                                 "buffers", fname, (int)s + 1);
+    if (l->k->be->kind == LVYRE_REFERENCE) {
+        lvyre_kernel_run(L, l->k, &l->b, fname);
+    } else {
+        struct vyre_error err;
+        if (vyre_cuda_launch_prepared(&l->prep, &err) != VYRE_OK)
+            return vyre_lua_raise(L, fname, &err);
+    }
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* l:free(), __gc, __close: owns no resource of its own, so it drops its references. */
+static int launch_free(lua_State *L) {
+    struct lvyre_launch *l = luaL_checkudata(L, 1, VYRE_LUA_LAUNCH);
+    l->k = NULL;
+    lua_pushnil(L);
+    lua_setiuservalue(L, 1, 1);
+    lua_pushnil(L);
+    lua_setiuservalue(L, 1, 2);
+    return 0;
+}
+
+static int launch_tostring(lua_State *L) {
+    struct lvyre_launch *l = luaL_checkudata(L, 1, VYRE_LUA_LAUNCH);
+    if (!l->k)
+        lua_pushstring(L, "vyre.Launch(freed)");
+    else
+        lua_pushfstring(L, "vyre.Launch(%s, %s)",
+                        l->k->be->kind == LVYRE_CUDA ? "cuda" : "reference", l->k->name);
+    return 1;
+}
+
+static const luaL_Reg launch_methods[] = {
+    {"launch", launch_launch},
+    {"free", launch_free},
+    {NULL, NULL}
+};
+
+static const luaL_Reg launch_meta[] = {
+    {"__call", launch_launch},
+    {"__gc", launch_free},
+    {"__close", launch_free},
+    {"__tostring", launch_tostring},
+    {NULL, NULL}
+};
+
+void vyre_lua_open_launch(lua_State *L) {
+    vyre_lua_newclass(L, VYRE_LUA_LAUNCH, launch_methods, launch_meta);
+}

@@ -1,0 +1,123 @@
+/* lrun.c — be:run(p, args, opts) and be:run_timed: one-shot dispatch on either backend.
+ * Host data in (vyre.Arrays or tables), host data out (a vyre.Array per write and
+ * read_write buffer), the caller's arrays never modified. A Buffer of the backend
+ * passed in args is used in place, with no copy either way, and is what the result
+ * table holds under its name. */
+#include <string.h>
+
+#include "lbackend.h"
+#include "lvyre_box.h"
+
+/* ---- static helpers ------------------------------------------------------ */
+
+/* Everything a run binds, by buffer slot. */
+struct run_io {
+    struct vyre_buffer_arg in[VYRE_MAX_BUFFERS];  /* host data (NULL data: zero-filled) */
+    void *out[VYRE_MAX_BUFFERS];                  /* where results land (host slots) */
+    vyre_cuda_buffer *resident[VYRE_MAX_BUFFERS]; /* CUDA buffers used in place */
+};
+
+static uint64_t prod3(const uint32_t v[3]) {
+    return (uint64_t)v[0] * v[1] * v[2];
+}
+
+/* Fills io and pushes the result table (name -> Array or Buffer) at the top. */
+static void prepare_io(lua_State *L, struct lvyre_backend *be, const struct lvyre_layout *lay,
+                       const struct lvyre_bound *b, struct run_io *io, const char *fname) {
+    lua_createtable(L, 0, (int)lay->nbuffers);
+    int res = lua_gettop(L);
+    for (uint32_t i = 0; i < lay->ndecls; i++) {
+        const struct lvyre_decl *d = &lay->d[i];
+        if (d->kind != VYRE_DECL_BUFFER) continue;
+        uint32_t s = d->slot;
+        io->resident[s] = NULL;
+        io->out[s] = NULL;
+        bool writes = d->access != VYRE_ACCESS_READ;
+        if (b->buf[s]) {
+            io->resident[s] = b->buf[s]->cu;
+            lvyre_buffer_arg(b->buf[s], &io->in[s]); /* the result is the Buffer itself */
+            continue;
+        }
+        if (b->arr[s]) {
+            io->in[s].data = b->arr[s]->count ? b->arr[s]->data : NULL;
+            io->in[s].count = b->arr[s]->count;
+        } else {
+            io->in[s].data = NULL;
+            io->in[s].count = lvyre_output_count(L, lay, b, s, fname);
+        }
+        if (!writes) continue;
+        struct vyre_lua_array *o = vyre_lua_newarray(L, d->type, io->in[s].count);
+        /* The reference writes into the result array itself, seeded with the input. */
+        if (be->kind == LVYRE_REFERENCE && io->in[s].data && o->count)
+            memcpy(o->data, io->in[s].data, (size_t)(o->count * vyre_type_size(d->type)));
+        if (be->kind == LVYRE_REFERENCE) io->in[s].data = o->data;
+        io->out[s] = o->data;
+        lua_setfield(L, res, d->name);
+    }
+}
+
+/* Puts the Buffers that were bound in place under their names in the result table. */
+static void add_resident_results(lua_State *L, int args, int res, const struct lvyre_layout *lay,
+                                 const struct lvyre_bound *b) {
+    for (uint32_t i = 0; i < lay->ndecls; i++) {
+        const struct lvyre_decl *d = &lay->d[i];
+        if (d->kind != VYRE_DECL_BUFFER || d->access == VYRE_ACCESS_READ || !b->buf[d->slot])
+            continue;
+        lua_getfield(L, args, d->name);
+        lua_setfield(L, res, d->name);
+    }
+}
+
+static int run(lua_State *L, bool timed) {
+    const char *fname = timed ? "vyre.Backend:run_timed" : "vyre.Backend:run";
+    struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
+    lua_settop(L, 4);
+    vyre_program *p = vyre_lua_checkprogram_named(L, 2, fname);
+    struct vyre_error err;
+    if (vyre_program_check(p, &err) != VYRE_OK)
+        return luaL_error(L, "%s: %s. Fix: correct the program (vyre.validate(p) lists every "
+                             "problem)", fname, err.message);
+    const struct lvyre_layout *lay = lvyre_layout_push(L, p);            /* 5 */
+    struct lvyre_bound *b = vyre_lua_scratch(L, sizeof *b);             /* 6 */
+    struct run_io *io = vyre_lua_scratch(L, sizeof *io);                /* 7 */
+    lvyre_match(L, 3, 4, lay, be, LVYRE_MATCH_RUN, b, fname);           /* 8: converted arrays */
+    prepare_io(L, be, lay, b, io, fname);                               /* 9: results */
+    int res = lua_gettop(L);
+    struct vyre_cuda_timing t = {0, 0, 0, 0};
+    if (be->kind == LVYRE_CUDA) {
+        vyre_cuda_device *d = lvyre_cuda_device(L, be, fname);
+        if (vyre_cuda_run(d, p, io->in, io->resident, lay->nbuffers, b->params, lay->nparams,
+                          b->n, b->has_grid ? b->grid : NULL, io->out, timed ? &t : NULL,
+                          &err) != VYRE_OK)
+            return vyre_lua_raise(L, fname, &err);
+    } else {
+        uint64_t counts[VYRE_MAX_BUFFERS];
+        for (uint32_t s = 0; s < lay->nbuffers; s++) counts[s] = io->in[s].count;
+        struct vyre_run_args args = {io->in, lay->nbuffers, b->params, lay->nparams, {1, 1, 1}};
+        if (vyre_launch_grid(p, counts, lay->nbuffers, b->n, b->has_grid ? b->grid : NULL, args.grid,
+                      &err) != VYRE_OK)
+            return vyre_lua_raise(L, fname, &err);
+        uint64_t t0 = lvyre_now_ns();
+        if (vyre_ref_run(p, &args, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
+        t.wall_ns = t.device_ns = t.enqueue_ns = lvyre_now_ns() - t0;
+        be->st.runs++;
+        be->st.invocations += prod3(args.grid) * prod3(lay->workgroup);
+    }
+    add_resident_results(L, 3, res, lay, b);
+    lua_settop(L, res);
+    if (!timed) return 1;
+    lvyre_pushtiming(L, &t);
+    return 2;
+}
+
+/* ---- Backend methods (lbackend.h) ---------------------------------------- */
+
+/* be:run(p, args, opts) -> {name = vyre.Array | Buffer} for write/read_write buffers */
+int lvyre_backend_run(lua_State *L) {
+    return run(L, false);
+}
+
+/* be:run_timed(p, args, opts) -> outputs, {wall_ns, device_ns, enqueue_ns, wait_ns} */
+int lvyre_backend_run_timed(lua_State *L) {
+    return run(L, true);
+}
