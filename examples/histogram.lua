@@ -1,5 +1,6 @@
 -- histogram.lua — 256-bin histogram of bytes with global atomics.
-package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/support/?.lua;" .. package.path
+package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/support/?.lua;"
+  .. package.path
 local vyre = require("vyre")
 local common = require("common")
 

@@ -1,6 +1,7 @@
 -- prefix_sum.lua — inclusive prefix sum of up to 1024 values in one workgroup
 -- (Hillis–Steele scan in shared memory, double-buffered, barriers between steps).
-package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/support/?.lua;" .. package.path
+package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/support/?.lua;"
+  .. package.path
 local vyre = require("vyre")
 local common = require("common")
 
@@ -36,4 +37,5 @@ for i = 1, n do
   acc = acc + data[i]
   common.check(out.out[i] == acc, "out[%d] = %d, want %d", i, out.out[i], acc)
 end
-print(("prefix_sum: %d values in one workgroup on %s, last = %d — matches"):format(n, be.name, out.out[n]))
+print(("prefix_sum: %d values in one workgroup on %s, last = %d — matches")
+  :format(n, be.name, out.out[n]))

@@ -1,6 +1,7 @@
 -- reduce.lua — sum of u32 values: each workgroup reduces its slice in shared memory with
 -- a barrier per tree level, then one atomic add per workgroup into the result.
-package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/support/?.lua;" .. package.path
+package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/support/?.lua;"
+  .. package.path
 local vyre = require("vyre")
 local common = require("common")
 

@@ -1,7 +1,8 @@
 -- saxpy.lua — the main example: y = a*x + y over a million floats, built with the DSL,
 -- run on the best backend (CUDA if usable, else the reference interpreter), checked
 -- element by element against the f32 result computed here in Lua.
-package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/support/?.lua;" .. package.path
+package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/support/?.lua;"
+  .. package.path
 local vyre = require("vyre")
 local common = require("common")
 

@@ -15,13 +15,23 @@ note() { printf '\n== %s\n' "$*"; }
 VYRE_CMAKE_ARGS="-DVYRE_WERROR=ON" sh scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
 . scripts/env.sh
 
-# ctest_counts DIR: runs ctest in DIR and adds its totals.
+# ctest_counts DIR: runs ctest in DIR and adds its totals. A test that exits with its
+# SKIP_RETURN_CODE (77) is inside ctest's "out of N" and in "100% tests passed", but it
+# did not pass: ctest lists it as "N - name (Skipped)", so it is counted as skipped and
+# its own "SKIPPED: why" line is printed.
 ctest_counts() {
   out=$(ctest --test-dir "$1" --output-on-failure -j2 2>&1); echo "$out" | tail -n 25
   total=$(echo "$out" | sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' | tail -n1)
   bad=$(echo "$out" | sed -n 's/.* \([0-9]*\) tests failed out of.*/\1/p' | tail -n1)
   if [ -z "$total" ]; then failed=$((failed + 1)); echo "ctest in $1 printed no totals"; return; fi
-  passed=$((passed + total - bad)); failed=$((failed + bad))
+  skip_names=$(echo "$out" | sed -n 's/^[[:space:]]*[0-9][0-9]* - \(.*\) (Skipped)$/\1/p')
+  skip=0
+  for t in $skip_names; do
+    skip=$((skip + 1))
+    why=$(ctest --test-dir "$1" -R "^$t\$" -V 2>&1 | sed -n 's/^[0-9][0-9]*: SKIPPED: //p' | head -n1)
+    echo "skipped $t: ${why:-see ctest --test-dir $1 -R $t -V}"
+  done
+  passed=$((passed + total - bad - skip)); failed=$((failed + bad)); skipped=$((skipped + skip))
 }
 
 note "C unit tests (ctest, -Werror)"
@@ -44,6 +54,13 @@ if [ -z "$line" ]; then
 else
   set -- $(echo "$line" | grep -oE '[0-9]+' | head -n4)
   passed=$((passed + $1)); failed=$((failed + $2 + $3)); skipped=$((skipped + $4))
+fi
+
+note "luacheck (Lua lint, .luacheckrc)"
+if lout=$(luacheck --no-color --codes -q lua spec examples bench bin/vyre 2>&1); then
+  passed=$((passed + 1)); echo "ok   luacheck: $(echo "$lout" | tail -n1)"
+else
+  failed=$((failed + 1)); echo "FAIL luacheck"; echo "$lout"
 fi
 
 note "C unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
@@ -75,6 +92,18 @@ rm -rf "$tree" "$tree.log"
 note "bin/vyre info"
 if out=$(lua5.4 bin/vyre info 2>&1); then passed=$((passed + 1)); echo "$out" | head -n 12
 else failed=$((failed + 1)); echo "FAIL bin/vyre info"; echo "$out"; fi
+
+note "exported symbols of vyre/core.so (nm -D --defined-only)"
+# The module must export luaopen_vyre_core and nothing else (no vyre_*, no XXH*).
+mod=build/vyre/core.so
+if syms=$(nm -D --defined-only "$mod" 2>&1) &&
+   [ "$(echo "$syms" | awk 'NF >= 3 { print $3 }')" = "luaopen_vyre_core" ]; then
+  passed=$((passed + 1)); echo "ok   $mod exports only luaopen_vyre_core"
+else
+  failed=$((failed + 1))
+  echo "FAIL $mod must define exactly one dynamic symbol, luaopen_vyre_core; nm -D --defined-only says:"
+  echo "$syms" | head -n 20
+fi
 
 echo
 echo "$passed passed, $failed failed, $skipped skipped"

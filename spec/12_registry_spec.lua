@@ -48,7 +48,8 @@ describe("PTX of every registered spec program", function()
         local p = entry.program
         if vyre.validate(p) then
           -- Entry names must be unique in one module; many spec programs share a name.
-          local ptx = vyre.ptx(p, { sm = sm }):gsub("%.entry ([%w_]+)%(", ".entry %1__" .. n .. "(", 1)
+          local ptx = vyre.ptx(p, { sm = sm })
+            :gsub("%.entry ([%w_]+)%(", ".entry %1__" .. n .. "(", 1)
           if n > 0 then ptx = ptx:gsub("%.version[^\n]*\n", "", 1):gsub("%.target[^\n]*\n", "", 1)
               :gsub("%.address_size[^\n]*\n", "", 1) end
           parts[#parts + 1] = ptx
