@@ -44,6 +44,14 @@ typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t, CUdriverProcA
         }                                                                           \
     } while (0)
 
+#define ENQUEUE_BATCH 128 /* launches per timed batch (bench.lua uses the same) */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 static double now_ns(void)
 {
     struct timespec ts;
@@ -174,6 +182,24 @@ int main(int argc, char **argv)
             CK(cu.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, s, args, NULL));
         CK(cu.cuStreamSynchronize(s));
         printf("c_launch_ns %.1f ns\n", (now_ns() - t0) / (double)n);
+    } else if (strcmp(mode, "enqueue") == 0) {
+        /* The CPU cost of one launch at the driver's floor: batches of ENQUEUE_BATCH
+         * launches, well under the launch queue's depth so the driver never waits for the
+         * GPU, each batch timed alone and drained (untimed) before the next; the median
+         * batch, per launch. */
+        long long batches = n / ENQUEUE_BATCH > 50 ? n / ENQUEUE_BATCH : 50;
+        double *per = malloc((size_t)batches * sizeof *per);
+        if (!per) return 1;
+        for (long long b = 0; b < batches; b++) {
+            double t0 = now_ns();
+            for (int i = 0; i < ENQUEUE_BATCH; i++)
+                CK(cu.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, s, args, NULL));
+            per[b] = (now_ns() - t0) / ENQUEUE_BATCH;
+            CK(cu.cuStreamSynchronize(s));
+        }
+        qsort(per, (size_t)batches, sizeof *per, cmp_double);
+        printf("c_enqueue_ns %.1f ns\n", per[batches / 2]);
+        free(per);
     } else if (strcmp(mode, "roundtrip") == 0) {
         void *host;
         CK(cu.cuMemHostAlloc(&host, 4096, 0));

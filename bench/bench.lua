@@ -53,6 +53,23 @@ local function wall(fn)
   return now_ns() - t0
 end
 
+-- CPU cost per launch at the driver's floor: batches of 128 launches (well under the
+-- launch queue's depth, so the driver never waits for the GPU), each timed alone and
+-- drained untimed before the next; the median batch, per launch. baseline.c's
+-- "enqueue" mode measures the plain-C loop the same way.
+local BATCH = 128
+local function enqueue_ns(launch)
+  local per = {}
+  for b = 1, math.max(N // BATCH, 50) do
+    local t0 = now_ns()
+    for _ = 1, BATCH do launch() end
+    per[b] = (now_ns() - t0) / BATCH
+    be:synchronize()
+  end
+  table.sort(per)
+  return per[#per // 2 + 1]
+end
+
 -- (a) launches of a compiled kernel on resident buffers
 for _ = 1, 1000 do k:launch(args, opts) end
 be:synchronize()
@@ -69,6 +86,9 @@ t = wall(function()
   for _ = 1, N do l:launch() end
 end)
 print(("lua_bound_launch_ns %.1f ns"):format(t / N))
+
+print(("lua_enqueue_ns %.1f ns"):format(enqueue_ns(function() k:launch(args, opts) end)))
+print(("lua_bound_enqueue_ns %.1f ns"):format(enqueue_ns(l)))
 
 -- (b) 4 KiB upload + launch + download + sync
 local host = vyre.array("u32", 1024)

@@ -23,6 +23,7 @@ for round in 1 2 3; do
     echo "Lua benchmarks did not run: $(cat "$tmp/lua.err")"; exit 2
   fi
   "$C" launch "$tmp/inc.ptx" "$N" >> "$tmp/c.txt"
+  "$C" enqueue "$tmp/inc.ptx" "$N" >> "$tmp/c.txt"
   "$C" roundtrip "$tmp/inc.ptx" $((N / 10 > 100 ? N / 10 : 100)) >> "$tmp/c.txt"
   "$C" graph "$tmp/inc.ptx" "$N" >> "$tmp/c.txt"
   if [ "$round" = 1 ]; then "$C" saxpy "$tmp/saxpy.ptx" "$BYTES" >> "$tmp/c.txt"; fi
@@ -33,8 +34,10 @@ cat "$tmp/lua.txt" "$tmp/c.txt" | awk '
     else if ($1 ~ /_gbps$/ && $2 > v[$1]) v[$1] = $2 }
   END {
     printf "%-34s %14s %14s %10s\n", "benchmark", "vyre (Lua)", "plain C", "ratio"
-    row("(a) launch, ns per launch", "lua_launch_ns", "c_launch_ns")
-    row("(a2) bound launch l:launch(), ns", "lua_bound_launch_ns", "c_launch_ns")
+    row("(a) k:launch CPU ns (enqueue floor)", "lua_enqueue_ns", "c_enqueue_ns")
+    row("(a2) bound l:launch() CPU ns", "lua_bound_enqueue_ns", "c_enqueue_ns")
+    row("(a3) k:launch, 100k back to back", "lua_launch_ns", "c_launch_ns")
+    row("(a4) l:launch(), 100k back to back", "lua_bound_launch_ns", "c_launch_ns")
     row("(b) 4 KiB up+launch+down+sync, ns", "lua_roundtrip_ns", "c_roundtrip_ns")
     row("(c) graph replay, ns per launch", "lua_graph_ns", "c_graph_ns")
     printf "%-34s %14.1f %14.1f %10.3f\n", "(d) saxpy GB/s vs C DtoD copy GB/s", \
