@@ -16,16 +16,31 @@
 #include <string.h>
 #include <time.h>
 
-#define ENTRIES(X)                                                                     \
-    X(cuInit, 2000) X(cuDeviceGet, 2000) X(cuDevicePrimaryCtxRetain, 7000)             \
-    X(cuCtxSetCurrent, 4000) X(cuModuleLoadData, 2000) X(cuModuleGetFunction, 2000)    \
-    X(cuMemAlloc, 3020) X(cuMemFree, 3020) X(cuMemHostAlloc, 2020)                     \
-    X(cuMemcpyHtoDAsync, 3020) X(cuMemcpyDtoHAsync, 3020) X(cuMemcpyDtoDAsync, 3020)   \
-    X(cuMemsetD8Async, 3020) X(cuStreamCreate, 2000) X(cuStreamSynchronize, 2000)      \
-    X(cuLaunchKernel, 4000) X(cuEventCreate, 2000) X(cuEventRecord, 2000)              \
-    X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 12080)                           \
-    X(cuStreamBeginCapture, 10010) X(cuStreamEndCapture, 10000)                        \
-    X(cuGraphInstantiateWithFlags, 11040) X(cuGraphLaunch, 10000)
+#define ENTRIES(X)                        \
+    X(cuInit, 2000)                       \
+    X(cuDeviceGet, 2000)                  \
+    X(cuDevicePrimaryCtxRetain, 7000)     \
+    X(cuCtxSetCurrent, 4000)              \
+    X(cuModuleLoadData, 2000)             \
+    X(cuModuleGetFunction, 2000)          \
+    X(cuMemAlloc, 3020)                   \
+    X(cuMemFree, 3020)                    \
+    X(cuMemHostAlloc, 2020)               \
+    X(cuMemcpyHtoDAsync, 3020)            \
+    X(cuMemcpyDtoHAsync, 3020)            \
+    X(cuMemcpyDtoDAsync, 3020)            \
+    X(cuMemsetD8Async, 3020)              \
+    X(cuStreamCreate, 2000)               \
+    X(cuStreamSynchronize, 2000)          \
+    X(cuLaunchKernel, 4000)               \
+    X(cuEventCreate, 2000)                \
+    X(cuEventRecord, 2000)                \
+    X(cuEventSynchronize, 2000)           \
+    X(cuEventElapsedTime, 12080)          \
+    X(cuStreamBeginCapture, 10010)        \
+    X(cuStreamEndCapture, 10000)          \
+    X(cuGraphInstantiateWithFlags, 11040) \
+    X(cuGraphLaunch, 10000)
 
 static struct {
 #define MEMBER(n, v) __typeof__(n) *n;
@@ -33,55 +48,51 @@ static struct {
 #undef MEMBER
 } cu;
 
-typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t,
+                           CUdriverProcAddressQueryResult *);
 
-#define CK(call)                                                                    \
-    do {                                                                            \
-        CUresult r_ = (call);                                                       \
-        if (r_ != CUDA_SUCCESS) {                                                   \
-            fprintf(stderr, "%s failed: %d\n", #call, (int)r_);                     \
-            exit(1);                                                                \
-        }                                                                           \
+#define CK(call)                                                \
+    do {                                                        \
+        CUresult r_ = (call);                                   \
+        if (r_ != CUDA_SUCCESS) {                               \
+            fprintf(stderr, "%s failed: %d\n", #call, (int)r_); \
+            exit(1);                                            \
+        }                                                       \
     } while (0)
 
 #define ENQUEUE_BATCH 128 /* launches per timed batch (bench.lua uses the same) */
 
-static int cmp_double(const void *a, const void *b)
-{
+static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-static double now_ns(void)
-{
+static double now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static int load(void)
-{
+static int load(void) {
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h) return 0;
     void *sym = dlsym(h, "cuGetProcAddress_v2");
     gpa_fn gpa;
     if (!sym) return 0;
     memcpy(&gpa, &sym, sizeof gpa);
-#define RESOLVE(n, v)                                                                 \
-    {                                                                                 \
-        void *fn = NULL;                                                              \
-        if (gpa(#n, &fn, v, CU_GET_PROC_ADDRESS_LEGACY_STREAM, NULL) != CUDA_SUCCESS || \
-            !fn)                                                                      \
-            return 0;                                                                 \
-        memcpy(&cu.n, &fn, sizeof fn);                                                \
+#define RESOLVE(n, v)                                                                        \
+    {                                                                                        \
+        void *fn = NULL;                                                                     \
+        if (gpa(#n, &fn, v, CU_GET_PROC_ADDRESS_LEGACY_STREAM, NULL) != CUDA_SUCCESS || !fn) \
+            return 0;                                                                        \
+        memcpy(&cu.n, &fn, sizeof fn);                                                       \
     }
     ENTRIES(RESOLVE)
 #undef RESOLVE
     return cu.cuInit(0) == CUDA_SUCCESS;
 }
 
-static char *read_file(const char *path)
-{
+static char *read_file(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     fseek(f, 0, SEEK_END);
@@ -94,8 +105,7 @@ static char *read_file(const char *path)
     return s;
 }
 
-static void entry_of(const char *ptx, char *out, size_t size)
-{
+static void entry_of(const char *ptx, char *out, size_t size) {
     const char *p = strstr(ptx, ".entry");
     size_t n = 0;
     if (p) {
@@ -107,8 +117,7 @@ static void entry_of(const char *ptx, char *out, size_t size)
     out[n] = '\0';
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc < 4) {
         fprintf(stderr, "usage: %s launch|roundtrip|graph|saxpy PTX_FILE N\n", argv[0]);
         return 1;
@@ -155,7 +164,8 @@ int main(int argc, char **argv)
         float ms_k = 0, ms_c = 0;
         CK(cu.cuLaunchKernel(fn, grid, 1, 1, 256, 1, 1, 0, s, args, NULL)); /* warm-up */
         CK(cu.cuEventRecord(e0, s));
-        for (int i = 0; i < 10; i++) CK(cu.cuLaunchKernel(fn, grid, 1, 1, 256, 1, 1, 0, s, args, NULL));
+        for (int i = 0; i < 10; i++)
+            CK(cu.cuLaunchKernel(fn, grid, 1, 1, 256, 1, 1, 0, s, args, NULL));
         CK(cu.cuEventRecord(e1, s));
         CK(cu.cuEventSynchronize(e1));
         CK(cu.cuEventElapsedTime(&ms_k, e0, e1));

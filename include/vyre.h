@@ -48,8 +48,8 @@ struct vyre_error {
 void vyre_error_clear(struct vyre_error *err);
 /* Formats into err (if not NULL) and returns status, so callers can
  * `return vyre_error_set(err, VYRE_ERR_ARG, "...")`. */
-enum vyre_status vyre_error_set(struct vyre_error *err, enum vyre_status status,
-                                const char *fmt, ...)
+enum vyre_status vyre_error_set(struct vyre_error *err, enum vyre_status status, const char *fmt,
+                                ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
@@ -73,13 +73,13 @@ enum vyre_type {
     VYRE_VOID = VYRE_TYPE_COUNT /* statements, not-yet-typed expressions */
 };
 
-const char *vyre_type_name(enum vyre_type t);     /* "f32"; "void" for VYRE_VOID */
+const char *vyre_type_name(enum vyre_type t); /* "f32"; "void" for VYRE_VOID */
 bool vyre_type_from_name(const char *name, enum vyre_type *out);
-size_t vyre_type_size(enum vyre_type t);          /* bytes in memory; bool is 4 */
-bool vyre_type_is_int(enum vyre_type t);          /* i32 u32 i64 u64 */
-bool vyre_type_is_signed(enum vyre_type t);       /* i32 i64 */
-bool vyre_type_is_float(enum vyre_type t);        /* f32 f64 */
-unsigned vyre_type_bits(enum vyre_type t);        /* 32 or 64 (bool: 32) */
+size_t vyre_type_size(enum vyre_type t);    /* bytes in memory; bool is 4 */
+bool vyre_type_is_int(enum vyre_type t);    /* i32 u32 i64 u64 */
+bool vyre_type_is_signed(enum vyre_type t); /* i32 i64 */
+bool vyre_type_is_float(enum vyre_type t);  /* f32 f64 */
+unsigned vyre_type_bits(enum vyre_type t);  /* 32 or 64 (bool: 32) */
 
 /* A value of any type as raw bits, zero-extended into 64 bits: bool is 0/1,
  * i32/u32/f32 use the low 32 bits (upper 32 bits zero), 64-bit types all 64. */
@@ -92,7 +92,7 @@ typedef struct vyre_program vyre_program;
 /* Text format (ARCHITECTURE.md §4). On a syntax error returns VYRE_ERR_SYNTAX with
  * err->line/column set and a message quoting the offending token. */
 enum vyre_status vyre_text_parse(const char *text, size_t len, vyre_program **out,
-                            struct vyre_error *err);
+                                 struct vyre_error *err);
 /* Canonical text, NUL-terminated, caller frees with vyre_free. */
 enum vyre_status vyre_text_print(const vyre_program *p, char **out, size_t *out_len);
 /* XXH3-64 of the canonical text. */
@@ -113,7 +113,7 @@ void vyre_program_workgroup(const vyre_program *p, uint32_t out[3]);
 enum vyre_decl_kind { VYRE_DECL_BUFFER, VYRE_DECL_SHARED, VYRE_DECL_PARAM };
 enum vyre_access { VYRE_ACCESS_READ, VYRE_ACCESS_WRITE, VYRE_ACCESS_READ_WRITE };
 const char *vyre_decl_kind_name(enum vyre_decl_kind k); /* "buffer" "shared" "param" */
-const char *vyre_access_name(enum vyre_access a);      /* "read" "write" "read_write" */
+const char *vyre_access_name(enum vyre_access a);       /* "read" "write" "read_write" */
 
 /* One declaration, as the program holds it; name points into the program. */
 struct vyre_decl_info {
@@ -162,8 +162,8 @@ void vyre_problems_format(const vyre_program *p, const struct vyre_problems *pro
 /* grid: explicit if explicit_grid != NULL; else ceil(n / workgroup.x) when n > 0;
  * else ceil(max(buffer_counts) / workgroup.x). At least 1 workgroup. */
 enum vyre_status vyre_launch_grid(const vyre_program *p, const uint64_t *buffer_counts,
-                           size_t nbuffers, uint64_t n, const uint32_t *explicit_grid,
-                           uint32_t out[3], struct vyre_error *err);
+                                  size_t nbuffers, uint64_t n, const uint32_t *explicit_grid,
+                                  uint32_t out[3], struct vyre_error *err);
 
 /* ---- reference interpreter -------------------------------------------- */
 
@@ -177,9 +177,9 @@ struct vyre_buffer_arg {
 struct vyre_run_args {
     struct vyre_buffer_arg *buffers; /* one per `buffer` declaration, in order */
     size_t nbuffers;
-    const vyre_bits *params;         /* one per `param` declaration, in order */
+    const vyre_bits *params; /* one per `param` declaration, in order */
     size_t nparams;
-    uint32_t grid[3];                /* workgroups per axis (see vyre_launch_grid) */
+    uint32_t grid[3]; /* workgroups per axis (see vyre_launch_grid) */
 };
 
 /* Runs the program on the CPU exactly as §3 specifies. Validates first if needed. */
@@ -193,19 +193,19 @@ struct vyre_ptx_options {
 };
 
 /* PTX text for the program (validated first if needed), caller frees. */
-enum vyre_status vyre_ptx_emit(vyre_program *p, const struct vyre_ptx_options *opt,
-                               char **out_ptx, size_t *out_len, struct vyre_error *err);
+enum vyre_status vyre_ptx_emit(vyre_program *p, const struct vyre_ptx_options *opt, char **out_ptx,
+                               size_t *out_len, struct vyre_error *err);
 /* Bumped whenever emitted PTX changes for the same program (cache keys). */
 #define VYRE_CODEGEN_VERSION 1u
 
 /* ---- random programs (property tests, fuzzing) -------------------------- */
 
 struct vyre_gen_options {
-    uint32_t max_stmts;   /* top-level statements, default 8 */
-    uint32_t max_depth;   /* expression depth, default 4 */
-    bool allow_barriers;  /* emit shared memory + uniform barriers */
-    bool allow_approx;    /* emit exp/sin/... */
-    bool allow_invalid;   /* mutate into (usually) invalid programs */
+    uint32_t max_stmts;  /* top-level statements, default 8 */
+    uint32_t max_depth;  /* expression depth, default 4 */
+    bool allow_barriers; /* emit shared memory + uniform barriers */
+    bool allow_approx;   /* emit exp/sin/... */
+    bool allow_invalid;  /* mutate into (usually) invalid programs */
 };
 /* A deterministic program from a seed; valid unless allow_invalid. NULL on OOM. */
 vyre_program *vyre_gen_random(uint64_t seed, const struct vyre_gen_options *opt);

@@ -39,8 +39,7 @@ uint64_t vyre_cuda_now_ns(void);
 
 /* ---- devices -------------------------------------------------------------- */
 
-enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out,
-                                       struct vyre_error *err);
+enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out, struct vyre_error *err);
 void vyre_cuda_device_retain(vyre_cuda_device *d);
 /* Drops one reference; the last one frees pools, modules and the context. */
 void vyre_cuda_device_release(vyre_cuda_device *d);
@@ -48,10 +47,10 @@ void vyre_cuda_device_release(vyre_cuda_device *d);
 struct vyre_cuda_info {
     char name[256];
     int ordinal;
-    int cc_major, cc_minor;     /* compute capability */
-    unsigned sm;                /* cc_major * 10 + cc_minor, the PTX target */
+    int cc_major, cc_minor; /* compute capability */
+    unsigned sm;            /* cc_major * 10 + cc_minor, the PTX target */
     int multiprocessors;
-    uint64_t total_memory;      /* bytes */
+    uint64_t total_memory; /* bytes */
     int max_threads_per_block;
     int max_block[3];
     int max_grid[3];
@@ -86,37 +85,37 @@ enum vyre_status vyre_cuda_synchronize(vyre_cuda_device *d, struct vyre_error *e
 enum vyre_status vyre_cuda_trim(vyre_cuda_device *d, struct vyre_error *err);
 
 /* Telemetry counters, one X entry per field (name, description). */
-#define VYRE_CUDA_STATS(X)                                                   \
-    X(launches, "kernel launches enqueued")                                   \
-    X(graph_launches, "CUDA graph replays")                                   \
-    X(bytes_up, "bytes copied host to device")                                \
-    X(bytes_down, "bytes copied device to host")                              \
-    X(syncs, "host waits on the stream")                                      \
-    X(ptx_hits, "PTX cache hits")                                             \
-    X(ptx_misses, "PTX cache misses (code generation)")                       \
-    X(module_hits, "module cache hits")                                       \
-    X(module_misses, "module cache misses")                                   \
-    X(disk_hits, "disk cubin cache hits")                                     \
-    X(disk_misses, "disk cubin cache misses")                                 \
-    X(disk_writes, "cubins written to disk")                                  \
-    X(disk_evictions, "cubins evicted from disk")                             \
-    X(jit_compiles, "PTX JIT compilations (cuLink)")                          \
-    X(module_evictions, "modules evicted from the module cache")              \
-    X(live_buffers, "device buffers alive")                                   \
-    X(live_buffer_bytes, "bytes in live device buffers")                      \
-    X(live_modules, "loaded modules alive")                                   \
-    X(live_kernels, "kernel objects alive")                                   \
-    X(live_graphs, "graph objects alive")                                     \
-    X(pool_bytes, "device bytes held by the transient pool (free)")           \
-    X(pool_hits, "transient pool hits")                                       \
-    X(pool_misses, "transient pool misses")                                   \
-    X(pinned_bytes, "pinned host staging bytes held")                         \
-    X(oom_retries, "allocations retried after out-of-memory")                 \
-    X(timed_runs, "timed dispatches")                                         \
-    X(timed_wall_ns, "total wall time of timed dispatches")                   \
-    X(timed_device_ns, "total device (event) time of timed dispatches")       \
-    X(timed_enqueue_ns, "total enqueue time of timed dispatches")             \
-    X(timed_wait_ns, "total wait time of timed dispatches")                   \
+#define VYRE_CUDA_STATS(X)                                              \
+    X(launches, "kernel launches enqueued")                             \
+    X(graph_launches, "CUDA graph replays")                             \
+    X(bytes_up, "bytes copied host to device")                          \
+    X(bytes_down, "bytes copied device to host")                        \
+    X(syncs, "host waits on the stream")                                \
+    X(ptx_hits, "PTX cache hits")                                       \
+    X(ptx_misses, "PTX cache misses (code generation)")                 \
+    X(module_hits, "module cache hits")                                 \
+    X(module_misses, "module cache misses")                             \
+    X(disk_hits, "disk cubin cache hits")                               \
+    X(disk_misses, "disk cubin cache misses")                           \
+    X(disk_writes, "cubins written to disk")                            \
+    X(disk_evictions, "cubins evicted from disk")                       \
+    X(jit_compiles, "PTX JIT compilations (cuLink)")                    \
+    X(module_evictions, "modules evicted from the module cache")        \
+    X(live_buffers, "device buffers alive")                             \
+    X(live_buffer_bytes, "bytes in live device buffers")                \
+    X(live_modules, "loaded modules alive")                             \
+    X(live_kernels, "kernel objects alive")                             \
+    X(live_graphs, "graph objects alive")                               \
+    X(pool_bytes, "device bytes held by the transient pool (free)")     \
+    X(pool_hits, "transient pool hits")                                 \
+    X(pool_misses, "transient pool misses")                             \
+    X(pinned_bytes, "pinned host staging bytes held")                   \
+    X(oom_retries, "allocations retried after out-of-memory")           \
+    X(timed_runs, "timed dispatches")                                   \
+    X(timed_wall_ns, "total wall time of timed dispatches")             \
+    X(timed_device_ns, "total device (event) time of timed dispatches") \
+    X(timed_enqueue_ns, "total enqueue time of timed dispatches")       \
+    X(timed_wait_ns, "total wait time of timed dispatches")             \
     X(deferred_errors, "errors raised in destructors, reported later")
 
 struct vyre_cuda_stats {
@@ -166,10 +165,10 @@ vyre_cuda_device *vyre_cuda_kernel_device(const vyre_cuda_kernel *k);
 
 struct vyre_cuda_kernel_info {
     int registers;
-    int shared_bytes;   /* static shared memory */
-    int local_bytes;    /* local memory per thread (spills) */
+    int shared_bytes; /* static shared memory */
+    int local_bytes;  /* local memory per thread (spills) */
     int const_bytes;
-    int max_threads;    /* max threads per block for this function */
+    int max_threads; /* max threads per block for this function */
     int ptx_version;
     int binary_version;
     uint32_t workgroup[3];
@@ -194,8 +193,8 @@ enum vyre_status vyre_cuda_launch(vyre_cuda_kernel *k, const struct vyre_cuda_ar
                                   struct vyre_error *err);
 /* Raw launch: params[i] points at argument i's value (as cuLaunchKernel wants). */
 enum vyre_status vyre_cuda_launch_raw(vyre_cuda_kernel *k, const uint32_t grid[3],
-                                      const uint32_t block[3], uint32_t shared_bytes,
-                                      void **params, struct vyre_error *err);
+                                      const uint32_t block[3], uint32_t shared_bytes, void **params,
+                                      struct vyre_error *err);
 
 /* A launch prepared once (vyre_cuda_prepare): its own argument block and checked grid,
  * so vyre_cuda_launch_prepared only enqueues. argv points into slot: the struct must

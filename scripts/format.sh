@@ -20,7 +20,7 @@ fi
 
 # The file list (no names with spaces in this tree), sorted for a stable order.
 set --
-for f in $(find src include tests/c -type f \( -name '*.c' -o -name '*.h' \) | LC_ALL=C sort) \
+for f in $(find src include tests/c tests/binding -type f \( -name '*.c' -o -name '*.h' \) | LC_ALL=C sort) \
          bench/*.c; do
   if [ -f "$f" ]; then set -- "$@" "$f"; fi
 done

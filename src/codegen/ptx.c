@@ -21,12 +21,14 @@
 /* ---- targets ----------------------------------------------------------------- */
 
 /* The minimum PTX ISA version that knows each target. */
-static const struct { unsigned sm; const char *version; } targets[] = {
+static const struct {
+    unsigned sm;
+    const char *version;
+} targets[] = {
     {70, "6.0"}, {75, "6.3"}, {80, "7.0"}, {86, "7.1"}, {89, "7.8"}, {90, "7.8"},
 };
 
-static const char *target_version(unsigned sm)
-{
+static const char *target_version(unsigned sm) {
     for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
         if (targets[i].sm == sm) return targets[i].version;
     return NULL;
@@ -37,8 +39,7 @@ static const char *target_version(unsigned sm)
 static const char *const cls_prefix[PTX_NCLS] = {"%p", "%r", "%rd", "%f", "%fd"};
 static const char *const cls_decl[PTX_NCLS] = {".pred", ".b32", ".b64", ".f32", ".f64"};
 
-struct ptx_reg vyre_ptx_reg(struct ptx_ctx *c, enum ptx_cls cls)
-{
+struct ptx_reg vyre_ptx_reg(struct ptx_ctx *c, enum ptx_cls cls) {
     struct ptx_reg r;
     r.cls = cls;
     r.n = c->next[cls]++;
@@ -46,13 +47,11 @@ struct ptx_reg vyre_ptx_reg(struct ptx_ctx *c, enum ptx_cls cls)
     return r;
 }
 
-struct ptx_reg vyre_ptx_treg(struct ptx_ctx *c, enum vyre_type t)
-{
+struct ptx_reg vyre_ptx_treg(struct ptx_ctx *c, enum vyre_type t) {
     return vyre_ptx_reg(c, vyre_ptx_cls(t));
 }
 
-void vyre_ptx_ins(struct ptx_ctx *c, const char *fmt, ...)
-{
+void vyre_ptx_ins(struct ptx_ctx *c, const char *fmt, ...) {
     va_list ap;
     vyre_pbuf_put(&c->body, "\t", 1);
     va_start(ap, fmt);
@@ -61,8 +60,7 @@ void vyre_ptx_ins(struct ptx_ctx *c, const char *fmt, ...)
     vyre_pbuf_put(&c->body, ";\n", 2);
 }
 
-void vyre_ptx_fail(struct ptx_ctx *c, enum vyre_status st, const char *fmt, ...)
-{
+void vyre_ptx_fail(struct ptx_ctx *c, enum vyre_status st, const char *fmt, ...) {
     if (c->st != VYRE_OK) return;
     c->st = st;
     if (!c->err) return;
@@ -76,20 +74,20 @@ void vyre_ptx_fail(struct ptx_ctx *c, enum vyre_status st, const char *fmt, ...)
 
 /* ---- type helpers ------------------------------------------------------------- */
 
-enum ptx_cls vyre_ptx_cls(enum vyre_type t)
-{
+enum ptx_cls vyre_ptx_cls(enum vyre_type t) {
     switch (t) {
     case VYRE_BOOL: return PTX_P;
-    case VYRE_I32: case VYRE_U32: return PTX_R;
-    case VYRE_I64: case VYRE_U64: return PTX_RD;
+    case VYRE_I32:
+    case VYRE_U32: return PTX_R;
+    case VYRE_I64:
+    case VYRE_U64: return PTX_RD;
     case VYRE_F32: return PTX_F;
     case VYRE_F64: return PTX_FD;
     default: return PTX_R;
     }
 }
 
-const char *vyre_ptx_sfx(enum vyre_type t)
-{
+const char *vyre_ptx_sfx(enum vyre_type t) {
     switch (t) {
     case VYRE_BOOL: return ".pred";
     case VYRE_I32: return ".s32";
@@ -102,21 +100,18 @@ const char *vyre_ptx_sfx(enum vyre_type t)
     }
 }
 
-const char *vyre_ptx_bsfx(enum vyre_type t)
-{
+const char *vyre_ptx_bsfx(enum vyre_type t) {
     if (t == VYRE_BOOL) return ".pred";
     return vyre_type_bits(t) == 64 ? ".b64" : ".b32";
 }
 
-void vyre_ptx_imm(enum vyre_type t, vyre_bits bits, char out[24])
-{
+void vyre_ptx_imm(enum vyre_type t, vyre_bits bits, char out[24]) {
     switch (t) {
     case VYRE_BOOL: snprintf(out, 24, "%u", bits ? 1u : 0u); break;
     case VYRE_F32: snprintf(out, 24, "0f%08X", (unsigned)(bits & 0xffffffffu)); break;
     case VYRE_F64: snprintf(out, 24, "0d%016llX", (unsigned long long)bits); break;
-    case VYRE_I64: case VYRE_U64:
-        snprintf(out, 24, "0x%016llx", (unsigned long long)bits);
-        break;
+    case VYRE_I64:
+    case VYRE_U64: snprintf(out, 24, "0x%016llx", (unsigned long long)bits); break;
     default: snprintf(out, 24, "0x%08x", (unsigned)(bits & 0xffffffffu)); break;
     }
 }
@@ -126,8 +121,7 @@ void vyre_ptx_imm(enum vyre_type t, vyre_bits bits, char out[24])
 static void emit_block(struct ptx_ctx *c, const struct vyre_block *b);
 
 /* One comment line per source statement: its canonical text on a single line. */
-static void emit_comment(struct ptx_ctx *c, const struct vyre_stmt *s)
-{
+static void emit_comment(struct ptx_ctx *c, const struct vyre_stmt *s) {
     char text[160];
     vyre_stmt_text(s, text, sizeof text);
     char line[160];
@@ -146,8 +140,7 @@ static void emit_comment(struct ptx_ctx *c, const struct vyre_stmt *s)
     vyre_pbuf_printf(&c->body, "\t// %s\n", line);
 }
 
-static struct ptx_reg slot_reg(struct ptx_ctx *c, uint32_t slot)
-{
+static struct ptx_reg slot_reg(struct ptx_ctx *c, uint32_t slot) {
     if (!c->slot_def[slot]) {
         c->slot_reg[slot] = vyre_ptx_treg(c, c->p->slot_types[slot]);
         c->slot_def[slot] = true;
@@ -155,29 +148,28 @@ static struct ptx_reg slot_reg(struct ptx_ctx *c, uint32_t slot)
     return c->slot_reg[slot];
 }
 
-static void emit_mov(struct ptx_ctx *c, enum vyre_type t, struct ptx_reg d, struct ptx_reg a)
-{
+static void emit_mov(struct ptx_ctx *c, enum vyre_type t, struct ptx_reg d, struct ptx_reg a) {
     vyre_ptx_ins(c, "mov%s %s, %s", t == VYRE_BOOL ? ".pred" : vyre_ptx_sfx(t), d.s, a.s);
 }
 
 /* Memory view of a type: bool is a 32-bit word. */
-static const char *mem_sfx(enum vyre_type t)
-{
+static const char *mem_sfx(enum vyre_type t) {
     switch (t) {
-    case VYRE_BOOL: case VYRE_I32: case VYRE_U32: return ".u32";
-    case VYRE_I64: case VYRE_U64: return ".u64";
+    case VYRE_BOOL:
+    case VYRE_I32:
+    case VYRE_U32: return ".u32";
+    case VYRE_I64:
+    case VYRE_U64: return ".u64";
     case VYRE_F32: return ".f32";
     default: return ".f64";
     }
 }
 
-static const char *space_of(const struct ptx_ctx *c, uint32_t decl)
-{
+static const char *space_of(const struct ptx_ctx *c, uint32_t decl) {
     return c->p->decls[decl].kind == VYRE_DECL_SHARED ? ".shared" : ".global";
 }
 
-static void emit_store(struct ptx_ctx *c, const struct vyre_stmt *s)
-{
+static void emit_store(struct ptx_ctx *c, const struct vyre_stmt *s) {
     const struct vyre_decl *d = &c->p->decls[s->decl];
     struct ptx_reg idx = vyre_ptx_index(c, s->index);
     struct ptx_reg v = vyre_ptx_expr(c, s->value);
@@ -191,22 +183,21 @@ static void emit_store(struct ptx_ctx *c, const struct vyre_stmt *s)
         vyre_ptx_ins(c, "st%s%s [%s], %s", space_of(c, s->decl), mem_sfx(d->type), a.s, v.s);
     } else {
         struct ptx_reg ok = vyre_ptx_in_range(c, s->decl, idx);
-        vyre_ptx_ins(c, "@%s st%s%s [%s], %s", ok.s, space_of(c, s->decl), mem_sfx(d->type),
-                     a.s, v.s);
+        vyre_ptx_ins(c, "@%s st%s%s [%s], %s", ok.s, space_of(c, s->decl), mem_sfx(d->type), a.s,
+                     v.s);
     }
 }
 
 /* The atom opcode suffix for op on type t, or NULL when the pair is unsupported. */
-static const char *atom_op(enum vyre_atomic_op op, enum vyre_type t)
-{
+static const char *atom_op(enum vyre_atomic_op op, enum vyre_type t) {
     bool i32 = t == VYRE_I32, u32 = t == VYRE_U32, u64 = t == VYRE_U64;
     if (!(i32 || u32 || u64)) {
         if (t == VYRE_F32 && (op == VYRE_ATOMIC_ADD || op == VYRE_ATOMIC_SUB)) return ".add.f32";
         return NULL;
     }
     switch (op) {
-    case VYRE_ATOMIC_ADD: case VYRE_ATOMIC_SUB:
-        return i32 ? ".add.s32" : u32 ? ".add.u32" : ".add.u64";
+    case VYRE_ATOMIC_ADD:
+    case VYRE_ATOMIC_SUB: return i32 ? ".add.s32" : u32 ? ".add.u32" : ".add.u64";
     case VYRE_ATOMIC_MIN: return i32 ? ".min.s32" : u32 ? ".min.u32" : ".min.u64";
     case VYRE_ATOMIC_MAX: return i32 ? ".max.s32" : u32 ? ".max.u32" : ".max.u64";
     case VYRE_ATOMIC_AND: return u64 ? ".and.b64" : ".and.b32";
@@ -218,8 +209,7 @@ static const char *atom_op(enum vyre_atomic_op op, enum vyre_type t)
     }
 }
 
-static void emit_atomic(struct ptx_ctx *c, const struct vyre_stmt *s)
-{
+static void emit_atomic(struct ptx_ctx *c, const struct vyre_stmt *s) {
     const struct vyre_decl *d = &c->p->decls[s->decl];
     const char *op = atom_op(s->atomic, d->type);
     if (!op) {
@@ -233,8 +223,11 @@ static void emit_atomic(struct ptx_ctx *c, const struct vyre_stmt *s)
     struct ptx_reg v = vyre_ptx_expr(c, s->value);
     if (s->atomic == VYRE_ATOMIC_SUB) { /* sub = add of the negation (wraps) */
         struct ptx_reg n = vyre_ptx_treg(c, d->type);
-        vyre_ptx_ins(c, "neg%s %s, %s", d->type == VYRE_F32 ? ".f32"
-                     : vyre_type_bits(d->type) == 64 ? ".s64" : ".s32", n.s, v.s);
+        vyre_ptx_ins(c, "neg%s %s, %s",
+                     d->type == VYRE_F32             ? ".f32"
+                     : vyre_type_bits(d->type) == 64 ? ".s64"
+                                                     : ".s32",
+                     n.s, v.s);
         v = n;
     }
     struct ptx_reg e = v;
@@ -257,8 +250,7 @@ static void emit_atomic(struct ptx_ctx *c, const struct vyre_stmt *s)
         vyre_ptx_ins(c, "%satom%s%s %s, [%s], %s", pred, space_of(c, s->decl), op, old.s, a.s, v.s);
 }
 
-static void emit_if(struct ptx_ctx *c, const struct vyre_stmt *s)
-{
+static void emit_if(struct ptx_ctx *c, const struct vyre_stmt *s) {
     struct ptx_reg cond = vyre_ptx_expr(c, s->cond);
     bool has_else = s->else_.count > 0;
     vyre_ptx_ins(c, "@!%s bra L%u_%s", cond.s, (unsigned)s->id, has_else ? "else" : "end");
@@ -273,8 +265,7 @@ static void emit_if(struct ptx_ctx *c, const struct vyre_stmt *s)
 
 /* Copies a bound into a fresh register: a variable read returns the variable's own
  * register, and the body may `set` that variable, but bounds are evaluated once. */
-static struct ptx_reg once(struct ptx_ctx *c, const struct vyre_expr *e)
-{
+static struct ptx_reg once(struct ptx_ctx *c, const struct vyre_expr *e) {
     struct ptx_reg r = vyre_ptx_expr(c, e);
     if (e->kind != VYRE_EX_NAME) return r;
     struct ptx_reg t = vyre_ptx_treg(c, e->type);
@@ -286,13 +277,13 @@ static struct ptx_reg once(struct ptx_ctx *c, const struct vyre_expr *e)
  * runs zero iterations, and the loop stops where v + step would pass `to` or wrap:
  * continuing needs to - v > step, which an unsigned compare of the distance
  * decides without overflow for both signed and unsigned loops. */
-static void emit_for(struct ptx_ctx *c, const struct vyre_stmt *s)
-{
+static void emit_for(struct ptx_ctx *c, const struct vyre_stmt *s) {
     enum vyre_type t = c->p->slot_types[s->slot];
     if (!vyre_type_is_int(t)) {
         vyre_ptx_fail(c, VYRE_ERR_UNSUPPORTED,
                       "ptx: for loop over %s is not supported for sm_%u. Fix: loop over an integer "
-                      "type", vyre_type_name(t), c->sm);
+                      "type",
+                      vyre_type_name(t), c->sm);
         return;
     }
     unsigned id = (unsigned)s->id;
@@ -304,10 +295,8 @@ static void emit_for(struct ptx_ctx *c, const struct vyre_stmt *s)
     struct ptx_reg v = slot_reg(c, s->slot);
     struct ptx_reg p = vyre_ptx_reg(c, PTX_P);
     emit_mov(c, t, v, from);
-    if (sgn)
-        vyre_ptx_ins(c, "setp.le%s %s, %s, 0", vyre_ptx_sfx(t), p.s, step.s);
-    else
-        vyre_ptx_ins(c, "setp.eq%s %s, %s, 0", vyre_ptx_sfx(t), p.s, step.s);
+    if (sgn) vyre_ptx_ins(c, "setp.le%s %s, %s, 0", vyre_ptx_sfx(t), p.s, step.s);
+    else vyre_ptx_ins(c, "setp.eq%s %s, %s, 0", vyre_ptx_sfx(t), p.s, step.s);
     vyre_ptx_ins(c, "@%s bra L%u_end", p.s, id);
     vyre_ptx_ins(c, "setp.ge%s %s, %s, %s", vyre_ptx_sfx(t), p.s, v.s, to.s);
     vyre_ptx_ins(c, "@%s bra L%u_end", p.s, id);
@@ -325,8 +314,7 @@ static void emit_for(struct ptx_ctx *c, const struct vyre_stmt *s)
     vyre_pbuf_printf(&c->body, "L%u_end:\n", id);
 }
 
-static void emit_stmt(struct ptx_ctx *c, const struct vyre_stmt *s)
-{
+static void emit_stmt(struct ptx_ctx *c, const struct vyre_stmt *s) {
     emit_comment(c, s);
     switch (s->kind) {
     case VYRE_ST_LET:
@@ -340,10 +328,10 @@ static void emit_stmt(struct ptx_ctx *c, const struct vyre_stmt *s)
     case VYRE_ST_FOR: emit_for(c, s); break;
     case VYRE_ST_BREAK:
         if (c->nloops == 0)
-            vyre_ptx_fail(c, VYRE_ERR_INVALID, "ptx: break outside a for loop. Fix: validate "
+            vyre_ptx_fail(c, VYRE_ERR_INVALID,
+                          "ptx: break outside a for loop. Fix: validate "
                           "the program first");
-        else
-            vyre_ptx_ins(c, "bra L%u_end", (unsigned)c->loops[c->nloops - 1]);
+        else vyre_ptx_ins(c, "bra L%u_end", (unsigned)c->loops[c->nloops - 1]);
         break;
     case VYRE_ST_RETURN: vyre_ptx_ins(c, "ret"); break;
     case VYRE_ST_BARRIER: vyre_ptx_ins(c, "bar.sync 0"); break;
@@ -351,15 +339,13 @@ static void emit_stmt(struct ptx_ctx *c, const struct vyre_stmt *s)
     }
 }
 
-static void emit_block(struct ptx_ctx *c, const struct vyre_block *b)
-{
+static void emit_block(struct ptx_ctx *c, const struct vyre_block *b) {
     for (uint32_t i = 0; i < b->count && c->st == VYRE_OK; i++) emit_stmt(c, b->items[i]);
 }
 
 /* ---- prologue: parameters and shared memory ---------------------------------- */
 
-static void emit_prologue(struct ptx_ctx *c)
-{
+static void emit_prologue(struct ptx_ctx *c) {
     const vyre_program *p = c->p;
     for (uint32_t i = 0; i < p->ndecls; i++) {
         const struct vyre_decl *d = &p->decls[i];
@@ -421,13 +407,11 @@ static void emit_prologue(struct ptx_ctx *c)
 
 /* ---- module assembly ---------------------------------------------------------- */
 
-static const char *param_type(enum vyre_type t)
-{
+static const char *param_type(enum vyre_type t) {
     return t == VYRE_BOOL ? ".u32" : vyre_ptx_sfx(t);
 }
 
-static void emit_module(struct ptx_ctx *c, struct vyre_pbuf *out, const char *version)
-{
+static void emit_module(struct ptx_ctx *c, struct vyre_pbuf *out, const char *version) {
     const vyre_program *p = c->p;
     vyre_pbuf_printf(out, "//\n// vyre %s codegen %u: program '%s'\n//\n", VYRE_VERSION,
                      VYRE_CODEGEN_VERSION, p->name);
@@ -474,14 +458,14 @@ static void emit_module(struct ptx_ctx *c, struct vyre_pbuf *out, const char *ve
 }
 
 static enum vyre_status check_target(const struct vyre_ptx_options *opt, struct vyre_error *err,
-                                     const char **version)
-{
+                                     const char **version) {
     unsigned sm = opt ? opt->sm : 0;
     *version = target_version(sm);
     if (*version) return VYRE_OK;
     return vyre_error_set(err, VYRE_ERR_UNSUPPORTED,
                           "ptx: target sm_%u is not supported. Fix: pass sm = 70, 75, 80, 86, 89 "
-                          "or 90", sm);
+                          "or 90",
+                          sm);
 }
 
 /* The optimiser's passes run on a copy (the canonical text parsed again), so emitting
@@ -489,8 +473,7 @@ static enum vyre_status check_target(const struct vyre_ptx_options *opt, struct 
  * bounds-check elimination. Folding uses the reference semantics (sem.c) and leaves
  * approximate ops alone, so the folded program computes exactly what p does. */
 static enum vyre_status optimized_copy(vyre_program *p, vyre_program **out,
-                                       struct vyre_error *err)
-{
+                                       struct vyre_error *err) {
     char *text = NULL;
     size_t len = 0;
     *out = NULL;
@@ -510,9 +493,8 @@ static enum vyre_status optimized_copy(vyre_program *p, vyre_program **out,
 static enum vyre_status emit_optimized(vyre_program *p, unsigned sm, const char *version,
                                        char **out_ptx, size_t *out_len, struct vyre_error *err);
 
-enum vyre_status vyre_ptx_emit(vyre_program *p, const struct vyre_ptx_options *opt,
-                               char **out_ptx, size_t *out_len, struct vyre_error *err)
-{
+enum vyre_status vyre_ptx_emit(vyre_program *p, const struct vyre_ptx_options *opt, char **out_ptx,
+                               size_t *out_len, struct vyre_error *err) {
     if (out_ptx) *out_ptx = NULL;
     if (out_len) *out_len = 0;
     if (!p || !out_ptx)
@@ -534,8 +516,7 @@ enum vyre_status vyre_ptx_emit(vyre_program *p, const struct vyre_ptx_options *o
 
 /* PTX for p, which is validated and optimised. */
 static enum vyre_status emit_optimized(vyre_program *p, unsigned sm, const char *version,
-                                       char **out_ptx, size_t *out_len, struct vyre_error *err)
-{
+                                       char **out_ptx, size_t *out_len, struct vyre_error *err) {
     enum vyre_status st;
 
     struct ptx_ctx c;
@@ -562,7 +543,8 @@ static enum vyre_status emit_optimized(vyre_program *p, unsigned sm, const char 
     }
     emit_module(&c, &out, version);
     if (c.body.oom || out.oom) {
-        st = vyre_error_set(err, VYRE_ERR_NOMEM, "ptx: out of memory writing PTX. Fix: free memory");
+        st =
+            vyre_error_set(err, VYRE_ERR_NOMEM, "ptx: out of memory writing PTX. Fix: free memory");
         goto done;
     }
     *out_ptx = out.data;

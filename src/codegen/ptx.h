@@ -21,14 +21,14 @@ struct ptx_ctx {
     vyre_program *p;
     unsigned sm;
     struct vyre_error *err;
-    enum vyre_status st;        /* first failure wins */
-    struct vyre_pbuf body;      /* the instructions; declarations are prepended */
-    uint32_t next[PTX_NCLS];    /* next free register number per class */
-    struct ptx_reg *slot_reg;   /* per variable slot */
-    bool *slot_def;             /* register already allocated for the slot */
-    struct ptx_reg *decl_ptr;   /* per decl: global pointer (buffers) */
-    struct ptx_reg *decl_len;   /* per decl: element count (buffers) */
-    struct ptx_reg *decl_val;   /* per decl: value (params) */
+    enum vyre_status st;                  /* first failure wins */
+    struct vyre_pbuf body;                /* the instructions; declarations are prepended */
+    uint32_t next[PTX_NCLS];              /* next free register number per class */
+    struct ptx_reg *slot_reg;             /* per variable slot */
+    bool *slot_def;                       /* register already allocated for the slot */
+    struct ptx_reg *decl_ptr;             /* per decl: global pointer (buffers) */
+    struct ptx_reg *decl_len;             /* per decl: element count (buffers) */
+    struct ptx_reg *decl_val;             /* per decl: value (params) */
     uint32_t loops[VYRE_MAX_NESTING + 1]; /* enclosing for-loop ids, for break */
     uint32_t nloops;
 };
@@ -56,7 +56,8 @@ VYRE_INTERNAL struct ptx_reg vyre_ptx_expr(struct ptx_ctx *c, const struct vyre_
 /* Address of element `idx` of decl d: %rd (global) or %r (shared). */
 VYRE_INTERNAL struct ptx_reg vyre_ptx_addr(struct ptx_ctx *c, uint32_t decl, struct ptx_reg idx);
 /* Predicate "idx < count of decl d" (the bounds guard). */
-VYRE_INTERNAL struct ptx_reg vyre_ptx_in_range(struct ptx_ctx *c, uint32_t decl, struct ptx_reg idx);
+VYRE_INTERNAL struct ptx_reg vyre_ptx_in_range(struct ptx_ctx *c, uint32_t decl,
+                                               struct ptx_reg idx);
 /* Normalises an index of type u32/i32 into a %r register (i32 bits read unsigned). */
 VYRE_INTERNAL struct ptx_reg vyre_ptx_index(struct ptx_ctx *c, const struct vyre_expr *e);
 

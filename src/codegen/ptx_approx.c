@@ -41,8 +41,7 @@
 /* ---- building va programs ---------------------------------------------------- */
 
 static uint16_t ins(struct va_prog *p, enum va_op op, enum va_kind kind, uint16_t a, uint16_t b,
-                    uint16_t c, uint64_t k)
-{
+                    uint16_t c, uint64_t k) {
     if (p->n >= VA_MAX_INS) {
         p->overflow = true;
         return 0;
@@ -57,21 +56,18 @@ static uint16_t ins(struct va_prog *p, enum va_op op, enum va_kind kind, uint16_
     return p->n++;
 }
 
-static enum va_kind kind_of(const struct va_prog *p, uint16_t v)
-{
+static enum va_kind kind_of(const struct va_prog *p, uint16_t v) {
     return (enum va_kind)p->ins[v].kind;
 }
 
-static bool is_wide(const struct va_prog *p, uint16_t v)
-{
+static bool is_wide(const struct va_prog *p, uint16_t v) {
     enum va_kind k = kind_of(p, v);
     return k == VA_F64 || k == VA_I64;
 }
 
 /* A float constant of the given width. f32 constants are written below with at most
  * 24 significant bits, so the conversion is exact. */
-static uint16_t fk(struct va_prog *p, bool wide, double v)
-{
+static uint16_t fk(struct va_prog *p, bool wide, double v) {
     uint64_t bits;
     if (wide) {
         memcpy(&bits, &v, sizeof bits);
@@ -83,53 +79,47 @@ static uint16_t fk(struct va_prog *p, bool wide, double v)
     return ins(p, VA_FK, VA_F32, 0, 0, 0, b32);
 }
 
-static uint16_t ik(struct va_prog *p, bool wide, int64_t v)
-{
+static uint16_t ik(struct va_prog *p, bool wide, int64_t v) {
     return ins(p, VA_IK, wide ? VA_I64 : VA_I32, 0, 0, 0, (uint64_t)v);
 }
 
-static uint16_t op1(struct va_prog *p, enum va_op op, uint16_t a)
-{
+static uint16_t op1(struct va_prog *p, enum va_op op, uint16_t a) {
     return ins(p, op, kind_of(p, a), a, 0, 0, 0);
 }
 
-static uint16_t op2(struct va_prog *p, enum va_op op, uint16_t a, uint16_t b)
-{
+static uint16_t op2(struct va_prog *p, enum va_op op, uint16_t a, uint16_t b) {
     return ins(p, op, kind_of(p, a), a, b, 0, 0);
 }
 
-static uint16_t fma3(struct va_prog *p, uint16_t a, uint16_t b, uint16_t c)
-{
+static uint16_t fma3(struct va_prog *p, uint16_t a, uint16_t b, uint16_t c) {
     return ins(p, VA_FMA, kind_of(p, a), a, b, c, 0);
 }
 
-static uint16_t cmp(struct va_prog *p, enum va_op op, uint16_t a, uint16_t b)
-{
+static uint16_t cmp(struct va_prog *p, enum va_op op, uint16_t a, uint16_t b) {
     return ins(p, op, VA_PRED, a, b, 0, 0);
 }
 
-static uint16_t selp(struct va_prog *p, uint16_t pred, uint16_t a, uint16_t b)
-{
+static uint16_t selp(struct va_prog *p, uint16_t pred, uint16_t a, uint16_t b) {
     return ins(p, VA_SELP, kind_of(p, a), pred, a, b, 0);
 }
 
-static uint16_t cvt(struct va_prog *p, enum va_op op, uint16_t a)
-{
+static uint16_t cvt(struct va_prog *p, enum va_op op, uint16_t a) {
     bool w = is_wide(p, a);
-    enum va_kind k = op == VA_F2B ? (w ? VA_I64 : VA_I32) : op == VA_B2F ? (w ? VA_F64 : VA_F32)
-                     : op == VA_F2I ? (w ? VA_I64 : VA_I32) : op == VA_I2F ? (w ? VA_F64 : VA_F32)
-                     : op == VA_WIDEN ? VA_F64 : VA_F32;
+    enum va_kind k = op == VA_F2B     ? (w ? VA_I64 : VA_I32)
+                     : op == VA_B2F   ? (w ? VA_F64 : VA_F32)
+                     : op == VA_F2I   ? (w ? VA_I64 : VA_I32)
+                     : op == VA_I2F   ? (w ? VA_F64 : VA_F32)
+                     : op == VA_WIDEN ? VA_F64
+                                      : VA_F32;
     return ins(p, op, k, a, 0, 0, 0);
 }
 
-static uint16_t shift(struct va_prog *p, enum va_op op, uint16_t a, unsigned by)
-{
+static uint16_t shift(struct va_prog *p, enum va_op op, uint16_t a, unsigned by) {
     return ins(p, op, kind_of(p, a), a, 0, 0, by);
 }
 
 /* Horner: c[n-1] x^(n-1) + ... + c[0], each step one fma. */
-static uint16_t horner(struct va_prog *p, bool wide, uint16_t x, const double *c, unsigned n)
-{
+static uint16_t horner(struct va_prog *p, bool wide, uint16_t x, const double *c, unsigned n) {
     uint16_t acc = fk(p, wide, c[n - 1]);
     for (unsigned i = n - 1; i-- > 0;) acc = fma3(p, acc, x, fk(p, wide, c[i]));
     return acc;
@@ -141,25 +131,50 @@ static uint16_t horner(struct va_prog *p, bool wide, uint16_t x, const double *c
  * polynomial coefficients are 1/k! and 2/(2k+1), rounded to nearest. */
 
 /* 1/k!, k = 0..17 */
-static const double INV_FACT32[18] = {
-    1.0, 1.0, 0x1p-1, 0x1.555556p-3, 0x1.555556p-5, 0x1.111112p-7, 0x1.6c16c2p-10,
-    0x1.a01a02p-13, 0x1.a01a02p-16, 0x1.71de3ap-19, 0x1.27e4fcp-22, 0x1.ae6456p-26,
-    0x1.1eed8ep-29, 0x1.612462p-33, 0x1.93974ap-37, 0x1.ae7f3ep-41, 0x1.ae7f3ep-45,
-    0x1.952c78p-49};
-static const double INV_FACT64[18] = {
-    1.0, 1.0, 0x1p-1, 0x1.5555555555555p-3, 0x1.5555555555555p-5, 0x1.1111111111111p-7,
-    0x1.6c16c16c16c17p-10, 0x1.a01a01a01a01ap-13, 0x1.a01a01a01a01ap-16,
-    0x1.71de3a556c734p-19, 0x1.27e4fb7789f5cp-22, 0x1.ae64567f544e4p-26,
-    0x1.1eed8eff8d898p-29, 0x1.6124613a86d09p-33, 0x1.93974a8c07c9dp-37,
-    0x1.ae7f3e733b81fp-41, 0x1.ae7f3e733b81fp-45, 0x1.952c77030ad4ap-49};
+static const double INV_FACT32[18] = {1.0,
+                                      1.0,
+                                      0x1p-1,
+                                      0x1.555556p-3,
+                                      0x1.555556p-5,
+                                      0x1.111112p-7,
+                                      0x1.6c16c2p-10,
+                                      0x1.a01a02p-13,
+                                      0x1.a01a02p-16,
+                                      0x1.71de3ap-19,
+                                      0x1.27e4fcp-22,
+                                      0x1.ae6456p-26,
+                                      0x1.1eed8ep-29,
+                                      0x1.612462p-33,
+                                      0x1.93974ap-37,
+                                      0x1.ae7f3ep-41,
+                                      0x1.ae7f3ep-45,
+                                      0x1.952c78p-49};
+static const double INV_FACT64[18] = {1.0,
+                                      1.0,
+                                      0x1p-1,
+                                      0x1.5555555555555p-3,
+                                      0x1.5555555555555p-5,
+                                      0x1.1111111111111p-7,
+                                      0x1.6c16c16c16c17p-10,
+                                      0x1.a01a01a01a01ap-13,
+                                      0x1.a01a01a01a01ap-16,
+                                      0x1.71de3a556c734p-19,
+                                      0x1.27e4fb7789f5cp-22,
+                                      0x1.ae64567f544e4p-26,
+                                      0x1.1eed8eff8d898p-29,
+                                      0x1.6124613a86d09p-33,
+                                      0x1.93974a8c07c9dp-37,
+                                      0x1.ae7f3e733b81fp-41,
+                                      0x1.ae7f3e733b81fp-45,
+                                      0x1.952c77030ad4ap-49};
 /* 2/(2k+1), k = 1..10 */
-static const double ATANH32[10] = {
-    0x1.555556p-1, 0x1.99999ap-2, 0x1.24924ap-2, 0x1.c71c72p-3, 0x1.745d18p-3,
-    0x1.3b13b2p-3, 0x1.111112p-3, 0x1.e1e1e2p-4, 0x1.af286cp-4, 0x1.861862p-4};
-static const double ATANH64[10] = {
-    0x1.5555555555555p-1, 0x1.999999999999ap-2, 0x1.2492492492492p-2, 0x1.c71c71c71c71cp-3,
-    0x1.745d1745d1746p-3, 0x1.3b13b13b13b14p-3, 0x1.1111111111111p-3, 0x1.e1e1e1e1e1e1ep-4,
-    0x1.af286bca1af28p-4, 0x1.8618618618618p-4};
+static const double ATANH32[10] = {0x1.555556p-1, 0x1.99999ap-2, 0x1.24924ap-2, 0x1.c71c72p-3,
+                                   0x1.745d18p-3, 0x1.3b13b2p-3, 0x1.111112p-3, 0x1.e1e1e2p-4,
+                                   0x1.af286cp-4, 0x1.861862p-4};
+static const double ATANH64[10] = {0x1.5555555555555p-1, 0x1.999999999999ap-2, 0x1.2492492492492p-2,
+                                   0x1.c71c71c71c71cp-3, 0x1.745d1745d1746p-3, 0x1.3b13b13b13b14p-3,
+                                   0x1.1111111111111p-3, 0x1.e1e1e1e1e1e1ep-4, 0x1.af286bca1af28p-4,
+                                   0x1.8618618618618p-4};
 
 #define LOG2E32 0x1.715476p+0
 #define LN2_32 0x1.62e430p-1
@@ -181,8 +196,7 @@ static const double ATANH64[10] = {
 
 /* e^r for the reduced r, times 2^n (n an integral float); x is the original input,
  * selected back when it is NaN. */
-static uint16_t exp_tail(struct va_prog *p, bool wide, uint16_t x, uint16_t n, uint16_t r)
-{
+static uint16_t exp_tail(struct va_prog *p, bool wide, uint16_t x, uint16_t n, uint16_t r) {
     uint16_t poly = horner(p, wide, r, wide ? INV_FACT64 : INV_FACT32, wide ? 14u : 8u);
     uint16_t ni = cvt(p, VA_F2I, n);
     uint16_t n1 = shift(p, VA_ISHR, ni, 1);
@@ -195,8 +209,7 @@ static uint16_t exp_tail(struct va_prog *p, bool wide, uint16_t x, uint16_t n, u
     return selp(p, cmp(p, VA_FNAN, x, x), x, y);
 }
 
-static uint16_t build_exp(struct va_prog *p, bool wide, uint16_t x)
-{
+static uint16_t build_exp(struct va_prog *p, bool wide, uint16_t x) {
     uint16_t xc = op2(p, VA_MAX, op2(p, VA_MIN, x, fk(p, wide, wide ? 720.0 : 100.0)),
                       fk(p, wide, wide ? -760.0 : -110.0));
     uint16_t n = op1(p, VA_RINT, op2(p, VA_MUL, xc, fk(p, wide, wide ? LOG2E64 : LOG2E32)));
@@ -205,8 +218,7 @@ static uint16_t build_exp(struct va_prog *p, bool wide, uint16_t x)
     return exp_tail(p, wide, x, n, r);
 }
 
-static uint16_t build_exp2(struct va_prog *p, bool wide, uint16_t x)
-{
+static uint16_t build_exp2(struct va_prog *p, bool wide, uint16_t x) {
     uint16_t xc = op2(p, VA_MAX, op2(p, VA_MIN, x, fk(p, wide, wide ? 1030.0 : 130.0)),
                       fk(p, wide, wide ? -1100.0 : -160.0));
     uint16_t n = op1(p, VA_RINT, xc);
@@ -218,8 +230,7 @@ static uint16_t build_exp2(struct va_prog *p, bool wide, uint16_t x)
 
 /* ---- log / log2 ---------------------------------------------------------------- */
 
-static uint16_t build_log(struct va_prog *p, bool wide, uint16_t x, bool base2)
-{
+static uint16_t build_log(struct va_prog *p, bool wide, uint16_t x, bool base2) {
     unsigned mant = wide ? 52u : 23u;
     /* subnormal x: scale into the normal range first */
     uint16_t tiny = cmp(p, VA_FLT, x, fk(p, wide, wide ? 0x1p-1022 : 0x1p-126));
@@ -260,17 +271,14 @@ static uint16_t build_log(struct va_prog *p, bool wide, uint16_t x, bool base2)
 
 static const double SIN32[4] = {-0x1.555556p-3, 0x1.111112p-7, -0x1.a01a02p-13, 0x1.71de3ap-19};
 static const double COS32[4] = {0x1.555556p-5, -0x1.6c16c2p-10, 0x1.a01a02p-16, -0x1.27e4fcp-22};
-static const double SIN64[8] = {-0x1.5555555555555p-3, 0x1.1111111111111p-7,
-                                -0x1.a01a01a01a01ap-13, 0x1.71de3a556c734p-19,
-                                -0x1.ae64567f544e4p-26, 0x1.6124613a86d09p-33,
-                                -0x1.ae7f3e733b81fp-41, 0x1.952c77030ad4ap-49};
-static const double COS64[7] = {0x1.5555555555555p-5, -0x1.6c16c16c16c17p-10,
-                                0x1.a01a01a01a01ap-16, -0x1.27e4fb7789f5cp-22,
-                                0x1.1eed8eff8d898p-29, -0x1.93974a8c07c9dp-37,
-                                0x1.ae7f3e733b81fp-45};
+static const double SIN64[8] = {
+    -0x1.5555555555555p-3,  0x1.1111111111111p-7,  -0x1.a01a01a01a01ap-13, 0x1.71de3a556c734p-19,
+    -0x1.ae64567f544e4p-26, 0x1.6124613a86d09p-33, -0x1.ae7f3e733b81fp-41, 0x1.952c77030ad4ap-49};
+static const double COS64[7] = {
+    0x1.5555555555555p-5,  -0x1.6c16c16c16c17p-10, 0x1.a01a01a01a01ap-16, -0x1.27e4fb7789f5cp-22,
+    0x1.1eed8eff8d898p-29, -0x1.93974a8c07c9dp-37, 0x1.ae7f3e733b81fp-45};
 
-static uint16_t build_sincos(struct va_prog *p, bool wide, uint16_t x, bool is_cos)
-{
+static uint16_t build_sincos(struct va_prog *p, bool wide, uint16_t x, bool is_cos) {
     uint16_t k, hi, lo = 0;
     bool has_lo = !wide;
     if (wide) {
@@ -316,8 +324,7 @@ static uint16_t build_sincos(struct va_prog *p, bool wide, uint16_t x, bool is_c
 
 /* ---- tanh ---------------------------------------------------------------------- */
 
-static uint16_t build_tanh(struct va_prog *p, bool wide, uint16_t x)
-{
+static uint16_t build_tanh(struct va_prog *p, bool wide, uint16_t x) {
     uint16_t a = op1(p, VA_ABS, x);
     uint16_t two = fk(p, wide, 2.0), one = fk(p, wide, 1.0);
     /* small: E = expm1(a) = a + a (a (1/2! + a/3! + ...)), one rounding at the end */
@@ -342,8 +349,7 @@ static uint16_t build_tanh(struct va_prog *p, bool wide, uint16_t x)
     return ins(p, VA_COPYSIGN, kind_of(p, t), t, x, 0, 0);
 }
 
-bool vyre_approx_build(struct va_prog *p, enum vyre_op op, bool wide)
-{
+bool vyre_approx_build(struct va_prog *p, enum vyre_op op, bool wide) {
     memset(p, 0, sizeof *p);
     uint16_t x = ins(p, VA_IN, wide ? VA_F64 : VA_F32, 0, 0, 0, 0);
     uint16_t y;
@@ -364,8 +370,7 @@ bool vyre_approx_build(struct va_prog *p, enum vyre_op op, bool wide)
 
 /* ---- printing a va program as PTX --------------------------------------------- */
 
-static enum ptx_cls cls_of(enum va_kind k)
-{
+static enum ptx_cls cls_of(enum va_kind k) {
     switch (k) {
     case VA_F32: return PTX_F;
     case VA_F64: return PTX_FD;
@@ -377,8 +382,7 @@ static enum ptx_cls cls_of(enum va_kind k)
 
 /* Operand text: constants are printed as immediates, other values by register. */
 static const char *opnd(const struct va_prog *p, const struct ptx_reg *regs, uint16_t v,
-                        char buf[32])
-{
+                        char buf[32]) {
     const struct va_ins *i = &p->ins[v];
     if (i->op == VA_FK) {
         if (i->kind == VA_F64) snprintf(buf, 32, "0d%016" PRIX64, i->k);
@@ -394,8 +398,7 @@ static const char *opnd(const struct va_prog *p, const struct ptx_reg *regs, uin
 }
 
 static void emit_prog(struct ptx_ctx *c, const struct va_prog *p, struct ptx_reg d,
-                      struct ptx_reg a)
-{
+                      struct ptx_reg a) {
     struct ptx_reg regs[VA_MAX_INS];
     char A[32], B[32], C[32];
     for (uint16_t v = 0; v < p->n; v++) {
@@ -417,9 +420,14 @@ static void emit_prog(struct ptx_ctx *c, const struct va_prog *p, struct ptx_reg
             vyre_ptx_ins(c, "fma.rn%s %s, %s, %s, %s", fs, r, x, opnd(p, regs, i->b, B),
                          opnd(p, regs, i->c, C));
             break;
-        case VA_MUL: case VA_ADD: case VA_SUB: case VA_DIV: {
-            const char *o = i->op == VA_MUL ? "mul" : i->op == VA_ADD ? "add"
-                            : i->op == VA_SUB ? "sub" : "div";
+        case VA_MUL:
+        case VA_ADD:
+        case VA_SUB:
+        case VA_DIV: {
+            const char *o = i->op == VA_MUL   ? "mul"
+                            : i->op == VA_ADD ? "add"
+                            : i->op == VA_SUB ? "sub"
+                                              : "div";
             vyre_ptx_ins(c, "%s.rn%s %s, %s, %s", o, fs, r, x, opnd(p, regs, i->b, B));
             break;
         }
@@ -427,34 +435,38 @@ static void emit_prog(struct ptx_ctx *c, const struct va_prog *p, struct ptx_reg
         case VA_RINT: vyre_ptx_ins(c, "cvt.rni%s%s %s, %s", fs, fs, r, x); break;
         case VA_ABS: vyre_ptx_ins(c, "abs%s %s, %s", fs, r, x); break;
         case VA_NEG: vyre_ptx_ins(c, "neg%s %s, %s", fs, r, x); break;
-        case VA_MIN: case VA_MAX:
+        case VA_MIN:
+        case VA_MAX:
             vyre_ptx_ins(c, "%s%s %s, %s, %s", i->op == VA_MIN ? "min" : "max", fs, r, x,
                          opnd(p, regs, i->b, B));
             break;
         case VA_COPYSIGN: /* PTX copysign d, a, b: the sign of a on the value of b */
             vyre_ptx_ins(c, "copysign%s %s, %s, %s", fs, r, opnd(p, regs, i->b, B), x);
             break;
-        case VA_FLT: case VA_FEQ:
+        case VA_FLT:
+        case VA_FEQ:
             vyre_ptx_ins(c, "setp.%s%s %s, %s, %s", i->op == VA_FLT ? "lt" : "eq", fs, r, x,
                          opnd(p, regs, i->b, B));
             break;
         case VA_FNAN: vyre_ptx_ins(c, "setp.nan%s %s, %s, %s", fs, r, x, x); break;
         case VA_SELP: {
             enum va_kind kb = (enum va_kind)p->ins[i->b].kind;
-            const char *ts = kb == VA_F32 ? ".f32" : kb == VA_F64 ? ".f64"
-                             : kb == VA_I32 ? ".b32" : ".b64";
+            const char *ts = kb == VA_F32   ? ".f32"
+                             : kb == VA_F64 ? ".f64"
+                             : kb == VA_I32 ? ".b32"
+                                            : ".b64";
             vyre_ptx_ins(c, "selp%s %s, %s, %s, %s", ts, r, opnd(p, regs, i->b, B),
                          opnd(p, regs, i->c, C), x);
             break;
         }
-        case VA_F2B: case VA_B2F: vyre_ptx_ins(c, "mov%s %s, %s", bs, r, x); break;
+        case VA_F2B:
+        case VA_B2F: vyre_ptx_ins(c, "mov%s %s, %s", bs, r, x); break;
         case VA_F2I: vyre_ptx_ins(c, "cvt.rzi%s%s %s, %s", ss, fs, r, x); break;
-        case VA_I2F:
-            vyre_ptx_ins(c, "cvt.rn%s%s %s, %s", w ? ".f64" : ".f32", ss, r, x);
-            break;
+        case VA_I2F: vyre_ptx_ins(c, "cvt.rn%s%s %s, %s", w ? ".f64" : ".f32", ss, r, x); break;
         case VA_WIDEN: vyre_ptx_ins(c, "cvt.f64.f32 %s, %s", r, x); break;
         case VA_NARROW: vyre_ptx_ins(c, "cvt.rn.f32.f64 %s, %s", r, x); break;
-        case VA_IADD: case VA_ISUB:
+        case VA_IADD:
+        case VA_ISUB:
             vyre_ptx_ins(c, "%s%s %s, %s, %s", i->op == VA_IADD ? "add" : "sub", ss, r, x,
                          opnd(p, regs, i->b, B));
             break;
@@ -467,8 +479,10 @@ static void emit_prog(struct ptx_ctx *c, const struct va_prog *p, struct ptx_reg
             break;
         }
         default:
-            vyre_ptx_fail(c, VYRE_ERR_UNSUPPORTED, "ptx: approximate-op step %u has no PTX form. "
-                          "Fix: report this as a codegen bug", (unsigned)i->op);
+            vyre_ptx_fail(c, VYRE_ERR_UNSUPPORTED,
+                          "ptx: approximate-op step %u has no PTX form. "
+                          "Fix: report this as a codegen bug",
+                          (unsigned)i->op);
             return;
         }
     }
@@ -478,8 +492,7 @@ static void emit_prog(struct ptx_ctx *c, const struct va_prog *p, struct ptx_reg
 }
 
 void vyre_ptx_approx(struct ptx_ctx *c, enum vyre_op op, enum vyre_type t, struct ptx_reg d,
-                     struct ptx_reg a)
-{
+                     struct ptx_reg a) {
     /* The op table (ops.h) marks the approximate ops and their operand types; the va
      * programs below exist for f32 and f64 only, which is all the table admits. */
     if (!vyre_op_is_approx(op) || !vyre_op_admits(op, t) || (t != VYRE_F32 && t != VYRE_F64)) {
@@ -492,7 +505,8 @@ void vyre_ptx_approx(struct ptx_ctx *c, enum vyre_op op, enum vyre_type t, struc
     if (!vyre_approx_build(&p, op, t == VYRE_F64) || p.overflow) {
         vyre_ptx_fail(c, VYRE_ERR_UNSUPPORTED,
                       "ptx: %s on %s is not an approximate op for sm_%u. Fix: report this as "
-                      "a codegen bug", vyre_op_name(op), vyre_type_name(t), c->sm);
+                      "a codegen bug",
+                      vyre_op_name(op), vyre_type_name(t), c->sm);
         return;
     }
     emit_prog(c, &p, d, a);

@@ -19,27 +19,36 @@
 enum va_kind { VA_F32, VA_F64, VA_I32, VA_I64, VA_PRED };
 
 enum va_op {
-    VA_IN,       /* the input x (ins[0]) */
-    VA_FK,       /* float constant, bits in k */
-    VA_IK,       /* integer constant, value in k (two's complement) */
-    VA_FMA,      /* a*b+c, one rounding */
-    VA_MUL, VA_ADD, VA_SUB, VA_DIV, /* .rn */
-    VA_SQRT,     /* sqrt.rn */
-    VA_RINT,     /* cvt.rni: nearest integral value, ties to even */
-    VA_ABS, VA_NEG,
-    VA_MIN, VA_MAX, /* NaN operand: the other one */
+    VA_IN,  /* the input x (ins[0]) */
+    VA_FK,  /* float constant, bits in k */
+    VA_IK,  /* integer constant, value in k (two's complement) */
+    VA_FMA, /* a*b+c, one rounding */
+    VA_MUL,
+    VA_ADD,
+    VA_SUB,
+    VA_DIV,  /* .rn */
+    VA_SQRT, /* sqrt.rn */
+    VA_RINT, /* cvt.rni: nearest integral value, ties to even */
+    VA_ABS,
+    VA_NEG,
+    VA_MIN,
+    VA_MAX,      /* NaN operand: the other one */
     VA_COPYSIGN, /* magnitude of a, sign of b */
-    VA_FLT, VA_FEQ, /* ordered a < b, a == b -> pred */
-    VA_FNAN,     /* a is NaN -> pred */
-    VA_SELP,     /* a (pred) ? b : c */
-    VA_F2B, VA_B2F, /* reinterpret bits, same width */
-    VA_F2I,      /* cvt.rzi.s32/s64 of an integral float (saturating, NaN -> 0) */
-    VA_I2F,      /* cvt.rn.f32.s32 / f64.s64 */
-    VA_WIDEN,    /* cvt.f64.f32 (exact) */
-    VA_NARROW,   /* cvt.rn.f32.f64 */
-    VA_IADD, VA_ISUB,
-    VA_ISHL, VA_ISHR, /* by the constant k; ISHR is arithmetic */
-    VA_IBIT      /* (a & k) != 0 -> pred */
+    VA_FLT,
+    VA_FEQ,  /* ordered a < b, a == b -> pred */
+    VA_FNAN, /* a is NaN -> pred */
+    VA_SELP, /* a (pred) ? b : c */
+    VA_F2B,
+    VA_B2F,    /* reinterpret bits, same width */
+    VA_F2I,    /* cvt.rzi.s32/s64 of an integral float (saturating, NaN -> 0) */
+    VA_I2F,    /* cvt.rn.f32.s32 / f64.s64 */
+    VA_WIDEN,  /* cvt.f64.f32 (exact) */
+    VA_NARROW, /* cvt.rn.f32.f64 */
+    VA_IADD,
+    VA_ISUB,
+    VA_ISHL,
+    VA_ISHR, /* by the constant k; ISHR is arithmetic */
+    VA_IBIT  /* (a & k) != 0 -> pred */
 };
 
 struct va_ins {

@@ -7,16 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-void vyre_pbuf_free(struct vyre_pbuf *b)
-{
+void vyre_pbuf_free(struct vyre_pbuf *b) {
     free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
 }
 
 /* Makes room for `extra` more bytes plus the terminating NUL. */
-static bool reserve(struct vyre_pbuf *b, size_t extra)
-{
+static bool reserve(struct vyre_pbuf *b, size_t extra) {
     if (b->oom) return false;
     if (b->len + extra + 1 <= b->cap) return true;
     size_t cap = b->cap ? b->cap : 4096;
@@ -37,21 +35,16 @@ static bool reserve(struct vyre_pbuf *b, size_t extra)
     return true;
 }
 
-void vyre_pbuf_put(struct vyre_pbuf *b, const char *s, size_t n)
-{
+void vyre_pbuf_put(struct vyre_pbuf *b, const char *s, size_t n) {
     if (!reserve(b, n)) return;
     memcpy(b->data + b->len, s, n);
     b->len += n;
     b->data[b->len] = '\0';
 }
 
-void vyre_pbuf_puts(struct vyre_pbuf *b, const char *s)
-{
-    vyre_pbuf_put(b, s, strlen(s));
-}
+void vyre_pbuf_puts(struct vyre_pbuf *b, const char *s) { vyre_pbuf_put(b, s, strlen(s)); }
 
-void vyre_pbuf_vprintf(struct vyre_pbuf *b, const char *fmt, va_list ap)
-{
+void vyre_pbuf_vprintf(struct vyre_pbuf *b, const char *fmt, va_list ap) {
     char small[256];
     va_list ap2;
     va_copy(ap2, ap);
@@ -70,8 +63,7 @@ void vyre_pbuf_vprintf(struct vyre_pbuf *b, const char *fmt, va_list ap)
     va_end(ap2);
 }
 
-void vyre_pbuf_printf(struct vyre_pbuf *b, const char *fmt, ...)
-{
+void vyre_pbuf_printf(struct vyre_pbuf *b, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vyre_pbuf_vprintf(b, fmt, ap);

@@ -8,15 +8,13 @@
 
 static const char axis_name[3] = {'x', 'y', 'z'};
 
-static struct ptx_reg special(struct ptx_ctx *c, const char *name, unsigned axis)
-{
+static struct ptx_reg special(struct ptx_ctx *c, const char *name, unsigned axis) {
     struct ptx_reg d = vyre_ptx_reg(c, PTX_R);
     vyre_ptx_ins(c, "mov.u32 %s, %%%s.%c", d.s, name, axis_name[axis % 3]);
     return d;
 }
 
-static struct ptx_reg builtin(struct ptx_ctx *c, const struct vyre_expr *e)
-{
+static struct ptx_reg builtin(struct ptx_ctx *c, const struct vyre_expr *e) {
     unsigned ax = e->u.builtin.axis;
     switch (e->u.builtin.which) {
     case VYRE_LID: return special(c, "tid", ax);
@@ -34,8 +32,7 @@ static struct ptx_reg builtin(struct ptx_ctx *c, const struct vyre_expr *e)
     }
 }
 
-static struct ptx_reg literal(struct ptx_ctx *c, const struct vyre_expr *e)
-{
+static struct ptx_reg literal(struct ptx_ctx *c, const struct vyre_expr *e) {
     struct ptx_reg d = vyre_ptx_treg(c, e->type);
     char imm[24];
     vyre_ptx_imm(e->type, e->u.lit.bits, imm);
@@ -48,15 +45,13 @@ static struct ptx_reg literal(struct ptx_ctx *c, const struct vyre_expr *e)
     return d;
 }
 
-struct ptx_reg vyre_ptx_index(struct ptx_ctx *c, const struct vyre_expr *e)
-{
+struct ptx_reg vyre_ptx_index(struct ptx_ctx *c, const struct vyre_expr *e) {
     /* u32 and i32 both live in %r; an i32 index is read as unsigned by the
      * unsigned bounds compare and the zero-extending address multiply. */
     return vyre_ptx_expr(c, e);
 }
 
-struct ptx_reg vyre_ptx_addr(struct ptx_ctx *c, uint32_t decl, struct ptx_reg idx)
-{
+struct ptx_reg vyre_ptx_addr(struct ptx_ctx *c, uint32_t decl, struct ptx_reg idx) {
     const struct vyre_decl *d = &c->p->decls[decl];
     unsigned size = (unsigned)vyre_type_size(d->type);
     if (d->kind == VYRE_DECL_SHARED) {
@@ -73,19 +68,16 @@ struct ptx_reg vyre_ptx_addr(struct ptx_ctx *c, uint32_t decl, struct ptx_reg id
     return a;
 }
 
-struct ptx_reg vyre_ptx_in_range(struct ptx_ctx *c, uint32_t decl, struct ptx_reg idx)
-{
+struct ptx_reg vyre_ptx_in_range(struct ptx_ctx *c, uint32_t decl, struct ptx_reg idx) {
     const struct vyre_decl *d = &c->p->decls[decl];
     struct ptx_reg ok = vyre_ptx_reg(c, PTX_P);
     if (d->kind == VYRE_DECL_SHARED)
         vyre_ptx_ins(c, "setp.lt.u32 %s, %s, %u", ok.s, idx.s, (unsigned)d->count);
-    else
-        vyre_ptx_ins(c, "setp.lt.u32 %s, %s, %s", ok.s, idx.s, c->decl_len[decl].s);
+    else vyre_ptx_ins(c, "setp.lt.u32 %s, %s, %s", ok.s, idx.s, c->decl_len[decl].s);
     return ok;
 }
 
-static struct ptx_reg load(struct ptx_ctx *c, const struct vyre_expr *e)
-{
+static struct ptx_reg load(struct ptx_ctx *c, const struct vyre_expr *e) {
     uint32_t decl = e->u.access.decl;
     const struct vyre_decl *d = &c->p->decls[decl];
     const char *space = d->kind == VYRE_DECL_SHARED ? ".shared" : ".global";
@@ -95,8 +87,10 @@ static struct ptx_reg load(struct ptx_ctx *c, const struct vyre_expr *e)
     /* bool: load the 32-bit word, any nonzero word is true. */
     struct ptx_reg w = is_bool ? vyre_ptx_reg(c, PTX_R) : vyre_ptx_treg(c, d->type);
     enum vyre_type mt = is_bool ? VYRE_U32 : d->type;
-    const char *msfx = mt == VYRE_F32 ? ".f32" : mt == VYRE_F64 ? ".f64"
-                       : vyre_type_bits(mt) == 64 ? ".u64" : ".u32";
+    const char *msfx = mt == VYRE_F32             ? ".f32"
+                       : mt == VYRE_F64           ? ".f64"
+                       : vyre_type_bits(mt) == 64 ? ".u64"
+                                                  : ".u32";
     if (e->u.access.in_bounds) {
         vyre_ptx_ins(c, "ld%s%s %s, [%s]", space, msfx, w.s, a.s);
     } else {
@@ -113,8 +107,7 @@ static struct ptx_reg load(struct ptx_ctx *c, const struct vyre_expr *e)
     return d2;
 }
 
-static struct ptx_reg len(struct ptx_ctx *c, const struct vyre_expr *e)
-{
+static struct ptx_reg len(struct ptx_ctx *c, const struct vyre_expr *e) {
     uint32_t decl = e->u.access.decl;
     const struct vyre_decl *d = &c->p->decls[decl];
     if (d->kind == VYRE_DECL_BUFFER) return c->decl_len[decl];
@@ -123,8 +116,7 @@ static struct ptx_reg len(struct ptx_ctx *c, const struct vyre_expr *e)
     return r;
 }
 
-static struct ptx_reg select_(struct ptx_ctx *c, const struct vyre_expr *e)
-{
+static struct ptx_reg select_(struct ptx_ctx *c, const struct vyre_expr *e) {
     struct ptx_reg cond = vyre_ptx_expr(c, e->u.op.a[0]);
     struct ptx_reg a = vyre_ptx_expr(c, e->u.op.a[1]);
     struct ptx_reg b = vyre_ptx_expr(c, e->u.op.a[2]);
@@ -136,14 +128,14 @@ static struct ptx_reg select_(struct ptx_ctx *c, const struct vyre_expr *e)
         vyre_ptx_ins(c, "or.pred %s, %s, %s", d.s, t.s, f.s);
         return d;
     }
-    const char *sfx = e->type == VYRE_F32 ? ".f32" : e->type == VYRE_F64 ? ".f64"
-                      : vyre_ptx_bsfx(e->type);
+    const char *sfx = e->type == VYRE_F32   ? ".f32"
+                      : e->type == VYRE_F64 ? ".f64"
+                                            : vyre_ptx_bsfx(e->type);
     vyre_ptx_ins(c, "selp%s %s, %s, %s, %s", sfx, d.s, a.s, b.s, cond.s);
     return d;
 }
 
-struct ptx_reg vyre_ptx_expr(struct ptx_ctx *c, const struct vyre_expr *e)
-{
+struct ptx_reg vyre_ptx_expr(struct ptx_ctx *c, const struct vyre_expr *e) {
     switch (e->kind) {
     case VYRE_EX_LIT: return literal(c, e);
     case VYRE_EX_NAME:
@@ -158,10 +150,8 @@ struct ptx_reg vyre_ptx_expr(struct ptx_ctx *c, const struct vyre_expr *e)
     case VYRE_EX_UNARY: {
         struct ptx_reg a = vyre_ptx_expr(c, e->u.op.a[0]);
         struct ptx_reg d = vyre_ptx_treg(c, e->type);
-        if (vyre_op_is_approx(e->u.op.op))
-            vyre_ptx_approx(c, e->u.op.op, e->u.op.a[0]->type, d, a);
-        else
-            vyre_ptx_unary(c, e->u.op.op, e->u.op.a[0]->type, d, a);
+        if (vyre_op_is_approx(e->u.op.op)) vyre_ptx_approx(c, e->u.op.op, e->u.op.a[0]->type, d, a);
+        else vyre_ptx_unary(c, e->u.op.op, e->u.op.a[0]->type, d, a);
         return d;
     }
     case VYRE_EX_BINARY: {
@@ -209,6 +199,7 @@ struct ptx_reg vyre_ptx_expr(struct ptx_ctx *c, const struct vyre_expr *e)
     }
     vyre_ptx_fail(c, VYRE_ERR_INVALID,
                   "ptx: expression node %u was not resolved by validation. Fix: validate the "
-                  "program before emitting PTX", (unsigned)e->id);
+                  "program before emitting PTX",
+                  (unsigned)e->id);
     return vyre_ptx_treg(c, e->type);
 }

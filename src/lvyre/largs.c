@@ -51,12 +51,13 @@ static const struct lvyre_decl *find_decl(const struct lvyre_layout *lay, const 
     return NULL;
 }
 
-static void unknown_name(lua_State *L, int key, const struct lvyre_layout *lay,
-                         const char *fname) {
+static void unknown_name(lua_State *L, int key, const struct lvyre_layout *lay, const char *fname) {
     const char *k = luaL_tolstring(L, key, NULL);
     push_names(L, lay);
-    luaL_error(L, "%s: unknown argument '%s': program '%s' declares %s. Fix: use one of those "
-                  "names", fname, k, lay->name, lua_tostring(L, -1));
+    luaL_error(L,
+               "%s: unknown argument '%s': program '%s' declares %s. Fix: use one of those "
+               "names",
+               fname, k, lay->name, lua_tostring(L, -1));
 }
 
 /* The common cases without building a message: a float for f32/f64, an integer in range
@@ -95,8 +96,7 @@ static bool fast_param(lua_State *L, int v, enum vyre_type t, vyre_bits *out) {
     case VYRE_U64: /* u64 holds the same 64 bits as the Lua integer (§7) */
         *out = (uint64_t)i;
         return true;
-    default:
-        return false;
+    default: return false;
     }
 }
 
@@ -106,9 +106,9 @@ static void check_param(lua_State *L, int v, const struct lvyre_decl *d, struct 
     int tv = lua_type(L, v);
     int want = d->type == VYRE_BOOL ? LUA_TBOOLEAN : LUA_TNUMBER;
     if (tv != want)
-        luaL_error(L, "%s: param '%s' (%s) needs a %s, got %s. Fix: pass {%s = %s}", fname,
-                   d->name, vyre_type_name(d->type), lua_typename(L, want), lua_typename(L, tv),
-                   d->name, example_value(d->type));
+        luaL_error(L, "%s: param '%s' (%s) needs a %s, got %s. Fix: pass {%s = %s}", fname, d->name,
+                   vyre_type_name(d->type), lua_typename(L, want), lua_typename(L, tv), d->name,
+                   example_value(d->type));
     char what[96];
     snprintf(what, sizeof what, "param '%s'", d->name);
     out->params[d->slot] = vyre_lua_tobits(L, v, d->type, fname, what);
@@ -118,16 +118,21 @@ static void check_param(lua_State *L, int v, const struct lvyre_decl *d, struct 
 static void bind_buffer(lua_State *L, struct lvyre_buffer *b, const struct lvyre_decl *d,
                         struct lvyre_backend *be, struct lvyre_bound *out, const char *fname) {
     if (!b->live)
-        luaL_error(L, "%s: buffer '%s' was freed. Fix: do not pass a buffer after buf:free() "
-                      "or after its <close> scope ended", fname, d->name);
+        luaL_error(L,
+                   "%s: buffer '%s' was freed. Fix: do not pass a buffer after buf:free() "
+                   "or after its <close> scope ended",
+                   fname, d->name);
     if (b->be != be)
-        luaL_error(L, "%s: buffer '%s' must be a vyre.Buffer of this %s backend (it belongs to "
-                      "another backend object). Fix: create it with this backend's "
-                      "be:buffer('%s', n)", fname, d->name, backend_name(be),
-                   vyre_type_name(d->type));
+        luaL_error(L,
+                   "%s: buffer '%s' must be a vyre.Buffer of this %s backend (it belongs to "
+                   "another backend object). Fix: create it with this backend's "
+                   "be:buffer('%s', n)",
+                   fname, d->name, backend_name(be), vyre_type_name(d->type));
     if (b->type != d->type)
-        luaL_error(L, "%s: buffer '%s' is declared %s but the buffer holds %s. Fix: pass a %s "
-                      "buffer", fname, d->name, vyre_type_name(d->type), vyre_type_name(b->type),
+        luaL_error(L,
+                   "%s: buffer '%s' is declared %s but the buffer holds %s. Fix: pass a %s "
+                   "buffer",
+                   fname, d->name, vyre_type_name(d->type), vyre_type_name(b->type),
                    vyre_type_name(d->type));
     out->buf[d->slot] = b;
 }
@@ -143,15 +148,18 @@ static void bind_host(lua_State *L, int v, int holder, const struct lvyre_decl *
         a = vyre_lua_array_fromtable(L, v, d->type, fname, prefix);
         lua_rawseti(L, holder, (lua_Integer)d->slot + 1);
     } else if (!a) {
-        luaL_error(L, "%s: buffer '%s' (%s, %s) needs a buffer, vyre.Array or table, got %s. "
-                      "Fix: pass {%s = vyre.array('%s', {...})}", fname, d->name,
-                   vyre_type_name(d->type), vyre_access_name(d->access), luaL_typename(L, v),
-                   d->name, vyre_type_name(d->type));
+        luaL_error(L,
+                   "%s: buffer '%s' (%s, %s) needs a buffer, vyre.Array or table, got %s. "
+                   "Fix: pass {%s = vyre.array('%s', {...})}",
+                   fname, d->name, vyre_type_name(d->type), vyre_access_name(d->access),
+                   luaL_typename(L, v), d->name, vyre_type_name(d->type));
     }
     if (a->type != d->type)
-        luaL_error(L, "%s: buffer '%s' is declared %s but the array holds %s. Fix: pass "
-                      "vyre.array('%s', ...)", fname, d->name, vyre_type_name(d->type),
-                   vyre_type_name(a->type), vyre_type_name(d->type));
+        luaL_error(L,
+                   "%s: buffer '%s' is declared %s but the array holds %s. Fix: pass "
+                   "vyre.array('%s', ...)",
+                   fname, d->name, vyre_type_name(d->type), vyre_type_name(a->type),
+                   vyre_type_name(d->type));
     out->arr[d->slot] = a;
 }
 
@@ -160,8 +168,10 @@ static void read_opts(lua_State *L, int opts, struct lvyre_bound *out, const cha
     out->has_grid = false;
     if (lua_isnoneornil(L, opts)) return;
     if (!lua_istable(L, opts))
-        luaL_error(L, "%s: opts must be a table (got %s). Fix: pass {n = count} or {grid = {x, "
-                      "y, z}}", fname, luaL_typename(L, opts));
+        luaL_error(L,
+                   "%s: opts must be a table (got %s). Fix: pass {n = count} or {grid = {x, "
+                   "y, z}}",
+                   fname, luaL_typename(L, opts));
     lua_pushnil(L);
     while (lua_next(L, opts)) {
         const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
@@ -169,19 +179,24 @@ static void read_opts(lua_State *L, int opts, struct lvyre_bound *out, const cha
             int isnum = 0;
             lua_Integer n = lua_tointegerx(L, -1, &isnum);
             if (!isnum || lua_type(L, -1) != LUA_TNUMBER || n < 0)
-                luaL_error(L, "%s: opts.n must be a non-negative integer (got %s). Fix: {n = "
-                              "1024}", fname, luaL_tolstring(L, -1, NULL));
+                luaL_error(L,
+                           "%s: opts.n must be a non-negative integer (got %s). Fix: {n = "
+                           "1024}",
+                           fname, luaL_tolstring(L, -1, NULL));
             out->n = (uint64_t)n;
         } else if (k && strcmp(k, "grid") == 0) {
             if (!lua_istable(L, -1))
-                luaL_error(L, "%s: opts.grid must be a table {x, y, z} (got %s). Fix: {grid = "
-                              "{4, 1, 1}}", fname, luaL_typename(L, -1));
+                luaL_error(L,
+                           "%s: opts.grid must be a table {x, y, z} (got %s). Fix: {grid = "
+                           "{4, 1, 1}}",
+                           fname, luaL_typename(L, -1));
             vyre_lua_checkgrid(L, lua_gettop(L), out->grid, fname);
             out->has_grid = true;
         } else {
-            luaL_error(L, "%s: unknown option '%s'. Fix: a launch takes {n = elements} or "
-                          "{grid = {x, y, z}} (names are lower case)", fname,
-                       luaL_tolstring(L, -2, NULL));
+            luaL_error(L,
+                       "%s: unknown option '%s'. Fix: a launch takes {n = elements} or "
+                       "{grid = {x, y, z}} (names are lower case)",
+                       fname, luaL_tolstring(L, -2, NULL));
         }
         lua_pop(L, 1);
     }
@@ -216,8 +231,8 @@ const struct lvyre_layout *lvyre_layout_push(lua_State *L, vyre_program *p) {
     return lay;
 }
 
-const struct lvyre_decl *lvyre_layout_slot(const struct lvyre_layout *lay,
-                                           enum vyre_decl_kind kind, uint32_t s) {
+const struct lvyre_decl *lvyre_layout_slot(const struct lvyre_layout *lay, enum vyre_decl_kind kind,
+                                           uint32_t s) {
     for (uint32_t i = 0; i < lay->ndecls; i++)
         if (lay->d[i].kind == kind && lay->d[i].slot == s) return &lay->d[i];
     return NULL;
@@ -241,8 +256,10 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
     read_opts(L, opts, out, fname);
     bool has_args = !lua_isnoneornil(L, args);
     if (has_args && !lua_istable(L, args))
-        luaL_error(L, "%s: args must be a table of name = value (got %s). Fix: pass {x = array, "
-                      "a = 2.0}", fname, luaL_typename(L, args));
+        luaL_error(L,
+                   "%s: args must be a table of name = value (got %s). Fix: pass {x = array, "
+                   "a = 2.0}",
+                   fname, luaL_typename(L, args));
     /* One pass over the args table: names matched by pointer, the values that are right
      * taken as they are. Anything else is only marked, and checked below in declaration
      * order, so the same mistakes always give the same first error. */
@@ -259,11 +276,13 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
             }
             if (!d) unknown_name(L, key, lay, fname);
             if (d->kind == VYRE_DECL_SHARED)
-                luaL_error(L, "%s: '%s' is a shared (workgroup) array and cannot be bound. Fix: "
-                              "remove it from the args table", fname, d->name);
+                luaL_error(L,
+                           "%s: '%s' is a shared (workgroup) array and cannot be bound. Fix: "
+                           "remove it from the args table",
+                           fname, d->name);
             if (d->kind == VYRE_DECL_PARAM) {
-                pseen[d->slot] = fast_param(L, v, d->type, &out->params[d->slot]) ? SEEN_OK
-                                                                                  : SEEN_CHECK;
+                pseen[d->slot] =
+                    fast_param(L, v, d->type, &out->params[d->slot]) ? SEEN_OK : SEEN_CHECK;
             } else {
                 struct lvyre_buffer *b = NULL;
                 if (lua_type(L, v) == LUA_TUSERDATA && lua_getmetatable(L, v)) {
@@ -285,9 +304,10 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
             check_param(L, lua_gettop(L), d, out, fname);
             lua_pop(L, 1);
         } else if (d->kind == VYRE_DECL_PARAM && pseen[d->slot] == SEEN_NONE) {
-            luaL_error(L, "%s: missing param '%s' (%s). Fix: pass it in the args table: {%s = "
-                          "%s}", fname, d->name, vyre_type_name(d->type), d->name,
-                       example_value(d->type));
+            luaL_error(L,
+                       "%s: missing param '%s' (%s). Fix: pass it in the args table: {%s = "
+                       "%s}",
+                       fname, d->name, vyre_type_name(d->type), d->name, example_value(d->type));
         } else if (d->kind == VYRE_DECL_BUFFER && bseen[d->slot] == SEEN_CHECK) {
             lua_getfield(L, args, d->name);
             int v = lua_gettop(L);
@@ -304,9 +324,11 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
                 }
                 bind_host(L, v, holder, d, out, fname);
             } else {
-                luaL_error(L, "%s: buffer '%s' must be a vyre.Buffer of this %s backend (got "
-                              "%s). Fix: create it with be:buffer('%s', n)", fname, d->name,
-                           backend_name(be), luaL_typename(L, v), vyre_type_name(d->type));
+                luaL_error(L,
+                           "%s: buffer '%s' must be a vyre.Buffer of this %s backend (got "
+                           "%s). Fix: create it with be:buffer('%s', n)",
+                           fname, d->name, backend_name(be), luaL_typename(L, v),
+                           vyre_type_name(d->type));
             }
             lua_settop(L, holder ? holder : v - 1);
         }
@@ -315,15 +337,17 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
         const struct lvyre_decl *d = &lay->d[i];
         if (d->kind != VYRE_DECL_BUFFER || out->buf[d->slot] || out->arr[d->slot]) continue;
         if (mode == LVYRE_MATCH_LAUNCH)
-            luaL_error(L, "%s: missing buffer '%s' (%s, %s). Fix: pass a buffer from "
-                          "be:buffer('%s', n) in the args table", fname, d->name,
-                       vyre_type_name(d->type), vyre_access_name(d->access),
+            luaL_error(L,
+                       "%s: missing buffer '%s' (%s, %s). Fix: pass a buffer from "
+                       "be:buffer('%s', n) in the args table",
+                       fname, d->name, vyre_type_name(d->type), vyre_access_name(d->access),
                        vyre_type_name(d->type));
         if (d->access != VYRE_ACCESS_WRITE)
-            luaL_error(L, "%s: missing buffer '%s' (%s, %s). Fix: pass it in the args table: "
-                          "{%s = vyre.array('%s', {...})}", fname, d->name,
-                       vyre_type_name(d->type), vyre_access_name(d->access), d->name,
-                       vyre_type_name(d->type));
+            luaL_error(L,
+                       "%s: missing buffer '%s' (%s, %s). Fix: pass it in the args table: "
+                       "{%s = vyre.array('%s', {...})}",
+                       fname, d->name, vyre_type_name(d->type), vyre_access_name(d->access),
+                       d->name, vyre_type_name(d->type));
     }
 }
 
@@ -343,8 +367,10 @@ uint64_t lvyre_output_count(lua_State *L, const struct lvyre_layout *lay,
     for (uint32_t s = 0; s < lay->nbuffers; s++)
         if (counts[s] > best) best = counts[s];
     if (best == 0)
-        luaL_error(L, "%s: cannot size write buffer '%s': it has no declared count, no opts.n "
-                      "was given and no other buffer is bound. Fix: pass {n = count} in opts or "
-                      "bind '%s'", fname, d->name, d->name);
+        luaL_error(L,
+                   "%s: cannot size write buffer '%s': it has no declared count, no opts.n "
+                   "was given and no other buffer is bound. Fix: pass {n = count} in opts or "
+                   "bind '%s'",
+                   fname, d->name, d->name);
     return best;
 }

@@ -34,8 +34,10 @@ static struct vyre_lua_array *check_ud(lua_State *L, int idx, const char *fname)
 static struct vyre_lua_array *check_live(lua_State *L, int idx, const char *fname) {
     struct vyre_lua_array *a = check_ud(L, idx, fname);
     if (a->type == VYRE_VOID)
-        luaL_error(L, "%s: this vyre.Array was freed. Fix: keep the array alive (do not call "
-                      ":free() or leave its <close> scope) while using it", fname);
+        luaL_error(L,
+                   "%s: this vyre.Array was freed. Fix: keep the array alive (do not call "
+                   ":free() or leave its <close> scope) while using it",
+                   fname);
     return a;
 }
 
@@ -50,16 +52,20 @@ static uint64_t check_index(lua_State *L, const struct vyre_lua_array *a, int id
     int isnum = 0;
     lua_Integer i = lua_tointegerx(L, idx, &isnum);
     if (!isnum || lua_type(L, idx) != LUA_TNUMBER)
-        luaL_error(L, "%s: index %s is not an integer. Fix: index arrays with integers "
-                   "1..#a", fname, luaL_tolstring(L, idx, NULL));
+        luaL_error(L,
+                   "%s: index %s is not an integer. Fix: index arrays with integers "
+                   "1..#a",
+                   fname, luaL_tolstring(L, idx, NULL));
     if (i < 1 || (uint64_t)i > a->count) {
         if (a->count == 0)
-            luaL_error(L, "%s: index %I is out of range: the array is empty. Fix: create "
-                       "it with a size, e.g. vyre.array('%s', n)", fname, (LUAI_UACINT)i,
-                       vyre_type_name(a->type));
-        luaL_error(L, "%s: index %I is out of range (valid indices are 1..%I). Fix: "
-                   "arrays are 1-based; use an index between 1 and #a", fname,
-                   (LUAI_UACINT)i, (LUAI_UACINT)a->count);
+            luaL_error(L,
+                       "%s: index %I is out of range: the array is empty. Fix: create "
+                       "it with a size, e.g. vyre.array('%s', n)",
+                       fname, (LUAI_UACINT)i, vyre_type_name(a->type));
+        luaL_error(L,
+                   "%s: index %I is out of range (valid indices are 1..%I). Fix: "
+                   "arrays are 1-based; use an index between 1 and #a",
+                   fname, (LUAI_UACINT)i, (LUAI_UACINT)a->count);
     }
     return (uint64_t)(i - 1);
 }
@@ -70,8 +76,8 @@ static void fill_from_table(lua_State *L, struct vyre_lua_array *a, int tidx, co
     char what[160];
     for (uint64_t i = 0; i < a->count; i++) {
         lua_rawgeti(L, tidx, (lua_Integer)(i + 1));
-        snprintf(what, sizeof what, "%s%selement [%llu]", prefix ? prefix : "",
-                 prefix ? ": " : "", (unsigned long long)(i + 1));
+        snprintf(what, sizeof what, "%s%selement [%llu]", prefix ? prefix : "", prefix ? ": " : "",
+                 (unsigned long long)(i + 1));
         vyre_lua_storebits(a->data, a->type, i, vyre_lua_tobits(L, -1, a->type, fname, what));
         lua_pop(L, 1);
     }
@@ -91,14 +97,17 @@ static void check_range(lua_State *L, const struct vyre_lua_array *a, lua_Intege
     lua_Integer size = (lua_Integer)vyre_type_size(a->type);
     lua_Integer total = (lua_Integer)array_bytes(a);
     if (off < 0 || n < 0 || off % size || n % size)
-        luaL_error(L, "%s: byte offset %I and size %I must be non-negative multiples of "
-                   "the element size %I (%s). Fix: use whole elements", fname,
-                   (LUAI_UACINT)off, (LUAI_UACINT)n, (LUAI_UACINT)size,
+        luaL_error(L,
+                   "%s: byte offset %I and size %I must be non-negative multiples of "
+                   "the element size %I (%s). Fix: use whole elements",
+                   fname, (LUAI_UACINT)off, (LUAI_UACINT)n, (LUAI_UACINT)size,
                    vyre_type_name(a->type));
     if (off > total || n > total - off)
-        luaL_error(L, "%s: byte range [%I, %I) is outside the %I bytes held. Fix: keep "
-                   "offset + size <= %I", fname, (LUAI_UACINT)off, (LUAI_UACINT)(off + n),
-                   (LUAI_UACINT)total, (LUAI_UACINT)total);
+        luaL_error(L,
+                   "%s: byte range [%I, %I) is outside the %I bytes held. Fix: keep "
+                   "offset + size <= %I",
+                   fname, (LUAI_UACINT)off, (LUAI_UACINT)(off + n), (LUAI_UACINT)total,
+                   (LUAI_UACINT)total);
 }
 
 /* ---- shared helpers (lvyre.h) -------------------------------------------- */
@@ -118,8 +127,10 @@ struct vyre_lua_array *vyre_lua_array_fromtable(lua_State *L, int tidx, enum vyr
 
 struct vyre_lua_array *vyre_lua_newarray(lua_State *L, enum vyre_type t, uint64_t count) {
     if (count > ARRAY_MAX_COUNT)
-        luaL_error(L, "vyre.array: %I elements is more than the limit of 4294967295. Fix: "
-                   "split the data into smaller arrays", (LUAI_UACINT)count);
+        luaL_error(L,
+                   "vyre.array: %I elements is more than the limit of 4294967295. Fix: "
+                   "split the data into smaller arrays",
+                   (LUAI_UACINT)count);
     struct vyre_lua_array *a = lua_newuserdatauv(L, sizeof *a, 0);
     a->type = t;
     a->count = 0;
@@ -128,8 +139,10 @@ struct vyre_lua_array *vyre_lua_newarray(lua_State *L, enum vyre_type t, uint64_
     if (count > 0) {
         a->data = calloc((size_t)count, vyre_type_size(t));
         if (!a->data)
-            luaL_error(L, "vyre.array: out of memory allocating %I elements of %s. Fix: "
-                       "use a smaller array", (LUAI_UACINT)count, vyre_type_name(t));
+            luaL_error(L,
+                       "vyre.array: out of memory allocating %I elements of %s. Fix: "
+                       "use a smaller array",
+                       (LUAI_UACINT)count, vyre_type_name(t));
         a->count = count;
     }
     return a;
@@ -150,8 +163,10 @@ static int array_new(lua_State *L) {
         int isnum = 0;
         lua_Integer n = lua_tointegerx(L, 2, &isnum);
         if (!isnum || n < 0)
-            return luaL_error(L, "vyre.array: size %s is not a non-negative integer. Fix: "
-                              "pass an element count such as 1024", lua_tostring(L, 2));
+            return luaL_error(L,
+                              "vyre.array: size %s is not a non-negative integer. Fix: "
+                              "pass an element count such as 1024",
+                              lua_tostring(L, 2));
         vyre_lua_newarray(L, t, (uint64_t)n);
         return 1;
     }
@@ -164,16 +179,19 @@ static int array_new(lua_State *L) {
         size_t len;
         const char *s = lua_tolstring(L, 2, &len);
         if (len % esize)
-            return luaL_error(L, "vyre.array: a binary string of %I bytes is not a whole "
+            return luaL_error(L,
+                              "vyre.array: a binary string of %I bytes is not a whole "
                               "number of %s elements (%I bytes each). Fix: pass a string "
-                              "whose length is a multiple of %I", (LUAI_UACINT)len,
-                              vyre_type_name(t), (LUAI_UACINT)esize, (LUAI_UACINT)esize);
+                              "whose length is a multiple of %I",
+                              (LUAI_UACINT)len, vyre_type_name(t), (LUAI_UACINT)esize,
+                              (LUAI_UACINT)esize);
         struct vyre_lua_array *a = vyre_lua_newarray(L, t, len / esize);
         fill_from_string(L, a, s);
         return 1;
     }
     default:
-        return luaL_error(L, "vyre.array: expected an element count, a table or a binary "
+        return luaL_error(L,
+                          "vyre.array: expected an element count, a table or a binary "
                           "string as argument #2 (got %s). Fix: vyre.array('%s', {1, 2, 3})",
                           luaL_typename(L, 2), vyre_type_name(t));
     }
@@ -204,8 +222,10 @@ static int array_index(lua_State *L) {
 static int array_newindex(lua_State *L) {
     struct vyre_lua_array *a = check_live(L, 1, "vyre.Array");
     if (lua_type(L, 2) != LUA_TNUMBER)
-        return luaL_error(L, "vyre.Array: cannot set field '%s'. Fix: arrays only take "
-                          "integer indices 1..#a", luaL_tolstring(L, 2, NULL));
+        return luaL_error(L,
+                          "vyre.Array: cannot set field '%s'. Fix: arrays only take "
+                          "integer indices 1..#a",
+                          luaL_tolstring(L, 2, NULL));
     uint64_t i = check_index(L, a, 2, "vyre.Array");
     char what[48];
     snprintf(what, sizeof what, "element [%llu]", (unsigned long long)(i + 1));
@@ -214,16 +234,18 @@ static int array_newindex(lua_State *L) {
 }
 
 static int array_len(lua_State *L) {
-    lua_pushinteger(L, (lua_Integer)((struct vyre_lua_array *)luaL_checkudata(L, 1,
-                                                                VYRE_LUA_ARRAY))->count);
+    lua_pushinteger(
+        L, (lua_Integer)((struct vyre_lua_array *)luaL_checkudata(L, 1, VYRE_LUA_ARRAY))->count);
     return 1;
 }
 
 static int array_totable(lua_State *L) {
     struct vyre_lua_array *a = check_live(L, 1, "vyre.Array:totable");
     if (a->count > (uint64_t)INT32_MAX)
-        return luaL_error(L, "vyre.Array:totable: %I elements do not fit a Lua table. Fix: "
-                          "read ranges with a[i]", (LUAI_UACINT)a->count);
+        return luaL_error(L,
+                          "vyre.Array:totable: %I elements do not fit a Lua table. Fix: "
+                          "read ranges with a[i]",
+                          (LUAI_UACINT)a->count);
     lua_createtable(L, (int)a->count, 0);
     for (uint64_t i = 0; i < a->count; i++) {
         vyre_lua_array_push(L, a, i);
@@ -250,8 +272,8 @@ static int array_tostring(lua_State *L) {
         lua_pushfstring(L, "vyre.Array (freed): %p", (void *)a);
         return 1;
     }
-    lua_pushfstring(L, "vyre.Array(%s, %I): %p", vyre_type_name(a->type),
-                    (LUAI_UACINT)a->count, (void *)a);
+    lua_pushfstring(L, "vyre.Array(%s, %I): %p", vyre_type_name(a->type), (LUAI_UACINT)a->count,
+                    (void *)a);
     return 1;
 }
 
@@ -291,9 +313,10 @@ static int array_blit(lua_State *L) {
     lua_Integer off = luaL_checkinteger(L, 2);
     struct vyre_lua_array *src = check_live(L, 3, fname);
     if (src->type != dst->type)
-        return luaL_error(L, "%s: cannot copy %s data into a %s buffer. Fix: convert the "
-                          "data first, e.g. vyre.array('%s', t)", fname,
-                          vyre_type_name(src->type), vyre_type_name(dst->type),
+        return luaL_error(L,
+                          "%s: cannot copy %s data into a %s buffer. Fix: convert the "
+                          "data first, e.g. vyre.array('%s', t)",
+                          fname, vyre_type_name(src->type), vyre_type_name(dst->type),
                           vyre_type_name(dst->type));
     check_range(L, dst, off, (lua_Integer)array_bytes(src), fname);
     if (src->count) memcpy((char *)dst->data + off, src->data, array_bytes(src));
@@ -303,29 +326,21 @@ static int array_blit(lua_State *L) {
 /* ---- registration ----------------------------------------------------------- */
 
 static const luaL_Reg array_funcs[] = {
-    {"array", array_new},
-    {"array_sub", array_sub},
-    {"array_blit", array_blit},
-    {NULL, NULL}
-};
+    {"array", array_new}, {"array_sub", array_sub}, {"array_blit", array_blit}, {NULL, NULL}};
 
-static const luaL_Reg array_methods[] = {
-    {"totable", array_totable},
-    {"tostring", array_tostring_raw},
-    {"copy", array_copy},
-    {"free", array_gc},
-    {NULL, NULL}
-};
+static const luaL_Reg array_methods[] = {{"totable", array_totable},
+                                         {"tostring", array_tostring_raw},
+                                         {"copy", array_copy},
+                                         {"free", array_gc},
+                                         {NULL, NULL}};
 
-static const luaL_Reg array_meta[] = {
-    {"__newindex", array_newindex},
-    {"__len", array_len},
-    {"__tostring", array_tostring},
-    {"__eq", array_eq},
-    {"__gc", array_gc},
-    {"__close", array_gc},
-    {NULL, NULL}
-};
+static const luaL_Reg array_meta[] = {{"__newindex", array_newindex},
+                                      {"__len", array_len},
+                                      {"__tostring", array_tostring},
+                                      {"__eq", array_eq},
+                                      {"__gc", array_gc},
+                                      {"__close", array_gc},
+                                      {NULL, NULL}};
 
 void vyre_lua_open_array(lua_State *L) {
     vyre_lua_newclass(L, VYRE_LUA_ARRAY, array_methods, array_meta);

@@ -16,9 +16,7 @@
  * memory back before the allocation is retried. It runs on the main thread, which
  * lives as long as the Lua state, so a collected coroutine that once allocated can
  * never be the thread it uses. */
-static void oom_gc(void *ud) {
-    lua_gc((lua_State *)ud, LUA_GCCOLLECT, 0);
-}
+static void oom_gc(void *ud) { lua_gc((lua_State *)ud, LUA_GCCOLLECT, 0); }
 
 static lua_State *main_thread(lua_State *L) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
@@ -114,18 +112,22 @@ struct lvyre_backend *lvyre_checkbackend(lua_State *L, int idx, const char *fnam
     struct lvyre_backend *be = luaL_testudata(L, idx, VYRE_LUA_BACKEND);
     if (!be)
         luaL_error(L, "%s: called without a backend (got %s). Fix: use be:%s(...) with a colon",
-                   fname, luaL_typename(L, idx), strrchr(fname, ':') ? strrchr(fname, ':') + 1
-                                                                      : "method");
+                   fname, luaL_typename(L, idx),
+                   strrchr(fname, ':') ? strrchr(fname, ':') + 1 : "method");
     if (!be->open)
-        luaL_error(L, "%s: the backend was freed. Fix: open it again with vyre.backend() or "
-                      "vyre.cuda.device(i)", fname);
+        luaL_error(L,
+                   "%s: the backend was freed. Fix: open it again with vyre.backend() or "
+                   "vyre.cuda.device(i)",
+                   fname);
     return be;
 }
 
 vyre_cuda_device *lvyre_cuda_device(lua_State *L, struct lvyre_backend *be, const char *fname) {
     if (be->kind != LVYRE_CUDA || !be->dev)
-        luaL_error(L, "%s: the backend has no CUDA device. Fix: use a backend from "
-                      "vyre.cuda.device(i)", fname);
+        luaL_error(L,
+                   "%s: the backend has no CUDA device. Fix: use a backend from "
+                   "vyre.cuda.device(i)",
+                   fname);
     return be->dev;
 }
 
@@ -141,9 +143,7 @@ void lvyre_pushtiming(lua_State *L, const struct vyre_cuda_timing *t) {
     set_int(L, "wait_ns", (lua_Integer)t->wait_ns);
 }
 
-uint64_t lvyre_now_ns(void) {
-    return vyre_cuda_now_ns();
-}
+uint64_t lvyre_now_ns(void) { return vyre_cuda_now_ns(); }
 
 /* ---- module functions ---------------------------------------------------- */
 
@@ -184,8 +184,10 @@ static int cuda_count(lua_State *L) {
 static int cuda_open(lua_State *L) {
     lua_Integer i = luaL_checkinteger(L, 1);
     if (i < 0 || i > 0xFFFF)
-        return luaL_error(L, "vyre.cuda.device: ordinal %I is out of range. Fix: "
-                             "cuda.device(0)", (LUAI_UACINT)i);
+        return luaL_error(L,
+                          "vyre.cuda.device: ordinal %I is out of range. Fix: "
+                          "cuda.device(0)",
+                          (LUAI_UACINT)i);
     struct lvyre_backend *be = new_backend(L, LVYRE_CUDA, (int)i);
     struct vyre_error err;
     enum vyre_status st = vyre_cuda_device_open((int)i, &be->dev, &err);
@@ -241,10 +243,8 @@ static int testing_defer_error(lua_State *L) {
 static int backend_info(lua_State *L) {
     const char *fname = "vyre.Backend:info";
     struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
-    if (be->kind == LVYRE_CUDA)
-        push_cuda_info(L, lvyre_cuda_device(L, be, fname), fname);
-    else
-        push_reference_info(L);
+    if (be->kind == LVYRE_CUDA) push_cuda_info(L, lvyre_cuda_device(L, be, fname), fname);
+    else push_reference_info(L);
     return 1;
 }
 
@@ -276,8 +276,10 @@ static int backend_buffer(lua_State *L) {
     uint64_t n;
     if (lua_type(L, 3) == LUA_TNUMBER) {
         if (!lua_isinteger(L, 3))
-            return luaL_error(L, "%s: element count %s is not an integer. Fix: pass a whole "
-                                 "count such as 1024", fname, lua_tostring(L, 3));
+            return luaL_error(L,
+                              "%s: element count %s is not an integer. Fix: pass a whole "
+                              "count such as 1024",
+                              fname, lua_tostring(L, 3));
         lua_Integer v = lua_tointeger(L, 3);
         if (v < 0)
             return luaL_error(L, "%s: element count %I is negative. Fix: pass n >= 0", fname,
@@ -286,15 +288,17 @@ static int backend_buffer(lua_State *L) {
     } else {
         struct vyre_lua_array *a = vyre_lua_toarray(L, 3);
         if (a && a->type != t)
-            return luaL_error(L, "%s: the array holds %s but the buffer type is %s. Fix: pass "
-                                 "vyre.array('%s', ...)", fname, vyre_type_name(a->type),
-                              vyre_type_name(t), vyre_type_name(t));
+            return luaL_error(L,
+                              "%s: the array holds %s but the buffer type is %s. Fix: pass "
+                              "vyre.array('%s', ...)",
+                              fname, vyre_type_name(a->type), vyre_type_name(t), vyre_type_name(t));
         if (!a && lua_type(L, 3) == LUA_TTABLE && !lua_getmetatable(L, 3))
             a = vyre_lua_array_fromtable(L, 3, t, fname, NULL); /* stays on the stack */
         if (!a)
-            return luaL_error(L, "%s: expected an element count, a vyre.Array or a table as "
-                                 "argument #2 (got %s). Fix: be:buffer('%s', 1024)", fname,
-                              luaL_typename(L, 3), vyre_type_name(t));
+            return luaL_error(L,
+                              "%s: expected an element count, a vyre.Array or a table as "
+                              "argument #2 (got %s). Fix: be:buffer('%s', 1024)",
+                              fname, luaL_typename(L, 3), vyre_type_name(t));
         n = a->count;
         init = a->data;
     }
@@ -342,9 +346,7 @@ static int backend_lost(lua_State *L) {
 }
 
 /* be:check() -> true, or raises the lost-device cause / an error recorded in a __gc. */
-static int backend_check(lua_State *L) {
-    return backend_synchronize(L);
-}
+static int backend_check(lua_State *L) { return backend_synchronize(L); }
 
 /* be:load_ptx(ptx_text, entry) -> a raw Kernel (k:launch_raw); CUDA only. */
 static int backend_load_ptx(lua_State *L) {
@@ -403,22 +405,20 @@ static int backend_tostring(lua_State *L) {
     return 1;
 }
 
-static const luaL_Reg backend_methods[] = {
-    {"info", backend_info},
-    {"stats", backend_stats},
-    {"buffer", backend_buffer},
-    {"compile", backend_compile},
-    {"load_ptx", backend_load_ptx},
-    {"run", lvyre_backend_run},
-    {"run_timed", lvyre_backend_run_timed},
-    {"sequence", lvyre_backend_sequence},
-    {"graph", lvyre_backend_graph},
-    {"synchronize", backend_synchronize},
-    {"trim", backend_trim},
-    {"lost", backend_lost},
-    {"check", backend_check},
-    {NULL, NULL}
-};
+static const luaL_Reg backend_methods[] = {{"info", backend_info},
+                                           {"stats", backend_stats},
+                                           {"buffer", backend_buffer},
+                                           {"compile", backend_compile},
+                                           {"load_ptx", backend_load_ptx},
+                                           {"run", lvyre_backend_run},
+                                           {"run_timed", lvyre_backend_run_timed},
+                                           {"sequence", lvyre_backend_sequence},
+                                           {"graph", lvyre_backend_graph},
+                                           {"synchronize", backend_synchronize},
+                                           {"trim", backend_trim},
+                                           {"lost", backend_lost},
+                                           {"check", backend_check},
+                                           {NULL, NULL}};
 
 /* Fields name ("cuda" | "reference"), ordinal and freed, then methods. */
 static int backend_index(lua_State *L) {
@@ -439,23 +439,19 @@ static int backend_index(lua_State *L) {
     return vyre_lua_method(L);
 }
 
-static const luaL_Reg backend_meta[] = {
-    {"__gc", backend_free},
-    {"__close", backend_free},
-    {"__tostring", backend_tostring},
-    {NULL, NULL}
-};
+static const luaL_Reg backend_meta[] = {{"__gc", backend_free},
+                                        {"__close", backend_free},
+                                        {"__tostring", backend_tostring},
+                                        {NULL, NULL}};
 
-static const luaL_Reg backend_funcs[] = {
-    {"reference_new", reference_new},
-    {"cuda_available", cuda_available},
-    {"cuda_count", cuda_count},
-    {"cuda_open", cuda_open},
-    {"cuda_cache", cuda_cache},
-    {"cuda_driver_version", cuda_driver_version},
-    {"now_ns", now_ns},
-    {NULL, NULL}
-};
+static const luaL_Reg backend_funcs[] = {{"reference_new", reference_new},
+                                         {"cuda_available", cuda_available},
+                                         {"cuda_count", cuda_count},
+                                         {"cuda_open", cuda_open},
+                                         {"cuda_cache", cuda_cache},
+                                         {"cuda_driver_version", cuda_driver_version},
+                                         {"now_ns", now_ns},
+                                         {NULL, NULL}};
 
 void vyre_lua_open_backend(lua_State *L) {
     vyre_lua_newclass_fields(L, VYRE_LUA_BACKEND, backend_methods, backend_meta, backend_index,

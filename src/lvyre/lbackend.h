@@ -23,10 +23,23 @@
 enum lvyre_kind { LVYRE_REFERENCE, LVYRE_CUDA };
 
 /* Counters of the reference backend (the CUDA device keeps its own in C). */
-#define LVYRE_REF_STATS(X)                                                                    \
-    X(runs) X(launches) X(invocations) X(compiles) X(sequences) X(graph_launches) X(syncs)    \
-    X(buffers_live) X(buffers_created) X(buffer_bytes) X(uploads) X(downloads) X(bytes_up)    \
-    X(bytes_down) X(live_kernels) X(live_graphs)
+#define LVYRE_REF_STATS(X) \
+    X(runs)                \
+    X(launches)            \
+    X(invocations)         \
+    X(compiles)            \
+    X(sequences)           \
+    X(graph_launches)      \
+    X(syncs)               \
+    X(buffers_live)        \
+    X(buffers_created)     \
+    X(buffer_bytes)        \
+    X(uploads)             \
+    X(downloads)           \
+    X(bytes_up)            \
+    X(bytes_down)          \
+    X(live_kernels)        \
+    X(live_graphs)
 struct lvyre_ref_stats {
 #define LVYRE_STAT_FIELD(name) uint64_t name;
     LVYRE_REF_STATS(LVYRE_STAT_FIELD)
@@ -35,20 +48,20 @@ struct lvyre_ref_stats {
 
 struct lvyre_backend {
     enum lvyre_kind kind;
-    bool open;                  /* false once freed */
-    int ordinal;                /* CUDA device ordinal; 0 for the reference */
-    vyre_cuda_device *dev;      /* CUDA only; NULL once freed */
-    const void *buffer_mt;      /* the Buffer metatable: telling a Buffer costs no lookup */
-    struct lvyre_ref_stats st;  /* reference only */
+    bool open;                 /* false once freed */
+    int ordinal;               /* CUDA device ordinal; 0 for the reference */
+    vyre_cuda_device *dev;     /* CUDA only; NULL once freed */
+    const void *buffer_mt;     /* the Buffer metatable: telling a Buffer costs no lookup */
+    struct lvyre_ref_stats st; /* reference only */
 };
 
 struct lvyre_buffer {
-    struct lvyre_backend *be;   /* the owner, kept alive by user value 1 */
+    struct lvyre_backend *be; /* the owner, kept alive by user value 1 */
     enum vyre_type type;
     uint64_t count;
     bool live;
-    vyre_cuda_buffer *cu;       /* CUDA storage */
-    void *host;                 /* reference storage: count elements (NULL when 0) */
+    vyre_cuda_buffer *cu; /* CUDA storage */
+    void *host;           /* reference storage: count elements (NULL when 0) */
 };
 
 /* The declarations of a program as the matcher reads them: names are interned Lua
@@ -66,16 +79,16 @@ struct lvyre_decl {
 struct lvyre_layout {
     uint32_t ndecls, nbuffers, nparams;
     uint32_t workgroup[3];
-    char name[72];              /* the program's, for messages */
+    char name[72]; /* the program's, for messages */
     struct lvyre_decl d[];
 };
 
 struct lvyre_kernel {
-    struct lvyre_backend *be;   /* kept alive by user value 1 */
+    struct lvyre_backend *be; /* kept alive by user value 1 */
     bool live;
-    vyre_cuda_kernel *cu;       /* CUDA only */
-    struct vyre_lua_program *prog;   /* NULL for raw PTX; user value 2 keeps it alive */
-    const struct lvyre_layout *lay;  /* NULL for raw PTX; user value 3 keeps it alive */
+    vyre_cuda_kernel *cu;           /* CUDA only */
+    struct vyre_lua_program *prog;  /* NULL for raw PTX; user value 2 keeps it alive */
+    const struct lvyre_layout *lay; /* NULL for raw PTX; user value 3 keeps it alive */
     char name[72];
 };
 
@@ -88,7 +101,7 @@ struct lvyre_bound {
     struct lvyre_buffer *buf[VYRE_MAX_BUFFERS];   /* a Buffer of the backend, or NULL */
     struct vyre_lua_array *arr[VYRE_MAX_BUFFERS]; /* run: a host array, or NULL */
     vyre_bits params[VYRE_MAX_PARAMS];
-    uint64_t n;                 /* opts.n, 0 when absent */
+    uint64_t n; /* opts.n, 0 when absent */
     uint32_t grid[3];
     bool has_grid;
 };
@@ -130,8 +143,8 @@ uint64_t lvyre_output_count(lua_State *L, const struct lvyre_layout *lay,
 void lvyre_bound_counts(const struct lvyre_layout *lay, const struct lvyre_bound *b,
                         uint64_t *counts);
 /* The declaration of buffer (or param) slot s. */
-const struct lvyre_decl *lvyre_layout_slot(const struct lvyre_layout *lay,
-                                           enum vyre_decl_kind kind, uint32_t s);
+const struct lvyre_decl *lvyre_layout_slot(const struct lvyre_layout *lay, enum vyre_decl_kind kind,
+                                           uint32_t s);
 
 /* ---- lkernel.c ---- */
 struct lvyre_kernel *lvyre_checkkernel(lua_State *L, int idx, const char *fname);
@@ -151,13 +164,13 @@ void lvyre_cuda_args(const struct lvyre_kernel *k, const struct lvyre_bound *b,
 void vyre_lua_open_kernel(lua_State *L);
 
 /* ---- llaunch.c, lgraph.c, lsequence.c, lrun.c ---- */
-int lvyre_kernel_bind(lua_State *L);          /* k:bind(args, opts) */
+int lvyre_kernel_bind(lua_State *L); /* k:bind(args, opts) */
 void vyre_lua_open_launch(lua_State *L);
-int lvyre_backend_graph(lua_State *L);        /* be:graph(steps) */
+int lvyre_backend_graph(lua_State *L); /* be:graph(steps) */
 void vyre_lua_open_graph(lua_State *L);
-int lvyre_backend_sequence(lua_State *L);     /* be:sequence(steps, opts) */
-int lvyre_backend_run(lua_State *L);          /* be:run(p, args, opts) */
-int lvyre_backend_run_timed(lua_State *L);    /* be:run_timed(p, args, opts) */
+int lvyre_backend_sequence(lua_State *L);  /* be:sequence(steps, opts) */
+int lvyre_backend_run(lua_State *L);       /* be:run(p, args, opts) */
+int lvyre_backend_run_timed(lua_State *L); /* be:run_timed(p, args, opts) */
 
 /* A step of a sequence or graph, matched: the kernel and its bound arguments. */
 struct lvyre_step {
@@ -166,7 +179,7 @@ struct lvyre_step {
 };
 /* Reads steps = {{kernel, args, opts}, ...} at idx (kernels of be) into scratch memory
  * pushed on the stack; *n receives the count. */
-struct lvyre_step *lvyre_read_steps(lua_State *L, int idx, struct lvyre_backend *be,
-                                    size_t *n, const char *fname);
+struct lvyre_step *lvyre_read_steps(lua_State *L, int idx, struct lvyre_backend *be, size_t *n,
+                                    const char *fname);
 
 #endif

@@ -31,9 +31,10 @@ static uint64_t bytes_of(const struct lvyre_buffer *b) {
 
 static uint64_t check_offset(lua_State *L, int idx, const char *fname, const char *what) {
     if (!lua_isnoneornil(L, idx) && !lua_isinteger(L, idx))
-        luaL_error(L, "%s: %s must be an integer number of bytes (got %s). Fix: pass a "
-                      "multiple of the element size, e.g. 0", fname, what,
-                   luaL_tolstring(L, idx, NULL));
+        luaL_error(L,
+                   "%s: %s must be an integer number of bytes (got %s). Fix: pass a "
+                   "multiple of the element size, e.g. 0",
+                   fname, what, luaL_tolstring(L, idx, NULL));
     lua_Integer v = luaL_optinteger(L, idx, 0);
     if (v < 0)
         luaL_error(L, "%s: %s %I is negative. Fix: pass a byte offset >= 0", fname, what,
@@ -46,13 +47,17 @@ static void check_range(lua_State *L, const struct lvyre_buffer *b, uint64_t off
                         const char *fname) {
     uint64_t es = vyre_type_size(b->type), total = bytes_of(b);
     if (off % es != 0 || n % es != 0)
-        luaL_error(L, "%s: byte offset %I and size %I must be non-negative multiples of the "
-                      "element size %I (%s). Fix: use whole elements", fname, (LUAI_UACINT)off,
-                   (LUAI_UACINT)n, (LUAI_UACINT)es, vyre_type_name(b->type));
+        luaL_error(L,
+                   "%s: byte offset %I and size %I must be non-negative multiples of the "
+                   "element size %I (%s). Fix: use whole elements",
+                   fname, (LUAI_UACINT)off, (LUAI_UACINT)n, (LUAI_UACINT)es,
+                   vyre_type_name(b->type));
     if (off > total || n > total - off)
-        luaL_error(L, "%s: byte range [%I, %I) is outside the %I bytes held. Fix: keep offset "
-                      "+ size <= %I", fname, (LUAI_UACINT)off, (LUAI_UACINT)(off + n),
-                   (LUAI_UACINT)total, (LUAI_UACINT)total);
+        luaL_error(L,
+                   "%s: byte range [%I, %I) is outside the %I bytes held. Fix: keep offset "
+                   "+ size <= %I",
+                   fname, (LUAI_UACINT)off, (LUAI_UACINT)(off + n), (LUAI_UACINT)total,
+                   (LUAI_UACINT)total);
 }
 
 static void release(struct lvyre_buffer *b) {
@@ -80,8 +85,10 @@ struct lvyre_buffer *lvyre_testbuffer(lua_State *L, int idx) {
 struct lvyre_buffer *lvyre_checkbuffer(lua_State *L, int idx, const char *fname) {
     struct lvyre_buffer *b = check_ud(L, idx, fname);
     if (!b->live)
-        luaL_error(L, "%s: the buffer was freed. Fix: do not use a buffer after buf:free() or "
-                      "after its <close> scope ended", fname);
+        luaL_error(L,
+                   "%s: the buffer was freed. Fix: do not use a buffer after buf:free() or "
+                   "after its <close> scope ended",
+                   fname);
     return b;
 }
 
@@ -115,13 +122,15 @@ struct lvyre_buffer *lvyre_newbuffer(lua_State *L, int be_idx, enum vyre_type t,
         return b;
     }
     if (count > 0xFFFFFFFFull)
-        luaL_error(L, "%s: %I elements is more than a kernel can address (4294967295). Fix: "
-                      "split the data", fname, (LUAI_UACINT)count);
+        luaL_error(L,
+                   "%s: %I elements is more than a kernel can address (4294967295). Fix: "
+                   "split the data",
+                   fname, (LUAI_UACINT)count);
     if (nbytes > 0) {
         b->host = init ? malloc((size_t)nbytes) : calloc((size_t)count, vyre_type_size(t));
         if (!b->host)
-            luaL_error(L, "%s: out of host memory for %I bytes. Fix: use a smaller buffer",
-                       fname, (LUAI_UACINT)nbytes);
+            luaL_error(L, "%s: out of host memory for %I bytes. Fix: use a smaller buffer", fname,
+                       (LUAI_UACINT)nbytes);
         if (init) memcpy(b->host, init, (size_t)nbytes);
     }
     b->count = count;
@@ -147,15 +156,18 @@ static int buffer_upload(lua_State *L) {
     lua_settop(L, 3);
     struct vyre_lua_array *a = vyre_lua_toarray(L, 2);
     if (a && a->type != b->type)
-        return luaL_error(L, "%s: cannot copy %s data into a %s buffer. Fix: convert the data "
-                             "first, e.g. vyre.array('%s', t)", fname, vyre_type_name(a->type),
-                          vyre_type_name(b->type), vyre_type_name(b->type));
+        return luaL_error(L,
+                          "%s: cannot copy %s data into a %s buffer. Fix: convert the data "
+                          "first, e.g. vyre.array('%s', t)",
+                          fname, vyre_type_name(a->type), vyre_type_name(b->type),
+                          vyre_type_name(b->type));
     if (!a && lua_type(L, 2) == LUA_TTABLE && !lua_getmetatable(L, 2))
         a = vyre_lua_array_fromtable(L, 2, b->type, fname, NULL);
     if (!a)
-        return luaL_error(L, "%s: expected a vyre.Array or a table of values (got %s). Fix: "
-                             "buf:upload(vyre.array('%s', {...}))", fname, luaL_typename(L, 2),
-                          vyre_type_name(b->type));
+        return luaL_error(L,
+                          "%s: expected a vyre.Array or a table of values (got %s). Fix: "
+                          "buf:upload(vyre.array('%s', {...}))",
+                          fname, luaL_typename(L, 2), vyre_type_name(b->type));
     uint64_t nbytes = a->count * vyre_type_size(a->type);
     check_range(L, b, off, nbytes, fname);
     if (b->be->kind == LVYRE_CUDA) {
@@ -212,8 +224,9 @@ static int buffer_pointer(lua_State *L) {
     const char *fname = "vyre.Buffer:pointer";
     struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, fname);
     if (b->be->kind != LVYRE_CUDA)
-        return lvyre_cuda_only(L, fname, "a reference buffer lives in host memory and has no "
-                                         "device address; use a CUDA backend");
+        return lvyre_cuda_only(L, fname,
+                               "a reference buffer lives in host memory and has no "
+                               "device address; use a CUDA backend");
     lua_pushinteger(L, (lua_Integer)vyre_cuda_buffer_pointer(b->cu));
     return 1;
 }
@@ -233,21 +246,18 @@ static int buffer_len(lua_State *L) {
 static int buffer_tostring(lua_State *L) {
     struct lvyre_buffer *b = tobuffer(L, 1);
     const char *kind = b->be && b->be->kind == LVYRE_CUDA ? "cuda" : "reference";
-    if (!b->live)
-        lua_pushfstring(L, "vyre.Buffer(%s, %s, freed)", kind, vyre_type_name(b->type));
+    if (!b->live) lua_pushfstring(L, "vyre.Buffer(%s, %s, freed)", kind, vyre_type_name(b->type));
     else
         lua_pushfstring(L, "vyre.Buffer(%s, %s, %I)", kind, vyre_type_name(b->type),
                         (LUAI_UACINT)b->count);
     return 1;
 }
 
-static const luaL_Reg buffer_methods[] = {
-    {"upload", buffer_upload},
-    {"download", buffer_download},
-    {"zero", buffer_zero},
-    {"pointer", buffer_pointer},
-    {NULL, NULL}
-};
+static const luaL_Reg buffer_methods[] = {{"upload", buffer_upload},
+                                          {"download", buffer_download},
+                                          {"zero", buffer_zero},
+                                          {"pointer", buffer_pointer},
+                                          {NULL, NULL}};
 
 /* Read-only fields (type, count, bytes, freed), then methods; nothing can be assigned. */
 static int buffer_index(lua_State *L) {
@@ -274,13 +284,11 @@ static int buffer_index(lua_State *L) {
     return vyre_lua_method(L);
 }
 
-static const luaL_Reg buffer_meta[] = {
-    {"__gc", buffer_free},
-    {"__close", buffer_free},
-    {"__len", buffer_len},
-    {"__tostring", buffer_tostring},
-    {NULL, NULL}
-};
+static const luaL_Reg buffer_meta[] = {{"__gc", buffer_free},
+                                       {"__close", buffer_free},
+                                       {"__len", buffer_len},
+                                       {"__tostring", buffer_tostring},
+                                       {NULL, NULL}};
 
 void vyre_lua_open_buffer(lua_State *L) {
     vyre_lua_newclass_fields(L, VYRE_LUA_BUFFER, buffer_methods, buffer_meta, buffer_index,

@@ -13,8 +13,8 @@
 struct lvyre_graph {
     struct lvyre_backend *be;
     bool live;
-    vyre_cuda_graph *cu;        /* CUDA */
-    struct lvyre_step *steps;   /* user value 3's memory */
+    vyre_cuda_graph *cu;      /* CUDA */
+    struct lvyre_step *steps; /* user value 3's memory */
     size_t nsteps;
 };
 
@@ -45,12 +45,16 @@ static void check_live(lua_State *L, const struct lvyre_graph *g, const char *fn
     for (size_t i = 0; i < g->nsteps; i++) {
         const struct lvyre_step *s = &g->steps[i];
         if (!s->k->live)
-            luaL_error(L, "%s: step %d's kernel was freed. Fix: keep kernels alive while a graph "
-                          "uses them", fname, (int)i + 1);
+            luaL_error(L,
+                       "%s: step %d's kernel was freed. Fix: keep kernels alive while a graph "
+                       "uses them",
+                       fname, (int)i + 1);
         for (uint32_t b = 0; b < s->k->lay->nbuffers; b++)
             if (!s->b.buf[b]->live)
-                luaL_error(L, "%s: step %d's buffer %d was freed. Fix: keep buffers alive while "
-                              "a graph uses them", fname, (int)i + 1, (int)b + 1);
+                luaL_error(L,
+                           "%s: step %d's buffer %d was freed. Fix: keep buffers alive while "
+                           "a graph uses them",
+                           fname, (int)i + 1, (int)b + 1);
     }
 }
 
@@ -151,17 +155,10 @@ static int graph_tostring(lua_State *L) {
 }
 
 static const luaL_Reg graph_methods[] = {
-    {"launch", graph_launch},
-    {"free", graph_free},
-    {NULL, NULL}
-};
+    {"launch", graph_launch}, {"free", graph_free}, {NULL, NULL}};
 
 static const luaL_Reg graph_meta[] = {
-    {"__gc", graph_free},
-    {"__close", graph_free},
-    {"__tostring", graph_tostring},
-    {NULL, NULL}
-};
+    {"__gc", graph_free}, {"__close", graph_free}, {"__tostring", graph_tostring}, {NULL, NULL}};
 
 void vyre_lua_open_graph(lua_State *L) {
     vyre_lua_newclass(L, VYRE_LUA_GRAPH, graph_methods, graph_meta);

@@ -35,9 +35,7 @@ static const char *kind_name(const struct lvyre_kernel *k) {
     return k->be->kind == LVYRE_CUDA ? "cuda" : "reference";
 }
 
-static uint64_t prod3(const uint32_t v[3]) {
-    return (uint64_t)v[0] * v[1] * v[2];
-}
+static uint64_t prod3(const uint32_t v[3]) { return (uint64_t)v[0] * v[1] * v[2]; }
 
 /* Runs k on the reference interpreter with matched arguments. */
 static void run_reference(lua_State *L, struct lvyre_kernel *k, const struct lvyre_bound *b,
@@ -75,11 +73,15 @@ struct lvyre_kernel *lvyre_checkkernel(lua_State *L, int idx, const char *fname)
 
 vyre_program *lvyre_kernel_program(lua_State *L, struct lvyre_kernel *k, const char *fname) {
     if (!k->prog)
-        luaL_error(L, "%s: this kernel was loaded from raw PTX and has no program. Fix: use "
-                      "k:launch_raw(grid, block, args)", fname);
+        luaL_error(L,
+                   "%s: this kernel was loaded from raw PTX and has no program. Fix: use "
+                   "k:launch_raw(grid, block, args)",
+                   fname);
     if (!k->prog->p)
-        luaL_error(L, "%s: the kernel's vyre.Program was freed. Fix: keep the program alive "
-                      "while its kernels are used", fname);
+        luaL_error(L,
+                   "%s: the kernel's vyre.Program was freed. Fix: keep the program alive "
+                   "while its kernels are used",
+                   fname);
     return k->prog->p;
 }
 
@@ -122,8 +124,8 @@ void lvyre_kernel_grid(lua_State *L, struct lvyre_kernel *k, const struct lvyre_
     lvyre_bound_counts(k->lay, b, counts);
     struct vyre_error err;
     vyre_error_clear(&err);
-    if (vyre_launch_grid(p, counts, k->lay->nbuffers, b->n, b->has_grid ? b->grid : NULL, grid, &err) !=
-        VYRE_OK)
+    if (vyre_launch_grid(p, counts, k->lay->nbuffers, b->n, b->has_grid ? b->grid : NULL, grid,
+                         &err) != VYRE_OK)
         vyre_lua_raise(L, fname, &err);
 }
 
@@ -227,8 +229,10 @@ static int kernel_launch_raw(lua_State *L) {
         struct lvyre_buffer *b = lvyre_testbuffer(L, -1);
         if (b) {
             if (!b->live || b->be->kind != LVYRE_CUDA)
-                return luaL_error(L, "%s: argument %d is not a live CUDA buffer. Fix: pass a "
-                                     "live buffer of this device", fname, i + 1);
+                return luaL_error(L,
+                                  "%s: argument %d is not a live CUDA buffer. Fix: pass a "
+                                  "live buffer of this device",
+                                  fname, i + 1);
             vals[i] = vyre_cuda_buffer_pointer(b->cu);
         } else if (lua_istable(L, -1)) {
             lua_rawgeti(L, -1, 1);
@@ -291,8 +295,10 @@ static int kernel_info(lua_State *L) {
 static int kernel_free(lua_State *L) {
     struct lvyre_kernel *k = luaL_testudata(L, 1, VYRE_LUA_KERNEL);
     if (!k)
-        return luaL_error(L, "vyre.Kernel:free: called without a kernel (got %s). Fix: use "
-                             "k:free() with a colon", luaL_typename(L, 1));
+        return luaL_error(L,
+                          "vyre.Kernel:free: called without a kernel (got %s). Fix: use "
+                          "k:free() with a colon",
+                          luaL_typename(L, 1));
     if (!k->live) return 0;
     k->live = false;
     if (k->cu) {
@@ -313,14 +319,12 @@ static int kernel_tostring(lua_State *L) {
     return 1;
 }
 
-static const luaL_Reg kernel_methods[] = {
-    {"launch", kernel_launch},
-    {"launch_timed", kernel_launch_timed},
-    {"launch_raw", kernel_launch_raw},
-    {"bind", lvyre_kernel_bind},
-    {"info", kernel_info},
-    {NULL, NULL}
-};
+static const luaL_Reg kernel_methods[] = {{"launch", kernel_launch},
+                                          {"launch_timed", kernel_launch_timed},
+                                          {"launch_raw", kernel_launch_raw},
+                                          {"bind", lvyre_kernel_bind},
+                                          {"info", kernel_info},
+                                          {NULL, NULL}};
 
 /* Fields program, name and ptx (CUDA), then methods. */
 static int kernel_index(lua_State *L) {
@@ -335,21 +339,15 @@ static int kernel_index(lua_State *L) {
         return 1;
     }
     if (key && strcmp(key, "ptx") == 0) {
-        if (k->cu)
-            lua_pushstring(L, vyre_cuda_kernel_ptx(k->cu));
-        else
-            lua_pushnil(L);
+        if (k->cu) lua_pushstring(L, vyre_cuda_kernel_ptx(k->cu));
+        else lua_pushnil(L);
         return 1;
     }
     return vyre_lua_method(L);
 }
 
 static const luaL_Reg kernel_meta[] = {
-    {"__gc", kernel_free},
-    {"__close", kernel_free},
-    {"__tostring", kernel_tostring},
-    {NULL, NULL}
-};
+    {"__gc", kernel_free}, {"__close", kernel_free}, {"__tostring", kernel_tostring}, {NULL, NULL}};
 
 void vyre_lua_open_kernel(lua_State *L) {
     /* Each method's upvalue 1 is the metatable, for self_kernel. */

@@ -9,9 +9,9 @@
 #include "lbackend.h"
 
 struct lvyre_launch {
-    struct lvyre_kernel *k;          /* NULL once released */
-    struct lvyre_bound b;            /* the matched arguments */
-    struct vyre_cuda_prepared prep;  /* CUDA; must not move: userdata memory */
+    struct lvyre_kernel *k;         /* NULL once released */
+    struct lvyre_bound b;           /* the matched arguments */
+    struct vyre_cuda_prepared prep; /* CUDA; must not move: userdata memory */
 };
 
 static struct lvyre_launch *checklaunch(lua_State *L, const char *fname) {
@@ -62,12 +62,16 @@ static int launch_launch(lua_State *L) {
     const char *fname = "vyre.Launch:launch";
     struct lvyre_launch *l = checklaunch(L, fname);
     if (!l->k->live)
-        return luaL_error(L, "%s: the kernel was freed. Fix: keep the kernel alive while its "
-                             "bound launches are used", fname);
+        return luaL_error(L,
+                          "%s: the kernel was freed. Fix: keep the kernel alive while its "
+                          "bound launches are used",
+                          fname);
     for (uint32_t s = 0; s < l->k->lay->nbuffers; s++)
         if (!l->b.buf[s]->live)
-            return luaL_error(L, "%s: bound buffer %d was freed. Fix: bind again with live "
-                                 "buffers", fname, (int)s + 1);
+            return luaL_error(L,
+                              "%s: bound buffer %d was freed. Fix: bind again with live "
+                              "buffers",
+                              fname, (int)s + 1);
     if (l->k->be->kind == LVYRE_REFERENCE) {
         lvyre_kernel_run(L, l->k, &l->b, fname);
     } else {
@@ -92,8 +96,7 @@ static int launch_free(lua_State *L) {
 
 static int launch_tostring(lua_State *L) {
     struct lvyre_launch *l = luaL_checkudata(L, 1, VYRE_LUA_LAUNCH);
-    if (!l->k)
-        lua_pushstring(L, "vyre.Launch(freed)");
+    if (!l->k) lua_pushstring(L, "vyre.Launch(freed)");
     else
         lua_pushfstring(L, "vyre.Launch(%s, %s)",
                         l->k->be->kind == LVYRE_CUDA ? "cuda" : "reference", l->k->name);
@@ -101,18 +104,13 @@ static int launch_tostring(lua_State *L) {
 }
 
 static const luaL_Reg launch_methods[] = {
-    {"launch", launch_launch},
-    {"free", launch_free},
-    {NULL, NULL}
-};
+    {"launch", launch_launch}, {"free", launch_free}, {NULL, NULL}};
 
-static const luaL_Reg launch_meta[] = {
-    {"__call", launch_launch},
-    {"__gc", launch_free},
-    {"__close", launch_free},
-    {"__tostring", launch_tostring},
-    {NULL, NULL}
-};
+static const luaL_Reg launch_meta[] = {{"__call", launch_launch},
+                                       {"__gc", launch_free},
+                                       {"__close", launch_free},
+                                       {"__tostring", launch_tostring},
+                                       {NULL, NULL}};
 
 void vyre_lua_open_launch(lua_State *L) {
     vyre_lua_newclass(L, VYRE_LUA_LAUNCH, launch_methods, launch_meta);

@@ -24,8 +24,10 @@ static vyre_program *check_program(lua_State *L, int idx, const char *fname) {
     struct vyre_lua_program *lp = luaL_testudata(L, idx, VYRE_LUA_PROGRAM);
     if (!lp) vyre_lua_typeerror(L, idx, fname, VYRE_LUA_PROGRAM, program_fix);
     if (!lp->p)
-        luaL_error(L, "%s: this vyre.Program was freed. Fix: keep the program alive (do not "
-                      "call :free() or leave its <close> scope) while using it", fname);
+        luaL_error(L,
+                   "%s: this vyre.Program was freed. Fix: keep the program alive (do not "
+                   "call :free() or leave its <close> scope) while using it",
+                   fname);
     return lp->p;
 }
 
@@ -71,8 +73,8 @@ static void push_problem(lua_State *L, const struct vyre_problem *pr) {
     set_string(L, "fix", pr->fix);
 }
 
-static int opt_field_int(lua_State *L, int t, const char *key, lua_Integer def,
-                         lua_Integer lo, lua_Integer hi, const char *fname) {
+static int opt_field_int(lua_State *L, int t, const char *key, lua_Integer def, lua_Integer lo,
+                         lua_Integer hi, const char *fname) {
     lua_getfield(L, t, key);
     lua_Integer v = def;
     if (!lua_isnil(L, -1)) {
@@ -100,11 +102,13 @@ static bool opt_field_bool(lua_State *L, int t, const char *key) {
 vyre_program *vyre_lua_checkprogram(lua_State *L, int idx) {
     struct vyre_lua_program *lp = luaL_testudata(L, idx, VYRE_LUA_PROGRAM);
     if (!lp)
-        luaL_argerror(L, idx, lua_pushfstring(L, "vyre.Program expected, got %s. Fix: %s",
-                                              luaL_typename(L, idx), program_fix));
+        luaL_argerror(L, idx,
+                      lua_pushfstring(L, "vyre.Program expected, got %s. Fix: %s",
+                                      luaL_typename(L, idx), program_fix));
     if (!lp->p)
-        luaL_argerror(L, idx, "vyre.Program was freed. Fix: keep the program alive (do not "
-                              "call :free() or leave its <close> scope) while using it");
+        luaL_argerror(L, idx,
+                      "vyre.Program was freed. Fix: keep the program alive (do not "
+                      "call :free() or leave its <close> scope) while using it");
     return lp->p;
 }
 
@@ -133,8 +137,8 @@ static int program_parse(lua_State *L) {
         int n = snprintf(prefix, sizeof prefix, "line %u, column %u: ", err.line, err.column);
         const char *msg = err.message;
         if (n > 0 && strncmp(msg, prefix, (size_t)n) == 0) msg += n; /* avoid saying it twice */
-        return luaL_error(L, "vyre.parse: line %d, column %d: %s", (int)err.line,
-                          (int)err.column, msg);
+        return luaL_error(L, "vyre.parse: line %d, column %d: %s", (int)err.line, (int)err.column,
+                          msg);
     }
     return vyre_lua_raise(L, "vyre.parse", &err);
 }
@@ -302,30 +306,21 @@ static int program_random(lua_State *L) {
 
 /* ---- registration ----------------------------------------------------------- */
 
-static const luaL_Reg program_funcs[] = {
-    {"parse", program_parse},
-    {"validate", program_validate},
-    {"ptx", program_ptx},
-    {"random_program", program_random},
-    {NULL, NULL}
-};
+static const luaL_Reg program_funcs[] = {{"parse", program_parse},
+                                         {"validate", program_validate},
+                                         {"ptx", program_ptx},
+                                         {"random_program", program_random},
+                                         {NULL, NULL}};
 
-static const luaL_Reg program_methods[] = {
-    {"text", program_text},
-    {"hash", program_hash},
-    {"decls", program_decls},
-    {"validate", program_validate},
-    {"free", program_free},
-    {NULL, NULL}
-};
+static const luaL_Reg program_methods[] = {{"text", program_text},   {"hash", program_hash},
+                                           {"decls", program_decls}, {"validate", program_validate},
+                                           {"free", program_free},   {NULL, NULL}};
 
-static const luaL_Reg program_meta[] = {
-    {"__eq", program_eq},
-    {"__tostring", program_tostring},
-    {"__gc", program_free},
-    {"__close", program_free},
-    {NULL, NULL}
-};
+static const luaL_Reg program_meta[] = {{"__eq", program_eq},
+                                        {"__tostring", program_tostring},
+                                        {"__gc", program_free},
+                                        {"__close", program_free},
+                                        {NULL, NULL}};
 
 void vyre_lua_open_program(lua_State *L) {
     vyre_lua_newclass(L, VYRE_LUA_PROGRAM, program_methods, program_meta);

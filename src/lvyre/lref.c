@@ -21,26 +21,23 @@ static int ref_grid(lua_State *L) {
         int isnum = 0;
         elems = lua_tointegerx(L, 3, &isnum);
         if (!isnum || elems < 0)
-            return luaL_error(L, "%s: n must be a non-negative integer (got %s). Fix: pass "
-                              "{n = element_count}", fname, luaL_tolstring(L, 3, NULL));
+            return luaL_error(L,
+                              "%s: n must be a non-negative integer (got %s). Fix: pass "
+                              "{n = element_count}",
+                              fname, luaL_tolstring(L, 3, NULL));
     }
     uint32_t explicit_grid[3], out[3];
     bool has_grid = !lua_isnoneornil(L, 4);
     if (has_grid) vyre_lua_checkgrid(L, 4, explicit_grid, fname);
     struct vyre_error err;
     vyre_error_clear(&err);
-    if (vyre_launch_grid(p, counts, n, (uint64_t)elems, has_grid ? explicit_grid : NULL, out, &err) !=
-        VYRE_OK)
+    if (vyre_launch_grid(p, counts, n, (uint64_t)elems, has_grid ? explicit_grid : NULL, out,
+                         &err) != VYRE_OK)
         return vyre_lua_raise(L, fname, &err);
     for (int a = 0; a < 3; a++) lua_pushinteger(L, (lua_Integer)out[a]);
     return 3;
 }
 
-static const luaL_Reg ref_funcs[] = {
-    {"grid", ref_grid},
-    {NULL, NULL}
-};
+static const luaL_Reg ref_funcs[] = {{"grid", ref_grid}, {NULL, NULL}};
 
-void vyre_lua_open_ref(lua_State *L) {
-    luaL_setfuncs(L, ref_funcs, 0);
-}
+void vyre_lua_open_ref(lua_State *L) { luaL_setfuncs(L, ref_funcs, 0); }

@@ -17,9 +17,7 @@ struct run_io {
     vyre_cuda_buffer *resident[VYRE_MAX_BUFFERS]; /* CUDA buffers used in place */
 };
 
-static uint64_t prod3(const uint32_t v[3]) {
-    return (uint64_t)v[0] * v[1] * v[2];
-}
+static uint64_t prod3(const uint32_t v[3]) { return (uint64_t)v[0] * v[1] * v[2]; }
 
 /* Fills io and pushes the result table (name -> Array or Buffer) at the top. */
 static void prepare_io(lua_State *L, struct lvyre_backend *be, const struct lvyre_layout *lay,
@@ -75,27 +73,29 @@ static int run(lua_State *L, bool timed) {
     vyre_program *p = vyre_lua_checkprogram_named(L, 2, fname);
     struct vyre_error err;
     if (vyre_program_check(p, &err) != VYRE_OK)
-        return luaL_error(L, "%s: %s. Fix: correct the program (vyre.validate(p) lists every "
-                             "problem)", fname, err.message);
-    const struct lvyre_layout *lay = lvyre_layout_push(L, p);            /* 5 */
-    struct lvyre_bound *b = vyre_lua_scratch(L, sizeof *b);             /* 6 */
-    struct run_io *io = vyre_lua_scratch(L, sizeof *io);                /* 7 */
-    lvyre_match(L, 3, 4, lay, be, LVYRE_MATCH_RUN, b, fname);           /* 8: converted arrays */
-    prepare_io(L, be, lay, b, io, fname);                               /* 9: results */
+        return luaL_error(L,
+                          "%s: %s. Fix: correct the program (vyre.validate(p) lists every "
+                          "problem)",
+                          fname, err.message);
+    const struct lvyre_layout *lay = lvyre_layout_push(L, p); /* 5 */
+    struct lvyre_bound *b = vyre_lua_scratch(L, sizeof *b);   /* 6 */
+    struct run_io *io = vyre_lua_scratch(L, sizeof *io);      /* 7 */
+    lvyre_match(L, 3, 4, lay, be, LVYRE_MATCH_RUN, b, fname); /* 8: converted arrays */
+    prepare_io(L, be, lay, b, io, fname);                     /* 9: results */
     int res = lua_gettop(L);
     struct vyre_cuda_timing t = {0, 0, 0, 0};
     if (be->kind == LVYRE_CUDA) {
         vyre_cuda_device *d = lvyre_cuda_device(L, be, fname);
-        if (vyre_cuda_run(d, p, io->in, io->resident, lay->nbuffers, b->params, lay->nparams,
-                          b->n, b->has_grid ? b->grid : NULL, io->out, timed ? &t : NULL,
+        if (vyre_cuda_run(d, p, io->in, io->resident, lay->nbuffers, b->params, lay->nparams, b->n,
+                          b->has_grid ? b->grid : NULL, io->out, timed ? &t : NULL,
                           &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
     } else {
         uint64_t counts[VYRE_MAX_BUFFERS];
         for (uint32_t s = 0; s < lay->nbuffers; s++) counts[s] = io->in[s].count;
         struct vyre_run_args args = {io->in, lay->nbuffers, b->params, lay->nparams, {1, 1, 1}};
-        if (vyre_launch_grid(p, counts, lay->nbuffers, b->n, b->has_grid ? b->grid : NULL, args.grid,
-                      &err) != VYRE_OK)
+        if (vyre_launch_grid(p, counts, lay->nbuffers, b->n, b->has_grid ? b->grid : NULL,
+                             args.grid, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
         uint64_t t0 = lvyre_now_ns();
         if (vyre_ref_run(p, &args, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
@@ -113,11 +113,7 @@ static int run(lua_State *L, bool timed) {
 /* ---- Backend methods (lbackend.h) ---------------------------------------- */
 
 /* be:run(p, args, opts) -> {name = vyre.Array | Buffer} for write/read_write buffers */
-int lvyre_backend_run(lua_State *L) {
-    return run(L, false);
-}
+int lvyre_backend_run(lua_State *L) { return run(L, false); }
 
 /* be:run_timed(p, args, opts) -> outputs, {wall_ns, device_ns, enqueue_ns, wait_ns} */
-int lvyre_backend_run_timed(lua_State *L) {
-    return run(L, true);
-}
+int lvyre_backend_run_timed(lua_State *L) { return run(L, true); }

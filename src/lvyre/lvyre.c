@@ -21,9 +21,18 @@ static int box_gc(lua_State *L) {
 /* Integer range of the 32-bit and signed 64-bit integer types. */
 static void int_range(enum vyre_type t, lua_Integer *lo, lua_Integer *hi) {
     switch (t) {
-    case VYRE_I32: *lo = INT32_MIN; *hi = INT32_MAX; break;
-    case VYRE_U32: *lo = 0; *hi = (lua_Integer)UINT32_MAX; break;
-    default: *lo = LUA_MININTEGER; *hi = LUA_MAXINTEGER; break;
+    case VYRE_I32:
+        *lo = INT32_MIN;
+        *hi = INT32_MAX;
+        break;
+    case VYRE_U32:
+        *lo = 0;
+        *hi = (lua_Integer)UINT32_MAX;
+        break;
+    default:
+        *lo = LUA_MININTEGER;
+        *hi = LUA_MAXINTEGER;
+        break;
     }
 }
 
@@ -39,16 +48,18 @@ static vyre_bits int_bits(lua_State *L, int idx, enum vyre_type t, const char *f
             d < 18446744073709551616.0)
             return (vyre_bits)d;
         if (d != floor(d) || isnan(d))
-            luaL_error(L, "%s: %s = %s is not an exact integer, so it cannot be a %s. "
+            luaL_error(L,
+                       "%s: %s = %s is not an exact integer, so it cannot be a %s. "
                        "Fix: round it first (math.floor) or use a float type",
                        fname, what, lua_tostring(L, idx), vyre_type_name(t));
-        luaL_error(L, "%s: %s = %s is out of range for %s. Fix: pass a value in range",
-                   fname, what, lua_tostring(L, idx), vyre_type_name(t));
+        luaL_error(L, "%s: %s = %s is out of range for %s. Fix: pass a value in range", fname, what,
+                   lua_tostring(L, idx), vyre_type_name(t));
     }
     lua_Integer lo, hi;
     int_range(t, &lo, &hi);
     if (v < lo || v > hi)
-        luaL_error(L, "%s: %s = %I is out of range for %s (%I..%I). Fix: pass a value "
+        luaL_error(L,
+                   "%s: %s = %I is out of range for %s (%I..%I). Fix: pass a value "
                    "in range (values are never wrapped silently)",
                    fname, what, (LUAI_UACINT)v, vyre_type_name(t), (LUAI_UACINT)lo,
                    (LUAI_UACINT)hi);
@@ -96,13 +107,15 @@ vyre_bits vyre_lua_tobits(lua_State *L, int idx, enum vyre_type t, const char *f
     idx = lua_absindex(L, idx);
     if (t == VYRE_BOOL) {
         if (lua_type(L, idx) != LUA_TBOOLEAN)
-            luaL_error(L, "%s: %s must be a boolean for type bool (got %s). Fix: pass true "
-                       "or false", fname, what, luaL_typename(L, idx));
+            luaL_error(L,
+                       "%s: %s must be a boolean for type bool (got %s). Fix: pass true "
+                       "or false",
+                       fname, what, luaL_typename(L, idx));
         return lua_toboolean(L, idx) ? 1u : 0u;
     }
     if (lua_type(L, idx) != LUA_TNUMBER)
-        luaL_error(L, "%s: %s must be a number for type %s (got %s). Fix: pass a Lua %s",
-                   fname, what, vyre_type_name(t), luaL_typename(L, idx),
+        luaL_error(L, "%s: %s must be a number for type %s (got %s). Fix: pass a Lua %s", fname,
+                   what, vyre_type_name(t), luaL_typename(L, idx),
                    vyre_type_is_float(t) ? "number" : "integer");
     if (t == VYRE_F32) {
         float f = (float)lua_tonumber(L, idx);
@@ -173,10 +186,9 @@ int vyre_lua_typeerror(lua_State *L, int idx, const char *fname, const char *exp
     const char *got;
     if (luaL_getmetafield(L, idx, "__name") == LUA_TSTRING)
         got = lua_tostring(L, -1); /* stays on the stack until luaL_error */
-    else
-        got = luaL_typename(L, idx);
-    return luaL_error(L, "%s: bad argument #%d to '%s' (%s expected, got %s). Fix: %s", fname,
-                      idx, shortname, expected, got, fix);
+    else got = luaL_typename(L, idx);
+    return luaL_error(L, "%s: bad argument #%d to '%s' (%s expected, got %s). Fix: %s", fname, idx,
+                      shortname, expected, got, fix);
 }
 
 int vyre_lua_raise(lua_State *L, const char *fname, const struct vyre_error *err) {
@@ -248,11 +260,7 @@ static int core_convert(lua_State *L) {
 /* ---- registration ----------------------------------------------------------- */
 
 static const luaL_Reg core_funcs[] = {
-    {"types", core_types},
-    {"type_size", core_type_size},
-    {"convert", core_convert},
-    {NULL, NULL}
-};
+    {"types", core_types}, {"type_size", core_type_size}, {"convert", core_convert}, {NULL, NULL}};
 
 VYRE_LUA_EXPORT int luaopen_vyre_core(lua_State *L);
 
@@ -274,8 +282,8 @@ int luaopen_vyre_core(lua_State *L) {
  * raises naming fname. Shared by both backends so a grid means the same everywhere. */
 void vyre_lua_checkgrid(lua_State *L, int idx, uint32_t g[3], const char *fname) {
     if (lua_type(L, idx) != LUA_TTABLE)
-        luaL_error(L, "%s: grid must be a table {x, y, z} (got %s). Fix: e.g. grid = {4}",
-                   fname, luaL_typename(L, idx));
+        luaL_error(L, "%s: grid must be a table {x, y, z} (got %s). Fix: e.g. grid = {4}", fname,
+                   luaL_typename(L, idx));
     for (int a = 0; a < 3; a++) {
         lua_rawgeti(L, idx, a + 1);
         if (lua_isnil(L, -1)) {

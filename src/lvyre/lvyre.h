@@ -83,7 +83,7 @@ int vyre_lua_method(lua_State *L);
 void vyre_lua_open_program(lua_State *L);
 void vyre_lua_open_array(lua_State *L);
 void vyre_lua_open_ref(lua_State *L);
-void vyre_lua_open_ops(lua_State *L); /* lops.c: core.ops, reserved_names, atomic_ops */
+void vyre_lua_open_ops(lua_State *L);     /* lops.c: core.ops, reserved_names, atomic_ops */
 void vyre_lua_open_backend(lua_State *L); /* lbackend.c: both backends and their types */
 
 #endif

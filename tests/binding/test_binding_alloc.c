@@ -89,8 +89,8 @@ static void memory_error_at_every_allocation(void) {
     long n = 0;
     for (; n < 100000; n++)
         if (run_with_limit(n, &failed)) break;
-    CHECK(n > 10);      /* the script allocates: some limits must have failed it */
-    CHECK(n < 100000);  /* and it completes once enough memory is there */
+    CHECK(n > 10);     /* the script allocates: some limits must have failed it */
+    CHECK(n < 100000); /* and it completes once enough memory is there */
 }
 
 int main(void) {

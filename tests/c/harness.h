@@ -21,34 +21,34 @@ const char *harness_ptxas_path(void);
  * and its output in log. */
 int harness_ptxas_run(const char *ptx, unsigned arch, char *log, size_t logsz);
 
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        harness_checks++;                                                            \
-        if (!(cond)) harness_fail(__FILE__, __LINE__, "CHECK(%s)", #cond);           \
+#define CHECK(cond)                                                        \
+    do {                                                                   \
+        harness_checks++;                                                  \
+        if (!(cond)) harness_fail(__FILE__, __LINE__, "CHECK(%s)", #cond); \
     } while (0)
 
-#define CHECK_EQ_U64(a, b)                                                           \
-    do {                                                                             \
-        uint64_t va_ = (uint64_t)(a), vb_ = (uint64_t)(b);                           \
-        harness_checks++;                                                            \
-        if (va_ != vb_)                                                              \
-            harness_fail(__FILE__, __LINE__, "%s == %s: 0x%" PRIx64 " != 0x%" PRIx64, \
-                         #a, #b, va_, vb_);                                          \
+#define CHECK_EQ_U64(a, b)                                                                         \
+    do {                                                                                           \
+        uint64_t va_ = (uint64_t)(a), vb_ = (uint64_t)(b);                                         \
+        harness_checks++;                                                                          \
+        if (va_ != vb_)                                                                            \
+            harness_fail(__FILE__, __LINE__, "%s == %s: 0x%" PRIx64 " != 0x%" PRIx64, #a, #b, va_, \
+                         vb_);                                                                     \
     } while (0)
 
-#define CHECK_STR_CONTAINS(hay, needle)                                              \
-    do {                                                                             \
-        const char *h_ = (hay), *n_ = (needle);                                      \
-        harness_checks++;                                                            \
-        if (!h_ || !strstr(h_, n_))                                                  \
-            harness_fail(__FILE__, __LINE__, "'%s' does not contain '%s'",           \
-                         h_ ? h_ : "(null)", n_);                                    \
+#define CHECK_STR_CONTAINS(hay, needle)                                                        \
+    do {                                                                                       \
+        const char *h_ = (hay), *n_ = (needle);                                                \
+        harness_checks++;                                                                      \
+        if (!h_ || !strstr(h_, n_))                                                            \
+            harness_fail(__FILE__, __LINE__, "'%s' does not contain '%s'", h_ ? h_ : "(null)", \
+                         n_);                                                                  \
     } while (0)
 
-#define RUN_TEST(fn)                                                                 \
-    do {                                                                             \
-        harness_current = #fn;                                                       \
-        fn();                                                                        \
+#define RUN_TEST(fn)           \
+    do {                       \
+        harness_current = #fn; \
+        fn();                  \
     } while (0)
 
 #endif

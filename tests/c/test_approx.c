@@ -32,24 +32,21 @@ union val {
     bool p;
 };
 
-static int32_t sat_i32(float f)
-{
+static int32_t sat_i32(float f) {
     if (isnan(f)) return 0;
     if (f >= 0x1p31f) return INT32_MAX;
     if (f < -0x1p31f) return INT32_MIN;
     return (int32_t)f;
 }
 
-static int64_t sat_i64(double d)
-{
+static int64_t sat_i64(double d) {
     if (isnan(d)) return 0;
     if (d >= 0x1p63) return INT64_MAX;
     if (d < -0x1p63) return INT64_MIN;
     return (int64_t)d;
 }
 
-static double eval(const struct va_prog *p, double xin)
-{
+static double eval(const struct va_prog *p, double xin) {
     union val V[VA_MAX_INS];
     for (uint16_t v = 0; v < p->n; v++) {
         const struct va_ins *in = &p->ins[v];
@@ -74,25 +71,68 @@ static double eval(const struct va_prog *p, double xin)
             if (in->kind == VA_I64) r.l = (int64_t)in->k;
             else r.i = (int32_t)(uint32_t)in->k;
             break;
-        case VA_FMA: if (w) r.d = fma(A.d, B.d, C.d); else r.f = fmaf(A.f, B.f, C.f); break;
-        case VA_MUL: if (w) r.d = A.d * B.d; else r.f = A.f * B.f; break;
-        case VA_ADD: if (w) r.d = A.d + B.d; else r.f = A.f + B.f; break;
-        case VA_SUB: if (w) r.d = A.d - B.d; else r.f = A.f - B.f; break;
-        case VA_DIV: if (w) r.d = A.d / B.d; else r.f = A.f / B.f; break;
-        case VA_SQRT: if (w) r.d = sqrt(A.d); else r.f = sqrtf(A.f); break;
-        case VA_RINT: if (w) r.d = rint(A.d); else r.f = rintf(A.f); break;
-        case VA_ABS: if (w) r.d = fabs(A.d); else r.f = fabsf(A.f); break;
-        case VA_NEG: if (w) r.d = -A.d; else r.f = -A.f; break;
-        case VA_MIN: if (w) r.d = fmin(A.d, B.d); else r.f = fminf(A.f, B.f); break;
-        case VA_MAX: if (w) r.d = fmax(A.d, B.d); else r.f = fmaxf(A.f, B.f); break;
-        case VA_COPYSIGN: if (w) r.d = copysign(A.d, B.d); else r.f = copysignf(A.f, B.f); break;
+        case VA_FMA:
+            if (w) r.d = fma(A.d, B.d, C.d);
+            else r.f = fmaf(A.f, B.f, C.f);
+            break;
+        case VA_MUL:
+            if (w) r.d = A.d * B.d;
+            else r.f = A.f * B.f;
+            break;
+        case VA_ADD:
+            if (w) r.d = A.d + B.d;
+            else r.f = A.f + B.f;
+            break;
+        case VA_SUB:
+            if (w) r.d = A.d - B.d;
+            else r.f = A.f - B.f;
+            break;
+        case VA_DIV:
+            if (w) r.d = A.d / B.d;
+            else r.f = A.f / B.f;
+            break;
+        case VA_SQRT:
+            if (w) r.d = sqrt(A.d);
+            else r.f = sqrtf(A.f);
+            break;
+        case VA_RINT:
+            if (w) r.d = rint(A.d);
+            else r.f = rintf(A.f);
+            break;
+        case VA_ABS:
+            if (w) r.d = fabs(A.d);
+            else r.f = fabsf(A.f);
+            break;
+        case VA_NEG:
+            if (w) r.d = -A.d;
+            else r.f = -A.f;
+            break;
+        case VA_MIN:
+            if (w) r.d = fmin(A.d, B.d);
+            else r.f = fminf(A.f, B.f);
+            break;
+        case VA_MAX:
+            if (w) r.d = fmax(A.d, B.d);
+            else r.f = fmaxf(A.f, B.f);
+            break;
+        case VA_COPYSIGN:
+            if (w) r.d = copysign(A.d, B.d);
+            else r.f = copysignf(A.f, B.f);
+            break;
         case VA_FLT: r.p = w ? A.d < B.d : A.f < B.f; break;
         case VA_FEQ: r.p = w ? A.d == B.d : A.f == B.f; break;
         case VA_FNAN: r.p = w ? isnan(A.d) : isnan(A.f); break;
         case VA_SELP: r = A.p ? B : C; break;
-        case VA_F2B: case VA_B2F: r = A; break; /* same bits, other view */
-        case VA_F2I: if (w) r.l = sat_i64(A.d); else r.i = sat_i32(A.f); break;
-        case VA_I2F: if (w) r.d = (double)A.l; else r.f = (float)A.i; break;
+        case VA_F2B:
+        case VA_B2F: r = A; break; /* same bits, other view */
+        case VA_F2I:
+            if (w) r.l = sat_i64(A.d);
+            else r.i = sat_i32(A.f);
+            break;
+        case VA_I2F:
+            if (w) r.d = (double)A.l;
+            else r.f = (float)A.i;
+            break;
         case VA_WIDEN: r.d = (double)A.f; break;
         case VA_NARROW: r.f = (float)A.d; break;
         case VA_IADD:
@@ -107,7 +147,10 @@ static double eval(const struct va_prog *p, double xin)
             if (w) r.l = (int64_t)((uint64_t)A.l << in->k);
             else r.i = (int32_t)((uint32_t)A.i << in->k);
             break;
-        case VA_ISHR: if (w) r.l = A.l >> in->k; else r.i = A.i >> in->k; break;
+        case VA_ISHR:
+            if (w) r.l = A.l >> in->k;
+            else r.i = A.i >> in->k;
+            break;
         case VA_IBIT: r.p = w ? ((uint64_t)A.l & in->k) != 0 : ((uint32_t)A.i & in->k) != 0; break;
         }
         V[v] = r;
@@ -118,15 +161,13 @@ static double eval(const struct va_prog *p, double xin)
 
 /* ---- ULP distance -------------------------------------------------------------- */
 
-static int64_t ord32(float f)
-{
+static int64_t ord32(float f) {
     int32_t b;
     memcpy(&b, &f, 4);
     return b < 0 ? (int64_t)INT32_MIN - b : b;
 }
 
-static int64_t ord64(double d)
-{
+static int64_t ord64(double d) {
     int64_t b;
     memcpy(&b, &d, 8);
     return b < 0 ? INT64_MIN - b : b;
@@ -134,8 +175,7 @@ static int64_t ord64(double d)
 
 /* Distance in ULPs between got and want of the type; NaN vs NaN is 0, NaN vs a
  * number is "infinite". */
-static int64_t ulps(bool wide, double got, double want)
-{
+static int64_t ulps(bool wide, double got, double want) {
     if (isnan(got) || isnan(want)) return isnan(got) && isnan(want) ? 0 : INT64_MAX;
     if (!wide) {
         int64_t d = ord32((float)got) - ord32((float)want);
@@ -151,8 +191,7 @@ static int64_t ulps(bool wide, double got, double want)
 
 /* Extra-precision reference rounded to the type (stands in for the correctly
  * rounded result). */
-static double ref_hi(enum vyre_op op, bool wide, double x)
-{
+static double ref_hi(enum vyre_op op, bool wide, double x) {
     if (!wide) {
         double y;
         switch (op) {
@@ -167,7 +206,8 @@ static double ref_hi(enum vyre_op op, bool wide, double x)
         }
         return (double)(float)y;
     }
-    long double X = x, y;
+    long double X
+    = x, y;
     switch (op) {
     case VYRE_OP_EXP: y = expl(X); break;
     case VYRE_OP_EXP2: y = exp2l(X); break;
@@ -182,8 +222,7 @@ static double ref_hi(enum vyre_op op, bool wide, double x)
 }
 
 /* What the reference backend computes (src/core/ref/sem.c): the plain C library. */
-static double ref_libm(enum vyre_op op, bool wide, double x)
-{
+static double ref_libm(enum vyre_op op, bool wide, double x) {
     if (!wide) {
         float f = (float)x, y;
         switch (op) {
@@ -214,8 +253,7 @@ static double ref_libm(enum vyre_op op, bool wide, double x)
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15u;
 
-static uint64_t rng(void)
-{
+static uint64_t rng(void) {
     uint64_t s = rng_state;
     s ^= s >> 12;
     s ^= s << 25;
@@ -224,15 +262,13 @@ static uint64_t rng(void)
     return s * 0x2545F4914F6CDD1Du;
 }
 
-static double uniform(double lo, double hi)
-{
+static double uniform(double lo, double hi) {
     return lo + (hi - lo) * ((double)(rng() >> 11) * 0x1p-53);
 }
 
 /* A random value of the type with random bits (so every binade is hit equally),
  * inside [lo, hi]. */
-static double random_bits(bool wide, double lo, double hi)
-{
+static double random_bits(bool wide, double lo, double hi) {
     for (;;) {
         double x;
         if (wide) {
@@ -251,10 +287,10 @@ static double random_bits(bool wide, double lo, double hi)
 struct op_case {
     enum vyre_op op;
     const char *name;
-    double lo32, hi32, lo64, hi64;  /* documented domain where the bound holds */
-    double spec_lo, spec_hi;        /* the inputs of the parity spec */
-    int64_t bound32, bound64;       /* ULP bound vs the correctly rounded result */
-    int64_t spec32, spec64;         /* bound vs the C library on the spec inputs */
+    double lo32, hi32, lo64, hi64; /* documented domain where the bound holds */
+    double spec_lo, spec_hi;       /* the inputs of the parity spec */
+    int64_t bound32, bound64;      /* ULP bound vs the correctly rounded result */
+    int64_t spec32, spec64;        /* bound vs the C library on the spec inputs */
 };
 
 #define BIG32 0x1.fffffep127
@@ -272,8 +308,7 @@ static const struct op_case cases[] = {
     {VYRE_OP_RSQRT, "rsqrt", 0, BIG32, 0, BIG64, 0, 100, 1, 1, 2, 2},
 };
 
-static long scale(void)
-{
+static long scale(void) {
     const char *s = getenv("VYRE_APPROX_SCALE");
     long k = s ? strtol(s, NULL, 10) : 1;
     return k < 1 ? 1 : k;
@@ -282,8 +317,7 @@ static long scale(void)
 static int64_t worst_x_dist;
 static double worst_x;
 
-static void track(const struct va_prog *p, enum vyre_op op, bool wide, double x, int64_t *worst)
-{
+static void track(const struct va_prog *p, enum vyre_op op, bool wide, double x, int64_t *worst) {
     double got = eval(p, x), want = ref_hi(op, wide, x);
     int64_t d = ulps(wide, got, want);
     if (d > *worst) {
@@ -295,8 +329,7 @@ static void track(const struct va_prog *p, enum vyre_op op, bool wide, double x,
 
 /* The spec's 4096 inputs (spec/22_cuda_parity_spec.lua), compared as the spec does:
  * against the C library, skipping NaN and |want| <= 1e-3. */
-static int64_t spec_sweep(const struct va_prog *p, const struct op_case *c, bool wide)
-{
+static int64_t spec_sweep(const struct va_prog *p, const struct op_case *c, bool wide) {
     int64_t worst = 0;
     for (int i = 1; i <= 4096; i++) {
         double u = (i - 0.5) / 4096;
@@ -313,8 +346,7 @@ static int64_t spec_sweep(const struct va_prog *p, const struct op_case *c, bool
     return worst;
 }
 
-static void test_bounds(void)
-{
+static void test_bounds(void) {
     long k = scale();
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const struct op_case *c = &cases[ci];
@@ -333,9 +365,9 @@ static void test_bounds(void)
                 track(&p, c->op, wide, wide ? x : (double)(float)x, &worst);
             }
             /* around where the algorithm switches or the result changes scale */
-            static const double around[] = {0.55, -0.55, 1.0, 0.5, 2.0, 88.0, -87.0, -103.0,
-                                            127.0, -126.0, -149.0, 709.0, -708.0, -745.0,
-                                            1023.0, -1022.0, -1074.0, PI / 4, PI / 2, PI};
+            static const double around[] = {
+                0.55,   -0.55, 1.0,    0.5,    2.0,    88.0,    -87.0,   -103.0, 127.0,  -126.0,
+                -149.0, 709.0, -708.0, -745.0, 1023.0, -1022.0, -1074.0, PI / 4, PI / 2, PI};
             for (size_t j = 0; j < sizeof around / sizeof around[0]; j++) {
                 double x = wide ? around[j] : (double)(float)around[j];
                 for (int s = 0; s < 2000; s++) {
@@ -355,8 +387,9 @@ static void test_bounds(void)
             if (c->op == VYRE_OP_SIN || c->op == VYRE_OP_COS) {
                 long double pio2 = 1.5707963267948966192313216916397514L;
                 for (long i = 1; i < 60000 * k; i++) {
-                    long double kk = i < 20000 ? (long double)i
-                                               : floorl((long double)uniform(1, hi / 1.5707963267948966));
+                    long double kk = i < 20000
+                                         ? (long double)i
+                                         : floorl((long double)uniform(1, hi / 1.5707963267948966));
                     double x = wide ? (double)(kk * pio2) : (double)(float)(kk * pio2);
                     if (x <= hi) track(&p, c->op, wide, x, &worst);
                     if (-x >= lo) track(&p, c->op, wide, -x, &worst);
@@ -374,24 +407,21 @@ static void test_bounds(void)
 
 /* ---- exact results at the edges ----------------------------------------------- */
 
-static double run(enum vyre_op op, bool wide, double x)
-{
+static double run(enum vyre_op op, bool wide, double x) {
     struct va_prog p;
     CHECK(vyre_approx_build(&p, op, wide));
     return eval(&p, x);
 }
 
 /* Same bits (NaN: any NaN). */
-static bool same(double got, double want)
-{
+static bool same(double got, double want) {
     if (isnan(want)) return isnan(got);
     return memcmp(&got, &want, sizeof got) == 0;
 }
 
 #define EXPECT(op, wide, x, want) CHECK(same(run(op, wide, x), want))
 
-static void test_edges(void)
-{
+static void test_edges(void) {
     for (int wi = 0; wi < 2; wi++) {
         bool w = wi == 1;
         double sub = w ? 0x1p-1074 : 0x1p-149, maxexp = w ? 1023.0 : 127.0;
@@ -400,12 +430,12 @@ static void test_edges(void)
         EXPECT(VYRE_OP_EXP, w, INFINITY, INFINITY);
         EXPECT(VYRE_OP_EXP, w, -INFINITY, 0.0);
         EXPECT(VYRE_OP_EXP, w, NAN, NAN);
-        EXPECT(VYRE_OP_EXP, w, w ? 710.0 : 89.0, INFINITY);  /* overflow */
-        EXPECT(VYRE_OP_EXP, w, w ? -746.0 : -104.0, 0.0);    /* underflow */
+        EXPECT(VYRE_OP_EXP, w, w ? 710.0 : 89.0, INFINITY); /* overflow */
+        EXPECT(VYRE_OP_EXP, w, w ? -746.0 : -104.0, 0.0);   /* underflow */
         EXPECT(VYRE_OP_EXP, w, sub, 1.0);
         EXPECT(VYRE_OP_EXP2, w, maxexp, ldexp(1.0, (int)maxexp));
         EXPECT(VYRE_OP_EXP2, w, maxexp + 1, INFINITY);
-        EXPECT(VYRE_OP_EXP2, w, w ? -1074.0 : -149.0, sub);  /* smallest subnormal */
+        EXPECT(VYRE_OP_EXP2, w, w ? -1074.0 : -149.0, sub); /* smallest subnormal */
         EXPECT(VYRE_OP_EXP2, w, w ? -1076.0 : -151.0, 0.0);
         EXPECT(VYRE_OP_EXP2, w, -1.0, 0.5);
         EXPECT(VYRE_OP_EXP2, w, NAN, NAN);
@@ -417,7 +447,7 @@ static void test_edges(void)
         EXPECT(VYRE_OP_LOG, w, -INFINITY, NAN);
         EXPECT(VYRE_OP_LOG, w, INFINITY, INFINITY);
         EXPECT(VYRE_OP_LOG, w, NAN, NAN);
-        EXPECT(VYRE_OP_LOG2, w, sub, w ? -1074.0 : -149.0);  /* subnormal input */
+        EXPECT(VYRE_OP_LOG2, w, sub, w ? -1074.0 : -149.0); /* subnormal input */
         EXPECT(VYRE_OP_LOG2, w, 0x1p-130, -130.0);
         EXPECT(VYRE_OP_LOG2, w, 1024.0, 10.0);
         EXPECT(VYRE_OP_LOG2, w, 0.0, -INFINITY);
@@ -450,8 +480,7 @@ static void test_edges(void)
 /* ---- ptxas ----------------------------------------------------------------------- */
 
 /* Every approximate op of one type in one kernel: y[i] = op1(x[i]) + op2(x[i]) + ... */
-static vyre_program *all_ops(enum vyre_type t)
-{
+static vyre_program *all_ops(enum vyre_type t) {
     vyre_program *P = vyre_program_new(t == VYRE_F32 ? "approx32" : "approx64", 64, 1, 1);
     vyre_ir_buffer(P, "x", t, VYRE_ACCESS_READ, 0);
     vyre_ir_buffer(P, "y", t, VYRE_ACCESS_WRITE, 0);
@@ -465,8 +494,7 @@ static vyre_program *all_ops(enum vyre_type t)
     return P;
 }
 
-static void test_ptxas(void)
-{
+static void test_ptxas(void) {
     if (!harness_ptxas_path()) {
         harness_fail(__FILE__, __LINE__, "ptxas not found on $PATH or in /usr/local/cuda/bin");
         return;
@@ -500,8 +528,7 @@ static void test_ptxas(void)
     }
 }
 
-int main(void)
-{
+int main(void) {
     RUN_TEST(test_edges);
     RUN_TEST(test_ptxas);
     RUN_TEST(test_bounds);

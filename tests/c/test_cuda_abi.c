@@ -15,8 +15,7 @@
 
 #ifndef VYRE_HAVE_CUDA_H
 
-int main(void)
-{
+int main(void) {
     printf("SKIPPED: no cuda.h was found when this build was configured, so the vendored "
            "driver ABI (src/core/cuda/cuda_abi.h) cannot be cross-checked. Fix: install the "
            "CUDA toolkit (or pass -DVYRE_CUDA_INCLUDE=DIR) and re-run cmake.\n");
@@ -48,27 +47,26 @@ VYRE_CU_ABI_ENUMS(ABI_ENUM)
 #define ASSERT_ENUM_VALUES(type, list) list(ASSERT_CONST)
 VYRE_CU_ABI_ENUMS(ASSERT_ENUM_VALUES)
 
-#define ASSERT_TYPE(def, name)                                                         \
+#define ASSERT_TYPE(def, name)                                                              \
     _Static_assert(sizeof(abi_##name) == sizeof(name), #name ": size differs from cuda.h"); \
     _Static_assert(__builtin_types_compatible_p(abi_##name, name), #name ": not cuda.h's type");
 VYRE_CU_ABI_TYPES(ASSERT_TYPE)
 
-#define ASSERT_ENUM_TYPE(type, list)                                                   \
+#define ASSERT_ENUM_TYPE(type, list)                                                        \
     _Static_assert(sizeof(abi_##type) == sizeof(type), #type ": size differs from cuda.h"); \
     _Static_assert(IS_SIGNED(abi_##type) == IS_SIGNED(type), #type ": signedness differs");
 VYRE_CU_ABI_ENUMS(ASSERT_ENUM_TYPE)
 
 /* `n` is macro-expanded in __typeof__(n) (cuMemAlloc -> cuMemAlloc_v2), not in ## or #. */
-#define ASSERT_ENTRY(n, v, req)                                                        \
-    _Static_assert(__builtin_types_compatible_p(vyre_cu_fn_##n, __typeof__(n)),        \
+#define ASSERT_ENTRY(n, v, req)                                                 \
+    _Static_assert(__builtin_types_compatible_p(vyre_cu_fn_##n, __typeof__(n)), \
                    "vyre_cu_fn_" #n " is not cuda.h's prototype for " #n);
 VYRE_CU_ENTRIES(ASSERT_ENTRY)
 ASSERT_ENTRY(cuGetProcAddress_v2, 0, 0)
 
 /* ---- run time (the same comparisons, counted) ------------------------------------ */
 
-static void test_constants(void)
-{
+static void test_constants(void) {
     int before = harness_checks;
 #define CHECK_CONST(name, value) CHECK_EQ_U64((long long)(name), (long long)(value));
 #define CHECK_ENUM_VALUES(type, list) list(CHECK_CONST)
@@ -77,22 +75,20 @@ static void test_constants(void)
            CUDA_VERSION);
 }
 
-static void test_types(void)
-{
+static void test_types(void) {
     int before = harness_checks;
-#define CHECK_TYPE(def, name)                                                          \
-    CHECK_EQ_U64(sizeof(abi_##name), sizeof(name));                                    \
+#define CHECK_TYPE(def, name)                       \
+    CHECK_EQ_U64(sizeof(abi_##name), sizeof(name)); \
     CHECK(__builtin_types_compatible_p(abi_##name, name));
     VYRE_CU_ABI_TYPES(CHECK_TYPE)
-#define CHECK_ENUM_TYPE(type, list)                                                    \
-    CHECK_EQ_U64(sizeof(abi_##type), sizeof(type));                                    \
+#define CHECK_ENUM_TYPE(type, list)                 \
+    CHECK_EQ_U64(sizeof(abi_##type), sizeof(type)); \
     CHECK(IS_SIGNED(abi_##type) == IS_SIGNED(type));
     VYRE_CU_ABI_ENUMS(CHECK_ENUM_TYPE)
     printf("  %d type checks match cuda.h\n", harness_checks - before);
 }
 
-static void test_entry_points(void)
-{
+static void test_entry_points(void) {
     int before = harness_checks;
 #define CHECK_ENTRY(n, v, req) CHECK(__builtin_types_compatible_p(vyre_cu_fn_##n, __typeof__(n)));
     VYRE_CU_ENTRIES(CHECK_ENTRY)
@@ -100,8 +96,7 @@ static void test_entry_points(void)
     printf("  %d driver entry-point prototypes match cuda.h\n", harness_checks - before);
 }
 
-int main(void)
-{
+int main(void) {
     RUN_TEST(test_constants);
     RUN_TEST(test_types);
     RUN_TEST(test_entry_points);

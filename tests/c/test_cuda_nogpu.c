@@ -14,8 +14,7 @@
 
 static char tmpdir[256];
 
-static void test_available_reports_reason(void)
-{
+static void test_available_reports_reason(void) {
     struct vyre_error err;
     bool ok = vyre_cuda_available(&err);
     if (ok) {
@@ -35,8 +34,7 @@ static void test_available_reports_reason(void)
     CHECK_STR_CONTAINS(err.message, "Fix:");
 }
 
-static void test_probe_missing_library(void)
-{
+static void test_probe_missing_library(void) {
     struct vyre_cu_driver drv;
     vyre_cu_probe("/nonexistent/dir/libcuda.so.1", &drv);
     CHECK(!drv.usable);
@@ -46,8 +44,7 @@ static void test_probe_missing_library(void)
     CHECK_STR_CONTAINS(drv.reason, "Fix: install the NVIDIA driver");
 }
 
-static void test_probe_toolkit_stub(void)
-{
+static void test_probe_toolkit_stub(void) {
     const char *stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
     if (access(stub, R_OK) != 0) {
         printf("  (no toolkit stub at %s: stub check skipped)\n", stub);
@@ -61,8 +58,7 @@ static void test_probe_toolkit_stub(void)
     if (drv.handle) dlclose(drv.handle);
 }
 
-static void test_sticky_results(void)
-{
+static void test_sticky_results(void) {
     CHECK(vyre_cu_sticky(CUDA_ERROR_ILLEGAL_ADDRESS));
     CHECK(vyre_cu_sticky(CUDA_ERROR_LAUNCH_FAILED));
     CHECK(vyre_cu_sticky(CUDA_ERROR_MISALIGNED_ADDRESS));
@@ -71,8 +67,7 @@ static void test_sticky_results(void)
     CHECK(!vyre_cu_sticky(CUDA_SUCCESS));
 }
 
-static void test_error_format(void)
-{
+static void test_error_format(void) {
     struct vyre_error err;
     enum vyre_status st = vyre_cu_fail(NULL, CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc", "saxpy", &err);
     CHECK_EQ_U64(st, VYRE_ERR_CUDA);
@@ -86,8 +81,7 @@ static void test_error_format(void)
     CHECK_STR_CONTAINS(err.message, "open a new device object");
 }
 
-static void test_size_classes(void)
-{
+static void test_size_classes(void) {
     CHECK_EQ_U64(vyre_cu_size_class(1), 8);
     CHECK_EQ_U64(vyre_cu_size_class(256), 8);
     CHECK_EQ_U64(vyre_cu_size_class(257), 9);
@@ -96,8 +90,7 @@ static void test_size_classes(void)
     CHECK_EQ_U64(vyre_cu_size_class(UINT64_C(1) << 30), 30);
 }
 
-static void test_range_checks(void)
-{
+static void test_range_checks(void) {
     struct vyre_cuda_buffer b;
     memset(&b, 0, sizeof b);
     b.type = VYRE_F32;
@@ -115,8 +108,7 @@ static void test_range_checks(void)
     CHECK_EQ_U64(vyre_cu_check_range(&b, 17, 0, "upload", &err), VYRE_ERR_ARG);
 }
 
-static void test_cache_dir_rules(void)
-{
+static void test_cache_dir_rules(void) {
     char buf[512];
     setenv("VYRE_CACHE_DIR", "/tmp/vyre-explicit", 1);
     setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
@@ -135,8 +127,7 @@ static void test_cache_dir_rules(void)
     CHECK_EQ_U64(vyre_cuda_cache_cap(), UINT64_C(256) << 20);
 }
 
-static void test_disk_key(void)
-{
+static void test_disk_key(void) {
     uint64_t k = vyre_cu_disk_key(0x1234, 80, 12040);
     CHECK_EQ_U64(k, vyre_cu_disk_key(0x1234, 80, 12040));
     CHECK(k != vyre_cu_disk_key(0x1234, 90, 12040));
@@ -144,8 +135,7 @@ static void test_disk_key(void)
     CHECK(k != vyre_cu_disk_key(0x1235, 80, 12040));
 }
 
-static void test_disk_roundtrip(void)
-{
+static void test_disk_roundtrip(void) {
     char dir[300];
     snprintf(dir, sizeof dir, "%s/nested/cache", tmpdir);
     setenv("VYRE_CACHE_DIR", dir, 1);
@@ -183,8 +173,7 @@ static void test_disk_roundtrip(void)
     CHECK(system(cmd) != 0);
 }
 
-static void test_disk_eviction(void)
-{
+static void test_disk_eviction(void) {
     char dir[300];
     snprintf(dir, sizeof dir, "%s/evict", tmpdir);
     setenv("VYRE_CACHE_DIR", dir, 1);
@@ -227,8 +216,7 @@ static void test_disk_eviction(void)
 }
 
 /* A prepared launch needs a kernel: misuse is an argument error, never a crash. */
-static void test_prepared_misuse(void)
-{
+static void test_prepared_misuse(void) {
     struct vyre_error err;
     struct vyre_cuda_prepared pl;
     memset(&pl, 0, sizeof pl);
@@ -239,8 +227,7 @@ static void test_prepared_misuse(void)
     CHECK(vyre_cuda_launch_prepared(NULL, &err) == VYRE_ERR_ARG);
 }
 
-int main(void)
-{
+int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/vyre-test-cuda-%ld", (long)getpid());
     mkdir(tmpdir, 0700);
     RUN_TEST(test_available_reports_reason);

@@ -74,8 +74,7 @@ static vyre_program *saxpy_program(void) {
     vyre_ir_buffer(p, "y", VYRE_F32, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_param(p, "a", VYRE_F32);
     PUSH(BODY, vyre_ir_let(p, "i", GID(0)));
-    struct vyre_expr *v =
-        BIN(ADD, BIN(MUL, NM("a"), LOAD("x", NM("i"))), LOAD("y", NM("i")));
+    struct vyre_expr *v = BIN(ADD, BIN(MUL, NM("a"), LOAD("x", NM("i"))), LOAD("y", NM("i")));
     PUSH(BODY, guard(p, "i", "y", vyre_ir_store(p, "y", NM("i"), v)));
     return p;
 }
@@ -147,8 +146,8 @@ static void test_bool_and_wide_types(void) {
     vyre_ir_param(p, "k", VYRE_I64);
     PUSH(BODY, vyre_ir_let(p, "i", GID(0)));
     PUSH(BODY, vyre_ir_store(p, "nflags", NM("i"), UN(LNOT, LOAD("flags", NM("i")))));
-    PUSH(BODY, vyre_ir_store(p, "sel", NM("i"),
-                             vyre_ir_select(p, LOAD("flags", NM("i")), LU(7), LU(9))));
+    PUSH(BODY,
+         vyre_ir_store(p, "sel", NM("i"), vyre_ir_select(p, LOAD("flags", NM("i")), LU(7), LU(9))));
     PUSH(BODY, vyre_ir_store(p, "w", NM("i"), BIN(MUL, LOAD("w", NM("i")), NM("k"))));
     PUSH(BODY, vyre_ir_store(p, "d", NM("i"),
                              vyre_ir_fma(p, LOAD("d", NM("i")), LOAD("d", NM("i")),
@@ -275,10 +274,9 @@ static void test_prefix_sum(void) {
     PUSH(BODY, vyre_ir_simple(p, VYRE_ST_BARRIER));
     struct vyre_stmt *loop = vyre_ir_for(p, "d", LU(0), LU(6), LU(1));
     PUSH(&loop->then_, vyre_ir_let(p, "off", BIN(SHL, LU(1), NM("d"))));
-    PUSH(&loop->then_,
-         vyre_ir_let(p, "addend",
-                     vyre_ir_select(p, BIN(GE, NM("l"), NM("off")),
-                                    LOAD("a", BIN(SUB, NM("l"), NM("off"))), LU(0))));
+    PUSH(&loop->then_, vyre_ir_let(p, "addend",
+                                   vyre_ir_select(p, BIN(GE, NM("l"), NM("off")),
+                                                  LOAD("a", BIN(SUB, NM("l"), NM("off"))), LU(0))));
     PUSH(&loop->then_, vyre_ir_let(p, "mine", LOAD("a", NM("l"))));
     PUSH(&loop->then_, vyre_ir_simple(p, VYRE_ST_BARRIER));
     PUSH(&loop->then_, vyre_ir_store(p, "a", NM("l"), BIN(ADD, NM("mine"), NM("addend"))));
@@ -308,12 +306,12 @@ static void test_shared_zeroed_per_workgroup(void) {
     PUSH(BODY, vyre_ir_store(p, "s", LU(2), LU(9))); /* out of bounds: dropped */
     PUSH(BODY, vyre_ir_simple(p, VYRE_ST_BARRIER));
     struct vyre_stmt *first = vyre_ir_if(p, BIN(EQ, LID(0), LU(0)));
-    PUSH(&first->then_,
-         vyre_ir_store(p, "out", WGID(0),
-                       BIN(ADD, BIN(ADD, LOAD("s", LU(0)), LOAD("s", LU(1))),
-                           vyre_ir_cast(p, VYRE_U32,
-                                        BIN(SHR, LOAD("w", LU(0)),
-                                            vyre_ir_lit(p, VYRE_U64, 20))))));
+    PUSH(
+        &first->then_,
+        vyre_ir_store(p, "out", WGID(0),
+                      BIN(ADD, BIN(ADD, LOAD("s", LU(0)), LOAD("s", LU(1))),
+                          vyre_ir_cast(p, VYRE_U32,
+                                       BIN(SHR, LOAD("w", LU(0)), vyre_ir_lit(p, VYRE_U64, 20))))));
     PUSH(BODY, first);
     uint32_t out[3] = {0};
     struct vyre_buffer_arg b[1] = {{out, 3}};
@@ -325,9 +323,7 @@ static void test_shared_zeroed_per_workgroup(void) {
 /* A valid program's barrier is uniform, so the run-time check can only be reached by
  * changing the tree after validation: build a program with conditions on (wgid x),
  * validate it, then turn those builtins into (lid x) behind the validator's back. */
-static void make_divergent(struct vyre_expr *e) {
-    e->u.builtin.which = VYRE_LID;
-}
+static void make_divergent(struct vyre_expr *e) { e->u.builtin.which = VYRE_LID; }
 
 static void test_divergent_barrier_return(void) {
     vyre_program *p = vyre_program_new("diverge", 64, 1, 1);
@@ -389,14 +385,14 @@ static void test_for_loops(void) {
     vyre_program *p = vyre_program_new("loops", 1, 1, 1);
     vyre_ir_buffer(p, "out", VYRE_U32, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_param(p, "n", VYRE_U32);
-    push_counting_loop(p, "a", LU(3), LU(20), LU(4), 0);          /* 3 7 11 15 19 */
-    push_counting_loop(p, "b", LU(0), LU(10), LU(0), 2);          /* step 0: none */
-    push_counting_loop(p, "c", LI(0), LI(10), LI(-1), 4);         /* step < 0: none */
+    push_counting_loop(p, "a", LU(3), LU(20), LU(4), 0);                    /* 3 7 11 15 19 */
+    push_counting_loop(p, "b", LU(0), LU(10), LU(0), 2);                    /* step 0: none */
+    push_counting_loop(p, "c", LI(0), LI(10), LI(-1), 4);                   /* step < 0: none */
     push_counting_loop(p, "d", LU(0xFFFFFFF0u), LU(0xFFFFFFFFu), LU(8), 6); /* wraps: 2 */
     push_counting_loop(p, "e", LI(INT32_MAX - 5), LI(INT32_MAX), LI(3), 8); /* 2 */
-    push_counting_loop(p, "f", LI(-3), LI(2), NULL, 10);          /* -3..1 step 1 */
-    push_counting_loop(p, "g", LU(10), LU(5), LU(1), 12);         /* from >= to: none */
-    push_counting_loop(p, "h", LU(0), NM("n"), LU(1), 14);        /* param bound */
+    push_counting_loop(p, "f", LI(-3), LI(2), NULL, 10);                    /* -3..1 step 1 */
+    push_counting_loop(p, "g", LU(10), LU(5), LU(1), 12);                   /* from >= to: none */
+    push_counting_loop(p, "h", LU(0), NM("n"), LU(1), 14);                  /* param bound */
     push_counting_loop(p, "k", vyre_ir_lit(p, VYRE_U64, UINT64_C(0xFFFFFFFFFFFFFFFE)),
                        vyre_ir_lit(p, VYRE_U64, UINT64_MAX), vyre_ir_lit(p, VYRE_U64, 5), 16);
     uint32_t out[18] = {0};
@@ -479,8 +475,9 @@ static void test_multi_dim(void) {
     vyre_ir_buffer(p, "out", VYRE_U32, VYRE_ACCESS_WRITE, 0);
     vyre_ir_buffer(p, "geo", VYRE_U32, VYRE_ACCESS_WRITE, 6);
     /* flat index from gid: x + y*8 + z*8*6 over a (2,3,2) grid of (4,2,2) groups */
-    PUSH(BODY, vyre_ir_let(p, "idx", BIN(ADD, BIN(ADD, GID(0), BIN(MUL, GID(1), LU(8))),
-                                        BIN(MUL, GID(2), LU(48)))));
+    PUSH(BODY, vyre_ir_let(
+                   p, "idx",
+                   BIN(ADD, BIN(ADD, GID(0), BIN(MUL, GID(1), LU(8))), BIN(MUL, GID(2), LU(48)))));
     struct vyre_expr *packed = LID(0);
     packed = BIN(OR, packed, BIN(SHL, LID(1), LU(4)));
     packed = BIN(OR, packed, BIN(SHL, LID(2), LU(8)));
@@ -618,9 +615,9 @@ static void test_fold(void) {
     PUSH(BODY, vyre_ir_store(p, "o", LU(3), conv));
     struct vyre_expr *ex = UN(EXP, vyre_ir_lit(p, VYRE_F32, f_bits(1.0f)));
     PUSH(BODY, vyre_ir_store(p, "f", LU(0), ex));
-    struct vyre_expr *fm = vyre_ir_fma(p, vyre_ir_lit(p, VYRE_F32, f_bits(2.0f)),
-                                       vyre_ir_lit(p, VYRE_F32, f_bits(3.0f)),
-                                       vyre_ir_lit(p, VYRE_F32, f_bits(0.5f)));
+    struct vyre_expr *fm =
+        vyre_ir_fma(p, vyre_ir_lit(p, VYRE_F32, f_bits(2.0f)),
+                    vyre_ir_lit(p, VYRE_F32, f_bits(3.0f)), vyre_ir_lit(p, VYRE_F32, f_bits(0.5f)));
     PUSH(BODY, vyre_ir_store(p, "f", LU(1), fm));
     CHECK_EQ_U64(vyre_opt_fold(p, &err), VYRE_OK);
     CHECK_EQ_U64(sum->kind, VYRE_EX_LIT);
@@ -630,7 +627,7 @@ static void test_fold(void) {
     CHECK_EQ_U64(mixed->u.op.a[1]->u.lit.bits, 2);
     CHECK_EQ_U64(sel->kind, VYRE_EX_BUILTIN); /* select(true, gid, 77) -> gid */
     CHECK_EQ_U64(conv->kind, VYRE_EX_LIT);
-    CHECK_EQ_U64(conv->u.lit.bits, 0); /* saturates */
+    CHECK_EQ_U64(conv->u.lit.bits, 0);     /* saturates */
     CHECK_EQ_U64(ex->kind, VYRE_EX_UNARY); /* approximate: left for the backend */
     CHECK_EQ_U64(fm->kind, VYRE_EX_LIT);
     CHECK_EQ_U64(fm->u.lit.bits, f_bits(6.5f));

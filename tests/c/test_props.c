@@ -86,18 +86,26 @@ static void report_problems(uint64_t seed, const vyre_program *p, const struct v
 }
 
 static vyre_bits edge_param(uint64_t *r, enum vyre_type t) {
-    static const uint64_t e64[] = {0, 1, 2, 3, ~0ull, 0x8000000000000000ull, 0x7FFFFFFFFFFFFFFFull, 5};
+    static const uint64_t e64[] = {0, 1, 2, 3, ~0ull, 0x8000000000000000ull, 0x7FFFFFFFFFFFFFFFull,
+                                   5};
     static const uint32_t e32[] = {0, 1, 2, 3, 0xFFFFFFFFu, 0x80000000u, 0x7FFFFFFFu, 5};
     static const uint32_t ef32[] = {0x3F800000u, 0x80000000u, 0x7FC00000u, 0xFF800000u,
                                     0x00000001u, 0x7F7FFFFFu, 0x40400000u, 0};
-    static const uint64_t ef64[] = {0x3FF0000000000000ull, 0x8000000000000000ull, 0x7FF8000000000000ull,
-                                    0x7FF0000000000000ull, 1, 0x7FEFFFFFFFFFFFFFull, 0xC008000000000000ull, 0};
+    static const uint64_t ef64[] = {0x3FF0000000000000ull,
+                                    0x8000000000000000ull,
+                                    0x7FF8000000000000ull,
+                                    0x7FF0000000000000ull,
+                                    1,
+                                    0x7FEFFFFFFFFFFFFFull,
+                                    0xC008000000000000ull,
+                                    0};
     uint64_t k = mix(r);
     unsigned i = (unsigned)(k & 7u);
     bool rnd = (k >> 8) % 4 == 0;
     switch (t) {
     case VYRE_BOOL: return (k >> 3) & 1u;
-    case VYRE_I32: case VYRE_U32: return rnd ? (uint32_t)(k >> 16) : e32[i];
+    case VYRE_I32:
+    case VYRE_U32: return rnd ? (uint32_t)(k >> 16) : e32[i];
     case VYRE_F32: return rnd ? (uint32_t)(k >> 16) : ef32[i];
     case VYRE_F64: return rnd ? mix(r) : ef64[i];
     default: return rnd ? mix(r) : e64[i];
@@ -117,7 +125,8 @@ static void make_args(const vyre_program *p, uint64_t *r, struct run_set *rs) {
     rs->args.grid[0] = 1u + (uint32_t)(mix(r) % 2u);
     rs->args.grid[1] = mix(r) % 6u == 0 ? 2u : 1u;
     rs->args.grid[2] = 1u;
-    uint32_t inv = p->workgroup[0] * p->workgroup[1] * p->workgroup[2] * rs->args.grid[0] * rs->args.grid[1];
+    uint32_t inv =
+        p->workgroup[0] * p->workgroup[1] * p->workgroup[2] * rs->args.grid[0] * rs->args.grid[1];
     uint32_t nb = 0, np = 0;
     for (uint32_t i = 0; i < p->ndecls; i++) {
         const struct vyre_decl *d = &p->decls[i];
@@ -136,7 +145,8 @@ static void make_args(const vyre_program *p, uint64_t *r, struct run_set *rs) {
         unsigned char *data = malloc(rs->bytes[nb] ? rs->bytes[nb] : 1u);
         for (size_t b = 0; b < rs->bytes[nb]; b++) data[b] = (unsigned char)(mix(r) >> 24);
         if (d->type == VYRE_BOOL && (mix(r) & 1u))
-            for (size_t b = 0; b < rs->bytes[nb]; b++) data[b] = b % 4u == 0 ? (unsigned char)(data[b] & 1u) : 0;
+            for (size_t b = 0; b < rs->bytes[nb]; b++)
+                data[b] = b % 4u == 0 ? (unsigned char)(data[b] & 1u) : 0;
         rs->bufs[nb].data = data;
         rs->bufs[nb].count = count;
         nb++;
@@ -205,7 +215,8 @@ static void check_valid(uint64_t seed, bool verbose) {
     st = vyre_text_parse(text, strlen(text), &q, &err);
     harness_checks++;
     if (st != VYRE_OK) {
-        harness_fail(__FILE__, __LINE__, "seed %llu: printed text does not parse: %s (line %u col %u)\n%s",
+        harness_fail(__FILE__, __LINE__,
+                     "seed %llu: printed text does not parse: %s (line %u col %u)\n%s",
                      (unsigned long long)seed, err.message, err.line, err.column, text);
     } else {
         harness_checks++;
@@ -216,7 +227,8 @@ static void check_valid(uint64_t seed, bool verbose) {
         char *text2 = text_of(q);
         harness_checks++;
         if (!text2 || strcmp(text, text2) != 0)
-            harness_fail(__FILE__, __LINE__, "seed %llu: text changed after a round trip:\n%s---\n%s",
+            harness_fail(__FILE__, __LINE__,
+                         "seed %llu: text changed after a round trip:\n%s---\n%s",
                          (unsigned long long)seed, text, text2 ? text2 : "(null)");
         vyre_free(text2);
     }
@@ -335,10 +347,11 @@ static size_t splice(char *s, size_t n, size_t cap, size_t a, size_t b, const ch
  * near-valid programs: another digit, another type suffix, another operator. */
 static size_t mutate_token(char *s, size_t n, size_t cap, size_t at, uint64_t *r) {
     static const char *const types[] = {"i32", "u32", "i64", "u64", "f32", "f64"};
-    static const char *const words[] = {"add", "sub", "mul", "div", "rem", "shl", "eq", "lt", "min",
-                                        "land", "neg", "not", "lnot", "abs", "sqrt", "clz", "select",
-                                        "cast", "bitcast", "fma", "load", "len", "gid", "lid", "wgid",
-                                        "let", "set", "store", "if", "for", "atomic", "barrier"};
+    static const char *const words[] = {
+        "add",    "sub",  "mul",     "div",   "rem",  "shl", "eq",     "lt",
+        "min",    "land", "neg",     "not",   "lnot", "abs", "sqrt",   "clz",
+        "select", "cast", "bitcast", "fma",   "load", "len", "gid",    "lid",
+        "wgid",   "let",  "set",     "store", "if",   "for", "atomic", "barrier"};
     uint64_t k = mix(r) % 3u;
     for (size_t i = at; i < n; i++) {
         if (k == 0 && s[i] >= '0' && s[i] <= '9') {
@@ -363,9 +376,25 @@ static size_t mutate_token(char *s, size_t n, size_t cap, size_t at, uint64_t *r
 }
 
 static size_t mutate_text(char *s, size_t n, size_t cap, uint64_t *r) {
-    static const char *const tokens[] = {"(", ")", " ", "0u32", "-1i32", "nan:0x7fc00000f32", "(barrier)",
-                                         "(break)", "gi", "(let", "inff64", "0x1p-1074f64", ";", "\n",
-                                         "(for", "(if", "99999999999999999999u64", "\"", "\x01"};
+    static const char *const tokens[] = {"(",
+                                         ")",
+                                         " ",
+                                         "0u32",
+                                         "-1i32",
+                                         "nan:0x7fc00000f32",
+                                         "(barrier)",
+                                         "(break)",
+                                         "gi",
+                                         "(let",
+                                         "inff64",
+                                         "0x1p-1074f64",
+                                         ";",
+                                         "\n",
+                                         "(for",
+                                         "(if",
+                                         "99999999999999999999u64",
+                                         "\"",
+                                         "\x01"};
     uint64_t k = mix(r) % 10u;
     size_t at = n ? (size_t)(mix(r) % n) : 0;
     if (k >= 6) return mutate_token(s, n, cap, at, r);
@@ -389,8 +418,7 @@ static size_t mutate_text(char *s, size_t n, size_t cap, uint64_t *r) {
         memcpy(s + at, t, len);
         return n + len;
     }
-    case 3: /* truncate */
-        return at;
+    case 3: /* truncate */ return at;
     case 4: { /* duplicate a span */
         size_t len = 1u + (size_t)(mix(r) % 40u);
         if (at + len > n) len = n - at;
@@ -497,7 +525,8 @@ static void test_generator_basics(void) {
         }
         bool has_out = false;
         for (uint32_t i = 0; i < p->ndecls; i++)
-            if (p->decls[i].kind == VYRE_DECL_BUFFER && p->decls[i].access != VYRE_ACCESS_READ) has_out = true;
+            if (p->decls[i].kind == VYRE_DECL_BUFFER && p->decls[i].access != VYRE_ACCESS_READ)
+                has_out = true;
         CHECK(has_out);
         CHECK(p->nbuffers >= 1 && p->nbuffers <= 4);
         CHECK(p->nparams <= 3);

@@ -20,41 +20,45 @@ static vyre_program *P;
 static struct vyre_expr *lit(enum vyre_type t, vyre_bits b) { return vyre_ir_lit(P, t, b); }
 static struct vyre_expr *u32(uint32_t v) { return lit(VYRE_U32, v); }
 static struct vyre_expr *nm(const char *n) { return vyre_ir_name(P, n); }
-static struct vyre_expr *bin(enum vyre_op op, struct vyre_expr *a, struct vyre_expr *b)
-{
+static struct vyre_expr *bin(enum vyre_op op, struct vyre_expr *a, struct vyre_expr *b) {
     return vyre_ir_binary(P, op, a, b);
 }
-static struct vyre_expr *un(enum vyre_op op, struct vyre_expr *a) { return vyre_ir_unary(P, op, a); }
-static struct vyre_expr *ld(const char *buf, struct vyre_expr *i) { return vyre_ir_load(P, buf, i); }
+static struct vyre_expr *un(enum vyre_op op, struct vyre_expr *a) {
+    return vyre_ir_unary(P, op, a);
+}
+static struct vyre_expr *ld(const char *buf, struct vyre_expr *i) {
+    return vyre_ir_load(P, buf, i);
+}
 static struct vyre_expr *len(const char *buf) { return vyre_ir_len(P, buf); }
 static struct vyre_expr *gid(void) { return vyre_ir_builtin(P, VYRE_GID, 0); }
 
-static struct vyre_stmt *put(struct vyre_block *b, struct vyre_stmt *s)
-{
+static struct vyre_stmt *put(struct vyre_block *b, struct vyre_stmt *s) {
     CHECK(s != NULL);
     CHECK(vyre_ir_push(P, b, s));
     return s;
 }
-static void let(struct vyre_block *b, const char *n, struct vyre_expr *v) { put(b, vyre_ir_let(P, n, v)); }
-static void store(struct vyre_block *b, const char *buf, struct vyre_expr *i, struct vyre_expr *v)
-{
+static void let(struct vyre_block *b, const char *n, struct vyre_expr *v) {
+    put(b, vyre_ir_let(P, n, v));
+}
+static void store(struct vyre_block *b, const char *buf, struct vyre_expr *i, struct vyre_expr *v) {
     put(b, vyre_ir_store(P, buf, i, v));
 }
 
-static const enum vyre_type numeric[] = {VYRE_I32, VYRE_U32, VYRE_I64, VYRE_U64, VYRE_F32, VYRE_F64};
+static const enum vyre_type numeric[] = {VYRE_I32, VYRE_U32, VYRE_I64,
+                                         VYRE_U64, VYRE_F32, VYRE_F64};
 static const enum vyre_type all_types[] = {VYRE_BOOL, VYRE_I32, VYRE_U32, VYRE_I64,
-                                           VYRE_U64, VYRE_F32, VYRE_F64};
+                                           VYRE_U64,  VYRE_F32, VYRE_F64};
 
 /* ---- ptxas ------------------------------------------------------------------------ */
 
 /* Assembles PTX written for .target sm_<sm>. ptxas from CUDA 13 no longer builds
  * sm_70 code; it still checks `.target sm_70` PTX (features, ISA version) when asked
  * for sm_75, the same family, so that is used when sm_70 is refused. */
-static bool ptxas_ok(const char *ptx, unsigned sm)
-{
+static bool ptxas_ok(const char *ptx, unsigned sm) {
     if (!harness_ptxas_path()) {
-        harness_fail(__FILE__, __LINE__, "ptxas not found on $PATH or in /usr/local/cuda/bin: "
-                                         "emitted PTX cannot be proven (install the CUDA toolkit)");
+        harness_fail(__FILE__, __LINE__,
+                     "ptxas not found on $PATH or in /usr/local/cuda/bin: "
+                     "emitted PTX cannot be proven (install the CUDA toolkit)");
         return false;
     }
     char log[8192];
@@ -70,22 +74,21 @@ static bool ptxas_ok(const char *ptx, unsigned sm)
 
 /* ---- emission helpers ---------------------------------------------------------- */
 
-static char *emit(vyre_program *p, unsigned sm)
-{
+static char *emit(vyre_program *p, unsigned sm) {
     struct vyre_ptx_options o = {sm};
     struct vyre_error err;
     vyre_error_clear(&err);
     char *ptx = NULL;
     size_t n = 0;
     enum vyre_status st = vyre_ptx_emit(p, &o, &ptx, &n, &err);
-    if (st != VYRE_OK) fprintf(stderr, "emit(%s, sm_%u): %s\n", vyre_program_name(p), sm, err.message);
+    if (st != VYRE_OK)
+        fprintf(stderr, "emit(%s, sm_%u): %s\n", vyre_program_name(p), sm, err.message);
     CHECK_EQ_U64(st, VYRE_OK);
     if (ptx) CHECK_EQ_U64(strlen(ptx), n);
     return ptx;
 }
 
-static size_t count(const char *hay, const char *needle)
-{
+static size_t count(const char *hay, const char *needle) {
     size_t n = 0;
     for (const char *q = hay; (q = strstr(q, needle)) != NULL; q += strlen(needle)) n++;
     return n;
@@ -98,8 +101,7 @@ struct batch {
     size_t len;
 };
 
-static void batch_add(struct batch *b, const char *ptx)
-{
+static void batch_add(struct batch *b, const char *ptx) {
     const char *body = ptx;
     if (b->len) {
         const char *h = strstr(ptx, ".address_size 64\n");
@@ -113,8 +115,7 @@ static void batch_add(struct batch *b, const char *ptx)
 
 /* ---- programs -------------------------------------------------------------------- */
 
-static vyre_program *make_saxpy(const char *name)
-{
+static vyre_program *make_saxpy(const char *name) {
     P = vyre_program_new(name, 256, 1, 1);
     vyre_ir_buffer(P, "x", VYRE_F32, VYRE_ACCESS_READ, 0);
     vyre_ir_buffer(P, "y", VYRE_F32, VYRE_ACCESS_READ_WRITE, 0);
@@ -126,15 +127,13 @@ static vyre_program *make_saxpy(const char *name)
     return P;
 }
 
-static bool is_approx(enum vyre_op op)
-{
+static bool is_approx(enum vyre_op op) {
     return op == VYRE_OP_EXP || op == VYRE_OP_EXP2 || op == VYRE_OP_LOG || op == VYRE_OP_LOG2 ||
            op == VYRE_OP_SIN || op == VYRE_OP_COS || op == VYRE_OP_TANH || op == VYRE_OP_RSQRT;
 }
 
 /* Every binary and unary op valid on numeric type t. */
-static vyre_program *make_arith(enum vyre_type t)
-{
+static vyre_program *make_arith(enum vyre_type t) {
     char name[32];
     snprintf(name, sizeof name, "arith_%s", vyre_type_name(t));
     P = vyre_program_new(name, 64, 1, 1);
@@ -148,9 +147,9 @@ static vyre_program *make_arith(enum vyre_type t)
     uint32_t k = 0, kb = 0;
     for (int op = 0; op < VYRE_OP_FIRST_UNARY; op++) {
         if (op == VYRE_OP_LAND || op == VYRE_OP_LOR) continue;
-        if (fl && (op == VYRE_OP_REM || op == VYRE_OP_AND || op == VYRE_OP_OR ||
-                   op == VYRE_OP_XOR || op == VYRE_OP_SHL || op == VYRE_OP_SHR ||
-                   op == VYRE_OP_MULHI))
+        if (fl &&
+            (op == VYRE_OP_REM || op == VYRE_OP_AND || op == VYRE_OP_OR || op == VYRE_OP_XOR ||
+             op == VYRE_OP_SHL || op == VYRE_OP_SHR || op == VYRE_OP_MULHI))
             continue;
         struct vyre_expr *e = bin((enum vyre_op)op, nm("x"), nm("y"));
         if (vyre_op_is_compare((enum vyre_op)op)) store(b, "flags", u32(kb++), e);
@@ -165,14 +164,14 @@ static vyre_program *make_arith(enum vyre_type t)
         if ((fl && int_only) || (!fl && float_only)) continue;
         store(b, "dst", u32(k++), un((enum vyre_op)op, nm("x")));
     }
-    store(b, "dst", u32(k++), vyre_ir_select(P, bin(VYRE_OP_LT, nm("x"), nm("y")), nm("x"), nm("y")));
+    store(b, "dst", u32(k++),
+          vyre_ir_select(P, bin(VYRE_OP_LT, nm("x"), nm("y")), nm("x"), nm("y")));
     if (fl) store(b, "dst", u32(k++), vyre_ir_fma(P, nm("x"), nm("y"), nm("x")));
     return P;
 }
 
 /* Every cast between the 7 types and every bitcast pair. */
-static vyre_program *make_casts(void)
-{
+static vyre_program *make_casts(void) {
     P = vyre_program_new("casts", 32, 1, 1);
     char names[VYRE_TYPE_COUNT][16];
     for (int i = 0; i < VYRE_TYPE_COUNT; i++) {
@@ -188,14 +187,14 @@ static vyre_program *make_casts(void)
             store(b, names[j], u32((uint32_t)i + 1), vyre_ir_cast(P, all_types[j], nm(x)));
         for (int j = 1; j < VYRE_TYPE_COUNT; j++)
             if (i > 0 && i != j && vyre_type_bits(all_types[i]) == vyre_type_bits(all_types[j]))
-                store(b, names[j], u32(100u + (uint32_t)i), vyre_ir_bitcast(P, all_types[j], nm(x)));
+                store(b, names[j], u32(100u + (uint32_t)i),
+                      vyre_ir_bitcast(P, all_types[j], nm(x)));
     }
     return P;
 }
 
 /* bool in registers and memory, params of every type, literals of every type. */
-static vyre_program *make_bools(void)
-{
+static vyre_program *make_bools(void) {
     P = vyre_program_new("bools", 32, 1, 1);
     vyre_ir_buffer(P, "bb", VYRE_BOOL, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_buffer(P, "ii", VYRE_I64, VYRE_ACCESS_READ_WRITE, 0);
@@ -224,8 +223,7 @@ static vyre_program *make_bools(void)
 
 /* if/else, for with positive/negative/param steps in all integer types, break,
  * return, set. */
-static vyre_program *make_control(void)
-{
+static vyre_program *make_control(void) {
     P = vyre_program_new("control", 128, 1, 1);
     vyre_ir_buffer(P, "out", VYRE_I32, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_param(P, "n", VYRE_I32);
@@ -236,18 +234,20 @@ static vyre_program *make_control(void)
     struct vyre_stmt *r = put(b, vyre_ir_if(P, bin(VYRE_OP_GE, nm("g"), len("out"))));
     put(&r->then_, vyre_ir_simple(P, VYRE_ST_RETURN));
     let(b, "acc", lit(VYRE_I32, 0));
-    struct vyre_stmt *f1 = put(b, vyre_ir_for(P, "i", lit(VYRE_I32, (uint32_t)-5), nm("n"),
-                                              lit(VYRE_I32, 2)));
+    struct vyre_stmt *f1 =
+        put(b, vyre_ir_for(P, "i", lit(VYRE_I32, (uint32_t)-5), nm("n"), lit(VYRE_I32, 2)));
     put(&f1->then_, vyre_ir_set(P, "acc", bin(VYRE_OP_ADD, nm("acc"), nm("i"))));
-    struct vyre_stmt *brk = put(&f1->then_, vyre_ir_if(P, bin(VYRE_OP_GT, nm("i"), lit(VYRE_I32, 10))));
+    struct vyre_stmt *brk =
+        put(&f1->then_, vyre_ir_if(P, bin(VYRE_OP_GT, nm("i"), lit(VYRE_I32, 10))));
     put(&brk->then_, vyre_ir_simple(P, VYRE_ST_BREAK));
-    struct vyre_stmt *f2 = put(b, vyre_ir_for(P, "j", lit(VYRE_I64, 10), lit(VYRE_I64, 0),
-                                              lit(VYRE_I64, (vyre_bits)-1)));
+    struct vyre_stmt *f2 = put(
+        b, vyre_ir_for(P, "j", lit(VYRE_I64, 10), lit(VYRE_I64, 0), lit(VYRE_I64, (vyre_bits)-1)));
     put(&f2->then_, vyre_ir_set(P, "acc", bin(VYRE_OP_SUB, nm("acc"), lit(VYRE_I32, 1))));
     struct vyre_stmt *f3 = put(b, vyre_ir_for(P, "k", lit(VYRE_U64, 0), nm("m"), lit(VYRE_U64, 3)));
     struct vyre_stmt *f4 = put(&f3->then_, vyre_ir_for(P, "q", u32(0), len("out"), nm("st")));
     put(&f4->then_, vyre_ir_set(P, "acc", bin(VYRE_OP_ADD, nm("acc"), ld("out", nm("q")))));
-    struct vyre_stmt *inner = put(&f4->then_, vyre_ir_if(P, bin(VYRE_OP_EQ, nm("acc"), lit(VYRE_I32, 99))));
+    struct vyre_stmt *inner =
+        put(&f4->then_, vyre_ir_if(P, bin(VYRE_OP_EQ, nm("acc"), lit(VYRE_I32, 99))));
     put(&inner->then_, vyre_ir_simple(P, VYRE_ST_BREAK));
     put(&f3->then_, vyre_ir_set(P, "acc", bin(VYRE_OP_XOR, nm("acc"), lit(VYRE_I32, 1))));
     struct vyre_stmt *ie = put(b, vyre_ir_if(P, bin(VYRE_OP_EQ, nm("acc"), lit(VYRE_I32, 5))));
@@ -258,8 +258,7 @@ static vyre_program *make_control(void)
 
 /* Shared arrays of every memory type, barriers, atomics (every op, global and
  * shared, bound and unbound results, cas), a 3-D workgroup and every builtin. */
-static vyre_program *make_atomics(void)
-{
+static vyre_program *make_atomics(void) {
     P = vyre_program_new("atomics", 8, 4, 2);
     vyre_ir_buffer(P, "gu", VYRE_U32, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_buffer(P, "gi", VYRE_I32, VYRE_ACCESS_WRITE, 0);
@@ -293,15 +292,18 @@ static vyre_program *make_atomics(void)
                 struct vyre_expr *idx = w ? u32((uint32_t)op) : nm("t");
                 struct vyre_expr *v = lit(types[ti], (vyre_bits)(op + 3));
                 struct vyre_expr *ex = op == VYRE_ATOMIC_CAS ? lit(types[ti], 1) : NULL;
-                put(b, vyre_ir_atomic(P, bind ? res : NULL, (enum vyre_atomic_op)op, buf, idx, ex, v));
+                put(b,
+                    vyre_ir_atomic(P, bind ? res : NULL, (enum vyre_atomic_op)op, buf, idx, ex, v));
                 if (bind) store(b, bufs[ti][0], u32(200u + (uint32_t)op), nm(res));
             }
         }
     }
-    put(b, vyre_ir_atomic(P, "of", VYRE_ATOMIC_ADD, "gf", nm("l"), NULL, lit(VYRE_F32, 0x3f800000)));
+    put(b,
+        vyre_ir_atomic(P, "of", VYRE_ATOMIC_ADD, "gf", nm("l"), NULL, lit(VYRE_F32, 0x3f800000)));
     put(b, vyre_ir_atomic(P, NULL, VYRE_ATOMIC_ADD, "sf", u32(2), NULL, nm("of")));
     put(b, vyre_ir_simple(P, VYRE_ST_BARRIER));
-    static const enum vyre_builtin bl[] = {VYRE_GID, VYRE_LID, VYRE_WGID, VYRE_WGSIZE, VYRE_NGROUPS};
+    static const enum vyre_builtin bl[] = {VYRE_GID, VYRE_LID, VYRE_WGID, VYRE_WGSIZE,
+                                           VYRE_NGROUPS};
     uint32_t k = 300;
     for (int i = 0; i < 5; i++)
         for (unsigned ax = 0; ax < 3; ax++) store(b, "gu", u32(k++), vyre_ir_builtin(P, bl[i], ax));
@@ -313,8 +315,7 @@ static vyre_program *make_atomics(void)
 
 /* ---- tests ------------------------------------------------------------------------ */
 
-static void test_saxpy(void)
-{
+static void test_saxpy(void) {
     vyre_program *p = make_saxpy("saxpy");
     char *ptx = emit(p, 90);
     CHECK(ptx != NULL);
@@ -352,8 +353,9 @@ static void test_saxpy(void)
     vyre_ir_buffer(P, "y", VYRE_F32, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_param(P, "a", VYRE_F32);
     let(&P->body, "i", gid());
-    struct vyre_stmt *s = put(&P->body, vyre_ir_if(P, bin(VYRE_OP_LAND, bin(VYRE_OP_LT, nm("i"), len("x")),
-                                                          bin(VYRE_OP_LT, nm("i"), len("y")))));
+    struct vyre_stmt *s =
+        put(&P->body, vyre_ir_if(P, bin(VYRE_OP_LAND, bin(VYRE_OP_LT, nm("i"), len("x")),
+                                        bin(VYRE_OP_LT, nm("i"), len("y")))));
     store(&s->then_, "y", nm("i"),
           bin(VYRE_OP_ADD, bin(VYRE_OP_MUL, nm("a"), ld("x", nm("i"))), ld("y", nm("i"))));
     p = P;
@@ -371,8 +373,7 @@ static void test_saxpy(void)
     vyre_program_free(p);
 }
 
-static void test_unguarded_checks(void)
-{
+static void test_unguarded_checks(void) {
     /* Without the guard, every access is predicated on its own bounds compare. */
     P = vyre_program_new("raw", 64, 1, 1);
     vyre_ir_buffer(P, "x", VYRE_F32, VYRE_ACCESS_READ, 0);
@@ -390,8 +391,7 @@ static void test_unguarded_checks(void)
     vyre_program_free(p);
 }
 
-static void test_bad_sm(void)
-{
+static void test_bad_sm(void) {
     vyre_program *p = make_saxpy("saxpy");
     unsigned bad[] = {0, 61, 72, 100};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -417,8 +417,7 @@ static void test_bad_sm(void)
     vyre_program_free(p);
 }
 
-static void test_invalid_program(void)
-{
+static void test_invalid_program(void) {
     P = vyre_program_new("broken", 64, 1, 1);
     store(&P->body, "nowhere", u32(0), u32(1));
     vyre_program *p = P;
@@ -431,10 +430,11 @@ static void test_invalid_program(void)
     vyre_program_free(p);
 }
 
-static void test_targets_and_abi(void)
-{
-    static const struct { unsigned sm; const char *v; } t[] = {
-        {70, "6.0"}, {75, "6.3"}, {80, "7.0"}, {86, "7.1"}, {89, "7.8"}, {90, "7.8"}};
+static void test_targets_and_abi(void) {
+    static const struct {
+        unsigned sm;
+        const char *v;
+    } t[] = {{70, "6.0"}, {75, "6.3"}, {80, "7.0"}, {86, "7.1"}, {89, "7.8"}, {90, "7.8"}};
     P = vyre_program_new("abi", 32, 2, 1);
     vyre_ir_buffer(P, "a", VYRE_U32, VYRE_ACCESS_READ, 0);
     vyre_ir_param(P, "s", VYRE_I32);
@@ -455,16 +455,15 @@ static void test_targets_and_abi(void)
                                 "\t.param .u32 n_a,\n\t.param .u32 n_b,\n\t.param .u32 n_c,\n"
                                 "\t.param .s32 p_s,\n\t.param .u32 p_t,\n\t.param .u64 p_u\n)");
         CHECK_STR_CONTAINS(ptx, ".maxntid 32, 2, 1\n{\n\t.shared .align 8 .b8 s_tmp[40];");
-        CHECK_STR_CONTAINS(ptx, "st.shared.u32 [%r");  /* the zero fill */
-        CHECK_EQ_U64(count(ptx, "bar.sync 0"), 2);     /* after the fill, and the program's */
+        CHECK_STR_CONTAINS(ptx, "st.shared.u32 [%r"); /* the zero fill */
+        CHECK_EQ_U64(count(ptx, "bar.sync 0"), 2);    /* after the fill, and the program's */
         if (t[i].sm == 70 || t[i].sm == 80 || t[i].sm == 90) CHECK(ptxas_ok(ptx, t[i].sm));
         vyre_free(ptx);
     }
     vyre_program_free(p);
 }
 
-static void test_determinism(void)
-{
+static void test_determinism(void) {
     vyre_program *p1 = make_control(), *p2 = make_control();
     char *a = emit(p1, 80), *b = emit(p1, 80), *c = emit(p2, 80);
     CHECK(a && b && c);
@@ -480,8 +479,7 @@ static void test_determinism(void)
 }
 
 /* PTX without its comment lines (they quote the statements as written). */
-static void strip_comments(char *s)
-{
+static void strip_comments(char *s) {
     char *w = s;
     for (char *line = s; *line;) {
         char *nl = strchr(line, '\n');
@@ -497,8 +495,7 @@ static void strip_comments(char *s)
     *w = '\0';
 }
 
-static vyre_program *parse_text(const char *text)
-{
+static vyre_program *parse_text(const char *text) {
     vyre_program *p = NULL;
     struct vyre_error err;
     CHECK_EQ_U64(vyre_text_parse(text, strlen(text), &p, &err), VYRE_OK);
@@ -507,8 +504,7 @@ static vyre_program *parse_text(const char *text)
 
 /* Emission folds constants (the optimiser runs before PTX) on a copy: the caller's
  * program keeps its text, and a literal expression emits what its value would. */
-static void test_emit_folds_a_copy(void)
-{
+static void test_emit_folds_a_copy(void) {
     vyre_program *p = parse_text("(program k (workgroup 1) (buffer o u32 write 1)\n"
                                  "  (store o 0u32 (mul (add 2u32 4u32) 7u32)))\n");
     vyre_program *q = parse_text("(program k (workgroup 1) (buffer o u32 write 1)\n"
@@ -534,14 +530,13 @@ static void test_emit_folds_a_copy(void)
 }
 
 /* Text-level checks of the exact-semantics templates. */
-static void test_templates(void)
-{
+static void test_templates(void) {
     vyre_program *p = make_arith(VYRE_I32);
     char *ptx = emit(p, 90);
     if (ptx) {
-        CHECK_STR_CONTAINS(ptx, "setp.eq.b32");           /* div/rem guards */
-        CHECK_STR_CONTAINS(ptx, "0x80000000");            /* MIN / -1 */
-        CHECK_STR_CONTAINS(ptx, "and.b32 %r");            /* masked shift amount */
+        CHECK_STR_CONTAINS(ptx, "setp.eq.b32"); /* div/rem guards */
+        CHECK_STR_CONTAINS(ptx, "0x80000000");  /* MIN / -1 */
+        CHECK_STR_CONTAINS(ptx, "and.b32 %r");  /* masked shift amount */
         CHECK_STR_CONTAINS(ptx, ", 31;");
         CHECK_STR_CONTAINS(ptx, "shr.s32");
         CHECK_STR_CONTAINS(ptx, "brev.b32");
@@ -580,14 +575,14 @@ static void test_templates(void)
 }
 
 /* Every program for sm_70, sm_80 and sm_90 through ptxas, one module per target. */
-static void test_ptxas_all(void)
-{
+static void test_ptxas_all(void) {
     static const unsigned sms[] = {70, 80, 90};
     for (size_t s = 0; s < 3; s++) {
         vyre_program *progs[16];
         size_t n = 0;
         progs[n++] = make_saxpy("saxpy");
-        for (size_t i = 0; i < sizeof numeric / sizeof numeric[0]; i++) progs[n++] = make_arith(numeric[i]);
+        for (size_t i = 0; i < sizeof numeric / sizeof numeric[0]; i++)
+            progs[n++] = make_arith(numeric[i]);
         progs[n++] = make_casts();
         progs[n++] = make_bools();
         progs[n++] = make_control();
@@ -611,8 +606,7 @@ static void test_ptxas_all(void)
 
 /* ---- the bounds pass ---------------------------------------------------------------- */
 
-static void test_bounds_pass(void)
-{
+static void test_bounds_pass(void) {
     P = vyre_program_new("bounds", 64, 1, 1);
     vyre_ir_buffer(P, "x", VYRE_U32, VYRE_ACCESS_READ, 0);
     vyre_ir_buffer(P, "y", VYRE_U32, VYRE_ACCESS_READ_WRITE, 0);
@@ -628,7 +622,8 @@ static void test_bounds_pass(void)
     struct vyre_expr *lx = ld("x", nm("i"));
     struct vyre_stmt *sy = put(&g->then_, vyre_ir_store(P, "y", nm("i"), lx));
     struct vyre_expr *lsh_in = ld("sh", u32(3)), *lsh_out = ld("sh", u32(4));
-    struct vyre_stmt *s2 = put(&g->then_, vyre_ir_store(P, "y", u32(0), bin(VYRE_OP_ADD, lsh_in, lsh_out)));
+    struct vyre_stmt *s2 =
+        put(&g->then_, vyre_ir_store(P, "y", u32(0), bin(VYRE_OP_ADD, lsh_in, lsh_out)));
     struct vyre_expr *lelse = ld("x", nm("i"));
     struct vyre_stmt *se = put(&g->else_, vyre_ir_store(P, "y", u32(1), lelse));
     struct vyre_stmt *after = put(b, vyre_ir_store(P, "y", nm("i"), u32(5)));
@@ -643,8 +638,10 @@ static void test_bounds_pass(void)
     /* for over len(y): y[j] proven, x[j] not; atomic on y[j] proven */
     struct vyre_stmt *f = put(b, vyre_ir_for(P, "j", u32(0), len("y"), NULL));
     struct vyre_expr *lyj = ld("y", nm("j")), *lxj = ld("x", nm("j"));
-    struct vyre_stmt *sf = put(&f->then_, vyre_ir_store(P, "y", nm("j"), bin(VYRE_OP_ADD, lyj, lxj)));
-    struct vyre_stmt *af = put(&f->then_, vyre_ir_atomic(P, NULL, VYRE_ATOMIC_ADD, "y", nm("j"), NULL, u32(1)));
+    struct vyre_stmt *sf =
+        put(&f->then_, vyre_ir_store(P, "y", nm("j"), bin(VYRE_OP_ADD, lyj, lxj)));
+    struct vyre_stmt *af =
+        put(&f->then_, vyre_ir_atomic(P, NULL, VYRE_ATOMIC_ADD, "y", nm("j"), NULL, u32(1)));
     vyre_program *p = P;
     struct vyre_error err;
     CHECK_EQ_U64(vyre_ensure_valid(p, &err), VYRE_OK);
@@ -687,8 +684,7 @@ static void test_bounds_pass(void)
     vyre_program_free(p);
 }
 
-int main(void)
-{
+int main(void) {
     RUN_TEST(test_saxpy);
     RUN_TEST(test_unguarded_checks);
     RUN_TEST(test_bad_sm);

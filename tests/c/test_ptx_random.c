@@ -65,7 +65,8 @@ static pid_t spawn_ptxas(const char *arch, const char *file, const char *errfile
 static int wait_rc(pid_t pid) {
     int status = 0;
     if (pid < 0 || waitpid(pid, &status, 0) < 0) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status)
+                             : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
 static bool write_file(const char *path, const char *text, size_t n) {
@@ -135,7 +136,8 @@ static char *emit(uint64_t seed, unsigned sm, vyre_program **out_p) {
     vyre_program *p = vyre_gen_random(seed, &o);
     *out_p = p;
     if (!p) {
-        harness_fail(__FILE__, __LINE__, "seed %llu: generator returned NULL", (unsigned long long)seed);
+        harness_fail(__FILE__, __LINE__, "seed %llu: generator returned NULL",
+                     (unsigned long long)seed);
         return NULL;
     }
     struct vyre_ptx_options po = {sm};
@@ -150,7 +152,8 @@ static char *emit(uint64_t seed, unsigned sm, vyre_program **out_p) {
         size_t tn = 0;
         vyre_text_print(p, &text, &tn);
         harness_fail(__FILE__, __LINE__, "seed %llu sm_%u: vyre_ptx_emit failed: %s: %s\n%s",
-                     (unsigned long long)seed, sm, vyre_status_name(st), err.message, text ? text : "");
+                     (unsigned long long)seed, sm, vyre_status_name(st), err.message,
+                     text ? text : "");
         vyre_free(text);
         vyre_free(ptx);
         return NULL;
@@ -203,8 +206,10 @@ static void bisect(const struct job *j, const char *arch) {
                 size_t tn = 0;
                 vyre_text_print(p, &text, &tn);
                 quote_line(ptx, m, quoted, sizeof quoted);
-                harness_fail(__FILE__, __LINE__, "seed %llu sm_%u: ptxas -arch=%s failed (rc %d):\n%s%s\nprogram:\n%s",
-                             (unsigned long long)seed, j->sm, arch, rc, m ? m : "", quoted, text ? text : "");
+                harness_fail(__FILE__, __LINE__,
+                             "seed %llu sm_%u: ptxas -arch=%s failed (rc %d):\n%s%s\nprogram:\n%s",
+                             (unsigned long long)seed, j->sm, arch, rc, m ? m : "", quoted,
+                             text ? text : "");
                 vyre_free(text);
                 found++;
                 failed_programs++;
@@ -215,8 +220,10 @@ static void bisect(const struct job *j, const char *arch) {
         vyre_program_free(p);
     }
     if (!found)
-        harness_fail(__FILE__, __LINE__, "sm_%u seeds %llu..%llu: the module failed but every kernel assembles "
-                     "alone (a module-scope clash?): %s", j->sm, (unsigned long long)j->seeds[0],
+        harness_fail(__FILE__, __LINE__,
+                     "sm_%u seeds %llu..%llu: the module failed but every kernel assembles "
+                     "alone (a module-scope clash?): %s",
+                     j->sm, (unsigned long long)j->seeds[0],
                      (unsigned long long)j->seeds[j->nseeds - 1], msg ? msg : "");
     free(msg);
 }
@@ -250,8 +257,10 @@ static const char *probe_sm70(void) {
 static void test_ptx_random(void) {
     harness_checks++;
     if (!find_ptxas()) {
-        harness_fail(__FILE__, __LINE__, "ptxas not found on $PATH nor at /usr/local/cuda/bin/ptxas: every "
-                     "emitted PTX must be assembled. Fix: install the CUDA toolkit or add ptxas to PATH.");
+        harness_fail(
+            __FILE__, __LINE__,
+            "ptxas not found on $PATH nor at /usr/local/cuda/bin/ptxas: every "
+            "emitted PTX must be assembled. Fix: install the CUDA toolkit or add ptxas to PATH.");
         return;
     }
     snprintf(tmpdir, sizeof tmpdir, "/tmp/vyre_ptx_XXXXXX");
@@ -327,8 +336,8 @@ static void test_ptx_random(void) {
     for (int k = 0; k < MAX_JOBS; k++)
         if (jobs[k].pid) finish(&jobs[k], sm70_arch);
     rmdir(tmpdir);
-    printf("ptxas: %u programs, %u modules, %u of %u kernels assembled, %u failed\n", N_PROGRAMS, nmod,
-           assembled, nkernels, failed_programs);
+    printf("ptxas: %u programs, %u modules, %u of %u kernels assembled, %u failed\n", N_PROGRAMS,
+           nmod, assembled, nkernels, failed_programs);
     CHECK(assembled == nkernels);
     CHECK(assembled >= 1000u);
 }

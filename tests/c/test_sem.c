@@ -35,13 +35,9 @@ static double toD(uint64_t b) {
 }
 
 /* 32-bit negative numbers as zero-extended bits */
-static uint64_t I32(int32_t v) {
-    return (uint32_t)v;
-}
+static uint64_t I32(int32_t v) { return (uint32_t)v; }
 
-static uint64_t I64(int64_t v) {
-    return (uint64_t)v;
-}
+static uint64_t I64(int64_t v) { return (uint64_t)v; }
 
 #define B(op, t, a, b) vyre_sem_binary(VYRE_OP_##op, VYRE_##t, (a), (b))
 #define U(op, t, a) vyre_sem_unary(VYRE_OP_##op, VYRE_##t, (a))
@@ -64,9 +60,7 @@ static int isnan32(uint64_t b) {
     return (b & 0x7F800000u) == 0x7F800000u && (b & 0x7FFFFFu) != 0 && (b >> 32) == 0;
 }
 
-static int isnan64(uint64_t b) {
-    return isnan(toD(b));
-}
+static int isnan64(uint64_t b) { return isnan(toD(b)); }
 
 /* ---- integer arithmetic ---------------------------------------------------------- */
 
@@ -428,11 +422,11 @@ static void test_cast_float_to_int(void) {
 
 static void test_cast_int_to_float(void) {
     /* round to nearest even */
-    CHECK_EQ_U64(C(F32, I32, 16777217), 0x4B800000u);      /* -> 16777216 */
-    CHECK_EQ_U64(C(F32, I32, 16777219), 0x4B800002u);      /* -> 16777220 */
+    CHECK_EQ_U64(C(F32, I32, 16777217), 0x4B800000u); /* -> 16777216 */
+    CHECK_EQ_U64(C(F32, I32, 16777219), 0x4B800002u); /* -> 16777220 */
     CHECK_EQ_U64(C(F32, I32, I32(-16777217)), 0xCB800000u);
     CHECK_EQ_U64(C(F32, I32, I32MIN), 0xCF000000u);
-    CHECK_EQ_U64(C(F32, U32, U32MAX), 0x4F800000u);         /* 2^32 */
+    CHECK_EQ_U64(C(F32, U32, U32MAX), 0x4F800000u); /* 2^32 */
     CHECK_EQ_U64(C(F32, U32, I32MIN), 0x4F000000u);
     CHECK_EQ_U64(C(F64, I32, I32(-7)), D(-7));
     CHECK_EQ_U64(C(F64, U32, U32MAX), D(4294967295.0));
@@ -478,7 +472,7 @@ static void test_cast_other(void) {
     /* float <-> float */
     CHECK_EQ_U64(C(F64, F32, F(0.1f)), D((double)0.1f));
     CHECK_EQ_U64(C(F64, F32, 1), D(0x1p-149));
-    CHECK_EQ_U64(C(F32, F64, D(1.0 + 0x1p-24)), F(1));                   /* tie -> even */
+    CHECK_EQ_U64(C(F32, F64, D(1.0 + 0x1p-24)), F(1)); /* tie -> even */
     CHECK_EQ_U64(C(F32, F64, D(1.0 + 0x1p-24 + 0x1p-50)), F(1.0f + 0x1p-23f));
     CHECK_EQ_U64(C(F32, F64, D(1e300)), F32_INF);
     CHECK_EQ_U64(C(F32, F64, D(-1e300)), F32_NINF);
@@ -515,9 +509,11 @@ static void test_atomic(void) {
     CHECK_EQ_U64(vyre_sem_atomic(VYRE_ATOMIC_ADD, VYRE_F32, F(1.5f), F(2), 0), F(3.5f));
     /* f32 atomic add flushes subnormal inputs and results to signed zero (as atom.add.f32) */
     CHECK_EQ_U64(vyre_sem_atomic(VYRE_ATOMIC_ADD, VYRE_F32, 0x00000100u, 0, 0), 0);
-    CHECK_EQ_U64(vyre_sem_atomic(VYRE_ATOMIC_ADD, VYRE_F32, 0x80000100u, 0x80000000u, 0), 0x80000000u);
+    CHECK_EQ_U64(vyre_sem_atomic(VYRE_ATOMIC_ADD, VYRE_F32, 0x80000100u, 0x80000000u, 0),
+                 0x80000000u);
     CHECK_EQ_U64(vyre_sem_atomic(VYRE_ATOMIC_ADD, VYRE_F32, F(1.5f), 0x00000001u, 0), F(1.5f));
-    CHECK_EQ_U64(vyre_sem_atomic(VYRE_ATOMIC_ADD, VYRE_F32, 0x00800000u, 0x80800001u, 0), 0x80000000u);
+    CHECK_EQ_U64(vyre_sem_atomic(VYRE_ATOMIC_ADD, VYRE_F32, 0x00800000u, 0x80800001u, 0),
+                 0x80000000u);
     CHECK_EQ_U64(vyre_sem_atomic(VYRE_ATOMIC_ADD, VYRE_I64, I64MAX, 1, 0), I64MIN);
 }
 

@@ -61,7 +61,8 @@ static void check_canonical(const char *text) {
     if (!p) return;
     char *t = round_trip(p);
     if (t && strcmp(t, text) != 0)
-        harness_fail(__FILE__, __LINE__, "not canonical:\n--- expected\n%s--- printed\n%s", text, t);
+        harness_fail(__FILE__, __LINE__, "not canonical:\n--- expected\n%s--- printed\n%s", text,
+                     t);
     harness_checks++;
     vyre_free(t);
     vyre_program_free(p);
@@ -93,27 +94,25 @@ static void syntax_error(const char *text, uint32_t line, uint32_t col, const ch
 
 /* ---- canonical layout ------------------------------------------------------------ */
 
-static const char SAXPY[] =
-    "(program saxpy (workgroup 256)\n"
-    "  (buffer x f32 read)\n"
-    "  (buffer y f32 read_write)\n"
-    "  (param a f32)\n"
-    "  (let i (gid x))\n"
-    "  (if (lt i (len y))\n"
-    "    (then (store y i (add (mul a (load x i)) (load y i))))))\n";
+static const char SAXPY[] = "(program saxpy (workgroup 256)\n"
+                            "  (buffer x f32 read)\n"
+                            "  (buffer y f32 read_write)\n"
+                            "  (param a f32)\n"
+                            "  (let i (gid x))\n"
+                            "  (if (lt i (len y))\n"
+                            "    (then (store y i (add (mul a (load x i)) (load y i))))))\n";
 
-static const char HISTOGRAM[] =
-    "(program histogram (workgroup 128)\n"
-    "  (buffer data u32 read)\n"
-    "  (buffer counts u32 read_write 256)\n"
-    "  (let i (gid x))\n"
-    "  (if (ge i (len data))\n"
-    "    (then (return)))\n"
-    "  (let bin (and (load data i) 255u32))\n"
-    "  (atomic add counts bin 1u32)\n"
-    "  (let old (atomic max counts 0u32 bin))\n"
-    "  (let prev (atomic cas counts 1u32 old 7u32))\n"
-    "  (set prev (atomic_free prev)))\n";
+static const char HISTOGRAM[] = "(program histogram (workgroup 128)\n"
+                                "  (buffer data u32 read)\n"
+                                "  (buffer counts u32 read_write 256)\n"
+                                "  (let i (gid x))\n"
+                                "  (if (ge i (len data))\n"
+                                "    (then (return)))\n"
+                                "  (let bin (and (load data i) 255u32))\n"
+                                "  (atomic add counts bin 1u32)\n"
+                                "  (let old (atomic max counts 0u32 bin))\n"
+                                "  (let prev (atomic cas counts 1u32 old 7u32))\n"
+                                "  (set prev (atomic_free prev)))\n";
 
 static const char REDUCE[] =
     "(program reduce (workgroup 64 2 3)\n"
@@ -181,12 +180,12 @@ static void test_builder_saxpy(void) {
     vyre_ir_buffer(p, "y", VYRE_F32, VYRE_ACCESS_READ_WRITE, 0);
     vyre_ir_param(p, "a", VYRE_F32);
     vyre_ir_push(p, &p->body, vyre_ir_let(p, "i", vyre_ir_builtin(p, VYRE_GID, 0)));
-    struct vyre_stmt *s = vyre_ir_if(p, vyre_ir_binary(p, VYRE_OP_LT, vyre_ir_name(p, "i"),
-                                                       vyre_ir_len(p, "y")));
+    struct vyre_stmt *s =
+        vyre_ir_if(p, vyre_ir_binary(p, VYRE_OP_LT, vyre_ir_name(p, "i"), vyre_ir_len(p, "y")));
     struct vyre_expr *ax = vyre_ir_binary(p, VYRE_OP_MUL, vyre_ir_name(p, "a"),
                                           vyre_ir_load(p, "x", vyre_ir_name(p, "i")));
-    struct vyre_expr *sum = vyre_ir_binary(p, VYRE_OP_ADD, ax,
-                                           vyre_ir_load(p, "y", vyre_ir_name(p, "i")));
+    struct vyre_expr *sum =
+        vyre_ir_binary(p, VYRE_OP_ADD, ax, vyre_ir_load(p, "y", vyre_ir_name(p, "i")));
     vyre_ir_push(p, &s->then_, vyre_ir_store(p, "y", vyre_ir_name(p, "i"), sum));
     vyre_ir_push(p, &p->body, s);
     char *t = print_ok(p);
@@ -226,34 +225,42 @@ static void test_every_op(void) {
     vyre_ir_param(p, "u", VYRE_U32);
     char name[32];
     for (int op = 0; op < VYRE_OP_COUNT; op++) {
-        struct vyre_expr *e = vyre_op_is_unary((enum vyre_op)op)
-                                  ? vyre_ir_unary(p, (enum vyre_op)op, nm(p, "u"))
-                                  : vyre_ir_binary(p, (enum vyre_op)op, nm(p, "u"),
-                                                   vyre_ir_lit(p, VYRE_U32, 3));
+        struct vyre_expr *e =
+            vyre_op_is_unary((enum vyre_op)op)
+                ? vyre_ir_unary(p, (enum vyre_op)op, nm(p, "u"))
+                : vyre_ir_binary(p, (enum vyre_op)op, nm(p, "u"), vyre_ir_lit(p, VYRE_U32, 3));
         snprintf(name, sizeof name, "v_%s", vyre_op_name((enum vyre_op)op));
         vyre_ir_push(p, &p->body, vyre_ir_let(p, name, e));
     }
     for (int b = 0; b < VYRE_BUILTIN_COUNT; b++)
         for (unsigned ax = 0; ax < 3; ax++) {
             snprintf(name, sizeof name, "b%d%u", b, ax);
-            vyre_ir_push(p, &p->body, vyre_ir_let(p, name, vyre_ir_builtin(p, (enum vyre_builtin)b, ax)));
+            vyre_ir_push(p, &p->body,
+                         vyre_ir_let(p, name, vyre_ir_builtin(p, (enum vyre_builtin)b, ax)));
         }
     for (int t = 0; t < VYRE_TYPE_COUNT; t++) {
         snprintf(name, sizeof name, "c%d", t);
-        vyre_ir_push(p, &p->body, vyre_ir_let(p, name, vyre_ir_cast(p, (enum vyre_type)t, nm(p, "u"))));
+        vyre_ir_push(p, &p->body,
+                     vyre_ir_let(p, name, vyre_ir_cast(p, (enum vyre_type)t, nm(p, "u"))));
         snprintf(name, sizeof name, "bc%d", t);
-        vyre_ir_push(p, &p->body, vyre_ir_let(p, name, vyre_ir_bitcast(p, (enum vyre_type)t, nm(p, "u"))));
+        vyre_ir_push(p, &p->body,
+                     vyre_ir_let(p, name, vyre_ir_bitcast(p, (enum vyre_type)t, nm(p, "u"))));
     }
-    vyre_ir_push(p, &p->body, vyre_ir_let(p, "f", vyre_ir_fma(p, nm(p, "a"), nm(p, "b"), nm(p, "c"))));
-    vyre_ir_push(p, &p->body, vyre_ir_let(p, "s", vyre_ir_select(p, nm(p, "a"), nm(p, "b"), nm(p, "c"))));
+    vyre_ir_push(p, &p->body,
+                 vyre_ir_let(p, "f", vyre_ir_fma(p, nm(p, "a"), nm(p, "b"), nm(p, "c"))));
+    vyre_ir_push(p, &p->body,
+                 vyre_ir_let(p, "s", vyre_ir_select(p, nm(p, "a"), nm(p, "b"), nm(p, "c"))));
     for (int a = 0; a < VYRE_ATOMIC_COUNT; a++) {
         bool cas = a == VYRE_ATOMIC_CAS;
         snprintf(name, sizeof name, "at%d", a);
-        vyre_ir_push(p, &p->body, vyre_ir_atomic(p, (a & 1) ? name : NULL, (enum vyre_atomic_op)a, "sh",
-                                                 nm(p, "u"), cas ? nm(p, "u") : NULL, nm(p, "u")));
+        vyre_ir_push(p, &p->body,
+                     vyre_ir_atomic(p, (a & 1) ? name : NULL, (enum vyre_atomic_op)a, "sh",
+                                    nm(p, "u"), cas ? nm(p, "u") : NULL, nm(p, "u")));
     }
-    vyre_ir_push(p, &p->body, vyre_ir_atomic(p, NULL, VYRE_ATOMIC_CAS, "b", nm(p, "u"), nm(p, "u"), nm(p, "u")));
-    struct vyre_stmt *f = vyre_ir_for(p, "k", vyre_ir_lit(p, VYRE_I64, (vyre_bits)-5), nm(p, "u"), NULL);
+    vyre_ir_push(p, &p->body,
+                 vyre_ir_atomic(p, NULL, VYRE_ATOMIC_CAS, "b", nm(p, "u"), nm(p, "u"), nm(p, "u")));
+    struct vyre_stmt *f =
+        vyre_ir_for(p, "k", vyre_ir_lit(p, VYRE_I64, (vyre_bits)-5), nm(p, "u"), NULL);
     vyre_ir_push(p, &f->then_, vyre_ir_simple(p, VYRE_ST_BREAK));
     vyre_ir_push(p, &f->then_, vyre_ir_simple(p, VYRE_ST_BARRIER));
     vyre_ir_push(p, &p->body, f);
@@ -299,8 +306,8 @@ static void check_lit(enum vyre_type t, vyre_bits bits, const char *want) {
     char buf[96];
     lit_text(t, bits, buf, sizeof buf);
     if (want && strcmp(buf, want) != 0)
-        harness_fail(__FILE__, __LINE__, "literal %s printed as %s, expected %s",
-                     vyre_type_name(t), buf, want);
+        harness_fail(__FILE__, __LINE__, "literal %s printed as %s, expected %s", vyre_type_name(t),
+                     buf, want);
     harness_checks++;
     enum vyre_type t2 = VYRE_VOID;
     vyre_bits b2 = 0;
@@ -365,7 +372,11 @@ static void test_literal_edges(void) {
     }
 
     /* the parser's extra spellings */
-    struct { const char *text; enum vyre_type t; vyre_bits bits; } extra[] = {
+    struct {
+        const char *text;
+        enum vyre_type t;
+        vyre_bits bits;
+    } extra[] = {
         {"1.5f32", VYRE_F32, 0x3fc00000u},
         {"0.1f32", VYRE_F32, 0x3dcccccdu},
         {"1e-3f64", VYRE_F64, UINT64_C(0x3f50624dd2f1a9fc)},
@@ -402,7 +413,10 @@ static void test_literal_edges(void) {
 }
 
 static void test_literal_errors(void) {
-    struct { const char *lit; const char *needle; } bad[] = {
+    struct {
+        const char *lit;
+        const char *needle;
+    } bad[] = {
         {"5", "type suffix"},
         {"5u16", "type suffix"},
         {"4294967296u32", "out of range"},
@@ -534,8 +548,8 @@ static void test_extras(void) {
                                "  (for j -3i64 9i64 1i64))\n");
     CHECK(a && b && vyre_program_equal(a, b));
     CHECK_EQ_U64(vyre_program_hash(a), vyre_program_hash(b));
-    CHECK(a && a->body.items[1]->step->kind == VYRE_EX_LIT && a->body.items[1]->step->type == VYRE_I64 &&
-          a->body.items[1]->step->u.lit.bits == 1);
+    CHECK(a && a->body.items[1]->step->kind == VYRE_EX_LIT &&
+          a->body.items[1]->step->type == VYRE_I64 && a->body.items[1]->step->u.lit.bits == 1);
     vyre_program_free(a);
     vyre_program_free(b);
     /* a let-bound atomic is one ATOMIC statement carrying the name */
@@ -557,7 +571,8 @@ static void test_hash(void) {
     vyre_program *a = parse_ok(SAXPY), *b = parse_ok(REDUCE), *c = parse_ok(LOOPS);
     uint64_t ha = vyre_program_hash(a);
     CHECK_EQ_U64(vyre_program_hash(a), ha);
-    CHECK(ha != vyre_program_hash(b) && ha != vyre_program_hash(c) && vyre_program_hash(b) != vyre_program_hash(c));
+    CHECK(ha != vyre_program_hash(b) && ha != vyre_program_hash(c) &&
+          vyre_program_hash(b) != vyre_program_hash(c));
     /* a one-bit literal difference changes the hash */
     vyre_program *d = parse_ok("(program p (workgroup 1) (let v 0x0p+0f32))");
     vyre_program *e = parse_ok("(program p (workgroup 1) (let v -0x0p+0f32))");
@@ -625,7 +640,9 @@ static void test_depth(void) {
 }
 
 static void mutate_and_parse(const char *seed, int rounds) {
-    static const char pool[] = "()() ;\n\0\xff" "0123456789abcxyz-._:pe" "u32i64f32f64";
+    static const char pool[] = "()() ;\n\0\xff"
+                               "0123456789abcxyz-._:pe"
+                               "u32i64f32f64";
     size_t slen = strlen(seed);
     char *buf = malloc(slen * 2 + 64);
     int ok = 0, syntax = 0;
@@ -652,9 +669,7 @@ static void mutate_and_parse(const char *seed, int rounds) {
                     len--;
                 }
                 break;
-            case 3: /* truncate */
-                len = pos;
-                break;
+            case 3: /* truncate */ len = pos; break;
             default: /* duplicate a span */
                 if (len && len < slen) {
                     size_t span = (size_t)(rnd() % 16);
@@ -721,8 +736,10 @@ static void test_broken_program(void) {
 static void test_generated(void) {
     int tried = 0;
     for (uint64_t seed = 1; seed <= 300; seed++) {
-        struct vyre_gen_options opt = {.max_stmts = 10, .max_depth = 5,
-                                       .allow_barriers = seed % 2 == 0, .allow_approx = seed % 3 == 0,
+        struct vyre_gen_options opt = {.max_stmts = 10,
+                                       .max_depth = 5,
+                                       .allow_barriers = seed % 2 == 0,
+                                       .allow_approx = seed % 3 == 0,
                                        .allow_invalid = seed % 5 == 0};
         vyre_program *p = vyre_gen_random(seed, &opt);
         CHECK(p != NULL);
@@ -735,7 +752,8 @@ static void test_generated(void) {
             if (!opt.allow_invalid || st == VYRE_OK) {
                 tried++;
                 if (st != VYRE_OK)
-                    harness_fail(__FILE__, __LINE__, "seed %" PRIu64 ": %s\n%s", seed, err.message, t);
+                    harness_fail(__FILE__, __LINE__, "seed %" PRIu64 ": %s\n%s", seed, err.message,
+                                 t);
                 CHECK(q && vyre_program_equal(p, q));
                 vyre_free(round_trip(p));
             }

@@ -108,8 +108,9 @@ static void valid_text(const char *text, int line) {
 }
 #define VALID_TEXT(t) valid_text((t), __LINE__)
 
-#define HDR "(program t (workgroup 64) (buffer x f32 read) (buffer y f32 read_write) " \
-            "(buffer h u32 read_write) (param a f32) (param n u32) "
+#define HDR                                                                    \
+    "(program t (workgroup 64) (buffer x f32 read) (buffer y f32 read_write) " \
+    "(buffer h u32 read_write) (param a f32) (param n u32) "
 
 /* ---- valid programs, resolution ---------------------------------------------------- */
 
@@ -120,9 +121,9 @@ static vyre_program *build_saxpy(void) {
     vyre_ir_param(p, "a", VYRE_F32);
     push(p, &p->body, vyre_ir_let(p, "i", gid(p)));
     struct vyre_stmt *s = vyre_ir_if(p, bin(p, VYRE_OP_LT, nm(p, "i"), vyre_ir_len(p, "y")));
-    struct vyre_expr *v = bin(p, VYRE_OP_ADD,
-                              bin(p, VYRE_OP_MUL, nm(p, "a"), vyre_ir_load(p, "x", nm(p, "i"))),
-                              vyre_ir_load(p, "y", nm(p, "i")));
+    struct vyre_expr *v =
+        bin(p, VYRE_OP_ADD, bin(p, VYRE_OP_MUL, nm(p, "a"), vyre_ir_load(p, "x", nm(p, "i"))),
+            vyre_ir_load(p, "y", nm(p, "i")));
     push(p, &s->then_, vyre_ir_store(p, "y", nm(p, "i"), v));
     push(p, &p->body, s);
     return p;
@@ -169,9 +170,12 @@ static void test_histogram_atomics(void) {
     struct vyre_expr *bucket = bin(p, VYRE_OP_REM, vyre_ir_load(p, "data", nm(p, "i")), u32(p, 16));
     push(p, &s->then_, vyre_ir_atomic(p, "old", VYRE_ATOMIC_ADD, "hist", bucket, NULL, u32(p, 1)));
     push(p, &s->then_, vyre_ir_set(p, "old", bin(p, VYRE_OP_ADD, nm(p, "old"), u32(p, 1))));
-    push(p, &s->then_, vyre_ir_atomic(p, NULL, VYRE_ATOMIC_MAX, "local", u32(p, 0), NULL, nm(p, "old")));
-    push(p, &s->then_, vyre_ir_atomic(p, "prev", VYRE_ATOMIC_CAS, "local", u32(p, 1), u32(p, 0), u32(p, 7)));
-    push(p, &s->then_, vyre_ir_atomic(p, NULL, VYRE_ATOMIC_ADD, "fsum", u32(p, 0), NULL, f32(p, 1.0f)));
+    push(p, &s->then_,
+         vyre_ir_atomic(p, NULL, VYRE_ATOMIC_MAX, "local", u32(p, 0), NULL, nm(p, "old")));
+    push(p, &s->then_,
+         vyre_ir_atomic(p, "prev", VYRE_ATOMIC_CAS, "local", u32(p, 1), u32(p, 0), u32(p, 7)));
+    push(p, &s->then_,
+         vyre_ir_atomic(p, NULL, VYRE_ATOMIC_ADD, "fsum", u32(p, 0), NULL, f32(p, 1.0f)));
     push(p, &p->body, s);
     CHECK(VALID(p));
     CHECK_EQ_U64(p->nslots, 3);
@@ -202,15 +206,17 @@ static vyre_program *build_reduction(bool divergent_bound) {
     struct vyre_stmt *loop = vyre_ir_for(p, "k", u32(p, 0), to, u32(p, 1));
     push(p, &loop->then_, vyre_ir_set(p, "width", bin(p, VYRE_OP_SHR, nm(p, "width"), u32(p, 1))));
     struct vyre_stmt *g = vyre_ir_if(p, bin(p, VYRE_OP_LT, nm(p, "l"), nm(p, "width")));
-    struct vyre_expr *sum = bin(p, VYRE_OP_ADD, vyre_ir_load(p, "tmp", nm(p, "l")),
-                                vyre_ir_load(p, "tmp", bin(p, VYRE_OP_ADD, nm(p, "l"), nm(p, "width"))));
+    struct vyre_expr *sum =
+        bin(p, VYRE_OP_ADD, vyre_ir_load(p, "tmp", nm(p, "l")),
+            vyre_ir_load(p, "tmp", bin(p, VYRE_OP_ADD, nm(p, "l"), nm(p, "width"))));
     push(p, &g->then_, vyre_ir_store(p, "tmp", nm(p, "l"), sum));
     push(p, &loop->then_, g);
     push(p, &loop->then_, vyre_ir_simple(p, VYRE_ST_BARRIER));
     push(p, &p->body, loop);
     struct vyre_stmt *w = vyre_ir_if(p, bin(p, VYRE_OP_EQ, nm(p, "l"), u32(p, 0)));
-    push(p, &w->then_, vyre_ir_store(p, "out", vyre_ir_builtin(p, VYRE_WGID, 0),
-                                     vyre_ir_load(p, "tmp", u32(p, 0))));
+    push(p, &w->then_,
+         vyre_ir_store(p, "out", vyre_ir_builtin(p, VYRE_WGID, 0),
+                       vyre_ir_load(p, "tmp", u32(p, 0))));
     push(p, &p->body, w);
     return p;
 }
@@ -238,9 +244,10 @@ static void test_parsed_valid(void) {
                    "(let s (abs -3i32)) (let t2 (neg n)) (let u (not n)) (let v (sqrt 2.0f64))"
                    "(let w (min a 1.0f32)) (let z (ne b true)) (let idx (load x -1i32)))");
     /* Loops: every integer type; loop variable read; atomic results may be set. */
-    VALID_TEXT(HDR "(for i 0i64 10i64 2i64 (let v (cast u32 i)) (store h v v))"
-                   "(for j 0u32 n 1u32 (if (gt j 5u32) (then (break))) (let old (atomic xor h j 1u32))"
-                   "  (set old (add old j))))");
+    VALID_TEXT(HDR
+               "(for i 0i64 10i64 2i64 (let v (cast u32 i)) (store h v v))"
+               "(for j 0u32 n 1u32 (if (gt j 5u32) (then (break))) (let old (atomic xor h j 1u32))"
+               "  (set old (add old j))))");
 }
 
 /* ---- typing rules ----------------------------------------------------------------- */
@@ -296,8 +303,8 @@ static void test_no_cascade(void) {
     EXPECT(parse(HDR "(let v (add (add 1.0f32 1u32) 2u32)) (let w (mul v v))"
                      "(store y 0u32 w) (if (lt w 1u32) (then (return))))"),
            "type-mismatch", "body[0].value.a");
-    EXPECT(parse(HDR "(let v (sqrt (load nope 0u32))) (let w (add v 1u32)))"),
-           "undeclared-name", "body[0].value.arg");
+    EXPECT(parse(HDR "(let v (sqrt (load nope 0u32))) (let w (add v 1u32)))"), "undeclared-name",
+           "body[0].value.arg");
 }
 
 /* ---- names and scopes --------------------------------------------------------------- */
@@ -318,10 +325,9 @@ static void test_names(void) {
     EXPECT(parse(HDR "(for a 0u32 1u32 1u32 (return)))"), "shadowing", "body[0]");
     EXPECT(parse(HDR "(if true (then (let v 1u32)) (else (let v 2u32))))"), "duplicate-name",
            "body[0].else[0]");
-    EXPECT(parse(HDR "(let old (atomic add h 0u32 1u32)) (let old 3u32))"), "shadowing",
-           "body[1]");
-    EXPECT(parse("(program t (workgroup 1) (buffer x f32 read) (param x u32))"),
-           "duplicate-name", "decls[1]");
+    EXPECT(parse(HDR "(let old (atomic add h 0u32 1u32)) (let old 3u32))"), "shadowing", "body[1]");
+    EXPECT(parse("(program t (workgroup 1) (buffer x f32 read) (param x u32))"), "duplicate-name",
+           "decls[1]");
     EXPECT(parse(HDR "(let v (add x 1.0f32)))"), "not-a-value", "body[0].value.a");
     EXPECT(parse(HDR "(let v (load a 0u32)))"), "not-a-buffer", "body[0].value");
     EXPECT(parse(HDR "(let v 1u32) (let w (len v)))"), "not-a-buffer", "body[1].value");
@@ -393,7 +399,8 @@ static void test_set_store_atomic(void) {
     EXPECT(p, "atomic-operands", "body[0]");
     p = vyre_program_new("t", 1, 1, 1);
     vyre_ir_buffer(p, "h", VYRE_U32, VYRE_ACCESS_WRITE, 0);
-    push(p, &p->body, vyre_ir_atomic(p, NULL, VYRE_ATOMIC_OR, "h", u32(p, 0), u32(p, 2), u32(p, 1)));
+    push(p, &p->body,
+         vyre_ir_atomic(p, NULL, VYRE_ATOMIC_OR, "h", u32(p, 0), u32(p, 2), u32(p, 1)));
     EXPECT(p, "atomic-operands", "body[0]");
 }
 
@@ -414,9 +421,10 @@ static void test_barrier_divergent_if(void) {
     struct vyre_problem pr = EXPECT(p, "barrier-divergent", "body[0].then[0]");
     CHECK_STR_CONTAINS(pr.fix, "move the barrier");
     /* Uniform conditions are fine. */
-    VALID_TEXT(HDR "(if (lt (wgid x) 3u32) (then (barrier)) (else (barrier)))"
-                   "(if (lt n (len x)) (then (barrier))) (if (lt (wgsize y) (ngroups z)) (then (barrier)))"
-                   "(for i 0u32 n 1u32 (if (eq i 2u32) (then (barrier)))) (barrier))");
+    VALID_TEXT(
+        HDR "(if (lt (wgid x) 3u32) (then (barrier)) (else (barrier)))"
+            "(if (lt n (len x)) (then (barrier))) (if (lt (wgsize y) (ngroups z)) (then (barrier)))"
+            "(for i 0u32 n 1u32 (if (eq i 2u32) (then (barrier)))) (barrier))");
 }
 
 static void test_barrier_taint(void) {
@@ -445,7 +453,8 @@ static void test_barrier_taint(void) {
                      "(set u3 u2) (set u2 u1) (set u1 (gid x))))"),
            "barrier-divergent", "body[3].body[0].then[0]");
     /* Divergent loop bounds. */
-    EXPECT(parse(HDR "(for i 0u32 (gid x) 1u32 (barrier)))"), "barrier-divergent", "body[0].body[0]");
+    EXPECT(parse(HDR "(for i 0u32 (gid x) 1u32 (barrier)))"), "barrier-divergent",
+           "body[0].body[0]");
 }
 
 static void test_barrier_return_break(void) {
@@ -458,8 +467,9 @@ static void test_barrier_return_break(void) {
     /* A divergent return inside a loop also hits the barrier of the next iteration. */
     EXPECT(parse(HDR "(for i 0u32 4u32 1u32 (barrier) (if (lt (lid x) i) (then (return)))))"),
            "barrier-divergent", "body[0].body[0]");
-    pr = EXPECT(parse(HDR "(for i 0u32 4u32 1u32 (barrier) (if (lt (gid x) 3u32) (then (break)))))"),
-                "barrier-divergent", "body[0].body[0]");
+    pr =
+        EXPECT(parse(HDR "(for i 0u32 4u32 1u32 (barrier) (if (lt (gid x) 3u32) (then (break)))))"),
+               "barrier-divergent", "body[0].body[0]");
     CHECK_STR_CONTAINS(pr.message, "break");
     /* After the loop, control has reconverged. */
     VALID_TEXT(HDR "(for i 0u32 4u32 1u32 (if (lt (gid x) 3u32) (then (break)))) (barrier))");
@@ -585,7 +595,8 @@ static void test_expr_depth_limit(void) {
     struct vyre_expr *leaves[32];
     for (int i = 0; i < 32; i++) leaves[i] = u32(w, 1);
     for (int n = 32; n > 1; n /= 2)
-        for (int i = 0; i < n / 2; i++) leaves[i] = bin(w, VYRE_OP_ADD, leaves[2 * i], leaves[2 * i + 1]);
+        for (int i = 0; i < n / 2; i++)
+            leaves[i] = bin(w, VYRE_OP_ADD, leaves[2 * i], leaves[2 * i + 1]);
     struct vyre_expr *x = leaves[0]; /* 6 levels, 32 leaves */
     for (int i = 0; i < 126; i++) x = bin(w, VYRE_OP_ADD, u32(w, 2), x);
     push(w, &w->body, vyre_ir_let(w, "v", x));

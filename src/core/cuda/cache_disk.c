@@ -32,8 +32,7 @@ struct header {
     uint64_t hash;
 };
 
-bool vyre_cuda_cache_dir(char *buf, size_t size)
-{
+bool vyre_cuda_cache_dir(char *buf, size_t size) {
     const char *dir = getenv("VYRE_CACHE_DIR");
     int n;
     if (dir && *dir) {
@@ -48,8 +47,7 @@ bool vyre_cuda_cache_dir(char *buf, size_t size)
     return n > 0 && (size_t)n < size;
 }
 
-uint64_t vyre_cuda_cache_cap(void)
-{
+uint64_t vyre_cuda_cache_cap(void) {
     const char *s = getenv("VYRE_CACHE_MAX_BYTES");
     if (s && *s) {
         char *end = NULL;
@@ -59,8 +57,7 @@ uint64_t vyre_cuda_cache_cap(void)
     return UINT64_C(256) << 20;
 }
 
-uint64_t vyre_cu_disk_key(uint64_t ptx_hash, unsigned sm, int driver_version)
-{
+uint64_t vyre_cu_disk_key(uint64_t ptx_hash, unsigned sm, int driver_version) {
     char text[128];
     int n = snprintf(text, sizeof text, "%016llx sm_%u driver %d vyre %s",
                      (unsigned long long)ptx_hash, sm, driver_version, VYRE_VERSION);
@@ -68,8 +65,7 @@ uint64_t vyre_cu_disk_key(uint64_t ptx_hash, unsigned sm, int driver_version)
 }
 
 /* mkdir -p; true when the directory exists afterwards. */
-static bool make_dirs(const char *path)
-{
+static bool make_dirs(const char *path) {
     char tmp[PATH_MAX_LEN];
     if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) return false;
     for (char *p = tmp + 1; *p; p++) {
@@ -83,16 +79,14 @@ static bool make_dirs(const char *path)
     return stat(tmp, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-static bool file_path(uint64_t key, char *out, size_t size)
-{
+static bool file_path(uint64_t key, char *out, size_t size) {
     char dir[PATH_MAX_LEN - 32];
     if (!vyre_cuda_cache_dir(dir, sizeof dir)) return false;
     int n = snprintf(out, size, "%s/%016llx.cubin", dir, (unsigned long long)key);
     return n > 0 && (size_t)n < size;
 }
 
-void *vyre_cu_disk_read(uint64_t key, size_t *len)
-{
+void *vyre_cu_disk_read(uint64_t key, size_t *len) {
     char path[PATH_MAX_LEN];
     if (!file_path(key, path, sizeof path)) return NULL;
     FILE *f = fopen(path, "rb");
@@ -122,23 +116,20 @@ struct file_ent {
     struct timespec mtime;
 };
 
-static int older_first(const void *a, const void *b)
-{
+static int older_first(const void *a, const void *b) {
     const struct file_ent *x = a, *y = b;
     if (x->mtime.tv_sec != y->mtime.tv_sec) return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
     if (x->mtime.tv_nsec != y->mtime.tv_nsec) return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
     return strcmp(x->name, y->name);
 }
 
-static bool is_cubin_name(const char *name)
-{
+static bool is_cubin_name(const char *name) {
     size_t n = strlen(name);
     return n > 6 && n < 60 && strcmp(name + n - 6, ".cubin") == 0;
 }
 
 /* Lists the cache's cubins; caller frees *out. */
-static size_t list_files(const char *dir, struct file_ent **out, uint64_t *total)
-{
+static size_t list_files(const char *dir, struct file_ent **out, uint64_t *total) {
     *out = NULL;
     *total = 0;
     DIR *dp = opendir(dir);
@@ -171,8 +162,7 @@ static size_t list_files(const char *dir, struct file_ent **out, uint64_t *total
     return n;
 }
 
-void vyre_cuda_cache_usage(uint64_t *bytes, uint64_t *files)
-{
+void vyre_cuda_cache_usage(uint64_t *bytes, uint64_t *files) {
     char dir[PATH_MAX_LEN];
     uint64_t total = 0;
     size_t n = 0;
@@ -187,8 +177,7 @@ void vyre_cuda_cache_usage(uint64_t *bytes, uint64_t *files)
 
 /* Removes the oldest cubins until the directory fits the cap. Another process may
  * remove the same file first; a failed unlink is simply skipped. */
-static uint64_t evict(const char *dir, uint64_t cap)
-{
+static uint64_t evict(const char *dir, uint64_t cap) {
     struct file_ent *v = NULL;
     uint64_t total = 0, removed = 0;
     size_t n = list_files(dir, &v, &total);
@@ -205,8 +194,7 @@ static uint64_t evict(const char *dir, uint64_t cap)
     return removed;
 }
 
-bool vyre_cu_disk_write(uint64_t key, const void *data, size_t len, uint64_t *evicted)
-{
+bool vyre_cu_disk_write(uint64_t key, const void *data, size_t len, uint64_t *evicted) {
     *evicted = 0;
     char dir[PATH_MAX_LEN - 64], path[PATH_MAX_LEN], tmp[PATH_MAX_LEN];
     if (!vyre_cuda_cache_dir(dir, sizeof dir) || !make_dirs(dir)) return false;
@@ -223,8 +211,7 @@ bool vyre_cu_disk_write(uint64_t key, const void *data, size_t len, uint64_t *ev
     h.key = key;
     h.len = len;
     h.hash = XXH3_64bits(data, len);
-    bool ok = write(fd, &h, sizeof h) == (ssize_t)sizeof h &&
-              write(fd, data, len) == (ssize_t)len;
+    bool ok = write(fd, &h, sizeof h) == (ssize_t)sizeof h && write(fd, data, len) == (ssize_t)len;
     ok = (close(fd) == 0) && ok;
     if (!ok || rename(tmp, path) != 0) {
         unlink(tmp);

@@ -10,8 +10,7 @@
 
 #include "cuda_int.h"
 
-static uint32_t env_cap(const char *name, uint32_t dflt)
-{
+static uint32_t env_cap(const char *name, uint32_t dflt) {
     const char *s = getenv(name);
     if (!s || !*s) return dflt;
     long v = strtol(s, NULL, 10);
@@ -20,8 +19,7 @@ static uint32_t env_cap(const char *name, uint32_t dflt)
 
 /* ---- (1) PTX ------------------------------------------------------------- */
 
-static void ptx_evict_lru(struct vyre_cuda_device *d)
-{
+static void ptx_evict_lru(struct vyre_cuda_device *d) {
     uint32_t victim = 0;
     for (uint32_t i = 1; i < d->nptx; i++)
         if (d->ptx[i].last_use < d->ptx[victim].last_use) victim = i;
@@ -30,8 +28,7 @@ static void ptx_evict_lru(struct vyre_cuda_device *d)
 }
 
 enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_program *p, const char **ptx,
-                                 size_t *len, uint64_t *ptx_hash, struct vyre_error *err)
-{
+                                 size_t *len, uint64_t *ptx_hash, struct vyre_error *err) {
     enum vyre_status st = vyre_ensure_valid(p, err);
     if (st != VYRE_OK) return st;
     /* The codegen version is part of the key so a newer emitter never sees stale text. */
@@ -61,8 +58,9 @@ enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_program *p, co
         struct vyre_cu_ptx_entry *ne = realloc(d->ptx, ncap * sizeof *ne);
         if (!ne) {
             vyre_free(text);
-            return vyre_error_set(err, VYRE_ERR_NOMEM, "PTX cache: out of host memory. Fix: "
-                                                       "free memory.");
+            return vyre_error_set(err, VYRE_ERR_NOMEM,
+                                  "PTX cache: out of host memory. Fix: "
+                                  "free memory.");
         }
         d->ptx = ne;
         d->ptx_cap = ncap;
@@ -71,8 +69,9 @@ enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_program *p, co
     char *own = malloc(n + 1);
     if (!own) {
         vyre_free(text);
-        return vyre_error_set(err, VYRE_ERR_NOMEM, "PTX cache: out of host memory. Fix: free "
-                                                   "memory.");
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "PTX cache: out of host memory. Fix: free "
+                              "memory.");
     }
     memcpy(own, text, n);
     own[n] = '\0';
@@ -92,8 +91,7 @@ enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_program *p, co
 
 /* ---- (2) modules ----------------------------------------------------------- */
 
-static void module_unload(struct vyre_cu_module *m)
-{
+static void module_unload(struct vyre_cu_module *m) {
     struct vyre_cuda_device *d = m->dev;
     if (m->mod && vyre_cu_alive(d) && m->generation == d->generation) {
         CUresult r = vyre_cu.cuModuleUnload(m->mod);
@@ -107,14 +105,12 @@ static void module_unload(struct vyre_cu_module *m)
     free(m);
 }
 
-void vyre_cu_module_release(struct vyre_cu_module *m)
-{
+void vyre_cu_module_release(struct vyre_cu_module *m) {
     if (!m) return;
     if (--m->refs == 0 && !m->cached) module_unload(m);
 }
 
-static void module_evict_lru(struct vyre_cuda_device *d)
-{
+static void module_evict_lru(struct vyre_cuda_device *d) {
     uint32_t victim = 0;
     for (uint32_t i = 1; i < d->nmods; i++)
         if (d->mods[i]->last_use < d->mods[victim]->last_use) victim = i;
@@ -128,8 +124,7 @@ static void module_evict_lru(struct vyre_cuda_device *d)
 /* Loads a module for the PTX from disk or through the JIT. */
 static enum vyre_status load_module(struct vyre_cuda_device *d, const char *ptx, size_t len,
                                     uint64_t ptx_hash, const char *program, CUmodule *out,
-                                    struct vyre_error *err)
-{
+                                    struct vyre_error *err) {
     uint64_t key = vyre_cu_disk_key(ptx_hash, d->info.sm, vyre_cu.version);
     size_t clen = 0;
     void *cubin = vyre_cu_disk_read(key, &clen);
@@ -157,8 +152,7 @@ static enum vyre_status load_module(struct vyre_cuda_device *d, const char *ptx,
 
 enum vyre_status vyre_cu_module_get(struct vyre_cuda_device *d, const char *ptx, size_t len,
                                     uint64_t ptx_hash, const char *program,
-                                    struct vyre_cu_module **out, struct vyre_error *err)
-{
+                                    struct vyre_cu_module **out, struct vyre_error *err) {
     for (uint32_t i = 0; i < d->nmods; i++) {
         struct vyre_cu_module *m = d->mods[i];
         if (m->ptx_hash == ptx_hash) {
@@ -171,15 +165,18 @@ enum vyre_status vyre_cu_module_get(struct vyre_cuda_device *d, const char *ptx,
     }
     d->st.module_misses++;
     struct vyre_cu_module *m = calloc(1, sizeof *m);
-    if (!m) return vyre_error_set(err, VYRE_ERR_NOMEM, "module cache: out of host memory. Fix: "
-                                                       "free memory.");
+    if (!m)
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "module cache: out of host memory. Fix: "
+                              "free memory.");
     if (d->nmods == d->mods_cap) {
         uint32_t ncap = d->mods_cap ? d->mods_cap * 2 : 16;
         struct vyre_cu_module **nm = realloc(d->mods, ncap * sizeof *nm);
         if (!nm) {
             free(m);
-            return vyre_error_set(err, VYRE_ERR_NOMEM, "module cache: out of host memory. "
-                                                       "Fix: free memory.");
+            return vyre_error_set(err, VYRE_ERR_NOMEM,
+                                  "module cache: out of host memory. "
+                                  "Fix: free memory.");
         }
         d->mods = nm;
         d->mods_cap = ncap;
@@ -203,8 +200,7 @@ enum vyre_status vyre_cu_module_get(struct vyre_cuda_device *d, const char *ptx,
     return VYRE_OK;
 }
 
-void vyre_cu_caches_destroy(struct vyre_cuda_device *d)
-{
+void vyre_cu_caches_destroy(struct vyre_cuda_device *d) {
     for (uint32_t i = 0; i < d->nptx; i++) free(d->ptx[i].ptx);
     free(d->ptx);
     d->ptx = NULL;
@@ -219,8 +215,7 @@ void vyre_cu_caches_destroy(struct vyre_cuda_device *d)
     d->nmods = d->mods_cap = 0;
 }
 
-void vyre_cu_modules_trim(struct vyre_cuda_device *d)
-{
+void vyre_cu_modules_trim(struct vyre_cuda_device *d) {
     uint32_t keep = 0;
     for (uint32_t i = 0; i < d->nmods; i++) {
         struct vyre_cu_module *m = d->mods[i];

@@ -25,77 +25,77 @@
 #endif
 
 /* T(definition, name): plain types and opaque handles. */
-#define VYRE_CU_ABI_TYPES(T)                     \
-    T(uint64_t, cuuint64_t)                      \
-    T(int, CUdevice)                             \
-    T(VYRE_CU_DEVICEPTR_BASE, CUdeviceptr)       \
-    T(struct CUctx_st *, CUcontext)              \
-    T(struct CUmod_st *, CUmodule)               \
-    T(struct CUfunc_st *, CUfunction)            \
-    T(struct CUstream_st *, CUstream)            \
-    T(struct CUevent_st *, CUevent)              \
-    T(struct CUgraph_st *, CUgraph)              \
-    T(struct CUgraphExec_st *, CUgraphExec)      \
+#define VYRE_CU_ABI_TYPES(T)                \
+    T(uint64_t, cuuint64_t)                 \
+    T(int, CUdevice)                        \
+    T(VYRE_CU_DEVICEPTR_BASE, CUdeviceptr)  \
+    T(struct CUctx_st *, CUcontext)         \
+    T(struct CUmod_st *, CUmodule)          \
+    T(struct CUfunc_st *, CUfunction)       \
+    T(struct CUstream_st *, CUstream)       \
+    T(struct CUevent_st *, CUevent)         \
+    T(struct CUgraph_st *, CUgraph)         \
+    T(struct CUgraphExec_st *, CUgraphExec) \
     T(struct CUlinkState_st *, CUlinkState)
 
 /* X(name, value) per enumeration. */
-#define VYRE_CU_RESULT_VALUES(X)                     \
-    X(CUDA_SUCCESS, 0)                               \
-    X(CUDA_ERROR_INVALID_VALUE, 1)                   \
-    X(CUDA_ERROR_OUT_OF_MEMORY, 2)                   \
-    X(CUDA_ERROR_STUB_LIBRARY, 34)                   \
-    X(CUDA_ERROR_NO_DEVICE, 100)                     \
-    X(CUDA_ERROR_INVALID_CONTEXT, 201)               \
-    X(CUDA_ERROR_NO_BINARY_FOR_GPU, 209)             \
-    X(CUDA_ERROR_ECC_UNCORRECTABLE, 214)             \
-    X(CUDA_ERROR_INVALID_PTX, 218)                   \
-    X(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, 222)       \
-    X(CUDA_ERROR_NOT_FOUND, 500)                     \
-    X(CUDA_ERROR_ILLEGAL_ADDRESS, 700)               \
-    X(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, 701)       \
-    X(CUDA_ERROR_LAUNCH_TIMEOUT, 702)                \
-    X(CUDA_ERROR_CONTEXT_IS_DESTROYED, 709)          \
-    X(CUDA_ERROR_ASSERT, 710)                        \
-    X(CUDA_ERROR_HARDWARE_STACK_ERROR, 714)          \
-    X(CUDA_ERROR_ILLEGAL_INSTRUCTION, 715)           \
-    X(CUDA_ERROR_MISALIGNED_ADDRESS, 716)            \
-    X(CUDA_ERROR_INVALID_ADDRESS_SPACE, 717)         \
-    X(CUDA_ERROR_INVALID_PC, 718)                    \
-    X(CUDA_ERROR_LAUNCH_FAILED, 719)                 \
-    X(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, 900)    \
+#define VYRE_CU_RESULT_VALUES(X)                  \
+    X(CUDA_SUCCESS, 0)                            \
+    X(CUDA_ERROR_INVALID_VALUE, 1)                \
+    X(CUDA_ERROR_OUT_OF_MEMORY, 2)                \
+    X(CUDA_ERROR_STUB_LIBRARY, 34)                \
+    X(CUDA_ERROR_NO_DEVICE, 100)                  \
+    X(CUDA_ERROR_INVALID_CONTEXT, 201)            \
+    X(CUDA_ERROR_NO_BINARY_FOR_GPU, 209)          \
+    X(CUDA_ERROR_ECC_UNCORRECTABLE, 214)          \
+    X(CUDA_ERROR_INVALID_PTX, 218)                \
+    X(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, 222)    \
+    X(CUDA_ERROR_NOT_FOUND, 500)                  \
+    X(CUDA_ERROR_ILLEGAL_ADDRESS, 700)            \
+    X(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, 701)    \
+    X(CUDA_ERROR_LAUNCH_TIMEOUT, 702)             \
+    X(CUDA_ERROR_CONTEXT_IS_DESTROYED, 709)       \
+    X(CUDA_ERROR_ASSERT, 710)                     \
+    X(CUDA_ERROR_HARDWARE_STACK_ERROR, 714)       \
+    X(CUDA_ERROR_ILLEGAL_INSTRUCTION, 715)        \
+    X(CUDA_ERROR_MISALIGNED_ADDRESS, 716)         \
+    X(CUDA_ERROR_INVALID_ADDRESS_SPACE, 717)      \
+    X(CUDA_ERROR_INVALID_PC, 718)                 \
+    X(CUDA_ERROR_LAUNCH_FAILED, 719)              \
+    X(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, 900) \
     X(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, 901)
 
-#define VYRE_CU_DEVICE_ATTRIBUTE_VALUES(X)                  \
-    X(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1)         \
-    X(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, 2)               \
-    X(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, 3)               \
-    X(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, 4)               \
-    X(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, 5)                \
-    X(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, 6)                \
-    X(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, 7)                \
-    X(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 8)   \
-    X(CU_DEVICE_ATTRIBUTE_WARP_SIZE, 10)                    \
-    X(CU_DEVICE_ATTRIBUTE_CLOCK_RATE, 13)                   \
-    X(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 16)         \
-    X(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, 36)            \
-    X(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, 37)      \
-    X(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 38)                \
-    X(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 75)     \
-    X(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 76)     \
-    X(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, 95)           \
+#define VYRE_CU_DEVICE_ATTRIBUTE_VALUES(X)                \
+    X(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1)       \
+    X(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, 2)             \
+    X(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, 3)             \
+    X(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, 4)             \
+    X(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, 5)              \
+    X(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, 6)              \
+    X(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, 7)              \
+    X(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 8) \
+    X(CU_DEVICE_ATTRIBUTE_WARP_SIZE, 10)                  \
+    X(CU_DEVICE_ATTRIBUTE_CLOCK_RATE, 13)                 \
+    X(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 16)       \
+    X(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, 36)          \
+    X(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, 37)    \
+    X(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 38)              \
+    X(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 75)   \
+    X(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 76)   \
+    X(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, 95)         \
     X(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 97)
 
-#define VYRE_CU_FUNCTION_ATTRIBUTE_VALUES(X)        \
-    X(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 0)   \
-    X(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, 1)       \
-    X(CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, 2)        \
-    X(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, 3)        \
-    X(CU_FUNC_ATTRIBUTE_NUM_REGS, 4)                \
-    X(CU_FUNC_ATTRIBUTE_PTX_VERSION, 5)             \
+#define VYRE_CU_FUNCTION_ATTRIBUTE_VALUES(X)      \
+    X(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 0) \
+    X(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, 1)     \
+    X(CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, 2)      \
+    X(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, 3)      \
+    X(CU_FUNC_ATTRIBUTE_NUM_REGS, 4)              \
+    X(CU_FUNC_ATTRIBUTE_PTX_VERSION, 5)           \
     X(CU_FUNC_ATTRIBUTE_BINARY_VERSION, 6)
 
-#define VYRE_CU_JIT_OPTION_VALUES(X)            \
-    X(CU_JIT_ERROR_LOG_BUFFER, 5)               \
+#define VYRE_CU_JIT_OPTION_VALUES(X) \
+    X(CU_JIT_ERROR_LOG_BUFFER, 5)    \
     X(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, 6)
 
 #define VYRE_CU_JIT_INPUT_TYPE_VALUES(X) X(CU_JIT_INPUT_PTX, 1)
@@ -111,16 +111,16 @@
 #define VYRE_CU_PROC_ADDRESS_RESULT_VALUES(X) X(CU_GET_PROC_ADDRESS_SUCCESS, 0)
 
 /* E(type name, value list): every enumeration type. */
-#define VYRE_CU_ABI_ENUMS(E)                                             \
-    E(CUresult, VYRE_CU_RESULT_VALUES)                                   \
-    E(CUdevice_attribute, VYRE_CU_DEVICE_ATTRIBUTE_VALUES)               \
-    E(CUfunction_attribute, VYRE_CU_FUNCTION_ATTRIBUTE_VALUES)           \
-    E(CUjit_option, VYRE_CU_JIT_OPTION_VALUES)                           \
-    E(CUjitInputType, VYRE_CU_JIT_INPUT_TYPE_VALUES)                     \
-    E(CUstream_flags, VYRE_CU_STREAM_FLAGS_VALUES)                       \
-    E(CUevent_flags, VYRE_CU_EVENT_FLAGS_VALUES)                         \
-    E(CUstreamCaptureMode, VYRE_CU_STREAM_CAPTURE_MODE_VALUES)           \
-    E(CUdriverProcAddress_flags, VYRE_CU_PROC_ADDRESS_FLAGS_VALUES)      \
+#define VYRE_CU_ABI_ENUMS(E)                                        \
+    E(CUresult, VYRE_CU_RESULT_VALUES)                              \
+    E(CUdevice_attribute, VYRE_CU_DEVICE_ATTRIBUTE_VALUES)          \
+    E(CUfunction_attribute, VYRE_CU_FUNCTION_ATTRIBUTE_VALUES)      \
+    E(CUjit_option, VYRE_CU_JIT_OPTION_VALUES)                      \
+    E(CUjitInputType, VYRE_CU_JIT_INPUT_TYPE_VALUES)                \
+    E(CUstream_flags, VYRE_CU_STREAM_FLAGS_VALUES)                  \
+    E(CUevent_flags, VYRE_CU_EVENT_FLAGS_VALUES)                    \
+    E(CUstreamCaptureMode, VYRE_CU_STREAM_CAPTURE_MODE_VALUES)      \
+    E(CUdriverProcAddress_flags, VYRE_CU_PROC_ADDRESS_FLAGS_VALUES) \
     E(CUdriverProcAddressQueryResult, VYRE_CU_PROC_ADDRESS_RESULT_VALUES)
 
 #ifndef VYRE_CUDA_ABI_LISTS_ONLY
@@ -140,14 +140,15 @@ VYRE_CU_ABI_ENUMS(VYRE_CU_ABI_ENUM)
 typedef CUresult vyre_cu_fn_cuInit(unsigned int flags);
 typedef CUresult vyre_cu_fn_cuDriverGetVersion(int *version);
 typedef CUresult vyre_cu_fn_cuGetProcAddress_v2(const char *symbol, void **pfn, int cuda_version,
-                                                 cuuint64_t flags,
-                                                 CUdriverProcAddressQueryResult *status);
+                                                cuuint64_t flags,
+                                                CUdriverProcAddressQueryResult *status);
 typedef CUresult vyre_cu_fn_cuGetErrorName(CUresult error, const char **str);
 typedef CUresult vyre_cu_fn_cuGetErrorString(CUresult error, const char **str);
 typedef CUresult vyre_cu_fn_cuDeviceGet(CUdevice *device, int ordinal);
 typedef CUresult vyre_cu_fn_cuDeviceGetCount(int *count);
 typedef CUresult vyre_cu_fn_cuDeviceGetName(char *name, int len, CUdevice dev);
-typedef CUresult vyre_cu_fn_cuDeviceGetAttribute(int *value, CUdevice_attribute attrib, CUdevice dev);
+typedef CUresult vyre_cu_fn_cuDeviceGetAttribute(int *value, CUdevice_attribute attrib,
+                                                 CUdevice dev);
 typedef CUresult vyre_cu_fn_cuDeviceTotalMem(size_t *bytes, CUdevice dev);
 typedef CUresult vyre_cu_fn_cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev);
 typedef CUresult vyre_cu_fn_cuDevicePrimaryCtxRelease(CUdevice dev);

@@ -19,48 +19,48 @@
  * one and we ask for version 3020; test_cuda_abi checks each against cuda.h). The
  * driver returns the newest ABI not newer than `version`. Optional entries may be
  * NULL; code that uses them checks first. */
-#define VYRE_CU_ENTRIES(X)                                   \
-    X(cuGetErrorName, 6000, 1)                               \
-    X(cuGetErrorString, 6000, 1)                             \
-    X(cuDeviceGet, 2000, 1)                                  \
-    X(cuDeviceGetCount, 2000, 1)                             \
-    X(cuDeviceGetName, 2000, 1)                              \
-    X(cuDeviceGetAttribute, 2000, 1)                         \
-    X(cuDeviceTotalMem, 3020, 1)                             \
-    X(cuDevicePrimaryCtxRetain, 7000, 1)                     \
-    X(cuDevicePrimaryCtxRelease, 11000, 1)                   \
-    X(cuDevicePrimaryCtxReset, 11000, 1)                     \
-    X(cuCtxSetCurrent, 4000, 1)                              \
-    X(cuCtxGetCurrent, 4000, 1)                              \
-    X(cuMemAlloc, 3020, 1)                                   \
-    X(cuMemFree, 3020, 1)                                    \
-    X(cuMemGetInfo, 3020, 1)                                 \
-    X(cuMemHostAlloc, 2020, 1)                               \
-    X(cuMemFreeHost, 2000, 1)                                \
-    X(cuMemcpyHtoDAsync, 3020, 1)                            \
-    X(cuMemcpyDtoHAsync, 3020, 1)                            \
-    X(cuMemsetD8Async, 3020, 1)                              \
-    X(cuStreamCreate, 2000, 1)                               \
-    X(cuStreamDestroy, 4000, 1)                              \
-    X(cuStreamSynchronize, 2000, 1)                          \
-    X(cuEventCreate, 2000, 1)                                \
-    X(cuEventDestroy, 4000, 1)                               \
-    X(cuEventRecord, 2000, 1)                                \
-    X(cuEventElapsedTime, 12080, 1)                          \
-    X(cuModuleLoadDataEx, 2010, 1)                           \
-    X(cuModuleUnload, 2000, 1)                               \
-    X(cuModuleGetFunction, 2000, 1)                          \
-    X(cuFuncGetAttribute, 2020, 1)                           \
-    X(cuLaunchKernel, 4000, 1)                               \
-    X(cuLinkCreate, 6050, 1)                                 \
-    X(cuLinkAddData, 6050, 1)                                \
-    X(cuLinkComplete, 5050, 1)                               \
-    X(cuLinkDestroy, 5050, 1)                                \
-    X(cuStreamBeginCapture, 10010, 0)                        \
-    X(cuStreamEndCapture, 10000, 0)                          \
-    X(cuGraphInstantiateWithFlags, 11040, 0)                 \
-    X(cuGraphLaunch, 10000, 0)                               \
-    X(cuGraphExecDestroy, 10000, 0)                          \
+#define VYRE_CU_ENTRIES(X)                   \
+    X(cuGetErrorName, 6000, 1)               \
+    X(cuGetErrorString, 6000, 1)             \
+    X(cuDeviceGet, 2000, 1)                  \
+    X(cuDeviceGetCount, 2000, 1)             \
+    X(cuDeviceGetName, 2000, 1)              \
+    X(cuDeviceGetAttribute, 2000, 1)         \
+    X(cuDeviceTotalMem, 3020, 1)             \
+    X(cuDevicePrimaryCtxRetain, 7000, 1)     \
+    X(cuDevicePrimaryCtxRelease, 11000, 1)   \
+    X(cuDevicePrimaryCtxReset, 11000, 1)     \
+    X(cuCtxSetCurrent, 4000, 1)              \
+    X(cuCtxGetCurrent, 4000, 1)              \
+    X(cuMemAlloc, 3020, 1)                   \
+    X(cuMemFree, 3020, 1)                    \
+    X(cuMemGetInfo, 3020, 1)                 \
+    X(cuMemHostAlloc, 2020, 1)               \
+    X(cuMemFreeHost, 2000, 1)                \
+    X(cuMemcpyHtoDAsync, 3020, 1)            \
+    X(cuMemcpyDtoHAsync, 3020, 1)            \
+    X(cuMemsetD8Async, 3020, 1)              \
+    X(cuStreamCreate, 2000, 1)               \
+    X(cuStreamDestroy, 4000, 1)              \
+    X(cuStreamSynchronize, 2000, 1)          \
+    X(cuEventCreate, 2000, 1)                \
+    X(cuEventDestroy, 4000, 1)               \
+    X(cuEventRecord, 2000, 1)                \
+    X(cuEventElapsedTime, 12080, 1)          \
+    X(cuModuleLoadDataEx, 2010, 1)           \
+    X(cuModuleUnload, 2000, 1)               \
+    X(cuModuleGetFunction, 2000, 1)          \
+    X(cuFuncGetAttribute, 2020, 1)           \
+    X(cuLaunchKernel, 4000, 1)               \
+    X(cuLinkCreate, 6050, 1)                 \
+    X(cuLinkAddData, 6050, 1)                \
+    X(cuLinkComplete, 5050, 1)               \
+    X(cuLinkDestroy, 5050, 1)                \
+    X(cuStreamBeginCapture, 10010, 0)        \
+    X(cuStreamEndCapture, 10000, 0)          \
+    X(cuGraphInstantiateWithFlags, 11040, 0) \
+    X(cuGraphLaunch, 10000, 0)               \
+    X(cuGraphExecDestroy, 10000, 0)          \
     X(cuGraphDestroy, 10000, 0)
 
 /* The member for base name n has the type vyre_cu_fn_n (cuda_abi.h). */
@@ -95,9 +95,9 @@ VYRE_INTERNAL bool vyre_cu_sticky(CUresult r);
 VYRE_INTERNAL enum vyre_status vyre_cu_fail(struct vyre_cuda_device *d, CUresult r,
                                             const char *call, const char *program,
                                             struct vyre_error *err);
-#define VYRE_CU_CHECK(d, expr, call, program, err)                                  \
-    do {                                                                            \
-        CUresult r_ = (expr);                                                       \
+#define VYRE_CU_CHECK(d, expr, call, program, err)                                      \
+    do {                                                                                \
+        CUresult r_ = (expr);                                                           \
         if (r_ != CUDA_SUCCESS) return vyre_cu_fail((d), r_, (call), (program), (err)); \
     } while (0)
 /* Stores err as the device's deferred error (first one wins) for destructors. */
@@ -119,9 +119,9 @@ struct vyre_cu_freelist {
 
 struct vyre_cu_pool {
     struct vyre_cu_freelist cls[VYRE_CU_NCLASSES];
-    uint64_t held;  /* bytes sitting in free lists */
-    uint64_t cap;   /* most bytes kept in free lists */
-    bool pinned;    /* host staging pool (cuMemHostAlloc) */
+    uint64_t held; /* bytes sitting in free lists */
+    uint64_t cap;  /* most bytes kept in free lists */
+    bool pinned;   /* host staging pool (cuMemHostAlloc) */
 };
 
 struct vyre_cu_module;
@@ -184,8 +184,9 @@ VYRE_INTERNAL enum vyre_status vyre_cu_malloc(struct vyre_cuda_device *d, uint64
                                               struct vyre_error *err);
 VYRE_INTERNAL void vyre_cu_pool_init(struct vyre_cu_pool *pool, bool pinned, uint64_t cap);
 /* A block of at least `bytes` (rounded up to its size class, returned in *cls_bytes). */
-VYRE_INTERNAL enum vyre_status vyre_cu_pool_get(struct vyre_cuda_device *d, struct vyre_cu_pool *pool,
-                                                uint64_t bytes, uint64_t *out, uint64_t *cls_bytes,
+VYRE_INTERNAL enum vyre_status vyre_cu_pool_get(struct vyre_cuda_device *d,
+                                                struct vyre_cu_pool *pool, uint64_t bytes,
+                                                uint64_t *out, uint64_t *cls_bytes,
                                                 struct vyre_error *err);
 VYRE_INTERNAL void vyre_cu_pool_put(struct vyre_cuda_device *d, struct vyre_cu_pool *pool,
                                     uint64_t block, uint64_t cls_bytes);
@@ -195,9 +196,9 @@ VYRE_INTERNAL void vyre_cu_pool_destroy(struct vyre_cuda_device *d, struct vyre_
 /* Size class of a byte count: smallest c with 2^c >= bytes (min 8). */
 VYRE_INTERNAL unsigned vyre_cu_size_class(uint64_t bytes);
 /* Checks [offset, offset+nbytes) against a buffer, naming fname on failure. */
-VYRE_INTERNAL enum vyre_status vyre_cu_check_range(const struct vyre_cuda_buffer *b, uint64_t offset,
-                                                   uint64_t nbytes, const char *fname,
-                                                   struct vyre_error *err);
+VYRE_INTERNAL enum vyre_status vyre_cu_check_range(const struct vyre_cuda_buffer *b,
+                                                   uint64_t offset, uint64_t nbytes,
+                                                   const char *fname, struct vyre_error *err);
 
 /* ---- caches (cache_mem.c, cache_disk.c) ----------------------------------- */
 
@@ -205,8 +206,8 @@ struct vyre_cu_module {
     struct vyre_cuda_device *dev;
     uint64_t ptx_hash;
     CUmodule mod;
-    int refs;        /* kernels using it */
-    bool cached;     /* still listed in the module cache */
+    int refs;    /* kernels using it */
+    bool cached; /* still listed in the module cache */
     uint64_t last_use;
     unsigned generation;
 };
@@ -227,8 +228,8 @@ VYRE_INTERNAL enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_
                                                struct vyre_error *err);
 /* Module for PTX text (memory cache, disk cubin cache, JIT). Adds one reference. */
 VYRE_INTERNAL enum vyre_status vyre_cu_module_get(struct vyre_cuda_device *d, const char *ptx,
-                                                  size_t len, uint64_t ptx_hash, const char *program,
-                                                  struct vyre_cu_module **out,
+                                                  size_t len, uint64_t ptx_hash,
+                                                  const char *program, struct vyre_cu_module **out,
                                                   struct vyre_error *err);
 VYRE_INTERNAL void vyre_cu_module_release(struct vyre_cu_module *m);
 /* Unloads cached modules no kernel uses (trim). */
@@ -259,21 +260,21 @@ struct vyre_cuda_kernel {
     CUmodule raw_module;           /* own module (vyre_cuda_load_ptx) */
     CUfunction fn;
     char *ptx;
-    char *name;                    /* program / entry name */
-    struct vyre_program geom;      /* name + workgroup only, for vyre_launch_grid */
+    char *name;               /* program / entry name */
+    struct vyre_program geom; /* name + workgroup only, for vyre_launch_grid */
     uint32_t nbuffers, nparams;
-    enum vyre_type *buf_types;     /* per buffer */
-    enum vyre_access *buf_access;  /* per buffer */
-    enum vyre_type *param_types;   /* per param */
+    enum vyre_type *buf_types;    /* per buffer */
+    enum vyre_access *buf_access; /* per buffer */
+    enum vyre_type *param_types;  /* per param */
     /* The argument block, built once: argv[i] points at slot[i]. Launches write
      * values in place, so the hot path allocates nothing. */
     void **argv;
     uint64_t *slot;
-    int max_threads;               /* cuFuncGetAttribute, checked before launch */
+    int max_threads; /* cuFuncGetAttribute, checked before launch */
 };
 
 /* Enqueues one launch without entering the device (callers did). */
-VYRE_INTERNAL enum vyre_status vyre_cu_launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
-                                                  struct vyre_error *err);
+VYRE_INTERNAL enum vyre_status
+vyre_cu_launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_args *a, struct vyre_error *err);
 
 #endif

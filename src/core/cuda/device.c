@@ -22,22 +22,19 @@ struct ordinal_state {
 
 static struct ordinal_state ordinals[VYRE_CU_MAX_ORDINALS];
 
-uint64_t vyre_cu_now_ns(void)
-{
+uint64_t vyre_cu_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-bool vyre_cu_alive(const struct vyre_cuda_device *d)
-{
+bool vyre_cu_alive(const struct vyre_cuda_device *d) {
     return d && !d->lost && d->ctx &&
            atomic_load(&ordinals[d->ordinal].generation) == d->generation &&
            !atomic_load(&ordinals[d->ordinal].lost);
 }
 
-bool vyre_cu_current(struct vyre_cuda_device *d)
-{
+bool vyre_cu_current(struct vyre_cuda_device *d) {
     if (!vyre_cu_alive(d)) return false;
     CUcontext cur = NULL;
     if (vyre_cu.cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != d->ctx)
@@ -45,8 +42,7 @@ bool vyre_cu_current(struct vyre_cuda_device *d)
     return true;
 }
 
-void vyre_cu_mark_lost(struct vyre_cuda_device *d, const struct vyre_error *cause)
-{
+void vyre_cu_mark_lost(struct vyre_cuda_device *d, const struct vyre_error *cause) {
     if (d->lost) return;
     d->lost = true;
     d->lost_err = *cause;
@@ -58,8 +54,7 @@ void vyre_cu_mark_lost(struct vyre_cuda_device *d, const struct vyre_error *caus
     }
 }
 
-static enum vyre_status lost_error(struct vyre_cuda_device *d, struct vyre_error *err)
-{
+static enum vyre_status lost_error(struct vyre_cuda_device *d, struct vyre_error *err) {
     if (err) {
         *err = d->lost_err;
         err->status = VYRE_ERR_DEVICE_LOST;
@@ -67,10 +62,11 @@ static enum vyre_status lost_error(struct vyre_cuda_device *d, struct vyre_error
     return VYRE_ERR_DEVICE_LOST;
 }
 
-enum vyre_status vyre_cu_enter(struct vyre_cuda_device *d, struct vyre_error *err)
-{
-    if (!d) return vyre_error_set(err, VYRE_ERR_ARG, "no device given. Fix: open one with "
-                                                     "vyre_cuda_device_open.");
+enum vyre_status vyre_cu_enter(struct vyre_cuda_device *d, struct vyre_error *err) {
+    if (!d)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "no device given. Fix: open one with "
+                              "vyre_cuda_device_open.");
     if (d->lost) return lost_error(d, err);
     struct ordinal_state *o = &ordinals[d->ordinal];
     if (atomic_load(&o->generation) != d->generation) {
@@ -100,15 +96,13 @@ enum vyre_status vyre_cu_enter(struct vyre_cuda_device *d, struct vyre_error *er
     return VYRE_OK;
 }
 
-static int attr(CUdevice dev, CUdevice_attribute a)
-{
+static int attr(CUdevice dev, CUdevice_attribute a) {
     int v = 0;
     if (vyre_cu.cuDeviceGetAttribute(&v, a, dev) != CUDA_SUCCESS) return 0;
     return v;
 }
 
-static enum vyre_status probe_info(struct vyre_cuda_device *d, struct vyre_error *err)
-{
+static enum vyre_status probe_info(struct vyre_cuda_device *d, struct vyre_error *err) {
     struct vyre_cuda_info *in = &d->info;
     memset(in, 0, sizeof *in);
     VYRE_CU_CHECK(d, vyre_cu.cuDeviceGetName(in->name, (int)sizeof in->name - 1, d->dev),
@@ -129,7 +123,8 @@ static enum vyre_status probe_info(struct vyre_cuda_device *d, struct vyre_error
     in->max_grid[1] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
     in->max_grid[2] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
     in->shared_per_block = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
-    in->shared_per_block_optin = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    in->shared_per_block_optin =
+        attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
     in->warp_size = attr(d->dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
     in->cooperative_launch = attr(d->dev, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH) != 0;
     in->l2_bytes = attr(d->dev, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
@@ -140,8 +135,7 @@ static enum vyre_status probe_info(struct vyre_cuda_device *d, struct vyre_error
     return VYRE_OK;
 }
 
-static uint64_t env_u64(const char *name, uint64_t dflt)
-{
+static uint64_t env_u64(const char *name, uint64_t dflt) {
     const char *s = getenv(name);
     if (!s || !*s) return dflt;
     char *end = NULL;
@@ -151,8 +145,7 @@ static uint64_t env_u64(const char *name, uint64_t dflt)
 
 /* Releases what open acquired, in reverse; only touches the driver while the
  * context is still ours (not lost, not reset by a newer object). */
-static void teardown(struct vyre_cuda_device *d)
-{
+static void teardown(struct vyre_cuda_device *d) {
     bool alive = vyre_cu_alive(d);
     if (d->ctx && alive) vyre_cu.cuCtxSetCurrent(d->ctx);
     vyre_cu_caches_destroy(d);
@@ -169,10 +162,12 @@ static void teardown(struct vyre_cuda_device *d)
     free(d);
 }
 
-enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out, struct vyre_error *err)
-{
-    if (!out) return vyre_error_set(err, VYRE_ERR_ARG, "vyre_cuda_device_open: out is NULL. "
-                                                       "Fix: pass a pointer to receive the device.");
+enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out,
+                                       struct vyre_error *err) {
+    if (!out)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "vyre_cuda_device_open: out is NULL. "
+                              "Fix: pass a pointer to receive the device.");
     *out = NULL;
     const struct vyre_cu_driver *drv = vyre_cu_load();
     if (!drv->usable) return vyre_error_set(err, VYRE_ERR_NO_CUDA, "%s", drv->reason);
@@ -183,8 +178,11 @@ enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out, stru
                               ordinal, drv->device_count, drv->device_count == 1 ? "" : "s",
                               drv->device_count - 1);
     struct vyre_cuda_device *d = calloc(1, sizeof *d);
-    if (!d) return vyre_error_set(err, VYRE_ERR_NOMEM, "out of host memory opening device %d. "
-                                                       "Fix: free memory.", ordinal);
+    if (!d)
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "out of host memory opening device %d. "
+                              "Fix: free memory.",
+                              ordinal);
     d->refs = 1;
     d->ordinal = ordinal;
     struct ordinal_state *o = &ordinals[ordinal];
@@ -248,60 +246,54 @@ enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out, stru
     return VYRE_OK;
 }
 
-void vyre_cuda_device_retain(vyre_cuda_device *d)
-{
+void vyre_cuda_device_retain(vyre_cuda_device *d) {
     if (d) d->refs++;
 }
 
-void vyre_cuda_device_release(vyre_cuda_device *d)
-{
+void vyre_cuda_device_release(vyre_cuda_device *d) {
     if (!d || --d->refs > 0) return;
     teardown(d);
 }
 
 enum vyre_status vyre_cuda_device_info(vyre_cuda_device *d, struct vyre_cuda_info *out,
-                                       struct vyre_error *err)
-{
-    if (!d || !out) return vyre_error_set(err, VYRE_ERR_ARG, "vyre_cuda_device_info: NULL "
-                                                             "argument. Fix: pass a device and an "
-                                                             "info struct.");
+                                       struct vyre_error *err) {
+    if (!d || !out)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "vyre_cuda_device_info: NULL "
+                              "argument. Fix: pass a device and an "
+                              "info struct.");
     /* Capabilities were probed at open; they stay readable on a lost device. */
     *out = d->info;
     return VYRE_OK;
 }
 
-bool vyre_cuda_device_lost(const vyre_cuda_device *d)
-{
+bool vyre_cuda_device_lost(const vyre_cuda_device *d) {
     if (!d) return false;
     if (d->lost) return true;
     const struct ordinal_state *o = &ordinals[d->ordinal];
     return atomic_load(&o->generation) != d->generation || atomic_load(&o->lost);
 }
 
-void vyre_cuda_set_oom_handler(vyre_cuda_device *d, vyre_cuda_oom_fn fn, void *ud)
-{
+void vyre_cuda_set_oom_handler(vyre_cuda_device *d, vyre_cuda_oom_fn fn, void *ud) {
     if (!d) return;
     d->oom = fn;
     d->oom_ud = ud;
 }
 
 enum vyre_status vyre_cu_sync(struct vyre_cuda_device *d, const char *program,
-                              struct vyre_error *err)
-{
+                              struct vyre_error *err) {
     d->st.syncs++;
     VYRE_CU_CHECK(d, vyre_cu.cuStreamSynchronize(d->stream), "cuStreamSynchronize", program, err);
     return VYRE_OK;
 }
 
-enum vyre_status vyre_cuda_synchronize(vyre_cuda_device *d, struct vyre_error *err)
-{
+enum vyre_status vyre_cuda_synchronize(vyre_cuda_device *d, struct vyre_error *err) {
     enum vyre_status st = vyre_cu_enter(d, err);
     if (st != VYRE_OK) return st;
     return vyre_cu_sync(d, NULL, err);
 }
 
-enum vyre_status vyre_cuda_trim(vyre_cuda_device *d, struct vyre_error *err)
-{
+enum vyre_status vyre_cuda_trim(vyre_cuda_device *d, struct vyre_error *err) {
     enum vyre_status st = vyre_cu_enter(d, err);
     if (st != VYRE_OK) return st;
     /* Blocks in the pools may still be read by queued copies: wait first. */
@@ -313,8 +305,7 @@ enum vyre_status vyre_cuda_trim(vyre_cuda_device *d, struct vyre_error *err)
     return VYRE_OK;
 }
 
-void vyre_cuda_device_stats(vyre_cuda_device *d, struct vyre_cuda_stats *out)
-{
+void vyre_cuda_device_stats(vyre_cuda_device *d, struct vyre_cuda_stats *out) {
     if (!out) return;
     if (!d) {
         memset(out, 0, sizeof *out);
@@ -325,7 +316,4 @@ void vyre_cuda_device_stats(vyre_cuda_device *d, struct vyre_cuda_stats *out)
     *out = d->st;
 }
 
-uint64_t vyre_cuda_now_ns(void)
-{
-    return vyre_cu_now_ns();
-}
+uint64_t vyre_cuda_now_ns(void) { return vyre_cu_now_ns(); }

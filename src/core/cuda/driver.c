@@ -34,8 +34,7 @@ static const struct entry_desc entries[] = {
 
 static void unusable(struct vyre_cu_driver *drv, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-static void unusable(struct vyre_cu_driver *drv, const char *fmt, ...)
-{
+static void unusable(struct vyre_cu_driver *drv, const char *fmt, ...) {
     drv->usable = false;
     drv->status = VYRE_ERR_NO_CUDA;
     va_list ap;
@@ -44,19 +43,14 @@ static void unusable(struct vyre_cu_driver *drv, const char *fmt, ...)
     va_end(ap);
 }
 
-static bool is_stub_path(const char *path)
-{
-    return strstr(path, "/stubs/") != NULL;
-}
+static bool is_stub_path(const char *path) { return strstr(path, "/stubs/") != NULL; }
 
 /* Where the loaded library lives, via a symbol it exports. */
-static void library_path(void *handle, char *out, size_t size)
-{
+static void library_path(void *handle, char *out, size_t size) {
     out[0] = '\0';
     void *sym = dlsym(handle, "cuInit");
     Dl_info info;
-    if (sym && dladdr(sym, &info) && info.dli_fname)
-        snprintf(out, size, "%s", info.dli_fname);
+    if (sym && dladdr(sym, &info) && info.dli_fname) snprintf(out, size, "%s", info.dli_fname);
 }
 
 typedef vyre_cu_fn_cuInit *init_fn;
@@ -67,8 +61,7 @@ typedef vyre_cu_fn_cuGetProcAddress_v2 *gpa_fn;
  * -Wpedantic rejects (POSIX guarantees the representation). */
 #define VYRE_FN_FROM_SYM(dst, sym) memcpy(&(dst), &(sym), sizeof(dst))
 
-void vyre_cu_probe(const char *path, struct vyre_cu_driver *drv)
-{
+void vyre_cu_probe(const char *path, struct vyre_cu_driver *drv) {
     memset(drv, 0, sizeof *drv);
     const char *name = path ? path : "libcuda.so.1";
     void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
@@ -125,8 +118,10 @@ void vyre_cu_probe(const char *path, struct vyre_cu_driver *drv)
     }
     CUresult r = f_init(0);
     if (r == CUDA_ERROR_STUB_LIBRARY) {
-        unusable(drv, "%s is the CUDA toolkit's stub library. Fix: install the NVIDIA "
-                      "driver.", drv->path);
+        unusable(drv,
+                 "%s is the CUDA toolkit's stub library. Fix: install the NVIDIA "
+                 "driver.",
+                 drv->path);
         return;
     }
     if (r == CUDA_ERROR_NO_DEVICE) {
@@ -136,8 +131,9 @@ void vyre_cu_probe(const char *path, struct vyre_cu_driver *drv)
         return;
     }
     if (r != CUDA_SUCCESS) {
-        unusable(drv, "cuInit failed with CUresult %d. Fix: check that the NVIDIA kernel "
-                      "module is loaded (nvidia-smi) and that this user may open /dev/nvidia*.",
+        unusable(drv,
+                 "cuInit failed with CUresult %d. Fix: check that the NVIDIA kernel "
+                 "module is loaded (nvidia-smi) and that this user may open /dev/nvidia*.",
                  (int)r);
         return;
     }
@@ -147,9 +143,10 @@ void vyre_cu_probe(const char *path, struct vyre_cu_driver *drv)
         r = f_gpa(entries[i].name, &fn, entries[i].version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &qr);
         if (r != CUDA_SUCCESS || qr != CU_GET_PROC_ADDRESS_SUCCESS) fn = NULL;
         if (!fn && entries[i].required) {
-            unusable(drv, "the NVIDIA driver lacks %s (ABI of CUDA %d), which vyre needs. "
-                          "Fix: update the NVIDIA driver.", entries[i].name,
-                     entries[i].version);
+            unusable(drv,
+                     "the NVIDIA driver lacks %s (ABI of CUDA %d), which vyre needs. "
+                     "Fix: update the NVIDIA driver.",
+                     entries[i].name, entries[i].version);
             return;
         }
         memcpy((char *)drv + entries[i].offset, &fn, sizeof fn);
@@ -157,9 +154,11 @@ void vyre_cu_probe(const char *path, struct vyre_cu_driver *drv)
     int count = 0;
     r = drv->cuDeviceGetCount(&count);
     if (r != CUDA_SUCCESS || count == 0) {
-        unusable(drv, "the NVIDIA driver reports no CUDA device (cuDeviceGetCount: result %d, "
-                      "%d devices). Fix: run on a machine with an NVIDIA GPU; check "
-                      "CUDA_VISIBLE_DEVICES.", (int)r, count);
+        unusable(drv,
+                 "the NVIDIA driver reports no CUDA device (cuDeviceGetCount: result %d, "
+                 "%d devices). Fix: run on a machine with an NVIDIA GPU; check "
+                 "CUDA_VISIBLE_DEVICES.",
+                 (int)r, count);
         return;
     }
     drv->device_count = count;
@@ -168,21 +167,18 @@ void vyre_cu_probe(const char *path, struct vyre_cu_driver *drv)
     drv->reason[0] = '\0';
 }
 
-static void load_global(void)
-{
+static void load_global(void) {
     /* VYRE_LIBCUDA lets tests and odd installs name the driver file explicitly. */
     const char *path = getenv("VYRE_LIBCUDA");
     vyre_cu_probe(path && *path ? path : NULL, &vyre_cu);
 }
 
-const struct vyre_cu_driver *vyre_cu_load(void)
-{
+const struct vyre_cu_driver *vyre_cu_load(void) {
     pthread_once(&load_once, load_global);
     return &vyre_cu;
 }
 
-bool vyre_cuda_available(struct vyre_error *err)
-{
+bool vyre_cuda_available(struct vyre_error *err) {
     const struct vyre_cu_driver *drv = vyre_cu_load();
     if (drv->usable) {
         vyre_error_clear(err);
@@ -192,17 +188,15 @@ bool vyre_cuda_available(struct vyre_error *err)
     return false;
 }
 
-enum vyre_status vyre_cuda_device_count(int *out, struct vyre_error *err)
-{
+enum vyre_status vyre_cuda_device_count(int *out, struct vyre_error *err) {
     const struct vyre_cu_driver *drv = vyre_cu_load();
-    if (!out) return vyre_error_set(err, VYRE_ERR_ARG, "vyre_cuda_device_count: out is NULL. "
-                                                       "Fix: pass an int to receive the count.");
+    if (!out)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "vyre_cuda_device_count: out is NULL. "
+                              "Fix: pass an int to receive the count.");
     *out = drv->usable ? drv->device_count : 0;
     if (!drv->usable) return vyre_error_set(err, VYRE_ERR_NO_CUDA, "%s", drv->reason);
     return VYRE_OK;
 }
 
-int vyre_cuda_driver_version(void)
-{
-    return vyre_cu_load()->version;
-}
+int vyre_cuda_driver_version(void) { return vyre_cu_load()->version; }

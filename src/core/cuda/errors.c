@@ -7,8 +7,7 @@
 
 #include "cuda_int.h"
 
-bool vyre_cu_sticky(CUresult r)
-{
+bool vyre_cu_sticky(CUresult r) {
     switch (r) {
     case CUDA_ERROR_ILLEGAL_ADDRESS:
     case CUDA_ERROR_LAUNCH_FAILED:
@@ -20,15 +19,12 @@ bool vyre_cu_sticky(CUresult r)
     case CUDA_ERROR_INVALID_PC:
     case CUDA_ERROR_ASSERT:
     case CUDA_ERROR_ECC_UNCORRECTABLE:
-    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
-        return true;
-    default:
-        return false;
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED: return true;
+    default: return false;
     }
 }
 
-void vyre_cu_result_names(CUresult r, const char **name, const char **text)
-{
+void vyre_cu_result_names(CUresult r, const char **name, const char **text) {
     *name = NULL;
     *text = NULL;
     if (vyre_cu.cuGetErrorName) vyre_cu.cuGetErrorName(r, name);
@@ -37,8 +33,7 @@ void vyre_cu_result_names(CUresult r, const char **name, const char **text)
     if (!*text) *text = "no description from the driver";
 }
 
-const char *vyre_cu_fix(CUresult r)
-{
+const char *vyre_cu_fix(CUresult r) {
     switch (r) {
     case CUDA_ERROR_OUT_OF_MEMORY:
         return "free device buffers you no longer need (buf:free()), call trim() on the "
@@ -83,33 +78,29 @@ const char *vyre_cu_fix(CUresult r)
     case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
         return "only kernel launches may be captured into a graph; do not synchronize or copy "
                "while capturing.";
-    default:
-        return "check the driver installation (nvidia-smi) and the arguments of the call.";
+    default: return "check the driver installation (nvidia-smi) and the arguments of the call.";
     }
 }
 
 enum vyre_status vyre_cu_fail(struct vyre_cuda_device *d, CUresult r, const char *call,
-                              const char *program, struct vyre_error *err)
-{
+                              const char *program, struct vyre_error *err) {
     const char *name, *text;
     vyre_cu_result_names(r, &name, &text);
     bool sticky = vyre_cu_sticky(r);
     struct vyre_error local;
     struct vyre_error *e = err ? err : &local;
-    vyre_error_set(e, sticky ? VYRE_ERR_DEVICE_LOST : VYRE_ERR_CUDA,
-                   "%s failed%s%s%s: %s (%s)%s. Fix: %s", call, program ? " for program '" : "",
-                   program ? program : "", program ? "'" : "", name, text,
-                   sticky ? "; the device is lost and every later call on it reports this error"
-                          : "",
-                   vyre_cu_fix(r));
+    vyre_error_set(
+        e, sticky ? VYRE_ERR_DEVICE_LOST : VYRE_ERR_CUDA, "%s failed%s%s%s: %s (%s)%s. Fix: %s",
+        call, program ? " for program '" : "", program ? program : "", program ? "'" : "", name,
+        text, sticky ? "; the device is lost and every later call on it reports this error" : "",
+        vyre_cu_fix(r));
     snprintf(e->call, sizeof e->call, "%s", call);
     snprintf(e->result, sizeof e->result, "%s", name);
     if (sticky && d) vyre_cu_mark_lost(d, e);
     return e->status;
 }
 
-void vyre_cu_defer(struct vyre_cuda_device *d, const struct vyre_error *err)
-{
+void vyre_cu_defer(struct vyre_cuda_device *d, const struct vyre_error *err) {
     if (!d || !err || err->status == VYRE_OK) return;
     d->st.deferred_errors++;
     if (d->pending) return; /* the first error is the one worth reporting */
@@ -117,10 +108,10 @@ void vyre_cu_defer(struct vyre_cuda_device *d, const struct vyre_error *err)
     d->pending_err = *err;
     vyre_error_set(&d->pending_err, err->status,
                    "error during an earlier release (e.g. a garbage-collected buffer or "
-                   "kernel): %.3900s", err->message);
+                   "kernel): %.3900s",
+                   err->message);
 }
 
-void vyre_cuda_defer_error(vyre_cuda_device *d, const struct vyre_error *err)
-{
+void vyre_cuda_defer_error(vyre_cuda_device *d, const struct vyre_error *err) {
     vyre_cu_defer(d, err);
 }

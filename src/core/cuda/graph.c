@@ -16,8 +16,7 @@ struct vyre_cuda_graph {
     size_t nsteps;
 };
 
-static bool graphs_supported(void)
-{
+static bool graphs_supported(void) {
     return vyre_cu.cuStreamBeginCapture && vyre_cu.cuStreamEndCapture &&
            vyre_cu.cuGraphInstantiateWithFlags && vyre_cu.cuGraphLaunch &&
            vyre_cu.cuGraphExecDestroy && vyre_cu.cuGraphDestroy;
@@ -25,28 +24,35 @@ static bool graphs_supported(void)
 
 enum vyre_status vyre_cuda_graph_capture(vyre_cuda_device *d, const struct vyre_cuda_step *steps,
                                          size_t nsteps, vyre_cuda_graph **out,
-                                         struct vyre_error *err)
-{
-    if (!out) return vyre_error_set(err, VYRE_ERR_ARG, "graph: out is NULL. Fix: pass a pointer "
-                                                       "to receive the graph.");
+                                         struct vyre_error *err) {
+    if (!out)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "graph: out is NULL. Fix: pass a pointer "
+                              "to receive the graph.");
     *out = NULL;
     enum vyre_status st = vyre_cu_enter(d, err);
     if (st != VYRE_OK) return st;
     if (!graphs_supported())
-        return vyre_error_set(err, VYRE_ERR_UNSUPPORTED, "graph: this NVIDIA driver lacks the "
-                                                         "stream-capture entry points. Fix: update "
-                                                         "the driver, or use sequences.");
+        return vyre_error_set(err, VYRE_ERR_UNSUPPORTED,
+                              "graph: this NVIDIA driver lacks the "
+                              "stream-capture entry points. Fix: update "
+                              "the driver, or use sequences.");
     if (nsteps == 0)
-        return vyre_error_set(err, VYRE_ERR_ARG, "graph: no steps to capture. Fix: pass at least "
-                                                 "one launch.");
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "graph: no steps to capture. Fix: pass at least "
+                              "one launch.");
     for (size_t i = 0; i < nsteps; i++)
         if (!steps[i].kernel || steps[i].kernel->dev != d)
-            return vyre_error_set(err, VYRE_ERR_ARG, "graph: step %zu has no kernel of this "
-                                                     "device. Fix: compile every step on this "
-                                                     "device.", i + 1);
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "graph: step %zu has no kernel of this "
+                                  "device. Fix: compile every step on this "
+                                  "device.",
+                                  i + 1);
     struct vyre_cuda_graph *g = calloc(1, sizeof *g);
-    if (!g) return vyre_error_set(err, VYRE_ERR_NOMEM, "graph: out of host memory. Fix: free "
-                                                       "memory.");
+    if (!g)
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "graph: out of host memory. Fix: free "
+                              "memory.");
     /* Thread-local mode: other threads of an embedding host may keep using CUDA. */
     CUresult r = vyre_cu.cuStreamBeginCapture(d->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
     if (r != CUDA_SUCCESS) {
@@ -59,7 +65,8 @@ enum vyre_status vyre_cuda_graph_capture(vyre_cuda_device *d, const struct vyre_
     }
     /* Always end the capture, even after a failed step, so the stream is usable. */
     r = vyre_cu.cuStreamEndCapture(d->stream, &g->graph);
-    if (st == VYRE_OK && r != CUDA_SUCCESS) st = vyre_cu_fail(d, r, "cuStreamEndCapture", NULL, err);
+    if (st == VYRE_OK && r != CUDA_SUCCESS)
+        st = vyre_cu_fail(d, r, "cuStreamEndCapture", NULL, err);
     if (st == VYRE_OK) {
         r = vyre_cu.cuGraphInstantiateWithFlags(&g->exec, g->graph, 0);
         if (r != CUDA_SUCCESS) st = vyre_cu_fail(d, r, "cuGraphInstantiateWithFlags", NULL, err);
@@ -78,10 +85,11 @@ enum vyre_status vyre_cuda_graph_capture(vyre_cuda_device *d, const struct vyre_
 }
 
 enum vyre_status vyre_cuda_graph_launch(vyre_cuda_graph *g, uint32_t repeat,
-                                        struct vyre_cuda_timing *timing, struct vyre_error *err)
-{
-    if (!g) return vyre_error_set(err, VYRE_ERR_ARG, "graph launch: graph is NULL. Fix: capture "
-                                                     "one first.");
+                                        struct vyre_cuda_timing *timing, struct vyre_error *err) {
+    if (!g)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "graph launch: graph is NULL. Fix: capture "
+                              "one first.");
     struct vyre_cuda_device *d = g->dev;
     enum vyre_status st = vyre_cu_enter(d, err);
     if (st != VYRE_OK) return st;
@@ -113,8 +121,7 @@ enum vyre_status vyre_cuda_graph_launch(vyre_cuda_graph *g, uint32_t repeat,
     return VYRE_OK;
 }
 
-void vyre_cuda_graph_free(vyre_cuda_graph *g)
-{
+void vyre_cuda_graph_free(vyre_cuda_graph *g) {
     if (!g) return;
     struct vyre_cuda_device *d = g->dev;
     if (vyre_cu_current(d)) {

@@ -9,8 +9,7 @@
 #include "cuda_int.h"
 
 static enum vyre_status limit_error(vyre_cuda_kernel *k, struct vyre_error *err, const char *what,
-                                    uint64_t got, uint64_t limit, const char *fix)
-{
+                                    uint64_t got, uint64_t limit, const char *fix) {
     return vyre_error_set(err, VYRE_ERR_LIMIT,
                           "launch of '%s' refused: %s is %llu, the device limit is %llu "
                           "(%s). Fix: %s",
@@ -20,8 +19,7 @@ static enum vyre_status limit_error(vyre_cuda_kernel *k, struct vyre_error *err,
 
 /* Checks block and grid against the device's (and the function's) limits. */
 static enum vyre_status check_geometry(vyre_cuda_kernel *k, const uint32_t grid[3],
-                                       const uint32_t block[3], struct vyre_error *err)
-{
+                                       const uint32_t block[3], struct vyre_error *err) {
     const struct vyre_cuda_info *in = &k->dev->info;
     static const char *const bnames[3] = {"workgroup x", "workgroup y", "workgroup z"};
     static const char *const gnames[3] = {"grid x", "grid y", "grid z"};
@@ -38,25 +36,24 @@ static enum vyre_status check_geometry(vyre_cuda_kernel *k, const uint32_t grid[
         return limit_error(k, err, "threads per workgroup", threads,
                            (uint64_t)in->max_threads_per_block, "use a smaller workgroup.");
     if (k->max_threads > 0 && threads > (uint64_t)k->max_threads)
-        return limit_error(k, err, "threads per workgroup for this kernel (register use)",
-                           threads, (uint64_t)k->max_threads,
+        return limit_error(k, err, "threads per workgroup for this kernel (register use)", threads,
+                           (uint64_t)k->max_threads,
                            "use a smaller workgroup or simplify the program.");
     return VYRE_OK;
 }
 
 static enum vyre_status bad_args(vyre_cuda_kernel *k, struct vyre_error *err, const char *what,
-                                 size_t got, uint32_t want)
-{
+                                 size_t got, uint32_t want) {
     return vyre_error_set(err, VYRE_ERR_ARG,
                           "launch of '%s': %zu %s given, the program declares %u. Fix: pass one "
-                          "per declaration, in declaration order.", k->name, got, what, want);
+                          "per declaration, in declaration order.",
+                          k->name, got, what, want);
 }
 
 /* Writes the argument values of `a` into slot (the kernel's layout: pointers, counts,
  * params) and the checked grid into g. Shared by every launch path. */
 static enum vyre_status fill_args(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
-                                  uint64_t *slot, uint32_t g[3], struct vyre_error *err)
-{
+                                  uint64_t *slot, uint32_t g[3], struct vyre_error *err) {
     if (a->nbuffers != k->nbuffers) return bad_args(k, err, "buffers", a->nbuffers, k->nbuffers);
     if (a->nparams != k->nparams) return bad_args(k, err, "params", a->nparams, k->nparams);
     uint64_t counts[VYRE_MAX_BUFFERS + 1];
@@ -64,18 +61,24 @@ static enum vyre_status fill_args(vyre_cuda_kernel *k, const struct vyre_cuda_ar
     for (uint32_t i = 0; i < nb; i++) {
         const vyre_cuda_buffer *b = a->buffers[i];
         if (!b)
-            return vyre_error_set(err, VYRE_ERR_ARG, "launch of '%s': buffer %u is missing. "
-                                                     "Fix: bind a device buffer to every buffer "
-                                                     "declaration.", k->name, i + 1);
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "launch of '%s': buffer %u is missing. "
+                                  "Fix: bind a device buffer to every buffer "
+                                  "declaration.",
+                                  k->name, i + 1);
         if (b->dev != k->dev)
-            return vyre_error_set(err, VYRE_ERR_ARG, "launch of '%s': buffer %u belongs to "
-                                                     "another device object. Fix: create buffers "
-                                                     "with the kernel's device.", k->name, i + 1);
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "launch of '%s': buffer %u belongs to "
+                                  "another device object. Fix: create buffers "
+                                  "with the kernel's device.",
+                                  k->name, i + 1);
         if (b->type != k->buf_types[i])
-            return vyre_error_set(err, VYRE_ERR_ARG, "launch of '%s': buffer %u holds %s, the "
-                                                     "program declares %s. Fix: bind a buffer of "
-                                                     "the declared type.", k->name, i + 1,
-                                  vyre_type_name(b->type), vyre_type_name(k->buf_types[i]));
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "launch of '%s': buffer %u holds %s, the "
+                                  "program declares %s. Fix: bind a buffer of "
+                                  "the declared type.",
+                                  k->name, i + 1, vyre_type_name(b->type),
+                                  vyre_type_name(k->buf_types[i]));
         slot[i] = (uint64_t)b->ptr;
         slot[nb + i] = b->count; /* a .u32 parameter: the low 4 bytes, little-endian */
         counts[i] = b->count;
@@ -87,8 +90,7 @@ static enum vyre_status fill_args(vyre_cuda_kernel *k, const struct vyre_cuda_ar
 }
 
 enum vyre_status vyre_cu_launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
-                                    struct vyre_error *err)
-{
+                                    struct vyre_error *err) {
     uint32_t g[3];
     enum vyre_status st = fill_args(k, a, k->slot, g, err);
     if (st != VYRE_OK) return st;
@@ -102,11 +104,11 @@ enum vyre_status vyre_cu_launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_
 }
 
 enum vyre_status vyre_cuda_prepare(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
-                                   struct vyre_cuda_prepared *out, struct vyre_error *err)
-{
+                                   struct vyre_cuda_prepared *out, struct vyre_error *err) {
     if (!k || !a || !out)
-        return vyre_error_set(err, VYRE_ERR_ARG, "prepare: NULL argument. Fix: pass a kernel, "
-                                                 "its args and the struct to fill.");
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "prepare: NULL argument. Fix: pass a kernel, "
+                              "its args and the struct to fill.");
     memset(out, 0, sizeof *out);
     enum vyre_status st = vyre_cu_enter(k->dev, err);
     if (st != VYRE_OK) return st;
@@ -117,11 +119,12 @@ enum vyre_status vyre_cuda_prepare(vyre_cuda_kernel *k, const struct vyre_cuda_a
     return VYRE_OK;
 }
 
-enum vyre_status vyre_cuda_launch_prepared(struct vyre_cuda_prepared *pl, struct vyre_error *err)
-{
+enum vyre_status vyre_cuda_launch_prepared(struct vyre_cuda_prepared *pl, struct vyre_error *err) {
     vyre_cuda_kernel *k = pl ? pl->kernel : NULL;
-    if (!k) return vyre_error_set(err, VYRE_ERR_ARG, "launch of an unprepared launch. Fix: call "
-                                                     "vyre_cuda_prepare first.");
+    if (!k)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "launch of an unprepared launch. Fix: call "
+                              "vyre_cuda_prepare first.");
     enum vyre_status st = vyre_cu_enter(k->dev, err);
     if (st != VYRE_OK) return st;
     VYRE_CU_CHECK(k->dev,
@@ -134,27 +137,29 @@ enum vyre_status vyre_cuda_launch_prepared(struct vyre_cuda_prepared *pl, struct
 }
 
 enum vyre_status vyre_cuda_launch(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
-                                  struct vyre_error *err)
-{
-    if (!k || !a) return vyre_error_set(err, VYRE_ERR_ARG, "launch: kernel or args is NULL. "
-                                                           "Fix: pass both.");
+                                  struct vyre_error *err) {
+    if (!k || !a)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "launch: kernel or args is NULL. "
+                              "Fix: pass both.");
     enum vyre_status st = vyre_cu_enter(k->dev, err);
     if (st != VYRE_OK) return st;
     return vyre_cu_launch_one(k, a, err);
 }
 
 enum vyre_status vyre_cuda_launch_raw(vyre_cuda_kernel *k, const uint32_t grid[3],
-                                      const uint32_t block[3], uint32_t shared_bytes,
-                                      void **params, struct vyre_error *err)
-{
+                                      const uint32_t block[3], uint32_t shared_bytes, void **params,
+                                      struct vyre_error *err) {
     if (!k) return vyre_error_set(err, VYRE_ERR_ARG, "launch_raw: kernel is NULL. Fix: pass one.");
     enum vyre_status st = vyre_cu_enter(k->dev, err);
     if (st != VYRE_OK) return st;
     for (int a = 0; a < 3; a++)
         if (grid[a] == 0 || block[a] == 0)
-            return vyre_error_set(err, VYRE_ERR_ARG, "launch_raw of '%s': grid and block need "
-                                                     "at least 1 on every axis. Fix: use 1 for "
-                                                     "unused axes.", k->name);
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "launch_raw of '%s': grid and block need "
+                                  "at least 1 on every axis. Fix: use 1 for "
+                                  "unused axes.",
+                                  k->name);
     st = check_geometry(k, grid, block, err);
     if (st != VYRE_OK) return st;
     VYRE_CU_CHECK(k->dev,
@@ -173,8 +178,7 @@ struct timer {
 };
 
 static enum vyre_status timer_start(struct vyre_cuda_device *d, struct timer *t,
-                                    struct vyre_cuda_timing *out, struct vyre_error *err)
-{
+                                    struct vyre_cuda_timing *out, struct vyre_error *err) {
     t->out = out;
     if (!out) return VYRE_OK;
     memset(out, 0, sizeof *out);
@@ -184,8 +188,7 @@ static enum vyre_status timer_start(struct vyre_cuda_device *d, struct timer *t,
 }
 
 static enum vyre_status timer_enqueued(struct vyre_cuda_device *d, struct timer *t,
-                                       struct vyre_error *err)
-{
+                                       struct vyre_error *err) {
     if (!t->out) return VYRE_OK;
     VYRE_CU_CHECK(d, vyre_cu.cuEventRecord(d->ev_stop, d->stream), "cuEventRecord", NULL, err);
     t->t_enq = vyre_cu_now_ns();
@@ -193,8 +196,7 @@ static enum vyre_status timer_enqueued(struct vyre_cuda_device *d, struct timer 
 }
 
 /* Call after the final synchronisation. */
-static void timer_finish(struct vyre_cuda_device *d, struct timer *t)
-{
+static void timer_finish(struct vyre_cuda_device *d, struct timer *t) {
     if (!t->out) return;
     uint64_t t1 = vyre_cu_now_ns();
     float ms = 0.0f;
@@ -215,25 +217,29 @@ static void timer_finish(struct vyre_cuda_device *d, struct timer *t)
 enum vyre_status vyre_cuda_sequence(vyre_cuda_device *d, const struct vyre_cuda_step *steps,
                                     size_t nsteps, size_t prefix, uint32_t repeat,
                                     const struct vyre_cuda_readback *rb, size_t nrb,
-                                    struct vyre_cuda_timing *timing, struct vyre_error *err)
-{
+                                    struct vyre_cuda_timing *timing, struct vyre_error *err) {
     enum vyre_status st = vyre_cu_enter(d, err);
     if (st != VYRE_OK) return st;
     if (prefix > nsteps)
-        return vyre_error_set(err, VYRE_ERR_ARG, "sequence: prefix %zu is longer than the %zu "
-                                                 "steps. Fix: prefix <= number of steps.",
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "sequence: prefix %zu is longer than the %zu "
+                              "steps. Fix: prefix <= number of steps.",
                               prefix, nsteps);
     for (size_t i = 0; i < nsteps; i++)
         if (!steps[i].kernel || steps[i].kernel->dev != d || !steps[i].kernel->module)
-            return vyre_error_set(err, VYRE_ERR_ARG, "sequence: step %zu has no compiled kernel "
-                                                     "of this device. Fix: compile every step's "
-                                                     "program on this device.", i + 1);
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "sequence: step %zu has no compiled kernel "
+                                  "of this device. Fix: compile every step's "
+                                  "program on this device.",
+                                  i + 1);
     uint64_t total = 0;
     for (size_t i = 0; i < nrb; i++) {
         if (!rb[i].buf || rb[i].buf->dev != d)
-            return vyre_error_set(err, VYRE_ERR_ARG, "sequence: readback %zu has no buffer of "
-                                                     "this device. Fix: read back device buffers "
-                                                     "of this device.", i + 1);
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "sequence: readback %zu has no buffer of "
+                                  "this device. Fix: read back device buffers "
+                                  "of this device.",
+                                  i + 1);
         st = vyre_cu_check_range(rb[i].buf, rb[i].offset, rb[i].nbytes, "sequence readback", err);
         if (st != VYRE_OK) return st;
         total += rb[i].nbytes;
@@ -287,8 +293,7 @@ struct run_state {
     uint32_t nb;
 };
 
-static void run_release(struct vyre_cuda_device *d, struct run_state *rs)
-{
+static void run_release(struct vyre_cuda_device *d, struct run_state *rs) {
     for (uint32_t i = 0; i < rs->nb; i++)
         if (rs->cls[i] != RUN_RESIDENT)
             vyre_cu_pool_put(d, &d->pool, (uint64_t)rs->bufs[i].ptr, rs->cls[i]);
@@ -301,13 +306,14 @@ enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
                                vyre_cuda_buffer *const *resident, size_t nbuffers,
                                const vyre_bits *params, size_t nparams, uint64_t n,
                                const uint32_t *grid, void *const *out,
-                               struct vyre_cuda_timing *timing, struct vyre_error *err)
-{
+                               struct vyre_cuda_timing *timing, struct vyre_error *err) {
     enum vyre_status st = vyre_cu_enter(d, err);
     if (st != VYRE_OK) return st;
     struct run_state *rs = calloc(1, sizeof *rs);
-    if (!rs) return vyre_error_set(err, VYRE_ERR_NOMEM, "run: out of host memory. Fix: free "
-                                                        "memory.");
+    if (!rs)
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "run: out of host memory. Fix: free "
+                              "memory.");
     st = vyre_cuda_compile(d, p, &rs->k, err);
     if (st != VYRE_OK) {
         free(rs);
@@ -327,10 +333,11 @@ enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
         if (in_place) {
             /* The caller's device buffer is used as it is: no copy in or out. */
             if (in_place->dev != d || in_place->type != k->buf_types[i]) {
-                st = vyre_error_set(err, VYRE_ERR_ARG, "run of '%s': resident buffer %u is "
+                st = vyre_error_set(err, VYRE_ERR_ARG,
+                                    "run of '%s': resident buffer %u is "
                                     "not a %s buffer of this device. Fix: pass a buffer made "
-                                    "by this device with the declared type", k->name, i + 1,
-                                    vyre_type_name(k->buf_types[i]));
+                                    "by this device with the declared type",
+                                    k->name, i + 1, vyre_type_name(k->buf_types[i]));
                 goto done;
             }
             rs->ptrs[i] = in_place;
@@ -340,17 +347,18 @@ enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
         }
         uint64_t bytes = buffers[i].count * vyre_type_size(k->buf_types[i]);
         if (buffers[i].count > UINT32_MAX) {
-            st = vyre_error_set(err, VYRE_ERR_LIMIT, "run of '%s': buffer %u has %llu elements, "
-                                                     "more than the u32 ABI limit. Fix: split "
-                                                     "the data.", k->name, i + 1,
-                                (unsigned long long)buffers[i].count);
+            st = vyre_error_set(err, VYRE_ERR_LIMIT,
+                                "run of '%s': buffer %u has %llu elements, "
+                                "more than the u32 ABI limit. Fix: split "
+                                "the data.",
+                                k->name, i + 1, (unsigned long long)buffers[i].count);
             goto done;
         }
         uint64_t block = 0;
         st = vyre_cu_pool_get(d, &d->pool, bytes ? bytes : 1, &block, &rs->cls[i], err);
         if (st != VYRE_OK) goto done;
-        rs->bufs[i] = (struct vyre_cuda_buffer){d, (CUdeviceptr)block, bytes, buffers[i].count,
-                                                k->buf_types[i], d->generation};
+        rs->bufs[i] = (struct vyre_cuda_buffer){
+            d, (CUdeviceptr)block, bytes, buffers[i].count, k->buf_types[i], d->generation};
         rs->ptrs[i] = &rs->bufs[i];
         rs->nb = i + 1;
         if (buffers[i].data) up += bytes;
@@ -407,8 +415,8 @@ enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
         off = down_off;
         for (uint32_t i = 0; i < k->nbuffers; i++) {
             struct vyre_cuda_buffer *b = &rs->bufs[i];
-            if (k->buf_access[i] == VYRE_ACCESS_READ || rs->cls[i] == RUN_RESIDENT ||
-                !b->bytes || !out || !out[i])
+            if (k->buf_access[i] == VYRE_ACCESS_READ || rs->cls[i] == RUN_RESIDENT || !b->bytes ||
+                !out || !out[i])
                 continue;
             if (rs->stage) {
                 memcpy(out[i], (void *)(uintptr_t)(rs->stage + off), (size_t)b->bytes);

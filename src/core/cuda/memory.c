@@ -10,15 +10,13 @@
 
 #define MIN_CLASS 8u /* 256 bytes */
 
-unsigned vyre_cu_size_class(uint64_t bytes)
-{
+unsigned vyre_cu_size_class(uint64_t bytes) {
     unsigned c = MIN_CLASS;
     while (c < VYRE_CU_NCLASSES - 1 && (UINT64_C(1) << c) < bytes) c++;
     return c;
 }
 
-static void trim_all(struct vyre_cuda_device *d)
-{
+static void trim_all(struct vyre_cuda_device *d) {
     /* Cached blocks may be in use by queued copies of an earlier run; the stream
      * has finished them once it is idle. */
     if (vyre_cu_alive(d)) vyre_cu.cuStreamSynchronize(d->stream);
@@ -26,8 +24,7 @@ static void trim_all(struct vyre_cuda_device *d)
     vyre_cu_pool_trim(d, &d->pinned);
 }
 
-static CUresult raw_alloc(bool pinned, uint64_t bytes, uint64_t *out)
-{
+static CUresult raw_alloc(bool pinned, uint64_t bytes, uint64_t *out) {
     if (pinned) {
         void *h = NULL;
         CUresult r = vyre_cu.cuMemHostAlloc(&h, (size_t)bytes, 0);
@@ -40,16 +37,14 @@ static CUresult raw_alloc(bool pinned, uint64_t bytes, uint64_t *out)
     return r;
 }
 
-static CUresult raw_free(bool pinned, uint64_t block)
-{
+static CUresult raw_free(bool pinned, uint64_t block) {
     if (pinned) return vyre_cu.cuMemFreeHost((void *)(uintptr_t)block);
     return vyre_cu.cuMemFree((CUdeviceptr)block);
 }
 
 /* The out-of-memory protocol shared by device and pinned allocations. */
 static enum vyre_status alloc_retry(struct vyre_cuda_device *d, bool pinned, uint64_t bytes,
-                                    uint64_t *out, const char *what, struct vyre_error *err)
-{
+                                    uint64_t *out, const char *what, struct vyre_error *err) {
     CUresult r = raw_alloc(pinned, bytes, out);
     if (r == CUDA_ERROR_OUT_OF_MEMORY) {
         d->st.oom_retries++;
@@ -81,8 +76,7 @@ static enum vyre_status alloc_retry(struct vyre_cuda_device *d, bool pinned, uin
 }
 
 enum vyre_status vyre_cu_malloc(struct vyre_cuda_device *d, uint64_t bytes, CUdeviceptr *out,
-                                const char *what, struct vyre_error *err)
-{
+                                const char *what, struct vyre_error *err) {
     uint64_t block = 0;
     enum vyre_status st = alloc_retry(d, false, bytes ? bytes : 1, &block, what, err);
     *out = (CUdeviceptr)block;
@@ -91,8 +85,7 @@ enum vyre_status vyre_cu_malloc(struct vyre_cuda_device *d, uint64_t bytes, CUde
 
 /* ---- size-class pools --------------------------------------------------- */
 
-void vyre_cu_pool_init(struct vyre_cu_pool *pool, bool pinned, uint64_t cap)
-{
+void vyre_cu_pool_init(struct vyre_cu_pool *pool, bool pinned, uint64_t cap) {
     memset(pool, 0, sizeof *pool);
     pool->pinned = pinned;
     pool->cap = cap;
@@ -100,8 +93,7 @@ void vyre_cu_pool_init(struct vyre_cu_pool *pool, bool pinned, uint64_t cap)
 
 enum vyre_status vyre_cu_pool_get(struct vyre_cuda_device *d, struct vyre_cu_pool *pool,
                                   uint64_t bytes, uint64_t *out, uint64_t *cls_bytes,
-                                  struct vyre_error *err)
-{
+                                  struct vyre_error *err) {
     unsigned c = vyre_cu_size_class(bytes);
     uint64_t size = UINT64_C(1) << c;
     struct vyre_cu_freelist *fl = &pool->cls[c];
@@ -118,8 +110,7 @@ enum vyre_status vyre_cu_pool_get(struct vyre_cuda_device *d, struct vyre_cu_poo
 }
 
 void vyre_cu_pool_put(struct vyre_cuda_device *d, struct vyre_cu_pool *pool, uint64_t block,
-                      uint64_t cls_bytes)
-{
+                      uint64_t cls_bytes) {
     if (!block) return;
     if (!vyre_cu_alive(d)) return; /* the context owns it and frees it on reset */
     unsigned c = vyre_cu_size_class(cls_bytes);
@@ -147,8 +138,7 @@ void vyre_cu_pool_put(struct vyre_cuda_device *d, struct vyre_cu_pool *pool, uin
     }
 }
 
-void vyre_cu_pool_trim(struct vyre_cuda_device *d, struct vyre_cu_pool *pool)
-{
+void vyre_cu_pool_trim(struct vyre_cuda_device *d, struct vyre_cu_pool *pool) {
     bool alive = vyre_cu_alive(d);
     for (unsigned c = 0; c < VYRE_CU_NCLASSES; c++) {
         struct vyre_cu_freelist *fl = &pool->cls[c];
@@ -167,8 +157,7 @@ void vyre_cu_pool_trim(struct vyre_cuda_device *d, struct vyre_cu_pool *pool)
     pool->held = 0;
 }
 
-void vyre_cu_pool_destroy(struct vyre_cuda_device *d, struct vyre_cu_pool *pool)
-{
+void vyre_cu_pool_destroy(struct vyre_cuda_device *d, struct vyre_cu_pool *pool) {
     vyre_cu_pool_trim(d, pool);
     for (unsigned c = 0; c < VYRE_CU_NCLASSES; c++) {
         free(pool->cls[c].items);
@@ -180,8 +169,7 @@ void vyre_cu_pool_destroy(struct vyre_cuda_device *d, struct vyre_cu_pool *pool)
 /* ---- buffers -------------------------------------------------------------- */
 
 enum vyre_status vyre_cu_check_range(const struct vyre_cuda_buffer *b, uint64_t offset,
-                                     uint64_t nbytes, const char *fname, struct vyre_error *err)
-{
+                                     uint64_t nbytes, const char *fname, struct vyre_error *err) {
     if (offset > b->bytes || nbytes > b->bytes - offset)
         return vyre_error_set(err, VYRE_ERR_ARG,
                               "%s: byte range [%llu, %llu) is outside the %s buffer of %llu "
@@ -194,24 +182,30 @@ enum vyre_status vyre_cu_check_range(const struct vyre_cuda_buffer *b, uint64_t 
 }
 
 enum vyre_status vyre_cuda_buffer_alloc(vyre_cuda_device *d, enum vyre_type t, uint64_t count,
-                                        vyre_cuda_buffer **out, struct vyre_error *err)
-{
-    if (!out) return vyre_error_set(err, VYRE_ERR_ARG, "vyre_cuda_buffer_alloc: out is NULL. "
-                                                       "Fix: pass a pointer to receive the buffer.");
+                                        vyre_cuda_buffer **out, struct vyre_error *err) {
+    if (!out)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "vyre_cuda_buffer_alloc: out is NULL. "
+                              "Fix: pass a pointer to receive the buffer.");
     *out = NULL;
     if ((unsigned)t >= VYRE_TYPE_COUNT)
-        return vyre_error_set(err, VYRE_ERR_ARG, "buffer: unknown element type %d. Fix: use "
-                                                 "one of bool i32 u32 i64 u64 f32 f64.", (int)t);
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "buffer: unknown element type %d. Fix: use "
+                              "one of bool i32 u32 i64 u64 f32 f64.",
+                              (int)t);
     if (count > UINT32_MAX)
         return vyre_error_set(err, VYRE_ERR_LIMIT,
                               "buffer: %llu elements exceed the kernel ABI limit of 4294967295 "
                               "(element counts are u32). Fix: split the data into several "
-                              "buffers.", (unsigned long long)count);
+                              "buffers.",
+                              (unsigned long long)count);
     enum vyre_status st = vyre_cu_enter(d, err);
     if (st != VYRE_OK) return st;
     struct vyre_cuda_buffer *b = calloc(1, sizeof *b);
-    if (!b) return vyre_error_set(err, VYRE_ERR_NOMEM, "buffer: out of host memory. Fix: free "
-                                                       "memory.");
+    if (!b)
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "buffer: out of host memory. Fix: free "
+                              "memory.");
     b->type = t;
     b->count = count;
     b->bytes = count * vyre_type_size(t);
@@ -232,8 +226,7 @@ enum vyre_status vyre_cuda_buffer_alloc(vyre_cuda_device *d, enum vyre_type t, u
     return VYRE_OK;
 }
 
-void vyre_cuda_buffer_free(vyre_cuda_buffer *b)
-{
+void vyre_cuda_buffer_free(vyre_cuda_buffer *b) {
     if (!b) return;
     struct vyre_cuda_device *d = b->dev;
     if (b->ptr && vyre_cu_current(d)) {
@@ -259,8 +252,7 @@ uint64_t vyre_cuda_buffer_pointer(const vyre_cuda_buffer *b) { return (uint64_t)
 vyre_cuda_device *vyre_cuda_buffer_device(const vyre_cuda_buffer *b) { return b->dev; }
 
 enum vyre_status vyre_cuda_buffer_upload(vyre_cuda_buffer *b, uint64_t offset, const void *src,
-                                         uint64_t nbytes, struct vyre_error *err)
-{
+                                         uint64_t nbytes, struct vyre_error *err) {
     enum vyre_status st = vyre_cu_enter(b->dev, err);
     if (st != VYRE_OK) return st;
     st = vyre_cu_check_range(b, offset, nbytes, "upload", err);
@@ -275,8 +267,7 @@ enum vyre_status vyre_cuda_buffer_upload(vyre_cuda_buffer *b, uint64_t offset, c
 }
 
 enum vyre_status vyre_cuda_buffer_download(vyre_cuda_buffer *b, uint64_t offset, void *dst,
-                                           uint64_t nbytes, struct vyre_error *err)
-{
+                                           uint64_t nbytes, struct vyre_error *err) {
     struct vyre_cuda_device *d = b->dev;
     enum vyre_status st = vyre_cu_enter(d, err);
     if (st != VYRE_OK) return st;
@@ -304,8 +295,7 @@ enum vyre_status vyre_cuda_buffer_download(vyre_cuda_buffer *b, uint64_t offset,
     return st;
 }
 
-enum vyre_status vyre_cuda_buffer_zero(vyre_cuda_buffer *b, struct vyre_error *err)
-{
+enum vyre_status vyre_cuda_buffer_zero(vyre_cuda_buffer *b, struct vyre_error *err) {
     enum vyre_status st = vyre_cu_enter(b->dev, err);
     if (st != VYRE_OK) return st;
     if (b->bytes == 0) return VYRE_OK;

@@ -12,16 +12,14 @@
 #define LOG_BYTES 8192u
 
 /* "ptxas application ptx input, line 57; error : ..." -> 57 (0 if absent). */
-static unsigned long failing_line(const char *log)
-{
+static unsigned long failing_line(const char *log) {
     const char *p = strstr(log, "line ");
     if (!p) return 0;
     return strtoul(p + 5, NULL, 10);
 }
 
 /* Appends " PTX line N: <text>" for the failing line, if the log names one. */
-static void quote_line(const char *ptx, const char *log, char *out, size_t size)
-{
+static void quote_line(const char *ptx, const char *log, char *out, size_t size) {
     out[0] = '\0';
     unsigned long line = failing_line(log);
     if (!line || !ptx) return;
@@ -39,14 +37,13 @@ static void quote_line(const char *ptx, const char *log, char *out, size_t size)
 
 static enum vyre_status jit_error(struct vyre_cuda_device *d, CUresult r, const char *call,
                                   const char *program, const char *ptx, const char *log,
-                                  struct vyre_error *err)
-{
+                                  struct vyre_error *err) {
     struct vyre_error e;
     vyre_cu_fail(d, r, call, program, &e);
     char quoted[400];
     quote_line(ptx, log, quoted, sizeof quoted);
-    vyre_error_set(err, e.status, "%s JIT log: %.2000s%s", e.message,
-                   log[0] ? log : "(empty)", quoted);
+    vyre_error_set(err, e.status, "%s JIT log: %.2000s%s", e.message, log[0] ? log : "(empty)",
+                   quoted);
     if (err) {
         memcpy(err->call, e.call, sizeof e.call);
         memcpy(err->result, e.result, sizeof e.result);
@@ -56,11 +53,12 @@ static enum vyre_status jit_error(struct vyre_cuda_device *d, CUresult r, const 
 
 enum vyre_status vyre_cu_jit(struct vyre_cuda_device *d, const char *ptx, size_t len,
                              const char *program, void **cubin, size_t *cubin_len,
-                             struct vyre_error *err)
-{
+                             struct vyre_error *err) {
     char *log = calloc(1, LOG_BYTES);
-    if (!log) return vyre_error_set(err, VYRE_ERR_NOMEM, "JIT: out of host memory. Fix: free "
-                                                         "memory.");
+    if (!log)
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "JIT: out of host memory. Fix: free "
+                              "memory.");
     CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void *vals[2] = {log, (void *)(uintptr_t)LOG_BYTES};
     CUlinkState link = NULL;
@@ -88,8 +86,10 @@ enum vyre_status vyre_cu_jit(struct vyre_cuda_device *d, const char *ptx, size_t
     /* The image belongs to the link state: copy it before destroying that. */
     *cubin = malloc(image_len);
     if (!*cubin) {
-        st = vyre_error_set(err, VYRE_ERR_NOMEM, "JIT: out of host memory copying a %zu-byte "
-                                                 "cubin. Fix: free memory.", image_len);
+        st = vyre_error_set(err, VYRE_ERR_NOMEM,
+                            "JIT: out of host memory copying a %zu-byte "
+                            "cubin. Fix: free memory.",
+                            image_len);
         goto out;
     }
     memcpy(*cubin, image, image_len);
@@ -102,11 +102,12 @@ out:
 
 enum vyre_status vyre_cu_load_image(struct vyre_cuda_device *d, const void *image,
                                     const char *ptx_text, const char *program, CUmodule *out,
-                                    struct vyre_error *err)
-{
+                                    struct vyre_error *err) {
     char *log = calloc(1, LOG_BYTES);
-    if (!log) return vyre_error_set(err, VYRE_ERR_NOMEM, "module load: out of host memory. "
-                                                         "Fix: free memory.");
+    if (!log)
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "module load: out of host memory. "
+                              "Fix: free memory.");
     CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void *vals[2] = {log, (void *)(uintptr_t)LOG_BYTES};
     CUresult r = vyre_cu.cuModuleLoadDataEx(out, image, 2, opts, vals);
@@ -120,8 +121,7 @@ enum vyre_status vyre_cu_load_image(struct vyre_cuda_device *d, const void *imag
 }
 
 /* The name of the first `.entry` in PTX text, or NULL. */
-static char *entry_name(const char *ptx)
-{
+static char *entry_name(const char *ptx) {
     const char *p = strstr(ptx, ".entry");
     if (!p) return NULL;
     p += 6;
@@ -136,8 +136,7 @@ static char *entry_name(const char *ptx)
     return s;
 }
 
-static vyre_cuda_kernel *kernel_new(struct vyre_cuda_device *d, uint32_t nargs)
-{
+static vyre_cuda_kernel *kernel_new(struct vyre_cuda_device *d, uint32_t nargs) {
     vyre_cuda_kernel *k = calloc(1, sizeof *k);
     if (!k) return NULL;
     k->argv = calloc(nargs ? nargs : 1, sizeof *k->argv);
@@ -154,8 +153,7 @@ static vyre_cuda_kernel *kernel_new(struct vyre_cuda_device *d, uint32_t nargs)
 }
 
 static enum vyre_status finish_kernel(vyre_cuda_kernel *k, CUmodule mod, const char *entry,
-                                      struct vyre_error *err)
-{
+                                      struct vyre_error *err) {
     struct vyre_cuda_device *d = k->dev;
     VYRE_CU_CHECK(d, vyre_cu.cuModuleGetFunction(&k->fn, mod, entry), "cuModuleGetFunction",
                   k->name, err);
@@ -168,8 +166,7 @@ static enum vyre_status finish_kernel(vyre_cuda_kernel *k, CUmodule mod, const c
     return VYRE_OK;
 }
 
-static void kernel_dispose(vyre_cuda_kernel *k)
-{
+static void kernel_dispose(vyre_cuda_kernel *k) {
     free(k->argv);
     free(k->slot);
     free(k->ptx);
@@ -181,10 +178,11 @@ static void kernel_dispose(vyre_cuda_kernel *k)
 }
 
 enum vyre_status vyre_cuda_compile(vyre_cuda_device *d, vyre_program *p, vyre_cuda_kernel **out,
-                                   struct vyre_error *err)
-{
-    if (!p || !out) return vyre_error_set(err, VYRE_ERR_ARG, "compile: program or out is NULL. "
-                                                             "Fix: pass both.");
+                                   struct vyre_error *err) {
+    if (!p || !out)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "compile: program or out is NULL. "
+                              "Fix: pass both.");
     *out = NULL;
     enum vyre_status st = vyre_cu_enter(d, err);
     if (st != VYRE_OK) return st;
@@ -203,16 +201,17 @@ enum vyre_status vyre_cuda_compile(vyre_cuda_device *d, vyre_program *p, vyre_cu
         k->buf_access = calloc(p->nbuffers + 1, sizeof *k->buf_access);
         k->param_types = calloc(p->nparams + 1, sizeof *k->param_types);
     }
-    if (!k || !entry || !k->ptx || !k->name || !k->buf_types || !k->buf_access ||
-        !k->param_types) {
+    if (!k || !entry || !k->ptx || !k->name || !k->buf_types || !k->buf_access || !k->param_types) {
         if (k) kernel_dispose(k);
         bool no_entry = entry == NULL && strstr(ptx, ".entry") == NULL;
         free(entry);
         return no_entry ? vyre_error_set(err, VYRE_ERR_UNSUPPORTED,
                                          "compile: the PTX of program '%s' has no .entry. Fix: "
-                                         "report this code generator bug.", p->name)
-                        : vyre_error_set(err, VYRE_ERR_NOMEM, "compile: out of host memory. "
-                                                              "Fix: free memory.");
+                                         "report this code generator bug.",
+                                         p->name)
+                        : vyre_error_set(err, VYRE_ERR_NOMEM,
+                                         "compile: out of host memory. "
+                                         "Fix: free memory.");
     }
     memcpy(k->ptx, ptx, len + 1);
     strcpy(k->name, p->name);
@@ -244,24 +243,27 @@ enum vyre_status vyre_cuda_compile(vyre_cuda_device *d, vyre_program *p, vyre_cu
 }
 
 enum vyre_status vyre_cuda_load_ptx(vyre_cuda_device *d, const char *ptx, const char *entry,
-                                    vyre_cuda_kernel **out, struct vyre_error *err)
-{
+                                    vyre_cuda_kernel **out, struct vyre_error *err) {
     if (!ptx || !entry || !out)
-        return vyre_error_set(err, VYRE_ERR_ARG, "load_ptx: ptx, entry and out must not be "
-                                                 "NULL. Fix: pass PTX text and its entry name.");
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "load_ptx: ptx, entry and out must not be "
+                              "NULL. Fix: pass PTX text and its entry name.");
     *out = NULL;
     enum vyre_status st = vyre_cu_enter(d, err);
     if (st != VYRE_OK) return st;
     vyre_cuda_kernel *k = kernel_new(d, 0);
-    if (!k) return vyre_error_set(err, VYRE_ERR_NOMEM, "load_ptx: out of host memory. Fix: "
-                                                       "free memory.");
+    if (!k)
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "load_ptx: out of host memory. Fix: "
+                              "free memory.");
     size_t len = strlen(ptx);
     k->ptx = malloc(len + 1);
     k->name = malloc(strlen(entry) + 1);
     if (!k->ptx || !k->name) {
         kernel_dispose(k);
-        return vyre_error_set(err, VYRE_ERR_NOMEM, "load_ptx: out of host memory. Fix: free "
-                                                   "memory.");
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "load_ptx: out of host memory. Fix: free "
+                              "memory.");
     }
     memcpy(k->ptx, ptx, len + 1);
     strcpy(k->name, entry);
@@ -280,8 +282,7 @@ enum vyre_status vyre_cuda_load_ptx(vyre_cuda_device *d, const char *ptx, const 
     return VYRE_OK;
 }
 
-void vyre_cuda_kernel_free(vyre_cuda_kernel *k)
-{
+void vyre_cuda_kernel_free(vyre_cuda_kernel *k) {
     if (!k) return;
     struct vyre_cuda_device *d = k->dev;
     bool alive = vyre_cu_current(d);
@@ -305,10 +306,11 @@ const char *vyre_cuda_kernel_name(const vyre_cuda_kernel *k) { return k ? k->nam
 vyre_cuda_device *vyre_cuda_kernel_device(const vyre_cuda_kernel *k) { return k ? k->dev : NULL; }
 
 enum vyre_status vyre_cuda_kernel_info(vyre_cuda_kernel *k, struct vyre_cuda_kernel_info *out,
-                                       struct vyre_error *err)
-{
-    if (!k || !out) return vyre_error_set(err, VYRE_ERR_ARG, "kernel info: NULL argument. Fix: "
-                                                             "pass a kernel and an info struct.");
+                                       struct vyre_error *err) {
+    if (!k || !out)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "kernel info: NULL argument. Fix: "
+                              "pass a kernel and an info struct.");
     enum vyre_status st = vyre_cu_enter(k->dev, err);
     if (st != VYRE_OK) return st;
     memset(out, 0, sizeof *out);
@@ -320,7 +322,8 @@ enum vyre_status vyre_cuda_kernel_info(vyre_cuda_kernel *k, struct vyre_cuda_ker
         {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, offsetof(struct vyre_cuda_kernel_info, shared_bytes)},
         {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, offsetof(struct vyre_cuda_kernel_info, local_bytes)},
         {CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, offsetof(struct vyre_cuda_kernel_info, const_bytes)},
-        {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, offsetof(struct vyre_cuda_kernel_info, max_threads)},
+        {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+         offsetof(struct vyre_cuda_kernel_info, max_threads)},
         {CU_FUNC_ATTRIBUTE_PTX_VERSION, offsetof(struct vyre_cuda_kernel_info, ptx_version)},
         {CU_FUNC_ATTRIBUTE_BINARY_VERSION, offsetof(struct vyre_cuda_kernel_info, binary_version)},
     };

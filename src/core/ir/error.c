@@ -16,8 +16,8 @@ void vyre_error_clear(struct vyre_error *err) {
     err->column = 0;
 }
 
-enum vyre_status vyre_error_set(struct vyre_error *err, enum vyre_status status,
-                                const char *fmt, ...) {
+enum vyre_status vyre_error_set(struct vyre_error *err, enum vyre_status status, const char *fmt,
+                                ...) {
     if (!err) return status;
     va_list ap;
     err->status = status;

@@ -25,8 +25,8 @@
 
 #define GEN_MAX_VARS 512
 #define GEN_MAX_MEM 8
-#define GEN_STMT_DEPTH 4   /* statement nesting of the generated body */
-#define GEN_LOOP_DEPTH 2   /* nested loops multiply trip counts: keep two */
+#define GEN_STMT_DEPTH 4 /* statement nesting of the generated body */
+#define GEN_LOOP_DEPTH 2 /* nested loops multiply trip counts: keep two */
 #define GEN_NAME 24
 
 /* ---- PRNG: splitmix64 seeds xoshiro256** --------------------------------------- */
@@ -87,18 +87,18 @@ struct gen {
     struct gmem mem[GEN_MAX_MEM];
     uint32_t nmem;
     uint32_t next_name;
-    uint32_t nbarriers;  /* barriers emitted so far (detects a barrier inside a construct) */
-    bool div_return;     /* a return under divergent control was emitted: no barrier after */
-    bool fail;           /* allocation failed */
-    uint32_t budget;     /* statements left for the whole body */
+    uint32_t nbarriers; /* barriers emitted so far (detects a barrier inside a construct) */
+    bool div_return;    /* a return under divergent control was emitted: no barrier after */
+    bool fail;          /* allocation failed */
+    uint32_t budget;    /* statements left for the whole body */
     bool has_li;
 };
 
 /* Where a statement is being generated. */
 struct ctx {
     uint32_t depth, loop_depth;
-    bool divergent;       /* some enclosing condition/bound/exit differs per invocation */
-    bool barrier_ok;      /* every enclosing construct allows a barrier */
+    bool divergent;  /* some enclosing condition/bound/exit differs per invocation */
+    bool barrier_ok; /* every enclosing construct allows a barrier */
     bool in_loop;
     bool loop_body_div;   /* innermost loop body was divergent from its start */
     bool in_barrier_loop; /* inside (at any depth) a loop that holds barriers */
@@ -120,7 +120,9 @@ static enum vyre_type num_type(struct gen *g) { return (enum vyre_type)(1u + bel
 
 static enum vyre_type int_type(struct gen *g) { return (enum vyre_type)(1u + below(g, 4)); }
 
-static bool atomic_type(enum vyre_type t) { return t == VYRE_I32 || t == VYRE_U32 || t == VYRE_U64; }
+static bool atomic_type(enum vyre_type t) {
+    return t == VYRE_I32 || t == VYRE_U32 || t == VYRE_U64;
+}
 
 static struct vyre_expr *chk(struct gen *g, struct vyre_expr *e) {
     if (!e) g->fail = true;
@@ -141,16 +143,16 @@ static uint64_t f64_bits(double d) {
     return u;
 }
 
-static const uint32_t edge_i32[] = {0u, 1u, 0xFFFFFFFFu, 0x80000000u, 0x7FFFFFFFu, 2u, 0xFFFFFFFEu,
-                                    31u, 32u, 33u};
-static const uint32_t edge_u32[] = {0u, 1u, 0xFFFFFFFFu, 0x80000000u, 0x7FFFFFFFu, 2u, 31u, 32u,
-                                    255u, 0x10000u};
-static const uint64_t edge_64[] = {0u, 1u, ~0ull, 0x8000000000000000ull, 0x7FFFFFFFFFFFFFFFull,
-                                   63u, 64u, 65u, 0xFFFFFFFFull, 0x100000000ull};
-static const uint32_t edge_f32[] = {
-    0x00000000u, 0x80000000u, 0x3F800000u, 0xBF800000u, 0x3F000000u, 0x7FC00000u, 0xFFC00001u,
-    0x7F800000u, 0xFF800000u, 0x7F7FFFFFu, 0x00800000u, 0x00000001u, 0x807FFFFFu, 0x4F000000u,
-    0xCF000000u, 0x5F000000u, 0x40490FDBu, 0x3FC00000u, 0x40200000u};
+static const uint32_t edge_i32[] = {0u, 1u,          0xFFFFFFFFu, 0x80000000u, 0x7FFFFFFFu,
+                                    2u, 0xFFFFFFFEu, 31u,         32u,         33u};
+static const uint32_t edge_u32[] = {0u, 1u,  0xFFFFFFFFu, 0x80000000u, 0x7FFFFFFFu,
+                                    2u, 31u, 32u,         255u,        0x10000u};
+static const uint64_t edge_64[] = {0u,  1u,  ~0ull, 0x8000000000000000ull, 0x7FFFFFFFFFFFFFFFull,
+                                   63u, 64u, 65u,   0xFFFFFFFFull,         0x100000000ull};
+static const uint32_t edge_f32[] = {0x00000000u, 0x80000000u, 0x3F800000u, 0xBF800000u, 0x3F000000u,
+                                    0x7FC00000u, 0xFFC00001u, 0x7F800000u, 0xFF800000u, 0x7F7FFFFFu,
+                                    0x00800000u, 0x00000001u, 0x807FFFFFu, 0x4F000000u, 0xCF000000u,
+                                    0x5F000000u, 0x40490FDBu, 0x3FC00000u, 0x40200000u};
 static const uint64_t edge_f64[] = {
     0x0000000000000000ull, 0x8000000000000000ull, 0x3FF0000000000000ull, 0xBFF0000000000000ull,
     0x3FE0000000000000ull, 0x7FF8000000000000ull, 0xFFF8000000000001ull, 0x7FF0000000000000ull,
@@ -165,8 +167,7 @@ static vyre_bits lit_bits(struct gen *g, enum vyre_type t) {
     uint32_t k = below(g, 10);
     int32_t small = (int32_t)below(g, 33) - 16;
     switch (t) {
-    case VYRE_BOOL:
-        return below(g, 2);
+    case VYRE_BOOL: return below(g, 2);
     case VYRE_I32:
         if (k < 5) return edge_i32[below(g, NELEM(edge_i32))];
         if (k < 9) return (uint32_t)small;
@@ -191,8 +192,7 @@ static vyre_bits lit_bits(struct gen *g, enum vyre_type t) {
         if (k < 5) return edge_f64[below(g, NELEM(edge_f64))];
         if (k < 9) return f64_bits((double)small / (double)(1u << below(g, 3)));
         return rng_next(&g->r);
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -205,7 +205,9 @@ static struct vyre_expr *lit(struct gen *g, enum vyre_type t, vyre_bits v) {
     return chk(g, vyre_ir_lit(g->p, t, v));
 }
 
-static struct vyre_expr *rand_lit(struct gen *g, enum vyre_type t) { return lit(g, t, lit_bits(g, t)); }
+static struct vyre_expr *rand_lit(struct gen *g, enum vyre_type t) {
+    return lit(g, t, lit_bits(g, t));
+}
 
 /* A small non-negative integer literal of integer type t. */
 static struct vyre_expr *small_lit(struct gen *g, enum vyre_type t, uint32_t v) {
@@ -214,9 +216,12 @@ static struct vyre_expr *small_lit(struct gen *g, enum vyre_type t, uint32_t v) 
 
 /* ---- expression building helpers (NULL-propagating) --------------------------- */
 
-static struct vyre_expr *name_ex(struct gen *g, const char *n) { return chk(g, vyre_ir_name(g->p, n)); }
+static struct vyre_expr *name_ex(struct gen *g, const char *n) {
+    return chk(g, vyre_ir_name(g->p, n));
+}
 
-static struct vyre_expr *bin(struct gen *g, enum vyre_op op, struct vyre_expr *a, struct vyre_expr *b) {
+static struct vyre_expr *bin(struct gen *g, enum vyre_op op, struct vyre_expr *a,
+                             struct vyre_expr *b) {
     if (!a || !b) return NULL;
     return chk(g, vyre_ir_binary(g->p, op, a, b));
 }
@@ -240,7 +245,9 @@ static struct vyre_expr *builtin(struct gen *g, enum vyre_builtin b, unsigned ax
     return chk(g, vyre_ir_builtin(g->p, b, axis));
 }
 
-static struct vyre_expr *len_ex(struct gen *g, const char *buf) { return chk(g, vyre_ir_len(g->p, buf)); }
+static struct vyre_expr *len_ex(struct gen *g, const char *buf) {
+    return chk(g, vyre_ir_len(g->p, buf));
+}
 
 /* ---- expressions ------------------------------------------------------------------- */
 
@@ -276,22 +283,17 @@ static struct vyre_expr *owned_index(struct gen *g, const struct gmem *m) {
  * in range, out of range, negative i32, or computed. */
 static struct vyre_expr *any_index(struct gen *g, const struct gmem *m, uint32_t depth, bool *div) {
     switch (below(g, 8)) {
-    case 0:
-        *div = true;
-        return own_index(g, g->has_li && chance(g, 50));
-    case 1:
-        return small_lit(g, VYRE_U32, below(g, 9));
-    case 2:
-        return oob_index(g, m);
+    case 0: *div = true; return own_index(g, g->has_li && chance(g, 50));
+    case 1: return small_lit(g, VYRE_U32, below(g, 9));
+    case 2: return oob_index(g, m);
     case 3:
         *div = true;
         return bin(g, VYRE_OP_ADD, name_ex(g, "gi"), small_lit(g, VYRE_U32, 1u + below(g, 3)));
     case 4:
-        return bin(g, VYRE_OP_REM, gen_expr(g, VYRE_U32, depth + 1, false, div), len_ex(g, m->name));
-    case 5:
-        return gen_expr(g, VYRE_I32, depth + 1, false, div);
-    default:
-        return gen_expr(g, VYRE_U32, depth + 1, false, div);
+        return bin(g, VYRE_OP_REM, gen_expr(g, VYRE_U32, depth + 1, false, div),
+                   len_ex(g, m->name));
+    case 5: return gen_expr(g, VYRE_I32, depth + 1, false, div);
+    default: return gen_expr(g, VYRE_U32, depth + 1, false, div);
     }
 }
 
@@ -305,7 +307,8 @@ static struct vyre_expr *gen_load(struct gen *g, const struct gmem *m, uint32_t 
 }
 
 /* A leaf (or load) of type t; uniform-only leaves when `uni`. */
-static struct vyre_expr *gen_leaf(struct gen *g, enum vyre_type t, uint32_t depth, bool uni, bool *div) {
+static struct vyre_expr *gen_leaf(struct gen *g, enum vyre_type t, uint32_t depth, bool uni,
+                                  bool *div) {
     for (int tries = 0; tries < 4; tries++) {
         uint32_t k = below(g, 10);
         if (k < 4) {
@@ -390,18 +393,22 @@ static enum vyre_type bitcast_source(struct gen *g, enum vyre_type t) {
 /* bitcast(t, e). A NaN may have any bit pattern (§3), so a float source whose value
  * could be NaN goes through (max e -inf): NaN becomes -inf, every other value is kept,
  * and the integer result is the same on every backend. */
-static struct vyre_expr *gen_bitcast(struct gen *g, enum vyre_type t, uint32_t d, bool uni, bool *div) {
+static struct vyre_expr *gen_bitcast(struct gen *g, enum vyre_type t, uint32_t d, bool uni,
+                                     bool *div) {
     enum vyre_type src = bitcast_source(g, t);
     struct vyre_expr *e = gen_expr(g, src, d, uni, div);
     if (e && vyre_type_is_float(src) && vyre_type_is_int(t) &&
         !(e->kind == VYRE_EX_LIT && !lit_is_nan(src, e->u.lit.bits)))
-        e = bin(g, VYRE_OP_MAX, e, lit(g, src, src == VYRE_F32 ? 0xFF800000u : 0xFFF0000000000000ull));
+        e = bin(g, VYRE_OP_MAX, e,
+                lit(g, src, src == VYRE_F32 ? 0xFF800000u : 0xFFF0000000000000ull));
     return bitcast(g, t, e);
 }
 
 static struct vyre_expr *gen_bool(struct gen *g, uint32_t d, bool uni, bool *div) {
     switch (below(g, 9)) {
-    case 0: case 1: case 2: {
+    case 0:
+    case 1:
+    case 2: {
         enum vyre_type ot = num_type(g);
         enum vyre_op op = pick_op(g, GEN_COMPARE, ot, VYRE_BOOL);
         return bin(g, op, gen_expr(g, ot, d, uni, div), gen_expr(g, ot, d, uni, div));
@@ -416,31 +423,32 @@ static struct vyre_expr *gen_bool(struct gen *g, uint32_t d, bool uni, bool *div
     case 5:
         return un(g, pick_op(g, GEN_EXACT, VYRE_BOOL, VYRE_BOOL),
                   gen_expr(g, VYRE_BOOL, d, uni, div));
-    case 6:
-        return cast(g, VYRE_BOOL, gen_expr(g, any_type(g), d, uni, div));
-    default:
-        return gen_leaf(g, VYRE_BOOL, d, uni, div);
+    case 6: return cast(g, VYRE_BOOL, gen_expr(g, any_type(g), d, uni, div));
+    default: return gen_leaf(g, VYRE_BOOL, d, uni, div);
     }
 }
 
-static struct vyre_expr *gen_numeric(struct gen *g, enum vyre_type t, uint32_t d, bool uni, bool *div) {
+static struct vyre_expr *gen_numeric(struct gen *g, enum vyre_type t, uint32_t d, bool uni,
+                                     bool *div) {
     bool is_int = vyre_type_is_int(t);
     switch (below(g, 11)) {
-    case 0: case 1: case 2:
+    case 0:
+    case 1:
+    case 2:
         return bin(g, pick_op(g, GEN_GENERIC, t, t), gen_expr(g, t, d, uni, div),
                    gen_expr(g, t, d, uni, div));
-    case 3: case 4:
+    case 3:
+    case 4:
         if (is_int)
             return bin(g, pick_op(g, GEN_SPECIFIC, t, t), gen_expr(g, t, d, uni, div),
                        gen_expr(g, t, d, uni, div));
         if (chance(g, 50))
-            return chk(g, vyre_ir_fma(g->p, gen_expr(g, t, d, uni, div), gen_expr(g, t, d, uni, div),
-                                      gen_expr(g, t, d, uni, div)));
+            return chk(g, vyre_ir_fma(g->p, gen_expr(g, t, d, uni, div),
+                                      gen_expr(g, t, d, uni, div), gen_expr(g, t, d, uni, div)));
         if (g->approx && chance(g, 60))
             return un(g, pick_op(g, GEN_APPROX, t, t), gen_expr(g, t, d, uni, div));
         return un(g, pick_op(g, GEN_EXACT, t, t), gen_expr(g, t, d, uni, div));
-    case 5:
-        return un(g, pick_op(g, GEN_EXACT, t, t), gen_expr(g, t, d, uni, div));
+    case 5: return un(g, pick_op(g, GEN_EXACT, t, t), gen_expr(g, t, d, uni, div));
     case 6: {
         struct vyre_expr *c = gen_expr(g, VYRE_BOOL, d, uni, div);
         struct vyre_expr *a = gen_expr(g, t, d, uni, div);
@@ -448,18 +456,16 @@ static struct vyre_expr *gen_numeric(struct gen *g, enum vyre_type t, uint32_t d
         if (!c || !a || !b) return NULL;
         return chk(g, vyre_ir_select(g->p, c, a, b));
     }
-    case 7:
-        return cast(g, t, gen_expr(g, any_type(g), d, uni, div));
-    case 8:
-        return gen_bitcast(g, t, d, uni, div);
-    default:
-        return gen_leaf(g, t, d, uni, div);
+    case 7: return cast(g, t, gen_expr(g, any_type(g), d, uni, div));
+    case 8: return gen_bitcast(g, t, d, uni, div);
+    default: return gen_leaf(g, t, d, uni, div);
     }
 }
 
 /* An expression of type t at expression depth `depth`; sets *div when it may differ
  * between invocations of a workgroup. `uni` restricts it to uniform values. */
-static struct vyre_expr *gen_expr(struct gen *g, enum vyre_type t, uint32_t depth, bool uni, bool *div) {
+static struct vyre_expr *gen_expr(struct gen *g, enum vyre_type t, uint32_t depth, bool uni,
+                                  bool *div) {
     if (g->fail) return NULL;
     if (depth >= g->max_depth || chance(g, 25)) return gen_leaf(g, t, depth, uni, div);
     if (t == VYRE_BOOL) return gen_bool(g, depth + 1, uni, div);
@@ -495,8 +501,9 @@ static void pick_shared_modes(struct gen *g) {
         uint32_t k = below(g, 3);
         m->mode = k == 0 ? MODE_READ : k == 1 ? MODE_OWN : MODE_ATOMIC;
         if (m->mode == MODE_ATOMIC && !atomic_type(m->type)) m->mode = MODE_OWN;
-        static const enum vyre_atomic_op comm[] = {VYRE_ATOMIC_ADD, VYRE_ATOMIC_MIN, VYRE_ATOMIC_MAX,
-                                                   VYRE_ATOMIC_AND, VYRE_ATOMIC_OR, VYRE_ATOMIC_XOR};
+        static const enum vyre_atomic_op comm[] = {VYRE_ATOMIC_ADD, VYRE_ATOMIC_MIN,
+                                                   VYRE_ATOMIC_MAX, VYRE_ATOMIC_AND,
+                                                   VYRE_ATOMIC_OR,  VYRE_ATOMIC_XOR};
         m->aop = comm[below(g, NELEM(comm))];
     }
 }
@@ -575,8 +582,8 @@ static bool gen_atomic(struct gen *g, struct vyre_block *b) {
         push(g, b, vyre_ir_atomic(g->p, NULL, m->aop, m->name, idx, NULL, v));
         return true;
     }
-    enum vyre_atomic_op op = m->type == VYRE_F32 ? VYRE_ATOMIC_ADD
-                                                 : (enum vyre_atomic_op)below(g, VYRE_ATOMIC_COUNT);
+    enum vyre_atomic_op op =
+        m->type == VYRE_F32 ? VYRE_ATOMIC_ADD : (enum vyre_atomic_op)below(g, VYRE_ATOMIC_COUNT);
     struct vyre_expr *idx = owned_index(g, m);
     struct vyre_expr *exp = op == VYRE_ATOMIC_CAS ? gen_expr(g, m->type, 1, false, &div) : NULL;
     struct vyre_expr *v = gen_expr(g, m->type, 1, false, &div);
@@ -616,8 +623,8 @@ static void gen_if(struct gen *g, const struct ctx *c, struct vyre_block *b) {
 }
 
 /* Loop bounds: [from, to) with small trip counts, in the loop variable's type. */
-static void gen_bounds(struct gen *g, enum vyre_type t, struct vyre_expr **from, struct vyre_expr **to,
-                       struct vyre_expr **step, bool *div, bool top) {
+static void gen_bounds(struct gen *g, enum vyre_type t, struct vyre_expr **from,
+                       struct vyre_expr **to, struct vyre_expr **step, bool *div, bool top) {
     bool sgn = vyre_type_is_signed(t);
     uint32_t k = below(g, 10);
     if (k < 5) {
@@ -630,7 +637,8 @@ static void gen_bounds(struct gen *g, enum vyre_type t, struct vyre_expr **from,
         /* len-bounded: uniform; capped below the top level so nests stay cheap. */
         const struct gmem *m = &g->mem[below(g, g->nmem)];
         struct vyre_expr *l = len_ex(g, m->name);
-        if (!top || chance(g, 50)) l = bin(g, VYRE_OP_MIN, l, small_lit(g, VYRE_U32, 1u + below(g, 6)));
+        if (!top || chance(g, 50))
+            l = bin(g, VYRE_OP_MIN, l, small_lit(g, VYRE_U32, 1u + below(g, 6)));
         *from = small_lit(g, t, below(g, 2));
         *to = t == VYRE_U32 ? l : cast(g, t, l);
     } else {
@@ -725,7 +733,8 @@ static void gen_stmt(struct gen *g, const struct ctx *c, struct vyre_block *b) {
             return;
         }
         if (k < 97) {
-            if (!c->in_loop || (c->divergent && (!c->loop_body_div || c->in_barrier_loop))) continue;
+            if (!c->in_loop || (c->divergent && (!c->loop_body_div || c->in_barrier_loop)))
+                continue;
             push(g, b, vyre_ir_simple(g->p, VYRE_ST_BREAK));
             return;
         }
@@ -763,8 +772,9 @@ static void gen_decls(struct gen *g) {
         if (m->access == VYRE_ACCESS_READ) {
             m->mode = MODE_READ;
         } else if (atomic_type(m->type) && chance(g, 25)) {
-            static const enum vyre_atomic_op comm[] = {VYRE_ATOMIC_ADD, VYRE_ATOMIC_MIN, VYRE_ATOMIC_MAX,
-                                                       VYRE_ATOMIC_AND, VYRE_ATOMIC_OR, VYRE_ATOMIC_XOR};
+            static const enum vyre_atomic_op comm[] = {VYRE_ATOMIC_ADD, VYRE_ATOMIC_MIN,
+                                                       VYRE_ATOMIC_MAX, VYRE_ATOMIC_AND,
+                                                       VYRE_ATOMIC_OR,  VYRE_ATOMIC_XOR};
             m->mode = MODE_ATOMIC;
             m->aop = comm[below(g, NELEM(comm))];
         } else {
@@ -800,10 +810,13 @@ static void gen_decls(struct gen *g) {
 
 /* gi: linear global id over a grid of any shape; li: linear local id. */
 static void gen_ids(struct gen *g, struct vyre_block *b) {
-    struct vyre_expr *sx = bin(g, VYRE_OP_MUL, builtin(g, VYRE_WGSIZE, 0), builtin(g, VYRE_NGROUPS, 0));
-    struct vyre_expr *sy = bin(g, VYRE_OP_MUL, builtin(g, VYRE_WGSIZE, 1), builtin(g, VYRE_NGROUPS, 1));
-    struct vyre_expr *sxy = bin(g, VYRE_OP_MUL, bin(g, VYRE_OP_MUL, builtin(g, VYRE_WGSIZE, 0),
-                                                    builtin(g, VYRE_NGROUPS, 0)), sy);
+    struct vyre_expr *sx =
+        bin(g, VYRE_OP_MUL, builtin(g, VYRE_WGSIZE, 0), builtin(g, VYRE_NGROUPS, 0));
+    struct vyre_expr *sy =
+        bin(g, VYRE_OP_MUL, builtin(g, VYRE_WGSIZE, 1), builtin(g, VYRE_NGROUPS, 1));
+    struct vyre_expr *sxy =
+        bin(g, VYRE_OP_MUL,
+            bin(g, VYRE_OP_MUL, builtin(g, VYRE_WGSIZE, 0), builtin(g, VYRE_NGROUPS, 0)), sy);
     struct vyre_expr *gi = bin(g, VYRE_OP_ADD,
                                bin(g, VYRE_OP_ADD, builtin(g, VYRE_GID, 0),
                                    bin(g, VYRE_OP_MUL, builtin(g, VYRE_GID, 1), sx)),
@@ -815,8 +828,10 @@ static void gen_ids(struct gen *g, struct vyre_block *b) {
     const uint32_t *w = g->p->workgroup;
     struct vyre_expr *li = builtin(g, VYRE_LID, 0);
     if (w[1] > 1 || w[2] > 1) {
-        struct vyre_expr *y = bin(g, VYRE_OP_MUL, builtin(g, VYRE_LID, 1), builtin(g, VYRE_WGSIZE, 0));
-        struct vyre_expr *wxy = bin(g, VYRE_OP_MUL, builtin(g, VYRE_WGSIZE, 0), builtin(g, VYRE_WGSIZE, 1));
+        struct vyre_expr *y =
+            bin(g, VYRE_OP_MUL, builtin(g, VYRE_LID, 1), builtin(g, VYRE_WGSIZE, 0));
+        struct vyre_expr *wxy =
+            bin(g, VYRE_OP_MUL, builtin(g, VYRE_WGSIZE, 0), builtin(g, VYRE_WGSIZE, 1));
         struct vyre_expr *z = bin(g, VYRE_OP_MUL, builtin(g, VYRE_LID, 2), wxy);
         li = bin(g, VYRE_OP_ADD, bin(g, VYRE_OP_ADD, li, y), z);
     }
@@ -870,8 +885,12 @@ static void coll_expr(struct coll *c, struct vyre_expr *e) {
     c->ex[c->nex++] = e;
     switch (e->kind) {
     case VYRE_EX_LOAD: coll_expr(c, e->u.access.index); break;
-    case VYRE_EX_UNARY: case VYRE_EX_BINARY: case VYRE_EX_SELECT: case VYRE_EX_CAST:
-    case VYRE_EX_BITCAST: case VYRE_EX_FMA:
+    case VYRE_EX_UNARY:
+    case VYRE_EX_BINARY:
+    case VYRE_EX_SELECT:
+    case VYRE_EX_CAST:
+    case VYRE_EX_BITCAST:
+    case VYRE_EX_FMA:
         for (int i = 0; i < 3; i++) coll_expr(c, e->u.op.a[i]);
         break;
     default: break;
@@ -953,7 +972,8 @@ static void mutate(struct gen *g, struct coll *c) {
         return;
     }
     case 2: /* duplicate name: a let reusing a declaration's name */
-        insert_at(g, blk, vyre_ir_let(p, p->decls[below(g, p->ndecls)].name, rand_lit(g, VYRE_U32)), true);
+        insert_at(g, blk, vyre_ir_let(p, p->decls[below(g, p->ndecls)].name, rand_lit(g, VYRE_U32)),
+                  true);
         return;
     case 3: /* duplicate name: reuse "gi" */
         insert_at(g, blk, vyre_ir_let(p, "gi", rand_lit(g, VYRE_U32)), true);
@@ -1021,11 +1041,13 @@ static void mutate(struct gen *g, struct coll *c) {
         if (!vyre_ir_shared(p, "mut_s", VYRE_F64, 7000u)) g->fail = true;
         return;
     case 12: /* bitcast of bool, or across widths */
-        add_let(g, blk, "mut_bc", chance(g, 50) ? bitcast(g, VYRE_U32, lit(g, VYRE_BOOL, 1))
-                                                : bitcast(g, VYRE_F64, rand_lit(g, VYRE_U32)));
+        add_let(g, blk, "mut_bc",
+                chance(g, 50) ? bitcast(g, VYRE_U32, lit(g, VYRE_BOOL, 1))
+                              : bitcast(g, VYRE_F64, rand_lit(g, VYRE_U32)));
         return;
     case 13: /* rem on floats */
-        add_let(g, blk, "mut_rem", bin(g, VYRE_OP_REM, rand_lit(g, VYRE_F32), rand_lit(g, VYRE_F32)));
+        add_let(g, blk, "mut_rem",
+                bin(g, VYRE_OP_REM, rand_lit(g, VYRE_F32), rand_lit(g, VYRE_F32)));
         return;
     case 14: { /* non-bool if condition */
         struct vyre_stmt *s = vyre_ir_if(p, rand_lit(g, int_type(g)));
@@ -1049,7 +1071,8 @@ static void mutate(struct gen *g, struct coll *c) {
         return;
     }
     case 17: /* reserved word as a name */
-        insert_at(g, blk, vyre_ir_let(p, chance(g, 50) ? "true" : "f32", lit(g, VYRE_U32, 1)), true);
+        insert_at(g, blk, vyre_ir_let(p, chance(g, 50) ? "true" : "f32", lit(g, VYRE_U32, 1)),
+                  true);
         return;
     case 18: { /* use after the scope ended */
         struct vyre_stmt *s = vyre_ir_if(p, lit(g, VYRE_BOOL, 1));
@@ -1059,7 +1082,8 @@ static void mutate(struct gen *g, struct coll *c) {
         return;
     }
     case 19: { /* set the loop variable */
-        struct vyre_stmt *s = vyre_ir_for(p, "mut_lv", lit(g, VYRE_U32, 0), lit(g, VYRE_U32, 3), NULL);
+        struct vyre_stmt *s =
+            vyre_ir_for(p, "mut_lv", lit(g, VYRE_U32, 0), lit(g, VYRE_U32, 3), NULL);
         if (s) push(g, &s->then_, vyre_ir_set(p, "mut_lv", lit(g, VYRE_U32, 9)));
         insert_at(g, blk, s, true);
         return;
@@ -1070,7 +1094,8 @@ static void mutate(struct gen *g, struct coll *c) {
         return;
     }
     case 21: /* logical op on integers */
-        add_let(g, blk, "mut_land", bin(g, VYRE_OP_LAND, rand_lit(g, VYRE_U32), rand_lit(g, VYRE_U32)));
+        add_let(g, blk, "mut_land",
+                bin(g, VYRE_OP_LAND, rand_lit(g, VYRE_U32), rand_lit(g, VYRE_U32)));
         return;
     case 22: /* too many params */
         for (uint32_t i = 0; i < VYRE_MAX_PARAMS + 2 && !g->fail; i++) {

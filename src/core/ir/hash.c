@@ -13,8 +13,8 @@ static void hash_sink(void *ctx, const char *s, size_t n) {
 uint64_t vyre_program_hash(const vyre_program *p) {
     XXH3_state_t state;
     char chunk[4096];
-    struct vyre_tw w = {.mode = VYRE_TW_SINK, .buf = chunk, .cap = sizeof chunk,
-                        .sink = hash_sink, .ctx = &state};
+    struct vyre_tw w = {
+        .mode = VYRE_TW_SINK, .buf = chunk, .cap = sizeof chunk, .sink = hash_sink, .ctx = &state};
     (void)XXH3_64bits_reset(&state);
     if (p) vyre_tw_program(&w, p);
     vyre_tw_flush(&w);

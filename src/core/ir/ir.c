@@ -54,7 +54,7 @@ char *vyre_arena_strdup(struct vyre_program *p, const char *s) {
 /* ---- types ------------------------------------------------------------------- */
 
 static const char *const type_names[VYRE_TYPE_COUNT] = {"bool", "i32", "u32", "i64",
-                                                         "u64",  "f32", "f64"};
+                                                        "u64",  "f32", "f64"};
 
 const char *vyre_type_name(enum vyre_type t) {
     return (unsigned)t < VYRE_TYPE_COUNT ? type_names[t] : "void";
@@ -108,9 +108,9 @@ static const struct op_row op_rows[VYRE_OP_COUNT] = {
  * ops change arity silently: refuse to compile instead. (VYRE_OP_FIRST_UNARY itself
  * expands VYRE_OPS, which cannot expand again inside a VYRE_OPS row: hence OP_NBIN.) */
 enum { OP_NBIN = VYRE_OP_FIRST_UNARY };
-#define OP_ORDER_(ID, NAME, ARITY, CLASS, RESULT, APPROX, METHOD, MM)                   \
-    _Static_assert((ARITY) == 1 || (ARITY) == 2, "ops.h: arity is 1 or 2: " NAME);     \
-    _Static_assert(((ARITY) == 2) == ((int)VYRE_OP_##ID < (int)OP_NBIN),              \
+#define OP_ORDER_(ID, NAME, ARITY, CLASS, RESULT, APPROX, METHOD, MM)              \
+    _Static_assert((ARITY) == 1 || (ARITY) == 2, "ops.h: arity is 1 or 2: " NAME); \
+    _Static_assert(((ARITY) == 2) == ((int)VYRE_OP_##ID < (int)OP_NBIN),           \
                    "ops.h: every binary row comes before every unary row: " NAME);
 VYRE_OPS(OP_ORDER_)
 #undef OP_ORDER_
@@ -225,9 +225,9 @@ bool vyre_op_class_admits(unsigned c, enum vyre_type t) {
 /* Literal spellings and type names: a name spelled like one of these could not be
  * written in the text format without reading back as something else. The validator
  * rejects them, and the Lua DSL asks for this list instead of keeping its own. */
-static const char *const reserved_names[] = {
-    "true", "false", "inf", "nan", "inff32", "inff64", "nanf32", "nanf64",
-    "bool", "i32",   "u32", "i64", "u64",    "f32",    "f64"};
+static const char *const reserved_names[] = {"true",   "false",  "inf",    "nan",  "inff32",
+                                             "inff64", "nanf32", "nanf64", "bool", "i32",
+                                             "u32",    "i64",    "u64",    "f32",  "f64"};
 _Static_assert(sizeof reserved_names / sizeof reserved_names[0] == 8u + VYRE_TYPE_COUNT,
                "every type name is reserved");
 
@@ -236,8 +236,8 @@ const char *const *vyre_reserved_names(size_t *n) {
     return reserved_names;
 }
 
-static const char *const atomic_names[VYRE_ATOMIC_COUNT] = {
-    "add", "sub", "min", "max", "and", "or", "xor", "exchange", "cas"};
+static const char *const atomic_names[VYRE_ATOMIC_COUNT] = {"add", "sub", "min",      "max", "and",
+                                                            "or",  "xor", "exchange", "cas"};
 
 const char *vyre_atomic_name(enum vyre_atomic_op op) {
     return (unsigned)op < VYRE_ATOMIC_COUNT ? atomic_names[op] : "?";
@@ -260,7 +260,7 @@ const char *vyre_atomic_op_name(unsigned i) {
 }
 
 static const char *const builtin_names[VYRE_BUILTIN_COUNT] = {"gid", "lid", "wgid", "wgsize",
-                                                               "ngroups"};
+                                                              "ngroups"};
 
 const char *vyre_builtin_name(enum vyre_builtin b) {
     return (unsigned)b < VYRE_BUILTIN_COUNT ? builtin_names[b] : "?";
@@ -570,10 +570,8 @@ bool vyre_ir_expr_equal(const struct vyre_expr *a, const struct vyre_expr *b) {
     if (!a || !b) return a == b;
     if (a->kind != b->kind) return false;
     switch (a->kind) {
-    case VYRE_EX_LIT:
-        return a->type == b->type && a->u.lit.bits == b->u.lit.bits;
-    case VYRE_EX_NAME:
-        return str_eq(a->u.name.name, b->u.name.name);
+    case VYRE_EX_LIT: return a->type == b->type && a->u.lit.bits == b->u.lit.bits;
+    case VYRE_EX_NAME: return str_eq(a->u.name.name, b->u.name.name);
     case VYRE_EX_BUILTIN:
         return a->u.builtin.which == b->u.builtin.which && a->u.builtin.axis == b->u.builtin.axis;
     case VYRE_EX_LOAD:
@@ -598,14 +596,13 @@ bool vyre_ir_expr_equal(const struct vyre_expr *a, const struct vyre_expr *b) {
 
 static bool stmt_equal(const struct vyre_stmt *a, const struct vyre_stmt *b) {
     if (!a || !b) return a == b;
-    if (a->kind != b->kind || !str_eq(a->name, b->name) || !str_eq(a->buf, b->buf))
-        return false;
+    if (a->kind != b->kind || !str_eq(a->name, b->name) || !str_eq(a->buf, b->buf)) return false;
     if (a->kind == VYRE_ST_ATOMIC && a->atomic != b->atomic) return false;
     return vyre_ir_expr_equal(a->value, b->value) && vyre_ir_expr_equal(a->index, b->index) &&
-           vyre_ir_expr_equal(a->expected, b->expected) &&
-           vyre_ir_expr_equal(a->cond, b->cond) && vyre_ir_expr_equal(a->from, b->from) &&
-           vyre_ir_expr_equal(a->to, b->to) && vyre_ir_expr_equal(a->step, b->step) &&
-           vyre_ir_block_equal(&a->then_, &b->then_) && vyre_ir_block_equal(&a->else_, &b->else_);
+           vyre_ir_expr_equal(a->expected, b->expected) && vyre_ir_expr_equal(a->cond, b->cond) &&
+           vyre_ir_expr_equal(a->from, b->from) && vyre_ir_expr_equal(a->to, b->to) &&
+           vyre_ir_expr_equal(a->step, b->step) && vyre_ir_block_equal(&a->then_, &b->then_) &&
+           vyre_ir_block_equal(&a->else_, &b->else_);
 }
 
 bool vyre_ir_block_equal(const struct vyre_block *a, const struct vyre_block *b) {

@@ -15,7 +15,7 @@
 #define VYRE_MAX_NODES 100000u
 #define VYRE_MAX_EXPR_DEPTH 128
 #define VYRE_MAX_NAME 64
-#define VYRE_MAX_WORKGROUP 1024u  /* x*y*z */
+#define VYRE_MAX_WORKGROUP 1024u /* x*y*z */
 #define VYRE_MAX_WORKGROUP_Z 64u
 #define VYRE_MAX_SHARED_BYTES 49152u
 
@@ -25,11 +25,11 @@ enum vyre_op {
 #define VYRE_OP_ENUM_(ID, NAME, ARITY, CLASS, RESULT, APPROX, METHOD, MM) VYRE_OP_##ID,
     VYRE_OPS(VYRE_OP_ENUM_)
 #undef VYRE_OP_ENUM_
-    VYRE_OP_COUNT
+        VYRE_OP_COUNT
 };
 /* Binary ops are [0, VYRE_OP_FIRST_UNARY), unary ops [VYRE_OP_FIRST_UNARY, VYRE_OP_COUNT):
  * the number of binary rows (ir.c asserts at compile time that they all come first). */
-#define VYRE_OP_NBIN_(ID, NAME, ARITY, CLASS, RESULT, APPROX, METHOD, MM) + ((ARITY) == 2)
+#define VYRE_OP_NBIN_(ID, NAME, ARITY, CLASS, RESULT, APPROX, METHOD, MM) +((ARITY) == 2)
 #define VYRE_OP_FIRST_UNARY (0 VYRE_OPS(VYRE_OP_NBIN_)) /* an int constant, like VYRE_OP_NEG */
 
 VYRE_INTERNAL const char *vyre_op_name(enum vyre_op op);
@@ -52,9 +52,16 @@ VYRE_INTERNAL enum vyre_type vyre_op_result_type(enum vyre_op op, enum vyre_type
 
 /* Atomic operations (statements). */
 enum vyre_atomic_op {
-    VYRE_ATOMIC_ADD, VYRE_ATOMIC_SUB, VYRE_ATOMIC_MIN, VYRE_ATOMIC_MAX,
-    VYRE_ATOMIC_AND, VYRE_ATOMIC_OR, VYRE_ATOMIC_XOR, VYRE_ATOMIC_EXCHANGE,
-    VYRE_ATOMIC_CAS, VYRE_ATOMIC_COUNT
+    VYRE_ATOMIC_ADD,
+    VYRE_ATOMIC_SUB,
+    VYRE_ATOMIC_MIN,
+    VYRE_ATOMIC_MAX,
+    VYRE_ATOMIC_AND,
+    VYRE_ATOMIC_OR,
+    VYRE_ATOMIC_XOR,
+    VYRE_ATOMIC_EXCHANGE,
+    VYRE_ATOMIC_CAS,
+    VYRE_ATOMIC_COUNT
 };
 VYRE_INTERNAL const char *vyre_atomic_name(enum vyre_atomic_op op);
 VYRE_INTERNAL bool vyre_atomic_from_name(const char *name, enum vyre_atomic_op *out);
@@ -62,7 +69,6 @@ VYRE_INTERNAL bool vyre_atomic_from_name(const char *name, enum vyre_atomic_op *
 /* Invocation ids and sizes: (gid x), (lid y), (wgid z), (wgsize x), (ngroups x). */
 enum vyre_builtin { VYRE_GID, VYRE_LID, VYRE_WGID, VYRE_WGSIZE, VYRE_NGROUPS, VYRE_BUILTIN_COUNT };
 VYRE_INTERNAL const char *vyre_builtin_name(enum vyre_builtin b);
-
 
 struct vyre_decl {
     enum vyre_decl_kind kind;
@@ -88,44 +94,55 @@ enum vyre_expr_kind {
 };
 
 /* What a NAME expression (or a buffer name) resolved to. */
-enum vyre_ref_kind { VYRE_REF_NONE, VYRE_REF_VAR, VYRE_REF_PARAM, VYRE_REF_BUFFER, VYRE_REF_SHARED };
+enum vyre_ref_kind {
+    VYRE_REF_NONE,
+    VYRE_REF_VAR,
+    VYRE_REF_PARAM,
+    VYRE_REF_BUFFER,
+    VYRE_REF_SHARED
+};
 
 struct vyre_expr {
     enum vyre_expr_kind kind;
     enum vyre_type type; /* VYRE_VOID until validated (literals: their type) */
     uint32_t id;         /* unique per program, in creation order */
     union {
-        struct { vyre_bits bits; } lit;
+        struct {
+            vyre_bits bits;
+        } lit;
         struct {
             char *name;
             enum vyre_ref_kind ref; /* resolved: VAR or PARAM */
             uint32_t index;         /* VAR: slot; PARAM: decl index in p->decls */
         } name;
-        struct { enum vyre_builtin which; uint8_t axis; } builtin;
+        struct {
+            enum vyre_builtin which;
+            uint8_t axis;
+        } builtin;
         struct {
             char *buf;
-            uint32_t decl;        /* resolved: index in p->decls */
+            uint32_t decl;           /* resolved: index in p->decls */
             struct vyre_expr *index; /* NULL for LEN */
-            bool in_bounds;       /* set by the bounds-check pass: no check needed */
+            bool in_bounds;          /* set by the bounds-check pass: no check needed */
         } access;
         struct {
             enum vyre_op op;
-            enum vyre_type to;    /* CAST / BITCAST target */
+            enum vyre_type to; /* CAST / BITCAST target */
             struct vyre_expr *a[3];
         } op;
     } u;
 };
 
 enum vyre_stmt_kind {
-    VYRE_ST_LET,     /* name, value */
-    VYRE_ST_SET,     /* name, value */
-    VYRE_ST_STORE,   /* buf, index, value */
-    VYRE_ST_IF,      /* cond, then_, else_ */
-    VYRE_ST_FOR,     /* name (loop var), from, to, step, body */
+    VYRE_ST_LET,   /* name, value */
+    VYRE_ST_SET,   /* name, value */
+    VYRE_ST_STORE, /* buf, index, value */
+    VYRE_ST_IF,    /* cond, then_, else_ */
+    VYRE_ST_FOR,   /* name (loop var), from, to, step, body */
     VYRE_ST_BREAK,
     VYRE_ST_RETURN,
     VYRE_ST_BARRIER,
-    VYRE_ST_ATOMIC   /* atomic op on buf[index] with value (and expected for cas);
+    VYRE_ST_ATOMIC /* atomic op on buf[index] with value (and expected for cas);
                         name = variable bound to the old value, or NULL */
 };
 
@@ -138,18 +155,18 @@ struct vyre_block {
 struct vyre_stmt {
     enum vyre_stmt_kind kind;
     uint32_t id;
-    char *name;      /* LET/SET/FOR variable; ATOMIC result (NULL if unbound) */
-    uint32_t slot;   /* resolved variable slot for LET/SET/FOR/bound ATOMIC */
-    char *buf;       /* STORE/ATOMIC buffer name */
-    uint32_t decl;   /* resolved buffer decl index */
-    bool in_bounds;  /* STORE/ATOMIC: set by the bounds-check pass */
+    char *name;     /* LET/SET/FOR variable; ATOMIC result (NULL if unbound) */
+    uint32_t slot;  /* resolved variable slot for LET/SET/FOR/bound ATOMIC */
+    char *buf;      /* STORE/ATOMIC buffer name */
+    uint32_t decl;  /* resolved buffer decl index */
+    bool in_bounds; /* STORE/ATOMIC: set by the bounds-check pass */
     enum vyre_atomic_op atomic;
-    struct vyre_expr *value;    /* LET/SET/STORE value; ATOMIC value (cas: desired) */
-    struct vyre_expr *index;    /* STORE/ATOMIC index */
-    struct vyre_expr *expected; /* ATOMIC cas only */
-    struct vyre_expr *cond;     /* IF */
+    struct vyre_expr *value;            /* LET/SET/STORE value; ATOMIC value (cas: desired) */
+    struct vyre_expr *index;            /* STORE/ATOMIC index */
+    struct vyre_expr *expected;         /* ATOMIC cas only */
+    struct vyre_expr *cond;             /* IF */
     struct vyre_expr *from, *to, *step; /* FOR (step never NULL after build) */
-    struct vyre_block then_, else_; /* IF; FOR uses then_ as its body */
+    struct vyre_block then_, else_;     /* IF; FOR uses then_ as its body */
 };
 
 struct vyre_arena;
@@ -162,8 +179,8 @@ struct vyre_program {
     uint32_t ndecls, decls_cap;
     uint32_t nbuffers, nshared, nparams;
     struct vyre_block body;
-    uint32_t next_id;   /* node ids handed out so far */
-    bool oom;           /* an allocation failed while building */
+    uint32_t next_id; /* node ids handed out so far */
+    bool oom;         /* an allocation failed while building */
     /* Filled by vyre_validate on success: */
     bool validated;
     uint32_t nslots;
@@ -179,7 +196,8 @@ VYRE_INTERNAL char *vyre_arena_strdup(struct vyre_program *p, const char *s);
  * Every builder call works on a program that may later prove invalid: names are not
  * checked here. Each returns NULL (and sets p->oom) only when allocation fails. Any
  * builder call clears p->validated. */
-VYRE_INTERNAL vyre_program *vyre_program_new(const char *name, uint32_t wx, uint32_t wy, uint32_t wz);
+VYRE_INTERNAL vyre_program *vyre_program_new(const char *name, uint32_t wx, uint32_t wy,
+                                             uint32_t wz);
 VYRE_INTERNAL struct vyre_decl *vyre_ir_buffer(vyre_program *p, const char *name, enum vyre_type t,
                                                enum vyre_access access, uint32_t count);
 VYRE_INTERNAL struct vyre_decl *vyre_ir_shared(vyre_program *p, const char *name, enum vyre_type t,
@@ -188,33 +206,41 @@ VYRE_INTERNAL struct vyre_decl *vyre_ir_param(vyre_program *p, const char *name,
 
 VYRE_INTERNAL struct vyre_expr *vyre_ir_lit(vyre_program *p, enum vyre_type t, vyre_bits bits);
 VYRE_INTERNAL struct vyre_expr *vyre_ir_name(vyre_program *p, const char *name);
-VYRE_INTERNAL struct vyre_expr *vyre_ir_builtin(vyre_program *p, enum vyre_builtin b, unsigned axis);
-VYRE_INTERNAL struct vyre_expr *vyre_ir_load(vyre_program *p, const char *buf, struct vyre_expr *index);
+VYRE_INTERNAL struct vyre_expr *vyre_ir_builtin(vyre_program *p, enum vyre_builtin b,
+                                                unsigned axis);
+VYRE_INTERNAL struct vyre_expr *vyre_ir_load(vyre_program *p, const char *buf,
+                                             struct vyre_expr *index);
 VYRE_INTERNAL struct vyre_expr *vyre_ir_len(vyre_program *p, const char *buf);
-VYRE_INTERNAL struct vyre_expr *vyre_ir_unary(vyre_program *p, enum vyre_op op, struct vyre_expr *a);
-VYRE_INTERNAL struct vyre_expr *vyre_ir_binary(vyre_program *p, enum vyre_op op, struct vyre_expr *a,
-                                               struct vyre_expr *b);
-VYRE_INTERNAL struct vyre_expr *vyre_ir_select(vyre_program *p, struct vyre_expr *c, struct vyre_expr *a,
-                                               struct vyre_expr *b);
-VYRE_INTERNAL struct vyre_expr *vyre_ir_cast(vyre_program *p, enum vyre_type to, struct vyre_expr *a);
-VYRE_INTERNAL struct vyre_expr *vyre_ir_bitcast(vyre_program *p, enum vyre_type to, struct vyre_expr *a);
-VYRE_INTERNAL struct vyre_expr *vyre_ir_fma(vyre_program *p, struct vyre_expr *a, struct vyre_expr *b,
-                                            struct vyre_expr *c);
+VYRE_INTERNAL struct vyre_expr *vyre_ir_unary(vyre_program *p, enum vyre_op op,
+                                              struct vyre_expr *a);
+VYRE_INTERNAL struct vyre_expr *vyre_ir_binary(vyre_program *p, enum vyre_op op,
+                                               struct vyre_expr *a, struct vyre_expr *b);
+VYRE_INTERNAL struct vyre_expr *vyre_ir_select(vyre_program *p, struct vyre_expr *c,
+                                               struct vyre_expr *a, struct vyre_expr *b);
+VYRE_INTERNAL struct vyre_expr *vyre_ir_cast(vyre_program *p, enum vyre_type to,
+                                             struct vyre_expr *a);
+VYRE_INTERNAL struct vyre_expr *vyre_ir_bitcast(vyre_program *p, enum vyre_type to,
+                                                struct vyre_expr *a);
+VYRE_INTERNAL struct vyre_expr *vyre_ir_fma(vyre_program *p, struct vyre_expr *a,
+                                            struct vyre_expr *b, struct vyre_expr *c);
 
 VYRE_INTERNAL struct vyre_stmt *vyre_ir_let(vyre_program *p, const char *name, struct vyre_expr *v);
 VYRE_INTERNAL struct vyre_stmt *vyre_ir_set(vyre_program *p, const char *name, struct vyre_expr *v);
-VYRE_INTERNAL struct vyre_stmt *vyre_ir_store(vyre_program *p, const char *buf, struct vyre_expr *index,
-                                              struct vyre_expr *v);
+VYRE_INTERNAL struct vyre_stmt *vyre_ir_store(vyre_program *p, const char *buf,
+                                              struct vyre_expr *index, struct vyre_expr *v);
 VYRE_INTERNAL struct vyre_stmt *vyre_ir_if(vyre_program *p, struct vyre_expr *cond);
 /* step NULL means 1 of from's literal type (only possible when `from` is a literal;
  * otherwise the caller must pass a step). */
-VYRE_INTERNAL struct vyre_stmt *vyre_ir_for(vyre_program *p, const char *var, struct vyre_expr *from,
-                                            struct vyre_expr *to, struct vyre_expr *step);
-VYRE_INTERNAL struct vyre_stmt *vyre_ir_simple(vyre_program *p, enum vyre_stmt_kind k); /* break/return/barrier */
+VYRE_INTERNAL struct vyre_stmt *vyre_ir_for(vyre_program *p, const char *var,
+                                            struct vyre_expr *from, struct vyre_expr *to,
+                                            struct vyre_expr *step);
+VYRE_INTERNAL struct vyre_stmt *vyre_ir_simple(vyre_program *p,
+                                               enum vyre_stmt_kind k); /* break/return/barrier */
 /* result may be NULL; expected only for CAS (NULL otherwise). */
-VYRE_INTERNAL struct vyre_stmt *vyre_ir_atomic(vyre_program *p, const char *result, enum vyre_atomic_op op,
-                                               const char *buf, struct vyre_expr *index,
-                                               struct vyre_expr *expected, struct vyre_expr *value);
+VYRE_INTERNAL struct vyre_stmt *vyre_ir_atomic(vyre_program *p, const char *result,
+                                               enum vyre_atomic_op op, const char *buf,
+                                               struct vyre_expr *index, struct vyre_expr *expected,
+                                               struct vyre_expr *value);
 /* Appends; returns false on OOM. */
 VYRE_INTERNAL bool vyre_ir_push(vyre_program *p, struct vyre_block *b, struct vyre_stmt *s);
 

@@ -77,10 +77,8 @@ void vyre_tok_describe(const struct vyre_tok *t, char *out, size_t size) {
         return;
     case VYRE_TK_ATOM:
         /* atoms are printable ASCII by construction; only the length needs a cap */
-        if (t->n > 40)
-            snprintf(out, size, "'%.40s...'", t->s);
-        else
-            snprintf(out, size, "'%.*s'", (int)t->n, t->s);
+        if (t->n > 40) snprintf(out, size, "'%.40s...'", t->s);
+        else snprintf(out, size, "'%.*s'", (int)t->n, t->s);
         return;
     }
     snprintf(out, size, "?");
@@ -91,7 +89,9 @@ bool vyre_tok_is(const struct vyre_tok *t, const char *word) {
     return t->kind == VYRE_TK_ATOM && t->n == n && memcmp(t->s, word, n) == 0;
 }
 
-static bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+static bool is_alpha(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 static bool is_xdigit(char c) {
     return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
@@ -146,14 +146,16 @@ static bool lit_fail(char *msg, size_t size, const char *fmt, ...) {
 
 static bool parse_int(const char *s, size_t n, enum vyre_type t, vyre_bits *bits, char *msg,
                       size_t msz) {
-    static const char fix[] = "Fix: write a decimal or 0x-hex integer with an optional leading '-', "
-                              "e.g. 5u32, -3i32, 0xffu32";
+    static const char fix[] =
+        "Fix: write a decimal or 0x-hex integer with an optional leading '-', "
+        "e.g. 5u32, -3i32, 0xffu32";
     bool neg = n > 0 && s[0] == '-';
     size_t i = neg ? 1 : 0;
     uint64_t v = 0;
     bool hex = n - i > 2 && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X');
     if (hex) i += 2;
-    if (i == n) return lit_fail(msg, msz, "malformed %s literal: no digits. %s", vyre_type_name(t), fix);
+    if (i == n)
+        return lit_fail(msg, msz, "malformed %s literal: no digits. %s", vyre_type_name(t), fix);
     bool overflow = false;
     for (; i < n; i++) {
         char c = s[i];
@@ -166,19 +168,33 @@ static bool parse_int(const char *s, size_t n, enum vyre_type t, vyre_bits *bits
     }
     uint64_t maxpos, maxneg; /* largest magnitude allowed for + and - */
     switch (t) {
-    case VYRE_I32: maxpos = INT32_MAX; maxneg = UINT64_C(1) << 31; break;
-    case VYRE_U32: maxpos = UINT32_MAX; maxneg = 0; break;
-    case VYRE_I64: maxpos = INT64_MAX; maxneg = UINT64_C(1) << 63; break;
-    default: maxpos = UINT64_MAX; maxneg = 0; break;
+    case VYRE_I32:
+        maxpos = INT32_MAX;
+        maxneg = UINT64_C(1) << 31;
+        break;
+    case VYRE_U32:
+        maxpos = UINT32_MAX;
+        maxneg = 0;
+        break;
+    case VYRE_I64:
+        maxpos = INT64_MAX;
+        maxneg = UINT64_C(1) << 63;
+        break;
+    default:
+        maxpos = UINT64_MAX;
+        maxneg = 0;
+        break;
     }
     if (overflow || v > (neg ? maxneg : maxpos)) {
         if (maxneg == 0)
-            return lit_fail(msg, msz, "%s literal out of range (0 to %llu). Fix: use a value in "
-                            "range or a wider type (u64)", vyre_type_name(t),
-                            (unsigned long long)maxpos);
-        return lit_fail(msg, msz, "%s literal out of range (-%llu to %llu). Fix: use a value in "
-                        "range or a wider type (i64)", vyre_type_name(t),
-                        (unsigned long long)maxneg, (unsigned long long)maxpos);
+            return lit_fail(msg, msz,
+                            "%s literal out of range (0 to %llu). Fix: use a value in "
+                            "range or a wider type (u64)",
+                            vyre_type_name(t), (unsigned long long)maxpos);
+        return lit_fail(msg, msz,
+                        "%s literal out of range (-%llu to %llu). Fix: use a value in "
+                        "range or a wider type (i64)",
+                        vyre_type_name(t), (unsigned long long)maxneg, (unsigned long long)maxpos);
     }
     uint64_t u = neg ? 0 - v : v;
     *bits = vyre_type_bits(t) == 32 ? (u & 0xffffffffu) : u;
@@ -265,39 +281,50 @@ static bool parse_float(const char *s, size_t n, enum vyre_type t, vyre_bits *bi
         size_t width = f32 ? 8 : 16, i = 4;
         uint64_t v = 0;
         if (!has_prefix(s + 4, n - 4, "0x") || n - 6 == 0 || n - 6 > width)
-            return lit_fail(msg, msz, "malformed NaN literal. Fix: write the raw bits as nan:0x "
-                            "followed by 1 to %zu hex digits, e.g. %s", width,
-                            f32 ? "nan:0x7fc00000f32" : "nan:0x7ff8000000000000f64");
+            return lit_fail(msg, msz,
+                            "malformed NaN literal. Fix: write the raw bits as nan:0x "
+                            "followed by 1 to %zu hex digits, e.g. %s",
+                            width, f32 ? "nan:0x7fc00000f32" : "nan:0x7ff8000000000000f64");
         for (i = 6; i < n; i++) {
             if (!is_xdigit(s[i]))
-                return lit_fail(msg, msz, "malformed NaN literal: '%c' is not a hex digit. Fix: "
-                                "write the raw bits in hex after nan:0x", s[i]);
+                return lit_fail(msg, msz,
+                                "malformed NaN literal: '%c' is not a hex digit. Fix: "
+                                "write the raw bits in hex after nan:0x",
+                                s[i]);
             v = (v << 4) | xval(s[i]);
         }
         if ((v & inf) != inf || (v & mant) == 0)
-            return lit_fail(msg, msz, "nan:0x%llx is not a NaN bit pattern of %s (exponent all "
+            return lit_fail(msg, msz,
+                            "nan:0x%llx is not a NaN bit pattern of %s (exponent all "
                             "ones, mantissa nonzero). Fix: use inf%s for infinity or a NaN "
-                            "pattern such as %s", (unsigned long long)v, tn, tn,
+                            "pattern such as %s",
+                            (unsigned long long)v, tn, tn,
                             f32 ? "nan:0x7fc00000" : "nan:0x7ff8000000000000");
         *bits = v;
         return true;
     }
     if (!float_syntax_ok(s, n))
-        return lit_fail(msg, msz, "malformed %s literal. Fix: write a decimal (1.5%s, -2e-3%s) "
+        return lit_fail(msg, msz,
+                        "malformed %s literal. Fix: write a decimal (1.5%s, -2e-3%s) "
                         "or a hex float with exponent (0x1.8p+0%s), or inf%s / nan%s",
                         tn, tn, tn, tn, tn, tn);
     if (n >= LIT_MAX)
-        return lit_fail(msg, msz, "%s literal longer than %d characters. Fix: write it as an exact "
-                        "hex float (0x1.8p+0%s)", tn, LIT_MAX, tn);
+        return lit_fail(msg, msz,
+                        "%s literal longer than %d characters. Fix: write it as an exact "
+                        "hex float (0x1.8p+0%s)",
+                        tn, LIT_MAX, tn);
     char buf[LIT_MAX];
     memcpy(buf, s, n);
     buf[n] = '\0';
     bool overflow = false;
     if (!c_strtod(buf, f32, bits, &overflow))
-        return lit_fail(msg, msz, "malformed %s literal. Fix: write a decimal (1.5%s) or a hex "
-                        "float (0x1.8p+0%s)", tn, tn, tn);
+        return lit_fail(msg, msz,
+                        "malformed %s literal. Fix: write a decimal (1.5%s) or a hex "
+                        "float (0x1.8p+0%s)",
+                        tn, tn, tn);
     if (overflow)
-        return lit_fail(msg, msz, "%s literal out of range (it overflows to infinity). Fix: use a "
+        return lit_fail(msg, msz,
+                        "%s literal out of range (it overflows to infinity). Fix: use a "
                         "smaller value, f64, or write %sinf%s for infinity",
                         tn, s[0] == '-' ? "-" : "", tn);
     return true;
@@ -306,7 +333,8 @@ static bool parse_float(const char *s, size_t n, enum vyre_type t, vyre_bits *bi
 bool vyre_lex_literal(const char *s, size_t n, enum vyre_type *type, vyre_bits *bits, char *msg,
                       size_t msg_size) {
     static const char *const suffix[] = {"i32", "u32", "i64", "u64", "f32", "f64"};
-    static const enum vyre_type stype[] = {VYRE_I32, VYRE_U32, VYRE_I64, VYRE_U64, VYRE_F32, VYRE_F64};
+    static const enum vyre_type stype[] = {VYRE_I32, VYRE_U32, VYRE_I64,
+                                           VYRE_U64, VYRE_F32, VYRE_F64};
     if (span_is(s, n, "true") || span_is(s, n, "false")) {
         *type = VYRE_BOOL;
         *bits = s[0] == 't';
@@ -317,7 +345,8 @@ bool vyre_lex_literal(const char *s, size_t n, enum vyre_type *type, vyre_bits *
         for (int i = 0; i < 6; i++)
             if (memcmp(s + n - 3, suffix[i], 3) == 0) k = i;
     if (k < 0)
-        return lit_fail(msg, msg_size, "a literal needs a type suffix (i32 u32 i64 u64 f32 f64). "
+        return lit_fail(msg, msg_size,
+                        "a literal needs a type suffix (i32 u32 i64 u64 f32 f64). "
                         "Fix: write e.g. 5u32, -3i32, 1.5f32, true");
     *type = stype[k];
     if (vyre_type_is_float(*type)) return parse_float(s, n - 3, *type, bits, msg, msg_size);

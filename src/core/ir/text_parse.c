@@ -23,8 +23,8 @@ struct parser {
     enum vyre_status st; /* VYRE_OK until the first failure */
 };
 
-static const char *const stmt_heads[] = {"let", "set", "store", "if", "for", "break",
-                                         "return", "barrier", "atomic"};
+static const char *const stmt_heads[] = {"let",   "set",    "store",   "if",    "for",
+                                         "break", "return", "barrier", "atomic"};
 static const char TYPE_LIST[] = "bool i32 u32 i64 u64 f32 f64";
 
 /* ---- errors ------------------------------------------------------------------- */
@@ -62,7 +62,8 @@ static bool expected(struct parser *P, const char *what, const char *fix) {
 static bool oom(struct parser *P) {
     if (P->st == VYRE_OK) {
         P->st = VYRE_ERR_NOMEM;
-        vyre_error_set(P->err, VYRE_ERR_NOMEM, "out of memory while parsing. Fix: free memory "
+        vyre_error_set(P->err, VYRE_ERR_NOMEM,
+                       "out of memory while parsing. Fix: free memory "
                        "or parse a smaller program");
     }
     return false;
@@ -75,8 +76,10 @@ static void next(struct parser *P) { vyre_lex_next(&P->lx, &P->t); }
 /* At '(' : enters one nesting level. */
 static bool enter_list(struct parser *P) {
     if (++P->depth > PARSE_MAX_DEPTH)
-        return fail_at(P, &P->t, "nesting deeper than %d parentheses. Fix: split the "
-                       "expression with let variables", PARSE_MAX_DEPTH);
+        return fail_at(P, &P->t,
+                       "nesting deeper than %d parentheses. Fix: split the "
+                       "expression with let variables",
+                       PARSE_MAX_DEPTH);
     next(P);
     return true;
 }
@@ -123,8 +126,8 @@ static bool take_name(struct parser *P, const char *role, char out[VYRE_MAX_NAME
     if (P->t.kind != VYRE_TK_ATOM || !vyre_lex_is_ident(P->t.s, P->t.n))
         return expected(P, what, "names are [A-Za-z_][A-Za-z0-9_]*, e.g. x, out_1");
     if (!atom_copy(&P->t, out, VYRE_MAX_NAME + 1))
-        return fail_at(P, &P->t, "%s is longer than %d characters. Fix: use a shorter name",
-                       what, VYRE_MAX_NAME);
+        return fail_at(P, &P->t, "%s is longer than %d characters. Fix: use a shorter name", what,
+                       VYRE_MAX_NAME);
     next(P);
     return true;
 }
@@ -184,7 +187,8 @@ static struct vyre_expr *parse_atom_expr(struct parser *P) {
         return built(P, vyre_ir_lit(P->p, ty, bits));
     }
     if (!vyre_lex_is_ident(t.s, t.n)) {
-        expected(P, "an expression", "write a literal (5u32, 1.5f32, true), a name, or a form "
+        expected(P, "an expression",
+                 "write a literal (5u32, 1.5f32, true), a name, or a form "
                  "such as (add a b)");
         return NULL;
     }
@@ -264,17 +268,22 @@ static struct vyre_expr *parse_form_expr(struct parser *P) {
     char found[128];
     vyre_tok_describe(&head, found, sizeof found);
     if (vyre_tok_is(&head, "atomic"))
-        fail_at(P, &head, "an atomic is a statement, not an expression. Fix: bind its old value "
+        fail_at(P, &head,
+                "an atomic is a statement, not an expression. Fix: bind its old value "
                 "with (let NAME (atomic OP BUF INDEX VALUE)) and use NAME");
     else if (is_stmt_head(&head))
-        fail_at(P, &head, "expected an expression, found the statement %s. Fix: statements go "
-                "in a program body or a then/else/for block", found);
+        fail_at(P, &head,
+                "expected an expression, found the statement %s. Fix: statements go "
+                "in a program body or a then/else/for block",
+                found);
     else
-        fail_at(P, &head, "unknown expression form %s. Fix: use gid lid wgid wgsize ngroups "
+        fail_at(P, &head,
+                "unknown expression form %s. Fix: use gid lid wgid wgsize ngroups "
                 "load len select cast bitcast fma or an operator (add sub mul div rem and or "
                 "xor shl shr eq ne lt le gt ge min max land lor mulhi neg not lnot abs sqrt "
                 "rsqrt floor ceil round trunc exp exp2 log log2 sin cos tanh popcount clz ctz "
-                "brev)", found);
+                "brev)",
+                found);
     return NULL;
 }
 
@@ -326,8 +335,8 @@ static bool parse_atomic_rest(struct parser *P, const char *result, struct vyre_
 static bool parse_branch(struct parser *P, const char *word, struct vyre_block *b) {
     if (!enter_list(P)) return false;
     next(P); /* the head, already checked by the caller */
-    return parse_items(P, b) && close_form(P, strcmp(word, "then") == 0 ? "(then STMT...)"
-                                                                         : "(else STMT...)");
+    return parse_items(P, b) &&
+           close_form(P, strcmp(word, "then") == 0 ? "(then STMT...)" : "(else STMT...)");
 }
 
 static bool parse_if(struct parser *P, struct vyre_block *into) {
@@ -337,7 +346,8 @@ static bool parse_if(struct parser *P, struct vyre_block *into) {
     struct vyre_stmt *s = vyre_ir_if(P->p, cond);
     if (!push(P, into, s)) return false;
     if (P->t.kind != VYRE_TK_LP || !peek_head(P, &head) || !vyre_tok_is(&head, "then"))
-        return expected(P, "(then ...)", "write (if COND (then STMT...) (else STMT...)); "
+        return expected(P, "(then ...)",
+                        "write (if COND (then STMT...) (else STMT...)); "
                         "(then) may be empty");
     if (!parse_branch(P, "then", &s->then_)) return false;
     if (P->t.kind == VYRE_TK_LP && peek_head(P, &head) && vyre_tok_is(&head, "else") &&
@@ -358,7 +368,8 @@ static bool parse_for(struct parser *P, struct vyre_block *into) {
     if (has_step) {
         if (!(step = parse_expr(P))) return false;
     } else if (from->kind != VYRE_EX_LIT) {
-        return fail_at(P, &P->t, "a for loop without STEP needs a literal FROM (the step is 1 of "
+        return fail_at(P, &P->t,
+                       "a for loop without STEP needs a literal FROM (the step is 1 of "
                        "its type). Fix: write the step, e.g. (for i n m 1u32 ...)");
     }
     struct vyre_stmt *s = vyre_ir_for(P->p, var, from, to, step);
@@ -404,7 +415,10 @@ static bool parse_stmt(struct parser *P, struct vyre_block *into) {
     if (vyre_tok_is(&head, "if")) return parse_if(P, into);
     if (vyre_tok_is(&head, "for")) return parse_for(P, into);
     if (vyre_tok_is(&head, "atomic")) return parse_atomic_rest(P, NULL, into);
-    static const struct { const char *word; enum vyre_stmt_kind kind; } simple[] = {
+    static const struct {
+        const char *word;
+        enum vyre_stmt_kind kind;
+    } simple[] = {
         {"break", VYRE_ST_BREAK}, {"return", VYRE_ST_RETURN}, {"barrier", VYRE_ST_BARRIER}};
     for (size_t i = 0; i < 3; i++) {
         if (!vyre_tok_is(&head, simple[i].word)) continue;
@@ -416,15 +430,20 @@ static bool parse_stmt(struct parser *P, struct vyre_block *into) {
     char found[128];
     vyre_tok_describe(&head, found, sizeof found);
     if (vyre_tok_is(&head, "then") || vyre_tok_is(&head, "else"))
-        return fail_at(P, &head, "%s is only allowed inside (if COND ...), right after the "
-                       "condition. Fix: write (if COND (then ...) (else ...))", found);
-    if (vyre_tok_is(&head, "buffer") || vyre_tok_is(&head, "shared") ||
-        vyre_tok_is(&head, "param"))
-        return fail_at(P, &head, "declaration %s after a statement or inside a block. Fix: put "
+        return fail_at(P, &head,
+                       "%s is only allowed inside (if COND ...), right after the "
+                       "condition. Fix: write (if COND (then ...) (else ...))",
+                       found);
+    if (vyre_tok_is(&head, "buffer") || vyre_tok_is(&head, "shared") || vyre_tok_is(&head, "param"))
+        return fail_at(P, &head,
+                       "declaration %s after a statement or inside a block. Fix: put "
                        "all buffer/shared/param declarations at the top of the program, before "
-                       "the first statement", found);
-    return fail_at(P, &head, "expected a statement, found %s. Fix: use let set store if for "
-                   "break return barrier atomic (an expression must be bound with let)", found);
+                       "the first statement",
+                       found);
+    return fail_at(P, &head,
+                   "expected a statement, found %s. Fix: use let set store if for "
+                   "break return barrier atomic (an expression must be bound with let)",
+                   found);
 }
 
 /* ---- program -------------------------------------------------------------------- */
@@ -458,7 +477,8 @@ static bool parse_decl(struct parser *P, const struct vyre_tok *head) {
         }
     }
     if (!found)
-        return expected(P, "an access mode (read write read_write)", "write e.g. (buffer y f32 "
+        return expected(P, "an access mode (read write read_write)",
+                        "write e.g. (buffer y f32 "
                         "read_write)");
     next(P);
     if (P->t.kind != VYRE_TK_RP && !take_u32(P, "an element count", &count)) return false;
@@ -475,13 +495,15 @@ static bool parse_program(struct parser *P) {
     if (P->t.kind == VYRE_TK_EOF)
         return fail_at(P, &P->t, "empty input: no program. Fix: write %s", form);
     if (P->t.kind != VYRE_TK_LP || !peek_head(P, &head) || !vyre_tok_is(&head, "program"))
-        return expected(P, "(program ...)", "a text holds exactly one "
+        return expected(P, "(program ...)",
+                        "a text holds exactly one "
                         "(program NAME (workgroup X [Y [Z]]) DECL... STMT...)");
     if (!enter_list(P)) return false;
     next(P);
     if (!take_name(P, "a program", name)) return false;
     if (P->t.kind != VYRE_TK_LP || !peek_head(P, &head) || !vyre_tok_is(&head, "workgroup"))
-        return expected(P, "(workgroup X [Y [Z]])", "write the workgroup size after the name, "
+        return expected(P, "(workgroup X [Y [Z]])",
+                        "write the workgroup size after the name, "
                         "e.g. (program saxpy (workgroup 256) ...)");
     if (!enter_list(P)) return false;
     next(P);
@@ -491,9 +513,9 @@ static bool parse_program(struct parser *P) {
     if (!(P->p = vyre_program_new(name, wg[0], wg[1], wg[2]))) return oom(P);
     bool in_body = false;
     while (P->t.kind == VYRE_TK_LP) {
-        bool decl = peek_head(P, &head) && (vyre_tok_is(&head, "buffer") ||
-                                            vyre_tok_is(&head, "shared") ||
-                                            vyre_tok_is(&head, "param"));
+        bool decl =
+            peek_head(P, &head) && (vyre_tok_is(&head, "buffer") || vyre_tok_is(&head, "shared") ||
+                                    vyre_tok_is(&head, "param"));
         if (decl && !in_body) {
             if (!parse_decl(P, &head)) return false;
         } else {
@@ -502,31 +524,36 @@ static bool parse_program(struct parser *P) {
         }
     }
     if (P->t.kind != VYRE_TK_RP)
-        return expected(P, "a declaration, a statement or ')'", "every item of a program is a "
+        return expected(P, "a declaration, a statement or ')'",
+                        "every item of a program is a "
                         "parenthesised form such as (param a f32) or (store y i v)");
     if (!close_form(P, form)) return false;
     if (P->t.kind != VYRE_TK_EOF)
-        return expected(P, "end of input after the program", "a text holds exactly one program; "
+        return expected(P, "end of input after the program",
+                        "a text holds exactly one program; "
                         "remove what follows its closing ')'");
     if (P->p->oom) return oom(P);
     return true;
 }
 
 enum vyre_status vyre_text_parse(const char *text, size_t len, vyre_program **out,
-                            struct vyre_error *err) {
+                                 struct vyre_error *err) {
     struct parser P;
     if (err) vyre_error_clear(err);
     if (out) *out = NULL;
     if (!out || (!text && len > 0))
-        return vyre_error_set(err, VYRE_ERR_ARG, "vyre_text_parse: %s is NULL. Fix: pass the text "
-                              "and a place for the program", out ? "text" : "out");
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "vyre_text_parse: %s is NULL. Fix: pass the text "
+                              "and a place for the program",
+                              out ? "text" : "out");
     memset(&P, 0, sizeof P);
     P.err = err;
     vyre_lex_init(&P.lx, text ? text : "", len);
     if (!parse_program(&P)) {
         vyre_program_free(P.p);
         if (P.st == VYRE_OK) /* every failing path reports; this is a safety net */
-            fail_at(&P, &P.t, "malformed program. Fix: compare with the format in ARCHITECTURE.md §4");
+            fail_at(&P, &P.t,
+                    "malformed program. Fix: compare with the format in ARCHITECTURE.md §4");
         return P.st;
     }
     *out = P.p;

@@ -80,9 +80,7 @@ static void tw_indent(struct vyre_tw *w, int level) {
 }
 
 /* A printing stops early once a fixed buffer is full: nothing more can show. */
-static bool tw_done(const struct vyre_tw *w) {
-    return w->mode == VYRE_TW_FIXED && w->truncated;
-}
+static bool tw_done(const struct vyre_tw *w) { return w->mode == VYRE_TW_FIXED && w->truncated; }
 
 /* ---- literals ------------------------------------------------------------- */
 
@@ -197,9 +195,7 @@ static void print_expr(struct vyre_tw *w, const struct vyre_expr *e) {
         fmt_lit(lit, e->type, e->u.lit.bits, &w->bad);
         tw_str(w, lit);
         return;
-    case VYRE_EX_NAME:
-        tw_str(w, e->u.name.name);
-        return;
+    case VYRE_EX_NAME: tw_str(w, e->u.name.name); return;
     case VYRE_EX_BUILTIN:
         if ((unsigned)e->u.builtin.which >= VYRE_BUILTIN_COUNT || e->u.builtin.axis > 2) {
             w->bad = true;
@@ -432,11 +428,11 @@ void vyre_tw_program(struct vyre_tw *w, const vyre_program *p) {
     tw_str(w, "(program");
     put_name(w, p->name);
     if (wg[2] != 1)
-        snprintf(num, sizeof num, " (workgroup %" PRIu32 " %" PRIu32 " %" PRIu32 ")", wg[0], wg[1], wg[2]);
+        snprintf(num, sizeof num, " (workgroup %" PRIu32 " %" PRIu32 " %" PRIu32 ")", wg[0], wg[1],
+                 wg[2]);
     else if (wg[1] != 1)
         snprintf(num, sizeof num, " (workgroup %" PRIu32 " %" PRIu32 ")", wg[0], wg[1]);
-    else
-        snprintf(num, sizeof num, " (workgroup %" PRIu32 ")", wg[0]);
+    else snprintf(num, sizeof num, " (workgroup %" PRIu32 ")", wg[0]);
     tw_str(w, num);
     for (uint32_t i = 0; i < p->ndecls; i++) {
         tw_put(w, "\n  ", 3);

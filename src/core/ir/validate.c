@@ -54,8 +54,8 @@ void vyre_vv_report(struct vyre_vv *v, const char *code, const char *fix, const 
         if (!pr) return;
         snprintf(pr->code, sizeof pr->code, "%s", "too-many-problems");
         copy_path(v, pr->path, sizeof pr->path);
-        snprintf(pr->message, sizeof pr->message,
-                 "more than %u problems; validation stopped here", VYRE_MAX_PROBLEMS);
+        snprintf(pr->message, sizeof pr->message, "more than %u problems; validation stopped here",
+                 VYRE_MAX_PROBLEMS);
         snprintf(pr->fix, sizeof pr->fix, "%s", "fix the problems above and validate again");
         return;
     }
@@ -235,10 +235,9 @@ bool vyre_vv_check_ident(struct vyre_vv *v, const char *name, const char *what) 
         if (n > VYRE_MAX_NAME + 1u) break;
     }
     if (!ok) {
-        vyre_vv_report(v, "invalid-name",
-                       "use only letters, digits and '_', not starting with a digit",
-                       "'%.64s' is not a valid %s name (names match [A-Za-z_][A-Za-z0-9_]*)",
-                       name, what);
+        vyre_vv_report(
+            v, "invalid-name", "use only letters, digits and '_', not starting with a digit",
+            "'%.64s' is not a valid %s name (names match [A-Za-z_][A-Za-z0-9_]*)", name, what);
         return false;
     }
     if (n > VYRE_MAX_NAME) {
@@ -281,8 +280,8 @@ static void check_workgroup(struct vyre_vv *v) {
                        "workgroup (%u %u %u) has an axis of size 0", w[0], w[1], w[2]);
     else if (total > VYRE_MAX_WORKGROUP)
         vyre_vv_report(v, "workgroup-size", "use at most 1024 invocations per workgroup, e.g. 256",
-                       "workgroup (%u %u %u) has %llu invocations, more than %u", w[0], w[1],
-                       w[2], (unsigned long long)total, VYRE_MAX_WORKGROUP);
+                       "workgroup (%u %u %u) has %llu invocations, more than %u", w[0], w[1], w[2],
+                       (unsigned long long)total, VYRE_MAX_WORKGROUP);
     if (w[2] > VYRE_MAX_WORKGROUP_Z)
         vyre_vv_report(v, "workgroup-size", "use at most 64 on the z axis; move the rest to x or y",
                        "workgroup z size %u is more than %u", w[2], VYRE_MAX_WORKGROUP_Z);
@@ -302,8 +301,8 @@ static void check_decl(struct vyre_vv *v, uint32_t i, uint32_t *nbuf, uint32_t *
                        uint64_t *shared_bytes) {
     struct vyre_decl *d = &v->p->decls[i];
     size_t old = vyre_vv_push(v, "decls[%u]", i);
-    bool kind_ok = d->kind == VYRE_DECL_BUFFER || d->kind == VYRE_DECL_SHARED ||
-                   d->kind == VYRE_DECL_PARAM;
+    bool kind_ok =
+        d->kind == VYRE_DECL_BUFFER || d->kind == VYRE_DECL_SHARED || d->kind == VYRE_DECL_PARAM;
     const char *what = decl_what(d->kind);
     if (!kind_ok)
         vyre_vv_report(v, "invalid-decl", "declare a buffer, shared array or param",
@@ -334,20 +333,20 @@ static void check_decl(struct vyre_vv *v, uint32_t i, uint32_t *nbuf, uint32_t *
         uint64_t before = *shared_bytes;
         *shared_bytes += (uint64_t)d->count * (type_ok ? vyre_type_size(d->type) : 4u);
         if (before <= VYRE_MAX_SHARED_BYTES && *shared_bytes > VYRE_MAX_SHARED_BYTES)
-            vyre_vv_report(v, "shared-size", "shrink the shared arrays or split the workgroup's work",
-                           "shared arrays need %llu bytes up to '%.64s', more than the %u bytes "
-                           "a workgroup may use",
-                           (unsigned long long)*shared_bytes, d->name ? d->name : "",
-                           VYRE_MAX_SHARED_BYTES);
+            vyre_vv_report(
+                v, "shared-size", "shrink the shared arrays or split the workgroup's work",
+                "shared arrays need %llu bytes up to '%.64s', more than the %u bytes "
+                "a workgroup may use",
+                (unsigned long long)*shared_bytes, d->name ? d->name : "", VYRE_MAX_SHARED_BYTES);
     }
     if (d->name) {
         uint32_t prev = vyre_vv_lookup(v, d->name);
         if (prev != UINT32_MAX)
-            vyre_vv_report(v, "duplicate-name", "rename one of the two declarations",
-                           "'%.64s' is already declared at decls[%u]; names are unique in a program",
-                           d->name, v->names[prev].index);
-        else
-            vyre_vv_insert(v, d->name, VYRE_VV_DECL, i);
+            vyre_vv_report(
+                v, "duplicate-name", "rename one of the two declarations",
+                "'%.64s' is already declared at decls[%u]; names are unique in a program", d->name,
+                v->names[prev].index);
+        else vyre_vv_insert(v, d->name, VYRE_VV_DECL, i);
     }
     vyre_vv_pop(v, old);
 }
@@ -431,8 +430,9 @@ enum vyre_status vyre_validate(vyre_program *p, struct vyre_problems *out) {
 
 enum vyre_status vyre_ensure_valid(vyre_program *p, struct vyre_error *err) {
     if (!p)
-        return vyre_error_set(err, VYRE_ERR_ARG, "no program given. Fix: pass a program built "
-                                                 "with the builder or vyre_text_parse");
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "no program given. Fix: pass a program built "
+                              "with the builder or vyre_text_parse");
     if (p->validated) return VYRE_OK;
     struct vyre_problems probs = {0};
     enum vyre_status st = vyre_validate(p, &probs);

@@ -43,10 +43,12 @@ uint32_t vyre_vv_buffer(struct vyre_vv *v, const char *name, const char *quote) 
     if (n->kind == VYRE_VV_DECL) {
         const struct vyre_decl *d = &v->p->decls[n->index];
         if (d->kind == VYRE_DECL_BUFFER || d->kind == VYRE_DECL_SHARED) return n->index;
-        vyre_vv_report(v, "not-a-buffer", "load/len/store/atomic take a buffer or shared array name",
+        vyre_vv_report(v, "not-a-buffer",
+                       "load/len/store/atomic take a buffer or shared array name",
                        "'%.64s' is a param, not a buffer or shared array (in %s)", name, quote);
     } else {
-        vyre_vv_report(v, "not-a-buffer", "load/len/store/atomic take a buffer or shared array name",
+        vyre_vv_report(v, "not-a-buffer",
+                       "load/len/store/atomic take a buffer or shared array name",
                        "'%.64s' is a variable, not a buffer or shared array (in %s)", name, quote);
     }
     return UINT32_MAX;
@@ -67,7 +69,8 @@ static enum vyre_type check_lit(struct vyre_vv *v, struct vyre_expr *e, const ch
     }
     vyre_bits b = e->u.lit.bits;
     if ((t == VYRE_BOOL && b > 1u) || (t != VYRE_BOOL && vyre_type_bits(t) == 32 && (b >> 32))) {
-        vyre_vv_report(v, "invalid-literal", "build literals with vyre_ir_lit, which normalises the bits",
+        vyre_vv_report(v, "invalid-literal",
+                       "build literals with vyre_ir_lit, which normalises the bits",
                        "literal %s holds bits 0x%llx that do not fit its type %s", q,
                        (unsigned long long)b, tn(t));
         return VYRE_VOID;
@@ -98,7 +101,8 @@ static enum vyre_type check_name(struct vyre_vv *v, struct vyre_expr *e, const c
             e->u.name.index = n->index;
             return decl_type(v, n->index);
         }
-        vyre_vv_report(v, "not-a-value", "read an element with (load NAME i) or the count with (len NAME)",
+        vyre_vv_report(v, "not-a-value",
+                       "read an element with (load NAME i) or the count with (len NAME)",
                        "'%.64s' is a %s, not a value", name,
                        d->kind == VYRE_DECL_SHARED ? "shared array" : "buffer");
         (void)q;
@@ -141,7 +145,8 @@ struct class_words {
 };
 
 static const struct class_words class_words[] = {
-    [VYRE_OPC_NUMERIC] = {"a numeric (i32 u32 i64 u64 f32 f64)", "numeric (i32 u32 i64 u64 f32 f64)",
+    [VYRE_OPC_NUMERIC] = {"a numeric (i32 u32 i64 u64 f32 f64)",
+                          "numeric (i32 u32 i64 u64 f32 f64)",
                           "convert a bool with (cast i32 ...) or (select c 1i32 0i32)"},
     [VYRE_OPC_INT] = {"an integer", "integer (i32 u32 i64 u64)",
                       "use (bitcast ...) to reach the float's bits as an integer"},
@@ -160,7 +165,8 @@ _Static_assert(sizeof class_words / sizeof class_words[0] == VYRE_OPC_COUNT,
 static const char *unary_fix(enum vyre_op op, enum vyre_type t) {
     if (op == VYRE_OP_NOT)
         return t == VYRE_BOOL ? "use lnot for bool" : "use (bitcast ...) to an integer type first";
-    if (op == VYRE_OP_LNOT) return "use not for bitwise complement, or compare first, e.g. (eq x 0u32)";
+    if (op == VYRE_OP_LNOT)
+        return "use not for bitwise complement, or compare first, e.g. (eq x 0u32)";
     return class_words[vyre_op_operands(op)].unary_fix;
 }
 
@@ -198,10 +204,11 @@ static enum vyre_type check_binary(struct vyre_vv *v, struct vyre_expr *e, unsig
     char fix[160];
     if (ta != tb) {
         if (op == VYRE_OP_SHL || op == VYRE_OP_SHR)
-            snprintf(fix, sizeof fix, "the shift amount must have the value's type: wrap it in "
-                                      "(cast %s ...)", tn(ta));
-        else
-            snprintf(fix, sizeof fix, "wrap the %s operand in (cast %s ...)", tn(tb), tn(ta));
+            snprintf(fix, sizeof fix,
+                     "the shift amount must have the value's type: wrap it in "
+                     "(cast %s ...)",
+                     tn(ta));
+        else snprintf(fix, sizeof fix, "wrap the %s operand in (cast %s ...)", tn(tb), tn(ta));
         vyre_vv_report(v, "type-mismatch", fix,
                        "%s needs two operands of the same type, got %s and %s in %s",
                        vyre_op_name(op), tn(ta), tn(tb), q);
@@ -220,12 +227,14 @@ static enum vyre_type check_binary(struct vyre_vv *v, struct vyre_expr *e, unsig
         if (cls == VYRE_OPC_BOOL)
             snprintf(fix, sizeof fix, "compare first, e.g. (ne x 0%s)%s",
                      vyre_type_is_int(ta) ? tn(ta) : "u32",
-                     op == VYRE_OP_LAND ? ", or use and for bitwise"
-                     : op == VYRE_OP_LOR ? ", or use or for bitwise" : "");
+                     op == VYRE_OP_LAND  ? ", or use and for bitwise"
+                     : op == VYRE_OP_LOR ? ", or use or for bitwise"
+                                         : "");
         else if (ta == VYRE_BOOL)
             snprintf(fix, sizeof fix, "convert the bools with (cast u32 ...) or use land/lor/eq");
         else
-            snprintf(fix, sizeof fix, "convert the operands with (cast TYPE ...) to a %s type", need);
+            snprintf(fix, sizeof fix, "convert the operands with (cast TYPE ...) to a %s type",
+                     need);
         vyre_vv_report(v, "operand-type", fix, "%s needs %s operands, got %s in %s",
                        vyre_op_name(op), need, tn(ta), q);
         return VYRE_VOID;
@@ -248,8 +257,10 @@ static enum vyre_type check_select(struct vyre_vv *v, struct vyre_expr *e, unsig
     if (ta != tb) {
         char fix[128];
         snprintf(fix, sizeof fix, "wrap the %s arm in (cast %s ...)", tn(tb), tn(ta));
-        vyre_vv_report(v, "type-mismatch", fix, "select needs two arms of the same type, got %s "
-                       "and %s in %s", tn(ta), tn(tb), q);
+        vyre_vv_report(v, "type-mismatch", fix,
+                       "select needs two arms of the same type, got %s "
+                       "and %s in %s",
+                       tn(ta), tn(tb), q);
         return VYRE_VOID;
     }
     return ta;
@@ -268,10 +279,11 @@ static enum vyre_type check_cast(struct vyre_vv *v, struct vyre_expr *e, unsigne
     if (!bit) return to;
     if (to == VYRE_BOOL || t == VYRE_BOOL ||
         (t != VYRE_VOID && vyre_type_bits(t) != vyre_type_bits(to))) {
-        vyre_vv_report(v, "bitcast-type",
-                       "bitcast within i32/u32/f32 or within i64/u64/f64; use cast to convert values",
-                       "bitcast from %s to %s is not allowed in %s (same width, no bool)",
-                       t == VYRE_VOID ? "?" : tn(t), tn(to), q);
+        vyre_vv_report(
+            v, "bitcast-type",
+            "bitcast within i32/u32/f32 or within i64/u64/f64; use cast to convert values",
+            "bitcast from %s to %s is not allowed in %s (same width, no bool)",
+            t == VYRE_VOID ? "?" : tn(t), tn(to), q);
         return to == VYRE_BOOL ? VYRE_VOID : to;
     }
     return to;
@@ -287,8 +299,8 @@ static enum vyre_type check_fma(struct vyre_vv *v, struct vyre_expr *e, unsigned
         char fix[128];
         snprintf(fix, sizeof fix, "wrap the other operands in (cast %s ...)", tn(ta));
         vyre_vv_report(v, "type-mismatch", fix,
-                       "fma needs three operands of the same type, got %s, %s and %s in %s",
-                       tn(ta), tn(tb), tn(tc), q);
+                       "fma needs three operands of the same type, got %s, %s and %s in %s", tn(ta),
+                       tn(tb), tn(tc), q);
         return VYRE_VOID;
     }
     if (!vyre_type_is_float(ta)) {
@@ -322,38 +334,23 @@ enum vyre_type vyre_vv_expr(struct vyre_vv *v, struct vyre_expr *e, unsigned dep
     }
     enum vyre_type t = VYRE_VOID;
     switch (e->kind) {
-    case VYRE_EX_LIT:
-        return check_lit(v, e, q); /* keeps its own type field */
-    case VYRE_EX_NAME:
-        t = check_name(v, e, q);
-        break;
+    case VYRE_EX_LIT: return check_lit(v, e, q); /* keeps its own type field */
+    case VYRE_EX_NAME: t = check_name(v, e, q); break;
     case VYRE_EX_BUILTIN:
         if ((unsigned)e->u.builtin.which >= VYRE_BUILTIN_COUNT || e->u.builtin.axis > 2)
-            vyre_vv_report(v, "invalid-builtin", "use gid lid wgid wgsize ngroups with axis x, y or z",
+            vyre_vv_report(v, "invalid-builtin",
+                           "use gid lid wgid wgsize ngroups with axis x, y or z",
                            "builtin %s is not valid", q);
-        else
-            t = VYRE_U32;
+        else t = VYRE_U32;
         break;
     case VYRE_EX_LOAD:
-    case VYRE_EX_LEN:
-        t = check_access(v, e, depth, q);
-        break;
-    case VYRE_EX_UNARY:
-        t = check_unary(v, e, depth, q);
-        break;
-    case VYRE_EX_BINARY:
-        t = check_binary(v, e, depth, q);
-        break;
-    case VYRE_EX_SELECT:
-        t = check_select(v, e, depth, q);
-        break;
+    case VYRE_EX_LEN: t = check_access(v, e, depth, q); break;
+    case VYRE_EX_UNARY: t = check_unary(v, e, depth, q); break;
+    case VYRE_EX_BINARY: t = check_binary(v, e, depth, q); break;
+    case VYRE_EX_SELECT: t = check_select(v, e, depth, q); break;
     case VYRE_EX_CAST:
-    case VYRE_EX_BITCAST:
-        t = check_cast(v, e, depth, q);
-        break;
-    case VYRE_EX_FMA:
-        t = check_fma(v, e, depth, q);
-        break;
+    case VYRE_EX_BITCAST: t = check_cast(v, e, depth, q); break;
+    case VYRE_EX_FMA: t = check_fma(v, e, depth, q); break;
     default:
         vyre_vv_report(v, "invalid-expr", FIX_MISSING, "expression kind %d is unknown",
                        (int)e->kind);

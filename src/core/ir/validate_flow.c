@@ -34,8 +34,8 @@ struct fl {
     struct vyre_vv *v;
     uint8_t *vdiv; /* per variable slot */
     uint32_t nslots;
-    bool ret_div;  /* a return under divergent control happened earlier */
-    bool all_div;  /* gave up: every value is divergent */
+    bool ret_div; /* a return under divergent control happened earlier */
+    bool all_div; /* gave up: every value is divergent */
     uint64_t changes, visits;
     struct fl_mark *marks;
     size_t nmarks, cap;
@@ -49,22 +49,18 @@ static bool fl_expr(struct fl *f, const struct vyre_expr *e, unsigned depth) {
     case VYRE_EX_NAME:
         return e->u.name.ref == VYRE_REF_VAR && e->u.name.index < f->nslots &&
                f->vdiv[e->u.name.index];
-    case VYRE_EX_BUILTIN:
-        return e->u.builtin.which == VYRE_GID || e->u.builtin.which == VYRE_LID;
-    case VYRE_EX_LOAD:
-        return true;
+    case VYRE_EX_BUILTIN: return e->u.builtin.which == VYRE_GID || e->u.builtin.which == VYRE_LID;
+    case VYRE_EX_LOAD: return true;
     case VYRE_EX_UNARY:
     case VYRE_EX_CAST:
-    case VYRE_EX_BITCAST:
-        return fl_expr(f, e->u.op.a[0], depth + 1);
+    case VYRE_EX_BITCAST: return fl_expr(f, e->u.op.a[0], depth + 1);
     case VYRE_EX_BINARY:
         return fl_expr(f, e->u.op.a[0], depth + 1) || fl_expr(f, e->u.op.a[1], depth + 1);
     case VYRE_EX_SELECT:
     case VYRE_EX_FMA:
         return fl_expr(f, e->u.op.a[0], depth + 1) || fl_expr(f, e->u.op.a[1], depth + 1) ||
                fl_expr(f, e->u.op.a[2], depth + 1);
-    default: /* literals, len */
-        return false;
+    default: /* literals, len */ return false;
     }
 }
 
@@ -89,8 +85,8 @@ static void mark_barrier(struct fl *f, const struct vyre_stmt *s, enum fl_reason
     f->marks[f->nmarks++] = (struct fl_mark){s, why};
 }
 
-static void fl_block(struct fl *f, const struct vyre_block *b, unsigned depth,
-                     enum fl_reason ctx, struct fl_loop *loop);
+static void fl_block(struct fl *f, const struct vyre_block *b, unsigned depth, enum fl_reason ctx,
+                     struct fl_loop *loop);
 
 static void fl_for(struct fl *f, const struct vyre_stmt *s, unsigned depth, enum fl_reason cd) {
     bool bounds = fl_expr(f, s->from, 1);
@@ -118,10 +114,10 @@ static void fl_stmt(struct fl *f, const struct vyre_stmt *s, unsigned depth, enu
                     struct fl_loop *loop) {
     if (!s || depth > VYRE_MAX_NESTING || f->v->full) return;
     if (++f->visits > FLOW_BUDGET) f->all_div = true;
-    enum fl_reason cd = ctx                          ? ctx
-                        : f->ret_div                 ? FL_RETURN
-                        : loop && loop->broke_div    ? FL_BREAK
-                                                     : FL_UNIFORM;
+    enum fl_reason cd = ctx                       ? ctx
+                        : f->ret_div              ? FL_RETURN
+                        : loop && loop->broke_div ? FL_BREAK
+                                                  : FL_UNIFORM;
     switch (s->kind) {
     case VYRE_ST_LET:
     case VYRE_ST_SET:
@@ -136,9 +132,7 @@ static void fl_stmt(struct fl *f, const struct vyre_stmt *s, unsigned depth, enu
         fl_block(f, &s->else_, depth + 1, c, loop);
         break;
     }
-    case VYRE_ST_FOR:
-        fl_for(f, s, depth, cd);
-        break;
+    case VYRE_ST_FOR: fl_for(f, s, depth, cd); break;
     case VYRE_ST_BREAK:
         if (cd && loop) loop->broke_div = true;
         break;
@@ -151,13 +145,12 @@ static void fl_stmt(struct fl *f, const struct vyre_stmt *s, unsigned depth, enu
     case VYRE_ST_BARRIER:
         if (cd) mark_barrier(f, s, cd);
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
-static void fl_block(struct fl *f, const struct vyre_block *b, unsigned depth,
-                     enum fl_reason ctx, struct fl_loop *loop) {
+static void fl_block(struct fl *f, const struct vyre_block *b, unsigned depth, enum fl_reason ctx,
+                     struct fl_loop *loop) {
     if (b->count && !b->items) return;
     for (uint32_t i = 0; i < b->count; i++) fl_stmt(f, b->items[i], depth, ctx, loop);
 }
@@ -194,9 +187,7 @@ static void rep_stmt(struct fl *f, const struct vyre_stmt *s, unsigned depth) {
         rep_block(f, &s->then_, "then", depth + 1);
         rep_block(f, &s->else_, "else", depth + 1);
         break;
-    case VYRE_ST_FOR:
-        rep_block(f, &s->then_, "body", depth + 1);
-        break;
+    case VYRE_ST_FOR: rep_block(f, &s->then_, "body", depth + 1); break;
     case VYRE_ST_BARRIER: {
         const struct fl_mark *m = find_mark(f, s);
         if (!m) break;
@@ -206,7 +197,8 @@ static void rep_stmt(struct fl *f, const struct vyre_stmt *s, unsigned depth) {
                            "on params, wgid, wgsize, ngroups, len and literals",
                            "barrier under control flow that depends on gid, lid, a load or an "
                            "atomic result, so invocations of one workgroup may not all reach "
-                           "it%s", gave_up);
+                           "it%s",
+                           gave_up);
         else if (m->why == FL_RETURN)
             vyre_vv_report(v, "barrier-divergent",
                            "guard the work with if instead of returning early, and keep the "
@@ -218,11 +210,11 @@ static void rep_stmt(struct fl *f, const struct vyre_stmt *s, unsigned depth) {
                            "make the break's condition uniform, or guard the loop body with if "
                            "instead of breaking",
                            "barrier in a loop that some invocations leave early through a "
-                           "break%s", gave_up);
+                           "break%s",
+                           gave_up);
         break;
     }
-    default:
-        break;
+    default: break;
     }
 }
 

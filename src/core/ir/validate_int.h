@@ -16,10 +16,10 @@
 
 /* What a name in the program's single namespace stands for. */
 enum vyre_vv_name_kind {
-    VYRE_VV_DECL,       /* buffer, shared array or param: index = decl index */
-    VYRE_VV_LET,        /* let variable: index = slot */
-    VYRE_VV_LOOP,       /* for variable (read-only): index = slot */
-    VYRE_VV_ATOMIC_RES  /* variable bound to an atomic's old value: index = slot */
+    VYRE_VV_DECL,      /* buffer, shared array or param: index = decl index */
+    VYRE_VV_LET,       /* let variable: index = slot */
+    VYRE_VV_LOOP,      /* for variable (read-only): index = slot */
+    VYRE_VV_ATOMIC_RES /* variable bound to an atomic's old value: index = slot */
 };
 
 struct vyre_vv_name {

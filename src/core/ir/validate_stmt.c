@@ -80,9 +80,10 @@ static void declare_var(struct vyre_vv *v, struct vyre_stmt *s, enum vyre_vv_nam
                            "rename the variable, or assign the existing one with (set NAME ...)",
                            "'%.64s' shadows a variable of the same name declared earlier", s->name);
         else
-            vyre_vv_report(v, "duplicate-name",
-                           "rename it; names are unique in the whole program, even in sibling blocks",
-                           "'%.64s' was already declared in another block", s->name);
+            vyre_vv_report(
+                v, "duplicate-name",
+                "rename it; names are unique in the whole program, even in sibling blocks",
+                "'%.64s' was already declared in another block", s->name);
         return;
     }
     if (vyre_vv_insert(v, s->name, kind, s->slot)) scope_push(v, v->nnames - 1u);
@@ -146,14 +147,14 @@ static void check_set(struct vyre_vv *v, struct vyre_stmt *s, const char *q) {
         return;
     }
     if (!n->in_scope) {
-        vyre_vv_report(v, "out-of-scope",
-                       "declare the variable with let before the enclosing if/for",
-                       "'%.64s' is declared inside another block and is not visible here (in %s)",
-                       s->name, q);
+        vyre_vv_report(
+            v, "out-of-scope", "declare the variable with let before the enclosing if/for",
+            "'%.64s' is declared inside another block and is not visible here (in %s)", s->name, q);
         return;
     }
     s->slot = n->index;
-    if (n->index < v->nslots) want_type(v, "value", s->value, t, v->slot_types[n->index], "the value");
+    if (n->index < v->nslots)
+        want_type(v, "value", s->value, t, v->slot_types[n->index], "the value");
 }
 
 static void check_store(struct vyre_vv *v, struct vyre_stmt *s, const char *q) {
@@ -169,7 +170,8 @@ static void check_store(struct vyre_vv *v, struct vyre_stmt *s, const char *q) {
 }
 
 static bool atomic_type_ok(enum vyre_atomic_op op, enum vyre_type t) {
-    return t == VYRE_U32 || t == VYRE_I32 || t == VYRE_U64 || (t == VYRE_F32 && op == VYRE_ATOMIC_ADD);
+    return t == VYRE_U32 || t == VYRE_I32 || t == VYRE_U64 ||
+           (t == VYRE_F32 && op == VYRE_ATOMIC_ADD);
 }
 
 static void check_atomic(struct vyre_vv *v, struct vyre_stmt *s, const char *q) {
@@ -185,14 +187,16 @@ static void check_atomic(struct vyre_vv *v, struct vyre_stmt *s, const char *q) 
         v->p->decls[d].access == VYRE_ACCESS_READ)
         vyre_vv_report(v, "atomic-target", "declare the buffer with access write or read_write",
                        "atomics need a writable buffer or shared array; '%.64s' is read-only "
-                       "(in %s)", s->buf, q);
+                       "(in %s)",
+                       s->buf, q);
     if (op_ok && bt != VYRE_VOID && !atomic_type_ok(op, bt))
         vyre_vv_report(v, "atomic-type", "use a u32, i32 or u64 buffer (f32 supports only add)",
                        "atomic %s on %s is not supported (in %s)", vyre_atomic_name(op), tn(bt), q);
     want_index(v, s->index, vyre_vv_child(v, "index", s->index));
     if (op == VYRE_ATOMIC_CAS) {
         if (!s->expected)
-            vyre_vv_report(v, "atomic-operands", "give cas an expected value: (atomic cas BUF I EXPECTED DESIRED)",
+            vyre_vv_report(v, "atomic-operands",
+                           "give cas an expected value: (atomic cas BUF I EXPECTED DESIRED)",
                            "atomic cas has no expected value (in %s)", q);
         else
             want_type(v, "expected", s->expected, vyre_vv_child(v, "expected", s->expected), bt,
@@ -218,9 +222,9 @@ static void check_for(struct vyre_vv *v, struct vyre_stmt *s, unsigned depth) {
         } else if (!vyre_type_is_int(t[i])) {
             char q[VYRE_VV_QUOTE];
             size_t old = vyre_vv_push(v, "%s", segs[i]);
-            vyre_vv_report(v, "loop-type", "loop bounds are i32, u32, i64 or u64: use (cast u32 ...)",
-                           "the loop %s %s is %s, not an integer", segs[i], vyre_vv_qe(ex[i], q),
-                           tn(t[i]));
+            vyre_vv_report(
+                v, "loop-type", "loop bounds are i32, u32, i64 or u64: use (cast u32 ...)",
+                "the loop %s %s is %s, not an integer", segs[i], vyre_vv_qe(ex[i], q), tn(t[i]));
             vyre_vv_pop(v, old);
             ok = false;
         }
@@ -254,21 +258,16 @@ static void check_stmt(struct vyre_vv *v, struct vyre_stmt *s, unsigned depth) {
     }
     vyre_vv_qs(s, q);
     if (depth > VYRE_MAX_NESTING) {
-        vyre_vv_report(v, "limit-nesting", "move inner blocks into separate programs or flatten "
-                                           "the conditions",
+        vyre_vv_report(v, "limit-nesting",
+                       "move inner blocks into separate programs or flatten "
+                       "the conditions",
                        "statements nest deeper than %d levels at %s", VYRE_MAX_NESTING, q);
         return;
     }
     switch (s->kind) {
-    case VYRE_ST_LET:
-        declare_var(v, s, VYRE_VV_LET, vyre_vv_child(v, "value", s->value));
-        break;
-    case VYRE_ST_SET:
-        check_set(v, s, q);
-        break;
-    case VYRE_ST_STORE:
-        check_store(v, s, q);
-        break;
+    case VYRE_ST_LET: declare_var(v, s, VYRE_VV_LET, vyre_vv_child(v, "value", s->value)); break;
+    case VYRE_ST_SET: check_set(v, s, q); break;
+    case VYRE_ST_STORE: check_store(v, s, q); break;
     case VYRE_ST_IF: {
         enum vyre_type t = vyre_vv_child(v, "cond", s->cond);
         if (t != VYRE_VOID && t != VYRE_BOOL) {
@@ -283,9 +282,7 @@ static void check_stmt(struct vyre_vv *v, struct vyre_stmt *s, unsigned depth) {
         vyre_vv_block(v, &s->else_, "else", depth + 1);
         break;
     }
-    case VYRE_ST_FOR:
-        check_for(v, s, depth);
-        break;
+    case VYRE_ST_FOR: check_for(v, s, depth); break;
     case VYRE_ST_BREAK:
         if (!v->loop_depth)
             vyre_vv_report(v, "break-outside-loop",
@@ -295,9 +292,7 @@ static void check_stmt(struct vyre_vv *v, struct vyre_stmt *s, unsigned depth) {
     case VYRE_ST_RETURN:
     case VYRE_ST_BARRIER:
         break; /* barriers are judged by the uniformity analysis (validate_flow.c) */
-    case VYRE_ST_ATOMIC:
-        check_atomic(v, s, q);
-        break;
+    case VYRE_ST_ATOMIC: check_atomic(v, s, q); break;
     default:
         vyre_vv_report(v, "invalid-statement", FIX_MISSING, "statement kind %d is unknown",
                        (int)s->kind);

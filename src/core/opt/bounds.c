@@ -25,14 +25,13 @@ struct fact {
 
 struct bctx {
     vyre_program *p;
-    bool *mutated;          /* per slot: target of some `set`; NULL: prove nothing */
+    bool *mutated; /* per slot: target of some `set`; NULL: prove nothing */
     struct fact *facts;
     uint32_t nfacts, cap;
     bool oom;
 };
 
-static void find_sets(struct bctx *b, const struct vyre_block *blk)
-{
+static void find_sets(struct bctx *b, const struct vyre_block *blk) {
     for (uint32_t i = 0; i < blk->count; i++) {
         const struct vyre_stmt *s = blk->items[i];
         if (s->kind == VYRE_ST_SET && s->slot < b->p->nslots) b->mutated[s->slot] = true;
@@ -43,8 +42,7 @@ static void find_sets(struct bctx *b, const struct vyre_block *blk)
 
 /* The immutable variable or param an expression reads, if it is one. */
 static bool stable_name(const struct bctx *b, const struct vyre_expr *e, enum vyre_ref_kind *ref,
-                        uint32_t *index)
-{
+                        uint32_t *index) {
     if (!e || e->kind != VYRE_EX_NAME) return false;
     if (e->u.name.ref == VYRE_REF_PARAM) {
         *ref = VYRE_REF_PARAM;
@@ -59,8 +57,7 @@ static bool stable_name(const struct bctx *b, const struct vyre_expr *e, enum vy
     return true;
 }
 
-static bool is_buffer_len(const struct bctx *b, const struct vyre_expr *e, uint32_t *decl)
-{
+static bool is_buffer_len(const struct bctx *b, const struct vyre_expr *e, uint32_t *decl) {
     if (!e || e->kind != VYRE_EX_LEN || e->u.access.decl >= b->p->ndecls) return false;
     enum vyre_decl_kind k = b->p->decls[e->u.access.decl].kind;
     if (k != VYRE_DECL_BUFFER && k != VYRE_DECL_SHARED) return false;
@@ -68,8 +65,7 @@ static bool is_buffer_len(const struct bctx *b, const struct vyre_expr *e, uint3
     return true;
 }
 
-static void push(struct bctx *b, enum vyre_ref_kind ref, uint32_t index, uint32_t decl)
-{
+static void push(struct bctx *b, enum vyre_ref_kind ref, uint32_t index, uint32_t decl) {
     if (b->nfacts == b->cap) {
         uint32_t cap = b->cap ? b->cap * 2 : 16;
         struct fact *nf = realloc(b->facts, cap * sizeof *nf);
@@ -84,8 +80,7 @@ static void push(struct bctx *b, enum vyre_ref_kind ref, uint32_t index, uint32_
 }
 
 /* Pushes every fact a (true) condition proves. */
-static void cond_facts(struct bctx *b, const struct vyre_expr *c)
-{
+static void cond_facts(struct bctx *b, const struct vyre_expr *c) {
     if (!c || c->kind != VYRE_EX_BINARY) return;
     enum vyre_ref_kind ref;
     uint32_t index, decl;
@@ -102,13 +97,11 @@ static void cond_facts(struct bctx *b, const struct vyre_expr *c)
         if (stable_name(b, c->u.op.a[1], &ref, &index) && is_buffer_len(b, c->u.op.a[0], &decl))
             push(b, ref, index, decl);
         return;
-    default:
-        return;
+    default: return;
     }
 }
 
-static bool proven(const struct bctx *b, uint32_t decl, const struct vyre_expr *idx)
-{
+static bool proven(const struct bctx *b, uint32_t decl, const struct vyre_expr *idx) {
     if (!idx || !b->mutated) return false;
     const struct vyre_decl *d = &b->p->decls[decl];
     if (idx->kind == VYRE_EX_LIT && d->kind == VYRE_DECL_SHARED &&
@@ -123,37 +116,36 @@ static bool proven(const struct bctx *b, uint32_t decl, const struct vyre_expr *
     return false;
 }
 
-static void visit_expr(struct bctx *b, struct vyre_expr *e)
-{
+static void visit_expr(struct bctx *b, struct vyre_expr *e) {
     if (!e) return;
     switch (e->kind) {
     case VYRE_EX_LOAD:
         visit_expr(b, e->u.access.index);
-        e->u.access.in_bounds = e->u.access.decl < b->p->ndecls &&
-                                proven(b, e->u.access.decl, e->u.access.index);
+        e->u.access.in_bounds =
+            e->u.access.decl < b->p->ndecls && proven(b, e->u.access.decl, e->u.access.index);
         return;
-    case VYRE_EX_LEN:
-        e->u.access.in_bounds = false;
-        return;
-    case VYRE_EX_UNARY: case VYRE_EX_BINARY: case VYRE_EX_SELECT: case VYRE_EX_CAST:
-    case VYRE_EX_BITCAST: case VYRE_EX_FMA:
+    case VYRE_EX_LEN: e->u.access.in_bounds = false; return;
+    case VYRE_EX_UNARY:
+    case VYRE_EX_BINARY:
+    case VYRE_EX_SELECT:
+    case VYRE_EX_CAST:
+    case VYRE_EX_BITCAST:
+    case VYRE_EX_FMA:
         for (int i = 0; i < 3; i++) visit_expr(b, e->u.op.a[i]);
         return;
-    default:
-        return;
+    default: return;
     }
 }
 
-static void visit_block(struct bctx *b, struct vyre_block *blk)
-{
+static void visit_block(struct bctx *b, struct vyre_block *blk) {
     for (uint32_t i = 0; i < blk->count; i++) {
         struct vyre_stmt *s = blk->items[i];
         uint32_t mark = b->nfacts;
         switch (s->kind) {
-        case VYRE_ST_LET: case VYRE_ST_SET:
-            visit_expr(b, s->value);
-            break;
-        case VYRE_ST_STORE: case VYRE_ST_ATOMIC:
+        case VYRE_ST_LET:
+        case VYRE_ST_SET: visit_expr(b, s->value); break;
+        case VYRE_ST_STORE:
+        case VYRE_ST_ATOMIC:
             visit_expr(b, s->index);
             visit_expr(b, s->value);
             visit_expr(b, s->expected);
@@ -178,15 +170,13 @@ static void visit_block(struct bctx *b, struct vyre_block *blk)
             b->nfacts = mark;
             break;
         }
-        default:
-            break;
+        default: break;
         }
         b->nfacts = mark;
     }
 }
 
-void vyre_opt_bounds(vyre_program *p)
-{
+void vyre_opt_bounds(vyre_program *p) {
     if (!p || !p->validated) return;
     struct bctx b = {0};
     b.p = p;

@@ -7,9 +7,7 @@
 
 #include "sem.h"
 
-static bool is_lit(const struct vyre_expr *e) {
-    return e && e->kind == VYRE_EX_LIT;
-}
+static bool is_lit(const struct vyre_expr *e) { return e && e->kind == VYRE_EX_LIT; }
 
 static void become_lit(struct vyre_expr *e, vyre_bits bits) {
     /* the node keeps its id and validated type; only its kind and payload change */
@@ -23,13 +21,11 @@ static uint32_t fold_expr(struct vyre_expr *e) {
     if (!e) return 0;
     uint32_t n = 0;
     switch (e->kind) {
-    case VYRE_EX_LOAD:
-        return fold_expr(e->u.access.index);
+    case VYRE_EX_LOAD: return fold_expr(e->u.access.index);
     case VYRE_EX_UNARY:
         n += fold_expr(e->u.op.a[0]);
         if (is_lit(e->u.op.a[0]) && !vyre_op_is_approx(e->u.op.op)) {
-            become_lit(e, vyre_sem_unary(e->u.op.op, e->u.op.a[0]->type,
-                                         e->u.op.a[0]->u.lit.bits));
+            become_lit(e, vyre_sem_unary(e->u.op.op, e->u.op.a[0]->type, e->u.op.a[0]->u.lit.bits));
             n++;
         }
         return n;
@@ -37,8 +33,8 @@ static uint32_t fold_expr(struct vyre_expr *e) {
         n += fold_expr(e->u.op.a[0]);
         n += fold_expr(e->u.op.a[1]);
         if (is_lit(e->u.op.a[0]) && is_lit(e->u.op.a[1])) {
-            become_lit(e, vyre_sem_binary(e->u.op.op, e->u.op.a[0]->type,
-                                          e->u.op.a[0]->u.lit.bits, e->u.op.a[1]->u.lit.bits));
+            become_lit(e, vyre_sem_binary(e->u.op.op, e->u.op.a[0]->type, e->u.op.a[0]->u.lit.bits,
+                                          e->u.op.a[1]->u.lit.bits));
             n++;
         }
         return n;
@@ -67,16 +63,15 @@ static uint32_t fold_expr(struct vyre_expr *e) {
     case VYRE_EX_FMA:
         for (int i = 0; i < 3; i++) n += fold_expr(e->u.op.a[i]);
         if (is_lit(e->u.op.a[0]) && is_lit(e->u.op.a[1]) && is_lit(e->u.op.a[2])) {
-            become_lit(e, vyre_sem_fma(e->type, e->u.op.a[0]->u.lit.bits,
-                                       e->u.op.a[1]->u.lit.bits, e->u.op.a[2]->u.lit.bits));
+            become_lit(e, vyre_sem_fma(e->type, e->u.op.a[0]->u.lit.bits, e->u.op.a[1]->u.lit.bits,
+                                       e->u.op.a[2]->u.lit.bits));
             n++;
         }
         return n;
     case VYRE_EX_LIT:
     case VYRE_EX_NAME:
     case VYRE_EX_BUILTIN:
-    case VYRE_EX_LEN:
-        return 0;
+    case VYRE_EX_LEN: return 0;
     }
     return 0;
 }

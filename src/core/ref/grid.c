@@ -6,23 +6,22 @@
 #define GRID_MAX_X UINT64_C(2147483647) /* 2^31 - 1, the CUDA limit on grid x */
 #define GRID_MAX_YZ UINT64_C(65535)
 
-static uint64_t ceil_div(uint64_t n, uint64_t d) {
-    return n / d + (n % d != 0);
-}
+static uint64_t ceil_div(uint64_t n, uint64_t d) { return n / d + (n % d != 0); }
 
 enum vyre_status vyre_launch_grid(const vyre_program *p, const uint64_t *buffer_counts,
-                           size_t nbuffers, uint64_t n, const uint32_t *explicit_grid,
-                           uint32_t out[3], struct vyre_error *err) {
+                                  size_t nbuffers, uint64_t n, const uint32_t *explicit_grid,
+                                  uint32_t out[3], struct vyre_error *err) {
     static const char axis_name[3] = {'x', 'y', 'z'};
     if (!p || !out)
         return vyre_error_set(err, VYRE_ERR_ARG,
                               "vyre_launch_grid: program and output must not be NULL. Fix: pass a "
                               "program and a uint32_t[3] to receive the grid.");
     if (nbuffers > 0 && !buffer_counts)
-        return vyre_error_set(err, VYRE_ERR_ARG,
-                              "vyre_launch_grid: %zu buffer counts announced but the array is NULL. "
-                              "Fix: pass the counts or nbuffers = 0.",
-                              nbuffers);
+        return vyre_error_set(
+            err, VYRE_ERR_ARG,
+            "vyre_launch_grid: %zu buffer counts announced but the array is NULL. "
+            "Fix: pass the counts or nbuffers = 0.",
+            nbuffers);
     for (unsigned a = 0; a < 3; a++) {
         if (p->workgroup[a] == 0)
             return vyre_error_set(err, VYRE_ERR_ARG,

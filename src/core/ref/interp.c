@@ -113,15 +113,9 @@ static void compile_for(struct compiler *c, const struct vyre_stmt *s) {
 static void compile_stmt(struct compiler *c, const struct vyre_stmt *s, struct loop_ctx *loop) {
     switch (s->kind) {
     case VYRE_ST_LET:
-    case VYRE_ST_SET:
-        emit(c, VYRE_IN_ASSIGN, s);
-        break;
-    case VYRE_ST_STORE:
-        emit(c, VYRE_IN_STORE, s);
-        break;
-    case VYRE_ST_ATOMIC:
-        emit(c, VYRE_IN_ATOMIC, s);
-        break;
+    case VYRE_ST_SET: emit(c, VYRE_IN_ASSIGN, s); break;
+    case VYRE_ST_STORE: emit(c, VYRE_IN_STORE, s); break;
+    case VYRE_ST_ATOMIC: emit(c, VYRE_IN_ATOMIC, s); break;
     case VYRE_ST_IF: {
         uint32_t jf = emit(c, VYRE_IN_JUMP_IF_NOT, s);
         compile_block(c, &s->then_, "then", loop);
@@ -135,15 +129,9 @@ static void compile_stmt(struct compiler *c, const struct vyre_stmt *s, struct l
         }
         break;
     }
-    case VYRE_ST_FOR:
-        compile_for(c, s);
-        break;
-    case VYRE_ST_BREAK:
-        add_break(c, loop, emit(c, VYRE_IN_JUMP, s));
-        break;
-    case VYRE_ST_RETURN:
-        emit(c, VYRE_IN_RETURN, s);
-        break;
+    case VYRE_ST_FOR: compile_for(c, s); break;
+    case VYRE_ST_BREAK: add_break(c, loop, emit(c, VYRE_IN_JUMP, s)); break;
+    case VYRE_ST_RETURN: emit(c, VYRE_IN_RETURN, s); break;
     case VYRE_ST_BARRIER: {
         uint32_t at = emit(c, VYRE_IN_BARRIER, s);
         uint32_t idx = add_barrier_path(c);
@@ -201,10 +189,8 @@ static enum vyre_status barrier_error(const struct vyre_exec *x, const struct vy
         if (lanes[i].state != VYRE_LANE_BARRIER) continue;
         const struct vyre_ins *in = &code->ins[lanes[i].pc];
         if (!first) first = in;
-        if (in == first)
-            nfirst++;
-        else if (!other)
-            other = in;
+        if (in == first) nfirst++;
+        else if (!other) other = in;
     }
     if (!first) return VYRE_OK;
     const char *path = code->barrier_paths[first->aux];
@@ -212,13 +198,13 @@ static enum vyre_status barrier_error(const struct vyre_exec *x, const struct vy
         return vyre_error_set(err, VYRE_ERR_RUNTIME,
                               "program '%s': invocations of workgroup (%u,%u,%u) wait at "
                               "different barriers: %u of %u at %s and others at %s. %s",
-                              x->p->name, x->wgid[0], x->wgid[1], x->wgid[2], nfirst, nlanes,
-                              path, code->barrier_paths[other->aux], barrier_fix);
+                              x->p->name, x->wgid[0], x->wgid[1], x->wgid[2], nfirst, nlanes, path,
+                              code->barrier_paths[other->aux], barrier_fix);
     return vyre_error_set(err, VYRE_ERR_RUNTIME,
                           "program '%s': barrier at %s reached by %u of %u invocations of "
                           "workgroup (%u,%u,%u); the other %u returned without reaching it. %s",
-                          x->p->name, path, waiting, nlanes, x->wgid[0], x->wgid[1],
-                          x->wgid[2], done, barrier_fix);
+                          x->p->name, path, waiting, nlanes, x->wgid[0], x->wgid[1], x->wgid[2],
+                          done, barrier_fix);
 }
 
 enum vyre_status vyre_interp_workgroup(const struct vyre_exec *x, struct vyre_lane *lanes,
@@ -227,10 +213,8 @@ enum vyre_status vyre_interp_workgroup(const struct vyre_exec *x, struct vyre_la
         uint32_t waiting = 0, done = 0;
         for (uint32_t i = 0; i < nlanes; i++) {
             if (lanes[i].state == VYRE_LANE_RUNNING) vyre_interp_run_lane(x, &lanes[i]);
-            if (lanes[i].state == VYRE_LANE_DONE)
-                done++;
-            else
-                waiting++;
+            if (lanes[i].state == VYRE_LANE_DONE) done++;
+            else waiting++;
         }
         if (waiting == 0) return VYRE_OK;
         if (done > 0) return barrier_error(x, lanes, nlanes, waiting, done, err);

@@ -48,8 +48,8 @@ struct vyre_mem {
 struct vyre_exec {
     const vyre_program *p;
     const struct vyre_code *code;
-    struct vyre_mem *mem;    /* per decl index (params unused) */
-    vyre_bits *param_bits;   /* per decl index (buffers unused), normalised */
+    struct vyre_mem *mem;  /* per decl index (params unused) */
+    vyre_bits *param_bits; /* per decl index (buffers unused), normalised */
     uint32_t wgsize[3], ngroups[3], wgid[3];
 };
 

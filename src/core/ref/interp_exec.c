@@ -11,9 +11,7 @@
 /* ---- memory --------------------------------------------------------------- */
 
 /* Index expressions are u32, or i32 reinterpreted as unsigned (§2). */
-static uint64_t index_of(vyre_bits b) {
-    return b & UINT64_C(0xFFFFFFFF);
-}
+static uint64_t index_of(vyre_bits b) { return b & UINT64_C(0xFFFFFFFF); }
 
 static vyre_bits mem_read(const struct vyre_mem *m, uint64_t i) {
     const unsigned char *at = m->data + i * m->size;
@@ -55,20 +53,17 @@ static vyre_bits builtin(const struct vyre_exec *x, const struct vyre_lane *lane
 static vyre_bits eval(const struct vyre_exec *x, const struct vyre_lane *lane,
                       const struct vyre_expr *e) {
     switch (e->kind) {
-    case VYRE_EX_LIT:
-        return e->u.lit.bits;
+    case VYRE_EX_LIT: return e->u.lit.bits;
     case VYRE_EX_NAME:
         if (e->u.name.ref == VYRE_REF_PARAM) return x->param_bits[e->u.name.index];
         return lane->slots[e->u.name.index];
-    case VYRE_EX_BUILTIN:
-        return builtin(x, lane, e);
+    case VYRE_EX_BUILTIN: return builtin(x, lane, e);
     case VYRE_EX_LOAD: {
         const struct vyre_mem *m = &x->mem[e->u.access.decl];
         uint64_t i = index_of(eval(x, lane, e->u.access.index));
         return i < m->count ? mem_read(m, i) : 0; /* out of bounds: typed zero */
     }
-    case VYRE_EX_LEN:
-        return x->mem[e->u.access.decl].count;
+    case VYRE_EX_LEN: return x->mem[e->u.access.decl].count;
     case VYRE_EX_UNARY:
         return vyre_sem_unary(e->u.op.op, e->u.op.a[0]->type, eval(x, lane, e->u.op.a[0]));
     case VYRE_EX_BINARY: {
@@ -144,10 +139,8 @@ static void exec_for_init(const struct vyre_exec *x, struct vyre_lane *lane,
     lane->slots[s->slot] = from;
     lane->slots[in->aux] = to;
     lane->slots[in->aux + 1] = step;
-    if (!positive_step(t, step) || !loop_less(t, from, to))
-        lane->pc = in->target;
-    else
-        lane->pc++;
+    if (!positive_step(t, step) || !loop_less(t, from, to)) lane->pc = in->target;
+    else lane->pc++;
 }
 
 /* Advances the loop variable; the loop ends when it reaches `to` or when adding the
@@ -189,21 +182,11 @@ void vyre_interp_run_lane(const struct vyre_exec *x, struct vyre_lane *lane) {
         case VYRE_IN_JUMP_IF_NOT:
             lane->pc = eval(x, lane, s->cond) ? lane->pc + 1 : in->target;
             break;
-        case VYRE_IN_JUMP:
-            lane->pc = in->target;
-            break;
-        case VYRE_IN_FOR_INIT:
-            exec_for_init(x, lane, in);
-            break;
-        case VYRE_IN_FOR_NEXT:
-            exec_for_next(lane, in);
-            break;
-        case VYRE_IN_RETURN:
-            lane->state = VYRE_LANE_DONE;
-            return;
-        case VYRE_IN_BARRIER:
-            lane->state = VYRE_LANE_BARRIER;
-            return;
+        case VYRE_IN_JUMP: lane->pc = in->target; break;
+        case VYRE_IN_FOR_INIT: exec_for_init(x, lane, in); break;
+        case VYRE_IN_FOR_NEXT: exec_for_next(lane, in); break;
+        case VYRE_IN_RETURN: lane->state = VYRE_LANE_DONE; return;
+        case VYRE_IN_BARRIER: lane->state = VYRE_LANE_BARRIER; return;
         }
     }
 }

@@ -53,18 +53,14 @@ static vyre_bits bits_of_f64(double d) {
     return u;
 }
 
-static bool is64(enum vyre_type t) {
-    return t == VYRE_I64 || t == VYRE_U64 || t == VYRE_F64;
-}
+static bool is64(enum vyre_type t) { return t == VYRE_I64 || t == VYRE_U64 || t == VYRE_F64; }
 
 static vyre_bits mask_of(enum vyre_type t) {
     if (t == VYRE_BOOL) return 1;
     return is64(t) ? ~UINT64_C(0) : M32;
 }
 
-static vyre_bits sign_of(enum vyre_type t) {
-    return is64(t) ? SIGN64 : SIGN32;
-}
+static vyre_bits sign_of(enum vyre_type t) { return is64(t) ? SIGN64 : SIGN32; }
 
 /* Signed value of an i32/i64 bit pattern, without implementation-defined casts. */
 static int64_t as_signed(enum vyre_type t, vyre_bits b) {
@@ -417,8 +413,7 @@ static vyre_bits float_to_int(enum vyre_type to, double d) {
         if (d >= 18446744073709551616.0) return ~UINT64_C(0);
         if (d < 0.0) return 0;
         return (vyre_bits)d;
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -427,8 +422,7 @@ static vyre_bits float_to_int(enum vyre_type to, double d) {
 static vyre_bits int_to_float(enum vyre_type to, enum vyre_type from, vyre_bits a) {
     bool f32 = to == VYRE_F32;
     switch (from) {
-    case VYRE_BOOL:
-        return f32 ? bits_of_f32(a ? 1.0f : 0.0f) : bits_of_f64(a ? 1.0 : 0.0);
+    case VYRE_BOOL: return f32 ? bits_of_f32(a ? 1.0f : 0.0f) : bits_of_f64(a ? 1.0 : 0.0);
     case VYRE_I32: {
         int32_t v = (int32_t)as_signed(VYRE_I32, a);
         return f32 ? bits_of_f32((float)v) : bits_of_f64((double)v);
@@ -441,10 +435,8 @@ static vyre_bits int_to_float(enum vyre_type to, enum vyre_type from, vyre_bits 
         int64_t v = as_signed(VYRE_I64, a);
         return f32 ? bits_of_f32((float)v) : bits_of_f64((double)v);
     }
-    case VYRE_U64:
-        return f32 ? bits_of_f32((float)a) : bits_of_f64((double)a);
-    default:
-        return 0;
+    case VYRE_U64: return f32 ? bits_of_f32((float)a) : bits_of_f64((double)a);
+    default: return 0;
     }
 }
 
@@ -480,12 +472,10 @@ vyre_bits vyre_sem_fma(enum vyre_type t, vyre_bits a, vyre_bits b, vyre_bits c) 
 }
 
 /* f32 subnormal -> zero of the same sign. */
-static vyre_bits flush_f32(vyre_bits b) {
-    return (b & 0x7F800000u) == 0 ? (b & 0x80000000u) : b;
-}
+static vyre_bits flush_f32(vyre_bits b) { return (b & 0x7F800000u) == 0 ? (b & 0x80000000u) : b; }
 
-vyre_bits vyre_sem_atomic(enum vyre_atomic_op op, enum vyre_type t, vyre_bits old,
-                          vyre_bits value, vyre_bits expected) {
+vyre_bits vyre_sem_atomic(enum vyre_atomic_op op, enum vyre_type t, vyre_bits old, vyre_bits value,
+                          vyre_bits expected) {
     old = vyre_sem_from_memory(t, old);
     value = vyre_sem_from_memory(t, value);
     switch (op) {

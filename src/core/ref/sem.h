@@ -14,7 +14,8 @@ VYRE_INTERNAL bool vyre_sem_op(enum vyre_op op, enum vyre_type t, vyre_bits a, v
                                vyre_bits *out);
 /* vyre_sem_op for callers that hold validated IR: 0 where vyre_sem_op fails. */
 VYRE_INTERNAL vyre_bits vyre_sem_unary(enum vyre_op op, enum vyre_type t, vyre_bits a);
-VYRE_INTERNAL vyre_bits vyre_sem_binary(enum vyre_op op, enum vyre_type t, vyre_bits a, vyre_bits b);
+VYRE_INTERNAL vyre_bits vyre_sem_binary(enum vyre_op op, enum vyre_type t, vyre_bits a,
+                                        vyre_bits b);
 /* Value conversion (§3 cast rows). */
 VYRE_INTERNAL vyre_bits vyre_sem_cast(enum vyre_type to, enum vyre_type from, vyre_bits a);
 /* Same-width reinterpretation (upper bits cleared for 32-bit targets). */
