@@ -76,8 +76,26 @@ describe("vyre.array", function()
     assert.matches("index 1.5 is not an integer", H.error_of(function() return a[1.5] end),
       1, true)
     assert.matches("the array is empty", H.error_of(function()
-      return vyre.array("f32", 0)[1]
+      return vyre.array("f32", 0)[2]
     end), 1, true)
+    assert.matches("index 5 is out of range (valid indices are 1..3)", H.error_of(function()
+      return a[5]
+    end), 1, true)
+  end)
+
+  it("reads nil one past the end, so ipairs stops there, and pairs walks the elements", function()
+    local a = vyre.array("i32", { 5, -6, 7 })
+    assert.is_nil(a[4])
+    assert.is_nil(vyre.array("f32", 0)[1])
+    local seen = {}
+    for i, v in ipairs(a) do seen[#seen + 1] = i .. "=" .. v end
+    assert.are.same({ "1=5", "2=-6", "3=7" }, seen)
+    seen = {}
+    for i, v in pairs(a) do seen[#seen + 1] = i .. "=" .. v end
+    assert.are.same({ "1=5", "2=-6", "3=7" }, seen)
+    for _ in pairs(vyre.array("u32", 0)) do error("an empty array has no elements") end
+    a:free()
+    assert.matches("was freed", H.error_of(function() for _ in pairs(a) do end end), 1, true)
   end)
 
   it("range-checks i32 and u32 instead of wrapping", function()

@@ -7,6 +7,12 @@ local H = require("spec.helpers")
 
 local INC, IOTA = H.INC, H.IOTA
 
+local function vyre_zeros(n)
+  local t = {}
+  for i = 1, n do t[i] = 0 end
+  return t
+end
+
 local SCALE = [[
 (program scale (workgroup 32)
   (buffer x f32 read)
@@ -118,6 +124,31 @@ for _, kind in ipairs(backends()) do
       assert.are.same({ 4, 5, 6 }, out2.y:totable())
     end)
 
+    it("launches nothing for n = 0, and covers n = {w, h} in two dimensions", function()
+      local v = be:buffer("u32", { 1, 2, 3 })
+      inc:launch({ v = v }, { n = 0 })
+      inc:bind({ v = v }, { n = 0 })()
+      be:sequence({ { inc, { v = v }, { n = 0 } } })
+      be:graph({ { inc, { v = v }, { n = 0 } } }):launch(2)
+      assert.are.same({ 1, 2, 3 }, v:download():totable())
+      local out = be:run(H.parse(INC), { v = { 4, 5 } }, { n = 0 })
+      assert.are.same({ 4, 5 }, out.v:totable())
+      -- a 4x3 image with an 8x8 workgroup: n = {4, 3} covers every cell once
+      local grid2 = H.parse([[
+(program cells (workgroup 8 8)
+  (buffer o u32 read_write)
+  (param w u32)
+  (param h u32)
+  (let x (gid x))
+  (let y (gid y))
+  (if (land (lt x w) (lt y h)) (then (store o (add x (mul y w)) (add (load o (add x (mul y w))) 1u32)))))]])
+      local img = be:run(grid2, { o = vyre_zeros(12), w = 4, h = 3 }, { n = { 4, 3 } })
+      assert.are.same({ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 }, img.o:totable())
+      assert.matches("opts.n axis 2 must be an integer >= 0",
+        H.error_of(be.run, be, grid2, { o = vyre_zeros(1), w = 1, h = 1 }, { n = { 1, -1 } }),
+        1, true)
+    end)
+
     it("rejects the same mistakes with the same words", function()
       local v = be:buffer("u32", 2)
       assert.matches("vyre.Kernel:launch: unknown option 'N'. Fix:",
@@ -134,6 +165,30 @@ for _, kind in ipairs(backends()) do
     end)
   end)
 end
+
+describe("launch geometry warnings", function()
+  it("say when a program reads gid.y but the grid has one workgroup on y", function()
+    local code = [[
+      local vyre = require('vyre')
+      local p = vyre.parse('(program two (workgroup 8 8) (buffer o u32 write 64) '
+        .. '(store o (add (gid x) (mul (gid y) 8u32)) 1u32))')
+      local be = vyre.backend('reference')
+      be:run(p, {}, {n = 64})
+      be:run(p, {}, {n = 64})
+      be:run(p, {}, {grid = {1, 1}})
+      print('ran')
+    ]]
+    local cmd = string.format("env LUA_PATH=%q LUA_CPATH=%q lua5.4 -W -e %q 2>&1",
+      package.path, package.cpath, code)
+    local h = assert(io.popen(cmd))
+    local out = h:read("a")
+    h:close()
+    local _, warnings = out:gsub("reads gid.y or wgid.y", "")
+    assert.are.equal(1, warnings, out) -- once per program, not for an explicit grid
+    assert.truthy(out:find("Fix: pass n = {w, h [, d]} or grid = {x, y, z}", 1, true), out)
+    assert.truthy(out:find("ran", 1, true), out)
+  end)
+end)
 
 describe("reference backend only", function()
   it("says which methods need CUDA and how to get it", function()

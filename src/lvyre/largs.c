@@ -163,8 +163,26 @@ static void bind_host(lua_State *L, int v, int holder, const struct lvyre_decl *
     out->arr[d->slot] = a;
 }
 
+/* opts.n as {w [, h [, d]]}: elements per axis, into n3 (missing axes are 1). */
+static void read_n3(lua_State *L, int idx, uint64_t n3[3], const char *fname) {
+    for (int a = 0; a < 3; a++) {
+        lua_rawgeti(L, idx, a + 1);
+        int isnum = 1;
+        lua_Integer v = lua_isnil(L, -1) && a > 0 ? 1 : lua_tointegerx(L, -1, &isnum);
+        if (!isnum || v < 0 || (a == 0 && lua_isnil(L, -1)))
+            luaL_error(L,
+                       "%s: opts.n axis %d must be an integer >= 0. Fix: {n = 1024} or {n = {w, "
+                       "h}} for a 2-D launch",
+                       fname, a + 1);
+        n3[a] = (uint64_t)v;
+        lua_pop(L, 1);
+    }
+}
+
 static void read_opts(lua_State *L, int opts, struct lvyre_bound *out, const char *fname) {
     out->n = 0;
+    out->has_n = false;
+    out->has_n3 = false;
     out->has_grid = false;
     if (lua_isnoneornil(L, opts)) return;
     if (!lua_istable(L, opts))
@@ -175,15 +193,19 @@ static void read_opts(lua_State *L, int opts, struct lvyre_bound *out, const cha
     lua_pushnil(L);
     while (lua_next(L, opts)) {
         const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
-        if (k && strcmp(k, "n") == 0) {
+        if (k && strcmp(k, "n") == 0 && lua_istable(L, -1)) {
+            read_n3(L, lua_gettop(L), out->n3, fname);
+            out->has_n = out->has_n3 = true;
+        } else if (k && strcmp(k, "n") == 0) {
             int isnum = 0;
             lua_Integer n = lua_tointegerx(L, -1, &isnum);
             if (!isnum || lua_type(L, -1) != LUA_TNUMBER || n < 0)
                 luaL_error(L,
-                           "%s: opts.n must be a non-negative integer (got %s). Fix: {n = "
-                           "1024}",
+                           "%s: opts.n must be a non-negative integer or {w, h [, d]} (got %s). "
+                           "Fix: {n = 1024}",
                            fname, luaL_tolstring(L, -1, NULL));
             out->n = (uint64_t)n;
+            out->has_n = true;
         } else if (k && strcmp(k, "grid") == 0) {
             if (!lua_istable(L, -1))
                 luaL_error(L,
@@ -194,23 +216,62 @@ static void read_opts(lua_State *L, int opts, struct lvyre_bound *out, const cha
             out->has_grid = true;
         } else {
             luaL_error(L,
-                       "%s: unknown option '%s'. Fix: a launch takes {n = elements} or "
-                       "{grid = {x, y, z}} (names are lower case)",
+                       "%s: unknown option '%s'. Fix: a launch takes {n = elements}, {n = {w, "
+                       "h, d}} or {grid = {x, y, z}} (names are lower case)",
                        fname, luaL_tolstring(L, -2, NULL));
         }
         lua_pop(L, 1);
     }
 }
 
+/* What the options mean once the program's workgroup is known: n = {w, h, d} becomes
+ * the grid that covers it (and n its element count, for sizing outputs); n = 0 on any
+ * axis launches nothing. Sized from a scalar n or the buffers, the grid has one
+ * workgroup on y and z: a program that reads gid.y or wgid.y then sees only y in
+ * [0, workgroup y), which is rarely meant, so Lua's warning channel says so, once per
+ * program (lua5.4 -W, or warn("@on"), shows warnings). */
+static void resolve_geometry(lua_State *L, const struct lvyre_layout *lay,
+                             struct lvyre_bound *out) {
+    if (out->has_n3) {
+        uint64_t total = 1;
+        for (int a = 0; a < 3; a++) {
+            uint64_t wg = lay->workgroup[a], g = (out->n3[a] + wg - 1) / wg;
+            out->grid[a] = (uint32_t)(g > UINT32_MAX ? UINT32_MAX : g);
+            total = out->n3[a] && total > UINT64_MAX / out->n3[a] ? UINT64_MAX
+                                                                  : total * out->n3[a];
+        }
+        out->n = total;
+        out->has_grid = total > 0;
+    }
+    out->empty = out->has_n && out->n == 0;
+    if (out->has_grid || out->empty || *lay->warned) return;
+    for (int a = 1; a < 3; a++) {
+        if (!lay->reads_axis[a]) continue;
+        char msg[320];
+        snprintf(msg, sizeof msg,
+                 "vyre: program '%s' reads gid.%c or wgid.%c, but its launch grid has one "
+                 "workgroup on %c (sized from n or the buffers), so %c only spans the "
+                 "workgroup. Fix: pass n = {w, h [, d]} or grid = {x, y, z}",
+                 lay->name, "xyz"[a], "xyz"[a], "xyz"[a], "xyz"[a]);
+        lua_warning(L, msg, 0);
+        *lay->warned = true;
+        return;
+    }
+}
+
 /* ---- shared helpers (lbackend.h) ----------------------------------------- */
 
-const struct lvyre_layout *lvyre_layout_push(lua_State *L, vyre_program *p) {
+const struct lvyre_layout *lvyre_layout_push(lua_State *L, int prog_idx) {
+    struct vyre_lua_program *lp = luaL_checkudata(L, prog_idx, VYRE_LUA_PROGRAM);
+    vyre_program *p = lp->p;
     uint32_t n = vyre_program_decl_count(p);
     struct lvyre_layout *lay = lua_newuserdatauv(L, sizeof *lay + n * sizeof lay->d[0], 1);
     memset(lay, 0, sizeof *lay);
     lua_createtable(L, (int)n, 0); /* the interned names, kept alive with the layout */
     vyre_program_workgroup(p, lay->workgroup);
     snprintf(lay->name, sizeof lay->name, "%s", vyre_program_name(p));
+    for (unsigned a = 0; a < 3; a++) lay->reads_axis[a] = vyre_program_reads_axis(p, a);
+    lay->warned = &lp->warned_grid;
     for (uint32_t i = 0; i < n; i++) {
         struct vyre_decl_info di;
         vyre_program_decl(p, i, &di);
@@ -254,6 +315,7 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
         out->arr[s] = NULL;
     }
     read_opts(L, opts, out, fname);
+    resolve_geometry(L, lay, out);
     bool has_args = !lua_isnoneornil(L, args);
     if (has_args && !lua_istable(L, args))
         luaL_error(L,

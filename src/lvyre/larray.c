@@ -201,6 +201,10 @@ static int array_index(lua_State *L) {
     /* methods stay reachable on a freed array so that a:free() stays idempotent */
     struct vyre_lua_array *a = luaL_checkudata(L, 1, VYRE_LUA_ARRAY);
     if (lua_type(L, 2) == LUA_TNUMBER) {
+        /* One past the end is nil, as for a Lua sequence, so ipairs(a) stops there. */
+        if (lua_isinteger(L, 2) && a->type != VYRE_VOID &&
+            lua_tointeger(L, 2) == (lua_Integer)a->count + 1)
+            return 0;
         uint64_t i = check_index(L, check_live(L, 1, "vyre.Array"), 2, "vyre.Array");
         vyre_lua_array_push(L, a, i);
         return 1;
@@ -328,6 +332,25 @@ static int array_blit(lua_State *L) {
 static const luaL_Reg array_funcs[] = {
     {"array", array_new}, {"array_sub", array_sub}, {"array_blit", array_blit}, {NULL, NULL}};
 
+/* The iterator of pairs(a): (a, i) -> i + 1, a[i + 1] while in range. */
+static int array_next(lua_State *L) {
+    struct vyre_lua_array *a = check_live(L, 1, "vyre.Array:__pairs");
+    lua_Integer i = luaL_optinteger(L, 2, 0);
+    if (i < 0 || (uint64_t)i >= a->count) return 0;
+    lua_pushinteger(L, i + 1);
+    vyre_lua_array_push(L, a, (uint64_t)i);
+    return 2;
+}
+
+/* pairs(a) walks the elements 1..#a in order, like ipairs. */
+static int array_pairs(lua_State *L) {
+    check_live(L, 1, "vyre.Array:__pairs");
+    lua_pushcfunction(L, array_next);
+    lua_pushvalue(L, 1);
+    lua_pushinteger(L, 0);
+    return 3;
+}
+
 static const luaL_Reg array_methods[] = {{"totable", array_totable},
                                          {"tostring", array_tostring_raw},
                                          {"copy", array_copy},
@@ -336,6 +359,7 @@ static const luaL_Reg array_methods[] = {{"totable", array_totable},
 
 static const luaL_Reg array_meta[] = {{"__newindex", array_newindex},
                                       {"__len", array_len},
+                                      {"__pairs", array_pairs},
                                       {"__tostring", array_tostring},
                                       {"__eq", array_eq},
                                       {"__gc", array_gc},

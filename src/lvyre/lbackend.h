@@ -79,7 +79,9 @@ struct lvyre_decl {
 struct lvyre_layout {
     uint32_t ndecls, nbuffers, nparams;
     uint32_t workgroup[3];
-    char name[72]; /* the program's, for messages */
+    bool reads_axis[3]; /* the body reads gid/wgid on that axis */
+    bool *warned;       /* the program's: the 1-D grid warning was given */
+    char name[72];      /* the program's, for messages */
     struct lvyre_decl d[];
 };
 
@@ -101,9 +103,12 @@ struct lvyre_bound {
     struct lvyre_buffer *buf[VYRE_MAX_BUFFERS];   /* a Buffer of the backend, or NULL */
     struct vyre_lua_array *arr[VYRE_MAX_BUFFERS]; /* run: a host array, or NULL */
     vyre_bits params[VYRE_MAX_PARAMS];
-    uint64_t n; /* opts.n, 0 when absent */
+    uint64_t n;    /* opts.n (elements; w*h*d for a table), 0 when absent */
+    uint64_t n3[3]; /* opts.n = {w, h, d} */
+    bool has_n, has_n3;
     uint32_t grid[3];
-    bool has_grid;
+    bool has_grid; /* explicit grid, or the one n = {w, h, d} gives */
+    bool empty;    /* opts.n is 0: the launch runs nothing */
 };
 
 /* ---- lbackend.c ---- */
@@ -127,8 +132,9 @@ void lvyre_buffer_arg(const struct lvyre_buffer *b, struct vyre_buffer_arg *out)
 void vyre_lua_open_buffer(lua_State *L);
 
 /* ---- largs.c: the argument matcher ---- */
-/* Pushes a userdata holding p's layout (names interned) and returns it. */
-const struct lvyre_layout *lvyre_layout_push(lua_State *L, vyre_program *p);
+/* Pushes a userdata holding the layout of the live Program at prog_idx (names interned)
+ * and returns it. The Program userdata must outlive the layout (kernels and run keep it). */
+const struct lvyre_layout *lvyre_layout_push(lua_State *L, int prog_idx);
 /* Matches the args table at args (nil = {}) and the opts table at opts (nil = {})
  * against lay for backend be; raises "fname: ... Fix: ..." on any mistake. In RUN
  * mode, tables are converted to arrays pushed on the stack (kept alive there). */

@@ -79,12 +79,15 @@ int lvyre_backend_graph(lua_State *L) {
     if (be->kind == LVYRE_CUDA) {
         struct vyre_cuda_step *cs = vyre_lua_scratch(L, (n + 1) * sizeof *cs);
         vyre_cuda_buffer **bufs = vyre_lua_scratch(L, (n * VYRE_MAX_BUFFERS + 1) * sizeof *bufs);
+        size_t m = 0; /* steps with opts.n = 0 launch nothing and are not captured */
         for (size_t i = 0; i < n; i++) {
-            cs[i].kernel = steps[i].k->cu;
-            lvyre_cuda_args(steps[i].k, &steps[i].b, bufs + i * VYRE_MAX_BUFFERS, &cs[i].args);
+            if (steps[i].b.empty) continue;
+            cs[m].kernel = steps[i].k->cu;
+            lvyre_cuda_args(steps[i].k, &steps[i].b, bufs + m * VYRE_MAX_BUFFERS, &cs[m].args);
+            m++;
         }
         struct vyre_error err;
-        if (vyre_cuda_graph_capture(be->dev, cs, n, &g->cu, &err) != VYRE_OK)
+        if (m > 0 && vyre_cuda_graph_capture(be->dev, cs, m, &g->cu, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
     } else {
         be->st.live_graphs++;
@@ -106,7 +109,9 @@ static int graph_launch(lua_State *L) {
         return luaL_error(L, "%s: times must be >= 0. Fix: g:launch(1)", fname);
     check_live(L, g, fname);
     struct vyre_cuda_timing t = {0, 0, 0, 0};
-    if (g->be->kind == LVYRE_CUDA) {
+    if (g->be->kind == LVYRE_CUDA && !g->cu) {
+        /* every step had opts.n = 0: nothing was captured, nothing to replay */
+    } else if (g->be->kind == LVYRE_CUDA) {
         struct vyre_error err;
         if (vyre_cuda_graph_launch(g->cu, (uint32_t)times, timed ? &t : NULL, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);

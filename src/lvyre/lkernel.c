@@ -103,7 +103,7 @@ struct lvyre_kernel *lvyre_compile(lua_State *L, int be_idx, int prog_idx, const
     lua_pushvalue(L, prog_idx);
     lua_setiuservalue(L, -2, 2);
     k->prog = lua_touserdata(L, prog_idx);
-    k->lay = lvyre_layout_push(L, p);
+    k->lay = lvyre_layout_push(L, prog_idx);
     lua_setiuservalue(L, -2, 3);
     snprintf(k->name, sizeof k->name, "%s", vyre_program_name(p));
     if (be->kind == LVYRE_CUDA) {
@@ -142,6 +142,7 @@ void lvyre_cuda_args(const struct lvyre_kernel *k, const struct lvyre_bound *b,
 
 void lvyre_kernel_run(lua_State *L, struct lvyre_kernel *k, const struct lvyre_bound *b,
                       const char *fname) {
+    if (b->empty) return; /* opts.n = 0: nothing to launch */
     if (k->be->kind == LVYRE_REFERENCE) {
         run_reference(L, k, b, fname);
         return;
@@ -180,7 +181,9 @@ static int kernel_launch_timed(lua_State *L) {
     struct lvyre_bound b;
     struct lvyre_kernel *k = self_matched(L, &b, fname);
     struct vyre_cuda_timing t = {0, 0, 0, 0};
-    if (k->be->kind == LVYRE_REFERENCE) {
+    if (b.empty) {
+        /* nothing launched, nothing timed */
+    } else if (k->be->kind == LVYRE_REFERENCE) {
         uint64_t t0 = lvyre_now_ns();
         run_reference(L, k, &b, fname);
         t.wall_ns = t.device_ns = t.enqueue_ns = lvyre_now_ns() - t0;

@@ -34,7 +34,7 @@ int lvyre_kernel_bind(lua_State *L) {
     lvyre_match(L, 2, 3, k->lay, k->be, LVYRE_MATCH_LAUNCH, &l->b, fname);
     uint32_t grid[3];
     lvyre_kernel_grid(L, k, &l->b, grid, fname); /* checks the geometry now, on both backends */
-    if (k->be->kind == LVYRE_CUDA) {
+    if (k->be->kind == LVYRE_CUDA && !l->b.empty) {
         vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
         struct vyre_cuda_args a;
         lvyre_cuda_args(k, &l->b, bufs, &a);
@@ -72,8 +72,8 @@ static int launch_launch(lua_State *L) {
                               "%s: bound buffer %d was freed. Fix: bind again with live "
                               "buffers",
                               fname, (int)s + 1);
-    if (l->k->be->kind == LVYRE_REFERENCE) {
-        lvyre_kernel_run(L, l->k, &l->b, fname);
+    if (l->k->be->kind == LVYRE_REFERENCE || l->b.empty) {
+        lvyre_kernel_run(L, l->k, &l->b, fname); /* runs nothing when opts.n was 0 */
     } else {
         struct vyre_error err;
         if (vyre_cuda_launch_prepared(&l->prep, &err) != VYRE_OK)

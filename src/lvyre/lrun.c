@@ -46,9 +46,10 @@ static void prepare_io(lua_State *L, struct lvyre_backend *be, const struct lvyr
         if (!writes) continue;
         struct vyre_lua_array *o = vyre_lua_newarray(L, d->type, io->in[s].count);
         /* The reference writes into the result array itself, seeded with the input. */
-        if (be->kind == LVYRE_REFERENCE && io->in[s].data && o->count)
+        bool host_side = be->kind == LVYRE_REFERENCE || b->empty; /* results made here */
+        if (host_side && io->in[s].data && o->count)
             memcpy(o->data, io->in[s].data, (size_t)(o->count * vyre_type_size(d->type)));
-        if (be->kind == LVYRE_REFERENCE) io->in[s].data = o->data;
+        if (host_side) io->in[s].data = o->data;
         io->out[s] = o->data;
         lua_setfield(L, res, d->name);
     }
@@ -77,14 +78,16 @@ static int run(lua_State *L, bool timed) {
                           "%s: %s. Fix: correct the program (vyre.validate(p) lists every "
                           "problem)",
                           fname, err.message);
-    const struct lvyre_layout *lay = lvyre_layout_push(L, p); /* 5 */
+    const struct lvyre_layout *lay = lvyre_layout_push(L, 2); /* 5 */
     struct lvyre_bound *b = vyre_lua_scratch(L, sizeof *b);   /* 6 */
     struct run_io *io = vyre_lua_scratch(L, sizeof *io);      /* 7 */
     lvyre_match(L, 3, 4, lay, be, LVYRE_MATCH_RUN, b, fname); /* 8: converted arrays */
     prepare_io(L, be, lay, b, io, fname);                     /* 9: results */
     int res = lua_gettop(L);
     struct vyre_cuda_timing t = {0, 0, 0, 0};
-    if (be->kind == LVYRE_CUDA) {
+    if (b->empty) {
+        /* opts.n = 0: nothing runs; the results are the inputs (zeros for write buffers) */
+    } else if (be->kind == LVYRE_CUDA) {
         vyre_cuda_device *d = lvyre_cuda_device(L, be, fname);
         if (vyre_cuda_run(d, p, io->in, io->resident, lay->nbuffers, b->params, lay->nparams, b->n,
                           b->has_grid ? b->grid : NULL, io->out, timed ? &t : NULL,

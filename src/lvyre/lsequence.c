@@ -129,14 +129,20 @@ static void run_cuda(lua_State *L, struct lvyre_backend *be, struct lvyre_step *
     struct vyre_cuda_step *cs = vyre_lua_scratch(L, (n + 1) * sizeof *cs);
     vyre_cuda_buffer **bufs = vyre_lua_scratch(L, (n * VYRE_MAX_BUFFERS + 1) * sizeof *bufs);
     struct vyre_cuda_readback *crb = vyre_lua_scratch(L, (nrb + 1) * sizeof *crb);
+    /* Steps with opts.n = 0 launch nothing: they are left out (the prefix counts only
+     * the steps that stay). */
+    size_t m = 0, mprefix = 0;
     for (size_t i = 0; i < n; i++) {
-        cs[i].kernel = steps[i].k->cu;
-        lvyre_cuda_args(steps[i].k, &steps[i].b, bufs + i * VYRE_MAX_BUFFERS, &cs[i].args);
+        if (steps[i].b.empty) continue;
+        cs[m].kernel = steps[i].k->cu;
+        lvyre_cuda_args(steps[i].k, &steps[i].b, bufs + m * VYRE_MAX_BUFFERS, &cs[m].args);
+        m++;
+        if (i < prefix) mprefix = m;
     }
     for (size_t i = 0; i < nrb; i++)
         crb[i] = (struct vyre_cuda_readback){rb[i].buf->cu, rb[i].offset, rb[i].nbytes, rb[i].dst};
     struct vyre_error err;
-    if (vyre_cuda_sequence(be->dev, cs, n, prefix, times, crb, nrb, t, &err) != VYRE_OK)
+    if (vyre_cuda_sequence(be->dev, cs, m, mprefix, times, crb, nrb, t, &err) != VYRE_OK)
         vyre_lua_raise(L, fname, &err);
 }
 

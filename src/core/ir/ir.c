@@ -649,3 +649,41 @@ bool vyre_program_decl(const vyre_program *p, uint32_t i, struct vyre_decl_info 
 uint32_t vyre_program_buffer_count(const vyre_program *p) { return p ? p->nbuffers : 0; }
 
 uint32_t vyre_program_param_count(const vyre_program *p) { return p ? p->nparams : 0; }
+
+/* ---- which grid axes a program reads -------------------------------------- */
+
+static bool expr_reads_axis(const struct vyre_expr *e, unsigned axis) {
+    if (!e) return false;
+    switch (e->kind) {
+    case VYRE_EX_BUILTIN:
+        return e->u.builtin.axis == axis &&
+               (e->u.builtin.which == VYRE_GID || e->u.builtin.which == VYRE_WGID);
+    case VYRE_EX_LOAD: return expr_reads_axis(e->u.access.index, axis);
+    case VYRE_EX_UNARY:
+    case VYRE_EX_BINARY:
+    case VYRE_EX_SELECT:
+    case VYRE_EX_CAST:
+    case VYRE_EX_BITCAST:
+    case VYRE_EX_FMA:
+        for (int i = 0; i < 3; i++)
+            if (expr_reads_axis(e->u.op.a[i], axis)) return true;
+        return false;
+    default: return false;
+    }
+}
+
+static bool block_reads_axis(const struct vyre_block *b, unsigned axis) {
+    for (uint32_t i = 0; i < b->count; i++) {
+        const struct vyre_stmt *s = b->items[i];
+        const struct vyre_expr *es[] = {s->value, s->index, s->expected, s->cond,
+                                        s->from,  s->to,    s->step};
+        for (size_t j = 0; j < sizeof es / sizeof es[0]; j++)
+            if (expr_reads_axis(es[j], axis)) return true;
+        if (block_reads_axis(&s->then_, axis) || block_reads_axis(&s->else_, axis)) return true;
+    }
+    return false;
+}
+
+bool vyre_program_reads_axis(const vyre_program *p, unsigned axis) {
+    return p && axis < 3 && block_reads_axis(&p->body, axis);
+}
