@@ -41,7 +41,7 @@ describe("vyre.program (DSL)", function()
         local i = k:let("i", k.gid.x)
         local v = k:var("v", 0.5 * k.a)
         v:set(v + 1)
-        k:when(i:lt(k.n):land(true), function()
+        k:when(i:lt(k.n):land(vyre.lit("bool", true)), function()
           k.h[i % 4] = (i << 2) | 1
           local old = k:let("old", k:atomic("add", k.h, 0, 1))
           k.o[0] = vyre.cast("i32", old) // 2 - 7
@@ -181,13 +181,16 @@ describe("vyre.program (DSL)", function()
     assert.matches("use a:lt(b)", msg, 1, true)
   end)
 
-  it("raises listing the validator's problems for an invalid program", function()
+  it("reports the validator's problem at the user's line, with one Fix", function()
+    local line = debug.getinfo(1, "l").currentline + 3
     local msg = H.error_of(vyre.program, "bad", { vyre.buffer("o", "f32", "write") },
       function(k)
         k:when(k.gid.x:lt(3), function() k:barrier() end)
       end)
-    assert.matches("vyre.program: invalid program 'bad': 1 problem:", msg, 1, true)
-    assert.matches("body[0].then[0]: barrier under control flow", msg, 1, true)
+    assert.matches("vyre.program: spec/06_dsl_spec.lua:" .. line .. ": barrier under control "
+      .. "flow", msg, 1, true)
+    local _, fixes = msg:gsub("Fix:", "")
+    assert.are.equal(1, fixes, msg)
   end)
 
   it("binds atomic results only right where they are made", function()

@@ -103,7 +103,7 @@ describe("core.ops()", function()
     -- plain Lua numbers take the expression's type on either side
     local text = build("u32", function(a) return 3 - a end)
     assert.are.equal("(sub 3u32 a)", text)
-    text = build("bool", function(a) return a:land(true) end)
+    text = build("bool", function(a) return a:land(vyre.lit("bool", true)) end)
     assert.are.equal("(land a true)", text)
   end)
 

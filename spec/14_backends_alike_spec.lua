@@ -141,7 +141,8 @@ for _, kind in ipairs(backends()) do
   (param h u32)
   (let x (gid x))
   (let y (gid y))
-  (if (land (lt x w) (lt y h)) (then (store o (add x (mul y w)) (add (load o (add x (mul y w))) 1u32)))))]])
+  (let c (add x (mul y w)))
+  (if (land (lt x w) (lt y h)) (then (store o c (add (load o c) 1u32)))))]])
       local img = be:run(grid2, { o = vyre_zeros(12), w = 4, h = 3 }, { n = { 4, 3 } })
       assert.are.same({ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 }, img.o:totable())
       assert.matches("opts.n axis 2 must be an integer >= 0",

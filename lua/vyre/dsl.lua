@@ -20,6 +20,23 @@ local function raise(msg)
   error(msg, lvl)
 end
 
+-- "file:line" of the first stack frame outside this file: where the user built a node.
+local function site()
+  local lvl = 2
+  while true do
+    local info = debug.getinfo(lvl, "Sl")
+    if not info then return "?" end
+    if info.source ~= THIS_SOURCE and info.what ~= "C" then
+      return info.short_src .. ":" .. tostring(info.currentline)
+    end
+    lvl = lvl + 1
+  end
+end
+
+-- The program whose body is running (vyre.program bodies may nest), so expressions can
+-- record comparisons that nothing uses yet.
+local building = {}
+
 -- `where` is a public function ("vyre.buffer") or an operation inside a
 -- vyre.program body ("mul", "k:let"), which is reported under vyre.program.
 local function fail(where, fmt, ...)
@@ -130,16 +147,32 @@ local function E(t, text) return setmetatable({ type = t, text = text }, Expr) e
 local function is_expr(x) return getmetatable(x) == Expr end
 M.is_expr = is_expr
 
+-- Lua's ==, ~=, not, and, or cannot be overloaded to build expressions: they give plain
+-- booleans, or quietly keep only one operand. So no plain boolean is ever taken as an
+-- expression, and a comparison built but never used is an error (M.program).
+local function plain_boolean(x, where)
+  fail(where, "got the plain Lua boolean %s where an expression is expected: Lua's ==, "
+    .. "~=, not, and, or do not build vyre expressions (they give a boolean or drop an "
+    .. "operand). Fix: write a:eq(b), a:ne(b), c:lnot(), a:land(b), a:lor(b); for a "
+    .. "constant, vyre.lit('bool', %s)", tostring(x), tostring(x))
+end
+
 local function coerce(x, t, where)
-  if is_expr(x) then return x end
+  if is_expr(x) then
+    rawset(x, "_used", true)
+    return x
+  end
+  if type(x) == "boolean" then plain_boolean(x, where) end
   if getmetatable(x) == Pending then
     fail(where, "the result of k:atomic is not a value until it is bound. Fix: "
       .. "local old = k:let('old', k:atomic(...)) and use old")
   end
   if t == nil then
-    if type(x) == "boolean" then return E("bool", tostring(x)) end
+    local guess = math.type(x) == "float" and "'f32', %s) (or 'f64')"
+      or math.type(x) == "integer" and "'u32', %s) (or 'i32', 'i64', 'u64')"
+      or "'u32', %s) (or another type)"
     fail(where, "cannot tell the type of the plain Lua value %s. Fix: make it typed with "
-      .. "vyre.lit('u32', %s) (or another type)", tostring(x), tostring(x))
+      .. "vyre.lit(" .. guess, tostring(x), tostring(x))
   end
   return E(t, lit_text(t, x, where))
 end
@@ -155,6 +188,17 @@ end
 for _, mm in ipairs({ "__pow", "__lt", "__le", "__index" }) do Pending[mm] = pending_misuse end
 for _, op in ipairs(OPS) do
   for _, mm in ipairs(op.metamethods) do Pending[mm] = pending_misuse end
+end
+
+-- Records a bool result (a comparison, land, lor, lnot) made inside a program body, with
+-- the user's line, so M.program can report one that no statement or expression used.
+local function track(e)
+  local k = building[#building]
+  if k and e.type == "bool" then
+    local made = rawget(k, "_bools")
+    made[#made + 1] = { expr = e, site = site() }
+  end
+  return e
 end
 
 local function type_of(...)
@@ -177,13 +221,13 @@ local function binop(op, a, b)
       .. "convert one side with vyre.cast('%s', e)", a.type, b.type, a.type)
   end
   local rt = op.result == "BOOL" and "bool" or a.type
-  return E(rt, "(" .. name .. " " .. a.text .. " " .. b.text .. ")")
+  return track(E(rt, "(" .. name .. " " .. a.text .. " " .. b.text .. ")"))
 end
 
 local function unop(op, a)
   a = coerce(a, nil, op.name)
   local rt = op.result == "BOOL" and "bool" or a.type
-  return E(rt, "(" .. op.name .. " " .. a.text .. ")")
+  return track(E(rt, "(" .. op.name .. " " .. a.text .. ")"))
 end
 
 -- Each op becomes its method (e:band(x) for and, e:bnot() for not: Lua keywords) and
@@ -349,10 +393,30 @@ Builder.__index = function(k, key)
     .. "vyre.buffer/vyre.shared/vyre.param", rawget(k, "_name"), tostring(key))
 end
 
-function B:_emit(text)
+-- Appends a statement to the open block, with the user's line and, for if/for, the
+-- blocks inside it (so a validator path like body[2].then[0] maps back to a line).
+function B:_emit(text, inner)
   local blk = self._stack[#self._stack]
   blk[#blk + 1] = text
+  blk.sites[#blk] = site()
+  blk.inner[#blk] = inner
   return #blk, blk
+end
+
+-- Names are global to a program's text, but in the DSL they are scoped like Lua locals:
+-- a name already taken (a declaration, another let, a sibling loop's variable) gets a
+-- suffix. Code refers to variables through the objects k:let/k:for_ return, so helpers
+-- that each k:let("tmp", ...) compose.
+local function unique_name(k, name)
+  local taken = rawget(k, "_names")
+  local n, candidate = 1, name
+  while taken[candidate] do
+    n = n + 1
+    local suffix = "_" .. n
+    candidate = name:sub(1, 64 - #suffix) .. suffix
+  end
+  taken[candidate] = true
+  return candidate
 end
 
 local function buf_decl(k, buf, where)
@@ -393,12 +457,49 @@ local function auto_name(k)
   return "_v" .. k._auto
 end
 
+-- The DSL spelling of a fix the validator writes in the text format.
+local DSL_FIXES = {
+  { "%(cast (%w+) [^)]*%)", "vyre.cast('%1', e)" },
+  { "%(ne c 0u32%)", "c:ne(0)" },
+  { "%(add %(mul a b%) c%)", "a * b + c" },
+  { "%(let NAME [^)]*%)", "k:let('name', e)" },
+  { "%(param NAME TYPE%)", "vyre.param('name', 'type')" },
+  { "%(buffer NAME TYPE ACCESS%)", "vyre.buffer('name', 'type', 'read')" },
+  { "%(shared NAME TYPE COUNT%)", "vyre.shared('name', 'type', count)" },
+  { "%(workgroup (%d+)%)", "{workgroup = %1}" },
+  { "%(load NAME i%)", "k.name[i]" },
+  { "%(len NAME%)", "k.name:len()" },
+}
+
+local function dsl_fix(fix)
+  for _, r in ipairs(DSL_FIXES) do fix = fix:gsub(r[1], r[2]) end
+  return fix
+end
+
+-- The user's line of the statement a validator path (body[2].then[0].value) names.
+local function path_site(root, path, fallback)
+  local blk, at = root, fallback
+  local after_stmt = false
+  for seg, idx in path:gmatch("(%a+)%[(%d+)%]") do
+    if seg == "decls" then return fallback end
+    if after_stmt then
+      local inner = blk.inner[at.pos] or {}
+      blk = inner[seg] or inner.body
+      if not blk then return at.site end
+    end
+    local pos = tonumber(idx) + 1
+    at = { site = blk.sites[pos] or at.site, pos = pos }
+    after_stmt = true
+  end
+  return at.site or fallback
+end
+
 -- let/var: binds e (or the pending atomic just emitted) to a new variable.
 local function bind_var(k, name, e, where)
   if name ~= nil and type(name) ~= "string" then
     name, e = nil, name
   end
-  name = check_name(name or auto_name(k), where)
+  name = unique_name(k, check_name(name or auto_name(k), where))
   if getmetatable(e) == Pending then
     local blk = k._stack[#k._stack]
     if e.block ~= blk or e.pos ~= #blk then
@@ -423,7 +524,7 @@ function B:var(name, e) return bind_var(self, name, e, "k:var") end
 function B.set(_, v, e) return methods.set(v, e) end
 
 local function block(k, fn, ...)
-  local blk = {}
+  local blk = { sites = {}, inner = {} }
   k._stack[#k._stack + 1] = blk
   if fn ~= nil then
     if type(fn) ~= "function" then
@@ -433,7 +534,7 @@ local function block(k, fn, ...)
     fn(...)
   end
   k._stack[#k._stack] = nil
-  return table.concat(blk, " ")
+  return table.concat(blk, " "), blk
 end
 
 --- k:when(cond, then_fn [, else_fn])
@@ -443,26 +544,28 @@ function B:when(cond, then_fn, else_fn)
     fail("k:when", "the condition %s is %s, not bool. Fix: compare it, e.g. x:ne(0)",
       cond.text, cond.type)
   end
-  local t = block(self, then_fn, self)
+  local t, tblk = block(self, then_fn, self)
   local text = "(if " .. cond.text .. " (then " .. t .. ")"
+  local eblk
   if else_fn ~= nil then
-    local e = block(self, else_fn, self)
+    local e
+    e, eblk = block(self, else_fn, self)
     if e ~= "" then text = text .. " (else " .. e .. ")" end
   end
-  self:_emit(text .. ")")
+  self:_emit(text .. ")", { ["then"] = tblk, ["else"] = eblk })
 end
 
 --- k:for_(var, from, to [, step], fn): half-open loop; fn receives the loop variable.
 function B:for_(var, from, to, step, fn)
   if fn == nil and type(step) == "function" then step, fn = nil, step end
-  check_name(var, "k:for_")
+  var = unique_name(self, check_name(var, "k:for_"))
   local t = type_of(from, to, step) or "u32"
   from, to = coerce(from, t, "k:for_"), coerce(to, t, "k:for_")
   step = coerce(step == nil and 1 or step, t, "k:for_")
   local v = E(t, var)
-  local body = block(self, fn, v, self)
+  local body, bblk = block(self, fn, v, self)
   self:_emit("(for " .. var .. " " .. from.text .. " " .. to.text .. " " .. step.text
-    .. (body ~= "" and (" " .. body) or "") .. ")")
+    .. (body ~= "" and (" " .. body) or "") .. ")", { body = bblk })
 end
 
 --- k:atomic(op, buf, i, v [, desired]) emits the atomic; k:let(name, k:atomic(...))
@@ -522,7 +625,9 @@ function M.program(name, spec, fn)
     fail("vyre.program", "third argument must be the body function(k). Fix: pass "
       .. "function(k) ... end")
   end
-  local k = setmetatable({ _name = name, _handles = {}, _stack = {}, _auto = 0 }, Builder)
+  local k = setmetatable({ _name = name, _handles = {}, _stack = {}, _auto = 0, _names = {},
+    _bools = {} }, Builder)
+  local program_site = site()
   local lines = { "(program " .. name .. " " .. workgroup_text(spec.workgroup) }
   for _, d in ipairs(spec) do
     if type(d) ~= "table" or not d.kind then
@@ -531,13 +636,24 @@ function M.program(name, spec, fn)
         .. "vyre.buffer('x', 'f32', 'read')}", tostring(d))
     end
     lines[#lines + 1] = "  " .. decl_text(d)
+    k._names[d.name] = true
     if d.kind == "param" then
       k._handles[d.name] = E(d.type, d.name)
     else
       k._handles[d.name] = setmetatable({ _k = k, _decl = d }, Handle)
     end
   end
-  local body = block(k, fn, k)
+  building[#building + 1] = k
+  local ran, body, root = pcall(block, k, fn, k)
+  building[#building] = nil
+  if not ran then error(body, 0) end
+  for _, made in ipairs(k._bools) do
+    if not rawget(made.expr, "_used") then
+      error(string.format("vyre.program: %s: the condition %s is built but never used: Lua's "
+        .. "'and'/'or' keep only one operand (a and b is b) and drop the other. Fix: combine "
+        .. "conditions with a:land(b) or a:lor(b)", made.site, made.expr.text), 0)
+    end
+  end
   if body ~= "" then lines[#lines + 1] = "  " .. body end
   local text = table.concat(lines, "\n") .. ")\n"
   local ok, p = pcall(core.parse, text)
@@ -545,9 +661,14 @@ function M.program(name, spec, fn)
     error("vyre.program: the generated text does not parse (" .. tostring(p) .. "). Text:\n"
       .. text, 2)
   end
-  local valid, _, msg = core.validate(p)
+  local valid, problems = core.validate(p)
   if not valid then
-    error("vyre.program: " .. msg, 2)
+    -- The first problem, at the line that built the statement, with a DSL-style fix.
+    local pr = problems[1]
+    local more = #problems > 1 and string.format(" (%d more problems in this program; the "
+      .. "first may cause the others)", #problems - 1) or ""
+    error(string.format("vyre.program: %s: %s%s. Fix: %s", path_site(root, pr.path,
+      program_site), pr.message:gsub("%.$", ""), more, dsl_fix(pr.fix)), 0)
   end
   return p
 end
