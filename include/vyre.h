@@ -129,6 +129,9 @@ uint32_t vyre_program_decl_count(const vyre_program *p);
 bool vyre_program_decl(const vyre_program *p, uint32_t i, struct vyre_decl_info *out);
 uint32_t vyre_program_buffer_count(const vyre_program *p); /* `buffer` declarations */
 uint32_t vyre_program_param_count(const vyre_program *p);  /* `param` declarations */
+/* true when the body reads (gid AXIS) or (wgid AXIS), axis 0..2 for x..z: a launch
+ * whose grid has 1 workgroup on that axis then covers only one workgroup's extent. */
+bool vyre_program_reads_axis(const vyre_program *p, unsigned axis);
 /* Validates p unless it already is; VYRE_ERR_INVALID with every problem in err. */
 enum vyre_status vyre_program_check(vyre_program *p, struct vyre_error *err);
 
