@@ -1,6 +1,7 @@
 #!/bin/sh
 # format.sh — formats the C sources with the repository's .clang-format (clang-format 14):
-#   sh scripts/format.sh           rewrites src/ include/ tests/c/ and bench/*.c in place
+#   sh scripts/format.sh           rewrites src/ include/ tests/c/ tests/binding/ and
+#                                  bench/*.c in place
 #   sh scripts/format.sh --check   changes nothing; prints what would change and exits
 #                                  non-zero if any file is not formatted
 # POSIX sh, like the other scripts. CLANG_FORMAT=clang-format-NN picks another binary.

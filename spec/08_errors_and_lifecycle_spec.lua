@@ -90,7 +90,7 @@ describe("lifecycle", function()
     assert.matches("vyre.Buffer:download: the buffer was freed. Fix:",
       H.error_of(b.download, b), 1, true)
     assert.matches("freed", tostring(b), 1, true)
-    assert.are.equal(0, be:stats().buffers_live)
+    assert.are.equal(0, be:stats().live_buffers)
   end)
 
   it("releases buffers at the end of a <close> scope", function()
@@ -99,9 +99,9 @@ describe("lifecycle", function()
       local be = ...
       do
         local b <close> = be:buffer("f32", 4)
-        assert(be:stats().buffers_live == 1)
+        assert(be:stats().live_buffers == 1)
       end
-      return be:stats().buffers_live
+      return be:stats().live_buffers
     ]])
     assert.are.equal(0, fn(be))
   end)
@@ -114,8 +114,8 @@ describe("lifecycle", function()
     end
     collectgarbage()
     collectgarbage()
-    assert.are.equal(0, be:stats().buffers_live)
-    assert.are.equal(0, be:stats().buffer_bytes)
+    assert.are.equal(0, be:stats().live_buffers)
+    assert.are.equal(0, be:stats().live_buffer_bytes)
   end)
 
   it("frees programs and arrays idempotently with :free / <close>", function()

@@ -160,6 +160,10 @@ for _, kind in ipairs(backends()) do
         H.error_of(be.sequence, be, { { inc, { v = v } } }, { prefix = 3 }), 1, true)
       assert.matches("vyre.Backend:graph: step 1 must be {kernel, args, opts}",
         H.error_of(be.graph, be, { 5 }), 1, true)
+      local fixed = be:compile(H.parse("(program fixed (workgroup 1) (buffer o u32 write 3) "
+        .. "(store o 0u32 1u32))"))
+      assert.matches("vyre.Kernel:launch: buffer 'o' is declared with 3 elements but 2 were "
+        .. "bound. Fix:", H.error_of(fixed.launch, fixed, { o = v }), 1, true)
       local foreign = H.ref():buffer("u32", 2) -- another backend object either way
       assert.matches("vyre.Kernel:launch: buffer 'v' must be a vyre.Buffer of this "
         .. kind.name .. " backend", H.error_of(inc.launch, inc, { v = foreign }), 1, true)
@@ -214,11 +218,11 @@ describe("reference backend only", function()
     assert.are.equal(5, s.launches)
     assert.are.equal(1, s.live_graphs)
     assert.are.equal(1, s.live_kernels)
-    assert.are.equal(1, s.buffers_live)
+    assert.are.equal(1, s.live_buffers)
     g:free()
     k:free()
     v:free()
     s = be:stats()
-    assert.are.equal(0, s.live_graphs + s.live_kernels + s.buffers_live)
+    assert.are.equal(0, s.live_graphs + s.live_kernels + s.live_buffers)
   end)
 end)

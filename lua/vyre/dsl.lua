@@ -625,6 +625,13 @@ function M.program(name, spec, fn)
     fail("vyre.program", "third argument must be the body function(k). Fix: pass "
       .. "function(k) ... end")
   end
+  for key in pairs(spec) do
+    if math.type(key) ~= "integer" and key ~= "workgroup" then
+      fail("vyre.program", "unknown spec key '%s'. Fix: the spec table takes workgroup = ... "
+        .. "and the declarations as a list: {workgroup = 64, vyre.buffer(...), ...}",
+        tostring(key))
+    end
+  end
   local k = setmetatable({ _name = name, _handles = {}, _stack = {}, _auto = 0, _names = {},
     _bools = {} }, Builder)
   local program_site = site()

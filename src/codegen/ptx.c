@@ -3,8 +3,9 @@
  * the lowering of statements (let/set/store/if/for/break/return/barrier/atomic).
  * Expressions live in ptx_expr.c, op templates in ptx_ops.c and ptx_approx.c.
  *
- * Layout habits (tinygrad's renderer): the program is validated and the
- * bounds-check pass run first, then one small template per construct writes into
+ * Layout habits (tinygrad's renderer): the program is validated, then optimised on a
+ * copy (the canonical text parsed again: constant folding, then the bounds-check pass),
+ * so the caller's program never changes; then one small template per construct writes into
  * the body buffer using virtual registers from per-class counters; register
  * declarations are written after the body is known and prepended to it. Labels
  * come from statement ids (L12_else, L12_end), so output is deterministic. */

@@ -397,7 +397,17 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
     }
     for (uint32_t i = 0; i < lay->ndecls; i++) {
         const struct lvyre_decl *d = &lay->d[i];
-        if (d->kind != VYRE_DECL_BUFFER || out->buf[d->slot] || out->arr[d->slot]) continue;
+        if (d->kind != VYRE_DECL_BUFFER) continue;
+        uint64_t bound = out->buf[d->slot]   ? out->buf[d->slot]->count
+                         : out->arr[d->slot] ? out->arr[d->slot]->count
+                                             : d->count;
+        if (d->count > 0 && bound != d->count) /* both backends: §10 "Bindings" */
+            luaL_error(L,
+                       "%s: buffer '%s' is declared with %I elements but %I were bound. Fix: "
+                       "bind exactly %I elements, or declare the buffer without a count",
+                       fname, d->name, (LUAI_UACINT)d->count, (LUAI_UACINT)bound,
+                       (LUAI_UACINT)d->count);
+        if (out->buf[d->slot] || out->arr[d->slot]) continue;
         if (mode == LVYRE_MATCH_LAUNCH)
             luaL_error(L,
                        "%s: missing buffer '%s' (%s, %s). Fix: pass a buffer from "

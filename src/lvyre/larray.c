@@ -91,25 +91,6 @@ static void fill_from_string(lua_State *L, struct vyre_lua_array *a, const char 
     (void)L;
 }
 
-/* Checks a byte range of an array: element aligned and inside it. */
-static void check_range(lua_State *L, const struct vyre_lua_array *a, lua_Integer off,
-                        lua_Integer n, const char *fname) {
-    lua_Integer size = (lua_Integer)vyre_type_size(a->type);
-    lua_Integer total = (lua_Integer)array_bytes(a);
-    if (off < 0 || n < 0 || off % size || n % size)
-        luaL_error(L,
-                   "%s: byte offset %I and size %I must be non-negative multiples of "
-                   "the element size %I (%s). Fix: use whole elements",
-                   fname, (LUAI_UACINT)off, (LUAI_UACINT)n, (LUAI_UACINT)size,
-                   vyre_type_name(a->type));
-    if (off > total || n > total - off)
-        luaL_error(L,
-                   "%s: byte range [%I, %I) is outside the %I bytes held. Fix: keep "
-                   "offset + size <= %I",
-                   fname, (LUAI_UACINT)off, (LUAI_UACINT)(off + n), (LUAI_UACINT)total,
-                   (LUAI_UACINT)total);
-}
-
 /* ---- shared helpers (lvyre.h) -------------------------------------------- */
 
 struct vyre_lua_array *vyre_lua_toarray(lua_State *L, int idx) {
@@ -297,40 +278,10 @@ static int array_copy(lua_State *L) {
     return 1;
 }
 
-/* core.array_sub(a, byte_offset, nbytes) -> new array holding that byte range. */
-static int array_sub(lua_State *L) {
-    struct vyre_lua_array *a = check_live(L, 1, luaL_optstring(L, 4, "vyre.array_sub"));
-    lua_Integer off = luaL_optinteger(L, 2, 0);
-    lua_Integer n = luaL_optinteger(L, 3, (lua_Integer)array_bytes(a) - off);
-    const char *fname = luaL_optstring(L, 4, "vyre.array_sub");
-    check_range(L, a, off, n, fname);
-    size_t esize = vyre_type_size(a->type);
-    struct vyre_lua_array *c = vyre_lua_newarray(L, a->type, (uint64_t)n / esize);
-    if (n) memcpy(c->data, (char *)a->data + off, (size_t)n);
-    return 1;
-}
-
-/* core.array_blit(dst, byte_offset, src [, fname]): copies all of src into dst. */
-static int array_blit(lua_State *L) {
-    const char *fname = luaL_optstring(L, 4, "vyre.array_blit");
-    struct vyre_lua_array *dst = check_live(L, 1, fname);
-    lua_Integer off = luaL_checkinteger(L, 2);
-    struct vyre_lua_array *src = check_live(L, 3, fname);
-    if (src->type != dst->type)
-        return luaL_error(L,
-                          "%s: cannot copy %s data into a %s buffer. Fix: convert the "
-                          "data first, e.g. vyre.array('%s', t)",
-                          fname, vyre_type_name(src->type), vyre_type_name(dst->type),
-                          vyre_type_name(dst->type));
-    check_range(L, dst, off, (lua_Integer)array_bytes(src), fname);
-    if (src->count) memcpy((char *)dst->data + off, src->data, array_bytes(src));
-    return 0;
-}
-
 /* ---- registration ----------------------------------------------------------- */
 
 static const luaL_Reg array_funcs[] = {
-    {"array", array_new}, {"array_sub", array_sub}, {"array_blit", array_blit}, {NULL, NULL}};
+    {"array", array_new}, {NULL, NULL}};
 
 /* The iterator of pairs(a): (a, i) -> i + 1, a[i + 1] while in range. */
 static int array_next(lua_State *L) {

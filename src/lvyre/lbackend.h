@@ -31,9 +31,9 @@ enum lvyre_kind { LVYRE_REFERENCE, LVYRE_CUDA };
     X(sequences)           \
     X(graph_launches)      \
     X(syncs)               \
-    X(buffers_live)        \
+    X(live_buffers)        \
     X(buffers_created)     \
-    X(buffer_bytes)        \
+    X(live_buffer_bytes)        \
     X(uploads)             \
     X(downloads)           \
     X(bytes_up)            \

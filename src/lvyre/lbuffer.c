@@ -69,8 +69,8 @@ static void release(struct lvyre_buffer *b) {
         vyre_cuda_buffer_free(cu); /* errors are deferred to the device's next call */
     }
     if (b->be && b->be->kind == LVYRE_REFERENCE) {
-        b->be->st.buffers_live--;
-        b->be->st.buffer_bytes -= bytes_of(b);
+        b->be->st.live_buffers--;
+        b->be->st.live_buffer_bytes -= bytes_of(b);
     }
     free(b->host);
     b->host = NULL;
@@ -135,9 +135,9 @@ struct lvyre_buffer *lvyre_newbuffer(lua_State *L, int be_idx, enum vyre_type t,
     }
     b->count = count;
     b->live = true;
-    be->st.buffers_live++;
+    be->st.live_buffers++;
     be->st.buffers_created++;
-    be->st.buffer_bytes += nbytes;
+    be->st.live_buffer_bytes += nbytes;
     return b;
 }
 

@@ -88,6 +88,32 @@ static int opt_field_int(lua_State *L, int t, const char *key, lua_Integer def, 
     return (int)v;
 }
 
+/* Raises naming fname when the options table at t has a key not in allowed (NULL-ended):
+ * a misspelt option must not be ignored. */
+static void check_option_keys(lua_State *L, int t, const char *const *allowed,
+                              const char *fname) {
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        lua_pop(L, 1);
+        const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        bool known = false;
+        for (size_t i = 0; k && allowed[i]; i++) known = known || strcmp(k, allowed[i]) == 0;
+        if (!known) {
+            const char *key = luaL_tolstring(L, -1, NULL);
+            luaL_Buffer b;
+            luaL_buffinit(L, &b);
+            for (size_t i = 0; allowed[i]; i++) {
+                if (i) luaL_addstring(&b, ", ");
+                luaL_addstring(&b, allowed[i]);
+            }
+            luaL_pushresult(&b);
+            const char *list = lua_tostring(L, -1);
+            luaL_error(L, "%s: unknown option '%s'. Fix: use %s (names are lower case)", fname,
+                       key, list);
+        }
+    }
+}
+
 static bool opt_field_bool(lua_State *L, int t, const char *key) {
     lua_getfield(L, t, key);
     bool v = lua_toboolean(L, -1);
@@ -261,6 +287,8 @@ static int program_ptx(lua_State *L) {
     if (!lua_isnoneornil(L, 2)) {
         if (!lua_istable(L, 2))
             vyre_lua_typeerror(L, 2, "vyre.ptx", "table of options", "vyre.ptx(p, {sm = 90})");
+        static const char *const keys[] = {"sm", NULL};
+        check_option_keys(L, 2, keys, "vyre.ptx");
         opt.sm = (unsigned)opt_field_int(L, 2, "sm", 70, 0, 1000, "vyre.ptx");
     }
     void **box = vyre_lua_newbox(L);
@@ -291,6 +319,10 @@ static int program_random(lua_State *L) {
             vyre_lua_typeerror(L, 2, "vyre.random_program", "table of options",
                                "vyre.random_program(42, {max_stmts = 8, max_depth = 4})");
         const char *f = "vyre.random_program";
+        static const char *const keys[] = {"max_stmts",   "max_depth",     "allow_barriers",
+                                           "allow_approx", "allow_invalid", "allow_subgroup",
+                                           NULL};
+        check_option_keys(L, 2, keys, f);
         opt.max_stmts = (uint32_t)opt_field_int(L, 2, "max_stmts", 8, 1, 10000, f);
         opt.max_depth = (uint32_t)opt_field_int(L, 2, "max_depth", 4, 1, 100, f);
         opt.allow_barriers = opt_field_bool(L, 2, "allow_barriers");

@@ -1,6 +1,7 @@
 /* lvyre.c — entry point of the Lua module vyre.core and the helpers every binding
  * file shares: type names, Lua value <-> typed bits conversion (the §7 value
- * conventions live here and nowhere else), error raising and class creation. */
+ * conventions; largs.c repeats the common cases inline for speed, and the DSL writes
+ * literals as text itself), error raising and class creation. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,28 +240,10 @@ static int core_types(lua_State *L) {
     return 1;
 }
 
-static int core_type_size(lua_State *L) {
-    enum vyre_type t = vyre_lua_checktype(L, 1, "vyre.type_size");
-    lua_pushinteger(L, (lua_Integer)vyre_type_size(t));
-    return 1;
-}
-
-/* Round trip through the §7 conversion: checks a value for a type and returns
- * it as Lua would read it back (used by the DSL for literals). */
-static int core_convert(lua_State *L) {
-    enum vyre_type t = vyre_lua_checktype(L, 1, "vyre.convert");
-    const char *fname = luaL_optstring(L, 3, "vyre.convert");
-    const char *what = luaL_optstring(L, 4, "value");
-    vyre_bits b = vyre_lua_tobits(L, 2, t, fname, what);
-    vyre_lua_pushbits(L, t, b);
-    lua_pushinteger(L, (lua_Integer)b);
-    return 2;
-}
-
 /* ---- registration ----------------------------------------------------------- */
 
 static const luaL_Reg core_funcs[] = {
-    {"types", core_types}, {"type_size", core_type_size}, {"convert", core_convert}, {NULL, NULL}};
+    {"types", core_types}, {NULL, NULL}};
 
 VYRE_LUA_EXPORT int luaopen_vyre_core(lua_State *L);
 

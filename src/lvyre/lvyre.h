@@ -1,6 +1,8 @@
 /* lvyre.h — shared pieces of the Lua binding (module vyre.core): userdata layouts,
  * checkers and value conversion used by every C file of src/lvyre. The binding
- * checks and converts arguments only; all logic lives in libvyre. */
+ * checks and converts arguments and calls libvyre's public API. It also holds what
+ * the reference backend needs around the interpreter (host buffers, its counters,
+ * sequences and graphs as loops over vyre_ref_run) and the sizing of run's outputs. */
 #ifndef VYRE_LVYRE_H
 #define VYRE_LVYRE_H
 
