@@ -80,7 +80,13 @@ struct ptx_reg vyre_ptx_in_range(struct ptx_ctx *c, uint32_t decl, struct ptx_re
 static struct ptx_reg load(struct ptx_ctx *c, const struct vyre_expr *e) {
     uint32_t decl = e->u.access.decl;
     const struct vyre_decl *d = &c->p->decls[decl];
-    const char *space = d->kind == VYRE_DECL_SHARED ? ".shared" : ".global";
+    /* A `read` buffer is never written by the kernel (the validator refuses stores and
+     * atomics on it), so its loads take the read-only, non-coherent path (.nc). Binding
+     * one buffer to a read and a written declaration of the same launch is a data race
+     * unless each invocation reads only what it alone writes (§3: races have no parity). */
+    const char *space = d->kind == VYRE_DECL_SHARED     ? ".shared"
+                        : d->access == VYRE_ACCESS_READ ? ".global.nc"
+                                                        : ".global";
     struct ptx_reg idx = vyre_ptx_index(c, e->u.access.index);
     struct ptx_reg a = vyre_ptx_addr(c, decl, idx);
     bool is_bool = d->type == VYRE_BOOL;

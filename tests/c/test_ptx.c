@@ -330,7 +330,8 @@ static void test_saxpy(void) {
     CHECK_EQ_U64(count(ptx, "bra "), 1);
     CHECK_EQ_U64(count(ptx, "setp.lt.u32 %p0, %r6, %r1;\n\t@!%p0 bra L"), 1);
     CHECK_EQ_U64(count(ptx, "setp."), 2);
-    CHECK_EQ_U64(count(ptx, "@%p1 ld.global.f32"), 1);
+    /* x is `read`: its load takes the non-coherent path; y is read_write. */
+    CHECK_EQ_U64(count(ptx, "@%p1 ld.global.nc.f32"), 1);
     CHECK_EQ_U64(count(ptx, "\tld.global.f32"), 1);
     CHECK_EQ_U64(count(ptx, "\tst.global.f32"), 1);
     CHECK_EQ_U64(count(ptx, "@%p1 st"), 0);
@@ -366,7 +367,8 @@ static void test_saxpy(void) {
         CHECK_EQ_U64(count(ptx, "and.pred"), 1);
         CHECK_EQ_U64(count(ptx, "@%p"), 0);
         CHECK_EQ_U64(count(ptx, "@!%p"), 1);
-        CHECK_EQ_U64(count(ptx, "\tld.global.f32"), 2);
+        CHECK_EQ_U64(count(ptx, "\tld.global.nc.f32"), 1);
+        CHECK_EQ_U64(count(ptx, "\tld.global.f32"), 1);
         CHECK(ptxas_ok(ptx, 80));
     }
     vyre_free(ptx);
@@ -383,7 +385,7 @@ static void test_unguarded_checks(void) {
     char *ptx = emit(p, 80);
     if (ptx) {
         CHECK_EQ_U64(count(ptx, "setp.lt.u32"), 2);
-        CHECK_STR_CONTAINS(ptx, "mov.b32 %f0, 0f00000000;\n\t@%p0 ld.global.f32 %f0");
+        CHECK_STR_CONTAINS(ptx, "mov.b32 %f0, 0f00000000;\n\t@%p0 ld.global.nc.f32 %f0");
         CHECK_STR_CONTAINS(ptx, "@%p1 st.global.f32");
         CHECK(ptxas_ok(ptx, 80));
     }
