@@ -608,6 +608,46 @@ static void test_ptxas_all(void) {
 
 /* ---- the bounds pass ---------------------------------------------------------------- */
 
+/* Indexes whose value range the workgroup size and literals bound: a 16x16 tile. */
+static void test_bounds_ranges(void) {
+    P = vyre_program_new("tile", 16, 16, 1);
+    vyre_ir_buffer(P, "o", VYRE_F32, VYRE_ACCESS_WRITE, 256);
+    vyre_ir_buffer(P, "q", VYRE_F32, VYRE_ACCESS_WRITE, 0);
+    vyre_ir_shared(P, "t", VYRE_F32, 256);
+    vyre_ir_shared(P, "small", VYRE_F32, 255);
+    struct vyre_block *b = &P->body;
+    let(b, "lx", vyre_ir_builtin(P, VYRE_LID, 0));
+    let(b, "ly", vyre_ir_builtin(P, VYRE_LID, 1));
+    let(b, "c", bin(VYRE_OP_ADD, bin(VYRE_OP_MUL, nm("ly"), u32(16)), nm("lx")));
+    struct vyre_stmt *st = put(b, vyre_ir_store(P, "t", nm("c"), lit(VYRE_F32, 0)));
+    struct vyre_stmt *so = put(b, vyre_ir_store(P, "o", nm("c"), lit(VYRE_F32, 0)));
+    struct vyre_stmt *sq = put(b, vyre_ir_store(P, "q", nm("c"), lit(VYRE_F32, 0)));
+    struct vyre_stmt *ss = put(b, vyre_ir_store(P, "small", nm("c"), lit(VYRE_F32, 0)));
+    struct vyre_stmt *f = put(b, vyre_ir_for(P, "k", u32(0), u32(16), NULL));
+    struct vyre_expr *lk = ld("t", bin(VYRE_OP_ADD, bin(VYRE_OP_MUL, nm("ly"), u32(16)), nm("k")));
+    struct vyre_expr *lmask = ld("t", bin(VYRE_OP_AND, vyre_ir_builtin(P, VYRE_GID, 0), u32(255)));
+    put(&f->then_, vyre_ir_store(P, "o", nm("c"), bin(VYRE_OP_ADD, lk, lmask)));
+    vyre_program *p = P;
+    struct vyre_error err;
+    CHECK_EQ_U64(vyre_ensure_valid(p, &err), VYRE_OK);
+    if (!p->validated) {
+        fprintf(stderr, "%s\n", err.message);
+        vyre_program_free(p);
+        return;
+    }
+    vyre_opt_bounds(p);
+    CHECK(st->in_bounds);             /* ly*16 + lx < 256 = count(t) */
+    CHECK(so->in_bounds);             /* o declares 256 elements */
+    CHECK(!sq->in_bounds);            /* q is sized at launch: unknown */
+    CHECK(!ss->in_bounds);            /* 255 < 256: not proven */
+    CHECK(lk->u.access.in_bounds);    /* k < 16 */
+    CHECK(lmask->u.access.in_bounds); /* x & 255 < 256 */
+    char *ptx = emit(p, 90);
+    if (ptx) CHECK(ptxas_ok(ptx, 90));
+    vyre_free(ptx);
+    vyre_program_free(p);
+}
+
 static void test_bounds_pass(void) {
     P = vyre_program_new("bounds", 64, 1, 1);
     vyre_ir_buffer(P, "x", VYRE_U32, VYRE_ACCESS_READ, 0);
@@ -697,5 +737,6 @@ int main(void) {
     RUN_TEST(test_templates);
     RUN_TEST(test_ptxas_all);
     RUN_TEST(test_bounds_pass);
+    RUN_TEST(test_bounds_ranges);
     return harness_finish();
 }

@@ -265,6 +265,7 @@ struct vyre_cuda_kernel {
     uint32_t nbuffers, nparams;
     enum vyre_type *buf_types;    /* per buffer */
     enum vyre_access *buf_access; /* per buffer */
+    uint32_t *buf_counts;         /* per buffer: the declared COUNT, 0 when sized at launch */
     enum vyre_type *param_types;  /* per param */
     /* The argument block, built once: argv[i] points at slot[i]. Launches write
      * values in place, so the hot path allocates nothing. */

@@ -79,6 +79,14 @@ static enum vyre_status fill_args(vyre_cuda_kernel *k, const struct vyre_cuda_ar
                                   "the declared type.",
                                   k->name, i + 1, vyre_type_name(b->type),
                                   vyre_type_name(k->buf_types[i]));
+        /* The PTX drops bounds checks that a declared COUNT proves, so the buffer must
+         * hold exactly that many elements. */
+        if (k->buf_counts[i] && b->count != k->buf_counts[i])
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "launch of '%s': buffer %u has %llu elements, the program "
+                                  "declares %u. Fix: bind a buffer of exactly %u elements.",
+                                  k->name, i + 1, (unsigned long long)b->count, k->buf_counts[i],
+                                  k->buf_counts[i]);
         slot[i] = (uint64_t)b->ptr;
         slot[nb + i] = b->count; /* a .u32 parameter: the low 4 bytes, little-endian */
         counts[i] = b->count;

@@ -173,6 +173,7 @@ static void kernel_dispose(vyre_cuda_kernel *k) {
     free(k->name);
     free(k->buf_types);
     free(k->buf_access);
+    free(k->buf_counts);
     free(k->param_types);
     free(k);
 }
@@ -199,9 +200,11 @@ enum vyre_status vyre_cuda_compile(vyre_cuda_device *d, vyre_program *p, vyre_cu
         k->name = malloc(strlen(p->name) + 1);
         k->buf_types = calloc(p->nbuffers + 1, sizeof *k->buf_types);
         k->buf_access = calloc(p->nbuffers + 1, sizeof *k->buf_access);
+        k->buf_counts = calloc(p->nbuffers + 1, sizeof *k->buf_counts);
         k->param_types = calloc(p->nparams + 1, sizeof *k->param_types);
     }
-    if (!k || !entry || !k->ptx || !k->name || !k->buf_types || !k->buf_access || !k->param_types) {
+    if (!k || !entry || !k->ptx || !k->name || !k->buf_types || !k->buf_access || !k->buf_counts ||
+        !k->param_types) {
         if (k) kernel_dispose(k);
         bool no_entry = entry == NULL && strstr(ptx, ".entry") == NULL;
         free(entry);
@@ -224,6 +227,7 @@ enum vyre_status vyre_cuda_compile(vyre_cuda_device *d, vyre_program *p, vyre_cu
         if (dc->kind == VYRE_DECL_BUFFER) {
             k->buf_types[dc->slot] = dc->type;
             k->buf_access[dc->slot] = dc->access;
+            k->buf_counts[dc->slot] = dc->count;
         } else if (dc->kind == VYRE_DECL_PARAM) {
             k->param_types[dc->slot] = dc->type;
         }

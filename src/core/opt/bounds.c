@@ -7,7 +7,12 @@
  *     land-conjunction containing one (valid inside the then-block only);
  *   - a for loop (for v FROM (len buf) STEP ...): v is u32 there (len is u32), so
  *     FROM >= 0 trivially and every iteration has v < len(buf);
- *   - shared arrays: a literal index below the static count needs no fact.
+ *   - arrays whose size is static (shared arrays, buffers declared with a COUNT): an
+ *     index whose value range is below that size needs no fact. The range comes from a
+ *     small interval analysis over u32 expressions: literals, (lid a) < workgroup[a],
+ *     add/mul/and-with-a-literal/rem/shr, immutable lets (their value's range) and for
+ *     loop variables (below the loop's end). So a tiled kernel's tile[ly * 16 + lx]
+ *     with a 16x16 workgroup is proven, whatever the grid.
  * v must be a variable that is never `set` anywhere (lets, loop variables and atomic
  * results that no `set` targets) or a scalar param, so its value at the access is the
  * value the guard compared; buffer counts are fixed for a launch. Comparisons are on
@@ -25,7 +30,9 @@ struct fact {
 
 struct bctx {
     vyre_program *p;
-    bool *mutated; /* per slot: target of some `set`; NULL: prove nothing */
+    bool *mutated;                     /* per slot: target of some `set`; NULL: prove nothing */
+    const struct vyre_expr **bound_by; /* per slot: let value, or a for loop's end */
+    bool *is_loop;                     /* per slot: bound_by is a for loop's end */
     struct fact *facts;
     uint32_t nfacts, cap;
     bool oom;
@@ -35,6 +42,11 @@ static void find_sets(struct bctx *b, const struct vyre_block *blk) {
     for (uint32_t i = 0; i < blk->count; i++) {
         const struct vyre_stmt *s = blk->items[i];
         if (s->kind == VYRE_ST_SET && s->slot < b->p->nslots) b->mutated[s->slot] = true;
+        if ((s->kind == VYRE_ST_LET || s->kind == VYRE_ST_FOR) && s->slot < b->p->nslots &&
+            b->bound_by) {
+            b->bound_by[s->slot] = s->kind == VYRE_ST_LET ? s->value : s->to;
+            b->is_loop[s->slot] = s->kind == VYRE_ST_FOR;
+        }
         if (s->kind == VYRE_ST_IF || s->kind == VYRE_ST_FOR) find_sets(b, &s->then_);
         if (s->kind == VYRE_ST_IF) find_sets(b, &s->else_);
     }
@@ -101,12 +113,72 @@ static void cond_facts(struct bctx *b, const struct vyre_expr *c) {
     }
 }
 
+#define UNBOUNDED UINT64_MAX
+#define U32_RANGE (UINT64_C(1) << 32)
+
+/* An exclusive upper bound of a u32 expression's value (UNBOUNDED when unknown), with
+ * no wraparound possible below it: every result is checked against 2^32. Depth is
+ * limited because a let's value may read other lets. */
+static uint64_t upper(const struct bctx *b, const struct vyre_expr *e, unsigned depth) {
+    if (!e || e->type != VYRE_U32 || depth > 32) return UNBOUNDED;
+    uint64_t r = UNBOUNDED;
+    switch (e->kind) {
+    case VYRE_EX_LIT: r = (uint32_t)e->u.lit.bits + UINT64_C(1); break;
+    case VYRE_EX_BUILTIN:
+        if (e->u.builtin.which == VYRE_LID) r = b->p->workgroup[e->u.builtin.axis];
+        if (e->u.builtin.which == VYRE_WGSIZE) r = b->p->workgroup[e->u.builtin.axis] + 1u;
+        break;
+    case VYRE_EX_NAME: {
+        uint32_t s = e->u.name.index;
+        if (e->u.name.ref != VYRE_REF_VAR || s >= b->p->nslots || b->mutated[s] || !b->bound_by[s])
+            break;
+        uint64_t u = upper(b, b->bound_by[s], depth + 1);
+        /* a loop variable stays below the loop's end: end - 1 at most */
+        r = b->is_loop[s] ? (u == UNBOUNDED ? u : (u > 1 ? u - 1 : 1)) : u;
+        break;
+    }
+    case VYRE_EX_BINARY: {
+        const struct vyre_expr *x = e->u.op.a[0], *y = e->u.op.a[1];
+        uint64_t ux = upper(b, x, depth + 1), uy = upper(b, y, depth + 1);
+        switch (e->u.op.op) {
+        case VYRE_OP_ADD:
+            if (ux != UNBOUNDED && uy != UNBOUNDED) r = ux + uy - 1;
+            break;
+        case VYRE_OP_MUL:
+            if (ux != UNBOUNDED && uy != UNBOUNDED) r = (ux - 1) * (uy - 1) + 1;
+            break;
+        case VYRE_OP_AND: r = ux < uy ? ux : uy; break; /* x & y <= min(x, y) */
+        case VYRE_OP_REM: /* x % y < y, and x % 0 = x: both bounds hold */
+            r = ux > uy ? ux : uy;
+            if (uy != UNBOUNDED && uy > 1 && y->kind == VYRE_EX_LIT && y->u.lit.bits != 0)
+                r = (uint32_t)y->u.lit.bits;
+            break;
+        case VYRE_OP_SHR:
+            if (ux != UNBOUNDED && y->kind == VYRE_EX_LIT)
+                r = ((ux - 1) >> (y->u.lit.bits & 31u)) + 1;
+            break;
+        case VYRE_OP_MIN: r = ux < uy ? ux : uy; break;
+        default: break;
+        }
+        break;
+    }
+    default: break;
+    }
+    return r <= U32_RANGE ? r : UNBOUNDED;
+}
+
+/* The element count of an array whose size is known before launch, else 0. */
+static uint32_t static_count(const struct vyre_decl *d) {
+    return d->kind == VYRE_DECL_SHARED || d->kind == VYRE_DECL_BUFFER ? d->count : 0;
+}
+
 static bool proven(const struct bctx *b, uint32_t decl, const struct vyre_expr *idx) {
     if (!idx || !b->mutated) return false;
     const struct vyre_decl *d = &b->p->decls[decl];
-    if (idx->kind == VYRE_EX_LIT && d->kind == VYRE_DECL_SHARED &&
-        (idx->type == VYRE_U32 || idx->type == VYRE_I32))
-        return (uint32_t)idx->u.lit.bits < d->count;
+    uint32_t count = static_count(d);
+    if (idx->kind == VYRE_EX_LIT && count && (idx->type == VYRE_U32 || idx->type == VYRE_I32))
+        return (uint32_t)idx->u.lit.bits < count;
+    if (count && upper(b, idx, 0) <= count) return true;
     enum vyre_ref_kind ref;
     uint32_t index;
     if (!stable_name(b, idx, &ref, &index)) return false;
@@ -182,9 +254,18 @@ void vyre_opt_bounds(vyre_program *p) {
     b.p = p;
     /* Out of memory: mutated stays NULL, nothing is proven, but the walk still clears
      * stale marks (proving nothing is always safe; a stale mark is not). */
-    b.mutated = calloc(p->nslots ? p->nslots : 1, sizeof *b.mutated);
+    size_t n = p->nslots ? p->nslots : 1;
+    b.mutated = calloc(n, sizeof *b.mutated);
+    b.bound_by = calloc(n, sizeof *b.bound_by);
+    b.is_loop = calloc(n, sizeof *b.is_loop);
+    if (!b.bound_by || !b.is_loop) {
+        free(b.mutated);
+        b.mutated = NULL;
+    }
     if (b.mutated) find_sets(&b, &p->body);
     visit_block(&b, &p->body);
     free(b.facts);
     free(b.mutated);
+    free(b.bound_by);
+    free(b.is_loop);
 }
