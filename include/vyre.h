@@ -209,6 +209,7 @@ struct vyre_gen_options {
     bool allow_barriers; /* emit shared memory + uniform barriers */
     bool allow_approx;   /* emit exp/sin/... */
     bool allow_invalid;  /* mutate into (usually) invalid programs */
+    bool allow_subgroup; /* emit subgroup ops in uniform control flow (docs/SUBGROUPS.md) */
 };
 /* A deterministic program from a seed; valid unless allow_invalid. NULL on OOM. */
 vyre_program *vyre_gen_random(uint64_t seed, const struct vyre_gen_options *opt);

@@ -243,6 +243,47 @@ for _, op in ipairs(OPS) do
   for _, mm in ipairs(op.metamethods) do Expr[mm] = build end
 end
 
+-- Subgroup ops (docs/SUBGROUPS.md). A lane, mask or delta given as a Lua number is a
+-- u32 literal; ballot/all/any take a bool expression, and all/any give one, tracked like
+-- a comparison so that one built but never used is reported.
+local SUBGROUP_OPS = { "add", "min", "max", "and", "or", "xor" }
+local IS_SUBGROUP_OP = set_of(SUBGROUP_OPS)
+
+local function subgroup_value(v, where)
+  if not is_expr(v) then
+    coerce(v, nil, where) -- raises the right error for plain values and pending atomics
+  end
+  rawset(v, "_used", true)
+  return v
+end
+
+for _, name in ipairs({ "shuffle", "shuffle_xor", "shuffle_up", "shuffle_down" }) do
+  methods[name] = function(v, lane)
+    v = subgroup_value(v, name)
+    lane = coerce(lane, "u32", name)
+    return E(v.type, "(" .. name .. " " .. v.text .. " " .. lane.text .. ")")
+  end
+end
+
+for _, name in ipairs({ "subgroup_reduce", "subgroup_scan" }) do
+  methods[name] = function(v, op)
+    v = subgroup_value(v, name)
+    if not IS_SUBGROUP_OP[op] then
+      fail(name, "unknown combining op %s. Fix: use %s, e.g. v:%s('add')", tostring(op),
+        or_list(SUBGROUP_OPS), name)
+    end
+    return E(v.type, "(" .. name .. " " .. op .. " " .. v.text .. ")")
+  end
+end
+
+function methods.subgroup_all(c)
+  return track(E("bool", "(subgroup_all " .. coerce(c, "bool", "subgroup_all").text .. ")"))
+end
+
+function methods.subgroup_any(c)
+  return track(E("bool", "(subgroup_any " .. coerce(c, "bool", "subgroup_any").text .. ")"))
+end
+
 function methods.cast(a, t) return M.cast(t, a) end
 function methods.bitcast(a, t) return M.bitcast(t, a) end
 
@@ -588,6 +629,11 @@ function B:atomic(op, buf, i, v, desired)
   local pos, blk = self:_emit(text)
   return setmetatable({ type = d.type, text = text, block = blk, pos = pos }, Pending)
 end
+
+--- k:subgroup_size() (32), k:subgroup_lane(), k:ballot(c): docs/SUBGROUPS.md.
+function B.subgroup_size() return E("u32", "(subgroup_size)") end
+function B.subgroup_lane() return E("u32", "(subgroup_lane)") end
+function B.ballot(_, c) return E("u32", "(ballot " .. coerce(c, "bool", "k:ballot").text .. ")") end
 
 function B:barrier() self:_emit("(barrier)") end
 function B:break_() self:_emit("(break)") end

@@ -210,13 +210,67 @@ static const char *atom_op(enum vyre_atomic_op op, enum vyre_type t) {
     }
 }
 
+/* f32 atomic min/max (docs/ARCHITECTURE.md §10). PTX's atom has no .min/.max on .f32 on
+ * any target up to sm_90 (ptxas 13.0: integers, f16 and bf16 only), so every target gets
+ * the same compare-and-swap loop on the 32-bit word:
+ *   cur = load; if v is NaN: done (the word stays);
+ *   loop: new = cur is NaN ? v : min.f32(cur, v); if new == cur (bits): done;
+ *         prev = atom.cas(addr, cur, new); if prev != cur: cur = prev, loop;
+ *   old = cur.
+ * min.f32/max.f32 (no .ftz) only ever see two non-NaN operands: they return one
+ * operand's exact bits, subnormals kept, and order -0 below +0 -- the reference's rule.
+ * The NaN cases are decided by setp.nan, so neither the NaN the hardware makes for two
+ * NaNs nor its handling of signalling NaNs matters. Skipping the cas when nothing
+ * changes is still atomic: the load is the point where the operation takes effect.
+ * The load is relaxed at gpu scope, the ordering every other vyre atomic has (atom's
+ * default). Out of bounds: no access, old reads 0. */
+static void emit_atomic_minmax_f32(struct ptx_ctx *c, const struct vyre_stmt *s) {
+    unsigned id = (unsigned)s->id;
+    const char *space = space_of(c, s->decl);
+    struct ptx_reg idx = vyre_ptx_index(c, s->index);
+    struct ptx_reg v = vyre_ptx_expr(c, s->value);
+    struct ptx_reg a = vyre_ptx_addr(c, s->decl, idx);
+    struct ptx_reg old = s->name ? slot_reg(c, s->slot) : vyre_ptx_reg(c, PTX_F);
+    struct ptx_reg cur = vyre_ptx_reg(c, PTX_R), next = vyre_ptx_reg(c, PTX_R);
+    struct ptx_reg prev = vyre_ptx_reg(c, PTX_R);
+    struct ptx_reg fcur = vyre_ptx_reg(c, PTX_F), fnext = vyre_ptx_reg(c, PTX_F);
+    struct ptx_reg p = vyre_ptx_reg(c, PTX_P);
+    if (!s->in_bounds) {
+        struct ptx_reg ok = vyre_ptx_in_range(c, s->decl, idx);
+        vyre_ptx_ins(c, "mov.b32 %s, 0", cur.s);
+        vyre_ptx_ins(c, "@!%s bra L%u_end", ok.s, id);
+    }
+    vyre_ptx_ins(c, "ld.relaxed.gpu%s.b32 %s, [%s]", space, cur.s, a.s);
+    vyre_ptx_ins(c, "setp.nan.f32 %s, %s, %s", p.s, v.s, v.s);
+    vyre_ptx_ins(c, "@%s bra L%u_end", p.s, id);
+    vyre_pbuf_printf(&c->body, "L%u_cas:\n", id);
+    vyre_ptx_ins(c, "mov.b32 %s, %s", fcur.s, cur.s);
+    vyre_ptx_ins(c, "%s.f32 %s, %s, %s", s->atomic == VYRE_ATOMIC_MIN ? "min" : "max", fnext.s,
+                 fcur.s, v.s);
+    vyre_ptx_ins(c, "mov.b32 %s, %s", next.s, fnext.s);
+    vyre_ptx_ins(c, "setp.nan.f32 %s, %s, %s", p.s, fcur.s, fcur.s);
+    vyre_ptx_ins(c, "@%s mov.b32 %s, %s", p.s, next.s, v.s);
+    vyre_ptx_ins(c, "setp.eq.b32 %s, %s, %s", p.s, next.s, cur.s);
+    vyre_ptx_ins(c, "@%s bra L%u_end", p.s, id);
+    vyre_ptx_ins(c, "atom%s.cas.b32 %s, [%s], %s, %s", space, prev.s, a.s, cur.s, next.s);
+    vyre_ptx_ins(c, "setp.ne.b32 %s, %s, %s", p.s, prev.s, cur.s);
+    vyre_ptx_ins(c, "mov.b32 %s, %s", cur.s, prev.s);
+    vyre_ptx_ins(c, "@%s bra L%u_cas", p.s, id);
+    vyre_pbuf_printf(&c->body, "L%u_end:\n", id);
+    vyre_ptx_ins(c, "mov.b32 %s, %s", old.s, cur.s);
+}
+
 static void emit_atomic(struct ptx_ctx *c, const struct vyre_stmt *s) {
     const struct vyre_decl *d = &c->p->decls[s->decl];
+    if (d->type == VYRE_F32 && (s->atomic == VYRE_ATOMIC_MIN || s->atomic == VYRE_ATOMIC_MAX)) {
+        emit_atomic_minmax_f32(c, s);
+        return;
+    }
     const char *op = atom_op(s->atomic, d->type);
     if (!op) {
         vyre_ptx_fail(c, VYRE_ERR_UNSUPPORTED,
                       "ptx: atomic %s on %s is not supported for sm_%u. Fix: atomics work on "
-                      "u32, i32 and u64 (all ops) and f32 (add only)",
+                      "u32, i32 and u64 (all ops) and f32 (add, min and max)",
                       vyre_atomic_name(s->atomic), vyre_type_name(d->type), c->sm);
         return;
     }
@@ -537,6 +591,7 @@ static enum vyre_status emit_optimized(vyre_program *p, unsigned sm, const char 
         goto done;
     }
     emit_prologue(&c);
+    vyre_ptx_subgroup_prologue(&c);
     emit_block(&c, &p->body);
     if (c.st != VYRE_OK) {
         st = c.st;

@@ -31,6 +31,10 @@ struct ptx_ctx {
     struct ptx_reg *decl_val;             /* per decl: value (params) */
     uint32_t loops[VYRE_MAX_NESTING + 1]; /* enclosing for-loop ids, for break */
     uint32_t nloops;
+    /* Set at entry when the program has subgroup ops (ptx_subgroup.c): this lane's
+     * index, the number of lanes present in its subgroup, and their member mask. */
+    bool sg;
+    struct ptx_reg sg_lane, sg_n, sg_mask;
 };
 
 /* ---- ptx.c: context helpers ---------------------------------------------- */
@@ -69,6 +73,12 @@ VYRE_INTERNAL void vyre_ptx_binary(struct ptx_ctx *c, enum vyre_op op, enum vyre
                                    struct ptx_reg d, struct ptx_reg a, struct ptx_reg b);
 VYRE_INTERNAL void vyre_ptx_cast(struct ptx_ctx *c, enum vyre_type to, enum vyre_type from,
                                  struct ptx_reg d, struct ptx_reg a);
+
+/* ---- ptx_subgroup.c: subgroup ops (docs/SUBGROUPS.md) ---------------------- */
+/* At kernel entry, when the program has subgroup ops: sg_lane, sg_n and sg_mask. */
+VYRE_INTERNAL void vyre_ptx_subgroup_prologue(struct ptx_ctx *c);
+/* A VYRE_EX_SUBGROUP expression. */
+VYRE_INTERNAL struct ptx_reg vyre_ptx_subgroup(struct ptx_ctx *c, const struct vyre_expr *e);
 
 /* ---- ptx_approx.c: approximate op templates ------------------------------- */
 VYRE_INTERNAL void vyre_ptx_approx(struct ptx_ctx *c, enum vyre_op op, enum vyre_type t,

@@ -202,6 +202,7 @@ struct ptx_reg vyre_ptx_expr(struct ptx_ctx *c, const struct vyre_expr *e) {
         vyre_ptx_ins(c, "fma.rn%s %s, %s, %s, %s", vyre_ptx_sfx(e->type), d.s, a.s, b.s, x.s);
         return d;
     }
+    case VYRE_EX_SUBGROUP: return vyre_ptx_subgroup(c, e);
     }
     vyre_ptx_fail(c, VYRE_ERR_INVALID,
                   "ptx: expression node %u was not resolved by validation. Fix: validate the "

@@ -237,8 +237,7 @@ static void resolve_geometry(lua_State *L, const struct lvyre_layout *lay,
         for (int a = 0; a < 3; a++) {
             uint64_t wg = lay->workgroup[a], g = (out->n3[a] + wg - 1) / wg;
             out->grid[a] = (uint32_t)(g > UINT32_MAX ? UINT32_MAX : g);
-            total = out->n3[a] && total > UINT64_MAX / out->n3[a] ? UINT64_MAX
-                                                                  : total * out->n3[a];
+            total = out->n3[a] && total > UINT64_MAX / out->n3[a] ? UINT64_MAX : total * out->n3[a];
         }
         out->n = total;
         out->has_grid = total > 0;

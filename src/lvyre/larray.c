@@ -280,8 +280,7 @@ static int array_copy(lua_State *L) {
 
 /* ---- registration ----------------------------------------------------------- */
 
-static const luaL_Reg array_funcs[] = {
-    {"array", array_new}, {NULL, NULL}};
+static const luaL_Reg array_funcs[] = {{"array", array_new}, {NULL, NULL}};
 
 /* The iterator of pairs(a): (a, i) -> i + 1, a[i + 1] while in range. */
 static int array_next(lua_State *L) {
@@ -308,14 +307,10 @@ static const luaL_Reg array_methods[] = {{"totable", array_totable},
                                          {"free", array_gc},
                                          {NULL, NULL}};
 
-static const luaL_Reg array_meta[] = {{"__newindex", array_newindex},
-                                      {"__len", array_len},
-                                      {"__pairs", array_pairs},
-                                      {"__tostring", array_tostring},
-                                      {"__eq", array_eq},
-                                      {"__gc", array_gc},
-                                      {"__close", array_gc},
-                                      {NULL, NULL}};
+static const luaL_Reg array_meta[] = {
+    {"__newindex", array_newindex}, {"__len", array_len}, {"__pairs", array_pairs},
+    {"__tostring", array_tostring}, {"__eq", array_eq},   {"__gc", array_gc},
+    {"__close", array_gc},          {NULL, NULL}};
 
 void vyre_lua_open_array(lua_State *L) {
     vyre_lua_newclass(L, VYRE_LUA_ARRAY, array_methods, array_meta);

@@ -33,7 +33,7 @@ enum lvyre_kind { LVYRE_REFERENCE, LVYRE_CUDA };
     X(syncs)               \
     X(live_buffers)        \
     X(buffers_created)     \
-    X(live_buffer_bytes)        \
+    X(live_buffer_bytes)   \
     X(uploads)             \
     X(downloads)           \
     X(bytes_up)            \
@@ -103,7 +103,7 @@ struct lvyre_bound {
     struct lvyre_buffer *buf[VYRE_MAX_BUFFERS];   /* a Buffer of the backend, or NULL */
     struct vyre_lua_array *arr[VYRE_MAX_BUFFERS]; /* run: a host array, or NULL */
     vyre_bits params[VYRE_MAX_PARAMS];
-    uint64_t n;    /* opts.n (elements; w*h*d for a table), 0 when absent */
+    uint64_t n;     /* opts.n (elements; w*h*d for a table), 0 when absent */
     uint64_t n3[3]; /* opts.n = {w, h, d} */
     bool has_n, has_n3;
     uint32_t grid[3];

@@ -90,8 +90,7 @@ static int opt_field_int(lua_State *L, int t, const char *key, lua_Integer def, 
 
 /* Raises naming fname when the options table at t has a key not in allowed (NULL-ended):
  * a misspelt option must not be ignored. */
-static void check_option_keys(lua_State *L, int t, const char *const *allowed,
-                              const char *fname) {
+static void check_option_keys(lua_State *L, int t, const char *const *allowed, const char *fname) {
     lua_pushnil(L);
     while (lua_next(L, t)) {
         lua_pop(L, 1);
@@ -108,8 +107,8 @@ static void check_option_keys(lua_State *L, int t, const char *const *allowed,
             }
             luaL_pushresult(&b);
             const char *list = lua_tostring(L, -1);
-            luaL_error(L, "%s: unknown option '%s'. Fix: use %s (names are lower case)", fname,
-                       key, list);
+            luaL_error(L, "%s: unknown option '%s'. Fix: use %s (names are lower case)", fname, key,
+                       list);
         }
     }
 }
@@ -307,7 +306,7 @@ static int program_ptx(lua_State *L) {
 }
 
 /* vyre.random_program(seed [, {max_stmts, max_depth, allow_barriers, allow_approx,
- * allow_invalid}]) -> Program (deterministic for a seed). */
+ * allow_invalid, allow_subgroup}]) -> Program (deterministic for a seed). */
 static int program_random(lua_State *L) {
     if (!lua_isinteger(L, 1))
         vyre_lua_typeerror(L, 1, "vyre.random_program", "integer seed",
@@ -319,15 +318,16 @@ static int program_random(lua_State *L) {
             vyre_lua_typeerror(L, 2, "vyre.random_program", "table of options",
                                "vyre.random_program(42, {max_stmts = 8, max_depth = 4})");
         const char *f = "vyre.random_program";
-        static const char *const keys[] = {"max_stmts",   "max_depth",     "allow_barriers",
-                                           "allow_approx", "allow_invalid", "allow_subgroup",
-                                           NULL};
+        static const char *const keys[] = {
+            "max_stmts",      "max_depth", "allow_barriers", "allow_approx", "allow_invalid",
+            "allow_subgroup", NULL};
         check_option_keys(L, 2, keys, f);
         opt.max_stmts = (uint32_t)opt_field_int(L, 2, "max_stmts", 8, 1, 10000, f);
         opt.max_depth = (uint32_t)opt_field_int(L, 2, "max_depth", 4, 1, 100, f);
         opt.allow_barriers = opt_field_bool(L, 2, "allow_barriers");
         opt.allow_approx = opt_field_bool(L, 2, "allow_approx");
         opt.allow_invalid = opt_field_bool(L, 2, "allow_invalid");
+        opt.allow_subgroup = opt_field_bool(L, 2, "allow_subgroup");
     }
     struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
     lp->p = NULL;

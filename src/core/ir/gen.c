@@ -8,7 +8,8 @@
  * interpreter bit for bit (up to approximate ops, only with allow_approx):
  *   - global output buffers are either OWN (store/load/any atomic only at the
  *     invocation's linear global id `gi`, or at an index that is always out of bounds)
- *     or ATOMIC (one commutative atomic op, result unbound, any index);
+ *     or ATOMIC (one commutative atomic op, result unbound, any index; on f32 only
+ *     min/max, whose final word does not depend on the order, docs/ARCHITECTURE.md §10);
  *   - shared arrays get a mode per barrier phase: READ (loads anywhere), OWN (at the
  *     local linear id `li`), ATOMIC (one commutative op) or NONE (no access; used after
  *     a construct whose phase at run time is not known statically);
@@ -16,6 +17,9 @@
  *     thousands of programs stays fast;
  *   - a float that may be NaN is never bitcast to an integer as is (NaN bits are not
  *     specified, §3): it goes through (max x -inf) first.
+ * With allow_subgroup, subgroup ops (docs/SUBGROUPS.md) that exchange values appear only
+ * where a barrier could (uniform control flow), subgroup_size/subgroup_lane anywhere;
+ * without it no draw changes, so every seed gives the program it always gave.
  * With allow_invalid the valid program gets 1-3 mutations that usually break a rule. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +86,8 @@ struct gen {
     struct rng r;
     uint32_t max_stmts, max_depth;
     bool barriers, approx;
+    bool subgroup; /* allow_subgroup */
+    bool sg_ok;    /* the statement being built is in uniform control: subgroup ops may go */
     struct gvar vars[GEN_MAX_VARS];
     uint32_t nvars;
     struct gmem mem[GEN_MAX_MEM];
@@ -309,6 +315,13 @@ static struct vyre_expr *gen_load(struct gen *g, const struct gmem *m, uint32_t 
 /* A leaf (or load) of type t; uniform-only leaves when `uni`. */
 static struct vyre_expr *gen_leaf(struct gen *g, enum vyre_type t, uint32_t depth, bool uni,
                                   bool *div) {
+    /* subgroup_size (uniform) and subgroup_lane exchange nothing: any control flow. */
+    if (g->subgroup && t == VYRE_U32 && chance(g, 8)) {
+        bool lane = !uni && chance(g, 70);
+        if (lane) *div = true;
+        return chk(g, vyre_ir_subgroup(g->p, lane ? VYRE_SG_LANE : VYRE_SG_SIZE, VYRE_OP_COUNT,
+                                       NULL, NULL));
+    }
     for (int tries = 0; tries < 4; tries++) {
         uint32_t k = below(g, 10);
         if (k < 4) {
@@ -404,7 +417,10 @@ static struct vyre_expr *gen_bitcast(struct gen *g, enum vyre_type t, uint32_t d
     return bitcast(g, t, e);
 }
 
+static struct vyre_expr *gen_subgroup(struct gen *g, enum vyre_type t, uint32_t d, bool *div);
+
 static struct vyre_expr *gen_bool(struct gen *g, uint32_t d, bool uni, bool *div) {
+    if (g->sg_ok && !uni && chance(g, 12)) return gen_subgroup(g, VYRE_BOOL, d, div);
     switch (below(g, 9)) {
     case 0:
     case 1:
@@ -431,6 +447,7 @@ static struct vyre_expr *gen_bool(struct gen *g, uint32_t d, bool uni, bool *div
 static struct vyre_expr *gen_numeric(struct gen *g, enum vyre_type t, uint32_t d, bool uni,
                                      bool *div) {
     bool is_int = vyre_type_is_int(t);
+    if (g->sg_ok && !uni && chance(g, 12)) return gen_subgroup(g, t, d, div);
     switch (below(g, 11)) {
     case 0:
     case 1:
@@ -460,6 +477,58 @@ static struct vyre_expr *gen_numeric(struct gen *g, enum vyre_type t, uint32_t d
     case 8: return gen_bitcast(g, t, d, uni, div);
     default: return gen_leaf(g, t, d, uni, div);
     }
+}
+
+/* The lane, mask or delta of a shuffle: mostly in range (0..40, or derived from the
+ * own lane), sometimes anything (out of range keeps the own value). */
+static struct vyre_expr *gen_lane_arg(struct gen *g, uint32_t d, bool *div) {
+    switch (below(g, 5)) {
+    case 0:
+    case 1: return small_lit(g, VYRE_U32, below(g, 41));
+    case 2: {
+        struct vyre_expr *lane =
+            chk(g, vyre_ir_subgroup(g->p, VYRE_SG_LANE, VYRE_OP_COUNT, NULL, NULL));
+        return bin(g, chance(g, 50) ? VYRE_OP_XOR : VYRE_OP_ADD, lane,
+                   small_lit(g, VYRE_U32, below(g, 33)));
+    }
+    case 3:
+        return bin(g, VYRE_OP_REM, gen_expr(g, VYRE_U32, d, false, div),
+                   small_lit(g, VYRE_U32, 33));
+    default: return gen_expr(g, VYRE_U32, d, false, div);
+    }
+}
+
+/* A subgroup op with a result of type t (docs/SUBGROUPS.md), only where g->sg_ok
+ * (uniform control flow, like a barrier). Its result differs between lanes. */
+static struct vyre_expr *gen_subgroup(struct gen *g, enum vyre_type t, uint32_t d, bool *div) {
+    static const enum vyre_op combiners[] = {VYRE_OP_ADD, VYRE_OP_MIN, VYRE_OP_MAX,
+                                             VYRE_OP_AND, VYRE_OP_OR,  VYRE_OP_XOR};
+    *div = true;
+    vyre_program *p = g->p;
+    if (t == VYRE_BOOL) {
+        struct vyre_expr *c = gen_expr(g, VYRE_BOOL, d, false, div);
+        if (!c) return NULL;
+        return chk(g, vyre_ir_subgroup(p, chance(g, 50) ? VYRE_SG_ALL : VYRE_SG_ANY, VYRE_OP_COUNT,
+                                       c, NULL));
+    }
+    uint32_t k = below(g, 10);
+    if (t == VYRE_U32 && k == 0) {
+        struct vyre_expr *c = gen_expr(g, VYRE_BOOL, d, false, div);
+        if (!c) return NULL;
+        return chk(g, vyre_ir_subgroup(p, VYRE_SG_BALLOT, VYRE_OP_COUNT, c, NULL));
+    }
+    struct vyre_expr *v = gen_expr(g, t, d, false, div);
+    if (!v) return NULL;
+    if (k < 6) {
+        static const enum vyre_subgroup shuffles[] = {VYRE_SG_SHUFFLE, VYRE_SG_SHUFFLE_XOR,
+                                                      VYRE_SG_SHUFFLE_UP, VYRE_SG_SHUFFLE_DOWN};
+        enum vyre_subgroup sk = shuffles[below(g, NELEM(shuffles))];
+        struct vyre_expr *arg = gen_lane_arg(g, d, div);
+        if (!arg) return NULL;
+        return chk(g, vyre_ir_subgroup(p, sk, VYRE_OP_COUNT, v, arg));
+    }
+    enum vyre_op op = combiners[below(g, vyre_type_is_int(t) ? NELEM(combiners) : 3u)];
+    return chk(g, vyre_ir_subgroup(p, k < 8 ? VYRE_SG_REDUCE : VYRE_SG_SCAN, op, v, NULL));
 }
 
 /* An expression of type t at expression depth `depth`; sets *div when it may differ
@@ -493,6 +562,19 @@ static struct gvar *add_var(struct gen *g, const char *name, enum vyre_type t, b
     return v;
 }
 
+/* Whether memory of type t can be in MODE_ATOMIC (words hit by many invocations): the
+ * integer types, and f32, whose min/max leave a result independent of the order the
+ * atomics land in (docs/ARCHITECTURE.md §10) -- unlike f32 add, which rounds. */
+static bool order_free_atomic_type(enum vyre_type t) { return atomic_type(t) || t == VYRE_F32; }
+
+/* The commutative op of a MODE_ATOMIC memory of type t. */
+static enum vyre_atomic_op commutative_op(struct gen *g, enum vyre_type t) {
+    static const enum vyre_atomic_op comm[] = {VYRE_ATOMIC_ADD, VYRE_ATOMIC_MIN, VYRE_ATOMIC_MAX,
+                                               VYRE_ATOMIC_AND, VYRE_ATOMIC_OR,  VYRE_ATOMIC_XOR};
+    if (t == VYRE_F32) return chance(g, 50) ? VYRE_ATOMIC_MIN : VYRE_ATOMIC_MAX;
+    return comm[below(g, NELEM(comm))];
+}
+
 /* Every shared array gets a new random access mode for the phase after a barrier. */
 static void pick_shared_modes(struct gen *g) {
     for (uint32_t i = 0; i < g->nmem; i++) {
@@ -500,11 +582,8 @@ static void pick_shared_modes(struct gen *g) {
         if (!m->shared) continue;
         uint32_t k = below(g, 3);
         m->mode = k == 0 ? MODE_READ : k == 1 ? MODE_OWN : MODE_ATOMIC;
-        if (m->mode == MODE_ATOMIC && !atomic_type(m->type)) m->mode = MODE_OWN;
-        static const enum vyre_atomic_op comm[] = {VYRE_ATOMIC_ADD, VYRE_ATOMIC_MIN,
-                                                   VYRE_ATOMIC_MAX, VYRE_ATOMIC_AND,
-                                                   VYRE_ATOMIC_OR,  VYRE_ATOMIC_XOR};
-        m->aop = comm[below(g, NELEM(comm))];
+        if (m->mode == MODE_ATOMIC && !order_free_atomic_type(m->type)) m->mode = MODE_OWN;
+        m->aop = commutative_op(g, m->type);
     }
 }
 
@@ -582,8 +661,10 @@ static bool gen_atomic(struct gen *g, struct vyre_block *b) {
         push(g, b, vyre_ir_atomic(g->p, NULL, m->aop, m->name, idx, NULL, v));
         return true;
     }
-    enum vyre_atomic_op op =
-        m->type == VYRE_F32 ? VYRE_ATOMIC_ADD : (enum vyre_atomic_op)below(g, VYRE_ATOMIC_COUNT);
+    static const enum vyre_atomic_op f32_ops[] = {VYRE_ATOMIC_ADD, VYRE_ATOMIC_MIN,
+                                                  VYRE_ATOMIC_MAX};
+    enum vyre_atomic_op op = m->type == VYRE_F32 ? f32_ops[below(g, NELEM(f32_ops))]
+                                                 : (enum vyre_atomic_op)below(g, VYRE_ATOMIC_COUNT);
     struct vyre_expr *idx = owned_index(g, m);
     struct vyre_expr *exp = op == VYRE_ATOMIC_CAS ? gen_expr(g, m->type, 1, false, &div) : NULL;
     struct vyre_expr *v = gen_expr(g, m->type, 1, false, &div);
@@ -697,6 +778,8 @@ static void gen_for(struct gen *g, const struct ctx *c, struct vyre_block *b) {
 
 static void gen_stmt(struct gen *g, const struct ctx *c, struct vyre_block *b) {
     g->budget--;
+    /* Where a barrier could go, a subgroup op can: every invocation gets there. */
+    g->sg_ok = g->subgroup && c->barrier_ok && !c->divergent && !g->div_return;
     for (int tries = 0; tries < 8 && !g->fail; tries++) {
         uint32_t k = below(g, 100);
         if (k < 22) {
@@ -771,12 +854,9 @@ static void gen_decls(struct gen *g) {
         uint32_t count = chance(g, 75) ? 0u : 1u + below(g, 200);
         if (m->access == VYRE_ACCESS_READ) {
             m->mode = MODE_READ;
-        } else if (atomic_type(m->type) && chance(g, 25)) {
-            static const enum vyre_atomic_op comm[] = {VYRE_ATOMIC_ADD, VYRE_ATOMIC_MIN,
-                                                       VYRE_ATOMIC_MAX, VYRE_ATOMIC_AND,
-                                                       VYRE_ATOMIC_OR,  VYRE_ATOMIC_XOR};
+        } else if (order_free_atomic_type(m->type) && chance(g, 25)) {
             m->mode = MODE_ATOMIC;
-            m->aop = comm[below(g, NELEM(comm))];
+            m->aop = commutative_op(g, m->type);
         } else {
             m->mode = MODE_OWN;
         }
@@ -857,12 +937,15 @@ static vyre_program *gen_valid(struct gen *g, uint64_t seed) {
     gen_ids(g, &g->p->body);
     struct ctx c;
     memset(&c, 0, sizeof c);
-    c.barrier_ok = g->barriers;
+    /* Subgroup ops need the uniform constructs barriers need (barrier_ok marks them;
+     * barrier statements themselves still need allow_barriers). */
+    c.barrier_ok = g->barriers || g->subgroup;
     uint32_t n = 1u + below(g, g->max_stmts);
     g->budget = g->max_stmts * 5u;
     gen_block(g, &c, &g->p->body, n);
     /* End with one store into an own-slot output, so results are visible. */
     g->budget = 1;
+    g->sg_ok = g->subgroup && !g->div_return;
     if (!gen_store(g, &g->p->body)) gen_atomic(g, &g->p->body);
     return g->p;
 }
@@ -891,6 +974,7 @@ static void coll_expr(struct coll *c, struct vyre_expr *e) {
     case VYRE_EX_CAST:
     case VYRE_EX_BITCAST:
     case VYRE_EX_FMA:
+    case VYRE_EX_SUBGROUP:
         for (int i = 0; i < 3; i++) coll_expr(c, e->u.op.a[i]);
         break;
     default: break;
@@ -1054,14 +1138,15 @@ static void mutate(struct gen *g, struct coll *c) {
         insert_at(g, blk, s, true);
         return;
     }
-    case 15: { /* atomic on a read buffer / an f64 buffer / f32 min */
+    case 15: { /* atomic min on an f64 buffer / xor on an f32 buffer */
         enum vyre_type bt = chance(g, 50) ? VYRE_F64 : VYRE_F32;
         if (!vyre_ir_buffer(p, "mut_ab", bt, VYRE_ACCESS_READ_WRITE, 0)) g->fail = true;
         const struct vyre_decl *d = vyre_ir_find_decl(p, "mut_ab");
         enum vyre_type t = d ? d->type : VYRE_F32;
         struct vyre_expr *v = rand_lit(g, t);
         struct vyre_expr *i = name_ex(g, "gi");
-        insert_at(g, blk, vyre_ir_atomic(p, NULL, VYRE_ATOMIC_MIN, "mut_ab", i, NULL, v), true);
+        enum vyre_atomic_op op = t == VYRE_F32 ? VYRE_ATOMIC_XOR : VYRE_ATOMIC_MIN;
+        insert_at(g, blk, vyre_ir_atomic(p, NULL, op, "mut_ab", i, NULL, v), true);
         return;
     }
     case 16: { /* loop bounds of different types */
@@ -1150,6 +1235,7 @@ vyre_program *vyre_gen_random(uint64_t seed, const struct vyre_gen_options *opt)
     if (g->max_depth > 32) g->max_depth = 32; /* keep within the expression limit */
     g->barriers = opt && opt->allow_barriers;
     g->approx = opt && opt->allow_approx;
+    g->subgroup = opt && opt->allow_subgroup;
     vyre_program *p = gen_valid(g, seed);
     if (p && !g->fail && opt && opt->allow_invalid) gen_invalid(g);
     if (p && (g->fail || p->oom)) {

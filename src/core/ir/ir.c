@@ -470,6 +470,13 @@ struct vyre_expr *vyre_ir_fma(vyre_program *p, struct vyre_expr *a, struct vyre_
     return op_expr(p, VYRE_EX_FMA, VYRE_OP_COUNT, a, b, c);
 }
 
+struct vyre_expr *vyre_ir_subgroup(vyre_program *p, enum vyre_subgroup k, enum vyre_op op,
+                                   struct vyre_expr *a, struct vyre_expr *b) {
+    struct vyre_expr *e = op_expr(p, VYRE_EX_SUBGROUP, op, a, b, NULL);
+    if (e) e->u.op.sg = k;
+    return e;
+}
+
 /* ---- statements ------------------------------------------------------------------- */
 
 static struct vyre_stmt *new_stmt(vyre_program *p, enum vyre_stmt_kind kind, const char *name) {
@@ -584,7 +591,9 @@ bool vyre_ir_expr_equal(const struct vyre_expr *a, const struct vyre_expr *b) {
     case VYRE_EX_CAST:
     case VYRE_EX_BITCAST:
     case VYRE_EX_FMA:
+    case VYRE_EX_SUBGROUP:
         if (a->u.op.op != b->u.op.op) return false;
+        if (a->kind == VYRE_EX_SUBGROUP && a->u.op.sg != b->u.op.sg) return false;
         if ((a->kind == VYRE_EX_CAST || a->kind == VYRE_EX_BITCAST) && a->u.op.to != b->u.op.to)
             return false;
         for (int i = 0; i < 3; i++)
@@ -665,6 +674,7 @@ static bool expr_reads_axis(const struct vyre_expr *e, unsigned axis) {
     case VYRE_EX_CAST:
     case VYRE_EX_BITCAST:
     case VYRE_EX_FMA:
+    case VYRE_EX_SUBGROUP:
         for (int i = 0; i < 3; i++)
             if (expr_reads_axis(e->u.op.a[i], axis)) return true;
         return false;

@@ -66,6 +66,35 @@ enum vyre_atomic_op {
 VYRE_INTERNAL const char *vyre_atomic_name(enum vyre_atomic_op op);
 VYRE_INTERNAL bool vyre_atomic_from_name(const char *name, enum vyre_atomic_op *out);
 
+/* Subgroup (warp) operations, expressions of kind VYRE_EX_SUBGROUP; their meaning is
+ * docs/SUBGROUPS.md. The text-format head is the name (subgroup_size, shuffle_xor, ...). */
+enum vyre_subgroup {
+    VYRE_SG_SIZE,         /* (subgroup_size): 32 */
+    VYRE_SG_LANE,         /* (subgroup_lane): linear local id % 32 */
+    VYRE_SG_BALLOT,       /* (ballot C): u32 mask of present lanes where C holds */
+    VYRE_SG_ALL,          /* (subgroup_all C) */
+    VYRE_SG_ANY,          /* (subgroup_any C) */
+    VYRE_SG_SHUFFLE,      /* (shuffle V LANE) */
+    VYRE_SG_SHUFFLE_XOR,  /* (shuffle_xor V MASK) */
+    VYRE_SG_SHUFFLE_UP,   /* (shuffle_up V DELTA) */
+    VYRE_SG_SHUFFLE_DOWN, /* (shuffle_down V DELTA) */
+    VYRE_SG_REDUCE,       /* (subgroup_reduce OP V) */
+    VYRE_SG_SCAN,         /* (subgroup_scan OP V), inclusive */
+    VYRE_SG_COUNT
+};
+#define VYRE_SUBGROUP_WIDTH 32u
+VYRE_INTERNAL const char *vyre_subgroup_name(enum vyre_subgroup k);
+VYRE_INTERNAL bool vyre_subgroup_from_name(const char *name, enum vyre_subgroup *out);
+/* Number of expression operands (0, 1 or 2; the OP of reduce/scan is not one). */
+VYRE_INTERNAL unsigned vyre_subgroup_arity(enum vyre_subgroup k);
+/* True for the ops that exchange values between lanes (everything but size and
+ * lane): they need uniform control flow. */
+VYRE_INTERNAL bool vyre_subgroup_communicates(enum vyre_subgroup k);
+/* True when OP may combine in subgroup_reduce/subgroup_scan: add min max on numeric
+ * types, and or xor on integers. */
+VYRE_INTERNAL bool vyre_subgroup_op_admits(enum vyre_op op, enum vyre_type t);
+VYRE_INTERNAL bool vyre_subgroup_is_combiner(enum vyre_op op); /* add min max and or xor */
+
 /* Invocation ids and sizes: (gid x), (lid y), (wgid z), (wgsize x), (ngroups x). */
 enum vyre_builtin { VYRE_GID, VYRE_LID, VYRE_WGID, VYRE_WGSIZE, VYRE_NGROUPS, VYRE_BUILTIN_COUNT };
 VYRE_INTERNAL const char *vyre_builtin_name(enum vyre_builtin b);
@@ -90,7 +119,8 @@ enum vyre_expr_kind {
     VYRE_EX_SELECT,  /* a[0] cond, a[1] then, a[2] else */
     VYRE_EX_CAST,    /* to, a[0] */
     VYRE_EX_BITCAST, /* to, a[0] */
-    VYRE_EX_FMA      /* a[0]*a[1]+a[2] */
+    VYRE_EX_FMA,     /* a[0]*a[1]+a[2] */
+    VYRE_EX_SUBGROUP /* sg, op (reduce/scan), a[0] value or condition, a[1] lane/mask/delta */
 };
 
 /* What a NAME expression (or a buffer name) resolved to. */
@@ -127,7 +157,8 @@ struct vyre_expr {
         } access;
         struct {
             enum vyre_op op;
-            enum vyre_type to; /* CAST / BITCAST target */
+            enum vyre_type to;     /* CAST / BITCAST target */
+            enum vyre_subgroup sg; /* SUBGROUP: which one; op is its combiner or COUNT */
             struct vyre_expr *a[3];
         } op;
     } u;
@@ -223,6 +254,11 @@ VYRE_INTERNAL struct vyre_expr *vyre_ir_bitcast(vyre_program *p, enum vyre_type 
                                                 struct vyre_expr *a);
 VYRE_INTERNAL struct vyre_expr *vyre_ir_fma(vyre_program *p, struct vyre_expr *a,
                                             struct vyre_expr *b, struct vyre_expr *c);
+/* A subgroup op; op is the combiner of reduce/scan (VYRE_OP_COUNT otherwise), a and b
+ * the operands its arity asks for (NULL beyond). */
+VYRE_INTERNAL struct vyre_expr *vyre_ir_subgroup(vyre_program *p, enum vyre_subgroup k,
+                                                 enum vyre_op op, struct vyre_expr *a,
+                                                 struct vyre_expr *b);
 
 VYRE_INTERNAL struct vyre_stmt *vyre_ir_let(vyre_program *p, const char *name, struct vyre_expr *v);
 VYRE_INTERNAL struct vyre_stmt *vyre_ir_set(vyre_program *p, const char *name, struct vyre_expr *v);

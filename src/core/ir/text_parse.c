@@ -213,6 +213,40 @@ static bool parse_operands(struct parser *P, struct vyre_expr **a, int n) {
     return true;
 }
 
+/* After the head of a subgroup form: [OP] operands ')'. OP (reduce and scan only) is
+ * one of the combining ops; anything else is a syntax error, as for atomics. */
+static struct vyre_expr *parse_subgroup(struct parser *P, enum vyre_subgroup k) {
+    struct vyre_expr *a[3] = {NULL, NULL, NULL};
+    static const char *const shapes[VYRE_SG_COUNT] = {
+        [VYRE_SG_SIZE] = "(subgroup_size)",
+        [VYRE_SG_LANE] = "(subgroup_lane)",
+        [VYRE_SG_BALLOT] = "(ballot COND)",
+        [VYRE_SG_ALL] = "(subgroup_all COND)",
+        [VYRE_SG_ANY] = "(subgroup_any COND)",
+        [VYRE_SG_SHUFFLE] = "(shuffle VALUE LANE)",
+        [VYRE_SG_SHUFFLE_XOR] = "(shuffle_xor VALUE MASK)",
+        [VYRE_SG_SHUFFLE_UP] = "(shuffle_up VALUE DELTA)",
+        [VYRE_SG_SHUFFLE_DOWN] = "(shuffle_down VALUE DELTA)",
+        [VYRE_SG_REDUCE] = "(subgroup_reduce OP VALUE)",
+        [VYRE_SG_SCAN] = "(subgroup_scan OP VALUE)",
+    };
+    enum vyre_op op = VYRE_OP_COUNT;
+    next(P);
+    if (k == VYRE_SG_REDUCE || k == VYRE_SG_SCAN) {
+        char word[16];
+        if (!atom_copy(&P->t, word, sizeof word) || !vyre_op_from_name(word, &op) ||
+            !vyre_subgroup_is_combiner(op)) {
+            expected(P, "a combining op (add min max and or xor)",
+                     "write e.g. (subgroup_reduce add v) or (subgroup_scan max v)");
+            return NULL;
+        }
+        next(P);
+    }
+    if (!parse_operands(P, a, (int)vyre_subgroup_arity(k))) return NULL;
+    struct vyre_expr *e = built(P, vyre_ir_subgroup(P->p, k, op, a[0], a[1]));
+    return e && close_form(P, shapes[k]) ? e : NULL;
+}
+
 static struct vyre_expr *parse_form_expr(struct parser *P) {
     vyre_program *p = P->p;
     struct vyre_expr *a[3] = {NULL, NULL, NULL}, *e = NULL;
@@ -257,6 +291,8 @@ static struct vyre_expr *parse_form_expr(struct parser *P) {
         e = built(P, sel ? vyre_ir_select(p, a[0], a[1], a[2]) : vyre_ir_fma(p, a[0], a[1], a[2]));
         return e && close_form(P, sel ? "(select COND A B)" : "(fma A B C)") ? e : NULL;
     }
+    enum vyre_subgroup sg;
+    if (known && vyre_subgroup_from_name(word, &sg)) return parse_subgroup(P, sg);
     if (known && vyre_op_from_name(word, &op)) {
         bool unary = vyre_op_is_unary(op);
         next(P);
@@ -279,7 +315,10 @@ static struct vyre_expr *parse_form_expr(struct parser *P) {
     else
         fail_at(P, &head,
                 "unknown expression form %s. Fix: use gid lid wgid wgsize ngroups "
-                "load len select cast bitcast fma or an operator (add sub mul div rem and or "
+                "load len select cast bitcast fma, a subgroup op (subgroup_size "
+                "subgroup_lane ballot subgroup_all subgroup_any shuffle shuffle_xor "
+                "shuffle_up shuffle_down subgroup_reduce subgroup_scan) or an operator "
+                "(add sub mul div rem and or "
                 "xor shl shr eq ne lt le gt ge min max land lor mulhi neg not lnot abs sqrt "
                 "rsqrt floor ceil round trunc exp exp2 log log2 sin cos tanh popcount clz ctz "
                 "brev)",

@@ -182,6 +182,22 @@ static void print_args(struct vyre_tw *w, const struct vyre_expr *e, int n) {
     }
 }
 
+/* (subgroup_size), (ballot C), (shuffle V LANE), (subgroup_reduce OP V). */
+static void print_subgroup(struct vyre_tw *w, const struct vyre_expr *e) {
+    enum vyre_subgroup k = e->u.op.sg;
+    bool combines = k == VYRE_SG_REDUCE || k == VYRE_SG_SCAN;
+    if ((unsigned)k >= VYRE_SG_COUNT || (combines && !vyre_subgroup_is_combiner(e->u.op.op))) {
+        w->bad = true;
+        tw_str(w, "(<bad-subgroup>");
+    } else {
+        tw_put(w, "(", 1);
+        tw_str(w, vyre_subgroup_name(k));
+        if (combines) put_name(w, vyre_op_name(e->u.op.op));
+    }
+    print_args(w, e, (int)vyre_subgroup_arity(k));
+    tw_put(w, ")", 1);
+}
+
 static void print_expr(struct vyre_tw *w, const struct vyre_expr *e) {
     char lit[64];
     if (tw_done(w)) return;
@@ -251,6 +267,7 @@ static void print_expr(struct vyre_tw *w, const struct vyre_expr *e) {
         print_args(w, e, 3);
         tw_put(w, ")", 1);
         return;
+    case VYRE_EX_SUBGROUP: print_subgroup(w, e); return;
     }
     w->bad = true;
     tw_str(w, "<bad-expr>");

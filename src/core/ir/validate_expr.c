@@ -311,6 +311,84 @@ static enum vyre_type check_fma(struct vyre_vv *v, struct vyre_expr *e, unsigned
     return ta;
 }
 
+/* Subgroup ops (docs/SUBGROUPS.md): ballot/all/any take a bool; shuffles take a
+ * numeric value and a u32 lane, mask or delta; reduce/scan a numeric value that their
+ * combining op admits. Where they may appear is validate_flow.c's business. */
+static enum vyre_type check_subgroup(struct vyre_vv *v, struct vyre_expr *e, unsigned depth,
+                                     const char *q) {
+    enum vyre_subgroup k = e->u.op.sg;
+    if ((unsigned)k >= VYRE_SG_COUNT) {
+        vyre_vv_report(v, "invalid-expr", FIX_MISSING, "subgroup op %d of %s is unknown", (int)k,
+                       q);
+        return VYRE_VOID;
+    }
+    unsigned n = vyre_subgroup_arity(k);
+    enum vyre_type ta = n >= 1 ? sub(v, n == 1 ? "arg" : "a", e->u.op.a[0], depth + 1) : VYRE_U32;
+    enum vyre_type tb = n >= 2 ? sub(v, "b", e->u.op.a[1], depth + 1) : VYRE_U32;
+    const char *name = vyre_subgroup_name(k);
+    switch (k) {
+    case VYRE_SG_SIZE:
+    case VYRE_SG_LANE: return VYRE_U32;
+    case VYRE_SG_BALLOT:
+    case VYRE_SG_ALL:
+    case VYRE_SG_ANY:
+        if (ta == VYRE_VOID) return VYRE_VOID;
+        if (ta != VYRE_BOOL) {
+            char fix[96];
+            snprintf(fix, sizeof fix, "compare it first, e.g. (ne x 0%s)",
+                     vyre_type_is_int(ta) ? tn(ta) : "u32");
+            vyre_vv_report(v, "operand-type", fix, "%s needs a bool operand, got %s in %s", name,
+                           tn(ta), q);
+            return VYRE_VOID;
+        }
+        return k == VYRE_SG_BALLOT ? VYRE_U32 : VYRE_BOOL;
+    case VYRE_SG_REDUCE:
+    case VYRE_SG_SCAN: {
+        enum vyre_op op = e->u.op.op;
+        if (!vyre_subgroup_is_combiner(op)) {
+            vyre_vv_report(v, "invalid-op", "combine with add, min, max, and, or or xor",
+                           "%s cannot combine with operator %s in %s", name,
+                           (unsigned)op < VYRE_OP_COUNT ? vyre_op_name(op) : "?", q);
+            return VYRE_VOID;
+        }
+        if (ta == VYRE_VOID) return VYRE_VOID;
+        if (!vyre_subgroup_op_admits(op, ta)) {
+            bool bitwise = op == VYRE_OP_AND || op == VYRE_OP_OR || op == VYRE_OP_XOR;
+            const char *fix =
+                ta == VYRE_BOOL ? "reduce bools with subgroup_all/subgroup_any, or count them "
+                                  "with (popcount (ballot c))"
+                : bitwise       ? "bitwise reductions take integers: (bitcast u32 x) first"
+                                : "convert the value with (cast TYPE ...) to a numeric type";
+            vyre_vv_report(v, "operand-type", fix, "%s %s needs %s value, got %s in %s", name,
+                           vyre_op_name(op),
+                           bitwise ? "an integer (i32 u32 i64 u64)"
+                                   : "a numeric (i32 u32 i64 u64 f32 f64)",
+                           tn(ta), q);
+            return VYRE_VOID;
+        }
+        return ta;
+    }
+    default: /* the four shuffles */
+        if (tb != VYRE_VOID && tb != VYRE_U32) {
+            char qb[VYRE_VV_QUOTE];
+            size_t old = vyre_vv_push(v, "b");
+            vyre_vv_report(v, "lane-type", "wrap it in (cast u32 ...)",
+                           "the lane, mask or delta %s of %s is %s; it must be u32",
+                           vyre_vv_qe(e->u.op.a[1], qb), q, tn(tb));
+            vyre_vv_pop(v, old);
+        }
+        if (ta == VYRE_VOID || tb == VYRE_VOID) return VYRE_VOID;
+        if (ta == VYRE_BOOL) {
+            vyre_vv_report(v, "operand-type",
+                           "shuffle (select c 1u32 0u32) and compare the result with (ne r 0u32)",
+                           "%s needs a numeric (i32 u32 i64 u64 f32 f64) value, got bool in %s",
+                           name, q);
+            return VYRE_VOID;
+        }
+        return tb == VYRE_U32 ? ta : VYRE_VOID;
+    }
+}
+
 enum vyre_type vyre_vv_expr(struct vyre_vv *v, struct vyre_expr *e, unsigned depth) {
     char q[VYRE_VV_QUOTE];
     if (v->full) return VYRE_VOID;
@@ -351,6 +429,7 @@ enum vyre_type vyre_vv_expr(struct vyre_vv *v, struct vyre_expr *e, unsigned dep
     case VYRE_EX_CAST:
     case VYRE_EX_BITCAST: t = check_cast(v, e, depth, q); break;
     case VYRE_EX_FMA: t = check_fma(v, e, depth, q); break;
+    case VYRE_EX_SUBGROUP: t = check_subgroup(v, e, depth, q); break;
     default:
         vyre_vv_report(v, "invalid-expr", FIX_MISSING, "expression kind %d is unknown",
                        (int)e->kind);

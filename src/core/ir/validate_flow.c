@@ -1,6 +1,8 @@
 /* validate_flow.c — the uniformity analysis behind "barrier only in uniform control
- * flow". A value is divergent when it may differ between invocations of one
- * workgroup: gid, lid, any load, an atomic's old value, and anything computed from
+ * flow", which also places subgroup ops (docs/SUBGROUPS.md: an op that exchanges
+ * values between lanes needs what a barrier needs). A value is divergent when it may
+ * differ between invocations of one workgroup: gid, lid, any load, an atomic's old
+ * value, a subgroup result other than subgroup_size, and anything computed from
  * those through variables. Control is divergent under an if or for whose condition
  * or bounds are divergent, after a return taken under divergent control, and inside
  * a loop that some invocations leave early through a break under divergent control.
@@ -60,8 +62,57 @@ static bool fl_expr(struct fl *f, const struct vyre_expr *e, unsigned depth) {
     case VYRE_EX_FMA:
         return fl_expr(f, e->u.op.a[0], depth + 1) || fl_expr(f, e->u.op.a[1], depth + 1) ||
                fl_expr(f, e->u.op.a[2], depth + 1);
+    case VYRE_EX_SUBGROUP:
+        /* subgroup_size is 32 everywhere. Every other result differs between lanes or
+         * between the subgroups of one workgroup (even all/any/ballot/reduce, which
+         * agree only within a subgroup), so it counts as divergent. */
+        return e->u.op.sg != VYRE_SG_SIZE;
     default: /* literals, len */ return false;
     }
+}
+
+/* The first subgroup op in e that exchanges values between lanes (everything but
+ * subgroup_size and subgroup_lane), or NULL. Depth is bounded by the validator. */
+static const struct vyre_expr *fl_sync_op(const struct vyre_expr *e, unsigned depth) {
+    if (!e || depth > VYRE_MAX_EXPR_DEPTH) return NULL;
+    switch (e->kind) {
+    case VYRE_EX_LOAD: return fl_sync_op(e->u.access.index, depth + 1);
+    case VYRE_EX_SUBGROUP:
+        if (vyre_subgroup_communicates(e->u.op.sg)) return e;
+        return NULL;
+    case VYRE_EX_UNARY:
+    case VYRE_EX_BINARY:
+    case VYRE_EX_SELECT:
+    case VYRE_EX_CAST:
+    case VYRE_EX_BITCAST:
+    case VYRE_EX_FMA:
+        for (int i = 0; i < 3; i++) {
+            const struct vyre_expr *q = fl_sync_op(e->u.op.a[i], depth + 1);
+            if (q) return q;
+        }
+        return NULL;
+    default: return NULL;
+    }
+}
+
+/* The statement's own operands (not its blocks), in the order the path names them. */
+struct fl_field {
+    const char *name;
+    const struct vyre_expr *e;
+};
+
+static const struct vyre_expr *fl_stmt_sync_op(const struct vyre_stmt *s, const char **field) {
+    const struct fl_field fields[] = {
+        {"cond", s->cond},   {"from", s->from},         {"to", s->to},      {"step", s->step},
+        {"index", s->index}, {"expected", s->expected}, {"value", s->value}};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        const struct vyre_expr *q = fl_sync_op(fields[i].e, 1);
+        if (q) {
+            if (field) *field = fields[i].name;
+            return q;
+        }
+    }
+    return NULL;
 }
 
 static void taint(struct fl *f, uint32_t slot) {
@@ -71,6 +122,7 @@ static void taint(struct fl *f, uint32_t slot) {
     }
 }
 
+/* Records a barrier, or a statement holding a subgroup op, under divergent control. */
 static void mark_barrier(struct fl *f, const struct vyre_stmt *s, enum fl_reason why) {
     if (f->nmarks == f->cap) {
         size_t cap = f->cap ? f->cap * 2u : 16u;
@@ -118,6 +170,10 @@ static void fl_stmt(struct fl *f, const struct vyre_stmt *s, unsigned depth, enu
                         : f->ret_div              ? FL_RETURN
                         : loop && loop->broke_div ? FL_BREAK
                                                   : FL_UNIFORM;
+    /* A subgroup op needs what a barrier needs: every invocation evaluates it. Its
+     * operands are evaluated where the statement runs (an if condition or loop bounds
+     * before the block), so the statement's own control decides. */
+    if (cd && s->kind != VYRE_ST_BARRIER && fl_stmt_sync_op(s, NULL)) mark_barrier(f, s, cd);
     switch (s->kind) {
     case VYRE_ST_LET:
     case VYRE_ST_SET:
@@ -176,12 +232,52 @@ static const struct fl_mark *find_mark(const struct fl *f, const struct vyre_stm
 
 static void rep_block(struct fl *f, const struct vyre_block *b, const char *seg, unsigned depth);
 
+/* "subgroup-divergent" at the statement's operand that holds the op. */
+static void rep_sync_op(struct fl *f, const struct vyre_stmt *s, enum fl_reason why,
+                        const char *gave_up) {
+    struct vyre_vv *v = f->v;
+    const char *field = "value";
+    const struct vyre_expr *e = fl_stmt_sync_op(s, &field);
+    if (!e) return;
+    char q[VYRE_VV_QUOTE];
+    vyre_vv_qe(e, q);
+    size_t old = vyre_vv_push(v, "%s", field);
+    if (why == FL_COND)
+        vyre_vv_report(v, "subgroup-divergent",
+                       "move it out of divergent control flow: compute it before the if/for "
+                       "and use the result inside, or make the condition depend only on params, "
+                       "wgid, wgsize, ngroups, len and literals",
+                       "subgroup op %s under control flow that depends on gid, lid, a load, an "
+                       "atomic result or a subgroup result, so the lanes of a subgroup may not "
+                       "all reach it%s",
+                       q, gave_up);
+    else if (why == FL_RETURN)
+        vyre_vv_report(v, "subgroup-divergent",
+                       "move it out of divergent control flow: guard the work with if instead "
+                       "of returning early, and keep the subgroup op outside that if",
+                       "subgroup op %s can run after a return that only some invocations "
+                       "take%s",
+                       q, gave_up);
+    else
+        vyre_vv_report(v, "subgroup-divergent",
+                       "move it out of divergent control flow: make the break's condition "
+                       "uniform, or guard the loop body with if instead of breaking",
+                       "subgroup op %s in a loop that some invocations leave early through a "
+                       "break%s",
+                       q, gave_up);
+    vyre_vv_pop(v, old);
+}
+
 static void rep_stmt(struct fl *f, const struct vyre_stmt *s, unsigned depth) {
     if (!s || depth > VYRE_MAX_NESTING) return;
     struct vyre_vv *v = f->v;
     const char *gave_up = f->all_div ? " (the program is too large for the uniformity analysis, "
                                        "which then assumes every value may diverge)"
                                      : "";
+    if (s->kind != VYRE_ST_BARRIER) {
+        const struct fl_mark *m = find_mark(f, s);
+        if (m) rep_sync_op(f, s, m->why, gave_up);
+    }
     switch (s->kind) {
     case VYRE_ST_IF:
         rep_block(f, &s->then_, "then", depth + 1);

@@ -169,9 +169,12 @@ static void check_store(struct vyre_vv *v, struct vyre_stmt *s, const char *q) {
     want_type(v, "value", s->value, t, buf_type(v, d), "the stored value");
 }
 
+/* f32 has add (the hardware's atom.add.f32) and min/max (a compare-and-swap loop on the
+ * GPU, docs/ARCHITECTURE.md §10); sub, the bitwise ops, exchange and cas stay integer-only. */
 static bool atomic_type_ok(enum vyre_atomic_op op, enum vyre_type t) {
     return t == VYRE_U32 || t == VYRE_I32 || t == VYRE_U64 ||
-           (t == VYRE_F32 && op == VYRE_ATOMIC_ADD);
+           (t == VYRE_F32 &&
+            (op == VYRE_ATOMIC_ADD || op == VYRE_ATOMIC_MIN || op == VYRE_ATOMIC_MAX));
 }
 
 static void check_atomic(struct vyre_vv *v, struct vyre_stmt *s, const char *q) {
@@ -190,7 +193,8 @@ static void check_atomic(struct vyre_vv *v, struct vyre_stmt *s, const char *q) 
                        "(in %s)",
                        s->buf, q);
     if (op_ok && bt != VYRE_VOID && !atomic_type_ok(op, bt))
-        vyre_vv_report(v, "atomic-type", "use a u32, i32 or u64 buffer (f32 supports only add)",
+        vyre_vv_report(v, "atomic-type",
+                       "use a u32, i32 or u64 buffer (f32 supports only add, min and max)",
                        "atomic %s on %s is not supported (in %s)", vyre_atomic_name(op), tn(bt), q);
     want_index(v, s->index, vyre_vv_child(v, "index", s->index));
     if (op == VYRE_ATOMIC_CAS) {

@@ -203,6 +203,7 @@ static void visit_expr(struct bctx *b, struct vyre_expr *e) {
     case VYRE_EX_CAST:
     case VYRE_EX_BITCAST:
     case VYRE_EX_FMA:
+    case VYRE_EX_SUBGROUP:
         for (int i = 0; i < 3; i++) visit_expr(b, e->u.op.a[i]);
         return;
     default: return;

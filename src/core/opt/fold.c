@@ -68,6 +68,10 @@ static uint32_t fold_expr(struct vyre_expr *e) {
             n++;
         }
         return n;
+    case VYRE_EX_SUBGROUP:
+        /* operands fold; the op itself combines lanes, so it never becomes a literal */
+        for (int i = 0; i < 3; i++) n += fold_expr(e->u.op.a[i]);
+        return n;
     case VYRE_EX_LIT:
     case VYRE_EX_NAME:
     case VYRE_EX_BUILTIN:

@@ -3,8 +3,10 @@
  * instruction list with jumps, then runs workgroups in order (x fastest, then y, z).
  * Inside a workgroup every invocation runs until it reaches a barrier or returns;
  * when all live invocations wait at the same barrier they are released together,
- * which is exactly what a GPU barrier guarantees. Anything else (some returned, or
- * waiting at different barriers) is a run-time error naming the barrier. */
+ * which is exactly what a GPU barrier guarantees. Subgroup ops that exchange values
+ * wait the same way, so every lane's operands are known before any result
+ * (interp_subgroup.c). Anything else (some returned, or waiting at different
+ * barriers) is a run-time error naming the barrier. */
 #include "interp.h"
 
 #include <stdio.h>
@@ -43,7 +45,7 @@ static uint32_t emit(struct compiler *c, enum vyre_ins_kind kind, const struct v
         code->cap = cap;
     }
     uint32_t at = code->count++;
-    code->ins[at] = (struct vyre_ins){kind, 0, 0, s};
+    code->ins[at] = (struct vyre_ins){kind, 0, 0, s, NULL, 0};
     return at;
 }
 
@@ -110,7 +112,59 @@ static void compile_for(struct compiler *c, const struct vyre_stmt *s) {
     free(inner.breaks);
 }
 
+/* Post-order: an op nested in another's operand gets its instruction first, so its
+ * result is in place when the outer op's operands are evaluated. Only the ops that
+ * exchange values between lanes are hoisted; subgroup_size and subgroup_lane are
+ * evaluated in place. Depth is bounded by the validator's expression-depth limit. */
+static void hoist(struct compiler *c, const struct vyre_expr *e) {
+    if (!e || c->code->oom) return;
+    switch (e->kind) {
+    case VYRE_EX_LOAD: hoist(c, e->u.access.index); return;
+    case VYRE_EX_UNARY:
+    case VYRE_EX_BINARY:
+    case VYRE_EX_SELECT:
+    case VYRE_EX_CAST:
+    case VYRE_EX_BITCAST:
+    case VYRE_EX_FMA:
+    case VYRE_EX_SUBGROUP: break;
+    default: return;
+    }
+    for (int i = 0; i < 3; i++) hoist(c, e->u.op.a[i]);
+    if (e->kind != VYRE_EX_SUBGROUP || !vyre_subgroup_communicates(e->u.op.sg)) return;
+    struct vyre_code *code = c->code;
+    if (!code->sg_slot) {
+        code->nids = c->p->next_id;
+        code->sg_slot = malloc((code->nids ? code->nids : 1) * sizeof *code->sg_slot);
+        if (!code->sg_slot) {
+            code->oom = true;
+            return;
+        }
+        for (uint32_t i = 0; i < code->nids; i++) code->sg_slot[i] = UINT32_MAX;
+    }
+    if (e->id >= code->nids) return; /* ids are below next_id; a corrupt node reads 0 */
+    /* A node shared by several statements (a DAG built through the C builder) keeps
+     * one slot: each use recomputes it right before its own statement. */
+    if (code->sg_slot[e->id] == UINT32_MAX) {
+        code->sg_slot[e->id] = code->nslots;
+        code->nslots += 2;
+    }
+    size_t base = strlen(c->path);
+    snprintf(c->path + base, sizeof c->path - base, " (%s)", vyre_subgroup_name(e->u.op.sg));
+    uint32_t at = emit(c, VYRE_IN_SUBGROUP, NULL);
+    uint32_t idx = add_barrier_path(c);
+    c->path[base] = '\0';
+    if (code->oom) return;
+    code->ins[at].aux = idx;
+    code->ins[at].e = e;
+    code->ins[at].slot = code->sg_slot[e->id];
+}
+
 static void compile_stmt(struct compiler *c, const struct vyre_stmt *s, struct loop_ctx *loop) {
+    /* Every operand a statement's instruction evaluates (for bounds: once, before the
+     * loop) is evaluated after the hoisted subgroup ops it contains. */
+    const struct vyre_expr *operands[] = {s->cond,  s->from,     s->to,   s->step,
+                                          s->index, s->expected, s->value};
+    for (size_t i = 0; i < sizeof operands / sizeof operands[0]; i++) hoist(c, operands[i]);
     switch (s->kind) {
     case VYRE_ST_LET:
     case VYRE_ST_SET: emit(c, VYRE_IN_ASSIGN, s); break;
@@ -166,6 +220,7 @@ bool vyre_interp_compile(const vyre_program *p, struct vyre_code *code) {
 
 void vyre_interp_code_free(struct vyre_code *code) {
     if (!code) return;
+    free(code->sg_slot);
     for (uint32_t i = 0; i < code->nbarriers; i++) free(code->barrier_paths[i]);
     free(code->barrier_paths);
     free(code->ins);
@@ -221,6 +276,8 @@ enum vyre_status vyre_interp_workgroup(const struct vyre_exec *x, struct vyre_la
         uint32_t pc = lanes[0].pc;
         for (uint32_t i = 1; i < nlanes; i++)
             if (lanes[i].pc != pc) return barrier_error(x, lanes, nlanes, waiting, done, err);
+        if (x->code->ins[pc].kind == VYRE_IN_SUBGROUP)
+            vyre_interp_subgroup_release(lanes, nlanes, &x->code->ins[pc]);
         for (uint32_t i = 0; i < nlanes; i++) {
             lanes[i].pc++;
             lanes[i].state = VYRE_LANE_RUNNING;

@@ -18,22 +18,32 @@ enum vyre_ins_kind {
                             zero iterations -> pc = target (after the loop)       */
     VYRE_IN_FOR_NEXT,    /* var += step unless it would wrap; var < to -> pc = target */
     VYRE_IN_RETURN,      /* the invocation ends                                   */
-    VYRE_IN_BARRIER      /* park until every invocation of the workgroup is here  */
+    VYRE_IN_BARRIER,     /* park until every invocation of the workgroup is here  */
+    VYRE_IN_SUBGROUP     /* hidden[slot], hidden[slot+1] = the operands of subgroup op
+                            e; park like a barrier; the scheduler then writes e's
+                            result into hidden[slot] (interp_subgroup.c)          */
 };
 
 struct vyre_ins {
     enum vyre_ins_kind kind;
     uint32_t target;
-    uint32_t aux; /* FOR_*: first hidden slot; BARRIER: index into barrier paths */
+    uint32_t aux; /* FOR_*: first hidden slot; BARRIER, SUBGROUP: index into barrier paths */
     const struct vyre_stmt *s;
+    const struct vyre_expr *e; /* SUBGROUP: the op */
+    uint32_t slot;             /* SUBGROUP: its two hidden slots */
 };
 
 struct vyre_code {
     struct vyre_ins *ins;
     uint32_t count, cap;
-    uint32_t nslots;      /* program slots plus two hidden slots per for loop */
-    char **barrier_paths; /* node path of each barrier, for run-time messages */
+    uint32_t nslots;      /* program slots, two hidden slots per for loop and per subgroup op */
+    char **barrier_paths; /* node path of each barrier (and subgroup op), for messages */
     uint32_t nbarriers, barriers_cap;
+    /* Subgroup ops are hoisted out of their statement into SUBGROUP instructions that
+     * run first; evaluating the op then reads its result slot: sg_slot[e->id] (NULL
+     * when the program has none; UINT32_MAX for ids that are no hoisted op). */
+    uint32_t *sg_slot;
+    uint32_t nids;
     bool oom;
 };
 
@@ -66,6 +76,27 @@ struct vyre_lane {
  * barrier (state BARRIER, pc left on the barrier instruction). Never fails: every
  * operation is total (§3). */
 VYRE_INTERNAL void vyre_interp_run_lane(const struct vyre_exec *x, struct vyre_lane *lane);
+
+/* Evaluates expression e for one lane (interp_exec.c). */
+VYRE_INTERNAL vyre_bits vyre_interp_eval(const struct vyre_exec *x, const struct vyre_lane *lane,
+                                         const struct vyre_expr *e);
+
+/* interp_subgroup.c: the subgroup semantics of docs/SUBGROUPS.md. interp.c hoists
+ * every subgroup op that exchanges values between lanes out of its statement, innermost
+ * first, into a SUBGROUP instruction placed before the statement. */
+/* Runs a SUBGROUP instruction's lane part: its operands into the hidden slots. */
+VYRE_INTERNAL void vyre_interp_subgroup_arrive(const struct vyre_exec *x, struct vyre_lane *lane,
+                                               const struct vyre_ins *in);
+/* Every lane of the workgroup waits at SUBGROUP instruction `in`: computes each
+ * subgroup's results (lanes in linear order, 32 per subgroup, the last one partial
+ * when the workgroup is not a multiple of 32) into every lane's result slot. */
+VYRE_INTERNAL void vyre_interp_subgroup_release(struct vyre_lane *lanes, uint32_t nlanes,
+                                                const struct vyre_ins *in);
+/* Value of subgroup op e in one lane: subgroup_size and subgroup_lane directly,
+ * the others from the slot their SUBGROUP instruction filled. */
+VYRE_INTERNAL vyre_bits vyre_interp_subgroup_value(const struct vyre_exec *x,
+                                                   const struct vyre_lane *lane,
+                                                   const struct vyre_expr *e);
 
 /* Compiles the program's body into code (validated program required). Returns false
  * only on allocation failure. vyre_interp_code_free releases what it allocated. */

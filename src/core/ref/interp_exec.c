@@ -1,6 +1,7 @@
 /* interp_exec.c — the inner loop of the reference interpreter: evaluating expressions
  * and running one invocation over the flat instruction list built by interp.c.
- * Expressions contain no barriers, so they are evaluated recursively (depth is bounded
+ * Expressions contain no barriers (subgroup ops that exchange values are hoisted
+ * into instructions of their own), so they are evaluated recursively (depth is bounded
  * by the validator's expression-depth limit); statements are a program counter. */
 #include "interp.h"
 
@@ -88,8 +89,14 @@ static vyre_bits eval(const struct vyre_exec *x, const struct vyre_lane *lane,
         vyre_bits c = eval(x, lane, e->u.op.a[2]);
         return vyre_sem_fma(e->type, a, b, c);
     }
+    case VYRE_EX_SUBGROUP: return vyre_interp_subgroup_value(x, lane, e);
     }
     return 0;
+}
+
+vyre_bits vyre_interp_eval(const struct vyre_exec *x, const struct vyre_lane *lane,
+                           const struct vyre_expr *e) {
+    return eval(x, lane, e);
 }
 
 /* ---- statements ------------------------------------------------------------ */
@@ -187,6 +194,10 @@ void vyre_interp_run_lane(const struct vyre_exec *x, struct vyre_lane *lane) {
         case VYRE_IN_FOR_NEXT: exec_for_next(lane, in); break;
         case VYRE_IN_RETURN: lane->state = VYRE_LANE_DONE; return;
         case VYRE_IN_BARRIER: lane->state = VYRE_LANE_BARRIER; return;
+        case VYRE_IN_SUBGROUP:
+            vyre_interp_subgroup_arrive(x, lane, in);
+            lane->state = VYRE_LANE_BARRIER;
+            return;
         }
     }
 }

@@ -474,6 +474,17 @@ vyre_bits vyre_sem_fma(enum vyre_type t, vyre_bits a, vyre_bits b, vyre_bits c) 
 /* f32 subnormal -> zero of the same sign. */
 static vyre_bits flush_f32(vyre_bits b) { return (b & 0x7F800000u) == 0 ? (b & 0x80000000u) : b; }
 
+/* f32 atomic min/max (docs/ARCHITECTURE.md §10): a NaN value leaves the word as it is, bits and
+ * all; otherwise the float min/max of §3 (a NaN word is replaced by the value, -0 < +0).
+ * Defining "both NaN" as "unchanged" rather than as a fresh NaN makes the final word
+ * independent of the order concurrent atomics land in, NaN payloads included, and the
+ * GPU's compare-and-swap loop reproduces it exactly without relying on which NaN the
+ * hardware's min.f32 makes (it only ever sees a non-NaN value). Subnormals are kept. */
+static vyre_bits atomic_minmax_f32(enum vyre_op op, vyre_bits old, vyre_bits value) {
+    bool value_nan = (value & 0x7F800000u) == 0x7F800000u && (value & 0x007FFFFFu) != 0;
+    return value_nan ? old : vyre_sem_binary(op, VYRE_F32, old, value);
+}
+
 vyre_bits vyre_sem_atomic(enum vyre_atomic_op op, enum vyre_type t, vyre_bits old, vyre_bits value,
                           vyre_bits expected) {
     old = vyre_sem_from_memory(t, old);
@@ -487,8 +498,12 @@ vyre_bits vyre_sem_atomic(enum vyre_atomic_op op, enum vyre_type t, vyre_bits ol
             return flush_f32(vyre_sem_binary(VYRE_OP_ADD, t, flush_f32(old), flush_f32(value)));
         return vyre_sem_binary(VYRE_OP_ADD, t, old, value);
     case VYRE_ATOMIC_SUB: return vyre_sem_binary(VYRE_OP_SUB, t, old, value);
-    case VYRE_ATOMIC_MIN: return vyre_sem_binary(VYRE_OP_MIN, t, old, value);
-    case VYRE_ATOMIC_MAX: return vyre_sem_binary(VYRE_OP_MAX, t, old, value);
+    case VYRE_ATOMIC_MIN:
+        if (t == VYRE_F32) return atomic_minmax_f32(VYRE_OP_MIN, old, value);
+        return vyre_sem_binary(VYRE_OP_MIN, t, old, value);
+    case VYRE_ATOMIC_MAX:
+        if (t == VYRE_F32) return atomic_minmax_f32(VYRE_OP_MAX, old, value);
+        return vyre_sem_binary(VYRE_OP_MAX, t, old, value);
     case VYRE_ATOMIC_AND: return vyre_sem_binary(VYRE_OP_AND, t, old, value);
     case VYRE_ATOMIC_OR: return vyre_sem_binary(VYRE_OP_OR, t, old, value);
     case VYRE_ATOMIC_XOR: return vyre_sem_binary(VYRE_OP_XOR, t, old, value);
