@@ -10,6 +10,7 @@
  *   - arrays whose size is static (shared arrays, buffers declared with a COUNT): an
  *     index whose value range is below that size needs no fact. The range comes from a
  *     small interval analysis over u32 expressions: literals, (lid a) < workgroup[a],
+ *     (subgroup_lane) < 32,
  *     add/mul/and-with-a-literal/rem/shr, immutable lets (their value's range) and for
  *     loop variables (below the loop's end). So a tiled kernel's tile[ly * 16 + lx]
  *     with a 16x16 workgroup is proven, whatever the grid.
@@ -137,6 +138,10 @@ static uint64_t upper(const struct bctx *b, const struct vyre_expr *e, unsigned 
         r = b->is_loop[s] ? (u == UNBOUNDED ? u : (u > 1 ? u - 1 : 1)) : u;
         break;
     }
+    case VYRE_EX_SUBGROUP: /* (subgroup_lane) < 32; (subgroup_size) = 32 */
+        if (e->u.op.sg == VYRE_SG_LANE) r = 32;
+        if (e->u.op.sg == VYRE_SG_SIZE) r = 33;
+        break;
     case VYRE_EX_BINARY: {
         const struct vyre_expr *x = e->u.op.a[0], *y = e->u.op.a[1];
         uint64_t ux = upper(b, x, depth + 1), uy = upper(b, y, depth + 1);
