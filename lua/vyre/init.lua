@@ -75,4 +75,5 @@ function vyre.backend(name)
     .. "(or no argument for the best available)", tostring(name)), 2)
 end
 
+setmetatable(vyre, {__index = function(_, k) if k == "lib" then return require("vyre.lib") end end})
 return vyre

@@ -1,0 +1,168 @@
+-- vyre.lib.compact — stable stream compaction (docs/LIB.md, "compact").
+--
+-- Built on the scan's structure, with the predicate fused into each pass:
+--   1. each workgroup counts the kept elements of its chunk -> part[g];
+--   2. one workgroup scans part exclusively in place and writes the total count;
+--   3. each workgroup walks its chunk tile by tile: the keep flags are scanned in shared
+--      memory (block_scan), kept elements are gathered in order into a shared tile and
+--      written out contiguously at part[g] + the count of the chunk's earlier tiles.
+-- The kept elements keep their order (stable). Only the count is read back.
+local U = require("vyre.lib.util")
+local reduce = require("vyre.lib.reduce")
+local scan = require("vyre.lib.scan")
+
+local M = {}
+
+local COUNT = [[
+(program lib_compact_count_$T (workgroup 256)
+$INPUT
+  (buffer part u32 write)
+  (shared red u32 256)
+  (param n u32)
+  (param chunk u32)
+  (let l (lid x))
+  (let g (wgid x))
+  (let cbeg (mul g chunk))
+  (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))
+  (let acc 0u32)
+  (for gi (add cbeg l) cend 256u32
+$LOADX
+    (set acc (add acc (select $KEEP 1u32 0u32))))
+  (store red l acc)
+  (barrier)
+$TREE
+  (if (eq l 0u32) (then (store part g (load red 0u32)))))
+]]
+
+local SCATTER = [[
+(program lib_compact_$T (workgroup 256)
+  (buffer src $T read)
+$FLAGS
+  (buffer dst $T write)
+  (buffer part u32 read)
+  (shared tile $T 2112)
+  (shared fl u32 2112)
+  (shared ot $T 2048)
+  (shared sa u32 256)
+  (shared sb u32 256)
+  (param n u32)
+  (param chunk u32)
+  (let l (lid x))
+  (let g (wgid x))
+  (let cbeg (mul g chunk))
+  (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))
+  (let ntiles (div (add (sub cend cbeg) 2047u32) 2048u32))
+  (let obase (load part g))
+  (for t 0u32 ntiles 1u32
+    (let base (add cbeg (mul t 2048u32)))
+    (for j 0u32 8u32 1u32
+      (let k (add (mul j 256u32) l))
+      (let gi (add base k))
+      (let x (load src gi))
+      (let pk (add k (shr k 5u32)))
+      (store tile pk x)
+      (store fl pk (select (land (lt gi cend) $KEEP) 1u32 0u32)))
+    (barrier)
+$SCAN
+    (for j2 0u32 8u32 1u32
+      (let k2 (add (mul j2 256u32) l))
+      (if (lt k2 bs_tot) (then (store dst (add obase k2) (load ot k2)))))
+    (set obase (add obase bs_tot))
+    (barrier)))
+]]
+
+local FLAG_TYPES = { "u32", "i32", "bool" }
+
+local function keep_of_flags(ft)
+  if ft == "bool" then return "(load flags gi)" end
+  return ("(ne (load flags gi) 0%s)"):format(ft)
+end
+
+-- The two kernels for element type t and a flags buffer type or a predicate.
+local function kernels(name, be, t, flags_type, pred)
+  local keep, key, flagdecl
+  if pred then
+    keep, key, flagdecl = pred, "pred:" .. pred, ""
+  else
+    keep, key = keep_of_flags(flags_type), "flags:" .. flags_type
+    flagdecl = ("  (buffer flags %s read)"):format(flags_type)
+  end
+  local count_text = U.fill(COUNT, {
+    T = t, KEEP = keep, TREE = reduce.tree("add"),
+    INPUT = pred and ("  (buffer src %s read)"):format(t) or flagdecl,
+    LOADX = pred and "    (let x (load src gi))" or "",
+  })
+  local bs = scan.block_scan({ p = "bs_", arr = "fl", m = 8, t = "u32", op = "add",
+    carry = "0u32", exclusive = true, store = false, pad = true, sa = "sa", sb = "sb",
+    hook = "(if (ne bs_x 0u32) (then (store ot bs_r (load tile bs_i))))" })
+  local scatter_text = U.fill(SCATTER, {
+    T = t, KEEP = keep, FLAGS = flagdecl, SCAN = "    " .. bs:gsub("\n", "\n    "),
+  })
+  local fix = "write a bool expression over the element x, e.g. \"(gt x 0i32)\" for an i32 "
+    .. "buffer (literals carry their type)"
+  return U.user_kernel(name, be, "compact_count:" .. t .. ":" .. key, count_text, fix),
+    U.user_kernel(name, be, "compact:" .. t .. ":" .. key, scatter_text, fix)
+end
+
+function M.compact(name, timed, be, src, keep, dst)
+  U.check_backend(name, be)
+  U.check_buffer(name, be, src, "argument 2 (src)", U.ALL_TYPES)
+  local pred, flags
+  if type(keep) == "string" then
+    if not keep:find("%S") then
+      U.raise(name, "the predicate is empty",
+        "pass a bool expression over x such as \"(gt x 0i32)\", or a flags buffer")
+    end
+    pred = keep
+  elseif U.is_buffer(keep) then
+    U.check_buffer(name, be, keep, "argument 3 (flags)", FLAG_TYPES)
+    if keep.count ~= src.count then
+      U.raise(name, ("flags has %d elements but src has %d"):format(keep.count, src.count),
+        "pass one flag per element of src")
+    end
+    flags = keep
+  else
+    U.raise(name, "argument 3 must be a flags buffer or a predicate string, got "
+      .. type(keep), "pass a u32/i32/bool buffer (nonzero keeps) or text such as "
+      .. "\"(gt x 0i32)\"")
+  end
+  U.check_buffer(name, be, dst, "argument 4 (dst)", U.ALL_TYPES)
+  if dst.type ~= src.type then
+    U.raise(name, ("src is %s but dst is %s"):format(src.type, dst.type),
+      "compact into a buffer of the same type")
+  end
+  if rawequal(dst, src) then
+    U.raise(name, "dst is src; compaction cannot run in place",
+      "compact into another buffer (then lib.copy back if needed)")
+  end
+  if flags and rawequal(dst, flags) then
+    U.raise(name, "dst is the flags buffer", "compact into another buffer")
+  end
+  local t, n = src.type, src.count
+  local kcount, kscatter = kernels(name, be, t, flags and flags.type, pred)
+  if n == 0 then
+    if timed then return 0, U.no_time() end
+    return 0
+  end
+  local chunk, G = U.chunks(n)
+  local part = U.scratch(be, "compact_part", "u32", U.MAXG)
+  local total = U.scratch(be, "compact_total", "u32", 1)
+  local a1 = { part = part, n = n, chunk = chunk }
+  local a3 = { src = src, dst = dst, part = part, n = n, chunk = chunk }
+  if flags then
+    a1.flags, a3.flags = flags, flags
+  else
+    a1.src = src
+  end
+  local steps = {
+    { kcount, a1, { grid = { G } } },
+    { scan.kernel(be, "u32", "add", true, "none", true),
+      { src = part, dst = part, total = total, n = G, chunk = G }, { grid = { 1 } } },
+    { kscatter, a3, { grid = { G } } },
+  }
+  local out, timing = U.run(name, be, steps, { { total, 0, 4 } }, timed)
+  if timed then return out[1][1], timing end
+  return out[1][1]
+end
+
+return M

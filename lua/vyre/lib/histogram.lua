@@ -1,0 +1,141 @@
+-- vyre.lib.histogram — counts of values in [lo, hi) over `bins` bins (docs/LIB.md).
+--
+-- Each workgroup walks a grid-stride slice, counting into a shared u32 histogram with
+-- shared atomics (bins <= 4096), then adds its nonzero counts into the output with
+-- global atomics; more bins count with global atomics directly. Integer atomics are
+-- exact, so the counts do not depend on the order. Bin of a value x in [lo, hi):
+--   f32/f64: floor((x - lo) * scale), scale = bins / (hi - lo) computed in double on the
+--            host and rounded to the type; clamped to bins - 1
+--   i32/u32: floor((x - lo) * bins / (hi - lo)), exact (64-bit unsigned arithmetic)
+--   i64/u64: floor(f64(x - lo) * scale), scale = bins / f64(hi - lo); clamped
+-- Values outside [lo, hi), and NaN, are not counted.
+local U = require("vyre.lib.util")
+local basic = require("vyre.lib.basic")
+
+local M = {}
+
+M.SHARED_BINS = 4096
+
+local KERNEL = [[
+(program lib_histogram_$T_$MODE (workgroup 256)
+  (buffer src $T read)
+  (buffer out u32 read_write)
+$SHARED
+  (param n u32)
+  (param nb u32)
+  (param lo $T)
+  (param hi $T)
+  (param scale $ST)
+  (let l (lid x))
+  (let stride (mul (ngroups x) 256u32))
+  (let top (sub nb 1u32))
+  (for i (gid x) n stride
+    (let x (load src i))
+    (let ok (land (ge x lo) (lt x hi)))
+    (let b $BIN)
+    (if ok (then (atomic add $H (min b top) 1u32))))
+$FLUSH)
+]]
+
+local FLUSH = [[
+  (barrier)
+  (for bi l nb 256u32
+    (let c (load h bi))
+    (if (gt c 0u32) (then (atomic add out bi c))))]]
+
+local BIN = {
+  f32 = "(cast u32 (floor (mul (sub x lo) scale)))",
+  f64 = "(cast u32 (floor (mul (sub x lo) scale)))",
+  u32 = "(cast u32 (div (mul (cast u64 (sub x lo)) (cast u64 nb)) scale))",
+  i32 = "(cast u32 (div (mul (cast u64 (bitcast u32 (sub x lo))) (cast u64 nb)) scale))",
+  u64 = "(cast u32 (floor (mul (cast f64 (sub x lo)) scale)))",
+  i64 = "(cast u32 (floor (mul (cast f64 (bitcast u64 (sub x lo))) scale)))",
+}
+local SCALE_TYPE = { f32 = "f32", f64 = "f64", u32 = "u64", i32 = "u64", u64 = "f64",
+  i64 = "f64" }
+
+local function kernel(be, t, shared)
+  local mode = shared and "shared" or "global"
+  return U.kernel(be, "histogram:" .. t .. ":" .. mode, function()
+    return U.fill(KERNEL, {
+      T = t, MODE = mode, ST = SCALE_TYPE[t], BIN = BIN[t],
+      SHARED = shared and ("  (shared h u32 %d)"):format(M.SHARED_BINS) or "",
+      H = shared and "h" or "out",
+      FLUSH = shared and FLUSH or "",
+    })
+  end)
+end
+
+local function f32(x)
+  return (string.unpack("<f", string.pack("<f", x)))
+end
+
+--- The scale parameter for type t, bins and [lo, hi) (host-side, documented).
+function M.scale(t, bins, lo, hi)
+  if t == "f32" then return f32(bins / (f32(hi) - f32(lo))) end
+  if t == "f64" then return bins / (hi - lo) end
+  if t == "i32" or t == "u32" then return hi - lo end
+  local r = hi - lo -- the unsigned difference, held in a Lua integer
+  -- as a double rounded once (high and low halves are exact; their sum rounds)
+  local rf = (r >> 32) * 4294967296.0 + (r & 0xffffffff)
+  return bins / rf
+end
+
+local function check_bounds(name, t, lo, hi)
+  lo = basic.check_value(name, "lo", t, lo)
+  hi = basic.check_value(name, "hi", t, hi)
+  if U.is_float(t) then
+    if t == "f32" then lo, hi = f32(lo), f32(hi) end
+    if lo ~= lo or hi ~= hi or lo == -math.huge or hi == math.huge or lo >= hi then
+      U.raise(name, ("[lo, hi) = [%s, %s) is not a finite, non-empty range in %s"):format(
+        tostring(lo), tostring(hi), t), "pass finite lo < hi")
+    end
+  else
+    local less
+    if t == "u64" then less = math.ult(lo, hi) else less = lo < hi end
+    if not less then
+      U.raise(name, ("[lo, hi) = [%d, %d) is empty"):format(lo, hi), "pass lo < hi")
+    end
+  end
+  return lo, hi
+end
+
+function M.histogram(name, timed, be, src, bins, lo, hi, opts)
+  U.check_backend(name, be)
+  U.check_buffer(name, be, src, "argument 2 (src)", U.NUM_TYPES)
+  local nb = math.type(bins) == "integer" and bins or nil
+  if not nb or nb < 1 or nb > 0xffffffff then
+    U.raise(name, "bins must be an integer in [1, 2^32-1], got " .. tostring(bins),
+      "pass the number of bins, e.g. 256")
+  end
+  local t = src.type
+  lo, hi = check_bounds(name, t, lo, hi)
+  opts = U.check_opts(name, opts, { "out" }, 6)
+  local out = opts.out
+  if out ~= nil then
+    U.check_buffer(name, be, out, "opts.out", { "u32" })
+    if rawequal(out, src) then
+      U.raise(name, "opts.out is src", "count into another buffer")
+    end
+    if out.count < nb then
+      U.raise(name, ("opts.out has %d elements, fewer than the %d bins"):format(out.count, nb),
+        "pass a u32 buffer with at least bins elements")
+    end
+  else
+    out = be:buffer("u32", nb)
+  end
+  local steps = {}
+  basic.fill_steps(be, out, 0, nb, steps)
+  local n = src.count
+  if n > 0 then
+    local G = math.max(1, math.min(U.MAXG, U.cdiv(n, U.TILE)))
+    steps[#steps + 1] = { kernel(be, t, nb <= M.SHARED_BINS),
+      { src = src, out = out, n = n, nb = nb, lo = lo, hi = hi, scale = M.scale(t, nb, lo, hi) },
+      { grid = { G } } }
+  end
+  local _, timing = U.run(name, be, steps, nil, timed)
+  if timed then return out, timing end
+  return out
+end
+
+return M

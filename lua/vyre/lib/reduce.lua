@@ -1,0 +1,99 @@
+-- vyre.lib.reduce — deterministic reductions (docs/LIB.md, "reduce").
+--
+-- One kernel, `lib_reduce_T_OP`, reduces each workgroup's contiguous chunk
+-- [g*chunk, min((g+1)*chunk, n)) to part[g]: invocation l folds the elements
+-- cbeg+l, cbeg+l+256, cbeg+l+512, ... in that order (loads issued four at a time), then
+-- the 256 values are combined by a fixed tree in shared memory (red[l] = red[l] op
+-- red[l+half], half = 128, 64, ..., 1). A buffer of more than one tile (2048 elements)
+-- takes two passes: n -> G <= 1024 partials -> 1. No float atomics: every operation is
+-- in a fixed order, so float sums have the same bits on every run and on every backend.
+local U = require("vyre.lib.util")
+
+local M = {}
+
+local KERNEL = [[
+(program lib_reduce_$T_$OP (workgroup 256)
+  (buffer src $T read)
+  (buffer part $T write)
+  (shared red $T 256)
+  (param n u32)
+  (param chunk u32)
+  (let l (lid x))
+  (let g (wgid x))
+  (let cbeg (mul g chunk))
+  (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))
+  (let first (add cbeg l))
+  (let cnt (select (lt first cend) (add (div (sub (sub cend first) 1u32) 256u32) 1u32) 0u32))
+  (let acc $ID)
+  (for k 0u32 cnt 4u32
+    (let i0 (add first (mul k 256u32)))
+    (let v0 (load src i0))
+    (let v1 (select (lt (add k 1u32) cnt) (load src (add i0 256u32)) $ID))
+    (let v2 (select (lt (add k 2u32) cnt) (load src (add i0 512u32)) $ID))
+    (let v3 (select (lt (add k 3u32) cnt) (load src (add i0 768u32)) $ID))
+    (set acc ($OP ($OP ($OP ($OP acc v0) v1) v2) v3)))
+  (store red l acc)
+  (barrier)
+$TREE
+  (if (eq l 0u32) (then (store part g (load red 0u32)))))
+]]
+
+--- The tree over red[0..256) as text (8 unrolled levels, a barrier after each).
+function M.tree(op)
+  local out = {}
+  local half = 128
+  while half >= 1 do
+    out[#out + 1] = ("  (if (lt l %du32) (then (store red l (%s (load red l) "
+      .. "(load red (add l %du32))))))\n  (barrier)"):format(half, op, half)
+    half = half // 2
+  end
+  return table.concat(out, "\n")
+end
+
+--- The compiled chunk-reduce kernel of type t and op on be (cached).
+function M.kernel(be, t, op)
+  return U.kernel(be, "reduce:" .. t .. ":" .. op, function()
+    return U.fill(KERNEL, { T = t, OP = op, ID = U.identity(op, t), TREE = M.tree(op) })
+  end)
+end
+
+--- Appends to steps the launches reducing src[0..n) (n >= 1) into res[0].
+function M.steps(be, t, op, src, n, res, steps)
+  local k = M.kernel(be, t, op)
+  if n <= U.TILE then
+    steps[#steps + 1] = { k, { src = src, part = res, n = n, chunk = n }, { grid = { 1 } } }
+    return
+  end
+  local chunk, G = U.chunks(n)
+  local part = U.scratch(be, "reduce_part", t, U.MAXG)
+  steps[#steps + 1] = { k, { src = src, part = part, n = n, chunk = chunk }, { grid = { G } } }
+  steps[#steps + 1] = { k, { src = part, part = res, n = G, chunk = G }, { grid = { 1 } } }
+end
+
+local SIZE = { i32 = 4, u32 = 4, f32 = 4, i64 = 8, u64 = 8, f64 = 8 }
+M.SIZE = SIZE
+
+function M.reduce(name, timed, be, buf, op)
+  U.check_backend(name, be)
+  U.check_buffer(name, be, buf, "argument 2 (buf)", U.NUM_TYPES)
+  op = op or "add"
+  U.check_op(name, op, { "add", "min", "max" })
+  local t, n = buf.type, buf.count
+  if n == 0 then
+    if op ~= "add" then
+      U.raise(name, ("%s of an empty buffer has no value"):format(op),
+        "check #buf > 0 before reducing with min or max (add of nothing is 0)")
+    end
+    local z = U.is_float(t) and 0.0 or 0
+    if timed then return z, U.no_time() end
+    return z
+  end
+  local res = U.scratch(be, "reduce_res", t, 1)
+  local steps = {}
+  M.steps(be, t, op, buf, n, res, steps)
+  local out, timing = U.run(name, be, steps, { { res, 0, SIZE[t] } }, timed)
+  if timed then return out[1][1], timing end
+  return out[1][1]
+end
+
+return M

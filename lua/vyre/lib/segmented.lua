@@ -1,0 +1,128 @@
+-- vyre.lib.segmented — reductions and scans over CSR segments (docs/LIB.md).
+--
+-- Segment s covers values[offsets[s] .. offsets[s+1]) clipped to the buffer. First
+-- version: one invocation per segment folds its segment left to right (float results are
+-- the sequential fold, the same bits on both backends). Work O(#values + #segments);
+-- span O(longest segment), and the loads of one invocation are not coalesced, so few
+-- long segments run slowly: fine for many short segments (e-graph classes).
+local U = require("vyre.lib.util")
+local scan = require("vyre.lib.scan")
+
+local M = {}
+
+local REDUCE = [[
+(program lib_segreduce_$T_$OP (workgroup 256)
+  (buffer values $T read)
+  (buffer offsets u32 read)
+  (buffer out $T write)
+  (param nseg u32)
+  (let s (gid x))
+  (if (lt s nseg)
+    (then
+      (let nv (len values))
+      (let b (load offsets s))
+      (let e (min (load offsets (add s 1u32)) nv))
+      (let acc $EMPTY)
+      (if (lt b e)
+        (then
+          (set acc (load values b))
+          (for i (add b 1u32) e 1u32 (set acc ($OP acc (load values i))))))
+      (store out s acc))))
+]]
+
+local SCAN = [[
+(program lib_segscan_$T_$OP_$E (workgroup 256)
+  (buffer values $T read)
+  (buffer offsets u32 read)
+  (buffer dst $T write)
+  (param nseg u32)
+  (let s (gid x))
+  (if (lt s nseg)
+    (then
+      (let nv (len values))
+      (let b (load offsets s))
+      (let e (min (load offsets (add s 1u32)) nv))
+      (if (lt b e)
+        (then
+          (let x0 (load values b))
+          (store dst b $FIRST)
+          (let acc x0)
+          (for i (add b 1u32) e 1u32
+            (let xi (load values i))
+$STEP))))))
+]]
+
+local OPS = { "add", "min", "max" }
+
+local function check_common(name, be, values, offsets, out, what, op)
+  U.check_backend(name, be)
+  U.check_buffer(name, be, values, "argument 2 (values)", U.NUM_TYPES)
+  U.check_buffer(name, be, offsets, "argument 3 (offsets)", { "u32" })
+  U.check_buffer(name, be, out, what, U.NUM_TYPES)
+  U.check_op(name, op, OPS)
+  if offsets.count < 1 then
+    U.raise(name, "offsets is empty",
+      "pass nsegments + 1 offsets (CSR), e.g. {0} for no segment")
+  end
+  if out.type ~= values.type then
+    U.raise(name, ("values is %s but %s is %s"):format(values.type, what, out.type),
+      "use buffers of the same type")
+  end
+  return offsets.count - 1
+end
+
+function M.reduce(name, timed, be, values, offsets, out, op)
+  op = op or "add"
+  local nseg = check_common(name, be, values, offsets, out, "argument 4 (out)", op)
+  if out.count < nseg then
+    U.raise(name, ("out has %d elements for %d segments"):format(out.count, nseg),
+      "pass an out buffer with #offsets - 1 elements")
+  end
+  local t = values.type
+  local steps = {}
+  if nseg > 0 then
+    local k = U.kernel(be, "segreduce:" .. t .. ":" .. op, function()
+      return U.fill(REDUCE, { T = t, OP = op, EMPTY = U.empty_value(op, t) })
+    end)
+    steps[1] = { k, { values = values, offsets = offsets, out = out, nseg = nseg },
+      { grid = { U.cdiv(nseg, U.WG) } } }
+  end
+  local _, timing = U.run(name, be, steps, nil, timed)
+  if timed then return out, timing end
+  return out
+end
+
+function M.scan(name, timed, be, values, offsets, dst, op, opts)
+  if type(op) == "table" and opts == nil then op, opts = nil, op end -- (..., dst, opts)
+  op = op or "add"
+  local nseg = check_common(name, be, values, offsets, dst, "argument 4 (dst)", op)
+  opts = U.check_opts(name, opts, { "exclusive" }, 6)
+  if opts.exclusive ~= nil and type(opts.exclusive) ~= "boolean" then
+    U.raise(name, "opts.exclusive must be a boolean", "pass {exclusive = true} or nothing")
+  end
+  if dst.count ~= values.count then
+    U.raise(name, ("values has %d elements but dst has %d"):format(values.count, dst.count),
+      "scan into a buffer of the same length (or values itself: in place)")
+  end
+  local t, excl = values.type, opts.exclusive == true
+  local steps = {}
+  if nseg > 0 then
+    local k = U.kernel(be, "segscan:" .. t .. ":" .. op .. ":" .. tostring(excl), function()
+      local step
+      if excl then
+        step = ("            (store dst i acc)\n            (set acc (%s acc xi))"):format(op)
+      else
+        step = ("            (set acc (%s acc xi))\n            (store dst i acc)"):format(op)
+      end
+      return U.fill(SCAN, { T = t, OP = op, E = excl and "e" or "i",
+        FIRST = excl and scan.init(op, t, true) or "x0", STEP = step })
+    end)
+    steps[1] = { k, { values = values, offsets = offsets, dst = dst, nseg = nseg },
+      { grid = { U.cdiv(nseg, U.WG) } } }
+  end
+  local _, timing = U.run(name, be, steps, nil, timed)
+  if timed then return dst, timing end
+  return dst
+end
+
+return M

@@ -1,0 +1,297 @@
+-- vyre.lib.util — the pieces every vyre.lib primitive shares (docs/LIB.md): argument
+-- checks that raise "vyre.lib.<name>: what went wrong. Fix: how", the per-backend
+-- caches of compiled kernels and scratch buffers (weak-keyed by backend), the type
+-- table (literals, identities), text templating, and running a list of launches as one
+-- be:sequence (optionally timed).
+local vyre = require("vyre")
+
+local U = {}
+
+-- Geometry shared by the primitives (docs/LIB.md, "Geometry"). Changing any of these
+-- changes the order of float operations, hence the bits of float sums and scans.
+U.WG = 256          -- invocations per workgroup
+U.ITEMS = 8         -- elements per invocation per tile
+U.TILE = 2048       -- WG * ITEMS: elements per tile
+U.TILEP = 2112      -- TILE + TILE / 32: a tile padded against shared-memory bank conflicts
+U.MAXG = 1024       -- most workgroups of a chunked pass (about one wave on an H100)
+
+-- Errors ----------------------------------------------------------------------------
+
+-- The stack level of the first caller outside vyre.lib, for error positions.
+local function user_level()
+  local lvl = 2
+  while true do
+    local info = debug.getinfo(lvl, "S")
+    if not info then return 0 end
+    local src = info.source or ""
+    if not src:find("vyre/lib", 1, true) and not src:find("vyre\\lib", 1, true) then
+      return lvl
+    end
+    lvl = lvl + 1
+  end
+end
+
+--- Raises "vyre.lib.<name>: <what>. Fix: <fix>" at the caller's line.
+function U.raise(name, what, fix)
+  local msg = ("vyre.lib.%s: %s. Fix: %s"):format(name, what, fix)
+  local lvl = user_level()
+  error(msg, lvl > 0 and lvl - 1 or 0)
+end
+
+local function mt_name(v)
+  local mt = getmetatable(v)
+  return type(mt) == "table" and rawget(mt, "__name") or nil
+end
+
+local function describe(v)
+  local n = mt_name(v)
+  if n then return n end
+  return type(v)
+end
+
+function U.check_backend(name, be)
+  if mt_name(be) ~= "vyre.Backend" then
+    U.raise(name, "argument 1 must be a vyre.Backend, got " .. describe(be),
+      "pass vyre.backend() or require('vyre.cuda').device(0) as the first argument")
+  end
+  if be.freed then
+    U.raise(name, "the backend was freed", "use a live backend")
+  end
+end
+
+U.ALL_TYPES = { "bool", "i32", "u32", "i64", "u64", "f32", "f64" }
+U.NUM_TYPES = { "i32", "u32", "i64", "u64", "f32", "f64" }
+
+local function list_has(list, v)
+  for _, x in ipairs(list) do
+    if x == v then return true end
+  end
+  return false
+end
+U.list_has = list_has
+
+--- Checks that buf is a live vyre.Buffer of be's kind whose type is in `types`.
+function U.check_buffer(name, be, buf, what, types)
+  if mt_name(buf) ~= "vyre.Buffer" then
+    U.raise(name, ("%s must be a vyre.Buffer, got %s"):format(what, describe(buf)),
+      "create it with be:buffer(type, n | array) on the backend you pass")
+  end
+  if buf.freed then
+    U.raise(name, what .. " was freed", "pass a live buffer")
+  end
+  local kind = tostring(buf):match("^vyre%.Buffer%((%w+)")
+  if kind and kind ~= be.name then
+    U.raise(name, ("%s belongs to a %s backend, not to the %s backend passed"):format(
+      what, kind, be.name), "create buffers with the backend you pass to vyre.lib")
+  end
+  if types and not list_has(types, buf.type) then
+    U.raise(name, ("%s has type %s, which is not supported here"):format(what, buf.type),
+      "use a buffer of type " .. table.concat(types, ", "))
+  end
+end
+
+function U.check_op(name, op, ops)
+  if not list_has(ops, op) then
+    U.raise(name, ("unknown op '%s'"):format(tostring(op)),
+      "use one of " .. table.concat(ops, ", "))
+  end
+end
+
+--- Checks an optional opts table against allowed keys; returns it (or {}).
+function U.check_opts(name, opts, allowed, pos)
+  if opts == nil then return {} end
+  if type(opts) ~= "table" or mt_name(opts) then
+    U.raise(name, ("argument %d (opts) must be a table, got %s"):format(pos, describe(opts)),
+      "pass nil or a table with keys " .. table.concat(allowed, ", "))
+  end
+  for k in pairs(opts) do
+    if not list_has(allowed, k) then
+      U.raise(name, ("unknown option '%s'"):format(tostring(k)),
+        "use only " .. (#allowed > 0 and table.concat(allowed, ", ") or "no options"))
+    end
+  end
+  return opts
+end
+
+function U.is_buffer(v)
+  return mt_name(v) == "vyre.Buffer"
+end
+
+-- Types ----------------------------------------------------------------------------
+
+local INT = {
+  i32 = { min = "-2147483648i32", max = "2147483647i32", bits = 32, signed = true,
+    lmin = -2147483648, lmax = 2147483647 },
+  u32 = { min = "0u32", max = "4294967295u32", bits = 32, signed = false,
+    lmin = 0, lmax = 4294967295 },
+  i64 = { min = "-9223372036854775808i64", max = "9223372036854775807i64", bits = 64,
+    signed = true, lmin = math.mininteger, lmax = math.maxinteger },
+  u64 = { min = "0u64", max = "18446744073709551615u64", bits = 64, signed = false },
+}
+U.INT = INT
+
+function U.is_float(t) return t == "f32" or t == "f64" end
+function U.is_int(t) return INT[t] ~= nil end
+
+local NAN = { f32 = "nan:0x7fc00000f32", f64 = "nan:0x7ff8000000000000f64" }
+
+--- The literal 0 of type t (+0.0 for floats).
+function U.zero(t)
+  if U.is_float(t) then return "0x0p+0" .. t end
+  if t == "bool" then return "false" end
+  return "0" .. t
+end
+
+--- The exact identity of op on t: x op id == id op x == x for every x (floats: add's is
+--- -0.0, min's and max's is NaN, since vyre's min/max return the non-NaN operand).
+function U.identity(op, t)
+  if op == "add" then
+    return U.is_float(t) and ("-0x0p+0" .. t) or ("0" .. t)
+  end
+  if U.is_float(t) then return NAN[t] end
+  if op == "min" then return INT[t].max end
+  return INT[t].min
+end
+
+--- What a reduction of nothing reports where a value must be written (segmented reduce):
+--- 0 for add, the largest value (+inf) for min, the smallest (-inf) for max.
+function U.empty_value(op, t)
+  if op == "add" then return U.zero(t) end
+  if U.is_float(t) then return (op == "min" and "inf" or "-inf") .. t end
+  if op == "min" then return INT[t].max end
+  return INT[t].min
+end
+
+-- Text templating -------------------------------------------------------------------
+
+--- Replaces $NAME (capitals and digits) with vars[NAME]; a missing one is an error.
+function U.fill(template, vars)
+  return (template:gsub("%$(%u[%u%d]*)", function(k)
+    local v = vars[k]
+    if v == nil then error("vyre.lib internal: template variable $" .. k .. " unset", 2) end
+    return tostring(v)
+  end))
+end
+
+--- The padded shared index of the element at index expression e (one word skipped per 32).
+function U.pad(e)
+  return ("(add %s (shr %s 5u32))"):format(e, e)
+end
+
+-- Caches ------------------------------------------------------------------------------
+
+-- backend -> { key -> Kernel }; weak keys (ephemerons): a backend no longer used by
+-- the caller is collected with its kernels and scratch buffers.
+local kernels = setmetatable({}, { __mode = "k" })
+local scratch = setmetatable({}, { __mode = "k" })
+
+--- The compiled kernel for key on be, built by gen() (text) the first time.
+function U.kernel(be, key, gen)
+  local c = kernels[be]
+  if not c then
+    c = {}
+    kernels[be] = c
+  end
+  local k = c[key]
+  if not k then
+    local text = gen()
+    local ok, p = pcall(vyre.parse, text)
+    if not ok then
+      error("vyre.lib internal: kernel " .. key .. " does not parse: " .. tostring(p)
+        .. "\n" .. text, 0)
+    end
+    k = be:compile(p)
+    c[key] = k
+  end
+  return k
+end
+
+--- Compiles text on be under key, raising a vyre.lib error (with the cause) when the text
+--- does not parse or validate: for kernels that embed user text (compact's predicate).
+function U.user_kernel(name, be, key, text, fix)
+  local c = kernels[be]
+  if not c then
+    c = {}
+    kernels[be] = c
+  end
+  local k = c[key]
+  if k then return k end
+  local ok, res = pcall(function() return be:compile(vyre.parse(text)) end)
+  if not ok then
+    local msg = tostring(res):gsub("^.-vyre%.", "vyre.", 1)
+    U.raise(name, "the predicate does not compile (" .. msg .. ")", fix)
+  end
+  c[key] = res
+  return res
+end
+
+--- A scratch buffer of type t with at least n elements, kept per backend and role, grown
+--- on demand. Calls on one backend run one after another (each ends with one sync), so
+--- a role is never used by two calls at once.
+function U.scratch(be, role, t, n)
+  local c = scratch[be]
+  if not c then
+    c = {}
+    scratch[be] = c
+  end
+  local key = role .. ":" .. t
+  local b = c[key]
+  if not b or b.freed or b.count < n then
+    if b and not b.freed then b:free() end
+    b = be:buffer(t, math.max(n, 1))
+    c[key] = b
+  end
+  return b
+end
+
+--- Frees the scratch buffers and drops the compiled kernels kept for be.
+function U.release(be)
+  local c = scratch[be]
+  if c then
+    for _, b in pairs(c) do
+      if not b.freed then b:free() end
+    end
+  end
+  scratch[be] = nil
+  kernels[be] = nil
+end
+
+-- Running ---------------------------------------------------------------------------
+
+--- The timing of a call that launched nothing.
+function U.no_time()
+  return { wall_ns = 0, device_ns = 0, enqueue_ns = 0, wait_ns = 0 }
+end
+
+--- Runs steps as one be:sequence (one synchronisation), reading back `readback`.
+--- Returns the list of Arrays and (when timed) the timing.
+function U.run(name, be, steps, readback, timed)
+  if #steps == 0 then
+    return {}, timed and U.no_time() or nil
+  end
+  local ok, res, t = pcall(be.sequence, be, steps, { readback = readback, timed = timed })
+  if not ok then
+    local msg = tostring(res)
+    if msg:find("of this", 1, true) and msg:find("backend", 1, true) then
+      U.raise(name, "a buffer passed belongs to another backend object than the one passed",
+        "create every buffer with the backend you pass to vyre.lib")
+    end
+    error(("vyre.lib.%s: %s"):format(name, msg), 0)
+  end
+  return res, t
+end
+
+--- ceil(a / b) for non-negative integers.
+function U.cdiv(a, b)
+  return (a + b - 1) // b
+end
+
+--- The chunked geometry of a pass over n elements: chunk (a multiple of TILE) and the
+--- number of workgroups G = ceil(n / chunk) <= MAXG.
+function U.chunks(n)
+  local ntiles = U.cdiv(n, U.TILE)
+  local chunk = U.TILE * U.cdiv(ntiles, U.MAXG)
+  return chunk, U.cdiv(n, chunk)
+end
+
+return U

@@ -1,0 +1,893 @@
+-- 17: vyre.lib, GPU primitives written as vyre programs (docs/LIB.md). One suite runs
+-- on the reference backend (always) and on CUDA (tag `gpu`): every primitive against
+-- plain Lua at sizes 0, 1, 31, 32, 33, 1025 and 100000 (sort: fewer), random inputs
+-- from fixed seeds. Float sums and scans are compared bit for bit with a Lua simulation
+-- of the library's fixed order (lib.geometry). A second GPU block checks bit-exact
+-- equality of the CUDA results with the reference backend's at sizes up to 10^6.
+local vyre = require("vyre")
+local lib = require("vyre.lib")
+
+local G = lib.geometry
+local TILE, MAXG, WG = G.tile, G.max_groups, G.workgroup
+
+local SIZES = { 0, 1, 31, 32, 33, 1025, 100000 }
+local SORT_SIZES = { 0, 1, 31, 33, 1025, 5000 }
+local NUM = { "i32", "u32", "i64", "u64", "f32", "f64" }
+
+-- Lua models of the types ------------------------------------------------------------
+
+local function f32(x)
+  return (string.unpack("<f", string.pack("<f", x)))
+end
+
+local NAN = 0 / 0
+local function isnan(x) return x ~= x end
+
+local function fmin(a, b)
+  if isnan(a) then return b end
+  if isnan(b) then return a end
+  if a == 0 and b == 0 then return (1 / a < 0) and a or b end
+  return a < b and a or b
+end
+
+local function fmax(a, b)
+  if isnan(a) then return b end
+  if isnan(b) then return a end
+  if a == 0 and b == 0 then return (1 / a > 0) and a or b end
+  return a > b and a or b
+end
+
+local function wrap_i32(v) return ((v + 0x80000000) & 0xffffffff) - 0x80000000 end
+
+local OPS = {
+  i32 = { add = function(a, b) return wrap_i32(a + b) end, min = math.min, max = math.max },
+  u32 = { add = function(a, b) return (a + b) & 0xffffffff end, min = math.min,
+    max = math.max },
+  i64 = { add = function(a, b) return a + b end, min = math.min, max = math.max },
+  u64 = { add = function(a, b) return a + b end,
+    min = function(a, b) return math.ult(b, a) and b or a end,
+    max = function(a, b) return math.ult(a, b) and b or a end },
+  f32 = { add = function(a, b) return f32(a + b) end, min = fmin, max = fmax },
+  f64 = { add = function(a, b) return a + b end, min = fmin, max = fmax },
+}
+
+local IDENTITY = {
+  i32 = { add = 0, min = 0x7fffffff, max = -0x80000000 },
+  u32 = { add = 0, min = 0xffffffff, max = 0 },
+  i64 = { add = 0, min = math.maxinteger, max = math.mininteger },
+  u64 = { add = 0, min = -1, max = 0 },
+  f32 = { add = -0.0, min = NAN, max = NAN },
+  f64 = { add = -0.0, min = NAN, max = NAN },
+}
+
+local function is_float(t) return t == "f32" or t == "f64" end
+
+-- Bit-exact equality of two values of type t (floats: -0 differs from +0), except that
+-- any two NaNs are the same (vyre leaves NaN payloads free).
+local function same(t, a, b)
+  if a == b then
+    if a == 0 and is_float(t) then return 1 / a == 1 / b end
+    return true
+  end
+  return is_float(t) and isnan(a) and isnan(b)
+end
+
+-- Random values of type t (floats over many exponents, exactly representable).
+local function random_value(t)
+  if t == "i32" then return math.random(-0x80000000, 0x7fffffff) end
+  if t == "u32" then return math.random(0, 0xffffffff) end
+  if t == "i64" or t == "u64" then return math.random(0) end
+  local v = (math.random() * 2 - 1) * 2.0 ^ math.random(-12, 12)
+  return t == "f32" and f32(v) or v
+end
+
+local function random_list(t, n, seed)
+  math.randomseed(seed)
+  local xs = {}
+  for i = 1, n do xs[i] = random_value(t) end
+  return xs
+end
+
+-- Compares a downloaded Array with a Lua list (first #want elements).
+local function assert_list(t, want, got, what)
+  for i = 1, #want do
+    if not same(t, want[i], got[i]) then
+      error(("%s: element %d is %s, want %s"):format(what, i, tostring(got[i]),
+        tostring(want[i])), 2)
+    end
+  end
+end
+
+-- Simulations of the library's fixed orders (lib.geometry) ------------------------------
+
+local function cdiv(a, b) return (a + b - 1) // b end
+local function chunks(n)
+  local c = TILE * cdiv(cdiv(n, TILE), MAXG)
+  return c, cdiv(n, c)
+end
+
+-- lib_reduce over xs[b+1 .. e] (0-based [b, e)): invocation l folds b+l, b+l+256, ...;
+-- then the fixed tree over the 256 values.
+local function sim_chunk_reduce(xs, b, e, op, id)
+  local acc = {}
+  for l = 0, WG - 1 do
+    local a = id
+    for i = b + l, e - 1, WG do a = op(a, xs[i + 1]) end
+    acc[l] = a
+  end
+  local half = WG // 2
+  while half >= 1 do
+    for l = 0, half - 1 do acc[l] = op(acc[l], acc[l + half]) end
+    half = half // 2
+  end
+  return acc[0]
+end
+
+local function sim_reduce(t, op, xs)
+  local f, id = OPS[t][op], IDENTITY[t][op]
+  local n = #xs
+  if n <= TILE then return sim_chunk_reduce(xs, 0, n, f, id) end
+  local chunk, ng = chunks(n)
+  local parts = {}
+  for g = 0, ng - 1 do
+    parts[g + 1] = sim_chunk_reduce(xs, g * chunk, math.min(n, (g + 1) * chunk), f, id)
+  end
+  return sim_chunk_reduce(parts, 0, ng, f, id)
+end
+
+-- One workgroup of lib_scan over [cbeg, cend), starting from carry; writes out[].
+local function sim_chunk_scan(xs, cbeg, cend, carry, f, id, excl, out)
+  local items = TILE // WG
+  for base = cbeg, cend - 1, TILE do
+    local v = {}
+    for k = 0, TILE - 1 do
+      local gi = base + k
+      v[k] = gi < cend and xs[gi + 1] or id
+    end
+    local s = {}
+    for l = 0, WG - 1 do
+      local a = id
+      for j = 0, items - 1 do a = f(a, v[l * items + j]) end
+      s[l] = a
+    end
+    local d = 1
+    while d < WG do
+      local ns = {}
+      for l = 0, WG - 1 do ns[l] = l >= d and f(s[l - d], s[l]) or s[l] end
+      s, d = ns, d * 2
+    end
+    for l = 0, WG - 1 do
+      local r = l > 0 and f(carry, s[l - 1]) or carry
+      for j = 0, items - 1 do
+        local k = l * items + j
+        local x = v[k]
+        local o
+        if excl then
+          o = r
+          r = f(r, x)
+        else
+          r = f(r, x)
+          o = r
+        end
+        if base + k < cend then out[base + k + 1] = o end
+      end
+    end
+    carry = f(carry, s[WG - 1])
+  end
+end
+
+local function scan_init(t, op, excl)
+  if excl and op == "add" and is_float(t) then return 0.0 end
+  return IDENTITY[t][op]
+end
+
+local function sim_scan(t, op, xs, excl)
+  local f, id = OPS[t][op], IDENTITY[t][op]
+  local n, out = #xs, {}
+  if cdiv(n, TILE) <= 8 then
+    sim_chunk_scan(xs, 0, n, scan_init(t, op, excl), f, id, excl, out)
+    return out
+  end
+  local chunk, ng = chunks(n)
+  local parts, pscan = {}, {}
+  for g = 0, ng - 1 do
+    parts[g + 1] = sim_chunk_reduce(xs, g * chunk, math.min(n, (g + 1) * chunk), f, id)
+  end
+  sim_chunk_scan(parts, 0, ng, scan_init(t, op, true), f, id, true, pscan)
+  for g = 0, ng - 1 do
+    local carry = g == 0 and scan_init(t, op, excl) or pscan[g + 1]
+    sim_chunk_scan(xs, g * chunk, math.min(n, (g + 1) * chunk), carry, f, id, excl, out)
+  end
+  return out
+end
+
+-- Sequential (left-fold) scan, for integers and exactly summable floats.
+local function seq_scan(t, op, xs, excl)
+  local f, out = OPS[t][op], {}
+  local acc = scan_init(t, op, excl)
+  for i = 1, #xs do
+    if excl then
+      out[i] = acc
+      acc = (i == 1) and xs[1] or f(acc, xs[i])
+    else
+      acc = (i == 1) and xs[1] or f(acc, xs[i])
+      out[i] = acc
+    end
+  end
+  return out
+end
+
+-- The order-preserving unsigned image of a key (sort.lua), as a Lua integer.
+local function sort_image(t, v)
+  if t == "u32" then return v end
+  if t == "i32" then return (v & 0xffffffff) ~ 0x80000000 end
+  if t == "f32" then
+    local b = string.unpack("<I4", string.pack("<f", v))
+    return (b >> 31) ~= 0 and (b ~ 0xffffffff) or (b ~ 0x80000000)
+  end
+  if t == "u64" then return v end
+  if t == "i64" then return v ~ math.mininteger end
+  local b = string.unpack("<i8", string.pack("<d", v))
+  return b < 0 and ~b or (b ~ math.mininteger)
+end
+
+local function image_less(t, a, b)
+  if t == "u64" or t == "i64" or t == "f64" then return math.ult(a, b) end
+  return a < b
+end
+
+-- Stable sort of keys (Lua values) -> permutation (1-based original indices).
+local function stable_order(t, keys)
+  local idx, img = {}, {}
+  for i = 1, #keys do
+    idx[i] = i
+    img[i] = sort_image(t, keys[i])
+  end
+  table.sort(idx, function(a, b)
+    if img[a] ~= img[b] then return image_less(t, img[a], img[b]) end
+    return a < b
+  end)
+  return idx
+end
+
+-- Histogram bin of x (lib/histogram.lua's formulas), or nil when not counted.
+local function hist_bin(t, x, nb, lo, hi)
+  if not (x >= lo and x < hi) then
+    if t ~= "u64" then return nil end
+  end
+  local b
+  if t == "f32" then
+    local scale = f32(nb / (hi - lo))
+    b = math.floor(f32(f32(x - lo) * scale))
+  elseif t == "f64" then
+    b = math.floor((x - lo) * (nb / (hi - lo)))
+  elseif t == "i32" or t == "u32" then
+    b = (x - lo) * nb // (hi - lo)
+  else
+    local function uf(v) return (v >> 32) * 4294967296.0 + (v & 0xffffffff) end
+    if t == "u64" and not (not math.ult(x, lo) and math.ult(x, hi)) then return nil end
+    b = math.floor(uf(x - lo) * (nb / uf(hi - lo)))
+  end
+  return math.min(b, nb - 1)
+end
+
+-- Backends -----------------------------------------------------------------------------
+
+local function error_of(f, ...)
+  local ok, err = pcall(f, ...)
+  assert(not ok, "expected an error")
+  return tostring(err)
+end
+
+local function backends()
+  return {
+    { name = "reference", tag = "", open = function() return vyre.backend("reference") end },
+    { name = "cuda", tag = " #gpu", open = function()
+      return assert(require("vyre.cuda").device(0))
+    end },
+  }
+end
+
+for _, kind in ipairs(backends()) do
+  describe("vyre.lib on the " .. kind.name .. " backend" .. kind.tag, function()
+    local be
+
+    setup(function()
+      be = kind.open()
+    end)
+
+    it("reduces add/min/max over every numeric type, floats in the fixed order", function()
+      for ti, t in ipairs(NUM) do
+        for _, n in ipairs(SIZES) do
+          local xs = random_list(t, n, 1000 * ti + n)
+          local buf = be:buffer(t, xs)
+          for _, op in ipairs({ "add", "min", "max" }) do
+            if n == 0 then
+              if op == "add" then
+                assert.are.equal(0, lib.reduce(be, buf, op))
+              else
+                assert.matches("vyre.lib.reduce: " .. op .. " of an empty buffer has no value",
+                  error_of(lib.reduce, be, buf, op), 1, true)
+              end
+            else
+              local got = lib.reduce(be, buf, op)
+              local want = sim_reduce(t, op, xs)
+              assert.is_true(same(t, want, got),
+                ("%s %s n=%d: got %s want %s"):format(t, op, n, tostring(got), tostring(want)))
+              if not is_float(t) then
+                -- integers: any order gives the plain fold
+                local f, acc = OPS[t][op], xs[1]
+                for i = 2, n do acc = f(acc, xs[i]) end
+                assert.are.equal(acc, got)
+              elseif op == "add" then
+                assert.is_true(same(t, got, lib.reduce(be, buf, op)), "same bits twice")
+              end
+            end
+          end
+          buf:free()
+        end
+      end
+    end)
+
+    it("reduces floats with NaN, signed zeros and infinities as vyre's min/max do", function()
+      for _, t in ipairs({ "f32", "f64" }) do
+        local function red(list, op) return lib.reduce(be, be:buffer(t, list), op) end
+        assert.are.equal(-math.huge, red({ 1.0, NAN, -math.huge, 3.0 }, "min"))
+        assert.are.equal(math.huge, red({ NAN, math.huge, -1.0 }, "max"))
+        assert.are.equal(2.0, red({ NAN, 2.0, NAN }, "min"))
+        assert.is_true(isnan(red({ NAN, NAN }, "max")))
+        local zmin = red({ 0.0, -0.0, 0.0 }, "min")
+        assert.is_true(zmin == 0 and 1 / zmin < 0, "-0 < +0 for min")
+        local zmax = red({ -0.0, 0.0, -0.0 }, "max")
+        assert.is_true(zmax == 0 and 1 / zmax > 0, "+0 > -0 for max")
+        local zsum = red({ -0.0, -0.0 }, "add")
+        assert.is_true(zsum == 0 and 1 / zsum < 0, "-0 + -0 = -0")
+        assert.is_true(isnan(red({ 1.0, NAN }, "add")))
+        assert.are.equal(math.huge, red({ 1.0, math.huge }, "add"))
+        -- a NaN among many elements, in another chunk than the minimum
+        local many = random_list(t, 5000, 7)
+        many[4000] = NAN
+        many[17] = -1e30
+        assert.are.equal(t == "f32" and f32(-1e30) or -1e30, red(many, "min"))
+      end
+    end)
+
+    it("scans inclusive and exclusive, add/min/max, across many workgroups", function()
+      for ti, t in ipairs(NUM) do
+        for _, n in ipairs(SIZES) do
+          local xs = random_list(t, n, 2000 * ti + n)
+          local src = be:buffer(t, xs)
+          local dst = be:buffer(t, n)
+          local ops = (n == 100000 and t ~= "i32" and t ~= "f32") and { "add" }
+            or { "add", "min", "max" }
+          for _, op in ipairs(ops) do
+            for _, excl in ipairs({ false, true }) do
+              assert.are.equal(dst, lib.scan(be, src, dst, op, { exclusive = excl }))
+              local got = dst:download()
+              local want = is_float(t) and sim_scan(t, op, xs, excl) or seq_scan(t, op, xs, excl)
+              assert_list(t, want, got, ("%s %s excl=%s n=%d"):format(t, op, excl, n))
+              if is_float(t) and op ~= "add" then
+                assert_list(t, seq_scan(t, op, xs, excl), got, "float min/max fold")
+              end
+            end
+          end
+          src:free()
+          dst:free()
+        end
+      end
+    end)
+
+    it("scans exactly summable floats like a sequential cumsum, and in place", function()
+      for _, t in ipairs({ "f32", "f64" }) do
+        for _, n in ipairs({ 33, 1025, 100000 }) do
+          math.randomseed(n)
+          local xs = {}
+          for i = 1, n do xs[i] = math.random(-100, 100) + 0.0 end
+          local buf = be:buffer(t, xs)
+          lib.scan(be, buf, buf, "add") -- in place
+          assert_list(t, seq_scan(t, "add", xs, false), buf:download(), "in place " .. t)
+          local ex = be:buffer(t, xs)
+          lib.scan(be, ex, ex, "add", { exclusive = true })
+          local got = ex:download()
+          assert.is_true(got[1] == 0 and 1 / got[1] > 0, "exclusive add starts at +0")
+          assert_list(t, seq_scan(t, "add", xs, true), got, "exclusive in place " .. t)
+          local ex2 = be:buffer(t, xs)
+          lib.scan(be, ex2, ex2, { exclusive = true }) -- opts in place of op: add
+          assert.are.equal(got:tostring(), ex2:download():tostring())
+        end
+      end
+    end)
+
+    it("compacts stably with flags buffers and predicates, returning the count", function()
+      for ti, t in ipairs({ "i32", "u32", "f32", "u64", "f64" }) do
+        for _, n in ipairs(SIZES) do
+          local xs = random_list(t, n, 3000 * ti + n)
+          local src = be:buffer(t, xs)
+          local flags = {}
+          for i = 1, n do flags[i] = math.random(0, 2) == 0 and 0 or math.random(1, 9) end
+          local pred = ({ i32 = "(gt x 0i32)", u32 = "(lt x 1000000000u32)",
+            f32 = "(ge x 0x0p+0f32)", u64 = "(eq (and x 1u64) 1u64)",
+            f64 = "(lt x 0x0p+0f64)" })[t]
+          local keep = ({
+            i32 = function(x) return x > 0 end,
+            u32 = function(x) return x < 1000000000 end,
+            f32 = function(x) return x >= 0 end,
+            u64 = function(x) return x & 1 == 1 end,
+            f64 = function(x) return x < 0 end })[t]
+          for _, mode in ipairs({ "u32", "bool", "pred" }) do
+            local arg
+            local want = {}
+            if mode == "pred" then
+              arg = pred
+              for i = 1, n do if keep(xs[i]) then want[#want + 1] = xs[i] end end
+            else
+              local fl = {}
+              for i = 1, n do
+                if mode == "bool" then fl[i] = flags[i] ~= 0 else fl[i] = flags[i] end
+                if flags[i] ~= 0 then want[#want + 1] = xs[i] end
+              end
+              arg = be:buffer(mode, fl)
+            end
+            local sentinel = is_float(t) and 12345.0 or 12345
+            local dst = be:buffer(t, n + 1)
+            lib.fill(be, dst, sentinel)
+            local count = lib.compact(be, src, arg, dst)
+            assert.are.equal(#want, count, ("%s %s n=%d"):format(t, mode, n))
+            local got = dst:download()
+            assert_list(t, want, got, ("compact %s %s n=%d"):format(t, mode, n))
+            assert.is_true(same(t, sentinel, got[count + 1]), "nothing written past count")
+          end
+        end
+      end
+    end)
+
+    it("compacts into a short dst, writing only what fits", function()
+      local src = be:buffer("i32", { 5, -1, 6, 7, -2, 8 })
+      local dst = be:buffer("i32", 2)
+      assert.are.equal(4, lib.compact(be, src, "(gt x 0i32)", dst))
+      assert.are.same({ 5, 6 }, dst:download():totable())
+    end)
+
+    it("sorts keys of every key type, stably with payloads", function()
+      for ti, t in ipairs({ "u32", "i32", "f32", "u64", "i64", "f64" }) do
+        local sizes = { table.unpack(SORT_SIZES) }
+        if t == "u32" then sizes[#sizes + 1] = 100000 end
+        for _, n in ipairs(sizes) do
+          math.randomseed(4000 * ti + n)
+          local keys = {}
+          for i = 1, n do
+            -- few distinct keys half the time, so stability matters
+            keys[i] = random_value(t)
+            if i % 2 == 0 then keys[i] = keys[math.random(1, i)] end
+          end
+          local vals = {}
+          for i = 1, n do vals[i] = i - 1 end
+          local kb, vb = be:buffer(t, keys), be:buffer("u32", vals)
+          assert.are.equal(kb, lib.sort(be, kb, vb))
+          local order = stable_order(t, keys)
+          local gk, gv = kb:download(), vb:download()
+          for i = 1, n do
+            if not same(t, keys[order[i]], gk[i]) or gv[i] ~= order[i] - 1 then
+              error(("%s n=%d: position %d has key %s value %d, want key %s value %d"):format(
+                t, n, i, tostring(gk[i]), gv[i], tostring(keys[order[i]]), order[i] - 1))
+            end
+          end
+          -- keys only (the 100000-key sort above is the slow one on the reference)
+          local ko = be:buffer(t, n <= 5000 and keys or {})
+          lib.sort(be, ko)
+          assert_list(t, (function()
+            local w = {}
+            for i = 1, #ko do w[i] = keys[order[i]] end
+            return w
+          end)(), ko:download(), t .. " keys only")
+        end
+      end
+    end)
+
+    it("sorts floats with NaN, signed zeros, infinities and subnormals in place", function()
+      local pos_nan = string.pack("<I4", 0x7fc00001)
+      local neg_nan = string.pack("<I4", 0xffc00002)
+      local function f(x) return string.pack("<f", x) end
+      local raw = table.concat({ pos_nan, f(1.5), f(0.0), f(-0.0), f(math.huge), neg_nan,
+        f(-math.huge), f(-1.5), f(1e-45), f(-1e-45), f(0.0), f(-0.0) })
+      local kb = be:buffer("f32", vyre.array("f32", raw))
+      local vb = be:buffer("u32", { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 })
+      lib.sort(be, kb, vb)
+      local got = kb:download():tostring()
+      local want = table.concat({ neg_nan, f(-math.huge), f(-1.5), f(-1e-45), f(-0.0), f(-0.0),
+        f(0.0), f(0.0), f(1e-45), f(1.5), f(math.huge), pos_nan })
+      assert.are.equal(want, got)
+      assert.are.same({ 5, 6, 7, 9, 3, 11, 2, 10, 8, 1, 4, 0 }, vb:download():totable())
+      -- i32 extremes and f64 with the same rules
+      local ib = be:buffer("i32", { 0, -1, 2147483647, -2147483648, 1, -2147483648 })
+      lib.sort(be, ib)
+      assert.are.same({ -2147483648, -2147483648, -1, 0, 1, 2147483647 }, ib:download():totable())
+      local pnan = string.unpack("<d", string.pack("<I8", 0x7ff8000000000000))
+      local db = be:buffer("f64", { 2.0, -0.0, pnan, -math.huge, 0.0, 5e-324 })
+      lib.sort(be, db)
+      local d = db:download()
+      assert.are.equal(-math.huge, d[1])
+      assert.is_true(d[2] == 0 and 1 / d[2] < 0)
+      assert.is_true(d[3] == 0 and 1 / d[3] > 0)
+      assert.are.same({ 5e-324, 2.0 }, { d[4], d[5] })
+      assert.is_true(isnan(d[6]))
+    end)
+
+    it("sorts with caller scratch buffers", function()
+      local keys = random_list("u32", 3000, 99)
+      local kb, vb = be:buffer("u32", keys), be:buffer("f32", 3000)
+      lib.iota(be, vb, 0.0, 1.0)
+      local sk, sv = be:buffer("u32", 3000), be:buffer("f32", 3000)
+      lib.sort(be, kb, vb, { scratch = { keys = sk, values = sv } })
+      local order = stable_order("u32", keys)
+      local gk, gv = kb:download(), vb:download()
+      for i = 1, 3000 do
+        assert.are.equal(keys[order[i]], gk[i])
+        assert.are.equal(order[i] - 1.0, gv[i])
+      end
+      local kc = be:buffer("u32", keys)
+      lib.sort(be, kc, { scratch = { keys = sk } }) -- opts in place of values
+      assert.are.same(gk:totable(), kc:download():totable())
+    end)
+
+    it("counts histograms of ints and floats, ignoring what is out of [lo, hi)", function()
+      local cases = {
+        { "i32", 10, -1000000, 1000000 }, { "u32", 256, 0, 4294967295 },
+        { "f32", 7, -0.5, 0.75 }, { "f64", 5000, -100.0, 100.0 },
+        { "i64", 100, -5000000000, 5000000000 }, { "u64", 16, 1 << 62, -1 },
+      }
+      for ci, c in ipairs(cases) do
+        local t, nb, lo, hi = c[1], c[2], c[3], c[4]
+        for _, n in ipairs(SIZES) do
+          math.randomseed(5000 * ci + n)
+          local xs = {}
+          for i = 1, n do
+            if t == "i32" then xs[i] = math.random(-1100000, 1100000)
+            elseif t == "i64" then xs[i] = math.random(-6000000000, 6000000000)
+            elseif t == "f64" then xs[i] = (math.random() - 0.5) * 220
+            else xs[i] = random_value(t) end
+          end
+          if n > 3 and is_float(t) then xs[2], xs[3] = NAN, lo end
+          local want = {}
+          for b = 1, nb do want[b] = 0 end
+          for i = 1, n do
+            local b = hist_bin(t, xs[i], nb, lo, hi)
+            if b then want[b + 1] = want[b + 1] + 1 end
+          end
+          local h = lib.histogram(be, be:buffer(t, xs), nb, lo, hi)
+          assert.are.equal("u32", h.type)
+          assert.are.same(want, h:download():totable(), ("%s n=%d"):format(t, n))
+        end
+      end
+      local out = be:buffer("u32", { 9, 9, 9, 9 })
+      local h = lib.histogram(be, be:buffer("i32", { 0, 1, 2, 3, 3, 4 }), 3, 0, 4, { out = out })
+      assert.are.equal(out, h)
+      assert.are.same({ 2, 1, 2, 9 }, out:download():totable()) -- floor(x * 3 / 4)
+    end)
+
+    it("fills, counts up and copies every type", function()
+      for _, t in ipairs({ "bool", "i32", "u32", "i64", "u64", "f32", "f64" }) do
+        for _, n in ipairs(SIZES) do
+          local b = be:buffer(t, n)
+          local v = t == "bool" and true or (is_float(t) and -2.5 or 7)
+          assert.are.equal(b, lib.fill(be, b, v))
+          local got = b:download()
+          for i = 1, n do
+            if got[i] ~= v then error(("fill %s n=%d at %d"):format(t, n, i)) end
+          end
+          if t ~= "bool" then
+            local start, step = is_float(t) and 0.5 or -3, is_float(t) and 0.25 or 2
+            if t == "u32" or t == "u64" then start = 3 end
+            lib.iota(be, b, start, step)
+            got = b:download()
+            for i = 1, n do
+              local want = start + (i - 1) * step
+              if t == "f32" then want = f32(start + f32(f32(i - 1) * step)) end
+              if got[i] ~= want then error(("iota %s n=%d at %d: %s"):format(t, n, i, got[i])) end
+            end
+            lib.iota(be, b)
+            if n > 0 then assert.are.equal(n - 1, b:download()[n]) end
+          end
+          local c = be:buffer(t, n + 2)
+          lib.copy(be, b, c)
+          local src, dst = b:download(), c:download()
+          for i = 1, n do
+            if src[i] ~= dst[i] then error(("copy %s n=%d at %d"):format(t, n, i)) end
+          end
+        end
+      end
+    end)
+
+    it("reduces and scans CSR segments, empty ones included", function()
+      for ti, t in ipairs({ "i32", "u64", "f32", "f64" }) do
+        for _, total in ipairs({ 0, 1, 33, 1025, 100000 }) do
+          local xs = random_list(t, total, 6000 * ti + total)
+          math.randomseed(total + ti)
+          local offs = { 0 }
+          while offs[#offs] < total do
+            local len = math.random(0, 3) == 0 and 0 or math.random(1, 40)
+            offs[#offs + 1] = math.min(total, offs[#offs] + len)
+          end
+          offs[#offs + 1] = total -- a trailing empty segment
+          local nseg = #offs - 1
+          local vb, ob = be:buffer(t, xs), be:buffer("u32", offs)
+          for _, op in ipairs({ "add", "min", "max" }) do
+            local f = OPS[t][op]
+            local out = be:buffer(t, nseg)
+            lib.segmented_reduce(be, vb, ob, out, op)
+            local got = out:download()
+            for s = 1, nseg do
+              local b, e = offs[s], offs[s + 1]
+              local want
+              if b >= e then
+                want = op == "add" and (is_float(t) and 0.0 or 0)
+                  or (is_float(t) and (op == "min" and math.huge or -math.huge))
+                  or (op == "min" and (t == "u64" and -1 or 0x7fffffff))
+                  or (t == "u64" and 0 or -0x80000000)
+              else
+                want = xs[b + 1]
+                for i = b + 2, e do want = f(want, xs[i]) end
+              end
+              if not same(t, want, got[s]) then
+                error(("segreduce %s %s seg %d: %s want %s"):format(t, op, s, tostring(got[s]),
+                  tostring(want)))
+              end
+            end
+            for _, excl in ipairs({ false, true }) do
+              local dst = be:buffer(t, total)
+              lib.segmented_scan(be, vb, ob, dst, op, { exclusive = excl })
+              local want = {}
+              for s = 1, nseg do
+                local seg = {}
+                for i = offs[s] + 1, offs[s + 1] do seg[#seg + 1] = xs[i] end
+                local sc = seq_scan(t, op, seg, excl)
+                for i = 1, #seg do want[offs[s] + i] = sc[i] end
+              end
+              assert_list(t, want, dst:download(), ("segscan %s %s %s"):format(t, op, excl))
+            end
+          end
+        end
+      end
+    end)
+
+    it("has a timed variant of every function returning the value and a timing", function()
+      local b = be:buffer("u32", { 3, 1, 2 })
+      local d = be:buffer("u32", 3)
+      local function timing_ok(t) return type(t) == "table" and t.wall_ns >= 0 end
+      local v, t = lib.reduce_timed(be, b, "add")
+      assert.are.equal(6, v)
+      assert.is_true(timing_ok(t) and t.wall_ns > 0)
+      local r
+      r, t = lib.scan_timed(be, b, d)
+      assert.is_true(r == d and timing_ok(t))
+      r, t = lib.compact_timed(be, b, "(gt x 1u32)", d)
+      assert.is_true(r == 2 and timing_ok(t))
+      r, t = lib.histogram_timed(be, b, 4, 0, 4)
+      assert.is_true(r.type == "u32" and timing_ok(t))
+      r, t = lib.fill_timed(be, d, 1)
+      assert.is_true(r == d and timing_ok(t))
+      r, t = lib.iota_timed(be, d)
+      assert.is_true(r == d and timing_ok(t))
+      r, t = lib.copy_timed(be, b, d)
+      assert.is_true(r == d and timing_ok(t))
+      r, t = lib.sort_timed(be, d)
+      assert.is_true(r == d and timing_ok(t))
+      assert.are.same({ 1, 2, 3 }, d:download():totable())
+      local o = be:buffer("u32", { 0, 2, 3 })
+      r, t = lib.segmented_reduce_timed(be, b, o, be:buffer("u32", 2))
+      assert.is_true(timing_ok(t))
+      assert.are.same({ 4, 2 }, r:download():totable())
+      r, t = lib.segmented_scan_timed(be, b, o, d)
+      assert.is_true(r == d and timing_ok(t))
+      assert.are.same({ 3, 4, 2 }, d:download():totable())
+      local e = be:buffer("f32", 0)
+      v, t = lib.reduce_timed(be, e)
+      assert.are.same({ 0.0, 0 }, { v, t.wall_ns })
+    end)
+
+    it("compiles each kernel once per backend and reuses it", function()
+      local b = be:buffer("i32", 5000)
+      lib.iota(be, b)
+      lib.reduce(be, b, "max")
+      local k1 = be:stats().compiles -- the reference counts compiles; CUDA counts cache use
+      for _ = 1, 3 do assert.are.equal(4999, lib.reduce(be, b, "max")) end
+      assert.are.equal(k1, be:stats().compiles)
+    end)
+
+    it("says what went wrong and how to fix it", function()
+      local u = be:buffer("u32", 4)
+      local f = be:buffer("f32", 4)
+      local function err(fn, ...) return error_of(fn, ...) end
+      assert.matches("^vyre%.lib%.reduce: argument 1 must be a vyre%.Backend, got number%. Fix:",
+        err(lib.reduce, 5, u))
+      assert.matches("vyre.lib.reduce: unknown op 'mul'. Fix: use one of add, min, max",
+        err(lib.reduce, be, u, "mul"), 1, true)
+      assert.matches("vyre.lib.reduce: argument 2 (buf) must be a vyre.Buffer, got table. Fix:",
+        err(lib.reduce, be, { 1, 2 }), 1, true)
+      assert.matches("vyre.lib.reduce: argument 2 (buf) has type bool, which is not supported",
+        err(lib.reduce, be, be:buffer("bool", 2)), 1, true)
+      local freed = be:buffer("u32", 2)
+      freed:free()
+      assert.matches("vyre.lib.fill: argument 2 (buf) was freed. Fix:",
+        err(lib.fill, be, freed, 1), 1, true)
+      assert.matches("vyre.lib.scan: src is u32 but dst is f32. Fix:",
+        err(lib.scan, be, u, f), 1, true)
+      assert.matches("vyre.lib.scan: src has 4 elements but dst has 5. Fix:",
+        err(lib.scan, be, u, be:buffer("u32", 5)), 1, true)
+      assert.matches("vyre.lib.scan: unknown option 'inclusive'. Fix:",
+        err(lib.scan, be, u, u, "add", { inclusive = true }), 1, true)
+      assert.matches("vyre.lib.compact: dst is src; compaction cannot run in place. Fix:",
+        err(lib.compact, be, u, "(gt x 0u32)", u), 1, true)
+      assert.matches("vyre.lib.compact: the predicate does not compile",
+        err(lib.compact, be, u, "(gt x 0i32)", be:buffer("u32", 4)), 1, true)
+      assert.matches("vyre.lib.compact: the predicate does not compile",
+        err(lib.compact, be, u, "(gt x", be:buffer("u32", 4)), 1, true)
+      assert.matches("vyre.lib.compact: flags has 3 elements but src has 4. Fix:",
+        err(lib.compact, be, u, be:buffer("u32", 3), be:buffer("u32", 4)), 1, true)
+      assert.matches("vyre.lib.compact: argument 3 (flags) has type f32",
+        err(lib.compact, be, u, f, be:buffer("u32", 4)), 1, true)
+      assert.matches("vyre.lib.sort: argument 2 (keys) has type bool",
+        err(lib.sort, be, be:buffer("bool", 3)), 1, true)
+      assert.matches("vyre.lib.sort: keys has 4 elements but values has 3. Fix:",
+        err(lib.sort, be, u, be:buffer("u32", 3)), 1, true)
+      assert.matches("vyre.lib.sort: argument 3 (values) has type u64",
+        err(lib.sort, be, u, be:buffer("u64", 4)), 1, true)
+      assert.matches("vyre.lib.sort: opts.scratch.keys must be another buffer",
+        err(lib.sort, be, u, nil, { scratch = { keys = be:buffer("u32", 2) } }), 1, true)
+      assert.matches("vyre.lib.histogram: bins must be an integer in [1, 2^32-1], got 0. Fix:",
+        err(lib.histogram, be, u, 0, 0, 10), 1, true)
+      assert.matches("vyre.lib.histogram: [lo, hi) = [5, 5) is empty. Fix:",
+        err(lib.histogram, be, u, 4, 5, 5), 1, true)
+      assert.matches("vyre.lib.histogram: [lo, hi) = [0.0, inf) is not a finite",
+        err(lib.histogram, be, f, 4, 0.0, math.huge), 1, true)
+      assert.matches("vyre.lib.fill: value = 1.5 is not an integer. Fix:",
+        err(lib.fill, be, u, 1.5), 1, true)
+      assert.matches("vyre.lib.fill: value = -1 is outside the range of u32. Fix:",
+        err(lib.fill, be, u, -1), 1, true)
+      assert.matches("vyre.lib.copy: dst has 2 elements, fewer than src's 4. Fix:",
+        err(lib.copy, be, u, be:buffer("u32", 2)), 1, true)
+      assert.matches("vyre.lib.segmented_reduce: offsets is empty. Fix:",
+        err(lib.segmented_reduce, be, u, be:buffer("u32", 0), u), 1, true)
+      assert.matches("vyre.lib.segmented_reduce: out has 1 elements for 2 segments. Fix:",
+        err(lib.segmented_reduce, be, u, be:buffer("u32", { 0, 1, 2 }), be:buffer("u32", 1)),
+        1, true)
+      assert.matches("vyre.lib.segmented_scan: values is u32 but argument 4 (dst) is f32. Fix:",
+        err(lib.segmented_scan, be, u, be:buffer("u32", { 0, 4 }), f), 1, true)
+      assert.matches("vyre.lib.reduce_timed: unknown op 'sum'",
+        err(lib.reduce_timed, be, u, "sum"), 1, true)
+      local foreign = vyre.backend("reference"):buffer("u32", 3) -- another backend object
+      assert.matches("^vyre%.lib%.reduce: .*belongs to .*Fix: create",
+        err(lib.reduce, be, foreign))
+      local fl = be:buffer("u32", 4)
+      assert.matches("vyre.lib.compact: dst is the flags buffer. Fix:",
+        err(lib.compact, be, u, fl, fl), 1, true)
+      assert.matches("vyre.lib.histogram: opts.out is src. Fix:",
+        err(lib.histogram, be, u, 2, 0, 4, { out = u }), 1, true)
+      -- the message points at the caller's line, not into vyre.lib
+      local _, msg = pcall(function() lib.reduce(be, u, "mul") end)
+      assert.matches("17_lib_spec.lua:%d+: vyre.lib.reduce:", msg)
+    end)
+  end)
+end
+
+describe("vyre.lib across backends #gpu", function()
+  -- Bit-exact equality of every primitive's CUDA result with the reference backend's,
+  -- at sizes up to 10^6 (sort: the reference at 131073; at 10^6 against Lua's stable
+  -- order, which a stable sort must reproduce exactly).
+  local ref, gpu
+
+  setup(function()
+    ref = vyre.backend("reference")
+    gpu = assert(require("vyre.cuda").device(0))
+  end)
+
+  local function both(t, xs, fn)
+    local a = fn(ref, ref:buffer(t, xs))
+    local b = fn(gpu, gpu:buffer(t, xs))
+    return a, b
+  end
+
+  it("reduces to the same bits", function()
+    for ti, t in ipairs(NUM) do
+      for _, n in ipairs({ 1, 2049, 99999, 1000000 }) do
+        local xs = random_list(t, n, 7000 * ti + n)
+        for _, op in ipairs({ "add", "min", "max" }) do
+          local a, b = both(t, xs, function(be, buf) return lib.reduce(be, buf, op) end)
+          assert.is_true(same(t, a, b), ("%s %s n=%d: ref %s gpu %s"):format(t, op, n,
+            tostring(a), tostring(b)))
+          if op == "add" and is_float(t) and n <= 100000 then
+            assert.is_true(same(t, sim_reduce(t, op, xs), b))
+          end
+        end
+      end
+    end
+  end)
+
+  it("scans, compacts, histograms and fills to the same bits", function()
+    for ti, t in ipairs(NUM) do
+      for _, n in ipairs({ 16385, 1000000 }) do
+        local xs = random_list(t, n, 8000 * ti + n)
+        for _, excl in ipairs({ false, true }) do
+          local a, b = both(t, xs, function(be, buf)
+            return lib.scan(be, buf, be:buffer(t, n), "add", { exclusive = excl }):download()
+          end)
+          assert.are.equal(a:tostring(), b:tostring(), t .. " scan")
+        end
+        local pred = is_float(t) and ("(gt x 0x0p+0" .. t .. ")") or ("(eq (and x 3" .. t
+          .. ") 1" .. t .. ")")
+        local ca, cb
+        local a, b = both(t, xs, function(be, buf)
+          local dst = be:buffer(t, n)
+          local c = lib.compact(be, buf, pred, dst)
+          if be == ref then ca = c else cb = c end
+          return dst:download()
+        end)
+        assert.are.equal(ca, cb)
+        assert.are.equal(a:tostring(), b:tostring(), t .. " compact")
+        local lo, hi = -1000, 1000
+        if t == "u32" or t == "u64" then lo, hi = 0, 1 << 30 end
+        if is_float(t) then lo, hi = -0.5, 0.5 end
+        a, b = both(t, xs, function(be, buf)
+          return lib.histogram(be, buf, 300, lo, hi):download()
+        end)
+        assert.are.equal(a:tostring(), b:tostring(), t .. " histogram")
+        a, b = both(t, xs, function(be, buf)
+          return lib.iota(be, buf, is_float(t) and 0.5 or 1, is_float(t) and 0.125 or 3)
+            :download()
+        end)
+        assert.are.equal(a:tostring(), b:tostring(), t .. " iota")
+      end
+    end
+  end)
+
+  it("sorts to the same bits", function()
+    for _, t in ipairs({ "u32", "i32", "f32", "u64", "i64", "f64" }) do
+      for _, n in ipairs({ 131073, 1000000 }) do
+        math.randomseed(n + #t)
+        local keys = random_list(t, n, n)
+        for i = 2, n, 3 do keys[i] = keys[math.random(1, i)] end
+        local vals = {}
+        for i = 1, n do vals[i] = i - 1 end
+        local gk, gv = gpu:buffer(t, keys), gpu:buffer("u32", vals)
+        lib.sort(gpu, gk, gv)
+        local order = stable_order(t, keys)
+        local k, v = gk:download(), gv:download()
+        for i = 1, n do
+          if not same(t, keys[order[i]], k[i]) or v[i] ~= order[i] - 1 then
+            error(("%s n=%d: position %d differs"):format(t, n, i))
+          end
+        end
+        if n < 1000000 then
+          local rk, rv = ref:buffer(t, keys), ref:buffer("u32", vals)
+          lib.sort(ref, rk, rv)
+          assert.are.equal(rk:download():tostring(), k:tostring())
+          assert.are.equal(rv:download():tostring(), v:tostring())
+        end
+      end
+    end
+  end)
+
+  it("reduces and scans segments to the same bits", function()
+    for _, t in ipairs({ "f32", "f64", "i32" }) do
+      local n = 1000000
+      local xs = random_list(t, n, 9)
+      local offs, s = { 0 }, 0
+      while s < n do
+        s = math.min(n, s + math.random(0, 64))
+        offs[#offs + 1] = s
+      end
+      for _, op in ipairs({ "add", "max" }) do
+        local a, b = both(t, xs, function(be, buf)
+          local out = be:buffer(t, #offs - 1)
+          return lib.segmented_reduce(be, buf, be:buffer("u32", offs), out, op):download()
+        end)
+        assert.are.equal(a:tostring(), b:tostring())
+        a, b = both(t, xs, function(be, buf)
+          return lib.segmented_scan(be, buf, be:buffer("u32", offs), be:buffer(t, n), op)
+            :download()
+        end)
+        assert.are.equal(a:tostring(), b:tostring())
+      end
+    end
+  end)
+end)
