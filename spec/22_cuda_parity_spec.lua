@@ -57,32 +57,7 @@ local function inputs(p, seed)
   return args
 end
 
-local WIDTH = { bool = 4, i32 = 4, u32 = 4, f32 = 4, i64 = 8, u64 = 8, f64 = 8 }
-
-local function is_nan_bits(t, bits)
-  if t == "f32" then return bits & 0x7f800000 == 0x7f800000 and bits & 0x7fffff ~= 0 end
-  if t == "f64" then
-    return bits & 0x7ff0000000000000 == 0x7ff0000000000000 and bits & 0xfffffffffffff ~= 0
-  end
-  return false
-end
-
--- nil when equal (NaN == NaN), else a description of the first difference.
-local function diff(a, b)
-  if #a ~= #b then return ("lengths %d vs %d"):format(#a, #b) end
-  local sa, sb = a:tostring(), b:tostring()
-  if sa == sb then return nil end
-  local w = WIDTH[a.type]
-  local fmt = w == 4 and "<I4" or "<i8"
-  for i = 1, #a do
-    local x = string.unpack(fmt, sa, (i - 1) * w + 1)
-    local y = string.unpack(fmt, sb, (i - 1) * w + 1)
-    if x ~= y and not (is_nan_bits(a.type, x) and is_nan_bits(a.type, y)) then
-      return ("element %d: reference %s, cuda %s"):format(i, tostring(a[i]), tostring(b[i]))
-    end
-  end
-  return nil
-end
+local diff = H.parity_diff
 
 local function compare(ref, gpu, p, args, opts, label)
   local want = ref:run(p, args, opts)

@@ -28,18 +28,12 @@
 
 static bool expr_has(const struct vyre_expr *e) {
     if (!e) return false;
-    switch (e->kind) {
-    case VYRE_EX_SUBGROUP: return true;
-    case VYRE_EX_LOAD: return expr_has(e->u.access.index);
-    case VYRE_EX_UNARY:
-    case VYRE_EX_BINARY:
-    case VYRE_EX_SELECT:
-    case VYRE_EX_CAST:
-    case VYRE_EX_BITCAST:
-    case VYRE_EX_FMA:
-        return expr_has(e->u.op.a[0]) || expr_has(e->u.op.a[1]) || expr_has(e->u.op.a[2]);
-    default: return false;
-    }
+    if (e->kind == VYRE_EX_SUBGROUP) return true;
+    struct vyre_expr *ops[3];
+    unsigned n = vyre_expr_operands(e, ops);
+    for (unsigned i = 0; i < n; i++)
+        if (expr_has(ops[i])) return true;
+    return false;
 }
 
 static bool block_has(const struct vyre_block *b) {

@@ -966,19 +966,9 @@ struct coll {
 static void coll_expr(struct coll *c, struct vyre_expr *e) {
     if (!e || c->nex >= GEN_COLLECT) return;
     c->ex[c->nex++] = e;
-    switch (e->kind) {
-    case VYRE_EX_LOAD: coll_expr(c, e->u.access.index); break;
-    case VYRE_EX_UNARY:
-    case VYRE_EX_BINARY:
-    case VYRE_EX_SELECT:
-    case VYRE_EX_CAST:
-    case VYRE_EX_BITCAST:
-    case VYRE_EX_FMA:
-    case VYRE_EX_SUBGROUP:
-        for (int i = 0; i < 3; i++) coll_expr(c, e->u.op.a[i]);
-        break;
-    default: break;
-    }
+    struct vyre_expr *ops[3];
+    unsigned n = vyre_expr_operands(e, ops);
+    for (unsigned i = 0; i < n; i++) coll_expr(c, ops[i]);
 }
 
 static void coll_block(struct coll *c, struct vyre_block *b) {

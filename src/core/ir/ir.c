@@ -659,15 +659,13 @@ uint32_t vyre_program_buffer_count(const vyre_program *p) { return p ? p->nbuffe
 
 uint32_t vyre_program_param_count(const vyre_program *p) { return p ? p->nparams : 0; }
 
-/* ---- which grid axes a program reads -------------------------------------- */
-
-static bool expr_reads_axis(const struct vyre_expr *e, unsigned axis) {
-    if (!e) return false;
+unsigned vyre_expr_operands(const struct vyre_expr *e, struct vyre_expr *out[3]) {
+    unsigned n = 0;
+    if (!e) return 0;
     switch (e->kind) {
-    case VYRE_EX_BUILTIN:
-        return e->u.builtin.axis == axis &&
-               (e->u.builtin.which == VYRE_GID || e->u.builtin.which == VYRE_WGID);
-    case VYRE_EX_LOAD: return expr_reads_axis(e->u.access.index, axis);
+    case VYRE_EX_LOAD:
+        if (e->u.access.index) out[n++] = e->u.access.index;
+        return n;
     case VYRE_EX_UNARY:
     case VYRE_EX_BINARY:
     case VYRE_EX_SELECT:
@@ -676,10 +674,24 @@ static bool expr_reads_axis(const struct vyre_expr *e, unsigned axis) {
     case VYRE_EX_FMA:
     case VYRE_EX_SUBGROUP:
         for (int i = 0; i < 3; i++)
-            if (expr_reads_axis(e->u.op.a[i], axis)) return true;
-        return false;
-    default: return false;
+            if (e->u.op.a[i]) out[n++] = e->u.op.a[i];
+        return n;
+    default: return 0;
     }
+}
+
+/* ---- which grid axes a program reads -------------------------------------- */
+
+static bool expr_reads_axis(const struct vyre_expr *e, unsigned axis) {
+    if (!e) return false;
+    if (e->kind == VYRE_EX_BUILTIN)
+        return e->u.builtin.axis == axis &&
+               (e->u.builtin.which == VYRE_GID || e->u.builtin.which == VYRE_WGID);
+    struct vyre_expr *ops[3];
+    unsigned n = vyre_expr_operands(e, ops);
+    for (unsigned i = 0; i < n; i++)
+        if (expr_reads_axis(ops[i], axis)) return true;
+    return false;
 }
 
 static bool block_reads_axis(const struct vyre_block *b, unsigned axis) {

@@ -282,6 +282,11 @@ VYRE_INTERNAL bool vyre_ir_push(vyre_program *p, struct vyre_block *b, struct vy
 
 /* Finds a declaration by name; NULL if none. */
 VYRE_INTERNAL struct vyre_decl *vyre_ir_find_decl(const vyre_program *p, const char *name);
+/* The operand expressions of e in order (a load's index; an op's a[0..2]; nothing for
+ * leaves), written to out; returns how many. One place knows which kinds have which
+ * children, so every walk over expressions agrees. */
+VYRE_INTERNAL unsigned vyre_expr_operands(const struct vyre_expr *e, struct vyre_expr *out[3]);
+
 /* Deep structural equality of expressions / blocks (names, types, literal bits). */
 VYRE_INTERNAL bool vyre_ir_expr_equal(const struct vyre_expr *a, const struct vyre_expr *b);
 VYRE_INTERNAL bool vyre_ir_block_equal(const struct vyre_block *a, const struct vyre_block *b);

@@ -75,24 +75,14 @@ static bool fl_expr(struct fl *f, const struct vyre_expr *e, unsigned depth) {
  * subgroup_size and subgroup_lane), or NULL. Depth is bounded by the validator. */
 static const struct vyre_expr *fl_sync_op(const struct vyre_expr *e, unsigned depth) {
     if (!e || depth > VYRE_MAX_EXPR_DEPTH) return NULL;
-    switch (e->kind) {
-    case VYRE_EX_LOAD: return fl_sync_op(e->u.access.index, depth + 1);
-    case VYRE_EX_SUBGROUP:
-        if (vyre_subgroup_communicates(e->u.op.sg)) return e;
-        return NULL;
-    case VYRE_EX_UNARY:
-    case VYRE_EX_BINARY:
-    case VYRE_EX_SELECT:
-    case VYRE_EX_CAST:
-    case VYRE_EX_BITCAST:
-    case VYRE_EX_FMA:
-        for (int i = 0; i < 3; i++) {
-            const struct vyre_expr *q = fl_sync_op(e->u.op.a[i], depth + 1);
-            if (q) return q;
-        }
-        return NULL;
-    default: return NULL;
+    if (e->kind == VYRE_EX_SUBGROUP && vyre_subgroup_communicates(e->u.op.sg)) return e;
+    struct vyre_expr *ops[3];
+    unsigned n = vyre_expr_operands(e, ops);
+    for (unsigned i = 0; i < n; i++) {
+        const struct vyre_expr *q = fl_sync_op(ops[i], depth + 1);
+        if (q) return q;
     }
+    return NULL;
 }
 
 /* The statement's own operands (not its blocks), in the order the path names them. */

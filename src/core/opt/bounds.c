@@ -202,16 +202,12 @@ static void visit_expr(struct bctx *b, struct vyre_expr *e) {
             e->u.access.decl < b->p->ndecls && proven(b, e->u.access.decl, e->u.access.index);
         return;
     case VYRE_EX_LEN: e->u.access.in_bounds = false; return;
-    case VYRE_EX_UNARY:
-    case VYRE_EX_BINARY:
-    case VYRE_EX_SELECT:
-    case VYRE_EX_CAST:
-    case VYRE_EX_BITCAST:
-    case VYRE_EX_FMA:
-    case VYRE_EX_SUBGROUP:
-        for (int i = 0; i < 3; i++) visit_expr(b, e->u.op.a[i]);
+    default: {
+        struct vyre_expr *ops[3];
+        unsigned n = vyre_expr_operands(e, ops);
+        for (unsigned i = 0; i < n; i++) visit_expr(b, ops[i]);
         return;
-    default: return;
+    }
     }
 }
 

@@ -118,18 +118,9 @@ static void compile_for(struct compiler *c, const struct vyre_stmt *s) {
  * evaluated in place. Depth is bounded by the validator's expression-depth limit. */
 static void hoist(struct compiler *c, const struct vyre_expr *e) {
     if (!e || c->code->oom) return;
-    switch (e->kind) {
-    case VYRE_EX_LOAD: hoist(c, e->u.access.index); return;
-    case VYRE_EX_UNARY:
-    case VYRE_EX_BINARY:
-    case VYRE_EX_SELECT:
-    case VYRE_EX_CAST:
-    case VYRE_EX_BITCAST:
-    case VYRE_EX_FMA:
-    case VYRE_EX_SUBGROUP: break;
-    default: return;
-    }
-    for (int i = 0; i < 3; i++) hoist(c, e->u.op.a[i]);
+    struct vyre_expr *ops[3];
+    unsigned n = vyre_expr_operands(e, ops);
+    for (unsigned i = 0; i < n; i++) hoist(c, ops[i]);
     if (e->kind != VYRE_EX_SUBGROUP || !vyre_subgroup_communicates(e->u.op.sg)) return;
     struct vyre_code *code = c->code;
     if (!code->sg_slot) {
