@@ -891,3 +891,52 @@ describe("vyre.lib across backends #gpu", function()
     end
   end)
 end)
+
+describe("vyre.lib past 2^32 bytes #gpu #huge", function()
+  -- Buffers over 4 GiB: 64-bit byte offsets in downloads and ranges, and element
+  -- indices past 2^30 in every kernel. Results are checked exactly with Lua integers,
+  -- reading back only ranges at the ends.
+  local gpu
+  local N = (1 << 30) + 1025 -- u32: 4 GiB + 4100 bytes; u64: 8 GiB + 8200 bytes
+
+  setup(function()
+    gpu = assert(require("vyre.cuda").device(0))
+  end)
+
+  teardown(function()
+    if gpu then lib.release(gpu) end
+    collectgarbage()
+  end)
+
+  it("iota, reduce and scan over more than 2^32 bytes", function()
+    local v = gpu:buffer("u32", N)
+    lib.iota(gpu, v)
+    local tail = v:download(4 * (N - 4), 16):totable()
+    assert.are.same({ N - 4, N - 3, N - 2, N - 1 }, tail)
+    local sum = N * (N - 1) // 2 -- fits a Lua integer; u32 add wraps modulo 2^32
+    assert.are.equal(sum & 0xffffffff, lib.reduce(gpu, v, "add"))
+    assert.are.equal(N - 1, lib.reduce(gpu, v, "max"))
+    local w = gpu:buffer("u64", N)
+    lib.iota(gpu, w)
+    assert.are.equal(sum, lib.reduce(gpu, w, "add"))
+    w:free()
+    lib.fill(gpu, v, 1)
+    local s = gpu:buffer("u32", N)
+    lib.scan(gpu, v, s, "add", { exclusive = true })
+    assert.are.same({ N - 2, N - 1 }, s:download(4 * (N - 2), 8):totable())
+    assert.are.same({ 0, 1 }, s:download(0, 8):totable())
+    s:free()
+    v:free()
+  end)
+
+  it("sorts more than 2^32 bytes of keys", function()
+    local k = gpu:buffer("u32", N)
+    lib.iota(gpu, k, N - 1, 0xffffffff) -- N-1, N-2, ..., 0 (u32 arithmetic wraps)
+    lib.sort(gpu, k)
+    assert.are.same({ 0, 1, 2, 3 }, k:download(0, 16):totable())
+    assert.are.same({ N - 2, N - 1 }, k:download(4 * (N - 2), 8):totable())
+    local mid = N // 2
+    assert.are.same({ mid, mid + 1 }, k:download(4 * mid, 8):totable())
+    k:free()
+  end)
+end)
