@@ -75,3 +75,34 @@ int harness_ptxas_run(const char *ptx, unsigned arch, char *log, size_t logsz) {
     unlink(file);
     return st;
 }
+
+void harness_batch_add(struct harness_batch *b, const char *ptx) {
+    const char *body = ptx;
+    if (b->len) {
+        const char *h = strstr(ptx, ".address_size 64\n");
+        if (h) body = h + strlen(".address_size 64\n");
+    }
+    size_t n = strlen(body);
+    char *grown = realloc(b->text, b->len + n + 1);
+    if (!grown) return;
+    b->text = grown;
+    memcpy(b->text + b->len, body, n + 1);
+    b->len += n;
+    b->n++;
+}
+
+bool harness_ptxas_ok(const char *ptx, unsigned sm, bool quiet) {
+    if (!harness_ptxas_path()) {
+        harness_fail(__FILE__, __LINE__,
+                     "ptxas not found on $PATH or in /usr/local/cuda/bin: emitted PTX cannot "
+                     "be proven (install the CUDA toolkit)");
+        return false;
+    }
+    char log[8192];
+    int st = harness_ptxas_run(ptx, sm, log, sizeof log);
+    if (st != 0 && sm == 70 && strstr(log, "is not defined for option"))
+        st = harness_ptxas_run(ptx, 75, log, sizeof log);
+    if (st != 0 && !quiet)
+        fprintf(stderr, "ptxas (sm_%u) failed:\n%s\n---- PTX ----\n%s\n", sm, log, ptx);
+    return st == 0;
+}

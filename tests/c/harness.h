@@ -4,6 +4,7 @@
 #define VYRE_HARNESS_H
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +21,23 @@ const char *harness_ptxas_path(void);
 /* Assembles ptx for sm_<arch>; returns ptxas's exit status (-1 if it could not run)
  * and its output in log. */
 int harness_ptxas_run(const char *ptx, unsigned arch, char *log, size_t logsz);
+
+/* true when ptxas assembles ptx for .target sm_<sm>. CUDA 13's ptxas refuses sm_70;
+ * PTX for it is then assembled for sm_75, the same family (ARCHITECTURE.md §10). A
+ * missing ptxas is a failure (the PTX cannot be proven); unless quiet, a failure
+ * prints ptxas's log and the PTX. */
+bool harness_ptxas_ok(const char *ptx, unsigned sm, bool quiet);
+
+/* Many PTX programs assembled as one module (one ptxas run instead of hundreds): the
+ * .version/.target/.address_size header of every program after the first is dropped;
+ * shared arrays are declared inside entry bodies, so entries do not clash. n counts the
+ * programs added; free text with free(). */
+struct harness_batch {
+    char *text;
+    size_t len;
+    size_t n;
+};
+void harness_batch_add(struct harness_batch *b, const char *ptx);
 
 #define CHECK(cond)                                                        \
     do {                                                                   \

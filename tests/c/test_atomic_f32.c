@@ -381,20 +381,6 @@ static void test_validator(void) {
 
 /* ---- PTX ------------------------------------------------------------------------------ */
 
-static bool ptxas_ok(const char *ptx, unsigned sm) {
-    if (!harness_ptxas_path()) {
-        harness_fail(__FILE__, __LINE__, "ptxas not found: the emitted loop cannot be proven");
-        return false;
-    }
-    char log[8192];
-    int st = harness_ptxas_run(ptx, sm, log, sizeof log);
-    /* CUDA 13's ptxas no longer targets sm_70; it checks sm_70 PTX as sm_75 (§10) */
-    if (st != 0 && sm == 70 && strstr(log, "is not defined for option"))
-        st = harness_ptxas_run(ptx, 75, log, sizeof log);
-    if (st != 0) fprintf(stderr, "ptxas (sm_%u) failed:\n%s\n---- PTX ----\n%s\n", sm, log, ptx);
-    return st == 0;
-}
-
 static char *emit(const char *text, unsigned sm) {
     vyre_program *p = parse(text);
     if (!p) return NULL;
@@ -446,7 +432,8 @@ static void test_ptx(void) {
                 CHECK(count(ptx, "atom.shared.cas.b32") == 1);
             }
             if (k == 3) CHECK(count(ptx, ".cas.b32") == 5);
-            if (sms[s] == 70 || sms[s] == 80 || sms[s] == 90) CHECK(ptxas_ok(ptx, sms[s]));
+            if (sms[s] == 70 || sms[s] == 80 || sms[s] == 90)
+                CHECK(harness_ptxas_ok(ptx, sms[s], false));
             vyre_free(ptx);
         }
     }

@@ -223,50 +223,12 @@ static void check_validator(enum vyre_op op, const struct vyre_op_info *info, en
 
 /* ---- PTX -------------------------------------------------------------------------------- */
 
-struct batch {
-    char *text;
-    size_t len;
-    size_t n;
-};
-
-/* Many programs in one module: headers after the first are dropped (as test_ptx.c). */
-static void batch_add(struct batch *b, const char *ptx) {
-    const char *body = ptx;
-    if (b->len) {
-        const char *h = strstr(ptx, ".address_size 64\n");
-        if (h) body = h + strlen(".address_size 64\n");
-    }
-    size_t n = strlen(body);
-    char *grown = realloc(b->text, b->len + n + 1);
-    if (!grown) return;
-    b->text = grown;
-    memcpy(b->text + b->len, body, n + 1);
-    b->len += n;
-    b->n++;
-}
-
-/* ptxas for .target sm_<sm>; CUDA 13's ptxas refuses sm_70, whose PTX is then
- * assembled for sm_75 (the same family, docs/ARCHITECTURE.md §10). */
-static bool ptxas_ok(const char *ptx, unsigned sm, bool quiet) {
-    if (!harness_ptxas_path()) {
-        harness_fail(__FILE__, __LINE__,
-                     "ptxas not found on $PATH or in /usr/local/cuda/bin: "
-                     "emitted PTX cannot be proven (install the CUDA toolkit)");
-        return false;
-    }
-    char log[8192];
-    int st = harness_ptxas_run(ptx, sm, log, sizeof log);
-    if (st != 0 && sm == 70 && strstr(log, "is not defined for option"))
-        st = harness_ptxas_run(ptx, 75, log, sizeof log);
-    if (st != 0 && !quiet) fprintf(stderr, "ptxas (sm_%u) failed:\n%s\n", sm, log);
-    return st == 0;
-}
-
 static const unsigned sms[] = {70, 90};
 #define NSMS (sizeof sms / sizeof sms[0])
 
 /* Emits the tiny program of (op, t) for every target into the batches. */
-static void check_ptx(enum vyre_op op, enum vyre_type t, enum vyre_type rt, struct batch *b) {
+static void check_ptx(enum vyre_op op, enum vyre_type t, enum vyre_type rt,
+                      struct harness_batch *b) {
     for (size_t s = 0; s < NSMS; s++) {
         vyre_program *p = tiny(op, t, rt, NULL);
         if (!p) return;
@@ -280,18 +242,18 @@ static void check_ptx(enum vyre_op op, enum vyre_type t, enum vyre_type rt, stru
             harness_fail(__FILE__, __LINE__, "no PTX for %s on %s, sm_%u: %s", vyre_op_name(op),
                          vyre_type_name(t), sms[s], err.message);
         harness_checks++;
-        if (ptx) batch_add(&b[s], ptx);
+        if (ptx) harness_batch_add(&b[s], ptx);
         vyre_free(ptx);
         vyre_program_free(p);
     }
 }
 
 /* Assembles each target's module; on failure, each (op, type) alone, to name it. */
-static void assemble(struct batch *b) {
+static void assemble(struct harness_batch *b) {
     for (size_t s = 0; s < NSMS; s++) {
         CHECK(b[s].text != NULL && b[s].n > 0);
         if (!b[s].text) continue;
-        if (ptxas_ok(b[s].text, sms[s], false)) {
+        if (harness_ptxas_ok(b[s].text, sms[s], false)) {
             harness_checks++;
         } else {
             for (unsigned i = 0; i < VYRE_OP_COUNT; i++)
@@ -304,7 +266,7 @@ static void assemble(struct batch *b) {
                     char *ptx = NULL;
                     size_t n = 0;
                     if (p && vyre_ptx_emit(p, &o, &ptx, &n, NULL) == VYRE_OK &&
-                        !ptxas_ok(ptx, sms[s], true))
+                        !harness_ptxas_ok(ptx, sms[s], true))
                         harness_fail(__FILE__, __LINE__, "ptxas rejects %s on %s for sm_%u",
                                      vyre_op_name(op), vyre_type_name(t), sms[s]);
                     vyre_free(ptx);
@@ -318,7 +280,7 @@ static void assemble(struct batch *b) {
 /* ---- every row, every type ------------------------------------------------------------ */
 
 static void test_every_op_every_type(void) {
-    struct batch b[NSMS];
+    struct harness_batch b[NSMS];
     memset(b, 0, sizeof b);
     size_t pairs = 0;
     for (unsigned i = 0; i < VYRE_OP_COUNT; i++) {

@@ -51,27 +51,6 @@ static const enum vyre_type all_types[] = {VYRE_BOOL, VYRE_I32, VYRE_U32, VYRE_I
 
 /* ---- ptxas ------------------------------------------------------------------------ */
 
-/* Assembles PTX written for .target sm_<sm>. ptxas from CUDA 13 no longer builds
- * sm_70 code; it still checks `.target sm_70` PTX (features, ISA version) when asked
- * for sm_75, the same family, so that is used when sm_70 is refused. */
-static bool ptxas_ok(const char *ptx, unsigned sm) {
-    if (!harness_ptxas_path()) {
-        harness_fail(__FILE__, __LINE__,
-                     "ptxas not found on $PATH or in /usr/local/cuda/bin: "
-                     "emitted PTX cannot be proven (install the CUDA toolkit)");
-        return false;
-    }
-    char log[8192];
-    int st = harness_ptxas_run(ptx, sm, log, sizeof log);
-    if (st != 0 && sm == 70 && strstr(log, "is not defined for option"))
-        st = harness_ptxas_run(ptx, 75, log, sizeof log);
-    if (st != 0) {
-        fprintf(stderr, "ptxas (sm_%u) failed:\n%s\n---- PTX ----\n%s\n", sm, log, ptx);
-        return false;
-    }
-    return true;
-}
-
 /* ---- emission helpers ---------------------------------------------------------- */
 
 static char *emit(vyre_program *p, unsigned sm) {
@@ -92,25 +71,6 @@ static size_t count(const char *hay, const char *needle) {
     size_t n = 0;
     for (const char *q = hay; (q = strstr(q, needle)) != NULL; q += strlen(needle)) n++;
     return n;
-}
-
-/* Many programs in one module: the .version/.target/.address_size header of every
- * program after the first is dropped (shared arrays are declared in entry bodies). */
-struct batch {
-    char *text;
-    size_t len;
-};
-
-static void batch_add(struct batch *b, const char *ptx) {
-    const char *body = ptx;
-    if (b->len) {
-        const char *h = strstr(ptx, ".address_size 64\n");
-        if (h) body = h + strlen(".address_size 64\n");
-    }
-    size_t n = strlen(body);
-    b->text = realloc(b->text, b->len + n + 1);
-    memcpy(b->text + b->len, body, n + 1);
-    b->len += n;
 }
 
 /* ---- programs -------------------------------------------------------------------- */
@@ -344,7 +304,7 @@ static void test_saxpy(void) {
     CHECK_STR_CONTAINS(ptx, "// (let i (gid x))");
     CHECK_STR_CONTAINS(ptx, "// (if (lt i (len y))");
     CHECK_STR_CONTAINS(ptx, "_end:\n");
-    CHECK(ptxas_ok(ptx, 90));
+    CHECK(harness_ptxas_ok(ptx, 90, false));
     vyre_free(ptx);
     vyre_program_free(p);
 
@@ -369,7 +329,7 @@ static void test_saxpy(void) {
         CHECK_EQ_U64(count(ptx, "@!%p"), 1);
         CHECK_EQ_U64(count(ptx, "\tld.global.nc.f32"), 1);
         CHECK_EQ_U64(count(ptx, "\tld.global.f32"), 1);
-        CHECK(ptxas_ok(ptx, 80));
+        CHECK(harness_ptxas_ok(ptx, 80, false));
     }
     vyre_free(ptx);
     vyre_program_free(p);
@@ -387,7 +347,7 @@ static void test_unguarded_checks(void) {
         CHECK_EQ_U64(count(ptx, "setp.lt.u32"), 2);
         CHECK_STR_CONTAINS(ptx, "mov.b32 %f0, 0f00000000;\n\t@%p0 ld.global.nc.f32 %f0");
         CHECK_STR_CONTAINS(ptx, "@%p1 st.global.f32");
-        CHECK(ptxas_ok(ptx, 80));
+        CHECK(harness_ptxas_ok(ptx, 80, false));
     }
     vyre_free(ptx);
     vyre_program_free(p);
@@ -459,7 +419,8 @@ static void test_targets_and_abi(void) {
         CHECK_STR_CONTAINS(ptx, ".maxntid 32, 2, 1\n{\n\t.shared .align 8 .b8 s_tmp[40];");
         CHECK_STR_CONTAINS(ptx, "st.shared.u32 [%r"); /* the zero fill */
         CHECK_EQ_U64(count(ptx, "bar.sync 0"), 2);    /* after the fill, and the program's */
-        if (t[i].sm == 70 || t[i].sm == 80 || t[i].sm == 90) CHECK(ptxas_ok(ptx, t[i].sm));
+        if (t[i].sm == 70 || t[i].sm == 80 || t[i].sm == 90)
+            CHECK(harness_ptxas_ok(ptx, t[i].sm, false));
         vyre_free(ptx);
     }
     vyre_program_free(p);
@@ -589,17 +550,17 @@ static void test_ptxas_all(void) {
         progs[n++] = make_bools();
         progs[n++] = make_control();
         progs[n++] = make_atomics();
-        struct batch b = {0};
+        struct harness_batch b = {0};
         for (size_t i = 0; i < n; i++) {
             char *ptx = emit(progs[i], sms[s]);
-            if (ptx) batch_add(&b, ptx);
+            if (ptx) harness_batch_add(&b, ptx);
             vyre_free(ptx);
         }
         CHECK(b.text != NULL);
         if (b.text) {
             CHECK_EQ_U64(count(b.text, ".visible .entry"), n);
             CHECK_EQ_U64(count(b.text, ".version"), 1);
-            CHECK(ptxas_ok(b.text, sms[s]));
+            CHECK(harness_ptxas_ok(b.text, sms[s], false));
         }
         free(b.text);
         for (size_t i = 0; i < n; i++) vyre_program_free(progs[i]);
@@ -643,7 +604,7 @@ static void test_bounds_ranges(void) {
     CHECK(lk->u.access.in_bounds);    /* k < 16 */
     CHECK(lmask->u.access.in_bounds); /* x & 255 < 256 */
     char *ptx = emit(p, 90);
-    if (ptx) CHECK(ptxas_ok(ptx, 90));
+    if (ptx) CHECK(harness_ptxas_ok(ptx, 90, false));
     vyre_free(ptx);
     vyre_program_free(p);
 }
@@ -713,7 +674,7 @@ static void test_bounds_pass(void) {
     char *ptx = emit(p, 90);
     if (ptx) {
         CHECK_EQ_U64(count(ptx, "setp.lt.u32"), 12);
-        CHECK(ptxas_ok(ptx, 90));
+        CHECK(harness_ptxas_ok(ptx, 90, false));
     }
     vyre_free(ptx);
     /* stale marks are cleared when the program changes */

@@ -31,39 +31,6 @@ static char *text_of(const vyre_program *p) {
     return t;
 }
 
-static bool ptxas_ok(const char *ptx, unsigned sm) {
-    if (!harness_ptxas_path()) {
-        harness_fail(__FILE__, __LINE__, "ptxas not found: emitted PTX cannot be proven");
-        return false;
-    }
-    char log[8192];
-    int st = harness_ptxas_run(ptx, sm, log, sizeof log);
-    if (st != 0 && sm == 70 && strstr(log, "is not defined for option"))
-        st = harness_ptxas_run(ptx, 75, log, sizeof log);
-    if (st != 0) fprintf(stderr, "ptxas (sm_%u) failed:\n%s\n", sm, log);
-    return st == 0;
-}
-
-/* Many kernels in one module: the header of every one after the first is dropped. */
-struct batch {
-    char *text;
-    size_t len;
-    unsigned n;
-};
-
-static void batch_add(struct batch *b, const char *ptx) {
-    const char *body = ptx;
-    if (b->len) {
-        const char *h = strstr(ptx, ".address_size 64\n");
-        if (h) body = h + strlen(".address_size 64\n");
-    }
-    size_t n = strlen(body);
-    b->text = realloc(b->text, b->len + n + 1);
-    memcpy(b->text + b->len, body, n + 1);
-    b->len += n;
-    b->n++;
-}
-
 static char *emit(vyre_program *p, unsigned sm) {
     struct vyre_ptx_options o = {sm};
     char *ptx = NULL;
@@ -382,7 +349,7 @@ static const uint32_t geometries[][3] = {{32, 1, 1}, {64, 1, 1}, {48, 1, 1},
 #define GROUPS 2u
 
 static unsigned ncases;
-static struct batch ptx_batches[3];
+static struct harness_batch ptx_batches[3];
 static const unsigned sms[3] = {70, 80, 90};
 
 /* One op on one type and geometry: run on two workgroups, compare with the model,
@@ -457,7 +424,7 @@ static void run_case(enum vyre_subgroup k, enum vyre_op op, enum vyre_type t, si
     if (geom == 0 || geom == 2 || geom == 4) {
         for (size_t s = 0; s < 3; s++) {
             char *ptx = emit(p, sms[s]);
-            if (ptx) batch_add(&ptx_batches[s], ptx);
+            if (ptx) harness_batch_add(&ptx_batches[s], ptx);
             vyre_free(ptx);
         }
     }
@@ -491,7 +458,7 @@ static void test_interp_and_ptx(void) {
         }
     }
     for (size_t s = 0; s < 3; s++) {
-        struct batch *b = &ptx_batches[s];
+        struct harness_batch *b = &ptx_batches[s];
         CHECK(b->text != NULL);
         if (!b->text) continue;
         CHECK_EQ_U64(b->n, 3u * (ncases / NGEOM));
@@ -500,7 +467,7 @@ static void test_interp_and_ptx(void) {
         CHECK_STR_CONTAINS(b->text, "shfl.sync.up.b32");
         CHECK_STR_CONTAINS(b->text, "vote.sync.ballot.b32");
         CHECK_STR_CONTAINS(b->text, "vote.sync.all.pred");
-        CHECK(ptxas_ok(b->text, sms[s]));
+        CHECK(harness_ptxas_ok(b->text, sms[s], false));
         /* redux.sync exists from sm_80: sm_70 takes the butterfly for every type */
         CHECK((strstr(b->text, "redux.sync") != NULL) == (sms[s] >= 80));
         free(b->text);
@@ -545,7 +512,7 @@ static void test_placement(void) {
     }
     for (size_t s = 0; s < 3; s++) {
         char *ptx = emit(p, sms[s]);
-        if (ptx) CHECK(ptxas_ok(ptx, sms[s]));
+        if (ptx) CHECK(harness_ptxas_ok(ptx, sms[s], false));
         vyre_free(ptx);
     }
     vyre_program_free(p);
@@ -578,7 +545,7 @@ static void test_placement(void) {
 
 static void test_random(void) {
     unsigned with_ops = 0, nprog = 300;
-    struct batch b[3] = {{0}, {0}, {0}};
+    struct harness_batch b[3] = {{0}, {0}, {0}};
     for (uint64_t seed = 1; seed <= nprog; seed++) {
         struct vyre_gen_options o;
         memset(&o, 0, sizeof o);
@@ -640,7 +607,7 @@ static void test_random(void) {
             for (size_t s = 0; s < 3; s++) {
                 if (seed % 3 != s && seed % 10 != 0) continue;
                 char *ptx = emit(p, sms[s]);
-                if (ptx) batch_add(&b[s], ptx);
+                if (ptx) harness_batch_add(&b[s], ptx);
                 vyre_free(ptx);
             }
         }
@@ -653,7 +620,7 @@ static void test_random(void) {
         harness_fail(__FILE__, __LINE__, "only %u of %u programs use subgroup ops", with_ops,
                      nprog);
     for (size_t s = 0; s < 3; s++) {
-        CHECK(b[s].text && ptxas_ok(b[s].text, sms[s]));
+        CHECK(b[s].text && harness_ptxas_ok(b[s].text, sms[s], false));
         free(b[s].text);
     }
 }

@@ -25,19 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
-
-#define GEN_MAX_VARS 512
-#define GEN_MAX_MEM 8
-#define GEN_STMT_DEPTH 4 /* statement nesting of the generated body */
-#define GEN_LOOP_DEPTH 2 /* nested loops multiply trip counts: keep two */
-#define GEN_NAME 24
+#include "gen_int.h"
 
 /* ---- PRNG: splitmix64 seeds xoshiro256** --------------------------------------- */
-
-struct rng {
-    uint64_t s[4];
-};
 
 static uint64_t splitmix64(uint64_t *x) {
     uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
@@ -63,74 +53,33 @@ static uint64_t rng_next(struct rng *r) {
 
 /* ---- generator state ------------------------------------------------------------ */
 
-enum mode { MODE_NONE, MODE_READ, MODE_OWN, MODE_ATOMIC };
-
-struct gmem {
-    char name[GEN_NAME];
-    enum vyre_type type;
-    bool shared;
-    enum vyre_access access;
-    enum mode mode;
-    enum vyre_atomic_op aop; /* MODE_ATOMIC: the single op used on it (this phase) */
-};
-
-struct gvar {
-    char name[GEN_NAME];
-    enum vyre_type type;
-    bool uniform;  /* same value in every invocation of a workgroup */
-    bool settable; /* let and atomic-result variables (not params or loop vars) */
-};
-
-struct gen {
-    vyre_program *p;
-    struct rng r;
-    uint32_t max_stmts, max_depth;
-    bool barriers, approx;
-    bool subgroup; /* allow_subgroup */
-    bool sg_ok;    /* the statement being built is in uniform control: subgroup ops may go */
-    struct gvar vars[GEN_MAX_VARS];
-    uint32_t nvars;
-    struct gmem mem[GEN_MAX_MEM];
-    uint32_t nmem;
-    uint32_t next_name;
-    uint32_t nbarriers; /* barriers emitted so far (detects a barrier inside a construct) */
-    bool div_return;    /* a return under divergent control was emitted: no barrier after */
-    bool fail;          /* allocation failed */
-    uint32_t budget;    /* statements left for the whole body */
-    bool has_li;
-};
-
-/* Where a statement is being generated. */
-struct ctx {
-    uint32_t depth, loop_depth;
-    bool divergent;  /* some enclosing condition/bound/exit differs per invocation */
-    bool barrier_ok; /* every enclosing construct allows a barrier */
-    bool in_loop;
-    bool loop_body_div;   /* innermost loop body was divergent from its start */
-    bool in_barrier_loop; /* inside (at any depth) a loop that holds barriers */
-};
-
-static uint32_t below(struct gen *g, uint32_t n) {
+uint32_t vyre_gen_below(struct gen *g, uint32_t n) {
     return n ? (uint32_t)(rng_next(&g->r) % n) : 0u;
 }
 
-static bool chance(struct gen *g, uint32_t pct) { return below(g, 100) < pct; }
+bool vyre_gen_chance(struct gen *g, uint32_t pct) { return vyre_gen_below(g, 100) < pct; }
 
 static void fresh_name(struct gen *g, char out[GEN_NAME], char prefix) {
     snprintf(out, GEN_NAME, "%c%u", prefix, (unsigned)g->next_name++);
 }
 
-static enum vyre_type any_type(struct gen *g) { return (enum vyre_type)below(g, VYRE_TYPE_COUNT); }
+static enum vyre_type any_type(struct gen *g) {
+    return (enum vyre_type)vyre_gen_below(g, VYRE_TYPE_COUNT);
+}
 
-static enum vyre_type num_type(struct gen *g) { return (enum vyre_type)(1u + below(g, 6)); }
+static enum vyre_type num_type(struct gen *g) {
+    return (enum vyre_type)(1u + vyre_gen_below(g, 6));
+}
 
-static enum vyre_type int_type(struct gen *g) { return (enum vyre_type)(1u + below(g, 4)); }
+enum vyre_type vyre_gen_int_type(struct gen *g) {
+    return (enum vyre_type)(1u + vyre_gen_below(g, 4));
+}
 
 static bool atomic_type(enum vyre_type t) {
     return t == VYRE_I32 || t == VYRE_U32 || t == VYRE_U64;
 }
 
-static struct vyre_expr *chk(struct gen *g, struct vyre_expr *e) {
+struct vyre_expr *vyre_gen_chk(struct gen *g, struct vyre_expr *e) {
     if (!e) g->fail = true;
     return e;
 }
@@ -170,33 +119,33 @@ static const uint64_t edge_f64[] = {
 
 /* A literal value of type t: edge values half the time, else small or random bits. */
 static vyre_bits lit_bits(struct gen *g, enum vyre_type t) {
-    uint32_t k = below(g, 10);
-    int32_t small = (int32_t)below(g, 33) - 16;
+    uint32_t k = vyre_gen_below(g, 10);
+    int32_t small = (int32_t)vyre_gen_below(g, 33) - 16;
     switch (t) {
-    case VYRE_BOOL: return below(g, 2);
+    case VYRE_BOOL: return vyre_gen_below(g, 2);
     case VYRE_I32:
-        if (k < 5) return edge_i32[below(g, NELEM(edge_i32))];
+        if (k < 5) return edge_i32[vyre_gen_below(g, NELEM(edge_i32))];
         if (k < 9) return (uint32_t)small;
         return (uint32_t)rng_next(&g->r);
     case VYRE_U32:
-        if (k < 5) return edge_u32[below(g, NELEM(edge_u32))];
-        if (k < 9) return below(g, 17);
+        if (k < 5) return edge_u32[vyre_gen_below(g, NELEM(edge_u32))];
+        if (k < 9) return vyre_gen_below(g, 17);
         return (uint32_t)rng_next(&g->r);
     case VYRE_I64:
-        if (k < 5) return edge_64[below(g, NELEM(edge_64))];
+        if (k < 5) return edge_64[vyre_gen_below(g, NELEM(edge_64))];
         if (k < 9) return (uint64_t)(int64_t)small;
         return rng_next(&g->r);
     case VYRE_U64:
-        if (k < 5) return edge_64[below(g, NELEM(edge_64))];
-        if (k < 9) return below(g, 17);
+        if (k < 5) return edge_64[vyre_gen_below(g, NELEM(edge_64))];
+        if (k < 9) return vyre_gen_below(g, 17);
         return rng_next(&g->r);
     case VYRE_F32:
-        if (k < 5) return edge_f32[below(g, NELEM(edge_f32))];
-        if (k < 9) return f32_bits((float)small / (float)(1u << below(g, 3)));
+        if (k < 5) return edge_f32[vyre_gen_below(g, NELEM(edge_f32))];
+        if (k < 9) return f32_bits((float)small / (float)(1u << vyre_gen_below(g, 3)));
         return (uint32_t)rng_next(&g->r);
     case VYRE_F64:
-        if (k < 5) return edge_f64[below(g, NELEM(edge_f64))];
-        if (k < 9) return f64_bits((double)small / (double)(1u << below(g, 3)));
+        if (k < 5) return edge_f64[vyre_gen_below(g, NELEM(edge_f64))];
+        if (k < 9) return f64_bits((double)small / (double)(1u << vyre_gen_below(g, 3)));
         return rng_next(&g->r);
     default: return 0;
     }
@@ -207,52 +156,52 @@ static bool lit_is_nan(enum vyre_type t, vyre_bits b) {
     return (b & 0x7FF0000000000000ull) == 0x7FF0000000000000ull && (b & 0x000FFFFFFFFFFFFFull) != 0;
 }
 
-static struct vyre_expr *lit(struct gen *g, enum vyre_type t, vyre_bits v) {
-    return chk(g, vyre_ir_lit(g->p, t, v));
+struct vyre_expr *vyre_gen_lit(struct gen *g, enum vyre_type t, vyre_bits v) {
+    return vyre_gen_chk(g, vyre_ir_lit(g->p, t, v));
 }
 
-static struct vyre_expr *rand_lit(struct gen *g, enum vyre_type t) {
-    return lit(g, t, lit_bits(g, t));
+struct vyre_expr *vyre_gen_rand_lit(struct gen *g, enum vyre_type t) {
+    return vyre_gen_lit(g, t, lit_bits(g, t));
 }
 
 /* A small non-negative integer literal of integer type t. */
 static struct vyre_expr *small_lit(struct gen *g, enum vyre_type t, uint32_t v) {
-    return lit(g, t, (vyre_bits)v);
+    return vyre_gen_lit(g, t, (vyre_bits)v);
 }
 
 /* ---- expression building helpers (NULL-propagating) --------------------------- */
 
-static struct vyre_expr *name_ex(struct gen *g, const char *n) {
-    return chk(g, vyre_ir_name(g->p, n));
+struct vyre_expr *vyre_gen_name_ex(struct gen *g, const char *n) {
+    return vyre_gen_chk(g, vyre_ir_name(g->p, n));
 }
 
-static struct vyre_expr *bin(struct gen *g, enum vyre_op op, struct vyre_expr *a,
-                             struct vyre_expr *b) {
+struct vyre_expr *vyre_gen_bin(struct gen *g, enum vyre_op op, struct vyre_expr *a,
+                               struct vyre_expr *b) {
     if (!a || !b) return NULL;
-    return chk(g, vyre_ir_binary(g->p, op, a, b));
+    return vyre_gen_chk(g, vyre_ir_binary(g->p, op, a, b));
 }
 
-static struct vyre_expr *un(struct gen *g, enum vyre_op op, struct vyre_expr *a) {
+struct vyre_expr *vyre_gen_un(struct gen *g, enum vyre_op op, struct vyre_expr *a) {
     if (!a) return NULL;
-    return chk(g, vyre_ir_unary(g->p, op, a));
+    return vyre_gen_chk(g, vyre_ir_unary(g->p, op, a));
 }
 
 static struct vyre_expr *cast(struct gen *g, enum vyre_type to, struct vyre_expr *a) {
     if (!a) return NULL;
-    return chk(g, vyre_ir_cast(g->p, to, a));
+    return vyre_gen_chk(g, vyre_ir_cast(g->p, to, a));
 }
 
-static struct vyre_expr *bitcast(struct gen *g, enum vyre_type to, struct vyre_expr *a) {
+struct vyre_expr *vyre_gen_bitcast(struct gen *g, enum vyre_type to, struct vyre_expr *a) {
     if (!a) return NULL;
-    return chk(g, vyre_ir_bitcast(g->p, to, a));
+    return vyre_gen_chk(g, vyre_ir_bitcast(g->p, to, a));
 }
 
-static struct vyre_expr *builtin(struct gen *g, enum vyre_builtin b, unsigned axis) {
-    return chk(g, vyre_ir_builtin(g->p, b, axis));
+struct vyre_expr *vyre_gen_builtin(struct gen *g, enum vyre_builtin b, unsigned axis) {
+    return vyre_gen_chk(g, vyre_ir_builtin(g->p, b, axis));
 }
 
 static struct vyre_expr *len_ex(struct gen *g, const char *buf) {
-    return chk(g, vyre_ir_len(g->p, buf));
+    return vyre_gen_chk(g, vyre_ir_len(g->p, buf));
 }
 
 /* ---- expressions ------------------------------------------------------------------- */
@@ -263,41 +212,44 @@ static struct vyre_expr *gen_expr(struct gen *g, enum vyre_type t, uint32_t dept
 /* The invocation's own index into a global buffer (gi) or shared array (li), spelled
  * as u32 or reinterpreted as i32 (same value: ids are far below 2^31). */
 static struct vyre_expr *own_index(struct gen *g, bool shared) {
-    struct vyre_expr *e = name_ex(g, shared ? "li" : "gi");
-    switch (below(g, 4)) {
+    struct vyre_expr *e = vyre_gen_name_ex(g, shared ? "li" : "gi");
+    switch (vyre_gen_below(g, 4)) {
     case 0: return cast(g, VYRE_I32, e);
-    case 1: return bitcast(g, VYRE_I32, e);
+    case 1: return vyre_gen_bitcast(g, VYRE_I32, e);
     default: return e;
     }
 }
 
 /* An index no invocation owns: always out of bounds (count < 2^32, ids are small). */
 static struct vyre_expr *oob_index(struct gen *g, const struct gmem *m) {
-    switch (below(g, 3)) {
-    case 0: return lit(g, VYRE_U32, 0xFFFFFFFFu);
-    case 1: return lit(g, VYRE_I32, 0xFFFFFFFFu);
-    default: return bin(g, VYRE_OP_ADD, name_ex(g, m->shared ? "li" : "gi"), len_ex(g, m->name));
+    switch (vyre_gen_below(g, 3)) {
+    case 0: return vyre_gen_lit(g, VYRE_U32, 0xFFFFFFFFu);
+    case 1: return vyre_gen_lit(g, VYRE_I32, 0xFFFFFFFFu);
+    default:
+        return vyre_gen_bin(g, VYRE_OP_ADD, vyre_gen_name_ex(g, m->shared ? "li" : "gi"),
+                            len_ex(g, m->name));
     }
 }
 
 /* Index for an OWN-mode access: the own slot most of the time. */
 static struct vyre_expr *owned_index(struct gen *g, const struct gmem *m) {
-    return chance(g, 85) ? own_index(g, m->shared) : oob_index(g, m);
+    return vyre_gen_chance(g, 85) ? own_index(g, m->shared) : oob_index(g, m);
 }
 
 /* Index for an access that may touch any element (READ loads, ATOMIC-mode atomics):
  * in range, out of range, negative i32, or computed. */
 static struct vyre_expr *any_index(struct gen *g, const struct gmem *m, uint32_t depth, bool *div) {
-    switch (below(g, 8)) {
-    case 0: *div = true; return own_index(g, g->has_li && chance(g, 50));
-    case 1: return small_lit(g, VYRE_U32, below(g, 9));
+    switch (vyre_gen_below(g, 8)) {
+    case 0: *div = true; return own_index(g, g->has_li && vyre_gen_chance(g, 50));
+    case 1: return small_lit(g, VYRE_U32, vyre_gen_below(g, 9));
     case 2: return oob_index(g, m);
     case 3:
         *div = true;
-        return bin(g, VYRE_OP_ADD, name_ex(g, "gi"), small_lit(g, VYRE_U32, 1u + below(g, 3)));
+        return vyre_gen_bin(g, VYRE_OP_ADD, vyre_gen_name_ex(g, "gi"),
+                            small_lit(g, VYRE_U32, 1u + vyre_gen_below(g, 3)));
     case 4:
-        return bin(g, VYRE_OP_REM, gen_expr(g, VYRE_U32, depth + 1, false, div),
-                   len_ex(g, m->name));
+        return vyre_gen_bin(g, VYRE_OP_REM, gen_expr(g, VYRE_U32, depth + 1, false, div),
+                            len_ex(g, m->name));
     case 5: return gen_expr(g, VYRE_I32, depth + 1, false, div);
     default: return gen_expr(g, VYRE_U32, depth + 1, false, div);
     }
@@ -309,47 +261,48 @@ static struct vyre_expr *gen_load(struct gen *g, const struct gmem *m, uint32_t 
     struct vyre_expr *idx = m->mode == MODE_OWN ? owned_index(g, m) : any_index(g, m, depth, div);
     *div = true;
     if (!idx) return NULL;
-    return chk(g, vyre_ir_load(g->p, m->name, idx));
+    return vyre_gen_chk(g, vyre_ir_load(g->p, m->name, idx));
 }
 
 /* A leaf (or load) of type t; uniform-only leaves when `uni`. */
 static struct vyre_expr *gen_leaf(struct gen *g, enum vyre_type t, uint32_t depth, bool uni,
                                   bool *div) {
     /* subgroup_size (uniform) and subgroup_lane exchange nothing: any control flow. */
-    if (g->subgroup && t == VYRE_U32 && chance(g, 8)) {
-        bool lane = !uni && chance(g, 70);
+    if (g->subgroup && t == VYRE_U32 && vyre_gen_chance(g, 8)) {
+        bool lane = !uni && vyre_gen_chance(g, 70);
         if (lane) *div = true;
-        return chk(g, vyre_ir_subgroup(g->p, lane ? VYRE_SG_LANE : VYRE_SG_SIZE, VYRE_OP_COUNT,
-                                       NULL, NULL));
+        return vyre_gen_chk(g, vyre_ir_subgroup(g->p, lane ? VYRE_SG_LANE : VYRE_SG_SIZE,
+                                                VYRE_OP_COUNT, NULL, NULL));
     }
     for (int tries = 0; tries < 4; tries++) {
-        uint32_t k = below(g, 10);
+        uint32_t k = vyre_gen_below(g, 10);
         if (k < 4) {
             uint32_t cand[GEN_MAX_VARS], n = 0;
             for (uint32_t i = 0; i < g->nvars; i++)
                 if (g->vars[i].type == t && (!uni || g->vars[i].uniform)) cand[n++] = i;
             if (!n) continue;
-            const struct gvar *v = &g->vars[cand[below(g, n)]];
+            const struct gvar *v = &g->vars[cand[vyre_gen_below(g, n)]];
             if (!v->uniform) *div = true;
-            return name_ex(g, v->name);
+            return vyre_gen_name_ex(g, v->name);
         }
         if (k < 6 && t == VYRE_U32) {
-            enum vyre_builtin b = (enum vyre_builtin)below(g, VYRE_BUILTIN_COUNT);
+            enum vyre_builtin b = (enum vyre_builtin)vyre_gen_below(g, VYRE_BUILTIN_COUNT);
             if (uni && (b == VYRE_GID || b == VYRE_LID)) b = VYRE_WGSIZE;
             if (b == VYRE_GID || b == VYRE_LID) *div = true;
-            return builtin(g, b, below(g, 3));
+            return vyre_gen_builtin(g, b, vyre_gen_below(g, 3));
         }
-        if (k < 7 && t == VYRE_U32 && g->nmem) return len_ex(g, g->mem[below(g, g->nmem)].name);
+        if (k < 7 && t == VYRE_U32 && g->nmem)
+            return len_ex(g, g->mem[vyre_gen_below(g, g->nmem)].name);
         if (k < 9 && !uni) {
             uint32_t cand[GEN_MAX_MEM], n = 0;
             for (uint32_t i = 0; i < g->nmem; i++)
                 if (g->mem[i].type == t && can_load(&g->mem[i])) cand[n++] = i;
             if (!n) continue;
-            return gen_load(g, &g->mem[cand[below(g, n)]], depth, div);
+            return gen_load(g, &g->mem[cand[vyre_gen_below(g, n)]], depth, div);
         }
         break;
     }
-    return rand_lit(g, t);
+    return vyre_gen_rand_lit(g, t);
 }
 
 /* Ops are picked from the op table (ops.h) by what they take and give, so a new row
@@ -393,17 +346,17 @@ static enum vyre_op pick_op(struct gen *g, enum gen_group grp, enum vyre_type t,
     }
     /* A single candidate (lnot for bool) takes no random draw, as when it was
      * written by hand: the rest of the program stays the same for the seed. */
-    return n == 1 ? cand[0] : cand[below(g, n)];
+    return n == 1 ? cand[0] : cand[vyre_gen_below(g, n)];
 }
 
 /* Same-width sibling type for bitcast (i32/u32/f32 or i64/u64/f64). */
 static enum vyre_type bitcast_source(struct gen *g, enum vyre_type t) {
     static const enum vyre_type w32[] = {VYRE_I32, VYRE_U32, VYRE_F32};
     static const enum vyre_type w64[] = {VYRE_I64, VYRE_U64, VYRE_F64};
-    return vyre_type_bits(t) == 64 ? w64[below(g, 3)] : w32[below(g, 3)];
+    return vyre_type_bits(t) == 64 ? w64[vyre_gen_below(g, 3)] : w32[vyre_gen_below(g, 3)];
 }
 
-/* bitcast(t, e). A NaN may have any bit pattern (§3), so a float source whose value
+/* vyre_gen_bitcast(t, e). A NaN may have any bit pattern (§3), so a float source whose value
  * could be NaN goes through (max e -inf): NaN becomes -inf, every other value is kept,
  * and the integer result is the same on every backend. */
 static struct vyre_expr *gen_bitcast(struct gen *g, enum vyre_type t, uint32_t d, bool uni,
@@ -412,33 +365,36 @@ static struct vyre_expr *gen_bitcast(struct gen *g, enum vyre_type t, uint32_t d
     struct vyre_expr *e = gen_expr(g, src, d, uni, div);
     if (e && vyre_type_is_float(src) && vyre_type_is_int(t) &&
         !(e->kind == VYRE_EX_LIT && !lit_is_nan(src, e->u.lit.bits)))
-        e = bin(g, VYRE_OP_MAX, e,
-                lit(g, src, src == VYRE_F32 ? 0xFF800000u : 0xFFF0000000000000ull));
-    return bitcast(g, t, e);
+        e = vyre_gen_bin(
+            g, VYRE_OP_MAX, e,
+            vyre_gen_lit(g, src, src == VYRE_F32 ? 0xFF800000u : 0xFFF0000000000000ull));
+    return vyre_gen_bitcast(g, t, e);
 }
 
 static struct vyre_expr *gen_subgroup(struct gen *g, enum vyre_type t, uint32_t d, bool *div);
 
 static struct vyre_expr *gen_bool(struct gen *g, uint32_t d, bool uni, bool *div) {
-    if (g->sg_ok && !uni && chance(g, 12)) return gen_subgroup(g, VYRE_BOOL, d, div);
-    switch (below(g, 9)) {
+    if (g->sg_ok && !uni && vyre_gen_chance(g, 12)) return gen_subgroup(g, VYRE_BOOL, d, div);
+    switch (vyre_gen_below(g, 9)) {
     case 0:
     case 1:
     case 2: {
         enum vyre_type ot = num_type(g);
         enum vyre_op op = pick_op(g, GEN_COMPARE, ot, VYRE_BOOL);
-        return bin(g, op, gen_expr(g, ot, d, uni, div), gen_expr(g, ot, d, uni, div));
+        return vyre_gen_bin(g, op, gen_expr(g, ot, d, uni, div), gen_expr(g, ot, d, uni, div));
     }
     case 3: { /* comparisons of bools: eq ne */
         enum vyre_op op = pick_op(g, GEN_COMPARE, VYRE_BOOL, VYRE_BOOL);
-        return bin(g, op, gen_expr(g, VYRE_BOOL, d, uni, div), gen_expr(g, VYRE_BOOL, d, uni, div));
+        return vyre_gen_bin(g, op, gen_expr(g, VYRE_BOOL, d, uni, div),
+                            gen_expr(g, VYRE_BOOL, d, uni, div));
     }
     case 4:
-        return bin(g, pick_op(g, GEN_LOGIC, VYRE_BOOL, VYRE_BOOL),
-                   gen_expr(g, VYRE_BOOL, d, uni, div), gen_expr(g, VYRE_BOOL, d, uni, div));
+        return vyre_gen_bin(g, pick_op(g, GEN_LOGIC, VYRE_BOOL, VYRE_BOOL),
+                            gen_expr(g, VYRE_BOOL, d, uni, div),
+                            gen_expr(g, VYRE_BOOL, d, uni, div));
     case 5:
-        return un(g, pick_op(g, GEN_EXACT, VYRE_BOOL, VYRE_BOOL),
-                  gen_expr(g, VYRE_BOOL, d, uni, div));
+        return vyre_gen_un(g, pick_op(g, GEN_EXACT, VYRE_BOOL, VYRE_BOOL),
+                           gen_expr(g, VYRE_BOOL, d, uni, div));
     case 6: return cast(g, VYRE_BOOL, gen_expr(g, any_type(g), d, uni, div));
     default: return gen_leaf(g, VYRE_BOOL, d, uni, div);
     }
@@ -447,31 +403,32 @@ static struct vyre_expr *gen_bool(struct gen *g, uint32_t d, bool uni, bool *div
 static struct vyre_expr *gen_numeric(struct gen *g, enum vyre_type t, uint32_t d, bool uni,
                                      bool *div) {
     bool is_int = vyre_type_is_int(t);
-    if (g->sg_ok && !uni && chance(g, 12)) return gen_subgroup(g, t, d, div);
-    switch (below(g, 11)) {
+    if (g->sg_ok && !uni && vyre_gen_chance(g, 12)) return gen_subgroup(g, t, d, div);
+    switch (vyre_gen_below(g, 11)) {
     case 0:
     case 1:
     case 2:
-        return bin(g, pick_op(g, GEN_GENERIC, t, t), gen_expr(g, t, d, uni, div),
-                   gen_expr(g, t, d, uni, div));
+        return vyre_gen_bin(g, pick_op(g, GEN_GENERIC, t, t), gen_expr(g, t, d, uni, div),
+                            gen_expr(g, t, d, uni, div));
     case 3:
     case 4:
         if (is_int)
-            return bin(g, pick_op(g, GEN_SPECIFIC, t, t), gen_expr(g, t, d, uni, div),
-                       gen_expr(g, t, d, uni, div));
-        if (chance(g, 50))
-            return chk(g, vyre_ir_fma(g->p, gen_expr(g, t, d, uni, div),
-                                      gen_expr(g, t, d, uni, div), gen_expr(g, t, d, uni, div)));
-        if (g->approx && chance(g, 60))
-            return un(g, pick_op(g, GEN_APPROX, t, t), gen_expr(g, t, d, uni, div));
-        return un(g, pick_op(g, GEN_EXACT, t, t), gen_expr(g, t, d, uni, div));
-    case 5: return un(g, pick_op(g, GEN_EXACT, t, t), gen_expr(g, t, d, uni, div));
+            return vyre_gen_bin(g, pick_op(g, GEN_SPECIFIC, t, t), gen_expr(g, t, d, uni, div),
+                                gen_expr(g, t, d, uni, div));
+        if (vyre_gen_chance(g, 50))
+            return vyre_gen_chk(g, vyre_ir_fma(g->p, gen_expr(g, t, d, uni, div),
+                                               gen_expr(g, t, d, uni, div),
+                                               gen_expr(g, t, d, uni, div)));
+        if (g->approx && vyre_gen_chance(g, 60))
+            return vyre_gen_un(g, pick_op(g, GEN_APPROX, t, t), gen_expr(g, t, d, uni, div));
+        return vyre_gen_un(g, pick_op(g, GEN_EXACT, t, t), gen_expr(g, t, d, uni, div));
+    case 5: return vyre_gen_un(g, pick_op(g, GEN_EXACT, t, t), gen_expr(g, t, d, uni, div));
     case 6: {
         struct vyre_expr *c = gen_expr(g, VYRE_BOOL, d, uni, div);
         struct vyre_expr *a = gen_expr(g, t, d, uni, div);
         struct vyre_expr *b = gen_expr(g, t, d, uni, div);
         if (!c || !a || !b) return NULL;
-        return chk(g, vyre_ir_select(g->p, c, a, b));
+        return vyre_gen_chk(g, vyre_ir_select(g->p, c, a, b));
     }
     case 7: return cast(g, t, gen_expr(g, any_type(g), d, uni, div));
     case 8: return gen_bitcast(g, t, d, uni, div);
@@ -482,18 +439,18 @@ static struct vyre_expr *gen_numeric(struct gen *g, enum vyre_type t, uint32_t d
 /* The lane, mask or delta of a shuffle: mostly in range (0..40, or derived from the
  * own lane), sometimes anything (out of range keeps the own value). */
 static struct vyre_expr *gen_lane_arg(struct gen *g, uint32_t d, bool *div) {
-    switch (below(g, 5)) {
+    switch (vyre_gen_below(g, 5)) {
     case 0:
-    case 1: return small_lit(g, VYRE_U32, below(g, 41));
+    case 1: return small_lit(g, VYRE_U32, vyre_gen_below(g, 41));
     case 2: {
         struct vyre_expr *lane =
-            chk(g, vyre_ir_subgroup(g->p, VYRE_SG_LANE, VYRE_OP_COUNT, NULL, NULL));
-        return bin(g, chance(g, 50) ? VYRE_OP_XOR : VYRE_OP_ADD, lane,
-                   small_lit(g, VYRE_U32, below(g, 33)));
+            vyre_gen_chk(g, vyre_ir_subgroup(g->p, VYRE_SG_LANE, VYRE_OP_COUNT, NULL, NULL));
+        return vyre_gen_bin(g, vyre_gen_chance(g, 50) ? VYRE_OP_XOR : VYRE_OP_ADD, lane,
+                            small_lit(g, VYRE_U32, vyre_gen_below(g, 33)));
     }
     case 3:
-        return bin(g, VYRE_OP_REM, gen_expr(g, VYRE_U32, d, false, div),
-                   small_lit(g, VYRE_U32, 33));
+        return vyre_gen_bin(g, VYRE_OP_REM, gen_expr(g, VYRE_U32, d, false, div),
+                            small_lit(g, VYRE_U32, 33));
     default: return gen_expr(g, VYRE_U32, d, false, div);
     }
 }
@@ -508,27 +465,28 @@ static struct vyre_expr *gen_subgroup(struct gen *g, enum vyre_type t, uint32_t 
     if (t == VYRE_BOOL) {
         struct vyre_expr *c = gen_expr(g, VYRE_BOOL, d, false, div);
         if (!c) return NULL;
-        return chk(g, vyre_ir_subgroup(p, chance(g, 50) ? VYRE_SG_ALL : VYRE_SG_ANY, VYRE_OP_COUNT,
-                                       c, NULL));
+        return vyre_gen_chk(g,
+                            vyre_ir_subgroup(p, vyre_gen_chance(g, 50) ? VYRE_SG_ALL : VYRE_SG_ANY,
+                                             VYRE_OP_COUNT, c, NULL));
     }
-    uint32_t k = below(g, 10);
+    uint32_t k = vyre_gen_below(g, 10);
     if (t == VYRE_U32 && k == 0) {
         struct vyre_expr *c = gen_expr(g, VYRE_BOOL, d, false, div);
         if (!c) return NULL;
-        return chk(g, vyre_ir_subgroup(p, VYRE_SG_BALLOT, VYRE_OP_COUNT, c, NULL));
+        return vyre_gen_chk(g, vyre_ir_subgroup(p, VYRE_SG_BALLOT, VYRE_OP_COUNT, c, NULL));
     }
     struct vyre_expr *v = gen_expr(g, t, d, false, div);
     if (!v) return NULL;
     if (k < 6) {
         static const enum vyre_subgroup shuffles[] = {VYRE_SG_SHUFFLE, VYRE_SG_SHUFFLE_XOR,
                                                       VYRE_SG_SHUFFLE_UP, VYRE_SG_SHUFFLE_DOWN};
-        enum vyre_subgroup sk = shuffles[below(g, NELEM(shuffles))];
+        enum vyre_subgroup sk = shuffles[vyre_gen_below(g, NELEM(shuffles))];
         struct vyre_expr *arg = gen_lane_arg(g, d, div);
         if (!arg) return NULL;
-        return chk(g, vyre_ir_subgroup(p, sk, VYRE_OP_COUNT, v, arg));
+        return vyre_gen_chk(g, vyre_ir_subgroup(p, sk, VYRE_OP_COUNT, v, arg));
     }
-    enum vyre_op op = combiners[below(g, vyre_type_is_int(t) ? NELEM(combiners) : 3u)];
-    return chk(g, vyre_ir_subgroup(p, k < 8 ? VYRE_SG_REDUCE : VYRE_SG_SCAN, op, v, NULL));
+    enum vyre_op op = combiners[vyre_gen_below(g, vyre_type_is_int(t) ? NELEM(combiners) : 3u)];
+    return vyre_gen_chk(g, vyre_ir_subgroup(p, k < 8 ? VYRE_SG_REDUCE : VYRE_SG_SCAN, op, v, NULL));
 }
 
 /* An expression of type t at expression depth `depth`; sets *div when it may differ
@@ -536,14 +494,14 @@ static struct vyre_expr *gen_subgroup(struct gen *g, enum vyre_type t, uint32_t 
 static struct vyre_expr *gen_expr(struct gen *g, enum vyre_type t, uint32_t depth, bool uni,
                                   bool *div) {
     if (g->fail) return NULL;
-    if (depth >= g->max_depth || chance(g, 25)) return gen_leaf(g, t, depth, uni, div);
+    if (depth >= g->max_depth || vyre_gen_chance(g, 25)) return gen_leaf(g, t, depth, uni, div);
     if (t == VYRE_BOOL) return gen_bool(g, depth + 1, uni, div);
     return gen_numeric(g, t, depth + 1, uni, div);
 }
 
 /* ---- statements ----------------------------------------------------------------------- */
 
-static void push(struct gen *g, struct vyre_block *b, struct vyre_stmt *s) {
+void vyre_gen_push(struct gen *g, struct vyre_block *b, struct vyre_stmt *s) {
     if (!s) {
         g->fail = true;
         return;
@@ -571,8 +529,8 @@ static bool order_free_atomic_type(enum vyre_type t) { return atomic_type(t) || 
 static enum vyre_atomic_op commutative_op(struct gen *g, enum vyre_type t) {
     static const enum vyre_atomic_op comm[] = {VYRE_ATOMIC_ADD, VYRE_ATOMIC_MIN, VYRE_ATOMIC_MAX,
                                                VYRE_ATOMIC_AND, VYRE_ATOMIC_OR,  VYRE_ATOMIC_XOR};
-    if (t == VYRE_F32) return chance(g, 50) ? VYRE_ATOMIC_MIN : VYRE_ATOMIC_MAX;
-    return comm[below(g, NELEM(comm))];
+    if (t == VYRE_F32) return vyre_gen_chance(g, 50) ? VYRE_ATOMIC_MIN : VYRE_ATOMIC_MAX;
+    return comm[vyre_gen_below(g, NELEM(comm))];
 }
 
 /* Every shared array gets a new random access mode for the phase after a barrier. */
@@ -580,7 +538,7 @@ static void pick_shared_modes(struct gen *g) {
     for (uint32_t i = 0; i < g->nmem; i++) {
         struct gmem *m = &g->mem[i];
         if (!m->shared) continue;
-        uint32_t k = below(g, 3);
+        uint32_t k = vyre_gen_below(g, 3);
         m->mode = k == 0 ? MODE_READ : k == 1 ? MODE_OWN : MODE_ATOMIC;
         if (m->mode == MODE_ATOMIC && !order_free_atomic_type(m->type)) m->mode = MODE_OWN;
         m->aop = commutative_op(g, m->type);
@@ -609,7 +567,7 @@ static void gen_let(struct gen *g, const struct ctx *c, struct vyre_block *b) {
     char name[GEN_NAME];
     fresh_name(g, name, 'v');
     if (!v) return;
-    push(g, b, vyre_ir_let(g->p, name, v));
+    vyre_gen_push(g, b, vyre_ir_let(g->p, name, v));
     add_var(g, name, t, !div && !c->divergent, true);
 }
 
@@ -621,11 +579,11 @@ static bool gen_set(struct gen *g, const struct ctx *c, struct vyre_block *b) {
         if (v->settable && (!v->uniform || !c->divergent)) cand[n++] = i;
     }
     if (!n) return false;
-    const struct gvar *v = &g->vars[cand[below(g, n)]];
+    const struct gvar *v = &g->vars[cand[vyre_gen_below(g, n)]];
     bool div = false;
     struct vyre_expr *e = gen_expr(g, v->type, 0, v->uniform, &div);
     if (!e) return true;
-    push(g, b, vyre_ir_set(g->p, v->name, e));
+    vyre_gen_push(g, b, vyre_ir_set(g->p, v->name, e));
     return true;
 }
 
@@ -634,12 +592,12 @@ static bool gen_store(struct gen *g, struct vyre_block *b) {
     for (uint32_t i = 0; i < g->nmem; i++)
         if (g->mem[i].mode == MODE_OWN) cand[n++] = i;
     if (!n) return false;
-    const struct gmem *m = &g->mem[cand[below(g, n)]];
+    const struct gmem *m = &g->mem[cand[vyre_gen_below(g, n)]];
     bool div = false;
     struct vyre_expr *idx = owned_index(g, m);
     struct vyre_expr *v = gen_expr(g, m->type, 0, false, &div);
     if (!idx || !v) return true;
-    push(g, b, vyre_ir_store(g->p, m->name, idx, v));
+    vyre_gen_push(g, b, vyre_ir_store(g->p, m->name, idx, v));
     return true;
 }
 
@@ -651,28 +609,29 @@ static bool gen_atomic(struct gen *g, struct vyre_block *b) {
         if (m->mode == MODE_ATOMIC || own_ok) cand[n++] = i;
     }
     if (!n) return false;
-    const struct gmem *m = &g->mem[cand[below(g, n)]];
+    const struct gmem *m = &g->mem[cand[vyre_gen_below(g, n)]];
     bool div = false;
     if (m->mode == MODE_ATOMIC) {
         /* Many invocations hit the same words: one commutative op, old value unused. */
         struct vyre_expr *idx = any_index(g, m, 1, &div);
         struct vyre_expr *v = gen_expr(g, m->type, 1, false, &div);
         if (!idx || !v) return true;
-        push(g, b, vyre_ir_atomic(g->p, NULL, m->aop, m->name, idx, NULL, v));
+        vyre_gen_push(g, b, vyre_ir_atomic(g->p, NULL, m->aop, m->name, idx, NULL, v));
         return true;
     }
     static const enum vyre_atomic_op f32_ops[] = {VYRE_ATOMIC_ADD, VYRE_ATOMIC_MIN,
                                                   VYRE_ATOMIC_MAX};
-    enum vyre_atomic_op op = m->type == VYRE_F32 ? f32_ops[below(g, NELEM(f32_ops))]
-                                                 : (enum vyre_atomic_op)below(g, VYRE_ATOMIC_COUNT);
+    enum vyre_atomic_op op = m->type == VYRE_F32
+                                 ? f32_ops[vyre_gen_below(g, NELEM(f32_ops))]
+                                 : (enum vyre_atomic_op)vyre_gen_below(g, VYRE_ATOMIC_COUNT);
     struct vyre_expr *idx = owned_index(g, m);
     struct vyre_expr *exp = op == VYRE_ATOMIC_CAS ? gen_expr(g, m->type, 1, false, &div) : NULL;
     struct vyre_expr *v = gen_expr(g, m->type, 1, false, &div);
     if (!idx || !v || (op == VYRE_ATOMIC_CAS && !exp)) return true;
     char name[GEN_NAME];
-    bool bound = chance(g, 50);
+    bool bound = vyre_gen_chance(g, 50);
     if (bound) fresh_name(g, name, 'a');
-    push(g, b, vyre_ir_atomic(g->p, bound ? name : NULL, op, m->name, idx, exp, v));
+    vyre_gen_push(g, b, vyre_ir_atomic(g->p, bound ? name : NULL, op, m->name, idx, exp, v));
     if (bound) add_var(g, name, m->type, false, true);
     return true;
 }
@@ -680,11 +639,11 @@ static bool gen_atomic(struct gen *g, struct vyre_block *b) {
 static void gen_if(struct gen *g, const struct ctx *c, struct vyre_block *b) {
     bool div = false;
     /* In barrier-capable code prefer uniform conditions so barriers get nested. */
-    bool uni = c->barrier_ok && chance(g, 60);
+    bool uni = c->barrier_ok && vyre_gen_chance(g, 60);
     struct vyre_expr *cond = gen_expr(g, VYRE_BOOL, 0, uni, &div);
     if (!cond) return;
     struct vyre_stmt *s = vyre_ir_if(g->p, cond);
-    push(g, b, s);
+    vyre_gen_push(g, b, s);
     if (!s) return;
     struct ctx in = *c;
     in.depth++;
@@ -693,11 +652,11 @@ static void gen_if(struct gen *g, const struct ctx *c, struct vyre_block *b) {
     uint32_t before = g->nbarriers;
     enum mode modes[GEN_MAX_MEM];
     save_modes(g, modes);
-    gen_block(g, &in, &s->then_, 1 + below(g, 3));
+    gen_block(g, &in, &s->then_, 1 + vyre_gen_below(g, 3));
     enum mode then_modes[GEN_MAX_MEM];
     save_modes(g, then_modes);
     restore_modes(g, modes);
-    if (chance(g, 45)) gen_block(g, &in, &s->else_, 1 + below(g, 2));
+    if (vyre_gen_chance(g, 45)) gen_block(g, &in, &s->else_, 1 + vyre_gen_below(g, 2));
     /* Which phase follows the if is not known statically once either branch holds
      * a barrier: no shared access until the next barrier. */
     if (g->nbarriers != before) shared_modes_none(g);
@@ -707,32 +666,32 @@ static void gen_if(struct gen *g, const struct ctx *c, struct vyre_block *b) {
 static void gen_bounds(struct gen *g, enum vyre_type t, struct vyre_expr **from,
                        struct vyre_expr **to, struct vyre_expr **step, bool *div, bool top) {
     bool sgn = vyre_type_is_signed(t);
-    uint32_t k = below(g, 10);
+    uint32_t k = vyre_gen_below(g, 10);
     if (k < 5) {
-        int32_t a = sgn ? (int32_t)below(g, 7) - 3 : (int32_t)below(g, 4);
-        int32_t end = a + (int32_t)below(g, 8) - 1; /* sometimes empty */
+        int32_t a = sgn ? (int32_t)vyre_gen_below(g, 7) - 3 : (int32_t)vyre_gen_below(g, 4);
+        int32_t end = a + (int32_t)vyre_gen_below(g, 8) - 1; /* sometimes empty */
         if (!sgn && end < 0) end = 0;
-        *from = lit(g, t, (vyre_bits)(int64_t)a);
-        *to = lit(g, t, (vyre_bits)(int64_t)end);
+        *from = vyre_gen_lit(g, t, (vyre_bits)(int64_t)a);
+        *to = vyre_gen_lit(g, t, (vyre_bits)(int64_t)end);
     } else if (k < 8) {
         /* len-bounded: uniform; capped below the top level so nests stay cheap. */
-        const struct gmem *m = &g->mem[below(g, g->nmem)];
+        const struct gmem *m = &g->mem[vyre_gen_below(g, g->nmem)];
         struct vyre_expr *l = len_ex(g, m->name);
-        if (!top || chance(g, 50))
-            l = bin(g, VYRE_OP_MIN, l, small_lit(g, VYRE_U32, 1u + below(g, 6)));
-        *from = small_lit(g, t, below(g, 2));
+        if (!top || vyre_gen_chance(g, 50))
+            l = vyre_gen_bin(g, VYRE_OP_MIN, l, small_lit(g, VYRE_U32, 1u + vyre_gen_below(g, 6)));
+        *from = small_lit(g, t, vyre_gen_below(g, 2));
         *to = t == VYRE_U32 ? l : cast(g, t, l);
     } else {
         /* Divergent but bounded: (rem e K) lies in (-K, K). */
         struct vyre_expr *e = gen_expr(g, t, 1, false, div);
         *from = small_lit(g, t, 0);
-        *to = bin(g, VYRE_OP_REM, e, small_lit(g, t, 1u + below(g, 6)));
+        *to = vyre_gen_bin(g, VYRE_OP_REM, e, small_lit(g, t, 1u + vyre_gen_below(g, 6)));
     }
-    uint32_t sk = below(g, 10);
+    uint32_t sk = vyre_gen_below(g, 10);
     if (sk < 6) {
         *step = small_lit(g, t, 1);
     } else if (sk < 8) {
-        *step = small_lit(g, t, 2u + below(g, 2));
+        *step = small_lit(g, t, 2u + vyre_gen_below(g, 2));
     } else {
         /* A param (any value, even <= 0 or huge) as step when one fits. */
         uint32_t cand[GEN_MAX_VARS], n = 0;
@@ -740,12 +699,13 @@ static void gen_bounds(struct gen *g, enum vyre_type t, struct vyre_expr **from,
             const struct gvar *v = &g->vars[i];
             if (v->type == t && v->uniform && !v->settable && v->name[0] == 'p') cand[n++] = i;
         }
-        *step = n ? name_ex(g, g->vars[cand[below(g, n)]].name) : rand_lit(g, t);
+        *step = n ? vyre_gen_name_ex(g, g->vars[cand[vyre_gen_below(g, n)]].name)
+                  : vyre_gen_rand_lit(g, t);
     }
 }
 
 static void gen_for(struct gen *g, const struct ctx *c, struct vyre_block *b) {
-    enum vyre_type t = int_type(g);
+    enum vyre_type t = vyre_gen_int_type(g);
     struct vyre_expr *from = NULL, *to = NULL, *step = NULL;
     bool div = false;
     gen_bounds(g, t, &from, &to, &step, &div, c->loop_depth == 0);
@@ -753,7 +713,7 @@ static void gen_for(struct gen *g, const struct ctx *c, struct vyre_block *b) {
     char name[GEN_NAME];
     fresh_name(g, name, 'i');
     struct vyre_stmt *s = vyre_ir_for(g->p, name, from, to, step);
-    push(g, b, s);
+    vyre_gen_push(g, b, s);
     if (!s) return;
     struct ctx in = *c;
     in.depth++;
@@ -762,8 +722,8 @@ static void gen_for(struct gen *g, const struct ctx *c, struct vyre_block *b) {
     /* A loop that may hold barriers has uniform bounds and exits; one whose body may
      * exit divergently is treated as divergent throughout (later iterations run on a
      * subset), so it holds no barrier and sets no uniform variable. */
-    bool barrier_loop = c->barrier_ok && !div && !g->div_return && chance(g, 50);
-    bool div_exit = !barrier_loop && !c->in_barrier_loop && chance(g, 35);
+    bool barrier_loop = c->barrier_ok && !div && !g->div_return && vyre_gen_chance(g, 50);
+    bool div_exit = !barrier_loop && !c->in_barrier_loop && vyre_gen_chance(g, 35);
     in.divergent = c->divergent || div || div_exit;
     in.barrier_ok = barrier_loop;
     in.loop_body_div = in.divergent;
@@ -771,7 +731,7 @@ static void gen_for(struct gen *g, const struct ctx *c, struct vyre_block *b) {
     uint32_t saved = g->nvars;
     add_var(g, name, t, !div && !c->divergent, false);
     if (barrier_loop) shared_modes_none(g);
-    gen_block(g, &in, &s->then_, 1 + below(g, 3));
+    gen_block(g, &in, &s->then_, 1 + vyre_gen_below(g, 3));
     g->nvars = saved;
     if (barrier_loop) shared_modes_none(g);
 }
@@ -781,7 +741,7 @@ static void gen_stmt(struct gen *g, const struct ctx *c, struct vyre_block *b) {
     /* Where a barrier could go, a subgroup op can: every invocation gets there. */
     g->sg_ok = g->subgroup && c->barrier_ok && !c->divergent && !g->div_return;
     for (int tries = 0; tries < 8 && !g->fail; tries++) {
-        uint32_t k = below(g, 100);
+        uint32_t k = vyre_gen_below(g, 100);
         if (k < 22) {
             gen_let(g, c, b);
             return;
@@ -810,7 +770,7 @@ static void gen_stmt(struct gen *g, const struct ctx *c, struct vyre_block *b) {
         }
         if (k < 91) {
             if (!g->barriers || !c->barrier_ok || c->divergent || g->div_return) continue;
-            push(g, b, vyre_ir_simple(g->p, VYRE_ST_BARRIER));
+            vyre_gen_push(g, b, vyre_ir_simple(g->p, VYRE_ST_BARRIER));
             g->nbarriers++;
             pick_shared_modes(g);
             return;
@@ -818,16 +778,16 @@ static void gen_stmt(struct gen *g, const struct ctx *c, struct vyre_block *b) {
         if (k < 97) {
             if (!c->in_loop || (c->divergent && (!c->loop_body_div || c->in_barrier_loop)))
                 continue;
-            push(g, b, vyre_ir_simple(g->p, VYRE_ST_BREAK));
+            vyre_gen_push(g, b, vyre_ir_simple(g->p, VYRE_ST_BREAK));
             return;
         }
         /* return: rare at top level (everything after it is dead). */
-        if (c->depth == 0 && chance(g, 80)) continue;
+        if (c->depth == 0 && vyre_gen_chance(g, 80)) continue;
         if (c->divergent) {
             if (c->in_barrier_loop) continue;
             g->div_return = true;
         }
-        push(g, b, vyre_ir_simple(g->p, VYRE_ST_RETURN));
+        vyre_gen_push(g, b, vyre_ir_simple(g->p, VYRE_ST_RETURN));
         return;
     }
 }
@@ -841,20 +801,20 @@ static void gen_block(struct gen *g, const struct ctx *c, struct vyre_block *b, 
 /* ---- declarations and the program ---------------------------------------------------- */
 
 static void gen_decls(struct gen *g) {
-    uint32_t nbuf = 1u + below(g, 4);
-    uint32_t out = below(g, nbuf);
+    uint32_t nbuf = 1u + vyre_gen_below(g, 4);
+    uint32_t out = vyre_gen_below(g, nbuf);
     for (uint32_t i = 0; i < nbuf && !g->fail; i++) {
         struct gmem *m = &g->mem[g->nmem++];
         fresh_name(g, m->name, 'b');
         m->type = any_type(g);
         m->shared = false;
-        uint32_t a = below(g, 3);
-        if (i == out && a == 0) a = 1u + below(g, 2);
+        uint32_t a = vyre_gen_below(g, 3);
+        if (i == out && a == 0) a = 1u + vyre_gen_below(g, 2);
         m->access = (enum vyre_access)a;
-        uint32_t count = chance(g, 75) ? 0u : 1u + below(g, 200);
+        uint32_t count = vyre_gen_chance(g, 75) ? 0u : 1u + vyre_gen_below(g, 200);
         if (m->access == VYRE_ACCESS_READ) {
             m->mode = MODE_READ;
-        } else if (order_free_atomic_type(m->type) && chance(g, 25)) {
+        } else if (order_free_atomic_type(m->type) && vyre_gen_chance(g, 25)) {
             m->mode = MODE_ATOMIC;
             m->aop = commutative_op(g, m->type);
         } else {
@@ -862,23 +822,26 @@ static void gen_decls(struct gen *g) {
         }
         if (!vyre_ir_buffer(g->p, m->name, m->type, m->access, count)) g->fail = true;
     }
-    if (g->barriers && chance(g, 80)) {
+    if (g->barriers && vyre_gen_chance(g, 80)) {
         uint32_t wg = g->p->workgroup[0] * g->p->workgroup[1] * g->p->workgroup[2];
-        uint32_t nsh = 1u + below(g, 2);
+        uint32_t nsh = 1u + vyre_gen_below(g, 2);
         for (uint32_t i = 0; i < nsh && !g->fail; i++) {
             struct gmem *m = &g->mem[g->nmem++];
             fresh_name(g, m->name, 's');
             m->type = any_type(g);
             m->shared = true;
             m->access = VYRE_ACCESS_READ_WRITE;
-            uint32_t k = below(g, 4);
-            uint32_t count = k == 0 ? wg : k == 1 ? 1u : k == 2 ? 1u + below(g, 256) : 2u * wg;
+            uint32_t k = vyre_gen_below(g, 4);
+            uint32_t count = k == 0   ? wg
+                             : k == 1 ? 1u
+                             : k == 2 ? 1u + vyre_gen_below(g, 256)
+                                      : 2u * wg;
             if (!vyre_ir_shared(g->p, m->name, m->type, count)) g->fail = true;
         }
         g->has_li = true;
         pick_shared_modes(g);
     }
-    uint32_t npar = below(g, 4);
+    uint32_t npar = vyre_gen_below(g, 4);
     for (uint32_t i = 0; i < npar && !g->fail; i++) {
         char name[GEN_NAME];
         fresh_name(g, name, 'p');
@@ -890,33 +853,36 @@ static void gen_decls(struct gen *g) {
 
 /* gi: linear global id over a grid of any shape; li: linear local id. */
 static void gen_ids(struct gen *g, struct vyre_block *b) {
-    struct vyre_expr *sx =
-        bin(g, VYRE_OP_MUL, builtin(g, VYRE_WGSIZE, 0), builtin(g, VYRE_NGROUPS, 0));
-    struct vyre_expr *sy =
-        bin(g, VYRE_OP_MUL, builtin(g, VYRE_WGSIZE, 1), builtin(g, VYRE_NGROUPS, 1));
+    struct vyre_expr *sx = vyre_gen_bin(g, VYRE_OP_MUL, vyre_gen_builtin(g, VYRE_WGSIZE, 0),
+                                        vyre_gen_builtin(g, VYRE_NGROUPS, 0));
+    struct vyre_expr *sy = vyre_gen_bin(g, VYRE_OP_MUL, vyre_gen_builtin(g, VYRE_WGSIZE, 1),
+                                        vyre_gen_builtin(g, VYRE_NGROUPS, 1));
     struct vyre_expr *sxy =
-        bin(g, VYRE_OP_MUL,
-            bin(g, VYRE_OP_MUL, builtin(g, VYRE_WGSIZE, 0), builtin(g, VYRE_NGROUPS, 0)), sy);
-    struct vyre_expr *gi = bin(g, VYRE_OP_ADD,
-                               bin(g, VYRE_OP_ADD, builtin(g, VYRE_GID, 0),
-                                   bin(g, VYRE_OP_MUL, builtin(g, VYRE_GID, 1), sx)),
-                               bin(g, VYRE_OP_MUL, builtin(g, VYRE_GID, 2), sxy));
+        vyre_gen_bin(g, VYRE_OP_MUL,
+                     vyre_gen_bin(g, VYRE_OP_MUL, vyre_gen_builtin(g, VYRE_WGSIZE, 0),
+                                  vyre_gen_builtin(g, VYRE_NGROUPS, 0)),
+                     sy);
+    struct vyre_expr *gi = vyre_gen_bin(
+        g, VYRE_OP_ADD,
+        vyre_gen_bin(g, VYRE_OP_ADD, vyre_gen_builtin(g, VYRE_GID, 0),
+                     vyre_gen_bin(g, VYRE_OP_MUL, vyre_gen_builtin(g, VYRE_GID, 1), sx)),
+        vyre_gen_bin(g, VYRE_OP_MUL, vyre_gen_builtin(g, VYRE_GID, 2), sxy));
     if (!gi) return;
-    push(g, b, vyre_ir_let(g->p, "gi", gi));
+    vyre_gen_push(g, b, vyre_ir_let(g->p, "gi", gi));
     add_var(g, "gi", VYRE_U32, false, false);
     if (!g->has_li) return;
     const uint32_t *w = g->p->workgroup;
-    struct vyre_expr *li = builtin(g, VYRE_LID, 0);
+    struct vyre_expr *li = vyre_gen_builtin(g, VYRE_LID, 0);
     if (w[1] > 1 || w[2] > 1) {
-        struct vyre_expr *y =
-            bin(g, VYRE_OP_MUL, builtin(g, VYRE_LID, 1), builtin(g, VYRE_WGSIZE, 0));
-        struct vyre_expr *wxy =
-            bin(g, VYRE_OP_MUL, builtin(g, VYRE_WGSIZE, 0), builtin(g, VYRE_WGSIZE, 1));
-        struct vyre_expr *z = bin(g, VYRE_OP_MUL, builtin(g, VYRE_LID, 2), wxy);
-        li = bin(g, VYRE_OP_ADD, bin(g, VYRE_OP_ADD, li, y), z);
+        struct vyre_expr *y = vyre_gen_bin(g, VYRE_OP_MUL, vyre_gen_builtin(g, VYRE_LID, 1),
+                                           vyre_gen_builtin(g, VYRE_WGSIZE, 0));
+        struct vyre_expr *wxy = vyre_gen_bin(g, VYRE_OP_MUL, vyre_gen_builtin(g, VYRE_WGSIZE, 0),
+                                             vyre_gen_builtin(g, VYRE_WGSIZE, 1));
+        struct vyre_expr *z = vyre_gen_bin(g, VYRE_OP_MUL, vyre_gen_builtin(g, VYRE_LID, 2), wxy);
+        li = vyre_gen_bin(g, VYRE_OP_ADD, vyre_gen_bin(g, VYRE_OP_ADD, li, y), z);
     }
     if (!li) return;
-    push(g, b, vyre_ir_let(g->p, "li", li));
+    vyre_gen_push(g, b, vyre_ir_let(g->p, "li", li));
     add_var(g, "li", VYRE_U32, false, false);
 }
 
@@ -924,10 +890,10 @@ static vyre_program *gen_valid(struct gen *g, uint64_t seed) {
     static const uint32_t wx[] = {1u, 2u, 32u, 64u, 128u, 256u};
     char name[40];
     snprintf(name, sizeof name, "prog_%llx", (unsigned long long)seed);
-    uint32_t x = wx[below(g, NELEM(wx))], y = 1, z = 1;
-    if (chance(g, 25)) {
-        y = 1u + below(g, 4);
-        z = chance(g, 50) ? 1u : 1u + below(g, 2);
+    uint32_t x = wx[vyre_gen_below(g, NELEM(wx))], y = 1, z = 1;
+    if (vyre_gen_chance(g, 25)) {
+        y = 1u + vyre_gen_below(g, 4);
+        z = vyre_gen_chance(g, 50) ? 1u : 1u + vyre_gen_below(g, 2);
         while (x * y * z > 1024u && y > 1) y--;
         if (x * y * z > 1024u) z = 1;
     }
@@ -940,7 +906,7 @@ static vyre_program *gen_valid(struct gen *g, uint64_t seed) {
     /* Subgroup ops need the uniform constructs barriers need (barrier_ok marks them;
      * barrier statements themselves still need allow_barriers). */
     c.barrier_ok = g->barriers || g->subgroup;
-    uint32_t n = 1u + below(g, g->max_stmts);
+    uint32_t n = 1u + vyre_gen_below(g, g->max_stmts);
     g->budget = g->max_stmts * 5u;
     gen_block(g, &c, &g->p->body, n);
     /* End with one store into an own-slot output, so results are visible. */
@@ -948,268 +914,6 @@ static vyre_program *gen_valid(struct gen *g, uint64_t seed) {
     g->sg_ok = g->subgroup && !g->div_return;
     if (!gen_store(g, &g->p->body)) gen_atomic(g, &g->p->body);
     return g->p;
-}
-
-/* ---- invalid mutations ------------------------------------------------------------------ */
-
-#define GEN_COLLECT 4096
-
-struct coll {
-    struct vyre_expr *ex[GEN_COLLECT];
-    uint32_t nex;
-    struct vyre_block *blk[GEN_COLLECT];
-    uint32_t nblk;
-    struct vyre_stmt *st[GEN_COLLECT];
-    uint32_t nst;
-};
-
-static void coll_expr(struct coll *c, struct vyre_expr *e) {
-    if (!e || c->nex >= GEN_COLLECT) return;
-    c->ex[c->nex++] = e;
-    struct vyre_expr *ops[3];
-    unsigned n = vyre_expr_operands(e, ops);
-    for (unsigned i = 0; i < n; i++) coll_expr(c, ops[i]);
-}
-
-static void coll_block(struct coll *c, struct vyre_block *b) {
-    if (c->nblk < GEN_COLLECT) c->blk[c->nblk++] = b;
-    for (uint32_t i = 0; i < b->count; i++) {
-        struct vyre_stmt *s = b->items[i];
-        if (c->nst < GEN_COLLECT) c->st[c->nst++] = s;
-        coll_expr(c, s->value);
-        coll_expr(c, s->index);
-        coll_expr(c, s->expected);
-        coll_expr(c, s->cond);
-        coll_expr(c, s->from);
-        coll_expr(c, s->to);
-        coll_expr(c, s->step);
-        if (s->kind == VYRE_ST_IF || s->kind == VYRE_ST_FOR) coll_block(c, &s->then_);
-        if (s->kind == VYRE_ST_IF) coll_block(c, &s->else_);
-    }
-}
-
-/* Appends s to b, then moves it to a random position. */
-static void insert_at(struct gen *g, struct vyre_block *b, struct vyre_stmt *s, bool random_pos) {
-    if (!s || !vyre_ir_push(g->p, b, s)) {
-        g->fail = true;
-        return;
-    }
-    if (!random_pos) return;
-    uint32_t pos = below(g, b->count);
-    for (uint32_t i = b->count - 1; i > pos; i--) b->items[i] = b->items[i - 1];
-    b->items[pos] = s;
-}
-
-static void add_let(struct gen *g, struct vyre_block *b, const char *name, struct vyre_expr *e) {
-    insert_at(g, b, vyre_ir_let(g->p, name, e), true);
-}
-
-static struct vyre_block *rand_block(struct gen *g, struct coll *c) {
-    return c->nblk ? c->blk[below(g, c->nblk)] : &g->p->body;
-}
-
-static const char *decl_of_kind(struct gen *g, enum vyre_decl_kind k, bool want_read) {
-    uint32_t cand[VYRE_MAX_BUFFERS], n = 0;
-    for (uint32_t i = 0; i < g->p->ndecls && n < VYRE_MAX_BUFFERS; i++) {
-        const struct vyre_decl *d = &g->p->decls[i];
-        if (d->kind == k && (!want_read || d->access == VYRE_ACCESS_READ)) cand[n++] = i;
-    }
-    return n ? g->p->decls[cand[below(g, n)]].name : NULL;
-}
-
-static void mutate(struct gen *g, struct coll *c) {
-    vyre_program *p = g->p;
-    struct vyre_block *blk = rand_block(g, c);
-    char nm[GEN_NAME];
-    switch (below(g, 26)) {
-    case 0: { /* swap a literal's type */
-        for (uint32_t i = 0; i < c->nex; i++) {
-            struct vyre_expr *e = c->ex[below(g, c->nex)];
-            if (e->kind != VYRE_EX_LIT) continue;
-            e->type = (enum vyre_type)((e->type + 1u + below(g, 6)) % VYRE_TYPE_COUNT);
-            if (vyre_type_bits(e->type) == 32) e->u.lit.bits &= 0xFFFFFFFFu;
-            if (e->type == VYRE_BOOL) e->u.lit.bits &= 1u;
-            return;
-        }
-        add_let(g, blk, "mut_t", bin(g, VYRE_OP_ADD, lit(g, VYRE_U32, 1), lit(g, VYRE_I32, 1)));
-        return;
-    }
-    case 1: { /* undeclared name */
-        for (uint32_t i = 0; i < c->nex; i++) {
-            struct vyre_expr *e = c->ex[below(g, c->nex)];
-            if (e->kind != VYRE_EX_NAME) continue;
-            e->u.name.name = vyre_arena_strdup(p, "undeclared_x");
-            if (!e->u.name.name) g->fail = true;
-            return;
-        }
-        insert_at(g, blk, vyre_ir_let(p, "mut_u", name_ex(g, "nosuch")), true);
-        return;
-    }
-    case 2: /* duplicate name: a let reusing a declaration's name */
-        insert_at(g, blk, vyre_ir_let(p, p->decls[below(g, p->ndecls)].name, rand_lit(g, VYRE_U32)),
-                  true);
-        return;
-    case 3: /* duplicate name: reuse "gi" */
-        insert_at(g, blk, vyre_ir_let(p, "gi", rand_lit(g, VYRE_U32)), true);
-        return;
-    case 4: { /* set a param */
-        const char *pn = decl_of_kind(g, VYRE_DECL_PARAM, false);
-        if (!pn) {
-            if (!vyre_ir_param(p, "mut_p", VYRE_U32)) g->fail = true;
-            pn = "mut_p";
-        }
-        const struct vyre_decl *d = vyre_ir_find_decl(p, pn);
-        insert_at(g, blk, vyre_ir_set(p, pn, rand_lit(g, d ? d->type : VYRE_U32)), true);
-        return;
-    }
-    case 5: { /* store to a read buffer */
-        const char *bn = decl_of_kind(g, VYRE_DECL_BUFFER, true);
-        if (!bn) {
-            if (!vyre_ir_buffer(p, "mut_r", VYRE_U32, VYRE_ACCESS_READ, 0)) g->fail = true;
-            bn = "mut_r";
-        }
-        const struct vyre_decl *d = vyre_ir_find_decl(p, bn);
-        struct vyre_expr *v = rand_lit(g, d ? d->type : VYRE_U32);
-        insert_at(g, blk, vyre_ir_store(p, bn, name_ex(g, "gi"), v), true);
-        return;
-    }
-    case 6: { /* barrier under a gid condition */
-        struct vyre_expr *c0 = bin(g, VYRE_OP_EQ, builtin(g, VYRE_GID, 0), lit(g, VYRE_U32, 0));
-        struct vyre_stmt *s = vyre_ir_if(p, c0);
-        if (s) push(g, &s->then_, vyre_ir_simple(p, VYRE_ST_BARRIER));
-        insert_at(g, &p->body, s, true);
-        return;
-    }
-    case 7: /* break outside any loop */
-        insert_at(g, &p->body, vyre_ir_simple(p, VYRE_ST_BREAK), true);
-        return;
-    case 8: { /* statement nesting beyond the limit */
-        struct vyre_block *b = &p->body;
-        for (int i = 0; i < VYRE_MAX_NESTING + 6 && !g->fail; i++) {
-            struct vyre_stmt *s = vyre_ir_if(p, lit(g, VYRE_BOOL, 1));
-            insert_at(g, b, s, false);
-            if (!s) return;
-            b = &s->then_;
-        }
-        insert_at(g, b, vyre_ir_let(p, "mut_deep", lit(g, VYRE_U32, 1)), false);
-        return;
-    }
-    case 9: { /* expression depth beyond the limit */
-        struct vyre_expr *e = lit(g, VYRE_I32, 1);
-        for (int i = 0; i < VYRE_MAX_EXPR_DEPTH + 8; i++) e = un(g, VYRE_OP_NEG, e);
-        insert_at(g, blk, vyre_ir_let(p, "mut_e", e), true);
-        return;
-    }
-    case 10: { /* workgroup geometry out of limits */
-        uint32_t k = below(g, 4);
-        if (k == 0) p->workgroup[0] = 2048;
-        else if (k == 1) p->workgroup[2] = 65;
-        else if (k == 2) p->workgroup[below(g, 3)] = 0;
-        else {
-            p->workgroup[0] = 64;
-            p->workgroup[1] = 64;
-        }
-        return;
-    }
-    case 11: /* too much shared memory */
-        if (!vyre_ir_shared(p, "mut_s", VYRE_F64, 7000u)) g->fail = true;
-        return;
-    case 12: /* bitcast of bool, or across widths */
-        add_let(g, blk, "mut_bc",
-                chance(g, 50) ? bitcast(g, VYRE_U32, lit(g, VYRE_BOOL, 1))
-                              : bitcast(g, VYRE_F64, rand_lit(g, VYRE_U32)));
-        return;
-    case 13: /* rem on floats */
-        add_let(g, blk, "mut_rem",
-                bin(g, VYRE_OP_REM, rand_lit(g, VYRE_F32), rand_lit(g, VYRE_F32)));
-        return;
-    case 14: { /* non-bool if condition */
-        struct vyre_stmt *s = vyre_ir_if(p, rand_lit(g, int_type(g)));
-        insert_at(g, blk, s, true);
-        return;
-    }
-    case 15: { /* atomic min on an f64 buffer / xor on an f32 buffer */
-        enum vyre_type bt = chance(g, 50) ? VYRE_F64 : VYRE_F32;
-        if (!vyre_ir_buffer(p, "mut_ab", bt, VYRE_ACCESS_READ_WRITE, 0)) g->fail = true;
-        const struct vyre_decl *d = vyre_ir_find_decl(p, "mut_ab");
-        enum vyre_type t = d ? d->type : VYRE_F32;
-        struct vyre_expr *v = rand_lit(g, t);
-        struct vyre_expr *i = name_ex(g, "gi");
-        enum vyre_atomic_op op = t == VYRE_F32 ? VYRE_ATOMIC_XOR : VYRE_ATOMIC_MIN;
-        insert_at(g, blk, vyre_ir_atomic(p, NULL, op, "mut_ab", i, NULL, v), true);
-        return;
-    }
-    case 16: { /* loop bounds of different types */
-        struct vyre_stmt *s =
-            vyre_ir_for(p, "mut_i", lit(g, VYRE_U32, 0), lit(g, VYRE_I32, 4), lit(g, VYRE_U32, 1));
-        insert_at(g, blk, s, true);
-        return;
-    }
-    case 17: /* reserved word as a name */
-        insert_at(g, blk, vyre_ir_let(p, chance(g, 50) ? "true" : "f32", lit(g, VYRE_U32, 1)),
-                  true);
-        return;
-    case 18: { /* use after the scope ended */
-        struct vyre_stmt *s = vyre_ir_if(p, lit(g, VYRE_BOOL, 1));
-        if (s) push(g, &s->then_, vyre_ir_let(p, "mut_in", lit(g, VYRE_U32, 3)));
-        insert_at(g, &p->body, s, false);
-        insert_at(g, &p->body, vyre_ir_let(p, "mut_out", name_ex(g, "mut_in")), false);
-        return;
-    }
-    case 19: { /* set the loop variable */
-        struct vyre_stmt *s =
-            vyre_ir_for(p, "mut_lv", lit(g, VYRE_U32, 0), lit(g, VYRE_U32, 3), NULL);
-        if (s) push(g, &s->then_, vyre_ir_set(p, "mut_lv", lit(g, VYRE_U32, 9)));
-        insert_at(g, blk, s, true);
-        return;
-    }
-    case 20: { /* a param used as a buffer */
-        const char *pn = decl_of_kind(g, VYRE_DECL_PARAM, false);
-        add_let(g, blk, "mut_lp", chk(g, vyre_ir_load(p, pn ? pn : "nobuf", lit(g, VYRE_U32, 0))));
-        return;
-    }
-    case 21: /* logical op on integers */
-        add_let(g, blk, "mut_land",
-                bin(g, VYRE_OP_LAND, rand_lit(g, VYRE_U32), rand_lit(g, VYRE_U32)));
-        return;
-    case 22: /* too many params */
-        for (uint32_t i = 0; i < VYRE_MAX_PARAMS + 2 && !g->fail; i++) {
-            snprintf(nm, sizeof nm, "mut_p%u", (unsigned)i);
-            if (!vyre_ir_param(p, nm, VYRE_U32)) g->fail = true;
-        }
-        return;
-    case 23: { /* change a buffer's element type under its uses */
-        for (uint32_t i = 0; i < p->ndecls; i++) {
-            struct vyre_decl *d = &p->decls[below(g, p->ndecls)];
-            if (d->kind == VYRE_DECL_PARAM) continue;
-            d->type = (enum vyre_type)((d->type + 1u + below(g, 6)) % VYRE_TYPE_COUNT);
-            return;
-        }
-        return;
-    }
-    case 24: /* a buffer used as a value */
-        insert_at(g, blk, vyre_ir_let(p, "mut_bv", name_ex(g, p->decls[0].name)), true);
-        return;
-    default: /* name longer than the limit */
-        add_let(g, blk, "a_name_that_is_far_too_long_for_the_identifier_limit_of_sixty_four_chars",
-                lit(g, VYRE_U32, 1));
-        return;
-    }
-}
-
-static void gen_invalid(struct gen *g) {
-    struct coll *c = calloc(1, sizeof *c);
-    if (!c) {
-        g->fail = true;
-        return;
-    }
-    uint32_t n = 1u + below(g, 3);
-    for (uint32_t i = 0; i < n && !g->fail; i++) {
-        c->nex = c->nblk = c->nst = 0;
-        coll_block(c, &g->p->body);
-        mutate(g, c);
-    }
-    free(c);
 }
 
 /* ---- entry point ------------------------------------------------------------------------ */
@@ -1227,7 +931,7 @@ vyre_program *vyre_gen_random(uint64_t seed, const struct vyre_gen_options *opt)
     g->approx = opt && opt->allow_approx;
     g->subgroup = opt && opt->allow_subgroup;
     vyre_program *p = gen_valid(g, seed);
-    if (p && !g->fail && opt && opt->allow_invalid) gen_invalid(g);
+    if (p && !g->fail && opt && opt->allow_invalid) vyre_gen_invalid(g);
     if (p && (g->fail || p->oom)) {
         vyre_program_free(p);
         p = NULL;
