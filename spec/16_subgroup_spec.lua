@@ -431,7 +431,6 @@ end)
 
 -- ---- CUDA parity ------------------------------------------------------------------------------
 
-local diff = H.parity_diff
 
 describe("subgroup parity with the CUDA backend #gpu", function()
   local ref, gpu
@@ -447,14 +446,7 @@ describe("subgroup parity with the CUDA backend #gpu", function()
     collectgarbage()
   end)
 
-  local function compare(p, args, opts, label)
-    local want = ref:run(p, args, opts)
-    local got = gpu:run(p, args, opts)
-    for name, arr in pairs(want) do
-      local d = diff(arr, got[name])
-      if d then error(("%s: output '%s' differs: %s\n%s"):format(label, name, d, p:text()), 0) end
-    end
-  end
+  local function compare(p, args, opts, label) H.parity_run(ref, gpu, p, args, opts, label) end
 
   it("runs every op on every type bit-identically, full and partial subgroups", function()
     for gi, wg in ipairs(GEOMETRIES) do

@@ -57,18 +57,7 @@ local function inputs(p, seed)
   return args
 end
 
-local diff = H.parity_diff
-
-local function compare(ref, gpu, p, args, opts, label)
-  local want = ref:run(p, args, opts)
-  local got = gpu:run(p, args, opts)
-  for name, arr in pairs(want) do
-    local d = diff(arr, got[name])
-    if d then
-      error(("%s: output '%s' differs: %s\n%s"):format(label, name, d, p:text()), 0)
-    end
-  end
-end
+local compare = H.parity_run
 
 local APPROX = { "exp", "exp2", "log", "log2", "sin", "cos", "tanh", "rsqrt" }
 local function has_approx(text)

@@ -74,6 +74,19 @@ function H.parity_diff(a, b)
   return nil
 end
 
+--- Runs p with the same args on the reference backend and on gpu and raises, naming
+--- label, the output and the program, unless every output is bit-identical (H.parity_diff).
+function H.parity_run(ref, gpu, p, args, opts, label)
+  local want = ref:run(p, args, opts)
+  local got = gpu:run(p, args, opts)
+  for name, arr in pairs(want) do
+    local d = H.parity_diff(arr, got[name])
+    if d then
+      error(("%s: output '%s' differs: %s\n%s"):format(label, name, d, p:text()), 0)
+    end
+  end
+end
+
 function H.ref()
   return vyre.backend("reference")
 end
