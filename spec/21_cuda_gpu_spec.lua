@@ -172,11 +172,15 @@ describe("cuda runtime #gpu", function()
     local n = 0xffffffff -- the most elements a buffer may hold: 32 GiB of f64
     local count = math.ceil(be:info().total_memory / (n * 8)) + 1
     local before = be:stats().oom_retries
-    -- Dropped without free(): only the out-of-memory protocol's full GC reclaims them.
+    -- Dropped without free(): only the out-of-memory protocol's full GC reclaims them. The
+    -- collector is stopped so that no ordinary step reclaims them first (the protocol's
+    -- explicit full collection still runs).
+    collectgarbage("stop")
     for _ = 1, count do
       local b = be:buffer("f64", n)
       assert.are.equal(n, #b)
     end
+    collectgarbage("restart")
     assert.is_true(be:stats().oom_retries > before)
     collectgarbage()
     local held = {}
@@ -207,6 +211,8 @@ describe("cuda runtime #gpu", function()
     local before = be:stats().oom_retries
     -- Now run out of memory from the main thread and from a new coroutine: the
     -- collection reclaims the dropped buffers, and nothing touches the dead coroutine.
+    -- (The collector is stopped so that only the out-of-memory protocol reclaims them.)
+    collectgarbage("stop")
     for _ = 1, count do
       local b = be:buffer("f64", n)
       assert.are.equal(n, #b)
@@ -216,6 +222,7 @@ describe("cuda runtime #gpu", function()
       return true
     end)
     assert.is_true(co2())
+    collectgarbage("restart")
     assert.is_true(be:stats().oom_retries > before)
     collectgarbage()
     assert.is_false(be:lost())
