@@ -588,6 +588,20 @@ static void test_bounds_ranges(void) {
     struct vyre_expr *lk = ld("t", bin(VYRE_OP_ADD, bin(VYRE_OP_MUL, nm("ly"), u32(16)), nm("k")));
     struct vyre_expr *lmask = ld("t", bin(VYRE_OP_AND, vyre_ir_builtin(P, VYRE_GID, 0), u32(255)));
     put(&f->then_, vyre_ir_store(P, "o", nm("c"), bin(VYRE_OP_ADD, lk, lmask)));
+    /* What must stay checked: a mask too wide, a variable that is `set`, a loop whose end
+     * is a param, and a shift of an unbounded value. */
+    vyre_ir_param(P, "n", VYRE_U32);
+    struct vyre_expr *wide = ld("t", bin(VYRE_OP_AND, vyre_ir_builtin(P, VYRE_GID, 0), u32(511)));
+    put(b, vyre_ir_store(P, "o", u32(0), wide));
+    let(b, "m", vyre_ir_builtin(P, VYRE_LID, 0));
+    put(b, vyre_ir_set(P, "m", bin(VYRE_OP_ADD, nm("m"), u32(1000))));
+    struct vyre_expr *lm = ld("t", nm("m"));
+    put(b, vyre_ir_store(P, "o", u32(1), lm));
+    struct vyre_stmt *fn = put(b, vyre_ir_for(P, "j", u32(0), nm("n"), NULL));
+    struct vyre_expr *lq = ld("t", nm("j"));
+    put(&fn->then_, vyre_ir_store(P, "o", u32(2), lq));
+    struct vyre_expr *lshr = ld("t", bin(VYRE_OP_SHR, vyre_ir_builtin(P, VYRE_GID, 0), u32(24)));
+    put(b, vyre_ir_store(P, "o", u32(3), lshr));
     vyre_program *p = P;
     struct vyre_error err;
     CHECK_EQ_U64(vyre_ensure_valid(p, &err), VYRE_OK);
@@ -603,6 +617,10 @@ static void test_bounds_ranges(void) {
     CHECK(!ss->in_bounds);            /* 255 < 256: not proven */
     CHECK(lk->u.access.in_bounds);    /* k < 16 */
     CHECK(lmask->u.access.in_bounds); /* x & 255 < 256 */
+    CHECK(!wide->u.access.in_bounds); /* x & 511 may reach 511 */
+    CHECK(!lm->u.access.in_bounds);   /* m is set: its let value bounds nothing */
+    CHECK(!lq->u.access.in_bounds);   /* j < n, and n is unknown */
+    CHECK(!lshr->u.access.in_bounds); /* gid has no static bound (conservative) */
     char *ptx = emit(p, 90);
     if (ptx) CHECK(harness_ptxas_ok(ptx, 90, false));
     vyre_free(ptx);

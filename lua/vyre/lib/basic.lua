@@ -78,8 +78,7 @@ function M.fill(name, timed, be, buf, value)
   local steps = {}
   M.fill_steps(be, buf, value, buf.count, steps)
   local _, timing = U.run(name, be, steps, nil, timed)
-  if timed then return buf, timing end
-  return buf
+  return buf, timing
 end
 
 function M.iota(name, timed, be, buf, start, step)
@@ -95,8 +94,7 @@ function M.iota(name, timed, be, buf, start, step)
       { grid = { U.cdiv(n, U.WG) } } }
   end
   local _, timing = U.run(name, be, steps, nil, timed)
-  if timed then return buf, timing end
-  return buf
+  return buf, timing
 end
 
 function M.copy(name, timed, be, src, dst)
@@ -118,8 +116,7 @@ function M.copy(name, timed, be, src, dst)
       { grid = { U.cdiv(n, U.WG) } } }
   end
   local _, timing = U.run(name, be, steps, nil, timed)
-  if timed then return dst, timing end
-  return dst
+  return dst, timing
 end
 
 return M

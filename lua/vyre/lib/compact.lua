@@ -141,8 +141,7 @@ function M.compact(name, timed, be, src, keep, dst)
   local t, n = src.type, src.count
   local kcount, kscatter = kernels(name, be, t, flags and flags.type, pred)
   if n == 0 then
-    if timed then return 0, U.no_time() end
-    return 0
+    return 0, U.no_time()
   end
   local chunk, G = U.chunks(n)
   local part = U.scratch(be, "compact_part", "u32", U.MAXG)
@@ -161,8 +160,7 @@ function M.compact(name, timed, be, src, keep, dst)
     { kscatter, a3, { grid = { G } } },
   }
   local out, timing = U.run(name, be, steps, { { total, 0, 4 } }, timed)
-  if timed then return out[1][1], timing end
-  return out[1][1]
+  return out[1][1], timing
 end
 
 return M

@@ -134,8 +134,7 @@ function M.histogram(name, timed, be, src, bins, lo, hi, opts)
       { grid = { G } } }
   end
   local _, timing = U.run(name, be, steps, nil, timed)
-  if timed then return out, timing end
-  return out
+  return out, timing
 end
 
 return M

@@ -85,15 +85,13 @@ function M.reduce(name, timed, be, buf, op)
         "check #buf > 0 before reducing with min or max (add of nothing is 0)")
     end
     local z = U.is_float(t) and 0.0 or 0
-    if timed then return z, U.no_time() end
-    return z
+    return z, U.no_time()
   end
   local res = U.scratch(be, "reduce_res", t, 1)
   local steps = {}
   M.steps(be, t, op, buf, n, res, steps)
   local out, timing = U.run(name, be, steps, { { res, 0, SIZE[t] } }, timed)
-  if timed then return out[1][1], timing end
-  return out[1][1]
+  return out[1][1], timing
 end
 
 return M

@@ -170,8 +170,7 @@ function M.scan(name, timed, be, src, dst, op, opts)
     M.steps(be, src.type, op, opts.exclusive == true, src, dst, src.count, steps)
   end
   local _, timing = U.run(name, be, steps, nil, timed)
-  if timed then return dst, timing end
-  return dst
+  return dst, timing
 end
 
 return M

@@ -88,8 +88,7 @@ function M.reduce(name, timed, be, values, offsets, out, op)
       { grid = { U.cdiv(nseg, U.WG) } } }
   end
   local _, timing = U.run(name, be, steps, nil, timed)
-  if timed then return out, timing end
-  return out
+  return out, timing
 end
 
 function M.scan(name, timed, be, values, offsets, dst, op, opts)
@@ -121,8 +120,7 @@ function M.scan(name, timed, be, values, offsets, dst, op, opts)
       { grid = { U.cdiv(nseg, U.WG) } } }
   end
   local _, timing = U.run(name, be, steps, nil, timed)
-  if timed then return dst, timing end
-  return dst
+  return dst, timing
 end
 
 return M

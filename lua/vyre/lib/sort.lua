@@ -248,8 +248,7 @@ function M.sort(name, timed, be, keys, values, opts)
   local n = keys.count
   local sk, sv = scratch_of(name, be, opts, keys, values)
   if n <= 1 then
-    if timed then return keys, U.no_time() end
-    return keys
+    return keys, U.no_time()
   end
   local kt, vt = keys.type, values and values.type
   local chunk, G = U.chunks(n)
@@ -269,8 +268,7 @@ function M.sort(name, timed, be, keys, values, opts)
     ka, kb, va, vb = kb, ka, vb, va
   end
   local _, timing = U.run(name, be, steps, nil, timed)
-  if timed then return keys, timing end
-  return keys
+  return keys, timing
 end
 
 return M
