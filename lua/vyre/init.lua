@@ -42,6 +42,9 @@ vyre.array = core.array
 
 -- Backends -------------------------------------------------------------------
 
+--- vyre.reference.new([{max_steps = n}]): the CPU reference backend.
+vyre.reference = require("vyre.reference")
+
 local function load_cuda()
   local ok, mod = pcall(require, "vyre.cuda")
   if not ok then

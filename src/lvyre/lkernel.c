@@ -44,11 +44,15 @@ static void run_reference(lua_State *L, struct lvyre_kernel *k, const struct lvy
     const struct lvyre_layout *lay = k->lay;
     struct vyre_buffer_arg bufs[VYRE_MAX_BUFFERS];
     for (uint32_t s = 0; s < lay->nbuffers; s++) lvyre_buffer_arg(b->buf[s], &bufs[s]);
-    struct vyre_run_args args = {bufs, lay->nbuffers, b->params, lay->nparams, {1, 1, 1}};
+    struct vyre_run_args args = {bufs,         lay->nbuffers, b->params,
+                                 lay->nparams, {1, 1, 1},     k->be->max_steps};
     lvyre_kernel_grid(L, k, b, args.grid, fname);
     struct vyre_error err;
     vyre_error_clear(&err);
-    if (vyre_ref_run(p, &args, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    lvyre_refguard_enter();
+    enum vyre_status st = vyre_ref_run(p, &args, &err);
+    lvyre_refguard_leave();
+    if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
     k->be->st.launches++;
     k->be->st.invocations += prod3(args.grid) * prod3(lay->workgroup);
 }
