@@ -84,6 +84,7 @@ static void fill_from_table(lua_State *L, struct vyre_lua_array *a, int tidx, co
 }
 
 static void fill_from_string(lua_State *L, struct vyre_lua_array *a, const char *s) {
+    if (a->count == 0) return; /* data is NULL: memcpy(NULL, s, 0) is undefined */
     memcpy(a->data, s, array_bytes(a));
     if (a->type == VYRE_BOOL) /* keep the 0/1 word invariant */
         for (uint64_t i = 0; i < a->count; i++)
@@ -118,12 +119,7 @@ struct vyre_lua_array *vyre_lua_newarray(lua_State *L, enum vyre_type t, uint64_
     a->data = NULL;
     luaL_setmetatable(L, VYRE_LUA_ARRAY);
     if (count > 0) {
-        a->data = calloc((size_t)count, vyre_type_size(t));
-        if (!a->data)
-            luaL_error(L,
-                       "vyre.array: out of memory allocating %I elements of %s. Fix: "
-                       "use a smaller array",
-                       (LUAI_UACINT)count, vyre_type_name(t));
+        a->data = vyre_lua_host_alloc(L, count * vyre_type_size(t), true, "vyre.array");
         a->count = count;
     }
     return a;

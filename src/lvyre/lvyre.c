@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lvyre.h"
 #include "lvyre_box.h"
@@ -281,4 +282,38 @@ void vyre_lua_checkgrid(lua_State *L, int idx, uint32_t g[3], const char *fname)
         g[a] = (uint32_t)v;
         lua_pop(L, 1);
     }
+}
+
+/* ---- host memory ------------------------------------------------------------- */
+
+static uint64_t host_cap(void) {
+    const char *env = getenv("VYRE_HOST_MAX_BYTES");
+    if (env && *env) {
+        char *end;
+        unsigned long long v = strtoull(env, &end, 10);
+        if (*end == 0 && v > 0) return v;
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return (uint64_t)1 << 34; /* unknown: 16 GiB */
+    return (uint64_t)pages * (uint64_t)page / 2;
+}
+
+void *vyre_lua_host_alloc(lua_State *L, uint64_t bytes, bool zero, const char *fname) {
+    uint64_t cap = host_cap();
+    if (bytes > cap || bytes > (uint64_t)SIZE_MAX)
+        luaL_error(L,
+                   "%s: %I bytes of host memory is more than the host cap of %I bytes (half "
+                   "of this machine's memory, or VYRE_HOST_MAX_BYTES). Fix: keep large data "
+                   "on the device (be:buffer, filled by a kernel or vyre.lib), split it, or "
+                   "raise VYRE_HOST_MAX_BYTES",
+                   fname, (LUAI_UACINT)bytes, (LUAI_UACINT)cap);
+    uint64_t kib = bytes >> 10;
+    if (kib > 0) lua_gc(L, LUA_GCSTEP, kib > INT32_MAX ? INT32_MAX : (int)kib);
+    void *mem = zero ? calloc(1, (size_t)bytes) : malloc((size_t)bytes);
+    if (!mem)
+        luaL_error(L,
+                   "%s: out of host memory for %I bytes. Fix: free arrays and buffers you "
+                   "no longer need (or collectgarbage()), or use smaller ones",
+                   fname, (LUAI_UACINT)bytes);
+    return mem;
 }

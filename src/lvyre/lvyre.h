@@ -65,6 +65,13 @@ void vyre_lua_storebits(void *data, enum vyre_type t, uint64_t i, vyre_bits b);
 /* Raises "fname: <err->message>" (never returns). */
 int vyre_lua_raise(lua_State *L, const char *fname, const struct vyre_error *err);
 
+/* Host memory for arrays and reference buffers (zeroed when `zero`): refused above the
+ * host cap (VYRE_HOST_MAX_BYTES, default half of physical memory) with a Fix, and
+ * reported to Lua's collector first (a GC step as if `bytes` were allocated), since
+ * memory outside the Lua allocator is otherwise invisible to its pacing. Raises on
+ * failure; bytes > 0. */
+void *vyre_lua_host_alloc(lua_State *L, uint64_t bytes, bool zero, const char *fname);
+
 /* Creates a metatable named tname with __index = methods, metamethods set, and
  * leaves nothing on the stack. */
 void vyre_lua_newclass(lua_State *L, const char *tname, const luaL_Reg *methods,
