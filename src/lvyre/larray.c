@@ -176,7 +176,7 @@ static int array_new(lua_State *L) {
 
 static int array_index(lua_State *L) {
     /* methods stay reachable on a freed array so that a:free() stays idempotent */
-    struct vyre_lua_array *a = luaL_checkudata(L, 1, VYRE_LUA_ARRAY);
+    struct vyre_lua_array *a = vyre_lua_checkself(L, 1, VYRE_LUA_ARRAY);
     if (lua_type(L, 2) == LUA_TNUMBER) {
         /* One past the end is nil, as for a Lua sequence, so ipairs(a) stops there. */
         if (lua_isinteger(L, 2) && a->type != VYRE_VOID &&
@@ -216,7 +216,7 @@ static int array_newindex(lua_State *L) {
 
 static int array_len(lua_State *L) {
     lua_pushinteger(
-        L, (lua_Integer)((struct vyre_lua_array *)luaL_checkudata(L, 1, VYRE_LUA_ARRAY))->count);
+        L, (lua_Integer)((struct vyre_lua_array *)vyre_lua_checkself(L, 1, VYRE_LUA_ARRAY))->count);
     return 1;
 }
 
@@ -248,7 +248,7 @@ static int array_gc(lua_State *L) {
 }
 
 static int array_tostring(lua_State *L) {
-    struct vyre_lua_array *a = luaL_checkudata(L, 1, VYRE_LUA_ARRAY);
+    struct vyre_lua_array *a = vyre_lua_checkself(L, 1, VYRE_LUA_ARRAY);
     if (a->type == VYRE_VOID) {
         lua_pushfstring(L, "vyre.Array (freed): %p", (void *)a);
         return 1;

@@ -26,7 +26,7 @@ static lua_State *main_thread(lua_State *L) {
 }
 
 static struct lvyre_backend *tobackend(lua_State *L, int idx) {
-    return luaL_checkudata(L, idx, VYRE_LUA_BACKEND);
+    return vyre_lua_checkself(L, idx, VYRE_LUA_BACKEND);
 }
 
 static void set_int(lua_State *L, const char *k, lua_Integer v) {

@@ -12,7 +12,7 @@
 /* ---- static helpers ------------------------------------------------------ */
 
 static struct lvyre_buffer *tobuffer(lua_State *L, int idx) {
-    return luaL_checkudata(L, idx, VYRE_LUA_BUFFER);
+    return vyre_lua_checkself(L, idx, VYRE_LUA_BUFFER);
 }
 
 /* The buffer userdata at idx (live or freed), or raises naming fname. */

@@ -19,7 +19,7 @@ struct lvyre_graph {
 };
 
 static struct lvyre_graph *tograph(lua_State *L, int idx) {
-    return luaL_checkudata(L, idx, VYRE_LUA_GRAPH);
+    return vyre_lua_checkself(L, idx, VYRE_LUA_GRAPH);
 }
 
 /* Pushes a list of every kernel and bound buffer of the steps table at idx. */

@@ -15,7 +15,7 @@
 /* ---- static helpers ------------------------------------------------------ */
 
 static struct lvyre_kernel *tokernel(lua_State *L, int idx) {
-    return luaL_checkudata(L, idx, VYRE_LUA_KERNEL);
+    return vyre_lua_checkself(L, idx, VYRE_LUA_KERNEL);
 }
 
 /* The live kernel that is argument 1 of a method, checked against the metatable every

@@ -197,6 +197,27 @@ int vyre_lua_raise(lua_State *L, const char *fname, const struct vyre_error *err
     return luaL_error(L, "%s: %s", fname, err->message);
 }
 
+/* Objects hold no assignable fields: `buf.count = 1e9` or `buf.free = nil` would
+ * otherwise give Lua's raw "attempt to index" error (or, for plain-table fields, change
+ * what the C side trusts). */
+static int readonly_newindex(lua_State *L) {
+    const char *tname = "vyre object";
+    if (luaL_getmetafield(L, 1, "__name") == LUA_TSTRING) tname = lua_tostring(L, -1);
+    return luaL_error(L,
+                      "%s: fields and methods are read-only (tried to set %s). Fix: keep your "
+                      "own data in a Lua table beside the object",
+                      tname, luaL_tolstring(L, 2, NULL));
+}
+
+/* Puts readonly_newindex into the metatable on top unless the class has its own. */
+static void set_default_newindex(lua_State *L) {
+    if (lua_getfield(L, -1, "__newindex") == LUA_TNIL) {
+        lua_pushcfunction(L, readonly_newindex);
+        lua_setfield(L, -3, "__newindex");
+    }
+    lua_pop(L, 1);
+}
+
 void vyre_lua_newclass(lua_State *L, const char *tname, const luaL_Reg *methods,
                        const luaL_Reg *metamethods) {
     /* The metatable may already exist when the module is loaded a second time
@@ -206,6 +227,7 @@ void vyre_lua_newclass(lua_State *L, const char *tname, const luaL_Reg *methods,
     luaL_setfuncs(L, methods, 0);
     lua_setfield(L, -2, "__index");
     luaL_setfuncs(L, metamethods, 0);
+    set_default_newindex(L);
     lua_pop(L, 1);
 }
 
@@ -221,6 +243,7 @@ void vyre_lua_newclass_fields(lua_State *L, const char *tname, const luaL_Reg *m
     lua_setfield(L, -2, "free");
     lua_pushcclosure(L, index_fn, 1);
     lua_setfield(L, -2, "__index");
+    set_default_newindex(L);
     lua_pop(L, 1);
 }
 
@@ -316,4 +339,43 @@ void *vyre_lua_host_alloc(lua_State *L, uint64_t bytes, bool zero, const char *f
                    "no longer need (or collectgarbage()), or use smaller ones",
                    fname, (LUAI_UACINT)bytes);
     return mem;
+}
+
+/* ---- self checks -------------------------------------------------------------- */
+
+/* The name under which the running C function sits in tname's method table (found by
+ * identity, so it works under pcall, where Lua knows no name), or "method". */
+static const char *running_method(lua_State *L, const char *tname) {
+    const char *name = "method";
+    lua_Debug ar;
+    if (!lua_getstack(L, 0, &ar) || !lua_getinfo(L, "f", &ar)) return name; /* +1: fn */
+    int fn = lua_gettop(L);
+    luaL_getmetatable(L, tname);
+    if (lua_getfield(L, -1, "__index") == LUA_TFUNCTION) lua_getupvalue(L, -1, 1);
+    if (lua_istable(L, -1)) {
+        lua_pushnil(L);
+        while (lua_next(L, -2)) {
+            if (lua_rawequal(L, -1, fn) && lua_type(L, -2) == LUA_TSTRING) {
+                name = lua_tostring(L, -2); /* stays valid: the key lives in the table */
+                lua_pop(L, 2);
+                break;
+            }
+            lua_pop(L, 1);
+        }
+    }
+    lua_settop(L, fn - 1);
+    return name;
+}
+
+void *vyre_lua_checkself(lua_State *L, int idx, const char *tname) {
+    void *ud = luaL_testudata(L, idx, tname);
+    if (ud) return ud;
+    const char *method = running_method(L, tname);
+    const char *got = luaL_typename(L, idx);
+    if (luaL_getmetafield(L, idx, "__name") == LUA_TSTRING) got = lua_tostring(L, -1);
+    return luaL_error(L,
+                      "%s:%s: called on a %s, not a %s. Fix: call it with a colon on a %s, "
+                      "e.g. obj:%s(...)",
+                      tname, method, got, tname, tname, method),
+           NULL;
 }

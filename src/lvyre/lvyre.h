@@ -65,6 +65,11 @@ void vyre_lua_storebits(void *data, enum vyre_type t, uint64_t i, vyre_bits b);
 /* Raises "fname: <err->message>" (never returns). */
 int vyre_lua_raise(lua_State *L, const char *fname, const struct vyre_error *err);
 
+/* The userdata of class tname at idx, or an error naming the method called and what it
+ * got ("vyre.Launch:launch: called on a vyre.Buffer, not a vyre.Launch. Fix: ...") in
+ * place of luaL_checkudata's "bad argument #1 to '?'". */
+void *vyre_lua_checkself(lua_State *L, int idx, const char *tname);
+
 /* Host memory for arrays and reference buffers (zeroed when `zero`): refused above the
  * host cap (VYRE_HOST_MAX_BYTES, default half of physical memory) with a Fix, and
  * reported to Lua's collector first (a GC step as if `bytes` were allocated), since
