@@ -204,10 +204,14 @@ static int kernel_launch_timed(lua_State *L) {
 }
 
 static void read_dim3(lua_State *L, int idx, uint32_t out[3], const char *fname, const char *what) {
-    luaL_checktype(L, idx, LUA_TTABLE);
+    if (!lua_istable(L, idx))
+        luaL_error(L, "%s: %s must be a table {x, y, z} (got %s). Fix: e.g. {1, 1, 1}", fname, what,
+                   luaL_typename(L, idx));
     for (int a = 0; a < 3; a++) {
         lua_rawgeti(L, idx, a + 1);
-        lua_Integer v = lua_isnil(L, -1) && a > 0 ? 1 : luaL_checkinteger(L, -1);
+        lua_Integer v = lua_isnil(L, -1) && a > 0
+                            ? 1
+                            : vyre_lua_optint(L, -1, 0, fname, what, "e.g. {1, 1, 1}");
         if (v < 1 || v > (lua_Integer)UINT32_MAX)
             luaL_error(L, "%s: %s axis %d must be >= 1. Fix: e.g. {1, 1, 1}", fname, what, a + 1);
         out[a] = (uint32_t)v;
@@ -248,7 +252,9 @@ static int kernel_launch_raw(lua_State *L) {
             vals[i] = vyre_lua_tobits(L, -1, t, fname, "raw argument");
             lua_pop(L, 2);
         } else {
-            vals[i] = (uint64_t)luaL_checkinteger(L, -1);
+            vals[i] = (uint64_t)vyre_lua_optint(L, -1, 0, fname, "a raw argument",
+                                                "pass an integer, a device pointer, or "
+                                                "{type, value} such as {'f32', 1.5}");
         }
         argv[i] = &vals[i]; /* 32-bit values read their low 4 bytes (little-endian) */
         lua_pop(L, 1);

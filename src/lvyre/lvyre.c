@@ -379,3 +379,14 @@ void *vyre_lua_checkself(lua_State *L, int idx, const char *tname) {
                       tname, method, got, tname, tname, method),
            NULL;
 }
+
+lua_Integer vyre_lua_optint(lua_State *L, int idx, lua_Integer def, const char *fname,
+                            const char *what, const char *fix) {
+    if (lua_isnoneornil(L, idx)) return def;
+    int isint = 0;
+    lua_Integer v = lua_tointegerx(L, idx, &isint);
+    if (!isint || lua_type(L, idx) != LUA_TNUMBER)
+        luaL_error(L, "%s: %s must be an integer (got %s). Fix: %s", fname, what,
+                   luaL_tolstring(L, idx, NULL), fix);
+    return v;
+}

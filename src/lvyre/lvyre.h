@@ -70,6 +70,11 @@ int vyre_lua_raise(lua_State *L, const char *fname, const struct vyre_error *err
  * place of luaL_checkudata's "bad argument #1 to '?'". */
 void *vyre_lua_checkself(lua_State *L, int idx, const char *tname);
 
+/* The integer at idx (def when none or nil), else "fname: WHAT must be an integer (got
+ * X). Fix: FIX" in place of luaL_optinteger's "bad argument #n to '?'". */
+lua_Integer vyre_lua_optint(lua_State *L, int idx, lua_Integer def, const char *fname,
+                            const char *what, const char *fix);
+
 /* Host memory for arrays and reference buffers (zeroed when `zero`): refused above the
  * host cap (VYRE_HOST_MAX_BYTES, default half of physical memory) with a Fix, and
  * reported to Lua's collector first (a GC step as if `bytes` were allocated), since
