@@ -79,6 +79,12 @@ if [ $frc -eq 0 ]; then passed=$((passed + 1)); echo "ok   $(echo "$fout" | grep
 elif [ $frc -eq 77 ]; then skipped=$((skipped + 1)); echo "skipped fuzz slice: $fout"
 else failed=$((failed + 1)); echo "FAIL fuzz slice"; echo "$fout" | tail -n 40; fi
 
+note "valgrind: the examples and the binding specs (scripts/valgrind.sh)"
+vout=$(sh scripts/valgrind.sh 2>&1); vrc=$?
+if [ $vrc -eq 0 ]; then passed=$((passed + 1)); echo "ok   valgrind: $(echo "$vout" | tail -n1)"
+elif [ $vrc -eq 77 ]; then skipped=$((skipped + 1)); echo "skipped valgrind: $vout"
+else failed=$((failed + 1)); echo "FAIL valgrind"; echo "$vout" | tail -n 60; fi
+
 note "examples"
 for ex in examples/*.lua; do
   if out=$(lua5.4 "$ex" 2>&1); then passed=$((passed + 1)); echo "ok   $ex: $(echo "$out" | tail -n1)"
