@@ -79,6 +79,10 @@ if [ $frc -eq 0 ]; then passed=$((passed + 1)); echo "ok   $(echo "$fout" | grep
 elif [ $frc -eq 77 ]; then skipped=$((skipped + 1)); echo "skipped fuzz slice: $fout"
 else failed=$((failed + 1)); echo "FAIL fuzz slice"; echo "$fout" | tail -n 40; fi
 
+note "threads: four lua_States on four OS threads, under ThreadSanitizer (scripts/tsan.sh)"
+if tout=$(sh scripts/tsan.sh 2>&1); then passed=$((passed + 1)); echo "ok   tsan test_threads: $(echo "$tout" | tail -n1)"
+else failed=$((failed + 1)); echo "FAIL tsan test_threads"; echo "$tout" | tail -n 60; fi
+
 note "valgrind: the examples and the binding specs (scripts/valgrind.sh)"
 vout=$(sh scripts/valgrind.sh 2>&1); vrc=$?
 if [ $vrc -eq 0 ]; then passed=$((passed + 1)); echo "ok   valgrind: $(echo "$vout" | tail -n1)"
