@@ -259,10 +259,26 @@ static uint64_t evict(const char *dir, uint64_t cap) {
     return removed;
 }
 
+/* A cache directory that cannot be written (read-only, no permission, a file in its
+ * place) costs a JIT per process and one warning, never an error. */
+static void warn_unwritable(const char *dir) {
+    static atomic_bool warned;
+    if (atomic_exchange(&warned, true)) return;
+    fprintf(stderr,
+            "vyre: warning: the kernel cache directory %s cannot be written (%s); kernels "
+            "are compiled again in every process. Fix: make it writable, or point "
+            "VYRE_CACHE_DIR at a directory that is\n",
+            dir, strerror(errno));
+}
+
 bool vyre_cu_disk_write(uint64_t key, const void *data, size_t len, uint64_t *evicted) {
     *evicted = 0;
     char dir[PATH_MAX_LEN - 64], path[PATH_MAX_LEN], tmp[PATH_MAX_LEN];
-    if (!vyre_cuda_cache_dir(dir, sizeof dir) || !make_dirs(dir)) return false;
+    if (!vyre_cuda_cache_dir(dir, sizeof dir)) return false;
+    if (!make_dirs(dir)) {
+        warn_unwritable(dir);
+        return false;
+    }
     uint64_t cap = vyre_cuda_cache_cap();
     if (len + HEADER_BYTES > cap) return false;
     snprintf(path, sizeof path, "%s/%016llx.cubin", dir, (unsigned long long)key);
@@ -270,7 +286,10 @@ bool vyre_cu_disk_write(uint64_t key, const void *data, size_t len, uint64_t *ev
     snprintf(tmp, sizeof tmp, "%s/.tmp-%016llx-%ld-%u", dir, (unsigned long long)key,
              (long)getpid(), atomic_fetch_add(&counter, 1u));
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd < 0) return false;
+    if (fd < 0) {
+        if (errno == EACCES || errno == EROFS || errno == EPERM) warn_unwritable(dir);
+        return false;
+    }
     struct header h;
     memcpy(h.magic, MAGIC, 8);
     h.key = key;
