@@ -135,6 +135,15 @@ bool vyre_program_reads_axis(const vyre_program *p, unsigned axis);
 /* Validates p unless it already is; VYRE_ERR_INVALID with every problem in err. */
 enum vyre_status vyre_program_check(vyre_program *p, struct vyre_error *err);
 
+/* Launch fusion (src/core/ir/fuse.c): one program running the chain progs[0..n) per
+ * invocation, bit-identical to running them in order when the rules there hold (1-D,
+ * same workgroup, shared buffers accessed at (gid x), no barrier/shared/subgroup ops);
+ * buffers named in `internal` become registers plus a u32 param NAME_len. Else an error
+ * naming the program and the reason. */
+enum vyre_status vyre_program_fuse(vyre_program *const *progs, size_t n,
+                                   const char *const *internal, size_t ninternal,
+                                   vyre_program **out, struct vyre_error *err);
+
 /* ---- validation ------------------------------------------------------- */
 
 struct vyre_problem {

@@ -42,7 +42,9 @@ local function methods_of(objects)
     table.sort(names)
     for _, m in ipairs(names) do
       local f = obj[m]
-      if type(f) == "function" and m ~= "free" then list[#list + 1] = { name .. ":" .. m, f, obj } end
+      if type(f) == "function" and m ~= "free" then
+        list[#list + 1] = { name .. ":" .. m, f, obj }
+      end
     end
   end
   for _, m in ipairs({ "parse", "validate", "ptx", "random_program", "array", "program", "buffer",

@@ -22,6 +22,10 @@ end
 
 vyre.ptx = core.ptx
 vyre.random_program = core.random_program
+--- vyre.fuse({p1, p2, ...}, {internal = {"tmp"}}) -> one Program running the chain per
+--- invocation (src/core/ir/fuse.c has the rules); internal buffers become registers
+--- and a u32 param NAME_len.
+vyre.fuse = core.fuse
 vyre.types = core.types()
 
 -- The DSL (lua/vyre/dsl.lua) -------------------------------------------------

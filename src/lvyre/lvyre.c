@@ -278,6 +278,7 @@ int luaopen_vyre_core(lua_State *L) {
     lua_setfield(L, -2, "codegen_version");
     vyre_lua_open_array(L);
     vyre_lua_open_program(L);
+    vyre_lua_open_fuse(L);
     vyre_lua_open_ref(L);
     vyre_lua_open_ops(L);
     vyre_lua_open_backend(L);

@@ -101,6 +101,7 @@ int vyre_lua_method(lua_State *L);
 /* Per-file openers, called by luaopen_vyre_core with the module table on top of
  * the stack: each registers its classes and adds its functions to that table. */
 void vyre_lua_open_program(lua_State *L);
+void vyre_lua_open_fuse(lua_State *L); /* lfuse.c: core.fuse */
 void vyre_lua_open_array(lua_State *L);
 void vyre_lua_open_ref(lua_State *L);
 void vyre_lua_open_ops(lua_State *L);     /* lops.c: core.ops, reserved_names, atomic_ops */
