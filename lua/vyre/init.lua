@@ -26,6 +26,14 @@ vyre.random_program = core.random_program
 --- invocation (src/core/ir/fuse.c has the rules); internal buffers become registers
 --- and a u32 param NAME_len.
 vyre.fuse = core.fuse
+
+-- p:dot([{max_nodes = n}]) -> Graphviz text of the program (lua/vyre/program_dot.lua).
+do
+  local index = getmetatable(core.parse("(program p (workgroup 1))")).__index
+  -- Program's __index is a C function over its methods table (its first upvalue)
+  local methods = type(index) == "table" and index or select(2, debug.getupvalue(index, 1))
+  methods.dot = require("vyre.program_dot").dot
+end
 vyre.types = core.types()
 
 -- The DSL (lua/vyre/dsl.lua) -------------------------------------------------
