@@ -135,6 +135,15 @@ bool vyre_program_reads_axis(const vyre_program *p, unsigned axis);
 /* Validates p unless it already is; VYRE_ERR_INVALID with every problem in err. */
 enum vyre_status vyre_program_check(vyre_program *p, struct vyre_error *err);
 
+/* Launch fusion (src/core/ir/fuse.c): one program running the chain progs[0..n) per
+ * invocation, bit-identical to running them in order when the rules there hold (1-D,
+ * same workgroup, shared buffers accessed at (gid x), no barrier/shared/subgroup ops);
+ * buffers named in `internal` become registers plus a u32 param NAME_len. Else an error
+ * naming the program and the reason. */
+enum vyre_status vyre_program_fuse(vyre_program *const *progs, size_t n,
+                                   const char *const *internal, size_t ninternal,
+                                   vyre_program **out, struct vyre_error *err);
+
 /* ---- validation ------------------------------------------------------- */
 
 struct vyre_problem {
@@ -183,7 +192,18 @@ struct vyre_run_args {
     const vyre_bits *params; /* one per `param` declaration, in order */
     size_t nparams;
     uint32_t grid[3]; /* workgroups per axis (see vyre_launch_grid) */
+    /* Loop iterations the whole run may take, counted over every invocation; a run
+     * past it stops with VYRE_ERR_RUNTIME. 0: VYRE_REF_MAX_STEPS from the environment,
+     * else VYRE_REF_DEFAULT_MAX_STEPS. */
+    uint64_t max_steps;
 };
+
+#define VYRE_REF_DEFAULT_MAX_STEPS 10000000000ull /* 10^10: minutes of interpretation */
+
+/* Stops every reference run in progress (in any thread) at its next loop iteration
+ * with VYRE_ERR_RUNTIME "interrupted". Async-signal-safe: a SIGINT handler may call it.
+ * Runs that start afterwards are not affected. */
+void vyre_ref_interrupt(void);
 
 /* Runs the program on the CPU exactly as §3 specifies. Validates first if needed. */
 enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,

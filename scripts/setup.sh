@@ -15,6 +15,10 @@ command -v busted >/dev/null 2>&1 || need="$need lua-busted"
 command -v luacheck >/dev/null 2>&1 || need="$need lua-check"
 [ -f /usr/include/xxhash.h ] || need="$need libxxhash-dev"
 command -v luarocks >/dev/null 2>&1 || need="$need luarocks"
+# CI also runs a libFuzzer slice (scripts/fuzz.sh), which needs clang.
+[ "${CI:-}" = true ] && ! command -v clang >/dev/null 2>&1 && need="$need clang"
+# ...and the examples and binding specs under valgrind (scripts/valgrind.sh).
+[ "${CI:-}" = true ] && ! command -v valgrind >/dev/null 2>&1 && need="$need valgrind"
 if [ -n "$need" ]; then
   echo "setup: installing Debian packages:$need"
   SUDO=""

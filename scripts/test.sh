@@ -71,6 +71,24 @@ else
   echo "sanitizer build failed"; failed=$((failed + 1))
 fi
 
+note "fuzz: the seed corpus, then a 20-second libFuzzer slice (scripts/fuzz.sh)"
+# The seed corpus runs in both ctest passes above (fuzz_seed_corpus). The libFuzzer slice
+# needs clang; without it the slice is counted as skipped with the reason.
+fout=$(sh scripts/fuzz.sh 20 2>&1); frc=$?
+if [ $frc -eq 0 ]; then passed=$((passed + 1)); echo "ok   $(echo "$fout" | grep -E '^Done [0-9]+ runs' | tail -n1)"
+elif [ $frc -eq 77 ]; then skipped=$((skipped + 1)); echo "skipped fuzz slice: $fout"
+else failed=$((failed + 1)); echo "FAIL fuzz slice"; echo "$fout" | tail -n 40; fi
+
+note "threads: four lua_States on four OS threads, under ThreadSanitizer (scripts/tsan.sh)"
+if tout=$(sh scripts/tsan.sh 2>&1); then passed=$((passed + 1)); echo "ok   tsan test_threads: $(echo "$tout" | tail -n1)"
+else failed=$((failed + 1)); echo "FAIL tsan test_threads"; echo "$tout" | tail -n 60; fi
+
+note "valgrind: the examples and the binding specs (scripts/valgrind.sh)"
+vout=$(sh scripts/valgrind.sh 2>&1); vrc=$?
+if [ $vrc -eq 0 ]; then passed=$((passed + 1)); echo "ok   valgrind: $(echo "$vout" | tail -n1)"
+elif [ $vrc -eq 77 ]; then skipped=$((skipped + 1)); echo "skipped valgrind: $vout"
+else failed=$((failed + 1)); echo "FAIL valgrind"; echo "$vout" | tail -n 60; fi
+
 note "examples"
 for ex in examples/*.lua; do
   if out=$(lua5.4 "$ex" 2>&1); then passed=$((passed + 1)); echo "ok   $ex: $(echo "$out" | tail -n1)"

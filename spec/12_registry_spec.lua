@@ -83,4 +83,18 @@ describe("round trip", function()
       assert.are.equal(p:hash(), q:hash())
     end
   end)
+
+  -- VYRE_FUZZ_SEEDS=DIR writes each program's text to DIR/<hash>.vy: how the fuzz
+  -- target's seed corpus (tests/fuzz/seeds) was made from the spec programs.
+  local seeds = os.getenv("VYRE_FUZZ_SEEDS")
+  if seeds then
+    it("writes the seed corpus to " .. seeds, function()
+      for _, entry in ipairs(H.registry) do
+        local f = assert(io.open(seeds .. "/" .. entry.program:hash() .. ".vy", "w"))
+        f:write(entry.program:text())
+        f:close()
+      end
+      assert.is_true(#H.registry > 0)
+    end)
+  end
 end)

@@ -22,6 +22,18 @@ end
 
 vyre.ptx = core.ptx
 vyre.random_program = core.random_program
+--- vyre.fuse({p1, p2, ...}, {internal = {"tmp"}}) -> one Program running the chain per
+--- invocation (src/core/ir/fuse.c has the rules); internal buffers become registers
+--- and a u32 param NAME_len.
+vyre.fuse = core.fuse
+
+-- p:dot([{max_nodes = n}]) -> Graphviz text of the program (lua/vyre/program_dot.lua).
+do
+  local index = getmetatable(core.parse("(program p (workgroup 1))")).__index
+  -- Program's __index is a C function over its methods table (its first upvalue)
+  local methods = type(index) == "table" and index or select(2, debug.getupvalue(index, 1))
+  methods.dot = require("vyre.program_dot").dot
+end
 vyre.types = core.types()
 
 -- The DSL (lua/vyre/dsl.lua) -------------------------------------------------
@@ -41,6 +53,9 @@ vyre.lit = dsl.lit
 vyre.array = core.array
 
 -- Backends -------------------------------------------------------------------
+
+--- vyre.reference.new([{max_steps = n}]): the CPU reference backend.
+vyre.reference = require("vyre.reference")
 
 local function load_cuda()
   local ok, mod = pcall(require, "vyre.cuda")

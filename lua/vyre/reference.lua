@@ -6,9 +6,11 @@ local core = require("vyre.core")
 
 local M = {}
 
---- A new reference backend (each has its own stats).
-function M.new()
-  return core.reference_new()
+--- A new reference backend (each has its own stats). opts.max_steps: the loop
+--- iterations one run may take (default VYRE_REF_MAX_STEPS or 10^10).
+function M.new(opts)
+  local be = core.reference_new(opts) -- not a tail call: errors then carry no file:line
+  return be
 end
 
 return M

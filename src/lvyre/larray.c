@@ -84,6 +84,7 @@ static void fill_from_table(lua_State *L, struct vyre_lua_array *a, int tidx, co
 }
 
 static void fill_from_string(lua_State *L, struct vyre_lua_array *a, const char *s) {
+    if (a->count == 0) return; /* data is NULL: memcpy(NULL, s, 0) is undefined */
     memcpy(a->data, s, array_bytes(a));
     if (a->type == VYRE_BOOL) /* keep the 0/1 word invariant */
         for (uint64_t i = 0; i < a->count; i++)
@@ -118,12 +119,7 @@ struct vyre_lua_array *vyre_lua_newarray(lua_State *L, enum vyre_type t, uint64_
     a->data = NULL;
     luaL_setmetatable(L, VYRE_LUA_ARRAY);
     if (count > 0) {
-        a->data = calloc((size_t)count, vyre_type_size(t));
-        if (!a->data)
-            luaL_error(L,
-                       "vyre.array: out of memory allocating %I elements of %s. Fix: "
-                       "use a smaller array",
-                       (LUAI_UACINT)count, vyre_type_name(t));
+        a->data = vyre_lua_host_alloc(L, count * vyre_type_size(t), true, "vyre.array");
         a->count = count;
     }
     return a;
@@ -180,7 +176,7 @@ static int array_new(lua_State *L) {
 
 static int array_index(lua_State *L) {
     /* methods stay reachable on a freed array so that a:free() stays idempotent */
-    struct vyre_lua_array *a = luaL_checkudata(L, 1, VYRE_LUA_ARRAY);
+    struct vyre_lua_array *a = vyre_lua_checkself(L, 1, VYRE_LUA_ARRAY);
     if (lua_type(L, 2) == LUA_TNUMBER) {
         /* One past the end is nil, as for a Lua sequence, so ipairs(a) stops there. */
         if (lua_isinteger(L, 2) && a->type != VYRE_VOID &&
@@ -220,7 +216,7 @@ static int array_newindex(lua_State *L) {
 
 static int array_len(lua_State *L) {
     lua_pushinteger(
-        L, (lua_Integer)((struct vyre_lua_array *)luaL_checkudata(L, 1, VYRE_LUA_ARRAY))->count);
+        L, (lua_Integer)((struct vyre_lua_array *)vyre_lua_checkself(L, 1, VYRE_LUA_ARRAY))->count);
     return 1;
 }
 
@@ -252,7 +248,7 @@ static int array_gc(lua_State *L) {
 }
 
 static int array_tostring(lua_State *L) {
-    struct vyre_lua_array *a = luaL_checkudata(L, 1, VYRE_LUA_ARRAY);
+    struct vyre_lua_array *a = vyre_lua_checkself(L, 1, VYRE_LUA_ARRAY);
     if (a->type == VYRE_VOID) {
         lua_pushfstring(L, "vyre.Array (freed): %p", (void *)a);
         return 1;

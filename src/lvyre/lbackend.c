@@ -26,7 +26,7 @@ static lua_State *main_thread(lua_State *L) {
 }
 
 static struct lvyre_backend *tobackend(lua_State *L, int idx) {
-    return luaL_checkudata(L, idx, VYRE_LUA_BACKEND);
+    return vyre_lua_checkself(L, idx, VYRE_LUA_BACKEND);
 }
 
 static void set_int(lua_State *L, const char *k, lua_Integer v) {
@@ -147,9 +147,43 @@ uint64_t lvyre_now_ns(void) { return vyre_cuda_now_ns(); }
 
 /* ---- module functions ---------------------------------------------------- */
 
+/* Raises at the caller of vyre.reference.new (level 2), not at reference.lua. */
+static int new_error(lua_State *L, const char *fmt, const char *what) {
+    luaL_where(L, 2);
+    lua_pushfstring(L, fmt, what);
+    lua_concat(L, 2);
+    return lua_error(L);
+}
+
 /* core.reference_new() -> Backend (each has its own counters) */
 static int reference_new(lua_State *L) {
+    uint64_t max_steps = 0;
+    if (!lua_isnoneornil(L, 1)) {
+        if (!lua_istable(L, 1))
+            return new_error(L,
+                             "vyre.reference.new: options must be a table (got %s). Fix: "
+                             "vyre.reference.new() or vyre.reference.new{max_steps = n}",
+                             luaL_typename(L, 1));
+        lua_pushnil(L);
+        while (lua_next(L, 1)) {
+            if (lua_type(L, -2) != LUA_TSTRING || strcmp(lua_tostring(L, -2), "max_steps") != 0)
+                return new_error(L,
+                                 "vyre.reference.new: unknown option %s. Fix: the only option is "
+                                 "max_steps",
+                                 luaL_tolstring(L, -2, NULL));
+            lua_Integer n = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+            if (n <= 0)
+                return new_error(L,
+                                 "vyre.reference.new: max_steps must be a positive integer (got "
+                                 "%s). Fix: pass the number of loop iterations a run may take, "
+                                 "e.g. {max_steps = 10^9 // 1}",
+                                 luaL_tolstring(L, -1, NULL));
+            max_steps = (uint64_t)n;
+            lua_pop(L, 1);
+        }
+    }
     struct lvyre_backend *be = new_backend(L, LVYRE_REFERENCE, 0);
+    be->max_steps = max_steps;
     be->open = true;
     return 1;
 }

@@ -53,6 +53,7 @@ struct lvyre_backend {
     vyre_cuda_device *dev;     /* CUDA only; NULL once freed */
     const void *buffer_mt;     /* the Buffer metatable: telling a Buffer costs no lookup */
     struct lvyre_ref_stats st; /* reference only */
+    uint64_t max_steps;        /* reference only: vyre_run_args.max_steps (0: default) */
 };
 
 struct lvyre_buffer {
@@ -119,6 +120,9 @@ vyre_cuda_device *lvyre_cuda_device(lua_State *L, struct lvyre_backend *be, cons
 int lvyre_cuda_only(lua_State *L, const char *fname, const char *fix);
 void lvyre_pushtiming(lua_State *L, const struct vyre_cuda_timing *t);
 uint64_t lvyre_now_ns(void);
+/* lrefguard.c: SIGINT interrupts reference runs between enter and leave. */
+void lvyre_refguard_enter(void);
+void lvyre_refguard_leave(void);
 
 /* ---- lbuffer.c ---- */
 /* A live Buffer at idx, or raises naming fname (wrong type, freed). */

@@ -12,7 +12,7 @@
 /* ---- static helpers ------------------------------------------------------ */
 
 static struct lvyre_buffer *tobuffer(lua_State *L, int idx) {
-    return luaL_checkudata(L, idx, VYRE_LUA_BUFFER);
+    return vyre_lua_checkself(L, idx, VYRE_LUA_BUFFER);
 }
 
 /* The buffer userdata at idx (live or freed), or raises naming fname. */
@@ -54,10 +54,9 @@ static void check_range(lua_State *L, const struct lvyre_buffer *b, uint64_t off
                    vyre_type_name(b->type));
     if (off > total || n > total - off)
         luaL_error(L,
-                   "%s: byte range [%I, %I) is outside the %I bytes held. Fix: keep offset "
-                   "+ size <= %I",
-                   fname, (LUAI_UACINT)off, (LUAI_UACINT)(off + n), (LUAI_UACINT)total,
-                   (LUAI_UACINT)total);
+                   "%s: byte offset %I with size %I reaches past the %I bytes held. Fix: "
+                   "keep offset + size <= %I",
+                   fname, (LUAI_UACINT)off, (LUAI_UACINT)n, (LUAI_UACINT)total, (LUAI_UACINT)total);
 }
 
 static void release(struct lvyre_buffer *b) {
@@ -127,10 +126,7 @@ struct lvyre_buffer *lvyre_newbuffer(lua_State *L, int be_idx, enum vyre_type t,
                    "split the data",
                    fname, (LUAI_UACINT)count);
     if (nbytes > 0) {
-        b->host = init ? malloc((size_t)nbytes) : calloc((size_t)count, vyre_type_size(t));
-        if (!b->host)
-            luaL_error(L, "%s: out of host memory for %I bytes. Fix: use a smaller buffer", fname,
-                       (LUAI_UACINT)nbytes);
+        b->host = vyre_lua_host_alloc(L, nbytes, init == NULL, fname);
         if (init) memcpy(b->host, init, (size_t)nbytes);
     }
     b->count = count;

@@ -19,7 +19,7 @@ struct lvyre_graph {
 };
 
 static struct lvyre_graph *tograph(lua_State *L, int idx) {
-    return luaL_checkudata(L, idx, VYRE_LUA_GRAPH);
+    return vyre_lua_checkself(L, idx, VYRE_LUA_GRAPH);
 }
 
 /* Pushes a list of every kernel and bound buffer of the steps table at idx. */
@@ -103,7 +103,7 @@ static int graph_launch(lua_State *L) {
     const char *fname = "vyre.Graph:launch";
     struct lvyre_graph *g = tograph(L, 1);
     if (!g->live) return luaL_error(L, "%s: the graph was freed. Fix: capture it again", fname);
-    lua_Integer times = luaL_optinteger(L, 2, 1);
+    lua_Integer times = vyre_lua_optint(L, 2, 1, fname, "times", "g:launch(1)");
     bool timed = lua_toboolean(L, 3);
     if (times < 0 || times > (lua_Integer)UINT32_MAX)
         return luaL_error(L, "%s: times must be >= 0. Fix: g:launch(1)", fname);

@@ -15,7 +15,7 @@
 /* ---- static helpers ------------------------------------------------------ */
 
 static struct lvyre_kernel *tokernel(lua_State *L, int idx) {
-    return luaL_checkudata(L, idx, VYRE_LUA_KERNEL);
+    return vyre_lua_checkself(L, idx, VYRE_LUA_KERNEL);
 }
 
 /* The live kernel that is argument 1 of a method, checked against the metatable every
@@ -44,11 +44,15 @@ static void run_reference(lua_State *L, struct lvyre_kernel *k, const struct lvy
     const struct lvyre_layout *lay = k->lay;
     struct vyre_buffer_arg bufs[VYRE_MAX_BUFFERS];
     for (uint32_t s = 0; s < lay->nbuffers; s++) lvyre_buffer_arg(b->buf[s], &bufs[s]);
-    struct vyre_run_args args = {bufs, lay->nbuffers, b->params, lay->nparams, {1, 1, 1}};
+    struct vyre_run_args args = {bufs,         lay->nbuffers, b->params,
+                                 lay->nparams, {1, 1, 1},     k->be->max_steps};
     lvyre_kernel_grid(L, k, b, args.grid, fname);
     struct vyre_error err;
     vyre_error_clear(&err);
-    if (vyre_ref_run(p, &args, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    lvyre_refguard_enter();
+    enum vyre_status st = vyre_ref_run(p, &args, &err);
+    lvyre_refguard_leave();
+    if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
     k->be->st.launches++;
     k->be->st.invocations += prod3(args.grid) * prod3(lay->workgroup);
 }
@@ -200,10 +204,14 @@ static int kernel_launch_timed(lua_State *L) {
 }
 
 static void read_dim3(lua_State *L, int idx, uint32_t out[3], const char *fname, const char *what) {
-    luaL_checktype(L, idx, LUA_TTABLE);
+    if (!lua_istable(L, idx))
+        luaL_error(L, "%s: %s must be a table {x, y, z} (got %s). Fix: e.g. {1, 1, 1}", fname, what,
+                   luaL_typename(L, idx));
     for (int a = 0; a < 3; a++) {
         lua_rawgeti(L, idx, a + 1);
-        lua_Integer v = lua_isnil(L, -1) && a > 0 ? 1 : luaL_checkinteger(L, -1);
+        lua_Integer v = lua_isnil(L, -1) && a > 0
+                            ? 1
+                            : vyre_lua_optint(L, -1, 0, fname, what, "e.g. {1, 1, 1}");
         if (v < 1 || v > (lua_Integer)UINT32_MAX)
             luaL_error(L, "%s: %s axis %d must be >= 1. Fix: e.g. {1, 1, 1}", fname, what, a + 1);
         out[a] = (uint32_t)v;
@@ -244,7 +252,9 @@ static int kernel_launch_raw(lua_State *L) {
             vals[i] = vyre_lua_tobits(L, -1, t, fname, "raw argument");
             lua_pop(L, 2);
         } else {
-            vals[i] = (uint64_t)luaL_checkinteger(L, -1);
+            vals[i] = (uint64_t)vyre_lua_optint(L, -1, 0, fname, "a raw argument",
+                                                "pass an integer, a device pointer, or "
+                                                "{type, value} such as {'f32', 1.5}");
         }
         argv[i] = &vals[i]; /* 32-bit values read their low 4 bytes (little-endian) */
         lua_pop(L, 1);

@@ -15,7 +15,7 @@ struct lvyre_launch {
 };
 
 static struct lvyre_launch *checklaunch(lua_State *L, const char *fname) {
-    struct lvyre_launch *l = luaL_checkudata(L, 1, VYRE_LUA_LAUNCH);
+    struct lvyre_launch *l = vyre_lua_checkself(L, 1, VYRE_LUA_LAUNCH);
     if (!l->k)
         luaL_error(L, "%s: the bound launch was freed. Fix: bind again with k:bind(args, opts)",
                    fname);
@@ -85,7 +85,7 @@ static int launch_launch(lua_State *L) {
 
 /* l:free(), __gc, __close: owns no resource of its own, so it drops its references. */
 static int launch_free(lua_State *L) {
-    struct lvyre_launch *l = luaL_checkudata(L, 1, VYRE_LUA_LAUNCH);
+    struct lvyre_launch *l = vyre_lua_checkself(L, 1, VYRE_LUA_LAUNCH);
     l->k = NULL;
     lua_pushnil(L);
     lua_setiuservalue(L, 1, 1);
@@ -95,7 +95,7 @@ static int launch_free(lua_State *L) {
 }
 
 static int launch_tostring(lua_State *L) {
-    struct lvyre_launch *l = luaL_checkudata(L, 1, VYRE_LUA_LAUNCH);
+    struct lvyre_launch *l = vyre_lua_checkself(L, 1, VYRE_LUA_LAUNCH);
     if (!l->k) lua_pushstring(L, "vyre.Launch(freed)");
     else
         lua_pushfstring(L, "vyre.Launch(%s, %s)",

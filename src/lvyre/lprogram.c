@@ -16,7 +16,7 @@ static const char *const program_fix =
     "methods with a colon (p:text())";
 
 static struct vyre_lua_program *check_ud(lua_State *L, int idx) {
-    return luaL_checkudata(L, idx, VYRE_LUA_PROGRAM);
+    return vyre_lua_checkself(L, idx, VYRE_LUA_PROGRAM);
 }
 
 /* A live program at idx, or raises naming fname: wrong type or already freed. */

@@ -96,12 +96,16 @@ static int run(lua_State *L, bool timed) {
     } else {
         uint64_t counts[VYRE_MAX_BUFFERS];
         for (uint32_t s = 0; s < lay->nbuffers; s++) counts[s] = io->in[s].count;
-        struct vyre_run_args args = {io->in, lay->nbuffers, b->params, lay->nparams, {1, 1, 1}};
+        struct vyre_run_args args = {io->in,       lay->nbuffers, b->params,
+                                     lay->nparams, {1, 1, 1},     be->max_steps};
         if (vyre_launch_grid(p, counts, lay->nbuffers, b->n, b->has_grid ? b->grid : NULL,
                              args.grid, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
         uint64_t t0 = lvyre_now_ns();
-        if (vyre_ref_run(p, &args, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
+        lvyre_refguard_enter();
+        enum vyre_status st = vyre_ref_run(p, &args, &err);
+        lvyre_refguard_leave();
+        if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
         t.wall_ns = t.device_ns = t.enqueue_ns = lvyre_now_ns() - t0;
         be->st.runs++;
         be->st.invocations += prod3(args.grid) * prod3(lay->workgroup);

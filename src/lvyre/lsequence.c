@@ -76,9 +76,11 @@ static struct readback *read_readbacks(lua_State *L, int opts, struct lvyre_back
             lua_rawgeti(L, e, 1);
             b = lvyre_testbuffer(L, -1);
             lua_rawgeti(L, e, 2);
-            off = luaL_optinteger(L, -1, 0);
+            off = vyre_lua_optint(L, -1, 0, fname, "a readback's byte offset",
+                                  "write {buf, offset, nbytes} with integers");
             lua_rawgeti(L, e, 3);
-            nbytes = luaL_optinteger(L, -1, -1);
+            nbytes = vyre_lua_optint(L, -1, -1, fname, "a readback's byte count",
+                                     "write {buf, offset, nbytes} with integers");
             lua_pop(L, 3);
         }
         if (!b || !b->live || b->be != be)

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lvyre.h"
 #include "lvyre_box.h"
@@ -196,6 +197,27 @@ int vyre_lua_raise(lua_State *L, const char *fname, const struct vyre_error *err
     return luaL_error(L, "%s: %s", fname, err->message);
 }
 
+/* Objects hold no assignable fields: `buf.count = 1e9` or `buf.free = nil` would
+ * otherwise give Lua's raw "attempt to index" error (or, for plain-table fields, change
+ * what the C side trusts). */
+static int readonly_newindex(lua_State *L) {
+    const char *tname = "vyre object";
+    if (luaL_getmetafield(L, 1, "__name") == LUA_TSTRING) tname = lua_tostring(L, -1);
+    return luaL_error(L,
+                      "%s: fields and methods are read-only (tried to set %s). Fix: keep your "
+                      "own data in a Lua table beside the object",
+                      tname, luaL_tolstring(L, 2, NULL));
+}
+
+/* Puts readonly_newindex into the metatable on top unless the class has its own. */
+static void set_default_newindex(lua_State *L) {
+    if (lua_getfield(L, -1, "__newindex") == LUA_TNIL) {
+        lua_pushcfunction(L, readonly_newindex);
+        lua_setfield(L, -3, "__newindex");
+    }
+    lua_pop(L, 1);
+}
+
 void vyre_lua_newclass(lua_State *L, const char *tname, const luaL_Reg *methods,
                        const luaL_Reg *metamethods) {
     /* The metatable may already exist when the module is loaded a second time
@@ -205,6 +227,7 @@ void vyre_lua_newclass(lua_State *L, const char *tname, const luaL_Reg *methods,
     luaL_setfuncs(L, methods, 0);
     lua_setfield(L, -2, "__index");
     luaL_setfuncs(L, metamethods, 0);
+    set_default_newindex(L);
     lua_pop(L, 1);
 }
 
@@ -220,6 +243,7 @@ void vyre_lua_newclass_fields(lua_State *L, const char *tname, const luaL_Reg *m
     lua_setfield(L, -2, "free");
     lua_pushcclosure(L, index_fn, 1);
     lua_setfield(L, -2, "__index");
+    set_default_newindex(L);
     lua_pop(L, 1);
 }
 
@@ -254,6 +278,7 @@ int luaopen_vyre_core(lua_State *L) {
     lua_setfield(L, -2, "codegen_version");
     vyre_lua_open_array(L);
     vyre_lua_open_program(L);
+    vyre_lua_open_fuse(L);
     vyre_lua_open_ref(L);
     vyre_lua_open_ops(L);
     vyre_lua_open_backend(L);
@@ -281,4 +306,88 @@ void vyre_lua_checkgrid(lua_State *L, int idx, uint32_t g[3], const char *fname)
         g[a] = (uint32_t)v;
         lua_pop(L, 1);
     }
+}
+
+/* ---- host memory ------------------------------------------------------------- */
+
+static uint64_t host_cap(void) {
+    const char *env = getenv("VYRE_HOST_MAX_BYTES");
+    if (env && *env) {
+        char *end;
+        unsigned long long v = strtoull(env, &end, 10);
+        if (*end == 0 && v > 0) return v;
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return (uint64_t)1 << 34; /* unknown: 16 GiB */
+    return (uint64_t)pages * (uint64_t)page / 2;
+}
+
+void *vyre_lua_host_alloc(lua_State *L, uint64_t bytes, bool zero, const char *fname) {
+    uint64_t cap = host_cap();
+    if (bytes > cap || bytes > (uint64_t)SIZE_MAX)
+        luaL_error(L,
+                   "%s: %I bytes of host memory is more than the host cap of %I bytes (half "
+                   "of this machine's memory, or VYRE_HOST_MAX_BYTES). Fix: keep large data "
+                   "on the device (be:buffer, filled by a kernel or vyre.lib), split it, or "
+                   "raise VYRE_HOST_MAX_BYTES",
+                   fname, (LUAI_UACINT)bytes, (LUAI_UACINT)cap);
+    uint64_t kib = bytes >> 10;
+    if (kib > 0) lua_gc(L, LUA_GCSTEP, kib > INT32_MAX ? INT32_MAX : (int)kib);
+    void *mem = zero ? calloc(1, (size_t)bytes) : malloc((size_t)bytes);
+    if (!mem)
+        luaL_error(L,
+                   "%s: out of host memory for %I bytes. Fix: free arrays and buffers you "
+                   "no longer need (or collectgarbage()), or use smaller ones",
+                   fname, (LUAI_UACINT)bytes);
+    return mem;
+}
+
+/* ---- self checks -------------------------------------------------------------- */
+
+/* The name under which the running C function sits in tname's method table (found by
+ * identity, so it works under pcall, where Lua knows no name), or "method". */
+static const char *running_method(lua_State *L, const char *tname) {
+    const char *name = "method";
+    lua_Debug ar;
+    if (!lua_getstack(L, 0, &ar) || !lua_getinfo(L, "f", &ar)) return name; /* +1: fn */
+    int fn = lua_gettop(L);
+    luaL_getmetatable(L, tname);
+    if (lua_getfield(L, -1, "__index") == LUA_TFUNCTION) lua_getupvalue(L, -1, 1);
+    if (lua_istable(L, -1)) {
+        lua_pushnil(L);
+        while (lua_next(L, -2)) {
+            if (lua_rawequal(L, -1, fn) && lua_type(L, -2) == LUA_TSTRING) {
+                name = lua_tostring(L, -2); /* stays valid: the key lives in the table */
+                lua_pop(L, 2);
+                break;
+            }
+            lua_pop(L, 1);
+        }
+    }
+    lua_settop(L, fn - 1);
+    return name;
+}
+
+void *vyre_lua_checkself(lua_State *L, int idx, const char *tname) {
+    void *ud = luaL_testudata(L, idx, tname);
+    if (ud) return ud;
+    const char *method = running_method(L, tname);
+    const char *got = luaL_typename(L, idx);
+    if (luaL_getmetafield(L, idx, "__name") == LUA_TSTRING) got = lua_tostring(L, -1);
+    return luaL_error(L,
+                      "%s:%s: called on a %s, not a %s. Fix: call it with a colon on a %s, "
+                      "e.g. obj:%s(...)",
+                      tname, method, got, tname, tname, method),
+           NULL;
+}
+
+lua_Integer vyre_lua_optint(lua_State *L, int idx, lua_Integer def, const char *fname,
+                            const char *what, const char *fix) {
+    if (lua_isnoneornil(L, idx)) return def;
+    int isint = 0;
+    lua_Integer v = lua_tointegerx(L, idx, &isint);
+    if (!isint || lua_type(L, idx) != LUA_TNUMBER)
+        luaL_error(L, "%s: %s must be an integer (got %s). Fix: %s", fname, what,
+                   luaL_tolstring(L, idx, NULL), fix);
+    return v;
 }

@@ -65,6 +65,23 @@ void vyre_lua_storebits(void *data, enum vyre_type t, uint64_t i, vyre_bits b);
 /* Raises "fname: <err->message>" (never returns). */
 int vyre_lua_raise(lua_State *L, const char *fname, const struct vyre_error *err);
 
+/* The userdata of class tname at idx, or an error naming the method called and what it
+ * got ("vyre.Launch:launch: called on a vyre.Buffer, not a vyre.Launch. Fix: ...") in
+ * place of luaL_checkudata's "bad argument #1 to '?'". */
+void *vyre_lua_checkself(lua_State *L, int idx, const char *tname);
+
+/* The integer at idx (def when none or nil), else "fname: WHAT must be an integer (got
+ * X). Fix: FIX" in place of luaL_optinteger's "bad argument #n to '?'". */
+lua_Integer vyre_lua_optint(lua_State *L, int idx, lua_Integer def, const char *fname,
+                            const char *what, const char *fix);
+
+/* Host memory for arrays and reference buffers (zeroed when `zero`): refused above the
+ * host cap (VYRE_HOST_MAX_BYTES, default half of physical memory) with a Fix, and
+ * reported to Lua's collector first (a GC step as if `bytes` were allocated), since
+ * memory outside the Lua allocator is otherwise invisible to its pacing. Raises on
+ * failure; bytes > 0. */
+void *vyre_lua_host_alloc(lua_State *L, uint64_t bytes, bool zero, const char *fname);
+
 /* Creates a metatable named tname with __index = methods, metamethods set, and
  * leaves nothing on the stack. */
 void vyre_lua_newclass(lua_State *L, const char *tname, const luaL_Reg *methods,
@@ -84,6 +101,7 @@ int vyre_lua_method(lua_State *L);
 /* Per-file openers, called by luaopen_vyre_core with the module table on top of
  * the stack: each registers its classes and adds its functions to that table. */
 void vyre_lua_open_program(lua_State *L);
+void vyre_lua_open_fuse(lua_State *L); /* lfuse.c: core.fuse */
 void vyre_lua_open_array(lua_State *L);
 void vyre_lua_open_ref(lua_State *L);
 void vyre_lua_open_ops(lua_State *L);     /* lops.c: core.ops, reserved_names, atomic_ops */

@@ -624,7 +624,7 @@ static void test_depth(void) {
             vyre_free(t);
         } else {
             CHECK_EQ_U64(st, VYRE_ERR_SYNTAX);
-            CHECK_STR_CONTAINS(err.message, "nesting deeper than 512");
+            CHECK_STR_CONTAINS(err.message, "nesting deeper than 320");
             CHECK_EQ_U64(err.line, 1);
         }
         vyre_program_free(p);

@@ -61,6 +61,7 @@ const char *vyre_type_name(enum vyre_type t) {
 }
 
 bool vyre_type_from_name(const char *name, enum vyre_type *out) {
+    if (!name || !out) return false;
     for (unsigned i = 0; i < VYRE_TYPE_COUNT; i++) {
         if (strcmp(name, type_names[i]) == 0) {
             *out = (enum vyre_type)i;
@@ -312,6 +313,11 @@ void vyre_program_free(vyre_program *p) {
 const char *vyre_program_name(const vyre_program *p) { return p ? p->name : NULL; }
 
 void vyre_program_workgroup(const vyre_program *p, uint32_t out[3]) {
+    if (!out) return;
+    if (!p) { /* no program: no workgroup (every other entry point rejects NULL too) */
+        out[0] = out[1] = out[2] = 0;
+        return;
+    }
     memcpy(out, p->workgroup, sizeof p->workgroup);
 }
 

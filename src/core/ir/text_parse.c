@@ -12,7 +12,12 @@
 
 /* Parenthesis levels accepted; a valid program needs far fewer (statement nesting
  * 64 and expression depth 128, validator limits). */
-#define PARSE_MAX_DEPTH 512
+/* Every valid program fits (statement nesting 64 = 128 levels with then/else, plus an
+ * expression of depth 128, plus the program and statement forms); the bound keeps
+ * the recursion inside a 128 KiB thread stack (tests/c/test_parse_stack.c). */
+#define PARSE_MAX_DEPTH 320
+/* Error paths with large buffers stay out of the recursive frames. */
+#define PARSE_COLD __attribute__((noinline, cold))
 
 struct parser {
     struct vyre_lex lx;
@@ -84,19 +89,29 @@ static bool enter_list(struct parser *P) {
     return true;
 }
 
+PARSE_COLD static bool unclosed(struct parser *P, const char *shape) {
+    char what[160];
+    snprintf(what, sizeof what, "')' closing %s", shape);
+    char fix[200];
+    snprintf(fix, sizeof fix, "the form is %s; remove the extra part or add the missing ')'",
+             shape);
+    return expected(P, what, fix);
+}
+
 /* Expects ')' closing the form described by `shape`. */
 static bool close_form(struct parser *P, const char *shape) {
-    if (P->t.kind != VYRE_TK_RP) {
-        char what[160];
-        snprintf(what, sizeof what, "')' closing %s", shape);
-        char fix[200];
-        snprintf(fix, sizeof fix, "the form is %s; remove the extra part or add the missing ')'",
-                 shape);
-        return expected(P, what, fix);
-    }
+    if (P->t.kind != VYRE_TK_RP) return unclosed(P, shape);
     P->depth--;
     next(P);
     return true;
+}
+
+/* close_form with the shape made from fmt and word only when it is needed. */
+static bool close_form_of(struct parser *P, const char *fmt, const char *word) {
+    if (P->t.kind == VYRE_TK_RP) return close_form(P, NULL);
+    char shape[64];
+    snprintf(shape, sizeof shape, fmt, word);
+    return unclosed(P, shape);
 }
 
 /* Head atom of the list whose '(' is the current token, without consuming. */
@@ -171,18 +186,29 @@ static struct vyre_expr *built(struct parser *P, struct vyre_expr *e) {
     return e;
 }
 
+PARSE_COLD static struct vyre_expr *bad_literal(struct parser *P, const struct vyre_tok *t) {
+    enum vyre_type ty;
+    vyre_bits bits;
+    char msg[512], found[128];
+    (void)vyre_lex_literal(t->s, t->n, &ty, &bits, msg, sizeof msg);
+    vyre_tok_describe(t, found, sizeof found);
+    fail_at(P, t, "bad literal %s: %s", found, msg);
+    return NULL;
+}
+
+/* A name as an expression; its buffer lives only in this (leaf) frame. */
+static struct vyre_expr *parse_name_expr(struct parser *P) {
+    char name[VYRE_MAX_NAME + 1];
+    if (!take_name(P, "a variable", name)) return NULL;
+    return built(P, vyre_ir_name(P->p, name));
+}
+
 static struct vyre_expr *parse_atom_expr(struct parser *P) {
     const struct vyre_tok t = P->t;
     if (vyre_lex_looks_literal(t.s, t.n)) {
         enum vyre_type ty;
         vyre_bits bits;
-        char msg[512];
-        if (!vyre_lex_literal(t.s, t.n, &ty, &bits, msg, sizeof msg)) {
-            char found[128];
-            vyre_tok_describe(&t, found, sizeof found);
-            fail_at(P, &t, "bad literal %s: %s", found, msg);
-            return NULL;
-        }
+        if (!vyre_lex_literal(t.s, t.n, &ty, &bits, NULL, 0)) return bad_literal(P, &t);
         next(P);
         return built(P, vyre_ir_lit(P->p, ty, bits));
     }
@@ -192,9 +218,7 @@ static struct vyre_expr *parse_atom_expr(struct parser *P) {
                  "such as (add a b)");
         return NULL;
     }
-    char name[VYRE_MAX_NAME + 1];
-    if (!take_name(P, "a variable", name)) return NULL;
-    return built(P, vyre_ir_name(P->p, name));
+    return parse_name_expr(P);
 }
 
 static bool take_axis(struct parser *P, unsigned *axis) {
@@ -247,10 +271,24 @@ static struct vyre_expr *parse_subgroup(struct parser *P, enum vyre_subgroup k) 
     return e && close_form(P, shapes[k]) ? e : NULL;
 }
 
+PARSE_COLD static struct vyre_expr *unknown_form(struct parser *P, const struct vyre_tok *at);
+
+/* After "(load" or "(len": the buffer name (its buffer out of the recursive frame), the
+ * index for load, ')'. */
+static struct vyre_expr *parse_load_len(struct parser *P, bool load) {
+    char name[VYRE_MAX_NAME + 1];
+    struct vyre_expr *index = NULL;
+    if (!take_name(P, "a buffer", name)) return NULL;
+    if (load && !(index = parse_expr(P))) return NULL;
+    struct vyre_expr *e =
+        built(P, load ? vyre_ir_load(P->p, name, index) : vyre_ir_len(P->p, name));
+    return e && close_form(P, load ? "(load BUF INDEX)" : "(len BUF)") ? e : NULL;
+}
+
 static struct vyre_expr *parse_form_expr(struct parser *P) {
     vyre_program *p = P->p;
     struct vyre_expr *a[3] = {NULL, NULL, NULL}, *e = NULL;
-    char word[16], shape[64], name[VYRE_MAX_NAME + 1];
+    char word[16];
     if (!enter_list(P)) return NULL;
     const struct vyre_tok head = P->t;
     if (head.kind != VYRE_TK_ATOM) {
@@ -264,17 +302,12 @@ static struct vyre_expr *parse_form_expr(struct parser *P) {
         unsigned axis = 0;
         next(P);
         if (!take_axis(P, &axis)) return NULL;
-        snprintf(shape, sizeof shape, "(%s AXIS)", word);
         e = built(P, vyre_ir_builtin(p, (enum vyre_builtin)b, axis));
-        return e && close_form(P, shape) ? e : NULL;
+        return e && close_form_of(P, "(%s AXIS)", word) ? e : NULL;
     }
     if (known && (strcmp(word, "load") == 0 || strcmp(word, "len") == 0)) {
-        bool load = word[1] == 'o';
         next(P);
-        if (!take_name(P, "a buffer", name)) return NULL;
-        if (load && !parse_operands(P, a, 1)) return NULL;
-        e = built(P, load ? vyre_ir_load(p, name, a[0]) : vyre_ir_len(p, name));
-        return e && close_form(P, load ? "(load BUF INDEX)" : "(len BUF)") ? e : NULL;
+        return parse_load_len(P, word[1] == 'o');
     }
     if (known && (strcmp(word, "cast") == 0 || strcmp(word, "bitcast") == 0)) {
         bool cast = word[0] == 'c';
@@ -298,9 +331,13 @@ static struct vyre_expr *parse_form_expr(struct parser *P) {
         next(P);
         if (!parse_operands(P, a, unary ? 1 : 2)) return NULL;
         e = built(P, unary ? vyre_ir_unary(p, op, a[0]) : vyre_ir_binary(p, op, a[0], a[1]));
-        snprintf(shape, sizeof shape, unary ? "(%s A)" : "(%s A B)", word);
-        return e && close_form(P, shape) ? e : NULL;
+        return e && close_form_of(P, unary ? "(%s A)" : "(%s A B)", word) ? e : NULL;
     }
+    return unknown_form(P, &head);
+}
+
+PARSE_COLD static struct vyre_expr *unknown_form(struct parser *P, const struct vyre_tok *at) {
+    const struct vyre_tok head = *at;
     char found[128];
     vyre_tok_describe(&head, found, sizeof found);
     if (vyre_tok_is(&head, "atomic"))
@@ -416,6 +453,8 @@ static bool parse_for(struct parser *P, struct vyre_block *into) {
     return parse_items(P, &s->then_) && close_form(P, "(for VAR FROM TO STEP STMT...)");
 }
 
+PARSE_COLD static bool unknown_stmt(struct parser *P, const struct vyre_tok *at);
+
 static bool parse_stmt(struct parser *P, struct vyre_block *into) {
     vyre_program *p = P->p;
     char name[VYRE_MAX_NAME + 1];
@@ -466,6 +505,11 @@ static bool parse_stmt(struct parser *P, struct vyre_block *into) {
         snprintf(shape, sizeof shape, "(%s)", simple[i].word);
         return close_form(P, shape);
     }
+    return unknown_stmt(P, &head);
+}
+
+PARSE_COLD static bool unknown_stmt(struct parser *P, const struct vyre_tok *at) {
+    const struct vyre_tok head = *at;
     char found[128];
     vyre_tok_describe(&head, found, sizeof found);
     if (vyre_tok_is(&head, "then") || vyre_tok_is(&head, "else"))

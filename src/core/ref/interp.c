@@ -9,6 +9,7 @@
  * barriers) is a run-time error naming the barrier. */
 #include "interp.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,6 +219,47 @@ void vyre_interp_code_free(struct vyre_code *code) {
     memset(code, 0, sizeof *code);
 }
 
+/* ---- the run guard: step budget and interrupts ---------------------------------- */
+
+/* Lock-free on every target we build for, so the bump is async-signal-safe. */
+static _Atomic unsigned interrupt_generation;
+
+void vyre_ref_interrupt(void) {
+    atomic_fetch_add_explicit(&interrupt_generation, 1u, memory_order_relaxed);
+}
+
+unsigned vyre_interp_generation(void) {
+    return atomic_load_explicit(&interrupt_generation, memory_order_relaxed);
+}
+
+static uint64_t step_limit(const struct vyre_run_args *args) {
+    if (args->max_steps) return args->max_steps;
+    const char *env = getenv("VYRE_REF_MAX_STEPS");
+    if (env && *env) {
+        char *end;
+        unsigned long long v = strtoull(env, &end, 10);
+        if (*end == 0 && v > 0) return v;
+    }
+    return VYRE_REF_DEFAULT_MAX_STEPS;
+}
+
+static enum vyre_status stop_error(const struct vyre_exec *x, struct vyre_error *err) {
+    if (x->budget->stop == VYRE_STOP_INTERRUPT)
+        return vyre_error_set(err, VYRE_ERR_RUNTIME,
+                              "program '%s' was interrupted (vyre_ref_interrupt, e.g. Ctrl-C) "
+                              "in workgroup (%u,%u,%u); buffers hold a partial result. Fix: "
+                              "run it again, or with smaller sizes or fewer loop iterations",
+                              x->p->name, x->wgid[0], x->wgid[1], x->wgid[2]);
+    return vyre_error_set(err, VYRE_ERR_RUNTIME,
+                          "program '%s' stopped after %llu loop iterations, the reference "
+                          "interpreter's step budget, in workgroup (%u,%u,%u); buffers hold a "
+                          "partial result. Fix: check the loop bounds; if the work is meant to "
+                          "be this long, raise the budget (VYRE_REF_MAX_STEPS, "
+                          "vyre.reference.new{max_steps = n}, or vyre_run_args.max_steps)",
+                          x->p->name, (unsigned long long)x->budget->limit, x->wgid[0], x->wgid[1],
+                          x->wgid[2]);
+}
+
 /* ---- workgroup scheduling ---------------------------------------------------- */
 
 static const char barrier_fix[] =
@@ -262,6 +304,7 @@ enum vyre_status vyre_interp_workgroup(const struct vyre_exec *x, struct vyre_la
             if (lanes[i].state == VYRE_LANE_DONE) done++;
             else waiting++;
         }
+        if (x->budget->stop) return stop_error(x, err);
         if (waiting == 0) return VYRE_OK;
         if (done > 0) return barrier_error(x, lanes, nlanes, waiting, done, err);
         uint32_t pc = lanes[0].pc;
@@ -427,6 +470,9 @@ enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,
     x.code = &st.code;
     x.mem = st.mem;
     x.param_bits = st.param_bits;
+    struct vyre_budget budget = {0, 0, vyre_interp_generation(), 0};
+    budget.left = budget.limit = step_limit(args);
+    x.budget = &budget;
     for (unsigned a = 0; a < 3; a++) {
         x.wgsize[a] = p->workgroup[a];
         x.ngroups[a] = args->grid[a];

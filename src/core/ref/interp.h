@@ -61,7 +61,20 @@ struct vyre_exec {
     struct vyre_mem *mem;  /* per decl index (params unused) */
     vyre_bits *param_bits; /* per decl index (buffers unused), normalised */
     uint32_t wgsize[3], ngroups[3], wgid[3];
+    struct vyre_budget *budget; /* loop steps left and interrupts, shared by the run */
 };
+
+/* A run's guard: loop iterations left, and the interrupt generation at its start
+ * (vyre_ref_interrupt bumps it). `stop` says why the run was stopped: 0 = not. */
+struct vyre_budget {
+    uint64_t left, limit;
+    unsigned generation;
+    int stop; /* 0, VYRE_STOP_STEPS or VYRE_STOP_INTERRUPT */
+};
+enum { VYRE_STOP_STEPS = 1, VYRE_STOP_INTERRUPT = 2 };
+
+/* The interrupt generation (interp.c); read once per loop iteration. */
+VYRE_INTERNAL unsigned vyre_interp_generation(void);
 
 enum vyre_lane_state { VYRE_LANE_RUNNING, VYRE_LANE_BARRIER, VYRE_LANE_DONE };
 

@@ -1,0 +1,90 @@
+-- 55: the reference interpreter's run guard. A valid program can loop for ever
+-- (a u64 loop to 2^64 - 1); the interpreter stops it at a step budget or on Ctrl-C with
+-- a clear error, and the Lua state stays usable (issue 14, finding 1).
+local vyre = require("vyre")
+local H = require("spec.helpers")
+
+-- A child lua5.4 finds the modules this busted run uses.
+local LUA = ("LUA_PATH='%s' LUA_CPATH='%s' lua5.4"):format(package.path, package.cpath)
+
+local SPIN = [[(program spin (workgroup 1) (buffer o u32 read_write)
+  (for i 0u64 18446744073709551615u64 1u64 (atomic add o 0u32 1u32)))]]
+
+describe("the reference run guard", function()
+  it("stops a run at the step budget with the count, the workgroup and a fix", function()
+    local be = vyre.reference.new({ max_steps = 1000 })
+    local msg = H.error_of(be.run, be, vyre.parse(SPIN), { o = { 0 } }, { n = 1 })
+    assert.matches("vyre.Backend:run: program 'spin' stopped after 1000 loop iterations, the "
+      .. "reference interpreter's step budget, in workgroup (0,0,0)", msg, 1, true)
+    assert.matches("Fix: check the loop bounds", msg, 1, true)
+  end)
+
+  it("counts iterations, not statements: a run within the budget completes", function()
+    local be = vyre.reference.new({ max_steps = 1000 })
+    local p = vyre.parse([[(program loop10 (workgroup 4) (buffer o u32 read_write)
+      (for i 0u32 10u32 1u32 (atomic add o 0u32 1u32)))]])
+    -- 4 invocations x 9 back edges = 36 steps
+    assert.are.equal(40, be:run(p, { o = { 0 } }, { n = 4 }).o[1])
+  end)
+
+  it("stops launches of a compiled kernel too, and the backend stays usable", function()
+    local be = vyre.reference.new({ max_steps = 50 })
+    local k = be:compile(vyre.parse(SPIN))
+    local o = be:buffer("u32", 1)
+    assert.matches("vyre.Kernel:launch: program 'spin' stopped after 50 loop iterations",
+      H.error_of(k.launch, k, { o = o }, { n = 1 }), 1, true)
+    assert.are.equal(50, o:download()[1]) -- the partial result of 50 rounds
+    local p = H.saxpy()
+    local r = be:run(p, { x = { 1 }, y = { 2 }, a = 3.0 })
+    assert.are.equal(5, r.y[1])
+  end)
+
+  it("rejects bad options with a fix", function()
+    assert.matches("vyre.reference.new: max_steps must be a positive integer (got -1). Fix:",
+      H.error_of(vyre.reference.new, { max_steps = -1 }), 1, true)
+    assert.matches("vyre.reference.new: unknown option foo. Fix: the only option is max_steps",
+      H.error_of(vyre.reference.new, { foo = 1 }), 1, true)
+    assert.matches("vyre.reference.new: options must be a table (got number)",
+      H.error_of(vyre.reference.new, 3), 1, true)
+  end)
+
+  it("reads VYRE_REF_MAX_STEPS in a fresh process", function()
+    local script = os.tmpname()
+    local f = assert(io.open(script, "w"))
+    f:write("local vyre = require('vyre')\nlocal be = vyre.reference.new()\n",
+      "local ok, e = pcall(be.run, be, vyre.parse([[", SPIN, "]]), {o = {0}}, {n = 1})\n",
+      "print(ok, e)\n")
+    f:close()
+    local h = io.popen("VYRE_REF_MAX_STEPS=77 " .. LUA .. " " .. script .. " 2>&1")
+    local out = h:read("a")
+    h:close()
+    os.remove(script)
+    assert.matches("stopped after 77 loop iterations", out, 1, true)
+  end)
+
+  it("turns Ctrl-C (SIGINT) into an error and the script goes on", function()
+    local script = os.tmpname()
+    local f = assert(io.open(script, "w"))
+    f:write("local vyre = require('vyre')\nlocal be = vyre.reference.new()\n",
+      "io.stdout:write('spinning\\n') io.stdout:flush()\n",
+      "local ok, e = pcall(be.run, be, vyre.parse([[", SPIN, "]]), {o = {0}}, {n = 1})\n",
+      "print(ok, e)\nprint('still alive')\n")
+    f:close()
+    local sh = assert(io.open(script .. ".sh", "w"))
+    sh:write(LUA, " ", script, " > ", script, ".out 2>&1 &\npid=$!\nsleep 1\n",
+      "kill -INT $pid\nwait $pid\necho rc=$?\n")
+    sh:close()
+    local h = io.popen("sh " .. script .. ".sh")
+    local rc = h:read("a")
+    h:close()
+    local g = assert(io.open(script .. ".out"))
+    local out = g:read("a")
+    g:close()
+    os.remove(script)
+    os.remove(script .. ".out")
+    os.remove(script .. ".sh")
+    assert.matches("rc=0", rc, 1, true)
+    assert.matches("program 'spin' was interrupted", out, 1, true)
+    assert.matches("still alive", out, 1, true)
+  end)
+end)

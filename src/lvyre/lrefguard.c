@@ -1,0 +1,46 @@
+/* lrefguard.c — Ctrl-C for reference runs. While a reference run is in progress the
+ * binding routes SIGINT to vyre_ref_interrupt, so a runaway interpreter loop stops
+ * with a Lua error instead of ignoring the key (the C interpreter never reaches a Lua
+ * hook). The previous handler is put back when the last concurrent run ends: a count
+ * under a mutex keeps threads that run at the same time from restoring out of order.
+ * VYRE_NO_SIGINT=1 leaves SIGINT alone (hosts with handlers of their own). */
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbackend.h"
+
+static pthread_mutex_t guard_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned guard_depth;
+static struct sigaction guard_saved;
+
+static void on_sigint(int sig) {
+    (void)sig;
+    vyre_ref_interrupt();
+}
+
+static int guard_disabled(void) {
+    const char *e = getenv("VYRE_NO_SIGINT");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
+void lvyre_refguard_enter(void) {
+    if (guard_disabled()) return;
+    pthread_mutex_lock(&guard_lock);
+    if (guard_depth++ == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_sigint;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &guard_saved);
+    }
+    pthread_mutex_unlock(&guard_lock);
+}
+
+void lvyre_refguard_leave(void) {
+    if (guard_disabled()) return;
+    pthread_mutex_lock(&guard_lock);
+    if (guard_depth > 0 && --guard_depth == 0) sigaction(SIGINT, &guard_saved, NULL);
+    pthread_mutex_unlock(&guard_lock);
+}

@@ -1,0 +1,110 @@
+/* test_parse_stack.c — the deepest input the parser accepts (320 nested forms, the
+ * program form included) parses on a 128 KiB thread stack, as embedding hosts that
+ * run scripts on small stacks need (issue 14, finding 4); validation, printing and
+ * PTX of it too. Also the NULL arguments of the C API's small accessors. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "vyre.h"
+
+/* 128 KiB in an optimised build. AddressSanitizer's redzones and an -O0 build make
+ * every frame several times larger, so the sanitizer build checks for no crash on 8x. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__OPTIMIZE__) == 0
+enum { SMALL_STACK = 8 * 128 * 1024 };
+#else
+enum { SMALL_STACK = 128 * 1024 };
+#endif
+
+static char *deep_text(int exprs, int stmts) {
+    size_t cap = 256 + (size_t)(exprs + stmts) * 64;
+    char *s = malloc(cap), *w = s;
+    w += sprintf(w, "(program deep (workgroup 1) (buffer o u32 read_write)\n");
+    for (int i = 0; i < stmts; i++) w += sprintf(w, "(if (lt (gid x) 5u32) (then\n");
+    w += sprintf(w, "(store o 0u32 ");
+    for (int i = 0; i < exprs; i++) w += sprintf(w, "(add 1u32 ");
+    w += sprintf(w, "0u32");
+    for (int i = 0; i < exprs; i++) w += sprintf(w, ")");
+    w += sprintf(w, ")");
+    for (int i = 0; i < stmts; i++) w += sprintf(w, "))");
+    sprintf(w, ")\n");
+    return s;
+}
+
+struct job {
+    const char *text;
+    enum vyre_status parsed;
+    bool printed;
+};
+
+static void *parse_job(void *arg) {
+    struct job *j = arg;
+    vyre_program *p = NULL;
+    struct vyre_error err;
+    vyre_error_clear(&err);
+    j->parsed = vyre_text_parse(j->text, strlen(j->text), &p, &err);
+    if (p) {
+        char *out = NULL;
+        size_t len = 0;
+        j->printed = vyre_text_print(p, &out, &len) == VYRE_OK;
+        vyre_free(out);
+        struct vyre_problems probs = {NULL, 0, 0};
+        (void)vyre_validate(p, &probs);
+        vyre_problems_free(&probs);
+        vyre_program_free(p);
+    }
+    return NULL;
+}
+
+static void on_small_stack(struct job *j) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, SMALL_STACK);
+    pthread_t t;
+    CHECK(pthread_create(&t, &attr, parse_job, j) == 0);
+    pthread_join(t, NULL);
+    pthread_attr_destroy(&attr);
+}
+
+static void test_deepest_expression(void) {
+    /* program (1) + store (1) + 318 nested adds = 320 levels, the parser's limit */
+    char *text = deep_text(318, 0);
+    struct job j = {text, VYRE_ERR_ARG, false};
+    on_small_stack(&j);
+    CHECK(j.parsed == VYRE_OK);
+    CHECK(j.printed);
+    free(text);
+    text = deep_text(319, 0); /* one past: a clear syntax error, still no crash */
+    struct job k = {text, VYRE_OK, false};
+    on_small_stack(&k);
+    CHECK(k.parsed == VYRE_ERR_SYNTAX);
+    free(text);
+}
+
+static void test_deepest_statements(void) {
+    /* each if nests 2 levels, (if C (then ...)): program + 159 x 2 + store = 320 */
+    char *text = deep_text(0, 159);
+    struct job j = {text, VYRE_ERR_ARG, false};
+    on_small_stack(&j);
+    CHECK(j.parsed == VYRE_OK);
+    CHECK(j.printed);
+    free(text);
+}
+
+static void test_null_accessors(void) {
+    uint32_t wg[3] = {7, 7, 7};
+    vyre_program_workgroup(NULL, wg);
+    CHECK(wg[0] == 0 && wg[1] == 0 && wg[2] == 0);
+    CHECK(vyre_program_name(NULL) == NULL);
+    enum vyre_type t = VYRE_U32;
+    CHECK(!vyre_type_from_name(NULL, &t));
+    CHECK(!vyre_type_from_name("u32", NULL));
+}
+
+int main(void) {
+    RUN_TEST(test_deepest_expression);
+    RUN_TEST(test_deepest_statements);
+    RUN_TEST(test_null_accessors);
+    return harness_finish();
+}

@@ -1,0 +1,112 @@
+/* fuzz_pipeline.c — one input through the whole CPU pipeline (issue 14, item 3):
+ * parse -> print -> parse again (the round trip must give an equal program) ->
+ * validate -> for a valid program: PTX for three targets (each optimises a copy:
+ * constant folding, bounds) and a reference run on small buffers under a step
+ * budget. Any crash, sanitizer report, hang or broken round trip is a finding.
+ *
+ * Built two ways (CMake option VYRE_FUZZ): with libFuzzer (clang -fsanitize=fuzzer)
+ * as vyre_fuzz, and as vyre_fuzz_replay, a plain driver that runs the function over
+ * files and directories given on the command line (CI slice without libFuzzer). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vyre.h"
+
+#define FUZZ_ELEMS 96u          /* elements per unsized buffer */
+#define FUZZ_STEPS 200000u      /* loop iterations one run may take */
+#define FUZZ_MAX_INVOCATIONS 4096u
+
+static void fuzz_fail(const char *what, const char *text) {
+    fprintf(stderr, "vyre_fuzz: %s\n--- input ---\n%s\n", what, text);
+    abort();
+}
+
+static void round_trip(const vyre_program *p, const char *text) {
+    char *printed = NULL;
+    size_t len = 0;
+    if (vyre_text_print(p, &printed, &len) != VYRE_OK) fuzz_fail("print failed", text);
+    vyre_program *q = NULL;
+    struct vyre_error err;
+    vyre_error_clear(&err);
+    if (vyre_text_parse(printed, len, &q, &err) != VYRE_OK) fuzz_fail("printed text does not parse", printed);
+    if (!vyre_program_equal(p, q)) fuzz_fail("parse(print(p)) differs from p", printed);
+    vyre_program_free(q);
+    vyre_free(printed);
+}
+
+/* Small buffers (declared COUNT or FUZZ_ELEMS elements, filled from the input's
+ * bytes) and params from the input too, so runs see varied values. */
+static void run_reference(vyre_program *p, const uint8_t *data, size_t size) {
+    struct vyre_buffer_arg bufs[64];
+    vyre_bits params[64];
+    uint64_t counts[64];
+    uint32_t nb = 0, np = 0, n = vyre_program_decl_count(p);
+    for (uint32_t i = 0; i < n; i++) {
+        struct vyre_decl_info d;
+        if (!vyre_program_decl(p, i, &d)) break;
+        if (d.kind == VYRE_DECL_BUFFER && nb < 64) {
+            uint64_t count = d.count ? d.count : FUZZ_ELEMS;
+            if (count > 1u << 16) count = 1u << 16;
+            size_t bytes = (size_t)count * vyre_type_size(d.type);
+            uint8_t *mem = calloc(1, bytes ? bytes : 1);
+            if (!mem) return;
+            for (size_t b = 0; b < bytes && size; b++) mem[b] = data[(b * 7 + i) % size];
+            if (d.type == VYRE_BOOL)
+                for (uint64_t e = 0; e < count; e++) ((uint32_t *)mem)[e] &= 1u;
+            bufs[nb].data = mem;
+            bufs[nb].count = count;
+            counts[nb++] = count;
+        } else if (d.kind == VYRE_DECL_PARAM && np < 64) {
+            vyre_bits v = 0;
+            for (size_t b = 0; b < 8 && size; b++) v = v << 8 | data[(np * 8 + b) % size];
+            if (vyre_type_size(d.type) == 4) v &= 0xffffffffu;
+            if (d.type == VYRE_BOOL) v &= 1u;
+            params[np++] = v;
+        }
+    }
+    struct vyre_error err;
+    vyre_error_clear(&err);
+    struct vyre_run_args args = {bufs, nb, params, np, {1, 1, 1}, FUZZ_STEPS};
+    if (vyre_launch_grid(p, counts, nb, FUZZ_ELEMS, NULL, args.grid, &err) == VYRE_OK) {
+        uint32_t wg[3];
+        vyre_program_workgroup(p, wg);
+        uint64_t inv = (uint64_t)args.grid[0] * args.grid[1] * args.grid[2] * wg[0] * wg[1] * wg[2];
+        if (inv <= FUZZ_MAX_INVOCATIONS) (void)vyre_ref_run(p, &args, &err);
+    }
+    for (uint32_t b = 0; b < nb; b++) free(bufs[b].data);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size); /* libFuzzer's entry */
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    char *text = malloc(size + 1);
+    if (!text) return 0;
+    memcpy(text, data, size);
+    text[size] = 0;
+    vyre_program *p = NULL;
+    struct vyre_error err;
+    vyre_error_clear(&err);
+    if (vyre_text_parse(text, size, &p, &err) == VYRE_OK) {
+        round_trip(p, text);
+        struct vyre_problems probs = {NULL, 0, 0};
+        enum vyre_status valid = vyre_validate(p, &probs);
+        vyre_problems_free(&probs);
+        if (valid == VYRE_OK) {
+            static const unsigned sms[] = {70, 80, 90};
+            for (unsigned s = 0; s < 3; s++) {
+                struct vyre_ptx_options o = {sms[s]};
+                char *ptx = NULL;
+                size_t len = 0;
+                if (vyre_ptx_emit(p, &o, &ptx, &len, &err) != VYRE_OK)
+                    fuzz_fail("a valid program failed PTX emission", text);
+                vyre_free(ptx);
+            }
+            run_reference(p, data, size);
+        }
+        vyre_program_free(p);
+    }
+    free(text);
+    return 0;
+}

@@ -1,0 +1,6 @@
+(program ranges (workgroup 1)
+  (buffer o u32 write 1)
+  (param n u32)
+  (param s i32)
+  (param f bool)
+  (store o 0u32 n))

@@ -1,0 +1,7 @@
+(program prog_d (workgroup 1)
+  (buffer b0 f32 write)
+  (param p1 bool)
+  (let gi (add (add (gid x) (mul (gid y) (mul (wgsize x) (ngroups x)))) (mul (gid z) (mul (mul (wgsize x) (ngroups x)) (mul (wgsize y) (ngroups y))))))
+  (store b0 (cast i32 gi) (trunc (floor (load b0 (cast i32 gi)))))
+  (let v2 true)
+  (store b0 gi (load b0 (bitcast i32 gi))))

@@ -1,0 +1,4 @@
+(program e (workgroup 1)
+  (buffer o u64 write 1)
+  (param a i32)
+  (store o 0u32 (cast u64 a)))

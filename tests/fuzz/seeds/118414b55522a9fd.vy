@@ -1,0 +1,5 @@
+(program e (workgroup 1)
+  (buffer o u64 write 1)
+  (param a u64)
+  (param b u64)
+  (store o 0u32 (rem a b)))

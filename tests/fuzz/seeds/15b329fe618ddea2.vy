@@ -1,0 +1,4 @@
+(program e (workgroup 1)
+  (buffer o u64 write 1)
+  (param a u64)
+  (store o 0u32 a))

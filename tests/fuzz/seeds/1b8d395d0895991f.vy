@@ -1,0 +1,5 @@
+(program sq (workgroup 4)
+  (buffer o u32 write)
+  (let i (gid x))
+  (if (lt i (len o))
+    (then (store o i (add (mul i i) 1u32)))))

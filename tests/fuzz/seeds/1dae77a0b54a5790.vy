@@ -1,0 +1,6 @@
+(program prog_13 (workgroup 128)
+  (buffer b0 i32 read_write)
+  (buffer b1 u32 read)
+  (let gi (add (add (gid x) (mul (gid y) (mul (wgsize x) (ngroups x)))) (mul (gid z) (mul (mul (wgsize x) (ngroups x)) (mul (wgsize y) (ngroups y))))))
+  (let a2 (atomic xor b0 gi (sub (min (load b0 (bitcast i32 gi)) (bitcast i32 2147483648u32)) (bitcast i32 (div (wgsize y) (load b1 (bitcast i32 gi)))))))
+  (store b0 gi (shr 10i32 (load b0 (cast i32 gi)))))

@@ -1,0 +1,1 @@
+(program b (workgroup 8 1 2))

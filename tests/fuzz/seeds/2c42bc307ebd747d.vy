@@ -1,0 +1,6 @@
+(program sel (workgroup 4)
+  (buffer o i32 write 4)
+  (let i (gid x))
+  (if (lt i 2u32)
+    (then (store o i (select (eq i 0u32) 10i32 20i32)))
+    (else (store o i -1i32))))

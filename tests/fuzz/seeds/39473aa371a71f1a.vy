@@ -1,0 +1,7 @@
+(program lits (workgroup 4)
+  (buffer o f32 write)
+  (param h u64)
+  (store o 0u32 0x1.8p+0f32)
+  (store o 1u32 0x1.0624dep-10f32)
+  (store o 255u32 nan:0x7fc00000f32)
+  (store o 2u32 (cast f32 18446744073709551615u64)))

@@ -1,0 +1,1 @@
+(program a (workgroup 8 4))

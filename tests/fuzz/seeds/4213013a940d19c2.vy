@@ -1,0 +1,5 @@
+(program e (workgroup 1)
+  (buffer o bool write 1)
+  (param a i32)
+  (param b i32)
+  (store o 0u32 (lt a b)))

@@ -1,0 +1,7 @@
+(program saxpy (workgroup 256)
+  (buffer x f32 read)
+  (buffer y f32 write)
+  (param a f32)
+  (let i (gid x))
+  (if (lt i (len y))
+    (then (store y i (add (mul a (load x i)) (load y i))))))

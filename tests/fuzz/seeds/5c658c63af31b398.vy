@@ -1,0 +1,5 @@
+(program e (workgroup 1)
+  (buffer o bool write 1)
+  (param a bool)
+  (param b bool)
+  (store o 0u32 (lor a b)))

@@ -1,0 +1,6 @@
+(program decls (workgroup 16 2)
+  (buffer x f32 read)
+  (shared s u32 64)
+  (buffer y i64 write 10)
+  (param a f32)
+  (param b bool))

@@ -1,0 +1,5 @@
+(program e (workgroup 1)
+  (buffer o bool write 1)
+  (param a f32)
+  (param b f32)
+  (store o 0u32 (ne a b)))

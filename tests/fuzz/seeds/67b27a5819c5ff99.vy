@@ -1,0 +1,17 @@
+(program prog_5 (workgroup 256 2 2)
+  (buffer b0 f32 write)
+  (buffer b1 bool write 89)
+  (buffer b2 u32 read)
+  (buffer b3 bool write)
+  (param p4 i64)
+  (let gi (add (add (gid x) (mul (gid y) (mul (wgsize x) (ngroups x)))) (mul (gid z) (mul (mul (wgsize x) (ngroups x)) (mul (wgsize y) (ngroups y))))))
+  (if (gt p4 (max p4 p4))
+    (then
+      (for i5 0u64 2u64 1u64
+        (let v6 (fma (min 0x1.4p+2f64 (bitcast f64 (cast f64 -2059225982i32))) (bitcast f64 (clz (div 63i64 p4))) nan:0xfff8000000000001f64))
+        (set v6 (cast f64 2147483647i32))
+        (let v7 (select (gt (mul (cast f64 0i32) (ceil v6)) (add -0x1.8p+1f64 (neg v6))) i5 63u64)))))
+  (let v8 11u64)
+  (store b3 gi (cast bool (sub p4 p4)))
+  (store b1 4294967295u32 (gt (div (div 0x1.4p+1f64 0x0p+0f64) 0x0p+0f64) (cast f64 (cast u64 (select (load b1 gi) -9i32 -12i32)))))
+  (store b3 gi (eq (eq false (load b3 (add gi (len b3)))) (or (and (load b3 gi) (load b3 (cast i32 gi))) (cast bool (ge gi 1u32))))))

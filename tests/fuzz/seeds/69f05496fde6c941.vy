@@ -1,0 +1,6 @@
+(program b (workgroup 64)
+  (buffer o f32 write)
+  (store o 0u32 (rem 0x1p+0f32 0x1p+1f32))
+  (let x (add 1u32 1i32))
+  (break)
+  (store o 0u32 y))

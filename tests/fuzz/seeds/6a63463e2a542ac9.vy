@@ -1,0 +1,7 @@
+(program oob (workgroup 1)
+  (buffer x u32 read)
+  (buffer y u32 read_write)
+  (store y 0u32 (add (load x 5u32) 7u32))
+  (store y 3u32 99u32)
+  (store y 4294967295u32 99u32)
+  (store y 1u32 (load x -1i32)))

@@ -1,0 +1,7 @@
+(program fill (workgroup 4)
+  (buffer x u32 read)
+  (buffer o u32 write)
+  (buffer d u32 write 3)
+  (let i (gid x))
+  (store o i (add i 1u32))
+  (store d i 7u32))

@@ -1,0 +1,7 @@
+(program prog_b (workgroup 2)
+  (buffer b0 i32 read_write)
+  (buffer b1 bool read)
+  (param p2 f64)
+  (let gi (add (add (gid x) (mul (gid y) (mul (wgsize x) (ngroups x)))) (mul (gid z) (mul (mul (wgsize x) (ngroups x)) (mul (wgsize y) (ngroups y))))))
+  (store b0 (bitcast i32 gi) (select (xor (load b1 (add gi 2u32)) (le gi (rem (lid y) (len b0)))) (load b0 (cast i32 gi)) (load b0 gi)))
+  (store b0 gi -2i32))

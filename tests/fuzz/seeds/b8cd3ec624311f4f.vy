@@ -1,0 +1,5 @@
+(program e (workgroup 1)
+  (buffer o f32 write 1)
+  (param a u32)
+  (param b u32)
+  (let r (brev a)))

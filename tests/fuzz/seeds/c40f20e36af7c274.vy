@@ -1,0 +1,8 @@
+(program e (workgroup 1)
+  (buffer o f32 write 1)
+  (param f f32)
+  (param g f64)
+  (param u u32)
+  (param i i64)
+  (param w u64)
+  (let r (lt f inff32)))

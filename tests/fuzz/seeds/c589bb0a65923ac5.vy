@@ -1,0 +1,13 @@
+(program prog_2 (workgroup 256)
+  (buffer b0 u64 read)
+  (buffer b1 u32 write)
+  (param p2 u64)
+  (param p3 i32)
+  (let gi (add (add (gid x) (mul (gid y) (mul (wgsize x) (ngroups x)))) (mul (gid z) (mul (mul (wgsize x) (ngroups x)) (mul (wgsize y) (ngroups y))))))
+  (if (and true (lnot (lor true (ge -0x1.335509ba11429p+289f64 0x1.2677465197b08p+221f64))))
+    (then
+      (for i4 1i32 6i32 1i32 (store b1 (bitcast i32 gi) (load b1 (bitcast i32 gi))))
+      (store b1 gi (wgid z))
+      (store b1 (bitcast i32 gi) gi)))
+  (store b1 (cast i32 gi) gi)
+  (store b1 gi (add gi (bitcast u32 p3))))

@@ -1,0 +1,7 @@
+(program prog_14 (workgroup 1)
+  (buffer b0 bool write)
+  (buffer b1 i64 read)
+  (let gi (add (add (gid x) (mul (gid y) (mul (wgsize x) (ngroups x)))) (mul (gid z) (mul (mul (wgsize x) (ngroups x)) (mul (wgsize y) (ngroups y))))))
+  (store b0 gi true)
+  (for i2 -2i64 -1i64 -13i64 (store b0 gi (eq (ne (div (brev i2) i2) (bitcast i64 (max (add 0x1p+0f64 nan:0x7ff8000000000000f64) -inff64))) (eq (select true (ctz 4294967296u64) 9223372036854775808u64) 8u64))))
+  (store b0 (cast i32 gi) (le (cast u64 (div (or 0u64 5u64) (bitcast u64 (load b1 (add gi 3u32))))) 7u64)))

@@ -1,0 +1,5 @@
+(program e (workgroup 1)
+  (buffer o bool write 1)
+  (param a i64)
+  (param b i64)
+  (store o 0u32 (ge a b)))

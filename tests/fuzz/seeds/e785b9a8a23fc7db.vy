@@ -1,0 +1,7 @@
+(program soob (workgroup 1)
+  (buffer y i32 write 2)
+  (shared s i32 4)
+  (store s 4u32 5i32)
+  (store s 3u32 6i32)
+  (store y 0u32 (load s 4u32))
+  (store y 1u32 (load s 3u32)))

@@ -1,0 +1,31 @@
+(program prog_a (workgroup 2)
+  (buffer b0 bool read)
+  (buffer b1 u32 read_write 159)
+  (buffer b2 bool write 162)
+  (param p3 i32)
+  (param p4 u64)
+  (let gi (add (add (gid x) (mul (gid y) (mul (wgsize x) (ngroups x)))) (mul (gid z) (mul (mul (wgsize x) (ngroups x)) (mul (wgsize y) (ngroups y))))))
+  (let v5 65u64)
+  (if (or (lor (le -9223372036854775808i64 7i64) (load b2 gi)) (load b0 4u32))
+    (then (atomic and b1 -1i32 (max (xor (div gi 0u32) (bitcast u32 gi)) (min (bitcast u32 0x1.fffffep+127f32) (cast u32 -0x1.acbc12p-91f32))))))
+  (if (ge (round 0x1p+0f32) 0x1.4p+0f32)
+    (then
+      (let v6 (load b2 (bitcast i32 gi)))
+      (let v7 (bitcast i64 (clz p4)))
+      (store b2 (bitcast i32 gi) (load b0 (bitcast i32 (max (add 0x1.8p+0f32 0x1p+2f32) -inff32))))))
+  (for i8 0i32 (cast i32 (len b0)) 2i32
+    (let v9 (add 0x1.8p-1f32 nan:0xffc00001f32))
+    (if (ne (load b2 (cast i32 gi)) (lnot (load b0 (add gi 2u32))))
+      (then
+        (return)
+        (set v9 (min -0x0p+0f32 (add (fma (select (load b0 gi) v9 v9) v9 v9) v9)))
+        (store b2 gi (load b0 gi)))))
+  (for i10 1u32 (min (len b2) 3u32) 1u32 (let v11 (div (ceil 0x1.8p+1f32) (add (neg (select (load b2 (add gi (len b2))) nan:0xffc00001f32 -0x1.8p+2f32)) -0x1p+31f32))))
+  (if (ge (div -0x1.ap+3f32 -0x1.83d19p-80f32) 0x1p-1f32)
+    (then
+      (store b2 gi (eq (load b2 (bitcast i32 gi)) (cast bool v5)))
+      (for i12 0u64 (cast u64 (len b2)) 1u64
+        (return)
+        (store b2 gi (le (neg -0x1.ccc505c2fc48cp-373f64) (div -0x1.4bbdde9194a5cp-148f64 (bitcast f64 (add i12 4u64)))))
+        (for i13 -3i32 2i32 1i32 (let v14 0x1.921fb6p+1f32)))))
+  (store b2 gi (eq (cast bool (select (load b0 6u32) (sub -11i64 65i64) (cast i64 -14i32))) (load b0 (add gi 1u32)))))

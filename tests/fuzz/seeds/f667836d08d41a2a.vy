@@ -1,0 +1,1 @@
+(program w (workgroup 2048))

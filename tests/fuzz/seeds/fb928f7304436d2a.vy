@@ -1,0 +1,6 @@
+(program e (workgroup 1)
+  (buffer o f64 write 1)
+  (param a f64)
+  (param b f64)
+  (param c f64)
+  (store o 0u32 (fma a b c)))

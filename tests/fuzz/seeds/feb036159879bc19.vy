@@ -1,0 +1,5 @@
+(program b (workgroup 64)
+  (buffer o u32 read)
+  (store o 0u32 1u32)
+  (let o 1u32)
+  (for j 0u32 4u32 1u32 (set j 1u32)))
