@@ -1,8 +1,8 @@
 /* lbuffer.c — vyre.Buffer: a resident buffer of either backend (device memory on CUDA,
  * host memory on the reference). upload/download of the whole buffer or a byte
- * range, zero, free, #buf, buf.type / buf.count / buf.bytes / buf.freed, and
- * __gc/__close/free sharing one idempotent release. User value 1 is the backend, so
- * the backend (and its device) outlives its buffers. */
+ * range, zero, pointer/device_ptr (interop), free, #buf, buf.type / buf.count /
+ * buf.bytes / buf.freed, and __gc/__close/free sharing one idempotent release. User
+ * value 1 is the backend, so the backend (and its device) outlives its buffers. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -231,6 +231,18 @@ static int buffer_pointer(lua_State *L) {
     return 1;
 }
 
+/* buf:device_ptr() -> the address of the data as an integer, for a host's own code
+ * (interop): the CUdeviceptr on CUDA, the host address of the memory on the reference
+ * (0 when the buffer is empty). Both backends answer, so an embedding host can hand the
+ * same pointer to its own code whichever backend runs; valid until the buffer is freed. */
+static int buffer_device_ptr(lua_State *L) {
+    struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, "vyre.Buffer:device_ptr");
+    uint64_t addr =
+        b->be->kind == LVYRE_CUDA ? vyre_cuda_buffer_pointer(b->cu) : (uint64_t)(uintptr_t)b->host;
+    lua_pushinteger(L, (lua_Integer)addr);
+    return 1;
+}
+
 /* buf:free(), __gc, __close: idempotent. */
 static int buffer_free(lua_State *L) {
     release(check_ud(L, 1, "vyre.Buffer:free"));
@@ -253,11 +265,9 @@ static int buffer_tostring(lua_State *L) {
     return 1;
 }
 
-static const luaL_Reg buffer_methods[] = {{"upload", buffer_upload},
-                                          {"download", buffer_download},
-                                          {"zero", buffer_zero},
-                                          {"pointer", buffer_pointer},
-                                          {NULL, NULL}};
+static const luaL_Reg buffer_methods[] = {
+    {"upload", buffer_upload},   {"download", buffer_download},     {"zero", buffer_zero},
+    {"pointer", buffer_pointer}, {"device_ptr", buffer_device_ptr}, {NULL, NULL}};
 
 /* Read-only fields (type, count, bytes, freed), then methods; nothing can be assigned. */
 static int buffer_index(lua_State *L) {
