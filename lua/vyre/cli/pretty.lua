@@ -78,6 +78,22 @@ local function render_table(t, o, d, seen, indent)
   if #parts == 0 then return "{}" end
   local flat = "{" .. table.concat(parts, ", ") .. "}"
   if #flat + #indent <= o.width and not flat:find("\n", 1, true) then return flat end
+  if #keys == 0 and not flat:find("\n", 1, true) then
+    -- A long list of scalars: as many per line as fit, rather than one per line.
+    local lines, line = {}, ""
+    for i, p in ipairs(parts) do
+      local piece = p .. (i < #parts and "," or "")
+      if line ~= "" and #indent + 2 + #line + 1 + #piece > o.width then
+        lines[#lines + 1] = line
+        line = piece
+      else
+        line = line == "" and piece or (line .. " " .. piece)
+      end
+    end
+    lines[#lines + 1] = line
+    return "{\n" .. indent .. "  " .. table.concat(lines, "\n" .. indent .. "  ") .. "\n"
+      .. indent .. "}"
+  end
   return "{\n" .. indent .. "  " .. table.concat(parts, ",\n" .. indent .. "  ") .. "\n"
     .. indent .. "}"
 end

@@ -87,7 +87,10 @@ local function make_env(out)
     return _G[k]
   end })
   env.vyre = vyre
-  env.help = vyre.help
+  env.help = function(x) -- vyre.help, written to the session's output
+    local text, why = require("vyre.help").text(x)
+    out((text or why) .. "\n")
+  end
   env.pp = function(...)
     for i = 1, select("#", ...) do out(pretty((select(i, ...))) .. "\n") end
   end
@@ -147,7 +150,8 @@ function Session:feed(line)
     return "error"
   end
   local parts = {}
-  for i = 2, r.n do parts[#parts + 1] = pretty(r[i]) end
+  -- One newline per result line (a Program's text already ends with one).
+  for i = 2, r.n do parts[#parts + 1] = (pretty(r[i]):gsub("\n$", "")) end
   if #parts > 0 then self.out(table.concat(parts, "\t") .. "\n") end
   return "ok"
 end
