@@ -356,8 +356,8 @@ describe("vyre bench", function()
       names[#names + 1] = r.name
       assert.is_true(r.value > 0 and r.value < math.huge, r.name)
     end
-    assert.are.same({ "launch", "run", "upload", "download", "copy kernel", "saxpy kernel",
-      "lib.reduce" }, names)
+    assert.are.same({ "launch", "from table", "run", "upload", "download", "copy kernel",
+      "saxpy kernel", "lib.reduce" }, names)
   end)
 
   it("prints a table (exit 0); bad options are usage errors", function()

@@ -151,8 +151,8 @@ static int engine_finish(struct engine *e, const char *backend) {
 
 /* Command line shared by both hosts: --backend reference|cuda, --frames N,
  * --particles N. Returns 0, or 2 after printing the usage. */
-static int engine_args(int argc, char **argv, const char *host, const char **backend,
-                       int *frames, uint32_t *n) {
+static int engine_args(int argc, char **argv, const char *host, const char **backend, int *frames,
+                       uint32_t *n) {
     *backend = "reference";
     *frames = 60;
     *n = 4096;

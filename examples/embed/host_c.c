@@ -112,7 +112,8 @@ static int frames_cuda(struct engine *e, vyre_program *step, vyre_program *heigh
         vyre_bits params[3] = {f32_bits(engine_dt(frame)), f32_bits(ENGINE_GRAVITY),
                                f32_bits(ENGINE_BOUNCE)};
         struct vyre_cuda_args sa = {sb, 2, params, 3, 0, NULL}, ha = {hb, 2, NULL, 0, 0, NULL};
-        if (vyre_cuda_launch(ks, &sa, &err) != VYRE_OK || vyre_cuda_buffer_zero(top, &err) != VYRE_OK ||
+        if (vyre_cuda_launch(ks, &sa, &err) != VYRE_OK ||
+            vyre_cuda_buffer_zero(top, &err) != VYRE_OK ||
             vyre_cuda_launch(kh, &ha, &err) != VYRE_OK || vyre_cuda_synchronize(d, &err) != VYRE_OK)
             st = fail("CUDA frame", &err);
         else if (engine_present(e, frame, vyre_cuda_buffer_pointer(y),
@@ -151,8 +152,7 @@ int main(int argc, char **argv) {
     bool cuda = strcmp(backend, "cuda") == 0;
     if (load(text, len, &step, &err) != 0 || load(HEIGHT, sizeof HEIGHT - 1, &height, &err) != 0)
         st = fail("program", &err);
-    else if (engine_init(&e, "vyre_embed_c", cuda, n, frames) != 0)
-        st = 1;
+    else if (engine_init(&e, "vyre_embed_c", cuda, n, frames) != 0) st = 1;
     else {
         printf("vyre_embed_c: %s backend, %u particles, programs %s and %s\n", backend, n,
                vyre_program_name(step), vyre_program_name(height));

@@ -17,6 +17,7 @@ usage: vyre bench [--backend B] [--n N] [--launches K] [--reps R]
 Runs a small built-in benchmark on one backend and prints a table:
   launch        time per bound launch (k:bind, then l()) of a 1-invocation kernel,
                 K launches then one synchronize
+  from table    ns per element of vyre.array("f32", t) for a Lua table of N numbers
   run           time per one-shot be:run of the same kernel (host data in and out)
   upload        buf:upload of N f32, GB/s
   download      buf:download of N f32, GB/s
@@ -95,6 +96,18 @@ function M.measure(be, cfg)
   check(v:download()[1] == launches + 1, "launch")
   row("launch", (t1 - t0) / launches / 1e3, "µs", ("per launch, %d bound launches, one "
     .. "synchronize"):format(launches))
+
+  -- Host side: a Lua table of n numbers into a typed array (the bulk conversion).
+  local tn, tbl = math.min(n, 1 << 22), {} -- at most 4 Mi: the table itself costs memory
+  for i = 1, tn do tbl[i] = i * 0.5 end
+  row("from table", best_of(reps, function()
+    local s = now()
+    local a = vyre.array("f32", tbl)
+    local ns = now() - s
+    check(#a == tn and a[tn] == tn * 0.5, "table to array")
+    return ns
+  end) / tn, "ns", ("per element, vyre.array('f32', t) of %d numbers, best of %d")
+    :format(tn, reps))
 
   local runs = math.max(1, launches // 10)
   local input = vyre.array("u32", { 41 })

@@ -266,7 +266,7 @@ function M.float_text(v, t)
   if v == math.huge then return "inf" end
   if v == -math.huge then return "-inf" end
   local s
-  for p = (t == "f32" and 6 or 15), (t == "f32" and 9 or 17) do
+  for p = 1, (t == "f32" and 9 or 17) do
     s = ("%." .. p .. "g"):format(v)
     local back = tonumber(s)
     if t == "f32" then

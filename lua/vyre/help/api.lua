@@ -137,13 +137,30 @@ Releases the program now (idempotent; also at garbage collection or <close>).]=]
 
   ["Array"] = [=[
 vyre.Array — a typed host array (vyre.array): a[i] 1-based, #a, a.type, a.count,
-pairs/ipairs, a == b compares type, length and bytes. Backends take and return them.]=],
+pairs/ipairs, a == b compares type, length and bytes. Backends take and return them.
+tostring(a) shows the type, length and the first 8 and last 4 elements.]=],
   ["Array:totable"] = [=[
 a:totable() -> {values...}
 A Lua table of the elements.]=],
   ["Array:tostring"] = [=[
 a:tostring() -> binary string
 The raw bytes (little-endian elements); vyre.array(type, s) reads them back.]=],
+  ["Array:fill"] = [=[
+a:fill(v) -> a
+Sets every element to v (converted as a[i] = v would).]=],
+  ["Array:iota"] = [=[
+a:iota([start [, step]]) -> a
+a[i] = start + (i - 1) * step in the element type (integers wrap, floats round each
+operation), as vyre.lib.iota computes it; start 0 and step 1 by default.]=],
+  ["Array:random"] = [=[
+a:random(seed [, lo, hi]) -> a
+Deterministic random fill (splitmix64 from the seed, one draw per element, the same on
+every machine): floats uniform in [lo, hi) (default [0, 1)); integers uniform in
+[lo, hi] inclusive (default every value of the type); bool a fair coin.]=],
+  ["Array:from_string"] = [=[
+a:from_string(s [, first]) -> a
+Copies the raw bytes of s (whole little-endian elements, as a:tostring() gives them)
+into the array in place, from element first (1-based, default 1).]=],
   ["Array:copy"] = [=[
 a:copy() -> Array
 A new array with the same type and contents.]=],
@@ -206,11 +223,13 @@ Releases this backend object (its buffers and kernels keep the device until free
 vyre.Buffer — a resident buffer (device memory on CUDA, host memory on the reference)
 Fields: buf.type, buf.count, buf.bytes, buf.freed; #buf. Bind it by name in launches.]=],
   ["Buffer:upload"] = [=[
-buf:upload(array | table [, byte_offset]) -> buf
-Copies host data into the buffer at a byte offset (whole elements, range checked).]=],
+buf:upload(array | table | binary string [, {first = i} | byte_offset]) -> buf
+Copies host data into the buffer, from element first (1-based) or at a byte offset
+(whole elements, range checked). A string is raw little-endian elements.]=],
   ["Buffer:download"] = [=[
-buf:download([byte_offset [, nbytes]]) -> Array
-Copies the buffer (or a byte range) back to a new Array (waits for queued work).]=],
+buf:download([{first = i, count = n} | byte_offset [, nbytes]]) -> Array
+Copies the buffer, or an element range (1-based; count defaults to the rest) or a byte
+range, back to a new Array (waits for queued work). :tostring() of it gives raw bytes.]=],
   ["Buffer:zero"] = [=[
 buf:zero() -> buf
 Fills the buffer with zero bytes (asynchronous on CUDA).]=],
