@@ -13,7 +13,9 @@ local function host(name, args)
   assert(f, path .. " is not built. Fix: cmake --build " .. build
     .. " (VYRE_EXAMPLES is on by default)")
   f:close()
-  local p = io.popen(path .. " " .. args .. " 2>&1")
+  -- The paths compiled in are the build's; these work wherever the tree was copied to.
+  local p = io.popen("VYRE_EMBED_DIR=examples/embed VYRE_LUA_DIR=lua " .. path .. " " .. args
+    .. " 2>&1")
   local out = p:read("a")
   local _, _, code = p:close()
   return code, out
@@ -58,7 +60,8 @@ describe("the embedding hosts (examples/embed)", function()
     f:close()
     local code, out = host("vyre_embed_lua", "--frames 5")
     assert.are.equal(0, code, out) -- the real script
-    local p = io.popen("VYRE_EMBED_DIR='" .. tmp .. "' " .. dir .. "vyre_embed_lua 2>&1")
+    local p = io.popen("VYRE_EMBED_DIR='" .. tmp .. "' VYRE_LUA_DIR=lua " .. dir
+      .. "vyre_embed_lua 2>&1")
     out = p:read("a")
     local _, _, c2 = p:close()
     os.execute("rm -rf '" .. tmp .. "'")
