@@ -1,8 +1,9 @@
 #!/bin/sh
 # test.sh — README command 2: install what is missing, build with -Werror, then run every
 # test: C unit tests (ctest), busted specs (Lua 5.4), the C tests again under
-# AddressSanitizer + UndefinedBehaviorSanitizer, the examples, the LuaRocks build and
-# `bin/vyre info`. Ends with one line "N passed, N failed, N skipped" over all of it.
+# AddressSanitizer + UndefinedBehaviorSanitizer, the examples and the embedding hosts
+# (examples/embed), the LuaRocks build and `bin/vyre info`. Ends with one line "N passed,
+# N failed, N skipped" over all of it.
 # GPU specs (busted tag `gpu`) run only where CUDA is usable; elsewhere they are counted
 # as skipped and the reason is printed — never as passed.
 # POSIX sh on purpose: the README runs it as `sh scripts/test.sh` (dash on Debian).
@@ -93,6 +94,17 @@ note "examples"
 for ex in examples/*.lua; do
   if out=$(lua5.4 "$ex" 2>&1); then passed=$((passed + 1)); echo "ok   $ex: $(echo "$out" | tail -n1)"
   else failed=$((failed + 1)); echo "FAIL $ex"; echo "$out"; fi
+done
+
+note "embedding examples (examples/embed: C hosts with a frame loop, reference backend)"
+# Each checks its kernels against a C simulation and says so; the build-asan copies run
+# under AddressSanitizer and LeakSanitizer (lua_close must free every vyre object).
+for b in build/examples/embed/vyre_embed_lua build/examples/embed/vyre_embed_c \
+         build-asan/examples/embed/vyre_embed_lua build-asan/examples/embed/vyre_embed_c; do
+  if out=$(ASAN_OPTIONS=detect_leaks=1 "$b" --backend reference 2>&1) &&
+     echo "$out" | grep -q "match the C simulation bit for bit"; then
+    passed=$((passed + 1)); echo "ok   $b: $(echo "$out" | tail -n1)"
+  else failed=$((failed + 1)); echo "FAIL $b"; echo "$out" | tail -n 20; fi
 done
 
 note "luarocks make (rockspec at the repo root)"

@@ -90,5 +90,10 @@ function vyre.backend(name)
     .. "(or no argument for the best available)", tostring(name)), 2)
 end
 
+--- vyre.help([x]) prints help for a function, object, module or name (lua/vyre/help.lua).
+function vyre.help(x)
+  return require("vyre.help").help(x)
+end
+
 setmetatable(vyre, {__index = function(_, k) if k == "lib" then return require("vyre.lib") end end})
 return vyre

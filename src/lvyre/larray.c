@@ -1,6 +1,9 @@
 /* larray.c — vyre.Array: a typed host array (one of the 7 IR types) that Lua
  * scripts fill and read 1-based, and that the backends read and write as raw
- * memory. Values cross the boundary through the §7 conversions in lvyre.c. */
+ * memory. Values cross the boundary through the §7 conversions in lvyre.c; tables
+ * convert in bulk on a fast path. Also fill, iota, seeded random fill, raw bytes in
+ * and out, and a __tostring that shows the first and last elements. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,15 +73,51 @@ static uint64_t check_index(lua_State *L, const struct vyre_lua_array *a, int id
     return (uint64_t)(i - 1);
 }
 
+/* Stores the value on top of the stack as element i when it is the plain case (a number
+ * of the right kind in range, a boolean for bool): the bulk path of tables, which must
+ * not format a message per element. Anything else returns false for the checked path. */
+static bool store_fast(lua_State *L, struct vyre_lua_array *a, uint64_t i, int tt) {
+    void *d = a->data;
+    if (a->type == VYRE_BOOL) {
+        if (tt != LUA_TBOOLEAN) return false;
+        ((uint32_t *)d)[i] = (uint32_t)lua_toboolean(L, -1);
+        return true;
+    }
+    if (tt != LUA_TNUMBER) return false;
+    if (a->type == VYRE_F32 || a->type == VYRE_F64) {
+        lua_Number x = lua_tonumber(L, -1);
+        if (a->type == VYRE_F32) ((float *)d)[i] = (float)x;
+        else ((double *)d)[i] = (double)x;
+        return true;
+    }
+    if (!lua_isinteger(L, -1)) return false; /* exact floats take the checked path */
+    lua_Integer v = lua_tointeger(L, -1);
+    switch (a->type) {
+    case VYRE_I32:
+        if (v < INT32_MIN || v > INT32_MAX) return false;
+        ((int32_t *)d)[i] = (int32_t)v;
+        return true;
+    case VYRE_U32:
+        if (v < 0 || v > (lua_Integer)UINT32_MAX) return false;
+        ((uint32_t *)d)[i] = (uint32_t)v;
+        return true;
+    default: /* i64, u64: every Lua integer (u64 holds the same bits) */
+        ((int64_t *)d)[i] = (int64_t)v;
+        return true;
+    }
+}
+
 /* Errors name fname and, when prefix is not NULL, say "fname: prefix: element [i] ...". */
 static void fill_from_table(lua_State *L, struct vyre_lua_array *a, int tidx, const char *fname,
                             const char *prefix) {
     char what[160];
     for (uint64_t i = 0; i < a->count; i++) {
-        lua_rawgeti(L, tidx, (lua_Integer)(i + 1));
-        snprintf(what, sizeof what, "%s%selement [%llu]", prefix ? prefix : "", prefix ? ": " : "",
-                 (unsigned long long)(i + 1));
-        vyre_lua_storebits(a->data, a->type, i, vyre_lua_tobits(L, -1, a->type, fname, what));
+        int tt = lua_rawgeti(L, tidx, (lua_Integer)(i + 1));
+        if (!store_fast(L, a, i, tt)) {
+            snprintf(what, sizeof what, "%s%selement [%llu]", prefix ? prefix : "",
+                     prefix ? ": " : "", (unsigned long long)(i + 1));
+            vyre_lua_storebits(a->data, a->type, i, vyre_lua_tobits(L, -1, a->type, fname, what));
+        }
         lua_pop(L, 1);
     }
 }
@@ -247,14 +286,223 @@ static int array_gc(lua_State *L) {
     return 0;
 }
 
+/* Appends element i as text: the shortest decimal that reads back as the same float
+ * (always with a point or an exponent), integers as such, u64 unsigned. */
+static void add_elem(luaL_Buffer *b, const struct vyre_lua_array *a, uint64_t i) {
+    char s[48];
+    vyre_bits v = vyre_lua_loadbits(a->data, a->type, i);
+    if (a->type == VYRE_F32 || a->type == VYRE_F64) {
+        double d;
+        if (a->type == VYRE_F32) {
+            float f;
+            uint32_t w = (uint32_t)v;
+            memcpy(&f, &w, sizeof f);
+            d = f;
+        } else {
+            memcpy(&d, &v, sizeof d);
+        }
+        if (isnan(d)) snprintf(s, sizeof s, "nan");
+        else if (isinf(d)) snprintf(s, sizeof s, d < 0 ? "-inf" : "inf");
+        else {
+            int p = 1, last = a->type == VYRE_F32 ? 9 : 17;
+            for (; p <= last; p++) {
+                snprintf(s, sizeof s, "%.*g", p, d);
+                if (a->type == VYRE_F32 ? strtof(s, NULL) == (float)d : strtod(s, NULL) == d) break;
+            }
+            if (!strpbrk(s, ".e")) strcat(s, ".0");
+        }
+    } else if (a->type == VYRE_BOOL) {
+        snprintf(s, sizeof s, "%s", v ? "true" : "false");
+    } else if (a->type == VYRE_I32) {
+        snprintf(s, sizeof s, "%ld", (long)(int32_t)(uint32_t)v);
+    } else if (a->type == VYRE_I64) {
+        snprintf(s, sizeof s, "%lld", (long long)(int64_t)v);
+    } else {
+        snprintf(s, sizeof s, "%llu", (unsigned long long)v);
+    }
+    luaL_addstring(b, s);
+}
+
+/* "vyre.Array(f32, 100) [1.0, 2.0, ..., 100.0]": the first 8 and the last 4 elements. */
 static int array_tostring(lua_State *L) {
     struct vyre_lua_array *a = vyre_lua_checkself(L, 1, VYRE_LUA_ARRAY);
     if (a->type == VYRE_VOID) {
         lua_pushfstring(L, "vyre.Array (freed): %p", (void *)a);
         return 1;
     }
-    lua_pushfstring(L, "vyre.Array(%s, %I): %p", vyre_type_name(a->type), (LUAI_UACINT)a->count,
-                    (void *)a);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    lua_pushfstring(L, "vyre.Array(%s, %I) [", vyre_type_name(a->type), (LUAI_UACINT)a->count);
+    luaL_addvalue(&b);
+    for (uint64_t i = 0; i < a->count; i++) {
+        if (a->count > 12 && i == 8) {
+            luaL_addstring(&b, "\xe2\x80\xa6, "); /* U+2026 */
+            i = a->count - 4;
+        }
+        add_elem(&b, a, i);
+        if (i + 1 < a->count) luaL_addstring(&b, ", ");
+    }
+    luaL_addchar(&b, ']');
+    luaL_pushresult(&b);
+    return 1;
+}
+
+/* ---- fill, iota, random, from_string (in place; each returns the array) ------ */
+
+/* a:fill(v) -> a */
+static int array_fill(lua_State *L) {
+    struct vyre_lua_array *a = check_live(L, 1, "vyre.Array:fill");
+    vyre_bits v = vyre_lua_tobits(L, 2, a->type, "vyre.Array:fill", "the value");
+    for (uint64_t i = 0; i < a->count; i++) vyre_lua_storebits(a->data, a->type, i, v);
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* a:iota([start [, step]]) -> a: a[i] = start + T(i - 1) * step computed in the element
+ * type (integers wrap, floats round each operation), as vyre.lib.iota computes it. */
+static int array_iota(lua_State *L) {
+    const char *fname = "vyre.Array:iota";
+    struct vyre_lua_array *a = check_live(L, 1, fname);
+    if (a->type == VYRE_BOOL)
+        return luaL_error(L,
+                          "%s: a bool array has no sequence. Fix: use a:fill(true) or a "
+                          "numeric type",
+                          fname);
+    lua_settop(L, 3);
+    if (lua_isnil(L, 2)) {
+        lua_pushinteger(L, 0);
+        lua_replace(L, 2);
+    }
+    if (lua_isnil(L, 3)) {
+        lua_pushinteger(L, 1);
+        lua_replace(L, 3);
+    }
+    vyre_bits start = vyre_lua_tobits(L, 2, a->type, fname, "start");
+    vyre_bits step = vyre_lua_tobits(L, 3, a->type, fname, "step");
+    for (uint64_t i = 0; i < a->count; i++) {
+        vyre_bits v;
+        if (a->type == VYRE_F32) {
+            float f0, fs, m, r;
+            uint32_t w0 = (uint32_t)start, ws = (uint32_t)step, wr;
+            memcpy(&f0, &w0, 4);
+            memcpy(&fs, &ws, 4);
+            m = (float)i * fs; /* separate statements: never contracted into an fma */
+            r = f0 + m;
+            memcpy(&wr, &r, 4);
+            v = wr;
+        } else if (a->type == VYRE_F64) {
+            double d0, ds, m, r;
+            memcpy(&d0, &start, 8);
+            memcpy(&ds, &step, 8);
+            m = (double)i * ds;
+            r = d0 + m;
+            memcpy(&v, &r, 8);
+        } else {
+            v = start + (vyre_bits)i * step; /* wraps; storebits keeps 32 bits for 32-bit types */
+        }
+        vyre_lua_storebits(a->data, a->type, i, v);
+    }
+    lua_settop(L, 1);
+    return 1;
+}
+
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* High 64 bits of a * b (portable: no 128-bit type). */
+static uint64_t mulhi64(uint64_t a, uint64_t b) {
+    uint64_t al = (uint32_t)a, ah = a >> 32, bl = (uint32_t)b, bh = b >> 32;
+    uint64_t p0 = al * bl, p1 = al * bh, p2 = ah * bl, p3 = ah * bh;
+    uint64_t mid = (p0 >> 32) + (uint32_t)p1 + (uint32_t)p2;
+    return p3 + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
+}
+
+/* a:random(seed [, lo, hi]) -> a: one splitmix64 draw per element from the seed, the
+ * same on every machine. Floats: uniform in [lo, hi) (default [0, 1)). Integers:
+ * uniform in [lo, hi] inclusive (default every value of the type). bool: fair coin. */
+static int array_random(lua_State *L) {
+    const char *fname = "vyre.Array:random";
+    struct vyre_lua_array *a = check_live(L, 1, fname);
+    uint64_t state = (uint64_t)luaL_checkinteger(L, 2);
+    bool ranged = !lua_isnoneornil(L, 3) || !lua_isnoneornil(L, 4);
+    bool isfloat = a->type == VYRE_F32 || a->type == VYRE_F64;
+    double flo = 0.0, fhi = 1.0;
+    uint64_t ilo = 0, span = 0; /* span 0: every bit pattern */
+    if (ranged && a->type == VYRE_BOOL)
+        return luaL_error(L, "%s: a bool array takes no range. Fix: a:random(seed)", fname);
+    if (ranged && isfloat) {
+        flo = luaL_checknumber(L, 3);
+        fhi = luaL_checknumber(L, 4);
+        if (!(flo < fhi) || isinf(flo) || isinf(fhi))
+            return luaL_error(L,
+                              "%s: the range [%f, %f) is empty or not finite. Fix: pass "
+                              "finite lo < hi",
+                              fname, flo, fhi);
+    } else if (ranged) {
+        vyre_bits lo = vyre_lua_tobits(L, 3, a->type, fname, "lo");
+        vyre_bits hi = vyre_lua_tobits(L, 4, a->type, fname, "hi");
+        bool sgn = vyre_type_is_signed(a->type);
+        int64_t slo = a->type == VYRE_I32 ? (int32_t)(uint32_t)lo : (int64_t)lo;
+        int64_t shi = a->type == VYRE_I32 ? (int32_t)(uint32_t)hi : (int64_t)hi;
+        if (sgn ? slo > shi : lo > hi)
+            return luaL_error(L, "%s: lo is above hi. Fix: pass lo <= hi (both included)", fname);
+        ilo = sgn ? (uint64_t)slo : lo;
+        span = (sgn ? (uint64_t)shi - (uint64_t)slo : hi - lo) + 1; /* 0: all 2^64 */
+    }
+    for (uint64_t i = 0; i < a->count; i++) {
+        uint64_t x = splitmix64(&state);
+        vyre_bits v;
+        if (a->type == VYRE_BOOL) v = x >> 63;
+        else if (a->type == VYRE_F32) {
+            float u = (float)(x >> 40) * 0x1p-24f, lo = (float)flo, hi = (float)fhi;
+            float w = hi - lo, m = w * u, r = lo + m;
+            if (r >= hi) r = nextafterf(hi, lo);
+            uint32_t bits;
+            memcpy(&bits, &r, 4);
+            v = bits;
+        } else if (a->type == VYRE_F64) {
+            double u = (double)(x >> 11) * 0x1p-53, w = fhi - flo, m = w * u, r = flo + m;
+            if (r >= fhi) r = nextafter(fhi, flo);
+            memcpy(&v, &r, 8);
+        } else {
+            v = span ? ilo + mulhi64(x, span) : x;
+        }
+        vyre_lua_storebits(a->data, a->type, i, v);
+    }
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* a:from_string(s [, first]) -> a: the raw bytes of s (whole elements, little-endian as
+ * a:tostring() gives them) copied in place from element `first` (1-based, default 1). */
+static int array_from_string(lua_State *L) {
+    const char *fname = "vyre.Array:from_string";
+    struct vyre_lua_array *a = check_live(L, 1, fname);
+    size_t len;
+    const char *s = luaL_checklstring(L, 2, &len);
+    lua_Integer first = luaL_optinteger(L, 3, 1);
+    size_t es = vyre_type_size(a->type);
+    if (len % es)
+        return luaL_error(L,
+                          "%s: %I bytes are not a whole number of %s elements (%I bytes "
+                          "each). Fix: pass whole elements",
+                          fname, (LUAI_UACINT)len, vyre_type_name(a->type), (LUAI_UACINT)es);
+    if (first < 1 || (uint64_t)(first - 1) > a->count ||
+        len / es > a->count - (uint64_t)(first - 1))
+        return luaL_error(L,
+                          "%s: %I elements from element %I do not fit the %I held. Fix: "
+                          "keep first >= 1 and first + #s / %I - 1 <= #a",
+                          fname, (LUAI_UACINT)(len / es), (LUAI_UACINT)first, (LUAI_UACINT)a->count,
+                          (LUAI_UACINT)es);
+    if (len) memcpy((char *)a->data + (size_t)(first - 1) * es, s, len);
+    if (a->type == VYRE_BOOL) /* keep the 0/1 word invariant */
+        for (uint64_t i = (uint64_t)(first - 1); i < (uint64_t)(first - 1) + len / es; i++)
+            vyre_lua_storebits(a->data, a->type, i, vyre_lua_loadbits(a->data, a->type, i));
+    lua_settop(L, 1);
     return 1;
 }
 
@@ -299,6 +547,10 @@ static int array_pairs(lua_State *L) {
 
 static const luaL_Reg array_methods[] = {{"totable", array_totable},
                                          {"tostring", array_tostring_raw},
+                                         {"from_string", array_from_string},
+                                         {"fill", array_fill},
+                                         {"iota", array_iota},
+                                         {"random", array_random},
                                          {"copy", array_copy},
                                          {"free", array_gc},
                                          {NULL, NULL}};

@@ -1,8 +1,8 @@
 /* lbuffer.c — vyre.Buffer: a resident buffer of either backend (device memory on CUDA,
  * host memory on the reference). upload/download of the whole buffer or a byte
- * range, zero, free, #buf, buf.type / buf.count / buf.bytes / buf.freed, and
- * __gc/__close/free sharing one idempotent release. User value 1 is the backend, so
- * the backend (and its device) outlives its buffers. */
+ * range, zero, pointer/device_ptr (interop), free, #buf, buf.type / buf.count /
+ * buf.bytes / buf.freed, and __gc/__close/free sharing one idempotent release. User
+ * value 1 is the backend, so the backend (and its device) outlives its buffers. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,34 +144,97 @@ void lvyre_buffer_arg(const struct lvyre_buffer *b, struct vyre_buffer_arg *out)
 
 /* ---- Buffer methods ------------------------------------------------------ */
 
-/* buf:upload(array_or_table [, byte_offset]) -> buf */
+/* Reads an element range {first = i [, count = n]} (1-based, whole elements) at idx into
+ * a byte offset and, with want_count, a byte count (*nbytes untouched when count is
+ * absent). Any other key is an error: a misspelt option must not be ignored. */
+static void elem_range(lua_State *L, int idx, const struct lvyre_buffer *b, bool want_count,
+                       uint64_t *off, uint64_t *nbytes, const char *fname) {
+    uint64_t es = vyre_type_size(b->type);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+        bool first = strcmp(k, "first") == 0, count = want_count && strcmp(k, "count") == 0;
+        if (!first && !count)
+            luaL_error(L, "%s: unknown range key '%s'. Fix: use {first = i%s} (elements, 1-based)",
+                       fname, luaL_tolstring(L, -2, NULL), want_count ? ", count = n" : "");
+        int isint = 0;
+        lua_Integer v = lua_tointegerx(L, -1, &isint);
+        if (!isint || v < (first ? 1 : 0))
+            luaL_error(L, "%s: %s must be an integer >= %d (got %s). Fix: count elements from 1",
+                       fname, k, first ? 1 : 0, luaL_tolstring(L, -1, NULL));
+        if (first) *off = ((uint64_t)v - 1) * es;
+        else *nbytes = (uint64_t)v * es;
+        lua_pop(L, 1);
+    }
+}
+
+/* check_range in the words of an element range (the {first, count} forms). */
+static void check_elems(lua_State *L, const struct lvyre_buffer *b, uint64_t off, uint64_t n,
+                        const char *fname) {
+    uint64_t es = vyre_type_size(b->type);
+    if (n == 0 && off / es > b->count)
+        luaL_error(L,
+                   "%s: first = %I is past the end of the %I elements held. Fix: first <= "
+                   "#buf + 1",
+                   fname, (LUAI_UACINT)(off / es + 1), (LUAI_UACINT)b->count);
+    if (off / es + n / es > b->count)
+        luaL_error(L,
+                   "%s: elements %I..%I are outside the %I held. Fix: keep first + count - 1 "
+                   "<= #buf",
+                   fname, (LUAI_UACINT)(off / es + 1), (LUAI_UACINT)(off / es + n / es),
+                   (LUAI_UACINT)b->count);
+}
+
+/* buf:upload(array | table | binary string [, byte_offset | {first = i}]) -> buf */
 static int buffer_upload(lua_State *L) {
     const char *fname = "vyre.Buffer:upload";
     struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, fname);
-    uint64_t off = check_offset(L, 3, fname, "byte offset");
+    uint64_t off = 0, es = vyre_type_size(b->type);
+    if (lua_type(L, 3) == LUA_TTABLE) elem_range(L, 3, b, false, &off, NULL, fname);
+    else off = check_offset(L, 3, fname, "byte offset");
     lua_settop(L, 3);
     struct vyre_lua_array *a = vyre_lua_toarray(L, 2);
+    const void *src = a ? a->data : NULL;
+    uint64_t nbytes = a ? a->count * vyre_type_size(a->type) : 0;
     if (a && a->type != b->type)
         return luaL_error(L,
                           "%s: cannot copy %s data into a %s buffer. Fix: convert the data "
                           "first, e.g. vyre.array('%s', t)",
                           fname, vyre_type_name(a->type), vyre_type_name(b->type),
                           vyre_type_name(b->type));
-    if (!a && lua_type(L, 2) == LUA_TTABLE && !lua_getmetatable(L, 2))
+    if (!a && lua_type(L, 2) == LUA_TSTRING) { /* raw little-endian elements */
+        size_t len;
+        src = lua_tolstring(L, 2, &len);
+        nbytes = len;
+        if (len % es)
+            return luaL_error(L,
+                              "%s: %I bytes are not whole %s elements. Fix: pass a multiple "
+                              "of %I bytes",
+                              fname, (LUAI_UACINT)len, vyre_type_name(b->type), (LUAI_UACINT)es);
+        if (b->type == VYRE_BOOL) { /* keep the 0/1 word invariant: go through an Array */
+            a = vyre_lua_newarray(L, VYRE_BOOL, len / es);
+            for (uint64_t i = 0; i < a->count; i++)
+                vyre_lua_storebits(a->data, VYRE_BOOL, i, vyre_lua_loadbits(src, VYRE_BOOL, i));
+            src = a->data;
+        }
+    } else if (!a && lua_type(L, 2) == LUA_TTABLE && !lua_getmetatable(L, 2)) {
         a = vyre_lua_array_fromtable(L, 2, b->type, fname, NULL);
-    if (!a)
+        src = a->data;
+        nbytes = a->count * es;
+    } else if (!a) {
         return luaL_error(L,
-                          "%s: expected a vyre.Array or a table of values (got %s). Fix: "
-                          "buf:upload(vyre.array('%s', {...}))",
+                          "%s: expected a vyre.Array, a table of values or a binary string "
+                          "(got %s). Fix: buf:upload(vyre.array('%s', {...}))",
                           fname, luaL_typename(L, 2), vyre_type_name(b->type));
-    uint64_t nbytes = a->count * vyre_type_size(a->type);
+    }
+    if (lua_type(L, 3) == LUA_TTABLE) check_elems(L, b, off, nbytes, fname);
     check_range(L, b, off, nbytes, fname);
     if (b->be->kind == LVYRE_CUDA) {
         struct vyre_error err;
-        if (vyre_cuda_buffer_upload(b->cu, off, a->data, nbytes, &err) != VYRE_OK)
+        if (vyre_cuda_buffer_upload(b->cu, off, src, nbytes, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
     } else {
-        if (nbytes) memcpy((char *)b->host + off, a->data, (size_t)nbytes);
+        if (nbytes) memcpy((char *)b->host + off, src, (size_t)nbytes);
         b->be->st.uploads++;
         b->be->st.bytes_up += nbytes;
     }
@@ -179,14 +242,20 @@ static int buffer_upload(lua_State *L) {
     return 1;
 }
 
-/* buf:download([byte_offset [, nbytes]]) -> vyre.Array of the buffer's type (a copy) */
+/* buf:download([byte_offset [, nbytes]] | {first = i, count = n}) -> vyre.Array of the
+ * buffer's type (a copy). */
 static int buffer_download(lua_State *L) {
     const char *fname = "vyre.Buffer:download";
     struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, fname);
-    uint64_t total = bytes_of(b);
-    uint64_t off = check_offset(L, 2, fname, "byte offset");
-    uint64_t nbytes = lua_isnoneornil(L, 3) ? (off <= total ? total - off : 0)
-                                            : check_offset(L, 3, fname, "byte count");
+    uint64_t total = bytes_of(b), off = 0, nbytes = UINT64_MAX;
+    if (lua_type(L, 2) == LUA_TTABLE) {
+        elem_range(L, 2, b, true, &off, &nbytes, fname);
+    } else {
+        off = check_offset(L, 2, fname, "byte offset");
+        if (!lua_isnoneornil(L, 3)) nbytes = check_offset(L, 3, fname, "byte count");
+    }
+    if (nbytes == UINT64_MAX) nbytes = off <= total ? total - off : 0;
+    if (lua_type(L, 2) == LUA_TTABLE) check_elems(L, b, off, nbytes, fname);
     check_range(L, b, off, nbytes, fname);
     struct vyre_lua_array *a = vyre_lua_newarray(L, b->type, nbytes / vyre_type_size(b->type));
     if (b->be->kind == LVYRE_CUDA) {
@@ -227,6 +296,18 @@ static int buffer_pointer(lua_State *L) {
     return 1;
 }
 
+/* buf:device_ptr() -> the address of the data as an integer, for a host's own code
+ * (interop): the CUdeviceptr on CUDA, the host address of the memory on the reference
+ * (0 when the buffer is empty). Both backends answer, so an embedding host can hand the
+ * same pointer to its own code whichever backend runs; valid until the buffer is freed. */
+static int buffer_device_ptr(lua_State *L) {
+    struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, "vyre.Buffer:device_ptr");
+    uint64_t addr =
+        b->be->kind == LVYRE_CUDA ? vyre_cuda_buffer_pointer(b->cu) : (uint64_t)(uintptr_t)b->host;
+    lua_pushinteger(L, (lua_Integer)addr);
+    return 1;
+}
+
 /* buf:free(), __gc, __close: idempotent. */
 static int buffer_free(lua_State *L) {
     release(check_ud(L, 1, "vyre.Buffer:free"));
@@ -249,11 +330,9 @@ static int buffer_tostring(lua_State *L) {
     return 1;
 }
 
-static const luaL_Reg buffer_methods[] = {{"upload", buffer_upload},
-                                          {"download", buffer_download},
-                                          {"zero", buffer_zero},
-                                          {"pointer", buffer_pointer},
-                                          {NULL, NULL}};
+static const luaL_Reg buffer_methods[] = {
+    {"upload", buffer_upload},   {"download", buffer_download},     {"zero", buffer_zero},
+    {"pointer", buffer_pointer}, {"device_ptr", buffer_device_ptr}, {NULL, NULL}};
 
 /* Read-only fields (type, count, bytes, freed), then methods; nothing can be assigned. */
 static int buffer_index(lua_State *L) {

@@ -1,0 +1,344 @@
+-- vyre.cli.common — what the `vyre` subcommands share: the output context, option
+-- parsing, loading programs from a text file or a Lua file, choosing a backend and
+-- formatting values. Commands are functions of (argv, ctx) returning an exit status, so
+-- the specs call them in-process; bin/vyre only forwards arg and os.exit()s the status.
+--
+-- Exit statuses: 0 success, 1 the work failed (problems found, a run raised, a file
+-- cannot be read), 2 the command line is wrong (unknown option, bad value, missing file).
+local vyre = require("vyre")
+
+local M = {}
+
+M.OK, M.FAIL, M.USAGE = 0, 1, 2
+
+-- Output context ---------------------------------------------------------------------
+
+--- A context writes to stdout/stderr; ctx.out/ctx.err take one string each. Specs pass
+--- M.capture() to collect both.
+function M.context(ctx)
+  if ctx then return ctx end
+  return {
+    out = function(s) io.stdout:write(s) end,
+    err = function(s) io.stderr:write(s) end,
+  }
+end
+
+--- A context that collects output: ctx.stdout(), ctx.stderr() give what was written.
+function M.capture()
+  local o, e = {}, {}
+  return {
+    out = function(s) o[#o + 1] = s end,
+    err = function(s) e[#e + 1] = s end,
+    stdout = function() return table.concat(o) end,
+    stderr = function() return table.concat(e) end,
+  }
+end
+
+--- Prints a usage error naming the command and returns M.USAGE.
+function M.usage_error(ctx, cmd, msg)
+  ctx.err(("vyre %s: %s\nRun 'vyre %s --help' for the options.\n"):format(cmd, msg, cmd))
+  return M.USAGE
+end
+
+-- Options ----------------------------------------------------------------------------
+
+--- Parses argv against spec = {name = "flag" | "string" | "int"}: `--name value`,
+--- `--name=value`, `-h`/`--help` (opts.help), `--` ends the options. Everything else is
+--- positional. Returns opts, positional, or nil, message.
+function M.parse_options(argv, spec)
+  local opts, pos = {}, {}
+  local i, only_pos = 1, false
+  while i <= #argv do
+    local a = argv[i]
+    if only_pos or a:sub(1, 1) ~= "-" or a == "-" then
+      pos[#pos + 1] = a
+    elseif a == "--" then
+      only_pos = true
+    elseif a == "-h" or a == "--help" then
+      opts.help = true
+    else
+      local name, value = a:match("^%-%-([%w_-]+)=(.*)$")
+      name = name or a:match("^%-%-([%w_-]+)$") or (#a == 2 and a:sub(2))
+      local kind = name and spec[name]
+      if not kind then return nil, ("unknown option '%s'"):format(a) end
+      if kind == "flag" then
+        if value then return nil, ("option --%s takes no value"):format(name) end
+        opts[name] = true
+      else
+        if not value then
+          i = i + 1
+          value = argv[i]
+          if value == nil then return nil, ("option --%s needs a value"):format(name) end
+        end
+        if kind == "int" then
+          local n = math.tointeger(tonumber(value))
+          if not n then
+            return nil, ("option --%s wants an integer, got '%s'"):format(name, value)
+          end
+          value = n
+        end
+        opts[name] = value
+      end
+    end
+    i = i + 1
+  end
+  return opts, pos
+end
+
+-- Reading files and programs -----------------------------------------------------
+
+function M.read_file(path)
+  local f, err = io.open(path, "rb")
+  if not f then return nil, err end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+--- Splits "what. Fix: how" into what, how (how is nil when there is no Fix part).
+function M.split_fix(msg)
+  local what, fix = msg:match("^(.-)%.? Fix: (.*)$")
+  if what then return what, fix end
+  return msg, nil
+end
+
+local function is_program(x)
+  local mt = getmetatable(x)
+  return type(mt) == "table" and mt.__name == "vyre.Program"
+end
+M.is_program = is_program
+
+-- A Lua file returns a Program, program text, {program = p, args = {...}, opts = {...}}
+-- or a list of those; each becomes one entry {program, args, opts, label}.
+local function entries_of(value, path)
+  local list = {}
+  local function add(v, label)
+    if is_program(v) then
+      list[#list + 1] = { program = v, label = label }
+    elseif type(v) == "string" then
+      list[#list + 1] = { program = vyre.parse(v), label = label }
+    elseif type(v) == "table" and v.program ~= nil then
+      if not is_program(v.program) and type(v.program) ~= "string" then
+        error(("%s: the field 'program' is a %s. Fix: set program = vyre.program(...) or "
+          .. "vyre.parse(text)"):format(path, type(v.program)), 0)
+      end
+      local p = is_program(v.program) and v.program or vyre.parse(v.program)
+      list[#list + 1] = { program = p, args = v.args, opts = v.opts, label = label }
+    else
+      return false
+    end
+    return true
+  end
+  if not add(value, path) then
+    if type(value) == "table" and #value > 0 then
+      for i, v in ipairs(value) do
+        if not add(v, ("%s[%d]"):format(path, i)) then
+          error(("%s: element %d of the returned list is a %s. Fix: return Programs (or "
+            .. "{program = p, args = ...} tables)"):format(path, i, type(v)), 0)
+        end
+      end
+    else
+      error(("%s: the file returned %s, not a program. Fix: end the file with `return p` "
+        .. "(a vyre.Program, program text, or {program = p, args = {...}, opts = {...}})")
+        :format(path, value == nil and "nothing" or "a " .. type(value)), 0)
+    end
+  end
+  return list
+end
+
+--- Whether path names a Lua file (by extension) rather than program text.
+function M.is_lua_file(path)
+  return path:match("%.lua$") ~= nil
+end
+
+--- Loads the program(s) of a file. Program text is parsed; a Lua file runs with the
+--- globals plus `vyre`, and `arg` = extra. Returns a list of entries, or nil and a
+--- list of problems {where, code, message, fix, line, column}. Every validation the
+--- DSL makes while the file runs is recorded, so a program the DSL rejects still gets
+--- all its problems listed (the DSL's own error names only the first).
+function M.load_programs(path, extra)
+  local src, oerr = M.read_file(path)
+  if not src then
+    return nil, { { where = path, code = "io", message = "cannot read the file: " .. oerr,
+      fix = "check the path" } }
+  end
+  if not M.is_lua_file(path) then
+    local ok, p = pcall(vyre.parse, src)
+    if ok then return { { program = p, label = path, text = src } } end
+    local msg = tostring(p):gsub("^vyre%.parse: ", "")
+    local line, col, rest = msg:match("^line (%d+), column (%d+): (.*)$")
+    local what, fix = M.split_fix(rest or msg)
+    return nil, { { where = path, code = "syntax", message = what, fix = fix,
+      line = tonumber(line), column = tonumber(col) } }
+  end
+  local env = setmetatable({ vyre = vyre, arg = extra or {} }, { __index = _G })
+  local chunk, lerr = load(src, "@" .. path, "t", env)
+  if not chunk then
+    local what, fix = M.split_fix(lerr)
+    return nil, { { where = path, code = "lua", message = what,
+      fix = fix or "correct the Lua syntax" } }
+  end
+  local core = vyre.core
+  local validate, failed = core.validate, {}
+  core.validate = function(p, ...)
+    local r = table.pack(validate(p, ...))
+    if not r[1] then failed[#failed + 1] = { program = p, problems = r[2] } end
+    return table.unpack(r, 1, r.n)
+  end
+  local ok, value = pcall(chunk)
+  core.validate = validate
+  if ok then ok, value = pcall(entries_of, value, path) end
+  if ok then return value end
+  local what, fix = M.split_fix(tostring(value))
+  local f = failed[#failed]
+  if not f then
+    return nil, { { where = path, code = "lua", message = what,
+      fix = fix or "correct the Lua code" } }
+  end
+  -- The DSL named the Lua line of the program's first problem: that one gets it.
+  local site = what:match("^vyre%.program: ([^:]+:%d+): ")
+  local problems = {}
+  for i, pr in ipairs(f.problems) do
+    problems[i] = { where = i == 1 and site or path, program = f.program.name, code = pr.code,
+      path = pr.path, message = pr.message, fix = pr.fix }
+  end
+  return nil, problems
+end
+
+--- Picks the entry named name (a program name) or the only one.
+function M.pick(entries, name, cmd)
+  if name then
+    for _, e in ipairs(entries) do
+      if e.program.name == name then return e end
+    end
+  elseif #entries == 1 then
+    return entries[1]
+  end
+  local names = {}
+  for _, e in ipairs(entries) do names[#names + 1] = e.program.name end
+  return nil, name and ("no program named '%s' (the file has: %s)"):format(name,
+    table.concat(names, ", ")) or ("the file has %d programs (%s); pick one with "
+    .. "--program NAME"):format(#entries, table.concat(names, ", ")), cmd
+end
+
+-- Backends ------------------------------------------------------------------------
+
+--- The backend called name ("reference" | "cuda" | nil for the best available), and a
+--- line that says which one it is and why. nil, reason when it cannot be had.
+function M.backend(name)
+  if name ~= nil and name ~= "reference" and name ~= "cuda" then
+    return nil, ("unknown backend '%s'. Fix: --backend reference or --backend cuda")
+      :format(name)
+  end
+  if name ~= "reference" then
+    local ok, cuda = pcall(require, "vyre.cuda")
+    local avail, why = false, ok and nil or tostring(cuda)
+    if ok then avail, why = cuda.available() end
+    if avail then
+      local be, err = cuda.device(0)
+      if be then
+        local info = be:info()
+        return be, ("backend: cuda (%s, sm_%d)"):format(info.name, info.sm)
+      end
+      why = err
+    end
+    if name == "cuda" then
+      local what, fix = M.split_fix(tostring(why))
+      return nil, ("CUDA is not usable here: %s. Fix: %s--backend reference runs the same "
+        .. "program on the CPU"):format(what, fix and (fix:gsub("%.$", "") .. "; or ") or "")
+    end
+    -- The reason without its Fix: the line says why, --backend cuda gives the whole text.
+    return vyre.backend("reference"), ("backend: reference (CUDA not usable: %s)")
+      :format((M.split_fix(tostring(why))))
+  end
+  return vyre.backend("reference"), "backend: reference (CPU interpreter)"
+end
+
+-- Values ---------------------------------------------------------------------------
+
+local INT = { i32 = true, u32 = true, i64 = true, u64 = true }
+M.INT = INT
+
+--- The shortest decimal that reads back as the same f32 (or f64), always with a
+--- point or exponent so it reads as a float.
+function M.float_text(v, t)
+  if v ~= v then return "nan" end
+  if v == math.huge then return "inf" end
+  if v == -math.huge then return "-inf" end
+  local s
+  for p = 1, (t == "f32" and 9 or 17) do
+    s = ("%." .. p .. "g"):format(v)
+    local back = tonumber(s)
+    if t == "f32" then
+      if string.pack("<f", back) == string.pack("<f", v) then break end
+    elseif back == v then
+      break
+    end
+  end
+  if not s:find("[%.eni]") then s = s .. ".0" end
+  return s
+end
+
+--- u64 values are Lua integers holding the same bits: print them unsigned.
+function M.u64_text(v)
+  if v >= 0 then return tostring(v) end
+  local q = (v >> 1) // 5 -- v // 10, unsigned
+  return tostring(q) .. tostring(v - q * 10)
+end
+
+--- Text of one element of type t.
+function M.value_text(v, t)
+  if t == "f32" or t == "f64" then return M.float_text(v, t) end
+  if t == "u64" then return M.u64_text(v) end
+  return tostring(v)
+end
+
+--- Reads one value of type t from text; nil, message when it is not one.
+function M.parse_value(s, t)
+  s = s:match("^%s*(.-)%s*$")
+  if t == "bool" then
+    if s == "true" or s == "1" then return true end
+    if s == "false" or s == "0" then return false end
+    return nil, ("'%s' is not a bool (true, false, 1 or 0)"):format(s)
+  end
+  if INT[t] then
+    local n = math.tointeger(tonumber(s))
+    if t == "u64" and not n and s:match("^%d+$") then
+      n = math.tointeger(tonumber(s:sub(1, -2))) -- up to 2^64-1: same bits as the integer
+      if n then n = n * 10 + tonumber(s:sub(-1)) end
+    end
+    if not n then return nil, ("'%s' is not an integer (for %s)"):format(s, t) end
+    return n
+  end
+  local lower = s:lower()
+  if lower == "nan" then return 0 / 0 end
+  if lower == "inf" or lower == "+inf" then return math.huge end
+  if lower == "-inf" then return -math.huge end
+  local x = tonumber(s)
+  if not x then return nil, ("'%s' is not a number (for %s)"):format(s, t) end
+  return x + 0.0
+end
+
+--- Element texts of an array: all of them, or the first `head` and last `tail` with
+--- "…" between when there are more than head + tail.
+function M.array_items(a, head, tail)
+  local n, t, items = #a, a.type, {}
+  if not head or n <= head + tail then
+    for i = 1, n do items[#items + 1] = M.value_text(a[i], t) end
+  else
+    for i = 1, head do items[#items + 1] = M.value_text(a[i], t) end
+    items[#items + 1] = "…"
+    for i = n - tail + 1, n do items[#items + 1] = M.value_text(a[i], t) end
+  end
+  return items
+end
+
+--- "1.5 µs" style durations from nanoseconds.
+function M.duration(ns)
+  if ns >= 1e9 then return ("%.3f s"):format(ns / 1e9) end
+  if ns >= 1e6 then return ("%.3f ms"):format(ns / 1e6) end
+  if ns >= 1e3 then return ("%.2f µs"):format(ns / 1e3) end
+  return ("%d ns"):format(ns)
+end
+
+return M

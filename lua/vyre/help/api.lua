@@ -1,0 +1,289 @@
+-- vyre.help.api — help text of the module functions and the userdata types (one entry
+-- per public function or method; spec/62_help_spec.lua fails when one is missing).
+-- Each entry: the call on the first line, then what it does. Keys: "vyre.f" for module
+-- functions, "Type" for a type, "Type:method" for a method.
+return {
+  ["vyre"] = [=[
+require("vyre") -> the vyre module
+Programs from text (vyre.parse) or the DSL (vyre.program), validation (vyre.validate),
+PTX (vyre.ptx), host arrays (vyre.array) and backends (vyre.backend): CUDA when usable,
+else the CPU reference interpreter, with bit-identical results. Types: Program, Array,
+Backend, Buffer, Kernel, Launch, Graph; DSL: Builder (the k of a program body), Expr.
+Modules: vyre.cuda, vyre.reference, vyre.lib. vyre.help(x) explains any of them.]=],
+  ["vyre.version"] = [=[
+vyre.version -> "0.1.0"
+The library version (also in the disk cache key of compiled kernels).]=],
+  ["vyre.types"] = [=[
+vyre.types -> {"bool", "i32", "u32", "i64", "u64", "f32", "f64"}
+The element and value types of programs, arrays and buffers (bool is stored as 4 bytes).]=],
+  ["vyre.core"] = [=[
+vyre.core -> the C module vyre.core
+What the Lua files are built on (parse, validate, ptx, array, ops, backends). Use the
+vyre functions instead; vyre.core.now_ns() is a monotonic clock in nanoseconds.]=],
+  ["vyre.parse"] = [=[
+vyre.parse(text) -> Program
+Parses program text (the canonical S-expression format, or hand-written with decimal
+floats and comments). Raises "vyre.parse: line L, column C: what. Fix: how".]=],
+  ["vyre.validate"] = [=[
+vyre.validate(p) -> true | false, problems, message
+Checks every rule and reports all problems at once: each is {code, path, message, fix}
+(path like "body[2].then[0].value"); message is one text listing them. Also p:validate().]=],
+  ["vyre.ptx"] = [=[
+vyre.ptx(p [, {sm = 70}]) -> PTX text
+The PTX the CUDA backend compiles for p (after constant folding and bounds-check
+elimination), for sm 70, 75, 80, 86, 89 or 90. No GPU needed. CLI: vyre ptx FILE --sm N.]=],
+  ["vyre.random_program"] = [=[
+vyre.random_program(seed [, {max_stmts, max_depth, allow_barriers, allow_approx,
+                             allow_invalid, allow_subgroup}]) -> Program
+A deterministic generated program for a seed (property tests, fuzzing); valid unless
+allow_invalid.]=],
+  ["vyre.program"] = [=[
+vyre.program(name, {workgroup = 256 | {x, y, z}, decl...}, function(k) ... end) -> Program
+Builds a program with the DSL: the declarations come from vyre.buffer, vyre.shared and
+vyre.param; the body function gets the builder k (help("Builder")). The result is
+validated; the first problem is raised at the Lua line that built it.]=],
+  ["vyre.buffer"] = [=[
+vyre.buffer(name, type, access [, count]) -> declaration
+A global buffer for vyre.program: access "read", "write" or "read_write"; a count fixes
+its length (bindings must then have exactly that many elements).]=],
+  ["vyre.shared"] = [=[
+vyre.shared(name, type, count) -> declaration
+A workgroup-shared array of count elements for vyre.program (k.name[i] loads/stores).]=],
+  ["vyre.param"] = [=[
+vyre.param(name, type) -> declaration
+A scalar parameter for vyre.program, passed by value at each launch (args.name).]=],
+  ["vyre.cast"] = [=[
+vyre.cast(type, e) -> Expr
+Converts e to type: float -> int truncates and saturates (NaN -> 0), int -> float rounds
+to nearest even, narrowing ints keep the low bits, any -> bool is e ~= 0. Also e:cast(t).]=],
+  ["vyre.bitcast"] = [=[
+vyre.bitcast(type, e) -> Expr
+Reinterprets the bits of e (same width: i32/u32/f32 or i64/u64/f64). Also e:bitcast(t).]=],
+  ["vyre.select"] = [=[
+vyre.select(c, a, b) -> Expr
+a where the bool c is true, else b (both evaluated; a and b of one type).]=],
+  ["vyre.fma"] = [=[
+vyre.fma(a, b, c) -> Expr
+a * b + c with one rounding (f32 or f64). A mul then add is never fused otherwise.]=],
+  ["vyre.lit"] = [=[
+vyre.lit(type, value) -> Expr
+A typed literal: vyre.lit("u64", 7), vyre.lit("bool", true). A plain Lua number next to
+a typed operand becomes a literal of that operand's type by itself.]=],
+  ["vyre.array"] = [=[
+vyre.array(type, n | table | binary string) -> Array
+A typed host array: n zeros, the values of a table, or the raw bytes of a string
+(little-endian elements). 1-based: a[1] .. a[#a].]=],
+  ["vyre.backend"] = [=[
+vyre.backend([name]) -> Backend
+No name: CUDA device 0 when usable, else the reference interpreter. "reference": a new
+reference backend. "cuda": device 0, or nil, reason when CUDA is not usable.]=],
+  ["vyre.help"] = [=[
+vyre.help([x])
+Prints help: with no argument the list of topics; x may be a function (vyre.parse,
+be.run), an object (a Backend, a Buffer, ...), a module, or a name such as "vyre.array",
+"Buffer:upload", "upload", "Builder:when", "sqrt" or ":land".]=],
+
+  ["vyre.cuda"] = [=[
+require("vyre.cuda") -> the CUDA backend module
+available(), count(), cache(), driver_version(), device(i), open(i). Loads the driver at
+run time: the module loads, and answers why not, on machines without CUDA.]=],
+  ["vyre.cuda.available"] = [=[
+cuda.available() -> true | false, reason
+Whether CUDA is usable here (driver loaded, version >= 12.0, a device present).]=],
+  ["vyre.cuda.count"] = [=[
+cuda.count() -> n | nil, reason
+The number of CUDA devices.]=],
+  ["vyre.cuda.cache"] = [=[
+cuda.cache() -> {dir, bytes, files, cap}
+The disk cache of compiled kernels: its directory ($VYRE_CACHE_DIR, else
+$XDG_CACHE_HOME/vyre or ~/.cache/vyre), size and cap ($VYRE_CACHE_MAX_BYTES).]=],
+  ["vyre.cuda.driver_version"] = [=[
+cuda.driver_version() -> integer
+The driver's CUDA version (12040 is 12.4); 0 when no driver loaded.]=],
+  ["vyre.cuda.device"] = [=[
+cuda.device([i]) -> Backend | nil, reason
+The backend of device i (0-based, default 0): the same object for an ordinal until it is
+freed or lost.]=],
+  ["vyre.cuda.open"] = [=[
+cuda.open([i]) -> Backend | nil, reason
+Opens a new backend for device i even if one is open (it becomes cuda.device(i)).]=],
+  ["vyre.reference"] = [=[
+require("vyre.reference") -> the reference backend module
+new() gives a CPU interpreter backend: the semantics every backend matches bit for bit.]=],
+  ["vyre.reference.new"] = [=[
+reference.new() -> Backend
+A new reference backend with its own counters (= vyre.backend("reference")).]=],
+
+  ["Program"] = [=[
+vyre.Program — one validated-or-not program (from vyre.parse or vyre.program)
+Fields: p.name, p.workgroup ({x, y, z}, also .x .y .z). p == q compares structure;
+tostring(p) is its canonical text.]=],
+  ["Program:text"] = [=[
+p:text() -> string
+The canonical text: parse(p:text()) == p, and the hash is taken over it.]=],
+  ["Program:hash"] = [=[
+p:hash() -> 16 hex digits
+XXH3-64 of the canonical text (the kernel caches key on it).]=],
+  ["Program:decls"] = [=[
+p:decls() -> {{kind, name, type, access, count, slot}, ...}
+The declarations in order (kind "buffer", "shared" or "param"; slot is 1-based among
+declarations of the same kind).]=],
+  ["Program:validate"] = [=[
+p:validate() -> true | false, problems, message
+Same as vyre.validate(p).]=],
+  ["Program:free"] = [=[
+p:free()
+Releases the program now (idempotent; also at garbage collection or <close>).]=],
+
+  ["Array"] = [=[
+vyre.Array — a typed host array (vyre.array): a[i] 1-based, #a, a.type, a.count,
+pairs/ipairs, a == b compares type, length and bytes. Backends take and return them.
+tostring(a) shows the type, length and the first 8 and last 4 elements.]=],
+  ["Array:totable"] = [=[
+a:totable() -> {values...}
+A Lua table of the elements.]=],
+  ["Array:tostring"] = [=[
+a:tostring() -> binary string
+The raw bytes (little-endian elements); vyre.array(type, s) reads them back.]=],
+  ["Array:fill"] = [=[
+a:fill(v) -> a
+Sets every element to v (converted as a[i] = v would).]=],
+  ["Array:iota"] = [=[
+a:iota([start [, step]]) -> a
+a[i] = start + (i - 1) * step in the element type (integers wrap, floats round each
+operation), as vyre.lib.iota computes it; start 0 and step 1 by default.]=],
+  ["Array:random"] = [=[
+a:random(seed [, lo, hi]) -> a
+Deterministic random fill (splitmix64 from the seed, one draw per element, the same on
+every machine): floats uniform in [lo, hi) (default [0, 1)); integers uniform in
+[lo, hi] inclusive (default every value of the type); bool a fair coin.]=],
+  ["Array:from_string"] = [=[
+a:from_string(s [, first]) -> a
+Copies the raw bytes of s (whole little-endian elements, as a:tostring() gives them)
+into the array in place, from element first (1-based, default 1).]=],
+  ["Array:copy"] = [=[
+a:copy() -> Array
+A new array with the same type and contents.]=],
+  ["Array:free"] = [=[
+a:free()
+Releases the memory now (idempotent; also at garbage collection or <close>).]=],
+
+  ["Backend"] = [=[
+vyre.Backend — the CUDA device or the reference interpreter, one interface
+Fields: be.name ("cuda" | "reference"), be.ordinal, be.freed. Results are bit-identical
+on both; only load_ptx, launch_raw and buf:pointer() are CUDA-only.]=],
+  ["Backend:run"] = [=[
+be:run(p, args [, opts]) -> {name = Array | Buffer}
+Runs p once: args maps names to values (a param: a Lua value; a buffer: an Array, a
+table or a Buffer of this backend). Returns each write/read_write buffer: a new Array,
+or the Buffer passed (used in place). opts: {n = elements | {w, h, d}, grid = {x, y, z}}.]=],
+  ["Backend:run_timed"] = [=[
+be:run_timed(p, args [, opts]) -> results, {wall_ns, device_ns, enqueue_ns, wait_ns}
+be:run and its timing.]=],
+  ["Backend:buffer"] = [=[
+be:buffer(type, n | Array | table) -> Buffer
+A resident buffer: n zeros, or a copy of the data.]=],
+  ["Backend:compile"] = [=[
+be:compile(p) -> Kernel
+Validates and compiles p (CUDA: through the PTX, module and disk caches).]=],
+  ["Backend:load_ptx"] = [=[
+be:load_ptx(ptx, entry) -> Kernel   (CUDA only)
+A kernel from raw PTX text, launched with k:launch_raw.]=],
+  ["Backend:sequence"] = [=[
+be:sequence({{k, args [, opts]}, ...} [, {prefix, times, readback, timed}]) -> arrays [, timing]
+Launches the steps in order with one synchronisation: steps 1..prefix once, the rest
+`times` times, then reads back each buffer (or {buf, byte_offset, nbytes}) in readback.]=],
+  ["Backend:graph"] = [=[
+be:graph({{k, args [, opts]}, ...}) -> Graph
+Captures the steps once (arguments by value) for cheap replay with g:launch(times).]=],
+  ["Backend:synchronize"] = [=[
+be:synchronize()
+Waits until every queued launch and copy has finished (a no-op on the reference).]=],
+  ["Backend:trim"] = [=[
+be:trim()
+Gives cached memory back (CUDA transient and pinned pools, unused modules).]=],
+  ["Backend:lost"] = [=[
+be:lost() -> boolean
+True once a sticky fault poisoned the device (never on the reference).]=],
+  ["Backend:check"] = [=[
+be:check() -> true
+Raises the lost-device cause, or an error recorded while freeing objects (deferred).]=],
+  ["Backend:info"] = [=[
+be:info() -> table
+Device facts: name, sm, multiprocessors, memory, limits (CUDA), or the reference's.]=],
+  ["Backend:stats"] = [=[
+be:stats() -> table
+Counters: launches, bytes_up, bytes_down, syncs, live_buffers, live_kernels, ... (CUDA
+also cache hits and misses and pool sizes).]=],
+  ["Backend:free"] = [=[
+be:free()
+Releases this backend object (its buffers and kernels keep the device until freed).]=],
+
+  ["Buffer"] = [=[
+vyre.Buffer — a resident buffer (device memory on CUDA, host memory on the reference)
+Fields: buf.type, buf.count, buf.bytes, buf.freed; #buf. Bind it by name in launches.]=],
+  ["Buffer:upload"] = [=[
+buf:upload(array | table | binary string [, {first = i} | byte_offset]) -> buf
+Copies host data into the buffer, from element first (1-based) or at a byte offset
+(whole elements, range checked). A string is raw little-endian elements.]=],
+  ["Buffer:download"] = [=[
+buf:download([{first = i, count = n} | byte_offset [, nbytes]]) -> Array
+Copies the buffer, or an element range (1-based; count defaults to the rest) or a byte
+range, back to a new Array (waits for queued work). :tostring() of it gives raw bytes.]=],
+  ["Buffer:zero"] = [=[
+buf:zero() -> buf
+Fills the buffer with zero bytes (asynchronous on CUDA).]=],
+  ["Buffer:pointer"] = [=[
+buf:pointer() -> integer   (CUDA only)
+The device address (CUdeviceptr), for raw PTX kernels; raises on the reference.]=],
+  ["Buffer:device_ptr"] = [=[
+buf:device_ptr() -> integer
+The address of the buffer's data, for a host's own code (interop): the CUDA device
+pointer on CUDA, the host address of its memory on the reference (0 when empty). Valid
+until the buffer is freed; synchronize first when the host reads it.]=],
+  ["Buffer:free"] = [=[
+buf:free()
+Releases the memory now (idempotent; also at garbage collection or <close>).]=],
+
+  ["Kernel"] = [=[
+vyre.Kernel — a program compiled for one backend (be:compile)
+Fields: k.program, k.name, k.ptx (CUDA). Launches bind buffers and params by name.]=],
+  ["Kernel:launch"] = [=[
+k:launch(args [, opts]) -> k
+One launch on resident Buffers (asynchronous on CUDA; done on return on the reference).
+opts: {n = elements | {w, h, d}, grid = {x, y, z}}.]=],
+  ["Kernel:launch_timed"] = [=[
+k:launch_timed(args [, opts]) -> {wall_ns, device_ns, enqueue_ns, wait_ns}
+One launch, synchronised, with its timing.]=],
+  ["Kernel:bind"] = [=[
+k:bind(args [, opts]) -> Launch
+Matches the arguments once; l() then relaunches with no lookups (the launch floor).]=],
+  ["Kernel:info"] = [=[
+k:info() -> table
+name, backend, hash, workgroup, nbuffers, nparams (CUDA: registers, shared and local
+bytes, max threads, PTX and binary versions).]=],
+  ["Kernel:launch_raw"] = [=[
+k:launch_raw(grid, block, args)   (CUDA only, kernels from be:load_ptx)
+args: Buffers (device pointer), integers (64-bit) or {"u32" | "f32" | ..., value}.]=],
+  ["Kernel:free"] = [=[
+k:free()
+Releases the kernel now (idempotent; also at garbage collection or <close>).]=],
+
+  ["Launch"] = [=[
+vyre.Launch — a kernel with its arguments matched once (k:bind); l() or l:launch().]=],
+  ["Launch:launch"] = [=[
+l:launch() -> l     (also l())
+Launches again with the bound buffers, params and grid.]=],
+  ["Launch:free"] = [=[
+l:free()
+Drops the launch's references (idempotent).]=],
+
+  ["Graph"] = [=[
+vyre.Graph — launch steps captured once (be:graph), replayed with g:launch(times).]=],
+  ["Graph:launch"] = [=[
+g:launch([times [, timed]]) -> g | timing
+Replays the steps `times` times (default 1), then synchronises.]=],
+  ["Graph:free"] = [=[
+g:free()
+Releases the graph (idempotent).]=],
+}

@@ -1,0 +1,158 @@
+-- vyre.help.dsl — help text of the DSL (the builder k of a program body, expressions)
+-- and of vyre.lib. Operators get their entry from OPS below plus the operator table
+-- (core.ops(): operand class, types, result, Lua operators), so a new op without a line
+-- here is caught by spec/62_help_spec.lua.
+local M = {}
+
+-- One line per operator of core.ops(), by its text-format name.
+M.OPS = {
+  add = "a + b (integers wrap around)",
+  sub = "a - b (integers wrap around)",
+  mul = "a * b (integers wrap around)",
+  div = "a / b: integers truncate toward zero; x/0 is all ones (unsigned) or -1 (signed)",
+  rem = "a % b, integers only: sign of a; x % 0 is x",
+  ["and"] = "bitwise and (integers) or logical and (bool)",
+  ["or"] = "bitwise or (integers) or logical or (bool)",
+  xor = "bitwise xor (integers or bool)",
+  shl = "a << b, the amount taken modulo the bit width",
+  shr = "a >> b: arithmetic on signed types, logical on unsigned; amount modulo the width",
+  eq = "a == b -> bool (any type; IEEE for floats)",
+  ne = "a ~= b -> bool (true for NaN)",
+  lt = "a < b -> bool",
+  le = "a <= b -> bool",
+  gt = "a > b -> bool",
+  ge = "a >= b -> bool",
+  min = "the smaller of a and b (floats: the non-NaN operand; -0 < +0)",
+  max = "the larger of a and b (floats: the non-NaN operand; -0 < +0)",
+  land = "logical and of two bools (Lua's `and` cannot build it)",
+  lor = "logical or of two bools (Lua's `or` cannot build it)",
+  mulhi = "the high half of the double-width product",
+  neg = "-a (unsigned wraps)",
+  ["not"] = "bitwise not of an integer",
+  lnot = "logical not of a bool (Lua's `not` cannot build it)",
+  abs = "|a| (identity on unsigned; MIN stays MIN)",
+  sqrt = "square root, correctly rounded",
+  rsqrt = "1 / sqrt(a), within the ULP bound of docs/ULP.md",
+  floor = "round toward -infinity",
+  ceil = "round toward +infinity",
+  round = "round to nearest, half to even",
+  trunc = "round toward zero",
+  exp = "e^a (approximate, docs/ULP.md)",
+  exp2 = "2^a (approximate)",
+  log = "natural logarithm (approximate)",
+  log2 = "base-2 logarithm (approximate)",
+  sin = "sine (approximate)",
+  cos = "cosine (approximate)",
+  tanh = "hyperbolic tangent (approximate)",
+  popcount = "number of one bits (result: the operand's type)",
+  clz = "leading zero bits (clz(0) = the bit width)",
+  ctz = "trailing zero bits (ctz(0) = the bit width)",
+  brev = "the bits in reverse order",
+}
+
+M.ENTRIES = {
+  ["Builder"] = [=[
+k — the program builder that vyre.program passes to the body function
+Declarations are fields: k.x[i] loads, k.x[i] = v stores, k.x:len(), k.a is a param.
+Built-ins: k.gid.x, k.lid.y, k.wgid.z, k.wgsize.x, k.ngroups.x (u32 expressions).
+Statements: let, var, set, when, for_, atomic, barrier, break_, return_.]=],
+  ["Builder:let"] = [=[
+k:let([name,] e) -> variable
+Binds e to a new variable (let in the text); also binds an atomic's old value:
+k:let("old", k:atomic("add", k.sum, 0, v)).]=],
+  ["Builder:var"] = [=[
+k:var(name, init) -> variable
+A variable that v:set(e) (or k:set(v, e)) assigns later.]=],
+  ["Builder:set"] = [=[
+k:set(v, e)
+Assigns e to the variable v (same as v:set(e)).]=],
+  ["Builder:when"] = [=[
+k:when(cond, function() ... end [, function() ... end])
+if cond then ... else ... (cond a bool expression: use :lt :eq :land ..., not < == and).]=],
+  ["Builder:for_"] = [=[
+k:for_(name, from, to [, step], function(v) ... end)
+for v = from, to - 1, step: half-open; a step <= 0 runs no iteration.]=],
+  ["Builder:atomic"] = [=[
+k:atomic(op, buf, i, v [, desired]) -> pending old value
+op: add sub min max and or xor exchange cas ("cas": v is the expected value). Bind the
+old value with k:let(name, k:atomic(...)).]=],
+  ["Builder:barrier"] = [=[
+k:barrier()
+Workgroup barrier (only in uniform control flow; the validator checks).]=],
+  ["Builder:break_"] = [=[
+k:break_()
+Leaves the innermost k:for_ loop.]=],
+  ["Builder:return_"] = [=[
+k:return_()
+Ends this invocation.]=],
+  ["Builder:load"] = [=[
+k:load(buf, i) -> Expr
+buf[i] (same as k.buf[i]); out of bounds reads a typed zero.]=],
+  ["Builder:store"] = [=[
+k:store(buf, i, v)
+buf[i] = v (same as k.buf[i] = v); out of bounds is dropped.]=],
+  ["Builder:len"] = [=[
+k:len(buf) -> Expr (u32)
+The bound element count (same as k.buf:len()).]=],
+  ["Builder:ballot"] = [=[
+k:ballot(c) -> Expr (u32)
+Bit j set when lane j of the subgroup has c true (docs/SUBGROUPS.md).]=],
+  ["Builder:subgroup_size"] = [=[
+k:subgroup_size() -> Expr (u32)
+32, the subgroup (warp) width.]=],
+  ["Builder:subgroup_lane"] = [=[
+k:subgroup_lane() -> Expr (u32)
+This invocation's lane in its subgroup.]=],
+  ["Builder:gid"] = "k.gid.x | .y | .z -> Expr (u32)\nGlobal invocation index on an axis.",
+  ["Builder:lid"] = "k.lid.x | .y | .z -> Expr (u32)\nIndex inside the workgroup.",
+  ["Builder:wgid"] = "k.wgid.x | .y | .z -> Expr (u32)\nWorkgroup index.",
+  ["Builder:wgsize"] = "k.wgsize.x | .y | .z -> Expr (u32)\nWorkgroup size.",
+  ["Builder:ngroups"] = "k.ngroups.x | .y | .z -> Expr (u32)\nWorkgroups in the grid.",
+
+  ["Expr"] = [=[
+e — a typed DSL expression (e.type, e.text)
+Lua operators + - * / // % & | ~ << >> and unary - ~ build ops; comparisons and logic are
+methods (:lt :le :gt :ge :eq :ne :land :lor :lnot) because Lua's < == and or not give
+plain booleans. A Lua number next to an expression takes its type. help("sqrt") etc.]=],
+  ["Expr:cast"] = "e:cast(type) -> Expr\nSame as vyre.cast(type, e).",
+  ["Expr:bitcast"] = "e:bitcast(type) -> Expr\nSame as vyre.bitcast(type, e).",
+  ["Expr:set"] = "v:set(e)\nAssigns e to the variable v (made by k:var or k:let).",
+  ["Expr:shuffle"] = "v:shuffle(lane) -> Expr\nv of the given lane of the subgroup "
+    .. "(an absent lane gives one's own v).",
+  ["Expr:shuffle_xor"] = "v:shuffle_xor(mask) -> Expr\nv of lane (own lane xor mask).",
+  ["Expr:shuffle_up"] = "v:shuffle_up(delta) -> Expr\nv of lane (own lane - delta).",
+  ["Expr:shuffle_down"] = "v:shuffle_down(delta) -> Expr\nv of lane (own lane + delta).",
+  ["Expr:subgroup_reduce"] = "v:subgroup_reduce(op) -> Expr\nop (add min max and or xor) over "
+    .. "the subgroup's lanes; the same bits in every lane.",
+  ["Expr:subgroup_scan"] = "v:subgroup_scan(op) -> Expr\nInclusive scan of op over the lanes.",
+  ["Expr:subgroup_all"] = "c:subgroup_all() -> Expr (bool)\nc is true in every present lane.",
+  ["Expr:subgroup_any"] = "c:subgroup_any() -> Expr (bool)\nc is true in some present lane.",
+
+  ["vyre.lib"] = [=[
+require("vyre.lib") (also vyre.lib) -> GPU primitives written as vyre programs
+reduce, scan, compact, sort, histogram, fill, iota, copy, segmented_reduce,
+segmented_scan (each also as f_timed -> value, timing), release, geometry. They work on
+Buffers of either backend with bit-identical results (docs/LIB.md).]=],
+  ["vyre.lib.reduce"] = "lib.reduce(be, buf [, op]) -> Lua scalar\nop add (default), min "
+    .. "or max over every element.",
+  ["vyre.lib.scan"] = "lib.scan(be, src, dst [, op] [, {exclusive = bool}]) -> dst\n"
+    .. "Inclusive (or exclusive) scan; dst may be src.",
+  ["vyre.lib.compact"] = "lib.compact(be, src, flags | \"pred over x\", dst) -> count\n"
+    .. "Stable compaction of the elements whose flag (or predicate) holds.",
+  ["vyre.lib.sort"] = "lib.sort(be, keys [, values] [, {scratch = {keys, values}}]) -> keys\n"
+    .. "Stable LSD radix sort in place.",
+  ["vyre.lib.histogram"] = "lib.histogram(be, src, bins, lo, hi [, {out = Buffer}]) -> "
+    .. "u32 Buffer\nCounts of the values in bins equal steps of [lo, hi).",
+  ["vyre.lib.fill"] = "lib.fill(be, buf, value) -> buf\nEvery element = value.",
+  ["vyre.lib.iota"] = "lib.iota(be, buf [, start [, step]]) -> buf\nbuf[i] = start + i * step.",
+  ["vyre.lib.copy"] = "lib.copy(be, src, dst) -> dst\nCopies #src elements.",
+  ["vyre.lib.segmented_reduce"] = "lib.segmented_reduce(be, values, offsets, out [, op]) -> "
+    .. "out\nOne reduction per segment (CSR offsets, u32, nsegments + 1).",
+  ["vyre.lib.segmented_scan"] = "lib.segmented_scan(be, values, offsets, dst [, op] "
+    .. "[, {exclusive}]) -> dst\nA scan restarting at each segment.",
+  ["vyre.lib.release"] = "lib.release(be)\nFrees the scratch buffers and kernels kept for be.",
+  ["vyre.lib.geometry"] = "lib.geometry -> {workgroup, items, tile, max_groups}\nThe fixed "
+    .. "launch geometry (it decides the bits of float sums).",
+}
+
+return M

@@ -1,0 +1,186 @@
+-- 62: vyre.help covers the whole public surface. Every function of vyre, vyre.cuda,
+-- vyre.reference and vyre.lib, every method of every userdata type (read from the
+-- metatables themselves), every DSL expression method and operator, and the builder's
+-- statements have a help entry; every entry names something that exists; and
+-- vyre.help finds entries from functions, objects and names.
+local vyre = require("vyre")
+local help = require("vyre.help")
+
+local entries = help.entries()
+
+local function missing_from(tbl, prefix)
+  local miss = {}
+  for k, v in pairs(tbl) do
+    if type(v) == "function" and not entries[prefix .. k] then miss[#miss + 1] = prefix .. k end
+  end
+  table.sort(miss)
+  return miss
+end
+
+local function printed(x)
+  local out = {}
+  local saved = _G.print
+  _G.print = function(...)
+    local t = {}
+    for i = 1, select("#", ...) do t[i] = tostring((select(i, ...))) end
+    out[#out + 1] = table.concat(t, "\t")
+  end
+  local ok, err = pcall(vyre.help, x)
+  _G.print = saved
+  assert(ok, err)
+  return table.concat(out, "\n")
+end
+
+-- A DSL builder (the k of a program body), captured while a program is built.
+local function builder()
+  local k
+  vyre.program("capture", { workgroup = 1, vyre.buffer("o", "u32", "write") }, function(b)
+    k = b
+  end)
+  return k
+end
+
+describe("vyre.help coverage", function()
+  it("has an entry for every function of the vyre module and its submodules", function()
+    assert.are.same({}, missing_from(vyre, "vyre."))
+    assert.are.same({}, missing_from(require("vyre.cuda"), "vyre.cuda."))
+    assert.are.same({}, missing_from(require("vyre.reference"), "vyre.reference."))
+    assert.are.same({}, missing_from(require("vyre.lib"), "vyre.lib."))
+    for _, k in ipairs({ "vyre", "vyre.cuda", "vyre.reference", "vyre.lib", "vyre.version",
+      "vyre.types", "vyre.lib.geometry" }) do
+      assert.is_string(entries[k], k)
+    end
+  end)
+
+  it("has an entry for every method of every userdata type", function()
+    local miss = {}
+    local seen = 0
+    for tname, key in pairs(help.TYPES) do
+      assert.is_string(entries[key], key)
+      local methods = help.methods_of(tname)
+      if methods then
+        seen = seen + 1
+        for _, m in ipairs(missing_from(methods, key .. ":")) do miss[#miss + 1] = m end
+      end
+    end
+    assert.is_true(seen >= 7) -- Program Array Backend Buffer Kernel Launch Graph
+    table.sort(miss)
+    assert.are.same({}, miss)
+  end)
+
+  it("has an entry for every expression method and operator of the DSL", function()
+    local expr_methods = getmetatable(vyre.lit("u32", 0)).__index
+    assert.are.same({}, missing_from(expr_methods, "Expr:"))
+    for _, op in ipairs(vyre.core.ops()) do
+      assert.is_string(entries["Expr:" .. op.method], "operator " .. op.name
+        .. ": add its line to OPS in lua/vyre/help/dsl.lua")
+    end
+  end)
+
+  it("names only things that exist", function()
+    local k = builder()
+    local expr_methods = getmetatable(vyre.lit("u32", 0)).__index
+    local methods = {}
+    for tname, key in pairs(help.TYPES) do methods[key] = help.methods_of(tname) end
+    local mods = { vyre = vyre, ["vyre.cuda"] = require("vyre.cuda"),
+      ["vyre.reference"] = require("vyre.reference"), ["vyre.lib"] = require("vyre.lib") }
+    local stale = {}
+    for key in pairs(entries) do
+      local owner, member = key:match("^(%a+):([%w_]+)$")
+      local ok
+      if owner == "Builder" then
+        ok = k[member] ~= nil
+      elseif owner == "Expr" then
+        ok = expr_methods[member] ~= nil
+      elseif owner then
+        ok = methods[owner] ~= nil and methods[owner][member] ~= nil
+      elseif mods[key] or help.TYPES["vyre." .. key] or key == "Builder" or key == "Expr" then
+        ok = true
+      else
+        local mod, name = key:match("^(.*)%.([%w_]+)$")
+        ok = mods[mod] ~= nil and mods[mod][name] ~= nil
+      end
+      if not ok then stale[#stale + 1] = key end
+    end
+    table.sort(stale)
+    assert.are.same({}, stale)
+  end)
+
+  it("starts every entry with the call, then says what it does", function()
+    for key, text in pairs(entries) do
+      local first = text:match("^[^\n]+")
+      assert.is_truthy(first, key)
+      local member = key:match("[:.]([%w_]+)$")
+      if member and key ~= "vyre.lib" and key ~= "vyre.cuda" and key ~= "vyre.reference" then
+        assert.is_truthy(first:find(member, 1, true), key .. ": " .. first)
+        assert.is_truthy(text:find("\n", 1, true), key .. " has no description line")
+      end
+    end
+  end)
+end)
+
+describe("vyre.help lookup", function()
+  it("lists the topics without an argument", function()
+    local out = printed()
+    assert.matches("^vyre.help%(x%)", out)
+    assert.matches("\n  Backend +buffer check compile", out)
+    assert.matches("\n  vyre.lib ", out)
+  end)
+
+  it("finds functions and methods by value", function()
+    assert.matches("^vyre%.parse%(text%) %-> Program\n", printed(vyre.parse))
+    local be = vyre.backend("reference")
+    assert.matches("^be:run%(p, args", printed(be.run))
+    assert.matches("^buf:upload%(", printed(be:buffer("u32", 1).upload))
+    assert.matches("^lib%.reduce_timed%(be, buf", printed(require("vyre.lib").reduce_timed))
+    assert.matches("^a:sqrt%(%) %-> Expr", printed(vyre.lit("f32", 1).sqrt))
+    assert.matches("not part of vyre's public API", printed(print))
+  end)
+
+  it("describes an object's type with its methods, and modules with their functions", function()
+    local be = vyre.backend("reference")
+    local out = printed(be)
+    assert.matches("^vyre%.Backend", out)
+    assert.matches("\nMethods:\n", out, 1, true)
+    assert.matches("\n  be:compile%(p%) %-> Kernel", out)
+    assert.matches("^vyre%.Array", printed(vyre.array("u32", 1)))
+    assert.matches("^vyre%.Program", printed(vyre.parse("(program p (workgroup 1))")))
+    assert.matches("^e — a typed DSL expression", printed(vyre.lit("u32", 1)))
+    assert.matches("^k — the program builder", printed(builder()))
+    assert.matches("\n  cuda%.available%(%)", printed(require("vyre.cuda")))
+    assert.matches("^require%(\"vyre\"%)", printed(vyre))
+  end)
+
+  it("finds names written the ways people write them", function()
+    for name, want in pairs({
+      ["vyre.array"] = "^vyre%.array%(",
+      ["array"] = "^vyre%.array%(",
+      ["Buffer:upload"] = "^buf:upload",
+      ["vyre.Buffer:upload"] = "^buf:upload",
+      ["buf:device_ptr"] = "^buf:device_ptr",
+      ["upload"] = "^buf:upload",
+      ["k:when"] = "^k:when",
+      ["for_"] = "^k:for_",
+      ["sqrt"] = "^a:sqrt",
+      [":land"] = "^a:land",
+      ["and"] = "^a:band",
+      ["Kernel"] = "^vyre%.Kernel",
+      ["vyre.Graph"] = "^vyre%.Graph",
+      ["cuda.device"] = "^cuda%.device",
+      ["lib.sort"] = "^lib%.sort",
+      ["be:run()"] = "^be:run",
+    }) do
+      assert.matches(want, printed(name), nil, false)
+    end
+  end)
+
+  it("lists every match of an ambiguous name, and suggests for an unknown one", function()
+    local out = printed("free")
+    assert.matches("^'free' is one of %d+:", out)
+    assert.matches("\n  Buffer:free +buf:free%(%)", out)
+    assert.matches("no help for 'nosuch'%. Fix: vyre%.help%(%) lists the topics",
+      printed("nosuch"))
+    assert.matches("Close: .*vyre%.lib%.segmented_reduce", printed("segmented"))
+    assert.matches("no help for a number", printed(42))
+  end)
+end)
