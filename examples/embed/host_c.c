@@ -62,8 +62,8 @@ static int frames_reference(struct engine *e, vyre_program *step, vyre_program *
     }
     struct vyre_buffer_arg sbufs[2] = {{y, e->n}, {vy, e->n}}, hbufs[2] = {{y, e->n}, {&top, 1}};
     uint64_t counts[2] = {e->n, e->n};
-    struct vyre_run_args sargs = {sbufs, 2, NULL, 3, {0, 0, 0}};
-    struct vyre_run_args hargs = {hbufs, 2, NULL, 0, {0, 0, 0}};
+    struct vyre_run_args sargs = {sbufs, 2, NULL, 3, {0, 0, 0}, 0};
+    struct vyre_run_args hargs = {hbufs, 2, NULL, 0, {0, 0, 0}, 0};
     if (st == 0 && (vyre_launch_grid(step, counts, 2, 0, NULL, sargs.grid, &err) != VYRE_OK ||
                     vyre_launch_grid(height, counts, 2, 0, NULL, hargs.grid, &err) != VYRE_OK))
         st = fail("vyre_launch_grid", &err);

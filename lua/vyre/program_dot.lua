@@ -48,8 +48,21 @@ local STMT = { let = true, set = true, store = true, ["if"] = true, ["for"] = tr
   ["break"] = true, ["return"] = true, barrier = true, atomic = true }
 
 function M.dot(p, opts)
-  local limit = (opts and opts.max_nodes) or 400
-  local tree = read(p:text())
+  local ok, text = pcall(function() return p:text() end)
+  if not ok or type(text) ~= "string" then
+    error(("p:dot: called on a %s, not a vyre.Program. Fix: p:dot() with a colon")
+      :format(type(p)), 2)
+  end
+  if opts ~= nil and type(opts) ~= "table" then
+    error(("p:dot: options must be a table (got %s). Fix: p:dot() or p:dot{max_nodes = 1000}")
+      :format(type(opts)), 2)
+  end
+  local limit = opts and opts.max_nodes or 400
+  if math.type(limit) ~= "integer" or limit < 1 then
+    error(("p:dot: max_nodes must be a positive integer (got %s). Fix: p:dot{max_nodes = 1000}")
+      :format(tostring(limit)), 2)
+  end
+  local tree = read(text)
   local lines = { ("digraph %q {"):format(tree[2]), "  rankdir=TB;",
     '  node [fontname="monospace", fontsize=10];' }
   -- Expression and buffer nodes are defined at top level and edges at the end, so the

@@ -427,7 +427,9 @@ static uint64_t mulhi64(uint64_t a, uint64_t b) {
 static int array_random(lua_State *L) {
     const char *fname = "vyre.Array:random";
     struct vyre_lua_array *a = check_live(L, 1, fname);
-    uint64_t state = (uint64_t)luaL_checkinteger(L, 2);
+    if (lua_isnoneornil(L, 2))
+        return luaL_error(L, "%s: a seed is needed. Fix: a:random(42)", fname);
+    uint64_t state = (uint64_t)vyre_lua_optint(L, 2, 0, fname, "the seed", "a:random(42)");
     bool ranged = !lua_isnoneornil(L, 3) || !lua_isnoneornil(L, 4);
     bool isfloat = a->type == VYRE_F32 || a->type == VYRE_F64;
     double flo = 0.0, fhi = 1.0;
@@ -435,8 +437,12 @@ static int array_random(lua_State *L) {
     if (ranged && a->type == VYRE_BOOL)
         return luaL_error(L, "%s: a bool array takes no range. Fix: a:random(seed)", fname);
     if (ranged && isfloat) {
-        flo = luaL_checknumber(L, 3);
-        fhi = luaL_checknumber(L, 4);
+        if (lua_type(L, 3) != LUA_TNUMBER || lua_type(L, 4) != LUA_TNUMBER)
+            return luaL_error(L, "%s: lo and hi must be numbers (got %s, %s). Fix: "
+                                 "a:random(seed, 0.0, 1.0)",
+                              fname, luaL_typename(L, 3), luaL_typename(L, 4));
+        flo = lua_tonumber(L, 3);
+        fhi = lua_tonumber(L, 4);
         if (!(flo < fhi) || isinf(flo) || isinf(fhi))
             return luaL_error(L,
                               "%s: the range [%f, %f) is empty or not finite. Fix: pass "
@@ -483,8 +489,12 @@ static int array_from_string(lua_State *L) {
     const char *fname = "vyre.Array:from_string";
     struct vyre_lua_array *a = check_live(L, 1, fname);
     size_t len;
-    const char *s = luaL_checklstring(L, 2, &len);
-    lua_Integer first = luaL_optinteger(L, 3, 1);
+    if (lua_type(L, 2) != LUA_TSTRING)
+        return luaL_error(L, "%s: expected a string of raw bytes (got %s). Fix: "
+                             "a:from_string(other:tostring())",
+                          fname, luaL_typename(L, 2));
+    const char *s = lua_tolstring(L, 2, &len);
+    lua_Integer first = vyre_lua_optint(L, 3, 1, fname, "first", "a 1-based element index, e.g. 1");
     size_t es = vyre_type_size(a->type);
     if (len % es)
         return luaL_error(L,

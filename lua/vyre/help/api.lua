@@ -37,6 +37,14 @@ vyre.random_program(seed [, {max_stmts, max_depth, allow_barriers, allow_approx,
                              allow_invalid, allow_subgroup}]) -> Program
 A deterministic generated program for a seed (property tests, fuzzing); valid unless
 allow_invalid.]=],
+  ["vyre.fuse"] = [=[
+vyre.fuse({p1, p2, ...} [, {internal = {"tmp", ...}}]) -> Program
+Launch fusion: one program whose invocations run the chain's bodies in order, with the
+chain's results bit for bit. Needs one 1-D (workgroup X) for all, no barrier, shared
+memory or subgroup op, and buffers that two programs share (one writing) accessed only
+at (gid x). Buffers of one name are one buffer; an `internal` buffer becomes a register
+and a u32 param NAME_len (pass the length it would have had). Refusals name the program
+and the reason.]=],
   ["vyre.program"] = [=[
 vyre.program(name, {workgroup = 256 | {x, y, z}, decl...}, function(k) ... end) -> Program
 Builds a program with the DSL: the declarations come from vyre.buffer, vyre.shared and
@@ -121,6 +129,11 @@ tostring(p) is its canonical text.]=],
   ["Program:text"] = [=[
 p:text() -> string
 The canonical text: parse(p:text()) == p, and the hash is taken over it.]=],
+  ["Program:dot"] = [=[
+p:dot([{max_nodes = 400}]) -> Graphviz text
+The program as a graph: statements in order (if/for blocks as clusters), expressions as a
+DAG where equal subexpressions are one node, buffers linked to loads and stores. Render
+with `dot -Tsvg`.]=],
   ["Program:hash"] = [=[
 p:hash() -> 16 hex digits
 XXH3-64 of the canonical text (the kernel caches key on it).]=],
