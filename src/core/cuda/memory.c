@@ -66,9 +66,8 @@ static enum vyre_status alloc_retry(struct vyre_cuda_device *d, bool pinned, uin
                    "bytes). Fix: free buffers you no longer need (buf:free()), keep fewer "
                    "results alive, or process the data in smaller pieces.",
                    pinned ? "pinned host" : "device", (unsigned long long)bytes, what,
-                   pinned ? "cuMemHostAlloc" : "cuMemAlloc",
-                   (unsigned long long)free_b, (unsigned long long)total_b,
-                   (unsigned long long)d->st.live_buffer_bytes);
+                   pinned ? "cuMemHostAlloc" : "cuMemAlloc", (unsigned long long)free_b,
+                   (unsigned long long)total_b, (unsigned long long)d->st.live_buffer_bytes);
     if (err) {
         snprintf(err->call, sizeof err->call, "%s", pinned ? "cuMemHostAlloc" : "cuMemAlloc");
         snprintf(err->result, sizeof err->result, "CUDA_ERROR_OUT_OF_MEMORY");
