@@ -162,7 +162,8 @@ local STAT_KEYS = { "live_buffers", "live_buffer_bytes", "live_kernels", "live_g
 local function snapshot(be)
   local l, s = F.live(), be:stats()
   local t = {
-    mem = l.mem, dev_bytes = l.mem_bytes - s.pool_bytes, host_bytes = l.host_bytes - s.pinned_bytes,
+    mem = l.mem, dev_bytes = l.mem_bytes - s.pool_bytes,
+    host_bytes = l.host_bytes - s.pinned_bytes,
     modules = l.modules, links = l.links, graphs = l.graphs, execs = l.execs,
     streams = l.streams, events = l.events, ctx_refs = l.ctx_refs,
   }
@@ -212,7 +213,7 @@ local function one(op, call, nth, result, sticky)
     end
     if sticky then
       if not has(res, result) then fail(what, "error does not name " .. result .. ": " .. res) end
-    elseif not has(res, call) and not (call == "cuMemAlloc" and has(res, "out of device memory")) then
+    elseif not has(res, call) then
       fail(what, "error does not name " .. call .. ": " .. res)
     end
   elseif op.check and not sticky then
@@ -222,14 +223,21 @@ local function one(op, call, nth, result, sticky)
   local cok, cerr = pcall(be.check, be)
   if sticky then
     if cok then fail(what, "be:check() passed after a sticky fault") end
-    if not has(cerr, result) then fail(what, "be:check() does not name " .. result .. ": " .. tostring(cerr)) end
+    if not has(cerr, result) then
+      fail(what, "be:check() does not name " .. result .. ": " .. tostring(cerr))
+    end
     if not be:lost() then fail(what, "the device is not marked lost after a sticky fault") end
   else
     if lost_now or be:lost() then fail(what, "a non-sticky fault marked the device lost") end
-    if ok and not TOLERATED[call] and not (call == "cuMemAlloc" and result == "CUDA_ERROR_OUT_OF_MEMORY") then
+    local retried = call == "cuMemAlloc" and result == "CUDA_ERROR_OUT_OF_MEMORY"
+    if ok and not TOLERATED[call] and not retried then
       -- Neither raised nor absorbed: it must have been recorded and reported now.
-      if cok then fail(what, "the failure of " .. call .. " was lost: the operation succeeded and nothing reported it") end
-      if not has(cerr, call) then fail(what, "the deferred error does not name " .. call .. ": " .. tostring(cerr)) end
+      if cok then
+        fail(what, "the failure of " .. call .. " was lost: nothing raised or reported it")
+      end
+      if not has(cerr, call) then
+        fail(what, "the deferred error does not name " .. call .. ": " .. tostring(cerr))
+      end
     end
   end
   -- Release everything the case made, then compare with the start.
