@@ -151,6 +151,17 @@ describe("fault injection: devices and memory #fakecuda", function()
     assert.are.equal("number", type(s.live_buffers))
   end)
 
+  it("a failure while naming a failure still gives a clear error", function()
+    local be = F.device()
+    F.control("fail cuMemAlloc:1:CUDA_ERROR_INVALID_VALUE,cuGetErrorName:1:1,cuGetErrorString:1:1")
+    local ok, err = pcall(be.buffer, be, "u32", 4)
+    F.control("clear")
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("vyre.Backend:buffer: cuMemAlloc failed: "
+      .. "CUDA_ERROR_UNKNOWN_CODE (no description from the driver). Fix:", 1, true), err)
+    assert.is_true(F.usable(be))
+  end)
+
   it("a persistent out of memory: the protocol collects, trims, retries once, then says "
     .. "how much was asked and what is free, with a Fix", function()
     local be = F.device()

@@ -244,6 +244,20 @@ static void prep_run(struct fx *f) {
     f->k = NULL;
     CHECK_EQ_U64(vyre_cuda_trim(f->d, &e), VYRE_OK); /* module unloaded: run reloads from disk */
 }
+/* A module cache of one entry holding an unused module: the next compile evicts it. */
+static void prep_evict(struct fx *f) {
+    setenv("VYRE_MODULE_CACHE_ENTRIES", "1", 1);
+    prep_kernel(f);
+    vyre_cuda_kernel_free(f->k);
+    vyre_program_free(f->p);
+    f->k = NULL;
+    f->p = NULL;
+}
+static enum vyre_status run_evict(struct fx *f, struct vyre_error *e) {
+    enum vyre_status st = run_compile(f, e);
+    unsetenv("VYRE_MODULE_CACHE_ENTRIES");
+    return st;
+}
 static enum vyre_status run_sequence(struct fx *f, struct vyre_error *e) {
     struct vyre_cuda_step s = {f->k, inc_args(f)};
     struct vyre_cuda_readback rb = {f->b, 4, 8, f->host};
@@ -274,6 +288,7 @@ static const struct op ops[] = {
     {"graph_capture", prep_kernel, run_capture},
     {"graph_launch", prep_graph, run_replay},
     {"trim", prep_pools, run_trim},
+    {"compile_evict", prep_evict, run_evict},
 };
 
 /* Calls whose failure the runtime absorbs (a retry, a fallback, an optional value). */

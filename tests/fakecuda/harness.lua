@@ -115,12 +115,11 @@ end
 -- Failures the runtime absorbs: the context check is redone by cuCtxSetCurrent, a
 -- pinned staging block falls back to pageable memory, a missing timing reads 0, a
 -- kernel attribute is optional at compile, a cubin the driver refuses from the disk
--- cache is a miss (JIT instead), a destroyed link state or discarded graph is only
--- cleanup, and one out-of-memory is retried after a collection and a trim.
+-- cache is a miss (JIT instead), destroying a link state is only cleanup, and one
+-- out-of-memory is retried after a collection and a trim.
 local TOLERATED = {
   cuCtxGetCurrent = true, cuMemHostAlloc = true, cuEventElapsedTime = true,
   cuFuncGetAttribute = true, cuModuleLoadDataEx = true, cuLinkDestroy = true,
-  cuGraphDestroy = true,
 }
 -- A failed release leaves its object with the driver: one may stay alive.
 local RELEASE = {
