@@ -181,6 +181,50 @@ static void test_sticky_open_recovers(void) {
                                     "streams=0 events=0 graphs=0 execs=0 ctx_refs=0");
 }
 
+/* The entries the grid-barrier work will use, straight through cuGetProcAddress_v2:
+ * occupancy, cooperative launches within and past it, and the device attribute. */
+typedef CUresult coop_fn(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                         unsigned by, unsigned bz, unsigned shared, CUstream s, void **params);
+typedef CUresult occ_fn(int *blocks, CUfunction f, int block_size, size_t dynamic_smem);
+
+static void test_cooperative(void) {
+    struct fx f;
+    struct vyre_error e;
+    CHECK_EQ_U64(fx_open(&f, &e), VYRE_OK);
+    prep_kernel(&f);
+    void *s = dlsym(vyre_cu.handle, "cuGetProcAddress_v2"), *pc = NULL, *po = NULL;
+    vyre_cu_fn_cuGetProcAddress_v2 *gpa = NULL;
+    memcpy(&gpa, &s, sizeof s);
+    CHECK_EQ_U64(gpa("cuLaunchCooperativeKernel", &pc, 12000, 0, NULL), CUDA_SUCCESS);
+    CHECK_EQ_U64(gpa("cuOccupancyMaxActiveBlocksPerMultiprocessor", &po, 12000, 0, NULL),
+                 CUDA_SUCCESS);
+    coop_fn *coop = NULL;
+    occ_fn *occ = NULL;
+    memcpy(&coop, &pc, sizeof pc);
+    memcpy(&occ, &po, sizeof po);
+    struct vyre_cuda_info info;
+    CHECK_EQ_U64(vyre_cuda_device_info(f.d, &info, &e), VYRE_OK);
+    CHECK(info.cooperative_launch);
+    int blocks = 0;
+    CHECK_EQ_U64(occ(&blocks, f.k->fn, 64, 0), CUDA_SUCCESS);
+    CHECK_EQ_U64(blocks, 32); /* 2048 threads per SM / 64, at most 32 */
+    CHECK_EQ_U64(occ(&blocks, f.k->fn, 128, 0), CUDA_SUCCESS);
+    CHECK_EQ_U64(blocks, 0); /* past the kernel's .maxntid 64 */
+    uint64_t ptr = vyre_cuda_buffer_pointer(f.b);
+    uint32_t count = 3;
+    void *params[2] = {&ptr, &count};
+    unsigned fit = 32u * (unsigned)info.multiprocessors;
+    CHECK_EQ_U64(coop(f.k->fn, fit + 1, 1, 1, 64, 1, 1, 0, f.d->stream, params), 720);
+    CHECK_EQ_U64(coop(f.k->fn, 1, 1, 1, 64, 1, 1, 0, f.d->stream, params), CUDA_SUCCESS);
+    uint32_t got[3];
+    CHECK_EQ_U64(vyre_cuda_buffer_download(f.b, 0, got, sizeof got, &e), VYRE_OK);
+    CHECK(got[0] == 2 && got[1] == 3 && got[2] == 4); /* it ran the registered program */
+    ctl("set cooperative 0");
+    CHECK_EQ_U64(coop(f.k->fn, 1, 1, 1, 64, 1, 1, 0, f.d->stream, params), 801);
+    ctl("set cooperative 1");
+    fx_close(&f);
+}
+
 /* ---- the fault sweep ------------------------------------------------------------------ */
 
 struct op {
@@ -421,6 +465,7 @@ int main(void) {
     ctl(reg);
     RUN_TEST(test_entries_resolve);
     RUN_TEST(test_computes);
+    RUN_TEST(test_cooperative);
     RUN_TEST(test_sticky_open_recovers);
     RUN_TEST(test_fault_sweep);
     char cmd[300];

@@ -285,6 +285,9 @@ function F.sweep(op)
       cases = cases + 1
     end
   end
+  if os.getenv("VYRE_FAKECUDA_VERBOSE") == "1" then
+    io.stderr:write(("fault sweep %s: %d calls, %d cases\n"):format(op.name, #calls, cases))
+  end
   return calls, cases
 end
 
