@@ -41,12 +41,13 @@ ctest_counts build
 note "Lua specs (busted --lua=lua5.4)"
 gpu_reason=$(lua5.4 -e 'local ok, c = pcall(require, "vyre.cuda"); if not ok then print(c) return end
   local a, why = c.available(); print(a and "yes" or why)' 2>&1)
-exclude=""
+# Specs tagged fakecuda run in their own pass below, against the fake driver.
+exclude="--exclude-tags=fakecuda"
 if [ "$gpu_reason" != "yes" ]; then
   ngpu=$(busted --lua=lua5.4 --tags=gpu --list spec 2>/dev/null | grep -c . || true)
   skipped=$((skipped + ngpu))
   echo "GPU specs not run ($ngpu): CUDA is not usable here: $gpu_reason"
-  exclude="--exclude-tags=gpu"
+  exclude="--exclude-tags=gpu,fakecuda"
 fi
 bout=$(busted --lua=lua5.4 -o utfTerminal $exclude spec 2>&1); echo "$bout" | tail -n 40
 line=$(echo "$bout" | grep -E '[0-9]+ successes? / [0-9]+ failures? / [0-9]+ errors?' | tail -n1)
@@ -57,8 +58,25 @@ else
   passed=$((passed + $1)); failed=$((failed + $2 + $3)); skipped=$((skipped + $4))
 fi
 
+note "runtime specs on the fake CUDA driver (build/fakecuda/libcuda.so.1; no GPU needed)"
+# The CUDA runtime against tests/fakecuda, loaded through VYRE_LIBCUDA, with its own
+# cubin cache: buffers, caches, dispatch, graphs, device loss and a fault sweep of every
+# driver call of every operation (specs 50-54, docs/RUNTIME.md "Fake driver").
+fake_cache=$(mktemp -d)
+fout=$(VYRE_LIBCUDA="$ROOT/build/fakecuda/libcuda.so.1" VYRE_CACHE_DIR="$fake_cache" \
+  busted --lua=lua5.4 -o utfTerminal spec/5[0-4]_fakecuda_*_spec.lua 2>&1)
+echo "$fout" | tail -n 20
+rm -rf "$fake_cache"
+line=$(echo "$fout" | grep -E '[0-9]+ successes? / [0-9]+ failures? / [0-9]+ errors?' | tail -n1)
+if [ -z "$line" ]; then
+  failed=$((failed + 1)); echo "busted (fake driver) printed no totals"
+else
+  set -- $(echo "$line" | grep -oE '[0-9]+' | head -n4)
+  passed=$((passed + $1)); failed=$((failed + $2 + $3)); skipped=$((skipped + $4))
+fi
+
 note "luacheck (Lua lint, .luacheckrc)"
-if lout=$(luacheck --no-color --codes -q lua spec examples bench bin/vyre 2>&1); then
+if lout=$(luacheck --no-color --codes -q lua spec examples bench bin/vyre tests/fakecuda 2>&1); then
   passed=$((passed + 1)); echo "ok   luacheck: $(echo "$lout" | tail -n1)"
 else
   failed=$((failed + 1)); echo "FAIL luacheck"; echo "$lout"

@@ -96,10 +96,11 @@ enum vyre_status vyre_cu_enter(struct vyre_cuda_device *d, struct vyre_error *er
     return VYRE_OK;
 }
 
-static int attr(CUdevice dev, CUdevice_attribute a) {
+/* One capability; after the first failure the rest are skipped and *r keeps it. */
+static int attr(CUdevice dev, CUdevice_attribute a, CUresult *r) {
     int v = 0;
-    if (vyre_cu.cuDeviceGetAttribute(&v, a, dev) != CUDA_SUCCESS) return 0;
-    return v;
+    if (*r == CUDA_SUCCESS) *r = vyre_cu.cuDeviceGetAttribute(&v, a, dev);
+    return *r == CUDA_SUCCESS ? v : 0;
 }
 
 static enum vyre_status probe_info(struct vyre_cuda_device *d, struct vyre_error *err) {
@@ -111,27 +112,30 @@ static enum vyre_status probe_info(struct vyre_cuda_device *d, struct vyre_error
     VYRE_CU_CHECK(d, vyre_cu.cuDeviceTotalMem(&total, d->dev), "cuDeviceTotalMem", NULL, err);
     in->ordinal = d->ordinal;
     in->total_memory = total;
-    in->cc_major = attr(d->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-    in->cc_minor = attr(d->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    CUresult r = CUDA_SUCCESS;
+    in->cc_major = attr(d->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &r);
+    in->cc_minor = attr(d->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &r);
     in->sm = (unsigned)(in->cc_major * 10 + in->cc_minor);
-    in->multiprocessors = attr(d->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-    in->max_threads_per_block = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-    in->max_block[0] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
-    in->max_block[1] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
-    in->max_block[2] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z);
-    in->max_grid[0] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
-    in->max_grid[1] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
-    in->max_grid[2] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
-    in->shared_per_block = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    in->multiprocessors = attr(d->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &r);
+    in->max_threads_per_block = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &r);
+    in->max_block[0] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, &r);
+    in->max_block[1] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, &r);
+    in->max_block[2] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, &r);
+    in->max_grid[0] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, &r);
+    in->max_grid[1] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, &r);
+    in->max_grid[2] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, &r);
+    in->shared_per_block = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, &r);
     in->shared_per_block_optin =
-        attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
-    in->warp_size = attr(d->dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
-    in->cooperative_launch = attr(d->dev, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH) != 0;
-    in->l2_bytes = attr(d->dev, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
-    in->clock_khz = attr(d->dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
-    in->memory_clock_khz = attr(d->dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
-    in->memory_bus_bits = attr(d->dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+        attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &r);
+    in->warp_size = attr(d->dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE, &r);
+    in->cooperative_launch = attr(d->dev, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, &r) != 0;
+    in->l2_bytes = attr(d->dev, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &r);
+    in->clock_khz = attr(d->dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &r);
+    in->memory_clock_khz = attr(d->dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, &r);
+    in->memory_bus_bits = attr(d->dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, &r);
     in->driver_version = vyre_cu.version;
+    /* A limit left at 0 would refuse every launch later with a misleading message. */
+    if (r != CUDA_SUCCESS) return vyre_cu_fail(d, r, "cuDeviceGetAttribute", NULL, err);
     return VYRE_OK;
 }
 
@@ -221,18 +225,27 @@ enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out,
                               "restart the process, and fix the kernel that faulted.",
                               ordinal, (int)r, cause.message);
     }
+    /* From here failures pass d, so a sticky one marks the ordinal lost and the next
+     * open resets the context even when no other object of the ordinal notices. */
     if (r != CUDA_SUCCESS) {
-        st = vyre_cu_fail(NULL, r, "cuDevicePrimaryCtxRetain", NULL, err);
+        st = vyre_cu_fail(d, r, "cuDevicePrimaryCtxRetain", NULL, err);
         free(d);
         return st;
     }
     d->ctx_retained = true;
     st = VYRE_OK;
+    const char *call = "cuCtxSetCurrent";
     r = vyre_cu.cuCtxSetCurrent(d->ctx);
-    if (r == CUDA_SUCCESS) r = vyre_cu.cuStreamCreate(&d->stream, CU_STREAM_NON_BLOCKING);
-    if (r == CUDA_SUCCESS) r = vyre_cu.cuEventCreate(&d->ev_start, CU_EVENT_DEFAULT);
+    if (r == CUDA_SUCCESS) {
+        call = "cuStreamCreate";
+        r = vyre_cu.cuStreamCreate(&d->stream, CU_STREAM_NON_BLOCKING);
+    }
+    if (r == CUDA_SUCCESS) {
+        call = "cuEventCreate";
+        r = vyre_cu.cuEventCreate(&d->ev_start, CU_EVENT_DEFAULT);
+    }
     if (r == CUDA_SUCCESS) r = vyre_cu.cuEventCreate(&d->ev_stop, CU_EVENT_DEFAULT);
-    if (r != CUDA_SUCCESS) st = vyre_cu_fail(NULL, r, "cuStreamCreate/cuEventCreate", NULL, err);
+    if (r != CUDA_SUCCESS) st = vyre_cu_fail(d, r, call, NULL, err);
     if (st == VYRE_OK) st = probe_info(d, err);
     if (st != VYRE_OK) {
         teardown(d);

@@ -65,6 +65,9 @@ const char *vyre_cu_fix(CUresult r) {
     case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
         return "the PTX was rejected by the driver's JIT; see the log above, and update the "
                "NVIDIA driver if the PTX ISA version is newer than it supports.";
+    case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
+        return "the driver's PTX JIT compiler (libnvidia-ptxjitcompiler) is missing; reinstall "
+               "the complete NVIDIA driver package.";
     case CUDA_ERROR_NO_BINARY_FOR_GPU:
         return "the code was built for another GPU architecture; clear the cubin cache "
                "(VYRE_CACHE_DIR) and recompile.";

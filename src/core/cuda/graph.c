@@ -125,11 +125,14 @@ void vyre_cuda_graph_free(vyre_cuda_graph *g) {
     if (!g) return;
     struct vyre_cuda_device *d = g->dev;
     if (vyre_cu_current(d)) {
-        CUresult r = vyre_cu.cuGraphExecDestroy(g->exec);
-        if (r == CUDA_SUCCESS) r = vyre_cu.cuGraphDestroy(g->graph);
+        /* Both, whatever the first returns (the graph must not leak), and the error
+         * names the call that failed first. */
+        CUresult r = vyre_cu.cuGraphExecDestroy(g->exec), r2 = vyre_cu.cuGraphDestroy(g->graph);
+        const char *call = r != CUDA_SUCCESS ? "cuGraphExecDestroy" : "cuGraphDestroy";
+        if (r == CUDA_SUCCESS) r = r2;
         if (r != CUDA_SUCCESS) {
             struct vyre_error e;
-            vyre_cu_fail(d, r, "cuGraphDestroy", NULL, &e);
+            vyre_cu_fail(d, r, call, NULL, &e);
             vyre_cu_defer(d, &e);
         }
     }

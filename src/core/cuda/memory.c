@@ -60,14 +60,14 @@ static enum vyre_status alloc_retry(struct vyre_cuda_device *d, bool pinned, uin
     size_t free_b = 0, total_b = 0;
     vyre_cu.cuMemGetInfo(&free_b, &total_b);
     vyre_error_set(err, VYRE_ERR_CUDA,
-                   "out of %s memory allocating %llu bytes for %s, even after a full garbage "
-                   "collection and trimming the pools (device: %llu of %llu bytes free; live "
-                   "buffers hold %llu bytes). Fix: free buffers you no longer need "
-                   "(buf:free()), keep fewer results alive, or process the data in smaller "
-                   "pieces.",
+                   "out of %s memory allocating %llu bytes for %s (%s: "
+                   "CUDA_ERROR_OUT_OF_MEMORY), even after a full garbage collection and "
+                   "trimming the pools (device: %llu of %llu bytes free; live buffers hold %llu "
+                   "bytes). Fix: free buffers you no longer need (buf:free()), keep fewer "
+                   "results alive, or process the data in smaller pieces.",
                    pinned ? "pinned host" : "device", (unsigned long long)bytes, what,
-                   (unsigned long long)free_b, (unsigned long long)total_b,
-                   (unsigned long long)d->st.live_buffer_bytes);
+                   pinned ? "cuMemHostAlloc" : "cuMemAlloc", (unsigned long long)free_b,
+                   (unsigned long long)total_b, (unsigned long long)d->st.live_buffer_bytes);
     if (err) {
         snprintf(err->call, sizeof err->call, "%s", pinned ? "cuMemHostAlloc" : "cuMemAlloc");
         snprintf(err->result, sizeof err->result, "CUDA_ERROR_OUT_OF_MEMORY");

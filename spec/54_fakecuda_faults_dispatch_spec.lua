@@ -1,0 +1,316 @@
+-- 54: fault injection over the fake driver (#fakecuda) for dispatch: launch,
+-- launch_timed, bind + launch, launch_raw, sequences (prefix, repeat, ranged readback,
+-- timed), graph capture, replay and free, run and run_timed. Each driver call is failed
+-- in turn (tests/fakecuda/harness.lua, F.sweep), launches and waits also with
+-- CUDA_ERROR_LAUNCH_FAILED (sticky) and CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES. Then device
+-- loss as docs/RUNTIME.md describes it: a kernel fault reported by the next wait marks
+-- the device lost, every later call raises the cause, and a new device object resets
+-- the context — or, where the driver keeps the fault for the process (driver 580,
+-- VYRE_FAKECUDA_PERSIST), says to restart the process.
+local F = require("tests.fakecuda.harness")
+local vyre = require("vyre")
+
+local available, why = F.available()
+
+describe("fault injection: dispatch #fakecuda", function()
+  if not available then
+    it("needs the fake driver", function() pending(why) end)
+    return
+  end
+
+  setup(function()
+    F.control("set ptxas 0")
+    F.register(F.INC)
+    F.register(require("spec.helpers").IOTA)
+  end)
+
+  teardown(function()
+    F.control("set ptxas 1")
+  end)
+
+  local function sweep(op, expect)
+    local calls, cases = F.sweep(op)
+    local got = " " .. table.concat(calls, " ") .. " "
+    for _, c in ipairs(expect) do
+      assert.truthy(got:find(" " .. c .. " ", 1, true), op.name .. " makes no " .. c .. ":" .. got)
+    end
+    assert.is_true(cases >= #calls * 3)
+  end
+
+  -- A kernel (INC) and a buffer {1, 2, 3}.
+  local function kernel(be)
+    return { k = be:compile(vyre.parse(F.INC)), v = be:buffer("u32", { 1, 2, 3 }) }
+  end
+
+  local function values(st, want)
+    assert.are.same(want, st.v:download():totable())
+  end
+
+  local function release(st)
+    for _, key in ipairs({ "g", "l", "k", "v", "raw" }) do
+      if st[key] then st[key]:free() end
+    end
+  end
+
+  it("launch (then a wait)", function()
+    sweep({
+      name = "launch",
+      prep = kernel,
+      run = function(be, st) st.k:launch({ v = st.v }); be:synchronize() end,
+      check = function(_, st) values(st, { 2, 3, 4 }) end,
+      release = release,
+    }, { "cuLaunchKernel", "cuStreamSynchronize" })
+  end)
+
+  it("launch_timed", function()
+    sweep({
+      name = "launch_timed",
+      prep = kernel,
+      run = function(_, st) return st.k:launch_timed({ v = st.v }) end,
+      check = function(_, st, t)
+        assert.is_true(t.wall_ns > 0 and t.device_ns >= 0)
+        values(st, { 2, 3, 4 })
+      end,
+      release = release,
+    }, { "cuEventRecord", "cuLaunchKernel", "cuStreamSynchronize", "cuEventElapsedTime" })
+  end)
+
+  it("bind once, then l:launch()", function()
+    sweep({
+      name = "bind+launch",
+      prep = function(be)
+        local st = kernel(be)
+        st.l = st.k:bind({ v = st.v })
+        return st
+      end,
+      run = function(be, st) st.l:launch(); be:synchronize() end,
+      check = function(_, st) values(st, { 2, 3, 4 }) end,
+      release = release,
+    }, { "cuLaunchKernel" })
+  end)
+
+  it("k:bind itself", function()
+    sweep({
+      name = "bind",
+      prep = kernel,
+      run = function(_, st) return st.k:bind({ v = st.v }) end,
+      release = release,
+    }, { "cuCtxGetCurrent" })
+  end)
+
+  it("launch_raw", function()
+    local RAW = ".version 7.0\n.target sm_80\n.address_size 64\n"
+      .. ".visible .entry touch(.param .u64 p)\n{\n  ret;\n}\n"
+    sweep({
+      name = "launch_raw",
+      prep = function(be) return { raw = be:load_ptx(RAW, "touch"), v = be:buffer("u32", 4) } end,
+      run = function(be, st) st.raw:launch_raw({ 2 }, { 32 }, { st.v }); be:synchronize() end,
+      release = release,
+    }, { "cuLaunchKernel" })
+  end)
+
+  it("sequence: a prefix, a repeated group, ranged readbacks, timed", function()
+    sweep({
+      name = "sequence",
+      prep = function(be)
+        local st = kernel(be)
+        st.iota = be:compile(vyre.parse(require("spec.helpers").IOTA))
+        st.w = be:buffer("u32", 100)
+        return st
+      end,
+      run = function(be, st)
+        return be:sequence({ { st.iota, { v = st.w } }, { st.k, { v = st.w } } },
+          { prefix = 1, times = 3, readback = { { st.w, 40, 12 }, st.v }, timed = true })
+      end,
+      check = function(_, _, res)
+        assert.are.same({ 13, 14, 15 }, res[1]:totable())
+        assert.are.same({ 1, 2, 3 }, res[2]:totable())
+      end,
+      release = function(st)
+        st.iota:free()
+        st.w:free()
+        release(st)
+      end,
+    }, { "cuEventRecord", "cuLaunchKernel", "cuMemHostAlloc", "cuMemcpyDtoHAsync",
+      "cuStreamSynchronize", "cuEventElapsedTime" })
+  end)
+
+  it("graph capture", function()
+    sweep({
+      name = "graph",
+      prep = kernel,
+      run = function(be, st)
+        return be:graph({ { st.k, { v = st.v } }, { st.k, { v = st.v } } })
+      end,
+      check = function(_, st, g)
+        g:launch(2)
+        values(st, { 5, 6, 7 })
+        g:free()
+      end,
+      release = release,
+    }, { "cuStreamBeginCapture", "cuLaunchKernel", "cuStreamEndCapture",
+      "cuGraphInstantiateWithFlags" })
+  end)
+
+  it("graph replay, timed", function()
+    sweep({
+      name = "graph:launch",
+      prep = function(be)
+        local st = kernel(be)
+        st.g = be:graph({ { st.k, { v = st.v } } })
+        return st
+      end,
+      run = function(_, st) return st.g:launch(3, true) end,
+      check = function(_, st, t)
+        assert.is_true(t.wall_ns > 0)
+        values(st, { 4, 5, 6 })
+      end,
+      release = release,
+    }, { "cuEventRecord", "cuGraphLaunch", "cuStreamSynchronize", "cuEventElapsedTime" })
+  end)
+
+  it("graph free (a failure is reported next)", function()
+    sweep({
+      name = "graph:free",
+      prep = function(be)
+        local st = kernel(be)
+        st.g = be:graph({ { st.k, { v = st.v } } })
+        return st
+      end,
+      run = function(_, st) st.g:free() end,
+      release = release,
+    }, { "cuGraphExecDestroy", "cuGraphDestroy" })
+  end)
+
+  it("run with host data (module from the disk cache, pools, staging, one wait)", function()
+    sweep({
+      name = "run",
+      prep = function(be)
+        be:run(vyre.parse(F.INC), { v = { 0 } }) -- the cubin is on disk now
+        be:trim() -- pools empty, module unloaded: the run allocates and loads again
+        return {}
+      end,
+      run = function(be) return be:run_timed(vyre.parse(F.INC), { v = { 7, 8, 9 } }) end,
+      check = function(_, _, out) assert.are.same({ 8, 9, 10 }, out.v:totable()) end,
+    }, { "cuModuleLoadDataEx", "cuMemAlloc", "cuMemHostAlloc", "cuMemcpyHtoDAsync",
+      "cuLaunchKernel", "cuMemcpyDtoHAsync", "cuStreamSynchronize", "cuEventElapsedTime" })
+  end)
+
+  it("run with a resident buffer and a zeroed output", function()
+    sweep({
+      name = "run(resident)",
+      prep = function(be)
+        local st = kernel(be)
+        be:run(vyre.parse(F.INC), { v = st.v })
+        values(st, { 2, 3, 4 })
+        return st
+      end,
+      run = function(be, st) return be:run(vyre.parse(F.INC), { v = st.v }) end,
+      check = function(_, st) values(st, { 3, 4, 5 }) end,
+      release = release,
+    }, { "cuLaunchKernel", "cuStreamSynchronize" })
+  end)
+end)
+
+describe("device loss over the fake driver #fakecuda", function()
+  if not available then
+    it("needs the fake driver", function() pending(why) end)
+    return
+  end
+
+  local INC = F.INC
+
+  it("a kernel fault reported by the next wait marks the device lost; every later call "
+    .. "raises the cause; a new device object resets the context and works", function()
+    F.register(INC)
+    local cuda = require("vyre.cuda")
+    local be = F.device()
+    collectgarbage()
+    local refs0 = F.live().ctx_refs
+    local k = be:compile(vyre.parse(INC))
+    local v = be:buffer("u32", { 1, 2 })
+    -- The launch itself succeeds; the fault surfaces later, as on a GPU.
+    F.control("fail cuLaunchKernel:1:CUDA_ERROR_ILLEGAL_ADDRESS:async")
+    k:launch({ v = v })
+    F.control("clear")
+    local ok, err = pcall(be.synchronize, be)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS",
+      1, true), err)
+    assert.truthy(tostring(err):find("the device is lost", 1, true), err)
+    assert.is_true(be:lost())
+    for _, call in ipairs({
+      function() return be:buffer("u32", 4) end,
+      function() return v:download() end,
+      function() return k:launch({ v = v }) end,
+      function() return be:run(vyre.parse(INC), { v = { 1 } }) end,
+      function() return be:compile(vyre.parse(INC)) end,
+    }) do
+      local ok2, err2 = pcall(call)
+      assert.is_false(ok2)
+      assert.truthy(tostring(err2):find("CUDA_ERROR_ILLEGAL_ADDRESS", 1, true), err2)
+    end
+    -- Freeing on a lost device never touches the driver (the reset frees it all).
+    local misuse = F.misuse()
+    v:free()
+    k:free()
+    v, k = nil, nil -- luacheck: ignore 311 (a kernel keeps its backend alive)
+    local again = assert(cuda.device(0))
+    assert.are_not.equal(be, again)
+    assert.is_false(again:lost())
+    assert.is_true(F.usable(again))
+    assert.is_true(be:lost()) -- the old object stays lost
+    local ok3, err3 = pcall(be.synchronize, be)
+    assert.is_false(ok3)
+    assert.truthy(tostring(err3):find("CUDA_ERROR_ILLEGAL_ADDRESS", 1, true), err3)
+    be = nil -- luacheck: ignore 311
+    collectgarbage()
+    collectgarbage()
+    assert.are.equal(misuse, (F.misuse()))
+    -- The old object's context reference went, the new one's came; the reset freed
+    -- what the old context held.
+    local live = F.live()
+    assert.are.equal(refs0, live.ctx_refs)
+    assert.are.equal(0, live.mem)
+  end)
+
+  it("where the driver keeps the fault for the process, reopening says to restart it",
+    function()
+      local cuda = require("vyre.cuda")
+      local be = F.device()
+      F.control("set persist 1")
+      F.control("fault CUDA_ERROR_ILLEGAL_ADDRESS")
+      local ok, err = pcall(be.synchronize, be)
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find("CUDA_ERROR_ILLEGAL_ADDRESS", 1, true), err)
+      local again, reason = cuda.device(0)
+      assert.is_nil(again)
+      assert.truthy(reason:find("cannot be reopened in this process", 1, true), reason)
+      assert.truthy(reason:find("Fix: restart the process", 1, true), reason)
+      -- A driver that does clear it on reset: the next open works.
+      F.control("set persist 0")
+      again = assert(cuda.device(0))
+      assert.is_true(F.usable(again))
+    end)
+
+  it("a lost device of one ordinal leaves another ordinal alone (2 fake devices)", function()
+    -- The fault poisons the context current on the calling thread: d1's, opened last.
+    -- (One line per statement and no comments: the shell joins the lines.)
+    local code = [[
+      local vyre, cuda = require('vyre'), require('vyre.cuda')
+      local F = require('tests.fakecuda.harness')
+      assert(F.available())
+      F.register(F.INC)
+      local d0, d1 = assert(cuda.device(0)), assert(cuda.device(1))
+      F.control('fault CUDA_ERROR_LAUNCH_FAILED')
+      local ok = pcall(d1.synchronize, d1)
+      print(cuda.count(), ok, d1:lost(), d0:lost(), F.usable(d0))
+    ]]
+    local cmd = string.format("VYRE_FAKECUDA_DEVICES=2 LUA_PATH=%q LUA_CPATH=%q lua5.4 -e %q 2>&1",
+      package.path, package.cpath, code)
+    local p = assert(io.popen(cmd))
+    local out = p:read("a")
+    p:close()
+    assert.are.equal("2\tfalse\ttrue\tfalse\ttrue\n", out)
+  end)
+end)

@@ -1,0 +1,285 @@
+/* launch.c — kernel launches. A launch is checked as the driver would (live function,
+ * grid and block within the device limits, the function's .maxntid, parameters
+ * present), its parameter values are copied (so a capture holds them by value), and
+ * it runs at once or goes into the capturing graph.
+ *
+ * Running: PTX cannot be executed here, so a launch computes only when its module's
+ * PTX is exactly what vyre emits for a program a test registered ("program TEXT",
+ * the side channel): the fake then decodes the vyre kernel ABI (buffer pointers,
+ * u32 element counts, then params; ARCHITECTURE.md §5), checks every buffer against
+ * the live allocations (outside one: a sticky ILLEGAL_ADDRESS, as a GPU would fault)
+ * and runs the reference interpreter on the device memory with the launch's grid.
+ * Any other launch (raw PTX, unregistered programs) does nothing but advance the
+ * clock. Cooperative launches are checked against the occupancy the fake reports. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "fake.h"
+
+struct fake_prog {
+    uint64_t ptx_hash;
+    vyre_program *p;
+    uint32_t nbuf, npar;
+    enum vyre_type btype[VYRE_MAX_BUFFERS];
+    enum vyre_type ptype[VYRE_MAX_PARAMS];
+    uint32_t wg[3];
+};
+
+static struct fake_prog **progs;
+static uint32_t nprogs, progs_cap;
+static uint64_t computed, skipped;
+
+void fake_prog_counts(uint64_t *c, uint64_t *s) {
+    *c = computed;
+    *s = skipped;
+}
+
+const struct fake_prog *fake_prog_find(const char *ptx, uint32_t *seen) {
+    *seen = nprogs;
+    if (nprogs == 0) return NULL;
+    uint64_t h = XXH3_64bits(ptx, strlen(ptx));
+    for (uint32_t i = 0; i < nprogs; i++)
+        if (progs[i]->ptx_hash == h) return progs[i];
+    return NULL;
+}
+
+static char *answer(bool *ok, bool good, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static char *answer(bool *ok, bool good, const char *fmt, ...) {
+    char *out = malloc(4200);
+    va_list ap;
+    va_start(ap, fmt);
+    if (out) vsnprintf(out, 4200, fmt, ap);
+    va_end(ap);
+    *ok = good;
+    return out;
+}
+
+char *fake_prog_register(const char *text, bool *ok) {
+    struct vyre_error err;
+    vyre_program *p = NULL;
+    if (vyre_text_parse(text, strlen(text), &p, &err) != VYRE_OK)
+        return answer(ok, false, "program: %s", err.message);
+    char *ptx = NULL;
+    size_t len = 0;
+    struct vyre_ptx_options opt = {fake_cfg.sm};
+    if (vyre_ptx_emit(p, &opt, &ptx, &len, &err) != VYRE_OK) {
+        vyre_program_free(p);
+        return answer(ok, false, "program: %s", err.message);
+    }
+    uint64_t h = XXH3_64bits(ptx, len);
+    vyre_free(ptx);
+    for (uint32_t i = 0; i < nprogs; i++)
+        if (progs[i]->ptx_hash == h) {
+            vyre_program_free(p);
+            return answer(ok, true, "ok %s", vyre_program_name(progs[i]->p));
+        }
+    struct fake_prog *fp = calloc(1, sizeof *fp);
+    if (nprogs == progs_cap) {
+        uint32_t cap = progs_cap ? progs_cap * 2 : 16;
+        struct fake_prog **n = realloc(progs, cap * sizeof *n);
+        if (n) {
+            progs = n;
+            progs_cap = cap;
+        }
+    }
+    if (!fp || nprogs == progs_cap) {
+        free(fp);
+        vyre_program_free(p);
+        return answer(ok, false, "program: out of host memory");
+    }
+    fp->ptx_hash = h;
+    fp->p = p;
+    vyre_program_workgroup(p, fp->wg);
+    struct vyre_decl_info d;
+    for (uint32_t i = 0; vyre_program_decl(p, i, &d); i++) {
+        if (d.kind == VYRE_DECL_BUFFER) fp->btype[d.slot] = d.type;
+        if (d.kind == VYRE_DECL_PARAM) fp->ptype[d.slot] = d.type;
+    }
+    fp->nbuf = vyre_program_buffer_count(p);
+    fp->npar = vyre_program_param_count(p);
+    progs[nprogs++] = fp;
+    return answer(ok, true, "ok %s", vyre_program_name(p));
+}
+
+/* ---- running -------------------------------------------------------------------------- */
+
+void fake_launch_clear(struct fake_launch *l) {
+    free(l->args);
+    memset(l, 0, sizeof *l);
+}
+
+/* The bytes of argument i of l. */
+static const unsigned char *arg_at(const struct fake_launch *l, uint32_t i) {
+    size_t off = 0;
+    for (uint32_t k = 0; k < i; k++) off += l->fn->param_size[k];
+    return l->args + off;
+}
+
+static uint64_t arg_u(const struct fake_launch *l, uint32_t i) {
+    uint64_t v = 0;
+    uint32_t n = l->fn->param_size[i];
+    memcpy(&v, arg_at(l, i), n < 8 ? n : 8); /* little-endian: zero-extended */
+    return v;
+}
+
+static CUresult run_program(const struct fake_launch *l, const struct fake_prog *fp) {
+    struct fake_func *f = l->fn;
+    if (f->nparams != 2 * fp->nbuf + fp->npar)
+        return fake_misuse(CUDA_ERROR_LAUNCH_FAILED,
+                           "kernel '%s': %u parameters, the program "
+                           "declares %u buffers and %u params",
+                           f->name, f->nparams, fp->nbuf, fp->npar);
+    struct vyre_buffer_arg bufs[VYRE_MAX_BUFFERS];
+    vyre_bits params[VYRE_MAX_PARAMS];
+    for (uint32_t i = 0; i < fp->nbuf; i++) {
+        uint64_t ptr = arg_u(l, i), count = arg_u(l, fp->nbuf + i) & 0xffffffffu;
+        uint64_t bytes = count * vyre_type_size(fp->btype[i]);
+        if (bytes && !fake_mem_find(ptr, bytes)) {
+            fake_poison(fake_current, CUDA_ERROR_ILLEGAL_ADDRESS, "kernel buffer out of range");
+            return fake_misuse(CUDA_SUCCESS,
+                               "kernel '%s': buffer %u [0x%llx, +%llu bytes) is not inside a "
+                               "live allocation",
+                               f->name, i + 1, (unsigned long long)ptr, (unsigned long long)bytes);
+        }
+        bufs[i].data = (void *)(uintptr_t)ptr;
+        bufs[i].count = count;
+    }
+    for (uint32_t i = 0; i < fp->npar; i++) params[i] = arg_u(l, 2 * fp->nbuf + i);
+    struct vyre_run_args a = {
+        bufs, fp->nbuf, params, fp->npar, {l->grid[0], l->grid[1], l->grid[2]}};
+    struct vyre_error err;
+    if (vyre_ref_run(fp->p, &a, &err) != VYRE_OK) {
+        /* A program the interpreter refuses at run time: the kernel "faulted". */
+        fake_poison(fake_current, CUDA_ERROR_LAUNCH_FAILED, err.message);
+        return CUDA_SUCCESS;
+    }
+    computed++;
+    return CUDA_SUCCESS;
+}
+
+/* The module's registered program, looked up again when programs were registered
+ * after it was loaded. */
+static const struct fake_prog *module_prog(struct fake_module *m) {
+    if (!m->prog && m->prog_seen != nprogs) m->prog = fake_prog_find(m->ptx, &m->prog_seen);
+    return m->prog;
+}
+
+CUresult fake_launch_run(const struct fake_launch *l) {
+    uint64_t blocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
+    fake_clock_ns += 2000 + blocks * 20;
+    const struct fake_prog *fp = module_prog(l->fn->mod);
+    if (!fp) {
+        skipped++;
+        return CUDA_SUCCESS;
+    }
+    return run_program(l, fp);
+}
+
+/* Resident blocks per multiprocessor for a block size: VYRE_FAKECUDA_OCCUPANCY, else
+ * 2048 threads per SM and at most 32 blocks; 0 past the function's limit. */
+static int occupancy(const struct fake_func *f, int block_size) {
+    int limit = f->maxntid && f->maxntid < 1024 ? (int)f->maxntid : 1024;
+    if (block_size <= 0 || block_size > limit) return 0;
+    if (fake_cfg.occupancy) return fake_cfg.occupancy;
+    int n = 2048 / block_size;
+    return n > 32 ? 32 : n;
+}
+
+/* ---- the entry points -------------------------------------------------------------------- */
+
+static CUresult launch(const char *call, CUfunction fn, const unsigned grid[3],
+                       const unsigned block[3], unsigned shared, CUstream stream, void **params,
+                       void **extra, bool cooperative) {
+    CUresult r = fake_begin(call, F_CTX);
+    struct fake_func *f = (struct fake_func *)(void *)fn;
+    struct fake_stream *st = NULL;
+    if (r == CUDA_SUCCESS && !fake_func_live(f))
+        r = fake_misuse(FAKE_INVALID_HANDLE, "%s: %p is not a function of a live module", call,
+                        (void *)fn);
+    if (r == CUDA_SUCCESS && f->mod->h.ctx != fake_current)
+        r = fake_misuse(CUDA_ERROR_INVALID_CONTEXT, "%s: '%s' belongs to another context", call,
+                        f->name);
+    if (r == CUDA_SUCCESS) st = fake_stream_get(stream, &r);
+    static const unsigned max_block[3] = {1024, 1024, 64},
+                          max_grid[3] = {2147483647u, 65535, 65535};
+    uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
+    for (int a = 0; r == CUDA_SUCCESS && a < 3; a++)
+        if (!grid[a] || !block[a] || block[a] > max_block[a] || grid[a] > max_grid[a])
+            r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS && (threads > 1024 || (f->maxntid && threads > f->maxntid)))
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS && shared > 49152) r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS && extra) r = FAKE_NOT_SUPPORTED;
+    if (r == CUDA_SUCCESS && f->nparams && !params)
+        r = fake_misuse(CUDA_ERROR_INVALID_VALUE, "%s of '%s': no parameters for %u", call, f->name,
+                        f->nparams);
+    const struct fake_prog *fp = r == CUDA_SUCCESS ? module_prog(f->mod) : NULL;
+    if (fp) {
+        const uint32_t *wg = fp->wg;
+        if (block[0] != wg[0] || block[1] != wg[1] || block[2] != wg[2])
+            r = fake_misuse(CUDA_ERROR_INVALID_VALUE,
+                            "%s of '%s': block %ux%ux%u, the program's "
+                            "workgroup is %ux%ux%u",
+                            call, f->name, block[0], block[1], block[2], wg[0], wg[1], wg[2]);
+    }
+    if (r == CUDA_SUCCESS && cooperative) {
+        uint64_t fit = (uint64_t)occupancy(f, (int)threads) * (uint64_t)fake_cfg.sm_count;
+        if (!fake_cfg.cooperative) r = FAKE_NOT_SUPPORTED;
+        else if ((uint64_t)grid[0] * grid[1] * grid[2] > fit) r = FAKE_COOPERATIVE_TOO_LARGE;
+    }
+    struct fake_launch l = {
+        f, {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, cooperative, NULL, 0};
+    if (r == CUDA_SUCCESS) {
+        for (uint32_t i = 0; i < f->nparams; i++) l.args_len += f->param_size[i];
+        l.args = malloc(l.args_len ? l.args_len : 1);
+        if (!l.args) r = CUDA_ERROR_OUT_OF_MEMORY;
+        for (uint32_t i = 0, off = 0; r == CUDA_SUCCESS && i < f->nparams; i++) {
+            if (!params[i]) {
+                r = fake_misuse(CUDA_ERROR_INVALID_VALUE, "%s of '%s': parameter %u is NULL", call,
+                                f->name, i);
+                break;
+            }
+            memcpy(l.args + off, params[i], f->param_size[i]);
+            off += f->param_size[i];
+        }
+    }
+    if (r == CUDA_SUCCESS) r = fake_stream_submit(st, &l);
+    fake_launch_clear(&l);
+    fake_end();
+    return r;
+}
+
+CUresult fake_cuLaunchKernel(CUfunction fn, unsigned int grid_x, unsigned int grid_y,
+                             unsigned int grid_z, unsigned int block_x, unsigned int block_y,
+                             unsigned int block_z, unsigned int shared_bytes, CUstream stream,
+                             void **params, void **extra) {
+    const unsigned g[3] = {grid_x, grid_y, grid_z}, b[3] = {block_x, block_y, block_z};
+    return launch("cuLaunchKernel", fn, g, b, shared_bytes, stream, params, extra, false);
+}
+
+CUresult fake_cuLaunchCooperativeKernel(CUfunction fn, unsigned int gx, unsigned int gy,
+                                        unsigned int gz, unsigned int bx, unsigned int by,
+                                        unsigned int bz, unsigned int shared, CUstream stream,
+                                        void **params) {
+    const unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
+    return launch("cuLaunchCooperativeKernel", fn, g, b, shared, stream, params, NULL, true);
+}
+
+CUresult fake_cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, CUfunction fn,
+                                                          int block_size, size_t dynamic_smem) {
+    CUresult r = fake_begin("cuOccupancyMaxActiveBlocksPerMultiprocessor", F_CTX);
+    const struct fake_func *f = (const struct fake_func *)(void *)fn;
+    if (r == CUDA_SUCCESS && !blocks) r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS && !fake_func_live(f))
+        r = fake_misuse(FAKE_INVALID_HANDLE,
+                        "cuOccupancyMaxActiveBlocksPerMultiprocessor: %p "
+                        "is not a function of a live module",
+                        (void *)fn);
+    if (r == CUDA_SUCCESS) *blocks = dynamic_smem > 49152 ? 0 : occupancy(f, block_size);
+    fake_end();
+    return r;
+}
