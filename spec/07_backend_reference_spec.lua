@@ -92,7 +92,7 @@ describe("reference backend", function()
     local b = be:buffer("u32", 2)
     assert.matches("vyre.Buffer:download: byte offset 2 and size 4 must be non-negative "
       .. "multiples of the element size 4", H.error_of(b.download, b, 2, 4), 1, true)
-    assert.matches("vyre.Buffer:upload: byte offset 4 with size 8 reaches past the 8 bytes held",
+    assert.matches("vyre.Buffer:upload: byte offset 4 with size 8 is outside the 8 bytes held",
       H.error_of(b.upload, b, { 1, 2 }, 4), 1, true)
     assert.matches("vyre.Buffer:upload: cannot copy f32 data into a u32 buffer",
       H.error_of(b.upload, b, vyre.array("f32", 1)), 1, true)

@@ -54,7 +54,7 @@ static void check_range(lua_State *L, const struct lvyre_buffer *b, uint64_t off
                    vyre_type_name(b->type));
     if (off > total || n > total - off)
         luaL_error(L,
-                   "%s: byte offset %I with size %I reaches past the %I bytes held. Fix: "
+                   "%s: byte offset %I with size %I is outside the %I bytes held. Fix: "
                    "keep offset + size <= %I",
                    fname, (LUAI_UACINT)off, (LUAI_UACINT)n, (LUAI_UACINT)total, (LUAI_UACINT)total);
 }

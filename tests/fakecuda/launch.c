@@ -150,7 +150,7 @@ static CUresult run_program(const struct fake_launch *l, const struct fake_prog 
     }
     for (uint32_t i = 0; i < fp->npar; i++) params[i] = arg_u(l, 2 * fp->nbuf + i);
     struct vyre_run_args a = {
-        bufs, fp->nbuf, params, fp->npar, {l->grid[0], l->grid[1], l->grid[2]}};
+        bufs, fp->nbuf, params, fp->npar, {l->grid[0], l->grid[1], l->grid[2]}, 0};
     struct vyre_error err;
     if (vyre_ref_run(fp->p, &a, &err) != VYRE_OK) {
         /* A program the interpreter refuses at run time: the kernel "faulted". */
