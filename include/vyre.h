@@ -219,7 +219,7 @@ struct vyre_ptx_options {
 enum vyre_status vyre_ptx_emit(vyre_program *p, const struct vyre_ptx_options *opt, char **out_ptx,
                                size_t *out_len, struct vyre_error *err);
 /* Bumped whenever emitted PTX changes for the same program (cache keys). */
-#define VYRE_CODEGEN_VERSION 1u
+#define VYRE_CODEGEN_VERSION 2u
 
 /* ---- random programs (property tests, fuzzing) -------------------------- */
 
@@ -230,6 +230,8 @@ struct vyre_gen_options {
     bool allow_approx;   /* emit exp/sin/... */
     bool allow_invalid;  /* mutate into (usually) invalid programs */
     bool allow_subgroup; /* emit subgroup ops in uniform control flow (docs/SUBGROUPS.md) */
+    bool elementwise;    /* 1-D, only (gid x), accesses at the own index (ARCHITECTURE.md §5);
+                            overrides allow_barriers and allow_subgroup */
 };
 /* A deterministic program from a seed; valid unless allow_invalid. NULL on OOM. */
 vyre_program *vyre_gen_random(uint64_t seed, const struct vyre_gen_options *opt);

@@ -87,6 +87,7 @@ enum vyre_status vyre_cuda_trim(vyre_cuda_device *d, struct vyre_error *err);
 /* Telemetry counters, one X entry per field (name, description). */
 #define VYRE_CUDA_STATS(X)                                              \
     X(launches, "kernel launches enqueued")                             \
+    X(vector_launches, "launches of vector entries (elementwise)")      \
     X(graph_launches, "CUDA graph replays")                             \
     X(bytes_up, "bytes copied host to device")                          \
     X(bytes_down, "bytes copied device to host")                        \
@@ -173,6 +174,7 @@ struct vyre_cuda_kernel_info {
     int binary_version;
     uint32_t workgroup[3];
     uint32_t nbuffers, nparams;
+    bool vector; /* the program is elementwise: launches may run its vector entry */
 };
 enum vyre_status vyre_cuda_kernel_info(vyre_cuda_kernel *k, struct vyre_cuda_kernel_info *out,
                                        struct vyre_error *err);
@@ -199,10 +201,12 @@ enum vyre_status vyre_cuda_launch_raw(vyre_cuda_kernel *k, const uint32_t grid[3
 /* A launch prepared once (vyre_cuda_prepare): its own argument block and checked grid,
  * so vyre_cuda_launch_prepared only enqueues. argv points into slot: the struct must
  * not move after preparing, and the buffers it was prepared with must stay alive. */
-#define VYRE_CUDA_MAX_ARGS 384 /* 128 pointers + 128 counts + 128 params */
+/* 128 pointers + 128 counts + 128 params, + the vector entry's invocation count */
+#define VYRE_CUDA_MAX_ARGS 385
 struct vyre_cuda_prepared {
     vyre_cuda_kernel *kernel;
-    uint32_t grid[3];
+    uint32_t grid[3]; /* of the entry launched */
+    bool vector;      /* the vector entry of an elementwise program (ARCHITECTURE.md §5) */
     uint64_t slot[VYRE_CUDA_MAX_ARGS];
     void *argv[VYRE_CUDA_MAX_ARGS];
 };

@@ -171,6 +171,7 @@ static const char *space_of(const struct ptx_ctx *c, uint32_t decl) {
 }
 
 static void emit_store(struct ptx_ctx *c, const struct vyre_stmt *s) {
+    if (c->vec && vyre_ptx_vec_store(c, s)) return;
     const struct vyre_decl *d = &c->p->decls[s->decl];
     struct ptx_reg idx = vyre_ptx_index(c, s->index);
     struct ptx_reg v = vyre_ptx_expr(c, s->value);
@@ -306,6 +307,7 @@ static void emit_atomic(struct ptx_ctx *c, const struct vyre_stmt *s) {
 }
 
 static void emit_if(struct ptx_ctx *c, const struct vyre_stmt *s) {
+    if (c->vec && vyre_ptx_vec_if(c, s)) return;
     struct ptx_reg cond = vyre_ptx_expr(c, s->cond);
     bool has_else = s->else_.count > 0;
     vyre_ptx_ins(c, "@!%s bra L%u_%s", cond.s, (unsigned)s->id, has_else ? "else" : "end");
@@ -388,7 +390,10 @@ static void emit_stmt(struct ptx_ctx *c, const struct vyre_stmt *s) {
                           "the program first");
         else vyre_ptx_ins(c, "bra L%u_end", (unsigned)c->loops[c->nloops - 1]);
         break;
-    case VYRE_ST_RETURN: vyre_ptx_ins(c, "ret"); break;
+    case VYRE_ST_RETURN:
+        if (c->vec) vyre_ptx_vec_return(c);
+        else vyre_ptx_ins(c, "ret");
+        break;
     case VYRE_ST_BARRIER: vyre_ptx_ins(c, "bar.sync 0"); break;
     case VYRE_ST_ATOMIC: emit_atomic(c, s); break;
     }
@@ -398,9 +403,11 @@ static void emit_block(struct ptx_ctx *c, const struct vyre_block *b) {
     for (uint32_t i = 0; i < b->count && c->st == VYRE_OK; i++) emit_stmt(c, b->items[i]);
 }
 
+void vyre_ptx_block(struct ptx_ctx *c, const struct vyre_block *b) { emit_block(c, b); }
+
 /* ---- prologue: parameters and shared memory ---------------------------------- */
 
-static void emit_prologue(struct ptx_ctx *c) {
+void vyre_ptx_prologue(struct ptx_ctx *c) {
     const vyre_program *p = c->p;
     for (uint32_t i = 0; i < p->ndecls; i++) {
         const struct vyre_decl *d = &p->decls[i];
@@ -471,7 +478,12 @@ static void emit_module(struct ptx_ctx *c, struct vyre_pbuf *out, const char *ve
     vyre_pbuf_printf(out, "//\n// vyre %s codegen %u: program '%s'\n//\n", VYRE_VERSION,
                      VYRE_CODEGEN_VERSION, p->name);
     vyre_pbuf_printf(out, ".version %s\n.target sm_%u\n.address_size 64\n\n", version, c->sm);
-    vyre_pbuf_printf(out, ".visible .entry %s(", p->name);
+    vyre_ptx_entry(c, out, p->name, NULL);
+}
+
+void vyre_ptx_entry(struct ptx_ctx *c, struct vyre_pbuf *out, const char *name, const char *extra) {
+    const vyre_program *p = c->p;
+    vyre_pbuf_printf(out, ".visible .entry %s(", name);
     /* ABI: pointers, then counts, then scalar params, each in declaration order. */
     bool first = true;
     for (int pass = 0; pass < 3; pass++) {
@@ -493,6 +505,10 @@ static void emit_module(struct ptx_ctx *c, struct vyre_pbuf *out, const char *ve
             vyre_pbuf_printf(out, "%s\n\t%s", first ? "" : ",", line);
             first = false;
         }
+    }
+    if (extra) {
+        vyre_pbuf_printf(out, "%s\n\t%s", first ? "" : ",", extra);
+        first = false;
     }
     vyre_pbuf_printf(out, "%s)\n.maxntid %u, %u, %u\n{\n", first ? "" : "\n",
                      (unsigned)p->workgroup[0], (unsigned)p->workgroup[1],
@@ -569,28 +585,42 @@ enum vyre_status vyre_ptx_emit(vyre_program *p, const struct vyre_ptx_options *o
     return st;
 }
 
-/* PTX for p, which is validated and optimised. */
+enum vyre_status vyre_ptx_ctx_init(struct ptx_ctx *c, vyre_program *p, unsigned sm,
+                                   struct vyre_error *err) {
+    memset(c, 0, sizeof *c);
+    c->p = p;
+    c->sm = sm;
+    c->err = err;
+    size_t nslots = p->nslots ? p->nslots : 1, ndecls = p->ndecls ? p->ndecls : 1;
+    c->slot_reg = calloc(nslots, sizeof *c->slot_reg);
+    c->slot_def = calloc(nslots, sizeof *c->slot_def);
+    c->decl_ptr = calloc(ndecls, sizeof *c->decl_ptr);
+    c->decl_len = calloc(ndecls, sizeof *c->decl_len);
+    c->decl_val = calloc(ndecls, sizeof *c->decl_val);
+    if (!c->slot_reg || !c->slot_def || !c->decl_ptr || !c->decl_len || !c->decl_val)
+        return vyre_error_set(err, VYRE_ERR_NOMEM, "ptx: out of memory. Fix: free memory");
+    return VYRE_OK;
+}
+
+void vyre_ptx_ctx_free(struct ptx_ctx *c) {
+    vyre_pbuf_free(&c->body);
+    free(c->slot_reg);
+    free(c->slot_def);
+    free(c->decl_ptr);
+    free(c->decl_len);
+    free(c->decl_val);
+    memset(c, 0, sizeof *c);
+}
+
+/* PTX for p, which is validated and optimised: the program's entry, then the vector
+ * entry when p is elementwise (ptx_vec.c). */
 static enum vyre_status emit_optimized(vyre_program *p, unsigned sm, const char *version,
                                        char **out_ptx, size_t *out_len, struct vyre_error *err) {
-    enum vyre_status st;
-
     struct ptx_ctx c;
-    memset(&c, 0, sizeof c);
-    c.p = p;
-    c.sm = sm;
-    c.err = err;
-    size_t nslots = p->nslots ? p->nslots : 1, ndecls = p->ndecls ? p->ndecls : 1;
-    c.slot_reg = calloc(nslots, sizeof *c.slot_reg);
-    c.slot_def = calloc(nslots, sizeof *c.slot_def);
-    c.decl_ptr = calloc(ndecls, sizeof *c.decl_ptr);
-    c.decl_len = calloc(ndecls, sizeof *c.decl_len);
-    c.decl_val = calloc(ndecls, sizeof *c.decl_val);
     struct vyre_pbuf out = {0};
-    if (!c.slot_reg || !c.slot_def || !c.decl_ptr || !c.decl_len || !c.decl_val) {
-        st = vyre_error_set(err, VYRE_ERR_NOMEM, "ptx: out of memory. Fix: free memory");
-        goto done;
-    }
-    emit_prologue(&c);
+    enum vyre_status st = vyre_ptx_ctx_init(&c, p, sm, err);
+    if (st != VYRE_OK) goto done;
+    vyre_ptx_prologue(&c);
     vyre_ptx_subgroup_prologue(&c);
     emit_block(&c, &p->body);
     if (c.st != VYRE_OK) {
@@ -603,17 +633,13 @@ static enum vyre_status emit_optimized(vyre_program *p, unsigned sm, const char 
             vyre_error_set(err, VYRE_ERR_NOMEM, "ptx: out of memory writing PTX. Fix: free memory");
         goto done;
     }
+    st = vyre_ptx_vec_emit(p, sm, &out, err);
+    if (st != VYRE_OK) goto done;
     *out_ptx = out.data;
     if (out_len) *out_len = out.len;
     out.data = NULL;
-    st = VYRE_OK;
 done:
     vyre_pbuf_free(&out);
-    vyre_pbuf_free(&c.body);
-    free(c.slot_reg);
-    free(c.slot_def);
-    free(c.decl_ptr);
-    free(c.decl_len);
-    free(c.decl_val);
+    vyre_ptx_ctx_free(&c);
     return st;
 }

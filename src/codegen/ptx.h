@@ -35,6 +35,8 @@ struct ptx_ctx {
      * index, the number of lanes present in its subgroup, and their member mask. */
     bool sg;
     struct ptx_reg sg_lane, sg_n, sg_mask;
+    /* Set while the vector entry of an elementwise program is emitted (ptx_vec.c). */
+    struct ptx_vec *vec;
 };
 
 /* ---- ptx.c: context helpers ---------------------------------------------- */
@@ -46,6 +48,19 @@ VYRE_INTERNAL void vyre_ptx_ins(struct ptx_ctx *c, const char *fmt, ...)
 /* Records the first failure (status + message); later calls are ignored. */
 VYRE_INTERNAL void vyre_ptx_fail(struct ptx_ctx *c, enum vyre_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Context of one entry for the validated, optimised program p; its arrays are freed by
+ * vyre_ptx_ctx_free (also after a failed init). */
+VYRE_INTERNAL enum vyre_status vyre_ptx_ctx_init(struct ptx_ctx *c, vyre_program *p, unsigned sm,
+                                                 struct vyre_error *err);
+VYRE_INTERNAL void vyre_ptx_ctx_free(struct ptx_ctx *c);
+/* The entry's prologue (parameters, shared zero-fill) and a block of statements. */
+VYRE_INTERNAL void vyre_ptx_prologue(struct ptx_ctx *c);
+VYRE_INTERNAL void vyre_ptx_block(struct ptx_ctx *c, const struct vyre_block *b);
+/* Appends `.visible .entry NAME(...)` with the §5 parameters (then `extra`, a whole
+ * `.param` line, when not NULL), register declarations and c's body. */
+VYRE_INTERNAL void vyre_ptx_entry(struct ptx_ctx *c, struct vyre_pbuf *out, const char *name,
+                                  const char *extra);
 
 /* ---- type helpers ---------------------------------------------------------- */
 VYRE_INTERNAL enum ptx_cls vyre_ptx_cls(enum vyre_type t);
@@ -79,6 +94,21 @@ VYRE_INTERNAL void vyre_ptx_cast(struct ptx_ctx *c, enum vyre_type to, enum vyre
 VYRE_INTERNAL void vyre_ptx_subgroup_prologue(struct ptx_ctx *c);
 /* A VYRE_EX_SUBGROUP expression. */
 VYRE_INTERNAL struct ptx_reg vyre_ptx_subgroup(struct ptx_ctx *c, const struct vyre_expr *e);
+
+/* ---- ptx_vec.c: the vector entry of elementwise programs (ARCHITECTURE.md §5) ---- */
+/* Appends NAME_v4 to out when p (validated, optimised) is elementwise. */
+VYRE_INTERNAL enum vyre_status vyre_ptx_vec_emit(vyre_program *p, unsigned sm,
+                                                 struct vyre_pbuf *out, struct vyre_error *err);
+/* Hooks of the statement and expression lowering, called only while c->vec is set:
+ * the own index of the invocation being emitted; a load or store at it (false: the
+ * usual lowering applies); an if whose condition holds on the fast path (false: the
+ * usual lowering); return, which ends only that invocation. */
+VYRE_INTERNAL struct ptx_reg vyre_ptx_vec_gid(struct ptx_ctx *c);
+VYRE_INTERNAL bool vyre_ptx_vec_load(struct ptx_ctx *c, const struct vyre_expr *e,
+                                     struct ptx_reg *out);
+VYRE_INTERNAL bool vyre_ptx_vec_store(struct ptx_ctx *c, const struct vyre_stmt *s);
+VYRE_INTERNAL bool vyre_ptx_vec_if(struct ptx_ctx *c, const struct vyre_stmt *s);
+VYRE_INTERNAL void vyre_ptx_vec_return(struct ptx_ctx *c);
 
 /* ---- ptx_approx.c: approximate op templates ------------------------------- */
 VYRE_INTERNAL void vyre_ptx_approx(struct ptx_ctx *c, enum vyre_op op, enum vyre_type t,

@@ -23,6 +23,7 @@ static struct ptx_reg builtin(struct ptx_ctx *c, const struct vyre_expr *e) {
     case VYRE_NGROUPS: return special(c, "nctaid", ax);
     case VYRE_GID:
     default: {
+        if (c->vec) return vyre_ptx_vec_gid(c); /* the vector entry's virtual invocation */
         /* gid = wgid * wgsize + lid, wrapping in u32 like every u32 op. */
         struct ptx_reg g = special(c, "ctaid", ax), n = special(c, "ntid", ax);
         struct ptx_reg t = special(c, "tid", ax), d = vyre_ptx_reg(c, PTX_R);
@@ -78,6 +79,8 @@ struct ptx_reg vyre_ptx_in_range(struct ptx_ctx *c, uint32_t decl, struct ptx_re
 }
 
 static struct ptx_reg load(struct ptx_ctx *c, const struct vyre_expr *e) {
+    struct ptx_reg r;
+    if (c->vec && vyre_ptx_vec_load(c, e, &r)) return r;
     uint32_t decl = e->u.access.decl;
     const struct vyre_decl *d = &c->p->decls[decl];
     /* A `read` buffer is never written by the kernel (the validator refuses stores and

@@ -301,6 +301,8 @@ static int kernel_info(lua_State *L) {
     push_int_field(L, "max_threads", in.max_threads);
     push_int_field(L, "ptx_version", in.ptx_version);
     push_int_field(L, "binary_version", in.binary_version);
+    lua_pushboolean(L, in.vector);
+    lua_setfield(L, -2, "vector");
     return 1;
 }
 

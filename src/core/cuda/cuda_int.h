@@ -272,6 +272,10 @@ struct vyre_cuda_kernel {
     void **argv;
     uint64_t *slot;
     int max_threads; /* cuFuncGetAttribute, checked before launch */
+    /* The vector entry NAME_v4 of an elementwise program (NULL when the PTX has none),
+     * and its own thread limit (ARCHITECTURE.md §5). */
+    CUfunction vfn;
+    int vmax_threads;
 };
 
 /* Enqueues one launch without entering the device (callers did). */

@@ -97,17 +97,39 @@ static enum vyre_status fill_args(vyre_cuda_kernel *k, const struct vyre_cuda_ar
     return check_geometry(k, g, k->geom.workgroup, err);
 }
 
+/* Most invocations a vector launch stands for: its thread index times 4 and its
+ * stride (4 x its threads, at most n + 4 x (workgroup + 1)) stay below 2^32. */
+#define VECTOR_MAX_INVOCATIONS (UINT32_MAX - 8192u)
+
+/* The vector entry of an elementwise program (ARCHITECTURE.md §5), used when the
+ * kernel has one and the program's grid g is 1-D: it runs the same g[0] x workgroup
+ * invocations, 4 per thread. Writes their number into the argument after the
+ * program's, replaces g by the vector entry's grid and returns true; false leaves
+ * both alone (the program's own entry runs). */
+static bool vector_launch(const vyre_cuda_kernel *k, uint64_t *slot, uint32_t g[3]) {
+    uint32_t wg = k->geom.workgroup[0];
+    if (!k->vfn || g[1] != 1 || g[2] != 1 || k->vmax_threads < (int)wg) return false;
+    uint64_t n = (uint64_t)g[0] * wg;
+    if (n > VECTOR_MAX_INVOCATIONS) return false;
+    slot[2 * k->nbuffers + k->nparams] = n; /* .u32 vyre_vn: the low 4 bytes */
+    uint64_t threads = (n + 3) / 4;
+    g[0] = (uint32_t)((threads + wg - 1) / wg);
+    return true;
+}
+
 enum vyre_status vyre_cu_launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
                                     struct vyre_error *err) {
     uint32_t g[3];
     enum vyre_status st = fill_args(k, a, k->slot, g, err);
     if (st != VYRE_OK) return st;
+    bool vec = vector_launch(k, k->slot, g);
     VYRE_CU_CHECK(k->dev,
-                  vyre_cu.cuLaunchKernel(k->fn, g[0], g[1], g[2], k->geom.workgroup[0],
-                                         k->geom.workgroup[1], k->geom.workgroup[2], 0,
-                                         k->dev->stream, k->argv, NULL),
+                  vyre_cu.cuLaunchKernel(vec ? k->vfn : k->fn, g[0], g[1], g[2],
+                                         k->geom.workgroup[0], k->geom.workgroup[1],
+                                         k->geom.workgroup[2], 0, k->dev->stream, k->argv, NULL),
                   "cuLaunchKernel", k->name, err);
     k->dev->st.launches++;
+    k->dev->st.vector_launches += vec;
     return VYRE_OK;
 }
 
@@ -122,6 +144,7 @@ enum vyre_status vyre_cuda_prepare(vyre_cuda_kernel *k, const struct vyre_cuda_a
     if (st != VYRE_OK) return st;
     st = fill_args(k, a, out->slot, out->grid, err);
     if (st != VYRE_OK) return st;
+    out->vector = vector_launch(k, out->slot, out->grid);
     for (uint32_t i = 0; i < VYRE_CUDA_MAX_ARGS; i++) out->argv[i] = &out->slot[i];
     out->kernel = k;
     return VYRE_OK;
@@ -136,11 +159,12 @@ enum vyre_status vyre_cuda_launch_prepared(struct vyre_cuda_prepared *pl, struct
     enum vyre_status st = vyre_cu_enter(k->dev, err);
     if (st != VYRE_OK) return st;
     VYRE_CU_CHECK(k->dev,
-                  vyre_cu.cuLaunchKernel(k->fn, pl->grid[0], pl->grid[1], pl->grid[2],
-                                         k->geom.workgroup[0], k->geom.workgroup[1],
+                  vyre_cu.cuLaunchKernel(pl->vector ? k->vfn : k->fn, pl->grid[0], pl->grid[1],
+                                         pl->grid[2], k->geom.workgroup[0], k->geom.workgroup[1],
                                          k->geom.workgroup[2], 0, k->dev->stream, pl->argv, NULL),
                   "cuLaunchKernel", k->name, err);
     k->dev->st.launches++;
+    k->dev->st.vector_launches += pl->vector;
     return VYRE_OK;
 }
 

@@ -166,6 +166,23 @@ static enum vyre_status finish_kernel(vyre_cuda_kernel *k, CUmodule mod, const c
     return VYRE_OK;
 }
 
+/* The vector entry NAME_v4 of an elementwise program, when its PTX has one
+ * (src/codegen/ptx_vec.c): its function and thread limit. */
+static enum vyre_status find_vector_entry(vyre_cuda_kernel *k, CUmodule mod,
+                                          struct vyre_error *err) {
+    char entry[VYRE_MAX_NAME + 16], decl[VYRE_MAX_NAME + 48];
+    snprintf(entry, sizeof entry, "%.*s_v4", (int)VYRE_MAX_NAME, k->name);
+    snprintf(decl, sizeof decl, ".visible .entry %s(", entry);
+    if (!strstr(k->ptx, decl)) return VYRE_OK;
+    VYRE_CU_CHECK(k->dev, vyre_cu.cuModuleGetFunction(&k->vfn, mod, entry), "cuModuleGetFunction",
+                  k->name, err);
+    int mt = 0;
+    if (vyre_cu.cuFuncGetAttribute(&mt, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k->vfn) ==
+        CUDA_SUCCESS)
+        k->vmax_threads = mt;
+    return VYRE_OK;
+}
+
 static void kernel_dispose(vyre_cuda_kernel *k) {
     free(k->argv);
     free(k->slot);
@@ -193,7 +210,7 @@ enum vyre_status vyre_cuda_compile(vyre_cuda_device *d, vyre_program *p, vyre_cu
     st = vyre_cu_ptx_get(d, p, &ptx, &len, &ptx_hash, err);
     if (st != VYRE_OK) return st;
     uint32_t nargs = 2 * p->nbuffers + p->nparams;
-    vyre_cuda_kernel *k = kernel_new(d, nargs);
+    vyre_cuda_kernel *k = kernel_new(d, nargs + 1); /* + the vector entry's count */
     char *entry = entry_name(ptx);
     if (k) {
         k->ptx = malloc(len + 1);
@@ -234,7 +251,8 @@ enum vyre_status vyre_cuda_compile(vyre_cuda_device *d, vyre_program *p, vyre_cu
     }
     st = vyre_cu_module_get(d, k->ptx, len, ptx_hash, k->name, &k->module, err);
     if (st == VYRE_OK) {
-        st = finish_kernel(k, k->module->mod, entry, err);
+        st = find_vector_entry(k, k->module->mod, err);
+        if (st == VYRE_OK) st = finish_kernel(k, k->module->mod, entry, err);
         if (st != VYRE_OK) vyre_cu_module_release(k->module);
     }
     free(entry);
@@ -340,5 +358,6 @@ enum vyre_status vyre_cuda_kernel_info(vyre_cuda_kernel *k, struct vyre_cuda_ker
     memcpy(out->workgroup, k->geom.workgroup, sizeof out->workgroup);
     out->nbuffers = k->nbuffers;
     out->nparams = k->nparams;
+    out->vector = k->vfn != NULL;
     return VYRE_OK;
 }

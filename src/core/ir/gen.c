@@ -20,6 +20,10 @@
  * With allow_subgroup, subgroup ops (docs/SUBGROUPS.md) that exchange values appear only
  * where a barrier could (uniform control flow), subgroup_size/subgroup_lane anywhere;
  * without it no draw changes, so every seed gives the program it always gave.
+ * With elementwise, programs are elementwise (docs/ARCHITECTURE.md §5): a 1-D workgroup,
+ * gi is (gid x), the only builtin read; no shared memory, barrier, atomic or subgroup op;
+ * written buffers accessed only at gi; ifs often guard on (lt gi (len b)), so the
+ * vector entry's fast path and tail both run. Without it no draw changes.
  * With allow_invalid the valid program gets 1-3 mutations that usually break a rule. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,6 +237,7 @@ static struct vyre_expr *oob_index(struct gen *g, const struct gmem *m) {
 
 /* Index for an OWN-mode access: the own slot most of the time. */
 static struct vyre_expr *owned_index(struct gen *g, const struct gmem *m) {
+    if (g->elementwise) return own_index(g, false);
     return vyre_gen_chance(g, 85) ? own_index(g, m->shared) : oob_index(g, m);
 }
 
@@ -258,7 +263,9 @@ static struct vyre_expr *any_index(struct gen *g, const struct gmem *m, uint32_t
 static bool can_load(const struct gmem *m) { return m->mode == MODE_READ || m->mode == MODE_OWN; }
 
 static struct vyre_expr *gen_load(struct gen *g, const struct gmem *m, uint32_t depth, bool *div) {
-    struct vyre_expr *idx = m->mode == MODE_OWN ? owned_index(g, m) : any_index(g, m, depth, div);
+    /* Elementwise programs read their inputs mostly at the own index, as real ones do. */
+    bool own = m->mode == MODE_OWN || (g->elementwise && vyre_gen_chance(g, 60));
+    struct vyre_expr *idx = own ? owned_index(g, m) : any_index(g, m, depth, div);
     *div = true;
     if (!idx) return NULL;
     return vyre_gen_chk(g, vyre_ir_load(g->p, m->name, idx));
@@ -286,6 +293,11 @@ static struct vyre_expr *gen_leaf(struct gen *g, enum vyre_type t, uint32_t dept
             return vyre_gen_name_ex(g, v->name);
         }
         if (k < 6 && t == VYRE_U32) {
+            if (g->elementwise) {
+                if (uni) continue;
+                *div = true;
+                return vyre_gen_builtin(g, VYRE_GID, 0);
+            }
             enum vyre_builtin b = (enum vyre_builtin)vyre_gen_below(g, VYRE_BUILTIN_COUNT);
             if (uni && (b == VYRE_GID || b == VYRE_LID)) b = VYRE_WGSIZE;
             if (b == VYRE_GID || b == VYRE_LID) *div = true;
@@ -602,6 +614,7 @@ static bool gen_store(struct gen *g, struct vyre_block *b) {
 }
 
 static bool gen_atomic(struct gen *g, struct vyre_block *b) {
+    if (g->elementwise) return false;
     uint32_t cand[GEN_MAX_MEM], n = 0;
     for (uint32_t i = 0; i < g->nmem; i++) {
         const struct gmem *m = &g->mem[i];
@@ -636,11 +649,26 @@ static bool gen_atomic(struct gen *g, struct vyre_block *b) {
     return true;
 }
 
+/* (lt gi (len b)) for a random global buffer b, sometimes spelled (gt (len b) gi). */
+static struct vyre_expr *gid_guard(struct gen *g) {
+    const char *name = g->mem[vyre_gen_below(g, g->nmem)].name;
+    if (vyre_gen_chance(g, 25))
+        return vyre_gen_bin(g, VYRE_OP_GT, len_ex(g, name), vyre_gen_name_ex(g, "gi"));
+    return vyre_gen_bin(g, VYRE_OP_LT, vyre_gen_name_ex(g, "gi"), len_ex(g, name));
+}
+
 static void gen_if(struct gen *g, const struct ctx *c, struct vyre_block *b) {
     bool div = false;
     /* In barrier-capable code prefer uniform conditions so barriers get nested. */
     bool uni = c->barrier_ok && vyre_gen_chance(g, 60);
-    struct vyre_expr *cond = gen_expr(g, VYRE_BOOL, 0, uni, &div);
+    struct vyre_expr *cond = NULL;
+    if (g->elementwise && g->nmem && vyre_gen_chance(g, 50)) {
+        div = true;
+        cond = gid_guard(g);
+        if (vyre_gen_chance(g, 30)) cond = vyre_gen_bin(g, VYRE_OP_LAND, cond, gid_guard(g));
+    } else {
+        cond = gen_expr(g, VYRE_BOOL, 0, uni, &div);
+    }
     if (!cond) return;
     struct vyre_stmt *s = vyre_ir_if(g->p, cond);
     vyre_gen_push(g, b, s);
@@ -814,7 +842,7 @@ static void gen_decls(struct gen *g) {
         uint32_t count = vyre_gen_chance(g, 75) ? 0u : 1u + vyre_gen_below(g, 200);
         if (m->access == VYRE_ACCESS_READ) {
             m->mode = MODE_READ;
-        } else if (order_free_atomic_type(m->type) && vyre_gen_chance(g, 25)) {
+        } else if (!g->elementwise && order_free_atomic_type(m->type) && vyre_gen_chance(g, 25)) {
             m->mode = MODE_ATOMIC;
             m->aop = commutative_op(g, m->type);
         } else {
@@ -853,6 +881,11 @@ static void gen_decls(struct gen *g) {
 
 /* gi: linear global id over a grid of any shape; li: linear local id. */
 static void gen_ids(struct gen *g, struct vyre_block *b) {
+    if (g->elementwise) {
+        vyre_gen_push(g, b, vyre_ir_let(g->p, "gi", vyre_gen_builtin(g, VYRE_GID, 0)));
+        add_var(g, "gi", VYRE_U32, false, false);
+        return;
+    }
     struct vyre_expr *sx = vyre_gen_bin(g, VYRE_OP_MUL, vyre_gen_builtin(g, VYRE_WGSIZE, 0),
                                         vyre_gen_builtin(g, VYRE_NGROUPS, 0));
     struct vyre_expr *sy = vyre_gen_bin(g, VYRE_OP_MUL, vyre_gen_builtin(g, VYRE_WGSIZE, 1),
@@ -891,7 +924,7 @@ static vyre_program *gen_valid(struct gen *g, uint64_t seed) {
     char name[40];
     snprintf(name, sizeof name, "prog_%llx", (unsigned long long)seed);
     uint32_t x = wx[vyre_gen_below(g, NELEM(wx))], y = 1, z = 1;
-    if (vyre_gen_chance(g, 25)) {
+    if (!g->elementwise && vyre_gen_chance(g, 25)) {
         y = 1u + vyre_gen_below(g, 4);
         z = vyre_gen_chance(g, 50) ? 1u : 1u + vyre_gen_below(g, 2);
         while (x * y * z > 1024u && y > 1) y--;
@@ -930,6 +963,8 @@ vyre_program *vyre_gen_random(uint64_t seed, const struct vyre_gen_options *opt)
     g->barriers = opt && opt->allow_barriers;
     g->approx = opt && opt->allow_approx;
     g->subgroup = opt && opt->allow_subgroup;
+    g->elementwise = opt && opt->elementwise;
+    if (g->elementwise) g->barriers = g->subgroup = false;
     vyre_program *p = gen_valid(g, seed);
     if (p && !g->fail && opt && opt->allow_invalid) vyre_gen_invalid(g);
     if (p && (g->fail || p->oom)) {

@@ -50,6 +50,7 @@ struct gen {
     bool fail;          /* allocation failed */
     uint32_t budget;    /* statements left for the whole body */
     bool has_li;
+    bool elementwise; /* opts->elementwise: programs the vector entry applies to */
 };
 
 /* Where a statement is being generated. */
