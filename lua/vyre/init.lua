@@ -75,5 +75,8 @@ function vyre.backend(name)
     .. "(or no argument for the best available)", tostring(name)), 2)
 end
 
-setmetatable(vyre, {__index = function(_, k) if k == "lib" then return require("vyre.lib") end end})
+setmetatable(vyre, {__index = function(_, k)
+  if k == "lib" then return require("vyre.lib") end
+  if k == "egraph" then return require("vyre.egraph") end -- vyre.egraph(be), docs/EGRAPH.md
+end})
 return vyre
