@@ -46,7 +46,7 @@ local function new(be, fname)
   end
   local eg = setmetatable({
     be = be,
-    ops = { names = {}, arity = {}, byname = {} },
+    reg = { names = {}, arity = {}, byname = {} },
     nids = 0, nrows = 0, nwords = 0,
     dev = { nids = 0, nrows = 0, nwords = 0 },
     pend = { op = {}, len = {}, off = {}, words = {} },
@@ -69,7 +69,7 @@ end
 function EGraph:ops()
   check_self(self, "ops")
   local out = {}
-  for i, n in ipairs(self.ops.names) do out[i] = { name = n, arity = self.ops.arity[i] } end
+  for i, n in ipairs(self.reg.names) do out[i] = { name = n, arity = self.reg.arity[i] } end
   return out
 end
 
@@ -78,17 +78,17 @@ end
 function EGraph:add(op, ...)
   check_self(self, "add")
   local id = S.opid(self, "add", op)
-  local arity = self.ops.arity[id + 1]
+  local arity = self.reg.arity[id + 1]
   local n = select("#", ...)
   if arity == 0 then
     if n ~= 0 then
       S.raise("add", ("'%s' is a leaf op (arity 0) but %d children were given"):format(
-        self.ops.names[id + 1], n), "add leaves with eg:leaf(op, payload)")
+        self.reg.names[id + 1], n), "add leaves with eg:leaf(op, payload)")
     end
     return S.stage(self, id, { 0, 0 })
   end
   if n ~= arity then
-    S.raise("add", ("'%s' takes %d children, got %d"):format(self.ops.names[id + 1], arity, n),
+    S.raise("add", ("'%s' takes %d children, got %d"):format(self.reg.names[id + 1], arity, n),
       ("pass %d e-class ids"):format(arity))
   end
   local words = { ... }
@@ -100,9 +100,9 @@ end
 function EGraph:leaf(op, payload)
   check_self(self, "leaf")
   local id = S.opid(self, "leaf", op)
-  if self.ops.arity[id + 1] ~= 0 then
-    S.raise("leaf", ("'%s' has arity %d, not 0"):format(self.ops.names[id + 1],
-      self.ops.arity[id + 1]), "register leaf ops with arity 0, e.g. eg:op(\"Num\", 0)")
+  if self.reg.arity[id + 1] ~= 0 then
+    S.raise("leaf", ("'%s' has arity %d, not 0"):format(self.reg.names[id + 1],
+      self.reg.arity[id + 1]), "register leaf ops with arity 0, e.g. eg:op(\"Num\", 0)")
   end
   if math.type(payload) ~= "integer" then
     S.raise("leaf", ("the payload must be an integer, got %s"):format(tostring(payload)),
@@ -117,7 +117,7 @@ end
 function EGraph:add_many(op, children)
   check_self(self, "add_many")
   local id = S.opid(self, "add_many", op)
-  if self.ops.arity[id + 1] == 0 then return S.add_leaves(self, "add_many", id, children) end
+  if self.reg.arity[id + 1] == 0 then return S.add_leaves(self, "add_many", id, children) end
   return S.add_many(self, "add_many", id, children)
 end
 
@@ -211,7 +211,7 @@ end
 function EGraph:__tostring()
   if self.freed then return "vyre.EGraph(freed)" end
   return ("vyre.EGraph(%s, %d e-nodes, %d ids, %d ops)"):format(self.be.name, self.nrows,
-    self.nids, #self.ops.names)
+    self.nids, #self.reg.names)
 end
 
 EGraph.__close = EGraph.free

@@ -20,7 +20,7 @@ local INF = -1   -- u64 all ones, as a Lua integer
 --- The per-op cost table (u64 Buffer) from a table name -> cost or a function
 --- (name, arity) -> cost; every cost a positive integer.
 local function op_costs(eg, fname, cost)
-  local ops, list = eg.ops, {}
+  local ops, list = eg.reg, {}
   if type(cost) ~= "table" and type(cost) ~= "function" then
     S.raise(fname, "argument 2 (cost) must be a table op name -> cost or a function, got "
       .. type(cost), "pass e.g. {Add = 1, Num = 1} or function(name, arity) return 1 end")
@@ -45,7 +45,7 @@ end
 
 --- Builds the term of class c (and every class below it) into memo, iteratively.
 local function build(eg, snap, best, c, memo)
-  local names = eg.ops.names
+  local names = eg.reg.names
   local stack = { c }
   while #stack > 0 do
     local x = stack[#stack]
@@ -56,7 +56,7 @@ local function build(eg, snap, best, c, memo)
       local op = snap.op[r + 1]
       local off, len = snap.off[r + 1], snap.len[r + 1]
       local ready = true
-      if eg.ops.arity[op + 1] > 0 then
+      if eg.reg.arity[op + 1] > 0 then
         for k = 1, len do
           local ch = snap.words[off + k]
           if not memo[ch] then
@@ -69,7 +69,7 @@ local function build(eg, snap, best, c, memo)
         stack[#stack] = nil
         local t = { op = names[op + 1] }
         local text
-        if eg.ops.arity[op + 1] == 0 then
+        if eg.reg.arity[op + 1] == 0 then
           t.payload = payload(snap.words, off)
           text = ("(%s %d)"):format(t.op, t.payload)
         else
@@ -181,9 +181,9 @@ end
 
 local function node_of(eg, s, r)
   local op = s.op[r + 1]
-  local node = { op = eg.ops.names[op + 1] }
+  local node = { op = eg.reg.names[op + 1] }
   local off, len = s.off[r + 1], s.len[r + 1]
-  if eg.ops.arity[op + 1] == 0 then
+  if eg.reg.arity[op + 1] == 0 then
     node.payload = payload(s.words, off)
   else
     for k = 1, len do node[k] = s.words[off + k] end

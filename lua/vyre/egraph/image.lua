@@ -56,7 +56,7 @@ end
 
 local function ops_table(eg)
   local ops = {}
-  for i, name in ipairs(eg.ops.names) do ops[i] = { name = name, arity = eg.ops.arity[i] } end
+  for i, name in ipairs(eg.reg.names) do ops[i] = { name = name, arity = eg.reg.arity[i] } end
   return ops
 end
 
@@ -205,10 +205,10 @@ function M.from_image(new, be, image, spans)
   copy("row_children_offset", eg.row_off, n)
   copy("row_children_len", eg.row_len, n)
   copy("children", eg.children, c)
-  local nops = #eg.ops.names
+  local nops = #eg.reg.names
   local arity = S.exact(eg, "arity", math.max(nops, 1))
   local ar = {}
-  for i = 1, math.max(nops, 1) do ar[i] = eg.ops.arity[i] or 0 end
+  for i = 1, math.max(nops, 1) do ar[i] = eg.reg.arity[i] or 0 end
   arity:upload(ar)
   S.zero_stat(eg, 2, steps)
   if n > 0 then

@@ -89,8 +89,20 @@ function R.compact_children(eg, fname)
 end
 
 --- eg:rebuild(): rounds until no new union; returns rounds, unions (e-class merges found
---- by congruence) and a report per round {rows, unions, duplicates}.
+--- by congruence) and a report: per round {rows, unions, duplicates}, and the summed
+--- times of its sequences (wall_ns, device_ns, sequences).
 function R.rebuild(eg, fname)
+  local clock = { wall_ns = 0, device_ns = 0, sequences = 0 }
+  eg.clock = clock
+  local ok, rounds, unions, report = pcall(R.rounds, eg, fname)
+  eg.clock = nil
+  if not ok then error(rounds, 0) end
+  report.wall_ns, report.device_ns, report.sequences = clock.wall_ns, clock.device_ns,
+    clock.sequences
+  return rounds, unions, report
+end
+
+function R.rounds(eg, fname)
   S.settle(eg)
   local be = eg.be
   local rounds, unions, report = 0, 0, {}
@@ -98,7 +110,8 @@ function R.rebuild(eg, fname)
     local n = eg.dev.nrows
     rounds = rounds + 1
     local keys, vals = R.canon(eg, fname)
-    lib.sort(be, keys, vals)
+    local _, t = lib.sort_timed(be, keys, vals)
+    S.tick(eg.clock, t)
     local start = S.exact(eg, "start", n)
     local keep = S.exact(eg, "keep", n)
     local steps = {}

@@ -51,14 +51,25 @@ function S.is_array(v) return mt_name(v) == "vyre.Array" end
 
 -- Running ------------------------------------------------------------------------------
 
---- Runs steps as one be:sequence; returns the readback Arrays.
+--- Runs steps as one be:sequence; returns the readback Arrays. While eg.clock is set
+--- (during a rebuild) the sequence is timed and its times are added to it.
 function S.run(eg, fname, steps, readback)
   if #steps == 0 then return {} end
-  local ok, res = pcall(eg.be.sequence, eg.be, steps, { readback = readback })
+  local clock = eg.clock
+  local ok, res, t = pcall(eg.be.sequence, eg.be, steps,
+    { readback = readback, timed = clock and true or nil })
   if not ok then
     error(("vyre.EGraph:%s: %s"):format(fname, tostring(res)), 0)
   end
+  if clock then S.tick(clock, t) end
   return res
+end
+
+--- Adds a sequence timing to a clock {wall_ns, device_ns, sequences}.
+function S.tick(clock, t)
+  clock.wall_ns = clock.wall_ns + t.wall_ns
+  clock.device_ns = clock.device_ns + (t.device_ns or 0)
+  clock.sequences = clock.sequences + 1
 end
 
 --- The launch grid for n invocations.
@@ -140,7 +151,7 @@ function S.op(eg, name, arity)
     S.raise("op", ("arity of '%s' must be an integer in [0, 64], got %s"):format(name,
       tostring(arity)), "pass the number of children, e.g. eg:op(\"Add\", 2); 0 for leaves")
   end
-  local ops = eg.ops
+  local ops = eg.reg
   local id = ops.byname[name]
   if id then
     if ops.arity[id + 1] ~= arity then
@@ -159,7 +170,7 @@ end
 
 --- The op id of `op` (name or id), checked; raises in fname's name.
 function S.opid(eg, fname, op)
-  local ops = eg.ops
+  local ops = eg.reg
   if type(op) == "string" then
     local id = ops.byname[op]
     if not id then
@@ -208,9 +219,9 @@ function S.changed(eg)
 end
 
 local function upload_isleaf(eg)
-  local n = math.max(#eg.ops.names, 1)
+  local n = math.max(#eg.reg.names, 1)
   local flags = {}
-  for i = 1, n do flags[i] = (eg.ops.arity[i] == 0) and 1 or 0 end
+  for i = 1, n do flags[i] = (eg.reg.arity[i] == 0) and 1 or 0 end
   if eg.isleaf and eg.isleaf.count >= n then
     eg.isleaf:upload(flags)
   else
@@ -323,11 +334,11 @@ end
 
 --- eg:add_many for an op of arity >= 1: rows for every `arity` ids of src.
 function S.add_many(eg, fname, op, src)
-  local arity = eg.ops.arity[op + 1]
+  local arity = eg.reg.arity[op + 1]
   local buf, nwords = S.device_u32(eg, fname, src, "argument 2 (children)", "bulk")
   if nwords % arity ~= 0 then
     S.raise(fname, ("%d children is not a multiple of the arity %d of '%s'"):format(nwords,
-      arity, eg.ops.names[op + 1]), "pass arity ids per e-node, flat: {c1, c2, c1, c2, ...}")
+      arity, eg.reg.names[op + 1]), "pass arity ids per e-node, flat: {c1, c2, c1, c2, ...}")
   end
   local n = nwords // arity
   S.flush(eg)
