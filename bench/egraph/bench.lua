@@ -115,9 +115,12 @@ local function run(label, eg)
   return rep
 end
 
-local info = be:info()
-print(("# vyre.egraph rebuild on %s (%s), backend %s"):format(tostring(info.name or "?"),
-  tostring(info.compute_capability or info.sm or "?"), be.name))
+local info, keys = be:info(), {}
+for k, v in pairs(info) do
+  if type(v) ~= "table" then keys[#keys + 1] = k .. "=" .. tostring(v) end
+end
+table.sort(keys)
+print("# vyre.egraph rebuild, backend " .. be.name .. ": " .. table.concat(keys, " "))
 print(("%-22s %10s %10s %10s %6s %10s %9s %9s %12s"):format("workload", "enodes", "after",
   "classes", "rounds", "unions", "wall_s", "device_s", "enodes/s"))
 run("warm-up", layers(20000))
