@@ -14,6 +14,13 @@ local function load(be, steps, form)
   return eg
 end
 
+-- The per-round counts of a rebuild report (times left out).
+local function rounds_of(rep)
+  local out = {}
+  for i, r in ipairs(rep) do out[i] = { r.rows, r.unions, r.duplicates } end
+  return out
+end
+
 local function image_text(eg)
   local img, spans = eg:image()
   local s = img:download():tostring()
@@ -52,9 +59,10 @@ describe("vyre.egraph on CUDA #gpu", function()
       :format(c[2]), function()
       local steps = O.workload(c[1], c[2])
       local eg_ref, eg_gpu = load(ref, steps, c[3]), load(gpu, steps, c[3])
-      local r1, u1 = eg_ref:rebuild()
-      local r2, u2 = eg_gpu:rebuild()
+      local r1, u1, rep1 = eg_ref:rebuild()
+      local r2, u2, rep2 = eg_gpu:rebuild()
       assert.are.same({ r1, u1 }, { r2, u2 })
+      assert.are.same(rounds_of(rep1), rounds_of(rep2))
       local t1, s1 = image_text(eg_ref)
       local t2, s2 = image_text(eg_gpu)
       assert.are.same(s1, s2)
@@ -116,8 +124,9 @@ describe("vyre.egraph on CUDA #gpu", function()
       return eg
     end
     local a, b = build(ref), build(gpu)
-    local ra, ua = a:rebuild()
-    local rb, ub = b:rebuild()
+    local ra, ua, repa = a:rebuild()
+    local rb, ub, repb = b:rebuild()
+    assert.are.same(rounds_of(repa), rounds_of(repb))
     assert.are.same({ ra, ua }, { rb, ub })
     assert.is_true(ub > 10000)
     assert.is_true(image_text(a) == image_text(b))

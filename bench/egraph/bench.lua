@@ -9,10 +9,12 @@
 --   chains L x K: K chains f(f(...f(x_k))) of length L over K leaves, and the unions
 --     x_0 = x_1 = ... = x_{K-1}: every level merges one round after the one below (L+1
 --     rounds): the cost of a round when little changes.
--- Each line: workload, e-nodes before and after, e-classes after, rounds, unions, the
--- wall time of eg:rebuild() (host clock, includes every sync and the Lua between
--- sequences), the summed device time of its sequences, and e-nodes/s (input e-nodes per
--- wall second).
+-- Each line: workload, e-nodes before and after, e-classes after, the merges made by
+-- eg:union_many (the workload's unions), rebuild rounds and the unions congruence found,
+-- the wall times (host clock: every sync and the Lua between sequences included) of the
+-- union_many (merge_s), of eg:rebuild() (rebuild_s) and of both (total_s, what egglog's
+-- "merge + rebuild" compares with), the summed device time of the rebuild's sequences,
+-- and input e-nodes per total second.
 local vyre = require("vyre")
 
 local backend = arg and arg[1] or "cuda"
@@ -74,10 +76,7 @@ local function layers(n)
     kids:free()
     range = per
   end
-  local pairs = random_ids(2 * nl, 0, nl, 12345)
-  eg:union_many(pairs)
-  pairs:free()
-  return eg
+  return eg, random_ids(2 * nl, 0, nl, 12345)
 end
 
 local function chains(len, k)
@@ -95,21 +94,25 @@ local function chains(len, k)
   end
   local pairs = {}
   for i = 1, k - 1 do pairs[2 * i - 1], pairs[2 * i] = 0, i end
-  eg:union_many(pairs)
-  return eg
+  return eg, be:buffer("u32", pairs)
 end
 
-local function run(label, eg)
+-- Times eg:union_many(pairs) (the merge) and eg:rebuild() separately and together.
+local function run(label, eg, pairs)
   local before = eg:size()
   be:synchronize()
   local t0 = now_ns()
-  local rounds, unions, rep = eg:rebuild()
+  local merges = eg:union_many(pairs)
   local t1 = now_ns()
+  local rounds, unions, rep = eg:rebuild()
+  local t2 = now_ns()
   local nodes, classes = eg:size()
-  local wall = (t1 - t0) / 1e9
-  print(("%-22s %10d %10d %10d %6d %10d %9.4f %9.4f %12.0f"):format(label, before, nodes,
-    classes, rounds, unions, wall, rep.device_ns / 1e9, before / wall))
+  local merge, rebuild = (t1 - t0) / 1e9, (t2 - t1) / 1e9
+  print(("%-20s %9d %9d %9d %9d %5d %9d %8.4f %8.4f %8.4f %8.4f %11.0f"):format(label, before,
+    nodes, classes, merges, rounds, unions, merge, rebuild, merge + rebuild,
+    rep.device_ns / 1e9, before / (merge + rebuild)))
   io.stdout:flush()
+  pairs:free()
   eg:free()
   collectgarbage()
   return rep
@@ -121,8 +124,9 @@ for k, v in pairs(info) do
 end
 table.sort(keys)
 print("# vyre.egraph rebuild, backend " .. be.name .. ": " .. table.concat(keys, " "))
-print(("%-22s %10s %10s %10s %6s %10s %9s %9s %12s"):format("workload", "enodes", "after",
-  "classes", "rounds", "unions", "wall_s", "device_s", "enodes/s"))
+print(("%-20s %9s %9s %9s %9s %5s %9s %8s %8s %8s %8s %11s"):format("workload", "enodes",
+  "after", "classes", "merges", "rounds", "unions", "merge_s", "rebuild_s", "total_s",
+  "device_s", "enodes/s"))
 run("warm-up", layers(20000))
 local n = 10000
 while n <= MAXN do

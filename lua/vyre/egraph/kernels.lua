@@ -16,8 +16,8 @@
 -- hooks the larger root under the smaller with a compare-and-swap that expects the root
 -- to still be a root. A failed CAS returns a strictly smaller ancestor to continue from,
 -- so every union ends even when a load sees a stale pointer. The final pointers (after
--- `eg_compress`) are the set minima whatever the timing, and each successful CAS merges
--- two sets, so merge counts are exact too.
+-- `eg_compress`, whose walks only read) are the set minima whatever the timing, and each
+-- successful CAS merges two sets, so merge counts are exact too.
 local U = require("vyre.lib.util")
 
 local K = {}
@@ -252,9 +252,12 @@ $COUNT)
   }))
 end
 
---- parent[x] = root(x) for x < n: afterwards every pointer is the canonical id.
+--- parent[x] = root(x) for x < n: afterwards every pointer is the canonical id. The walk
+--- only reads: a path-halving store here could land after another invocation stored its
+--- root and put an older ancestor back, leaving a pointer that is not canonical. Every
+--- store is a final root, so whatever a walk reads is an ancestor and the result is exact.
 function K.compress(be)
-  return kernel(be, "compress", U.fill([[
+  return kernel(be, "compress", [[
 (program eg_compress (workgroup 256)
   (buffer parent u32 read_write)
   (param n u32)
@@ -262,9 +265,12 @@ function K.compress(be)
   (if (lt x n)
     (then
       (let r x)
-$FIND
+      (for j 0u32 4294967295u32 1u32
+        (let p (load parent r))
+        (if (eq p r) (then (break)))
+        (set r p))
       (if (ne (load parent x) r) (then (store parent x r))))))
-]], { FIND = "      " .. find("f_", "r"):gsub("\n", "\n      ") }))
+]])
 end
 
 local CANON = [[
