@@ -59,7 +59,8 @@ function S.run(eg, fname, steps, readback)
   local ok, res, t = pcall(eg.be.sequence, eg.be, steps,
     { readback = readback, timed = clock and true or nil })
   if not ok then
-    error(("vyre.EGraph:%s: %s"):format(fname, tostring(res)), 0)
+    local full = fname:find("^vyre%.") and fname or ("vyre.EGraph:" .. fname)
+    error(("%s: %s"):format(full, tostring(res)), 0)
   end
   if clock then S.tick(clock, t) end
   return res
@@ -216,6 +217,7 @@ function S.changed(eg)
   eg.clean = false
   eg.groups = nil
   eg.snap = nil
+  eg.nclasses = nil
 end
 
 local function upload_isleaf(eg)
