@@ -1,7 +1,7 @@
 """egglog anchor for bench/egraph: egg's `math` workload (the 23 rewrite rules and 7
 start terms of egglog's tests/math-microbenchmark.egg) run step by step on one thread,
-printing e-nodes, e-classes and seconds per step, with egglog's own split of each step
-into search, apply and merge + rebuild time.
+printing e-nodes and seconds per step, with egglog's own split of each step into
+search + apply, merge and rebuild time.
 
 Needs Python >= 3.12 and `pip install egglog==14.0.0`. Usage:
     python bench/egraph/egglog_math.py [steps (default 12)]
@@ -53,6 +53,7 @@ PROGRAM = """
 (Div (Const 1) (Sub (Div (Add (Const 1) (Sqrt (Var "five"))) (Const 2))
                     (Div (Sub (Const 1) (Sqrt (Var "five"))) (Const 2))))
 """
+
 
 def size(eg):
     """Total e-nodes: the rows of every constructor, as egglog's print-size counts them."""
