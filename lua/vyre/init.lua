@@ -95,5 +95,8 @@ function vyre.help(x)
   return require("vyre.help").help(x)
 end
 
-setmetatable(vyre, {__index = function(_, k) if k == "lib" then return require("vyre.lib") end end})
+setmetatable(vyre, {__index = function(_, k)
+  if k == "lib" then return require("vyre.lib") end
+  if k == "egraph" then return require("vyre.egraph") end -- vyre.egraph(be), docs/EGRAPH.md
+end})
 return vyre

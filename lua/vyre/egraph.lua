@@ -1,0 +1,232 @@
+-- vyre.egraph — e-graphs resident on a backend, rebuilt to congruence closure on the
+-- device by vyre programs (docs/EGRAPH.md). The same programs run on the reference
+-- interpreter, so a GPU rebuild can be checked against it bit for bit; the policy
+-- (staging, rounds, growth, extraction's fixed point) is this Lua.
+--
+--   local eg = vyre.egraph(be)                 -- be: vyre.backend(...) of either kind
+--   local Add = eg:op("Add", 2)                -- op id; arity 0 makes a leaf op
+--   local a = eg:leaf("Num", 7)                -- leaf with an integer payload
+--   local s = eg:add("Add", a, a)              -- e-class id of a new e-node
+--   local first, n = eg:add_many("Add", ids)   -- n = #ids / 2 e-nodes, ids first..first+n-1
+--   eg:union(a, s); eg:union_many(pairs)       -- pairs: flat ids (table, Array, Buffer)
+--   local rounds, unions = eg:rebuild()        -- congruence closure on the device
+--   eg:find(s)  eg:size()  eg:classes()  eg:nodes(c)  eg:dot()
+--   local buf, spans = eg:image()              -- the device image (ORIGINAL.md layout)
+--   local eg2 = vyre.egraph.from_image(be, buf, spans)
+--   local term, text, cost = eg:extract(s, {Add = 1, Num = 1})
+--
+-- Ids: every added e-node gets a fresh e-class id (0, 1, 2, ... in the order of the
+-- calls). Adding a node equal to an existing one is not looked up at once: rebuild finds
+-- it congruent and unites the two, so find(id) is then the older id. The canonical id of
+-- an e-class is the smallest id in it, on both backends and whatever the GPU's timing.
+local S = require("vyre.egraph.store")
+local R = require("vyre.egraph.rebuild")
+local image = require("vyre.egraph.image")
+local extract = require("vyre.egraph.extract")
+
+local EGraph = {}
+EGraph.__index = EGraph
+EGraph.__name = "vyre.EGraph"
+
+local function check_self(eg, fname)
+  if getmetatable(eg) ~= EGraph then
+    S.raise(fname, "called without an e-graph", ("call it as eg:%s(...)"):format(fname))
+  end
+  if eg.freed then S.raise(fname, "the e-graph was freed", "use a live e-graph") end
+end
+
+local function new(be, fname)
+  local mt = getmetatable(be)
+  if type(mt) ~= "table" or rawget(mt, "__name") ~= "vyre.Backend" then
+    S.raise(fname or "vyre.egraph", "argument 1 must be a vyre.Backend, got "
+      .. (S.mt_name(be) or type(be)), "pass vyre.backend() or vyre.backend(\"reference\")")
+  end
+  if be.freed then
+    S.raise(fname or "vyre.egraph", "the backend was freed", "use a live backend")
+  end
+  local eg = setmetatable({
+    be = be,
+    reg = { names = {}, arity = {}, byname = {} },
+    nids = 0, nrows = 0, nwords = 0,
+    dev = { nids = 0, nrows = 0, nwords = 0 },
+    pend = { op = {}, len = {}, off = {}, words = {} },
+    punion = {},
+    merges = 0,
+    clean = true,
+    leaf_dirty = true,
+  }, EGraph)
+  eg.stat = be:buffer("u32", 64)
+  return eg
+end
+
+--- eg:op(name, arity) -> op id (registers it; the same name again returns the same id).
+function EGraph:op(name, arity)
+  check_self(self, "op")
+  return S.op(self, name, arity)
+end
+
+--- eg:ops() -> {{name =, arity =}, ...} in id order (id = index - 1).
+function EGraph:ops()
+  check_self(self, "ops")
+  local out = {}
+  for i, n in ipairs(self.reg.names) do out[i] = { name = n, arity = self.reg.arity[i] } end
+  return out
+end
+
+--- eg:add(op, c1, ..., cN) -> the new e-node's e-class id (op by name or id; N = arity;
+--- an op of arity 0 adds a leaf with payload 0).
+function EGraph:add(op, ...)
+  check_self(self, "add")
+  local id = S.opid(self, "add", op)
+  local arity = self.reg.arity[id + 1]
+  local n = select("#", ...)
+  if arity == 0 then
+    if n ~= 0 then
+      S.raise("add", ("'%s' is a leaf op (arity 0) but %d children were given"):format(
+        self.reg.names[id + 1], n), "add leaves with eg:leaf(op, payload)")
+    end
+    return S.stage(self, id, { 0, 0 })
+  end
+  if n ~= arity then
+    S.raise("add", ("'%s' takes %d children, got %d"):format(self.reg.names[id + 1], arity, n),
+      ("pass %d e-class ids"):format(arity))
+  end
+  local words = { ... }
+  for k = 1, n do S.check_id(self, "add", words[k], ("child %d"):format(k)) end
+  return S.stage(self, id, words)
+end
+
+--- eg:leaf(op, payload) -> e-class id of a leaf (op of arity 0) carrying an integer.
+function EGraph:leaf(op, payload)
+  check_self(self, "leaf")
+  local id = S.opid(self, "leaf", op)
+  if self.reg.arity[id + 1] ~= 0 then
+    S.raise("leaf", ("'%s' has arity %d, not 0"):format(self.reg.names[id + 1],
+      self.reg.arity[id + 1]), "register leaf ops with arity 0, e.g. eg:op(\"Num\", 0)")
+  end
+  if math.type(payload) ~= "integer" then
+    S.raise("leaf", ("the payload must be an integer, got %s"):format(tostring(payload)),
+      "pass a Lua integer (64-bit); map symbols to integers yourself")
+  end
+  return S.stage(self, id, { payload & 0xffffffff, (payload >> 32) & 0xffffffff })
+end
+
+--- eg:add_many(op, children) -> first id, count. For an op of arity N >= 1, children
+--- holds N ids per new e-node (flat); for a leaf op, one integer payload per leaf. A
+--- table, a vyre.Array or a vyre.Buffer of the e-graph's backend (kept on the device).
+function EGraph:add_many(op, children)
+  check_self(self, "add_many")
+  local id = S.opid(self, "add_many", op)
+  if self.reg.arity[id + 1] == 0 then return S.add_leaves(self, "add_many", id, children) end
+  return S.add_many(self, "add_many", id, children)
+end
+
+--- eg:union(a, b): records that a and b are equal (applied at the next device step).
+function EGraph:union(a, b)
+  check_self(self, "union")
+  S.check_id(self, "union", a, "argument 1")
+  S.check_id(self, "union", b, "argument 2")
+  if a ~= b then
+    local u = self.punion
+    u[#u + 1], u[#u + 2] = a, b
+    S.changed(self)
+  end
+end
+
+--- eg:union_many(pairs) -> how many e-class merges it made. pairs: flat ids
+--- {a1, b1, a2, b2, ...} (table, u32 Array or Buffer) or a table of {a, b}.
+function EGraph:union_many(pairs)
+  check_self(self, "union_many")
+  return S.union_many(self, "union_many", pairs)
+end
+
+--- eg:find(c) -> the canonical id of c's e-class.
+function EGraph:find(c)
+  check_self(self, "find")
+  S.check_id(self, "find", c, "argument 1")
+  S.settle(self)
+  return self.parent:download(4 * c, 4)[1]
+end
+
+--- eg:size() -> e-nodes, e-classes (e-classes that have e-nodes; before a rebuild,
+--- e-nodes still counts duplicates).
+function EGraph:size()
+  check_self(self, "size")
+  if not self.nclasses then self.nclasses = R.count_classes(self, "size") end
+  return self.nrows, self.nclasses
+end
+
+--- eg:rebuild() -> rounds, unions, report: restores congruence on the device.
+function EGraph:rebuild()
+  check_self(self, "rebuild")
+  local rounds, unions, report = R.rebuild(self, "rebuild")
+  return rounds, unions, report
+end
+
+function EGraph:classes()
+  check_self(self, "classes")
+  return extract.classes(self, "classes")
+end
+
+function EGraph:nodes(c)
+  check_self(self, "nodes")
+  return extract.nodes(self, "nodes", c)
+end
+
+function EGraph:dot()
+  check_self(self, "dot")
+  return extract.dot(self, "dot")
+end
+
+--- eg:image() -> u32 Buffer, span table (see vyre.egraph.image).
+function EGraph:image()
+  check_self(self, "image")
+  return image.image(self, "image")
+end
+
+function EGraph:extract(roots, cost)
+  check_self(self, "extract")
+  return extract.extract(self, "extract", roots, cost)
+end
+
+--- eg:buffers() -> the device columns as they are now (settled): {parent, row_class,
+--- row_op, row_off, row_len, children, isleaf} and the counts {ids, rows, words}, for
+--- kernels written against the layout (e-matching).
+function EGraph:buffers()
+  check_self(self, "buffers")
+  S.settle(self)
+  return { parent = self.parent, row_class = self.row_class, row_op = self.row_op,
+    row_off = self.row_off, row_len = self.row_len, children = self.children,
+    isleaf = self.isleaf }, { ids = self.dev.nids, rows = self.dev.nrows,
+    words = self.dev.nwords }
+end
+
+--- eg:free(): frees the device buffers now (idempotent).
+function EGraph:free()
+  if self.freed then return end
+  S.free(self)
+  self.freed = true
+end
+
+function EGraph:__tostring()
+  if self.freed then return "vyre.EGraph(freed)" end
+  return ("vyre.EGraph(%s, %d e-nodes, %d ids, %d ops)"):format(self.be.name, self.nrows,
+    self.nids, #self.reg.names)
+end
+
+EGraph.__close = EGraph.free
+
+local M = setmetatable({}, {
+  __call = function(_, be) return new(be, "vyre.egraph") end,
+})
+M.EGraph = EGraph
+
+--- vyre.egraph.from_image(be, image, spans) -> e-graph.
+function M.from_image(be, img, spans)
+  return image.from_image(new, be, img, spans)
+end
+
+--- The row signature (ORIGINAL.md) of op id and words, computed in Lua.
+M.signature = require("vyre.egraph.kernels").signature
+
+return M

@@ -1,0 +1,245 @@
+-- vyre.egraph.extract — extraction and inspection (docs/EGRAPH.md).
+--
+-- Extraction computes, on the device, the least cost of every e-class by Bellman-Ford
+-- sweeps to a fixed point (class cost = min over its rows of op cost + the children's
+-- class costs, u64, saturating), then each class's best row (the smallest row index
+-- among those of least cost). Op costs are positive integers, so a best row's children
+-- are strictly cheaper than its class and the chosen rows form a DAG: the terms are
+-- finite. The fixed point is unique, so costs and terms are the same on both backends.
+-- Inspection (classes, nodes, dot) reads a host snapshot of the canonical graph.
+local lib = require("vyre.lib")
+local S = require("vyre.egraph.store")
+local K = require("vyre.egraph.kernels")
+local image = require("vyre.egraph.image")
+
+local M = {}
+
+local SWEEPS = 8 -- Bellman-Ford sweeps per sequence (one readback each 8)
+local INF = -1   -- u64 all ones, as a Lua integer
+
+--- The per-op cost table (u64 Buffer) from a table name -> cost or a function
+--- (name, arity) -> cost; every cost a positive integer.
+local function op_costs(eg, fname, cost)
+  local ops, list = eg.reg, {}
+  if type(cost) ~= "table" and type(cost) ~= "function" then
+    S.raise(fname, "argument 2 (cost) must be a table op name -> cost or a function, got "
+      .. type(cost), "pass e.g. {Add = 1, Num = 1} or function(name, arity) return 1 end")
+  end
+  for i, name in ipairs(ops.names) do
+    local c
+    if type(cost) == "table" then c = cost[name] else c = cost(name, ops.arity[i]) end
+    if math.type(c) ~= "integer" or c < 1 or c > (1 << 40) then
+      S.raise(fname, ("the cost of op '%s' must be an integer in [1, 2^40], got %s"):format(
+        name, tostring(c)), "give every registered op a positive integer cost")
+    end
+    list[i] = c
+  end
+  local b = S.exact(eg, "opcost", math.max(#list, 1), "u64")
+  if #list > 0 then b:upload(list) end
+  return b
+end
+
+local function payload(words, off)
+  return words[off + 1] | (words[off + 2] << 32)
+end
+
+--- Builds the term of class c (and every class below it) into memo, iteratively.
+local function build(eg, snap, best, c, memo)
+  local names = eg.reg.names
+  local stack = { c }
+  while #stack > 0 do
+    local x = stack[#stack]
+    if memo[x] then
+      stack[#stack] = nil
+    else
+      local r = best[x + 1]
+      local op = snap.op[r + 1]
+      local off, len = snap.off[r + 1], snap.len[r + 1]
+      local ready = true
+      if eg.reg.arity[op + 1] > 0 then
+        for k = 1, len do
+          local ch = snap.words[off + k]
+          if not memo[ch] then
+            ready = false
+            stack[#stack + 1] = ch
+          end
+        end
+      end
+      if ready then
+        stack[#stack] = nil
+        local t = { op = names[op + 1] }
+        local text
+        if eg.reg.arity[op + 1] == 0 then
+          t.payload = payload(snap.words, off)
+          text = ("(%s %d)"):format(t.op, t.payload)
+        else
+          local parts = { "(" .. t.op }
+          for k = 1, len do
+            local sub = memo[snap.words[off + k]]
+            t[k] = sub.term
+            parts[#parts + 1] = sub.text
+          end
+          text = table.concat(parts, " ") .. ")"
+        end
+        memo[x] = { term = t, text = text }
+      end
+    end
+  end
+  return memo[c]
+end
+
+--- Host copies of the canonical graph (Arrays): parent, row columns, children words.
+function M.snapshot(eg, fname)
+  if eg.snap then return eg.snap end
+  local g = image.groups(eg, fname)
+  local n = eg.dev.nrows
+  local function dl(b, count)
+    if count == 0 then return {} end
+    return b:download(0, 4 * count)
+  end
+  eg.snap = {
+    parent = dl(eg.parent, eg.dev.nids), class = dl(eg.row_class, n), op = dl(eg.row_op, n),
+    off = dl(eg.row_off, n), len = dl(eg.row_len, n), words = dl(eg.children, eg.dev.nwords),
+    gcls = dl(g.cls, g.count), goff = dl(g.off, g.count + 1), grows = dl(g.rows, n),
+    ngroups = g.count,
+  }
+  return eg.snap
+end
+
+--- eg:extract(roots, cost): roots is an id or a list of ids; returns term, text, cost for
+--- one id, or a list of {term =, text =, cost =} for a list.
+function M.extract(eg, fname, roots, cost)
+  local single = math.type(roots) == "integer"
+  local list = single and { roots } or roots
+  if type(list) ~= "table" then
+    S.raise(fname, "argument 1 (roots) must be an e-class id or a list of ids, got "
+      .. type(roots), "pass eg:add(...)'s id or a list of ids")
+  end
+  for i = 1, #list do S.check_id(eg, fname, list[i], ("root %d"):format(i)) end
+  local opcost = op_costs(eg, fname, cost)
+  if not eg.clean then eg:rebuild() end
+  S.settle(eg)
+  local be, n, nids = eg.be, eg.dev.nrows, eg.dev.nids
+  local ccost = S.exact(eg, "ccost", math.max(nids, 1), "u64")
+  local best = S.exact(eg, "best", math.max(nids, 1))
+  lib.fill(be, ccost, INF)
+  lib.fill(be, best, S.MAXU32)
+  local args = { isleaf = eg.isleaf, opcost = opcost, children = eg.children,
+    row_class = eg.row_class, row_op = eg.row_op, row_off = eg.row_off, row_len = eg.row_len,
+    ccost = ccost, stat = eg.stat, n = n, slot = 0 }
+  local sweeps, done = 0, n == 0
+  while not done do
+    local steps = {}
+    S.zero_stat(eg, SWEEPS, steps)
+    for k = 0, SWEEPS - 1 do
+      local a = {}
+      for key, v in pairs(args) do a[key] = v end
+      a.slot = k
+      steps[#steps + 1] = { K.cost(be), a, S.grid(n) }
+    end
+    local res = S.run(eg, fname, steps, { S.stat_readback(eg, SWEEPS) })
+    for k = 1, SWEEPS do
+      sweeps = sweeps + 1
+      if res[1][k] == 0 then done = true end
+    end
+    if not done and sweeps > n + SWEEPS then
+      error("vyre.EGraph:extract internal: costs did not converge", 0)
+    end
+  end
+  if n > 0 then
+    S.run(eg, fname, { { K.best(be), { isleaf = eg.isleaf, opcost = opcost,
+      children = eg.children, row_class = eg.row_class, row_op = eg.row_op,
+      row_off = eg.row_off, row_len = eg.row_len, ccost = ccost, best = best, n = n },
+      S.grid(n) } })
+  end
+  local snap = M.snapshot(eg, fname)
+  local bestv = best:download(0, 4 * math.max(nids, 1))
+  local costv = ccost:download(0, 8 * math.max(nids, 1))
+  local memo, out = {}, {}
+  for i, root in ipairs(list) do
+    local c = snap.parent[root + 1]
+    if bestv[c + 1] == S.MAXU32 then
+      S.raise(fname, ("e-class %d has no finite term (every e-node in it depends on "
+        .. "itself)"):format(root), "extract a class that contains a term")
+    end
+    local r = build(eg, snap, bestv, c, memo)
+    out[i] = { term = r.term, text = r.text, cost = costv[c + 1] }
+  end
+  if single then return out[1].term, out[1].text, out[1].cost end
+  return out
+end
+
+-- Inspection ---------------------------------------------------------------------------
+
+--- The canonical e-class ids that have e-nodes, ascending.
+function M.classes(eg, fname)
+  local s = M.snapshot(eg, fname)
+  local out = {}
+  for i = 1, s.ngroups do out[i] = s.gcls[i] end
+  return out
+end
+
+local function node_of(eg, s, r)
+  local op = s.op[r + 1]
+  local node = { op = eg.reg.names[op + 1] }
+  local off, len = s.off[r + 1], s.len[r + 1]
+  if eg.reg.arity[op + 1] == 0 then
+    node.payload = payload(s.words, off)
+  else
+    for k = 1, len do node[k] = s.words[off + k] end
+  end
+  return node
+end
+
+--- The e-nodes of c's class: {op = name, child ids...} or {op = name, payload = n}.
+function M.nodes(eg, fname, c)
+  S.check_id(eg, fname, c, "argument 1 (e-class)")
+  local s = M.snapshot(eg, fname)
+  local root = s.parent[c + 1]
+  local lo, hi = 1, s.ngroups
+  while lo <= hi do
+    local mid = (lo + hi) // 2
+    local v = s.gcls[mid]
+    if v == root then
+      local out = {}
+      for p = s.goff[mid], s.goff[mid + 1] - 1 do out[#out + 1] = node_of(eg, s, s.grows[p + 1]) end
+      return out
+    elseif v < root then lo = mid + 1 else hi = mid - 1 end
+  end
+  return {}
+end
+
+--- Graphviz text: one cluster per e-class, edges from e-nodes to their child classes.
+function M.dot(eg, fname)
+  local s = M.snapshot(eg, fname)
+  if #s.op > 100000 then
+    S.raise(fname, ("the e-graph has %d e-nodes, too many to draw"):format(#s.op),
+      "draw small e-graphs (at most 100000 e-nodes)")
+  end
+  local L = { "digraph egraph {", "  compound=true;", "  node [shape=box];" }
+  local first = {}
+  for gi = 1, s.ngroups do
+    local c = s.gcls[gi]
+    L[#L + 1] = ("  subgraph cluster_%d {"):format(c)
+    L[#L + 1] = ("    label=\"e%d\"; style=dotted;"):format(c)
+    for p = s.goff[gi], s.goff[gi + 1] - 1 do
+      local r = s.grows[p + 1]
+      first[c] = first[c] or r
+      local nd = node_of(eg, s, r)
+      local label = nd.payload and ("%s %d"):format(nd.op, nd.payload) or nd.op
+      L[#L + 1] = ("    n%d [label=%q];"):format(r, label)
+    end
+    L[#L + 1] = "  }"
+  end
+  for r = 0, #s.op - 1 do
+    local nd = node_of(eg, s, r)
+    for k, ch in ipairs(nd) do
+      local c = s.parent[ch + 1]
+      L[#L + 1] = ("  n%d -> n%d [lhead=cluster_%d, label=\"%d\"];"):format(r, first[c], c, k)
+    end
+  end
+  L[#L + 1] = "}"
+  return table.concat(L, "\n") .. "\n"
+end
+
+return M

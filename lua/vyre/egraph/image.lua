@@ -1,0 +1,236 @@
+-- vyre.egraph.image — e-class groups and the device image (docs/EGRAPH.md, "Image").
+--
+-- The image is the original system's layout (ORIGINAL.md), one u32 slab:
+--   row e-class ids [R], row op ids [R], row children offsets [R], row children lengths
+--   [R], row signatures [R], children [C], group e-class ids [G] (sorted, unique), group
+--   offsets [G+1] (into group rows), group rows [R] (row indices grouped by e-class,
+--   ascending within a group),
+-- with a span table giving each part's byte offset, byte length and count, plus the op
+-- registry. Class ids and children are canonical; children offsets are relative to the
+-- children span. Leaf rows (ops of arity 0) hold their payload as two children words.
+local lib = require("vyre.lib")
+local scan = require("vyre.lib.scan")
+local S = require("vyre.egraph.store")
+local K = require("vyre.egraph.kernels")
+local R = require("vyre.egraph.rebuild")
+
+local M = {}
+
+M.SPANS = { "row_eclass", "row_op", "row_children_offset", "row_children_len",
+  "row_signature", "children", "group_eclass", "group_offset", "group_rows" }
+
+--- Canonical rows (settled, dense children) and their groups by e-class:
+--- eg.groups = {n, count, cls, off, rows} (exact-size buffers), cached until a change.
+function M.groups(eg, fname)
+  if eg.groups then return eg.groups end
+  S.settle(eg)
+  if eg.garbage then R.compact_children(eg, fname) end
+  R.canon(eg, fname)
+  local be, n = eg.be, eg.dev.nrows
+  local keys = S.exact(eg, "gkeys", n)
+  local rows = S.exact(eg, "grows", n)
+  if n == 0 then
+    eg.groups = { n = 0, count = 0, cls = S.exact(eg, "gcls", 0), off = S.exact(eg, "goff", 1),
+      rows = rows }
+    eg.groups.off:zero()
+    return eg.groups
+  end
+  S.run(eg, fname, { { K.copy_range(be), { src = eg.row_class, dst = keys, n = n, src0 = 0,
+    dst0 = 0 }, S.grid(n) } })
+  lib.iota(be, rows)
+  lib.sort(be, keys, rows)
+  local flag = S.exact(eg, "gflag", n)
+  local rank = S.exact(eg, "grank", n)
+  local steps = { { K.flags(be), { keys = keys, flag = flag, n = n }, S.grid(n) } }
+  scan.steps(be, "u32", "add", true, flag, rank, n, steps)
+  local res = S.run(eg, fname, steps, { { rank, 4 * (n - 1), 4 }, { flag, 4 * (n - 1), 4 } })
+  local g = res[1][1] + res[2][1]
+  local cls = S.exact(eg, "gcls", g)
+  local off = S.exact(eg, "goff", g + 1)
+  S.run(eg, fname, { { K.groups(be), { keys = keys, flag = flag, rank = rank, gcls = cls,
+    goff = off, n = n, ng = g }, S.grid(n) } })
+  eg.groups = { n = n, count = g, cls = cls, off = off, rows = rows }
+  eg.nclasses = g
+  return eg.groups
+end
+
+local function ops_table(eg)
+  local ops = {}
+  for i, name in ipairs(eg.reg.names) do ops[i] = { name = name, arity = eg.reg.arity[i] } end
+  return ops
+end
+
+--- eg:image() -> a new u32 Buffer holding the image, and its span table.
+function M.image(eg, fname)
+  local g = M.groups(eg, fname)
+  local be, n, c, ng = eg.be, eg.dev.nrows, eg.dev.nwords, g.count
+  local keys = R.canon(eg, fname) -- signatures of the canonical rows
+  local parts = {
+    { "row_eclass", eg.row_class, n }, { "row_op", eg.row_op, n },
+    { "row_children_offset", eg.row_off, n }, { "row_children_len", eg.row_len, n },
+    { "row_signature", keys, n }, { "children", eg.children, c },
+    { "group_eclass", g.cls, ng }, { "group_offset", g.off, ng + 1 },
+    { "group_rows", g.rows, n },
+  }
+  local total = 0
+  for _, p in ipairs(parts) do total = total + p[3] end
+  local slab = be:buffer("u32", math.max(total, 1))
+  local spans = { nrows = n, nwords = c, ngroups = ng, nids = eg.dev.nids,
+    ops = ops_table(eg), bytes = 4 * total }
+  local steps, at = {}, 0
+  for _, p in ipairs(parts) do
+    spans[p[1]] = { offset = 4 * at, bytes = 4 * p[3], count = p[3] }
+    if p[3] > 0 then
+      steps[#steps + 1] = { K.copy_range(be), { src = p[2], dst = slab, n = p[3], src0 = 0,
+        dst0 = at }, S.grid(p[3]) }
+    end
+    at = at + p[3]
+  end
+  S.run(eg, fname, steps)
+  return slab, spans
+end
+
+local CHECK = [[
+(program eg_check_image (workgroup 256)
+  (buffer arity u32 read)
+  (buffer children u32 read)
+  (buffer row_class u32 read)
+  (buffer row_op u32 read)
+  (buffer row_off u32 read)
+  (buffer row_len u32 read)
+  (buffer stat u32 read_write)
+  (param n u32)
+  (param nops u32)
+  (param nwords u32)
+  (let r (gid x))
+  (let bad 0u32)
+  (let mx 0u32)
+  (if (lt r n)
+    (then
+      (let op (load row_op r))
+      (let o (load row_off r))
+      (let len (load row_len r))
+      (let ar (load arity op))
+      (set mx (add (load row_class r) 1u32))
+      (if (lor (ge op nops) (lor (gt o nwords) (gt len (sub nwords o))))
+        (then (set bad 1u32))
+        (else
+          (if (eq ar 0u32)
+            (then (if (ne len 2u32) (then (set bad 1u32))))
+            (else
+              (if (ne len ar) (then (set bad 1u32)))
+              (for k 0u32 len 1u32
+                (set mx (max mx (add (load children (add o k)) 1u32))))))))
+      (if (eq (load row_class r) 4294967295u32) (then (set bad 1u32)))))
+  (let sb (subgroup_reduce add bad))
+  (let sm (subgroup_reduce max mx))
+  (if (eq (subgroup_lane) 0u32)
+    (then
+      (if (ne sb 0u32) (then (atomic add stat 0u32 sb)))
+      (if (ne sm 0u32) (then (atomic max stat 1u32 sm))))))
+]]
+
+local function check_kernel(be)
+  return require("vyre.lib.util").kernel(be, "egraph:check_image", function() return CHECK end)
+end
+
+local function check_spans(fname, spans, nbytes)
+  if type(spans) ~= "table" then
+    S.raise(fname, "argument 3 (spans) must be the span table eg:image() returned, got "
+      .. type(spans), "pass both values of eg:image()")
+  end
+  if type(spans.ops) ~= "table" then
+    S.raise(fname, "spans.ops is missing", "pass the span table eg:image() returned")
+  end
+  local n, c, g = spans.nrows, spans.nwords, spans.ngroups
+  for _, k in ipairs({ "nrows", "nwords", "ngroups" }) do
+    local v = spans[k]
+    if math.type(v) ~= "integer" or v < 0 or v > S.LIMIT then
+      S.raise(fname, ("spans.%s must be a count, got %s"):format(k, tostring(v)),
+        "pass the span table eg:image() returned")
+    end
+  end
+  local want = { row_eclass = n, row_op = n, row_children_offset = n, row_children_len = n,
+    row_signature = n, children = c, group_eclass = g, group_offset = g + 1, group_rows = n }
+  for _, k in ipairs(M.SPANS) do
+    local s = spans[k]
+    if type(s) ~= "table" or math.type(s.offset) ~= "integer" or s.offset < 0
+      or s.offset % 4 ~= 0 or s.count ~= want[k] or s.offset + 4 * want[k] > nbytes then
+      S.raise(fname, ("span %s does not fit the image (%d bytes) and the counts"):format(k,
+        nbytes), "pass the image buffer with the span table eg:image() returned for it")
+    end
+  end
+end
+
+--- vyre.egraph.from_image(be, image, spans): a new e-graph holding the image's e-nodes.
+--- image is a u32 Buffer of be, a u32 vyre.Array or a binary string.
+function M.from_image(new, be, image, spans)
+  local fname = "vyre.egraph.from_image"
+  local eg = new(be, fname)
+  local slab = image
+  if type(image) == "string" or S.is_array(image) then
+    local arr = type(image) == "string" and require("vyre").array("u32", image) or image
+    if arr.type ~= "u32" then
+      S.raise(fname, "argument 2 is a " .. arr.type .. " Array", "pass a u32 image")
+    end
+    slab = be:buffer("u32", math.max(#arr, 1))
+    if #arr > 0 then slab:upload(arr) end
+  elseif not S.is_buffer(image) or image.freed or image.type ~= "u32" then
+    S.raise(fname, "argument 2 must be a live u32 vyre.Buffer, a u32 vyre.Array or a string",
+      "pass the buffer eg:image() returned (on the same kind of backend)")
+  end
+  check_spans(fname, spans, slab.bytes)
+  for i, o in ipairs(spans.ops) do
+    if type(o) ~= "table" then
+      S.raise(fname, ("spans.ops[%d] is not {name =, arity =}"):format(i),
+        "pass the span table eg:image() returned")
+    end
+    local id = S.op(eg, o.name, o.arity)
+    if id ~= i - 1 then
+      S.raise(fname, ("op '%s' appears twice in spans.ops"):format(tostring(o.name)),
+        "pass the span table eg:image() returned")
+    end
+  end
+  local n, c = spans.nrows, spans.nwords
+  S.reserve(eg, n, c, 0)
+  local steps = {}
+  local function copy(span, dst, count)
+    if count > 0 then
+      steps[#steps + 1] = { K.copy_range(be), { src = slab, dst = dst, n = count,
+        src0 = spans[span].offset // 4, dst0 = 0 }, S.grid(count) }
+    end
+  end
+  copy("row_eclass", eg.row_class, n)
+  copy("row_op", eg.row_op, n)
+  copy("row_children_offset", eg.row_off, n)
+  copy("row_children_len", eg.row_len, n)
+  copy("children", eg.children, c)
+  local nops = #eg.reg.names
+  local arity = S.exact(eg, "arity", math.max(nops, 1))
+  local ar = {}
+  for i = 1, math.max(nops, 1) do ar[i] = eg.reg.arity[i] or 0 end
+  arity:upload(ar)
+  S.zero_stat(eg, 2, steps)
+  if n > 0 then
+    steps[#steps + 1] = { check_kernel(be), { arity = arity, children = eg.children,
+      row_class = eg.row_class, row_op = eg.row_op, row_off = eg.row_off, row_len = eg.row_len,
+      stat = eg.stat, n = n, nops = nops, nwords = c }, S.grid(n) }
+  end
+  local res = S.run(eg, fname, steps, { S.stat_readback(eg, 2) })
+  if not rawequal(slab, image) then slab:free() end
+  if res[1][1] > 0 then
+    S.free(eg)
+    S.raise(fname, ("%d e-node rows of the image are malformed (op, children range or "
+      .. "arity)"):format(res[1][1]), "pass an image made by eg:image()")
+  end
+  local nids = res[1][2]
+  eg.dev.nrows, eg.dev.nwords = n, c
+  eg.nrows, eg.nwords = n, c
+  S.ensure(eg, "parent", math.max(nids, 1), 0)
+  if nids > 0 then lib.iota(be, eg.parent) end
+  eg.dev.nids, eg.nids = nids, nids
+  S.changed(eg)
+  return eg
+end
+
+return M

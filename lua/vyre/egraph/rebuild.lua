@@ -1,0 +1,157 @@
+-- vyre.egraph.rebuild — congruence closure on the device (docs/EGRAPH.md, "Rebuild").
+--
+-- One round, with parent compressed (every pointer is a canonical id):
+--   1. canon: each row's class and children become canonical; its signature is computed
+--      (ORIGINAL.md's mix) into keys, its row index into vals;
+--   2. vyre.lib's stable radix sort orders (signature, row);
+--   3. heads + a max-scan give every sorted position the start of its signature run;
+--   4. match: each row compares itself with its run from the start and, at the first
+--      structurally equal row, unites the two classes (lock-free union-find, minimum id
+--      wins) and marks itself a duplicate; then parent is compressed again;
+--   5. if there were duplicates, the kept rows are compacted (an exclusive scan of the
+--      keep flags gives their new places; their order is kept).
+-- Rounds repeat until a round unites nothing. A run of equal signatures holding
+-- different structures (a 32-bit collision) is still handled exactly: a row is only
+-- united with a row it equals word for word. The rows left form the hashcons: one row
+-- per congruence class of e-nodes, the first in insertion order. Afterwards the children
+-- column is compacted too. Every count reported is exact and the same on both backends.
+local lib = require("vyre.lib")
+local scan = require("vyre.lib.scan")
+local S = require("vyre.egraph.store")
+local K = require("vyre.egraph.kernels")
+
+local R = {}
+
+local ALT = { row_class = "alt_class", row_op = "alt_op", row_off = "alt_off",
+  row_len = "alt_len" }
+
+--- Runs canon over the rows: canonical classes and children, signatures in keys (an
+--- exact-size buffer, returned with vals).
+function R.canon(eg, fname)
+  local n = eg.dev.nrows
+  local keys = S.exact(eg, "keys", n)
+  local vals = S.exact(eg, "vals", n)
+  if n > 0 then
+    S.run(eg, fname, { { K.canon(eg.be), { parent = eg.parent, isleaf = eg.isleaf,
+      children = eg.children, row_class = eg.row_class, row_op = eg.row_op,
+      row_off = eg.row_off, row_len = eg.row_len, sig = keys, vals = vals, n = n },
+      S.grid(n) } })
+  end
+  return keys, vals
+end
+
+-- Removes the rows whose keep flag is 0 (stable), given their count.
+local function compact_rows(eg, fname, keep, dups)
+  local be, n = eg.be, eg.dev.nrows
+  local rank = S.exact(eg, "rank", n)
+  for main, alt in pairs(ALT) do
+    if not eg[alt] or eg[alt].count < n then
+      if eg[alt] then eg[alt]:free() end
+      eg[alt] = be:buffer("u32", eg[main].count)
+    end
+  end
+  local steps = {}
+  scan.steps(be, "u32", "add", true, keep, rank, n, steps)
+  steps[#steps + 1] = { K.scatter_rows(be), { keep = keep, rank = rank,
+    row_class = eg.row_class, row_op = eg.row_op, row_off = eg.row_off, row_len = eg.row_len,
+    out_class = eg.alt_class, out_op = eg.alt_op, out_off = eg.alt_off, out_len = eg.alt_len,
+    n = n }, S.grid(n) }
+  S.run(eg, fname, steps)
+  for main, alt in pairs(ALT) do eg[main], eg[alt] = eg[alt], eg[main] end
+  eg.dev.nrows = n - dups
+  eg.nrows = eg.dev.nrows
+  eg.garbage = true
+end
+
+--- Moves the children of the rows left into a dense column (after rows were removed).
+function R.compact_children(eg, fname)
+  local be, n = eg.be, eg.dev.nrows
+  eg.garbage = false
+  if n == 0 then
+    eg.nwords, eg.dev.nwords = 0, 0
+    return
+  end
+  local woff = S.exact(eg, "woff", n)
+  if not eg.alt_children or eg.alt_children.count < eg.dev.nwords then
+    if eg.alt_children then eg.alt_children:free() end
+    eg.alt_children = be:buffer("u32", eg.children.count)
+  end
+  local steps = {}
+  scan.steps(be, "u32", "add", true, eg.row_len, woff, n, steps)
+  steps[#steps + 1] = { K.move_words(be), { children = eg.children,
+    out_children = eg.alt_children, row_off = eg.row_off, row_len = eg.row_len, woff = woff,
+    n = n }, S.grid(n) }
+  local res = S.run(eg, fname, steps, { { woff, 4 * (n - 1), 4 }, { eg.row_len, 4 * (n - 1),
+    4 } })
+  eg.children, eg.alt_children = eg.alt_children, eg.children
+  eg.dev.nwords = res[1][1] + res[2][1]
+  eg.nwords = eg.dev.nwords
+end
+
+--- eg:rebuild(): rounds until no new union; returns rounds, unions (e-class merges found
+--- by congruence) and a report: per round {rows, unions, duplicates}, and the summed
+--- times of its sequences (wall_ns, device_ns, sequences).
+function R.rebuild(eg, fname)
+  local clock = { wall_ns = 0, device_ns = 0, sequences = 0 }
+  eg.clock = clock
+  local ok, rounds, unions, report = pcall(R.rounds, eg, fname)
+  eg.clock = nil
+  if not ok then error(rounds, 0) end
+  report.wall_ns, report.device_ns, report.sequences = clock.wall_ns, clock.device_ns,
+    clock.sequences
+  return rounds, unions, report
+end
+
+function R.rounds(eg, fname)
+  S.settle(eg)
+  local be = eg.be
+  local rounds, unions, report = 0, 0, {}
+  while eg.dev.nrows > 0 do
+    local n = eg.dev.nrows
+    rounds = rounds + 1
+    local keys, vals = R.canon(eg, fname)
+    local _, t = lib.sort_timed(be, keys, vals)
+    S.tick(eg.clock, t)
+    local start = S.exact(eg, "start", n)
+    local keep = S.exact(eg, "keep", n)
+    local steps = {}
+    steps[#steps + 1] = { K.heads(be), { keys = keys, start = start, n = n }, S.grid(n) }
+    scan.steps(be, "u32", "max", false, start, start, n, steps)
+    S.zero_stat(eg, 2, steps)
+    steps[#steps + 1] = { K.match(be), { parent = eg.parent, children = eg.children,
+      row_class = eg.row_class, row_op = eg.row_op, row_off = eg.row_off, row_len = eg.row_len,
+      vals = vals, start = start, keep = keep, stat = eg.stat, n = n }, S.grid(n) }
+    steps[#steps + 1] = { K.compress(be), { parent = eg.parent, n = eg.dev.nids },
+      S.grid(eg.dev.nids) }
+    local res = S.run(eg, fname, steps, { S.stat_readback(eg, 2) })
+    local merged, dups = res[1][1], res[1][2]
+    report[rounds] = { rows = n, unions = merged, duplicates = dups }
+    unions = unions + merged
+    if dups > 0 then compact_rows(eg, fname, keep, dups) end
+    if merged == 0 then break end
+  end
+  if eg.garbage then R.compact_children(eg, fname) end
+  eg.merges = eg.merges + unions
+  eg.clean = true
+  eg.groups, eg.snap, eg.nclasses = nil, nil, nil
+  return rounds, unions, report
+end
+
+--- The number of e-classes that have e-nodes (settles the graph first).
+function R.count_classes(eg, fname)
+  S.settle(eg)
+  local n, nids = eg.dev.nrows, eg.dev.nids
+  if n == 0 then return 0 end
+  local mark = S.exact(eg, "mark", nids)
+  local steps = {}
+  mark:zero()
+  S.zero_stat(eg, 1, steps)
+  steps[#steps + 1] = { K.mark(eg.be), { parent = eg.parent, row_class = eg.row_class,
+    mark = mark, n = n }, S.grid(n) }
+  steps[#steps + 1] = { K.count_nonzero(eg.be), { src = mark, stat = eg.stat, n = nids,
+    slot = 0 }, S.grid(nids) }
+  local res = S.run(eg, fname, steps, { S.stat_readback(eg, 1) })
+  return res[1][1]
+end
+
+return R

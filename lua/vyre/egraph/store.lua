@@ -1,0 +1,462 @@
+-- vyre.egraph.store — the device-resident state of an e-graph (docs/EGRAPH.md): its
+-- buffers and their growth, the op registry, single adds and unions staged on the host
+-- and flushed in one batch, bulk appends and bulk unions that never touch the nodes on
+-- the host, and the small sequence runner with its error wording.
+--
+-- Counts: `nids` e-class ids ever handed out (ids are 0 .. nids-1, one per added e-node),
+-- `nrows` e-nodes, `nwords` words of the children column; `dev` holds how many of each
+-- are already on the device (the rest are staged). Every buffer is u32.
+local U = require("vyre.lib.util")
+local basic = require("vyre.lib.basic")
+local K = require("vyre.egraph.kernels")
+
+local S = {}
+
+S.WG = 256
+S.MAXU32 = 0xffffffff
+-- Ids, rows and words are u32 on the device; kernels add 1 to an id here and there.
+S.LIMIT = 0xfffffff0
+
+-- Errors -------------------------------------------------------------------------------
+
+local function user_level()
+  local lvl = 2
+  while true do
+    local info = debug.getinfo(lvl, "S")
+    if not info then return 0 end
+    local src = info.source or ""
+    if not src:find("vyre/egraph", 1, true) and not src:find("vyre\\egraph", 1, true) then
+      return lvl
+    end
+    lvl = lvl + 1
+  end
+end
+
+--- Raises "vyre.EGraph:<fname>: <what>. Fix: <fix>" at the caller's line (fname may be a
+--- full name such as "vyre.egraph" or "vyre.egraph.from_image").
+function S.raise(fname, what, fix)
+  local full = fname:find("^vyre%.") and fname or ("vyre.EGraph:" .. fname)
+  local lvl = user_level()
+  error(("%s: %s. Fix: %s"):format(full, what, fix), lvl > 0 and lvl - 1 or 0)
+end
+
+local function mt_name(v)
+  local mt = getmetatable(v)
+  return type(mt) == "table" and rawget(mt, "__name") or nil
+end
+S.mt_name = mt_name
+
+function S.is_buffer(v) return mt_name(v) == "vyre.Buffer" end
+function S.is_array(v) return mt_name(v) == "vyre.Array" end
+
+-- Running ------------------------------------------------------------------------------
+
+--- Runs steps as one be:sequence; returns the readback Arrays. While eg.clock is set
+--- (during a rebuild) the sequence is timed and its times are added to it.
+function S.run(eg, fname, steps, readback)
+  if #steps == 0 then return {} end
+  local clock = eg.clock
+  local ok, res, t = pcall(eg.be.sequence, eg.be, steps,
+    { readback = readback, timed = clock and true or nil })
+  if not ok then
+    local full = fname:find("^vyre%.") and fname or ("vyre.EGraph:" .. fname)
+    error(("%s: %s"):format(full, tostring(res)), 0)
+  end
+  if clock then S.tick(clock, t) end
+  return res
+end
+
+--- Adds a sequence timing to a clock {wall_ns, device_ns, sequences}.
+function S.tick(clock, t)
+  clock.wall_ns = clock.wall_ns + t.wall_ns
+  clock.device_ns = clock.device_ns + (t.device_ns or 0)
+  clock.sequences = clock.sequences + 1
+end
+
+--- The launch grid for n invocations.
+function S.grid(n) return { grid = { math.max(1, U.cdiv(n, S.WG)) } } end
+
+--- Appends the launches that zero stat[0 .. n).
+function S.zero_stat(eg, n, steps)
+  basic.fill_steps(eg.be, eg.stat, 0, n, steps)
+end
+
+--- The u32 values of stat[0 .. n) read back by `res` (the Arrays of S.run).
+function S.stat_readback(eg, n) return { eg.stat, 0, 4 * n } end
+
+-- Buffers ------------------------------------------------------------------------------
+
+S.ROW_COLS = { "row_class", "row_op", "row_off", "row_len" }
+
+--- Makes eg[name] a u32 buffer of at least `need` elements, keeping its first `used`.
+function S.ensure(eg, name, need, used)
+  local b = eg[name]
+  if b and b.count >= need then return b end
+  local cap = math.max(need, 1024, b and 2 * b.count or 0)
+  if cap > S.MAXU32 then cap = S.MAXU32 end
+  local nb = eg.be:buffer("u32", cap)
+  if b then
+    if used and used > 0 then
+      S.run(eg, "grow", { { K.copy_range(eg.be), { src = b, dst = nb, n = used, src0 = 0,
+        dst0 = 0 }, S.grid(used) } })
+    end
+    b:free()
+  end
+  eg[name] = nb
+  return nb
+end
+
+--- Room for rows, words and ids up to the given totals (device content kept).
+function S.reserve(eg, rows, words, ids)
+  if rows > S.LIMIT or words > S.LIMIT or ids > S.LIMIT then
+    S.raise("add", ("the e-graph would exceed %d e-nodes, ids or child words"):format(S.LIMIT),
+      "split the work over several e-graphs (ids are u32 on the device)")
+  end
+  for _, c in ipairs(S.ROW_COLS) do S.ensure(eg, c, rows, eg.dev.nrows) end
+  S.ensure(eg, "children", words, eg.dev.nwords)
+  S.ensure(eg, "parent", ids, eg.dev.nids)
+end
+
+--- A scratch u32 buffer of exactly n elements per role (vyre.lib's primitives work on
+--- whole buffers), reallocated when n changes.
+function S.exact(eg, role, n, t)
+  t = t or "u32"
+  local key = "x_" .. role
+  local b = eg[key]
+  if b and not b.freed and b.count == math.max(n, 1) and b.type == t then return b end
+  if b and not b.freed then b:free() end
+  b = eg.be:buffer(t, math.max(n, 1))
+  eg[key] = b
+  return b
+end
+
+--- Frees every buffer the e-graph holds.
+function S.free(eg)
+  for k, v in pairs(eg) do
+    if S.is_buffer(v) and not v.freed then v:free() end
+    if S.is_buffer(v) then eg[k] = nil end
+  end
+end
+
+-- Ops ----------------------------------------------------------------------------------
+
+--- Registers op `name` with `arity`; returns its id (the same id when re-registered with
+--- the same arity).
+function S.op(eg, name, arity)
+  if type(name) ~= "string" or not name:match("^[%a_][%w_%-%.%+%*/<>=!?]*$") then
+    S.raise("op", ("op name must be a symbol string, got %s"):format(
+      type(name) == "string" and ("'" .. name .. "'") or type(name)),
+      "use a name such as \"Add\" (letters, digits, _ - . + * / < > = ! ?; no spaces)")
+  end
+  if math.type(arity) ~= "integer" or arity < 0 or arity > 64 then
+    S.raise("op", ("arity of '%s' must be an integer in [0, 64], got %s"):format(name,
+      tostring(arity)), "pass the number of children, e.g. eg:op(\"Add\", 2); 0 for leaves")
+  end
+  local ops = eg.reg
+  local id = ops.byname[name]
+  if id then
+    if ops.arity[id + 1] ~= arity then
+      S.raise("op", ("op '%s' is already registered with arity %d, not %d"):format(name,
+        ops.arity[id + 1], arity), "register each op once, or use another name")
+    end
+    return id
+  end
+  id = #ops.names
+  ops.names[id + 1] = name
+  ops.arity[id + 1] = arity
+  ops.byname[name] = id
+  eg.leaf_dirty = true
+  return id
+end
+
+--- The op id of `op` (name or id), checked; raises in fname's name.
+function S.opid(eg, fname, op)
+  local ops = eg.reg
+  if type(op) == "string" then
+    local id = ops.byname[op]
+    if not id then
+      S.raise(fname, ("unknown op '%s'"):format(op),
+        ("register it first with eg:op(\"%s\", arity)"):format(op))
+    end
+    return id
+  end
+  if math.type(op) == "integer" and op >= 0 and op < #ops.names then return op end
+  S.raise(fname, ("op must be a registered op name or id, got %s"):format(tostring(op)),
+    "register ops with eg:op(name, arity) and pass the name or the id it returns")
+end
+
+-- Staging ------------------------------------------------------------------------------
+
+--- Checks that c is an existing e-class id; returns it.
+function S.check_id(eg, fname, c, what)
+  if math.type(c) ~= "integer" or c < 0 or c >= eg.nids then
+    S.raise(fname, ("%s must be an e-class id in [0, %d), got %s"):format(what, eg.nids,
+      tostring(c)), "pass an id returned by eg:add, eg:leaf or eg:add_many")
+  end
+  return c
+end
+
+--- Stages one e-node (op id, words) and returns its new e-class id.
+function S.stage(eg, op, words)
+  local p = eg.pend
+  local i = #p.op + 1
+  p.op[i] = op
+  p.len[i] = #words
+  p.off[i] = #p.words
+  for k = 1, #words do p.words[#p.words + 1] = words[k] end
+  local id = eg.nids
+  eg.nids = eg.nids + 1
+  eg.nrows = eg.nrows + 1
+  eg.nwords = eg.nwords + #words
+  S.changed(eg)
+  return id
+end
+
+--- Marks the graph as changed: congruence may be broken, caches are stale.
+function S.changed(eg)
+  eg.clean = false
+  eg.groups = nil
+  eg.snap = nil
+  eg.nclasses = nil
+end
+
+local function upload_isleaf(eg)
+  local n = math.max(#eg.reg.names, 1)
+  local flags = {}
+  for i = 1, n do flags[i] = (eg.reg.arity[i] == 0) and 1 or 0 end
+  if eg.isleaf and eg.isleaf.count >= n then
+    eg.isleaf:upload(flags)
+  else
+    if eg.isleaf then eg.isleaf:free() end
+    eg.isleaf = eg.be:buffer("u32", flags)
+  end
+  eg.leaf_dirty = false
+end
+
+--- Moves staged adds and unions to the device (one sequence), so the device holds the
+--- whole graph. Leaves parent uncompressed after unions (eg.uf_dirty).
+function S.flush(eg)
+  if eg.leaf_dirty then upload_isleaf(eg) end
+  local p = eg.pend
+  local n = #p.op
+  local steps = {}
+  if n > 0 then
+    S.reserve(eg, eg.nrows, eg.nwords, eg.nids)
+    local be = eg.be
+    local pop = S.exact(eg, "pend_op", n)
+    pop:upload(p.op)
+    local plen = S.exact(eg, "pend_len", n)
+    plen:upload(p.len)
+    local poff = S.exact(eg, "pend_off", n)
+    poff:upload(p.off)
+    local pw = S.exact(eg, "pend_words", #p.words)
+    if #p.words > 0 then pw:upload(p.words) end
+    steps[#steps + 1] = { K.append_rows(be), { pop = pop, plen = plen, poff = poff,
+      pwords = pw, children = eg.children, row_class = eg.row_class, row_op = eg.row_op,
+      row_off = eg.row_off, row_len = eg.row_len, parent = eg.parent, n = n,
+      row0 = eg.dev.nrows, id0 = eg.dev.nids, word0 = eg.dev.nwords }, S.grid(n) }
+  end
+  local u = eg.punion
+  local nu = #u // 2
+  if nu > 0 then
+    local pairs_buf = S.exact(eg, "pend_pairs", 2 * nu)
+    pairs_buf:upload(u)
+    S.zero_stat(eg, 1, steps)
+    steps[#steps + 1] = { K.union_pairs(eg.be), { parent = eg.parent, pairs = pairs_buf,
+      stat = eg.stat, n = nu, slot = 0 }, S.grid(nu) }
+  end
+  if #steps == 0 then return end
+  local res = S.run(eg, "flush", steps, nu > 0 and { S.stat_readback(eg, 1) } or nil)
+  eg.dev.nrows, eg.dev.nwords, eg.dev.nids = eg.nrows, eg.nwords, eg.nids
+  eg.pend = { op = {}, len = {}, off = {}, words = {} }
+  if nu > 0 then
+    eg.punion = {}
+    eg.uf_dirty = true
+    eg.merges = eg.merges + res[1][1]
+  end
+end
+
+--- Flushes, then compresses parent if unions left it uncompressed: afterwards parent[x]
+--- is x's canonical id for every id.
+function S.settle(eg)
+  S.flush(eg)
+  if eg.uf_dirty and eg.dev.nids > 0 then
+    S.run(eg, "compress", { { K.compress(eg.be), { parent = eg.parent, n = eg.dev.nids },
+      S.grid(eg.dev.nids) } })
+  end
+  eg.uf_dirty = false
+end
+
+-- Bulk input -------------------------------------------------------------------------
+
+-- The same bits as a u32 Array (i32 ids: a negative one becomes a huge, rejected id).
+local function vyre_u32(a)
+  return require("vyre").array("u32", a:tostring())
+end
+
+--- A u32 device buffer holding `src` (a u32 Buffer of this backend is used as is; an
+--- Array or a table is uploaded to a scratch buffer), and its element count.
+function S.device_u32(eg, fname, src, what, role)
+  if S.is_buffer(src) then
+    if src.freed then S.raise(fname, what .. " was freed", "pass a live buffer") end
+    if src.type ~= "u32" then
+      S.raise(fname, ("%s is a %s buffer"):format(what, src.type), "pass a u32 buffer of ids")
+    end
+    local kind = tostring(src):match("^vyre%.Buffer%((%w+)")
+    if kind and kind ~= eg.be.name then
+      S.raise(fname, what .. " belongs to another backend",
+        "create it with the e-graph's backend")
+    end
+    return src, src.count
+  end
+  if S.is_array(src) then
+    if src.type ~= "u32" and src.type ~= "i32" then
+      S.raise(fname, ("%s is a %s Array"):format(what, src.type),
+        "pass a u32 (or i32) vyre.Array of ids")
+    end
+    local b = S.exact(eg, role, #src)
+    if #src > 0 then b:upload(src.type == "u32" and src or vyre_u32(src)) end
+    return b, #src
+  end
+  if type(src) == "table" and not getmetatable(src) then
+    local n = #src
+    local b = S.exact(eg, role, n)
+    if n > 0 then
+      local ok, err = pcall(b.upload, b, src)
+      if not ok then
+        S.raise(fname, what .. " holds a value that is not a u32 id (" .. tostring(err)
+          :gsub("^.-: ", "") .. ")", "pass integer e-class ids")
+      end
+    end
+    return b, n
+  end
+  S.raise(fname, ("%s must be a table, a vyre.Array or a u32 vyre.Buffer, got %s"):format(
+    what, mt_name(src) or type(src)), "pass the ids as a flat list")
+end
+
+--- eg:add_many for an op of arity >= 1: rows for every `arity` ids of src.
+function S.add_many(eg, fname, op, src)
+  local arity = eg.reg.arity[op + 1]
+  local buf, nwords = S.device_u32(eg, fname, src, "argument 2 (children)", "bulk")
+  if nwords % arity ~= 0 then
+    S.raise(fname, ("%d children is not a multiple of the arity %d of '%s'"):format(nwords,
+      arity, eg.reg.names[op + 1]), "pass arity ids per e-node, flat: {c1, c2, c1, c2, ...}")
+  end
+  local n = nwords // arity
+  S.flush(eg)
+  local id0 = eg.nids
+  if n == 0 then return id0, 0 end
+  S.reserve(eg, eg.nrows + n, eg.nwords + nwords, eg.nids + n)
+  local steps = {}
+  S.zero_stat(eg, 1, steps)
+  steps[#steps + 1] = { K.append_many(eg.be), { src = buf, children = eg.children,
+    row_class = eg.row_class, row_op = eg.row_op, row_off = eg.row_off, row_len = eg.row_len,
+    parent = eg.parent, stat = eg.stat, n = n, arity = arity, op = op, row0 = eg.nrows,
+    id0 = id0, word0 = eg.nwords }, S.grid(n) }
+  local res = S.run(eg, fname, steps, { S.stat_readback(eg, 1) })
+  local bad = res[1][1]
+  if bad > 0 then
+    S.raise(fname, ("%d of the children are not existing e-class ids (< %d)"):format(bad, id0),
+      "pass ids returned by earlier adds; nothing was added")
+  end
+  eg.nrows, eg.nwords, eg.nids = eg.nrows + n, eg.nwords + nwords, eg.nids + n
+  eg.dev.nrows, eg.dev.nwords, eg.dev.nids = eg.nrows, eg.nwords, eg.nids
+  S.changed(eg)
+  return id0, n
+end
+
+--- eg:add_many for a leaf op: one leaf per payload (integers; Array or Buffer of i64,
+--- u64, i32 or u32).
+function S.add_leaves(eg, fname, op, src)
+  local be = eg.be
+  local buf, n, t
+  if S.is_buffer(src) or S.is_array(src) then
+    if S.is_buffer(src) and src.freed then
+      S.raise(fname, "argument 2 (payloads) was freed", "pass a live buffer")
+    end
+    t = src.type
+    if not U.list_has(K.LEAF_TYPES, t) then
+      S.raise(fname, ("payloads of type %s"):format(t), "pass i64, u64, i32 or u32 payloads")
+    end
+    n = #src
+    if S.is_buffer(src) then
+      local kind = tostring(src):match("^vyre%.Buffer%((%w+)")
+      if kind and kind ~= be.name then
+        S.raise(fname, "argument 2 (payloads) belongs to another backend",
+          "create it with the e-graph's backend")
+      end
+      buf = src
+    else
+      buf = S.exact(eg, "bulk_leaf", n, t)
+      if n > 0 then buf:upload(src) end
+    end
+  elseif type(src) == "table" and not getmetatable(src) then
+    t, n = "i64", #src
+    for i = 1, n do
+      if math.type(src[i]) ~= "integer" then
+        S.raise(fname, ("payload %d is %s, not an integer"):format(i, tostring(src[i])),
+          "pass integer payloads")
+      end
+    end
+    buf = S.exact(eg, "bulk_leaf", n, t)
+    if n > 0 then buf:upload(src) end
+  else
+    S.raise(fname, ("argument 2 (payloads) must be a table, a vyre.Array or a vyre.Buffer, "
+      .. "got %s"):format(mt_name(src) or type(src)), "pass the payloads as a list of integers")
+  end
+  S.flush(eg)
+  local id0 = eg.nids
+  if n == 0 then return id0, 0 end
+  S.reserve(eg, eg.nrows + n, eg.nwords + 2 * n, eg.nids + n)
+  S.run(eg, fname, { { K.append_leaf(be, t), { src = buf, children = eg.children,
+    row_class = eg.row_class, row_op = eg.row_op, row_off = eg.row_off, row_len = eg.row_len,
+    parent = eg.parent, n = n, op = op, row0 = eg.nrows, id0 = id0, word0 = eg.nwords },
+    S.grid(n) } })
+  eg.nrows, eg.nwords, eg.nids = eg.nrows + n, eg.nwords + 2 * n, eg.nids + n
+  eg.dev.nrows, eg.dev.nwords, eg.dev.nids = eg.nrows, eg.nwords, eg.nids
+  S.changed(eg)
+  return id0, n
+end
+
+--- eg:union_many: the pairs (flat ids a1, b1, a2, b2, ..., or a table of {a, b}) are
+--- checked on the device, then united there.
+function S.union_many(eg, fname, src)
+  if type(src) == "table" and not getmetatable(src) and type(src[1]) == "table" then
+    local flat = {}
+    for i, pr in ipairs(src) do
+      if type(pr) ~= "table" or #pr ~= 2 then
+        S.raise(fname, ("pair %d is not a table {a, b}"):format(i),
+          "pass {{a, b}, ...} or a flat list {a1, b1, a2, b2, ...}")
+      end
+      flat[2 * i - 1], flat[2 * i] = pr[1], pr[2]
+    end
+    src = flat
+  end
+  local buf, nw = S.device_u32(eg, fname, src, "argument 1 (pairs)", "bulk_pairs")
+  if nw % 2 ~= 0 then
+    S.raise(fname, ("%d ids is not a whole number of pairs"):format(nw),
+      "pass pairs as a flat list a1, b1, a2, b2, ...")
+  end
+  S.flush(eg)
+  if nw == 0 then return 0 end
+  local steps = {}
+  S.zero_stat(eg, 1, steps)
+  steps[#steps + 1] = { K.bad_ids(eg.be), { src = buf, stat = eg.stat, n = nw,
+    limit = eg.nids }, S.grid(nw) }
+  local res = S.run(eg, fname, steps, { S.stat_readback(eg, 1) })
+  if res[1][1] > 0 then
+    S.raise(fname, ("%d of the ids are not existing e-class ids (< %d)"):format(res[1][1],
+      eg.nids), "pass ids returned by adds; nothing was united")
+  end
+  steps = {}
+  S.zero_stat(eg, 1, steps)
+  steps[#steps + 1] = { K.union_pairs(eg.be), { parent = eg.parent, pairs = buf,
+    stat = eg.stat, n = nw // 2, slot = 0 }, S.grid(nw // 2) }
+  res = S.run(eg, fname, steps, { S.stat_readback(eg, 1) })
+  eg.uf_dirty = true
+  S.changed(eg)
+  eg.merges = eg.merges + res[1][1]
+  return res[1][1]
+end
+
+return S
