@@ -132,6 +132,12 @@ static enum vyre_status probe_info(struct vyre_cuda_device *d, struct vyre_error
     in->memory_clock_khz = attr(d->dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
     in->memory_bus_bits = attr(d->dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
     in->driver_version = vyre_cu.version;
+    in->max_threads_per_sm = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+    in->max_blocks_per_sm = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
+    in->registers_per_block = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+    in->registers_per_sm = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
+    in->shared_per_sm = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+    in->concurrent_kernels = attr(d->dev, CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS) != 0;
     return VYRE_OK;
 }
 
