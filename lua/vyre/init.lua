@@ -75,5 +75,8 @@ function vyre.backend(name)
     .. "(or no argument for the best available)", tostring(name)), 2)
 end
 
-setmetatable(vyre, {__index = function(_, k) if k == "lib" then return require("vyre.lib") end end})
+-- Planning (docs/PLANNERS.md): policies, planners and plan views load on first use.
+local lazy = { lib = "vyre.lib", cuda = "vyre.cuda", policy = "vyre.policy",
+  planners = "vyre.planners", profiles = "vyre.profiles", plan_view = "vyre.plan_view" }
+setmetatable(vyre, {__index = function(_, k) if lazy[k] then return require(lazy[k]) end end})
 return vyre
