@@ -170,7 +170,8 @@ describe("vyre.policy.megakernel (default rule)", function()
     local g = policy.complete(facts({ blocks_per_sm = 4 }))
     assert.are.equal(2260, g.barrier_ns)
     -- measured costs in the facts win over the profile's
-    assert.are.equal(777, policy.complete(facts({ barrier_ns = 777, blocks_per_sm = 4 })).barrier_ns)
+    local m = policy.complete(facts({ barrier_ns = 777, blocks_per_sm = 4 }))
+    assert.are.equal(777, m.barrier_ns)
   end)
 
   it("a times plan syncs once on every path", function()

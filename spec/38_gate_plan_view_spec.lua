@@ -58,7 +58,8 @@ describe("speedup_gate", function()
   it("every disqualification, one reason each", function()
     local cases = {
       { { sample() }, "1 sample, at least 2 needed" },
-      { { sample(), sample({ backend_id = "reference" }) }, "sample 2: backend reference, not cuda" },
+      { { sample(), sample({ backend_id = "reference" }) },
+        "sample 2: backend reference, not cuda" },
       { { sample(), sample({ device_memory_bytes = 8 * 1024 ^ 3 }) },
         "sample 2: device memory 8589934592 < 17179869184 bytes" },
       { { sample(), sample({ compute_capability_major = 7, compute_capability_minor = 5 }) },
@@ -74,7 +75,8 @@ describe("speedup_gate", function()
         "sample 1: timed_host_syncs = 3 inside the timed region" },
       { { sample({ resident_borrowed_fallback_dispatches = 1 }), sample() },
         "sample 1: resident_borrowed_fallback_dispatches = 1 inside the timed region" },
-      { { sample({ resident_megakernel_ns = 40000000 }), sample() }, "sample 1: speedup 1.00x < 5x" },
+      { { sample({ resident_megakernel_ns = 40000000 }), sample() },
+        "sample 1: speedup 1.00x < 5x" },
     }
     for _, c in ipairs(cases) do
       local v = gate.evaluate(c[1])
@@ -179,7 +181,8 @@ describe("plan_view", function()
   end)
 
   it("steps without names and a single layer without barriers", function()
-    local d = view.attach({ mode = "host_loop", layers = { { steps = { 1 } } }, barriers = {} }):dot()
+    local d = view.attach({ mode = "host_loop", layers = { { steps = { 1 } } },
+      barriers = {} }):dot()
     assert.truthy(d:find("s1 [label=\"step 1\"];", 1, true))
     assert.falsy(d:find("->", 1, true))
   end)

@@ -51,8 +51,13 @@ local function calc(p, wg, regs, shared)
       shared_max)
   end
   if r.zero then return r end
+  local warps_per_block = (wg + p.warp_size - 1) // p.warp_size
+  local max_warps = p.max_threads_per_sm // p.warp_size
+  -- The SM allocates whole warps: a block of 100 threads takes 4 warps, so the thread
+  -- limit is counted in warps (the original's threads / workgroup would give 20 blocks
+  -- of 100 on a 2048-thread SM, 125% occupancy).
   local limits = {
-    { "threads", p.max_threads_per_sm // wg },
+    { "threads", max_warps // warps_per_block },
     { "registers", regs > 0 and p.registers_per_sm // (regs * wg) or math.maxinteger },
     { "shared", shared > 0 and p.shared_bytes_per_sm // shared or math.maxinteger },
     { "blocks", p.max_blocks_per_sm },
@@ -61,8 +66,6 @@ local function calc(p, wg, regs, shared)
   for i = 2, #limits do
     if limits[i][2] < best[2] then best = limits[i] end
   end
-  local warps_per_block = (wg + p.warp_size - 1) // p.warp_size
-  local max_warps = p.max_threads_per_sm // p.warp_size
   r.blocks_per_sm = best[2]
   r.limiter = best[1]
   r.warps_per_sm = r.blocks_per_sm * warps_per_block
