@@ -72,6 +72,7 @@ function M.run(be, opts)
   local res = { backend = be.name, ordinal = be.ordinal, profile = be:profile(), workloads = {} }
   for _, W in ipairs(M.WORKLOADS) do
     if next(only) == nil or only[W.name] then
+      collectgarbage() -- the last workload's buffers go before this one's arrive
       local size = {}
       for k, v in pairs(sizes[W.name]) do size[k] = v end
       size.seed = opts.seed or 1
@@ -118,7 +119,6 @@ function M.run(be, opts)
       end
       r.agree = r.agree or true
       res.workloads[#res.workloads + 1] = r
-      collectgarbage() -- the instance's buffers go before the next workload's arrive
     end
   end
   return res
