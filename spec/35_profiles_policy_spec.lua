@@ -42,8 +42,9 @@ describe("device profiles", function()
       h100.max_threads_per_sm, h100.max_blocks_per_sm, h100.registers_per_sm })
     assert.are.same({ 227 * KiB, 228 * KiB, 50 * MiB, 3350e9 }, { h100.shared_bytes_per_block_optin,
       h100.shared_bytes_per_sm, h100.l2_bytes, h100.memory_bandwidth })
-    assert.are.same({ 132, 4800e9, 143771 * MiB }, { h200.sms, h200.memory_bandwidth,
-      h200.memory_bytes })
+    assert.are.same({ 132, 4800e9, 143771 * MiB, 60 * MiB }, { h200.sms, h200.memory_bandwidth,
+      h200.memory_bytes, h200.l2_bytes })
+    assert.are.equal(85017493504, h100.memory_bytes)
     assert.are.same({ 8, 0, 108, 164 * KiB, 40 * MiB, 2039e9 }, { a100.cc_major, a100.cc_minor,
       a100.sms, a100.shared_bytes_per_sm, a100.l2_bytes, a100.memory_bandwidth })
     assert.are.same({ 12, 0, 170, 1536, 128 * KiB, 96 * MiB, 32 * 1024 * MiB }, { b.cc_major,
@@ -161,14 +162,14 @@ describe("vyre.policy.megakernel (default rule)", function()
     local c, r = policy.costs(f)
     assert.are.equal(1000, r)
     -- cooperative: launch + rounds x layers x barrier + one readback
-    assert.are.equal(3500 + 1000 * 2 * 1130 + 15000, c.cooperative)
+    assert.are.equal(3500 + 1000 * 2 * 1146 + 15000, c.cooperative)
     -- graph: rounds x (graph launch + steps x node + readback)
     assert.are.equal(1000 * (2500 + 2 * 1024) + 1000 * 15000, c.graph)
     -- host: rounds x (steps x launch + readback)
     assert.are.equal(1000 * 2 * 3500 + 1000 * 15000, c.host_loop)
     -- more than one block per SM takes the full-occupancy barrier cost
     local g = policy.complete(facts({ blocks_per_sm = 4 }))
-    assert.are.equal(2260, g.barrier_ns)
+    assert.are.equal(2289, g.barrier_ns)
     -- measured costs in the facts win over the profile's
     local m = policy.complete(facts({ barrier_ns = 777, blocks_per_sm = 4 }))
     assert.are.equal(777, m.barrier_ns)
@@ -179,7 +180,7 @@ describe("vyre.policy.megakernel (default rule)", function()
       blocks_per_sm = 1 }))
     local c = policy.costs(f)
     assert.are.equal(10 * 2 * 3500 + 15000, c.host_loop)
-    assert.are.equal(3500 + 10 * 2 * 1130 + 15000, c.cooperative)
+    assert.are.equal(3500 + 10 * 2 * 1146 + 15000, c.cooperative)
   end)
 
   it("facts.force picks the mode, but never a cooperative grid that cannot be resident",
@@ -226,7 +227,7 @@ describe("vyre.policy.decide and user policies", function()
     local c = policy.decide(facts())
     assert.are.same({ mode = "host_loop", reason = "mine" }, c)
     assert.are.equal(3500, seen.launch_ns)
-    assert.are.equal(1130, seen.barrier_ns)
+    assert.are.equal(1146, seen.barrier_ns)
   end)
 
   it("fills a missing reason", function()

@@ -12,17 +12,18 @@ local M = {}
 
 local KiB, MiB = 1024, 1024 * 1024
 
--- Costs measured on the lent H100 (bench/results/2026-11-22-h100*.md, issue 10):
--- a launch's CPU enqueue cost, one node of a replayed CUDA graph, the host round trip
--- that reads a flag back (upload + launch + download + sync of 4 KiB), and a
--- cooperative-groups grid barrier with one block per SM and at full occupancy.
+-- Costs measured on the lent H100 (bench/results/2026-11-22-h100*.md): a launch's CPU
+-- enqueue cost, one node of a replayed CUDA graph, the host round trip that reads a
+-- flag back (upload + launch + download + sync of 4 KiB), and a cooperative-groups grid
+-- barrier (256 threads a block) with one block per SM and at full occupancy
+-- (bench/megakernel/cg_barrier.cu).
 local H100_COSTS = {
   launch_ns = 3500,
   graph_node_ns = 1024,
   graph_launch_ns = 2500,
   readback_ns = 15000,
-  barrier_ns = 1130,
-  barrier_full_ns = 2260,
+  barrier_ns = 1146,
+  barrier_full_ns = 2289,
   source = "measured on an H100 SXM5 (bench/results, 2026-11-22); graph_launch_ns estimated",
 }
 
@@ -35,7 +36,8 @@ end
 
 -- Per-compute-capability limits: CUDA C++ Programming Guide, "Technical Specifications
 -- per Compute Capability". Part-specific numbers (SMs, L2, memory, bandwidth) come from
--- each part's datasheet; memory_bytes is what cuDeviceTotalMem reports for the part.
+-- each part's datasheet; memory_bytes and l2_bytes are what the driver reports: measured
+-- on the lent H100 (cuDeviceTotalMem) and H200 (L2), else the part's listed total.
 local SPECS = {
   a100 = {
     name = "a100", description = "NVIDIA A100 SXM4 80GB (Ampere)",
@@ -55,7 +57,7 @@ local SPECS = {
     registers_per_sm = 65536, registers_per_block = 65536, max_registers_per_thread = 255,
     shared_bytes_per_block = 48 * KiB, shared_bytes_per_block_optin = 227 * KiB,
     shared_bytes_per_sm = 228 * KiB,
-    l2_bytes = 50 * MiB, memory_bytes = 81559 * MiB, memory_bandwidth = 3350e9,
+    l2_bytes = 50 * MiB, memory_bytes = 85017493504, memory_bandwidth = 3350e9,
     cooperative_launch = true, concurrent_kernels = true, tensor_cores = true,
     costs = costs(H100_COSTS),
   },
@@ -66,7 +68,7 @@ local SPECS = {
     registers_per_sm = 65536, registers_per_block = 65536, max_registers_per_thread = 255,
     shared_bytes_per_block = 48 * KiB, shared_bytes_per_block_optin = 227 * KiB,
     shared_bytes_per_sm = 228 * KiB,
-    l2_bytes = 50 * MiB, memory_bytes = 143771 * MiB, memory_bandwidth = 4800e9,
+    l2_bytes = 60 * MiB, memory_bytes = 143771 * MiB, memory_bandwidth = 4800e9,
     cooperative_launch = true, concurrent_kernels = true, tensor_cores = true,
     costs = costs(H100_COSTS, "assumed: the H100 measurements (same SM and driver path)"),
   },
