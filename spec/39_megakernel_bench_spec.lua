@@ -122,6 +122,61 @@ describe("megakernel bench workloads (reference, small)", function()
   end)
 end)
 
+-- A stand-in backend: the reference backend plus a megakernel method, so the suite's
+-- megakernel path (timing, agreement, the gate's CSV, a failing mode) runs before
+-- be:megakernel exists.
+local function with_megakernel(ref, mk)
+  return setmetatable({}, { __index = function(_, k)
+    if k == "megakernel" then return mk end
+    local v = ref[k]
+    if type(v) == "function" then return function(_, ...) return v(ref, ...) end end
+    return v
+  end })
+end
+
+describe("megakernel bench: the megakernel path", function()
+  it("a megakernel that iterates on the host agrees and yields the gate's CSV", function()
+    local ref = vyre.backend("reference")
+    local be = with_megakernel(ref, function(_, steps, opts)
+      local flag, max = opts.converge.flag, opts.converge.max
+      for r = 1, max do
+        flag:zero()
+        ref:sequence(steps)
+        if flag:download()[1] == 0 then return r end
+      end
+      return max
+    end)
+    local res = suite.run(be, { size = "small", samples = 2, only = { "jacobi", "rmat" } })
+    for _, r in ipairs(res.workloads) do
+      assert.are.equal(true, r.agree, r.name)
+      assert.are.equal(r.modes.host_loop.samples[1].rounds, r.modes.megakernel.samples[2].rounds)
+    end
+    local g = suite.gate(res, { backend = "reference", min_memory_bytes = 0, min_cc = "0.0",
+      min_nodes = 1, min_edges = 1, min_repetitions = 1, factor = 0.001 })
+    local lines = {}
+    for l in g.csv:gmatch("[^\n]+") do lines[#lines + 1] = l end
+    assert.are.equal(5, #lines) -- the header and two samples per workload
+    assert.are.equal(vyre.planners.speedup_gate.HEADER, lines[1])
+    -- it launches every step of every round: the gate sees the extra dispatches
+    assert.is_false(g.verdicts.jacobi.pass)
+    assert.truthy(g.verdicts.jacobi.failures[1]:find(
+      "resident_borrowed_fallback_dispatches = 69 inside the timed region", 1, true))
+    assert.truthy(suite.markdown(res):find("| jacobi |", 1, true))
+  end)
+
+  it("a megakernel that raises fails its workload, not the run", function()
+    local ref = vyre.backend("reference")
+    local be = with_megakernel(ref, function() error("megakernel: boom", 0) end)
+    local res = suite.run(be, { size = "small", samples = 1, only = { "jacobi" } })
+    local r = res.workloads[1]
+    assert.are.equal("megakernel: boom", r.modes.megakernel.failed)
+    assert.are.equal("megakernel raised: megakernel: boom", r.agree)
+    assert.is_true(r.check.ok)
+    assert.truthy(suite.markdown(res):find("| failed |", 1, true))
+    assert.is_nil((suite.gate(res)))
+  end)
+end)
+
 describe("megakernel bench workloads on CUDA match the reference #gpu", function()
   it("every small workload gives the reference's bytes and rounds", function()
     local gpu = assert(require("vyre.cuda").device(0))

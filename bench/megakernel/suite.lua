@@ -94,7 +94,15 @@ function M.run(be, opts)
           for s = 1, samples do
             inst.reset()
             be:synchronize()
-            local rounds, ns, st, extra = run_mode(be, inst, mode)
+            -- a mode that raises (a megakernel still being written) fails this workload,
+            -- not the run
+            local ran, rounds, ns, st, extra = pcall(run_mode, be, inst, mode)
+            if not ran then
+              r.modes[mode] = { failed = tostring(rounds) }
+              r.agree = ("%s raised: %s"):format(mode, tostring(rounds))
+              log("  " .. r.agree)
+              break
+            end
             m.samples[s] = { rounds = rounds, ns = ns, stats = st }
             if mode == "graph" then m.capture_ns = extra end
             if mode == "megakernel" then m.plan = extra end
@@ -125,7 +133,7 @@ function M.run(be, opts)
 end
 
 local function best(m)
-  if not m or not m.samples then return nil end
+  if not m or not m.samples or not m.samples[1] then return nil end
   local b
   for _, s in ipairs(m.samples) do if not b or s.ns < b.ns then b = s end end
   return b
@@ -156,6 +164,7 @@ function M.markdown(res)
   local function cell(m)
     if not m then return "—" end
     if m.unavailable then return "not available" end
+    if m.failed then return "failed" end
     local b = best(m)
     return ("%.2f ms (%.2f us/round)"):format(b.ns / 1e6, b.ns / 1e3 / b.rounds)
   end
@@ -221,7 +230,7 @@ function M.gate(res, gate_opts)
   local p = res.profile
   for _, r in ipairs(res.workloads) do
     local h, k = r.modes.host_loop, r.modes.megakernel
-    if h and h.samples and k and k.samples then
+    if h and h.samples and k and k.samples and k.samples[1] then
       local samples = {}
       for i = 1, math.min(#h.samples, #k.samples) do
         local st = k.samples[i].stats
