@@ -63,6 +63,13 @@ struct vyre_cuda_info {
     int memory_clock_khz;
     int memory_bus_bits;
     int driver_version;
+    /* Per-multiprocessor limits, for occupancy planning (lua/vyre/profiles.lua). */
+    int max_threads_per_sm;
+    int max_blocks_per_sm;
+    int registers_per_block;
+    int registers_per_sm;
+    int shared_per_sm; /* bytes */
+    bool concurrent_kernels;
 };
 enum vyre_status vyre_cuda_device_info(vyre_cuda_device *d, struct vyre_cuda_info *out,
                                        struct vyre_error *err);

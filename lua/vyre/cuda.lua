@@ -4,7 +4,9 @@
 --   local cuda = require("vyre.cuda")
 --   cuda.available() -> true | false, reason     cuda.count() -> n | nil, reason
 --   cuda.device(i)   -> backend | nil, reason    (i is 0-based; default 0)
+--   cuda.profile(name) -> a synthetic device profile ("h100", "h200", "a100", "rtx5090", ...)
 local core = require("vyre.core")
+local profiles = require("vyre.profiles")
 
 local M = {}
 
@@ -24,6 +26,10 @@ function M.cache()
 end
 
 M.driver_version = core.cuda_driver_version
+
+--- profile(name) -> a new table of a published device's capabilities for the planners
+--- (lua/vyre/profiles.lua; be:profile() gives the real device's). No GPU needed.
+M.profile = profiles.get
 
 local cached = {}
 

@@ -95,8 +95,10 @@ function vyre.help(x)
   return require("vyre.help").help(x)
 end
 
-setmetatable(vyre, {__index = function(_, k)
-  if k == "lib" then return require("vyre.lib") end
-  if k == "egraph" then return require("vyre.egraph") end -- vyre.egraph(be), docs/EGRAPH.md
-end})
+-- Loaded on first use: vyre.lib, vyre.egraph (docs/EGRAPH.md), vyre.cuda, and planning
+-- (docs/PLANNERS.md): policies, planners, profiles and plan views.
+local lazy = { lib = "vyre.lib", egraph = "vyre.egraph", cuda = "vyre.cuda",
+  policy = "vyre.policy", planners = "vyre.planners", profiles = "vyre.profiles",
+  plan_view = "vyre.plan_view" }
+setmetatable(vyre, {__index = function(_, k) if lazy[k] then return require(lazy[k]) end end})
 return vyre

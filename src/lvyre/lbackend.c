@@ -64,7 +64,7 @@ static void push_cuda_info(lua_State *L, vyre_cuda_device *d, const char *fname)
     struct vyre_cuda_info in;
     struct vyre_error err;
     if (vyre_cuda_device_info(d, &in, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
-    lua_createtable(L, 0, 26);
+    lua_createtable(L, 0, 32);
     set_str(L, "backend", "cuda");
     set_str(L, "name", in.name);
     set_str(L, "device", in.name);
@@ -88,6 +88,13 @@ static void push_cuda_info(lua_State *L, vyre_cuda_device *d, const char *fname)
     set_int(L, "memory_clock_khz", in.memory_clock_khz);
     set_int(L, "memory_bus_bits", in.memory_bus_bits);
     set_int(L, "driver_version", in.driver_version);
+    set_int(L, "max_threads_per_sm", in.max_threads_per_sm);
+    set_int(L, "max_blocks_per_sm", in.max_blocks_per_sm);
+    set_int(L, "registers_per_block", in.registers_per_block);
+    set_int(L, "registers_per_sm", in.registers_per_sm);
+    set_int(L, "shared_bytes_per_sm", in.shared_per_sm);
+    lua_pushboolean(L, in.concurrent_kernels);
+    lua_setfield(L, -2, "concurrent_kernels");
     set_str(L, "version", VYRE_VERSION);
     lua_pushboolean(L, vyre_cuda_device_lost(d));
     lua_setfield(L, -2, "lost");
@@ -439,7 +446,21 @@ static int backend_tostring(lua_State *L) {
     return 1;
 }
 
+/* be:profile(): the planners' device table (lua/vyre/profiles.lua builds it from
+ * be:info()), so the synthetic profiles and the real device share one definition. */
+static int backend_profile(lua_State *L) {
+    lvyre_checkbackend(L, 1, "vyre.Backend:profile");
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "vyre.profiles");
+    lua_call(L, 1, 1);
+    lua_getfield(L, -1, "of");
+    lua_pushvalue(L, 1);
+    lua_call(L, 1, 1);
+    return 1;
+}
+
 static const luaL_Reg backend_methods[] = {{"info", backend_info},
+                                           {"profile", backend_profile},
                                            {"stats", backend_stats},
                                            {"buffer", backend_buffer},
                                            {"compile", backend_compile},

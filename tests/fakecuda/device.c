@@ -64,6 +64,13 @@ static int attribute(CUdevice_attribute a, bool *ok) {
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return (int)fake_cfg.sm / 10;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return (int)fake_cfg.sm % 10;
     case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return fake_cfg.cooperative ? 1 : 0;
+    /* per-SM limits of an A100 (sm_80), which the default fake device claims to be */
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: return 2048;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: return 32;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: return 65536;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: return 65536;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: return 167936;
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: return 1;
     default: *ok = false; return 0;
     }
 }

@@ -134,6 +134,12 @@ static enum vyre_status probe_info(struct vyre_cuda_device *d, struct vyre_error
     in->memory_clock_khz = attr(d->dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, &r);
     in->memory_bus_bits = attr(d->dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, &r);
     in->driver_version = vyre_cu.version;
+    in->max_threads_per_sm = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, &r);
+    in->max_blocks_per_sm = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, &r);
+    in->registers_per_block = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, &r);
+    in->registers_per_sm = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, &r);
+    in->shared_per_sm = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, &r);
+    in->concurrent_kernels = attr(d->dev, CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS, &r) != 0;
     /* A limit left at 0 would refuse every launch later with a misleading message. */
     if (r != CUDA_SUCCESS) return vyre_cu_fail(d, r, "cuDeviceGetAttribute", NULL, err);
     return VYRE_OK;

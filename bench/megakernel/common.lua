@@ -1,0 +1,175 @@
+-- bench/megakernel/common.lua — what the megakernel workloads share: a seeded random
+-- generator, program compilation, and the three ways to run "steps until a round leaves
+-- the flag zero" that the benchmark compares:
+--   host loop  one be:sequence per round: zero the flag, the steps, read the flag back
+--   graph      the same round captured once as a CUDA graph; g:launch(1) + flag download
+--   megakernel be:megakernel(steps, {converge = {flag =, max =}}) (issue 10, section 2)
+-- Each returns the rounds run (the last round is the one that left the flag zero) and
+-- the wall time of the loop; setup (compile, capture, uploads) is outside the timing.
+local vyre = require("vyre")
+local now_ns = require("vyre.core").now_ns
+
+local M = {}
+
+M.INF = 0xffffffff
+
+--- A splitmix64 stream: rng() -> 64-bit integer; rng:float() in [0, 1); rng:int(n) in
+--- [1, n]. The same seed gives the same stream on every machine (integer arithmetic).
+function M.rng(seed)
+  local s = seed
+  local function next64()
+    s = s + 0x9E3779B97F4A7C15
+    local z = s
+    z = (z ~ (z >> 30)) * 0xBF58476D1CE4E5B9
+    z = (z ~ (z >> 27)) * 0x94D049BB133111EB
+    return z ~ (z >> 31)
+  end
+  return setmetatable({}, {
+    __call = function() return next64() end,
+    __index = {
+      float = function() return (next64() >> 11) * (1.0 / 9007199254740992.0) end,
+      int = function(_, n) return (next64() >> 1) % n + 1 end,
+    },
+  })
+end
+
+-- One compiled kernel per (backend, program text): the workloads share zero_flag and
+-- advance, and a second sample must not recompile.
+local kernels = setmetatable({}, { __mode = "k" })
+
+function M.kernel(be, text)
+  kernels[be] = kernels[be] or {}
+  local k = kernels[be][text]
+  if not k then
+    k = be:compile(vyre.parse(text))
+    kernels[be][text] = k
+  end
+  return k
+end
+
+--- The host paths' first step: flag[0] = 0 (the megakernel's runtime zeroes it itself).
+M.ZERO_FLAG = [[
+(program zero_flag (workgroup 1)
+  (buffer flag u32 write)
+  (store flag 0u32 0u32))]]
+
+--- level[0] += 1: the frontier workloads' round counter, a step of its own so the
+--- barrier planner sees the write-after-read on `level`.
+M.ADVANCE = [[
+(program advance (workgroup 1)
+  (buffer level u32 read_write)
+  (store level 0u32 (add (load level 0u32) 1u32)))]]
+
+function M.zero_step(be, flag)
+  return { M.kernel(be, M.ZERO_FLAG), { flag = flag }, { n = 1 } }
+end
+
+function M.advance_step(be, level)
+  return { M.kernel(be, M.ADVANCE), { level = level }, { n = 1 } }
+end
+
+local function with_zero(be, w)
+  local s = { M.zero_step(be, w.flag) }
+  for i, st in ipairs(w.steps) do s[i + 1] = st end
+  return s
+end
+
+local function stats_of(be)
+  local s = be:stats()
+  return { bytes_up = s.bytes_up or 0, syncs = s.syncs or 0, launches = s.launches or 0,
+    graph_launches = s.graph_launches or 0, live_buffers = s.live_buffers or 0,
+    pool_misses = s.pool_misses or 0 }
+end
+
+local function delta(a, b)
+  local d = {}
+  for k, v in pairs(b) do d[k] = v - a[k] end
+  return d
+end
+
+--- host_loop(be, w) -> rounds, ns, stats delta: one be:sequence per round.
+function M.host_loop(be, w)
+  local steps = with_zero(be, w)
+  local opts = { readback = { w.flag } }
+  local s0 = stats_of(be)
+  local t0 = now_ns()
+  local rounds = w.max_rounds
+  for r = 1, w.max_rounds do
+    local out = be:sequence(steps, opts)
+    if out[1][1] == 0 then
+      rounds = r
+      break
+    end
+  end
+  local ns = now_ns() - t0
+  return rounds, ns, delta(s0, stats_of(be))
+end
+
+--- graph(be, w) -> rounds, ns, stats delta, capture ns: the round as one graph.
+function M.graph(be, w)
+  local t = now_ns()
+  local g = be:graph(with_zero(be, w))
+  local capture = now_ns() - t
+  local s0 = stats_of(be)
+  local t0 = now_ns()
+  local rounds = w.max_rounds
+  for r = 1, w.max_rounds do
+    g:launch(1)
+    if w.flag:download()[1] == 0 then
+      rounds = r
+      break
+    end
+  end
+  local ns = now_ns() - t0
+  local d = delta(s0, stats_of(be))
+  g:free()
+  return rounds, ns, d, capture
+end
+
+--- true when this backend has be:megakernel (issue 10 section 2 is being written).
+function M.has_megakernel(be)
+  local ok, f = pcall(function() return be.megakernel end)
+  return ok and type(f) == "function"
+end
+
+--- megakernel(be, w) -> rounds, ns, stats delta, plan (nil without be:plan).
+function M.megakernel(be, w)
+  local opts = { converge = { flag = w.flag, max = w.max_rounds } }
+  local plan
+  local okp, fp = pcall(function() return be.plan end)
+  if okp and type(fp) == "function" then plan = be:plan(w.steps, opts) end
+  local s0 = stats_of(be)
+  local t0 = now_ns()
+  local r = be:megakernel(w.steps, opts)
+  local ns = now_ns() - t0
+  if type(r) == "table" then r = r.rounds end
+  return r, ns, delta(s0, stats_of(be)), plan
+end
+
+--- Downloads a buffer as one binary string (the modes' results are compared by bytes).
+function M.bytes(buf)
+  return buf:download():tostring()
+end
+
+--- Unpacks a little-endian u32 buffer into a Lua table (1-based).
+function M.u32s(buf)
+  local s = buf:download():tostring()
+  local t, n = {}, #s // 4
+  local pos = 1
+  local unpack = string.unpack
+  local CHUNK = 64
+  local fmt = "<" .. ("I4"):rep(CHUNK)
+  local i = 0
+  while i + CHUNK <= n do
+    local vals = { unpack(fmt, s, pos) }
+    for j = 1, CHUNK do t[i + j] = vals[j] end
+    i, pos = i + CHUNK, pos + 4 * CHUNK
+  end
+  while i < n do
+    i = i + 1
+    t[i], pos = unpack("<I4", s, pos)
+  end
+  return t
+end
+
+return M

@@ -1,0 +1,164 @@
+-- vyre.plan_view — how a megakernel plan (the table be:plan returns) shows itself:
+-- plan:dot() is Graphviz text (a node per step, a cluster per layer, an edge per
+-- barrier labelled with the dependency that forced it) and tostring(plan) a readable
+-- summary. be:plan calls attach(plan); a hand-made table works the same way.
+--   local view = require("vyre.plan_view")
+--   view.attach(plan)  -> plan (with the metatable)
+--   plan:dot()         -> "digraph plan { ... }"    (`dot -Tsvg` renders it)
+--   tostring(plan)     -> "plan: cooperative — ..."
+-- The plan's shape: docs/PLANNERS.md §4.
+local M = {}
+
+local methods = {}
+local mt = { __index = methods, __name = "vyre.Plan" }
+
+local KINDS = { RAW = "read after write", WAR = "write after read", WAW = "write after write" }
+
+local function fail(what, fix)
+  error(("vyre.Plan:dot: %s. Fix: %s"):format(what, fix), 3)
+end
+
+-- A Graphviz double-quoted string: quotes and backslashes escaped, newlines as \n.
+local function q(s)
+  s = tostring(s):gsub("\\", "\\\\"):gsub("\"", "\\\""):gsub("\r?\n", "\\n")
+  return "\"" .. s .. "\""
+end
+
+local function step_name(plan, i)
+  local s = plan.steps and plan.steps[i]
+  local n = type(s) == "table" and s.name or nil
+  return n and ("%d: %s"):format(i, n) or ("step %d"):format(i)
+end
+
+local function check_shape(plan)
+  if type(plan.layers) ~= "table" then
+    fail(("plan.layers must be a list of {steps = {...}} (got %s)"):format(type(plan.layers)),
+      "build the plan with be:plan(steps, opts)")
+  end
+  local nsteps = plan.steps and #plan.steps or 0
+  local seen = {}
+  for li, layer in ipairs(plan.layers) do
+    if type(layer) ~= "table" or type(layer.steps) ~= "table" then
+      fail(("plan.layers[%d] must be {steps = {...}}"):format(li), "list the layer's steps")
+    end
+    for _, s in ipairs(layer.steps) do
+      if math.type(s) ~= "integer" or s < 1 or (nsteps > 0 and s > nsteps) or seen[s] then
+        fail(("plan.layers[%d] lists step %s, which is %s"):format(li, tostring(s),
+          seen[s] and "already in a layer" or "not a step index"),
+          "each step index appears in exactly one layer")
+      end
+      seen[s] = li
+    end
+  end
+  for bi, b in ipairs(plan.barriers or {}) do
+    if type(b) ~= "table" or not seen[b.from] or not seen[b.to] then
+      fail(("plan.barriers[%d] must name steps of the plan in from and to"):format(bi),
+        "barriers = {{after_layer = 1, kind = \"RAW\", buffer = \"x\", from = 1, to = 2}}")
+    end
+  end
+  return seen
+end
+
+--- plan:dot() -> Graphviz text of the plan.
+function methods.dot(plan)
+  local seen = check_shape(plan)
+  local out = { "digraph plan {", "  rankdir=TB;", "  compound=true;",
+    "  node [shape=box, fontname=\"monospace\"];" }
+  local title = ("mode: %s"):format(tostring(plan.mode or "?"))
+  if plan.reason then title = title .. "\n" .. plan.reason end
+  out[#out + 1] = ("  label=%s;"):format(q(title))
+  out[#out + 1] = "  labelloc=t;"
+  for li, layer in ipairs(plan.layers) do
+    out[#out + 1] = ("  subgraph cluster_layer%d {"):format(li)
+    out[#out + 1] = ("    label=%s;"):format(q(("layer %d"):format(li)))
+    out[#out + 1] = "    style=rounded;"
+    for _, s in ipairs(layer.steps) do
+      out[#out + 1] = ("    s%d [label=%s];"):format(s, q(step_name(plan, s)))
+    end
+    out[#out + 1] = "  }"
+  end
+  -- Steps of a table that no layer lists still get a node, outside every cluster.
+  for i = 1, plan.steps and #plan.steps or 0 do
+    if not seen[i] then out[#out + 1] = ("  s%d [label=%s];"):format(i, q(step_name(plan, i))) end
+  end
+  for _, b in ipairs(plan.barriers or {}) do
+    local label = ("%s %s"):format(tostring(b.kind or "dep"), tostring(b.buffer or "?"))
+    if b.after_layer then label = label .. ("\nbarrier after layer %d"):format(b.after_layer) end
+    out[#out + 1] = ("  s%d -> s%d [label=%s];"):format(b.from, b.to, q(label))
+  end
+  out[#out + 1] = "}"
+  return table.concat(out, "\n") .. "\n"
+end
+
+local function bytes(n)
+  if type(n) ~= "number" then return tostring(n) end
+  if n >= 1024 * 1024 then return ("%.1f MiB"):format(n / 1024 / 1024) end
+  if n >= 1024 then return ("%.1f KiB"):format(n / 1024) end
+  return ("%d B"):format(math.floor(n))
+end
+
+local function occ(o)
+  if type(o) ~= "number" then return tostring(o) end
+  if o > 1 then o = o / 10000 end -- basis points
+  return ("%.1f%%"):format(o * 100)
+end
+
+-- A short, sorted "k=v" list of the plan's facts (tables shown by their type).
+local function facts_line(f)
+  local keys = {}
+  for k in pairs(f) do keys[#keys + 1] = tostring(k) end
+  table.sort(keys)
+  local kv = {}
+  for _, k in ipairs(keys) do
+    local v = f[k]
+    kv[#kv + 1] = ("%s=%s"):format(k, type(v) == "table" and "{...}" or tostring(v))
+  end
+  return table.concat(kv, " ")
+end
+
+--- tostring(plan): mode and reason, grid and occupancy, bytes per round, the layers with
+--- their steps, each barrier with its dependency, and the facts.
+function mt.__tostring(plan)
+  local out = { ("plan: %s — %s"):format(tostring(plan.mode), tostring(plan.reason or "")) }
+  local g = plan.grid
+  if type(g) == "table" then
+    out[#out + 1] = ("grid: %s blocks (%s per SM x %s SMs) of %s threads, occupancy %s")
+      :format(tostring(g.blocks), tostring(g.per_sm), tostring(g.sms), tostring(g.threads),
+        occ(plan.occupancy))
+  end
+  if plan.bytes_per_round then
+    out[#out + 1] = ("bytes per round: %s"):format(bytes(plan.bytes_per_round))
+  end
+  local after = {}
+  for _, b in ipairs(plan.barriers or {}) do
+    local l = b.after_layer or 0
+    after[l] = after[l] or {}
+    after[l][#after[l] + 1] = b
+  end
+  for li, layer in ipairs(plan.layers or {}) do
+    local names = {}
+    for i, s in ipairs(layer.steps or {}) do names[i] = ("[%s]"):format(step_name(plan, s)) end
+    out[#out + 1] = ("layer %d: %s"):format(li, table.concat(names, " "))
+    for _, b in ipairs(after[li] or {}) do
+      out[#out + 1] = ("  barrier: %s (%s) on %s, step %s -> step %s"):format(
+        tostring(b.kind), KINDS[b.kind] or "dependency", tostring(b.buffer), tostring(b.from),
+        tostring(b.to))
+    end
+  end
+  if type(plan.facts) == "table" then out[#out + 1] = "facts: " .. facts_line(plan.facts) end
+  return table.concat(out, "\n")
+end
+
+--- attach(plan) -> plan, with :dot() and __tostring. Raises on a non-table.
+function M.attach(plan)
+  if type(plan) ~= "table" then
+    error(("vyre.plan_view.attach: plan must be a table (got %s). Fix: pass the table "
+      .. "be:plan returns"):format(type(plan)), 2)
+  end
+  return setmetatable(plan, mt)
+end
+
+M.methods = methods
+M.metatable = mt
+
+return M

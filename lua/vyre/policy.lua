@@ -1,0 +1,199 @@
+-- vyre.policy — the Lua policies the runtime asks before it runs something it could run
+-- several ways. Today one: policy.megakernel(facts) chooses how be:megakernel and
+-- be:plan execute a list of steps — one cooperative persistent kernel, a CUDA graph
+-- replayed per round with one flag readback, or a host loop of launches. Users replace
+-- it:   vyre.policy.megakernel = function(facts) return {mode = "graph", reason = "..."} end
+-- The runtime calls policy.decide(facts), which fills missing costs from the device
+-- profile, calls whatever policy.megakernel is now, and checks the answer (a policy can
+-- never make the runtime launch a grid that cannot be co-resident: that would hang).
+-- The facts, the default rule and why: docs/PLANNERS.md §2.
+local profiles = require("vyre.profiles")
+
+local M = {}
+
+M.MODES = { cooperative = true, graph = true, host_loop = true }
+
+local COST_KEYS = { "launch_ns", "graph_node_ns", "graph_launch_ns", "readback_ns",
+  "barrier_ns" }
+
+local function fail(fname, what, fix, level)
+  error(("%s: %s. Fix: %s"):format(fname, what, fix), (level or 2) + 1)
+end
+
+local function check_int(facts, k, min, fname, required)
+  local v = facts[k]
+  if v == nil and not required then return end
+  if math.type(v) ~= "integer" or v < min then
+    fail(fname, ("facts.%s must be an integer >= %d (got %s)"):format(k, min, tostring(v)),
+      ("set facts.%s, e.g. %s = %d"):format(k, k, math.max(min, 1)), 3)
+  end
+end
+
+local function check_num(facts, k, fname)
+  local v = facts[k]
+  if v ~= nil and (type(v) ~= "number" or v < 0 or v ~= v) then
+    fail(fname, ("facts.%s must be a number >= 0 (got %s)"):format(k, tostring(v)),
+      ("leave facts.%s out to use the profile's value"):format(k), 3)
+  end
+end
+
+--- check_facts(facts, fname) -> facts, or raises naming the first bad field.
+function M.check_facts(facts, fname)
+  fname = fname or "vyre.policy.megakernel"
+  if type(facts) ~= "table" then
+    fail(fname, ("facts must be a table (got %s)"):format(type(facts)),
+      "call be:plan(steps, opts) and read plan.facts, or build {steps =, layers =, "
+      .. "cooperative =, fits =}")
+  end
+  for _, k in ipairs({ "cooperative", "fits" }) do
+    if type(facts[k]) ~= "boolean" then
+      fail(fname, ("facts.%s must be a boolean (got %s)"):format(k, type(facts[k])),
+        ("set facts.%s = true or false"):format(k))
+    end
+  end
+  check_int(facts, "steps", 1, fname, true)
+  check_int(facts, "layers", 1, fname, true)
+  if facts.layers > facts.steps then
+    fail(fname, ("facts.layers (%d) exceeds facts.steps (%d)"):format(facts.layers, facts.steps),
+      "a layer holds at least one step: layers <= steps")
+  end
+  for _, k in ipairs({ "sms", "blocks_per_sm", "rounds_expected", "max_rounds", "times" }) do
+    check_int(facts, k, k == "blocks_per_sm" and 0 or 1, fname, false)
+  end
+  for _, k in ipairs(COST_KEYS) do check_num(facts, k, fname) end
+  for _, k in ipairs({ "bytes_per_round", "memory_bandwidth", "occupancy" }) do
+    check_num(facts, k, fname)
+  end
+  if facts.occupancy and facts.occupancy > 1 then
+    fail(fname, ("facts.occupancy must be a fraction in [0, 1] (got %s)"):format(facts.occupancy),
+      "pass occupancy_bps / 10000")
+  end
+  if facts.force ~= nil and not M.MODES[facts.force] then
+    fail(fname, ("facts.force must be 'cooperative', 'graph' or 'host_loop' (got %s)")
+      :format(tostring(facts.force)), "leave it out to let the policy choose")
+  end
+  return facts
+end
+
+--- complete(facts [, profile]) -> facts with every missing cost (launch_ns,
+--- graph_node_ns, graph_launch_ns, readback_ns, barrier_ns) and memory_bandwidth taken
+--- from profile (default: facts.profile, else the h100 profile). Changes facts in place.
+function M.complete(facts, profile)
+  profile = profile or facts.profile or profiles.get("h100")
+  local c = profile.costs or {}
+  -- A barrier at full occupancy costs more than one with one block per SM (more
+  -- arrivals): take the full-occupancy cost when more than one block per SM is resident.
+  if facts.barrier_ns == nil and (facts.blocks_per_sm or 1) > 1 then
+    facts.barrier_ns = c.barrier_full_ns
+  end
+  for _, k in ipairs(COST_KEYS) do
+    if facts[k] == nil then facts[k] = c[k] end
+  end
+  if facts.memory_bandwidth == nil then facts.memory_bandwidth = profile.memory_bandwidth end
+  if facts.sms == nil then facts.sms = profile.sms end
+  return facts
+end
+
+-- The rounds the plan will run: a converging plan's estimate (or its cap), else `times`.
+local function rounds_of(f)
+  if f.converge then return f.rounds_expected or f.max_rounds or 1 end
+  return f.rounds_expected or f.times or 1
+end
+
+--- costs(facts) -> {cooperative =, graph =, host_loop =} estimated ns for the whole
+--- execution, rounds. See docs/PLANNERS.md §2 for the model.
+function M.costs(f)
+  local r = rounds_of(f)
+  local work = 0
+  if f.bytes_per_round and f.memory_bandwidth and f.memory_bandwidth > 0 then
+    work = f.bytes_per_round / f.memory_bandwidth * 1e9
+  end
+  -- A persistent grid below half occupancy has fewer loads in flight; charge its work
+  -- in proportion, at most 4x.
+  local penalty = 1
+  if f.occupancy and f.occupancy > 0 and f.occupancy < 0.5 then
+    penalty = math.min(4, 0.5 / f.occupancy)
+  end
+  -- A converging plan syncs and reads the flag back every round on the host paths and
+  -- once on the device path; a `times` plan syncs once on every path.
+  local host_syncs = f.converge and r or 1
+  local barriers = f.layers - 1
+  if f.converge or r > 1 then barriers = f.layers end -- the round-end barrier
+  local coop = f.launch_ns + r * (barriers * f.barrier_ns + work * penalty) + f.readback_ns
+  local graph = r * (f.graph_launch_ns + f.steps * f.graph_node_ns + work)
+    + host_syncs * f.readback_ns
+  local host = r * (f.steps * f.launch_ns + work) + host_syncs * f.readback_ns
+  return { cooperative = coop, graph = graph, host_loop = host }, r
+end
+
+local function us(ns)
+  return ("%.1f us"):format(ns / 1000)
+end
+
+--- The default policy. Rule: never cooperative where the device cannot launch
+--- cooperatively or no block can be co-resident (a grid barrier would hang); otherwise
+--- the cheapest of the three by the cost model of M.costs, ties going to cooperative,
+--- then graph (fewer host round trips). facts.force picks a mode outright.
+function M.default_megakernel(facts)
+  local fname = "vyre.policy.megakernel"
+  M.check_facts(facts, fname)
+  local f = M.complete(facts)
+  local c, r = M.costs(f)
+  local shape = ("%d step%s in %d layer%s, %d round%s"):format(f.steps,
+    f.steps == 1 and "" or "s", f.layers, f.layers == 1 and "" or "s", r, r == 1 and "" or "s")
+  local blocked
+  if not f.cooperative then
+    blocked = "the device has no cooperative launch"
+  elseif not f.fits then
+    blocked = "no block of the megakernel can be co-resident (0 blocks per SM)"
+  end
+  if f.force then
+    if f.force == "cooperative" and blocked then
+      fail(fname, "mode 'cooperative' was forced but " .. blocked,
+        "force 'graph' or 'host_loop', or leave the mode to the policy")
+    end
+    return { mode = f.force, reason = ("forced (opts.mode); %s"):format(shape), costs = c }
+  end
+  if blocked then
+    local mode = c.graph <= c.host_loop and "graph" or "host_loop"
+    return { mode = mode, costs = c, reason = ("%s; %s: graph %s vs host loop %s"):format(
+      blocked, shape, us(c.graph), us(c.host_loop)) }
+  end
+  local mode = "cooperative"
+  if c.graph < c[mode] then mode = "graph" end
+  if c.host_loop < c[mode] then mode = "host_loop" end
+  local grid = f.blocks_per_sm and f.sms
+    and (" on %d x %d co-resident blocks"):format(f.blocks_per_sm, f.sms) or ""
+  return { mode = mode, costs = c, reason = ("cheapest for %s%s: cooperative %s, graph %s, "
+    .. "host loop %s"):format(shape, grid, us(c.cooperative), us(c.graph), us(c.host_loop)) }
+end
+
+M.megakernel = M.default_megakernel
+
+--- decide(facts [, profile]) -> {mode =, reason =, ...}: the runtime's entry point. Fills
+--- costs from the profile, calls the current policy.megakernel (the user's, if they
+--- replaced it) and checks its answer.
+function M.decide(facts, profile)
+  local fname = "vyre.policy.decide"
+  M.check_facts(facts, fname)
+  M.complete(facts, profile)
+  local choice = M.megakernel(facts)
+  if type(choice) ~= "table" or not M.MODES[choice.mode] then
+    fail(fname, ("vyre.policy.megakernel returned %s, not {mode = 'cooperative' | 'graph' | "
+      .. "'host_loop', reason = '...'}"):format(type(choice) == "table"
+        and ("mode " .. tostring(choice.mode)) or type(choice)),
+      "return a table with one of the three modes and a reason string")
+  end
+  if choice.mode == "cooperative" and not (facts.cooperative and facts.fits) then
+    fail(fname, "vyre.policy.megakernel chose 'cooperative' but "
+      .. (facts.cooperative and "no block can be co-resident" or "the device has no "
+        .. "cooperative launch") .. " (the grid barrier would never complete)",
+      "return 'graph' or 'host_loop' when facts.cooperative or facts.fits is false")
+  end
+  if type(choice.reason) ~= "string" or choice.reason == "" then
+    choice.reason = "chosen by a user policy (no reason given)"
+  end
+  return choice
+end
+
+return M
