@@ -126,9 +126,18 @@ static uint64_t arg_u(const struct fake_launch *l, uint32_t i) {
     return v;
 }
 
+/* The vector entry NAME_v4 of an elementwise program (src/codegen/ptx_vec.c) takes the
+ * same parameters plus the invocation count vyre_vn, and runs 4 invocations per thread:
+ * the same program over ceil(vn / workgroup) workgroups. */
+static bool is_vector_entry(const struct fake_func *f, const struct fake_prog *fp) {
+    size_t n = strlen(f->name);
+    return n > 3 && strcmp(f->name + n - 3, "_v4") == 0 && f->nparams == 2 * fp->nbuf + fp->npar + 1;
+}
+
 static CUresult run_program(const struct fake_launch *l, const struct fake_prog *fp) {
     struct fake_func *f = l->fn;
-    if (f->nparams != 2 * fp->nbuf + fp->npar)
+    bool vec = is_vector_entry(f, fp);
+    if (!vec && f->nparams != 2 * fp->nbuf + fp->npar)
         return fake_misuse(CUDA_ERROR_LAUNCH_FAILED,
                            "kernel '%s': %u parameters, the program "
                            "declares %u buffers and %u params",
@@ -151,6 +160,11 @@ static CUresult run_program(const struct fake_launch *l, const struct fake_prog 
     for (uint32_t i = 0; i < fp->npar; i++) params[i] = arg_u(l, 2 * fp->nbuf + i);
     struct vyre_run_args a = {
         bufs, fp->nbuf, params, fp->npar, {l->grid[0], l->grid[1], l->grid[2]}, 0};
+    if (vec) {
+        uint64_t vn = arg_u(l, 2 * fp->nbuf + fp->npar) & 0xffffffffu;
+        a.grid[0] = (uint32_t)((vn + fp->wg[0] - 1) / fp->wg[0]);
+        if (a.grid[0] == 0) return CUDA_SUCCESS; /* no invocation */
+    }
     struct vyre_error err;
     if (vyre_ref_run(fp->p, &a, &err) != VYRE_OK) {
         /* A program the interpreter refuses at run time: the kernel "faulted". */

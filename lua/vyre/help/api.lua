@@ -112,6 +112,12 @@ The driver's CUDA version (12040 is 12.4); 0 when no driver loaded.]=],
 cuda.device([i]) -> Backend | nil, reason
 The backend of device i (0-based, default 0): the same object for an ordinal until it is
 freed or lost.]=],
+  ["vyre.cuda.profile"] = [=[
+vyre.cuda.profile(name) -> profile table
+A synthetic device profile for planning without a GPU: "h100", "h200", "a100", "rtx5090",
+"blackwell-envelope" (the original's figures) or "reference". Fields: SMs, warp size,
+threads/registers/shared memory per SM and block, L2, memory, bandwidth, cooperative
+launch, cost numbers. docs/PLANNERS.md.]=],
   ["vyre.cuda.open"] = [=[
 cuda.open([i]) -> Backend | nil, reason
 Opens a new backend for device i even if one is open (it becomes cuda.device(i)).]=],
@@ -221,6 +227,10 @@ True once a sticky fault poisoned the device (never on the reference).]=],
   ["Backend:check"] = [=[
 be:check() -> true
 Raises the lost-device cause, or an error recorded while freeing objects (deferred).]=],
+  ["Backend:profile"] = [=[
+be:profile() -> profile table
+The real device as a profile (the same fields as vyre.cuda.profile(name)), built from
+be:info(); the reference backend returns the documented CPU profile.]=],
   ["Backend:info"] = [=[
 be:info() -> table
 Device facts: name, sm, multiprocessors, memory, limits (CUDA), or the reference's.]=],
