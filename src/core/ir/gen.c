@@ -931,6 +931,7 @@ vyre_program *vyre_gen_random(uint64_t seed, const struct vyre_gen_options *opt)
     g->approx = opt && opt->allow_approx;
     g->subgroup = opt && opt->allow_subgroup;
     vyre_program *p = gen_valid(g, seed);
+    if (p && !g->fail && opt && opt->allow_opt_shapes) vyre_gen_opt_shapes(g);
     if (p && !g->fail && opt && opt->allow_invalid) vyre_gen_invalid(g);
     if (p && (g->fail || p->oom)) {
         vyre_program_free(p);
