@@ -94,7 +94,7 @@ static void test_simplify_ints(void) {
                             "(store s 4u32 (select (eq a a) c (abs (neg c)))))",
                        "none,+simplify", &r);
     CHECK_STR_CONTAINS(t, "(store y 0u32 a)");
-    CHECK_STR_CONTAINS(t, "(store y 1u32 (shl a 3u32))");
+    CHECK_STR_CONTAINS(t, "(store y 1u32 (mul a 8u32))"); /* ptxas fuses IMAD; kept */
     CHECK_STR_CONTAINS(t, "(store y 2u32 (shr a 4u32))");
     CHECK_STR_CONTAINS(t, "(store y 3u32 (and a 31u32))");
     CHECK_STR_CONTAINS(t, "(store y 4u32 0u32)");
@@ -104,10 +104,10 @@ static void test_simplify_ints(void) {
     /* signed division rounds toward zero: not a shift; rem neither */
     CHECK_STR_CONTAINS(t, "(store s 0u32 (div c 4i32))");
     CHECK_STR_CONTAINS(t, "(store s 1u32 (rem c 4i32))");
-    CHECK_STR_CONTAINS(t, "(store s 2u32 (shl c 2i32))");
+    CHECK_STR_CONTAINS(t, "(store s 2u32 (mul c 4i32))");
     CHECK_STR_CONTAINS(t, "(store s 3u32 c)");
     CHECK_STR_CONTAINS(t, "(store s 4u32 (select true c (abs c)))");
-    CHECK(r.simplified >= 13);
+    CHECK(r.simplified >= 11);
     vyre_free(t);
 }
 
@@ -243,7 +243,7 @@ static void test_pipeline_together(void) {
                             "(if (eq same 1u32) (then (store y i (mul (add a 0u32) 2u32)))\n"
                             "  (else (store y i 7u32))))",
                        "all", &r);
-    CHECK_STR_CONTAINS(t, "(let i (gid x))\n  (store y i (shl a 1u32)))");
+    CHECK_STR_CONTAINS(t, "(let i (gid x))\n  (store y i (mul a 2u32)))");
     vyre_free(t);
 }
 

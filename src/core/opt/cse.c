@@ -9,8 +9,9 @@
  *   - a candidate that occurs twice or more from statement s on, one occurrence in s's
  *     own expressions (evaluated whenever s runs), becomes `let cseN e` just before s
  *     and every occurrence reads cseN.
- * Bool expressions stay where they are: they are cheap predicates, and the bounds-check
+ * Expressions cheaper than OPT_CSE_MIN_COST stay (opt_int.h); bool expressions stay: they are cheap predicates, and the bounds-check
  * pass recognises `(if (lt v (len buf)) ...)` only when written out. */
+#include "opt.h"
 #include "opt_int.h"
 
 struct cse {
@@ -20,7 +21,8 @@ struct cse {
 };
 
 static bool candidate(const struct cse *c, const struct vyre_expr *e) {
-    return !opt_trivial(e) && e->type != VYRE_BOOL && opt_movable(c->p, &c->v, e);
+    return !opt_trivial(e) && e->type != VYRE_BOOL && opt_cost(e) >= vyre_opt_min_cost.cse &&
+           opt_movable(c->p, &c->v, e);
 }
 
 /* The first candidate in pre-order (largest first) within e that occurs at least twice

@@ -4,10 +4,12 @@
  * before the loop, and the body reads licmN. Evaluating it when the loop runs zero
  * times is harmless: every expression is total and free of side effects (a load out of
  * bounds reads zero). Inner loops go first, so an expression invariant in several
- * nested loops climbs one loop per round of the pipeline. Bool expressions stay, as in
+ * nested loops climbs one loop per round of the pipeline. Expressions cheaper than
+ * vyre_opt_min_cost.licm stay (a register across the loop costs more). Bool ones stay, as in
  * cse.c, so the bounds-check pass still sees its guards. */
 #include <stdlib.h>
 
+#include "opt.h"
 #include "opt_int.h"
 
 struct licm {
@@ -39,7 +41,8 @@ static bool invariant(const struct licm *c, const struct vyre_expr *e) {
 /* The first maximal invariant candidate in e (pre-order). */
 static const struct vyre_expr *find_expr(const struct licm *c, const struct vyre_expr *e) {
     if (!e) return NULL;
-    if (!opt_trivial(e) && e->type != VYRE_BOOL && opt_movable(c->p, &c->v, e) && invariant(c, e))
+    if (!opt_trivial(e) && e->type != VYRE_BOOL && opt_cost(e) >= vyre_opt_min_cost.licm &&
+        opt_movable(c->p, &c->v, e) && invariant(c, e))
         return e;
     struct vyre_expr *ops[3];
     unsigned n = vyre_expr_operands(e, ops);

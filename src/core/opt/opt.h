@@ -25,6 +25,14 @@ struct vyre_opt_stats {
 VYRE_INTERNAL enum vyre_status vyre_opt_run(vyre_program **pp, const struct vyre_opt_options *o,
                                             struct vyre_opt_report *report,
                                             struct vyre_opt_stats *stats, struct vyre_error *err);
+/* The cheapest expression cse / licm give a variable (opt_cost in opt_int.h): 2 and 3.
+ * Tests lower them to 0 to put every rewrite through the property test; nothing else
+ * writes them. */
+struct vyre_opt_min_cost {
+    uint32_t cse, licm;
+};
+VYRE_INTERNAL extern struct vyre_opt_min_cost vyre_opt_min_cost;
+
 /* The enabled passes as bits (cache keys), 1 << pass number. */
 VYRE_INTERNAL uint32_t vyre_opt_mask(const struct vyre_opt_options *o);
 /* The options vyre_ptx_emit uses when given none: $VYRE_OPT applied to all-on. */

@@ -23,6 +23,13 @@ VYRE_INTERNAL void opt_vars_free(struct opt_vars *v);
  * buffers, which no invocation changes), and only variables that are never `set`. */
 VYRE_INTERNAL bool opt_movable(const vyre_program *p, const struct opt_vars *v,
                                const struct vyre_expr *e);
+/* A rough cost of evaluating e on the GPU, in simple ALU operations: a load 4, an
+ * integer division 8, an approximate op 8, a float division or square root 4. cse and
+ * licm leave expressions cheaper than vyre_opt_min_cost (opt.h) alone: a variable that lives across a loop costs a
+ * register for its whole life, and ptxas recomputes an add as cheaply as it keeps one
+ * (measured: bench/results/opt_counts.md). */
+VYRE_INTERNAL uint32_t opt_cost(const struct vyre_expr *e);
+
 /* Not worth a variable: literals, names, ids, len. */
 VYRE_INTERNAL bool opt_trivial(const struct vyre_expr *e);
 

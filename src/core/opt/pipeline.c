@@ -12,6 +12,8 @@
 #include "opt.h"
 #include "opt_int.h"
 
+struct vyre_opt_min_cost vyre_opt_min_cost = {2u, 3u};
+
 enum pass { P_FOLD, P_SIMPLIFY, P_COPY, P_CSE, P_LICM, P_DCE, P_COUNT };
 static const char *const pass_names[P_COUNT] = {"fold", "simplify", "copy", "cse", "licm", "dce"};
 

@@ -1,9 +1,9 @@
 /* simplify.c — algebraic simplification that holds for EVERY input under the total
  * semantics of sem.c (docs/ARCHITECTURE.md §3), never only for "defined" inputs:
  *   - integers wrap, so x+0, x*1, x*0, x-x, x^x, x&x, x|x, shifts by a multiple of the
- *     width, x/1, x%1, constant chains (x+c1)+c2 and (x*c1)*c2 rewrite exactly, and
- *     x*2^k is x<<k (both wrap the same way); unsigned x/2^k is x>>k and x%2^k is
- *     x&(2^k-1) (signed division rounds toward zero, so not for i32/i64);
+ *     width, x/1, x%1, constant chains (x+c1)+c2 and (x*c1)*c2 rewrite exactly;
+ *     unsigned x/2^k is x>>k and x%2^k is x&(2^k-1) (signed division rounds toward
+ *     zero, so not for i32/i64); x*2^k stays (see VYRE_OP_MUL below);
  *   - comparisons of x with itself are decided for integers and bools only (NaN);
  *   - floats: nothing arithmetic. x*1 quiets a signalling NaN and x*0 is NaN for
  *     infinities, x+(-0) likewise, x/x is NaN at 0; only the bit operations neg and
@@ -39,7 +39,7 @@ static int pow2(const struct vyre_expr *e) {
 }
 
 /* Rewrites e (its operands already simplified); true when it changed. */
-static bool binary(vyre_program *p, struct vyre_expr *e) {
+static bool binary(struct vyre_expr *e) {
     struct vyre_expr *a = e->u.op.a[0], *b = e->u.op.a[1];
     enum vyre_type t = a->type;
     bool eq = vyre_ir_expr_equal(a, b);
@@ -74,15 +74,8 @@ static bool binary(vyre_program *p, struct vyre_expr *e) {
             e->u.op.a[0] = a->u.op.a[0];
             return true;
         }
-        int k = pow2(b);
-        if (k > 0) {
-            e->u.op.op = VYRE_OP_SHL;
-            struct vyre_expr *c = opt_copy(p, b);
-            if (!c) return false;
-            c->u.lit.bits = (vyre_bits)k;
-            e->u.op.a[1] = c;
-            return true;
-        }
+        /* x*2^k stays a mul: ptxas fuses mul+add into one IMAD, a shl it would not
+         * (measured, bench/results/opt_counts.md) */
         return false;
     }
     case VYRE_OP_DIV: {
@@ -213,7 +206,7 @@ static uint32_t simplify_expr(vyre_program *p, struct vyre_expr *e) {
     for (unsigned i = 0; i < k; i++) n += simplify_expr(p, ops[i]);
     for (int guard = 0; guard < 16; guard++) {
         bool ch = false;
-        if (e->kind == VYRE_EX_BINARY) ch = binary(p, e);
+        if (e->kind == VYRE_EX_BINARY) ch = binary(e);
         else if (e->kind == VYRE_EX_UNARY) ch = unary(e);
         else if (e->kind == VYRE_EX_SELECT) ch = select_(e);
         else if ((e->kind == VYRE_EX_CAST || e->kind == VYRE_EX_BITCAST) &&

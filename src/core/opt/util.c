@@ -84,6 +84,32 @@ bool opt_movable(const vyre_program *p, const struct opt_vars *v, const struct v
     return true;
 }
 
+uint32_t opt_cost(const struct vyre_expr *e) {
+    if (!e) return 0;
+    uint32_t c = 0;
+    switch (e->kind) {
+    case VYRE_EX_LOAD: c = 4; break;
+    case VYRE_EX_SUBGROUP: c = 4; break;
+    case VYRE_EX_UNARY:
+        c = vyre_op_is_approx(e->u.op.op) ? 8u : e->u.op.op == VYRE_OP_SQRT ? 4u : 1u;
+        break;
+    case VYRE_EX_BINARY: {
+        enum vyre_op op = e->u.op.op;
+        bool f = vyre_type_is_float(e->u.op.a[0]->type);
+        c = op == VYRE_OP_DIV || op == VYRE_OP_REM ? (f ? 4u : 8u) : op == VYRE_OP_MULHI ? 2u : 1u;
+        break;
+    }
+    case VYRE_EX_CAST:
+    case VYRE_EX_SELECT:
+    case VYRE_EX_FMA: c = 1; break;
+    default: break; /* leaves and bitcasts are free */
+    }
+    struct vyre_expr *ops[3];
+    unsigned n = vyre_expr_operands(e, ops);
+    for (unsigned i = 0; i < n; i++) c += opt_cost(ops[i]);
+    return c;
+}
+
 bool opt_trivial(const struct vyre_expr *e) {
     return e->kind == VYRE_EX_LIT || e->kind == VYRE_EX_NAME || e->kind == VYRE_EX_BUILTIN ||
            e->kind == VYRE_EX_LEN;
