@@ -39,14 +39,14 @@ static bool has_effect(const struct dce *c, const struct vyre_block *b) {
     for (uint32_t i = 0; i < b->count; i++) {
         const struct vyre_stmt *s = b->items[i];
         switch (s->kind) {
-        case VYRE_ST_STORE:
-        case VYRE_ST_ATOMIC:
-        case VYRE_ST_BARRIER:
-        case VYRE_ST_RETURN: return true;
+        case VYRE_ST_LET:
+        case VYRE_ST_IF:
+        case VYRE_ST_FOR:
+        case VYRE_ST_BREAK: break;
         case VYRE_ST_SET:
             if (s->slot >= c->v.n || !c->inside[s->slot]) return true;
             break;
-        default: break;
+        default: return true; /* store, atomic, barrier, return, and any kind added later */
         }
         if (has_effect(c, &s->then_) || has_effect(c, &s->else_)) return true;
     }

@@ -75,7 +75,16 @@ bool opt_movable(const vyre_program *p, const struct opt_vars *v, const struct v
         if (e->u.name.ref == VYRE_REF_VAR)
             return e->u.name.index < v->n && v->sets[e->u.name.index] == 0;
         return true;
-    default: break;
+    case VYRE_EX_LIT:
+    case VYRE_EX_BUILTIN:
+    case VYRE_EX_LEN:
+    case VYRE_EX_UNARY:
+    case VYRE_EX_BINARY:
+    case VYRE_EX_SELECT:
+    case VYRE_EX_CAST:
+    case VYRE_EX_BITCAST:
+    case VYRE_EX_FMA: break;
+    default: return false; /* a kind added later is not known to be pure */
     }
     struct vyre_expr *ops[3];
     unsigned n = vyre_expr_operands(e, ops);
