@@ -56,8 +56,10 @@ static void cse_block(struct cse *c, struct vyre_block *b) {
             if (!val || !name) return;
             struct vyre_stmt *let = vyre_ir_let(c->p, name, val);
             if (!let || !opt_insert(c->p, b, i, let)) return;
-            c->n += opt_replace_block(c->p, b, i + 1, val, name) - 1u;
-            i--; /* look at the new let (and then s) again */
+            uint32_t k = opt_replace_block(c->p, b, i + 1, val, name);
+            if (!k) return; /* out of memory: the pipeline undoes the pass */
+            c->n += k - 1u; /* n occurrences became n reads and one let */
+            i--;            /* look at the new let (and then s) again */
             continue;
         }
         cse_block(c, &s->then_);
