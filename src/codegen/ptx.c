@@ -4,7 +4,7 @@
  * Expressions live in ptx_expr.c, op templates in ptx_ops.c and ptx_approx.c.
  *
  * Layout habits (tinygrad's renderer): the program is validated, then optimised on a
- * copy (the canonical text parsed again: constant folding, then the bounds-check pass),
+ * copy (the canonical text parsed again: the optimiser, docs/OPT.md, then bounds checks),
  * so the caller's program never changes; then one small template per construct writes into
  * the body buffer using virtual registers from per-class counters; register
  * declarations are written after the body is known and prepended to it. Labels

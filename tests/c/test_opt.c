@@ -327,6 +327,30 @@ static void test_ptx_follows_switches(void) {
     vyre_program_free(p);
 }
 
+/* The emitter takes whatever the passes leave (new lets before loops, spliced branches,
+ * unbound atomics): optimised shaped programs assemble, all in one ptxas run. */
+static void test_ptx_of_optimised_programs_assembles(void) {
+    struct harness_batch batch = {0};
+    for (uint64_t seed = 0; seed < 300; seed++) {
+        struct vyre_gen_options go;
+        memset(&go, 0, sizeof go);
+        go.allow_opt_shapes = true;
+        go.allow_barriers = seed & 1u;
+        go.allow_subgroup = seed % 3u == 0;
+        vyre_program *p = vyre_gen_random(seed, &go);
+        struct vyre_ptx_options po = {.sm = 90};
+        char *ptx = NULL;
+        struct vyre_error err;
+        CHECK(p && vyre_ptx_emit(p, &po, &ptx, NULL, &err) == VYRE_OK);
+        if (ptx) harness_batch_add(&batch, ptx);
+        vyre_free(ptx);
+        vyre_program_free(p);
+    }
+    CHECK_EQ_U64(batch.n, 300);
+    CHECK(batch.text && harness_ptxas_ok(batch.text, 90, false));
+    free(batch.text);
+}
+
 int main(void) {
     RUN_TEST(test_fold);
     RUN_TEST(test_simplify_ints);
@@ -339,5 +363,6 @@ int main(void) {
     RUN_TEST(test_options);
     RUN_TEST(test_optimize_api);
     RUN_TEST(test_ptx_follows_switches);
+    RUN_TEST(test_ptx_of_optimised_programs_assembles);
     return harness_finish();
 }

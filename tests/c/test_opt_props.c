@@ -67,7 +67,7 @@ static void make_args(const vyre_program *p, uint64_t *r, struct run_set *rs) {
         rs->bytes[nb] = (size_t)count * sz;
         unsigned char *data = malloc(rs->bytes[nb] ? rs->bytes[nb] : 1u);
         for (size_t b = 0; b < rs->bytes[nb]; b++) data[b] = (unsigned char)(mix(r) >> 24);
-        if (d->type == VYRE_BOOL)
+        if (d->type == VYRE_BOOL && (mix(r) & 1u)) /* else any word: nonzero loads as true */
             for (size_t b = 0; b < rs->bytes[nb]; b++)
                 data[b] = b % 4u == 0 ? (unsigned char)(data[b] & 1u) : 0;
         rs->bufs[nb].data = data;
