@@ -211,27 +211,60 @@ enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,
 
 /* ---- PTX ---------------------------------------------------------------- */
 
+/* ---- optimiser (docs/OPT.md) ----------------------------------------------- */
+
+/* Which passes run; each keeps the program's results bit-identical (§3). */
+struct vyre_opt_options {
+    bool fold;     /* constant folding */
+    bool simplify; /* algebraic identities that hold under the total semantics */
+    bool copy;     /* copy and constant propagation */
+    bool cse;      /* common-subexpression elimination */
+    bool licm;     /* loop-invariant code motion */
+    bool dce;      /* dead lets, unreachable branches, loops with no effect */
+};
+/* What the passes did (counts of rewrites). */
+struct vyre_opt_report {
+    uint32_t folded, simplified, copied, cse, hoisted, removed;
+};
+/* Every pass on, then the spec in $VYRE_OPT applied (see vyre_opt_options_parse). */
+enum vyre_status vyre_opt_options_default(struct vyre_opt_options *o, struct vyre_error *err);
+/* Applies a comma-separated spec to *o: "all", "none", a pass name or "+name" (on),
+ * "-name" (off); names fold simplify copy cse licm dce. VYRE_ERR_ARG on a bad word. */
+enum vyre_status vyre_opt_options_parse(const char *spec, struct vyre_opt_options *o,
+                                        struct vyre_error *err);
+/* The optimised copy of p (validated first if needed; o NULL: the defaults); p is not
+ * changed. report may be NULL. The caller frees *out. */
+enum vyre_status vyre_program_optimize(vyre_program *p, const struct vyre_opt_options *o,
+                                       vyre_program **out, struct vyre_opt_report *report,
+                                       struct vyre_error *err);
+
 struct vyre_ptx_options {
     unsigned sm; /* 70, 75, 80, 86, 89 or 90 */
 };
 
-/* PTX text for the program (validated first if needed), caller frees. */
+/* PTX text for the program (validated first if needed), caller frees. The optimiser
+ * runs the passes of vyre_opt_options_default ($VYRE_OPT). */
 enum vyre_status vyre_ptx_emit(vyre_program *p, const struct vyre_ptx_options *opt, char **out_ptx,
                                size_t *out_len, struct vyre_error *err);
+/* The same with the optimiser passes oo enables (NULL: the defaults). */
+enum vyre_status vyre_ptx_emit_opt(vyre_program *p, const struct vyre_ptx_options *opt,
+                                   const struct vyre_opt_options *oo, char **out_ptx,
+                                   size_t *out_len, struct vyre_error *err);
 /* Bumped whenever emitted PTX changes for the same program (cache keys). */
-#define VYRE_CODEGEN_VERSION 2u
+#define VYRE_CODEGEN_VERSION 3u
 
 /* ---- random programs (property tests, fuzzing) -------------------------- */
 
 struct vyre_gen_options {
-    uint32_t max_stmts;  /* top-level statements, default 8 */
-    uint32_t max_depth;  /* expression depth, default 4 */
-    bool allow_barriers; /* emit shared memory + uniform barriers */
-    bool allow_approx;   /* emit exp/sin/... */
-    bool allow_invalid;  /* mutate into (usually) invalid programs */
-    bool allow_subgroup; /* emit subgroup ops in uniform control flow (docs/SUBGROUPS.md) */
-    bool elementwise;    /* 1-D, only (gid x), accesses at the own index (ARCHITECTURE.md §5);
-                            overrides allow_barriers and allow_subgroup */
+    uint32_t max_stmts;    /* top-level statements, default 8 */
+    uint32_t max_depth;    /* expression depth, default 4 */
+    bool allow_barriers;   /* emit shared memory + uniform barriers */
+    bool allow_approx;     /* emit exp/sin/... */
+    bool allow_invalid;    /* mutate into (usually) invalid programs */
+    bool allow_subgroup;   /* emit subgroup ops in uniform control flow (docs/SUBGROUPS.md) */
+    bool elementwise;      /* 1-D, only (gid x), accesses at the own index (ARCHITECTURE.md §5);
+                              overrides allow_barriers and allow_subgroup */
+    bool allow_opt_shapes; /* add the shapes the optimiser rewrites (docs/OPT.md) */
 };
 /* A deterministic program from a seed; valid unless allow_invalid. NULL on OOM. */
 vyre_program *vyre_gen_random(uint64_t seed, const struct vyre_gen_options *opt);

@@ -4,7 +4,7 @@
  * Expressions live in ptx_expr.c, op templates in ptx_ops.c and ptx_approx.c.
  *
  * Layout habits (tinygrad's renderer): the program is validated, then optimised on a
- * copy (the canonical text parsed again: constant folding, then the bounds-check pass),
+ * copy (the canonical text parsed again: the optimiser, docs/OPT.md, then bounds checks),
  * so the caller's program never changes; then one small template per construct writes into
  * the body buffer using virtual registers from per-class counters; register
  * declarations are written after the body is known and prepended to it. Labels
@@ -540,19 +540,23 @@ static enum vyre_status check_target(const struct vyre_ptx_options *opt, struct 
 }
 
 /* The optimiser's passes run on a copy (the canonical text parsed again), so emitting
- * never changes the caller's program, its text or its hash: constant folding, then
- * bounds-check elimination. Folding uses the reference semantics (sem.c) and leaves
- * approximate ops alone, so the folded program computes exactly what p does. */
-static enum vyre_status optimized_copy(vyre_program *p, vyre_program **out,
-                                       struct vyre_error *err) {
+ * never changes the caller's program, its text or its hash: the pipeline of
+ * src/core/opt/pipeline.c (the passes `oo` enables; NULL: all, less $VYRE_OPT), then
+ * bounds-check elimination. Every pass keeps the §3 results bit-identical. */
+static enum vyre_status optimized_copy(vyre_program *p, const struct vyre_opt_options *oo,
+                                       vyre_program **out, struct vyre_error *err) {
     char *text = NULL;
     size_t len = 0;
     *out = NULL;
+    struct vyre_opt_options opts;
+    enum vyre_status st = vyre_opt_resolve(oo, &opts, err);
+    if (st != VYRE_OK) return st;
     if (vyre_text_print(p, &text, &len) != VYRE_OK)
         return vyre_error_set(err, VYRE_ERR_NOMEM, "ptx: out of memory. Fix: free memory");
-    enum vyre_status st = vyre_text_parse(text, len, out, err);
+    st = vyre_text_parse(text, len, out, err);
     vyre_free(text);
-    if (st == VYRE_OK) st = vyre_opt_fold(*out, err);
+    if (st == VYRE_OK) st = vyre_ensure_valid(*out, err);
+    if (st == VYRE_OK) st = vyre_opt_run(out, &opts, NULL, NULL, err);
     if (st == VYRE_OK) vyre_opt_bounds(*out);
     if (st != VYRE_OK) {
         vyre_program_free(*out);
@@ -566,6 +570,12 @@ static enum vyre_status emit_optimized(vyre_program *p, unsigned sm, const char 
 
 enum vyre_status vyre_ptx_emit(vyre_program *p, const struct vyre_ptx_options *opt, char **out_ptx,
                                size_t *out_len, struct vyre_error *err) {
+    return vyre_ptx_emit_opt(p, opt, NULL, out_ptx, out_len, err);
+}
+
+enum vyre_status vyre_ptx_emit_opt(vyre_program *p, const struct vyre_ptx_options *opt,
+                                   const struct vyre_opt_options *oo, char **out_ptx,
+                                   size_t *out_len, struct vyre_error *err) {
     if (out_ptx) *out_ptx = NULL;
     if (out_len) *out_len = 0;
     if (!p || !out_ptx)
@@ -578,7 +588,7 @@ enum vyre_status vyre_ptx_emit(vyre_program *p, const struct vyre_ptx_options *o
     st = vyre_ensure_valid(p, err);
     if (st != VYRE_OK) return st;
     vyre_program *q = NULL;
-    st = optimized_copy(p, &q, err);
+    st = optimized_copy(p, oo, &q, err);
     if (st != VYRE_OK) return st;
     st = emit_optimized(q, opt->sm, version, out_ptx, out_len, err);
     vyre_program_free(q);

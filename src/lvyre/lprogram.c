@@ -279,23 +279,92 @@ static int program_tostring(lua_State *L) {
     return program_text(L);
 }
 
-/* vyre.ptx(p, {sm = 90}) -> PTX text */
+/* Optimiser options (docs/OPT.md) from the value at idx: nil -> the defaults
+ * ($VYRE_OPT applied; *use = NULL); true / false -> every pass on / off; a table of
+ * booleans {fold, simplify, copy, cse, licm, dce}, a missing pass being on. */
+static void read_opt_options(lua_State *L, int idx, const char *fname, struct vyre_opt_options *o,
+                             const struct vyre_opt_options **use) {
+    static const char *const names[] = {"fold", "simplify", "copy", "cse", "licm", "dce", NULL};
+    bool *fields[] = {&o->fold, &o->simplify, &o->copy, &o->cse, &o->licm, &o->dce};
+    idx = lua_absindex(L, idx);
+    *use = o;
+    if (lua_isnoneornil(L, idx)) {
+        struct vyre_error err;
+        vyre_error_clear(&err);
+        if (vyre_opt_options_default(o, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
+        *use = NULL;
+        return;
+    }
+    if (lua_isboolean(L, idx)) {
+        for (size_t i = 0; names[i]; i++) *fields[i] = lua_toboolean(L, idx);
+        return;
+    }
+    if (!lua_istable(L, idx))
+        luaL_error(L,
+                   "%s: opt must be a table of booleans, true or false, got %s. Fix: pass "
+                   "{cse = false} (passes: fold, simplify, copy, cse, licm, dce)",
+                   fname, luaL_typename(L, idx));
+    check_option_keys(L, idx, names, fname);
+    for (size_t i = 0; names[i]; i++) {
+        int t = lua_getfield(L, idx, names[i]);
+        if (t != LUA_TNIL && t != LUA_TBOOLEAN)
+            luaL_error(L, "%s: opt.%s must be a boolean, got %s. Fix: pass %s = true or false",
+                       fname, names[i], lua_typename(L, t), names[i]);
+        *fields[i] = t == LUA_TNIL || lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+}
+
+/* p:optimize([opts]) -> the optimised Program (a new one; p is unchanged), and a table
+ * of what the passes did {folded, simplified, copied, cse, hoisted, removed}. */
+static int program_optimize(lua_State *L) {
+    const char *f = "vyre.Program:optimize";
+    vyre_program *p = check_program(L, 1, f);
+    struct vyre_opt_options o;
+    const struct vyre_opt_options *use;
+    read_opt_options(L, 2, f, &o, &use);
+    struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
+    lp->p = NULL;
+    lp->warned_grid = false;
+    luaL_setmetatable(L, VYRE_LUA_PROGRAM);
+    struct vyre_opt_report rep;
+    struct vyre_error err;
+    vyre_error_clear(&err);
+    if (vyre_program_optimize(p, use, &lp->p, &rep, &err) != VYRE_OK)
+        return vyre_lua_raise(L, f, &err);
+    lua_createtable(L, 0, 6);
+    const char *const keys[] = {"folded", "simplified", "copied", "cse", "hoisted", "removed"};
+    const uint32_t vals[] = {rep.folded, rep.simplified, rep.copied,
+                             rep.cse,    rep.hoisted,    rep.removed};
+    for (int i = 0; i < 6; i++) {
+        lua_pushinteger(L, (lua_Integer)vals[i]);
+        lua_setfield(L, -2, keys[i]);
+    }
+    return 2;
+}
+
+/* vyre.ptx(p, {sm = 90, opt = {cse = false}}) -> PTX text */
 static int program_ptx(lua_State *L) {
     vyre_program *p = check_program(L, 1, "vyre.ptx");
     struct vyre_ptx_options opt = {.sm = 70};
+    struct vyre_opt_options oo;
+    const struct vyre_opt_options *use = NULL;
     if (!lua_isnoneornil(L, 2)) {
         if (!lua_istable(L, 2))
             vyre_lua_typeerror(L, 2, "vyre.ptx", "table of options", "vyre.ptx(p, {sm = 90})");
-        static const char *const keys[] = {"sm", NULL};
+        static const char *const keys[] = {"sm", "opt", NULL};
         check_option_keys(L, 2, keys, "vyre.ptx");
         opt.sm = (unsigned)opt_field_int(L, 2, "sm", 70, 0, 1000, "vyre.ptx");
+        lua_getfield(L, 2, "opt");
+        read_opt_options(L, -1, "vyre.ptx", &oo, &use);
+        lua_pop(L, 1);
     }
     void **box = vyre_lua_newbox(L);
     char *ptx = NULL;
     size_t len = 0;
     struct vyre_error err;
     vyre_error_clear(&err);
-    if (vyre_ptx_emit(p, &opt, &ptx, &len, &err) != VYRE_OK) {
+    if (vyre_ptx_emit_opt(p, &opt, use, &ptx, &len, &err) != VYRE_OK) {
         vyre_free(ptx);
         return vyre_lua_raise(L, "vyre.ptx", &err);
     }
@@ -306,7 +375,8 @@ static int program_ptx(lua_State *L) {
 }
 
 /* vyre.random_program(seed [, {max_stmts, max_depth, allow_barriers, allow_approx,
- * allow_invalid, allow_subgroup, elementwise}]) -> Program (deterministic for a seed). */
+ * allow_invalid, allow_subgroup, elementwise, allow_opt_shapes}]) -> Program (deterministic
+ * for a seed). */
 static int program_random(lua_State *L) {
     if (!lua_isinteger(L, 1))
         vyre_lua_typeerror(L, 1, "vyre.random_program", "integer seed",
@@ -320,7 +390,8 @@ static int program_random(lua_State *L) {
         const char *f = "vyre.random_program";
         static const char *const keys[] = {
             "max_stmts",     "max_depth",      "allow_barriers", "allow_approx",
-            "allow_invalid", "allow_subgroup", "elementwise",    NULL};
+            "allow_invalid", "allow_subgroup", "elementwise",    "allow_opt_shapes",
+            NULL};
         check_option_keys(L, 2, keys, f);
         opt.max_stmts = (uint32_t)opt_field_int(L, 2, "max_stmts", 8, 1, 10000, f);
         opt.max_depth = (uint32_t)opt_field_int(L, 2, "max_depth", 4, 1, 100, f);
@@ -329,6 +400,7 @@ static int program_random(lua_State *L) {
         opt.allow_invalid = opt_field_bool(L, 2, "allow_invalid");
         opt.allow_subgroup = opt_field_bool(L, 2, "allow_subgroup");
         opt.elementwise = opt_field_bool(L, 2, "elementwise");
+        opt.allow_opt_shapes = opt_field_bool(L, 2, "allow_opt_shapes");
     }
     struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
     lp->p = NULL;
@@ -347,9 +419,13 @@ static const luaL_Reg program_funcs[] = {{"parse", program_parse},
                                          {"random_program", program_random},
                                          {NULL, NULL}};
 
-static const luaL_Reg program_methods[] = {{"text", program_text},   {"hash", program_hash},
-                                           {"decls", program_decls}, {"validate", program_validate},
-                                           {"free", program_free},   {NULL, NULL}};
+static const luaL_Reg program_methods[] = {{"text", program_text},
+                                           {"hash", program_hash},
+                                           {"decls", program_decls},
+                                           {"validate", program_validate},
+                                           {"free", program_free},
+                                           {"optimize", program_optimize},
+                                           {NULL, NULL}};
 
 static const luaL_Reg program_meta[] = {{"__eq", program_eq},
                                         {"__tostring", program_tostring},

@@ -1,5 +1,6 @@
 /* cache_mem.c — the two in-memory cache levels of a device:
- * (1) PTX text keyed by program hash + SM + VYRE_CODEGEN_VERSION (bounded, LRU);
+ * (1) PTX text keyed by program hash + SM + VYRE_CODEGEN_VERSION + optimiser passes
+ *     (bounded, LRU);
  * (2) loaded modules keyed by PTX hash (per device, bounded LRU). A module evicted
  *     from (2) is unloaded only when no kernel uses it any more (reference count).
  * A module miss goes to the disk cubin cache (cache_disk.c), and a disk miss to the
@@ -9,6 +10,7 @@
 #include <xxhash.h>
 
 #include "cuda_int.h"
+#include "opt.h"
 
 static uint32_t env_cap(const char *name, uint32_t dflt) {
     const char *s = getenv(name);
@@ -31,8 +33,13 @@ enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_program *p, co
                                  size_t *len, uint64_t *ptx_hash, struct vyre_error *err) {
     enum vyre_status st = vyre_ensure_valid(p, err);
     if (st != VYRE_OK) return st;
-    /* The codegen version is part of the key so a newer emitter never sees stale text. */
-    uint64_t key = vyre_program_hash(p) ^ ((uint64_t)VYRE_CODEGEN_VERSION << 48);
+    /* The codegen version is part of the key so a newer emitter never sees stale text,
+     * and so are the optimiser passes $VYRE_OPT leaves on (the PTX differs with them). */
+    struct vyre_opt_options oo;
+    st = vyre_opt_resolve(NULL, &oo, err);
+    if (st != VYRE_OK) return st;
+    uint64_t key = vyre_program_hash(p) ^ ((uint64_t)VYRE_CODEGEN_VERSION << 48) ^
+                   ((uint64_t)vyre_opt_mask(&oo) << 40);
     unsigned sm = d->info.sm;
     for (uint32_t i = 0; i < d->nptx; i++) {
         struct vyre_cu_ptx_entry *e = &d->ptx[i];
@@ -49,7 +56,7 @@ enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_program *p, co
     struct vyre_ptx_options opt = {sm};
     char *text = NULL;
     size_t n = 0;
-    st = vyre_ptx_emit(p, &opt, &text, &n, err);
+    st = vyre_ptx_emit_opt(p, &opt, &oo, &text, &n, err);
     if (st != VYRE_OK) return st;
     uint32_t cap = env_cap("VYRE_PTX_CACHE_ENTRIES", 256);
     if (d->nptx >= cap) ptx_evict_lru(d);

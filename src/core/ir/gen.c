@@ -64,7 +64,10 @@ uint32_t vyre_gen_below(struct gen *g, uint32_t n) {
 bool vyre_gen_chance(struct gen *g, uint32_t pct) { return vyre_gen_below(g, 100) < pct; }
 
 static void fresh_name(struct gen *g, char out[GEN_NAME], char prefix) {
-    snprintf(out, GEN_NAME, "%c%u", prefix, (unsigned)g->next_name++);
+    /* "i32", "u64", "f32"... are type names, reserved (a loop variable i32 was invalid) */
+    enum vyre_type t;
+    do snprintf(out, GEN_NAME, "%c%u", prefix, (unsigned)g->next_name++);
+    while (vyre_type_from_name(out, &t));
 }
 
 static enum vyre_type any_type(struct gen *g) {
@@ -966,6 +969,7 @@ vyre_program *vyre_gen_random(uint64_t seed, const struct vyre_gen_options *opt)
     g->elementwise = opt && opt->elementwise;
     if (g->elementwise) g->barriers = g->subgroup = false;
     vyre_program *p = gen_valid(g, seed);
+    if (p && !g->fail && opt && opt->allow_opt_shapes) vyre_gen_opt_shapes(g);
     if (p && !g->fail && opt && opt->allow_invalid) vyre_gen_invalid(g);
     if (p && (g->fail || p->oom)) {
         vyre_program_free(p);

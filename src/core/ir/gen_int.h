@@ -81,5 +81,7 @@ VYRE_INTERNAL struct vyre_expr *vyre_gen_builtin(struct gen *g, enum vyre_builti
 VYRE_INTERNAL void vyre_gen_push(struct gen *g, struct vyre_block *b, struct vyre_stmt *s);
 /* Mutates the valid program in g->p into one the validator rejects (gen_mutate.c). */
 VYRE_INTERNAL void vyre_gen_invalid(struct gen *g);
+/* Adds the optimiser's target shapes to the valid program (gen_opt.c). */
+VYRE_INTERNAL void vyre_gen_opt_shapes(struct gen *g);
 
 #endif

@@ -115,3 +115,5 @@ enum vyre_status vyre_opt_fold(vyre_program *p, struct vyre_error *err) {
     (void)fold_block(&p->body);
     return VYRE_OK;
 }
+
+uint32_t vyre_opt_fold_count(vyre_program *p) { return p->validated ? fold_block(&p->body) : 0; }
