@@ -135,6 +135,12 @@ tostring(p) is its canonical text.]=],
   ["Program:text"] = [=[
 p:text() -> string
 The canonical text: parse(p:text()) == p, and the hash is taken over it.]=],
+  ["Program:optimize"] = [=[
+p:optimize([{fold =, simplify =, copy =, cse =, licm =, dce = true|false}]) -> Program, counts
+The program after the optimiser's passes (docs/OPT.md), as a new Program you can read
+(p:text()); counts = {folded, simplified, copied, cse, hoisted, removed}. Every rewrite
+holds under the total semantics, so results are bit-identical. vyre.ptx(p, {opt = ...})
+takes the same switches; $VYRE_OPT ("-cse,-licm", "none") sets the runtime's.]=],
   ["Program:dot"] = [=[
 p:dot([{max_nodes = 400}]) -> Graphviz text
 The program as a graph: statements in order (if/for blocks as clusters), expressions as a
