@@ -484,6 +484,35 @@ for _, kind in ipairs(backends()) do
       end
     end)
 
+    it("sorts many tiles without values: random, few distinct, sorted, reversed, equal",
+      function()
+        -- past several tiles of every pass (32-bit keys alone: 8192 keys a tile)
+        local n = 3 * 8192 + 5
+        for ti, t in ipairs({ "u32", "i32", "f32", "u64", "i64", "f64" }) do
+          local modes = (t == "u32" or t == "f64") and { "few", "sorted", "reversed", "equal" }
+            or { "few" }
+          for _, mode in ipairs(modes) do
+            math.randomseed(6000 * ti + #mode)
+            local keys = random_list(t, n, 6000 * ti + #mode)
+            if mode == "few" then
+              for i = 2, n, 2 do keys[i] = keys[math.random(1, i - 1)] end
+            elseif mode == "equal" then
+              for i = 2, n do keys[i] = keys[1] end
+            end
+            local order = stable_order(t, keys)
+            local want = {}
+            for i = 1, n do want[i] = keys[order[i]] end
+            if mode == "sorted" or mode == "reversed" then
+              keys = {}
+              for i = 1, n do keys[i] = want[mode == "sorted" and i or n + 1 - i] end
+            end
+            local kb = be:buffer(t, keys)
+            lib.sort(be, kb)
+            assert_list(t, want, kb:download(), ("%s %s n=%d"):format(t, mode, n))
+          end
+        end
+      end)
+
     it("sorts floats with NaN, signed zeros, infinities and subnormals in place", function()
       local pos_nan = string.pack("<I4", 0x7fc00001)
       local neg_nan = string.pack("<I4", 0xffc00002)
