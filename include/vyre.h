@@ -188,6 +188,10 @@ struct vyre_run_args {
 /* Runs the program on the CPU exactly as §3 specifies. Validates first if needed. */
 enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,
                               struct vyre_error *err);
+/* The same; *rounds (may be NULL) gets the rounds the program's converge loops ran,
+ * summed over every converge loop the run executed (0 without one). */
+enum vyre_status vyre_ref_run_rounds(vyre_program *p, const struct vyre_run_args *args,
+                                     uint64_t *rounds, struct vyre_error *err);
 
 /* ---- PTX ---------------------------------------------------------------- */
 
@@ -210,6 +214,7 @@ struct vyre_gen_options {
     bool allow_approx;   /* emit exp/sin/... */
     bool allow_invalid;  /* mutate into (usually) invalid programs */
     bool allow_subgroup; /* emit subgroup ops in uniform control flow (docs/SUBGROUPS.md) */
+    bool allow_grid;     /* sections, grid barriers, grid loops and converge (§3) */
 };
 /* A deterministic program from a seed; valid unless allow_invalid. NULL on OOM. */
 vyre_program *vyre_gen_random(uint64_t seed, const struct vyre_gen_options *opt);

@@ -388,15 +388,28 @@ static void emit_stmt(struct ptx_ctx *c, const struct vyre_stmt *s) {
                           "the program first");
         else vyre_ptx_ins(c, "bra L%u_end", (unsigned)c->loops[c->nloops - 1]);
         break;
-    case VYRE_ST_RETURN: vyre_ptx_ins(c, "ret"); break;
+    case VYRE_ST_RETURN: /* in a grid program: the end of this section's workgroup */
+        if (c->grid) vyre_ptx_ins(c, "bra %s", c->gs_ret);
+        else vyre_ptx_ins(c, "ret");
+        break;
     case VYRE_ST_BARRIER: vyre_ptx_ins(c, "bar.sync 0"); break;
     case VYRE_ST_ATOMIC: emit_atomic(c, s); break;
+    case VYRE_ST_GRID_BARRIER:
+    case VYRE_ST_CONVERGE: vyre_ptx_grid_stmt(c, s); break;
     }
 }
 
 static void emit_block(struct ptx_ctx *c, const struct vyre_block *b) {
+    if (c->grid && !c->in_section) {
+        vyre_ptx_grid_block(c, b); /* grid level: sections and grid statements */
+        return;
+    }
     for (uint32_t i = 0; i < b->count && c->st == VYRE_OK; i++) emit_stmt(c, b->items[i]);
 }
+
+void vyre_ptx_stmt(struct ptx_ctx *c, const struct vyre_stmt *s) { emit_stmt(c, s); }
+
+void vyre_ptx_block(struct ptx_ctx *c, const struct vyre_block *b) { emit_block(c, b); }
 
 /* ---- prologue: parameters and shared memory ---------------------------------- */
 
@@ -423,7 +436,7 @@ static void emit_prologue(struct ptx_ctx *c) {
             }
         }
     }
-    if (p->nshared == 0) return;
+    if (p->nshared == 0 || c->grid) return; /* grid programs: per section (ptx_grid.c) */
     /* Zero-fill every shared array, 32-bit words spread over the workgroup's
      * invocations, then one barrier so no invocation reads before the fill ends. */
     uint32_t nthreads = p->workgroup[0] * p->workgroup[1] * p->workgroup[2];
@@ -494,10 +507,12 @@ static void emit_module(struct ptx_ctx *c, struct vyre_pbuf *out, const char *ve
             first = false;
         }
     }
+    if (c->grid) vyre_ptx_grid_params(c, out, &first);
     vyre_pbuf_printf(out, "%s)\n.maxntid %u, %u, %u\n{\n", first ? "" : "\n",
                      (unsigned)p->workgroup[0], (unsigned)p->workgroup[1],
                      (unsigned)p->workgroup[2]);
-    for (uint32_t i = 0; i < p->ndecls; i++) {
+    if (c->grid) vyre_ptx_grid_decls(c, out);
+    for (uint32_t i = 0; i < p->ndecls && !c->grid; i++) {
         const struct vyre_decl *d = &p->decls[i];
         if (d->kind != VYRE_DECL_SHARED) continue;
         vyre_pbuf_printf(out, "\t.shared .align 8 .b8 s_%s[%llu];\n", d->name,
@@ -590,7 +605,14 @@ static enum vyre_status emit_optimized(vyre_program *p, unsigned sm, const char 
         st = vyre_error_set(err, VYRE_ERR_NOMEM, "ptx: out of memory. Fix: free memory");
         goto done;
     }
+    c.grid = p->has_grid;
+    c.gs_off = c.grid ? calloc(ndecls, sizeof *c.gs_off) : NULL;
+    if (c.grid && !c.gs_off) {
+        st = vyre_error_set(err, VYRE_ERR_NOMEM, "ptx: out of memory. Fix: free memory");
+        goto done;
+    }
     emit_prologue(&c);
+    if (c.grid) vyre_ptx_grid_prologue(&c);
     vyre_ptx_subgroup_prologue(&c);
     emit_block(&c, &p->body);
     if (c.st != VYRE_OK) {
@@ -615,5 +637,6 @@ done:
     free(c.decl_ptr);
     free(c.decl_len);
     free(c.decl_val);
+    free(c.gs_off);
     return st;
 }

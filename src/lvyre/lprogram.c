@@ -306,7 +306,7 @@ static int program_ptx(lua_State *L) {
 }
 
 /* vyre.random_program(seed [, {max_stmts, max_depth, allow_barriers, allow_approx,
- * allow_invalid, allow_subgroup}]) -> Program (deterministic for a seed). */
+ * allow_invalid, allow_subgroup, allow_grid}]) -> Program (deterministic for a seed). */
 static int program_random(lua_State *L) {
     if (!lua_isinteger(L, 1))
         vyre_lua_typeerror(L, 1, "vyre.random_program", "integer seed",
@@ -319,8 +319,8 @@ static int program_random(lua_State *L) {
                                "vyre.random_program(42, {max_stmts = 8, max_depth = 4})");
         const char *f = "vyre.random_program";
         static const char *const keys[] = {
-            "max_stmts",      "max_depth", "allow_barriers", "allow_approx", "allow_invalid",
-            "allow_subgroup", NULL};
+            "max_stmts",     "max_depth",      "allow_barriers", "allow_approx",
+            "allow_invalid", "allow_subgroup", "allow_grid",     NULL};
         check_option_keys(L, 2, keys, f);
         opt.max_stmts = (uint32_t)opt_field_int(L, 2, "max_stmts", 8, 1, 10000, f);
         opt.max_depth = (uint32_t)opt_field_int(L, 2, "max_depth", 4, 1, 100, f);
@@ -328,6 +328,7 @@ static int program_random(lua_State *L) {
         opt.allow_approx = opt_field_bool(L, 2, "allow_approx");
         opt.allow_invalid = opt_field_bool(L, 2, "allow_invalid");
         opt.allow_subgroup = opt_field_bool(L, 2, "allow_subgroup");
+        opt.allow_grid = opt_field_bool(L, 2, "allow_grid");
     }
     struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
     lp->p = NULL;

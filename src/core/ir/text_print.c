@@ -309,9 +309,7 @@ static const struct vyre_stmt *block_item(const struct vyre_block *b, uint32_t i
     return b->items ? b->items[i] : NULL;
 }
 
-static bool is_block_stmt(const struct vyre_stmt *s) {
-    return s && (s->kind == VYRE_ST_IF || s->kind == VYRE_ST_FOR);
-}
+static bool is_block_stmt(const struct vyre_stmt *s) { return vyre_stmt_has_blocks(s); }
 
 /* Block items after an already written head ("(then", "(for i ..."): none prints
  * nothing, one plain statement goes on the head's line, anything else one per
@@ -395,6 +393,19 @@ static void print_stmt(struct vyre_tw *w, const struct vyre_stmt *s, int indent,
     case VYRE_ST_RETURN: tw_str(w, "(return)"); return;
     case VYRE_ST_BARRIER: tw_str(w, "(barrier)"); return;
     case VYRE_ST_ATOMIC: print_atomic(w, s); return;
+    case VYRE_ST_GRID_BARRIER: tw_str(w, "(grid_barrier)"); return;
+    case VYRE_ST_CONVERGE:
+        tw_str(w, "(converge");
+        put_name(w, s->buf);
+        tw_put(w, " ", 1);
+        print_expr(w, s->value);
+        if (oneline) {
+            tw_str(w, " ...)");
+            return;
+        }
+        print_items(w, &s->then_, indent);
+        tw_put(w, ")", 1);
+        return;
     }
     w->bad = true;
     tw_str(w, "<bad-stmt>");
