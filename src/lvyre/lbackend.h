@@ -53,6 +53,7 @@ struct lvyre_backend {
     vyre_cuda_device *dev;     /* CUDA only; NULL once freed */
     const void *buffer_mt;     /* the Buffer metatable: telling a Buffer costs no lookup */
     struct lvyre_ref_stats st; /* reference only */
+    int grid_sync;             /* reference: be:grid_sync()'s setting (no effect) */
 };
 
 struct lvyre_buffer {
@@ -92,6 +93,7 @@ struct lvyre_kernel {
     struct vyre_lua_program *prog;  /* NULL for raw PTX; user value 2 keeps it alive */
     const struct lvyre_layout *lay; /* NULL for raw PTX; user value 3 keeps it alive */
     char name[72];
+    uint64_t rounds; /* reference: converge rounds of the last launch */
 };
 
 /* What matching an args table and opts against a layout produced. */
@@ -177,6 +179,14 @@ void vyre_lua_open_graph(lua_State *L);
 int lvyre_backend_sequence(lua_State *L);  /* be:sequence(steps, opts) */
 int lvyre_backend_run(lua_State *L);       /* be:run(p, args, opts) */
 int lvyre_backend_run_timed(lua_State *L); /* be:run_timed(p, args, opts) */
+
+/* ---- lmega.c: grid statements and megakernels (docs/GRID.md) ---- */
+int lvyre_kernel_rounds(lua_State *L);       /* k:rounds() */
+int lvyre_backend_grid_sync(lua_State *L);   /* be:grid_sync([mode]) */
+int lvyre_backend_megakernel(lua_State *L);  /* be:megakernel(steps, opts) */
+int lvyre_backend_plan(lua_State *L);        /* be:plan(steps, opts) */
+void lvyre_mega_stats(lua_State *L);         /* plan cache counters into the table on top */
+void lvyre_mega_trim(lua_State *L, int idx); /* drops the backend's compiled megakernels */
 
 /* A step of a sequence or graph, matched: the kernel and its bound arguments. */
 struct lvyre_step {

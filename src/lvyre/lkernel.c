@@ -48,7 +48,7 @@ static void run_reference(lua_State *L, struct lvyre_kernel *k, const struct lvy
     lvyre_kernel_grid(L, k, b, args.grid, fname);
     struct vyre_error err;
     vyre_error_clear(&err);
-    if (vyre_ref_run(p, &args, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    if (vyre_ref_run_rounds(p, &args, &k->rounds, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
     k->be->st.launches++;
     k->be->st.invocations += prod3(args.grid) * prod3(lay->workgroup);
 }
@@ -327,6 +327,7 @@ static const luaL_Reg kernel_methods[] = {{"launch", kernel_launch},
                                           {"launch_raw", kernel_launch_raw},
                                           {"bind", lvyre_kernel_bind},
                                           {"info", kernel_info},
+                                          {"rounds", lvyre_kernel_rounds},
                                           {NULL, NULL}};
 
 /* Fields program, name and ptx (CUDA), then methods. */

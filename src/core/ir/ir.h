@@ -305,6 +305,12 @@ VYRE_INTERNAL bool vyre_ir_block_equal(const struct vyre_block *a, const struct 
 VYRE_INTERNAL char *vyre_expr_text(const struct vyre_expr *e, char *buf, size_t size);
 VYRE_INTERNAL char *vyre_stmt_text(const struct vyre_stmt *s, char *buf, size_t size);
 
+/* Text of a program holding p's declarations, extra declaration text and statements
+ * [first, first + count) of b, named name (text_print.c; caller frees with free()). */
+VYRE_INTERNAL enum vyre_status vyre_text_print_part(const vyre_program *p, const char *name,
+                                                    const char *extra, const struct vyre_block *b,
+                                                    uint32_t first, uint32_t count, char **out);
+
 /* Ensures the program is validated; on failure formats all problems into err. */
 VYRE_INTERNAL enum vyre_status vyre_ensure_valid(vyre_program *p, struct vyre_error *err);
 

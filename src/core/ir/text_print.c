@@ -493,6 +493,50 @@ enum vyre_status vyre_text_print(const vyre_program *p, char **out, size_t *out_
     return VYRE_OK;
 }
 
+/* A program made of part of p: p's header under another name, p's declarations, more
+ * declarations already written as text (extra, may be NULL), and statements
+ * [first, first + count) of block b. The CUDA host split builds one kernel per section
+ * of a program with grid statements this way. */
+enum vyre_status vyre_text_print_part(const vyre_program *p, const char *name, const char *extra,
+                                      const struct vyre_block *b, uint32_t first, uint32_t count,
+                                      char **out) {
+    struct vyre_tw w = {.mode = VYRE_TW_GROW};
+    *out = NULL;
+    if (p->oom) return VYRE_ERR_NOMEM;
+    if (!name) { /* the statements alone (megakernel composition, mega.c) */
+        for (uint32_t i = first; i < first + count && i < b->count; i++) {
+            tw_put(&w, "\n  ", 3);
+            print_stmt(&w, block_item(b, i), 1, false);
+        }
+        tw_put(&w, "", 1); /* NUL */
+        goto done;
+    }
+    char num[48];
+    const uint32_t *wg = p->workgroup;
+    tw_str(&w, "(program");
+    put_name(&w, name);
+    snprintf(num, sizeof num, " (workgroup %" PRIu32 " %" PRIu32 " %" PRIu32 ")", wg[0], wg[1],
+             wg[2]);
+    tw_str(&w, num);
+    for (uint32_t i = 0; i < p->ndecls; i++) {
+        tw_put(&w, "\n  ", 3);
+        print_decl(&w, &p->decls[i]);
+    }
+    if (extra) tw_str(&w, extra);
+    for (uint32_t i = first; i < first + count && i < b->count; i++) {
+        tw_put(&w, "\n  ", 3);
+        print_stmt(&w, block_item(b, i), 1, false);
+    }
+    tw_put(&w, ")\n", 2);
+done:
+    if (w.oom || w.bad) {
+        free(w.buf);
+        return w.oom ? VYRE_ERR_NOMEM : VYRE_ERR_ARG;
+    }
+    *out = w.buf;
+    return VYRE_OK;
+}
+
 /* ---- one node on one line ----------------------------------------------------- */
 
 static char *finish_fixed(struct vyre_tw *w) {
