@@ -6,6 +6,13 @@
  * meet at our own grid barrier:
  *
  *   bar.sync 0
+ *   thread 0: fence.acq_rel.gpu (release the block's writes); one atomic add on a word
+ *             whose bit 31 flips when the last block arrives; spin on ld.acquire
+ *   bar.sync 0
+ *
+ * and, for a converge loop's barriers, which carry an action:
+ *
+ *   bar.sync 0
  *   thread 0: gen = [scratch+4]; fence.acq_rel.gpu (release the block's writes);
  *             old = atom.add [scratch+0], 1
  *             last block (old == blocks-1): fence.acq_rel.gpu (acquire everyone's);
@@ -36,6 +43,7 @@
 #define GS_GEN 4
 #define GS_DECISION 8
 #define GS_ROUNDS 12
+#define GS_FAST 16 /* the plain barrier's word: bit 31 flips once per barrier */
 
 enum gs_action { GS_PLAIN, GS_ZERO, GS_ROUND };
 
@@ -77,6 +85,10 @@ void vyre_ptx_grid_prologue(struct ptx_ctx *c) {
     vyre_ptx_ins(c, "cvt.u64.u32 %s, %s", y.s, c->gs_ng[2].s);
     vyre_ptx_ins(c, "mul.lo.u64 %s, %s, %s", c->gs_nv.s, t.s, y.s);
     vyre_ptx_ins(c, "mov.u32 %s, %%nctaid.x", c->gs_nb.s);
+    c->gs_1d = vyre_ptx_reg(c, PTX_P); /* the virtual grid is 1-D: wgid.x = v */
+    struct ptx_reg yz = vyre_ptx_reg(c, PTX_R);
+    vyre_ptx_ins(c, "or.b32 %s, %s, %s", yz.s, c->gs_ng[1].s, c->gs_ng[2].s);
+    vyre_ptx_ins(c, "setp.eq.u32 %s, %s, 1", c->gs_1d.s, yz.s);
     /* thread 0 of the block runs the barrier protocol */
     struct ptx_reg tx = vyre_ptx_reg(c, PTX_R), ty = vyre_ptx_reg(c, PTX_R);
     struct ptx_reg tz = vyre_ptx_reg(c, PTX_R), o = vyre_ptx_reg(c, PTX_R);
@@ -104,11 +116,45 @@ static void flag_addr(struct ptx_ctx *c, uint32_t decl, struct ptx_reg *has) {
     vyre_ptx_ins(c, "setp.ne.u32 %s, %s, 0", has->s, c->decl_len[decl].s);
 }
 
+/* A plain grid barrier in one word (the scheme cooperative groups uses): thread 0 of
+ * block 0 adds 0x80000000 - (blocks - 1), every other block 1, so the word's bit 31
+ * flips exactly when the last block arrives, and each block waits for the flip. One
+ * atomic per block and no reset: the low bits return to where they were. */
+static void plain_sync(struct ptx_ctx *c, unsigned n) {
+    const char *scr = c->gs_scr.s;
+    struct ptx_reg add = vyre_ptx_reg(c, PTX_R), old = vyre_ptx_reg(c, PTX_R);
+    struct ptx_reg cur = vyre_ptx_reg(c, PTX_R), cta = vyre_ptx_reg(c, PTX_R);
+    struct ptx_reg b0 = vyre_ptx_reg(c, PTX_P), q = vyre_ptx_reg(c, PTX_P);
+    vyre_pbuf_printf(&c->body, "\t// grid barrier %u\n", n);
+    vyre_ptx_ins(c, "bar.sync 0");
+    vyre_ptx_ins(c, "@!%s bra GB%u_wait", c->gs_tid0.s, n);
+    vyre_ptx_ins(c, "mov.u32 %s, %%ctaid.x", cta.s);
+    vyre_ptx_ins(c, "setp.eq.u32 %s, %s, 0", b0.s, cta.s);
+    vyre_ptx_ins(c, "sub.u32 %s, 0x80000001, %s", add.s, c->gs_nb.s);
+    vyre_ptx_ins(c, "@!%s mov.u32 %s, 1", b0.s, add.s);
+    vyre_ptx_ins(c, "fence.acq_rel.gpu");
+    vyre_ptx_ins(c, "atom.relaxed.gpu.global.add.u32 %s, [%s+%d], %s", old.s, scr, GS_FAST, add.s);
+    vyre_pbuf_printf(&c->body, "GB%u_spin:\n", n);
+    vyre_ptx_ins(c, "ld.acquire.gpu.global.u32 %s, [%s+%d]", cur.s, scr, GS_FAST);
+    vyre_ptx_ins(c, "xor.b32 %s, %s, %s", cur.s, cur.s, old.s);
+    vyre_ptx_ins(c, "and.b32 %s, %s, 0x80000000", cur.s, cur.s);
+    vyre_ptx_ins(c, "setp.eq.u32 %s, %s, 0", q.s, cur.s);
+    vyre_ptx_ins(c, "@%s bra GB%u_spin", q.s, n);
+    vyre_pbuf_printf(&c->body, "GB%u_wait:\n", n);
+    vyre_ptx_ins(c, "bar.sync 0");
+}
+
 /* One grid barrier; GS_ROUND also needs `next` (rounds after this one) and `max`, and
- * returns the decision "run another round" as a predicate every thread holds. */
+ * returns the decision "run another round" as a predicate every thread holds. A
+ * barrier with an action takes two words: the last block to arrive (counter) runs the
+ * action while the others wait for the generation it then publishes. */
 static struct ptx_reg grid_sync(struct ptx_ctx *c, enum gs_action act, uint32_t decl,
                                 struct ptx_reg next, struct ptx_reg max) {
     unsigned n = label(c);
+    if (act == GS_PLAIN) {
+        plain_sync(c, n);
+        return (struct ptx_reg){PTX_P, 0, ""};
+    }
     const char *scr = c->gs_scr.s;
     struct ptx_reg gen = vyre_ptx_reg(c, PTX_R), old = vyre_ptx_reg(c, PTX_R);
     struct ptx_reg g2 = vyre_ptx_reg(c, PTX_R), last = vyre_ptx_reg(c, PTX_P);
@@ -359,7 +405,13 @@ static void section(struct ptx_ctx *c, const struct vyre_block *b, uint32_t firs
     vyre_pbuf_printf(&c->body, "GS%u_loop:\n", n);
     vyre_ptx_ins(c, "setp.ge.u64 %s, %s, %s", q.s, v.s, c->gs_nv.s);
     vyre_ptx_ins(c, "@%s bra GS%u_done", q.s, n);
-    /* v = x + ngx * (y + ngy * z) */
+    /* v = x + ngx * (y + ngy * z); a 1-D virtual grid needs no division */
+    vyre_ptx_ins(c, "@!%s bra GS%u_3d", c->gs_1d.s, n);
+    vyre_ptx_ins(c, "cvt.u32.u64 %s, %s", c->gs_wgid[0].s, v.s);
+    vyre_ptx_ins(c, "mov.u32 %s, 0", c->gs_wgid[1].s);
+    vyre_ptx_ins(c, "mov.u32 %s, 0", c->gs_wgid[2].s);
+    vyre_ptx_ins(c, "bra GS%u_ids", n);
+    vyre_pbuf_printf(&c->body, "GS%u_3d:\n", n);
     vyre_ptx_ins(c, "cvt.u64.u32 %s, %s", k.s, c->gs_ng[0].s);
     vyre_ptx_ins(c, "div.u64 %s, %s, %s", t.s, v.s, k.s);
     vyre_ptx_ins(c, "rem.u64 %s, %s, %s", u.s, v.s, k.s);
@@ -369,6 +421,7 @@ static void section(struct ptx_ctx *c, const struct vyre_block *b, uint32_t firs
     vyre_ptx_ins(c, "cvt.u32.u64 %s, %s", c->gs_wgid[1].s, u.s);
     vyre_ptx_ins(c, "div.u64 %s, %s, %s", u.s, t.s, k.s);
     vyre_ptx_ins(c, "cvt.u32.u64 %s, %s", c->gs_wgid[2].s, u.s);
+    vyre_pbuf_printf(&c->body, "GS%u_ids:\n", n);
     if (bytes) zero_shared(c, bytes, n);
     char saved[sizeof c->gs_ret];
     memcpy(saved, c->gs_ret, sizeof saved);

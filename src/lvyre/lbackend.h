@@ -182,6 +182,7 @@ int lvyre_backend_run_timed(lua_State *L); /* be:run_timed(p, args, opts) */
 
 /* ---- lmega.c: grid statements and megakernels (docs/GRID.md) ---- */
 int lvyre_kernel_rounds(lua_State *L);       /* k:rounds() */
+int lvyre_kernel_occupancy(lua_State *L);    /* k:occupancy() */
 int lvyre_backend_grid_sync(lua_State *L);   /* be:grid_sync([mode]) */
 int lvyre_backend_megakernel(lua_State *L);  /* be:megakernel(steps, opts) */
 int lvyre_backend_plan(lua_State *L);        /* be:plan(steps, opts) */

@@ -328,6 +328,7 @@ static const luaL_Reg kernel_methods[] = {{"launch", kernel_launch},
                                           {"bind", lvyre_kernel_bind},
                                           {"info", kernel_info},
                                           {"rounds", lvyre_kernel_rounds},
+                                          {"occupancy", lvyre_kernel_occupancy},
                                           {NULL, NULL}};
 
 /* Fields program, name and ptx (CUDA), then methods. */

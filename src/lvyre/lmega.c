@@ -501,7 +501,9 @@ static struct lvyre_kernel *prepare(lua_State *L, struct mcall *c, vyre_bits *pa
     measure(L, c, k, params, g, fname);
     push_facts(L, c, g);
     *facts_idx = lua_gettop(L);
-    if (!c->cached || !c->plan->mode[0]) choose(L, c, g, *facts_idx, fname);
+    /* the composition is cached; the mode is decided afresh (the policy may change) */
+    c->plan->mode[0] = c->plan->reason[0] = '\0';
+    choose(L, c, g, *facts_idx, fname);
     return k;
 }
 
@@ -580,17 +582,42 @@ int lvyre_kernel_rounds(lua_State *L) {
     return 1;
 }
 
+/* k:occupancy() -> blocks per SM the driver allows (0 on the reference), whether the
+ * device has cooperative launch, how the kernel's last launch ran ("cooperative",
+ * "split", "none" before any, "plain" without grid statements; "reference") and with
+ * how many blocks (cooperative). */
+int lvyre_kernel_occupancy(lua_State *L) {
+    const char *fname = "vyre.Kernel:occupancy";
+    struct lvyre_kernel *k = lvyre_checkkernel(L, 1, fname);
+    int per_sm = 0;
+    bool coop = false;
+    const char *mode = "reference";
+    uint32_t blocks = 0;
+    struct vyre_error err;
+    if (k->be->kind == LVYRE_CUDA) {
+        if (vyre_cuda_kernel_occupancy(k->cu, &per_sm, &coop, &err) != VYRE_OK)
+            return vyre_lua_raise(L, fname, &err);
+        mode = vyre_cuda_kernel_grid_mode(k->cu, &blocks);
+    }
+    lua_pushinteger(L, per_sm);
+    lua_pushboolean(L, coop);
+    lua_pushstring(L, mode);
+    lua_pushinteger(L, blocks);
+    return 4;
+}
+
 /* be:grid_sync([mode]) -> the mode before ("auto", "cooperative" or "split"): how programs
  * with grid statements run on this backend (the reference records it; it runs them the
  * one way it has). */
 int lvyre_backend_grid_sync(lua_State *L) {
     const char *fname = "vyre.Backend:grid_sync";
     struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
+    lua_settop(L, 2);
     enum vyre_cuda_grid_sync old = be->kind == LVYRE_CUDA
                                        ? vyre_cuda_grid_sync(lvyre_cuda_device(L, be, fname))
                                        : (enum vyre_cuda_grid_sync)be->grid_sync;
     lua_pushstring(L, vyre_cuda_grid_sync_name(old));
-    if (lua_isnoneornil(L, 2)) return 1;
+    if (lua_isnil(L, 2)) return 1;
     enum vyre_cuda_grid_sync m;
     if (!vyre_cuda_grid_sync_from_name(lua_tostring(L, 2), &m))
         return luaL_error(L,

@@ -21,7 +21,7 @@
 #include "sections.h"
 #include "sem.h"
 
-#define SCRATCH_BYTES 16u
+#define SCRATCH_BYTES 32u /* ptx_grid.c: counter, generation, decision, rounds, fast word */
 #define SCRATCH_ROUNDS 12u
 
 struct vyre_cu_gridk {
