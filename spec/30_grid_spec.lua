@@ -114,7 +114,8 @@ describe("grid barriers and converge on the reference backend", function()
       assert.is_true((vyre.validate(p)))
     end
     assert.are.equal(EXCHANGE:gsub("^%s+", ""), vyre.parse(EXCHANGE):text())
-    local e = H.error_of(vyre.parse, "(program a (workgroup 1) (buffer f u32 read_write) (converge f))")
+    local e = H.error_of(vyre.parse,
+      "(program a (workgroup 1) (buffer f u32 read_write) (converge f))")
     assert.truthy(e:find("Fix:", 1, true))
   end)
 
@@ -129,7 +130,8 @@ describe("grid barriers and converge on the reference backend", function()
     assert.truthy(problems(head .. "(converge f (gid x) (store a 0u32 1u32)))")
       :find("grid-nonuniform@body[0].value", 1, true))
     assert.truthy(problems(head .. "(for k 0u32 3u32 1u32 (grid_barrier) "
-      .. "(if (eq (gid x) 0u32) (then (break)))))"):find("grid-break@body[0].body[1].then[0]", 1, true))
+      .. "(if (eq (gid x) 0u32) (then (break)))))")
+      :find("grid-break@body[0].body[1].then[0]", 1, true))
     assert.truthy(problems("(program v (workgroup 4) (buffer f f32 read_write) (converge f 3u32))")
       :find("converge-flag@body[0]", 1, true))
     assert.truthy(problems("(program v (workgroup 4) (buffer f u32 read) (converge f 3u32))")
@@ -265,7 +267,7 @@ describe("grid barriers on the CUDA backend #gpu", function()
     end)
   end
 
-  it("runs more virtual workgroups than can be resident (cooperative) and reports rounds", function()
+  it("runs more virtual workgroups than fit (cooperative) and reports rounds", function()
     gpu:grid_sync("cooperative")
     local n = 1 << 20
     local out = gpu:run(vyre.parse(EXCHANGE), { a = vyre.array("u32", n),

@@ -49,7 +49,8 @@ function T.stencil(wg)
   (buffer dst u32 write)
   (let i (gid x))
   (if (lt i (len dst))
-    (then (store dst i (add (add (load src (sub i 1u32)) (load src i)) (load src (add i 1u32)))))))]])
+    (then (store dst i
+      (add (add (load src (sub i 1u32)) (load src i)) (load src (add i 1u32)))))))]])
     :format(wg, wg)
 end
 
@@ -91,7 +92,8 @@ local function random_list(seed)
     local kind = r(6)
     local wg = ({ 32, 64 })[1 + r(2)]
     if kind == 0 then
-      list[#list + 1] = { T.map(wg, ({ "add", "xor", "mul" })[1 + r(3)]), { src = a, dst = b }, r(1000) }
+      local op = ({ "add", "xor", "mul" })[1 + r(3)]
+      list[#list + 1] = { T.map(wg, op), { src = a, dst = b }, r(1000) }
     elseif kind == 1 then
       list[#list + 1] = { T.inplace(wg), { x = a }, r(1000) }
     elseif kind == 2 then
@@ -161,7 +163,8 @@ local DEC = [[
   (buffer flag u32 read_write)
   (let i (gid x))
   (if (lt i (len x))
-    (then (if (gt (load x i) 0u32) (then (store x i (sub (load x i) 1u32)) (store flag 0u32 1u32))))))]]
+    (then (if (gt (load x i) 0u32)
+      (then (store x i (sub (load x i) 1u32)) (store flag 0u32 1u32))))))]]
 
 describe("megakernels on the reference backend", function()
   local be = H.ref()
@@ -250,7 +253,7 @@ describe("megakernels on the reference backend", function()
     assert.truthy(e:find("Fix:", 1, true))
   end)
 
-  it("re-maps steps with smaller workgroups, refuses it where invocations wait for each other", function()
+  it("re-maps smaller workgroups, refuses it where invocations wait for each other", function()
     local c = kernels(be)
     local a, b = be:buffer("u32", 256), be:buffer("u32", 256)
     local plan = be:plan({ { c(T.inplace(32)), { x = a, k = 1 } },

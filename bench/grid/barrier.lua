@@ -58,7 +58,8 @@ local DEC = vyre.parse(([[
   (buffer flag u32 read_write)
   (let i (gid x))
   (if (lt i (len x))
-    (then (if (gt (load x i) 0u32) (then (store x i (sub (load x i) 1u32)) (store flag 0u32 1u32))))))
+    (then (if (gt (load x i) 0u32)
+      (then (store x i (sub (load x i) 1u32)) (store flag 0u32 1u32))))))
 ]]):format(THREADS))
 local dk = gpu:compile(DEC)
 local R = 1000
@@ -84,4 +85,5 @@ repeat
   rounds = rounds + 1
 until f:download()[1] == 0
 local host_ns = (now_ns() - start) / rounds
-print(("host_loop_round,launch+readback,%d,%d,%.1f,rounds=%d"):format(sms, THREADS, host_ns, rounds))
+print(("host_loop_round,launch+readback,%d,%d,%.1f,rounds=%d")
+  :format(sms, THREADS, host_ns, rounds))
