@@ -547,8 +547,9 @@ static enum vyre_status compose(struct vyre_mega *m, struct build *B, const enum
     struct vyre_error inner;
     if (vyre_ensure_valid(m->program, &inner) != VYRE_OK)
         return fail(err, inner.status,
-                    "the composed program is invalid: %.3000s. Fix: give every step the same "
-                    "workgroup size, or run the steps with be:sequence",
+                    "the composed program is invalid (%.3000s). Fix: compose fewer steps per "
+                    "megakernel (each step adds 5 params, 128 at most), or run the steps with "
+                    "be:sequence",
                     inner.message);
     m->key = vyre_program_hash(m->program);
     return VYRE_OK;
