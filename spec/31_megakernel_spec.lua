@@ -232,25 +232,27 @@ describe("megakernels on the reference backend", function()
     assert.are.equal(1, #p2.layers)
   end)
 
-  it("asks vyre.policy.megakernel for the mode when that module is there", function()
-    local saved = package.loaded["vyre.policy"]
+  it("asks vyre.policy.megakernel (replaceable by the user) for the mode", function()
+    local policy = require("vyre.policy")
+    local saved = policy.megakernel
     local seen
-    package.loaded["vyre.policy"] = { megakernel = function(facts)
+    policy.megakernel = function(facts)
       seen = facts
-      return "host_loop", "test policy"
-    end }
+      return { mode = "host_loop", reason = "test policy" }
+    end
     local c = kernels(be)
     local a = be:buffer("u32", 64)
     local ok, plan = pcall(be.plan, be, { { c(T.inplace(64)), { x = a, k = 1 } } })
-    package.loaded["vyre.policy"] = { megakernel = function() return "fast" end }
+    policy.megakernel = function() return { mode = "fast" } end
     local ok2, e = pcall(be.plan, be, { { c(T.inplace(64)), { x = a, k = 1 } } })
-    package.loaded["vyre.policy"] = saved
+    policy.megakernel = saved
     assert.is_true(ok, plan)
     assert.are.equal("host_loop", plan.mode)
     assert.are.equal("vyre.policy: test policy", plan.reason)
     assert.are.equal(1, seen.steps)
     assert.is_false(ok2)
     assert.truthy(e:find("Fix:", 1, true))
+    assert.truthy(plan:dot():find("digraph", 1, true))
   end)
 
   it("re-maps smaller workgroups, refuses it where invocations wait for each other", function()

@@ -330,7 +330,7 @@ static void push_facts(lua_State *L, const struct mcall *c, const struct geometr
     lua_pushboolean(L, g->cooperative);
     lua_setfield(L, -2, "cooperative");
     set_int(L, "per_sm", g->per_sm);
-    set_int(L, "sms", g->sms);
+    if (g->sms > 0) set_int(L, "sms", g->sms); /* else the policy takes the profile's */
     set_int(L, "blocks", g->blocks);
     set_int(L, "threads", g->threads);
     set_int(L, "virtual_workgroups", g->groups[0]);
@@ -338,6 +338,12 @@ static void push_facts(lua_State *L, const struct mcall *c, const struct geometr
     set_int(L, "layers", m->nlayers);
     set_int(L, "barriers", m->nlayers ? m->nlayers - 1 : 0);
     set_int(L, "rounds", c->o.converge ? c->o.max : c->o.times);
+    /* the names vyre.policy reads (docs/PLANNERS.md §2) */
+    lua_pushboolean(L, c->be->kind == LVYRE_CUDA && g->cooperative && g->per_sm > 0);
+    lua_setfield(L, -2, "fits");
+    if (g->per_sm > 0) set_int(L, "blocks_per_sm", g->per_sm);
+    if (c->o.converge) set_int(L, "max_rounds", c->o.max > 0 ? c->o.max : 1);
+    else set_int(L, "times", c->o.times > 0 ? c->o.times : 1);
     lua_pushboolean(L, c->o.converge);
     lua_setfield(L, -2, "converge");
     set_int(L, "bytes_per_round", (lua_Integer)c->bytes_per_round);
@@ -366,19 +372,23 @@ static void choose(lua_State *L, struct mcall *c, const struct geometry *g, int 
     } else {
         lua_getglobal(L, "require");
         lua_pushliteral(L, "vyre.policy");
+        /* vyre.policy.decide(facts) calls the current vyre.policy.megakernel (the user's
+         * if replaced), fills costs from the profile and refuses an impossible answer */
         if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1) &&
-            lua_getfield(L, -1, "megakernel") == LUA_TFUNCTION) {
+            lua_getfield(L, -1, "decide") == LUA_TFUNCTION) {
             lua_pushvalue(L, facts_idx);
-            lua_call(L, 1, 2);
-            if (!valid_mode(lua_tostring(L, -2)))
+            lua_call(L, 1, 1);
+            if (!lua_istable(L, -1) || lua_getfield(L, -1, "mode") != LUA_TSTRING ||
+                !valid_mode(lua_tostring(L, -1)))
                 luaL_error(L,
-                           "%s: vyre.policy.megakernel returned %s. Fix: return \"cooperative\", "
-                           "\"graph\" or \"host_loop\" (and a reason)",
-                           fname, luaL_tolstring(L, -2, NULL));
-            snprintf(e->mode, sizeof e->mode, "%s", lua_tostring(L, -2));
+                           "%s: vyre.policy.megakernel returned no mode. Fix: return {mode = "
+                           "\"cooperative\" | \"graph\" | \"host_loop\", reason = \"...\"}",
+                           fname);
+            snprintf(e->mode, sizeof e->mode, "%s", lua_tostring(L, -1));
+            lua_getfield(L, -2, "reason");
             snprintf(e->reason, sizeof e->reason, "vyre.policy: %s",
                      lua_isstring(L, -1) ? lua_tostring(L, -1) : "(no reason given)");
-            lua_pop(L, 3);
+            lua_settop(L, facts_idx);
         } else {
             lua_settop(L, facts_idx);
         }
@@ -463,7 +473,7 @@ static void push_plan(lua_State *L, const struct mcall *c, const struct geometry
     lua_createtable(L, 0, 4);
     set_int(L, "blocks", g->blocks);
     set_int(L, "per_sm", g->per_sm);
-    set_int(L, "sms", g->sms);
+    if (g->sms > 0) set_int(L, "sms", g->sms); /* else the policy takes the profile's */
     set_int(L, "threads", g->threads);
     set_int(L, "virtual_workgroups", g->groups[0]);
     lua_setfield(L, -2, "grid");
@@ -491,6 +501,17 @@ static void push_plan(lua_State *L, const struct mcall *c, const struct geometry
     lua_pop(L, 1);
     lua_pushvalue(L, facts_idx);
     lua_setfield(L, -2, "facts");
+    /* plan:dot() and a readable tostring (lua/vyre/plan_view.lua), when it loads */
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "vyre.plan_view");
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1) &&
+        lua_getfield(L, -1, "attach") == LUA_TFUNCTION) {
+        lua_pushvalue(L, -3); /* the plan */
+        lua_call(L, 1, 0);
+        lua_pop(L, 1);
+    } else {
+        lua_pop(L, 1);
+    }
 }
 
 /* Everything up to the mode; leaves the Kernel and the facts on the stack. */
