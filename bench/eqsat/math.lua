@@ -53,8 +53,7 @@ M.TERMS = {
 function M.add_term(g, text)
   local rules = require("vyre.egraph.rules")
   local function go(s)
-    if type(s[2]) == "string" and math.tointeger(tonumber(s[2])) and #s == 2
-      and (s[1] == "Const" or s[1] == "Var") then
+    if #s == 2 and type(s[2]) == "string" and math.tointeger(tonumber(s[2])) then
       return g:leaf(s[1], math.tointeger(tonumber(s[2])))
     end
     local kids = {}

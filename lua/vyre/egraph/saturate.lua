@@ -19,7 +19,9 @@ local A = {}
 
 local now = require("vyre").core.now_ns
 
-local function kernel(be, text) return U.kernel(be, "eqsat:" .. text, function() return text end) end
+local function kernel(be, text)
+  return U.kernel(be, "eqsat:" .. text, function() return text end)
+end
 
 local function u32lit(v) return ("%du32"):format(v) end
 
@@ -123,7 +125,9 @@ local function rows_of(sub, m, lay)
   for i = 1, m do
     local r = { [0] = a[i] }
     for name, col in pairs(lay.class) do r[name] = a[col * m + i] end
-    for name, col in pairs(lay.payload) do r[name] = a[col * m + i] | (a[(col + 1) * m + i] << 32) end
+    for name, col in pairs(lay.payload) do
+      r[name] = a[col * m + i] | (a[(col + 1) * m + i] << 32)
+    end
     rows[i] = r
   end
   return rows
