@@ -212,7 +212,8 @@ function EGraph:rule(name, lhs, rhs, opts)
   self.rule_list = self.rule_list or {}
   for _, old in ipairs(self.rule_list) do
     if old.name == name then
-      S.raise("rule", ("a rule named '%s' exists already"):format(name), "give each rule its own name")
+      S.raise("rule", ("a rule named '%s' exists already"):format(name),
+        "give each rule its own name")
     end
   end
   self.rule_list[#self.rule_list + 1] = r

@@ -273,7 +273,9 @@ function M.search(eg, fname, idx, pat, lay, when, role)
   local cnt = S.exact(eg, "m_cnt", n)
   local args = { row_op = eg.row_op, row_off = eg.row_off, row_class = eg.row_class,
     children = eg.children, op_rows = idx.op_rows, cls_rows = idx.cls_rows,
-    cstart = idx.cstart, cend = idx.cend, cnt_out = cnt, sub = S.exact(eg, "m_dummy", 1), n = n, base = base, m = 0 }
+    cstart = idx.cstart, cend = idx.cend, cnt_out = cnt,
+    sub = S.exact(eg, "m_dummy", 1), n = n, base = base,
+    m = 0 }
   local steps = { { kc.count, args, S.grid(n) } }
   local cs = S.exact(eg, "m_scan", n)
   scan.steps(be, "u32", "add", true, cnt, cs, n, steps)

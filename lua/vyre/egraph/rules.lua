@@ -178,7 +178,8 @@ end
 --- Parses and checks a rule; returns the rule record.
 function R.compile(eg, fname, name, lhs, rhs, opts)
   if type(name) ~= "string" or name == "" then
-    S.raise(fname, "argument 1 (name) must be a non-empty string", "name the rule, e.g. \"comm-add\"")
+    S.raise(fname, "argument 1 (name) must be a non-empty string",
+      "name the rule, e.g. \"comm-add\"")
   end
   opts = opts or {}
   if type(opts) ~= "table" then
