@@ -146,6 +146,47 @@ describe("vyre.egraph equality saturation", function()
     assert.are.equal(6, n) -- 1<2 2<3 3<4 and 1<3 2<4 1<4
   end)
 
+  it("matches the oracle on random graphs with folding, guards and joins", function()
+    for seed = 1, 3 do
+      local eg = new()
+      for _, op in ipairs({ { "Add", 2 }, { "Mul", 2 }, { "Lt", 2 }, { "Neg", 1 },
+        { "Const", 0 }, { "Var", 0 } }) do
+        eg:op(op[1], op[2])
+      end
+      eg:rule("fold-add", "(Add (Const ?x) (Const ?y))", "(Const (+ ?x ?y))")
+      eg:rule("fold-mul", "(Mul (Const ?x) (Const ?y))", "(Const (* ?x ?y))",
+        { when = "(< ?x 5)" })
+      eg:rule("fold-neg", "(Neg (Const ?x))", "(Const (neg ?x))")
+      eg:rule("comm-add", "(Add ?a ?b)", "(Add ?b ?a)",
+        { guard = function(v) return v.a < v.b end })
+      eg:rule("assoc-add", "(Add ?a (Add ?b ?c))", "(Add (Add ?a ?b) ?c)")
+      eg:rule("neg-neg", "(Neg (Neg ?a))", "?a")
+      eg:rule("lt", { "(Lt ?a ?b)", "(Lt ?b ?c)" }, { { "(Lt ?a ?c)", "(Lt ?a ?b)" } })
+      local o, w = oracle_of(eg)
+      local rand = O.rng(seed)
+      local plan = {}
+      for i = 1, 30 do plan[i] = { rand(2) == 0 and "Const" or "Var", rand(7) - 3 } end
+      for i = 31, 200 do
+        local op = ({ "Add", "Mul", "Lt", "Neg" })[rand(4) + 1]
+        plan[i] = { op, rand(i - 1), rand(i - 1) }
+      end
+      for _, g in ipairs({ eg, w }) do
+        for i, p in ipairs(plan) do
+          local id
+          if i <= 30 then
+            id = g:leaf(p[1], p[2])
+          elseif p[1] == "Neg" then
+            id = g:add(p[1], p[2])
+          else
+            id = g:add(p[1], p[2], p[3])
+          end
+          assert.are.equal(i - 1, id)
+        end
+      end
+      check_iterations(eg, o, 3)
+    end
+  end)
+
   it("extracts the math workload's simplifications", function()
     local eg = new()
     for _, op in ipairs(MW.OPS) do eg:op(op[1], op[2]) end
