@@ -106,6 +106,23 @@ describe("vyre.egraph equality saturation", function()
     assert.are.equal(("(Const %d)"):format(-3 - 4611686018427387904 * 2), out[4].text)
   end)
 
+  it("matches leaf roots, repeated payloads and literal payloads", function()
+    local ops = { { "Pair", 2 }, { "Const", 0 }, { "Var", 0 } }
+    local rules = {
+      { "five", "(Const 5)", "(Var 5)" },
+      { "same", "(Pair (Const ?x) (Const ?x))", "(Const (* ?x 10))" },
+      { "big", "(Const ?x)", "(Pair (Const ?x) (Var 0))", { when = "(> ?x 40)" } },
+    }
+    local eg, o, roots = both(ops, rules, {
+      "(Pair (Const 5) (Const 5))", "(Pair (Const 5) (Const 6))", "(Const -7)",
+    })
+    check_iterations(eg, o, 3)
+    local out = eg:extract(roots, { Pair = 3, Const = 2, Var = 1 })
+    assert.are.equal("(Const 50)", out[1].text)
+    assert.are.equal("(Pair (Var 5) (Const 6))", out[2].text)
+    assert.are.equal("(Const -7)", out[3].text)
+  end)
+
   it("runs conditional rules: device predicates (when) and Lua guards", function()
     local ops = { { "Div", 2 }, { "Mul", 2 }, { "Const", 0 }, { "Var", 0 } }
     local rules = {
