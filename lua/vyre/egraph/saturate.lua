@@ -264,6 +264,37 @@ end
 
 local function secs(t) return t / 1e9 end
 
+local SNAP = [[
+(program eq_snap (workgroup 256)
+  (buffer parent u32 read)
+  (buffer snap u32 read_write)
+  (buffer stat u32 read_write)
+  (param n u32)
+  (param cmp u32)
+  (let x (gid x))
+  (let moved 0u32)
+  (if (lt x n)
+    (then
+      (if (eq cmp 0u32)
+        (then (store snap x (load parent x)))
+        (else (if (ne (load snap x) (load parent x)) (then (set moved 1u32)))))))
+  (let s (subgroup_reduce add moved))
+  (if (land (eq (subgroup_lane) 0u32) (ne s 0u32)) (then (atomic add stat 0u32 s))))
+]]
+
+-- cmp = 0: snap = parent[0 .. n); cmp = 1: the number of ids x < n whose canonical id is
+-- no longer snap[x] (an e-class merge among the ids that existed at the snapshot).
+local function snapshot(eg, fname, n, cmp)
+  if n == 0 then return 0 end
+  local snap = S.exact(eg, "sat_snap", n)
+  local steps = {}
+  S.zero_stat(eg, 1, steps)
+  steps[#steps + 1] = { kernel(eg.be, SNAP), { parent = eg.parent, snap = snap, stat = eg.stat,
+    n = n, cmp = cmp }, S.grid(n) }
+  local res = S.run(eg, fname, steps, { S.stat_readback(eg, 1) })
+  return res[1][1]
+end
+
 --- eg:run{iterations, node_limit, time_limit, scheduler} -> report.
 function A.run(eg, fname, opts)
   opts = opts or {}
@@ -301,6 +332,8 @@ function A.run(eg, fname, opts)
   for it = 1, iters do
     local t0 = now()
     S.settle(eg)
+    local ids0 = eg.dev.nids
+    snapshot(eg, fname, ids0, 0)
     local idx = match.index(eg, fname)
     local found, skipped = {}, false
     local rec = { iteration = it, matches = {} }
@@ -323,16 +356,20 @@ function A.run(eg, fname, opts)
     local t2 = now()
     R.rebuild(eg, fname)
     local n2, c2 = eg:size()
+    local moved = snapshot(eg, fname, ids0, 1)
     local t3 = now()
     rec.nodes, rec.classes = n2, c2
     rec.search_s, rec.apply_s, rec.rebuild_s = secs(t1 - t0), secs(t2 - t1), secs(t3 - t2)
     rec.seconds = secs(t3 - t0)
     report[it] = rec
-    if n2 == nodes and c2 == classes and not skipped then
+    -- Unchanged exactly when no e-class that existed before was merged (no old id
+    -- changed its canonical id) and no e-node was added: without old merges no old row
+    -- can be dropped, so equal row counts mean every new row was a duplicate.
+    if n2 == nodes and moved == 0 and not skipped then
       report.stop = "saturated"
       break
     end
-    nodes, classes = n2, c2
+    nodes = n2
     if n2 > node_limit then
       report.stop = "node_limit"
       break
