@@ -83,16 +83,24 @@ local function main(backend, iters)
     tostring(be)))
   print(("0\t%d\t%d"):format(n0, c0))
   print("iter\tenodes\teclasses\tmatches\tseconds\tsearch_s\tapply_s\trebuild_s")
-  local rep = eg:run({ iterations = iters, node_limit = 1e9, time_limit = 1e9,
-    scheduler = vyre.egraph.simple() })
-  for i, r in ipairs(rep) do
+  -- one iteration per call, so each line is out before the next iteration starts
+  local sched = vyre.egraph.simple()
+  local stop = "iterations"
+  for i = 1, iters do
+    local rep = eg:run({ iterations = 1, node_limit = 1e12, time_limit = 1e12,
+      scheduler = sched })
+    local r = rep[1]
     local m = 0
     for _, v in pairs(r.matches) do m = m + v end
     print(("%d\t%d\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f"):format(i, r.nodes, r.classes, m,
       r.seconds, r.search_s, r.apply_s, r.rebuild_s))
     io.stdout:flush()
+    if rep.stop == "saturated" then
+      stop = "saturated"
+      break
+    end
   end
-  print("# stop: " .. rep.stop)
+  print("# stop: " .. stop)
 end
 
 if not pcall(debug.getlocal, 4, 1) then
