@@ -98,6 +98,54 @@ describe("fusion.plan", function()
     assert.truthy(e:find("[Overflow]", 1, true), e)
   end)
 
+  it("random pipelines: groups partition the stages in order, fit, and are maximal", function()
+    local rng = 12345
+    local function rand(n)
+      rng = (rng * 1103515245 + 12345) % 2147483648
+      return rng % n
+    end
+    for _ = 1, 300 do
+      local st, by_id = {}, {}
+      for i = 1, 1 + rand(12) do
+        st[i] = stage(i, rand(3), rand(50), rand(50), rand(20), rand(8) == 0)
+        by_id[i] = st[i]
+      end
+      local budget = 60 + rand(200)
+      local ok, p = pcall(fusion.plan, { budget_bytes = budget, stages = st })
+      if ok then
+        local n, avoided = 0, 0
+        for gi, g in ipairs(p.groups) do
+          local first = by_id[g.stages[1]]
+          local req = first.input_bytes + first.output_bytes + first.scratch_bytes
+          for k = 2, #g.stages do
+            local s, prev = by_id[g.stages[k]], by_id[g.stages[k - 1]]
+            assert.are.equal(first.layout_hash, s.layout_hash)
+            assert.is_false(s.requires_host_materialization or prev.requires_host_materialization)
+            req = req + s.scratch_bytes + s.output_bytes
+            avoided = avoided + prev.output_bytes
+          end
+          assert.are.equal(req, g.required_bytes)
+          assert.is_true(req <= budget)
+          for _, id in ipairs(g.stages) do
+            n = n + 1
+            assert.are.equal(n, id) -- in order, each stage once
+          end
+          local nxt = p.groups[gi + 1] and by_id[p.groups[gi + 1].stages[1]]
+          if nxt then -- maximal: the next group's first stage could not join
+            local last = by_id[g.stages[#g.stages]]
+            assert.is_true(nxt.layout_hash ~= last.layout_hash
+              or nxt.requires_host_materialization or last.requires_host_materialization
+              or req + nxt.scratch_bytes + nxt.output_bytes > budget)
+          end
+        end
+        assert.are.same({ #st, avoided, #st - #p.groups }, { n, p.avoided_bytes,
+          p.avoided_launches })
+      else
+        assert.truthy(tostring(p):find("[StageOverBudget]", 1, true), p)
+      end
+    end
+  end)
+
   it("dot() is Graphviz with a cluster per launch; tostring is a table", function()
     local p = fusion.plan({ budget_bytes = 100, stages = {
       stage("a", 1, 10, 10, 0), stage("b\"q", 1, 10, 10, 0), stage("c", 2, 10, 10, 0) } })

@@ -147,6 +147,8 @@ describe("compaction.readback (reference)", function()
       { { be, comp.plan({ slots = { slot(0, 6, 32) }, record_limit_bytes = 64 }), bufs },
         "slot 0: 6 meaningful bytes are not whole u32 elements" },
       { { be, plan, nil }, "argument 3 (buffers) must be a table" },
+      { { be, { compact = plan.compact, direct = {}, empty = {} }, bufs },
+        "plan.compact_bytes must be an integer >= 1 (got nil)" },
     }
     for _, c in ipairs(cases) do
       local e = H.error_of(comp.readback, table.unpack(c[1], 1, 3))

@@ -149,6 +149,7 @@ function M.readback(be, plan, buffers)
     srcs[i] = { b = b, n = n, o = c.compact_offset // SIZE[t], slot = c.slot }
   end
   if #srcs > 0 then
+    check.int(plan, "compact_bytes", 1, RNAME, nil, "plan")
     local total = plan.compact_bytes // SIZE[t]
     local dst = U.scratch(be, "compaction.readback", t, total)
     local steps = {}
