@@ -185,11 +185,6 @@ struct vyre_cuda_kernel_info {
 };
 enum vyre_status vyre_cuda_kernel_info(vyre_cuda_kernel *k, struct vyre_cuda_kernel_info *out,
                                        struct vyre_error *err);
-/* The driver's resident blocks per SM for a launch of k with `block_size` threads per
- * block and no dynamic shared memory (cuOccupancyMaxActiveBlocksPerMultiprocessor);
- * VYRE_ERR_UNSUPPORTED when the driver lacks the entry point. */
-enum vyre_status vyre_cuda_kernel_occupancy(vyre_cuda_kernel *k, uint32_t block_size, int *blocks,
-                                            struct vyre_error *err);
 
 /* Arguments of one launch of a compiled program: one buffer per `buffer`
  * declaration and one value per `param`, in declaration order. Geometry: grid if

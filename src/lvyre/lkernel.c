@@ -1,6 +1,6 @@
 /* lkernel.c — vyre.Kernel: a program compiled for a backend. k:launch(args, opts) by
  * argument name on resident buffers (the reference runs it now, CUDA enqueues it),
- * k:launch_timed, k:bind (llaunch.c), k:info, k:occupancy, k:free, fields k.program, k.name and
+ * k:launch_timed, k:bind (llaunch.c), k:info, k:free, fields k.program, k.name and
  * k.ptx (CUDA); k:launch_raw for kernels loaded from raw PTX (CUDA). The kernel keeps
  * its backend (user value 1), its program (2) and the program's layout (3) alive, so
  * a launch matches names without touching the program. */
@@ -306,41 +306,6 @@ static int kernel_info(lua_State *L) {
     return 1;
 }
 
-/* k:occupancy([block_size]) -> resident blocks per SM, as the driver computes them
- * (cuOccupancyMaxActiveBlocksPerMultiprocessor; CUDA only). block_size defaults to
- * the program's workgroup. vyre.planners.occupancy estimates the same from a profile. */
-static int kernel_occupancy(lua_State *L) {
-    const char *fname = "vyre.Kernel:occupancy";
-    struct lvyre_kernel *k = lvyre_checkkernel(L, 1, fname);
-    if (k->be->kind != LVYRE_CUDA)
-        return lvyre_cuda_only(L, fname,
-                               "use vyre.planners.occupancy.calc(be:profile(), ...) on the "
-                               "reference backend");
-    lua_Integer bs = 0;
-    if (lua_isnoneornil(L, 2)) {
-        if (!k->lay)
-            return luaL_error(L,
-                              "%s: this kernel has no program workgroup. Fix: pass the "
-                              "block size",
-                              fname);
-        bs = (lua_Integer)k->lay->workgroup[0] * k->lay->workgroup[1] * k->lay->workgroup[2];
-    } else {
-        int isnum = 0;
-        bs = lua_tointegerx(L, 2, &isnum);
-        if (!isnum || bs < 1 || bs > 1024)
-            return luaL_error(L,
-                              "%s: block_size must be an integer in 1..1024 (got %s). Fix: "
-                              "pass the threads per block of the launch",
-                              fname, luaL_tolstring(L, 2, NULL));
-    }
-    int blocks = 0;
-    struct vyre_error err;
-    if (vyre_cuda_kernel_occupancy(k->cu, (uint32_t)bs, &blocks, &err) != VYRE_OK)
-        return vyre_lua_raise(L, fname, &err);
-    lua_pushinteger(L, blocks);
-    return 1;
-}
-
 /* k:free(), __gc, __close: one idempotent release; drops the program reference. */
 static int kernel_free(lua_State *L) {
     struct lvyre_kernel *k = luaL_testudata(L, 1, VYRE_LUA_KERNEL);
@@ -374,7 +339,6 @@ static const luaL_Reg kernel_methods[] = {{"launch", kernel_launch},
                                           {"launch_raw", kernel_launch_raw},
                                           {"bind", lvyre_kernel_bind},
                                           {"info", kernel_info},
-                                          {"occupancy", kernel_occupancy},
                                           {NULL, NULL}};
 
 /* Fields program, name and ptx (CUDA), then methods. */

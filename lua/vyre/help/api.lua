@@ -285,11 +285,6 @@ Matches the arguments once; l() then relaunches with no lookups (the launch floo
 k:info() -> table
 name, backend, hash, workgroup, nbuffers, nparams (CUDA: registers, shared and local
 bytes, max threads, PTX and binary versions).]=],
-  ["Kernel:occupancy"] = [=[
-k:occupancy([block_size]) -> blocks per SM   (CUDA only)
-The driver's resident blocks per SM for launches of k with block_size threads per block
-(default: the workgroup), cuOccupancyMaxActiveBlocksPerMultiprocessor; 0 when k cannot
-run so. vyre.planners.occupancy.calc estimates the same from a profile, offline.]=],
   ["Kernel:launch_raw"] = [=[
 k:launch_raw(grid, block, args)   (CUDA only, kernels from be:load_ptx)
 args: Buffers (device pointer), integers (64-bit) or {"u32" | "f32" | ..., value}.]=],

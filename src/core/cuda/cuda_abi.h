@@ -187,9 +187,6 @@ typedef CUresult vyre_cu_fn_cuModuleUnload(CUmodule module);
 typedef CUresult vyre_cu_fn_cuModuleGetFunction(CUfunction *fn, CUmodule module, const char *name);
 typedef CUresult vyre_cu_fn_cuFuncGetAttribute(int *value, CUfunction_attribute attrib,
                                                CUfunction fn);
-typedef CUresult vyre_cu_fn_cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, CUfunction fn,
-                                                                        int block_size,
-                                                                        size_t dynamic_smem);
 typedef CUresult vyre_cu_fn_cuLaunchKernel(CUfunction fn, unsigned int grid_x, unsigned int grid_y,
                                            unsigned int grid_z, unsigned int block_x,
                                            unsigned int block_y, unsigned int block_z,

@@ -361,30 +361,3 @@ enum vyre_status vyre_cuda_kernel_info(vyre_cuda_kernel *k, struct vyre_cuda_ker
     out->vector = k->vfn != NULL;
     return VYRE_OK;
 }
-
-enum vyre_status vyre_cuda_kernel_occupancy(vyre_cuda_kernel *k, uint32_t block_size, int *blocks,
-                                            struct vyre_error *err) {
-    if (!k || !blocks)
-        return vyre_error_set(err, VYRE_ERR_ARG,
-                              "kernel occupancy: NULL argument. Fix: "
-                              "pass a kernel and an int to fill.");
-    if (block_size == 0 || block_size > 1024)
-        return vyre_error_set(err, VYRE_ERR_ARG,
-                              "kernel occupancy: block size %u is not in 1..1024. Fix: pass "
-                              "the threads per block of the launch.",
-                              (unsigned)block_size);
-    if (!vyre_cu.cuOccupancyMaxActiveBlocksPerMultiprocessor)
-        return vyre_error_set(err, VYRE_ERR_UNSUPPORTED,
-                              "kernel occupancy: the driver has no "
-                              "cuOccupancyMaxActiveBlocksPerMultiprocessor. Fix: use "
-                              "vyre.planners.occupancy.calc with be:profile().");
-    enum vyre_status st = vyre_cu_enter(k->dev, err);
-    if (st != VYRE_OK) return st;
-    /* The scalar entry: the one every launch of the program can use (the vector entry,
-     * when present, is an alternative for elementwise launches). */
-    VYRE_CU_CHECK(
-        k->dev,
-        vyre_cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks, k->fn, (int)block_size, 0),
-        "cuOccupancyMaxActiveBlocksPerMultiprocessor", k->name, err);
-    return VYRE_OK;
-}
