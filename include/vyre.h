@@ -208,6 +208,10 @@ void vyre_ref_interrupt(void);
 /* Runs the program on the CPU exactly as §3 specifies. Validates first if needed. */
 enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,
                               struct vyre_error *err);
+/* The same; *rounds (may be NULL) gets the rounds the program's converge loops ran,
+ * summed over every converge loop the run executed (0 without one). */
+enum vyre_status vyre_ref_run_rounds(vyre_program *p, const struct vyre_run_args *args,
+                                     uint64_t *rounds, struct vyre_error *err);
 
 /* ---- PTX ---------------------------------------------------------------- */
 
@@ -265,6 +269,7 @@ struct vyre_gen_options {
     bool elementwise;      /* 1-D, only (gid x), accesses at the own index (ARCHITECTURE.md §5);
                               overrides allow_barriers and allow_subgroup */
     bool allow_opt_shapes; /* add the shapes the optimiser rewrites (docs/OPT.md) */
+    bool allow_grid;       /* sections, grid barriers, grid loops and converge (§3) */
 };
 /* A deterministic program from a seed; valid unless allow_invalid. NULL on OOM. */
 vyre_program *vyre_gen_random(uint64_t seed, const struct vyre_gen_options *opt);

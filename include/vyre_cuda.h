@@ -85,6 +85,18 @@ void vyre_cuda_set_oom_handler(vyre_cuda_device *d, vyre_cuda_oom_fn fn, void *u
  * not fail where they run (garbage collectors, destructors). */
 void vyre_cuda_defer_error(vyre_cuda_device *d, const struct vyre_error *err);
 
+/* How programs with grid statements (ARCHITECTURE.md §3) run on a device: AUTO uses a
+ * cooperative launch when the device has it and the kernel can be co-resident, else
+ * the host split; COOPERATIVE insists (an error where it cannot run: never a launch
+ * whose blocks cannot all be resident); SPLIT always runs one kernel per section with
+ * the grid-level control flow on the host. The default is $VYRE_GRID_SYNC ("auto",
+ * "cooperative", "split") when the device opens, else AUTO. */
+enum vyre_cuda_grid_sync { VYRE_GRID_AUTO, VYRE_GRID_COOPERATIVE, VYRE_GRID_SPLIT };
+void vyre_cuda_set_grid_sync(vyre_cuda_device *d, enum vyre_cuda_grid_sync mode);
+enum vyre_cuda_grid_sync vyre_cuda_grid_sync(const vyre_cuda_device *d);
+const char *vyre_cuda_grid_sync_name(enum vyre_cuda_grid_sync mode); /* "auto" ... */
+bool vyre_cuda_grid_sync_from_name(const char *name, enum vyre_cuda_grid_sync *out);
+
 /* Waits for all queued work on the device's stream. */
 enum vyre_status vyre_cuda_synchronize(vyre_cuda_device *d, struct vyre_error *err);
 /* Returns cached transient and pinned staging memory to the driver and unloads
@@ -166,6 +178,17 @@ enum vyre_status vyre_cuda_compile(vyre_cuda_device *d, vyre_program *p, vyre_cu
 enum vyre_status vyre_cuda_load_ptx(vyre_cuda_device *d, const char *ptx, const char *entry,
                                     vyre_cuda_kernel **out, struct vyre_error *err);
 void vyre_cuda_kernel_free(vyre_cuda_kernel *k);
+/* Rounds the converge loops of the kernel's last launch ran (0 without grid statements);
+ * waits for the device when that launch was cooperative. */
+enum vyre_status vyre_cuda_kernel_rounds(vyre_cuda_kernel *k, uint64_t *out,
+                                         struct vyre_error *err);
+/* How the kernel's last launch ran: "cooperative", "split", "none" (not launched yet) or
+ * "plain" (no grid statements); *blocks: the persistent grid of a cooperative launch. */
+const char *vyre_cuda_kernel_grid_mode(const vyre_cuda_kernel *k, uint32_t *blocks);
+/* Co-residency: blocks per SM the driver reports for the kernel (0 when it cannot run
+ * cooperatively) and whether the device has cooperative launch. */
+enum vyre_status vyre_cuda_kernel_occupancy(vyre_cuda_kernel *k, int *per_sm, bool *cooperative,
+                                            struct vyre_error *err);
 const char *vyre_cuda_kernel_ptx(const vyre_cuda_kernel *k);
 const char *vyre_cuda_kernel_name(const vyre_cuda_kernel *k);
 /* The device object the kernel was compiled on (it holds a reference to it). */
@@ -265,6 +288,9 @@ enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
                                const vyre_bits *params, size_t nparams, uint64_t n,
                                const uint32_t *grid, void *const *out,
                                struct vyre_cuda_timing *timing, struct vyre_error *err);
+
+/* Rounds the converge loops of the last vyre_cuda_run on d ran (after it returned). */
+uint64_t vyre_cuda_run_rounds(const vyre_cuda_device *d);
 
 /* ---- disk cache ----------------------------------------------------------- */
 

@@ -441,6 +441,58 @@ for _, kind in ipairs(backends()) do
       end
     end)
 
+    it("compacts with a DSL function as the predicate, built once per function and type",
+      function()
+        local cases = {
+          { "i32", function(x) return x:gt(0) end, "(gt x 0i32)" },
+          { "i32", function(x) return x:gt(-5):land(x:lt(5)) end,
+            "(land (gt x -5i32) (lt x 5i32))" },
+          { "u32", function(x) return x:band(1):eq(0) end, "(eq (and x 1u32) 0u32)" },
+          { "f32", function(x) return x:abs():lt(1.0) end, "(lt (abs x) 0x1p+0f32)" },
+          { "f64", function(x) return x:ge(0.0) end, "(ge x 0x0p+0f64)" },
+          { "bool", function(x) return x:lnot() end, "(lnot x)" },
+        }
+        for ci, case in ipairs(cases) do
+          local t, fn, text = case[1], case[2], case[3]
+          for _, n in ipairs({ 0, 33, 5000 }) do
+            local xs
+            if t == "bool" then
+              xs = {}
+              for i = 1, n do xs[i] = math.random(0, 1) == 1 end
+            else
+              xs = random_list(t, n, 500 * ci + n)
+              if t == "i32" then
+                for i = 1, n, 3 do xs[i] = math.random(-9, 9) end
+              end
+            end
+            local src = be:buffer(t, xs)
+            local a, b = be:buffer(t, n), be:buffer(t, n)
+            local ca = lib.compact(be, src, fn, a)
+            local cb = lib.compact(be, src, text, b)
+            assert.are.equal(cb, ca, ("%s %s n=%d"):format(t, text, n))
+            if n > 0 then
+              assert.are.equal(b:download():tostring(), a:download():tostring())
+            end
+          end
+        end
+        -- called once per function and element type; the text's kernels are shared
+        local calls = 0
+        local positive = function(x)
+          calls = calls + 1
+          return x:gt(0)
+        end
+        local src, dst = be:buffer("i32", { 3, -1, 4 }), be:buffer("i32", 3)
+        assert.are.equal(2, lib.compact(be, src, positive, dst))
+        local compiles = be:stats().compiles
+        assert.are.equal(2, lib.compact(be, src, positive, dst))
+        assert.are.equal(2, lib.compact(be, src, "(gt x 0i32)", dst))
+        assert.are.equal(1, calls)
+        if be.name == "reference" then assert.are.equal(compiles, be:stats().compiles) end
+        assert.are.equal(2, lib.compact(be, be:buffer("f32", { 1.5, -2.0, 0.5 }), positive,
+          be:buffer("f32", 3)))
+        assert.are.equal(2, calls)
+      end)
+
     it("compacts into a short dst, writing only what fits", function()
       local src = be:buffer("i32", { 5, -1, 6, 7, -2, 8 })
       local dst = be:buffer("i32", 2)
@@ -483,6 +535,35 @@ for _, kind in ipairs(backends()) do
         end
       end
     end)
+
+    it("sorts many tiles without values: random, few distinct, sorted, reversed, equal",
+      function()
+        -- past several tiles of every pass (32-bit keys alone: 8192 keys a tile)
+        local n = 3 * 8192 + 5
+        for ti, t in ipairs({ "u32", "i32", "f32", "u64", "i64", "f64" }) do
+          local modes = (t == "u32" or t == "f64") and { "few", "sorted", "reversed", "equal" }
+            or { "few" }
+          for _, mode in ipairs(modes) do
+            math.randomseed(6000 * ti + #mode)
+            local keys = random_list(t, n, 6000 * ti + #mode)
+            if mode == "few" then
+              for i = 2, n, 2 do keys[i] = keys[math.random(1, i - 1)] end
+            elseif mode == "equal" then
+              for i = 2, n do keys[i] = keys[1] end
+            end
+            local order = stable_order(t, keys)
+            local want = {}
+            for i = 1, n do want[i] = keys[order[i]] end
+            if mode == "sorted" or mode == "reversed" then
+              keys = {}
+              for i = 1, n do keys[i] = want[mode == "sorted" and i or n + 1 - i] end
+            end
+            local kb = be:buffer(t, keys)
+            lib.sort(be, kb)
+            assert_list(t, want, kb:download(), ("%s %s n=%d"):format(t, mode, n))
+          end
+        end
+      end)
 
     it("sorts floats with NaN, signed zeros, infinities and subnormals in place", function()
       local pos_nan = string.pack("<I4", 0x7fc00001)
@@ -726,6 +807,29 @@ for _, kind in ipairs(backends()) do
         err(lib.compact, be, u, be:buffer("u32", 3), be:buffer("u32", 4)), 1, true)
       assert.matches("vyre.lib.compact: argument 3 (flags) has type f32",
         err(lib.compact, be, u, f, be:buffer("u32", 4)), 1, true)
+      assert.matches("vyre.lib.compact: argument 3 must be a flags buffer, a predicate string "
+        .. "or a predicate function, got number. Fix:", err(lib.compact, be, u, 5, f), 1, true)
+      -- function predicates: the DSL's own words for what it refuses
+      local ui = be:buffer("i32", 4)
+      local di = be:buffer("i32", 4)
+      assert.matches("vyre.lib.compact: the predicate function's result: got the plain Lua "
+        .. "boolean false where an expression is expected", err(lib.compact, be, ui,
+        function(x) return x == 0 end, di), 1, true)
+      assert.matches("vyre.lib.compact: the predicate function's result: the condition "
+        .. "(add x 1i32) is i32, not bool. Fix: compare it", err(lib.compact, be, ui,
+        function(x) return x + 1 end, di), 1, true)
+      assert.matches("vyre.lib.compact: the predicate function failed: comparison: Lua turns "
+        .. "< <= > >= into booleans", err(lib.compact, be, ui, function(x) return x > 0 end, di),
+        1, true)
+      assert.matches("vyre.lib.compact: the predicate function failed: gt: 0.5 is not an exact "
+        .. "integer", err(lib.compact, be, ui, function(x) return x:gt(0.5) end, di), 1, true)
+      assert.matches("vyre.lib.compact: the predicate function returned nothing, not a bool "
+        .. "expression. Fix:", err(lib.compact, be, ui, function() end, di), 1, true)
+      assert.matches("vyre.lib.compact: the predicate function returned a number (1), not a "
+        .. "bool expression. Fix:", err(lib.compact, be, ui, function() return 1 end, di), 1,
+        true)
+      local _, fmsg = pcall(function() lib.compact(be, ui, function(x) return x == 1 end, di) end)
+      assert.matches("17_lib_spec.lua:%d+: vyre.lib.compact: the predicate function's", fmsg)
       assert.matches("vyre.lib.sort: argument 2 (keys) has type bool",
         err(lib.sort, be, be:buffer("bool", 3)), 1, true)
       assert.matches("vyre.lib.sort: keys has 4 elements but values has 3. Fix:",

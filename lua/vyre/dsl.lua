@@ -636,6 +636,18 @@ function B.subgroup_lane() return E("u32", "(subgroup_lane)") end
 function B.ballot(_, c) return E("u32", "(ballot " .. coerce(c, "bool", "k:ballot").text .. ")") end
 
 function B:barrier() self:_emit("(barrier)") end
+--- k:grid_barrier(): every invocation of the dispatch meets here (ARCHITECTURE.md §3);
+--- variables declared before it are not visible after it.
+function B:grid_barrier() self:_emit("(grid_barrier)") end
+--- k:converge(flag, max, fn): FLAG[0] = 0, then rounds of fn's statements while a round
+--- leaves flag[0] non-zero and fewer than max (u32) rounds ran.
+function B:converge(flag, max, fn)
+  local d = buf_decl(self, flag, "k:converge")
+  max = coerce(max, "u32", "k:converge")
+  local body, bblk = block(self, fn, self)
+  self:_emit("(converge " .. d.name .. " " .. max.text
+    .. (body ~= "" and (" " .. body) or "") .. ")", { body = bblk })
+end
 function B:break_() self:_emit("(break)") end
 function B:return_() self:_emit("(return)") end
 

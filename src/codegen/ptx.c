@@ -390,18 +390,27 @@ static void emit_stmt(struct ptx_ctx *c, const struct vyre_stmt *s) {
                           "the program first");
         else vyre_ptx_ins(c, "bra L%u_end", (unsigned)c->loops[c->nloops - 1]);
         break;
-    case VYRE_ST_RETURN:
+    case VYRE_ST_RETURN: /* in a grid program: the end of this section's workgroup */
         if (c->vec) vyre_ptx_vec_return(c);
+        else if (c->grid) vyre_ptx_ins(c, "bra %s", c->gs_ret);
         else vyre_ptx_ins(c, "ret");
         break;
     case VYRE_ST_BARRIER: vyre_ptx_ins(c, "bar.sync 0"); break;
     case VYRE_ST_ATOMIC: emit_atomic(c, s); break;
+    case VYRE_ST_GRID_BARRIER:
+    case VYRE_ST_CONVERGE: vyre_ptx_grid_stmt(c, s); break;
     }
 }
 
 static void emit_block(struct ptx_ctx *c, const struct vyre_block *b) {
+    if (c->grid && !c->in_section) {
+        vyre_ptx_grid_block(c, b); /* grid level: sections and grid statements */
+        return;
+    }
     for (uint32_t i = 0; i < b->count && c->st == VYRE_OK; i++) emit_stmt(c, b->items[i]);
 }
+
+void vyre_ptx_stmt(struct ptx_ctx *c, const struct vyre_stmt *s) { emit_stmt(c, s); }
 
 void vyre_ptx_block(struct ptx_ctx *c, const struct vyre_block *b) { emit_block(c, b); }
 
@@ -430,7 +439,7 @@ void vyre_ptx_prologue(struct ptx_ctx *c) {
             }
         }
     }
-    if (p->nshared == 0) return;
+    if (p->nshared == 0 || c->grid) return; /* grid programs: per section (ptx_grid.c) */
     /* Zero-fill every shared array, 32-bit words spread over the workgroup's
      * invocations, then one barrier so no invocation reads before the fill ends. */
     uint32_t nthreads = p->workgroup[0] * p->workgroup[1] * p->workgroup[2];
@@ -510,10 +519,12 @@ void vyre_ptx_entry(struct ptx_ctx *c, struct vyre_pbuf *out, const char *name, 
         vyre_pbuf_printf(out, "%s\n\t%s", first ? "" : ",", extra);
         first = false;
     }
+    if (c->grid) vyre_ptx_grid_params(c, out, &first);
     vyre_pbuf_printf(out, "%s)\n.maxntid %u, %u, %u\n{\n", first ? "" : "\n",
                      (unsigned)p->workgroup[0], (unsigned)p->workgroup[1],
                      (unsigned)p->workgroup[2]);
-    for (uint32_t i = 0; i < p->ndecls; i++) {
+    if (c->grid) vyre_ptx_grid_decls(c, out);
+    for (uint32_t i = 0; i < p->ndecls && !c->grid; i++) {
         const struct vyre_decl *d = &p->decls[i];
         if (d->kind != VYRE_DECL_SHARED) continue;
         vyre_pbuf_printf(out, "\t.shared .align 8 .b8 s_%s[%llu];\n", d->name,
@@ -609,6 +620,10 @@ enum vyre_status vyre_ptx_ctx_init(struct ptx_ctx *c, vyre_program *p, unsigned 
     c->decl_val = calloc(ndecls, sizeof *c->decl_val);
     if (!c->slot_reg || !c->slot_def || !c->decl_ptr || !c->decl_len || !c->decl_val)
         return vyre_error_set(err, VYRE_ERR_NOMEM, "ptx: out of memory. Fix: free memory");
+    c->grid = p->has_grid; /* the cooperative kernel of ptx_grid.c */
+    c->gs_off = c->grid ? calloc(ndecls, sizeof *c->gs_off) : NULL;
+    if (c->grid && !c->gs_off)
+        return vyre_error_set(err, VYRE_ERR_NOMEM, "ptx: out of memory. Fix: free memory");
     return VYRE_OK;
 }
 
@@ -619,6 +634,7 @@ void vyre_ptx_ctx_free(struct ptx_ctx *c) {
     free(c->decl_ptr);
     free(c->decl_len);
     free(c->decl_val);
+    free(c->gs_off);
     memset(c, 0, sizeof *c);
 }
 
@@ -631,6 +647,7 @@ static enum vyre_status emit_optimized(vyre_program *p, unsigned sm, const char 
     enum vyre_status st = vyre_ptx_ctx_init(&c, p, sm, err);
     if (st != VYRE_OK) goto done;
     vyre_ptx_prologue(&c);
+    if (c.grid) vyre_ptx_grid_prologue(&c);
     vyre_ptx_subgroup_prologue(&c);
     emit_block(&c, &p->body);
     if (c.st != VYRE_OK) {

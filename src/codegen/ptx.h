@@ -37,6 +37,16 @@ struct ptx_ctx {
     struct ptx_reg sg_lane, sg_n, sg_mask;
     /* Set while the vector entry of an elementwise program is emitted (ptx_vec.c). */
     struct ptx_vec *vec;
+    /* Programs with grid statements (ptx_grid.c): the cooperative kernel. in_section
+     * while a section's statements are emitted (blocks below are plain blocks); the
+     * runtime's scratch word, the virtual grid, the current virtual workgroup, the
+     * "a section ran since the last barrier" predicate, shared offsets per decl in
+     * the current section, and where a `return` goes. */
+    bool grid, in_section;
+    struct ptx_reg gs_scr, gs_ng[3], gs_nv, gs_nb, gs_wgid[3], gs_dirty, gs_tid0, gs_1d;
+    uint32_t *gs_off;
+    uint32_t gs_smem, gs_label;
+    char gs_ret[24];
 };
 
 /* ---- ptx.c: context helpers ---------------------------------------------- */
@@ -68,6 +78,27 @@ VYRE_INTERNAL const char *vyre_ptx_sfx(enum vyre_type t);  /* ".s32" ".u64" ".f3
 VYRE_INTERNAL const char *vyre_ptx_bsfx(enum vyre_type t); /* ".b32" ".b64" ".pred" */
 /* An immediate of type t holding bits: "0x0000002a", "0f3F800000", "0d...". */
 VYRE_INTERNAL void vyre_ptx_imm(enum vyre_type t, vyre_bits bits, char out[24]);
+
+/* ---- ptx.c: statements (ptx_grid.c emits sections through these) ------------- */
+VYRE_INTERNAL void vyre_ptx_stmt(struct ptx_ctx *c, const struct vyre_stmt *s);
+VYRE_INTERNAL void vyre_ptx_block(struct ptx_ctx *c, const struct vyre_block *b);
+
+/* ---- ptx_grid.c: grid barriers, converge, sections (docs/GRID.md) ----------- */
+/* Extra entry parameters after the scalar params: scratch pointer, virtual grid. */
+VYRE_INTERNAL void vyre_ptx_grid_params(struct ptx_ctx *c, struct vyre_pbuf *out, bool *first);
+/* Module-level declarations: the shared window and the broadcast word. */
+VYRE_INTERNAL void vyre_ptx_grid_decls(struct ptx_ctx *c, struct vyre_pbuf *out);
+/* At entry (after the parameters are loaded): virtual grid, scratch, dirty = false. */
+VYRE_INTERNAL void vyre_ptx_grid_prologue(struct ptx_ctx *c);
+/* A block at grid level: its sections and grid statements. */
+VYRE_INTERNAL void vyre_ptx_grid_block(struct ptx_ctx *c, const struct vyre_block *b);
+/* grid_barrier / converge met as a statement (emitted by vyre_ptx_grid_block). */
+VYRE_INTERNAL void vyre_ptx_grid_stmt(struct ptx_ctx *c, const struct vyre_stmt *s);
+/* wgid, ngroups and gid of the virtual workgroup; NULL-class reg for other builtins. */
+VYRE_INTERNAL bool vyre_ptx_grid_builtin(struct ptx_ctx *c, const struct vyre_expr *e,
+                                         struct ptx_reg *out);
+/* Address base of shared decl d in the current section (a %r register). */
+VYRE_INTERNAL struct ptx_reg vyre_ptx_grid_shared(struct ptx_ctx *c, uint32_t decl);
 
 /* ---- ptx_expr.c ------------------------------------------------------------ */
 /* Evaluates e into a fresh (or variable) register of e's type class. */

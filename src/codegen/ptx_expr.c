@@ -16,6 +16,8 @@ static struct ptx_reg special(struct ptx_ctx *c, const char *name, unsigned axis
 
 static struct ptx_reg builtin(struct ptx_ctx *c, const struct vyre_expr *e) {
     unsigned ax = e->u.builtin.axis;
+    struct ptx_reg vr;
+    if (c->grid && vyre_ptx_grid_builtin(c, e, &vr)) return vr; /* virtual workgroups */
     switch (e->u.builtin.which) {
     case VYRE_LID: return special(c, "tid", ax);
     case VYRE_WGID: return special(c, "ctaid", ax);
@@ -59,7 +61,8 @@ struct ptx_reg vyre_ptx_addr(struct ptx_ctx *c, uint32_t decl, struct ptx_reg id
         /* Shared windows are below 4 GiB: 32-bit addresses. An out-of-range index may
          * wrap here, but such an address is never dereferenced (the access is guarded). */
         struct ptx_reg base = vyre_ptx_reg(c, PTX_R), a = vyre_ptx_reg(c, PTX_R);
-        vyre_ptx_ins(c, "mov.u32 %s, s_%s", base.s, d->name);
+        if (c->grid) base = vyre_ptx_grid_shared(c, decl); /* per-section window */
+        else vyre_ptx_ins(c, "mov.u32 %s, s_%s", base.s, d->name);
         vyre_ptx_ins(c, "mad.lo.u32 %s, %s, %u, %s", a.s, idx.s, size, base.s);
         return a;
     }

@@ -298,12 +298,14 @@ static int backend_stats(lua_State *L) {
 #define PUSH_STAT(name, doc) set_int(L, #name, (lua_Integer)s.name);
         VYRE_CUDA_STATS(PUSH_STAT)
 #undef PUSH_STAT
+        lvyre_mega_stats(L);
         return 1;
     }
     lua_createtable(L, 0, 16);
 #define PUSH_REF_STAT(name) set_int(L, #name, (lua_Integer)be->st.name);
     LVYRE_REF_STATS(PUSH_REF_STAT)
 #undef PUSH_REF_STAT
+    lvyre_mega_stats(L);
     return 1;
 }
 
@@ -373,6 +375,7 @@ static int backend_trim(lua_State *L) {
     const char *fname = "vyre.Backend:trim";
     struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
     struct vyre_error err;
+    lvyre_mega_trim(L, 1); /* compiled megakernels (lmega.c) */
     if (be->kind == LVYRE_CUDA && vyre_cuda_trim(be->dev, &err) != VYRE_OK)
         return vyre_lua_raise(L, fname, &err);
     lua_pushboolean(L, 1);
@@ -473,6 +476,9 @@ static const luaL_Reg backend_methods[] = {{"info", backend_info},
                                            {"trim", backend_trim},
                                            {"lost", backend_lost},
                                            {"check", backend_check},
+                                           {"grid_sync", lvyre_backend_grid_sync},
+                                           {"megakernel", lvyre_backend_megakernel},
+                                           {"plan", lvyre_backend_plan},
                                            {NULL, NULL}};
 
 /* Fields name ("cuda" | "reference"), ordinal and freed, then methods. */

@@ -54,6 +54,7 @@ struct lvyre_backend {
     const void *buffer_mt;     /* the Buffer metatable: telling a Buffer costs no lookup */
     struct lvyre_ref_stats st; /* reference only */
     uint64_t max_steps;        /* reference only: vyre_run_args.max_steps (0: default) */
+    int grid_sync;             /* reference: be:grid_sync()'s setting (no effect) */
 };
 
 struct lvyre_buffer {
@@ -93,6 +94,7 @@ struct lvyre_kernel {
     struct vyre_lua_program *prog;  /* NULL for raw PTX; user value 2 keeps it alive */
     const struct lvyre_layout *lay; /* NULL for raw PTX; user value 3 keeps it alive */
     char name[72];
+    uint64_t rounds; /* reference: converge rounds of the last launch */
 };
 
 /* What matching an args table and opts against a layout produced. */
@@ -181,6 +183,15 @@ void vyre_lua_open_graph(lua_State *L);
 int lvyre_backend_sequence(lua_State *L);  /* be:sequence(steps, opts) */
 int lvyre_backend_run(lua_State *L);       /* be:run(p, args, opts) */
 int lvyre_backend_run_timed(lua_State *L); /* be:run_timed(p, args, opts) */
+
+/* ---- lmega.c: grid statements and megakernels (docs/GRID.md) ---- */
+int lvyre_kernel_rounds(lua_State *L);       /* k:rounds() */
+int lvyre_kernel_occupancy(lua_State *L);    /* k:occupancy() */
+int lvyre_backend_grid_sync(lua_State *L);   /* be:grid_sync([mode]) */
+int lvyre_backend_megakernel(lua_State *L);  /* be:megakernel(steps, opts) */
+int lvyre_backend_plan(lua_State *L);        /* be:plan(steps, opts) */
+void lvyre_mega_stats(lua_State *L);         /* plan cache counters into the table on top */
+void lvyre_mega_trim(lua_State *L, int idx); /* drops the backend's compiled megakernels */
 
 /* A step of a sequence or graph, matched: the kernel and its bound arguments. */
 struct lvyre_step {

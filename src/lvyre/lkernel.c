@@ -50,7 +50,7 @@ static void run_reference(lua_State *L, struct lvyre_kernel *k, const struct lvy
     struct vyre_error err;
     vyre_error_clear(&err);
     lvyre_refguard_enter();
-    enum vyre_status st = vyre_ref_run(p, &args, &err);
+    enum vyre_status st = vyre_ref_run_rounds(p, &args, &k->rounds, &err);
     lvyre_refguard_leave();
     if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
     k->be->st.launches++;
@@ -339,6 +339,8 @@ static const luaL_Reg kernel_methods[] = {{"launch", kernel_launch},
                                           {"launch_raw", kernel_launch_raw},
                                           {"bind", lvyre_kernel_bind},
                                           {"info", kernel_info},
+                                          {"rounds", lvyre_kernel_rounds},
+                                          {"occupancy", lvyre_kernel_occupancy},
                                           {NULL, NULL}};
 
 /* Fields program, name and ptx (CUDA), then methods. */

@@ -375,8 +375,8 @@ static int program_ptx(lua_State *L) {
 }
 
 /* vyre.random_program(seed [, {max_stmts, max_depth, allow_barriers, allow_approx,
- * allow_invalid, allow_subgroup, elementwise, allow_opt_shapes}]) -> Program (deterministic
- * for a seed). */
+ * allow_invalid, allow_subgroup, elementwise, allow_opt_shapes, allow_grid}]) -> Program
+ * (deterministic for a seed). */
 static int program_random(lua_State *L) {
     if (!lua_isinteger(L, 1))
         vyre_lua_typeerror(L, 1, "vyre.random_program", "integer seed",
@@ -391,7 +391,7 @@ static int program_random(lua_State *L) {
         static const char *const keys[] = {
             "max_stmts",     "max_depth",      "allow_barriers", "allow_approx",
             "allow_invalid", "allow_subgroup", "elementwise",    "allow_opt_shapes",
-            NULL};
+            "allow_grid",    NULL};
         check_option_keys(L, 2, keys, f);
         opt.max_stmts = (uint32_t)opt_field_int(L, 2, "max_stmts", 8, 1, 10000, f);
         opt.max_depth = (uint32_t)opt_field_int(L, 2, "max_depth", 4, 1, 100, f);
@@ -401,6 +401,7 @@ static int program_random(lua_State *L) {
         opt.allow_subgroup = opt_field_bool(L, 2, "allow_subgroup");
         opt.elementwise = opt_field_bool(L, 2, "elementwise");
         opt.allow_opt_shapes = opt_field_bool(L, 2, "allow_opt_shapes");
+        opt.allow_grid = opt_field_bool(L, 2, "allow_grid");
     }
     struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
     lp->p = NULL;

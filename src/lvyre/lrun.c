@@ -85,6 +85,7 @@ static int run(lua_State *L, bool timed) {
     prepare_io(L, be, lay, b, io, fname);                     /* 9: results */
     int res = lua_gettop(L);
     struct vyre_cuda_timing t = {0, 0, 0, 0};
+    uint64_t rounds = 0; /* converge rounds (programs with grid statements) */
     if (b->empty) {
         /* opts.n = 0: nothing runs; the results are the inputs (zeros for write buffers) */
     } else if (be->kind == LVYRE_CUDA) {
@@ -93,6 +94,7 @@ static int run(lua_State *L, bool timed) {
                           b->has_grid ? b->grid : NULL, io->out, timed ? &t : NULL,
                           &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
+        rounds = vyre_cuda_run_rounds(d);
     } else {
         uint64_t counts[VYRE_MAX_BUFFERS];
         for (uint32_t s = 0; s < lay->nbuffers; s++) counts[s] = io->in[s].count;
@@ -103,7 +105,7 @@ static int run(lua_State *L, bool timed) {
             return vyre_lua_raise(L, fname, &err);
         uint64_t t0 = lvyre_now_ns();
         lvyre_refguard_enter();
-        enum vyre_status st = vyre_ref_run(p, &args, &err);
+        enum vyre_status st = vyre_ref_run_rounds(p, &args, &rounds, &err);
         lvyre_refguard_leave();
         if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
         t.wall_ns = t.device_ns = t.enqueue_ns = lvyre_now_ns() - t0;
@@ -112,15 +114,21 @@ static int run(lua_State *L, bool timed) {
     }
     add_resident_results(L, 3, res, lay, b);
     lua_settop(L, res);
-    if (!timed) return 1;
+    if (!timed) {
+        lua_pushinteger(L, (lua_Integer)rounds);
+        return 2;
+    }
     lvyre_pushtiming(L, &t);
+    lua_pushinteger(L, (lua_Integer)rounds);
+    lua_setfield(L, -2, "rounds");
     return 2;
 }
 
 /* ---- Backend methods (lbackend.h) ---------------------------------------- */
 
-/* be:run(p, args, opts) -> {name = vyre.Array | Buffer} for write/read_write buffers */
+/* be:run(p, args, opts) -> {name = vyre.Array | Buffer} for write/read_write buffers,
+ * rounds (what the program's converge loops ran; 0 without any) */
 int lvyre_backend_run(lua_State *L) { return run(L, false); }
 
-/* be:run_timed(p, args, opts) -> outputs, {wall_ns, device_ns, enqueue_ns, wait_ns} */
+/* be:run_timed(p, args, opts) -> outputs, {wall_ns, device_ns, enqueue_ns, wait_ns, rounds} */
 int lvyre_backend_run_timed(lua_State *L) { return run(L, true); }

@@ -135,6 +135,12 @@ tostring(p) is its canonical text.]=],
   ["Program:text"] = [=[
 p:text() -> string
 The canonical text: parse(p:text()) == p, and the hash is taken over it.]=],
+  ["Program:optimize"] = [=[
+p:optimize([{fold =, simplify =, copy =, cse =, licm =, dce = true|false}]) -> Program, counts
+The program after the optimiser's passes (docs/OPT.md), as a new Program you can read
+(p:text()); counts = {folded, simplified, copied, cse, hoisted, removed}. Every rewrite
+holds under the total semantics, so results are bit-identical. vyre.ptx(p, {opt = ...})
+takes the same switches; $VYRE_OPT ("-cse,-licm", "none") sets the runtime's.]=],
   ["Program:dot"] = [=[
 p:dot([{max_nodes = 400}]) -> Graphviz text
 The program as a graph: statements in order (if/for blocks as clusters), expressions as a
@@ -227,6 +233,24 @@ True once a sticky fault poisoned the device (never on the reference).]=],
   ["Backend:check"] = [=[
 be:check() -> true
 Raises the lost-device cause, or an error recorded while freeing objects (deferred).]=],
+  ["Backend:megakernel"] = [=[
+be:megakernel(steps [, {times = n | converge = {flag = buf, max = n}, prefix =, timed =,
+              grid_sync =}]) -> rounds [, timing]
+Runs the steps (the list be:sequence takes) as ONE kernel: each step a grid-stride
+section over its own workgroups, grid barriers only between layers of steps that depend
+on each other (RAW/WAR/WAW on the same Buffer object). converge repeats the steps on the
+device until a round leaves flag[1] zero (zeroed before each round) or max rounds ran.
+Results equal be:sequence's bit for bit; the reference backend runs it too. docs/GRID.md.]=],
+  ["Backend:plan"] = [=[
+be:plan(steps [, opts]) -> plan
+What be:megakernel would do, before anything runs: {mode, reason, layers, barriers (with
+the dependency that forced each), grid, occupancy, bytes_per_round, facts, ...}; the mode
+comes from vyre.policy.megakernel(facts). plan:dot() draws it for Graphviz.]=],
+  ["Backend:grid_sync"] = [=[
+be:grid_sync(["auto" | "cooperative" | "split"]) -> mode
+How programs with grid barriers run on this backend: a cooperative launch, a host split at
+each grid barrier, or the choice of the runtime (auto; also $VYRE_GRID_SYNC). Forcing
+cooperative where it cannot run is an error with a Fix.]=],
   ["Backend:profile"] = [=[
 be:profile() -> profile table
 The real device as a profile (the same fields as vyre.cuda.profile(name)), built from
@@ -281,6 +305,13 @@ One launch, synchronised, with its timing.]=],
   ["Kernel:bind"] = [=[
 k:bind(args [, opts]) -> Launch
 Matches the arguments once; l() then relaunches with no lookups (the launch floor).]=],
+  ["Kernel:rounds"] = [=[
+k:rounds() -> n
+The rounds its last launch ran: converge loops' rounds (0 for programs without one).]=],
+  ["Kernel:occupancy"] = [=[
+k:occupancy() -> {blocks_per_sm, cooperative, mode, blocks}
+Blocks of this kernel the device keeps resident per SM (from the driver), whether the
+device has cooperative launch, and the last launch's grid-sync mode and block count.]=],
   ["Kernel:info"] = [=[
 k:info() -> table
 name, backend, hash, workgroup, nbuffers, nparams (CUDA: registers, shared and local

@@ -6,7 +6,9 @@
 --   3. each workgroup walks its chunk tile by tile: the keep flags are scanned in shared
 --      memory (block_scan), kept elements are gathered in order into a shared tile and
 --      written out contiguously at part[g] + the count of the chunk's earlier tiles.
--- The kept elements keep their order (stable). Only the count is read back.
+-- The kept elements keep their order (stable). Only the count is read back. The keep
+-- condition is a flags buffer, a predicate written as text over `x`, or a Lua function
+-- that builds the predicate with the DSL (called once per function and element type).
 local U = require("vyre.lib.util")
 local reduce = require("vyre.lib.reduce")
 local scan = require("vyre.lib.scan")
@@ -73,6 +75,67 @@ $SCAN
 
 local FLAG_TYPES = { "u32", "i32", "bool" }
 
+-- Function predicates ---------------------------------------------------------------------
+
+local dsl -- vyre.dsl, loaded by the first function predicate
+
+-- function -> { element type -> predicate text }; weak keys, so a dropped function goes.
+-- A function is called once per element type: its result must not depend on anything
+-- that changes between calls (make a new function, or use text, for that).
+local fn_preds = setmetatable({}, { __mode = "k" })
+
+-- The DSL's "vyre.program: [where: ]what. Fix: how" as (what, how), without the position
+-- and without the k:when this file adds.
+local function dsl_message(err)
+  local msg = tostring(err)
+  msg = msg:match("vyre%.program: (.*)$") or msg
+  msg = msg:gsub("^k:when: ", "")
+  local what, fix = msg:match("^(.-)%.?%s+Fix: (.*)$")
+  return what or msg, fix
+end
+
+--- The predicate text that fn builds for an element of type t: fn gets the element as a
+--- DSL variable named x and returns a bool expression, which goes through the DSL's own
+--- checks (a plain Lua boolean or a non-bool expression is refused with its words) inside
+--- a small program that is validated and dropped.
+local function function_predicate(name, t, fn)
+  local per = fn_preds[fn]
+  if per and per[t] then return per[t] end
+  dsl = dsl or require("vyre.dsl")
+  local stage, result, text = "call", nil, nil
+  local ok, err = pcall(dsl.program, "lib_compact_predicate",
+    { workgroup = 1, dsl.buffer("src", t, "read") }, function(k)
+      local x = k:let("x", k.src[0])
+      result = table.pack(fn(x))
+      stage = "result"
+      local r = result[1]
+      if dsl.is_expr(r) or type(r) == "boolean" then
+        k:when(r, function() end)
+        text = r.text
+      end
+    end)
+  if not ok then
+    local what, fix = dsl_message(err)
+    if stage == "call" then
+      U.raise(name, "the predicate function failed: " .. what, fix or "build a bool "
+        .. "expression of its argument with the DSL, e.g. function(x) return x:gt(0) end")
+    end
+    U.raise(name, "the predicate function's result: " .. what, fix or "return a bool "
+      .. "expression, e.g. x:gt(0)")
+  end
+  if not text then
+    local r = result[1]
+    local got = result.n == 0 and "nothing" or r == nil and "nil"
+      or ("a %s (%s)"):format(type(r), tostring(r))
+    U.raise(name, "the predicate function returned " .. got .. ", not a bool expression",
+      "return a comparison of its argument, e.g. function(x) return x:gt(0) end")
+  end
+  per = per or {}
+  per[t] = text
+  fn_preds[fn] = per
+  return text
+end
+
 local function keep_of_flags(ft)
   if ft == "bool" then return "(load flags gi)" end
   return ("(ne (load flags gi) 0%s)"):format(ft)
@@ -114,6 +177,8 @@ function M.compact(name, timed, be, src, keep, dst)
         "pass a bool expression over x such as \"(gt x 0i32)\", or a flags buffer")
     end
     pred = keep
+  elseif type(keep) == "function" then
+    pred = function_predicate(name, src.type, keep)
   elseif U.is_buffer(keep) then
     U.check_buffer(name, be, keep, "argument 3 (flags)", FLAG_TYPES)
     if keep.count ~= src.count then
@@ -122,9 +187,9 @@ function M.compact(name, timed, be, src, keep, dst)
     end
     flags = keep
   else
-    U.raise(name, "argument 3 must be a flags buffer or a predicate string, got "
-      .. type(keep), "pass a u32/i32/bool buffer (nonzero keeps) or text such as "
-      .. "\"(gt x 0i32)\"")
+    U.raise(name, "argument 3 must be a flags buffer, a predicate string or a predicate "
+      .. "function, got " .. type(keep), "pass a u32/i32/bool buffer (nonzero keeps), text "
+      .. "such as \"(gt x 0i32)\", or function(x) return x:gt(0) end")
   end
   U.check_buffer(name, be, dst, "argument 4 (dst)", U.ALL_TYPES)
   if dst.type ~= src.type then

@@ -1,20 +1,30 @@
--- vyre.lib.sort — stable LSD radix sort (docs/LIB.md, "sort").
+-- vyre.lib.sort — stable LSD radix sort, onesweep style, 8-bit digits (docs/LIB.md, "sort").
 --
--- 4-bit digits: 8 passes for 32-bit keys, 16 for 64-bit keys (an even number, so the
--- result ends in the caller's buffers). Keys are compared as order-preserving unsigned
--- images of their bits, computed on the fly: u32/u64 as they are; i32/i64 with the sign
--- bit flipped; f32/f64 with every bit flipped when the sign bit is set, else the sign
--- bit flipped (so -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN). Each pass:
---   1. hist: each workgroup counts the digits of its chunk -> hist[d * G + g];
---   2. an exclusive scan of hist (digit-major) gives each (digit, workgroup) its first
---      output position (one workgroup: 16 * G <= 16384 entries);
---   3. scatter: each workgroup walks its chunk tile by tile (2048 keys). Per tile, each
---      invocation counts the digits of its 8 consecutive keys in its own column of a
---      16 x 256 counter table, the table is scanned (block_scan), each key gets its
---      stable rank in the tile and is placed at it in shared memory, and the tile is
---      written out in that order to hist-offset + running per-digit base.
+-- Keys are ordered by order-preserving unsigned images of their bits, computed on the
+-- fly: u32/u64 as they are; i32/i64 with the sign bit flipped; f32/f64 with every bit
+-- flipped when the sign bit is set, else the sign bit flipped (so -NaN < -inf < ... <
+-- -0 < +0 < ... < +inf < +NaN). 32-bit keys take 4 passes, 64-bit keys 8 (even counts,
+-- so the result ends in the caller's buffers).
+--
+-- One call is one sequence: zero the counters; one read of the keys counts the digits of
+-- every pass (ghist); one workgroup scans them into each pass's digit starts (gscan);
+-- then one launch per pass, a workgroup per tile of 256 * ITEMS keys (tile_body):
+--   1. each warp loads its 32 * ITEMS keys round by round (coalesced) and counts their
+--      digits into its own row of a shared 8 x 256 table (shared atomics);
+--   2. invocation d (one per digit) turns column d into exclusive offsets over the
+--      warps and publishes the tile's count of digit d; a workgroup scan of the 256
+--      totals gives each digit's start in the tile;
+--   3. decoupled look-back: invocation d sums the counts of digit d in earlier tiles
+--      (their published words, stopping at an inclusive one) and publishes its own
+--      inclusive count; the digit's global start for this tile follows;
+--   4. ranking: per round, the lanes holding the same digit find each other with 8
+--      ballots (one per digit bit), the highest such lane adds their number to the
+--      warp's counter of the digit (a shared atomic), and each lane's rank is the old
+--      value (shuffled from that lane) plus the number of its peers in lower lanes.
+--      Keys (and values) go to their rank in a shared tile, sorted by digit, stably;
+--   5. the tile is written out coalesced: element i of digit d goes to
+--      (global start of d for this tile) + i - (start of d in the tile).
 local U = require("vyre.lib.util")
-local scan = require("vyre.lib.scan")
 
 local M = {}
 
@@ -22,177 +32,344 @@ local KEY_TYPES = { "u32", "i32", "f32", "u64", "i64", "f64" }
 local VALUE_TYPES = { "u32", "i32", "f32" }
 local WIDE = { u64 = true, i64 = true, f64 = true }
 
---- Statements computing the digit d<sfx> (u32, 0..15) of key variable `key` of type kt at
---- the bit offset held in `shift` (u32) / `sh64` (u64).
-local function digit(kt, key, sfx)
-  local d = "d" .. sfx
-  if kt == "u32" then
-    return ("(let %s (and (shr %s shift) 15u32))"):format(d, key)
-  elseif kt == "i32" then
-    return ("(let %s (and (shr (xor (bitcast u32 %s) 2147483648u32) shift) 15u32))")
-      :format(d, key)
-  elseif kt == "f32" then
-    return ("(let kb%s (bitcast u32 %s))\n(let %s (and (shr (xor kb%s (select (ne (shr kb%s "
-      .. "31u32) 0u32) 4294967295u32 2147483648u32)) shift) 15u32))"):format(
-      sfx, key, d, sfx, sfx)
-  elseif kt == "u64" then
-    return ("(let %s (cast u32 (and (shr %s sh64) 15u64)))"):format(d, key)
+-- Keys per invocation per tile, by key width and payload (measured on an H100, docs/LIB.md):
+-- bigger tiles spread the per-tile costs (shared-memory zero fill, tile number, look-back,
+-- barriers) over more keys, until registers cut the workgroups per SM. items_of caps them
+-- so the shared tiles and the 9 KiB of counters fit the 48 KiB a workgroup may use.
+local ITEMS = { k32 = 32, kv32 = 18, k64 = 16, kv64 = 12 }
+
+-- Internal tuning for device experiments: config.items overrides ITEMS (still capped).
+M.config = { items = nil }
+
+local function items_of(kt, vt)
+  local bytes = (WIDE[kt] and 8 or 4) + (vt and 4 or 0)
+  local fit = (49152 - 9252) // (256 * bytes)
+  local default = ITEMS[(vt and "kv" or "k") .. (WIDE[kt] and "64" or "32")]
+  return math.min(M.config.items or default, fit)
+end
+
+-- Text helpers ---------------------------------------------------------------------------
+
+--- A line collector: add(fmt, ...) appends fmt:format(...) indented by `pad` spaces.
+local function collector()
+  local lines = {}
+  local pad = ""
+  local c = {}
+  function c.add(fmt, ...)
+    lines[#lines + 1] = pad .. (select("#", ...) > 0 and fmt:format(...) or fmt)
+  end
+  function c.indent(n) pad = string.rep(" ", n) end
+  function c.text() return table.concat(lines, "\n") end
+  return c
+end
+
+--- The order-preserving unsigned image of key expression k: (statements, expression).
+--- f32/f64: the arithmetic shift of the sign gives all ones for negatives, so negatives
+--- flip every bit and the rest only the sign bit.
+local function image(kt, k, name)
+  if kt == "u32" or kt == "u64" then return nil, k end
+  local s
+  if kt == "i32" then
+    s = ("(let %s (xor (bitcast u32 %s) 2147483648u32))"):format(name, k)
   elseif kt == "i64" then
-    return ("(let %s (cast u32 (and (shr (xor (bitcast u64 %s) 9223372036854775808u64) sh64) "
-      .. "15u64)))"):format(d, key)
+    s = ("(let %s (xor (bitcast u64 %s) 9223372036854775808u64))"):format(name, k)
+  elseif kt == "f32" then
+    s = ("(let %s (xor (bitcast u32 %s) (or (bitcast u32 (shr (bitcast i32 %s) 31i32)) "
+      .. "2147483648u32)))"):format(name, k, k)
   else
-    return ("(let kb%s (bitcast u64 %s))\n(let %s (cast u32 (and (shr (xor kb%s (select "
-      .. "(ne (shr kb%s 63u64) 0u64) 18446744073709551615u64 9223372036854775808u64)) "
-      .. "sh64) 15u64)))"):format(sfx, key, d, sfx, sfx)
+    s = ("(let %s (xor (bitcast u64 %s) (or (bitcast u64 (shr (bitcast i64 %s) 63i64)) "
+      .. "9223372036854775808u64)))"):format(name, k, k)
+  end
+  return s, name
+end
+
+--- Statements binding `d` (u32, 0..255) to the digit of key expression k at the shift
+--- expression sh (u32 for 32-bit keys, u64 for 64-bit ones), using `tmp` for the image.
+local function digit_lines(c, kt, k, d, tmp, sh)
+  local s, img = image(kt, k, tmp)
+  if s then c.add(s) end
+  if WIDE[kt] then
+    c.add("(let %s (cast u32 (and (shr %s %s) 255u64)))", d, img, sh)
+  else
+    c.add("(let %s (and (shr %s %s) 255u32))", d, img, sh)
   end
 end
 
-local function indent(text, n)
-  local pad = string.rep(" ", n)
-  return pad .. text:gsub("\n", "\n" .. pad)
+--- Lines binding `pre` to the sum of ws[0 .. w) (the totals of the lower warps).
+local function lower_warps(c, pre)
+  local terms = {}
+  for z = 0, 6 do
+    terms[#terms + 1] = ("(select (gt w %du32) (load ws %du32) 0u32)"):format(z, z)
+  end
+  local e = terms[1]
+  for z = 2, #terms do e = ("(add %s %s)"):format(e, terms[z]) end
+  c.add("(let %s %s)", pre, e)
 end
 
-local HIST = [[
-(program lib_sort_hist_$KT (workgroup 256)
-  (buffer kin $KT read)
-  (buffer hist u32 write)
-  (shared cnt u32 4096)
-  (shared sa u32 256)
-  (param n u32)
-  (param chunk u32)
-  (param shift u32)
-  (param ng u32)
+-- The pass kernel ------------------------------------------------------------------------
+
+-- The look-back words: st[tile * 256 + d] = (flag << 32) | count of digit d, with flag =
+-- 2 * ep + inclusive (count of tiles 0..tile) or 2 * ep (this tile's count only). Each
+-- pass has its own epoch ep >= 1, so words of an earlier pass or call, or of a new zeroed
+-- buffer, read as not yet published.
+local PUBLISH = [[
+(let fl (select (eq tile 0u32) 1u32 0u32))
+(atomic exchange st (add (mul tile 256u32) l) (or (shl (cast u64 (or (shl ep 1u32) fl)) 32u64)
+  (cast u64 tot)))]]
+
+-- Invocation l sums digit l over the tiles before this one, nearest first, until a word
+-- holds an inclusive count. A word is read with a plain load first: a stale copy is harmless
+-- (any published value of this epoch is a correct count, an aggregate only ends the walk
+-- later), and a word that looks unpublished is read again with an atomic, which always sees
+-- the latest value: spinning polls with atomics only, so it ends once the word is published.
+-- Workgroups take tile numbers in the order they start (ctr), so every tile waited on
+-- belongs to a workgroup that already runs: no assumption on the order workgroups run in
+-- (on the reference backend, workgroups run one after another: the walk never waits).
+local LOOKBACK = [[
+(let ex 0u32)
+(if (gt tile 0u32)
+  (then
+    (let kk (sub tile 1u32))
+    (for it 0u32 4294967295u32 1u32
+      (let wi (add (mul kk 256u32) l))
+      (let wv (load st wi))
+      (if (ne (shr (cast u32 (shr wv 32u64)) 1u32) ep)
+        (then (let wa (atomic or st wi 0u64)) (set wv wa)))
+      (let hi (cast u32 (shr wv 32u64)))
+      (if (eq (shr hi 1u32) ep)
+        (then
+          (set ex (add ex (cast u32 wv)))
+          (if (ne (and hi 1u32) 0u32) (then (break)))
+          (set kk (sub kk 1u32)))))
+    (atomic exchange st (add (mul tile 256u32) l) (or (shl (cast u64 (or (shl ep 1u32) 1u32))
+      32u64) (cast u64 (add ex tot))))))
+(store gb l (sub (add (load gof (add $GOF l)) ex) sx))]]
+
+--- The statements of one tile (steps 1-5 above). In scope: l, lane, w, wofs, wq, ltm,
+--- tile, base (the tile's first key), tn (its number of keys), ep. sh is the digit's shift
+--- as a literal of the image type, gofs the literal offset of this pass's digit starts.
+local function tile_body(c, kt, vt, m, sh, gofs)
+  -- 1. load (warp-striped: round j of lane i is tile key wq + 32 j + i) and count
+  for j = 0, m - 1 do
+    c.add("(let q_%d (add (add wq %du32) lane))", j, 32 * j)
+    c.add("(let ok_%d (lt q_%d tn))", j, j)
+    c.add("(let k_%d (load kin (add base q_%d)))", j, j)
+    if vt then c.add("(let v_%d (load vin (add base q_%d)))", j, j) end
+  end
+  for j = 0, m - 1 do
+    digit_lines(c, kt, "k_" .. j, "da_" .. j, "ia_" .. j, sh)
+    c.add("(atomic add wh (add wofs da_%d) (select ok_%d 1u32 0u32))", j, j)
+  end
+  c.add("(barrier)")
+  -- 2. invocation l owns digit l: exclusive offsets over the warps, tile total, scan
+  for z = 0, 7 do c.add("(let c_%d (load wh (add l %du32)))", z, 256 * z) end
+  local sum = "c_0"
+  for z = 1, 7 do sum = ("(add %s c_%d)"):format(sum, z) end
+  c.add("(let tot %s)", sum)
+  c.add(PUBLISH)
+  c.add("(let inc (subgroup_scan add tot))")
+  c.add("(if (eq lane 31u32) (then (store ws w inc)))")
+  c.add("(barrier)")
+  lower_warps(c, "wpre")
+  c.add("(let sx (sub (add wpre inc) tot))")
+  c.add("(let o_0 sx)")
+  c.add("(store wh l o_0)")
+  for z = 1, 7 do
+    c.add("(let o_%d (add o_%d c_%d))", z, z - 1, z - 1)
+    c.add("(store wh (add l %du32) o_%d)", 256 * z, z)
+  end
+  -- 3. where this tile's keys of digit l go: gb[l] + (index in the sorted tile)
+  c.add(U.fill(LOOKBACK, { GOF = ("%du32"):format(gofs) }))
+  c.add("(barrier)")
+  -- 4. rank: peers by ballots, the highest peer bumps the warp's counter. Every lane adds
+  -- (0 but for the highest peer), so no branch splits the rounds; the highest peer's old
+  -- value does not depend on the order of the zeros. A slot past tn stores nowhere.
+  for j = 0, m - 1 do
+    digit_lines(c, kt, "k_" .. j, "db_" .. j, "ib_" .. j, sh)
+    c.add("(let pm_%d (ballot ok_%d))", j, j)
+    for b = 0, 7 do
+      c.add("(let bt_%d_%d (ne (and db_%d %du32) 0u32))", j, b, j, 1 << b)
+      c.add("(let bb_%d_%d (ballot bt_%d_%d))", j, b, j, b)
+      c.add("(set pm_%d (and pm_%d (select bt_%d_%d bb_%d_%d (not bb_%d_%d))))",
+        j, j, j, b, j, b, j, b)
+    end
+    c.add("(let ld_%d (sub 31u32 (clz pm_%d)))", j, j)
+    c.add("(let a_%d (atomic add wh (add wofs db_%d) (select (eq lane ld_%d) (popcount pm_%d) "
+      .. "0u32)))", j, j, j, j)
+    c.add("(let r_%d (select ok_%d (add (shuffle a_%d ld_%d) (popcount (and pm_%d ltm))) "
+      .. "4294967295u32))", j, j, j, j, j)
+    c.add("(store tk r_%d k_%d)", j, j)
+    if vt then c.add("(store tv r_%d v_%d)", j, j) end
+  end
+  c.add("(barrier)")
+  -- 5. write out: consecutive invocations write consecutive keys of a digit run (a slot
+  -- past tn stores to index 2^32 - 1, which no buffer has: dropped)
+  for j = 0, m - 1 do
+    c.add("(let i_%d (add l %du32))", j, 256 * j)
+    c.add("(let x_%d (load tk i_%d))", j, j)
+    local s, img = image(kt, "x_" .. j, "ic_" .. j)
+    if s then c.add(s) end
+    local d = WIDE[kt] and ("(cast u32 (and (shr %s %s) 255u64))"):format(img, sh)
+      or ("(and (shr %s %s) 255u32)"):format(img, sh)
+    c.add("(let p_%d (select (lt i_%d tn) (add (load gb %s) i_%d) 4294967295u32))", j, j, d, j)
+    c.add("(store kout p_%d x_%d)", j, j)
+    if vt then c.add("(store vout p_%d (load tv i_%d))", j, j) end
+  end
+end
+
+local function pass_text(kt, vt, m, p)
+  local tile = 256 * m
+  local c = collector()
+  c.add("(program lib_sort_%s_%s_%d_p%d (workgroup 256)", kt, vt or "none", m, p)
+  c.indent(2)
+  c.add("(buffer kin %s read)", kt)
+  c.add("(buffer kout %s write)", kt)
+  if vt then
+    c.add("(buffer vin %s read)", vt)
+    c.add("(buffer vout %s write)", vt)
+  end
+  c.add("(buffer gof u32 read)")
+  c.add("(buffer ctr u32 read_write)")
+  c.add("(buffer st u64 read_write)")
+  c.add("(shared tk %s %d)", kt, tile)
+  if vt then c.add("(shared tv %s %d)", vt, tile) end
+  c.add("(shared wh u32 2048)")
+  c.add("(shared gb u32 256)")
+  c.add("(shared ws u32 8)")
+  c.add("(shared sid u32 1)")
+  c.add("(param n u32)")
+  c.add("(param ep u32)")
+  c.add("(let l (lid x))")
+  c.add("(let lane (and l 31u32))")
+  c.add("(let w (shr l 5u32))")
+  c.add("(let wofs (mul w 256u32))")
+  c.add("(let wq (mul w %du32))", 32 * m)
+  c.add("(let ltm (sub (shl 1u32 lane) 1u32))")
+  -- the tile number: the order in which workgroups start (see LOOKBACK)
+  c.add("(if (eq l 0u32) (then (let t0 (atomic add ctr %du32 1u32)) (store sid 0u32 t0)))", p)
+  c.add("(barrier)")
+  c.add("(let tile (load sid 0u32))")
+  c.add("(let base (mul tile %du32))", tile)
+  c.add("(let tn (min %du32 (sub n base)))", tile)
+  tile_body(c, kt, vt, m, ("%d%s"):format(8 * p, WIDE[kt] and "u64" or "u32"), 256 * p)
+  c.add(")")
+  return c.text()
+end
+
+-- One kernel per pass: the digit's shift is a literal (no run-time shift masking).
+local function pass_kernel(be, kt, vt, m, p)
+  return U.kernel(be, ("sort_pass:%s:%s:%d:%d"):format(kt, vt or "none", m, p),
+    function() return pass_text(kt, vt, m, p) end)
+end
+
+-- Histograms -----------------------------------------------------------------------------
+
+--- Counts the digits of the workgroup's chunk of kin into the shared table cnt: np rows
+--- of 256 counters, one per digit position (shifts 0, 8, ...), 8 loads in flight per
+--- invocation; slots past the chunk add 0.
+local function count_lines(c, kt, np)
+  c.add("(let cbeg (mul g chunk))")
+  c.add("(let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))")
+  c.add("(for t cbeg cend 2048u32")
+  for j = 0, 7 do
+    c.add("  (let i_%d (add (add t %du32) l))", j, 256 * j)
+    c.add("  (let k_%d (load kin i_%d))", j, j)
+  end
+  for j = 0, 7 do
+    c.add("  (let ok_%d (select (lt i_%d cend) 1u32 0u32))", j, j)
+    local s, img = image(kt, "k_" .. j, "im_" .. j)
+    if s then c.add("  " .. s) end
+    for p = 0, np - 1 do
+      local d
+      if WIDE[kt] then
+        d = ("(cast u32 (and (shr %s %du64) 255u64))"):format(img, 8 * p)
+      else
+        d = ("(and (shr %s %du32) 255u32)"):format(img, 8 * p)
+      end
+      c.add("  (atomic add cnt (add %s %du32) ok_%d)", d, 256 * p, j)
+    end
+  end
+  c.add("  )")
+  c.add("(barrier)")
+end
+
+-- The digit counts of every pass at once (onesweep), added into gh with global atomics.
+local function ghist_kernel(be, kt)
+  local np = WIDE[kt] and 8 or 4
+  return U.kernel(be, "sort_ghist:" .. kt, function()
+    local c = collector()
+    c.add("(program lib_sort_ghist_%s (workgroup 256)", kt)
+    c.indent(2)
+    c.add("(buffer kin %s read)", kt)
+    c.add("(buffer gh u32 read_write)")
+    c.add("(shared cnt u32 %d)", 256 * np)
+    c.add("(param n u32)")
+    c.add("(param chunk u32)")
+    c.add("(let l (lid x))")
+    c.add("(let g (wgid x))")
+    count_lines(c, kt, np)
+    c.add("(for e l %du32 256u32", 256 * np)
+    c.add("  (let ce (load cnt e))")
+    c.add("  (if (ne ce 0u32) (then (atomic add gh e ce)))))")
+    return c.text()
+  end)
+end
+
+local INIT = [[
+(program lib_sort_init (workgroup 256)
+  (buffer gh u32 write)
+  (buffer ctr u32 write)
   (let l (lid x))
-  (let g (wgid x))
-  (let sh64 (cast u64 shift))
-  (let cbeg (mul g chunk))
-  (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))
-  (for i (add cbeg l) cend 256u32
-    (let key (load kin i))
-$DIGIT
-    (let ci (add (mul d_ 256u32) l))
-    (store cnt ci (add (load cnt ci) 1u32)))
-  (barrier)
-  (let hrow (mul (shr l 4u32) 256u32))
-  (let hcol (mul (and l 15u32) 16u32))
-  (let hs 0u32)
-  (for hi 0u32 16u32 1u32 (set hs (add hs (load cnt (add (add hrow hcol) hi)))))
-  (store sa l hs)
-  (barrier)
-  (if (lt l 16u32)
-    (then
-      (let ht 0u32)
-      (for hj 0u32 16u32 1u32 (set ht (add ht (load sa (add (mul l 16u32) hj)))))
-      (store hist (add (mul l ng) g) ht))))
+  (for e l (len gh) 256u32 (store gh e 0u32))
+  (if (lt l (len ctr)) (then (store ctr l 0u32))))
 ]]
 
-local SCATTER = [[
-(program lib_sort_scatter_$KT_$VT (workgroup 256)
-  (buffer kin $KT read)
-  (buffer kout $KT write)
-$VDECL
-  (buffer hist u32 read)
-  (shared tk $KT 2112)
-$VSHARED
-  (shared cnt u32 4224)
-  (shared sa u32 256)
-  (shared sb u32 256)
-  (shared dstart u32 17)
-  (shared dbase u32 16)
-  (param n u32)
-  (param chunk u32)
-  (param shift u32)
-  (param ng u32)
+-- Exclusive scans of np rows of 256 digit counts (one workgroup): gof = where each
+-- digit's keys start in the output of each pass.
+local GSCAN = [[
+(program lib_sort_gscan (workgroup 256)
+  (buffer gh u32 read)
+  (buffer gof u32 write)
+  (shared ws u32 8)
+  (param np u32)
   (let l (lid x))
-  (let g (wgid x))
-  (let sh64 (cast u64 shift))
-  (let cbeg (mul g chunk))
-  (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))
-  (let ntiles (div (add (sub cend cbeg) 2047u32) 2048u32))
-  (if (lt l 16u32) (then (store dbase l (load hist (add (mul l ng) g)))))
-  (for t 0u32 ntiles 1u32
-    (let base (add cbeg (mul t 2048u32)))
-    (let tn (min 2048u32 (sub cend base)))
-    (for z 0u32 16u32 1u32
-      (let zc (add (mul z 256u32) l))
-      (store cnt (add zc (shr zc 5u32)) 0u32))
-    (for j 0u32 8u32 1u32
-      (let k (add (mul j 256u32) l))
-      (let pk (add k (shr k 5u32)))
-      (store tk pk (load kin (add base k)))
-$VLOAD)
+  (let lane (and l 31u32))
+  (let w (shr l 5u32))
+  (for p 0u32 np 1u32
+    (let v (load gh (add (mul p 256u32) l)))
+    (let inc (subgroup_scan add v))
+    (if (eq lane 31u32) (then (store ws w inc)))
     (barrier)
-$ITEMS
-    (barrier)
-$SCAN
-    (if (lt l 16u32)
-      (then
-        (let ds (mul l 256u32))
-        (store dstart l (load cnt (add ds (shr ds 5u32))))))
-    (if (eq l 0u32) (then (store dstart 16u32 tn)))
-    (barrier)
-$RANKS
-    (barrier)
-    (for j3 0u32 8u32 1u32
-      (let k3 (add (mul j3 256u32) l))
-      (if (lt k3 tn)
-        (then
-          (let pk3 (add k3 (shr k3 5u32)))
-          (let wkey (load tk pk3))
-$WDIGIT
-          (let pos (add (load dbase dw) (sub k3 (load dstart dw))))
-          (store kout pos wkey)
-$VSTORE)))
-    (barrier)
-    (if (lt l 16u32)
-      (then (store dbase l (add (load dbase l) (sub (load dstart (add l 1u32)) (load dstart l))))))
+$PRE
+    (store gof (add (mul p 256u32) l) (sub (add wpre inc) v))
     (barrier)))
 ]]
 
-local function hist_kernel(be, kt)
-  return U.kernel(be, "sort_hist:" .. kt, function()
-    return U.fill(HIST, { KT = kt, DIGIT = indent(digit(kt, "key", "_"), 4) })
+local function gscan_kernel(be)
+  return U.kernel(be, "sort_gscan", function()
+    local c = collector()
+    c.indent(4)
+    lower_warps(c, "wpre")
+    return U.fill(GSCAN, { PRE = c.text() })
   end)
 end
 
-local function scatter_kernel(be, kt, vt)
-  return U.kernel(be, "sort_scatter:" .. kt .. ":" .. (vt or "none"), function()
-    local items, ranks = {}, {}
-    for j = 0, U.ITEMS - 1 do
-      local s = "_" .. j
-      local it = {
-        ("(let q%s (add (mul l 8u32) %du32))"):format(s, j),
-        ("(let pq%s (add q%s (shr q%s 5u32)))"):format(s, s, s),
-        ("(let key%s (load tk pq%s))"):format(s, s),
-        vt and ("(let val%s (load tv pq%s))"):format(s, s) or nil,
-      }
-      it[#it + 1] = ("(let ok%s (lt q%s tn))"):format(s, s)
-      it[#it + 1] = digit(kt, "key" .. s, s)
-      it[#it + 1] = ("(let ci%s (add (mul d%s 256u32) l))"):format(s, s)
-      it[#it + 1] = ("(let pc%s (add ci%s (shr ci%s 5u32)))"):format(s, s, s)
-      it[#it + 1] = ("(if ok%s (then (store cnt pc%s (add (load cnt pc%s) 1u32))))")
-        :format(s, s, s)
-      items[#items + 1] = table.concat(it, "\n")
-      ranks[#ranks + 1] = ("(if ok%s\n  (then\n    (let r%s (load cnt pc%s))\n"
-        .. "    (store cnt pc%s (add r%s 1u32))\n    (let pr%s (add r%s (shr r%s 5u32)))\n"
-        .. "    (store tk pr%s key%s)%s))"):format(s, s, s, s, s, s, s, s, s, s,
-        vt and ("\n    (store tv pr%s val%s)"):format(s, s) or "")
-    end
-    local bs = scan.block_scan({ p = "bs_", arr = "cnt", m = 16, t = "u32", op = "add",
-      carry = "0u32", exclusive = true, store = true, pad = true, sa = "sa", sb = "sb" })
-    return U.fill(SCATTER, {
-      KT = kt, VT = vt or "none",
-      VDECL = vt and ("  (buffer vin %s read)\n  (buffer vout %s write)"):format(vt, vt) or "",
-      VSHARED = vt and ("  (shared tv %s 2112)"):format(vt) or "",
-      VLOAD = vt and "\n      (store tv pk (load vin (add base k)))" or "",
-      ITEMS = indent(table.concat(items, "\n"), 4),
-      SCAN = indent(bs, 4),
-      RANKS = indent(table.concat(ranks, "\n"), 4),
-      WDIGIT = indent(digit(kt, "wkey", "w"), 10),
-      VSTORE = vt and "          (store vout pos (load tv pk3))" or "",
-    })
-  end)
+-- Epochs of the look-back words, per state buffer (a new buffer is zeroed: epoch 0 is
+-- never used). Each pass takes a new epoch, so no pass or call ever reads another's words.
+local epochs = setmetatable({}, { __mode = "k" })
+local EPOCH_MAX = 0x7fffffff
+
+local function take_epochs(st, count)
+  local e = epochs[st] or 0
+  if e + count > EPOCH_MAX then
+    st:zero()
+    e = 0
+  end
+  epochs[st] = e + count
+  return e + 1
 end
+
+-- Arguments ------------------------------------------------------------------------------
 
 local function scratch_of(name, be, opts, keys, values)
   local n = keys.count
@@ -228,6 +405,32 @@ local function scratch_of(name, be, opts, keys, values)
   return sk, sv
 end
 
+-- Launches -------------------------------------------------------------------------------
+
+-- Appends the launches of a sort of n >= 2 keys: bufs = {keys, scratch keys, values,
+-- scratch values}; the passes ping-pong between them and end in the callers' buffers.
+local function sort_steps(be, kt, vt, m, n, bufs, steps)
+  local np = WIDE[kt] and 8 or 4
+  local ntiles = U.cdiv(n, 256 * m)
+  local gh = U.scratch(be, "sort_gh", "u32", 2048)
+  local gof = U.scratch(be, "sort_gof", "u32", 2048)
+  local ctr = U.scratch(be, "sort_ctr", "u32", 8)
+  local st = U.scratch(be, "sort_state", "u64", ntiles * 256)
+  local ep = take_epochs(st, np)
+  local chunk, G = U.chunks(n)
+  steps[#steps + 1] = { U.kernel(be, "sort_init", function() return INIT end),
+    { gh = gh, ctr = ctr }, { grid = { 1 } } }
+  steps[#steps + 1] = { ghist_kernel(be, kt), { kin = bufs[1], gh = gh, n = n, chunk = chunk },
+    { grid = { G } } }
+  steps[#steps + 1] = { gscan_kernel(be), { gh = gh, gof = gof, np = np }, { grid = { 1 } } }
+  for p = 0, np - 1 do
+    local a = { kin = bufs[1], kout = bufs[2], gof = gof, ctr = ctr, st = st, n = n, ep = ep + p }
+    if vt then a.vin, a.vout = bufs[3], bufs[4] end
+    steps[#steps + 1] = { pass_kernel(be, kt, vt, m, p), a, { grid = { ntiles } } }
+    bufs[1], bufs[2], bufs[3], bufs[4] = bufs[2], bufs[1], bufs[4], bufs[3]
+  end
+end
+
 function M.sort(name, timed, be, keys, values, opts)
   U.check_backend(name, be)
   U.check_buffer(name, be, keys, "argument 2 (keys)", KEY_TYPES)
@@ -251,22 +454,9 @@ function M.sort(name, timed, be, keys, values, opts)
     return keys, U.no_time()
   end
   local kt, vt = keys.type, values and values.type
-  local chunk, G = U.chunks(n)
-  local hist = U.scratch(be, "sort_hist", "u32", 16 * U.MAXG)
-  local kh, ks = hist_kernel(be, kt), scatter_kernel(be, kt, vt)
+  local m = items_of(kt, vt)
   local steps = {}
-  local ka, kb, va, vb = keys, sk, values, sv
-  local passes = WIDE[kt] and 16 or 8
-  for p = 0, passes - 1 do
-    local shift = 4 * p
-    steps[#steps + 1] = { kh, { kin = ka, hist = hist, n = n, chunk = chunk, shift = shift,
-      ng = G }, { grid = { G } } }
-    scan.steps(be, "u32", "add", true, hist, hist, 16 * G, steps)
-    local a = { kin = ka, kout = kb, hist = hist, n = n, chunk = chunk, shift = shift, ng = G }
-    if vt then a.vin, a.vout = va, vb end
-    steps[#steps + 1] = { ks, a, { grid = { G } } }
-    ka, kb, va, vb = kb, ka, vb, va
-  end
+  sort_steps(be, kt, vt, m, n, { keys, sk, values, sv }, steps)
   local _, timing = U.run(name, be, steps, nil, timed)
   return keys, timing
 end

@@ -206,5 +206,14 @@ typedef CUresult vyre_cu_fn_cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgra
 typedef CUresult vyre_cu_fn_cuGraphLaunch(CUgraphExec exec, CUstream stream);
 typedef CUresult vyre_cu_fn_cuGraphExecDestroy(CUgraphExec exec);
 typedef CUresult vyre_cu_fn_cuGraphDestroy(CUgraph graph);
+typedef CUresult vyre_cu_fn_cuLaunchCooperativeKernel(CUfunction fn, unsigned int grid_x,
+                                                      unsigned int grid_y, unsigned int grid_z,
+                                                      unsigned int block_x, unsigned int block_y,
+                                                      unsigned int block_z,
+                                                      unsigned int shared_bytes, CUstream stream,
+                                                      void **params);
+typedef CUresult vyre_cu_fn_cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, CUfunction fn,
+                                                                        int block_size,
+                                                                        size_t dynamic_shared);
 
 #endif

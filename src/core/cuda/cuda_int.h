@@ -61,7 +61,9 @@
     X(cuGraphInstantiateWithFlags, 11040, 0) \
     X(cuGraphLaunch, 10000, 0)               \
     X(cuGraphExecDestroy, 10000, 0)          \
-    X(cuGraphDestroy, 10000, 0)
+    X(cuGraphDestroy, 10000, 0)              \
+    X(cuLaunchCooperativeKernel, 9000, 0)    \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, 0)
 
 /* The member for base name n has the type vyre_cu_fn_n (cuda_abi.h). */
 struct vyre_cu_driver {
@@ -151,7 +153,9 @@ struct vyre_cuda_device {
     uint32_t nptx, ptx_cap;
     struct vyre_cu_module **mods;
     uint32_t nmods, mods_cap;
-    uint64_t tick; /* LRU clock */
+    uint64_t tick;                      /* LRU clock */
+    enum vyre_cuda_grid_sync grid_sync; /* how programs with grid statements run */
+    uint64_t run_rounds;                /* rounds of the last vyre_cuda_run */
 };
 
 /* Entry of every public call: reports a lost device or a deferred error, then
@@ -276,7 +280,24 @@ struct vyre_cuda_kernel {
      * and its own thread limit (ARCHITECTURE.md §5). */
     CUfunction vfn;
     int vmax_threads;
+    struct vyre_cu_gridk *grid; /* programs with grid statements (grid_launch.c), else NULL */
 };
+
+/* ---- programs with grid statements (grid_launch.c) ------------------------------ */
+
+/* After compiling a program with grid statements: its copy, scratch word, occupancy. */
+VYRE_INTERNAL enum vyre_status vyre_cu_grid_attach(vyre_cuda_kernel *k, vyre_program *p,
+                                                   struct vyre_error *err);
+VYRE_INTERNAL void vyre_cu_grid_detach(vyre_cuda_kernel *k);
+/* A launch of such a kernel whose argument values are in slot (the kernel's layout) and
+ * whose (virtual) grid is g: cooperative when it fits co-residency and is allowed,
+ * else the host split. */
+VYRE_INTERNAL enum vyre_status vyre_cu_grid_launch(vyre_cuda_kernel *k, const uint64_t *slot,
+                                                   const uint32_t g[3], struct vyre_error *err);
+/* Writes a launch's argument values into slot and its checked grid into g (launch.c). */
+VYRE_INTERNAL enum vyre_status vyre_cu_fill_args(vyre_cuda_kernel *k,
+                                                 const struct vyre_cuda_args *a, uint64_t *slot,
+                                                 uint32_t g[3], struct vyre_error *err);
 
 /* Enqueues one launch without entering the device (callers did). */
 VYRE_INTERNAL enum vyre_status

@@ -195,6 +195,8 @@ enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out,
                               ordinal);
     d->refs = 1;
     d->ordinal = ordinal;
+    const char *gs = getenv("VYRE_GRID_SYNC");
+    if (!gs || !vyre_cuda_grid_sync_from_name(gs, &d->grid_sync)) d->grid_sync = VYRE_GRID_AUTO;
     struct ordinal_state *o = &ordinals[ordinal];
     enum vyre_status st;
     CUresult r = vyre_cu.cuDeviceGet(&d->dev, ordinal);

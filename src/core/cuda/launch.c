@@ -117,11 +117,17 @@ static bool vector_launch(const vyre_cuda_kernel *k, uint64_t *slot, uint32_t g[
     return true;
 }
 
+enum vyre_status vyre_cu_fill_args(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
+                                   uint64_t *slot, uint32_t g[3], struct vyre_error *err) {
+    return fill_args(k, a, slot, g, err);
+}
+
 enum vyre_status vyre_cu_launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
                                     struct vyre_error *err) {
     uint32_t g[3];
     enum vyre_status st = fill_args(k, a, k->slot, g, err);
     if (st != VYRE_OK) return st;
+    if (k->grid) return vyre_cu_grid_launch(k, k->slot, g, err); /* grid_launch.c */
     bool vec = vector_launch(k, k->slot, g);
     VYRE_CU_CHECK(k->dev,
                   vyre_cu.cuLaunchKernel(vec ? k->vfn : k->fn, g[0], g[1], g[2],
@@ -158,6 +164,7 @@ enum vyre_status vyre_cuda_launch_prepared(struct vyre_cuda_prepared *pl, struct
                               "vyre_cuda_prepare first.");
     enum vyre_status st = vyre_cu_enter(k->dev, err);
     if (st != VYRE_OK) return st;
+    if (k->grid) return vyre_cu_grid_launch(k, pl->slot, pl->grid, err);
     VYRE_CU_CHECK(k->dev,
                   vyre_cu.cuLaunchKernel(pl->vector ? k->vfn : k->fn, pl->grid[0], pl->grid[1],
                                          pl->grid[2], k->geom.workgroup[0], k->geom.workgroup[1],
@@ -442,6 +449,8 @@ enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
     }
     if (st == VYRE_OK) st = timer_enqueued(d, &t, err);
     if (st == VYRE_OK) st = vyre_cu_sync(d, k->name, err);
+    d->run_rounds = 0;
+    if (st == VYRE_OK && k->grid) st = vyre_cuda_kernel_rounds(k, &d->run_rounds, err);
     if (st == VYRE_OK) {
         timer_finish(d, &t);
         off = down_off;

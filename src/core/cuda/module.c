@@ -209,8 +209,10 @@ enum vyre_status vyre_cuda_compile(vyre_cuda_device *d, vyre_program *p, vyre_cu
     uint64_t ptx_hash;
     st = vyre_cu_ptx_get(d, p, &ptx, &len, &ptx_hash, err);
     if (st != VYRE_OK) return st;
-    uint32_t nargs = 2 * p->nbuffers + p->nparams;
-    vyre_cuda_kernel *k = kernel_new(d, nargs + 1); /* + the vector entry's count */
+    /* grid statements: scratch pointer and virtual grid follow (ptx_grid.c); the
+     * vector entry of an elementwise program takes one more, its count */
+    uint32_t nargs = 2 * p->nbuffers + p->nparams + (p->has_grid ? 4u : 0u);
+    vyre_cuda_kernel *k = kernel_new(d, nargs + 1);
     char *entry = entry_name(ptx);
     if (k) {
         k->ptx = malloc(len + 1);
@@ -258,6 +260,10 @@ enum vyre_status vyre_cuda_compile(vyre_cuda_device *d, vyre_program *p, vyre_cu
     free(entry);
     if (st != VYRE_OK) {
         kernel_dispose(k);
+        return st;
+    }
+    if (p->has_grid && (st = vyre_cu_grid_attach(k, p, err)) != VYRE_OK) {
+        vyre_cuda_kernel_free(k);
         return st;
     }
     *out = k;
@@ -308,6 +314,7 @@ void vyre_cuda_kernel_free(vyre_cuda_kernel *k) {
     if (!k) return;
     struct vyre_cuda_device *d = k->dev;
     bool alive = vyre_cu_current(d);
+    if (k->grid) vyre_cu_grid_detach(k);
     if (k->module) vyre_cu_module_release(k->module);
     if (k->raw_module && alive) {
         CUresult r = vyre_cu.cuModuleUnload(k->raw_module);

@@ -219,7 +219,7 @@ static struct vyre_expr *gen_expr(struct gen *g, enum vyre_type t, uint32_t dept
 /* The invocation's own index into a global buffer (gi) or shared array (li), spelled
  * as u32 or reinterpreted as i32 (same value: ids are far below 2^31). */
 static struct vyre_expr *own_index(struct gen *g, bool shared) {
-    struct vyre_expr *e = vyre_gen_name_ex(g, shared ? "li" : "gi");
+    struct vyre_expr *e = vyre_gen_name_ex(g, shared ? g->li : g->gi);
     switch (vyre_gen_below(g, 4)) {
     case 0: return cast(g, VYRE_I32, e);
     case 1: return vyre_gen_bitcast(g, VYRE_I32, e);
@@ -233,7 +233,7 @@ static struct vyre_expr *oob_index(struct gen *g, const struct gmem *m) {
     case 0: return vyre_gen_lit(g, VYRE_U32, 0xFFFFFFFFu);
     case 1: return vyre_gen_lit(g, VYRE_I32, 0xFFFFFFFFu);
     default:
-        return vyre_gen_bin(g, VYRE_OP_ADD, vyre_gen_name_ex(g, m->shared ? "li" : "gi"),
+        return vyre_gen_bin(g, VYRE_OP_ADD, vyre_gen_name_ex(g, m->shared ? g->li : g->gi),
                             len_ex(g, m->name));
     }
 }
@@ -253,7 +253,7 @@ static struct vyre_expr *any_index(struct gen *g, const struct gmem *m, uint32_t
     case 2: return oob_index(g, m);
     case 3:
         *div = true;
-        return vyre_gen_bin(g, VYRE_OP_ADD, vyre_gen_name_ex(g, "gi"),
+        return vyre_gen_bin(g, VYRE_OP_ADD, vyre_gen_name_ex(g, g->gi),
                             small_lit(g, VYRE_U32, 1u + vyre_gen_below(g, 3)));
     case 4:
         return vyre_gen_bin(g, VYRE_OP_REM, gen_expr(g, VYRE_U32, depth + 1, false, div),
@@ -904,8 +904,8 @@ static void gen_ids(struct gen *g, struct vyre_block *b) {
                      vyre_gen_bin(g, VYRE_OP_MUL, vyre_gen_builtin(g, VYRE_GID, 1), sx)),
         vyre_gen_bin(g, VYRE_OP_MUL, vyre_gen_builtin(g, VYRE_GID, 2), sxy));
     if (!gi) return;
-    vyre_gen_push(g, b, vyre_ir_let(g->p, "gi", gi));
-    add_var(g, "gi", VYRE_U32, false, false);
+    vyre_gen_push(g, b, vyre_ir_let(g->p, g->gi, gi));
+    add_var(g, g->gi, VYRE_U32, false, false);
     if (!g->has_li) return;
     const uint32_t *w = g->p->workgroup;
     struct vyre_expr *li = vyre_gen_builtin(g, VYRE_LID, 0);
@@ -918,8 +918,8 @@ static void gen_ids(struct gen *g, struct vyre_block *b) {
         li = vyre_gen_bin(g, VYRE_OP_ADD, vyre_gen_bin(g, VYRE_OP_ADD, li, y), z);
     }
     if (!li) return;
-    vyre_gen_push(g, b, vyre_ir_let(g->p, "li", li));
-    add_var(g, "li", VYRE_U32, false, false);
+    vyre_gen_push(g, b, vyre_ir_let(g->p, g->li, li));
+    add_var(g, g->li, VYRE_U32, false, false);
 }
 
 static vyre_program *gen_valid(struct gen *g, uint64_t seed) {
@@ -936,12 +936,16 @@ static vyre_program *gen_valid(struct gen *g, uint64_t seed) {
     g->p = vyre_program_new(name, x, y, z);
     if (!g->p) return NULL;
     gen_decls(g);
-    gen_ids(g, &g->p->body);
     struct ctx c;
     memset(&c, 0, sizeof c);
     /* Subgroup ops need the uniform constructs barriers need (barrier_ok marks them;
      * barrier statements themselves still need allow_barriers). */
     c.barrier_ok = g->barriers || g->subgroup;
+    if (g->grid) {
+        vyre_gen_grid(g, &c); /* sections, grid loops, converge (gen_grid.c) */
+        return g->p;
+    }
+    gen_ids(g, &g->p->body);
     uint32_t n = 1u + vyre_gen_below(g, g->max_stmts);
     g->budget = g->max_stmts * 5u;
     gen_block(g, &c, &g->p->body, n);
@@ -968,6 +972,9 @@ vyre_program *vyre_gen_random(uint64_t seed, const struct vyre_gen_options *opt)
     g->subgroup = opt && opt->allow_subgroup;
     g->elementwise = opt && opt->elementwise;
     if (g->elementwise) g->barriers = g->subgroup = false;
+    g->grid = opt && opt->allow_grid;
+    snprintf(g->gi, sizeof g->gi, "gi");
+    snprintf(g->li, sizeof g->li, "li");
     vyre_program *p = gen_valid(g, seed);
     if (p && !g->fail && opt && opt->allow_opt_shapes) vyre_gen_opt_shapes(g);
     if (p && !g->fail && opt && opt->allow_invalid) vyre_gen_invalid(g);
@@ -977,4 +984,34 @@ vyre_program *vyre_gen_random(uint64_t seed, const struct vyre_gen_options *opt)
     }
     free(g);
     return p;
+}
+
+/* ---- for gen_grid.c: the section builders ---------------------------------------------- */
+
+void vyre_gen_block(struct gen *g, const struct ctx *c, struct vyre_block *b, uint32_t n) {
+    gen_block(g, c, b, n);
+}
+
+void vyre_gen_ids(struct gen *g, struct vyre_block *b) { gen_ids(g, b); }
+
+void vyre_gen_pick_shared(struct gen *g) { pick_shared_modes(g); }
+
+bool vyre_gen_final(struct gen *g, struct vyre_block *b) {
+    return gen_store(g, b) || gen_atomic(g, b);
+}
+
+void vyre_gen_add_var(struct gen *g, const char *name, enum vyre_type t, bool uniform) {
+    add_var(g, name, t, uniform, false);
+}
+
+void vyre_gen_fresh(struct gen *g, char out[GEN_NAME], char prefix) { fresh_name(g, out, prefix); }
+
+struct vyre_expr *vyre_gen_expr(struct gen *g, enum vyre_type t, bool *div) {
+    return gen_expr(g, t, 0, false, div);
+}
+
+bool vyre_gen_order_free(enum vyre_type t) { return order_free_atomic_type(t); }
+
+enum vyre_atomic_op vyre_gen_commutative(struct gen *g, enum vyre_type t) {
+    return commutative_op(g, t);
 }

@@ -51,6 +51,8 @@ struct gen {
     uint32_t budget;    /* statements left for the whole body */
     bool has_li;
     bool elementwise; /* opts->elementwise: programs the vector entry applies to */
+    bool grid;                       /* allow_grid: sections, grid loops, converge */
+    char gi[GEN_NAME], li[GEN_NAME]; /* the current section's own-index variables */
 };
 
 /* Where a statement is being generated. */
@@ -79,6 +81,23 @@ VYRE_INTERNAL struct vyre_expr *vyre_gen_bitcast(struct gen *g, enum vyre_type t
                                                  struct vyre_expr *a);
 VYRE_INTERNAL struct vyre_expr *vyre_gen_builtin(struct gen *g, enum vyre_builtin b, unsigned axis);
 VYRE_INTERNAL void vyre_gen_push(struct gen *g, struct vyre_block *b, struct vyre_stmt *s);
+/* gen.c's builders, for gen_grid.c (one section = ids, a block, like a whole body). */
+struct ctx;
+VYRE_INTERNAL void vyre_gen_block(struct gen *g, const struct ctx *c, struct vyre_block *b,
+                                  uint32_t n);
+VYRE_INTERNAL void vyre_gen_ids(struct gen *g, struct vyre_block *b);
+VYRE_INTERNAL void vyre_gen_pick_shared(struct gen *g);
+/* One store into an OWN output (or an atomic); false when nothing fits. */
+VYRE_INTERNAL bool vyre_gen_final(struct gen *g, struct vyre_block *b);
+VYRE_INTERNAL void vyre_gen_add_var(struct gen *g, const char *name, enum vyre_type t,
+                                    bool uniform);
+VYRE_INTERNAL void vyre_gen_fresh(struct gen *g, char out[GEN_NAME], char prefix);
+VYRE_INTERNAL struct vyre_expr *vyre_gen_expr(struct gen *g, enum vyre_type t, bool *div);
+VYRE_INTERNAL bool vyre_gen_order_free(enum vyre_type t);
+VYRE_INTERNAL enum vyre_atomic_op vyre_gen_commutative(struct gen *g, enum vyre_type t);
+/* A program body of sections and grid statements (gen_grid.c). */
+VYRE_INTERNAL void vyre_gen_grid(struct gen *g, const struct ctx *c);
+
 /* Mutates the valid program in g->p into one the validator rejects (gen_mutate.c). */
 VYRE_INTERNAL void vyre_gen_invalid(struct gen *g);
 /* Adds the optimiser's target shapes to the valid program (gen_opt.c). */

@@ -554,6 +554,18 @@ struct vyre_stmt *vyre_ir_atomic(vyre_program *p, const char *result, enum vyre_
     return s->buf ? s : NULL;
 }
 
+struct vyre_stmt *vyre_ir_converge(vyre_program *p, const char *flag, struct vyre_expr *max) {
+    struct vyre_stmt *s = new_stmt(p, VYRE_ST_CONVERGE, NULL);
+    if (!s) return NULL;
+    s->buf = vyre_arena_strdup(p, flag);
+    s->value = max;
+    return s->buf ? s : NULL;
+}
+
+bool vyre_stmt_has_blocks(const struct vyre_stmt *s) {
+    return s && (s->kind == VYRE_ST_IF || s->kind == VYRE_ST_FOR || s->kind == VYRE_ST_CONVERGE);
+}
+
 bool vyre_ir_push(vyre_program *p, struct vyre_block *b, struct vyre_stmt *s) {
     p->validated = false;
     if (!s) {

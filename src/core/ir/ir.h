@@ -173,8 +173,10 @@ enum vyre_stmt_kind {
     VYRE_ST_BREAK,
     VYRE_ST_RETURN,
     VYRE_ST_BARRIER,
-    VYRE_ST_ATOMIC /* atomic op on buf[index] with value (and expected for cas);
+    VYRE_ST_ATOMIC,       /* atomic op on buf[index] with value (and expected for cas);
                         name = variable bound to the old value, or NULL */
+    VYRE_ST_GRID_BARRIER, /* the whole dispatch meets here (ARCHITECTURE.md §3) */
+    VYRE_ST_CONVERGE      /* buf = FLAG (decl), value = MAX, then_ = the round's body */
 };
 
 struct vyre_block {
@@ -191,6 +193,7 @@ struct vyre_stmt {
     char *buf;      /* STORE/ATOMIC buffer name */
     uint32_t decl;  /* resolved buffer decl index */
     bool in_bounds; /* STORE/ATOMIC: set by the bounds-check pass */
+    bool grid;      /* set by the validator: a grid statement (holds a grid barrier) */
     enum vyre_atomic_op atomic;
     struct vyre_expr *value;            /* LET/SET/STORE value; ATOMIC value (cas: desired) */
     struct vyre_expr *index;            /* STORE/ATOMIC index */
@@ -214,6 +217,7 @@ struct vyre_program {
     bool oom;         /* an allocation failed while building */
     /* Filled by vyre_validate on success: */
     bool validated;
+    bool has_grid; /* the body holds grid statements (§3, grid barriers) */
     uint32_t nslots;
     enum vyre_type *slot_types; /* per variable slot */
     char **slot_names;
@@ -277,6 +281,11 @@ VYRE_INTERNAL struct vyre_stmt *vyre_ir_atomic(vyre_program *p, const char *resu
                                                enum vyre_atomic_op op, const char *buf,
                                                struct vyre_expr *index, struct vyre_expr *expected,
                                                struct vyre_expr *value);
+/* (converge FLAG MAX body...): the body goes into the statement's then_ block. */
+VYRE_INTERNAL struct vyre_stmt *vyre_ir_converge(vyre_program *p, const char *flag,
+                                                 struct vyre_expr *max);
+/* true for the statements that own blocks: if (then_, else_), for and converge (then_). */
+VYRE_INTERNAL bool vyre_stmt_has_blocks(const struct vyre_stmt *s);
 /* Appends; returns false on OOM. */
 VYRE_INTERNAL bool vyre_ir_push(vyre_program *p, struct vyre_block *b, struct vyre_stmt *s);
 
@@ -295,6 +304,12 @@ VYRE_INTERNAL bool vyre_ir_block_equal(const struct vyre_block *a, const struct 
  * Written into buf (truncated with "..." if longer); returns buf. */
 VYRE_INTERNAL char *vyre_expr_text(const struct vyre_expr *e, char *buf, size_t size);
 VYRE_INTERNAL char *vyre_stmt_text(const struct vyre_stmt *s, char *buf, size_t size);
+
+/* Text of a program holding p's declarations, extra declaration text and statements
+ * [first, first + count) of b, named name (text_print.c; caller frees with free()). */
+VYRE_INTERNAL enum vyre_status vyre_text_print_part(const vyre_program *p, const char *name,
+                                                    const char *extra, const struct vyre_block *b,
+                                                    uint32_t first, uint32_t count, char **out);
 
 /* Ensures the program is validated; on failure formats all problems into err. */
 VYRE_INTERNAL enum vyre_status vyre_ensure_valid(vyre_program *p, struct vyre_error *err);

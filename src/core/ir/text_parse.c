@@ -28,8 +28,9 @@ struct parser {
     enum vyre_status st; /* VYRE_OK until the first failure */
 };
 
-static const char *const stmt_heads[] = {"let",   "set",    "store",   "if",    "for",
-                                         "break", "return", "barrier", "atomic"};
+static const char *const stmt_heads[] = {"let",    "set",          "store",   "if",
+                                         "for",    "break",        "return",  "barrier",
+                                         "atomic", "grid_barrier", "converge"};
 static const char TYPE_LIST[] = "bool i32 u32 i64 u64 f32 f64";
 
 /* ---- errors ------------------------------------------------------------------- */
@@ -453,6 +454,16 @@ static bool parse_for(struct parser *P, struct vyre_block *into) {
     return parse_items(P, &s->then_) && close_form(P, "(for VAR FROM TO STEP STMT...)");
 }
 
+/* After "(converge": FLAG MAX STMT... ). */
+static bool parse_converge(struct parser *P, struct vyre_block *into) {
+    char flag[VYRE_MAX_NAME + 1];
+    struct vyre_expr *max;
+    if (!take_name(P, "a flag buffer", flag) || !(max = parse_expr(P))) return false;
+    struct vyre_stmt *s = vyre_ir_converge(P->p, flag, max);
+    if (!push(P, into, s)) return false;
+    return parse_items(P, &s->then_) && close_form(P, "(converge FLAG MAX STMT...)");
+}
+
 PARSE_COLD static bool unknown_stmt(struct parser *P, const struct vyre_tok *at);
 
 static bool parse_stmt(struct parser *P, struct vyre_block *into) {
@@ -493,15 +504,18 @@ static bool parse_stmt(struct parser *P, struct vyre_block *into) {
     if (vyre_tok_is(&head, "if")) return parse_if(P, into);
     if (vyre_tok_is(&head, "for")) return parse_for(P, into);
     if (vyre_tok_is(&head, "atomic")) return parse_atomic_rest(P, NULL, into);
+    if (vyre_tok_is(&head, "converge")) return parse_converge(P, into);
     static const struct {
         const char *word;
         enum vyre_stmt_kind kind;
-    } simple[] = {
-        {"break", VYRE_ST_BREAK}, {"return", VYRE_ST_RETURN}, {"barrier", VYRE_ST_BARRIER}};
-    for (size_t i = 0; i < 3; i++) {
+    } simple[] = {{"break", VYRE_ST_BREAK},
+                  {"return", VYRE_ST_RETURN},
+                  {"barrier", VYRE_ST_BARRIER},
+                  {"grid_barrier", VYRE_ST_GRID_BARRIER}};
+    for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++) {
         if (!vyre_tok_is(&head, simple[i].word)) continue;
         if (!push(P, into, vyre_ir_simple(p, simple[i].kind))) return false;
-        char shape[16];
+        char shape[24];
         snprintf(shape, sizeof shape, "(%s)", simple[i].word);
         return close_form(P, shape);
     }
@@ -525,7 +539,8 @@ PARSE_COLD static bool unknown_stmt(struct parser *P, const struct vyre_tok *at)
                        found);
     return fail_at(P, &head,
                    "expected a statement, found %s. Fix: use let set store if for "
-                   "break return barrier atomic (an expression must be bound with let)",
+                   "break return barrier atomic grid_barrier converge (an expression must "
+                   "be bound with let)",
                    found);
 }
 

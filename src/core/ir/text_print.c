@@ -309,9 +309,7 @@ static const struct vyre_stmt *block_item(const struct vyre_block *b, uint32_t i
     return b->items ? b->items[i] : NULL;
 }
 
-static bool is_block_stmt(const struct vyre_stmt *s) {
-    return s && (s->kind == VYRE_ST_IF || s->kind == VYRE_ST_FOR);
-}
+static bool is_block_stmt(const struct vyre_stmt *s) { return vyre_stmt_has_blocks(s); }
 
 /* Block items after an already written head ("(then", "(for i ..."): none prints
  * nothing, one plain statement goes on the head's line, anything else one per
@@ -395,6 +393,19 @@ static void print_stmt(struct vyre_tw *w, const struct vyre_stmt *s, int indent,
     case VYRE_ST_RETURN: tw_str(w, "(return)"); return;
     case VYRE_ST_BARRIER: tw_str(w, "(barrier)"); return;
     case VYRE_ST_ATOMIC: print_atomic(w, s); return;
+    case VYRE_ST_GRID_BARRIER: tw_str(w, "(grid_barrier)"); return;
+    case VYRE_ST_CONVERGE:
+        tw_str(w, "(converge");
+        put_name(w, s->buf);
+        tw_put(w, " ", 1);
+        print_expr(w, s->value);
+        if (oneline) {
+            tw_str(w, " ...)");
+            return;
+        }
+        print_items(w, &s->then_, indent);
+        tw_put(w, ")", 1);
+        return;
     }
     w->bad = true;
     tw_str(w, "<bad-stmt>");
@@ -479,6 +490,50 @@ enum vyre_status vyre_text_print(const vyre_program *p, char **out, size_t *out_
     }
     *out = w.buf;
     if (out_len) *out_len = w.len;
+    return VYRE_OK;
+}
+
+/* A program made of part of p: p's header under another name, p's declarations, more
+ * declarations already written as text (extra, may be NULL), and statements
+ * [first, first + count) of block b. The CUDA host split builds one kernel per section
+ * of a program with grid statements this way. */
+enum vyre_status vyre_text_print_part(const vyre_program *p, const char *name, const char *extra,
+                                      const struct vyre_block *b, uint32_t first, uint32_t count,
+                                      char **out) {
+    struct vyre_tw w = {.mode = VYRE_TW_GROW};
+    *out = NULL;
+    if (p->oom) return VYRE_ERR_NOMEM;
+    if (!name) { /* the statements alone (megakernel composition, mega.c) */
+        for (uint32_t i = first; i < first + count && i < b->count; i++) {
+            tw_put(&w, "\n  ", 3);
+            print_stmt(&w, block_item(b, i), 1, false);
+        }
+        tw_put(&w, "", 1); /* NUL */
+        goto done;
+    }
+    char num[48];
+    const uint32_t *wg = p->workgroup;
+    tw_str(&w, "(program");
+    put_name(&w, name);
+    snprintf(num, sizeof num, " (workgroup %" PRIu32 " %" PRIu32 " %" PRIu32 ")", wg[0], wg[1],
+             wg[2]);
+    tw_str(&w, num);
+    for (uint32_t i = 0; i < p->ndecls; i++) {
+        tw_put(&w, "\n  ", 3);
+        print_decl(&w, &p->decls[i]);
+    }
+    if (extra) tw_str(&w, extra);
+    for (uint32_t i = first; i < first + count && i < b->count; i++) {
+        tw_put(&w, "\n  ", 3);
+        print_stmt(&w, block_item(b, i), 1, false);
+    }
+    tw_put(&w, ")\n", 2);
+done:
+    if (w.oom || w.bad) {
+        free(w.buf);
+        return w.oom ? VYRE_ERR_NOMEM : VYRE_ERR_ARG;
+    }
+    *out = w.buf;
     return VYRE_OK;
 }
 

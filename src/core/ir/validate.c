@@ -155,6 +155,12 @@ const char *vyre_vv_qs(const struct vyre_stmt *s, char *buf) {
                  vyre_expr_text(s->step, c, sizeof c));
         return buf;
     }
+    if (s && s->kind == VYRE_ST_CONVERGE) {
+        char c[VYRE_VV_QUOTE - 40];
+        snprintf(buf, VYRE_VV_QUOTE, "(converge %.24s %s ...)", s->buf ? s->buf : "<null>",
+                 vyre_expr_text(s->value, c, sizeof c));
+        return buf;
+    }
     return vyre_stmt_text(s, buf, VYRE_VV_QUOTE);
 }
 
@@ -210,7 +216,7 @@ bool vyre_vv_insert(struct vyre_vv *v, const char *name, enum vyre_vv_name_kind 
         return false;
     }
     uint32_t k = v->nnames++;
-    v->names[k] = (struct vyre_vv_name){name, kind, index, true};
+    v->names[k] = (struct vyre_vv_name){name, kind, index, true, false};
     uint32_t mask = v->table_cap - 1u;
     uint32_t i = hash_name(name) & mask;
     while (v->table[i]) i = (i + 1u) & mask;
@@ -401,7 +407,9 @@ enum vyre_status vyre_validate(vyre_program *p, struct vyre_problems *out) {
     p->validated = false;
 
     check_header(v);
+    vyre_vv_grid_mark(v);
     if (!v->full) vyre_vv_block(v, &p->body, "body", 1);
+    if (!v->full && !v->nodes_reported && p->has_grid) vyre_vv_grid_check(v);
     /* The uniformity analysis needs every name resolved and every subtree inside the
      * limits; on a huge program it is skipped (the program is already rejected). */
     if (!v->full && !v->nodes_reported) vyre_vv_flow(v);

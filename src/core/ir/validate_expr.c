@@ -108,6 +108,10 @@ static enum vyre_type check_name(struct vyre_vv *v, struct vyre_expr *e, const c
         (void)q;
         return VYRE_VOID;
     }
+    if (!n->in_scope && n->grid_closed) {
+        vyre_vv_grid_scope(v, name);
+        return VYRE_VOID;
+    }
     if (!n->in_scope) {
         vyre_vv_report(v, "out-of-scope",
                        "declare the variable with let before the enclosing if/for and assign it "

@@ -195,10 +195,28 @@ static void fl_stmt(struct fl *f, const struct vyre_stmt *s, unsigned depth, enu
     }
 }
 
+/* A grid statement (validate_grid.c checks that it stands in uniform control with
+ * grid-uniform bounds). Each block under it starts a section, which behaves like a
+ * fresh dispatch: a divergent return of one section does not reach into the next, and
+ * its variables are the section's own, so one walk of a grid loop's body suffices. */
+static void fl_grid(struct fl *f, const struct vyre_stmt *s, unsigned depth) {
+    if (depth > VYRE_MAX_NESTING) return;
+    f->ret_div = false;
+    if (s->kind == VYRE_ST_GRID_BARRIER) return;
+    fl_block(f, &s->then_, depth + 1, FL_UNIFORM, NULL);
+    f->ret_div = false;
+    if (s->kind == VYRE_ST_IF) fl_block(f, &s->else_, depth + 1, FL_UNIFORM, NULL);
+    f->ret_div = false;
+}
+
 static void fl_block(struct fl *f, const struct vyre_block *b, unsigned depth, enum fl_reason ctx,
                      struct fl_loop *loop) {
     if (b->count && !b->items) return;
-    for (uint32_t i = 0; i < b->count; i++) fl_stmt(f, b->items[i], depth, ctx, loop);
+    for (uint32_t i = 0; i < b->count; i++) {
+        const struct vyre_stmt *s = b->items[i];
+        if (s && s->grid) fl_grid(f, s, depth);
+        else fl_stmt(f, s, depth, ctx, loop);
+    }
 }
 
 /* ---- reporting ------------------------------------------------------------------- */
@@ -273,7 +291,8 @@ static void rep_stmt(struct fl *f, const struct vyre_stmt *s, unsigned depth) {
         rep_block(f, &s->then_, "then", depth + 1);
         rep_block(f, &s->else_, "else", depth + 1);
         break;
-    case VYRE_ST_FOR: rep_block(f, &s->then_, "body", depth + 1); break;
+    case VYRE_ST_FOR:
+    case VYRE_ST_CONVERGE: rep_block(f, &s->then_, "body", depth + 1); break;
     case VYRE_ST_BARRIER: {
         const struct fl_mark *m = find_mark(f, s);
         if (!m) break;

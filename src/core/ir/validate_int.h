@@ -26,7 +26,8 @@ struct vyre_vv_name {
     const char *name;
     enum vyre_vv_name_kind kind;
     uint32_t index;
-    bool in_scope; /* declarations always; variables while their block is open */
+    bool in_scope;    /* declarations always; variables while their block is open */
+    bool grid_closed; /* a variable of an earlier section (closed by a grid statement) */
 };
 
 struct vyre_vv {
@@ -97,6 +98,14 @@ VYRE_INTERNAL bool vyre_vv_index_type(enum vyre_type t);
 /* ---- validate_stmt.c ------------------------------------------------------------- */
 VYRE_INTERNAL void vyre_vv_block(struct vyre_vv *v, struct vyre_block *b, const char *seg,
                                  unsigned depth);
+
+/* ---- validate_grid.c ------------------------------------------------------------- */
+/* Before the walk: marks every grid statement (s->grid) and p->has_grid. */
+VYRE_INTERNAL void vyre_vv_grid_mark(struct vyre_vv *v);
+/* After the walk (names resolved): grid-level placement and uniformity, grid-break. */
+VYRE_INTERNAL void vyre_vv_grid_check(struct vyre_vv *v);
+/* The message and fix of a use of a variable that a grid statement closed. */
+VYRE_INTERNAL void vyre_vv_grid_scope(struct vyre_vv *v, const char *name);
 
 /* ---- validate_flow.c ------------------------------------------------------------- */
 /* Uniformity analysis over the resolved program; reports "barrier-divergent". */

@@ -51,6 +51,16 @@ static void scope_close(struct vyre_vv *v, uint32_t mark) {
     while (v->nscope > mark) v->names[v->scope[--v->nscope]].in_scope = false;
 }
 
+/* A grid statement ends the section before it: its variables are closed for good,
+ * and a later use says why (vyre_vv_grid_scope). */
+static void section_close(struct vyre_vv *v, uint32_t mark) {
+    while (v->nscope > mark) {
+        struct vyre_vv_name *n = &v->names[v->scope[--v->nscope]];
+        n->in_scope = false;
+        n->grid_closed = true;
+    }
+}
+
 static const char *decl_kind_name(const struct vyre_decl *d) {
     switch (d->kind) {
     case VYRE_DECL_BUFFER: return "buffer";
@@ -144,6 +154,10 @@ static void check_set(struct vyre_vv *v, struct vyre_stmt *s, const char *q) {
         vyre_vv_report(v, "set-loop-variable",
                        "use another variable, or change the loop's bounds or step",
                        "'%.64s' is a loop variable, which is read-only (in %s)", s->name, q);
+        return;
+    }
+    if (!n->in_scope && n->grid_closed) {
+        vyre_vv_grid_scope(v, s->name);
         return;
     }
     if (!n->in_scope) {
@@ -252,6 +266,31 @@ static void check_for(struct vyre_vv *v, struct vyre_stmt *s, unsigned depth) {
     scope_close(v, mark);
 }
 
+/* (converge FLAG MAX body...): FLAG a global u32/i32/bool buffer the runtime may write,
+ * MAX a u32 (its grid uniformity is validate_grid.c's business). */
+static void check_converge(struct vyre_vv *v, struct vyre_stmt *s, const char *q, unsigned depth) {
+    uint32_t d = vyre_vv_buffer(v, s->buf, q);
+    s->decl = d;
+    if (d != UINT32_MAX) {
+        const struct vyre_decl *dc = &v->p->decls[d];
+        bool word = dc->type == VYRE_U32 || dc->type == VYRE_I32 || dc->type == VYRE_BOOL;
+        if (dc->kind != VYRE_DECL_BUFFER || dc->access == VYRE_ACCESS_READ || !word)
+            vyre_vv_report(v, "converge-flag",
+                           "declare the flag as (buffer NAME u32 read_write) (u32, i32 or bool, "
+                           "access write or read_write): the loop zeroes FLAG[0] each round",
+                           "the flag '%.64s' of %s must be a global u32, i32 or bool buffer that "
+                           "can be written; it is a %s %s%s",
+                           s->buf, q, vyre_type_name(dc->type),
+                           dc->kind == VYRE_DECL_SHARED ? "shared array" : "buffer",
+                           dc->kind == VYRE_DECL_BUFFER && dc->access == VYRE_ACCESS_READ
+                               ? " with access read"
+                               : "");
+    }
+    want_type(v, "value", s->value, vyre_vv_child(v, "value", s->value), VYRE_U32,
+              "the round limit MAX");
+    vyre_vv_block(v, &s->then_, "body", depth + 1);
+}
+
 static void check_stmt(struct vyre_vv *v, struct vyre_stmt *s, unsigned depth) {
     char q[VYRE_VV_QUOTE];
     vyre_vv_count(v);
@@ -296,6 +335,8 @@ static void check_stmt(struct vyre_vv *v, struct vyre_stmt *s, unsigned depth) {
     case VYRE_ST_RETURN:
     case VYRE_ST_BARRIER:
         break; /* barriers are judged by the uniformity analysis (validate_flow.c) */
+    case VYRE_ST_GRID_BARRIER: break; /* placement: validate_grid.c */
+    case VYRE_ST_CONVERGE: check_converge(v, s, q, depth); break;
     case VYRE_ST_ATOMIC: check_atomic(v, s, q); break;
     default:
         vyre_vv_report(v, "invalid-statement", FIX_MISSING, "statement kind %d is unknown",
@@ -311,12 +352,15 @@ void vyre_vv_block(struct vyre_vv *v, struct vyre_block *b, const char *seg, uns
         vyre_vv_pop(v, old);
         return;
     }
-    uint32_t mark = v->nscope;
+    uint32_t mark = v->nscope, section = v->nscope;
     /* Too deep: one problem for the block's first statement says it all. */
     uint32_t n = depth > VYRE_MAX_NESTING && b->count ? 1u : b->count;
     for (uint32_t i = 0; i < n && !v->full; i++) {
         size_t old = vyre_vv_push(v, "%s[%u]", seg, i);
+        bool grid = b->items[i] && b->items[i]->grid;
+        if (grid) section_close(v, section); /* a section ends at a grid statement */
         check_stmt(v, b->items[i], depth);
+        if (grid) section = v->nscope;
         vyre_vv_pop(v, old);
     }
     scope_close(v, mark);

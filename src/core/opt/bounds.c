@@ -48,7 +48,7 @@ static void find_sets(struct bctx *b, const struct vyre_block *blk) {
             b->bound_by[s->slot] = s->kind == VYRE_ST_LET ? s->value : s->to;
             b->is_loop[s->slot] = s->kind == VYRE_ST_FOR;
         }
-        if (s->kind == VYRE_ST_IF || s->kind == VYRE_ST_FOR) find_sets(b, &s->then_);
+        if (vyre_stmt_has_blocks(s)) find_sets(b, &s->then_);
         if (s->kind == VYRE_ST_IF) find_sets(b, &s->else_);
     }
 }
@@ -244,6 +244,10 @@ static void visit_block(struct bctx *b, struct vyre_block *blk) {
             b->nfacts = mark;
             break;
         }
+        case VYRE_ST_CONVERGE:
+            visit_expr(b, s->value);
+            visit_block(b, &s->then_);
+            break;
         default: break;
         }
         b->nfacts = mark;

@@ -91,7 +91,7 @@ static uint32_t fold_stmt(struct vyre_stmt *s) {
     n += fold_expr(s->from);
     n += fold_expr(s->to);
     n += fold_expr(s->step);
-    if (s->kind == VYRE_ST_IF || s->kind == VYRE_ST_FOR) {
+    if (vyre_stmt_has_blocks(s)) {
         n += fold_block(&s->then_);
         n += fold_block(&s->else_);
     }

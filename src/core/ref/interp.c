@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sections.h"
 #include "sem.h"
 
 #define GRID_MAX_X 2147483647u
@@ -184,6 +185,8 @@ static void compile_stmt(struct compiler *c, const struct vyre_stmt *s, struct l
         if (!c->code->oom) c->code->ins[at].aux = idx;
         break;
     }
+    case VYRE_ST_GRID_BARRIER:
+    case VYRE_ST_CONVERGE: break; /* grid statements: sections.c runs them, never a lane */
     }
 }
 
@@ -199,13 +202,24 @@ static void compile_block(struct compiler *c, const struct vyre_block *b, const 
 }
 
 bool vyre_interp_compile(const vyre_program *p, struct vyre_code *code) {
+    return vyre_interp_compile_range(p, &p->body, 0, p->body.count, "", "body", code);
+}
+
+bool vyre_interp_compile_range(const vyre_program *p, const struct vyre_block *b, uint32_t first,
+                               uint32_t count, const char *base, const char *field,
+                               struct vyre_code *code) {
     struct compiler c;
     memset(code, 0, sizeof *code);
     c.p = p;
     c.code = code;
-    c.path[0] = '\0';
+    snprintf(c.path, sizeof c.path, "%s", base);
     code->nslots = p->nslots;
-    compile_block(&c, &p->body, "body", NULL);
+    size_t len = strlen(c.path);
+    for (uint32_t i = first; i < first + count && !code->oom; i++) {
+        snprintf(c.path + len, sizeof c.path - len, "%s%s[%u]", len ? "." : "", field, i);
+        compile_stmt(&c, b->items[i], NULL);
+        c.path[len] = '\0';
+    }
     emit(&c, VYRE_IN_RETURN, NULL); /* falling off the end returns */
     return !code->oom;
 }
@@ -377,6 +391,9 @@ static enum vyre_status check_args(const vyre_program *p, const struct vyre_run_
 
 struct run_state {
     struct vyre_code code;
+    struct vyre_code *codes; /* per section (programs with grid statements) */
+    struct vyre_section *sections;
+    uint32_t nsections;
     struct vyre_mem *mem;
     vyre_bits *param_bits;
     unsigned char *shared;
@@ -386,6 +403,9 @@ struct run_state {
 
 static void run_state_free(struct run_state *st) {
     vyre_interp_code_free(&st->code);
+    for (uint32_t i = 0; st->codes && i < st->nsections; i++) vyre_interp_code_free(&st->codes[i]);
+    free(st->codes);
+    free(st->sections);
     free(st->mem);
     free(st->param_bits);
     free(st->shared);
@@ -431,8 +451,106 @@ static bool setup_memory(const vyre_program *p, const struct vyre_run_args *args
     return true;
 }
 
+/* Every workgroup of the grid runs `code` (x fastest, then y, z), each starting with
+ * zeroed shared memory and slots; `init` (p->nslots values, may be NULL) seeds the
+ * program's slots: the grid loop variables of a section. */
+static enum vyre_status run_pass(struct run_state *st, struct vyre_exec *x,
+                                 const struct vyre_code *code, size_t shared_bytes, size_t nslots,
+                                 const vyre_bits *init, const uint32_t grid[3],
+                                 struct vyre_error *err) {
+    const vyre_program *p = x->p;
+    const uint32_t *wg = p->workgroup;
+    uint32_t nlanes = wg[0] * wg[1] * wg[2];
+    enum vyre_status status = VYRE_OK;
+    x->code = code;
+    for (uint32_t gz = 0; gz < grid[2] && status == VYRE_OK; gz++) {
+        for (uint32_t gy = 0; gy < grid[1] && status == VYRE_OK; gy++) {
+            for (uint32_t gx = 0; gx < grid[0] && status == VYRE_OK; gx++) {
+                x->wgid[0] = gx;
+                x->wgid[1] = gy;
+                x->wgid[2] = gz;
+                if (shared_bytes) memset(st->shared, 0, shared_bytes);
+                memset(st->slots, 0, (size_t)nlanes * nslots * sizeof *st->slots);
+                uint32_t l = 0;
+                for (uint32_t lz = 0; lz < wg[2]; lz++)
+                    for (uint32_t ly = 0; ly < wg[1]; ly++)
+                        for (uint32_t lx = 0; lx < wg[0]; lx++, l++) {
+                            struct vyre_lane *lane = &st->lanes[l];
+                            lane->pc = 0;
+                            lane->state = VYRE_LANE_RUNNING;
+                            lane->lid[0] = lx;
+                            lane->lid[1] = ly;
+                            lane->lid[2] = lz;
+                            /* gid = wgid * wgsize + lid, wrapping in u32 */
+                            for (unsigned a = 0; a < 3; a++)
+                                lane->gid[a] = x->wgid[a] * wg[a] + lane->lid[a];
+                            lane->slots = st->slots + (size_t)l * nslots;
+                            if (init && p->nslots)
+                                memcpy(lane->slots, init, p->nslots * sizeof *init);
+                        }
+                status = vyre_interp_workgroup(x, st->lanes, nlanes, err);
+            }
+        }
+    }
+    return status;
+}
+
+/* The grid-level runner's callbacks (sections.h) on the interpreter. */
+struct ref_grid {
+    struct run_state *st;
+    struct vyre_exec *x;
+    size_t shared_bytes, nslots;
+    const uint32_t *grid;
+};
+
+static enum vyre_status ref_section(void *ud, uint32_t index, const vyre_bits *slots,
+                                    struct vyre_error *err) {
+    struct ref_grid *g = ud;
+    return run_pass(g->st, g->x, &g->st->codes[index], g->shared_bytes, g->nslots, slots, g->grid,
+                    err);
+}
+
+static enum vyre_status ref_flag_zero(void *ud, uint32_t decl, struct vyre_error *err) {
+    (void)err;
+    struct ref_grid *g = ud;
+    memset(g->x->mem[decl].data, 0, 4); /* u32, i32 or bool: one 32-bit word */
+    return VYRE_OK;
+}
+
+static enum vyre_status ref_flag_read(void *ud, uint32_t decl, bool *set, struct vyre_error *err) {
+    (void)err;
+    struct ref_grid *g = ud;
+    uint32_t w;
+    memcpy(&w, g->x->mem[decl].data, sizeof w);
+    *set = w != 0;
+    return VYRE_OK;
+}
+
+/* Compiles every section of p (which has grid statements) into st->codes; returns the
+ * most slots any section's code needs, 0 when memory ran out. */
+static size_t compile_sections(const vyre_program *p, struct run_state *st) {
+    if (!vyre_sections(p, &st->sections, &st->nsections)) return 0;
+    st->codes = calloc(st->nsections ? st->nsections : 1u, sizeof *st->codes);
+    if (!st->codes) return 0;
+    size_t most = 1;
+    for (uint32_t i = 0; i < st->nsections; i++) {
+        const struct vyre_section *s = &st->sections[i];
+        if (!vyre_interp_compile_range(p, s->block, s->first, s->count, s->base, s->field,
+                                       &st->codes[i]))
+            return 0;
+        if (st->codes[i].nslots > most) most = st->codes[i].nslots;
+    }
+    return most;
+}
+
 enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,
                               struct vyre_error *err) {
+    return vyre_ref_run_rounds(p, args, NULL, err);
+}
+
+enum vyre_status vyre_ref_run_rounds(vyre_program *p, const struct vyre_run_args *args,
+                                     uint64_t *rounds, struct vyre_error *err) {
+    if (rounds) *rounds = 0;
     if (!p || !args)
         return vyre_error_set(err, VYRE_ERR_ARG,
                               "vyre_ref_run: program and arguments must not be NULL. Fix: pass "
@@ -444,16 +562,18 @@ enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,
 
     struct run_state st;
     memset(&st, 0, sizeof st);
-    size_t shared_bytes = 0;
+    size_t shared_bytes = 0, nslots = 1;
     uint32_t nlanes = p->workgroup[0] * p->workgroup[1] * p->workgroup[2];
-    if (!vyre_interp_compile(p, &st.code) || !setup_memory(p, args, &st, &shared_bytes)) {
+    bool compiled =
+        p->has_grid ? (nslots = compile_sections(p, &st)) > 0 : vyre_interp_compile(p, &st.code);
+    if (!p->has_grid) nslots = st.code.nslots ? st.code.nslots : 1;
+    if (!compiled || !setup_memory(p, args, &st, &shared_bytes)) {
         run_state_free(&st);
         return vyre_error_set(err, VYRE_ERR_NOMEM,
                               "vyre_ref_run: out of memory preparing program '%s'. Fix: free "
                               "memory or run a smaller program.",
                               p->name);
     }
-    size_t nslots = st.code.nslots ? st.code.nslots : 1;
     st.lanes = calloc(nlanes, sizeof *st.lanes);
     st.slots = calloc((size_t)nlanes * nslots, sizeof *st.slots);
     if (!st.lanes || !st.slots) {
@@ -467,7 +587,6 @@ enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,
     struct vyre_exec x;
     memset(&x, 0, sizeof x);
     x.p = p;
-    x.code = &st.code;
     x.mem = st.mem;
     x.param_bits = st.param_bits;
     struct vyre_budget budget = {0, 0, vyre_interp_generation(), 0};
@@ -477,32 +596,22 @@ enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,
         x.wgsize[a] = p->workgroup[a];
         x.ngroups[a] = args->grid[a];
     }
-    const uint32_t *wg = p->workgroup;
-    for (uint32_t gz = 0; gz < args->grid[2] && status == VYRE_OK; gz++) {
-        for (uint32_t gy = 0; gy < args->grid[1] && status == VYRE_OK; gy++) {
-            for (uint32_t gx = 0; gx < args->grid[0] && status == VYRE_OK; gx++) {
-                x.wgid[0] = gx;
-                x.wgid[1] = gy;
-                x.wgid[2] = gz;
-                if (shared_bytes) memset(st.shared, 0, shared_bytes);
-                memset(st.slots, 0, (size_t)nlanes * nslots * sizeof *st.slots);
-                uint32_t l = 0;
-                for (uint32_t lz = 0; lz < wg[2]; lz++)
-                    for (uint32_t ly = 0; ly < wg[1]; ly++)
-                        for (uint32_t lx = 0; lx < wg[0]; lx++, l++) {
-                            struct vyre_lane *lane = &st.lanes[l];
-                            lane->pc = 0;
-                            lane->state = VYRE_LANE_RUNNING;
-                            lane->lid[0] = lx;
-                            lane->lid[1] = ly;
-                            lane->lid[2] = lz;
-                            /* gid = wgid * wgsize + lid, wrapping in u32 */
-                            for (unsigned a = 0; a < 3; a++)
-                                lane->gid[a] = x.wgid[a] * wg[a] + lane->lid[a];
-                            lane->slots = st.slots + (size_t)l * nslots;
-                        }
-                status = vyre_interp_workgroup(&x, st.lanes, nlanes, err);
-            }
+    if (!p->has_grid) {
+        status = run_pass(&st, &x, &st.code, shared_bytes, nslots, NULL, args->grid, err);
+    } else {
+        uint64_t *counts = calloc(p->ndecls ? p->ndecls : 1u, sizeof *counts);
+        if (!counts) {
+            status = vyre_error_set(err, VYRE_ERR_NOMEM,
+                                    "vyre_ref_run: out of memory. Fix: free memory.");
+        } else {
+            for (uint32_t d = 0; d < p->ndecls; d++) counts[d] = st.mem[d].count;
+            struct vyre_grid_env env = {p, st.param_bits, counts, {0, 0, 0}, {0, 0, 0}};
+            memcpy(env.wgsize, x.wgsize, sizeof env.wgsize);
+            memcpy(env.ngroups, x.ngroups, sizeof env.ngroups);
+            struct ref_grid g = {&st, &x, shared_bytes, nslots, args->grid};
+            struct vyre_grid_ops ops = {&g, ref_section, ref_flag_zero, ref_flag_read};
+            status = vyre_grid_run(&env, st.sections, st.nsections, &ops, rounds, err);
+            free(counts);
         }
     }
     run_state_free(&st);

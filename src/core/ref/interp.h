@@ -114,6 +114,11 @@ VYRE_INTERNAL vyre_bits vyre_interp_subgroup_value(const struct vyre_exec *x,
 /* Compiles the program's body into code (validated program required). Returns false
  * only on allocation failure. vyre_interp_code_free releases what it allocated. */
 VYRE_INTERNAL bool vyre_interp_compile(const vyre_program *p, struct vyre_code *code);
+/* The same for statements [first, first + count) of block b only (a section of a
+ * program with grid statements); base and field spell the block's node path. */
+VYRE_INTERNAL bool vyre_interp_compile_range(const vyre_program *p, const struct vyre_block *b,
+                                             uint32_t first, uint32_t count, const char *base,
+                                             const char *field, struct vyre_code *code);
 VYRE_INTERNAL void vyre_interp_code_free(struct vyre_code *code);
 
 /* Runs every invocation of one workgroup (x->wgid set by the caller) on lanes laid

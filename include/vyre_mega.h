@@ -1,0 +1,95 @@
+/* vyre_mega.h — megakernels (docs/GRID.md): a sequence of programs (the steps of
+ * be:sequence) composed into ONE program with grid statements, which then runs on
+ * either backend like any program: the reference interpreter, or the CUDA runtime as a
+ * cooperative persistent kernel or its host split. Pure C, no GPU: the dependency
+ * planner (read/write sets by buffer identity), Kahn layering, the composition and the
+ * launch values of the composed program's params. */
+#ifndef VYRE_MEGA_H
+#define VYRE_MEGA_H
+
+#include "vyre.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One step: a validated program without grid statements, which bound buffer each of its
+ * `buffer` declarations gets (ids 0..nbuffers-1; one id = one buffer object, however
+ * many declarations or steps bind it), and its grid (0 workgroups on an axis: the step
+ * runs nothing, like opts.n = 0). */
+struct vyre_mega_step {
+    vyre_program *program;
+    const uint32_t *buffers; /* per buffer slot of program */
+    uint32_t grid[3];
+};
+
+enum vyre_mega_dep_kind { VYRE_DEP_RAW, VYRE_DEP_WAR, VYRE_DEP_WAW };
+const char *vyre_mega_dep_name(enum vyre_mega_dep_kind k); /* "RAW" "WAR" "WAW" */
+
+/* Step `to` must start after step `from` has finished, because of `buffer`. */
+struct vyre_mega_dep {
+    uint32_t from, to, buffer;
+    enum vyre_mega_dep_kind kind;
+};
+
+/* Kahn layering of n steps under deps: layer[i] is the 0-based layer of step i, the
+ * earliest after every step it depends on. VYRE_ERR_INVALID for a dependency of a step
+ * on itself or a cycle (the message names them, with a Fix). */
+enum vyre_status vyre_mega_layers(uint32_t n, const struct vyre_mega_dep *deps, uint32_t ndeps,
+                                  uint32_t *layer, uint32_t *nlayers, struct vyre_error *err);
+
+/* The dependencies of steps run in order: for every pair i < j and bound buffer, RAW
+ * (i writes what j reads), WAW (both write), WAR (i reads what j writes), the first that
+ * holds in that order. Reads are loads, writes stores, atomics both (len reads nothing).
+ * *out is malloc'd (free()). */
+enum vyre_status vyre_mega_deps(const struct vyre_mega_step *steps, uint32_t n,
+                                struct vyre_mega_dep **out, uint32_t *ndeps,
+                                struct vyre_error *err);
+
+struct vyre_mega_options {
+    uint32_t prefix; /* steps [0, prefix) run once before the rounds */
+    bool repeat;     /* the other steps run `times` rounds (param mg_times) */
+    bool converge;   /* ... or converge on buffer `flag` for at most mg_max rounds */
+    uint32_t flag;   /* converge: the flag's buffer id (may be bound by no step) */
+};
+
+struct vyre_mega {
+    vyre_program *program; /* the composed program, validated */
+    uint32_t nsteps, nbuffers;
+    uint32_t *layer; /* per step (prefix steps and round steps are layered apart) */
+    uint32_t nlayers;
+    struct vyre_mega_dep *deps; /* every dependency between steps */
+    uint32_t ndeps;
+    /* One per layer boundary, in order: the dependency that forced the barrier after
+     * layer after_layer[i] (0-based); also the prefix/rounds boundary (buffer UINT32_MAX). */
+    struct vyre_mega_dep *barriers;
+    uint32_t *after_layer;
+    uint32_t nbarriers;
+    uint32_t workgroup[3];
+    uint32_t remapped; /* steps whose workgroup was re-mapped onto the megakernel's */
+    uint64_t key;      /* hash of the composition: step programs, bindings, options */
+};
+
+/* Composes the steps; buffer_types[id] is each bound buffer's element type. The
+ * composed program's buffers are mg_b0.. (ids in order), its params are per step
+ * s<J>_end, s<J>_off, s<J>_gx, s<J>_gy, s<J>_gz and the step's own (s<J>_NAME), then
+ * mg_times or mg_max. Steps with different workgroups are re-mapped onto a 1-D
+ * workgroup of the largest size (idle invocations skip the step); a step that needs
+ * all its invocations together (barriers, subgroup ops) cannot be re-mapped: error. */
+enum vyre_status vyre_mega_build(const struct vyre_mega_step *steps, uint32_t n, uint32_t nbuffers,
+                                 const enum vyre_type *buffer_types,
+                                 const struct vyre_mega_options *o, struct vyre_mega **out,
+                                 struct vyre_error *err);
+void vyre_mega_free(struct vyre_mega *m);
+
+/* Launch values of the composed program: params (vyre_program_param_count of
+ * m->program values, in declaration order) from each step's own params (step_params[j]
+ * holds step j's, as a launch takes them) and times / max; grid: the virtual grid. */
+enum vyre_status vyre_mega_args(const struct vyre_mega *m, const struct vyre_mega_step *steps,
+                                const vyre_bits *const *step_params, uint32_t times, uint32_t max,
+                                vyre_bits *params, uint32_t grid[3], struct vyre_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,505 @@
+/* ptx_grid.c — the cooperative kernel of a program with grid statements (ARCHITECTURE.md
+ * §3, docs/GRID.md). The runtime launches as many workgroups as can be co-resident
+ * (a 1-D physical grid); each runs the program's virtual workgroups of a section in
+ * a grid-stride loop, with wgid, gid and ngroups computed from the virtual grid the
+ * runtime passes, so they keep the dispatch's meaning. Between sections all blocks
+ * meet at our own grid barrier:
+ *
+ *   bar.sync 0
+ *   thread 0: fence.acq_rel.gpu (release the block's writes); one atomic add on a word
+ *             whose bit 31 flips when the last block arrives; spin on ld.acquire
+ *   bar.sync 0
+ *
+ * and, for a converge loop's barriers, which carry an action:
+ *
+ *   bar.sync 0
+ *   thread 0: gen = [scratch+4]; fence.acq_rel.gpu (release the block's writes);
+ *             old = atom.add [scratch+0], 1
+ *             last block (old == blocks-1): fence.acq_rel.gpu (acquire everyone's);
+ *                 [scratch+0] = 0; the barrier's action; st.release [scratch+4] = gen+1
+ *             others: spin on ld.acquire [scratch+4] until it differs from gen
+ *   bar.sync 0
+ *
+ * an arrival counter and a generation in a word the runtime owns (zeroed once; every
+ * barrier leaves the counter at 0). A converge loop's barriers carry an action that
+ * the last block runs while everyone waits: zero the flag at entry; at the end of a
+ * round read the flag, decide whether another round runs, zero the flag if so, count
+ * the round ([scratch+12], reported as `rounds`) and publish the decision
+ * ([scratch+8]), which thread 0 of each block passes to its block through shared
+ * memory. A section boundary costs a barrier only when a section ran since the last
+ * one (the `dirty` predicate, grid-uniform), so adjacent boundaries are one barrier.
+ *
+ * Each section is zero-filled shared memory (its own arrays laid out from offset 0 of
+ * one window, so the window is the largest section's need), its statements, and for
+ * `return` a jump to the end of the current virtual workgroup. */
+#include "ptx.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Byte offsets in the scratch block the runtime passes (vyre_cuda: 16 bytes, zeroed). */
+#define GS_COUNT 0
+#define GS_GEN 4
+#define GS_DECISION 8
+#define GS_ROUNDS 12
+#define GS_FAST 16 /* the plain barrier's word: bit 31 flips once per barrier */
+
+enum gs_action { GS_PLAIN, GS_ZERO, GS_ROUND };
+
+/* ---- parameters, declarations, prologue -------------------------------------------- */
+
+void vyre_ptx_grid_params(struct ptx_ctx *c, struct vyre_pbuf *out, bool *first) {
+    (void)c;
+    vyre_pbuf_printf(out,
+                     "%s\n\t.param .u64 vy_scratch,\n\t.param .u32 vy_ng_x,\n"
+                     "\t.param .u32 vy_ng_y,\n\t.param .u32 vy_ng_z",
+                     *first ? "" : ",");
+    *first = false;
+}
+
+void vyre_ptx_grid_decls(struct ptx_ctx *c, struct vyre_pbuf *out) {
+    if (c->gs_smem) vyre_pbuf_printf(out, "\t.shared .align 8 .b8 vy_smem[%u];\n", c->gs_smem);
+    vyre_pbuf_puts(out, "\t.shared .align 4 .u32 vy_word;\n");
+}
+
+static unsigned label(struct ptx_ctx *c) { return c->gs_label++; }
+
+void vyre_ptx_grid_prologue(struct ptx_ctx *c) {
+    static const char ax[3] = {'x', 'y', 'z'};
+    vyre_pbuf_puts(&c->body, "\t// grid: virtual workgroups, scratch word\n");
+    struct ptx_reg raw = vyre_ptx_reg(c, PTX_RD);
+    c->gs_scr = vyre_ptx_reg(c, PTX_RD);
+    vyre_ptx_ins(c, "ld.param.u64 %s, [vy_scratch]", raw.s);
+    vyre_ptx_ins(c, "cvta.to.global.u64 %s, %s", c->gs_scr.s, raw.s);
+    for (int a = 0; a < 3; a++) {
+        c->gs_ng[a] = vyre_ptx_reg(c, PTX_R);
+        c->gs_wgid[a] = vyre_ptx_reg(c, PTX_R);
+        vyre_ptx_ins(c, "ld.param.u32 %s, [vy_ng_%c]", c->gs_ng[a].s, ax[a]);
+    }
+    /* virtual workgroups = x * y * z (up to 2^63: u64); physical blocks */
+    struct ptx_reg t = vyre_ptx_reg(c, PTX_RD), y = vyre_ptx_reg(c, PTX_RD);
+    c->gs_nv = vyre_ptx_reg(c, PTX_RD);
+    c->gs_nb = vyre_ptx_reg(c, PTX_R);
+    vyre_ptx_ins(c, "mul.wide.u32 %s, %s, %s", t.s, c->gs_ng[0].s, c->gs_ng[1].s);
+    vyre_ptx_ins(c, "cvt.u64.u32 %s, %s", y.s, c->gs_ng[2].s);
+    vyre_ptx_ins(c, "mul.lo.u64 %s, %s, %s", c->gs_nv.s, t.s, y.s);
+    vyre_ptx_ins(c, "mov.u32 %s, %%nctaid.x", c->gs_nb.s);
+    c->gs_1d = vyre_ptx_reg(c, PTX_P); /* the virtual grid is 1-D: wgid.x = v */
+    struct ptx_reg yz = vyre_ptx_reg(c, PTX_R);
+    vyre_ptx_ins(c, "or.b32 %s, %s, %s", yz.s, c->gs_ng[1].s, c->gs_ng[2].s);
+    vyre_ptx_ins(c, "setp.eq.u32 %s, %s, 1", c->gs_1d.s, yz.s);
+    /* thread 0 of the block runs the barrier protocol */
+    struct ptx_reg tx = vyre_ptx_reg(c, PTX_R), ty = vyre_ptx_reg(c, PTX_R);
+    struct ptx_reg tz = vyre_ptx_reg(c, PTX_R), o = vyre_ptx_reg(c, PTX_R);
+    c->gs_tid0 = vyre_ptx_reg(c, PTX_P);
+    vyre_ptx_ins(c, "mov.u32 %s, %%tid.x", tx.s);
+    vyre_ptx_ins(c, "mov.u32 %s, %%tid.y", ty.s);
+    vyre_ptx_ins(c, "mov.u32 %s, %%tid.z", tz.s);
+    vyre_ptx_ins(c, "or.b32 %s, %s, %s", o.s, tx.s, ty.s);
+    vyre_ptx_ins(c, "or.b32 %s, %s, %s", o.s, o.s, tz.s);
+    vyre_ptx_ins(c, "setp.eq.u32 %s, %s, 0", c->gs_tid0.s, o.s);
+    /* block 0 restarts the round count; it arrives at every barrier after this store */
+    struct ptx_reg b = vyre_ptx_reg(c, PTX_R), p = vyre_ptx_reg(c, PTX_P);
+    vyre_ptx_ins(c, "mov.u32 %s, %%ctaid.x", b.s);
+    vyre_ptx_ins(c, "setp.eq.and.u32 %s, %s, 0, %s", p.s, b.s, c->gs_tid0.s);
+    vyre_ptx_ins(c, "@%s st.relaxed.gpu.global.u32 [%s+%d], 0", p.s, c->gs_scr.s, GS_ROUNDS);
+    c->gs_dirty = vyre_ptx_reg(c, PTX_P);
+    vyre_ptx_ins(c, "setp.ne.u32 %s, %s, %s", c->gs_dirty.s, b.s, b.s); /* false */
+}
+
+/* ---- the barrier ------------------------------------------------------------------ */
+
+/* The flag word's address and "the flag buffer has an element". */
+static void flag_addr(struct ptx_ctx *c, uint32_t decl, struct ptx_reg *has) {
+    *has = vyre_ptx_reg(c, PTX_P);
+    vyre_ptx_ins(c, "setp.ne.u32 %s, %s, 0", has->s, c->decl_len[decl].s);
+}
+
+/* A plain grid barrier in one word (the scheme cooperative groups uses): thread 0 of
+ * block 0 adds 0x80000000 - (blocks - 1), every other block 1, so the word's bit 31
+ * flips exactly when the last block arrives, and each block waits for the flip. One
+ * atomic per block and no reset: the low bits return to where they were. */
+static void plain_sync(struct ptx_ctx *c, unsigned n) {
+    const char *scr = c->gs_scr.s;
+    struct ptx_reg add = vyre_ptx_reg(c, PTX_R), old = vyre_ptx_reg(c, PTX_R);
+    struct ptx_reg cur = vyre_ptx_reg(c, PTX_R), cta = vyre_ptx_reg(c, PTX_R);
+    struct ptx_reg b0 = vyre_ptx_reg(c, PTX_P), q = vyre_ptx_reg(c, PTX_P);
+    vyre_pbuf_printf(&c->body, "\t// grid barrier %u\n", n);
+    vyre_ptx_ins(c, "bar.sync 0");
+    vyre_ptx_ins(c, "@!%s bra GB%u_wait", c->gs_tid0.s, n);
+    vyre_ptx_ins(c, "mov.u32 %s, %%ctaid.x", cta.s);
+    vyre_ptx_ins(c, "setp.eq.u32 %s, %s, 0", b0.s, cta.s);
+    vyre_ptx_ins(c, "sub.u32 %s, 0x80000001, %s", add.s, c->gs_nb.s);
+    vyre_ptx_ins(c, "@!%s mov.u32 %s, 1", b0.s, add.s);
+    vyre_ptx_ins(c, "fence.acq_rel.gpu");
+    vyre_ptx_ins(c, "atom.relaxed.gpu.global.add.u32 %s, [%s+%d], %s", old.s, scr, GS_FAST, add.s);
+    vyre_pbuf_printf(&c->body, "GB%u_spin:\n", n);
+    vyre_ptx_ins(c, "ld.acquire.gpu.global.u32 %s, [%s+%d]", cur.s, scr, GS_FAST);
+    vyre_ptx_ins(c, "xor.b32 %s, %s, %s", cur.s, cur.s, old.s);
+    vyre_ptx_ins(c, "and.b32 %s, %s, 0x80000000", cur.s, cur.s);
+    vyre_ptx_ins(c, "setp.eq.u32 %s, %s, 0", q.s, cur.s);
+    vyre_ptx_ins(c, "@%s bra GB%u_spin", q.s, n);
+    vyre_pbuf_printf(&c->body, "GB%u_wait:\n", n);
+    vyre_ptx_ins(c, "bar.sync 0");
+}
+
+/* One grid barrier; GS_ROUND also needs `next` (rounds after this one) and `max`, and
+ * returns the decision "run another round" as a predicate every thread holds. A
+ * barrier with an action takes two words: the last block to arrive (counter) runs the
+ * action while the others wait for the generation it then publishes. */
+static struct ptx_reg grid_sync(struct ptx_ctx *c, enum gs_action act, uint32_t decl,
+                                struct ptx_reg next, struct ptx_reg max) {
+    unsigned n = label(c);
+    if (act == GS_PLAIN) {
+        plain_sync(c, n);
+        return (struct ptx_reg){PTX_P, 0, ""};
+    }
+    const char *scr = c->gs_scr.s;
+    struct ptx_reg gen = vyre_ptx_reg(c, PTX_R), old = vyre_ptx_reg(c, PTX_R);
+    struct ptx_reg g2 = vyre_ptx_reg(c, PTX_R), last = vyre_ptx_reg(c, PTX_P);
+    struct ptx_reg nb1 = vyre_ptx_reg(c, PTX_R), q = vyre_ptx_reg(c, PTX_P);
+    struct ptx_reg dec = vyre_ptx_reg(c, PTX_R), cont = vyre_ptx_reg(c, PTX_P);
+    vyre_pbuf_printf(&c->body, "\t// grid barrier %u%s\n", n,
+                     act == GS_ZERO    ? " (converge entry: zero the flag)"
+                     : act == GS_ROUND ? " (converge round: read the flag)"
+                                       : "");
+    vyre_ptx_ins(c, "bar.sync 0");
+    vyre_ptx_ins(c, "@!%s bra GB%u_wait", c->gs_tid0.s, n);
+    vyre_ptx_ins(c, "ld.relaxed.gpu.global.u32 %s, [%s+%d]", gen.s, scr, GS_GEN);
+    vyre_ptx_ins(c, "fence.acq_rel.gpu");
+    vyre_ptx_ins(c, "atom.relaxed.gpu.global.add.u32 %s, [%s+%d], 1", old.s, scr, GS_COUNT);
+    vyre_ptx_ins(c, "sub.u32 %s, %s, 1", nb1.s, c->gs_nb.s);
+    vyre_ptx_ins(c, "setp.eq.u32 %s, %s, %s", last.s, old.s, nb1.s);
+    vyre_ptx_ins(c, "@!%s bra GB%u_spin", last.s, n);
+    vyre_ptx_ins(c, "fence.acq_rel.gpu");
+    vyre_ptx_ins(c, "st.relaxed.gpu.global.u32 [%s+%d], 0", scr, GS_COUNT);
+    if (act != GS_PLAIN) {
+        struct ptx_reg has;
+        flag_addr(c, decl, &has);
+        const char *fp = c->decl_ptr[decl].s;
+        if (act == GS_ZERO) {
+            vyre_ptx_ins(c, "@%s st.relaxed.gpu.global.u32 [%s], 0", has.s, fp);
+        } else {
+            struct ptx_reg f = vyre_ptx_reg(c, PTX_R), set = vyre_ptx_reg(c, PTX_P);
+            struct ptx_reg more = vyre_ptx_reg(c, PTX_P), r = vyre_ptx_reg(c, PTX_R);
+            vyre_ptx_ins(c, "mov.u32 %s, 0", f.s);
+            vyre_ptx_ins(c, "@%s ld.relaxed.gpu.global.u32 %s, [%s]", has.s, f.s, fp);
+            vyre_ptx_ins(c, "setp.ne.u32 %s, %s, 0", set.s, f.s);
+            vyre_ptx_ins(c, "setp.lt.and.u32 %s, %s, %s, %s", more.s, next.s, max.s, set.s);
+            vyre_ptx_ins(c, "@%s st.relaxed.gpu.global.u32 [%s], 0", more.s, fp);
+            vyre_ptx_ins(c, "selp.u32 %s, 1, 0, %s", dec.s, more.s);
+            vyre_ptx_ins(c, "st.relaxed.gpu.global.u32 [%s+%d], %s", scr, GS_DECISION, dec.s);
+            vyre_ptx_ins(c, "ld.relaxed.gpu.global.u32 %s, [%s+%d]", r.s, scr, GS_ROUNDS);
+            vyre_ptx_ins(c, "add.u32 %s, %s, 1", r.s, r.s);
+            vyre_ptx_ins(c, "st.relaxed.gpu.global.u32 [%s+%d], %s", scr, GS_ROUNDS, r.s);
+        }
+    }
+    vyre_ptx_ins(c, "add.u32 %s, %s, 1", g2.s, gen.s);
+    vyre_ptx_ins(c, "st.release.gpu.global.u32 [%s+%d], %s", scr, GS_GEN, g2.s);
+    vyre_ptx_ins(c, "bra GB%u_out", n);
+    vyre_pbuf_printf(&c->body, "GB%u_spin:\n", n);
+    vyre_ptx_ins(c, "ld.acquire.gpu.global.u32 %s, [%s+%d]", g2.s, scr, GS_GEN);
+    vyre_ptx_ins(c, "setp.eq.u32 %s, %s, %s", q.s, g2.s, gen.s);
+    vyre_ptx_ins(c, "@%s bra GB%u_spin", q.s, n);
+    vyre_pbuf_printf(&c->body, "GB%u_out:\n", n);
+    if (act == GS_ROUND) {
+        vyre_ptx_ins(c, "ld.relaxed.gpu.global.u32 %s, [%s+%d]", dec.s, scr, GS_DECISION);
+        vyre_ptx_ins(c, "st.shared.u32 [vy_word], %s", dec.s);
+    }
+    vyre_pbuf_printf(&c->body, "GB%u_wait:\n", n);
+    vyre_ptx_ins(c, "bar.sync 0");
+    if (act == GS_ROUND) {
+        vyre_ptx_ins(c, "ld.shared.u32 %s, [vy_word]", dec.s);
+        vyre_ptx_ins(c, "setp.ne.u32 %s, %s, 0", cont.s, dec.s);
+    }
+    return cont;
+}
+
+/* ---- sections ---------------------------------------------------------------------- */
+
+static void mark_expr(struct ptx_ctx *c, const struct vyre_expr *e, bool *used) {
+    if (!e) return;
+    if (e->kind == VYRE_EX_LOAD && c->p->decls[e->u.access.decl].kind == VYRE_DECL_SHARED)
+        used[e->u.access.decl] = true;
+    struct vyre_expr *ops[3];
+    unsigned n = vyre_expr_operands(e, ops);
+    for (unsigned i = 0; i < n; i++) mark_expr(c, ops[i], used);
+}
+
+static void mark_block(struct ptx_ctx *c, const struct vyre_block *b, uint32_t first,
+                       uint32_t count, bool *used) {
+    for (uint32_t i = first; i < first + count; i++) {
+        const struct vyre_stmt *s = b->items[i];
+        const struct vyre_expr *es[] = {s->value, s->index, s->expected, s->cond,
+                                        s->from,  s->to,    s->step};
+        for (size_t k = 0; k < sizeof es / sizeof es[0]; k++) mark_expr(c, es[k], used);
+        if ((s->kind == VYRE_ST_STORE || s->kind == VYRE_ST_ATOMIC) &&
+            c->p->decls[s->decl].kind == VYRE_DECL_SHARED)
+            used[s->decl] = true;
+        mark_block(c, &s->then_, 0, s->then_.count, used);
+        mark_block(c, &s->else_, 0, s->else_.count, used);
+    }
+}
+
+/* An if that no workgroup runs both branches of: its condition reads only wgid, wgsize,
+ * ngroups, params, len and literals, so every invocation of a workgroup takes the same
+ * branch (the megakernel's step dispatch is a chain of these). */
+static bool wg_uniform(const struct vyre_expr *e) {
+    if (!e) return true;
+    switch (e->kind) {
+    case VYRE_EX_NAME: return e->u.name.ref == VYRE_REF_PARAM;
+    case VYRE_EX_LOAD:
+    case VYRE_EX_SUBGROUP: return false;
+    case VYRE_EX_BUILTIN: return e->u.builtin.which != VYRE_GID && e->u.builtin.which != VYRE_LID;
+    default: break;
+    }
+    struct vyre_expr *ops[3];
+    unsigned n = vyre_expr_operands(e, ops);
+    for (unsigned k = 0; k < n; k++)
+        if (!wg_uniform(ops[k])) return false;
+    return true;
+}
+
+static bool exclusive_if(const struct vyre_stmt *s) {
+    return s->kind == VYRE_ST_IF && wg_uniform(s->cond);
+}
+
+/* Places the shared arrays in `place` that statements [first, first + count) of b use,
+ * from offset base; returns the end. An array used only inside one branch of an
+ * exclusive if shares space with the arrays of the other branch: no workgroup runs
+ * both, and the section zero-fills the whole window for each workgroup anyway. */
+static uint32_t region(struct ptx_ctx *c, const struct vyre_block *b, uint32_t first,
+                       uint32_t count, const bool *place, uint32_t base, unsigned depth) {
+    const vyre_program *p = c->p;
+    size_t nd = p->ndecls ? p->ndecls : 1u;
+    /* owner: 0 unused, 1 local, 2 + 2*i + branch for branch (0 then, 1 else) of item i */
+    uint32_t *owner = calloc(nd, sizeof *owner);
+    bool *u = calloc(nd, sizeof *u);
+    bool *sub = calloc(nd, sizeof *sub);
+    if (!owner || !u || !sub || depth > VYRE_MAX_NESTING) {
+        if (depth <= VYRE_MAX_NESTING) vyre_ptx_fail(c, VYRE_ERR_NOMEM, "ptx: out of memory");
+        free(owner);
+        free(u);
+        free(sub);
+        return base;
+    }
+    for (uint32_t i = first; i < first + count; i++) {
+        const struct vyre_stmt *s = b->items[i];
+        bool ex = exclusive_if(s);
+        for (int br = 0; br < (ex ? 2 : 1); br++) {
+            memset(u, 0, nd * sizeof *u);
+            if (ex) {
+                const struct vyre_block *blk = br ? &s->else_ : &s->then_;
+                mark_block(c, blk, 0, blk->count, u);
+            } else {
+                mark_block(c, b, i, 1, u);
+            }
+            uint32_t tag = ex ? 2u + 2u * (i - first) + (uint32_t)br : 1u;
+            for (uint32_t d = 0; d < p->ndecls; d++) {
+                if (!u[d] || !place[d]) continue;
+                if (owner[d] == 0) owner[d] = tag;
+                else if (owner[d] != tag) owner[d] = 1u;
+            }
+        }
+    }
+    uint32_t off = base;
+    for (uint32_t d = 0; d < p->ndecls; d++) {
+        if (owner[d] != 1u) continue;
+        off = (off + 7u) & ~7u;
+        c->gs_off[d] = off;
+        off += (uint32_t)(p->decls[d].count * vyre_type_size(p->decls[d].type));
+    }
+    for (uint32_t i = first; i < first + count; i++) {
+        const struct vyre_stmt *s = b->items[i];
+        if (!exclusive_if(s)) continue;
+        uint32_t end = off;
+        for (uint32_t br = 0; br < 2; br++) {
+            uint32_t tag = 2u + 2u * (i - first) + br;
+            bool any = false;
+            for (uint32_t d = 0; d < p->ndecls; d++) {
+                sub[d] = owner[d] == tag;
+                any |= sub[d];
+            }
+            if (!any) continue;
+            const struct vyre_block *blk = br ? &s->else_ : &s->then_;
+            uint32_t e = region(c, blk, 0, blk->count, sub, off, depth + 1);
+            if (e > end) end = e;
+        }
+        off = end;
+    }
+    free(owner);
+    free(u);
+    free(sub);
+    return off;
+}
+
+/* Lays out the shared arrays the section uses from offset 0 (8-byte aligned); returns
+ * the section's bytes. */
+static uint32_t layout(struct ptx_ctx *c, const struct vyre_block *b, uint32_t first,
+                       uint32_t count) {
+    const vyre_program *p = c->p;
+    bool *place = malloc((p->ndecls ? p->ndecls : 1u) * sizeof *place);
+    if (!place) {
+        vyre_ptx_fail(c, VYRE_ERR_NOMEM, "ptx: out of memory. Fix: free memory");
+        return 0;
+    }
+    for (uint32_t d = 0; d < p->ndecls; d++) place[d] = p->decls[d].kind == VYRE_DECL_SHARED;
+    uint32_t off = region(c, b, first, count, place, 0, 1);
+    free(place);
+    off = (off + 7u) & ~7u;
+    if (off > c->gs_smem) c->gs_smem = off;
+    return off;
+}
+
+struct ptx_reg vyre_ptx_grid_shared(struct ptx_ctx *c, uint32_t decl) {
+    struct ptx_reg r = vyre_ptx_reg(c, PTX_R);
+    vyre_ptx_ins(c, "mov.u32 %s, vy_smem", r.s);
+    if (c->gs_off[decl]) vyre_ptx_ins(c, "add.u32 %s, %s, %u", r.s, r.s, c->gs_off[decl]);
+    return r;
+}
+
+/* Shared memory of the section zeroed by the whole block, as at workgroup start. */
+static void zero_shared(struct ptx_ctx *c, uint32_t bytes, unsigned n) {
+    const uint32_t *w = c->p->workgroup;
+    uint32_t nthreads = w[0] * w[1] * w[2];
+    struct ptx_reg tx = vyre_ptx_reg(c, PTX_R), ty = vyre_ptx_reg(c, PTX_R);
+    struct ptx_reg tz = vyre_ptx_reg(c, PTX_R), i = vyre_ptx_reg(c, PTX_R);
+    struct ptx_reg a = vyre_ptx_reg(c, PTX_R), base = vyre_ptx_reg(c, PTX_R);
+    struct ptx_reg q = vyre_ptx_reg(c, PTX_P);
+    vyre_ptx_ins(c, "mov.u32 %s, %%tid.x", tx.s);
+    vyre_ptx_ins(c, "mov.u32 %s, %%tid.y", ty.s);
+    vyre_ptx_ins(c, "mov.u32 %s, %%tid.z", tz.s);
+    vyre_ptx_ins(c, "mad.lo.u32 %s, %s, %u, %s", i.s, tz.s, (unsigned)w[1], ty.s);
+    vyre_ptx_ins(c, "mad.lo.u32 %s, %s, %u, %s", i.s, i.s, (unsigned)w[0], tx.s);
+    vyre_ptx_ins(c, "mov.u32 %s, vy_smem", base.s);
+    vyre_pbuf_printf(&c->body, "GZ%u_loop:\n", n);
+    vyre_ptx_ins(c, "setp.ge.u32 %s, %s, %u", q.s, i.s, bytes / 4u);
+    vyre_ptx_ins(c, "@%s bra GZ%u_done", q.s, n);
+    vyre_ptx_ins(c, "mad.lo.u32 %s, %s, 4, %s", a.s, i.s, base.s);
+    vyre_ptx_ins(c, "st.shared.u32 [%s], 0", a.s);
+    vyre_ptx_ins(c, "add.u32 %s, %s, %u", i.s, i.s, nthreads);
+    vyre_ptx_ins(c, "bra GZ%u_loop", n);
+    vyre_pbuf_printf(&c->body, "GZ%u_done:\n", n);
+    vyre_ptx_ins(c, "bar.sync 0");
+}
+
+/* Statements [first, first + count) of b: a barrier if a section ran since the last
+ * one, then every virtual workgroup v = ctaid.x, ctaid.x + blocks, ... of the grid. */
+static void section(struct ptx_ctx *c, const struct vyre_block *b, uint32_t first, uint32_t count) {
+    unsigned n = label(c);
+    struct ptx_reg none = {PTX_R, 0, ""};
+    vyre_pbuf_printf(&c->body, "\t// section %u\n", n);
+    vyre_ptx_ins(c, "@!%s bra GS%u_go", c->gs_dirty.s, n);
+    grid_sync(c, GS_PLAIN, 0, none, none);
+    vyre_pbuf_printf(&c->body, "GS%u_go:\n", n);
+    vyre_ptx_ins(c, "setp.eq.u32 %s, %s, %s", c->gs_dirty.s, c->gs_nb.s, c->gs_nb.s); /* true */
+    uint32_t bytes = layout(c, b, first, count);
+    struct ptx_reg v = vyre_ptx_reg(c, PTX_RD), nb = vyre_ptx_reg(c, PTX_RD);
+    struct ptx_reg t = vyre_ptx_reg(c, PTX_RD), u = vyre_ptx_reg(c, PTX_RD);
+    struct ptx_reg k = vyre_ptx_reg(c, PTX_RD), q = vyre_ptx_reg(c, PTX_P);
+    struct ptx_reg cta = vyre_ptx_reg(c, PTX_R);
+    vyre_ptx_ins(c, "mov.u32 %s, %%ctaid.x", cta.s);
+    vyre_ptx_ins(c, "cvt.u64.u32 %s, %s", v.s, cta.s);
+    vyre_ptx_ins(c, "cvt.u64.u32 %s, %s", nb.s, c->gs_nb.s);
+    vyre_pbuf_printf(&c->body, "GS%u_loop:\n", n);
+    vyre_ptx_ins(c, "setp.ge.u64 %s, %s, %s", q.s, v.s, c->gs_nv.s);
+    vyre_ptx_ins(c, "@%s bra GS%u_done", q.s, n);
+    /* v = x + ngx * (y + ngy * z); a 1-D virtual grid needs no division */
+    vyre_ptx_ins(c, "@!%s bra GS%u_3d", c->gs_1d.s, n);
+    vyre_ptx_ins(c, "cvt.u32.u64 %s, %s", c->gs_wgid[0].s, v.s);
+    vyre_ptx_ins(c, "mov.u32 %s, 0", c->gs_wgid[1].s);
+    vyre_ptx_ins(c, "mov.u32 %s, 0", c->gs_wgid[2].s);
+    vyre_ptx_ins(c, "bra GS%u_ids", n);
+    vyre_pbuf_printf(&c->body, "GS%u_3d:\n", n);
+    vyre_ptx_ins(c, "cvt.u64.u32 %s, %s", k.s, c->gs_ng[0].s);
+    vyre_ptx_ins(c, "div.u64 %s, %s, %s", t.s, v.s, k.s);
+    vyre_ptx_ins(c, "rem.u64 %s, %s, %s", u.s, v.s, k.s);
+    vyre_ptx_ins(c, "cvt.u32.u64 %s, %s", c->gs_wgid[0].s, u.s);
+    vyre_ptx_ins(c, "cvt.u64.u32 %s, %s", k.s, c->gs_ng[1].s);
+    vyre_ptx_ins(c, "rem.u64 %s, %s, %s", u.s, t.s, k.s);
+    vyre_ptx_ins(c, "cvt.u32.u64 %s, %s", c->gs_wgid[1].s, u.s);
+    vyre_ptx_ins(c, "div.u64 %s, %s, %s", u.s, t.s, k.s);
+    vyre_ptx_ins(c, "cvt.u32.u64 %s, %s", c->gs_wgid[2].s, u.s);
+    vyre_pbuf_printf(&c->body, "GS%u_ids:\n", n);
+    if (bytes) zero_shared(c, bytes, n);
+    char saved[sizeof c->gs_ret];
+    memcpy(saved, c->gs_ret, sizeof saved);
+    snprintf(c->gs_ret, sizeof c->gs_ret, "GS%u_next", n);
+    c->in_section = true;
+    for (uint32_t i = first; i < first + count && c->st == VYRE_OK; i++)
+        vyre_ptx_stmt(c, b->items[i]);
+    c->in_section = false;
+    memcpy(c->gs_ret, saved, sizeof saved);
+    vyre_pbuf_printf(&c->body, "GS%u_next:\n", n);
+    /* the next virtual workgroup zero-fills the same window: wait for every reader */
+    if (bytes) vyre_ptx_ins(c, "bar.sync 0");
+    vyre_ptx_ins(c, "add.u64 %s, %s, %s", v.s, v.s, nb.s);
+    vyre_ptx_ins(c, "bra GS%u_loop", n);
+    vyre_pbuf_printf(&c->body, "GS%u_done:\n", n);
+}
+
+/* ---- grid statements ------------------------------------------------------------------ */
+
+static void converge(struct ptx_ctx *c, const struct vyre_stmt *s) {
+    unsigned n = label(c);
+    struct ptx_reg none = {PTX_R, 0, ""};
+    vyre_pbuf_printf(&c->body, "\t// converge %u\n", n);
+    struct ptx_reg max = vyre_ptx_reg(c, PTX_R), r = vyre_ptx_reg(c, PTX_R);
+    struct ptx_reg next = vyre_ptx_reg(c, PTX_R), q = vyre_ptx_reg(c, PTX_P);
+    struct ptx_reg m = vyre_ptx_expr(c, s->value); /* once, before the loop */
+    vyre_ptx_ins(c, "mov.u32 %s, %s", max.s, m.s);
+    grid_sync(c, GS_ZERO, s->decl, none, none);
+    vyre_ptx_ins(c, "setp.ne.u32 %s, %s, %s", c->gs_dirty.s, max.s, max.s); /* false */
+    vyre_ptx_ins(c, "mov.u32 %s, 0", r.s);
+    vyre_pbuf_printf(&c->body, "GC%u_top:\n", n);
+    vyre_ptx_ins(c, "setp.ge.u32 %s, %s, %s", q.s, r.s, max.s);
+    vyre_ptx_ins(c, "@%s bra GC%u_end", q.s, n);
+    vyre_ptx_grid_block(c, &s->then_);
+    vyre_ptx_ins(c, "add.u32 %s, %s, 1", next.s, r.s);
+    struct ptx_reg cont = grid_sync(c, GS_ROUND, s->decl, next, max);
+    vyre_ptx_ins(c, "mov.u32 %s, %s", r.s, next.s);
+    vyre_ptx_ins(c, "setp.ne.u32 %s, %s, %s", c->gs_dirty.s, max.s, max.s);
+    vyre_ptx_ins(c, "@%s bra GC%u_top", cont.s, n);
+    vyre_pbuf_printf(&c->body, "GC%u_end:\n", n);
+}
+
+void vyre_ptx_grid_stmt(struct ptx_ctx *c, const struct vyre_stmt *s) {
+    if (s->kind == VYRE_ST_CONVERGE) converge(c, s);
+    /* grid_barrier: only a boundary; the next section pays the barrier if needed */
+}
+
+void vyre_ptx_grid_block(struct ptx_ctx *c, const struct vyre_block *b) {
+    uint32_t i = 0;
+    while (i < b->count && c->st == VYRE_OK) {
+        const struct vyre_stmt *s = b->items[i];
+        if (s->grid) {
+            vyre_ptx_stmt(c, s); /* grid if/for emit their blocks back through here */
+            i++;
+            continue;
+        }
+        uint32_t j = i;
+        while (j < b->count && !b->items[j]->grid) j++;
+        section(c, b, i, j - i);
+        i = j;
+    }
+}
+
+bool vyre_ptx_grid_builtin(struct ptx_ctx *c, const struct vyre_expr *e, struct ptx_reg *out) {
+    unsigned ax = e->u.builtin.axis % 3u;
+    switch (e->u.builtin.which) {
+    case VYRE_WGID: *out = c->gs_wgid[ax]; return true;
+    case VYRE_NGROUPS: *out = c->gs_ng[ax]; return true;
+    case VYRE_GID: {
+        static const char name[3] = {'x', 'y', 'z'};
+        struct ptx_reg n = vyre_ptx_reg(c, PTX_R), t = vyre_ptx_reg(c, PTX_R);
+        struct ptx_reg d = vyre_ptx_reg(c, PTX_R);
+        vyre_ptx_ins(c, "mov.u32 %s, %%ntid.%c", n.s, name[ax]);
+        vyre_ptx_ins(c, "mov.u32 %s, %%tid.%c", t.s, name[ax]);
+        vyre_ptx_ins(c, "mad.lo.u32 %s, %s, %s, %s", d.s, c->gs_wgid[ax].s, n.s, t.s);
+        *out = d;
+        return true;
+    }
+    default: return false;
+    }
+}

@@ -1,0 +1,670 @@
+/* lmega.c — grid statements and megakernels in Lua (docs/GRID.md): k:rounds(),
+ * be:grid_sync([mode]), be:plan(steps, opts) and be:megakernel(steps, opts).
+ *
+ * A megakernel takes the steps be:sequence takes, identifies the bound Buffers (one id
+ * per object, however many names bind it), and has libvyre (vyre_mega.h) plan the
+ * layers and compose one program with grid statements. That program runs like any
+ * other on either backend: the reference interpreter, or the CUDA runtime in the mode
+ * the policy picked (cooperative persistent kernel or host split). Plans live in a C
+ * cache keyed by the step programs, the binding shape, the options, the device and a
+ * size bucket (hits, misses and evictions are in be:stats()); the compiled kernels of
+ * composed programs live in a table per backend that be:trim() empties. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbackend.h"
+#include "lvyre_box.h"
+#include "vyre_mega.h"
+
+#define PLAN_CACHE 64
+#define MODE_LEN 16
+#define REASON_LEN 240
+
+/* ---- the plan cache (C, process-wide) ----------------------------------------------- */
+
+struct plan_entry {
+    uint64_t key, last_use;
+    struct vyre_mega *m;
+    char mode[MODE_LEN];
+    char reason[REASON_LEN];
+};
+
+static struct {
+    struct plan_entry e[PLAN_CACHE];
+    uint64_t tick, hits, misses, evictions;
+} plans;
+
+static struct plan_entry *plan_find(uint64_t key) {
+    for (int i = 0; i < PLAN_CACHE; i++)
+        if (plans.e[i].m && plans.e[i].key == key) {
+            plans.e[i].last_use = ++plans.tick;
+            plans.hits++;
+            return &plans.e[i];
+        }
+    plans.misses++;
+    return NULL;
+}
+
+/* Takes ownership of m. */
+static struct plan_entry *plan_put(uint64_t key, struct vyre_mega *m) {
+    struct plan_entry *slot = &plans.e[0];
+    for (int i = 0; i < PLAN_CACHE; i++) {
+        if (!plans.e[i].m) {
+            slot = &plans.e[i];
+            break;
+        }
+        if (plans.e[i].last_use < slot->last_use) slot = &plans.e[i];
+    }
+    if (slot->m) {
+        vyre_mega_free(slot->m);
+        plans.evictions++;
+    }
+    memset(slot, 0, sizeof *slot);
+    slot->key = key;
+    slot->m = m;
+    slot->last_use = ++plans.tick;
+    return slot;
+}
+
+/* ---- reading the steps ------------------------------------------------------------------- */
+
+struct mopts {
+    lua_Integer prefix, times, max;
+    bool converge, timed;
+    struct lvyre_buffer *flag;
+    const char *grid_sync; /* NULL: the policy decides */
+};
+
+static void read_mopts(lua_State *L, int idx, struct mopts *o, const char *fname) {
+    memset(o, 0, sizeof *o);
+    o->times = 1;
+    if (lua_isnoneornil(L, idx)) return;
+    if (!lua_istable(L, idx))
+        luaL_error(L, "%s: opts must be a table (got %s). Fix: {times = 10}", fname,
+                   luaL_typename(L, idx));
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+        if (strcmp(k, "prefix") == 0 || strcmp(k, "times") == 0) {
+            int isnum = 0;
+            lua_Integer v = lua_tointegerx(L, -1, &isnum);
+            if (!isnum || v < 0 || v > (lua_Integer)UINT32_MAX)
+                luaL_error(L, "%s: opts.%s must be an integer >= 0. Fix: {times = 10}", fname, k);
+            *(k[0] == 'p' ? &o->prefix : &o->times) = v;
+        } else if (strcmp(k, "timed") == 0) {
+            o->timed = lua_toboolean(L, -1);
+        } else if (strcmp(k, "grid_sync") == 0) {
+            enum vyre_cuda_grid_sync m;
+            o->grid_sync = lua_tostring(L, -1);
+            if (!o->grid_sync || !vyre_cuda_grid_sync_from_name(o->grid_sync, &m))
+                luaL_error(L,
+                           "%s: opts.grid_sync must be \"auto\", \"cooperative\" or \"split\". "
+                           "Fix: {grid_sync = \"split\"}",
+                           fname);
+        } else if (strcmp(k, "converge") == 0) {
+            if (!lua_istable(L, -1))
+                luaL_error(L,
+                           "%s: opts.converge must be {flag = buffer, max = N}. Fix: "
+                           "{converge = {flag = changed, max = 1000}}",
+                           fname);
+            lua_getfield(L, -1, "flag");
+            o->flag = lvyre_testbuffer(L, -1);
+            lua_getfield(L, -2, "max");
+            int isnum = 0;
+            o->max = lua_tointegerx(L, -1, &isnum);
+            if (!o->flag || !o->flag->live)
+                luaL_error(L,
+                           "%s: opts.converge.flag must be a live Buffer. Fix: {converge = "
+                           "{flag = be:buffer('u32', 1), max = 1000}}",
+                           fname);
+            if (!isnum || o->max < 0 || o->max > (lua_Integer)UINT32_MAX)
+                luaL_error(L,
+                           "%s: opts.converge.max must be an integer >= 0. Fix: {converge = "
+                           "{flag = flag, max = 1000}}",
+                           fname);
+            lua_pop(L, 2);
+            o->converge = true;
+        } else {
+            luaL_error(L,
+                       "%s: unknown option '%s'. Fix: a megakernel takes prefix, times, "
+                       "converge, timed and grid_sync",
+                       fname, luaL_tolstring(L, -2, NULL));
+        }
+        lua_pop(L, 1);
+    }
+    if (o->converge && o->times != 1)
+        luaL_error(L,
+                   "%s: opts.times and opts.converge exclude each other. Fix: converge "
+                   "repeats the steps itself (at most converge.max rounds)",
+                   fname);
+}
+
+/* What be:plan and be:megakernel share: the steps, their buffers by identity, the plan. */
+struct mcall {
+    struct lvyre_backend *be;
+    struct lvyre_step *steps;
+    size_t n;
+    struct lvyre_buffer **ids; /* distinct Buffers, in order of first binding */
+    const char **id_names;     /* the first name each is bound under */
+    uint32_t nids, flag_id;
+    struct vyre_mega_step *ms;
+    const vyre_bits **sp;
+    struct mopts o;
+    struct plan_entry *plan;
+    bool cached;
+    uint64_t bytes_per_round, total_groups;
+};
+
+static uint32_t buffer_id(struct mcall *c, struct lvyre_buffer *b, const char *name) {
+    for (uint32_t i = 0; i < c->nids; i++)
+        if (c->ids[i] == b) return i;
+    c->ids[c->nids] = b;
+    c->id_names[c->nids] = name;
+    return c->nids++;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+    for (int i = 0; i < 8; i++) h = (h ^ ((v >> (8 * i)) & 0xFFu)) * 0x100000001B3ull;
+    return h;
+}
+
+static unsigned bit_length(uint64_t v) {
+    unsigned n = 0;
+    while (v) {
+        n++;
+        v >>= 1;
+    }
+    return n;
+}
+
+static void read_call(lua_State *L, struct mcall *c, const char *fname) {
+    c->be = lvyre_checkbackend(L, 1, fname);
+    lua_settop(L, 3);
+    read_mopts(L, 3, &c->o, fname);
+    c->steps = lvyre_read_steps(L, 2, c->be, &c->n, fname);
+    if (c->n == 0)
+        luaL_error(L, "%s: no steps. Fix: pass at least one {kernel, args, opts}", fname);
+    if ((size_t)c->o.prefix > c->n)
+        luaL_error(L, "%s: prefix %d is longer than the %d steps. Fix: prefix <= #steps", fname,
+                   (int)c->o.prefix, (int)c->n);
+    if (c->o.flag && c->o.flag->be != c->be)
+        luaL_error(L,
+                   "%s: opts.converge.flag belongs to another backend object. Fix: make it "
+                   "with this backend's be:buffer",
+                   fname);
+    size_t most = c->n * VYRE_MAX_BUFFERS + 1;
+    c->ids = vyre_lua_scratch(L, most * sizeof *c->ids);
+    c->id_names = vyre_lua_scratch(L, most * sizeof *c->id_names);
+    c->ms = vyre_lua_scratch(L, c->n * sizeof *c->ms);
+    c->sp = vyre_lua_scratch(L, c->n * sizeof *c->sp);
+    uint32_t *bind = vyre_lua_scratch(L, most * sizeof *bind);
+    uint64_t key = 0xCBF29CE484222325ull;
+    for (size_t j = 0; j < c->n; j++) {
+        struct lvyre_step *s = &c->steps[j];
+        const struct lvyre_layout *lay = s->k->lay;
+        vyre_program *p = lvyre_kernel_program(L, s->k, fname);
+        struct vyre_mega_step *m = &c->ms[j];
+        m->program = p;
+        m->buffers = bind + j * VYRE_MAX_BUFFERS;
+        for (uint32_t i = 0; i < lay->nbuffers; i++) {
+            const struct lvyre_decl *d = lvyre_layout_slot(lay, VYRE_DECL_BUFFER, i);
+            bind[j * VYRE_MAX_BUFFERS + i] = buffer_id(c, s->b.buf[i], d->name);
+            key = mix(key, bind[j * VYRE_MAX_BUFFERS + i]);
+        }
+        if (s->b.empty) memset(m->grid, 0, sizeof m->grid);
+        else lvyre_kernel_grid(L, s->k, &s->b, m->grid, fname);
+        c->sp[j] = s->b.params;
+        uint64_t groups = (uint64_t)m->grid[0] * m->grid[1] * m->grid[2];
+        c->total_groups += groups;
+        key = mix(mix(key, vyre_program_hash(p)), 0xA5A5u + j);
+        if ((size_t)j >= (size_t)c->o.prefix)
+            for (uint32_t i = 0; i < lay->nbuffers; i++)
+                c->bytes_per_round += s->b.buf[i]->count * vyre_type_size(s->b.buf[i]->type);
+    }
+    c->flag_id = c->o.flag ? buffer_id(c, c->o.flag, "flag") : 0;
+    key = mix(key, (uint64_t)c->o.prefix);
+    key = mix(key, c->o.converge ? 2u + c->flag_id * 4u : (c->o.times != 1 ? 1u : 0u));
+    key = mix(key, (uint64_t)c->be->kind * 1000u + (uint64_t)c->be->ordinal);
+    key = mix(key, bit_length(c->total_groups));
+    key = mix(key, c->o.grid_sync ? (uint64_t)(unsigned char)c->o.grid_sync[0] : 0u);
+    c->plan = plan_find(key);
+    c->cached = c->plan != NULL;
+    if (c->plan) return;
+    enum vyre_type *types = vyre_lua_scratch(L, (c->nids + 1) * sizeof *types);
+    for (uint32_t i = 0; i < c->nids; i++) types[i] = c->ids[i]->type;
+    struct vyre_mega_options mo = {(uint32_t)c->o.prefix, c->o.times != 1, c->o.converge,
+                                   c->flag_id};
+    struct vyre_mega *m = NULL;
+    struct vyre_error err;
+    if (vyre_mega_build(c->ms, (uint32_t)c->n, c->nids, types, &mo, &m, &err) != VYRE_OK)
+        vyre_lua_raise(L, fname, &err);
+    c->plan = plan_put(key, m);
+}
+
+/* ---- the composed program's kernel (one per backend and composition) ---------------------- */
+
+static const char KERNELS[] = "vyre.megakernel.kernels"; /* registry: backend -> {key -> K} */
+
+/* Pushes the Kernel of the plan's composed program for this backend. */
+static struct lvyre_kernel *plan_kernel(lua_State *L, struct mcall *c, const char *fname) {
+    if (luaL_getsubtable(L, LUA_REGISTRYINDEX, KERNELS)) { /* ephemeron: backend -> table */
+    } else {
+        lua_createtable(L, 0, 1);
+        lua_pushliteral(L, "k");
+        lua_setfield(L, -2, "__mode");
+        lua_setmetatable(L, -2);
+    }
+    lua_pushvalue(L, 1);
+    if (lua_rawget(L, -2) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, 1);
+        lua_pushvalue(L, -2);
+        lua_rawset(L, -4);
+    }
+    char hex[24];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)c->plan->m->key);
+    if (lua_getfield(L, -1, hex) == LUA_TUSERDATA) {
+        struct lvyre_kernel *k = lua_touserdata(L, -1);
+        if (k->live) return k;
+    }
+    lua_pop(L, 1);
+    /* a Program of its own: the cache may evict the plan while the kernel lives */
+    char *text = NULL;
+    size_t len = 0;
+    if (vyre_text_print(c->plan->m->program, &text, &len) != VYRE_OK)
+        luaL_error(L, "%s: out of memory. Fix: free memory", fname);
+    struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
+    lp->p = NULL;
+    lp->warned_grid = false;
+    luaL_setmetatable(L, "vyre.Program");
+    struct vyre_error err;
+    enum vyre_status st = vyre_text_parse(text, len, &lp->p, &err);
+    vyre_free(text);
+    if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    struct lvyre_kernel *k = lvyre_compile(L, 1, -1, fname);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -4, hex);
+    return k;
+}
+
+/* ---- the mode ------------------------------------------------------------------------------- */
+
+struct geometry {
+    int per_sm, sms;
+    bool cooperative;
+    uint32_t blocks, threads, groups[3];
+};
+
+static void measure(lua_State *L, struct mcall *c, struct lvyre_kernel *k, vyre_bits *params,
+                    struct geometry *g, const char *fname) {
+    struct vyre_error err;
+    memset(g, 0, sizeof *g);
+    const struct vyre_mega *m = c->plan->m;
+    if (vyre_mega_args(m, c->ms, c->sp, (uint32_t)c->o.times, (uint32_t)c->o.max, params, g->groups,
+                       &err) != VYRE_OK)
+        vyre_lua_raise(L, fname, &err);
+    g->threads = m->workgroup[0] * m->workgroup[1] * m->workgroup[2];
+    if (c->be->kind != LVYRE_CUDA) return;
+    struct vyre_cuda_info info;
+    if (vyre_cuda_device_info(c->be->dev, &info, &err) != VYRE_OK ||
+        vyre_cuda_kernel_occupancy(k->cu, &g->per_sm, &g->cooperative, &err) != VYRE_OK)
+        vyre_lua_raise(L, fname, &err);
+    g->sms = info.multiprocessors;
+    uint64_t most = (uint64_t)g->per_sm * (uint64_t)g->sms;
+    g->blocks = (uint32_t)(most < g->groups[0] ? most : g->groups[0]);
+}
+
+static void set_int(lua_State *L, const char *k, lua_Integer v) {
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, k);
+}
+
+/* Pushes the facts a policy decides from. */
+static void push_facts(lua_State *L, const struct mcall *c, const struct geometry *g) {
+    const struct vyre_mega *m = c->plan->m;
+    lua_createtable(L, 0, 16);
+    lua_pushstring(L, c->be->kind == LVYRE_CUDA ? "cuda" : "reference");
+    lua_setfield(L, -2, "backend");
+    lua_pushboolean(L, g->cooperative);
+    lua_setfield(L, -2, "cooperative");
+    set_int(L, "per_sm", g->per_sm);
+    if (g->sms > 0) set_int(L, "sms", g->sms); /* else the policy takes the profile's */
+    set_int(L, "blocks", g->blocks);
+    set_int(L, "threads", g->threads);
+    set_int(L, "virtual_workgroups", g->groups[0]);
+    set_int(L, "steps", (lua_Integer)c->n);
+    set_int(L, "layers", m->nlayers);
+    set_int(L, "barriers", m->nlayers ? m->nlayers - 1 : 0);
+    set_int(L, "rounds", c->o.converge ? c->o.max : c->o.times);
+    /* the names vyre.policy reads (docs/PLANNERS.md §2) */
+    lua_pushboolean(L, c->be->kind == LVYRE_CUDA && g->cooperative && g->per_sm > 0);
+    lua_setfield(L, -2, "fits");
+    if (g->per_sm > 0) set_int(L, "blocks_per_sm", g->per_sm);
+    if (c->o.converge) set_int(L, "max_rounds", c->o.max > 0 ? c->o.max : 1);
+    else set_int(L, "times", c->o.times > 0 ? c->o.times : 1);
+    lua_pushboolean(L, c->o.converge);
+    lua_setfield(L, -2, "converge");
+    set_int(L, "bytes_per_round", (lua_Integer)c->bytes_per_round);
+    if (c->o.grid_sync) {
+        lua_pushstring(L, c->o.grid_sync);
+        lua_setfield(L, -2, "grid_sync");
+    }
+}
+
+static bool valid_mode(const char *m) {
+    return m && (strcmp(m, "cooperative") == 0 || strcmp(m, "graph") == 0 ||
+                 strcmp(m, "host_loop") == 0);
+}
+
+/* The mode: opts.grid_sync if given, else vyre.policy.megakernel(facts) when that module
+ * exists, else the built-in rule. The facts table is at facts_idx. */
+static void choose(lua_State *L, struct mcall *c, const struct geometry *g, int facts_idx,
+                   const char *fname) {
+    struct plan_entry *e = c->plan;
+    bool can = c->be->kind == LVYRE_CUDA && g->cooperative && g->per_sm > 0;
+    const char *mode = NULL, *why = NULL;
+    if (c->o.grid_sync && strcmp(c->o.grid_sync, "auto") != 0) {
+        bool coop = strcmp(c->o.grid_sync, "cooperative") == 0;
+        mode = coop ? "cooperative" : "host_loop";
+        why = coop ? "forced by opts.grid_sync" : "forced by opts.grid_sync (host split)";
+    } else {
+        lua_getglobal(L, "require");
+        lua_pushliteral(L, "vyre.policy");
+        /* vyre.policy.decide(facts) calls the current vyre.policy.megakernel (the user's
+         * if replaced), fills costs from the profile and refuses an impossible answer */
+        if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1) &&
+            lua_getfield(L, -1, "decide") == LUA_TFUNCTION) {
+            lua_pushvalue(L, facts_idx);
+            lua_call(L, 1, 1);
+            if (!lua_istable(L, -1) || lua_getfield(L, -1, "mode") != LUA_TSTRING ||
+                !valid_mode(lua_tostring(L, -1)))
+                luaL_error(L,
+                           "%s: vyre.policy.megakernel returned no mode. Fix: return {mode = "
+                           "\"cooperative\" | \"graph\" | \"host_loop\", reason = \"...\"}",
+                           fname);
+            snprintf(e->mode, sizeof e->mode, "%s", lua_tostring(L, -1));
+            lua_getfield(L, -2, "reason");
+            snprintf(e->reason, sizeof e->reason, "vyre.policy: %s",
+                     lua_isstring(L, -1) ? lua_tostring(L, -1) : "(no reason given)");
+            lua_settop(L, facts_idx);
+        } else {
+            lua_settop(L, facts_idx);
+        }
+    }
+    if (!e->mode[0] && !mode) {
+        if (c->be->kind != LVYRE_CUDA) {
+            mode = "host_loop";
+            why = "the reference interpreter runs the sections one after another";
+        } else if (can) {
+            mode = "cooperative";
+            why = "cooperative launch: every block co-resident, grid barriers on the device";
+        } else {
+            mode = "host_loop";
+            why = !g->cooperative ? "the device has no cooperative launch"
+                                  : "the driver reports 0 co-resident blocks of this kernel";
+        }
+    }
+    if (mode) {
+        snprintf(e->mode, sizeof e->mode, "%s", mode);
+        snprintf(e->reason, sizeof e->reason, "%s", why);
+    }
+    if (strcmp(e->mode, "cooperative") == 0 && c->be->kind == LVYRE_CUDA && !can) {
+        if (c->o.grid_sync && strcmp(c->o.grid_sync, "cooperative") == 0)
+            luaL_error(L,
+                       "%s: opts.grid_sync = \"cooperative\", but this kernel cannot run "
+                       "cooperatively here (%s). Fix: use grid_sync = \"split\" or \"auto\"",
+                       fname, !g->cooperative ? "no cooperative launch" : "0 blocks per SM");
+        snprintf(e->mode, sizeof e->mode, "host_loop");
+        snprintf(e->reason, sizeof e->reason, "cooperative was chosen but cannot run here");
+    }
+    if (strcmp(e->mode, "graph") == 0) {
+        size_t l = strlen(e->reason);
+        snprintf(e->reason + l, sizeof e->reason - l, "%s",
+                 "; graph mode runs as the host split (one kernel per layer) in this build");
+    }
+}
+
+/* The name step j binds buffer id under (its first such declaration). */
+static const char *buffer_name(const struct mcall *c, uint32_t j, uint32_t id) {
+    const struct lvyre_layout *lay = c->steps[j].k->lay;
+    for (uint32_t i = 0; i < lay->nbuffers; i++)
+        if (c->ms[j].buffers[i] == id) return lvyre_layout_slot(lay, VYRE_DECL_BUFFER, i)->name;
+    return id < c->nids ? c->id_names[id] : "?";
+}
+
+static void push_plan(lua_State *L, const struct mcall *c, const struct geometry *g,
+                      int facts_idx) {
+    const struct vyre_mega *m = c->plan->m;
+    lua_createtable(L, 0, 16);
+    lua_pushstring(L, c->plan->mode);
+    lua_setfield(L, -2, "mode");
+    lua_pushstring(L, c->plan->reason);
+    lua_setfield(L, -2, "reason");
+    lua_createtable(L, (int)m->nlayers, 0);
+    for (uint32_t l = 0; l < m->nlayers; l++) {
+        lua_createtable(L, 0, 1);
+        lua_newtable(L);
+        int k = 0;
+        for (uint32_t j = 0; j < m->nsteps; j++)
+            if (m->layer[j] == l) {
+                lua_pushinteger(L, (lua_Integer)j + 1);
+                lua_rawseti(L, -2, ++k);
+            }
+        lua_setfield(L, -2, "steps");
+        lua_rawseti(L, -2, (lua_Integer)l + 1);
+    }
+    lua_setfield(L, -2, "layers");
+    lua_createtable(L, (int)m->nbarriers, 0);
+    for (uint32_t i = 0; i < m->nbarriers; i++) {
+        const struct vyre_mega_dep *d = &m->barriers[i];
+        lua_createtable(L, 0, 5);
+        set_int(L, "after_layer", (lua_Integer)m->after_layer[i] + 1);
+        lua_pushstring(L, vyre_mega_dep_name(d->kind));
+        lua_setfield(L, -2, "kind");
+        lua_pushstring(L, buffer_name(c, d->to, d->buffer));
+        lua_setfield(L, -2, "buffer");
+        set_int(L, "from", (lua_Integer)d->from + 1);
+        set_int(L, "to", (lua_Integer)d->to + 1);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "barriers");
+    lua_createtable(L, 0, 4);
+    set_int(L, "blocks", g->blocks);
+    set_int(L, "per_sm", g->per_sm);
+    if (g->sms > 0) set_int(L, "sms", g->sms); /* else the policy takes the profile's */
+    set_int(L, "threads", g->threads);
+    set_int(L, "virtual_workgroups", g->groups[0]);
+    lua_setfield(L, -2, "grid");
+    set_int(L, "occupancy", g->per_sm);
+    set_int(L, "bytes_per_round", (lua_Integer)c->bytes_per_round);
+    lua_createtable(L, 3, 0);
+    for (int a = 0; a < 3; a++) {
+        lua_pushinteger(L, m->workgroup[a]);
+        lua_rawseti(L, -2, a + 1);
+    }
+    lua_setfield(L, -2, "workgroup");
+    set_int(L, "remapped", m->remapped);
+    lua_pushboolean(L, c->cached);
+    lua_setfield(L, -2, "cached");
+    char hex[24];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)m->key);
+    lua_pushstring(L, hex);
+    lua_setfield(L, -2, "program_hash");
+    void **box = vyre_lua_newbox(L); /* frees the text if pushing it raises */
+    if (vyre_text_print(m->program, (char **)box, NULL) == VYRE_OK) {
+        lua_pushstring(L, (const char *)*box);
+        lua_setfield(L, -3, "text");
+    }
+    vyre_lua_box_release(box);
+    lua_pop(L, 1);
+    lua_pushvalue(L, facts_idx);
+    lua_setfield(L, -2, "facts");
+    /* plan:dot() and a readable tostring (lua/vyre/plan_view.lua), when it loads */
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "vyre.plan_view");
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1) &&
+        lua_getfield(L, -1, "attach") == LUA_TFUNCTION) {
+        lua_pushvalue(L, -3); /* the plan */
+        lua_call(L, 1, 0);
+        lua_pop(L, 1);
+    } else {
+        lua_pop(L, 1);
+    }
+}
+
+/* Everything up to the mode; leaves the Kernel and the facts on the stack. */
+static struct lvyre_kernel *prepare(lua_State *L, struct mcall *c, vyre_bits *params,
+                                    struct geometry *g, int *facts_idx, const char *fname) {
+    read_call(L, c, fname);
+    struct lvyre_kernel *k = plan_kernel(L, c, fname);
+    measure(L, c, k, params, g, fname);
+    push_facts(L, c, g);
+    *facts_idx = lua_gettop(L);
+    /* the composition is cached; the mode is decided afresh (the policy may change) */
+    c->plan->mode[0] = c->plan->reason[0] = '\0';
+    choose(L, c, g, *facts_idx, fname);
+    return k;
+}
+
+/* ---- Lua functions ------------------------------------------------------------------------ */
+
+/* be:plan(steps, opts) -> {mode, reason, layers, barriers, grid, occupancy, bytes_per_round,
+ * workgroup, remapped, cached, program_hash, facts}; nothing runs. */
+int lvyre_backend_plan(lua_State *L) {
+    const char *fname = "vyre.Backend:plan";
+    struct mcall c;
+    memset(&c, 0, sizeof c);
+    struct geometry g;
+    vyre_bits params[VYRE_MAX_PARAMS];
+    int facts;
+    prepare(L, &c, params, &g, &facts, fname);
+    push_plan(L, &c, &g, facts);
+    return 1;
+}
+
+/* be:megakernel(steps, {prefix, times | converge = {flag, max}, timed, grid_sync}) ->
+ * rounds [, timing]: the steps as one program with grid barriers between dependent
+ * layers; the results are those of be:sequence(steps, {prefix, times}). */
+int lvyre_backend_megakernel(lua_State *L) {
+    const char *fname = "vyre.Backend:megakernel";
+    struct mcall c;
+    memset(&c, 0, sizeof c);
+    struct geometry g;
+    vyre_bits params[VYRE_MAX_PARAMS];
+    int facts;
+    struct lvyre_kernel *k = prepare(L, &c, params, &g, &facts, fname);
+    struct lvyre_bound *b = vyre_lua_scratch(L, sizeof *b);
+    for (uint32_t i = 0; i < c.nids; i++) b->buf[i] = c.ids[i];
+    memcpy(b->params, params, sizeof params);
+    b->has_grid = true;
+    memcpy(b->grid, g.groups, sizeof b->grid);
+    struct vyre_cuda_timing t = {0, 0, 0, 0};
+    uint64_t rounds = 0;
+    struct vyre_error err;
+    if (c.be->kind == LVYRE_CUDA) {
+        vyre_cuda_device *d = lvyre_cuda_device(L, c.be, fname);
+        enum vyre_cuda_grid_sync saved = vyre_cuda_grid_sync(d);
+        vyre_cuda_set_grid_sync(d, strcmp(c.plan->mode, "cooperative") == 0 ? VYRE_GRID_COOPERATIVE
+                                                                            : VYRE_GRID_SPLIT);
+        vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
+        struct vyre_cuda_step step = {k->cu, {0}};
+        lvyre_cuda_args(k, b, bufs, &step.args);
+        enum vyre_status st = vyre_cuda_sequence(d, &step, 1, 1, 0, NULL, 0, &t, &err);
+        vyre_cuda_set_grid_sync(d, saved);
+        if (st == VYRE_OK) st = vyre_cuda_kernel_rounds(k->cu, &rounds, &err);
+        if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
+    } else {
+        uint64_t t0 = lvyre_now_ns();
+        lvyre_kernel_run(L, k, b, fname);
+        t.wall_ns = t.device_ns = t.enqueue_ns = lvyre_now_ns() - t0;
+        rounds = k->rounds;
+    }
+    if (!c.o.converge) rounds = (uint64_t)c.o.times; /* rounds of a times-loop: times */
+    lua_pushinteger(L, (lua_Integer)rounds);
+    if (!c.o.timed) return 1;
+    lvyre_pushtiming(L, &t);
+    lua_pushstring(L, c.plan->mode);
+    lua_setfield(L, -2, "mode");
+    return 2;
+}
+
+/* k:rounds() -> the rounds the converge loops of the kernel's last launch ran (waits for
+ * the device after a cooperative launch). */
+int lvyre_kernel_rounds(lua_State *L) {
+    const char *fname = "vyre.Kernel:rounds";
+    struct lvyre_kernel *k = lvyre_checkkernel(L, 1, fname);
+    uint64_t r = k->rounds;
+    struct vyre_error err;
+    if (k->be->kind == LVYRE_CUDA && vyre_cuda_kernel_rounds(k->cu, &r, &err) != VYRE_OK)
+        return vyre_lua_raise(L, fname, &err);
+    lua_pushinteger(L, (lua_Integer)r);
+    return 1;
+}
+
+/* k:occupancy() -> blocks per SM the driver allows (0 on the reference), whether the
+ * device has cooperative launch, how the kernel's last launch ran ("cooperative",
+ * "split", "none" before any, "plain" without grid statements; "reference") and with
+ * how many blocks (cooperative). */
+int lvyre_kernel_occupancy(lua_State *L) {
+    const char *fname = "vyre.Kernel:occupancy";
+    struct lvyre_kernel *k = lvyre_checkkernel(L, 1, fname);
+    int per_sm = 0;
+    bool coop = false;
+    const char *mode = "reference";
+    uint32_t blocks = 0;
+    struct vyre_error err;
+    if (k->be->kind == LVYRE_CUDA) {
+        if (vyre_cuda_kernel_occupancy(k->cu, &per_sm, &coop, &err) != VYRE_OK)
+            return vyre_lua_raise(L, fname, &err);
+        mode = vyre_cuda_kernel_grid_mode(k->cu, &blocks);
+    }
+    lua_pushinteger(L, per_sm);
+    lua_pushboolean(L, coop);
+    lua_pushstring(L, mode);
+    lua_pushinteger(L, blocks);
+    return 4;
+}
+
+/* be:grid_sync([mode]) -> the mode before ("auto", "cooperative" or "split"): how programs
+ * with grid statements run on this backend (the reference records it; it runs them the
+ * one way it has). */
+int lvyre_backend_grid_sync(lua_State *L) {
+    const char *fname = "vyre.Backend:grid_sync";
+    struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
+    lua_settop(L, 2);
+    enum vyre_cuda_grid_sync old = be->kind == LVYRE_CUDA
+                                       ? vyre_cuda_grid_sync(lvyre_cuda_device(L, be, fname))
+                                       : (enum vyre_cuda_grid_sync)be->grid_sync;
+    lua_pushstring(L, vyre_cuda_grid_sync_name(old));
+    if (lua_isnil(L, 2)) return 1;
+    enum vyre_cuda_grid_sync m;
+    if (!vyre_cuda_grid_sync_from_name(lua_tostring(L, 2), &m))
+        return luaL_error(L,
+                          "%s: mode must be \"auto\", \"cooperative\" or \"split\" (got %s). "
+                          "Fix: be:grid_sync(\"split\")",
+                          fname, luaL_tolstring(L, 2, NULL));
+    if (be->kind == LVYRE_CUDA) vyre_cuda_set_grid_sync(be->dev, m);
+    else be->grid_sync = (int)m;
+    lua_settop(L, 3);
+    return 1;
+}
+
+/* be:stats() fields of the plan cache (lbackend.c calls this). */
+void lvyre_mega_stats(lua_State *L) {
+    set_int(L, "plan_hits", (lua_Integer)plans.hits);
+    set_int(L, "plan_misses", (lua_Integer)plans.misses);
+    set_int(L, "plan_evictions", (lua_Integer)plans.evictions);
+}
+
+/* be:trim(): the compiled megakernels of the backend at idx are dropped. */
+void lvyre_mega_trim(lua_State *L, int idx) {
+    idx = lua_absindex(L, idx);
+    if (lua_getfield(L, LUA_REGISTRYINDEX, KERNELS) == LUA_TTABLE) {
+        lua_pushvalue(L, idx);
+        lua_pushnil(L);
+        lua_rawset(L, -3);
+    }
+    lua_pop(L, 1);
+}

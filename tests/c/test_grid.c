@@ -1,0 +1,348 @@
+/* test_grid.c — grid barriers and convergence loops (ARCHITECTURE.md §3) through every
+ * layer without a GPU: text format, the validator's grid rules (grid-scope,
+ * grid-nonuniform, grid-break, converge-flag), the interpreter's section semantics
+ * (the whole grid finishes a section before the next, fresh variables and shared
+ * memory per section, return ends a section, converge rounds and the flag), the
+ * random generator's grid programs, and the cooperative PTX through ptxas. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "ir.h"
+#include "sections.h"
+
+static struct vyre_error err;
+
+static vyre_program *parse(const char *text) {
+    vyre_program *p = NULL;
+    vyre_error_clear(&err);
+    if (vyre_text_parse(text, strlen(text), &p, &err) != VYRE_OK) {
+        harness_fail(__FILE__, __LINE__, "parse: %s", err.message);
+        return NULL;
+    }
+    return p;
+}
+
+/* The problems of an invalid program, or NULL (then it is a failure) when it is valid. */
+static bool has_problem(const char *text, const char *code, const char *path) {
+    vyre_program *p = parse(text);
+    if (!p) return false;
+    struct vyre_problems probs = {0};
+    enum vyre_status st = vyre_validate(p, &probs);
+    bool found = false;
+    for (size_t i = 0; i < probs.count; i++)
+        if (strcmp(probs.items[i].code, code) == 0 &&
+            (!path || strcmp(probs.items[i].path, path) == 0) && probs.items[i].fix[0])
+            found = true;
+    if (!found) {
+        fprintf(stderr, "  want %s at %s; got status %d:\n", code, path ? path : "*", (int)st);
+        for (size_t i = 0; i < probs.count; i++)
+            fprintf(stderr, "    %s %s: %s\n", probs.items[i].code, probs.items[i].path,
+                    probs.items[i].message);
+    }
+    vyre_problems_free(&probs);
+    vyre_program_free(p);
+    return found;
+}
+
+static bool valid(const char *text) {
+    vyre_program *p = parse(text);
+    if (!p) return false;
+    struct vyre_problems probs = {0};
+    enum vyre_status st = vyre_validate(p, &probs);
+    for (size_t i = 0; i < probs.count; i++)
+        fprintf(stderr, "    %s %s: %s\n", probs.items[i].code, probs.items[i].path,
+                probs.items[i].message);
+    vyre_problems_free(&probs);
+    vyre_program_free(p);
+    return st == VYRE_OK;
+}
+
+/* Runs text on the interpreter with u32 buffers bufs[i] of n[i] elements. */
+static enum vyre_status run(const char *text, uint32_t **bufs, const uint64_t *n, size_t nb,
+                            const vyre_bits *params, size_t np, uint32_t groups, uint64_t *rounds) {
+    vyre_program *p = parse(text);
+    if (!p) return VYRE_ERR_SYNTAX;
+    struct vyre_buffer_arg args[8];
+    for (size_t i = 0; i < nb; i++) args[i] = (struct vyre_buffer_arg){bufs[i], n[i]};
+    struct vyre_run_args a = {args, nb, params, np, {groups, 1, 1}, 0};
+    vyre_error_clear(&err);
+    enum vyre_status st = vyre_ref_run_rounds(p, &a, rounds, &err);
+    if (st != VYRE_OK) fprintf(stderr, "  run: %s\n", err.message);
+    vyre_program_free(p);
+    return st;
+}
+
+/* ---- text ------------------------------------------------------------------------------ */
+
+static const char EXCHANGE[] = "(program exchange (workgroup 4)\n"
+                               "  (buffer a u32 read_write)\n"
+                               "  (buffer b u32 read_write)\n"
+                               "  (let i (gid x))\n"
+                               "  (store a i (mul i 10u32))\n"
+                               "  (grid_barrier)\n"
+                               "  (let j (gid x))\n"
+                               "  (store b j (load a (sub (sub (len a) j) 1u32))))\n";
+
+static const char CONVERGE[] = "(program countdown (workgroup 4)\n"
+                               "  (buffer x u32 read_write)\n"
+                               "  (buffer flag u32 read_write)\n"
+                               "  (param max u32)\n"
+                               "  (converge flag max\n"
+                               "    (let i (gid x))\n"
+                               "    (if (gt (load x i) 0u32)\n"
+                               "      (then\n"
+                               "        (store x i (sub (load x i) 1u32))\n"
+                               "        (store flag 0u32 1u32)))))\n";
+
+static void test_text(void) {
+    const char *texts[] = {EXCHANGE, CONVERGE};
+    for (size_t k = 0; k < 2; k++) {
+        vyre_program *p = parse(texts[k]);
+        if (!p) continue;
+        char *out = NULL;
+        CHECK(vyre_text_print(p, &out, NULL) == VYRE_OK);
+        CHECK(out && strcmp(out, texts[k]) == 0);
+        if (out && strcmp(out, texts[k]) != 0) fprintf(stderr, "%s\n---\n%s\n", out, texts[k]);
+        vyre_free(out);
+        vyre_program_free(p);
+    }
+    vyre_program *p = NULL;
+    const char *bad[] = {"(program a (workgroup 1) (buffer f u32 read_write) (converge))",
+                         "(program a (workgroup 1) (buffer f u32 read_write) (converge f))",
+                         "(program a (workgroup 1) (grid_barrier 1u32))"};
+    for (size_t i = 0; i < 3; i++) {
+        CHECK(vyre_text_parse(bad[i], strlen(bad[i]), &p, &err) == VYRE_ERR_SYNTAX);
+        CHECK_STR_CONTAINS(err.message, "Fix:");
+    }
+}
+
+/* ---- validation -------------------------------------------------------------------------- */
+
+#define HEAD "(program v (workgroup 4) (buffer a u32 read_write) (buffer f u32 read_write) "
+
+static void test_validate(void) {
+    CHECK(valid(EXCHANGE));
+    CHECK(valid(CONVERGE));
+    /* a variable of an earlier section */
+    CHECK(has_problem(HEAD "(let i (gid x)) (grid_barrier) (store a i 1u32))", "grid-scope",
+                      "body[2].index"));
+    CHECK(has_problem(HEAD "(let i (gid x)) (converge f 3u32 (store a i 1u32)))", "grid-scope",
+                      "body[1].body[0].index"));
+    CHECK(
+        has_problem(HEAD "(let i (gid x)) (grid_barrier) (set i 2u32))", "grid-scope", "body[2]"));
+    /* grid-level control flow must be grid-uniform */
+    CHECK(has_problem(HEAD "(if (lt (wgid x) 2u32) (then (grid_barrier))))", "grid-nonuniform",
+                      "body[0].cond"));
+    CHECK(has_problem(HEAD "(for k 0u32 (load a 0u32) 1u32 (grid_barrier)))", "grid-nonuniform",
+                      "body[0].to"));
+    CHECK(has_problem(HEAD "(let n (len a)) (for k 0u32 n 1u32 (grid_barrier)))", "grid-nonuniform",
+                      "body[1].to"));
+    CHECK(has_problem(HEAD "(converge f (gid x) (store a 0u32 1u32)))", "grid-nonuniform",
+                      "body[0].value"));
+    CHECK(has_problem("(program v (workgroup 4) (buffer f u32 read_write) (param x f32) "
+                      "(if (lt (exp x) 2.0f32) (then (grid_barrier))))",
+                      "grid-nonuniform", "body[0].cond"));
+    /* ... and may use params, len, wgsize, ngroups and grid loop variables */
+    CHECK(valid("(program v (workgroup 4) (buffer a u32 read_write) (param n u32) "
+                "(for k 0u32 (min n (len a)) 1u32 (for m k (mul (ngroups x) (wgsize x)) 1u32 "
+                "(if (lt m 3u32) (then (grid_barrier))) (store a (gid x) m))))"));
+    /* break cannot leave a grid loop, but may leave a loop of its own section */
+    CHECK(has_problem(HEAD "(for k 0u32 3u32 1u32 (grid_barrier) (if (eq (gid x) 0u32) "
+                           "(then (break)))))",
+                      "grid-break", "body[0].body[1].then[0]"));
+    CHECK(valid(HEAD "(for k 0u32 3u32 1u32 (grid_barrier) (for m 0u32 3u32 1u32 (break))))"));
+    /* the flag */
+    CHECK(has_problem("(program v (workgroup 4) (buffer f f32 read_write) "
+                      "(converge f 3u32 (store f 0u32 1.0f32)))",
+                      "converge-flag", "body[0]"));
+    CHECK(has_problem("(program v (workgroup 4) (buffer f u32 read) (converge f 3u32))",
+                      "converge-flag", "body[0]"));
+    CHECK(has_problem("(program v (workgroup 4) (shared f u32 4) (converge f 3u32))",
+                      "converge-flag", "body[0]"));
+    CHECK(has_problem(HEAD "(converge f 3i32))", "type-mismatch", "body[0].value"));
+    CHECK(has_problem(HEAD "(converge nope 3u32))", "undeclared-name", "body[0]"));
+    /* a divergent return in one section does not constrain the barriers of the next */
+    CHECK(valid(HEAD "(if (eq (gid x) 1u32) (then (return))) (grid_barrier) (barrier))"));
+    CHECK(has_problem(HEAD "(if (eq (gid x) 1u32) (then (return))) (barrier))", "barrier-divergent",
+                      "body[1]"));
+    /* uniformity inside a section still holds */
+    CHECK(has_problem(HEAD "(grid_barrier) (if (eq (gid x) 1u32) (then (barrier))))",
+                      "barrier-divergent", "body[1].then[0]"));
+}
+
+/* ---- interpreter ------------------------------------------------------------------------- */
+
+static void test_exchange(void) {
+    /* 4 workgroups of 4: section 2 reads what other workgroups wrote in section 1 */
+    uint32_t a[16] = {0}, b[16] = {0};
+    uint32_t *bufs[] = {a, b};
+    uint64_t n[] = {16, 16};
+    CHECK(run(EXCHANGE, bufs, n, 2, NULL, 0, 4, NULL) == VYRE_OK);
+    for (uint32_t i = 0; i < 16; i++) CHECK_EQ_U64(b[i], (15u - i) * 10u);
+}
+
+static void test_converge(void) {
+    uint32_t x[8] = {3, 0, 1, 5, 2, 0, 4, 1}, f[1] = {7};
+    uint32_t *bufs[] = {x, f};
+    uint64_t n[] = {8, 1}, rounds = 0;
+    vyre_bits max = 100;
+    /* 5 rounds change something, the 6th finds nothing to do */
+    CHECK(run(CONVERGE, bufs, n, 2, &max, 1, 2, &rounds) == VYRE_OK);
+    CHECK_EQ_U64(rounds, 6);
+    CHECK_EQ_U64(f[0], 0);
+    for (int i = 0; i < 8; i++) CHECK_EQ_U64(x[i], 0);
+    /* stopped by MAX: the flag keeps what the last round left */
+    uint32_t y[8] = {3, 0, 1, 5, 2, 0, 4, 1};
+    bufs[0] = y;
+    f[0] = 0;
+    max = 2;
+    CHECK(run(CONVERGE, bufs, n, 2, &max, 1, 2, &rounds) == VYRE_OK);
+    CHECK_EQ_U64(rounds, 2);
+    CHECK_EQ_U64(f[0], 1);
+    CHECK_EQ_U64(y[3], 3);
+    /* MAX 0: no round, the flag zeroed */
+    f[0] = 9;
+    max = 0;
+    CHECK(run(CONVERGE, bufs, n, 2, &max, 1, 2, &rounds) == VYRE_OK);
+    CHECK_EQ_U64(rounds, 0);
+    CHECK_EQ_U64(f[0], 0);
+    CHECK_EQ_U64(y[3], 3);
+    /* an empty flag buffer reads 0: one round */
+    n[1] = 0;
+    max = 50;
+    CHECK(run(CONVERGE, bufs, n, 2, &max, 1, 2, &rounds) == VYRE_OK);
+    CHECK_EQ_U64(rounds, 1);
+    CHECK_EQ_U64(y[3], 2);
+}
+
+static void test_sections(void) {
+    /* return ends the section only; shared memory is zero again in the next section;
+     * a grid loop's variable is visible in its sections; rounds add up over loops */
+    const char *text = "(program s (workgroup 4)\n"
+                       "  (buffer a u32 read_write)\n"
+                       "  (buffer f u32 read_write)\n"
+                       "  (shared sh u32 4)\n"
+                       "  (store sh (lid x) 5u32)\n"
+                       "  (if (eq (lid x) 1u32) (then (return)))\n"
+                       "  (store a (gid x) (add (load a (gid x)) 1u32))\n"
+                       "  (grid_barrier)\n"
+                       "  (store a (gid x) (add (load a (gid x)) (mul 10u32 (load sh (lid x)))))\n"
+                       "  (for k 0u32 3u32 1u32\n"
+                       "    (converge f 2u32 (store a (gid x) (add (load a (gid x)) k))\n"
+                       "      (store f 0u32 1u32))))\n";
+    uint32_t a[8] = {0}, f[1] = {0};
+    uint32_t *bufs[] = {a, f};
+    uint64_t n[] = {8, 1}, rounds = 0;
+    CHECK(run(text, bufs, n, 2, NULL, 0, 2, &rounds) == VYRE_OK);
+    CHECK_EQ_U64(rounds, 6); /* 2 rounds (the flag is always set) x 3 iterations */
+    for (uint32_t i = 0; i < 8; i++) CHECK_EQ_U64(a[i], (i % 4 == 1 ? 0u : 1u) + 2u * (0 + 1 + 2));
+}
+
+static void test_sections_listing(void) {
+    vyre_program *p = parse("(program s (workgroup 1) (buffer a u32 read_write)\n"
+                            "  (store a 0u32 1u32) (grid_barrier) (grid_barrier)\n"
+                            "  (for k 0u32 2u32 1u32 (store a 1u32 k) (grid_barrier) "
+                            "(store a 2u32 k))\n"
+                            "  (store a 3u32 1u32) (store a 4u32 1u32))");
+    if (!p) return;
+    CHECK(vyre_program_check(p, &err) == VYRE_OK);
+    CHECK(p->has_grid);
+    struct vyre_section *s = NULL;
+    uint32_t n = 0;
+    CHECK(vyre_sections(p, &s, &n));
+    CHECK_EQ_U64(n, 4);
+    if (n == 4) {
+        CHECK(s[0].block == &p->body && s[0].first == 0 && s[0].count == 1);
+        CHECK(strcmp(s[1].base, "body[3]") == 0 && strcmp(s[1].field, "body") == 0);
+        CHECK(s[2].first == 2 && s[2].count == 1);
+        CHECK(s[3].first == 4 && s[3].count == 2);
+    }
+    free(s);
+    vyre_program_free(p);
+}
+
+/* ---- generator and PTX --------------------------------------------------------------------- */
+
+static void test_random(void) {
+    struct harness_batch batch[3] = {{0}};
+    static const unsigned sms[3] = {70, 80, 90};
+    uint32_t with_grid = 0, with_converge = 0;
+    for (uint64_t seed = 1; seed <= 300; seed++) {
+        struct vyre_gen_options o = {.max_stmts = 6,
+                                     .allow_grid = true,
+                                     .allow_barriers = seed % 2 == 0,
+                                     .allow_subgroup = seed % 5 == 0};
+        vyre_program *p = vyre_gen_random(seed, &o), *q = vyre_gen_random(seed, &o);
+        CHECK(p && q && vyre_program_equal(p, q));
+        if (p && vyre_program_check(p, &err) != VYRE_OK) {
+            harness_fail(__FILE__, __LINE__, "seed %llu: %s", (unsigned long long)seed,
+                         err.message);
+        } else if (p) {
+            with_grid += p->has_grid;
+            char *text = NULL;
+            vyre_text_print(p, &text, NULL);
+            with_converge += text && strstr(text, "(converge") != NULL;
+            vyre_free(text);
+            if (seed % 3 == 0) {
+                struct vyre_ptx_options po = {sms[seed % 9 / 3]};
+                char *ptx = NULL;
+                CHECK(vyre_ptx_emit(p, &po, &ptx, NULL, &err) == VYRE_OK);
+                if (ptx) harness_batch_add(&batch[seed % 9 / 3], ptx);
+                vyre_free(ptx);
+            }
+        }
+        vyre_program_free(p);
+        vyre_program_free(q);
+    }
+    CHECK(with_grid == 300);
+    CHECK(with_converge > 30);
+    for (int i = 0; i < 3; i++) {
+        CHECK(batch[i].n > 10);
+        CHECK(harness_ptxas_ok(batch[i].text, sms[i], false));
+        free(batch[i].text);
+    }
+}
+
+static void test_ptx(void) {
+    const char *texts[] = {EXCHANGE, CONVERGE};
+    for (size_t k = 0; k < 2; k++) {
+        vyre_program *p = parse(texts[k]);
+        if (!p) continue;
+        for (int t = 0; t < 3; t++) {
+            static const unsigned sms[3] = {70, 80, 90};
+            struct vyre_ptx_options po = {sms[t]};
+            char *ptx = NULL;
+            CHECK(vyre_ptx_emit(p, &po, &ptx, NULL, &err) == VYRE_OK);
+            CHECK_STR_CONTAINS(ptx, ".param .u64 vy_scratch");
+            CHECK_STR_CONTAINS(ptx, "ld.acquire.gpu.global.u32");
+            CHECK_STR_CONTAINS(ptx, "atom.relaxed.gpu.global.add.u32");
+            if (k == 1) CHECK_STR_CONTAINS(ptx, "st.release.gpu.global.u32"); /* converge */
+            CHECK(ptx && !strstr(ptx, "%ctaid.y")); /* the physical grid is 1-D */
+            CHECK(harness_ptxas_ok(ptx, sms[t], false));
+            vyre_free(ptx);
+        }
+        vyre_program_free(p);
+    }
+    /* a program without grid statements keeps the plain ABI */
+    vyre_program *p = parse("(program plain (workgroup 4) (buffer a u32 read_write) "
+                            "(store a (gid x) 1u32))");
+    struct vyre_ptx_options po = {80};
+    char *ptx = NULL;
+    if (p) CHECK(vyre_ptx_emit(p, &po, &ptx, NULL, &err) == VYRE_OK);
+    CHECK(ptx && !strstr(ptx, "vy_"));
+    vyre_free(ptx);
+    vyre_program_free(p);
+}
+
+int main(void) {
+    RUN_TEST(test_text);
+    RUN_TEST(test_validate);
+    RUN_TEST(test_exchange);
+    RUN_TEST(test_converge);
+    RUN_TEST(test_sections);
+    RUN_TEST(test_sections_listing);
+    RUN_TEST(test_random);
+    RUN_TEST(test_ptx);
+    return harness_finish();
+}

@@ -1,0 +1,203 @@
+/* test_mega.c — the megakernel planner and composition of vyre_mega.h without Lua or a
+ * GPU: Kahn layering and its errors (self-dependency, cycle), the dependencies of a
+ * sequence by buffer identity (RAW, WAW, WAR), and composed programs run on the
+ * interpreter against the steps run one after the other (times, prefix, converge,
+ * re-mapped workgroups), plus the refusals. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "ir.h"
+#include "vyre_mega.h"
+
+static struct vyre_error err;
+
+static vyre_program *parse(const char *text) {
+    vyre_program *p = NULL;
+    if (vyre_text_parse(text, strlen(text), &p, &err) != VYRE_OK ||
+        vyre_program_check(p, &err) != VYRE_OK) {
+        harness_fail(__FILE__, __LINE__, "%s", err.message);
+        vyre_program_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static void test_layers(void) {
+    uint32_t layer[5], n = 0;
+    struct vyre_mega_dep d[] = {{0, 1, 0, VYRE_DEP_RAW},
+                                {1, 3, 0, VYRE_DEP_WAR},
+                                {2, 3, 1, VYRE_DEP_WAW},
+                                {0, 4, 2, VYRE_DEP_RAW}};
+    CHECK(vyre_mega_layers(5, d, 4, layer, &n, &err) == VYRE_OK);
+    CHECK_EQ_U64(n, 3);
+    CHECK(layer[0] == 0 && layer[1] == 1 && layer[2] == 0 && layer[3] == 2 && layer[4] == 1);
+    struct vyre_mega_dep self[] = {{2, 2, 0, VYRE_DEP_RAW}};
+    CHECK(vyre_mega_layers(3, self, 1, layer, &n, &err) == VYRE_ERR_INVALID);
+    CHECK_STR_CONTAINS(err.message, "depends on itself");
+    CHECK_STR_CONTAINS(err.message, "Fix:");
+    struct vyre_mega_dep cyc[] = {
+        {0, 1, 0, VYRE_DEP_RAW}, {1, 2, 0, VYRE_DEP_RAW}, {2, 1, 0, VYRE_DEP_RAW}};
+    CHECK(vyre_mega_layers(3, cyc, 3, layer, &n, &err) == VYRE_ERR_INVALID);
+    CHECK_STR_CONTAINS(err.message, "cycle; steps 2 3");
+    struct vyre_mega_dep far[] = {{0, 7, 0, VYRE_DEP_RAW}};
+    CHECK(vyre_mega_layers(3, far, 1, layer, &n, &err) == VYRE_ERR_ARG);
+    CHECK_EQ_U64(vyre_mega_layers(0, NULL, 0, layer, &n, &err), VYRE_OK);
+    CHECK_EQ_U64(n, 0);
+}
+
+static const char INC[] = "(program inc (workgroup 32) (buffer x u32 read_write) (param k u32)"
+                          " (let i (gid x)) (if (lt i (len x)) (then (store x i (add (mul (load"
+                          " x i) 3u32) k)))))";
+static const char COPY[] = "(program copy (workgroup 64) (buffer src u32 read) (buffer dst u32"
+                           " write) (shared t u32 64) (let i (gid x)) (store t (lid x) (load src"
+                           " i)) (barrier) (store dst i (add (load t (sub 63u32 (lid x))) 1u32)))";
+static const char SUM[] = "(program sum (workgroup 16 2) (buffer x u32 read) (buffer acc u32"
+                          " read_write) (let i (add (gid x) (mul (gid y) 32u32)))"
+                          " (atomic add acc (rem i 4u32) (load x i)))";
+static const char DEC[] = "(program dec (workgroup 64) (buffer x u32 read_write) (buffer flag u32"
+                          " read_write) (let i (gid x)) (if (lt i (len x)) (then (if (gt (load x"
+                          " i) 0u32) (then (store x i (sub (load x i) 1u32)) (store flag 0u32"
+                          " 1u32))))))";
+
+static void test_deps(void) {
+    vyre_program *inc = parse(INC), *copy = parse(COPY);
+    if (!inc || !copy) return;
+    uint32_t b0[] = {0}, b01[] = {0, 1}, b10[] = {1, 0};
+    struct vyre_mega_step s[] = {
+        {inc, b0, {4, 1, 1}}, {copy, b01, {2, 1, 1}}, {copy, b10, {2, 1, 1}}, {inc, b0, {4, 1, 1}}};
+    struct vyre_mega_dep *d = NULL;
+    uint32_t n = 0;
+    CHECK(vyre_mega_deps(s, 4, &d, &n, &err) == VYRE_OK);
+    /* 1->2 RAW(0); 2->3 WAR(0) and RAW(1); 3->4 RAW(0) (inc reads what copy wrote) */
+    bool raw12 = false, war23 = false, raw23 = false, raw34 = false;
+    for (uint32_t i = 0; i < n; i++) {
+        raw12 |= d[i].from == 0 && d[i].to == 1 && d[i].kind == VYRE_DEP_RAW && d[i].buffer == 0;
+        war23 |= d[i].from == 1 && d[i].to == 2 && d[i].kind == VYRE_DEP_WAR && d[i].buffer == 0;
+        raw23 |= d[i].from == 1 && d[i].to == 2 && d[i].kind == VYRE_DEP_RAW && d[i].buffer == 1;
+        raw34 |= d[i].from == 2 && d[i].to == 3 && d[i].kind == VYRE_DEP_RAW && d[i].buffer == 0;
+    }
+    CHECK(raw12 && war23 && raw23 && raw34);
+    /* write after write: two stores into one buffer, nothing read */
+    vyre_program *fill =
+        parse("(program fill (workgroup 1) (buffer y u32 write) (store y 0u32 1u32))");
+    struct vyre_mega_step w[] = {{fill, b0, {1, 1, 1}}, {fill, b0, {1, 1, 1}}};
+    free(d);
+    CHECK(vyre_mega_deps(w, 2, &d, &n, &err) == VYRE_OK);
+    CHECK(n == 1 && d[0].kind == VYRE_DEP_WAW);
+    vyre_program_free(fill);
+    free(d);
+    vyre_program_free(inc);
+    vyre_program_free(copy);
+}
+
+/* Runs p on the interpreter with u32 buffers. */
+static uint64_t run(vyre_program *p, uint32_t **bufs, const uint64_t *n, const vyre_bits *params,
+                    size_t np, const uint32_t grid[3]) {
+    struct vyre_buffer_arg a[8];
+    for (uint32_t i = 0; i < p->nbuffers; i++) a[i] = (struct vyre_buffer_arg){bufs[i], n[i]};
+    struct vyre_run_args ra = {a, p->nbuffers, params, np, {grid[0], grid[1], grid[2]}, 0};
+    uint64_t rounds = 0;
+    if (vyre_ref_run_rounds(p, &ra, &rounds, &err) != VYRE_OK)
+        harness_fail(__FILE__, __LINE__, "%s", err.message);
+    return rounds;
+}
+
+static void test_compose(void) {
+    vyre_program *inc = parse(INC), *copy = parse(COPY), *sum = parse(SUM);
+    if (!inc || !copy || !sum) return;
+    uint32_t b0[] = {0}, b01[] = {0, 1}, b12[] = {1, 2};
+    /* prefix: inc(x=0); rounds x3: copy(0->1), sum(1 into 2), inc(x=0) */
+    struct vyre_mega_step s[] = {
+        {inc, b0, {4, 1, 1}}, {copy, b01, {2, 1, 1}}, {sum, b12, {2, 2, 1}}, {inc, b0, {4, 1, 1}}};
+    enum vyre_type types[] = {VYRE_U32, VYRE_U32, VYRE_U32};
+    struct vyre_mega_options o = {1, true, false, 0};
+    struct vyre_mega *m = NULL;
+    CHECK(vyre_mega_build(s, 4, 3, types, &o, &m, &err) == VYRE_OK);
+    if (!m) {
+        fprintf(stderr, "%s\n", err.message);
+        return;
+    }
+    CHECK_EQ_U64(m->nlayers, 3); /* prefix {inc}; rounds {copy}, {sum, inc}: RAW y, WAR x */
+    CHECK(m->workgroup[0] == 64 && m->workgroup[1] == 1);
+    CHECK(m->program->has_grid);
+    /* expected: the steps one after the other */
+    uint32_t x[128], y[128], acc[4] = {0}, x2[128], y2[128], acc2[4] = {0};
+    for (int i = 0; i < 128; i++) x[i] = x2[i] = (uint32_t)i * 2654435761u;
+    memset(y, 0, sizeof y);
+    memset(y2, 0, sizeof y2);
+    uint64_t n1[] = {128}, n2[] = {128, 128}, n3[] = {128, 4};
+    vyre_bits k1 = 7, k2 = 11;
+    uint32_t *bx[] = {x}, *bxy[] = {x, y}, *bya[] = {y, acc};
+    run(inc, bx, n1, &k1, 1, s[0].grid);
+    for (int r = 0; r < 3; r++) {
+        run(copy, bxy, n2, NULL, 0, s[1].grid);
+        run(sum, bya, n3, NULL, 0, s[2].grid);
+        run(inc, bx, n1, &k2, 1, s[3].grid);
+    }
+    const vyre_bits p0[] = {7}, p3[] = {11};
+    const vyre_bits *sp[] = {p0, NULL, NULL, p3};
+    vyre_bits params[64];
+    uint32_t grid[3];
+    CHECK(vyre_mega_args(m, s, sp, 3, 0, params, grid, &err) == VYRE_OK);
+    CHECK_EQ_U64(grid[0], 8); /* the widest layer: sum (2 x 2) and inc (4) side by side */
+    uint32_t *mb[] = {x2, y2, acc2};
+    uint64_t mn[] = {128, 128, 4};
+    run(m->program, mb, mn, params, m->program->nparams, grid);
+    CHECK(memcmp(x, x2, sizeof x) == 0);
+    CHECK(memcmp(y, y2, sizeof y) == 0);
+    CHECK(memcmp(acc, acc2, sizeof acc) == 0);
+    vyre_mega_free(m);
+
+    /* converge on a flag no step binds is refused for a non-word flag ... */
+    vyre_program *dec = parse(DEC);
+    uint32_t bd[] = {0, 1};
+    struct vyre_mega_step sd[] = {{dec, bd, {2, 1, 1}}};
+    enum vyre_type ft[] = {VYRE_U32, VYRE_F32};
+    struct vyre_mega_options oc = {0, false, true, 1};
+    CHECK(vyre_mega_build(sd, 1, 2, ft, &oc, &m, &err) == VYRE_ERR_ARG);
+    /* ... and runs rounds until the flag stays 0 */
+    ft[1] = VYRE_U32;
+    CHECK(vyre_mega_build(sd, 1, 2, ft, &oc, &m, &err) == VYRE_OK);
+    if (m) {
+        uint32_t v[100], f[1] = {5};
+        for (uint32_t i = 0; i < 100; i++) v[i] = i % 9;
+        const vyre_bits *none[] = {NULL};
+        CHECK(vyre_mega_args(m, sd, none, 0, 50, params, grid, &err) == VYRE_OK);
+        uint32_t *vb[] = {v, f};
+        uint64_t vn[] = {100, 1};
+        CHECK_EQ_U64(run(m->program, vb, vn, params, m->program->nparams, grid), 9);
+        CHECK_EQ_U64(f[0], 0);
+        for (int i = 0; i < 100; i++) CHECK_EQ_U64(v[i], 0);
+        vyre_mega_free(m);
+    }
+    /* a step with a barrier and fewer invocations than the largest step */
+    const char *small = "(program small (workgroup 32) (buffer x u32 read_write) (shared t u32"
+                        " 32) (store t (lid x) 1u32) (barrier) (store x (gid x) (load t 0u32)))";
+    vyre_program *sm = parse(small);
+    struct vyre_mega_step mix[] = {{sm, b0, {1, 1, 1}}, {inc, b0, {1, 1, 1}}};
+    inc->workgroup[0] = 64; /* make inc larger than small */
+    inc->validated = false;
+    CHECK(vyre_mega_build(mix, 2, 1, types, &(struct vyre_mega_options){0}, &m, &err) ==
+          VYRE_ERR_UNSUPPORTED);
+    CHECK_STR_CONTAINS(err.message, "re-mapped");
+    /* grid statements inside a step */
+    vyre_program *g = parse("(program g (workgroup 1) (buffer x u32 read_write) (grid_barrier))");
+    struct vyre_mega_step gs[] = {{g, b0, {1, 1, 1}}};
+    CHECK(vyre_mega_build(gs, 1, 1, types, &(struct vyre_mega_options){0}, &m, &err) ==
+          VYRE_ERR_UNSUPPORTED);
+    CHECK_STR_CONTAINS(err.message, "Fix:");
+    vyre_program_free(g);
+    vyre_program_free(sm);
+    vyre_program_free(dec);
+    vyre_program_free(inc);
+    vyre_program_free(copy);
+    vyre_program_free(sum);
+}
+
+int main(void) {
+    RUN_TEST(test_layers);
+    RUN_TEST(test_deps);
+    RUN_TEST(test_compose);
+    return harness_finish();
+}
