@@ -19,6 +19,8 @@ command -v luarocks >/dev/null 2>&1 || need="$need luarocks"
 [ "${CI:-}" = true ] && ! command -v clang >/dev/null 2>&1 && need="$need clang"
 # ...and the examples and binding specs under valgrind (scripts/valgrind.sh).
 [ "${CI:-}" = true ] && ! command -v valgrind >/dev/null 2>&1 && need="$need valgrind"
+# ...and renders the plan and program graphs with Graphviz (specs 38 and 59).
+[ "${CI:-}" = true ] && ! command -v dot >/dev/null 2>&1 && need="$need graphviz"
 if [ -n "$need" ]; then
   echo "setup: installing Debian packages:$need"
   SUDO=""

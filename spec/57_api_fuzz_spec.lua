@@ -42,7 +42,9 @@ local function methods_of(objects)
     table.sort(names)
     for _, m in ipairs(names) do
       local f = obj[m]
-      if type(f) == "function" and m ~= "free" then
+      -- launch_raw passes raw pointers to a kernel by design (unchecked: a garbage
+      -- integer is a device fault, documented), so it is not hammered here
+      if type(f) == "function" and m ~= "free" and m ~= "launch_raw" then
         list[#list + 1] = { name .. ":" .. m, f, obj }
       end
     end
@@ -93,5 +95,7 @@ describe("the Lua API under garbage arguments", function()
     local calls, _, bad = hammer(be)
     assert.is_true(calls > 20000)
     assert.are.same({}, bad)
+    be:synchronize()
+    assert.is_false(be:lost()) -- no call left the device faulted
   end)
 end)

@@ -29,7 +29,10 @@ describe("p:dot()", function()
     local h = io.popen("command -v dot")
     local dot = h:read("l")
     h:close()
-    assert.truthy(dot, "graphviz's dot is needed for this check (apt-get install graphviz)")
+    if not dot then
+      pending("graphviz's dot is not on PATH: the rendering check did not run")
+      return
+    end
     local f = os.tmpname()
     local out = assert(io.open(f, "w"))
     out:write(P:dot())

@@ -293,4 +293,220 @@ function O:diff(eg)
   return nil
 end
 
+-- Rules (spec 43/44) ---------------------------------------------------------------------
+-- A naive matcher and apply over the oracle, for rule records made by eg:rule (the
+-- parser is shared; matching, guards, payload arithmetic and apply are this code's own).
+
+local rules_mod = require("vyre.egraph.rules")
+
+--- Every substitution of pattern t (a term of a rule record) rooted anywhere, as envs
+--- {[0] = root class, var = class id | payload}; the graph must be rebuilt.
+function O:matches(pat)
+  local byclass = {}
+  for _, nd in ipairs(self.nodes) do
+    local c = self:find(nd.cls)
+    byclass[c] = byclass[c] or {}
+    table.insert(byclass[c], nd)
+  end
+  local match_class
+  local function match_node(t, nd, env, out)
+    if nd.op ~= t.op then return end
+    if t.kind == "leaf" then
+      local v = nd.words[1] | (nd.words[2] << 32)
+      local p = t.payload
+      if p.kind == "int" then
+        if p.value == v then out[#out + 1] = env end
+      elseif env[p.name] == nil then
+        local e = setmetatable({ [p.name] = v }, { __index = env })
+        out[#out + 1] = e
+      elseif env[p.name] == v then
+        out[#out + 1] = env
+      end
+      return
+    end
+    local envs = { env }
+    for k, a in ipairs(t.args) do
+      local nxt = {}
+      for _, e in ipairs(envs) do match_class(a, self:find(nd.words[k]), e, nxt) end
+      envs = nxt
+    end
+    for _, e in ipairs(envs) do out[#out + 1] = e end
+  end
+  match_class = function(t, c, env, out)
+    if t.kind == "var" then
+      if env[t.name] == nil then
+        out[#out + 1] = setmetatable({ [t.name] = c }, { __index = env })
+      elseif env[t.name] == c then
+        out[#out + 1] = env
+      end
+      return
+    end
+    for _, nd in ipairs(byclass[c] or {}) do match_node(t, nd, env, out) end
+  end
+  local out = {}
+  for _, nd in ipairs(self.nodes) do
+    if nd.op == pat.op then
+      local found = {}
+      match_node(pat, nd, {}, found)
+      for _, e in ipairs(found) do
+        local flat = { [0] = self:find(nd.cls) }
+        local x = e
+        while x do
+          for k, v in pairs(x) do if flat[k] == nil then flat[k] = v end end
+          local mt = getmetatable(x)
+          x = mt and mt.__index or nil
+        end
+        out[#out + 1] = flat
+      end
+    end
+  end
+  return out
+end
+
+--- The substitutions of a rule record: multi-pattern joins, `when` and `guard` applied.
+function O:rule_matches(rule)
+  local rows
+  for k, pat in ipairs(rule.pats) do
+    local mine = self:matches(pat)
+    if k == 1 then
+      rows = mine
+    else
+      local out = {}
+      for _, r in ipairs(rows) do
+        for _, q in ipairs(mine) do
+          local ok = true
+          for x, v in pairs(q) do
+            if x ~= 0 and r[x] ~= nil and r[x] ~= v then ok = false end
+          end
+          if ok then
+            local j = {}
+            for x, v in pairs(r) do j[x] = v end
+            for x, v in pairs(q) do if x ~= 0 then j[x] = v end end
+            out[#out + 1] = j
+          end
+        end
+      end
+      rows = out
+    end
+  end
+  local kept = {}
+  for _, r in ipairs(rows) do
+    local ok = not rule.when or rules_mod.eval(rule.when, r)
+    if ok and rule.guard then
+      local env = {}
+      for x, v in pairs(r) do if x ~= 0 then env[x] = v end end
+      ok = rule.guard(env)
+    end
+    if ok then kept[#kept + 1] = r end
+  end
+  return kept
+end
+
+--- Adds right-hand term t for env; returns its id.
+function O:instantiate(t, env)
+  if t.kind == "root" then return env[0] end
+  if t.kind == "var" then return env[t.name] end
+  if t.kind == "leaf" then return self:leaf(t.op, rules_mod.eval(t.payload, env)) end
+  local w = {}
+  for k, a in ipairs(t.args) do w[k] = self:instantiate(a, env) end
+  return self:add(t.op, w)
+end
+
+--- Equality saturation with every rule every iteration: search all on the rebuilt graph,
+--- apply all, rebuild. Returns per iteration {matches = {name = n}, nodes, classes}.
+function O:saturate(rule_list, iterations)
+  self:rebuild()
+  local out = {}
+  for it = 1, iterations do
+    local found = {}
+    local rec = { matches = {} }
+    for i, rule in ipairs(rule_list) do
+      found[i] = self:rule_matches(rule)
+      rec.matches[rule.name] = #found[i]
+    end
+    for i, rule in ipairs(rule_list) do
+      for _, env in ipairs(found[i]) do
+        for _, pr in ipairs(rule.unions) do
+          self:union(self:instantiate(pr[1], env), self:instantiate(pr[2], env))
+        end
+      end
+    end
+    self:rebuild()
+    rec.nodes, rec.classes = #self.nodes, self:classes()
+    out[it] = rec
+  end
+  return out
+end
+
+--- nil when the e-graph and the oracle hold the same partition of terms (an isomorphism
+--- of their rebuilt e-graphs: same e-nodes up to renaming of e-classes); else the first
+--- difference.
+function O:same_partition(eg)
+  local img, spans = eg:image()
+  local a = img:download()
+  img:free()
+  local base = {}
+  for _, k in ipairs({ "row_eclass", "row_op", "row_children_offset", "row_children_len",
+    "children" }) do
+    base[k] = spans[k].offset // 4
+  end
+  local nrows = spans.nrows
+  if nrows ~= #self.nodes then
+    return ("e-nodes: e-graph %d, oracle %d"):format(nrows, #self.nodes)
+  end
+  local hc = {}
+  for _, nd in ipairs(self.nodes) do
+    local w = {}
+    for k, x in ipairs(nd.words) do w[k] = self:is_leaf(nd.op) and x or self:find(x) end
+    hc[nd.op .. ":" .. table.concat(w, ",")] = self:find(nd.cls)
+  end
+  local map, back, done, ndone = {}, {}, {}, 0
+  local progress = true
+  while progress do
+    progress = false
+    for i = 1, nrows do
+      if not done[i] then
+        local op, off = a[base.row_op + i], a[base.row_children_offset + i]
+        local len = a[base.row_children_len + i]
+        local w, ok = {}, true
+        for k = 1, len do
+          local x = a[base.children + off + k]
+          if self:is_leaf(op) then
+            w[k] = x
+          elseif map[x] then
+            w[k] = map[x]
+          else
+            ok = false
+            break
+          end
+        end
+        if ok then
+          local oc = hc[op .. ":" .. table.concat(w, ",")]
+          if not oc then
+            return ("row %d (op %d, words %s) has no oracle node"):format(i - 1, op,
+              table.concat(w, ","))
+          end
+          local vc = a[base.row_eclass + i]
+          if map[vc] and map[vc] ~= oc or back[oc] and back[oc] ~= vc then
+            return ("e-class %d maps to oracle classes %s and %d"):format(vc,
+              tostring(map[vc]), oc)
+          end
+          map[vc], back[oc] = oc, vc
+          done[i] = true
+          ndone = ndone + 1
+          progress = true
+        end
+      end
+    end
+  end
+  if ndone ~= nrows then
+    return ("%d rows could not be mapped bottom-up"):format(nrows - ndone)
+  end
+  local _, classes = eg:size()
+  if classes ~= self:classes() then
+    return ("e-classes: e-graph %d, oracle %d"):format(classes, self:classes())
+  end
+  return nil
+end
+
 return O

@@ -23,6 +23,8 @@ local S = require("vyre.egraph.store")
 local R = require("vyre.egraph.rebuild")
 local image = require("vyre.egraph.image")
 local extract = require("vyre.egraph.extract")
+local rules = require("vyre.egraph.rules")
+local sat = require("vyre.egraph.saturate")
 
 local EGraph = {}
 EGraph.__index = EGraph
@@ -201,6 +203,30 @@ function EGraph:buffers()
     words = self.dev.nwords }
 end
 
+--- eg:rule(name, lhs, rhs [, opts]) -> rule index: a rewrite rule in S-expressions
+--- (vyre.egraph.rules): lhs a pattern or a list of patterns, rhs a pattern or a list of
+--- {term, term} unions; opts.when a device predicate, opts.guard a Lua function.
+function EGraph:rule(name, lhs, rhs, opts)
+  check_self(self, "rule")
+  local r = rules.compile(self, "rule", name, lhs, rhs, opts)
+  self.rule_list = self.rule_list or {}
+  for _, old in ipairs(self.rule_list) do
+    if old.name == name then
+      S.raise("rule", ("a rule named '%s' exists already"):format(name),
+        "give each rule its own name")
+    end
+  end
+  self.rule_list[#self.rule_list + 1] = r
+  return #self.rule_list
+end
+
+--- eg:run{iterations =, node_limit =, time_limit =, scheduler =} -> report: equality
+--- saturation (search on the device, apply, rebuild) with a record per iteration.
+function EGraph:run(opts)
+  check_self(self, "run")
+  return sat.run(self, "run", opts)
+end
+
 --- eg:free(): frees the device buffers now (idempotent).
 function EGraph:free()
   if self.freed then return end
@@ -220,6 +246,9 @@ local M = setmetatable({}, {
   __call = function(_, be) return new(be, "vyre.egraph") end,
 })
 M.EGraph = EGraph
+--- Schedulers for eg:run: egg's backoff (the default) and run-every-rule.
+M.backoff = sat.backoff
+M.simple = sat.simple
 
 --- vyre.egraph.from_image(be, image, spans) -> e-graph.
 function M.from_image(be, img, spans)

@@ -115,6 +115,7 @@ static int run(lua_State *L, bool timed) {
     add_resident_results(L, 3, res, lay, b);
     lua_settop(L, res);
     if (!timed) {
+        if (!vyre_program_has_grid(p)) return 1; /* no rounds to report */
         lua_pushinteger(L, (lua_Integer)rounds);
         return 2;
     }
@@ -127,7 +128,7 @@ static int run(lua_State *L, bool timed) {
 /* ---- Backend methods (lbackend.h) ---------------------------------------- */
 
 /* be:run(p, args, opts) -> {name = vyre.Array | Buffer} for write/read_write buffers,
- * rounds (what the program's converge loops ran; 0 without any) */
+ * and for programs with grid statements the rounds their converge loops ran */
 int lvyre_backend_run(lua_State *L) { return run(L, false); }
 
 /* be:run_timed(p, args, opts) -> outputs, {wall_ns, device_ns, enqueue_ns, wait_ns, rounds} */

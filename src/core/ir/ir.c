@@ -312,6 +312,8 @@ void vyre_program_free(vyre_program *p) {
 
 const char *vyre_program_name(const vyre_program *p) { return p ? p->name : NULL; }
 
+bool vyre_program_has_grid(const vyre_program *p) { return p && p->has_grid; }
+
 void vyre_program_workgroup(const vyre_program *p, uint32_t out[3]) {
     if (!out) return;
     if (!p) { /* no program: no workgroup (every other entry point rejects NULL too) */

@@ -127,6 +127,11 @@ enum vyre_status vyre_opt_run(vyre_program **pp, const struct vyre_opt_options *
                                  &report->cse,    &report->hoisted,    &report->removed};
     enum vyre_status st = vyre_ensure_valid(*pp, err);
     if (st != VYRE_OK) return st;
+    /* Grid statements cut the body into sections that run as separate dispatches
+     * (docs/GRID.md): a value or a load from before a grid barrier is not the same after
+     * it. copy, cse, licm and dce reason about one straight program, so on programs with
+     * grid statements only the expression-local passes (fold, simplify) run. */
+    if ((*pp)->has_grid) on.copy = on.cse = on.licm = on.dce = false;
     for (int round = 0; round < 4; round++) {
         uint32_t changed = 0;
         stats->rounds++;

@@ -1,0 +1,297 @@
+-- vyre.egraph.match — relational e-matching on the device (docs/EGRAPH.md, "E-matching").
+--
+-- Once per iteration, on the rebuilt graph, two indexes are built with vyre.lib's stable
+-- radix sort: rows sorted by op (op_rows, with [ostart, oend) per op) and rows sorted by
+-- canonical e-class (cls_rows, with [cstart, cend) per id). A pattern compiles to one
+-- pipeline: a count kernel, an exclusive scan of the counts, and a write kernel. Both
+-- kernels run one invocation per row of the root's op (a range of op_rows) and join
+-- down the pattern: a child that is a sub-pattern loops over the rows of the child's
+-- e-class (a range of cls_rows) whose op is the sub-pattern's; a repeated variable or a
+-- literal payload is an equality test; `when` is a device predicate on the bound
+-- variables. The write kernel stores each substitution at its scanned offset, as
+-- columns: col 0 the root's e-class, one column per class variable, two (low, high) per
+-- payload variable. Invocation order and loop order are fixed, so the substitutions
+-- come out in the same order on both backends.
+local U = require("vyre.lib.util")
+local lib = require("vyre.lib")
+local scan = require("vyre.lib.scan")
+local basic = require("vyre.lib.basic")
+local S = require("vyre.egraph.store")
+
+local M = {}
+
+local function kernel(be, key, gen) return U.kernel(be, "eqsat:" .. key, gen) end
+
+local function keys_kernel(be)
+  return kernel(be, "keys", function() return [[
+(program eq_keys (workgroup 256)
+  (buffer src u32 read)
+  (buffer keys u32 write)
+  (buffer vals u32 write)
+  (param n u32)
+  (let i (gid x))
+  (if (lt i n) (then (store keys i (load src i)) (store vals i i))))
+]] end)
+end
+
+local function ranges_kernel(be)
+  return kernel(be, "ranges", function() return [[
+(program eq_ranges (workgroup 256)
+  (buffer keys u32 read)
+  (buffer first u32 write)
+  (buffer last u32 write)
+  (param n u32)
+  (let p (gid x))
+  (if (lt p n)
+    (then
+      (let k (load keys p))
+      (if (select (eq p 0u32) true (ne k (load keys (sub p 1u32))))
+        (then (store first k p)))
+      (if (select (eq (add p 1u32) n) true (ne k (load keys (add p 1u32))))
+        (then (store last k (add p 1u32)))))))
+]] end)
+end
+
+--- Builds the per-op and per-class indexes of the (rebuilt, settled) graph; returns the
+--- index {op_rows, ostart, oend (host tables, by op id + 1), cls_rows, cstart, cend}.
+function M.index(eg, fname)
+  local be, n, nids = eg.be, eg.dev.nrows, eg.dev.nids
+  local nops = math.max(#eg.reg.names, 1)
+  local idx = { n = n }
+  local ok_, vk = S.exact(eg, "ix_opkeys", n), S.exact(eg, "ix_oprows", n)
+  local ck, cv = S.exact(eg, "ix_clskeys", n), S.exact(eg, "ix_clsrows", n)
+  local ostart, oend = S.exact(eg, "ix_ostart", nops), S.exact(eg, "ix_oend", nops)
+  local cstart, cend = S.exact(eg, "ix_cstart", nids), S.exact(eg, "ix_cend", nids)
+  if n == 0 then
+    idx.ostart, idx.oend = {}, {}
+    return idx
+  end
+  local steps = {}
+  steps[#steps + 1] = { keys_kernel(be), { src = eg.row_op, keys = ok_, vals = vk, n = n },
+    S.grid(n) }
+  steps[#steps + 1] = { keys_kernel(be), { src = eg.row_class, keys = ck, vals = cv, n = n },
+    S.grid(n) }
+  S.run(eg, fname, steps)
+  local _, t1 = lib.sort_timed(be, ok_, vk)
+  local _, t2 = lib.sort_timed(be, ck, cv)
+  if eg.clock then
+    S.tick(eg.clock, t1)
+    S.tick(eg.clock, t2)
+  end
+  steps = {}
+  basic.fill_steps(be, ostart, 0, nops, steps)
+  basic.fill_steps(be, oend, 0, nops, steps)
+  basic.fill_steps(be, cstart, 0, nids, steps)
+  basic.fill_steps(be, cend, 0, nids, steps)
+  steps[#steps + 1] = { ranges_kernel(be), { keys = ok_, first = ostart, last = oend, n = n },
+    S.grid(n) }
+  steps[#steps + 1] = { ranges_kernel(be), { keys = ck, first = cstart, last = cend, n = n },
+    S.grid(n) }
+  local res = S.run(eg, fname, steps, { { ostart, 0, 4 * nops }, { oend, 0, 4 * nops } })
+  idx.ostart, idx.oend = res[1], res[2]
+  idx.op_rows, idx.cls_rows, idx.cstart, idx.cend = vk, cv, cstart, cend
+  return idx
+end
+
+-- Code generation -----------------------------------------------------------------------
+
+--- The column layout of one pattern: col 0 the root class, then its variables in the
+--- order the pattern binds them (class: one column; payload: low and high).
+function M.layout(pat)
+  local lay = { class = {}, payload = {}, order = {}, ncols = 1 }
+  local function walk(t)
+    if t.kind == "var" then
+      if not lay.class[t.name] then
+        lay.class[t.name] = lay.ncols
+        lay.order[#lay.order + 1] = t.name
+        lay.ncols = lay.ncols + 1
+      end
+    elseif t.kind == "leaf" then
+      local p = t.payload
+      if p.kind == "pvar" and not lay.payload[p.name] then
+        lay.payload[p.name] = lay.ncols
+        lay.order[#lay.order + 1] = p.name
+        lay.ncols = lay.ncols + 2
+      end
+    else
+      for _, a in ipairs(t.args) do walk(a) end
+    end
+  end
+  walk(pat)
+  return lay
+end
+
+local function u32lit(v) return ("%du32"):format(v & 0xffffffff) end
+
+--- The i64 expression of a guard/payload expression over the kernel's variables.
+function M.expr64(e)
+  local k = e.kind
+  if k == "int" then return ("%di64"):format(e.value) end
+  if k == "cvar" then return ("(cast i64 v_%s)"):format(e.name) end
+  if k == "pvar" then
+    return ("(bitcast i64 (or (cast u64 p_%s_lo) (shl (cast u64 p_%s_hi) 32u64)))"):format(
+      e.name, e.name)
+  end
+  local a = {}
+  for i, x in ipairs(e.args) do a[i] = M.expr64(x) end
+  local f = e.fn
+  local bin = { ["+"] = "add", ["-"] = "sub", ["*"] = "mul", ["=="] = "eq", ["!="] = "ne",
+    ["<"] = "lt", ["<="] = "le", [">"] = "gt", [">="] = "ge" }
+  if bin[f] then return ("(%s %s %s)"):format(bin[f], a[1], a[2]) end
+  if f == "neg" then return ("(sub 0i64 %s)"):format(a[1]) end
+  if f == "not" then return ("(lnot %s)"):format(a[1]) end
+  local op = f == "and" and "land" or "lor"
+  local s = a[1]
+  for i = 2, #a do s = ("(%s %s %s)"):format(op, s, a[i]) end
+  return s
+end
+
+-- The steps of a pattern's join, in order: {let = name, e = expr} | {check = expr} |
+-- {loop = j, class = expr, op = id}.
+local function plan(pat, when)
+  local steps, bound, nrow = {}, {}, 0
+  local function visit(t, j)
+    -- row r<j> matches t's op; o<j> is its children offset
+    if t.kind == "leaf" then
+      local p = t.payload
+      local lo, hi = ("(load children o%d)"):format(j), ("(load children (add o%d 1u32))"):format(j)
+      if p.kind == "int" then
+        steps[#steps + 1] = { check = ("(land (eq %s %s) (eq %s %s))"):format(lo,
+          u32lit(p.value), hi, u32lit(p.value >> 32)) }
+      elseif bound[p.name] then
+        steps[#steps + 1] = { check = ("(land (eq %s p_%s_lo) (eq %s p_%s_hi))"):format(lo,
+          p.name, hi, p.name) }
+      else
+        bound[p.name] = true
+        steps[#steps + 1] = { let = ("p_%s_lo"):format(p.name), e = lo }
+        steps[#steps + 1] = { let = ("p_%s_hi"):format(p.name), e = hi }
+      end
+      return
+    end
+    for k, a in ipairs(t.args) do
+      local c = ("(load children (add o%d %s))"):format(j, u32lit(k - 1))
+      if a.kind == "var" then
+        if bound[a.name] then
+          steps[#steps + 1] = { check = ("(eq v_%s %s)"):format(a.name, c) }
+        else
+          bound[a.name] = true
+          steps[#steps + 1] = { let = "v_" .. a.name, e = c }
+        end
+      else
+        nrow = nrow + 1
+        local jj = nrow
+        steps[#steps + 1] = { loop = jj, class = c, op = a.op }
+        visit(a, jj)
+      end
+    end
+  end
+  visit(pat, 0)
+  if when then steps[#steps + 1] = { check = M.expr64(when) } end
+  return steps
+end
+
+local function emit(steps, i, leaf_text)
+  local st = steps[i]
+  if not st then return leaf_text end
+  local rest = emit(steps, i + 1, leaf_text)
+  if st.let then return ("(let %s %s)\n%s"):format(st.let, st.e, rest) end
+  if st.check then return ("(if %s (then\n%s))"):format(st.check, rest) end
+  local j = st.loop
+  return U.fill([[
+(let c$J $C)
+(for q$J (load cstart c$J) (load cend c$J) 1u32
+(let r$J (load cls_rows q$J))
+(if (eq (load row_op r$J) $OPu32) (then
+(let o$J (load row_off r$J))
+$REST)))]], { J = j, C = st.class, OP = st.op, REST = rest })
+end
+
+--- The text of a pattern's count (mode "count") or write (mode "write") kernel.
+function M.text(pat, lay, when, mode)
+  local leaf
+  if mode == "count" then
+    leaf = "(set cnt (add cnt 1u32))"
+  else
+    local parts = { "(store sub at (load row_class r0))" }
+    for name, col in pairs(lay.class) do
+      parts[#parts + 1] = ("(store sub (add (mul %s m) at) v_%s)"):format(u32lit(col), name)
+    end
+    for name, col in pairs(lay.payload) do
+      parts[#parts + 1] = ("(store sub (add (mul %s m) at) p_%s_lo)"):format(u32lit(col), name)
+      parts[#parts + 1] = ("(store sub (add (mul %s m) at) p_%s_hi)"):format(u32lit(col + 1),
+        name)
+    end
+    table.sort(parts)
+    parts[#parts + 1] = "(set at (add at 1u32))"
+    leaf = table.concat(parts, "\n")
+  end
+  local body = emit(plan(pat, when), 1, leaf)
+  return U.fill([[
+(program eq_$MODE (workgroup 256)
+  (buffer row_op u32 read)
+  (buffer row_off u32 read)
+  (buffer row_class u32 read)
+  (buffer children u32 read)
+  (buffer op_rows u32 read)
+  (buffer cls_rows u32 read)
+  (buffer cstart u32 read)
+  (buffer cend u32 read)
+  (buffer cnt_out u32 read_write)
+  (buffer sub u32 write)
+  (param n u32)
+  (param base u32)
+  (param m u32)
+  (let i (gid x))
+  (if (lt i n)
+    (then
+      (let r0 (load op_rows (add base i)))
+      (let o0 (load row_off r0))
+      (let cnt 0u32)
+      (let at (select (eq m 0u32) 0u32 (load cnt_out i)))
+$BODY
+      (if (eq m 0u32) (then (store cnt_out i cnt))))))
+]], { MODE = mode, BODY = body })
+end
+
+--- Searches one pattern over the index: returns m (matches) and the substitution
+--- buffer (ncols * m u32, column-major; role names the exact-size scratch buffer).
+function M.search(eg, fname, idx, pat, lay, when, role)
+  local be = eg.be
+  local op = pat.op
+  local base, stop = idx.ostart[op + 1] or 0, idx.oend[op + 1] or 0
+  local n = stop - base
+  if n <= 0 then return 0, nil end
+  pat.kc = pat.kc or setmetatable({}, { __mode = "k" })
+  local kc = pat.kc[be]
+  if not kc then
+    -- keyed by the text: patterns of other e-graphs on the same backend share kernels
+    local tc, tw = M.text(pat, lay, when, "count"), M.text(pat, lay, when, "write")
+    kc = { count = kernel(be, tc, function() return tc end),
+      write = kernel(be, tw, function() return tw end) }
+    pat.kc[be] = kc
+  end
+  local cnt = S.exact(eg, "m_cnt", n)
+  local args = { row_op = eg.row_op, row_off = eg.row_off, row_class = eg.row_class,
+    children = eg.children, op_rows = idx.op_rows, cls_rows = idx.cls_rows,
+    cstart = idx.cstart, cend = idx.cend, cnt_out = cnt,
+    sub = S.exact(eg, "m_dummy", 1), n = n, base = base,
+    m = 0 }
+  local steps = { { kc.count, args, S.grid(n) } }
+  local cs = S.exact(eg, "m_scan", n)
+  scan.steps(be, "u32", "add", true, cnt, cs, n, steps)
+  local res = S.run(eg, fname, steps, { { cs, 4 * (n - 1), 4 }, { cnt, 4 * (n - 1), 4 } })
+  local m = res[1][1] + res[2][1]
+  if m == 0 then return 0, nil end
+  if m * lay.ncols > S.LIMIT then
+    S.raise(fname, ("pattern %s has %d matches, too many substitution words"):format(role, m),
+      "lower node_limit or ban the rule with the scheduler")
+  end
+  local sub = S.exact(eg, "sub_" .. role, m * lay.ncols)
+  local wargs = {}
+  for k, v in pairs(args) do wargs[k] = v end
+  wargs.cnt_out, wargs.sub, wargs.m = cs, sub, m
+  S.run(eg, fname, { { kc.write, wargs, S.grid(n) } })
+  return m, sub
+end
+
+return M

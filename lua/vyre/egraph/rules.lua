@@ -1,0 +1,270 @@
+-- vyre.egraph.rules — rewrite rules written as S-expressions (docs/EGRAPH.md, "Rules"),
+-- parsed and checked against the e-graph's ops once, when eg:rule is called.
+--
+--   pattern  := ?var | (Op pattern...) | (Leaf payload)
+--   payload  := integer | ?var                          (left-hand side)
+--   payload  := integer | ?var | (+ p p) | (- p p) | (* p p) | (neg p)   (right-hand side)
+--   when     := (== e e) | (!= e e) | (< e e) | (<= e e) | (> e e) | (>= e e)
+--               | (and w w ...) | (or w w ...) | (not w);  e := ?var | integer | (+ e e) ...
+--
+-- A variable under an op of arity >= 1 stands for an e-class (a "class" variable); the
+-- variable of a leaf's payload stands for the 64-bit payload (a "payload" variable).
+-- A rule's left-hand side is one pattern or a list of patterns (a multi-pattern rule,
+-- whose patterns share variables). Its right-hand side is one pattern (united with the
+-- root of the first left pattern) or a list of {term, term} pairs to unite.
+local S = require("vyre.egraph.store")
+
+local R = {}
+
+local function tokenize(fname, text)
+  local toks, i, n = {}, 1, #text
+  while i <= n do
+    local c = text:sub(i, i)
+    if c:match("%s") then
+      i = i + 1
+    elseif c == "(" or c == ")" then
+      toks[#toks + 1] = c
+      i = i + 1
+    else
+      local j = i
+      while j <= n and not text:sub(j, j):match("[%s()]") do j = j + 1 end
+      toks[#toks + 1] = text:sub(i, j - 1)
+      i = j
+    end
+  end
+  if #toks == 0 then
+    S.raise(fname, "an empty pattern", "write a pattern such as \"(Add ?a ?b)\"")
+  end
+  return toks
+end
+
+--- Parses one S-expression into nested Lua lists of atoms (strings).
+function R.sexp(fname, text)
+  if type(text) ~= "string" then
+    S.raise(fname, ("a pattern must be a string, got %s"):format(type(text)),
+      "write patterns as S-expressions such as \"(Add ?a ?b)\"")
+  end
+  local toks, pos = tokenize(fname, text), 1
+  local function item()
+    local t = toks[pos]
+    if t == nil then
+      S.raise(fname, ("'%s' ends early (a ')' is missing)"):format(text), "close every '('")
+    end
+    pos = pos + 1
+    if t == ")" then
+      S.raise(fname, ("'%s' has an unexpected ')'"):format(text), "balance the parentheses")
+    end
+    if t ~= "(" then return t end
+    local list = {}
+    while toks[pos] ~= ")" do
+      if toks[pos] == nil then
+        S.raise(fname, ("'%s' ends early (a ')' is missing)"):format(text), "close every '('")
+      end
+      list[#list + 1] = item()
+    end
+    pos = pos + 1
+    return list
+  end
+  local v = item()
+  if pos <= #toks then
+    S.raise(fname, ("'%s' has text after the pattern"):format(text),
+      "write one pattern per string")
+  end
+  return v
+end
+
+local function is_var(a) return type(a) == "string" and a:match("^%?[%a_][%w_]*$") ~= nil end
+local function is_int(a) return type(a) == "string" and math.tointeger(tonumber(a)) ~= nil end
+
+local ARITH = { ["+"] = 2, ["-"] = 2, ["*"] = 2, neg = 1 }
+local CMP = { ["=="] = "eq", ["!="] = "ne", ["<"] = "lt", ["<="] = "le", [">"] = "gt",
+  [">="] = "ge" }
+
+-- A payload expression: {kind="int", value} | {kind="pvar", name} | {kind="arith", fn, args}
+local function payload(fname, eg, s, side, vars, text)
+  if is_int(s) then return { kind = "int", value = math.tointeger(tonumber(s)) } end
+  if is_var(s) then
+    local name = s:sub(2)
+    if side == "lhs" then
+      if vars[name] and vars[name] ~= "payload" then
+        S.raise(fname, ("'%s' uses ?%s both as an e-class and as a payload"):format(text, name),
+          "use different variable names")
+      end
+      vars[name] = "payload"
+    elseif vars[name] ~= "payload" then
+      S.raise(fname, ("'%s' uses payload variable ?%s, which the left-hand side does not bind as a "
+        .. "payload"):format(text, name), "bind it under a leaf op on the left, e.g. (Const ?x)")
+    end
+    return { kind = "pvar", name = name }
+  end
+  if side == "rhs" and type(s) == "table" and ARITH[s[1]] and #s == ARITH[s[1]] + 1 then
+    local args = {}
+    for k = 2, #s do args[k - 1] = payload(fname, eg, s[k], side, vars, text) end
+    return { kind = "arith", fn = s[1], args = args }
+  end
+  S.raise(fname, ("'%s': a leaf's payload must be an integer or a ?variable%s"):format(text,
+    side == "rhs" and " or (+ a b), (- a b), (* a b), (neg a)" or ""),
+    "write e.g. (Const 0) or (Const ?x)")
+end
+
+-- A term: {kind="var", name} | {kind="node", op, args} | {kind="leaf", op, payload}
+local function term(fname, eg, s, side, vars, text)
+  if is_var(s) then
+    local name = s:sub(2)
+    if side == "lhs" then
+      if vars[name] == "payload" then
+        S.raise(fname, ("'%s' uses ?%s both as an e-class and as a payload"):format(text, name),
+          "use different variable names")
+      end
+      vars[name] = "class"
+    elseif vars[name] ~= "class" then
+      S.raise(fname, ("'%s' uses ?%s, which no left-hand pattern binds to an e-class"):format(
+        text, name), "use only variables bound by the left-hand side")
+    end
+    return { kind = "var", name = name }
+  end
+  if type(s) ~= "table" or type(s[1]) ~= "string" then
+    S.raise(fname, ("'%s': expected a ?variable or (Op ...), got %s"):format(text,
+      type(s) == "table" and "a list" or ("'" .. tostring(s) .. "'")),
+      "write terms such as (Add ?a (Const 1))")
+  end
+  local op = eg.reg.byname[s[1]]
+  if not op then
+    S.raise(fname, ("'%s' uses unknown op '%s'"):format(text, s[1]),
+      ("register it first with eg:op(\"%s\", arity)"):format(s[1]))
+  end
+  local arity = eg.reg.arity[op + 1]
+  if arity == 0 then
+    if #s ~= 2 then
+      S.raise(fname, ("'%s': leaf op '%s' takes one payload"):format(text, s[1]),
+        ("write (%s 0) or (%s ?x)"):format(s[1], s[1]))
+    end
+    return { kind = "leaf", op = op, payload = payload(fname, eg, s[2], side, vars, text) }
+  end
+  if #s - 1 ~= arity then
+    S.raise(fname, ("'%s': '%s' takes %d children, got %d"):format(text, s[1], arity, #s - 1),
+      ("give '%s' %d arguments"):format(s[1], arity))
+  end
+  local args = {}
+  for k = 2, #s do args[k - 1] = term(fname, eg, s[k], side, vars, text) end
+  return { kind = "node", op = op, args = args }
+end
+
+-- A guard expression over bound variables.
+local function guard(fname, s, vars, text)
+  if is_int(s) then return { kind = "int", value = math.tointeger(tonumber(s)) } end
+  if is_var(s) then
+    local name = s:sub(2)
+    if not vars[name] then
+      S.raise(fname, ("when '%s' uses ?%s, which the left-hand side does not bind"):format(text,
+        name), "use variables of the left-hand side")
+    end
+    return { kind = vars[name] == "class" and "cvar" or "pvar", name = name }
+  end
+  if type(s) == "table" then
+    local f = s[1]
+    if CMP[f] and #s == 3 or ARITH[f] and #s == ARITH[f] + 1 or (f == "and" or f == "or")
+      and #s >= 3 or f == "not" and #s == 2 then
+      local args = {}
+      for k = 2, #s do args[k - 1] = guard(fname, s[k], vars, text) end
+      return { kind = CMP[f] and "cmp" or ARITH[f] and "arith" or "logic", fn = f, args = args }
+    end
+  end
+  S.raise(fname, ("when '%s' is not a predicate this compiler knows"):format(text),
+    "use (== a b) (!= a b) (< a b) (<= a b) (> a b) (>= a b), and/or/not, + - * neg, "
+    .. "?vars and integers; or pass a Lua function as opts.guard")
+end
+
+--- Parses and checks a rule; returns the rule record.
+function R.compile(eg, fname, name, lhs, rhs, opts)
+  if type(name) ~= "string" or name == "" then
+    S.raise(fname, "argument 1 (name) must be a non-empty string",
+      "name the rule, e.g. \"comm-add\"")
+  end
+  opts = opts or {}
+  if type(opts) ~= "table" then
+    S.raise(fname, "argument 4 (opts) must be a table", "pass {when = ..., guard = ...} or nothing")
+  end
+  for k in pairs(opts) do
+    if k ~= "when" and k ~= "guard" then
+      S.raise(fname, ("unknown option '%s'"):format(tostring(k)), "use when = \"(!= ?a ?b)\" or "
+        .. "guard = function(s) ... end")
+    end
+  end
+  local vars = {}
+  local lhs_list = type(lhs) == "table" and lhs or { lhs }
+  if #lhs_list == 0 then
+    S.raise(fname, "the left-hand side has no pattern", "pass a pattern or a list of patterns")
+  end
+  local pats = {}
+  for i, text in ipairs(lhs_list) do
+    local t = term(fname, eg, R.sexp(fname, text), "lhs", vars, text)
+    if t.kind == "var" then
+      S.raise(fname, ("left-hand pattern '%s' is a bare variable"):format(text),
+        "match an op at the root, e.g. (Add ?a ?b)")
+    end
+    pats[i] = t
+  end
+  local unions = {}
+  if type(rhs) == "string" then
+    unions[1] = { { kind = "root" }, term(fname, eg, R.sexp(fname, rhs), "rhs", vars, rhs) }
+  elseif type(rhs) == "table" and #rhs > 0 then
+    for i, pr in ipairs(rhs) do
+      if type(pr) ~= "table" or #pr ~= 2 then
+        S.raise(fname, ("right-hand side entry %d is not a pair {term, term}"):format(i),
+          "pass a pattern string or {{\"?a\", \"(F ?b)\"}, ...}")
+      end
+      unions[i] = { term(fname, eg, R.sexp(fname, pr[1]), "rhs", vars, pr[1]),
+        term(fname, eg, R.sexp(fname, pr[2]), "rhs", vars, pr[2]) }
+    end
+  else
+    S.raise(fname, ("argument 3 (rhs) must be a pattern string or a list of pairs, got %s")
+      :format(type(rhs)), "pass e.g. \"(Add ?b ?a)\"")
+  end
+  local when
+  if opts.when ~= nil then
+    if type(opts.when) ~= "string" then
+      S.raise(fname, "opts.when must be a string predicate", "e.g. when = \"(!= ?x 0)\"")
+    end
+    when = guard(fname, R.sexp(fname, opts.when), vars, opts.when)
+  end
+  if opts.guard ~= nil and type(opts.guard) ~= "function" then
+    S.raise(fname, "opts.guard must be a function(s) -> boolean",
+      "pass a Lua function of the substitution")
+  end
+  local names = {}
+  for v in pairs(vars) do names[#names + 1] = v end
+  table.sort(names)
+  return { name = name, lhs = lhs_list, rhs = rhs, pats = pats, unions = unions, vars = vars,
+    varnames = names, when = when, when_text = opts.when, guard = opts.guard }
+end
+
+--- Evaluates a payload/guard expression in Lua (host guards, the oracle): env maps
+--- variable names to integers (class ids or payloads).
+function R.eval(e, env)
+  local k = e.kind
+  if k == "int" then return e.value end
+  if k == "pvar" or k == "cvar" then return env[e.name] end
+  local a = {}
+  for i, x in ipairs(e.args) do a[i] = R.eval(x, env) end
+  local f = e.fn
+  if f == "+" then return a[1] + a[2] end
+  if f == "-" then return a[1] - a[2] end
+  if f == "*" then return a[1] * a[2] end
+  if f == "neg" then return -a[1] end
+  if f == "==" then return a[1] == a[2] end
+  if f == "!=" then return a[1] ~= a[2] end
+  if f == "<" then return a[1] < a[2] end
+  if f == "<=" then return a[1] <= a[2] end
+  if f == ">" then return a[1] > a[2] end
+  if f == ">=" then return a[1] >= a[2] end
+  if f == "not" then return not a[1] end
+  if f == "and" then
+    for _, v in ipairs(a) do if not v then return false end end
+    return true
+  end
+  for _, v in ipairs(a) do if v then return true end end
+  return false
+end
+
+return R
