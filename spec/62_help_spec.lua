@@ -46,6 +46,10 @@ describe("vyre.help coverage", function()
     assert.are.same({}, missing_from(require("vyre.cuda"), "vyre.cuda."))
     assert.are.same({}, missing_from(require("vyre.reference"), "vyre.reference."))
     assert.are.same({}, missing_from(require("vyre.lib"), "vyre.lib."))
+    for _, n in ipairs({ "fusion", "multiquery", "compaction", "session", "passes" }) do
+      local m = "vyre.planners." .. n
+      assert.are.same({}, missing_from(require(m), m .. "."))
+    end
     for _, k in ipairs({ "vyre", "vyre.cuda", "vyre.reference", "vyre.lib", "vyre.version",
       "vyre.types", "vyre.lib.geometry" }) do
       assert.is_string(entries[k], k)
@@ -84,6 +88,9 @@ describe("vyre.help coverage", function()
     for tname, key in pairs(help.TYPES) do methods[key] = help.methods_of(tname) end
     local mods = { vyre = vyre, ["vyre.cuda"] = require("vyre.cuda"),
       ["vyre.reference"] = require("vyre.reference"), ["vyre.lib"] = require("vyre.lib") }
+    for _, n in ipairs(vyre.planners.NAMES) do
+      mods["vyre.planners." .. n] = vyre.planners[n]
+    end
     local stale = {}
     for key in pairs(entries) do
       local owner, member = key:match("^(%a+):([%w_]+)$")

@@ -332,6 +332,47 @@ Launches again with the bound buffers, params and grid.]=],
 l:free()
 Drops the launch's references (idempotent).]=],
 
+  ["vyre.planners.fusion.plan"] = [=[
+fusion.plan({stages = {{id, layout_hash, input_bytes, output_bytes, scratch_bytes,
+             requires_host_materialization}, ...}, budget_bytes = n}) -> plan
+The original's greedy launch-fusion planner: groups (one launch each) of consecutive
+same-layout stages within the budget, avoided launches and intermediate bytes;
+plan:dot() (Graphviz), tostring(plan) (a table). docs/PLANNERS.md §3.7.]=],
+  ["vyre.planners.multiquery.plan"] = [=[
+multiquery.plan({queries = {{query, graph_layout_hash, traversal_key, graph_upload_bytes,
+                 frontier_bytes, scratch_bytes, output_bytes}, ...}, budget_bytes = n}) -> plan
+Multi-query batches by (layout, traversal key) within the budget, each graph uploaded
+once, one host fence per batch; avoided launches, fences and upload bytes, peak resident
+bytes. docs/PLANNERS.md §3.8.]=],
+  ["vyre.planners.compaction.plan"] = [=[
+compaction.plan({slots = {{slot, meaningful_bytes, capacity_bytes}, ...},
+                 record_limit_bytes = n}) -> plan
+Result compaction: small slots packed into one compact buffer (offsets), large ones read
+directly, empty ones skipped; full / compact / direct / avoided bytes. §3.9.]=],
+  ["vyre.planners.compaction.readback"] = [=[
+compaction.readback(be, plan, {[slot] = Buffer, ...}) -> {[slot] = Array}, stats
+Runs a compaction plan: a generated vyre program gathers the compact slots into one
+device buffer, read in one transfer; direct slots are downloaded each. Both backends.]=],
+  ["vyre.planners.compaction.gather_text"] = [=[
+compaction.gather_text(type, k) -> program text
+The gather program readback launches for k slots of one element type.]=],
+  ["vyre.planners.session.plan"] = [=[
+session.plan({graph_layout_hash, graph_bytes, run_count, per_run_frontier_bytes,
+              reusable_scratch_bytes, per_run_output_bytes, budget_bytes}) -> plan
+A resident graph session: peak bytes; avoided uploads, allocations and fences. §3.10.]=],
+  ["vyre.planners.session.sample"] = [=[
+session.sample(plan, measured) -> speedup-gate sample
+One measured session ({host_orchestrated_ns, resident_ns, graph_nodes, graph_edges,
+profile | device fields, timed counters}) as a vyre.planners.speedup_gate sample.]=],
+  ["vyre.planners.session.samples"] = [=[
+session.samples(plan, {measured, ...}) -> {sample, ...}
+session.sample over a list, for speedup_gate.evaluate.]=],
+  ["vyre.planners.passes.select"] = [=[
+passes.select({candidates = {...}, frontier_items, reuse_count, avoided_readback_bytes,
+               planning_budget_ns, scratch_budget_bytes}) -> {selected, skipped, ...}
+Benchmark pass selection: mandatory first, thresholds, budgets, projected speedup (the
+product of the factors); skip reasons as the original names them. §3.11.]=],
+
   ["Graph"] = [=[
 vyre.Graph — launch steps captured once (be:graph), replayed with g:launch(times).]=],
   ["Graph:launch"] = [=[

@@ -7,10 +7,16 @@
 --   vyre.planners.topology      frontier topology scheduler (+ hysteresis, memory plan)
 --   vyre.planners.speedup_gate  samples -> pass/fail and the CSV evidence
 --   vyre.planners.waves         Kahn layering of a wave DAG (barrier planner)
+--   vyre.planners.fusion        greedy launch fusion within a memory budget
+--   vyre.planners.multiquery    multi-query batching (graph uploaded once)
+--   vyre.planners.compaction    result compaction (+ readback: one compacted transfer)
+--   vyre.planners.session       resident graph session (+ speedup-gate samples)
+--   vyre.planners.passes        benchmark pass selection
 -- Rules, inputs, outputs and errors: docs/PLANNERS.md.
 local M = {}
 
-M.NAMES = { "capability", "convergence", "occupancy", "speedup_gate", "topology", "waves" }
+M.NAMES = { "capability", "compaction", "convergence", "fusion", "multiquery", "occupancy",
+  "passes", "session", "speedup_gate", "topology", "waves" }
 
 local known = {}
 for _, n in ipairs(M.NAMES) do known[n] = true end
