@@ -1,6 +1,7 @@
 #!/bin/sh
 # format.sh — formats the C sources with the repository's .clang-format (clang-format 14):
-#   sh scripts/format.sh           rewrites src/ include/ tests/c/ tests/binding/ and
+#   sh scripts/format.sh           rewrites src/ include/ tests/c/ tests/binding/,
+#                                  tests/fakecuda/, tests/fuzz/, examples/embed/ and
 #                                  bench/*.c in place
 #   sh scripts/format.sh --check   changes nothing; prints what would change and exits
 #                                  non-zero if any file is not formatted
@@ -21,7 +22,7 @@ fi
 
 # The file list (no names with spaces in this tree), sorted for a stable order.
 set --
-for f in $(find src include tests/c tests/binding -type f \( -name '*.c' -o -name '*.h' \) | LC_ALL=C sort) \
+for f in $(find src include tests/c tests/binding tests/fakecuda tests/fuzz examples/embed -type f \( -name '*.c' -o -name '*.h' \) | LC_ALL=C sort) \
          bench/*.c; do
   if [ -f "$f" ]; then set -- "$@" "$f"; fi
 done

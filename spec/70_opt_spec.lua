@@ -188,7 +188,8 @@ describe("the optimiser on programs with grid statements", function()
           if d.type ~= "bool" then a:random(seed * 31 + i) end
           args[d.name] = a
         elseif d.kind == "param" then
-          args[d.name] = d.type == "bool" and true or ((d.type == "f32" or d.type == "f64") and 1.5 or 3)
+          local float = d.type == "f32" or d.type == "f64"
+          args[d.name] = d.type == "bool" and true or (float and 1.5 or 3)
         end
       end
       local want = be:run(p, args, { n = 300 })

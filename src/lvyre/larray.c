@@ -438,8 +438,9 @@ static int array_random(lua_State *L) {
         return luaL_error(L, "%s: a bool array takes no range. Fix: a:random(seed)", fname);
     if (ranged && isfloat) {
         if (lua_type(L, 3) != LUA_TNUMBER || lua_type(L, 4) != LUA_TNUMBER)
-            return luaL_error(L, "%s: lo and hi must be numbers (got %s, %s). Fix: "
-                                 "a:random(seed, 0.0, 1.0)",
+            return luaL_error(L,
+                              "%s: lo and hi must be numbers (got %s, %s). Fix: "
+                              "a:random(seed, 0.0, 1.0)",
                               fname, luaL_typename(L, 3), luaL_typename(L, 4));
         flo = lua_tonumber(L, 3);
         fhi = lua_tonumber(L, 4);
@@ -490,8 +491,9 @@ static int array_from_string(lua_State *L) {
     struct vyre_lua_array *a = check_live(L, 1, fname);
     size_t len;
     if (lua_type(L, 2) != LUA_TSTRING)
-        return luaL_error(L, "%s: expected a string of raw bytes (got %s). Fix: "
-                             "a:from_string(other:tostring())",
+        return luaL_error(L,
+                          "%s: expected a string of raw bytes (got %s). Fix: "
+                          "a:from_string(other:tostring())",
                           fname, luaL_typename(L, 2));
     const char *s = lua_tolstring(L, 2, &len);
     lua_Integer first = vyre_lua_optint(L, 3, 1, fname, "first", "a 1-based element index, e.g. 1");

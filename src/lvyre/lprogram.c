@@ -389,9 +389,8 @@ static int program_random(lua_State *L) {
                                "vyre.random_program(42, {max_stmts = 8, max_depth = 4})");
         const char *f = "vyre.random_program";
         static const char *const keys[] = {
-            "max_stmts",     "max_depth",      "allow_barriers", "allow_approx",
-            "allow_invalid", "allow_subgroup", "elementwise",    "allow_opt_shapes",
-            "allow_grid",    NULL};
+            "max_stmts",      "max_depth",   "allow_barriers",   "allow_approx", "allow_invalid",
+            "allow_subgroup", "elementwise", "allow_opt_shapes", "allow_grid",   NULL};
         check_option_keys(L, 2, keys, f);
         opt.max_stmts = (uint32_t)opt_field_int(L, 2, "max_stmts", 8, 1, 10000, f);
         opt.max_depth = (uint32_t)opt_field_int(L, 2, "max_depth", 4, 1, 100, f);

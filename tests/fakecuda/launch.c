@@ -131,7 +131,8 @@ static uint64_t arg_u(const struct fake_launch *l, uint32_t i) {
  * the same program over ceil(vn / workgroup) workgroups. */
 static bool is_vector_entry(const struct fake_func *f, const struct fake_prog *fp) {
     size_t n = strlen(f->name);
-    return n > 3 && strcmp(f->name + n - 3, "_v4") == 0 && f->nparams == 2 * fp->nbuf + fp->npar + 1;
+    return n > 3 && strcmp(f->name + n - 3, "_v4") == 0 &&
+           f->nparams == 2 * fp->nbuf + fp->npar + 1;
 }
 
 static CUresult run_program(const struct fake_launch *l, const struct fake_prog *fp) {

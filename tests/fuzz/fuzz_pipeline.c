@@ -14,8 +14,8 @@
 
 #include "vyre.h"
 
-#define FUZZ_ELEMS 96u          /* elements per unsized buffer */
-#define FUZZ_STEPS 200000u      /* loop iterations one run may take */
+#define FUZZ_ELEMS 96u     /* elements per unsized buffer */
+#define FUZZ_STEPS 200000u /* loop iterations one run may take */
 #define FUZZ_MAX_INVOCATIONS 4096u
 
 static void fuzz_fail(const char *what, const char *text) {
@@ -30,7 +30,8 @@ static void round_trip(const vyre_program *p, const char *text) {
     vyre_program *q = NULL;
     struct vyre_error err;
     vyre_error_clear(&err);
-    if (vyre_text_parse(printed, len, &q, &err) != VYRE_OK) fuzz_fail("printed text does not parse", printed);
+    if (vyre_text_parse(printed, len, &q, &err) != VYRE_OK)
+        fuzz_fail("printed text does not parse", printed);
     if (!vyre_program_equal(p, q)) fuzz_fail("parse(print(p)) differs from p", printed);
     vyre_program_free(q);
     vyre_free(printed);

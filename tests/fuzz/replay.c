@@ -67,6 +67,7 @@ int main(int argc, char **argv) {
     int bad = 0;
     for (int i = 1; i < argc; i++) bad |= replay_path(argv[i]);
     printf("vyre_fuzz_replay: %lu inputs through parse, round trip, validate, PTX and the "
-           "interpreter\n", replayed);
+           "interpreter\n",
+           replayed);
     return bad || replayed == 0;
 }

@@ -50,7 +50,7 @@ struct gen {
     bool fail;          /* allocation failed */
     uint32_t budget;    /* statements left for the whole body */
     bool has_li;
-    bool elementwise; /* opts->elementwise: programs the vector entry applies to */
+    bool elementwise;                /* opts->elementwise: programs the vector entry applies to */
     bool grid;                       /* allow_grid: sections, grid loops, converge */
     char gi[GEN_NAME], li[GEN_NAME]; /* the current section's own-index variables */
 };
