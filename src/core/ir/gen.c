@@ -20,6 +20,9 @@
  * With allow_subgroup, subgroup ops (docs/SUBGROUPS.md) that exchange values appear only
  * where a barrier could (uniform control flow), subgroup_size/subgroup_lane anywhere;
  * without it no draw changes, so every seed gives the program it always gave.
+ * Random draws are never two arguments of one call (C leaves their order unspecified,
+ * so gcc and clang would build different programs for a seed): siblings go through
+ * locals, in order.
  * With elementwise, programs are elementwise (docs/ARCHITECTURE.md §5): a 1-D workgroup,
  * gi is (gid x), the only builtin read; no shared memory, barrier, atomic or subgroup op;
  * written buffers accessed only at gi; ifs often guard on (lt gi (len b)), so the
@@ -396,20 +399,23 @@ static struct vyre_expr *gen_bool(struct gen *g, uint32_t d, bool uni, bool *div
     case 2: {
         enum vyre_type ot = num_type(g);
         enum vyre_op op = pick_op(g, GEN_COMPARE, ot, VYRE_BOOL);
-        return vyre_gen_bin(g, op, gen_expr(g, ot, d, uni, div), gen_expr(g, ot, d, uni, div));
+        struct vyre_expr *a = gen_expr(g, ot, d, uni, div);
+        return vyre_gen_bin(g, op, a, gen_expr(g, ot, d, uni, div));
     }
     case 3: { /* comparisons of bools: eq ne */
         enum vyre_op op = pick_op(g, GEN_COMPARE, VYRE_BOOL, VYRE_BOOL);
-        return vyre_gen_bin(g, op, gen_expr(g, VYRE_BOOL, d, uni, div),
-                            gen_expr(g, VYRE_BOOL, d, uni, div));
+        struct vyre_expr *a = gen_expr(g, VYRE_BOOL, d, uni, div);
+        return vyre_gen_bin(g, op, a, gen_expr(g, VYRE_BOOL, d, uni, div));
     }
-    case 4:
-        return vyre_gen_bin(g, pick_op(g, GEN_LOGIC, VYRE_BOOL, VYRE_BOOL),
-                            gen_expr(g, VYRE_BOOL, d, uni, div),
-                            gen_expr(g, VYRE_BOOL, d, uni, div));
-    case 5:
-        return vyre_gen_un(g, pick_op(g, GEN_EXACT, VYRE_BOOL, VYRE_BOOL),
-                           gen_expr(g, VYRE_BOOL, d, uni, div));
+    case 4: {
+        enum vyre_op op = pick_op(g, GEN_LOGIC, VYRE_BOOL, VYRE_BOOL);
+        struct vyre_expr *a = gen_expr(g, VYRE_BOOL, d, uni, div);
+        return vyre_gen_bin(g, op, a, gen_expr(g, VYRE_BOOL, d, uni, div));
+    }
+    case 5: {
+        enum vyre_op op = pick_op(g, GEN_EXACT, VYRE_BOOL, VYRE_BOOL);
+        return vyre_gen_un(g, op, gen_expr(g, VYRE_BOOL, d, uni, div));
+    }
     case 6: return cast(g, VYRE_BOOL, gen_expr(g, any_type(g), d, uni, div));
     default: return gen_leaf(g, VYRE_BOOL, d, uni, div);
     }
@@ -422,22 +428,34 @@ static struct vyre_expr *gen_numeric(struct gen *g, enum vyre_type t, uint32_t d
     switch (vyre_gen_below(g, 11)) {
     case 0:
     case 1:
-    case 2:
-        return vyre_gen_bin(g, pick_op(g, GEN_GENERIC, t, t), gen_expr(g, t, d, uni, div),
-                            gen_expr(g, t, d, uni, div));
+    case 2: {
+        enum vyre_op op = pick_op(g, GEN_GENERIC, t, t);
+        struct vyre_expr *a = gen_expr(g, t, d, uni, div);
+        return vyre_gen_bin(g, op, a, gen_expr(g, t, d, uni, div));
+    }
     case 3:
     case 4:
-        if (is_int)
-            return vyre_gen_bin(g, pick_op(g, GEN_SPECIFIC, t, t), gen_expr(g, t, d, uni, div),
-                                gen_expr(g, t, d, uni, div));
-        if (vyre_gen_chance(g, 50))
-            return vyre_gen_chk(g, vyre_ir_fma(g->p, gen_expr(g, t, d, uni, div),
-                                               gen_expr(g, t, d, uni, div),
-                                               gen_expr(g, t, d, uni, div)));
-        if (g->approx && vyre_gen_chance(g, 60))
-            return vyre_gen_un(g, pick_op(g, GEN_APPROX, t, t), gen_expr(g, t, d, uni, div));
-        return vyre_gen_un(g, pick_op(g, GEN_EXACT, t, t), gen_expr(g, t, d, uni, div));
-    case 5: return vyre_gen_un(g, pick_op(g, GEN_EXACT, t, t), gen_expr(g, t, d, uni, div));
+        if (is_int) {
+            enum vyre_op op = pick_op(g, GEN_SPECIFIC, t, t);
+            struct vyre_expr *a = gen_expr(g, t, d, uni, div);
+            return vyre_gen_bin(g, op, a, gen_expr(g, t, d, uni, div));
+        }
+        if (vyre_gen_chance(g, 50)) {
+            struct vyre_expr *a = gen_expr(g, t, d, uni, div);
+            struct vyre_expr *b = gen_expr(g, t, d, uni, div);
+            return vyre_gen_chk(g, vyre_ir_fma(g->p, a, b, gen_expr(g, t, d, uni, div)));
+        }
+        if (g->approx && vyre_gen_chance(g, 60)) {
+            enum vyre_op op = pick_op(g, GEN_APPROX, t, t);
+            return vyre_gen_un(g, op, gen_expr(g, t, d, uni, div));
+        } else {
+            enum vyre_op op = pick_op(g, GEN_EXACT, t, t);
+            return vyre_gen_un(g, op, gen_expr(g, t, d, uni, div));
+        }
+    case 5: {
+        enum vyre_op op = pick_op(g, GEN_EXACT, t, t);
+        return vyre_gen_un(g, op, gen_expr(g, t, d, uni, div));
+    }
     case 6: {
         struct vyre_expr *c = gen_expr(g, VYRE_BOOL, d, uni, div);
         struct vyre_expr *a = gen_expr(g, t, d, uni, div);
@@ -460,8 +478,8 @@ static struct vyre_expr *gen_lane_arg(struct gen *g, uint32_t d, bool *div) {
     case 2: {
         struct vyre_expr *lane =
             vyre_gen_chk(g, vyre_ir_subgroup(g->p, VYRE_SG_LANE, VYRE_OP_COUNT, NULL, NULL));
-        return vyre_gen_bin(g, vyre_gen_chance(g, 50) ? VYRE_OP_XOR : VYRE_OP_ADD, lane,
-                            small_lit(g, VYRE_U32, vyre_gen_below(g, 33)));
+        enum vyre_op op = vyre_gen_chance(g, 50) ? VYRE_OP_XOR : VYRE_OP_ADD;
+        return vyre_gen_bin(g, op, lane, small_lit(g, VYRE_U32, vyre_gen_below(g, 33)));
     }
     case 3:
         return vyre_gen_bin(g, VYRE_OP_REM, gen_expr(g, VYRE_U32, d, false, div),

@@ -184,10 +184,11 @@ static void mutate(struct gen *g, struct coll *c) {
                     : vyre_gen_bitcast(g, VYRE_F64, vyre_gen_rand_lit(g, VYRE_U32)));
         return;
     case 13: /* rem on floats */
-        add_let(g, blk, "mut_rem",
-                vyre_gen_bin(g, VYRE_OP_REM, vyre_gen_rand_lit(g, VYRE_F32),
-                             vyre_gen_rand_lit(g, VYRE_F32)));
+    {
+        struct vyre_expr *a = vyre_gen_rand_lit(g, VYRE_F32); /* one draw after the other */
+        add_let(g, blk, "mut_rem", vyre_gen_bin(g, VYRE_OP_REM, a, vyre_gen_rand_lit(g, VYRE_F32)));
         return;
+    }
     case 14: { /* non-bool if condition */
         struct vyre_stmt *s = vyre_ir_if(p, vyre_gen_rand_lit(g, vyre_gen_int_type(g)));
         insert_at(g, blk, s, true);
