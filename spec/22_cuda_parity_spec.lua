@@ -17,45 +17,8 @@ local ULP_BOUND = {
 }
 
 -- A small deterministic generator (xorshift64*).
-local function rng(seed)
-  local s = seed ~ 0x9E3779B97F4A7C15
-  if s == 0 then s = 1 end
-  return function()
-    s = s ~ (s >> 12); s = s ~ (s << 25); s = s ~ (s >> 27)
-    return s * 0x2545F4914F6CDD1D
-  end
-end
-
-local SPECIAL_F = { 0.0, -0.0, 1.0, -1.0, 0.5, 1 / 0, -1 / 0, 0 / 0, 1e-40, 3.4e38, 1e300 }
-
-local function value(t, r)
-  local x = r()
-  if t == "bool" then return x & 1 == 1 end
-  if t == "i32" then return ((x >> 32) & 0xffffffff) - 0x80000000 end
-  if t == "u32" then return (x >> 32) & 0xffffffff end
-  if t == "i64" or t == "u64" then return x end
-  -- floats: mostly moderate values, sometimes specials
-  if x & 15 == 0 then return SPECIAL_F[(x >> 8) % #SPECIAL_F + 1] end
-  local v = ((x >> 11) / (1 << 53) - 0.5) * 2.0 ^ (((x >> 4) & 31) - 10)
-  if t == "f32" then v = string.unpack("f", string.pack("f", v)) end
-  return v
-end
-
-local function inputs(p, seed)
-  local r = rng(seed)
-  local args = {}
-  for _, d in ipairs(p:decls()) do
-    if d.kind == "param" then
-      args[d.name] = value(d.type, r)
-    elseif d.kind == "buffer" and d.access ~= "write" then
-      local n = (d.count and d.count > 0) and d.count or N
-      local vals = {}
-      for i = 1, n do vals[i] = value(d.type, r) end
-      args[d.name] = vyre.array(d.type, vals)
-    end
-  end
-  return args
-end
+-- Random params and read buffers for a generated program (spec/helpers.lua).
+local function inputs(p, seed) return H.random_inputs(p, seed, N) end
 
 local compare = H.parity_run
 

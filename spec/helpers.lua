@@ -153,4 +153,50 @@ function H.saxpy()
   return H.parse(H.saxpy_text, "saxpy")
 end
 
+-- Random inputs for generated programs (parity specs 22 and 30) ------------------------
+
+--- xorshift64* from a seed: the same values on every machine.
+function H.rng(seed)
+  local s = seed ~ 0x9E3779B97F4A7C15
+  if s == 0 then s = 1 end
+  return function()
+    s = s ~ (s >> 12); s = s ~ (s << 25); s = s ~ (s >> 27)
+    return s * 0x2545F4914F6CDD1D
+  end
+end
+
+local SPECIAL_F = { 0.0, -0.0, 1.0, -1.0, 0.5, 1 / 0, -1 / 0, 0 / 0, 1e-40, 3.4e38, 1e300 }
+
+--- A value of type t from r: floats mostly moderate, sometimes special (±0, ±inf, NaN,
+--- subnormal, huge).
+function H.random_value(t, r)
+  local x = r()
+  if t == "bool" then return x & 1 == 1 end
+  if t == "i32" then return ((x >> 32) & 0xffffffff) - 0x80000000 end
+  if t == "u32" then return (x >> 32) & 0xffffffff end
+  if t == "i64" or t == "u64" then return x end
+  if x & 15 == 0 then return SPECIAL_F[(x >> 8) % #SPECIAL_F + 1] end
+  local v = ((x >> 11) / (1 << 53) - 0.5) * 2.0 ^ (((x >> 4) & 31) - 10)
+  if t == "f32" then v = string.unpack("f", string.pack("f", v)) end
+  return v
+end
+
+--- Inputs for program p: every param, and every buffer that is read (n elements unless
+--- it declares a count); write buffers are left to start at zero.
+function H.random_inputs(p, seed, n)
+  local r = H.rng(seed)
+  local args = {}
+  for _, d in ipairs(p:decls()) do
+    if d.kind == "param" then
+      args[d.name] = H.random_value(d.type, r)
+    elseif d.kind == "buffer" and d.access ~= "write" then
+      local count = (d.count and d.count > 0) and d.count or n
+      local vals = {}
+      for i = 1, count do vals[i] = H.random_value(d.type, r) end
+      args[d.name] = vyre.array(d.type, vals)
+    end
+  end
+  return args
+end
+
 return H
