@@ -96,7 +96,7 @@ note "fuzz: the seed corpus, then a 20-second libFuzzer slice (scripts/fuzz.sh)"
 # The seed corpus runs in both ctest passes above (fuzz_seed_corpus). The libFuzzer slice
 # needs clang; without it the slice is counted as skipped with the reason.
 fout=$(sh scripts/fuzz.sh 20 2>&1); frc=$?
-if [ $frc -eq 0 ]; then passed=$((passed + 1)); echo "ok   $(echo "$fout" | grep -E '^Done [0-9]+ runs' | tail -n1)"
+if [ $frc -eq 0 ]; then passed=$((passed + 1)); echo "ok   $(echo "$fout" | grep -aE '^Done [0-9]+ runs' | tail -n1)"
 elif [ $frc -eq 77 ]; then skipped=$((skipped + 1)); echo "skipped fuzz slice: $fout"
 else failed=$((failed + 1)); echo "FAIL fuzz slice"; echo "$fout" | tail -n 40; fi
 
