@@ -29,9 +29,6 @@ local sat = require("vyre.egraph.saturate")
 local EGraph = {}
 EGraph.__index = EGraph
 EGraph.__name = "vyre.EGraph"
--- Registered under its name as luaL_newmetatable registers the C types, so vyre.help
--- finds the methods the same way (help.methods_of).
-debug.getregistry()["vyre.EGraph"] = EGraph
 
 local function check_self(eg, fname)
   if getmetatable(eg) ~= EGraph then

@@ -24,9 +24,9 @@ H.TYPES = {
   ["vyre.BufferHandle"] = "Builder", ["vyre.EGraph"] = "EGraph",
 }
 
--- Types whose metatable a Lua module makes (and registers under its name, as
--- luaL_newmetatable does for the C types): loaded on demand by methods_of.
-H.LUA_TYPES = { ["vyre.EGraph"] = "vyre.egraph" }
+-- Types whose metatable a Lua module makes, not the C module: the module and the field
+-- that holds it (the registry holds only the C types, each with __gc; spec/09).
+H.LUA_TYPES = { ["vyre.EGraph"] = { "vyre.egraph", "EGraph" } }
 
 -- The modules whose help lists their functions, and that vyre.help(module) knows.
 H.MODULES = { "vyre.cuda", "vyre.reference", "vyre.lib", "vyre.egraph", "vyre.policy",
@@ -94,20 +94,18 @@ end
 local by_function
 
 local function methods_of(tname)
-  local mt = debug.getregistry()[tname]
-  if H.LUA_TYPES[tname] then
+  local lua_type = H.LUA_TYPES[tname]
+  if lua_type then
     -- A Lua type is its own __index: its methods are the fields that are not
     -- metamethods (__close, __tostring).
-    if mt == nil then
-      require(H.LUA_TYPES[tname])
-      mt = debug.getregistry()[tname]
-    end
+    local mt = require(lua_type[1])[lua_type[2]]
     local m = {}
     for k, v in pairs(type(mt) == "table" and mt.__index or {}) do
       if not tostring(k):find("^__") then m[k] = v end
     end
     return m
   end
+  local mt = debug.getregistry()[tname]
   local idx = type(mt) == "table" and mt.__index
   if type(idx) == "table" then return idx end
   if type(idx) == "function" then
