@@ -1,5 +1,6 @@
 -- 62: vyre.help covers the whole public surface. Every function of vyre, vyre.cuda,
--- vyre.reference and vyre.lib, every method of every userdata type (read from the
+-- vyre.reference, vyre.lib, vyre.egraph, vyre.policy, vyre.profiles, vyre.plan_view and
+-- every planner, every method of every userdata type and of the EGraph (read from the
 -- metatables themselves), every DSL expression method and operator, and the builder's
 -- statements have a help entry; every entry names something that exists; and
 -- vyre.help finds entries from functions, objects and names.
@@ -46,12 +47,17 @@ describe("vyre.help coverage", function()
     assert.are.same({}, missing_from(require("vyre.cuda"), "vyre.cuda."))
     assert.are.same({}, missing_from(require("vyre.reference"), "vyre.reference."))
     assert.are.same({}, missing_from(require("vyre.lib"), "vyre.lib."))
-    for _, n in ipairs({ "fusion", "multiquery", "compaction", "session", "passes" }) do
+    -- Every planner the package lists, so a new planner needs its help too.
+    for _, n in ipairs(vyre.planners.NAMES) do
       local m = "vyre.planners." .. n
       assert.are.same({}, missing_from(require(m), m .. "."))
     end
+    for _, m in ipairs({ "vyre.egraph", "vyre.policy", "vyre.profiles", "vyre.plan_view" }) do
+      assert.are.same({}, missing_from(require(m), m .. "."))
+    end
     for _, k in ipairs({ "vyre", "vyre.cuda", "vyre.reference", "vyre.lib", "vyre.version",
-      "vyre.types", "vyre.lib.geometry" }) do
+      "vyre.types", "vyre.lib.geometry", "vyre.egraph", "vyre.policy", "vyre.profiles",
+      "vyre.plan_view" }) do
       assert.is_string(entries[k], k)
     end
   end)
@@ -67,7 +73,8 @@ describe("vyre.help coverage", function()
         for _, m in ipairs(missing_from(methods, key .. ":")) do miss[#miss + 1] = m end
       end
     end
-    assert.is_true(seen >= 7) -- Program Array Backend Buffer Kernel Launch Graph
+    assert.is_true(seen >= 8) -- Program Array Backend Buffer Kernel Launch Graph EGraph
+    assert.is_table(help.methods_of("vyre.EGraph"))
     table.sort(miss)
     assert.are.same({}, miss)
   end)
@@ -88,6 +95,9 @@ describe("vyre.help coverage", function()
     for tname, key in pairs(help.TYPES) do methods[key] = help.methods_of(tname) end
     local mods = { vyre = vyre, ["vyre.cuda"] = require("vyre.cuda"),
       ["vyre.reference"] = require("vyre.reference"), ["vyre.lib"] = require("vyre.lib") }
+    for _, m in ipairs({ "vyre.egraph", "vyre.policy", "vyre.profiles", "vyre.plan_view" }) do
+      mods[m] = require(m)
+    end
     for _, n in ipairs(vyre.planners.NAMES) do
       mods["vyre.planners." .. n] = vyre.planners[n]
     end
@@ -180,6 +190,31 @@ describe("vyre.help lookup", function()
       assert.matches(want, printed(name), nil, false)
     end
   end)
+
+  it("covers the e-graph, the policy, the profiles, the plan view and the planners",
+    function()
+      local egraph = require("vyre.egraph")
+      local eg = egraph(vyre.backend("reference"))
+      local out = printed(eg)
+      assert.matches("^vyre%.EGraph", out)
+      assert.matches("\n  eg:rebuild%(%) %-> rounds, unions, report", out)
+      assert.matches("^eg:find%(c%)", printed(eg.find))
+      assert.matches("^eg:free%(%)", printed(eg.free))
+      eg:free()
+      assert.matches("^vyre%.egraph%.from_image%(be", printed(egraph.from_image))
+      assert.matches("\n  vyre%.egraph%.backoff%(", printed(egraph))
+      assert.matches("^require%(\"vyre%.policy\"%)", printed(vyre.policy))
+      assert.matches("^vyre%.policy%.decide%(facts", printed(vyre.policy.decide))
+      assert.matches("^vyre%.profiles%.get%(name%)", printed("profiles.get"))
+      -- vyre.profiles.get is vyre.cuda.profile: one function, either entry.
+      assert.matches("^vyre%.[%w_.]+%(name%)", printed(vyre.profiles.get))
+      assert.matches("^vyre%.plan_view%.attach%(plan%)", printed(vyre.plan_view.attach))
+      assert.matches("^waves%.plan%(", printed(vyre.planners.waves.plan))
+      assert.matches("^occupancy%.calc%(", printed("occupancy.calc"))
+      assert.matches("^eg:union%(a, b%)", printed("eg:union"))
+      assert.matches("^eg:run", printed("EGraph:run"))
+      assert.matches("\n  vyre%.planners +capability%.check ", printed())
+    end)
 
   it("lists every match of an ambiguous name, and suggests for an unknown one", function()
     local out = printed("free")

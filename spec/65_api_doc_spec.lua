@@ -77,9 +77,9 @@ describe("docs/API.md", function()
       end
     end
     check(vyre, "vyre.")
-    for _, m in ipairs({ "cuda", "reference", "lib" }) do
-      check(require("vyre." .. m), "vyre." .. m .. ".")
-    end
+    -- vyre.cuda, vyre.reference, vyre.lib, vyre.egraph, the policy, profiles, plan view
+    -- and every planner.
+    for _, m in ipairs(help.MODULES) do check(require(m), m .. ".") end
     local types = 0
     for tname, key in pairs(help.TYPES) do
       local methods = help.methods_of(tname)
@@ -88,7 +88,7 @@ describe("docs/API.md", function()
         check(methods, key .. ":")
       end
     end
-    assert.is_true(types >= 7) -- Program Array Backend Buffer Kernel Launch Graph
+    assert.is_true(types >= 8) -- Program Array Backend Buffer Kernel Launch Graph EGraph
     check(getmetatable(vyre.lit("u32", 0)).__index, "Expr:")
     for _, op in ipairs(vyre.core.ops()) do
       if not have["Expr:" .. op.method] then miss[#miss + 1] = "Expr:" .. op.method end

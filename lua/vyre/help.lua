@@ -1,6 +1,8 @@
 -- vyre.help — help text for every public function, method, type and DSL operator, and
 -- the lookup behind vyre.help(x). The texts are tables of strings (vyre/help/api.lua
--- for the module and the userdata types, vyre/help/dsl.lua for the DSL and vyre.lib);
+-- for the module and the userdata types, vyre/help/dsl.lua for the DSL and vyre.lib,
+-- vyre/help/egraph.lua for vyre.egraph, vyre/help/planning.lua for the policy,
+-- profiles, plan view and planners);
 -- operator entries are completed from core.ops() and the _timed variants of vyre.lib
 -- from their plain function. spec/62_help_spec.lua checks that every public function
 -- has an entry and that every entry names something that exists.
@@ -9,6 +11,8 @@
 local core = require("vyre.core")
 local api = require("vyre.help.api")
 local dsl = require("vyre.help.dsl")
+local egraph = require("vyre.help.egraph")
+local planning = require("vyre.help.planning")
 
 local H = {}
 
@@ -17,8 +21,22 @@ H.TYPES = {
   ["vyre.Program"] = "Program", ["vyre.Array"] = "Array", ["vyre.Backend"] = "Backend",
   ["vyre.Buffer"] = "Buffer", ["vyre.Kernel"] = "Kernel", ["vyre.Launch"] = "Launch",
   ["vyre.Graph"] = "Graph", ["vyre.Expr"] = "Expr", ["vyre.ProgramBuilder"] = "Builder",
-  ["vyre.BufferHandle"] = "Builder",
+  ["vyre.BufferHandle"] = "Builder", ["vyre.EGraph"] = "EGraph",
 }
+
+-- Types whose metatable a Lua module makes, not the C module: the module and the field
+-- that holds it (the registry holds only the C types, each with __gc; spec/09).
+H.LUA_TYPES = { ["vyre.EGraph"] = { "vyre.egraph", "EGraph" } }
+
+-- The modules whose help lists their functions, and that vyre.help(module) knows.
+H.MODULES = { "vyre.cuda", "vyre.reference", "vyre.lib", "vyre.egraph", "vyre.policy",
+  "vyre.profiles", "vyre.plan_view" }
+for _, n in ipairs({ "capability", "compaction", "convergence", "fusion", "multiquery",
+  "occupancy", "passes", "session", "speedup_gate", "topology", "waves" }) do
+  H.MODULES[#H.MODULES + 1] = "vyre.planners." .. n
+end
+local is_module = {}
+for _, m in ipairs(H.MODULES) do is_module[m] = true end
 
 local cache
 
@@ -47,7 +65,9 @@ function H.entries()
   if cache then return cache end
   local e = {}
   for k, v in pairs(api) do e[k] = v end
-  for k, v in pairs(dsl.ENTRIES) do e[k] = v end
+  for _, t in ipairs({ dsl.ENTRIES, egraph, planning }) do
+    for k, v in pairs(t) do e[k] = v end
+  end
   for k, v in pairs(dsl.ENTRIES) do
     local name = k:match("^vyre%.lib%.([%w_]+)$")
     if name and name ~= "release" and name ~= "geometry" then
@@ -74,6 +94,17 @@ end
 local by_function
 
 local function methods_of(tname)
+  local lua_type = H.LUA_TYPES[tname]
+  if lua_type then
+    -- A Lua type is its own __index: its methods are the fields that are not
+    -- metamethods (__close, __tostring).
+    local mt = require(lua_type[1])[lua_type[2]]
+    local m = {}
+    for k, v in pairs(type(mt) == "table" and mt.__index or {}) do
+      if not tostring(k):find("^__") then m[k] = v end
+    end
+    return m
+  end
   local mt = debug.getregistry()[tname]
   local idx = type(mt) == "table" and mt.__index
   if type(idx) == "table" then return idx end
@@ -95,9 +126,9 @@ local function function_keys()
   end
   local vyre = require("vyre")
   add(vyre, "vyre.")
-  for _, m in ipairs({ "cuda", "reference", "lib" }) do
-    local ok, mod = pcall(require, "vyre." .. m)
-    if ok then add(mod, "vyre." .. m .. ".") end
+  for _, m in ipairs(H.MODULES) do
+    local ok, mod = pcall(require, m)
+    if ok then add(mod, m .. ".") end
   end
   for tname, key in pairs(H.TYPES) do add(methods_of(tname), key .. ":") end
   local expr_mt = getmetatable(vyre.lit("u32", 0))
@@ -134,8 +165,7 @@ end
 local function text_of_key(key)
   local e = H.entries()
   if not e[key] then return nil end
-  if not key:find("[:.]") or key == "vyre.cuda" or key == "vyre.reference" or key == "vyre.lib"
-  then
+  if not key:find("[:.]") or is_module[key] then
     return (key:find("^vyre") and module_text or type_text)(key)
   end
   return e[key]
@@ -144,14 +174,18 @@ end
 local function overview()
   local groups, order = {}, {}
   for _, k in ipairs(H.topics()) do
-    local g = k:match("^(vyre%.%a+)%.") or k:match("^(%a+):") or (k:find("^vyre") and "vyre")
+    local g = k:match("^(vyre%.[%w_]+)%.") or k:match("^(%a+):") or (k:find("^vyre") and "vyre")
       or k
     if g == "vyre.version" or g == "vyre.types" or g == "vyre.core" then g = "vyre" end
     if not groups[g] then
       groups[g] = {}
       order[#order + 1] = g
     end
-    if k ~= g then groups[g][#groups[g] + 1] = k:match("[:.]([%w_]+)$") or k end
+    -- Members by their name under the group ("fusion.plan" under vyre.planners).
+    if k ~= g then
+      groups[g][#groups[g] + 1] = k:sub(1, #g + 1) == g .. "." and k:sub(#g + 2)
+        or k:match("[:.]([%w_]+)$") or k
+    end
   end
   local lines = { "vyre.help(x): x is a function, an object, a module or a name. Topics:" }
   for _, g in ipairs(order) do
@@ -174,6 +208,10 @@ local function resolve(name)
     local t = H.TYPES[owner] or H.TYPES["vyre." .. owner]
     if t and e[t .. ":" .. member] then return { t .. ":" .. member } end
     if owner == "k" and e["Builder:" .. member] then return { "Builder:" .. member } end
+    -- The receiver names the help texts use (be:run, eg:find) name their type.
+    local alias = ({ be = "Backend", buf = "Buffer", eg = "EGraph", g = "Graph",
+      l = "Launch" })[owner]
+    if alias and e[alias .. ":" .. member] then return { alias .. ":" .. member } end
     if e["vyre." .. name] then return { "vyre." .. name } end
     if sep == ":" or owner == "" then name = member end
   end
@@ -205,8 +243,8 @@ function H.text(x)
     if key then return text_of_key(key) end
     local vyre = require("vyre")
     if x == vyre then return text_of_key("vyre") end
-    for _, m in ipairs({ "cuda", "reference", "lib" }) do
-      if package.loaded["vyre." .. m] == x then return text_of_key("vyre." .. m) end
+    for _, m in ipairs(H.MODULES) do
+      if package.loaded[m] == x and H.entries()[m] then return text_of_key(m) end
     end
     return nil, ("vyre.help: no help for this %s. Fix: pass a vyre object, function or "
       .. "name; vyre.help() lists the topics"):format(tx)

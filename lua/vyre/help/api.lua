@@ -9,7 +9,8 @@ Programs from text (vyre.parse) or the DSL (vyre.program), validation (vyre.vali
 PTX (vyre.ptx), host arrays (vyre.array) and backends (vyre.backend): CUDA when usable,
 else the CPU reference interpreter, with bit-identical results. Types: Program, Array,
 Backend, Buffer, Kernel, Launch, Graph; DSL: Builder (the k of a program body), Expr.
-Modules: vyre.cuda, vyre.reference, vyre.lib. vyre.help(x) explains any of them.]=],
+Modules: vyre.cuda, vyre.reference, vyre.lib, vyre.egraph (EGraph); planning:
+vyre.policy, vyre.profiles, vyre.plan_view, vyre.planners.*. vyre.help(x) explains any.]=],
   ["vyre.version"] = [=[
 vyre.version -> "0.1.0"
 The library version (also in the disk cache key of compiled kernels).]=],

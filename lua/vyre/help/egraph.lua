@@ -1,0 +1,107 @@
+-- vyre.help.egraph — help text of vyre.egraph and the EGraph type (lua/vyre/egraph.lua,
+-- docs/EGRAPH.md). Same keys and form as vyre/help/api.lua: the call on the first line,
+-- then what it does; spec/62_help_spec.lua fails when a function or method has none.
+return {
+  ["vyre.egraph"] = [=[
+vyre.egraph(be) -> EGraph
+An empty e-graph whose e-nodes, e-classes and union-find live in buffers of be (a
+vyre.Backend of either kind); its rebuild runs there as vyre programs, bit-identical on
+the reference interpreter and CUDA. Raises "vyre.egraph: ..." for a non-backend or a
+freed one. docs/EGRAPH.md.]=],
+  ["vyre.egraph.from_image"] = [=[
+vyre.egraph.from_image(be, image, spans) -> EGraph
+A new e-graph holding the e-nodes of an image from eg:image(): image is a u32 Buffer of
+be, a u32 Array or a binary string, spans the span table eg:image() returned. The image
+is checked on the device; bad spans or rows raise and create nothing.]=],
+  ["vyre.egraph.backoff"] = [=[
+vyre.egraph.backoff([{match_limit = 1000, ban_length = 5}]) -> scheduler
+egg's BackoffScheduler for eg:run (the default): a rule whose matches exceed
+match_limit << times_banned is banned for ban_length << times_banned iterations.]=],
+  ["vyre.egraph.simple"] = [=[
+vyre.egraph.simple() -> scheduler
+A scheduler for eg:run that runs every rule every iteration (egglog's run).]=],
+  ["vyre.egraph.signature"] = [=[
+vyre.egraph.signature(op, words) -> u32
+The row signature of ORIGINAL.md (op id and child words hashed with mix/rotl32),
+computed in Lua: the value the device rebuild sorts rows by.]=],
+
+  ["EGraph"] = [=[
+vyre.EGraph — an e-graph resident on a backend (vyre.egraph(be)); docs/EGRAPH.md.
+Ids: every added e-node gets a fresh e-class id (0, 1, 2, ...); a duplicate is found by
+the next rebuild, and an e-class's canonical id is its smallest. Misuse raises
+"vyre.EGraph:<method>: what. Fix: how" and changes nothing.]=],
+  ["EGraph:op"] = [=[
+eg:op(name, arity) -> op id
+Registers an operator (ids 0, 1, 2, ... in order); the same name and arity again give
+the same id. Arity 0 makes a leaf op.]=],
+  ["EGraph:ops"] = [=[
+eg:ops() -> {{name =, arity =}, ...}
+The registered operators in id order (id = index - 1).]=],
+  ["EGraph:add"] = [=[
+eg:add(op, c1, ..., cN) -> e-class id
+Adds an e-node (op by name or id, N = its arity) with a fresh e-class id; staged on the
+host until the next device step. A leaf op with no children gets payload 0.]=],
+  ["EGraph:leaf"] = [=[
+eg:leaf(op, payload) -> e-class id
+Adds a leaf of an arity-0 op carrying a 64-bit integer (a constant, or a symbol you
+number).]=],
+  ["EGraph:add_many"] = [=[
+eg:add_many(op, children) -> first id, count
+Adds count e-nodes in bulk: N ids per e-node for an op of arity N >= 1 (flat), one
+payload per leaf for a leaf op. children: a table, a vyre.Array or a vyre.Buffer of the
+e-graph's backend (read on the device). Ids are first .. first + count - 1.]=],
+  ["EGraph:union"] = [=[
+eg:union(a, b)
+Records that e-classes a and b are equal (staged; applied with the next device step).]=],
+  ["EGraph:union_many"] = [=[
+eg:union_many(pairs) -> merges
+Unites in bulk: flat ids {a1, b1, a2, b2, ...} (table, u32 Array or Buffer) or a table of
+{a, b}; checked on the device (unknown ids, odd length raise), then united there.]=],
+  ["EGraph:find"] = [=[
+eg:find(c) -> canonical id
+The canonical id of c's e-class: the smallest id in it.]=],
+  ["EGraph:size"] = [=[
+eg:size() -> e-nodes, e-classes
+Counts (e-classes that have e-nodes); before a rebuild, duplicates still count.]=],
+  ["EGraph:rebuild"] = [=[
+eg:rebuild() -> rounds, unions, report
+Restores congruence closure on the device; unions counts the merges congruence made;
+report[i] = {rows, unions, duplicates} per round, plus wall_ns, device_ns, sequences.]=],
+  ["EGraph:classes"] = [=[
+eg:classes() -> {id, ...}
+The canonical e-class ids that have e-nodes, ascending.]=],
+  ["EGraph:nodes"] = [=[
+eg:nodes(c) -> {{op = name, child ids...} | {op = name, payload = n}, ...}
+The e-nodes of c's e-class, by row.]=],
+  ["EGraph:dot"] = [=[
+eg:dot() -> Graphviz text
+One cluster per e-class, edges from e-nodes to their child classes (at most 10^5
+e-nodes).]=],
+  ["EGraph:image"] = [=[
+eg:image() -> u32 Buffer, spans
+The device image of the canonical graph (the ORIGINAL.md layout) in a new buffer, with
+the span table (offset, bytes, count of each part) that vyre.egraph.from_image reads.]=],
+  ["EGraph:extract"] = [=[
+eg:extract(roots, cost) -> term, text, cost | {{term =, text =, cost =}, ...}
+The cheapest term of each root (an id, or a list of ids) by a fixed point on the device;
+cost: a table op name -> cost or a function (name, arity) -> cost, integers in
+[1, 2^40]. Rebuilds first if needed; the result does not depend on timing.]=],
+  ["EGraph:buffers"] = [=[
+eg:buffers() -> {parent, row_class, row_op, row_off, row_len, children, isleaf},
+                {ids, rows, words}
+The device columns as they are now (settled) and their counts, for programs written
+against the layout (e-matching).]=],
+  ["EGraph:rule"] = [=[
+eg:rule(name, lhs, rhs [, {when = "(!= ?x 0)", guard = function(s) ... end}]) -> index
+A rewrite rule in S-expressions: lhs a pattern or a list of patterns, rhs a pattern or a
+list of {term, term} unions; when a device predicate, guard a Lua function of the
+substitution. A second rule of the same name raises.]=],
+  ["EGraph:run"] = [=[
+eg:run{iterations = 30, node_limit = 10000, time_limit = 5, scheduler = backoff} -> report
+Equality saturation: search every allowed rule on the device, apply, rebuild, per
+iteration; report[i] = {iteration, matches, nodes, classes, seconds, ...}, report.stop
+("iterations", "saturated", "node_limit", "time_limit"). Raises without rules.]=],
+  ["EGraph:free"] = [=[
+eg:free()
+Frees the device buffers now (idempotent; <close> calls it too).]=],
+}
