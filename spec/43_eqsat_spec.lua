@@ -45,16 +45,28 @@ local function both(ops, rules, terms, opts)
 end
 
 -- Runs n iterations one at a time and checks sizes, matches and the partition after each.
-local function check_iterations(eg, o, n)
+-- The naive search (semi = nil) finds the oracle's matches; the semi-naive search finds
+-- the new ones among them (at most as many) and must give the same e-graph. Returns the
+-- summed matches of the e-graph and of the oracle.
+local function check_iterations(eg, o, n, semi)
+  local got, all = 0, 0
   for it = 1, n do
     local rep = eg:run({ iterations = 1, scheduler = vyre.egraph.simple(), node_limit = 1e9,
-      time_limit = 1e9 })
+      time_limit = 1e9, semi_naive = semi or false })
     local orep = o:saturate(eg.rule_list, 1)[1]
-    assert.are.same(orep.matches, rep[1].matches, "matches at iteration " .. it)
+    if semi then
+      for name, m in pairs(orep.matches) do
+        assert.is_true(rep[1].matches[name] <= m, name .. " at iteration " .. it)
+        got, all = got + rep[1].matches[name], all + m
+      end
+    else
+      assert.are.same(orep.matches, rep[1].matches, "matches at iteration " .. it)
+    end
     assert.are.equal(orep.nodes, rep[1].nodes, "e-nodes at iteration " .. it)
     assert.are.equal(orep.classes, rep[1].classes, "e-classes at iteration " .. it)
     assert.is_nil(o:same_partition(eg), "partition at iteration " .. it)
   end
+  return got, all
 end
 
 local FOLD_OPS = { { "Add", 2 }, { "Mul", 2 }, { "Sub", 2 }, { "Const", 0 }, { "Var", 0 } }
@@ -68,6 +80,51 @@ local FOLD = {
 }
 local COST = { Add = 2, Mul = 2, Sub = 2, Const = 1, Var = 1, Diff = 5, Integral = 5,
   Div = 2, Pow = 2, Ln = 2, Sqrt = 2, Sin = 2, Cos = 2 }
+
+-- A random graph of 200 e-nodes and its oracle, with rules for folding, device and Lua
+-- guards and a multi-pattern join; with pick, a random subset of them (a random rule set).
+local function random_graph(seed, pick)
+  local eg = new()
+  local choose = O.rng(seed + 100)
+  local function rule(...)
+    if not pick or choose(3) > 0 then eg:rule(...) end
+  end
+  for _, op in ipairs({ { "Add", 2 }, { "Mul", 2 }, { "Lt", 2 }, { "Neg", 1 },
+    { "Const", 0 }, { "Var", 0 } }) do
+    eg:op(op[1], op[2])
+  end
+  rule("fold-add", "(Add (Const ?x) (Const ?y))", "(Const (+ ?x ?y))")
+  rule("fold-mul", "(Mul (Const ?x) (Const ?y))", "(Const (* ?x ?y))",
+    { when = "(< ?x 5)" })
+  rule("fold-neg", "(Neg (Const ?x))", "(Const (neg ?x))")
+  rule("comm-add", "(Add ?a ?b)", "(Add ?b ?a)",
+    { guard = function(v) return v.a < v.b end })
+  rule("assoc-add", "(Add ?a (Add ?b ?c))", "(Add (Add ?a ?b) ?c)")
+  rule("neg-neg", "(Neg (Neg ?a))", "?a")
+  eg:rule("lt", { "(Lt ?a ?b)", "(Lt ?b ?c)" }, { { "(Lt ?a ?c)", "(Lt ?a ?b)" } })
+  local o, w = oracle_of(eg)
+  local rand = O.rng(seed)
+  local plan = {}
+  for i = 1, 30 do plan[i] = { rand(2) == 0 and "Const" or "Var", rand(7) - 3 } end
+  for i = 31, 200 do
+    local op = ({ "Add", "Mul", "Lt", "Neg" })[rand(4) + 1]
+    plan[i] = { op, rand(i - 1), rand(i - 1) }
+  end
+  for _, g in ipairs({ eg, w }) do
+    for i, p in ipairs(plan) do
+      local id
+      if i <= 30 then
+        id = g:leaf(p[1], p[2])
+      elseif p[1] == "Neg" then
+        id = g:add(p[1], p[2])
+      else
+        id = g:add(p[1], p[2], p[3])
+      end
+      assert.are.equal(i - 1, id)
+    end
+  end
+  return eg, o
+end
 
 describe("vyre.egraph equality saturation", function()
   it("gives egglog's e-node counts on egg's math workload, and the oracle's partition", function()
@@ -165,43 +222,44 @@ describe("vyre.egraph equality saturation", function()
 
   it("matches the oracle on random graphs with folding, guards and joins", function()
     for seed = 1, 3 do
-      local eg = new()
-      for _, op in ipairs({ { "Add", 2 }, { "Mul", 2 }, { "Lt", 2 }, { "Neg", 1 },
-        { "Const", 0 }, { "Var", 0 } }) do
-        eg:op(op[1], op[2])
-      end
-      eg:rule("fold-add", "(Add (Const ?x) (Const ?y))", "(Const (+ ?x ?y))")
-      eg:rule("fold-mul", "(Mul (Const ?x) (Const ?y))", "(Const (* ?x ?y))",
-        { when = "(< ?x 5)" })
-      eg:rule("fold-neg", "(Neg (Const ?x))", "(Const (neg ?x))")
-      eg:rule("comm-add", "(Add ?a ?b)", "(Add ?b ?a)",
-        { guard = function(v) return v.a < v.b end })
-      eg:rule("assoc-add", "(Add ?a (Add ?b ?c))", "(Add (Add ?a ?b) ?c)")
-      eg:rule("neg-neg", "(Neg (Neg ?a))", "?a")
-      eg:rule("lt", { "(Lt ?a ?b)", "(Lt ?b ?c)" }, { { "(Lt ?a ?c)", "(Lt ?a ?b)" } })
-      local o, w = oracle_of(eg)
-      local rand = O.rng(seed)
-      local plan = {}
-      for i = 1, 30 do plan[i] = { rand(2) == 0 and "Const" or "Var", rand(7) - 3 } end
-      for i = 31, 200 do
-        local op = ({ "Add", "Mul", "Lt", "Neg" })[rand(4) + 1]
-        plan[i] = { op, rand(i - 1), rand(i - 1) }
-      end
-      for _, g in ipairs({ eg, w }) do
-        for i, p in ipairs(plan) do
-          local id
-          if i <= 30 then
-            id = g:leaf(p[1], p[2])
-          elseif p[1] == "Neg" then
-            id = g:add(p[1], p[2])
-          else
-            id = g:add(p[1], p[2], p[3])
-          end
-          assert.are.equal(i - 1, id)
-        end
-      end
+      local eg, o = random_graph(seed)
       check_iterations(eg, o, 3)
     end
+  end)
+
+  it("gives the naive search's e-graph with the semi-naive search, iteration by iteration",
+    function()
+    -- egg's math workload: the oracle (naive) partition and sizes after each iteration
+    local eg = new()
+    MW.setup(eg)
+    local o, w = oracle_of(eg)
+    for _, t in ipairs(MW.TERMS) do MW.add_term(w, t) end
+    local got, all = check_iterations(eg, o, 5, true)
+    assert.is_true(got < all, ("new matches %d of %d"):format(got, all))
+    -- random graphs and rule sets: folding, device and Lua guards, multi-pattern joins
+    for seed = 1, 3 do
+      local eg2, o2 = random_graph(seed, true)
+      got, all = check_iterations(eg2, o2, 4, true)
+      assert.is_true(got < all, ("seed %d: new matches %d of %d"):format(seed, got, all))
+    end
+    -- semi-naive against naive directly, with the backoff scheduler (it sees all matches,
+    -- so it bans the same rules), over two runs with terms and a union added between
+    local a, b = new(), new()
+    local sizes = {}
+    for k, g in ipairs({ a, b }) do
+      MW.setup(g)
+      local rep = g:run({ iterations = 3, semi_naive = k == 1,
+        scheduler = vyre.egraph.backoff({ match_limit = 40, ban_length = 1 }) })
+      local x = MW.add_term(g, "(Add (Mul (Var 7) (Const 1)) (Const 0))")
+      g:union(x, MW.add_term(g, "(Var 8)"))
+      local rep2 = g:run({ iterations = 3, semi_naive = k == 1,
+        scheduler = vyre.egraph.backoff({ match_limit = 40, ban_length = 1 }) })
+      sizes[k] = {}
+      for _, r in ipairs(rep) do sizes[k][#sizes[k] + 1] = { r.nodes, r.classes } end
+      for _, r in ipairs(rep2) do sizes[k][#sizes[k] + 1] = { r.nodes, r.classes } end
+    end
+    assert.are.same(sizes[2], sizes[1])
+    assert.are.same({ b:size() }, { a:size() })
   end)
 
   it("extracts the math workload's simplifications", function()
@@ -233,7 +291,9 @@ describe("vyre.egraph equality saturation", function()
     assert.are.equal("saturated", rep.stop)
     assert.are.equal(3, #rep)
     assert.are.same({ ["fold-add"] = 0, ["fold-mul"] = 1 }, rep[1].matches)
-    assert.are.same({ ["fold-add"] = 1, ["fold-mul"] = 1 }, rep[2].matches)
+    -- semi-naive (the default): iteration 2 reports only new matches; fold-mul's one
+    -- match was applied at iteration 1
+    assert.are.same({ ["fold-add"] = 1, ["fold-mul"] = 0 }, rep[2].matches)
     assert.are.equal(5, rep.start.nodes)
     o:saturate(eg.rule_list, 3)
     assert.is_nil(o:same_partition(eg))
@@ -308,6 +368,7 @@ describe("vyre.egraph equality saturation", function()
     for _, c in ipairs({
       { { iterations = -1 }, "non-negative" }, { { node_limit = "x" }, "must be numbers" },
       { { scheduler = 5 }, "scheduler must be a function" }, { { fast = true }, "unknown option" },
+      { { semi_naive = 1 }, "semi_naive must be a boolean" },
     }) do
       err = H.error_of(function() eg:run(c[1]) end)
       assert.is_truthy(err:find(c[2], 1, true), err)

@@ -71,7 +71,7 @@ function M.setup(eg)
   return roots
 end
 
-local function main(backend, iters)
+local function main(backend, iters, search)
   package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
   local vyre = require("vyre")
   local be = vyre.backend(backend)
@@ -79,8 +79,8 @@ local function main(backend, iters)
   M.setup(eg)
   eg:rebuild()
   local n0, c0 = eg:size()
-  print(("# vyre.egraph math workload on %s (%s), scheduler simple"):format(be.name,
-    tostring(be)))
+  print(("# vyre.egraph math workload on %s (%s), scheduler simple, %s search"):format(
+    be.name, tostring(be), search))
   print(("0\t%d\t%d"):format(n0, c0))
   print("iter\tenodes\teclasses\tmatches\tseconds\tsearch_s\tapply_s\trebuild_s")
   -- one iteration per call, so each line is out before the next iteration starts
@@ -88,7 +88,7 @@ local function main(backend, iters)
   local stop = "iterations"
   for i = 1, iters do
     local rep = eg:run({ iterations = 1, node_limit = 1e12, time_limit = 1e12,
-      scheduler = sched })
+      scheduler = sched, semi_naive = search ~= "naive" })
     local r = rep[1]
     local m = 0
     for _, v in pairs(r.matches) do m = m + v end
@@ -104,6 +104,7 @@ local function main(backend, iters)
 end
 
 if not pcall(debug.getlocal, 4, 1) then
-  main(arg[1] or "reference", tonumber(arg[2]) or 6)
+  -- arg 3: "naive" searches every match, else semi-naive (the default)
+  main(arg[1] or "reference", tonumber(arg[2]) or 6, arg[3] == "naive" and "naive" or "semi-naive")
 end
 return M

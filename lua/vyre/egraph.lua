@@ -220,8 +220,9 @@ function EGraph:rule(name, lhs, rhs, opts)
   return #self.rule_list
 end
 
---- eg:run{iterations =, node_limit =, time_limit =, scheduler =} -> report: equality
---- saturation (search on the device, apply, rebuild) with a record per iteration.
+--- eg:run{iterations =, node_limit =, time_limit =, scheduler =, semi_naive =} -> report:
+--- equality saturation (search on the device, apply, rebuild) with a record per iteration;
+--- semi_naive (default true) applies only matches new since the rule's last search.
 function EGraph:run(opts)
   check_self(self, "run")
   return sat.run(self, "run", opts)

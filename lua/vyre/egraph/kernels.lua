@@ -284,11 +284,16 @@ local CANON = [[
   (buffer row_len u32 read)
   (buffer sig u32 write)
   (buffer vals u32 write)
+  (buffer row_epoch u32 write)
   (param n u32)
+  (param cur u32)
   (let r (gid x))
   (if (lt r n)
     (then
-      (store row_class r (load parent (load row_class r)))
+      (let c0 (load row_class r))
+      (let c1 (load parent c0))
+      (let chg (select (ne c0 c1) 1u32 0u32))
+      (if (ne c0 c1) (then (store row_class r c1)))
       (let op (load row_op r))
       (let o (load row_off r))
       (let len (load row_len r))
@@ -303,14 +308,17 @@ $MIXLEN
         (if (lnot leaf)
           (then
             (set w (load parent w0))
-            (if (ne w w0) (then (store children wi w)))))
+            (if (ne w w0) (then (store children wi w) (set chg 1u32)))))
 $MIXW)
+      (if (ne chg 0u32) (then (store row_epoch r cur)))
       (store sig r h)
       (store vals r r))))
 ]]
 
 --- Canonicalises each row's class and (non-leaf) children through a compressed parent
---- array, and writes its signature sig[r] and vals[r] = r (the sort's payload).
+--- array, and writes its signature sig[r] and vals[r] = r (the sort's payload). A row
+--- whose class or children changed gets row_epoch[r] = cur: it can make new matches
+--- (semi-naive search, docs/EGRAPH.md).
 function K.canon(be)
   local function ind(t, n) return string.rep(" ", n) .. t:gsub("\n", "\n" .. string.rep(" ", n)) end
   return kernel(be, "canon", U.fill(CANON, {
@@ -402,10 +410,12 @@ function K.scatter_rows(be)
   (buffer row_op u32 read)
   (buffer row_off u32 read)
   (buffer row_len u32 read)
+  (buffer row_epoch u32 read)
   (buffer out_class u32 write)
   (buffer out_op u32 write)
   (buffer out_off u32 write)
   (buffer out_len u32 write)
+  (buffer out_epoch u32 write)
   (param n u32)
   (let r (gid x))
   (if (lt r n)
@@ -416,7 +426,8 @@ function K.scatter_rows(be)
           (store out_class d (load row_class r))
           (store out_op d (load row_op r))
           (store out_off d (load row_off r))
-          (store out_len d (load row_len r)))))))
+          (store out_len d (load row_len r))
+          (store out_epoch d (load row_epoch r)))))))
 ]])
 end
 
@@ -453,6 +464,19 @@ function K.copy_range(be)
   (param dst0 u32)
   (let i (gid x))
   (if (lt i n) (then (store dst (add dst0 i) (load src (add src0 i))))))
+]])
+end
+
+--- buf[i] = value for from <= i < n (the epoch of rows added since the last rebuild).
+function K.fill_from(be)
+  return kernel(be, "fill_from", [[
+(program eg_fill_from (workgroup 256)
+  (buffer buf u32 write)
+  (param from u32)
+  (param n u32)
+  (param value u32)
+  (let i (add from (gid x)))
+  (if (lt i n) (then (store buf i value))))
 ]])
 end
 

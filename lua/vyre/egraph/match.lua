@@ -12,6 +12,12 @@
 -- columns: col 0 the root's e-class, one column per class variable, two (low, high) per
 -- payload variable. Invocation order and loop order are fixed, so the substitutions
 -- come out in the same order on both backends.
+--
+-- Semi-naive search: a match is new when one of its rows has row_epoch >= since (the
+-- row was added or changed by canonicalisation since the rule's last applied search).
+-- The count kernel counts all matches (stat[0], for the scheduler) and the kept ones
+-- (per invocation, for the scan); with filter = 1 only new matches are kept, with
+-- filter = 0 all are, and a layout with a flag column records which are new.
 local U = require("vyre.lib.util")
 local lib = require("vyre.lib")
 local scan = require("vyre.lib.scan")
@@ -97,7 +103,8 @@ end
 
 --- The column layout of one pattern: col 0 the root class, then its variables in the
 --- order the pattern binds them (class: one column; payload: low and high).
-function M.layout(pat)
+--- With flag, a last column holds 1 for a new match, 0 for an old one.
+function M.layout(pat, flag)
   local lay = { class = {}, payload = {}, order = {}, ncols = 1 }
   local function walk(t)
     if t.kind == "var" then
@@ -118,6 +125,10 @@ function M.layout(pat)
     end
   end
   walk(pat)
+  if flag then
+    lay.flag = lay.ncols
+    lay.ncols = lay.ncols + 1
+  end
   return lay
 end
 
@@ -187,7 +198,7 @@ local function plan(pat, when)
   end
   visit(pat, 0)
   if when then steps[#steps + 1] = { check = M.expr64(when) } end
-  return steps
+  return steps, nrow
 end
 
 local function emit(steps, i, leaf_text)
@@ -208,9 +219,15 @@ end
 
 --- The text of a pattern's count (mode "count") or write (mode "write") kernel.
 function M.text(pat, lay, when, mode)
+  local steps, nrow = plan(pat, when)
+  local news = {}
+  for j = 0, nrow do news[#news + 1] = ("(ge (load row_epoch r%d) since)"):format(j) end
+  local isnew = news[1]
+  for j = 2, #news do isnew = ("(lor %s %s)"):format(isnew, news[j]) end
   local leaf
   if mode == "count" then
-    leaf = "(set cnt (add cnt 1u32))"
+    leaf = "(set tot (add tot 1u32))\n"
+      .. "(if (lor (eq filter 0u32) $NEW) (then (set cnt (add cnt 1u32))))"
   else
     local parts = { "(store sub at (load row_class r0))" }
     for name, col in pairs(lay.class) do
@@ -221,11 +238,23 @@ function M.text(pat, lay, when, mode)
       parts[#parts + 1] = ("(store sub (add (mul %s m) at) p_%s_hi)"):format(u32lit(col + 1),
         name)
     end
+    if lay.flag then
+      parts[#parts + 1] = ("(store sub (add (mul %s m) at) (select $NEW 1u32 0u32))"):format(
+        u32lit(lay.flag))
+    end
     table.sort(parts)
     parts[#parts + 1] = "(set at (add at 1u32))"
-    leaf = table.concat(parts, "\n")
+    leaf = ("(if (lor (eq filter 0u32) $NEW) (then\n%s))"):format(table.concat(parts, "\n"))
   end
-  local body = emit(plan(pat, when), 1, leaf)
+  leaf = leaf:gsub("%$NEW", function() return isnew end)
+  local body = emit(steps, 1, leaf)
+  local total = ""
+  if mode == "count" then
+    -- every match, kept or not, for the scheduler (the same count as a naive search)
+    total = [[
+  (let s (subgroup_reduce add tot))
+  (if (land (eq (subgroup_lane) 0u32) (ne s 0u32)) (then (atomic add stat 0u32 s)))]]
+  end
   return U.fill([[
 (program eq_$MODE (workgroup 256)
   (buffer row_op u32 read)
@@ -236,12 +265,17 @@ function M.text(pat, lay, when, mode)
   (buffer cls_rows u32 read)
   (buffer cstart u32 read)
   (buffer cend u32 read)
+  (buffer row_epoch u32 read)
   (buffer cnt_out u32 read_write)
   (buffer sub u32 write)
+  (buffer stat u32 read_write)
   (param n u32)
   (param base u32)
   (param m u32)
+  (param since u32)
+  (param filter u32)
   (let i (gid x))
+  (let tot 0u32)
   (if (lt i n)
     (then
       (let r0 (load op_rows (add base i)))
@@ -249,18 +283,21 @@ function M.text(pat, lay, when, mode)
       (let cnt 0u32)
       (let at (select (eq m 0u32) 0u32 (load cnt_out i)))
 $BODY
-      (if (eq m 0u32) (then (store cnt_out i cnt))))))
-]], { MODE = mode, BODY = body })
+      (if (eq m 0u32) (then (store cnt_out i cnt)))))
+$TOTAL)
+]], { MODE = mode, BODY = body, TOTAL = total })
 end
 
---- Searches one pattern over the index: returns m (matches) and the substitution
---- buffer (ncols * m u32, column-major; role names the exact-size scratch buffer).
-function M.search(eg, fname, idx, pat, lay, when, role)
+--- Searches one pattern over the index: returns m (kept matches), the substitution
+--- buffer (ncols * m u32, column-major; role names the exact-size scratch buffer) and
+--- the number of all matches. since: the least epoch of a new row (0: all are new);
+--- with lay.flag every match is kept and flagged, else only new ones are kept.
+function M.search(eg, fname, idx, pat, lay, when, role, since)
   local be = eg.be
   local op = pat.op
   local base, stop = idx.ostart[op + 1] or 0, idx.oend[op + 1] or 0
   local n = stop - base
-  if n <= 0 then return 0, nil end
+  if n <= 0 then return 0, nil, 0 end
   pat.kc = pat.kc or setmetatable({}, { __mode = "k" })
   local kc = pat.kc[be]
   if not kc then
@@ -273,15 +310,18 @@ function M.search(eg, fname, idx, pat, lay, when, role)
   local cnt = S.exact(eg, "m_cnt", n)
   local args = { row_op = eg.row_op, row_off = eg.row_off, row_class = eg.row_class,
     children = eg.children, op_rows = idx.op_rows, cls_rows = idx.cls_rows,
-    cstart = idx.cstart, cend = idx.cend, cnt_out = cnt,
-    sub = S.exact(eg, "m_dummy", 1), n = n, base = base,
-    m = 0 }
-  local steps = { { kc.count, args, S.grid(n) } }
+    cstart = idx.cstart, cend = idx.cend, cnt_out = cnt, row_epoch = eg.row_epoch,
+    sub = S.exact(eg, "m_dummy", 1), stat = eg.stat, n = n, base = base,
+    m = 0, since = since or 0, filter = lay.flag and 0 or 1 }
+  local steps = {}
+  S.zero_stat(eg, 1, steps)
+  steps[#steps + 1] = { kc.count, args, S.grid(n) }
   local cs = S.exact(eg, "m_scan", n)
   scan.steps(be, "u32", "add", true, cnt, cs, n, steps)
-  local res = S.run(eg, fname, steps, { { cs, 4 * (n - 1), 4 }, { cnt, 4 * (n - 1), 4 } })
-  local m = res[1][1] + res[2][1]
-  if m == 0 then return 0, nil end
+  local res = S.run(eg, fname, steps, { { cs, 4 * (n - 1), 4 }, { cnt, 4 * (n - 1), 4 },
+    S.stat_readback(eg, 1) })
+  local m, total = res[1][1] + res[2][1], res[3][1]
+  if m == 0 then return 0, nil, total end
   if m * lay.ncols > S.LIMIT then
     S.raise(fname, ("pattern %s has %d matches, too many substitution words"):format(role, m),
       "lower node_limit or ban the rule with the scheduler")
@@ -291,7 +331,7 @@ function M.search(eg, fname, idx, pat, lay, when, role)
   for k, v in pairs(args) do wargs[k] = v end
   wargs.cnt_out, wargs.sub, wargs.m = cs, sub, m
   S.run(eg, fname, { { kc.write, wargs, S.grid(n) } })
-  return m, sub
+  return m, sub, total
 end
 
 return M

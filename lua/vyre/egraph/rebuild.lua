@@ -23,19 +23,32 @@ local K = require("vyre.egraph.kernels")
 local R = {}
 
 local ALT = { row_class = "alt_class", row_op = "alt_op", row_off = "alt_off",
-  row_len = "alt_len" }
+  row_len = "alt_len", row_epoch = "alt_epoch" }
+
+--- The row_epoch column (semi-naive search, docs/EGRAPH.md): rows appended since the
+--- last call (from eg.epoch_rows on: every add path appends) get the epoch eg.epoch.
+function R.epochs(eg, fname)
+  local n, from = eg.dev.nrows, eg.epoch_rows or 0
+  S.ensure(eg, "row_epoch", math.max(n, eg.row_class and eg.row_class.count or 0), from)
+  if n > from then
+    S.run(eg, fname, { { K.fill_from(eg.be), { buf = eg.row_epoch, from = from, n = n,
+      value = eg.epoch or 0 }, S.grid(n - from) } })
+  end
+  eg.epoch_rows = n
+end
 
 --- Runs canon over the rows: canonical classes and children, signatures in keys (an
---- exact-size buffer, returned with vals).
+--- exact-size buffer, returned with vals); rows that changed get the epoch eg.epoch.
 function R.canon(eg, fname)
   local n = eg.dev.nrows
   local keys = S.exact(eg, "keys", n)
   local vals = S.exact(eg, "vals", n)
+  R.epochs(eg, fname)
   if n > 0 then
     S.run(eg, fname, { { K.canon(eg.be), { parent = eg.parent, isleaf = eg.isleaf,
       children = eg.children, row_class = eg.row_class, row_op = eg.row_op,
-      row_off = eg.row_off, row_len = eg.row_len, sig = keys, vals = vals, n = n },
-      S.grid(n) } })
+      row_off = eg.row_off, row_len = eg.row_len, sig = keys, vals = vals,
+      row_epoch = eg.row_epoch, n = n, cur = eg.epoch or 0 }, S.grid(n) } })
   end
   return keys, vals
 end
@@ -54,12 +67,13 @@ local function compact_rows(eg, fname, keep, dups)
   scan.steps(be, "u32", "add", true, keep, rank, n, steps)
   steps[#steps + 1] = { K.scatter_rows(be), { keep = keep, rank = rank,
     row_class = eg.row_class, row_op = eg.row_op, row_off = eg.row_off, row_len = eg.row_len,
-    out_class = eg.alt_class, out_op = eg.alt_op, out_off = eg.alt_off, out_len = eg.alt_len,
-    n = n }, S.grid(n) }
+    row_epoch = eg.row_epoch, out_class = eg.alt_class, out_op = eg.alt_op,
+    out_off = eg.alt_off, out_len = eg.alt_len, out_epoch = eg.alt_epoch, n = n }, S.grid(n) }
   S.run(eg, fname, steps)
   for main, alt in pairs(ALT) do eg[main], eg[alt] = eg[alt], eg[main] end
   eg.dev.nrows = n - dups
   eg.nrows = eg.dev.nrows
+  eg.epoch_rows = eg.dev.nrows
   eg.garbage = true
 end
 

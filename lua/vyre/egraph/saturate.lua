@@ -9,6 +9,13 @@
 -- payload computed from payload variables becomes one i64 kernel and one add_many of
 -- leaves; the unions become one pairs kernel and one eg:union_many. Only host guards
 -- (Lua functions) and multi-pattern joins read substitutions back to the host.
+--
+-- Semi-naive search (docs/EGRAPH.md): eg.epoch counts searches; rows added or changed
+-- after a search get its epoch (rebuild.lua), and rule.since is the epoch of the rule's
+-- last search whose matches were applied. A match all of whose rows are older was found
+-- and applied then, with the same substitution, so applying it again changes nothing:
+-- only new matches are applied. The scheduler still sees the count of all matches, so
+-- the e-graph after every iteration is the one the naive search gives.
 local U = require("vyre.lib.util")
 local S = require("vyre.egraph.store")
 local R = require("vyre.egraph.rebuild")
@@ -123,7 +130,7 @@ local function rows_of(sub, m, lay)
   local a = sub:download(0, 4 * m * lay.ncols)
   local rows = {}
   for i = 1, m do
-    local r = { [0] = a[i] }
+    local r = { [0] = a[i], [-1] = a[lay.flag * m + i] ~= 0 }
     for name, col in pairs(lay.class) do r[name] = a[col * m + i] end
     for name, col in pairs(lay.payload) do
       r[name] = a[col * m + i] | (a[(col + 1) * m + i] << 32)
@@ -166,23 +173,25 @@ function A.rule_layout(rule)
   return lay
 end
 
---- Searches one rule: returns m, sub, layout (sub may be nil when m = 0).
-function A.search(eg, fname, idx, rule, ri)
+--- Searches one rule for the matches with a row of epoch >= since (0: all): returns m,
+--- sub, layout (sub may be nil when m = 0) and the number of all matches.
+function A.search(eg, fname, idx, rule, ri, since)
   rule.lays = rule.lays or {}
   local single = #rule.pats == 1
   if single and not rule.guard then
     rule.lays[1] = rule.lays[1] or match.layout(rule.pats[1])
-    local m, sub = match.search(eg, fname, idx, rule.pats[1], rule.lays[1], rule.when,
-      ("r%dp1"):format(ri))
-    return m, sub, rule.lays[1]
+    local m, sub, total = match.search(eg, fname, idx, rule.pats[1], rule.lays[1], rule.when,
+      ("r%dp1"):format(ri), since)
+    return m, sub, rule.lays[1], total
   end
   -- host join (multi-pattern) and host guard
   local rows
   for k, pat in ipairs(rule.pats) do
-    rule.lays[k] = rule.lays[k] or match.layout(pat)
+    -- all matches, flagged new or old: a joined match is new if one of its parts is
+    rule.lays[k] = rule.lays[k] or match.layout(pat, true)
     local m, sub = match.search(eg, fname, idx, pat, rule.lays[k], single and rule.when or nil,
-      ("r%dp%d"):format(ri, k))
-    if m == 0 then return 0, nil, nil end
+      ("r%dp%d"):format(ri, k), since)
+    if m == 0 then return 0, nil, nil, 0 end
     local mine = rows_of(sub, m, rule.lays[k])
     if not rows then
       rows = mine
@@ -212,27 +221,32 @@ function A.search(eg, fname, idx, rule, ri)
           local j = {}
           for x, v in pairs(r) do j[x] = v end
           for x, v in pairs(q) do if x ~= 0 then j[x] = v end end
+          j[-1] = r[-1] or q[-1]
           out[#out + 1] = j
         end
       end
       rows = out
     end
-    if #rows == 0 then return 0, nil, nil end
+    if #rows == 0 then return 0, nil, nil, 0 end
   end
-  local kept = {}
+  local kept, total = {}, 0
   for _, r in ipairs(rows) do
     local ok = true
     if not single and rule.when then ok = rules.eval(rule.when, r) end
     if ok and rule.guard then
       local env = {}
-      for x, v in pairs(r) do if x ~= 0 then env[x] = v end end
+      for x, v in pairs(r) do if type(x) == "string" then env[x] = v end end
       ok = rule.guard(env)
     end
-    if ok then kept[#kept + 1] = r end
+    if ok then
+      total = total + 1
+      if r[-1] then kept[#kept + 1] = r end
+    end
   end
   rule.hostlay = rule.hostlay or A.rule_layout(rule)
-  if #kept == 0 then return 0, nil, nil end
-  return #kept, upload_rows(eg, kept, rule.hostlay, ("host_r%d"):format(ri)), rule.hostlay
+  if #kept == 0 then return 0, nil, nil, total end
+  return #kept, upload_rows(eg, kept, rule.hostlay, ("host_r%d"):format(ri)), rule.hostlay,
+    total
 end
 
 -- Schedulers ------------------------------------------------------------------------------
@@ -295,17 +309,23 @@ local function snapshot(eg, fname, n, cmp)
   return res[1][1]
 end
 
---- eg:run{iterations, node_limit, time_limit, scheduler} -> report.
+--- eg:run{iterations, node_limit, time_limit, scheduler, semi_naive} -> report.
 function A.run(eg, fname, opts)
   opts = opts or {}
   if type(opts) ~= "table" then
     S.raise(fname, "argument 1 must be a table of options", "call eg:run{iterations = 10}")
   end
   for k in pairs(opts) do
-    if k ~= "iterations" and k ~= "node_limit" and k ~= "time_limit" and k ~= "scheduler" then
+    if k ~= "iterations" and k ~= "node_limit" and k ~= "time_limit" and k ~= "scheduler"
+      and k ~= "semi_naive" then
       S.raise(fname, ("unknown option '%s'"):format(tostring(k)),
-        "use iterations, node_limit, time_limit and scheduler")
+        "use iterations, node_limit, time_limit, scheduler and semi_naive")
     end
+  end
+  local semi = opts.semi_naive
+  if semi == nil then semi = true end
+  if type(semi) ~= "boolean" then
+    S.raise(fname, "semi_naive must be a boolean", "pass semi_naive = true or false")
   end
   local iters = opts.iterations or 30
   local node_limit = opts.node_limit or 10000
@@ -335,18 +355,22 @@ function A.run(eg, fname, opts)
     local ids0 = eg.dev.nids
     snapshot(eg, fname, ids0, 0)
     local idx = match.index(eg, fname)
+    -- rows changed from here on (apply and rebuild) get this search's epoch
+    local epoch = (eg.epoch or 0) + 1
+    eg.epoch = epoch
     local found, skipped = {}, false
     local rec = { iteration = it, matches = {} }
     for ri, rule in ipairs(list) do
       if sched(it, rule.name, nil) == false then
         skipped = true
       else
-        local m, sub, lay = A.search(eg, fname, idx, rule, ri)
+        local m, sub, lay, total = A.search(eg, fname, idx, rule, ri, semi and rule.since or 0)
         rec.matches[rule.name] = (rec.matches[rule.name] or 0) + m
-        if sched(it, rule.name, m) == false then
+        if sched(it, rule.name, total) == false then
           skipped = true
-        elseif m > 0 then
-          found[#found + 1] = { rule = rule, m = m, sub = sub, lay = lay }
+        else
+          rule.since = epoch
+          if m > 0 then found[#found + 1] = { rule = rule, m = m, sub = sub, lay = lay } end
         end
       end
     end
