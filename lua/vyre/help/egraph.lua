@@ -97,10 +97,13 @@ A rewrite rule in S-expressions: lhs a pattern or a list of patterns, rhs a patt
 list of {term, term} unions; when a device predicate, guard a Lua function of the
 substitution. A second rule of the same name raises.]=],
   ["EGraph:run"] = [=[
-eg:run{iterations = 30, node_limit = 10000, time_limit = 5, scheduler = backoff} -> report
+eg:run{iterations = 30, node_limit = 10000, time_limit = 5, scheduler = backoff,
+       semi_naive = true} -> report
 Equality saturation: search every allowed rule on the device, apply, rebuild, per
 iteration; report[i] = {iteration, matches, nodes, classes, seconds, ...}, report.stop
-("iterations", "saturated", "node_limit", "time_limit"). Raises without rules.]=],
+("iterations", "saturated", "node_limit", "time_limit"). semi_naive (default) applies
+only matches that touch a row added or changed since the rule last ran; the e-graph is
+the same as with semi_naive = false. Raises without rules.]=],
   ["EGraph:free"] = [=[
 eg:free()
 Frees the device buffers now (idempotent; <close> calls it too).]=],
