@@ -349,36 +349,39 @@ static int array_tostring(lua_State *L) {
 
 /* ---- fill, iota, random, from_string (in place; each returns the array) ------ */
 
+/* a:fill(v): the value at 2 in every element (shared with buf:fill). */
+void vyre_lua_array_fill(lua_State *L, struct vyre_lua_array *a, const char *fname) {
+    vyre_bits v = vyre_lua_tobits(L, 2, a->type, fname, "the value");
+    for (uint64_t i = 0; i < a->count; i++) vyre_lua_storebits(a->data, a->type, i, v);
+}
+
 /* a:fill(v) -> a */
 static int array_fill(lua_State *L) {
-    struct vyre_lua_array *a = check_live(L, 1, "vyre.Array:fill");
-    vyre_bits v = vyre_lua_tobits(L, 2, a->type, "vyre.Array:fill", "the value");
-    for (uint64_t i = 0; i < a->count; i++) vyre_lua_storebits(a->data, a->type, i, v);
+    vyre_lua_array_fill(L, check_live(L, 1, "vyre.Array:fill"), "vyre.Array:fill");
     lua_settop(L, 1);
     return 1;
 }
 
-/* a:iota([start [, step]]) -> a: a[i] = start + T(i - 1) * step computed in the element
+/* The optional value at idx (default def) as bits of type t. */
+static vyre_bits opt_bits(lua_State *L, int idx, lua_Integer def, enum vyre_type t,
+                          const char *fname, const char *what) {
+    if (!lua_isnoneornil(L, idx)) return vyre_lua_tobits(L, idx, t, fname, what);
+    lua_pushinteger(L, def);
+    vyre_bits v = vyre_lua_tobits(L, -1, t, fname, what);
+    lua_pop(L, 1);
+    return v;
+}
+
+/* a:iota([start [, step]]) at 2, 3: a[i] = start + T(i - 1) * step computed in the element
  * type (integers wrap, floats round each operation), as vyre.lib.iota computes it. */
-static int array_iota(lua_State *L) {
-    const char *fname = "vyre.Array:iota";
-    struct vyre_lua_array *a = check_live(L, 1, fname);
+void vyre_lua_array_iota(lua_State *L, struct vyre_lua_array *a, const char *fname) {
     if (a->type == VYRE_BOOL)
-        return luaL_error(L,
-                          "%s: a bool array has no sequence. Fix: use a:fill(true) or a "
-                          "numeric type",
-                          fname);
-    lua_settop(L, 3);
-    if (lua_isnil(L, 2)) {
-        lua_pushinteger(L, 0);
-        lua_replace(L, 2);
-    }
-    if (lua_isnil(L, 3)) {
-        lua_pushinteger(L, 1);
-        lua_replace(L, 3);
-    }
-    vyre_bits start = vyre_lua_tobits(L, 2, a->type, fname, "start");
-    vyre_bits step = vyre_lua_tobits(L, 3, a->type, fname, "step");
+        luaL_error(L,
+                   "%s: a bool array has no sequence. Fix: use a:fill(true) or a "
+                   "numeric type",
+                   fname);
+    vyre_bits start = opt_bits(L, 2, 0, a->type, fname, "start");
+    vyre_bits step = opt_bits(L, 3, 1, a->type, fname, "step");
     for (uint64_t i = 0; i < a->count; i++) {
         vyre_bits v;
         if (a->type == VYRE_F32) {
@@ -402,6 +405,11 @@ static int array_iota(lua_State *L) {
         }
         vyre_lua_storebits(a->data, a->type, i, v);
     }
+}
+
+/* a:iota([start [, step]]) -> a */
+static int array_iota(lua_State *L) {
+    vyre_lua_array_iota(L, check_live(L, 1, "vyre.Array:iota"), "vyre.Array:iota");
     lua_settop(L, 1);
     return 1;
 }
@@ -423,32 +431,30 @@ static uint64_t mulhi64(uint64_t a, uint64_t b) {
 
 /* a:random(seed [, lo, hi]) -> a: one splitmix64 draw per element from the seed, the
  * same on every machine. Floats: uniform in [lo, hi) (default [0, 1)). Integers:
- * uniform in [lo, hi] inclusive (default every value of the type). bool: fair coin. */
-static int array_random(lua_State *L) {
-    const char *fname = "vyre.Array:random";
-    struct vyre_lua_array *a = check_live(L, 1, fname);
-    if (lua_isnoneornil(L, 2))
-        return luaL_error(L, "%s: a seed is needed. Fix: a:random(42)", fname);
+ * uniform in [lo, hi] inclusive (default every value of the type). bool: fair coin.
+ * Arguments at 2..4 (shared with buf:random). */
+void vyre_lua_array_random(lua_State *L, struct vyre_lua_array *a, const char *fname) {
+    if (lua_isnoneornil(L, 2)) luaL_error(L, "%s: a seed is needed. Fix: a:random(42)", fname);
     uint64_t state = (uint64_t)vyre_lua_optint(L, 2, 0, fname, "the seed", "a:random(42)");
     bool ranged = !lua_isnoneornil(L, 3) || !lua_isnoneornil(L, 4);
     bool isfloat = a->type == VYRE_F32 || a->type == VYRE_F64;
     double flo = 0.0, fhi = 1.0;
     uint64_t ilo = 0, span = 0; /* span 0: every bit pattern */
     if (ranged && a->type == VYRE_BOOL)
-        return luaL_error(L, "%s: a bool array takes no range. Fix: a:random(seed)", fname);
+        luaL_error(L, "%s: a bool array takes no range. Fix: a:random(seed)", fname);
     if (ranged && isfloat) {
         if (lua_type(L, 3) != LUA_TNUMBER || lua_type(L, 4) != LUA_TNUMBER)
-            return luaL_error(L,
-                              "%s: lo and hi must be numbers (got %s, %s). Fix: "
-                              "a:random(seed, 0.0, 1.0)",
-                              fname, luaL_typename(L, 3), luaL_typename(L, 4));
+            luaL_error(L,
+                       "%s: lo and hi must be numbers (got %s, %s). Fix: "
+                       "a:random(seed, 0.0, 1.0)",
+                       fname, luaL_typename(L, 3), luaL_typename(L, 4));
         flo = lua_tonumber(L, 3);
         fhi = lua_tonumber(L, 4);
         if (!(flo < fhi) || isinf(flo) || isinf(fhi))
-            return luaL_error(L,
-                              "%s: the range [%f, %f) is empty or not finite. Fix: pass "
-                              "finite lo < hi",
-                              fname, flo, fhi);
+            luaL_error(L,
+                       "%s: the range [%f, %f) is empty or not finite. Fix: pass "
+                       "finite lo < hi",
+                       fname, flo, fhi);
     } else if (ranged) {
         vyre_bits lo = vyre_lua_tobits(L, 3, a->type, fname, "lo");
         vyre_bits hi = vyre_lua_tobits(L, 4, a->type, fname, "hi");
@@ -456,7 +462,7 @@ static int array_random(lua_State *L) {
         int64_t slo = a->type == VYRE_I32 ? (int32_t)(uint32_t)lo : (int64_t)lo;
         int64_t shi = a->type == VYRE_I32 ? (int32_t)(uint32_t)hi : (int64_t)hi;
         if (sgn ? slo > shi : lo > hi)
-            return luaL_error(L, "%s: lo is above hi. Fix: pass lo <= hi (both included)", fname);
+            luaL_error(L, "%s: lo is above hi. Fix: pass lo <= hi (both included)", fname);
         ilo = sgn ? (uint64_t)slo : lo;
         span = (sgn ? (uint64_t)shi - (uint64_t)slo : hi - lo) + 1; /* 0: all 2^64 */
     }
@@ -480,6 +486,11 @@ static int array_random(lua_State *L) {
         }
         vyre_lua_storebits(a->data, a->type, i, v);
     }
+}
+
+/* a:random(seed [, lo, hi]) -> a */
+static int array_random(lua_State *L) {
+    vyre_lua_array_random(L, check_live(L, 1, "vyre.Array:random"), "vyre.Array:random");
     lua_settop(L, 1);
     return 1;
 }
