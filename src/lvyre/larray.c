@@ -2,7 +2,7 @@
  * scripts fill and read 1-based, and that the backends read and write as raw
  * memory. Values cross the boundary through the §7 conversions in lvyre.c; tables
  * convert in bulk on a fast path. Also fill, iota, seeded random fill, raw bytes in
- * and out, and a __tostring that shows the first and last elements. */
+ * and out, views (a:view) and a __tostring that shows the first and last elements. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +16,22 @@
 
 /* ---- static helpers ------------------------------------------------------ */
 
-/* A released array keeps its userdata; type VYRE_VOID marks it freed. */
+/* A released array keeps its userdata; type VYRE_VOID marks it freed. Releasing an
+ * array releases its views; a view owns no memory and unlinks itself. */
 static void array_release(struct vyre_lua_array *a) {
-    free(a->data);
+    if (a->type == VYRE_VOID) return;
+    while (a->views) {
+        a->views->orphan = true;
+        array_release(a->views);
+    }
+    if (a->parent) {
+        if (a->vprev) a->vprev->vnext = a->vnext;
+        else a->parent->views = a->vnext;
+        if (a->vnext) a->vnext->vprev = a->vprev;
+        a->vnext = a->vprev = NULL;
+    } else {
+        free(a->data);
+    }
     a->data = NULL;
     a->count = 0;
     a->type = VYRE_VOID;
@@ -36,6 +49,11 @@ static struct vyre_lua_array *check_ud(lua_State *L, int idx, const char *fname)
 
 static struct vyre_lua_array *check_live(lua_State *L, int idx, const char *fname) {
     struct vyre_lua_array *a = check_ud(L, idx, fname);
+    if (a->type == VYRE_VOID && a->orphan)
+        luaL_error(L,
+                   "%s: this view's parent array was freed. Fix: keep the parent array "
+                   "alive (no :free(), no ended <close> scope) while its views are used",
+                   fname);
     if (a->type == VYRE_VOID)
         luaL_error(L,
                    "%s: this vyre.Array was freed. Fix: keep the array alive (do not call "
@@ -153,9 +171,8 @@ struct vyre_lua_array *vyre_lua_newarray(lua_State *L, enum vyre_type t, uint64_
                    "split the data into smaller arrays",
                    (LUAI_UACINT)count);
     struct vyre_lua_array *a = lua_newuserdatauv(L, sizeof *a, 0);
+    memset(a, 0, sizeof *a);
     a->type = t;
-    a->count = 0;
-    a->data = NULL;
     luaL_setmetatable(L, VYRE_LUA_ARRAY);
     if (count > 0) {
         a->data = vyre_lua_host_alloc(L, count * vyre_type_size(t), true, "vyre.array");
@@ -529,6 +546,48 @@ static int array_from_string(lua_State *L) {
     return 1;
 }
 
+/* a:view(first [, count]) -> an Array of count elements (default: to the end) sharing
+ * this one's memory from element first (1-based): writes through either show in both,
+ * and it binds to kernels like any Array. It keeps its parent alive; freeing the parent
+ * ends its views. */
+static int array_view(lua_State *L) {
+    const char *fname = "vyre.Array:view";
+    struct vyre_lua_array *a = check_live(L, 1, fname);
+    lua_settop(L, 3);
+    lua_Integer first =
+        vyre_lua_optint(L, 2, 0, fname, "first", "a:view(1, 10) (elements, 1-based)");
+    if (lua_isnil(L, 2) || first < 1 || (uint64_t)(first - 1) > a->count)
+        return luaL_error(L,
+                          "%s: first must be an element index 1..%I (got %s). Fix: "
+                          "a:view(first, count) with 1 <= first <= #a + 1",
+                          fname, (LUAI_UACINT)(a->count + 1), luaL_tolstring(L, 2, NULL));
+    uint64_t rest = a->count - (uint64_t)(first - 1);
+    lua_Integer count = vyre_lua_optint(L, 3, (lua_Integer)rest, fname, "count",
+                                        "a:view(1, 10) (a number of elements)");
+    if (count < 0 || (uint64_t)count > rest)
+        return luaL_error(L,
+                          "%s: count %I from element %I does not fit the %I elements held. "
+                          "Fix: keep 0 <= count <= #a - first + 1 (%I here)",
+                          fname, (LUAI_UACINT)count, (LUAI_UACINT)first, (LUAI_UACINT)a->count,
+                          (LUAI_UACINT)rest);
+    struct vyre_lua_array *root = a->parent ? a->parent : a;
+    struct vyre_lua_array *v = lua_newuserdatauv(L, sizeof *v, 1);
+    memset(v, 0, sizeof *v);
+    v->type = VYRE_VOID; /* not live until linked */
+    luaL_setmetatable(L, VYRE_LUA_ARRAY);
+    if (a->parent) lua_getiuservalue(L, 1, 1);
+    else lua_pushvalue(L, 1);
+    lua_setiuservalue(L, -2, 1);
+    if (count > 0) v->data = (char *)a->data + (size_t)(first - 1) * vyre_type_size(a->type);
+    v->count = (uint64_t)count;
+    v->parent = root;
+    v->vnext = root->views;
+    if (root->views) root->views->vprev = v;
+    root->views = v;
+    v->type = a->type;
+    return 1;
+}
+
 /* Arrays compare equal when they hold the same type, count and bytes. */
 static int array_eq(lua_State *L) {
     struct vyre_lua_array *a = vyre_lua_toarray(L, 1), *b = vyre_lua_toarray(L, 2);
@@ -575,6 +634,7 @@ static const luaL_Reg array_methods[] = {{"totable", array_totable},
                                          {"iota", array_iota},
                                          {"random", array_random},
                                          {"copy", array_copy},
+                                         {"view", array_view},
                                          {"free", array_gc},
                                          {NULL, NULL}};
 

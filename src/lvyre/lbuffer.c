@@ -370,7 +370,7 @@ static int buffer_generate(lua_State *L, const char *fname,
         if (vyre_cuda_buffer_upload(b->cu, 0, a->data, bytes_of(b), &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
     } else {
-        struct vyre_lua_array a = {b->type, b->count, b->host};
+        struct vyre_lua_array a = {.type = b->type, .count = b->count, .data = b->host};
         gen(L, &a, fname);
     }
     lua_settop(L, 1);

@@ -35,6 +35,11 @@ struct vyre_lua_array {
     enum vyre_type type;
     uint64_t count;
     void *data;
+    /* a:view: a view's data points into its parent's (user value 1 keeps the parent
+     * alive); the parent lists its live views, and releasing it releases them too
+     * (they are marked orphan, for the message). NULL for an ordinary array. */
+    struct vyre_lua_array *parent, *views, *vnext, *vprev;
+    bool orphan;
 };
 
 /* Checkers raise the standard "bad argument #i to 'f' (vyre.X expected, got Y)"

@@ -182,6 +182,11 @@ a:random(seed [, lo, hi]) -> a
 Deterministic random fill (splitmix64 from the seed, one draw per element, the same on
 every machine): floats uniform in [lo, hi) (default [0, 1)); integers uniform in
 [lo, hi] inclusive (default every value of the type); bool a fair coin.]=],
+  ["Array:view"] = [=[
+a:view(first [, count]) -> Array
+An Array of count elements (default: to the end) sharing this one's memory from
+element first (1-based): writes through either show in both; it binds like any Array.
+It keeps the parent alive; freeing the parent ends its views. a:copy() owns its memory.]=],
   ["Array:from_string"] = [=[
 a:from_string(s [, first]) -> a
 Copies the raw bytes of s (whole little-endian elements, as a:tostring() gives them)
