@@ -153,6 +153,11 @@ enum vyre_status vyre_cuda_buffer_alloc(vyre_cuda_device *d, enum vyre_type t, u
 /* Frees the device memory; NULL is a no-op. Errors are recorded on the device and
  * reported by its next call (this may run inside a garbage collector). */
 void vyre_cuda_buffer_free(vyre_cuda_buffer *b);
+/* A buffer of count elements aliasing parent's from element `first` (0-based): it owns
+ * no memory (freeing it frees nothing on the device) and the caller must keep parent
+ * alive while it is used. Ranges are checked; any alignment is allowed. */
+enum vyre_status vyre_cuda_buffer_view(vyre_cuda_buffer *parent, uint64_t first, uint64_t count,
+                                       vyre_cuda_buffer **out, struct vyre_error *err);
 enum vyre_type vyre_cuda_buffer_type(const vyre_cuda_buffer *b);
 uint64_t vyre_cuda_buffer_count(const vyre_cuda_buffer *b);
 uint64_t vyre_cuda_buffer_bytes(const vyre_cuda_buffer *b);

@@ -2,7 +2,7 @@
  * scripts fill and read 1-based, and that the backends read and write as raw
  * memory. Values cross the boundary through the §7 conversions in lvyre.c; tables
  * convert in bulk on a fast path. Also fill, iota, seeded random fill, raw bytes in
- * and out, and a __tostring that shows the first and last elements. */
+ * and out, views (a:view) and a __tostring that shows the first and last elements. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +16,22 @@
 
 /* ---- static helpers ------------------------------------------------------ */
 
-/* A released array keeps its userdata; type VYRE_VOID marks it freed. */
+/* A released array keeps its userdata; type VYRE_VOID marks it freed. Releasing an
+ * array releases its views; a view owns no memory and unlinks itself. */
 static void array_release(struct vyre_lua_array *a) {
-    free(a->data);
+    if (a->type == VYRE_VOID) return;
+    while (a->views) {
+        a->views->orphan = true;
+        array_release(a->views);
+    }
+    if (a->parent) {
+        if (a->vprev) a->vprev->vnext = a->vnext;
+        else a->parent->views = a->vnext;
+        if (a->vnext) a->vnext->vprev = a->vprev;
+        a->vnext = a->vprev = NULL;
+    } else {
+        free(a->data);
+    }
     a->data = NULL;
     a->count = 0;
     a->type = VYRE_VOID;
@@ -36,6 +49,11 @@ static struct vyre_lua_array *check_ud(lua_State *L, int idx, const char *fname)
 
 static struct vyre_lua_array *check_live(lua_State *L, int idx, const char *fname) {
     struct vyre_lua_array *a = check_ud(L, idx, fname);
+    if (a->type == VYRE_VOID && a->orphan)
+        luaL_error(L,
+                   "%s: this view's parent array was freed. Fix: keep the parent array "
+                   "alive (no :free(), no ended <close> scope) while its views are used",
+                   fname);
     if (a->type == VYRE_VOID)
         luaL_error(L,
                    "%s: this vyre.Array was freed. Fix: keep the array alive (do not call "
@@ -153,9 +171,8 @@ struct vyre_lua_array *vyre_lua_newarray(lua_State *L, enum vyre_type t, uint64_
                    "split the data into smaller arrays",
                    (LUAI_UACINT)count);
     struct vyre_lua_array *a = lua_newuserdatauv(L, sizeof *a, 0);
+    memset(a, 0, sizeof *a);
     a->type = t;
-    a->count = 0;
-    a->data = NULL;
     luaL_setmetatable(L, VYRE_LUA_ARRAY);
     if (count > 0) {
         a->data = vyre_lua_host_alloc(L, count * vyre_type_size(t), true, "vyre.array");
@@ -349,36 +366,39 @@ static int array_tostring(lua_State *L) {
 
 /* ---- fill, iota, random, from_string (in place; each returns the array) ------ */
 
+/* a:fill(v): the value at 2 in every element (shared with buf:fill). */
+void vyre_lua_array_fill(lua_State *L, struct vyre_lua_array *a, const char *fname) {
+    vyre_bits v = vyre_lua_tobits(L, 2, a->type, fname, "the value");
+    for (uint64_t i = 0; i < a->count; i++) vyre_lua_storebits(a->data, a->type, i, v);
+}
+
 /* a:fill(v) -> a */
 static int array_fill(lua_State *L) {
-    struct vyre_lua_array *a = check_live(L, 1, "vyre.Array:fill");
-    vyre_bits v = vyre_lua_tobits(L, 2, a->type, "vyre.Array:fill", "the value");
-    for (uint64_t i = 0; i < a->count; i++) vyre_lua_storebits(a->data, a->type, i, v);
+    vyre_lua_array_fill(L, check_live(L, 1, "vyre.Array:fill"), "vyre.Array:fill");
     lua_settop(L, 1);
     return 1;
 }
 
-/* a:iota([start [, step]]) -> a: a[i] = start + T(i - 1) * step computed in the element
+/* The optional value at idx (default def) as bits of type t. */
+static vyre_bits opt_bits(lua_State *L, int idx, lua_Integer def, enum vyre_type t,
+                          const char *fname, const char *what) {
+    if (!lua_isnoneornil(L, idx)) return vyre_lua_tobits(L, idx, t, fname, what);
+    lua_pushinteger(L, def);
+    vyre_bits v = vyre_lua_tobits(L, -1, t, fname, what);
+    lua_pop(L, 1);
+    return v;
+}
+
+/* a:iota([start [, step]]) at 2, 3: a[i] = start + T(i - 1) * step computed in the element
  * type (integers wrap, floats round each operation), as vyre.lib.iota computes it. */
-static int array_iota(lua_State *L) {
-    const char *fname = "vyre.Array:iota";
-    struct vyre_lua_array *a = check_live(L, 1, fname);
+void vyre_lua_array_iota(lua_State *L, struct vyre_lua_array *a, const char *fname) {
     if (a->type == VYRE_BOOL)
-        return luaL_error(L,
-                          "%s: a bool array has no sequence. Fix: use a:fill(true) or a "
-                          "numeric type",
-                          fname);
-    lua_settop(L, 3);
-    if (lua_isnil(L, 2)) {
-        lua_pushinteger(L, 0);
-        lua_replace(L, 2);
-    }
-    if (lua_isnil(L, 3)) {
-        lua_pushinteger(L, 1);
-        lua_replace(L, 3);
-    }
-    vyre_bits start = vyre_lua_tobits(L, 2, a->type, fname, "start");
-    vyre_bits step = vyre_lua_tobits(L, 3, a->type, fname, "step");
+        luaL_error(L,
+                   "%s: a bool array has no sequence. Fix: use a:fill(true) or a "
+                   "numeric type",
+                   fname);
+    vyre_bits start = opt_bits(L, 2, 0, a->type, fname, "start");
+    vyre_bits step = opt_bits(L, 3, 1, a->type, fname, "step");
     for (uint64_t i = 0; i < a->count; i++) {
         vyre_bits v;
         if (a->type == VYRE_F32) {
@@ -402,6 +422,11 @@ static int array_iota(lua_State *L) {
         }
         vyre_lua_storebits(a->data, a->type, i, v);
     }
+}
+
+/* a:iota([start [, step]]) -> a */
+static int array_iota(lua_State *L) {
+    vyre_lua_array_iota(L, check_live(L, 1, "vyre.Array:iota"), "vyre.Array:iota");
     lua_settop(L, 1);
     return 1;
 }
@@ -423,32 +448,30 @@ static uint64_t mulhi64(uint64_t a, uint64_t b) {
 
 /* a:random(seed [, lo, hi]) -> a: one splitmix64 draw per element from the seed, the
  * same on every machine. Floats: uniform in [lo, hi) (default [0, 1)). Integers:
- * uniform in [lo, hi] inclusive (default every value of the type). bool: fair coin. */
-static int array_random(lua_State *L) {
-    const char *fname = "vyre.Array:random";
-    struct vyre_lua_array *a = check_live(L, 1, fname);
-    if (lua_isnoneornil(L, 2))
-        return luaL_error(L, "%s: a seed is needed. Fix: a:random(42)", fname);
+ * uniform in [lo, hi] inclusive (default every value of the type). bool: fair coin.
+ * Arguments at 2..4 (shared with buf:random). */
+void vyre_lua_array_random(lua_State *L, struct vyre_lua_array *a, const char *fname) {
+    if (lua_isnoneornil(L, 2)) luaL_error(L, "%s: a seed is needed. Fix: a:random(42)", fname);
     uint64_t state = (uint64_t)vyre_lua_optint(L, 2, 0, fname, "the seed", "a:random(42)");
     bool ranged = !lua_isnoneornil(L, 3) || !lua_isnoneornil(L, 4);
     bool isfloat = a->type == VYRE_F32 || a->type == VYRE_F64;
     double flo = 0.0, fhi = 1.0;
     uint64_t ilo = 0, span = 0; /* span 0: every bit pattern */
     if (ranged && a->type == VYRE_BOOL)
-        return luaL_error(L, "%s: a bool array takes no range. Fix: a:random(seed)", fname);
+        luaL_error(L, "%s: a bool array takes no range. Fix: a:random(seed)", fname);
     if (ranged && isfloat) {
         if (lua_type(L, 3) != LUA_TNUMBER || lua_type(L, 4) != LUA_TNUMBER)
-            return luaL_error(L,
-                              "%s: lo and hi must be numbers (got %s, %s). Fix: "
-                              "a:random(seed, 0.0, 1.0)",
-                              fname, luaL_typename(L, 3), luaL_typename(L, 4));
+            luaL_error(L,
+                       "%s: lo and hi must be numbers (got %s, %s). Fix: "
+                       "a:random(seed, 0.0, 1.0)",
+                       fname, luaL_typename(L, 3), luaL_typename(L, 4));
         flo = lua_tonumber(L, 3);
         fhi = lua_tonumber(L, 4);
         if (!(flo < fhi) || isinf(flo) || isinf(fhi))
-            return luaL_error(L,
-                              "%s: the range [%f, %f) is empty or not finite. Fix: pass "
-                              "finite lo < hi",
-                              fname, flo, fhi);
+            luaL_error(L,
+                       "%s: the range [%f, %f) is empty or not finite. Fix: pass "
+                       "finite lo < hi",
+                       fname, flo, fhi);
     } else if (ranged) {
         vyre_bits lo = vyre_lua_tobits(L, 3, a->type, fname, "lo");
         vyre_bits hi = vyre_lua_tobits(L, 4, a->type, fname, "hi");
@@ -456,7 +479,7 @@ static int array_random(lua_State *L) {
         int64_t slo = a->type == VYRE_I32 ? (int32_t)(uint32_t)lo : (int64_t)lo;
         int64_t shi = a->type == VYRE_I32 ? (int32_t)(uint32_t)hi : (int64_t)hi;
         if (sgn ? slo > shi : lo > hi)
-            return luaL_error(L, "%s: lo is above hi. Fix: pass lo <= hi (both included)", fname);
+            luaL_error(L, "%s: lo is above hi. Fix: pass lo <= hi (both included)", fname);
         ilo = sgn ? (uint64_t)slo : lo;
         span = (sgn ? (uint64_t)shi - (uint64_t)slo : hi - lo) + 1; /* 0: all 2^64 */
     }
@@ -480,6 +503,11 @@ static int array_random(lua_State *L) {
         }
         vyre_lua_storebits(a->data, a->type, i, v);
     }
+}
+
+/* a:random(seed [, lo, hi]) -> a */
+static int array_random(lua_State *L) {
+    vyre_lua_array_random(L, check_live(L, 1, "vyre.Array:random"), "vyre.Array:random");
     lua_settop(L, 1);
     return 1;
 }
@@ -515,6 +543,48 @@ static int array_from_string(lua_State *L) {
         for (uint64_t i = (uint64_t)(first - 1); i < (uint64_t)(first - 1) + len / es; i++)
             vyre_lua_storebits(a->data, a->type, i, vyre_lua_loadbits(a->data, a->type, i));
     lua_settop(L, 1);
+    return 1;
+}
+
+/* a:view(first [, count]) -> an Array of count elements (default: to the end) sharing
+ * this one's memory from element first (1-based): writes through either show in both,
+ * and it binds to kernels like any Array. It keeps its parent alive; freeing the parent
+ * ends its views. */
+static int array_view(lua_State *L) {
+    const char *fname = "vyre.Array:view";
+    struct vyre_lua_array *a = check_live(L, 1, fname);
+    lua_settop(L, 3);
+    lua_Integer first =
+        vyre_lua_optint(L, 2, 0, fname, "first", "a:view(1, 10) (elements, 1-based)");
+    if (lua_isnil(L, 2) || first < 1 || (uint64_t)(first - 1) > a->count)
+        return luaL_error(L,
+                          "%s: first must be an element index 1..%I (got %s). Fix: "
+                          "a:view(first, count) with 1 <= first <= #a + 1",
+                          fname, (LUAI_UACINT)(a->count + 1), luaL_tolstring(L, 2, NULL));
+    uint64_t rest = a->count - (uint64_t)(first - 1);
+    lua_Integer count = vyre_lua_optint(L, 3, (lua_Integer)rest, fname, "count",
+                                        "a:view(1, 10) (a number of elements)");
+    if (count < 0 || (uint64_t)count > rest)
+        return luaL_error(L,
+                          "%s: count %I from element %I does not fit the %I elements held. "
+                          "Fix: keep 0 <= count <= #a - first + 1 (%I here)",
+                          fname, (LUAI_UACINT)count, (LUAI_UACINT)first, (LUAI_UACINT)a->count,
+                          (LUAI_UACINT)rest);
+    struct vyre_lua_array *root = a->parent ? a->parent : a;
+    struct vyre_lua_array *v = lua_newuserdatauv(L, sizeof *v, 1);
+    memset(v, 0, sizeof *v);
+    v->type = VYRE_VOID; /* not live until linked */
+    luaL_setmetatable(L, VYRE_LUA_ARRAY);
+    if (a->parent) lua_getiuservalue(L, 1, 1);
+    else lua_pushvalue(L, 1);
+    lua_setiuservalue(L, -2, 1);
+    if (count > 0) v->data = (char *)a->data + (size_t)(first - 1) * vyre_type_size(a->type);
+    v->count = (uint64_t)count;
+    v->parent = root;
+    v->vnext = root->views;
+    if (root->views) root->views->vprev = v;
+    root->views = v;
+    v->type = a->type;
     return 1;
 }
 
@@ -564,6 +634,7 @@ static const luaL_Reg array_methods[] = {{"totable", array_totable},
                                          {"iota", array_iota},
                                          {"random", array_random},
                                          {"copy", array_copy},
+                                         {"view", array_view},
                                          {"free", array_gc},
                                          {NULL, NULL}};
 

@@ -64,6 +64,12 @@ struct lvyre_buffer {
     bool live;
     vyre_cuda_buffer *cu; /* CUDA storage */
     void *host;           /* reference storage: count elements (NULL when 0) */
+    /* buf:view: a view aliases its parent's storage from element `first` (0-based) and
+     * keeps the parent alive through user value 2; the parent lists its live views, so
+     * freeing it ends them (they report `orphan`). Views of views name the owner. */
+    struct lvyre_buffer *parent, *views, *vnext, *vprev;
+    uint64_t first;
+    bool orphan;
 };
 
 /* The declarations of a program as the matcher reads them: names are interned Lua

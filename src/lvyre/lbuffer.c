@@ -1,8 +1,9 @@
 /* lbuffer.c — vyre.Buffer: a resident buffer of either backend (device memory on CUDA,
  * host memory on the reference). upload/download of the whole buffer or a byte
- * range, zero, pointer/device_ptr (interop), free, #buf, buf.type / buf.count /
- * buf.bytes / buf.freed, and __gc/__close/free sharing one idempotent release. User
- * value 1 is the backend, so the backend (and its device) outlives its buffers. */
+ * range, zero, fill/iota/random, views (buf:view), pointer/device_ptr (interop), free,
+ * #buf, buf.type / buf.count / buf.bytes / buf.freed, and __gc/__close/free sharing one
+ * idempotent release. User value 1 is the backend, so the backend (and its device)
+ * outlives its buffers; a view's user value 2 is the buffer that owns its storage. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,10 +63,22 @@ static void check_range(lua_State *L, const struct lvyre_buffer *b, uint64_t off
 static void release(struct lvyre_buffer *b) {
     if (!b->live) return;
     b->live = false;
+    while (b->views) { /* freeing the owner ends its views (each unlinks itself) */
+        b->views->orphan = true;
+        release(b->views);
+    }
     if (b->cu) {
         vyre_cuda_buffer *cu = b->cu;
         b->cu = NULL;
         vyre_cuda_buffer_free(cu); /* errors are deferred to the device's next call */
+    }
+    if (b->parent) { /* a view: owns no memory and counts in no statistic */
+        if (b->vprev) b->vprev->vnext = b->vnext;
+        else b->parent->views = b->vnext;
+        if (b->vnext) b->vnext->vprev = b->vprev;
+        b->vnext = b->vprev = NULL;
+        b->host = NULL;
+        return;
     }
     if (b->be && b->be->kind == LVYRE_REFERENCE) {
         b->be->st.live_buffers--;
@@ -83,6 +96,11 @@ struct lvyre_buffer *lvyre_testbuffer(lua_State *L, int idx) {
 
 struct lvyre_buffer *lvyre_checkbuffer(lua_State *L, int idx, const char *fname) {
     struct lvyre_buffer *b = check_ud(L, idx, fname);
+    if (!b->live && b->orphan)
+        luaL_error(L,
+                   "%s: this view's parent buffer was freed. Fix: keep the parent buffer "
+                   "alive (no buf:free(), no ended <close> scope) while its views are used",
+                   fname);
     if (!b->live)
         luaL_error(L,
                    "%s: the buffer was freed. Fix: do not use a buffer after buf:free() or "
@@ -284,6 +302,96 @@ static int buffer_zero(lua_State *L) {
     return 1;
 }
 
+/* buf:view(first [, count]) -> a Buffer of count elements (default: to the end) that
+ * aliases this one's storage from element first (1-based): writes through either are
+ * seen by both, and run/launch/sequence/graph bind it as its own length. The view keeps
+ * its parent alive; freeing the parent ends the view. */
+static int buffer_view(lua_State *L) {
+    const char *fname = "vyre.Buffer:view";
+    struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, fname);
+    lua_settop(L, 3);
+    lua_Integer first =
+        vyre_lua_optint(L, 2, 0, fname, "first", "buf:view(1, 10) (elements, 1-based)");
+    if (lua_isnoneornil(L, 2) || first < 1 || (uint64_t)(first - 1) > b->count)
+        return luaL_error(L,
+                          "%s: first must be an element index 1..%I (got %s). Fix: "
+                          "buf:view(first, count) with 1 <= first <= #buf + 1",
+                          fname, (LUAI_UACINT)(b->count + 1), luaL_tolstring(L, 2, NULL));
+    uint64_t rest = b->count - (uint64_t)(first - 1);
+    lua_Integer count = vyre_lua_optint(L, 3, (lua_Integer)rest, fname, "count",
+                                        "buf:view(1, 10) (a number of elements)");
+    if (count < 0 || (uint64_t)count > rest)
+        return luaL_error(L,
+                          "%s: count %I from element %I does not fit the %I elements held. "
+                          "Fix: keep 0 <= count <= #buf - first + 1 (%I here)",
+                          fname, (LUAI_UACINT)count, (LUAI_UACINT)first, (LUAI_UACINT)b->count,
+                          (LUAI_UACINT)rest);
+    struct lvyre_buffer *root = b->parent ? b->parent : b;
+    uint64_t base = b->first + (uint64_t)(first - 1);
+    struct lvyre_buffer *v = lua_newuserdatauv(L, sizeof *v, 2);
+    memset(v, 0, sizeof *v);
+    luaL_setmetatable(L, VYRE_LUA_BUFFER);
+    lua_getiuservalue(L, 1, 1);
+    lua_setiuservalue(L, -2, 1);
+    if (b->parent) lua_getiuservalue(L, 1, 2);
+    else lua_pushvalue(L, 1);
+    lua_setiuservalue(L, -2, 2);
+    v->be = b->be;
+    v->type = b->type;
+    v->first = base;
+    if (b->be->kind == LVYRE_CUDA) {
+        struct vyre_error err;
+        lvyre_cuda_device(L, b->be, fname);
+        if (vyre_cuda_buffer_view(root->cu, base, (uint64_t)count, &v->cu, &err) != VYRE_OK)
+            return vyre_lua_raise(L, fname, &err);
+    } else if (count > 0) {
+        v->host = (char *)root->host + base * vyre_type_size(b->type);
+    }
+    v->count = (uint64_t)count;
+    v->parent = root;
+    v->vnext = root->views;
+    if (root->views) root->views->vprev = v;
+    root->views = v;
+    v->live = true;
+    return 1;
+}
+
+/* buf:fill / buf:iota / buf:random: the elements the same vyre.Array method gives. The
+ * reference fills its host memory in place; CUDA fills a host Array and uploads it
+ * (one asynchronous copy, ordered after queued launches). */
+static int buffer_generate(lua_State *L, const char *fname,
+                           void (*gen)(lua_State *, struct vyre_lua_array *, const char *)) {
+    struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, fname);
+    lua_settop(L, 4);
+    if (b->be->kind == LVYRE_CUDA) {
+        struct vyre_lua_array *a = vyre_lua_newarray(L, b->type, b->count);
+        gen(L, a, fname);
+        struct vyre_error err;
+        if (vyre_cuda_buffer_upload(b->cu, 0, a->data, bytes_of(b), &err) != VYRE_OK)
+            return vyre_lua_raise(L, fname, &err);
+    } else {
+        struct vyre_lua_array a = {.type = b->type, .count = b->count, .data = b->host};
+        gen(L, &a, fname);
+    }
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* buf:fill(value) -> buf */
+static int buffer_fill(lua_State *L) {
+    return buffer_generate(L, "vyre.Buffer:fill", vyre_lua_array_fill);
+}
+
+/* buf:iota([start [, step]]) -> buf */
+static int buffer_iota(lua_State *L) {
+    return buffer_generate(L, "vyre.Buffer:iota", vyre_lua_array_iota);
+}
+
+/* buf:random(seed [, lo, hi]) -> buf */
+static int buffer_random(lua_State *L) {
+    return buffer_generate(L, "vyre.Buffer:random", vyre_lua_array_random);
+}
+
 /* buf:pointer() -> the device address as an integer (raw PTX kernels, interop); CUDA only */
 static int buffer_pointer(lua_State *L) {
     const char *fname = "vyre.Buffer:pointer";
@@ -324,15 +432,26 @@ static int buffer_tostring(lua_State *L) {
     struct lvyre_buffer *b = tobuffer(L, 1);
     const char *kind = b->be && b->be->kind == LVYRE_CUDA ? "cuda" : "reference";
     if (!b->live) lua_pushfstring(L, "vyre.Buffer(%s, %s, freed)", kind, vyre_type_name(b->type));
+    else if (b->parent)
+        lua_pushfstring(L, "vyre.Buffer(%s, %s, %I, view of %I from %I)", kind,
+                        vyre_type_name(b->type), (LUAI_UACINT)b->count,
+                        (LUAI_UACINT)b->parent->count, (LUAI_UACINT)(b->first + 1));
     else
         lua_pushfstring(L, "vyre.Buffer(%s, %s, %I)", kind, vyre_type_name(b->type),
                         (LUAI_UACINT)b->count);
     return 1;
 }
 
-static const luaL_Reg buffer_methods[] = {
-    {"upload", buffer_upload},   {"download", buffer_download},     {"zero", buffer_zero},
-    {"pointer", buffer_pointer}, {"device_ptr", buffer_device_ptr}, {NULL, NULL}};
+static const luaL_Reg buffer_methods[] = {{"upload", buffer_upload},
+                                          {"download", buffer_download},
+                                          {"zero", buffer_zero},
+                                          {"pointer", buffer_pointer},
+                                          {"device_ptr", buffer_device_ptr},
+                                          {"view", buffer_view},
+                                          {"fill", buffer_fill},
+                                          {"iota", buffer_iota},
+                                          {"random", buffer_random},
+                                          {NULL, NULL}};
 
 /* Read-only fields (type, count, bytes, freed), then methods; nothing can be assigned. */
 static int buffer_index(lua_State *L) {

@@ -35,6 +35,11 @@ struct vyre_lua_array {
     enum vyre_type type;
     uint64_t count;
     void *data;
+    /* a:view: a view's data points into its parent's (user value 1 keeps the parent
+     * alive); the parent lists its live views, and releasing it releases them too
+     * (they are marked orphan, for the message). NULL for an ordinary array. */
+    struct vyre_lua_array *parent, *views, *vnext, *vprev;
+    bool orphan;
 };
 
 /* Checkers raise the standard "bad argument #i to 'f' (vyre.X expected, got Y)"
@@ -49,6 +54,12 @@ struct vyre_lua_array *vyre_lua_newarray(lua_State *L, enum vyre_type t, uint64_
  * raises "fname: [prefix: ]element [i] must be ...". */
 struct vyre_lua_array *vyre_lua_array_fromtable(lua_State *L, int tidx, enum vyre_type t,
                                                 const char *fname, const char *prefix);
+/* a:fill(v), a:iota([start, step]), a:random(seed [, lo, hi]) into a, reading the
+ * arguments at stack index 2.. and raising "fname: ..."; Buffers share them so that
+ * both give the same elements (larray.c). */
+void vyre_lua_array_fill(lua_State *L, struct vyre_lua_array *a, const char *fname);
+void vyre_lua_array_iota(lua_State *L, struct vyre_lua_array *a, const char *fname);
+void vyre_lua_array_random(lua_State *L, struct vyre_lua_array *a, const char *fname);
 
 /* "f32" etc.; raises naming fname and listing the valid type names. */
 enum vyre_type vyre_lua_checktype(lua_State *L, int idx, const char *fname);

@@ -183,6 +183,11 @@ a:random(seed [, lo, hi]) -> a
 Deterministic random fill (splitmix64 from the seed, one draw per element, the same on
 every machine): floats uniform in [lo, hi) (default [0, 1)); integers uniform in
 [lo, hi] inclusive (default every value of the type); bool a fair coin.]=],
+  ["Array:view"] = [=[
+a:view(first [, count]) -> Array
+An Array of count elements (default: to the end) sharing this one's memory from
+element first (1-based): writes through either show in both; it binds like any Array.
+It keeps the parent alive; freeing the parent ends its views. a:copy() owns its memory.]=],
   ["Array:from_string"] = [=[
 a:from_string(s [, first]) -> a
 Copies the raw bytes of s (whole little-endian elements, as a:tostring() gives them)
@@ -281,6 +286,23 @@ range, back to a new Array (waits for queued work). :tostring() of it gives raw 
   ["Buffer:zero"] = [=[
 buf:zero() -> buf
 Fills the buffer with zero bytes (asynchronous on CUDA).]=],
+  ["Buffer:view"] = [=[
+buf:view(first [, count]) -> Buffer
+A Buffer of count elements (default: to the end) aliasing this one's storage from
+element first (1-based): writes through either show in both, and launches bind it as
+its own length (on CUDA its pointer is the parent's + offset; any alignment works). It
+keeps the parent alive; freeing the parent ends its views. Views cost no memory.]=],
+  ["Buffer:fill"] = [=[
+buf:fill(v) -> buf
+Sets every element to v, as Array:fill does (in place on the reference; on CUDA one
+asynchronous upload of the filled elements).]=],
+  ["Buffer:iota"] = [=[
+buf:iota([start [, step]]) -> buf
+The elements Array:iota gives: start + (i - 1) * step in the element type (default 0, 1).]=],
+  ["Buffer:random"] = [=[
+buf:random(seed [, lo, hi]) -> buf
+The elements Array:random gives for the same seed and range (splitmix64; floats in
+[lo, hi), integers in [lo, hi], bool a fair coin). On a view, draws start at its first.]=],
   ["Buffer:pointer"] = [=[
 buf:pointer() -> integer   (CUDA only)
 The device address (CUdeviceptr), for raw PTX kernels; raises on the reference.]=],

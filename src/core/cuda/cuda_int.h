@@ -180,6 +180,7 @@ struct vyre_cuda_buffer {
     uint64_t count;
     enum vyre_type type;
     unsigned generation;
+    bool view; /* vyre_cuda_buffer_view: ptr points into another buffer's memory */
 };
 
 /* cuMemAlloc with the out-of-memory protocol (host callback, trim, retry once). */

@@ -397,7 +397,7 @@ enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
         st = vyre_cu_pool_get(d, &d->pool, bytes ? bytes : 1, &block, &rs->cls[i], err);
         if (st != VYRE_OK) goto done;
         rs->bufs[i] = (struct vyre_cuda_buffer){
-            d, (CUdeviceptr)block, bytes, buffers[i].count, k->buf_types[i], d->generation};
+            d, (CUdeviceptr)block, bytes, buffers[i].count, k->buf_types[i], d->generation, false};
         rs->ptrs[i] = &rs->bufs[i];
         rs->nb = i + 1;
         if (buffers[i].data) up += bytes;

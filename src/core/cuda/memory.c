@@ -226,9 +226,43 @@ enum vyre_status vyre_cuda_buffer_alloc(vyre_cuda_device *d, enum vyre_type t, u
     return VYRE_OK;
 }
 
+enum vyre_status vyre_cuda_buffer_view(vyre_cuda_buffer *parent, uint64_t first, uint64_t count,
+                                       vyre_cuda_buffer **out, struct vyre_error *err) {
+    if (!out || !parent)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "vyre_cuda_buffer_view: parent or out is NULL. Fix: pass a "
+                              "live buffer and a pointer to receive the view.");
+    *out = NULL;
+    if (first > parent->count || count > parent->count - first)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "view: elements [%llu, %llu) are outside the %s buffer of %llu "
+                              "elements. Fix: keep first + count <= %llu.",
+                              (unsigned long long)first, (unsigned long long)(first + count),
+                              vyre_type_name(parent->type), (unsigned long long)parent->count,
+                              (unsigned long long)parent->count);
+    enum vyre_status st = vyre_cu_enter(parent->dev, err);
+    if (st != VYRE_OK) return st;
+    struct vyre_cuda_buffer *b = calloc(1, sizeof *b);
+    if (!b)
+        return vyre_error_set(err, VYRE_ERR_NOMEM, "view: out of host memory. Fix: free memory.");
+    *b = *parent;
+    b->view = true;
+    b->count = count;
+    b->bytes = count * vyre_type_size(parent->type);
+    b->ptr = parent->ptr + (CUdeviceptr)(first * vyre_type_size(parent->type));
+    vyre_cuda_device_retain(b->dev);
+    *out = b;
+    return VYRE_OK;
+}
+
 void vyre_cuda_buffer_free(vyre_cuda_buffer *b) {
     if (!b) return;
     struct vyre_cuda_device *d = b->dev;
+    if (b->view) { /* owns no memory and counts in no statistic */
+        free(b);
+        vyre_cuda_device_release(d);
+        return;
+    }
     if (b->ptr && vyre_cu_current(d)) {
         /* cuMemFree waits for work using the memory; a sticky fault reported here
          * is recorded for the next call (we may be inside __gc). */
