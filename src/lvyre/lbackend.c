@@ -262,6 +262,27 @@ static int cuda_driver_version(lua_State *L) {
     return 1;
 }
 
+/* core.cuda_nvtx([on]) -> enabled, built | false, reason. Without an argument it only
+ * reads the switch; asking for true without NVTX built in answers false and why. */
+static int cuda_nvtx(lua_State *L) {
+    if (!lua_isnoneornil(L, 1)) {
+        if (lua_type(L, 1) != LUA_TBOOLEAN)
+            return luaL_error(L,
+                              "vyre.cuda.nvtx: on must be a boolean (got %s). Fix: "
+                              "cuda.nvtx(true)",
+                              luaL_typename(L, 1));
+        struct vyre_error err;
+        if (vyre_cuda_set_nvtx(lua_toboolean(L, 1), &err) != VYRE_OK) {
+            lua_pushboolean(L, 0);
+            lua_pushstring(L, err.message);
+            return 2;
+        }
+    }
+    lua_pushboolean(L, vyre_cuda_nvtx_enabled());
+    lua_pushboolean(L, vyre_cuda_nvtx_built());
+    return 2;
+}
+
 /* core.now_ns() -> monotonic clock in nanoseconds (benchmarks) */
 static int now_ns(lua_State *L) {
     lua_pushinteger(L, (lua_Integer)lvyre_now_ns());
@@ -511,6 +532,7 @@ static const luaL_Reg backend_funcs[] = {{"reference_new", reference_new},
                                          {"cuda_open", cuda_open},
                                          {"cuda_cache", cuda_cache},
                                          {"cuda_driver_version", cuda_driver_version},
+                                         {"cuda_nvtx", cuda_nvtx},
                                          {"now_ns", now_ns},
                                          {NULL, NULL}};
 

@@ -108,6 +108,11 @@ $XDG_CACHE_HOME/vyre or ~/.cache/vyre), size and cap ($VYRE_CACHE_MAX_BYTES).]=]
   ["vyre.cuda.driver_version"] = [=[
 cuda.driver_version() -> integer
 The driver's CUDA version (12040 is 12.4); 0 when no driver loaded.]=],
+  ["vyre.cuda.nvtx"] = [=[
+cuda.nvtx([on]) -> enabled, built | false, reason
+NVTX ranges (Nsight Systems) around compile, launch, sequence, run, graph replay and
+megakernel sections, named by program. Process-wide; starts as $VYRE_NVTX=1 says. Without
+the toolkit's nvtx3 header at build time, nvtx(true) gives false and the reason.]=],
   ["vyre.cuda.device"] = [=[
 cuda.device([i]) -> Backend | nil, reason
 The backend of device i (0-based, default 0): the same object for an ordinal until it is
