@@ -54,3 +54,49 @@ describe("vyre.cuda.nvtx", function()
     assert.matches("71_nvtx_spec", err)
   end)
 end)
+
+-- On a GPU with the ranges on (NVTX built in) or off: every hooked path still computes
+-- what the reference does, and the debug mode is refused there with a Fix.
+describe("NVTX ranges on a GPU #gpu", function()
+  local vyre = require("vyre")
+  local INC = [[
+(program inc (workgroup 64) (buffer v u32 read_write) (let i (gid x))
+  (if (lt i (len v)) (then (store v i (add (load v i) 1u32)))))]]
+  local GSYNC = [[
+(program gsync (workgroup 1) (buffer x u32 read_write)
+  (store x 0u32 (add (load x 0u32) 1u32)) (grid_barrier) (store x 0u32 (mul (load x 0u32) 3u32)))]]
+
+  it("computes as the reference on every hooked path with the ranges on", function()
+    local be = assert(cuda.device(0))
+    local _, built = cuda.nvtx()
+    assert.are.equal(built, (cuda.nvtx(built)))
+    local ref = vyre.reference.new()
+    local p = vyre.parse(INC)
+    local data = vyre.array("u32", { 1, 2, 3, 4, 5 })
+    assert.are.equal(ref:run(p, { v = data }).v, be:run(p, { v = data }).v)
+    local k = be:compile(p)
+    local buf = be:buffer("u32", data)
+    k:launch({ v = buf })
+    k:bind({ v = buf })()
+    be:sequence({ { k, { v = buf } } }, { times = 2 })
+    be:graph({ { k, { v = buf } } }):launch(3)
+    assert.are.same({ 8, 9, 10, 11, 12 }, buf:download():totable())
+    local g = vyre.parse(GSYNC)
+    local want = ref:run(g, { x = vyre.array("u32", { 4 }) }).x
+    for _, mode in ipairs({ "split", "auto" }) do
+      be:grid_sync(mode)
+      assert.are.equal(want, be:run(g, { x = vyre.array("u32", { 4 }) }).x)
+    end
+    be:grid_sync("auto")
+    cuda.nvtx(false)
+  end)
+
+  it("refuses the debug mode on CUDA with a Fix", function()
+    local be = assert(cuda.device(0))
+    assert.is_false(be:debug())
+    local ok, err = pcall(be.debug, be, true)
+    assert.is_false(ok)
+    assert.matches("reference%-only for now%. Fix:", err)
+    assert.are.same({}, be:oob_report())
+  end)
+end)
