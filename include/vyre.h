@@ -188,6 +188,12 @@ struct vyre_buffer_arg {
     uint64_t count;
 };
 
+/* Debug mode: out-of-bounds accesses of one declaration (ARCHITECTURE.md §3). */
+struct vyre_oob_count {
+    uint64_t loads;  /* loads past the end (each read as typed zero) */
+    uint64_t stores; /* stores and atomics past the end (each dropped) */
+};
+
 struct vyre_run_args {
     struct vyre_buffer_arg *buffers; /* one per `buffer` declaration, in order */
     size_t nbuffers;
@@ -214,6 +220,12 @@ enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,
  * summed over every converge loop the run executed (0 without one). */
 enum vyre_status vyre_ref_run_rounds(vyre_program *p, const struct vyre_run_args *args,
                                      uint64_t *rounds, struct vyre_error *err);
+/* Debug mode: the same, and every out-of-bounds load, store or atomic of a buffer or
+ * shared declaration adds 1 to oob[i] of its declaration i (vyre_program_decl order;
+ * vyre_program_decl_count entries; params stay 0). Results do not change. */
+enum vyre_status vyre_ref_run_oob(vyre_program *p, const struct vyre_run_args *args,
+                                  uint64_t *rounds, struct vyre_oob_count *oob,
+                                  struct vyre_error *err);
 
 /* ---- PTX ---------------------------------------------------------------- */
 

@@ -36,6 +36,13 @@ enum vyre_status vyre_cuda_device_count(int *out, struct vyre_error *err);
 int vyre_cuda_driver_version(void);
 /* A monotonic clock in nanoseconds (the one timed dispatches use). */
 uint64_t vyre_cuda_now_ns(void);
+/* NVTX ranges around compile, launch, sequence, run, graph replay and megakernel
+ * sections, named by program (docs/RUNTIME.md "Profiler ranges"). Process-wide; starts
+ * as $VYRE_NVTX=1 says. Turning it on fails (VYRE_ERR_UNSUPPORTED) when the build had
+ * no nvtx3/nvToolsExt.h; vyre_cuda_nvtx_built says which. */
+bool vyre_cuda_nvtx_built(void);
+bool vyre_cuda_nvtx_enabled(void);
+enum vyre_status vyre_cuda_set_nvtx(bool on, struct vyre_error *err);
 
 /* ---- devices -------------------------------------------------------------- */
 

@@ -42,7 +42,8 @@ describe("the reference run guard", function()
   it("rejects bad options with a fix", function()
     assert.matches("vyre.reference.new: max_steps must be a positive integer (got -1). Fix:",
       H.error_of(vyre.reference.new, { max_steps = -1 }), 1, true)
-    assert.matches("vyre.reference.new: unknown option foo. Fix: the only option is max_steps",
+    assert.matches(
+      "vyre.reference.new: unknown option foo. Fix: the options are max_steps and debug",
       H.error_of(vyre.reference.new, { foo = 1 }), 1, true)
     assert.matches("vyre.reference.new: options must be a table (got number)",
       H.error_of(vyre.reference.new, 3), 1, true)

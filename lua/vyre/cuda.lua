@@ -4,6 +4,7 @@
 --   local cuda = require("vyre.cuda")
 --   cuda.available() -> true | false, reason     cuda.count() -> n | nil, reason
 --   cuda.device(i)   -> backend | nil, reason    (i is 0-based; default 0)
+--   cuda.nvtx([on])  -> enabled, built | false, reason (profiler ranges)
 --   cuda.profile(name) -> a synthetic device profile ("h100", "h200", "a100", "rtx5090", ...)
 local core = require("vyre.core")
 local profiles = require("vyre.profiles")
@@ -26,6 +27,19 @@ function M.cache()
 end
 
 M.driver_version = core.cuda_driver_version
+
+--- nvtx([on]) -> enabled, built | false, reason: NVTX ranges around compile, launch,
+--- sequence, run, graph replay and megakernel sections, named by program, for Nsight
+--- Systems (docs/RUNTIME.md "Profiler ranges"). Process-wide; starts as $VYRE_NVTX=1
+--- says. Without the toolkit's nvtx3 header at build time, nvtx(true) gives false and
+--- the reason. No GPU needed to switch.
+function M.nvtx(on)
+  if on ~= nil and type(on) ~= "boolean" then
+    error(string.format("vyre.cuda.nvtx: on must be a boolean (got %s). Fix: cuda.nvtx(true)",
+      type(on)), 2)
+  end
+  return core.cuda_nvtx(on)
+end
 
 --- profile(name) -> a new table of a published device's capabilities for the planners
 --- (lua/vyre/profiles.lua; be:profile() gives the real device's). No GPU needed.

@@ -5,6 +5,7 @@
  * driver_version and the clock core.now_ns. lua/vyre/cuda.lua and reference.lua only
  * call these. Environmental failures (no driver, no device) return nil, reason;
  * misuse and driver errors raise "vyre.Backend:...: message. Fix: ...". */
+#include <stdlib.h>
 #include <string.h>
 
 #include "lbackend.h"
@@ -165,6 +166,8 @@ static int new_error(lua_State *L, const char *fmt, const char *what) {
 /* core.reference_new() -> Backend (each has its own counters) */
 static int reference_new(lua_State *L) {
     uint64_t max_steps = 0;
+    const char *env = getenv("VYRE_DEBUG");
+    bool debug = env && strcmp(env, "1") == 0; /* opts.debug overrides */
     if (!lua_isnoneornil(L, 1)) {
         if (!lua_istable(L, 1))
             return new_error(L,
@@ -173,10 +176,20 @@ static int reference_new(lua_State *L) {
                              luaL_typename(L, 1));
         lua_pushnil(L);
         while (lua_next(L, 1)) {
+            if (lua_type(L, -2) == LUA_TSTRING && strcmp(lua_tostring(L, -2), "debug") == 0) {
+                if (lua_type(L, -1) != LUA_TBOOLEAN)
+                    return new_error(L,
+                                     "vyre.reference.new: debug must be a boolean (got %s). "
+                                     "Fix: {debug = true}",
+                                     luaL_typename(L, -1));
+                debug = lua_toboolean(L, -1);
+                lua_pop(L, 1);
+                continue;
+            }
             if (lua_type(L, -2) != LUA_TSTRING || strcmp(lua_tostring(L, -2), "max_steps") != 0)
                 return new_error(L,
-                                 "vyre.reference.new: unknown option %s. Fix: the only option is "
-                                 "max_steps",
+                                 "vyre.reference.new: unknown option %s. Fix: the options are "
+                                 "max_steps and debug",
                                  luaL_tolstring(L, -2, NULL));
             lua_Integer n = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
             if (n <= 0)
@@ -191,6 +204,7 @@ static int reference_new(lua_State *L) {
     }
     struct lvyre_backend *be = new_backend(L, LVYRE_REFERENCE, 0);
     be->max_steps = max_steps;
+    be->debug = debug;
     be->open = true;
     return 1;
 }
@@ -260,6 +274,27 @@ static int cuda_cache(lua_State *L) {
 static int cuda_driver_version(lua_State *L) {
     lua_pushinteger(L, vyre_cuda_driver_version());
     return 1;
+}
+
+/* core.cuda_nvtx([on]) -> enabled, built | false, reason. Without an argument it only
+ * reads the switch; asking for true without NVTX built in answers false and why. */
+static int cuda_nvtx(lua_State *L) {
+    if (!lua_isnoneornil(L, 1)) {
+        if (lua_type(L, 1) != LUA_TBOOLEAN)
+            return luaL_error(L,
+                              "vyre.cuda.nvtx: on must be a boolean (got %s). Fix: "
+                              "cuda.nvtx(true)",
+                              luaL_typename(L, 1));
+        struct vyre_error err;
+        if (vyre_cuda_set_nvtx(lua_toboolean(L, 1), &err) != VYRE_OK) {
+            lua_pushboolean(L, 0);
+            lua_pushstring(L, err.message);
+            return 2;
+        }
+    }
+    lua_pushboolean(L, vyre_cuda_nvtx_enabled());
+    lua_pushboolean(L, vyre_cuda_nvtx_built());
+    return 2;
 }
 
 /* core.now_ns() -> monotonic clock in nanoseconds (benchmarks) */
@@ -428,6 +463,7 @@ static int backend_free(lua_State *L) {
         vyre_cuda_set_oom_handler(d, NULL, NULL);
         vyre_cuda_device_release(d);
     }
+    lvyre_oob_free(L, be);
     be->open = false;
     return 0;
 }
@@ -479,6 +515,8 @@ static const luaL_Reg backend_methods[] = {{"info", backend_info},
                                            {"grid_sync", lvyre_backend_grid_sync},
                                            {"megakernel", lvyre_backend_megakernel},
                                            {"plan", lvyre_backend_plan},
+                                           {"debug", lvyre_backend_debug},
+                                           {"oob_report", lvyre_backend_oob_report},
                                            {NULL, NULL}};
 
 /* Fields name ("cuda" | "reference"), ordinal and freed, then methods. */
@@ -511,6 +549,7 @@ static const luaL_Reg backend_funcs[] = {{"reference_new", reference_new},
                                          {"cuda_open", cuda_open},
                                          {"cuda_cache", cuda_cache},
                                          {"cuda_driver_version", cuda_driver_version},
+                                         {"cuda_nvtx", cuda_nvtx},
                                          {"now_ns", now_ns},
                                          {NULL, NULL}};
 

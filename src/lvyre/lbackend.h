@@ -48,13 +48,16 @@ struct lvyre_ref_stats {
 
 struct lvyre_backend {
     enum lvyre_kind kind;
-    bool open;                 /* false once freed */
-    int ordinal;               /* CUDA device ordinal; 0 for the reference */
-    vyre_cuda_device *dev;     /* CUDA only; NULL once freed */
-    const void *buffer_mt;     /* the Buffer metatable: telling a Buffer costs no lookup */
-    struct lvyre_ref_stats st; /* reference only */
-    uint64_t max_steps;        /* reference only: vyre_run_args.max_steps (0: default) */
-    int grid_sync;             /* reference: be:grid_sync()'s setting (no effect) */
+    bool open;                  /* false once freed */
+    int ordinal;                /* CUDA device ordinal; 0 for the reference */
+    vyre_cuda_device *dev;      /* CUDA only; NULL once freed */
+    const void *buffer_mt;      /* the Buffer metatable: telling a Buffer costs no lookup */
+    struct lvyre_ref_stats st;  /* reference only */
+    uint64_t max_steps;         /* reference only: vyre_run_args.max_steps (0: default) */
+    int grid_sync;              /* reference: be:grid_sync()'s setting (no effect) */
+    bool debug;                 /* reference: count out-of-bounds accesses (ldebug.c) */
+    struct vyre_oob_count *oob; /* reference, debug: per-declaration counts of one run */
+    uint32_t oob_cap;
 };
 
 struct lvyre_buffer {
@@ -198,6 +201,17 @@ int lvyre_backend_megakernel(lua_State *L);  /* be:megakernel(steps, opts) */
 int lvyre_backend_plan(lua_State *L);        /* be:plan(steps, opts) */
 void lvyre_mega_stats(lua_State *L);         /* plan cache counters into the table on top */
 void lvyre_mega_trim(lua_State *L, int idx); /* drops the backend's compiled megakernels */
+
+/* ---- ldebug.c: the reference backend's debug mode (ARCHITECTURE.md §3, §7) ---- */
+int lvyre_backend_debug(lua_State *L);      /* be:debug([on]) */
+int lvyre_backend_oob_report(lua_State *L); /* be:oob_report() */
+/* Zeroed counts for one run of p when be is in debug mode (kept by be, freed by
+ * lvyre_oob_free), else NULL; raises on out of memory before anything runs. */
+struct vyre_oob_count *lvyre_oob_begin(lua_State *L, struct lvyre_backend *be,
+                                       const vyre_program *p, const char *fname);
+/* Adds a finished run's counts to be's report. */
+void lvyre_oob_end(lua_State *L, struct lvyre_backend *be, const vyre_program *p);
+void lvyre_oob_free(lua_State *L, struct lvyre_backend *be); /* backend freed */
 
 /* A step of a sequence or graph, matched: the kernel and its bound arguments. */
 struct lvyre_step {

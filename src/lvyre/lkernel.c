@@ -47,12 +47,14 @@ static void run_reference(lua_State *L, struct lvyre_kernel *k, const struct lvy
     struct vyre_run_args args = {bufs,         lay->nbuffers, b->params,
                                  lay->nparams, {1, 1, 1},     k->be->max_steps};
     lvyre_kernel_grid(L, k, b, args.grid, fname);
+    struct vyre_oob_count *oob = lvyre_oob_begin(L, k->be, p, fname); /* NULL: not debug */
     struct vyre_error err;
     vyre_error_clear(&err);
     lvyre_refguard_enter();
-    enum vyre_status st = vyre_ref_run_rounds(p, &args, &k->rounds, &err);
+    enum vyre_status st = vyre_ref_run_oob(p, &args, &k->rounds, oob, &err);
     lvyre_refguard_leave();
     if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    lvyre_oob_end(L, k->be, p);
     k->be->st.launches++;
     k->be->st.invocations += prod3(args.grid) * prod3(lay->workgroup);
 }

@@ -103,11 +103,13 @@ static int run(lua_State *L, bool timed) {
         if (vyre_launch_grid(p, counts, lay->nbuffers, b->n, b->has_grid ? b->grid : NULL,
                              args.grid, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
+        struct vyre_oob_count *oob = lvyre_oob_begin(L, be, p, fname); /* NULL: not debug */
         uint64_t t0 = lvyre_now_ns();
         lvyre_refguard_enter();
-        enum vyre_status st = vyre_ref_run_rounds(p, &args, &rounds, &err);
+        enum vyre_status st = vyre_ref_run_oob(p, &args, &rounds, oob, &err);
         lvyre_refguard_leave();
         if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
+        lvyre_oob_end(L, be, p);
         t.wall_ns = t.device_ns = t.enqueue_ns = lvyre_now_ns() - t0;
         be->st.runs++;
         be->st.invocations += prod3(args.grid) * prod3(lay->workgroup);

@@ -651,6 +651,31 @@ static void test_fold(void) {
     vyre_program_free(p);
 }
 
+/* ---- debug mode: out-of-bounds counts (vyre_ref_run_oob) ------------------------------------ */
+
+static void test_oob_counts(void) {
+    static const char text[] = "(program shift (workgroup 4) (buffer a u32 read)\n"
+                               "  (buffer o u32 write) (param k u32) (let i (gid x))\n"
+                               "  (store o (add i 2u32) (load a (add i k))))";
+    vyre_program *p = NULL;
+    CHECK_EQ_U64(vyre_text_parse(text, strlen(text), &p, &err), VYRE_OK);
+    uint32_t a[4] = {1, 2, 3, 4}, o[4] = {0}, o2[4] = {0};
+    struct vyre_buffer_arg bufs[2] = {{a, 4}, {o, 4}};
+    vyre_bits k = 1;
+    struct vyre_run_args args = {bufs, 2, &k, 1, {1, 1, 1}, 0};
+    struct vyre_oob_count oob[3] = {{9, 9}, {0, 0}, {0, 0}}; /* counts are added */
+    CHECK_EQ_U64(vyre_program_decl_count(p), 3);
+    CHECK_EQ_U64(vyre_ref_run_oob(p, &args, NULL, oob, &err), VYRE_OK);
+    CHECK(oob[0].loads == 10 && oob[0].stores == 9); /* a[4] */
+    CHECK(oob[1].loads == 0 && oob[1].stores == 2);  /* o[4], o[5] */
+    CHECK(oob[2].loads == 0 && oob[2].stores == 0);  /* the param */
+    /* The same results without counting. */
+    bufs[1].data = o2;
+    CHECK_EQ_U64(vyre_ref_run(p, &args, &err), VYRE_OK);
+    CHECK(memcmp(o, o2, sizeof o) == 0 && o[2] == 2 && o[3] == 3 && o[0] == 0);
+    vyre_program_free(p);
+}
+
 /* ---- through the text format ------------------------------------------------------------------ */
 
 static void test_parsed_programs(void) {
@@ -727,5 +752,6 @@ int main(void) {
     RUN_TEST(test_run_errors);
     RUN_TEST(test_fold);
     RUN_TEST(test_parsed_programs);
+    RUN_TEST(test_oob_counts);
     return harness_finish();
 }

@@ -109,6 +109,11 @@ $XDG_CACHE_HOME/vyre or ~/.cache/vyre), size and cap ($VYRE_CACHE_MAX_BYTES).]=]
   ["vyre.cuda.driver_version"] = [=[
 cuda.driver_version() -> integer
 The driver's CUDA version (12040 is 12.4); 0 when no driver loaded.]=],
+  ["vyre.cuda.nvtx"] = [=[
+cuda.nvtx([on]) -> enabled, built | false, reason
+NVTX ranges (Nsight Systems) around compile, launch, sequence, run, graph replay and
+megakernel sections, named by program. Process-wide; starts as $VYRE_NVTX=1 says. Without
+the toolkit's nvtx3 header at build time, nvtx(true) gives false and the reason.]=],
   ["vyre.cuda.device"] = [=[
 cuda.device([i]) -> Backend | nil, reason
 The backend of device i (0-based, default 0): the same object for an ordinal until it is
@@ -126,8 +131,9 @@ Opens a new backend for device i even if one is open (it becomes cuda.device(i))
 require("vyre.reference") -> the reference backend module
 new() gives a CPU interpreter backend: the semantics every backend matches bit for bit.]=],
   ["vyre.reference.new"] = [=[
-reference.new() -> Backend
-A new reference backend with its own counters (= vyre.backend("reference")).]=],
+reference.new([opts]) -> Backend
+A new reference backend with its own counters (= vyre.backend("reference")). opts.max_steps:
+loop iterations one run may take; opts.debug: count out-of-bounds accesses (be:debug).]=],
 
   ["Program"] = [=[
 vyre.Program — one validated-or-not program (from vyre.parse or vyre.program)
@@ -257,6 +263,15 @@ be:grid_sync(["auto" | "cooperative" | "split"]) -> mode
 How programs with grid barriers run on this backend: a cooperative launch, a host split at
 each grid barrier, or the choice of the runtime (auto; also $VYRE_GRID_SYNC). Forcing
 cooperative where it cannot run is an error with a Fix.]=],
+  ["Backend:debug"] = [=[
+be:debug([on]) -> on
+Debug mode (reference backend only; default $VYRE_DEBUG=1 or reference.new{debug = true}):
+every run and launch counts its out-of-bounds loads and stores per declaration. Results do
+not change (loads past the end read 0, stores are dropped). Switching starts a new report.]=],
+  ["Backend:oob_report"] = [=[
+be:oob_report() -> {name = {loads = n, stores = n}, ...}
+The buffer and shared declarations that had out-of-bounds accesses (atomics count as
+stores) since debug mode was switched on or the last report, which this one resets.]=],
   ["Backend:profile"] = [=[
 be:profile() -> profile table
 The real device as a profile (the same fields as vyre.cuda.profile(name)), built from

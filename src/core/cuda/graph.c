@@ -4,16 +4,19 @@
  * replay is one cuGraphLaunch: the per-launch CPU cost of a long sequence drops to
  * a fraction of separate launches. Arguments are captured by value, so a replay
  * uses the buffers and params given at capture time. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_int.h"
+#include "trace.h"
 
 struct vyre_cuda_graph {
     struct vyre_cuda_device *dev;
     CUgraph graph;
     CUgraphExec exec;
     size_t nsteps;
+    char name[VYRE_MAX_NAME + 1]; /* the first step's program: the replay range's name */
 };
 
 static bool graphs_supported(void) {
@@ -78,18 +81,15 @@ enum vyre_status vyre_cuda_graph_capture(vyre_cuda_device *d, const struct vyre_
     }
     g->dev = d;
     g->nsteps = nsteps;
+    snprintf(g->name, sizeof g->name, "%s", steps[0].kernel->name);
     vyre_cuda_device_retain(d);
     d->st.live_graphs++;
     *out = g;
     return VYRE_OK;
 }
 
-enum vyre_status vyre_cuda_graph_launch(vyre_cuda_graph *g, uint32_t repeat,
-                                        struct vyre_cuda_timing *timing, struct vyre_error *err) {
-    if (!g)
-        return vyre_error_set(err, VYRE_ERR_ARG,
-                              "graph launch: graph is NULL. Fix: capture "
-                              "one first.");
+static enum vyre_status replay(vyre_cuda_graph *g, uint32_t repeat, struct vyre_cuda_timing *timing,
+                               struct vyre_error *err) {
     struct vyre_cuda_device *d = g->dev;
     enum vyre_status st = vyre_cu_enter(d, err);
     if (st != VYRE_OK) return st;
@@ -119,6 +119,18 @@ enum vyre_status vyre_cuda_graph_launch(vyre_cuda_graph *g, uint32_t repeat,
     d->st.timed_wait_ns += timing->wait_ns;
     d->st.timed_device_ns += timing->device_ns;
     return VYRE_OK;
+}
+
+enum vyre_status vyre_cuda_graph_launch(vyre_cuda_graph *g, uint32_t repeat,
+                                        struct vyre_cuda_timing *timing, struct vyre_error *err) {
+    if (!g)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "graph launch: graph is NULL. Fix: capture "
+                              "one first.");
+    int tr = vyre_trace_push("graph replay", g->name);
+    enum vyre_status st = replay(g, repeat, timing, err);
+    vyre_trace_pop(tr);
+    return st;
 }
 
 void vyre_cuda_graph_free(vyre_cuda_graph *g) {

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cuda_int.h"
+#include "trace.h"
 #include "sections.h"
 #include "sem.h"
 
@@ -228,10 +229,11 @@ static enum vyre_status split_section(void *ud, uint32_t index, const vyre_bits 
                               "smaller workgroup",
                               k->name, (unsigned)index, (unsigned long long)threads,
                               sk->max_threads);
-    VYRE_CU_CHECK(k->dev,
-                  vyre_cu.cuLaunchKernel(sk->fn, r->g[0], r->g[1], r->g[2], wg[0], wg[1], wg[2], 0,
-                                         k->dev->stream, sk->argv, NULL),
-                  "cuLaunchKernel", sk->name, err);
+    int tr = vyre_trace_push("round section", sk->name);
+    CUresult cr = vyre_cu.cuLaunchKernel(sk->fn, r->g[0], r->g[1], r->g[2], wg[0], wg[1], wg[2], 0,
+                                         k->dev->stream, sk->argv, NULL);
+    vyre_trace_pop(tr);
+    if (cr != CUDA_SUCCESS) return vyre_cu_fail(k->dev, cr, "cuLaunchKernel", sk->name, err);
     k->dev->st.launches++;
     return VYRE_OK;
 }
@@ -291,8 +293,8 @@ static enum vyre_status launch_split(vyre_cuda_kernel *k, const uint64_t *slot, 
     return st;
 }
 
-enum vyre_status vyre_cu_grid_launch(vyre_cuda_kernel *k, const uint64_t *slot, const uint32_t g[3],
-                                     struct vyre_error *err) {
+static enum vyre_status grid_launch(vyre_cuda_kernel *k, const uint64_t *slot, const uint32_t g[3],
+                                    struct vyre_error *err) {
     struct vyre_cu_gridk *gk = k->grid;
     enum vyre_cuda_grid_sync mode = k->dev->grid_sync;
     bool coop = can_cooperate(k);
@@ -309,6 +311,16 @@ enum vyre_status vyre_cu_grid_launch(vyre_cuda_kernel *k, const uint64_t *slot, 
     if (slot != k->slot) memcpy(k->slot, slot, gk->nargs * sizeof *k->slot);
     if (mode == VYRE_GRID_SPLIT || !coop) return launch_split(k, k->slot, g, err);
     return launch_cooperative(k, g, err);
+}
+
+/* One range over the megakernel launch; in split mode each section launch of each
+ * round has its own inside it (split_section). */
+enum vyre_status vyre_cu_grid_launch(vyre_cuda_kernel *k, const uint64_t *slot, const uint32_t g[3],
+                                     struct vyre_error *err) {
+    int tr = vyre_trace_push("megakernel", k->name);
+    enum vyre_status st = grid_launch(k, slot, g, err);
+    vyre_trace_pop(tr);
+    return st;
 }
 
 /* ---- queries ----------------------------------------------------------------------------- */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cuda_int.h"
+#include "trace.h"
 
 static enum vyre_status limit_error(vyre_cuda_kernel *k, struct vyre_error *err, const char *what,
                                     uint64_t got, uint64_t limit, const char *fix) {
@@ -122,8 +123,8 @@ enum vyre_status vyre_cu_fill_args(vyre_cuda_kernel *k, const struct vyre_cuda_a
     return fill_args(k, a, slot, g, err);
 }
 
-enum vyre_status vyre_cu_launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
-                                    struct vyre_error *err) {
+static enum vyre_status launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
+                                   struct vyre_error *err) {
     uint32_t g[3];
     enum vyre_status st = fill_args(k, a, k->slot, g, err);
     if (st != VYRE_OK) return st;
@@ -137,6 +138,15 @@ enum vyre_status vyre_cu_launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_
     k->dev->st.launches++;
     k->dev->st.vector_launches += vec;
     return VYRE_OK;
+}
+
+/* Every launch of launch, sequence and run comes here: one range per kernel launch. */
+enum vyre_status vyre_cu_launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
+                                    struct vyre_error *err) {
+    int tr = vyre_trace_push("launch", k->name);
+    enum vyre_status st = launch_one(k, a, err);
+    vyre_trace_pop(tr);
+    return st;
 }
 
 enum vyre_status vyre_cuda_prepare(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
@@ -156,12 +166,8 @@ enum vyre_status vyre_cuda_prepare(vyre_cuda_kernel *k, const struct vyre_cuda_a
     return VYRE_OK;
 }
 
-enum vyre_status vyre_cuda_launch_prepared(struct vyre_cuda_prepared *pl, struct vyre_error *err) {
-    vyre_cuda_kernel *k = pl ? pl->kernel : NULL;
-    if (!k)
-        return vyre_error_set(err, VYRE_ERR_ARG,
-                              "launch of an unprepared launch. Fix: call "
-                              "vyre_cuda_prepare first.");
+static enum vyre_status launch_prepared(vyre_cuda_kernel *k, struct vyre_cuda_prepared *pl,
+                                        struct vyre_error *err) {
     enum vyre_status st = vyre_cu_enter(k->dev, err);
     if (st != VYRE_OK) return st;
     if (k->grid) return vyre_cu_grid_launch(k, pl->slot, pl->grid, err);
@@ -173,6 +179,18 @@ enum vyre_status vyre_cuda_launch_prepared(struct vyre_cuda_prepared *pl, struct
     k->dev->st.launches++;
     k->dev->st.vector_launches += pl->vector;
     return VYRE_OK;
+}
+
+enum vyre_status vyre_cuda_launch_prepared(struct vyre_cuda_prepared *pl, struct vyre_error *err) {
+    vyre_cuda_kernel *k = pl ? pl->kernel : NULL;
+    if (!k)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "launch of an unprepared launch. Fix: call "
+                              "vyre_cuda_prepare first.");
+    int tr = vyre_trace_push("prepared launch", k->name);
+    enum vyre_status st = launch_prepared(k, pl, err);
+    vyre_trace_pop(tr);
+    return st;
 }
 
 enum vyre_status vyre_cuda_launch(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
@@ -201,10 +219,11 @@ enum vyre_status vyre_cuda_launch_raw(vyre_cuda_kernel *k, const uint32_t grid[3
                                   k->name);
     st = check_geometry(k, grid, block, err);
     if (st != VYRE_OK) return st;
-    VYRE_CU_CHECK(k->dev,
-                  vyre_cu.cuLaunchKernel(k->fn, grid[0], grid[1], grid[2], block[0], block[1],
-                                         block[2], shared_bytes, k->dev->stream, params, NULL),
-                  "cuLaunchKernel", k->name, err);
+    int tr = vyre_trace_push("raw launch", k->name);
+    CUresult r = vyre_cu.cuLaunchKernel(k->fn, grid[0], grid[1], grid[2], block[0], block[1],
+                                        block[2], shared_bytes, k->dev->stream, params, NULL);
+    vyre_trace_pop(tr);
+    if (r != CUDA_SUCCESS) return vyre_cu_fail(k->dev, r, "cuLaunchKernel", k->name, err);
     k->dev->st.launches++;
     return VYRE_OK;
 }
@@ -253,10 +272,10 @@ static void timer_finish(struct vyre_cuda_device *d, struct timer *t) {
 
 /* ---- sequences ------------------------------------------------------------- */
 
-enum vyre_status vyre_cuda_sequence(vyre_cuda_device *d, const struct vyre_cuda_step *steps,
-                                    size_t nsteps, size_t prefix, uint32_t repeat,
-                                    const struct vyre_cuda_readback *rb, size_t nrb,
-                                    struct vyre_cuda_timing *timing, struct vyre_error *err) {
+static enum vyre_status sequence(vyre_cuda_device *d, const struct vyre_cuda_step *steps,
+                                 size_t nsteps, size_t prefix, uint32_t repeat,
+                                 const struct vyre_cuda_readback *rb, size_t nrb,
+                                 struct vyre_cuda_timing *timing, struct vyre_error *err) {
     enum vyre_status st = vyre_cu_enter(d, err);
     if (st != VYRE_OK) return st;
     if (prefix > nsteps)
@@ -318,6 +337,19 @@ enum vyre_status vyre_cuda_sequence(vyre_cuda_device *d, const struct vyre_cuda_
     return st;
 }
 
+/* One range over the whole sequence (each launch inside has its own), named by its
+ * first step's program. */
+enum vyre_status vyre_cuda_sequence(vyre_cuda_device *d, const struct vyre_cuda_step *steps,
+                                    size_t nsteps, size_t prefix, uint32_t repeat,
+                                    const struct vyre_cuda_readback *rb, size_t nrb,
+                                    struct vyre_cuda_timing *timing, struct vyre_error *err) {
+    const vyre_cuda_kernel *k0 = steps && nsteps ? steps[0].kernel : NULL;
+    int tr = vyre_trace_push("sequence", k0 ? k0->name : NULL);
+    enum vyre_status st = sequence(d, steps, nsteps, prefix, repeat, rb, nrb, timing, err);
+    vyre_trace_pop(tr);
+    return st;
+}
+
 /* ---- run --------------------------------------------------------------------- */
 
 /* cls value of a buffer slot bound to the caller's resident buffer: nothing to return. */
@@ -340,12 +372,12 @@ static void run_release(struct vyre_cuda_device *d, struct run_state *rs) {
     vyre_cuda_kernel_free(rs->k);
 }
 
-enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
-                               const struct vyre_buffer_arg *buffers,
-                               vyre_cuda_buffer *const *resident, size_t nbuffers,
-                               const vyre_bits *params, size_t nparams, uint64_t n,
-                               const uint32_t *grid, void *const *out,
-                               struct vyre_cuda_timing *timing, struct vyre_error *err) {
+static enum vyre_status run(vyre_cuda_device *d, vyre_program *p,
+                            const struct vyre_buffer_arg *buffers,
+                            vyre_cuda_buffer *const *resident, size_t nbuffers,
+                            const vyre_bits *params, size_t nparams, uint64_t n,
+                            const uint32_t *grid, void *const *out, struct vyre_cuda_timing *timing,
+                            struct vyre_error *err) {
     enum vyre_status st = vyre_cu_enter(d, err);
     if (st != VYRE_OK) return st;
     struct run_state *rs = calloc(1, sizeof *rs);
@@ -469,5 +501,19 @@ enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
 done:
     run_release(d, rs);
     free(rs);
+    return st;
+}
+
+/* One range over compile, copies, launch and readback. */
+enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
+                               const struct vyre_buffer_arg *buffers,
+                               vyre_cuda_buffer *const *resident, size_t nbuffers,
+                               const vyre_bits *params, size_t nparams, uint64_t n,
+                               const uint32_t *grid, void *const *out,
+                               struct vyre_cuda_timing *timing, struct vyre_error *err) {
+    int tr = vyre_trace_push("run", p ? p->name : NULL);
+    enum vyre_status st =
+        run(d, p, buffers, resident, nbuffers, params, nparams, n, grid, out, timing, err);
+    vyre_trace_pop(tr);
     return st;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cuda_int.h"
+#include "trace.h"
 
 #define LOG_BYTES 8192u
 
@@ -195,8 +196,8 @@ static void kernel_dispose(vyre_cuda_kernel *k) {
     free(k);
 }
 
-enum vyre_status vyre_cuda_compile(vyre_cuda_device *d, vyre_program *p, vyre_cuda_kernel **out,
-                                   struct vyre_error *err) {
+static enum vyre_status compile(vyre_cuda_device *d, vyre_program *p, vyre_cuda_kernel **out,
+                                struct vyre_error *err) {
     if (!p || !out)
         return vyre_error_set(err, VYRE_ERR_ARG,
                               "compile: program or out is NULL. "
@@ -327,6 +328,14 @@ void vyre_cuda_kernel_free(vyre_cuda_kernel *k) {
     d->st.live_kernels--;
     kernel_dispose(k);
     vyre_cuda_device_release(d);
+}
+
+enum vyre_status vyre_cuda_compile(vyre_cuda_device *d, vyre_program *p, vyre_cuda_kernel **out,
+                                   struct vyre_error *err) {
+    int tr = vyre_trace_push("compile", p ? p->name : NULL);
+    enum vyre_status st = compile(d, p, out, err);
+    vyre_trace_pop(tr);
+    return st;
 }
 
 const char *vyre_cuda_kernel_ptx(const vyre_cuda_kernel *k) { return k ? k->ptx : NULL; }

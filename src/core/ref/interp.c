@@ -415,7 +415,7 @@ static void run_state_free(struct run_state *st) {
 
 /* Binds buffers, params and shared storage by declaration index. */
 static bool setup_memory(const vyre_program *p, const struct vyre_run_args *args,
-                         struct run_state *st, size_t *shared_bytes) {
+                         struct vyre_oob_count *oob, struct run_state *st, size_t *shared_bytes) {
     size_t nd = p->ndecls ? p->ndecls : 1;
     st->mem = calloc(nd, sizeof *st->mem);
     st->param_bits = calloc(nd, sizeof *st->param_bits);
@@ -436,6 +436,7 @@ static bool setup_memory(const vyre_program *p, const struct vyre_run_args *args
         struct vyre_mem *m = &st->mem[d];
         m->type = decl->type;
         m->size = (uint32_t)vyre_type_size(decl->type);
+        m->oob = oob ? &oob[d] : NULL;
         if (decl->kind == VYRE_DECL_BUFFER) {
             m->data = args->buffers[decl->slot].data;
             m->count = args->buffers[decl->slot].count;
@@ -550,6 +551,12 @@ enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,
 
 enum vyre_status vyre_ref_run_rounds(vyre_program *p, const struct vyre_run_args *args,
                                      uint64_t *rounds, struct vyre_error *err) {
+    return vyre_ref_run_oob(p, args, rounds, NULL, err);
+}
+
+enum vyre_status vyre_ref_run_oob(vyre_program *p, const struct vyre_run_args *args,
+                                  uint64_t *rounds, struct vyre_oob_count *oob,
+                                  struct vyre_error *err) {
     if (rounds) *rounds = 0;
     if (!p || !args)
         return vyre_error_set(err, VYRE_ERR_ARG,
@@ -567,7 +574,7 @@ enum vyre_status vyre_ref_run_rounds(vyre_program *p, const struct vyre_run_args
     bool compiled =
         p->has_grid ? (nslots = compile_sections(p, &st)) > 0 : vyre_interp_compile(p, &st.code);
     if (!p->has_grid) nslots = st.code.nslots ? st.code.nslots : 1;
-    if (!compiled || !setup_memory(p, args, &st, &shared_bytes)) {
+    if (!compiled || !setup_memory(p, args, oob, &st, &shared_bytes)) {
         run_state_free(&st);
         return vyre_error_set(err, VYRE_ERR_NOMEM,
                               "vyre_ref_run: out of memory preparing program '%s'. Fix: free "

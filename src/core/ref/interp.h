@@ -52,7 +52,8 @@ struct vyre_mem {
     unsigned char *data;
     uint64_t count;
     enum vyre_type type;
-    uint32_t size; /* bytes per element */
+    uint32_t size;              /* bytes per element */
+    struct vyre_oob_count *oob; /* debug mode: this declaration's counts, else NULL */
 };
 
 struct vyre_exec {

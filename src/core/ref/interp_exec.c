@@ -62,7 +62,9 @@ static vyre_bits eval(const struct vyre_exec *x, const struct vyre_lane *lane,
     case VYRE_EX_LOAD: {
         const struct vyre_mem *m = &x->mem[e->u.access.decl];
         uint64_t i = index_of(eval(x, lane, e->u.access.index));
-        return i < m->count ? mem_read(m, i) : 0; /* out of bounds: typed zero */
+        if (i < m->count) return mem_read(m, i);
+        if (m->oob) m->oob->loads++; /* debug mode */
+        return 0;                    /* out of bounds: typed zero */
     }
     case VYRE_EX_LEN: return x->mem[e->u.access.decl].count;
     case VYRE_EX_UNARY:
@@ -106,7 +108,8 @@ static void exec_store(const struct vyre_exec *x, const struct vyre_lane *lane,
     const struct vyre_mem *m = &x->mem[s->decl];
     uint64_t i = index_of(eval(x, lane, s->index));
     vyre_bits v = eval(x, lane, s->value);
-    if (i < m->count) mem_write(m, i, v); /* out of bounds: dropped */
+    if (i < m->count) mem_write(m, i, v);
+    else if (m->oob) /* out of bounds: dropped (debug mode: counted) */ m->oob->stores++;
 }
 
 /* Atomics run one at a time in this interpreter, so "atomic" is simply read, compute,
@@ -121,6 +124,8 @@ static void exec_atomic(const struct vyre_exec *x, struct vyre_lane *lane,
     if (i < m->count) {
         old = mem_read(m, i);
         mem_write(m, i, vyre_sem_atomic(s->atomic, m->type, old, v, expected));
+    } else if (m->oob) {
+        m->oob->stores++;
     }
     if (s->name) lane->slots[s->slot] = old;
 }

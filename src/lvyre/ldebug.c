@@ -1,0 +1,119 @@
+/* ldebug.c — the reference backend's debug mode (ARCHITECTURE.md §3, §7): be:debug(on)
+ * makes every run and launch count its out-of-bounds loads and stores per declaration
+ * (vyre_run_args.oob); be:oob_report() gives the counts by declaration name. Results
+ * do not change: loads past the end still read zero and stores are still dropped.
+ * The report lives in the registry under the backend's address (a light userdata) and
+ * is dropped with the backend; the per-run counts are one block the backend keeps. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbackend.h"
+
+static struct lvyre_backend *checkbackend(lua_State *L, const char *fname) {
+    struct lvyre_backend *be = luaL_testudata(L, 1, VYRE_LUA_BACKEND);
+    if (!be)
+        luaL_error(L, "%s: called without a backend (got %s). Fix: use be:%s(...) with a colon",
+                   fname, luaL_typename(L, 1), strchr(fname, ':') ? strchr(fname, ':') + 1 : fname);
+    if (!be->open) luaL_error(L, "%s: the backend was freed. Fix: open a new one", fname);
+    return be;
+}
+
+/* Pushes be's report table, creating it when asked. Returns false (nothing pushed)
+ * when there is none and create is false. */
+static bool push_report(lua_State *L, struct lvyre_backend *be, bool create) {
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, be) == LUA_TTABLE) return true;
+    lua_pop(L, 1);
+    if (!create) return false;
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, be);
+    return true;
+}
+
+static void drop_report(lua_State *L, struct lvyre_backend *be) {
+    lua_pushnil(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, be);
+}
+
+/* be:debug([on]) -> on. Switching (either way) starts a new report. */
+int lvyre_backend_debug(lua_State *L) {
+    struct lvyre_backend *be = checkbackend(L, "be:debug");
+    if (!lua_isnoneornil(L, 2)) {
+        if (lua_type(L, 2) != LUA_TBOOLEAN)
+            return luaL_error(L, "be:debug: on must be a boolean (got %s). Fix: be:debug(true)",
+                              luaL_typename(L, 2));
+        bool on = lua_toboolean(L, 2);
+        if (on && be->kind == LVYRE_CUDA)
+            return luaL_error(L, "be:debug: the debug mode (out-of-bounds counts) is "
+                                 "reference-only for now. Fix: run the program on "
+                                 "vyre.reference.new{debug = true} to find its "
+                                 "out-of-bounds accesses");
+        be->debug = on;
+        drop_report(L, be);
+    }
+    lua_pushboolean(L, be->debug);
+    return 1;
+}
+
+/* be:oob_report() -> {name = {loads = n, stores = n}, ...}: the declarations that had
+ * out-of-bounds accesses since debug mode was switched on or the last report (which
+ * this one resets); {} when there were none or debug mode is off. */
+int lvyre_backend_oob_report(lua_State *L) {
+    struct lvyre_backend *be = checkbackend(L, "be:oob_report");
+    if (!push_report(L, be, false)) lua_newtable(L);
+    drop_report(L, be);
+    return 1;
+}
+
+struct vyre_oob_count *lvyre_oob_begin(lua_State *L, struct lvyre_backend *be,
+                                       const vyre_program *p, const char *fname) {
+    if (!be->debug) return NULL;
+    uint32_t nd = vyre_program_decl_count(p);
+    if (nd + 1 > be->oob_cap) {
+        struct vyre_oob_count *n = realloc(be->oob, (nd + 1) * sizeof *n);
+        if (!n) {
+            luaL_error(L, "%s: out of memory for the debug counts. Fix: free memory", fname);
+            return NULL;
+        }
+        be->oob = n;
+        be->oob_cap = nd + 1;
+    }
+    memset(be->oob, 0, (nd + 1) * sizeof *be->oob);
+    return be->oob;
+}
+
+static void add_field(lua_State *L, const char *key, uint64_t n) {
+    lua_Integer old = lua_getfield(L, -1, key) == LUA_TNUMBER ? lua_tointeger(L, -1) : 0;
+    lua_pop(L, 1);
+    lua_pushinteger(L, old + (lua_Integer)n);
+    lua_setfield(L, -2, key);
+}
+
+void lvyre_oob_end(lua_State *L, struct lvyre_backend *be, const vyre_program *p) {
+    if (!be->debug || !be->oob) return;
+    uint32_t nd = vyre_program_decl_count(p);
+    bool pushed = false;
+    for (uint32_t i = 0; i < nd; i++) {
+        const struct vyre_oob_count *c = &be->oob[i];
+        struct vyre_decl_info d;
+        if ((c->loads == 0 && c->stores == 0) || !vyre_program_decl(p, i, &d)) continue;
+        if (!pushed) pushed = push_report(L, be, true);
+        if (lua_getfield(L, -1, d.name) != LUA_TTABLE) {
+            lua_pop(L, 1);
+            lua_createtable(L, 0, 2);
+            lua_pushvalue(L, -1);
+            lua_setfield(L, -3, d.name);
+        }
+        add_field(L, "loads", c->loads);
+        add_field(L, "stores", c->stores);
+        lua_pop(L, 1);
+    }
+    if (pushed) lua_pop(L, 1);
+}
+
+void lvyre_oob_free(lua_State *L, struct lvyre_backend *be) {
+    free(be->oob);
+    be->oob = NULL;
+    be->oob_cap = 0;
+    drop_report(L, be);
+}
