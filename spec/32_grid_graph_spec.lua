@@ -181,6 +181,28 @@ describe("grid sync \"graph\" on the fake driver #fakecuda", function()
     be:grid_sync("auto")
   end)
 
+  it("refuses a converge loop run on the host inside be:graph's capture, with a Fix", function()
+    local k = be:compile(vyre.parse(COUNTDOWN))
+    local x, f = be:buffer("u32", { 1, 2 }), be:buffer("u32", 1)
+    for _, mode in ipairs({ "graph", "split" }) do
+      be:grid_sync(mode)
+      local ok, e = pcall(be.graph, be, { { k, { x = x, flag = f, max = 5 } } })
+      assert.is_false(ok)
+      e = tostring(e)
+      assert.truthy(e:find("graph capture of 'gcount'", 1, true), e)
+      assert.truthy(e:find('grid sync "' .. mode .. '"', 1, true), e)
+      assert.truthy(e:find("Fix:", 1, true), e)
+      -- the stream is usable afterwards: the same launch outside a graph computes
+      k:launch({ x = x, flag = f, max = 5 })
+      assert.are.same({ 0, 0 }, x:download():totable())
+      x:upload({ 1, 2 })
+    end
+    be:grid_sync("auto")
+    k:free()
+    x:free()
+    f:free()
+  end)
+
   it("is chosen by opts.grid_sync and by a policy's plan.mode", function()
     local steps = function(b)
       local k = b:compile(vyre.parse(

@@ -275,8 +275,22 @@ static CUdeviceptr flag_ptr(const struct split_run *r, uint32_t decl) {
     return (CUdeviceptr)r->slot[r->k->grid->prog->decls[decl].slot];
 }
 
+/* A converge loop reads its flag on the host between rounds: impossible while be:graph
+ * captures the stream (nothing runs then). */
+static enum vyre_status no_capture(const vyre_cuda_kernel *k, struct vyre_error *err) {
+    if (!k->dev->capturing) return VYRE_OK;
+    return vyre_error_set(err, VYRE_ERR_UNSUPPORTED,
+                          "graph capture of '%s': its converge loop runs on the host in grid "
+                          "sync \"%s\" (the flag is read between rounds), which a captured "
+                          "graph cannot do. Fix: use grid sync \"auto\" or \"cooperative\" "
+                          "(the loop runs on the device), or launch it outside the graph",
+                          k->name, vyre_cuda_grid_sync_name(k->dev->grid_sync));
+}
+
 static enum vyre_status split_flag_zero(void *ud, uint32_t decl, struct vyre_error *err) {
     struct split_run *r = ud;
+    enum vyre_status cst = no_capture(r->k, err);
+    if (cst != VYRE_OK) return cst;
     VYRE_CU_CHECK(r->k->dev, vyre_cu.cuMemsetD8Async(flag_ptr(r, decl), 0, 4, r->k->dev->stream),
                   "cuMemsetD8Async", r->k->name, err);
     return VYRE_OK;
@@ -286,6 +300,8 @@ static enum vyre_status split_flag_read(void *ud, uint32_t decl, bool *set,
                                         struct vyre_error *err) {
     struct split_run *r = ud;
     struct vyre_cuda_device *d = r->k->dev;
+    enum vyre_status cst = no_capture(r->k, err);
+    if (cst != VYRE_OK) return cst;
     uint32_t w = 0;
     VYRE_CU_CHECK(d, vyre_cu.cuMemcpyDtoHAsync(&w, flag_ptr(r, decl), 4, d->stream),
                   "cuMemcpyDtoHAsync", r->k->name, err);
@@ -319,6 +335,8 @@ static enum vyre_status round_open(void *ud, const struct vyre_stmt *s, const vy
     struct vyre_cu_gridk *gk = k->grid;
     struct vyre_cuda_device *d = k->dev;
     size_t nkey = 4u + gk->nargs + gk->prog->nslots;
+    enum vyre_status cst = no_capture(k, err);
+    if (cst != VYRE_OK) return cst;
     for (uint32_t i = 0; i < ROUND_GRAPHS && gk->graphs[i]; i++) {
         struct round_graph *rg = gk->graphs[i];
         if (rg->nkey != nkey || rg->key[0] != (uint64_t)(uintptr_t)s || rg->key[1] != r->g[0] ||
