@@ -612,7 +612,7 @@ int lvyre_kernel_rounds(lua_State *L) {
 
 /* k:occupancy() -> blocks per SM the driver allows (0 on the reference), whether the
  * device has cooperative launch, how the kernel's last launch ran ("cooperative",
- * "split", "none" before any, "plain" without grid statements; "reference") and with
+ * "split", "graph", "none" before any, "plain" without grid statements; "reference") and with
  * how many blocks (cooperative). */
 int lvyre_kernel_occupancy(lua_State *L) {
     const char *fname = "vyre.Kernel:occupancy";
