@@ -96,9 +96,17 @@ void vyre_cuda_defer_error(vyre_cuda_device *d, const struct vyre_error *err);
  * cooperative launch when the device has it and the kernel can be co-resident, else
  * the host split; COOPERATIVE insists (an error where it cannot run: never a launch
  * whose blocks cannot all be resident); SPLIT always runs one kernel per section with
- * the grid-level control flow on the host. The default is $VYRE_GRID_SYNC ("auto",
- * "cooperative", "split") when the device opens, else AUTO. */
-enum vyre_cuda_grid_sync { VYRE_GRID_AUTO, VYRE_GRID_COOPERATIVE, VYRE_GRID_SPLIT };
+ * the grid-level control flow on the host; GRAPH is the host split with each converge
+ * round (flag zeroing, its section launches, the flag readback) captured once into a
+ * CUDA graph and replayed: one cuGraphLaunch and one sync per round. The default is
+ * $VYRE_GRID_SYNC ("auto", "cooperative", "split", "graph") when the device opens,
+ * else AUTO. */
+enum vyre_cuda_grid_sync {
+    VYRE_GRID_AUTO,
+    VYRE_GRID_COOPERATIVE,
+    VYRE_GRID_SPLIT,
+    VYRE_GRID_GRAPH
+};
 void vyre_cuda_set_grid_sync(vyre_cuda_device *d, enum vyre_cuda_grid_sync mode);
 enum vyre_cuda_grid_sync vyre_cuda_grid_sync(const vyre_cuda_device *d);
 const char *vyre_cuda_grid_sync_name(enum vyre_cuda_grid_sync mode); /* "auto" ... */

@@ -1,8 +1,8 @@
 -- 30: grid barriers and convergence loops (ARCHITECTURE.md §3, docs/GRID.md): the text
 -- format, the validator's grid rules, the DSL, the reference interpreter's section
 -- semantics and reported rounds, random programs with allow_grid, and (#gpu) the CUDA
--- backend bit for bit against the reference with the cooperative kernel and with the
--- host split, each forced.
+-- backend bit for bit against the reference with the cooperative kernel, the host split
+-- and graph mode (a CUDA graph per converge round), each forced.
 local vyre = require("vyre")
 local H = require("spec.helpers")
 
@@ -198,7 +198,7 @@ describe("grid barriers on the CUDA backend #gpu", function()
     if gpu then gpu:grid_sync("auto") end
   end)
 
-  for _, mode in ipairs({ "cooperative", "split" }) do
+  for _, mode in ipairs({ "cooperative", "split", "graph" }) do
     it("matches the reference bit for bit, " .. mode, function()
       gpu:grid_sync(mode)
       local fixed = {

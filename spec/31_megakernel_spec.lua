@@ -1,7 +1,7 @@
 -- 31: megakernels (docs/GRID.md): be:megakernel(steps, opts) runs the steps be:sequence
 -- takes as one program with grid barriers only between dependent layers, and gives the
 -- results of be:sequence bit for bit (random stage lists on the reference backend; #gpu:
--- on the device, with the cooperative kernel and with the host split forced); converge
+-- on the device, with the cooperative kernel, the host split and graph mode forced); converge
 -- against the host loop it replaces; be:plan's table before anything runs; the plan
 -- cache counters; the policy hook; and every error with its Fix.
 local vyre = require("vyre")
@@ -302,7 +302,7 @@ describe("megakernels on the CUDA backend #gpu", function()
     gpu = assert(require("vyre.cuda").device(0))
   end)
 
-  for _, mode in ipairs({ "cooperative", "split" }) do
+  for _, mode in ipairs({ "cooperative", "split", "graph" }) do
     it("gives be:sequence's results bit for bit, " .. mode, function()
       for seed = 1, 40 do
         compare(gpu, gpu, seed, { grid_sync = mode })
@@ -315,12 +315,16 @@ describe("megakernels on the CUDA backend #gpu", function()
     local k = gpu:compile(vyre.parse(DEC))
     local init = {}
     for i = 1, 5000 do init[i] = (i * 37) % 23 end
-    for _, mode in ipairs({ "cooperative", "split" }) do
+    local want = { cooperative = "cooperative", split = "host_loop", graph = "graph" }
+    for _, mode in ipairs({ "cooperative", "split", "graph" }) do
       local x, f = gpu:buffer("u32", init), gpu:buffer("u32", 1)
+      local g0 = gpu:stats().graph_launches
       local rounds, t = gpu:megakernel({ { k, { x = x, flag = f } } },
         { converge = { flag = f, max = 1000 }, grid_sync = mode, timed = true })
       assert.are.equal(23, rounds)
-      assert.are.equal(mode == "split" and "host_loop" or "cooperative", t.mode)
+      assert.are.equal(want[mode], t.mode)
+      -- graph: one graph launch per round (the round recorded once, then replayed)
+      assert.are.equal(mode == "graph" and 23 or 0, gpu:stats().graph_launches - g0)
       local xs = x:download():totable()
       for i = 1, #xs do assert.are.equal(0, xs[i]) end
     end

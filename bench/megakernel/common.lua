@@ -132,9 +132,11 @@ function M.has_megakernel(be)
   return ok and type(f) == "function"
 end
 
---- megakernel(be, w) -> rounds, ns, stats delta, plan (nil without be:plan).
-function M.megakernel(be, w)
-  local opts = { converge = { flag = w.flag, max = w.max_rounds } }
+--- megakernel(be, w [, grid_sync]) -> rounds, ns, stats delta, plan (nil without be:plan).
+--- grid_sync forces the execution mode ("graph": the mode's CUDA graph per converge
+--- round, recorded at the first call and replayed; "split": the host split).
+function M.megakernel(be, w, grid_sync)
+  local opts = { converge = { flag = w.flag, max = w.max_rounds }, grid_sync = grid_sync }
   local plan
   local okp, fp = pcall(function() return be.plan end)
   if okp and type(fp) == "function" then plan = be:plan(w.steps, opts) end

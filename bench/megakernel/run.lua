@@ -1,6 +1,6 @@
 -- bench/megakernel/run.lua — the megakernel benchmark's command line (README.md here).
 --   lua5.4 bench/megakernel/run.lua [--backend cuda|reference] [--size full|small]
---     [--seed N] [--samples N] [--modes host_loop,graph,megakernel]
+--     [--seed N] [--samples N] [--modes host_loop,graph,megakernel[,mega_graph,mega_split]]
 --     [--only bfs_grid,dataflow,jacobi,rmat] [--barrier N] [--out DIR]
 -- Prints the progress and the markdown table; with --out writes DIR/megakernel.md and,
 -- when megakernel samples exist, DIR/speedup_gate.csv (the speedup gate's evidence).

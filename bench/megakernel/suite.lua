@@ -55,6 +55,9 @@ end
 local function run_mode(be, inst, mode)
   if mode == "host_loop" then return common.host_loop(be, inst) end
   if mode == "graph" then return common.graph(be, inst) end
+  -- the megakernel with its execution mode forced (not in M.MODES: --modes asks for them)
+  if mode == "mega_graph" then return common.megakernel(be, inst, "graph") end
+  if mode == "mega_split" then return common.megakernel(be, inst, "split") end
   return common.megakernel(be, inst)
 end
 
@@ -85,7 +88,7 @@ function M.run(be, opts)
       log(("%s (%s): setup %.1f ms"):format(W.name, r.size, r.setup_ns / 1e6))
       local first_bytes, first_rounds, first_mode
       for _, mode in ipairs(modes) do
-        if mode == "megakernel" and not common.has_megakernel(be) then
+        if mode:find("^mega") and not common.has_megakernel(be) then
           r.modes[mode] = { unavailable = "be:megakernel is not available in this build" }
           log("  megakernel: not available")
         else
@@ -105,7 +108,7 @@ function M.run(be, opts)
             end
             m.samples[s] = { rounds = rounds, ns = ns, stats = st }
             if mode == "graph" then m.capture_ns = extra end
-            if mode == "megakernel" then m.plan = extra end
+            if mode:find("^mega") then m.plan = extra end
             log(("  %-10s sample %d: %d rounds, %.3f ms (%.2f us/round)"):format(mode, s, rounds,
               ns / 1e6, ns / 1e3 / rounds))
             if s == 1 then

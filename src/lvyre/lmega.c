@@ -99,8 +99,8 @@ static void read_mopts(lua_State *L, int idx, struct mopts *o, const char *fname
             o->grid_sync = lua_tostring(L, -1);
             if (!o->grid_sync || !vyre_cuda_grid_sync_from_name(o->grid_sync, &m))
                 luaL_error(L,
-                           "%s: opts.grid_sync must be \"auto\", \"cooperative\" or \"split\". "
-                           "Fix: {grid_sync = \"split\"}",
+                           "%s: opts.grid_sync must be \"auto\", \"cooperative\", \"split\" or "
+                           "\"graph\". Fix: {grid_sync = \"split\"}",
                            fname);
         } else if (strcmp(k, "converge") == 0) {
             if (!lua_istable(L, -1))
@@ -367,8 +367,11 @@ static void choose(lua_State *L, struct mcall *c, const struct geometry *g, int 
     const char *mode = NULL, *why = NULL;
     if (c->o.grid_sync && strcmp(c->o.grid_sync, "auto") != 0) {
         bool coop = strcmp(c->o.grid_sync, "cooperative") == 0;
-        mode = coop ? "cooperative" : "host_loop";
-        why = coop ? "forced by opts.grid_sync" : "forced by opts.grid_sync (host split)";
+        bool graph = strcmp(c->o.grid_sync, "graph") == 0;
+        mode = coop ? "cooperative" : graph ? "graph" : "host_loop";
+        why = coop    ? "forced by opts.grid_sync"
+              : graph ? "forced by opts.grid_sync (a CUDA graph per converge round)"
+                      : "forced by opts.grid_sync (host split)";
     } else {
         lua_getglobal(L, "require");
         lua_pushliteral(L, "vyre.policy");
@@ -422,7 +425,10 @@ static void choose(lua_State *L, struct mcall *c, const struct geometry *g, int 
     if (strcmp(e->mode, "graph") == 0) {
         size_t l = strlen(e->reason);
         snprintf(e->reason + l, sizeof e->reason - l, "%s",
-                 "; graph mode runs as the host split (one kernel per layer) in this build");
+                 c->be->kind == LVYRE_CUDA
+                     ? "; graph: one kernel per layer, each converge round captured once as a "
+                       "CUDA graph, then one graph launch + one flag readback per round"
+                     : "; the reference interpreter runs the sections one after another");
     }
 }
 
@@ -567,6 +573,7 @@ int lvyre_backend_megakernel(lua_State *L) {
         vyre_cuda_device *d = lvyre_cuda_device(L, c.be, fname);
         enum vyre_cuda_grid_sync saved = vyre_cuda_grid_sync(d);
         vyre_cuda_set_grid_sync(d, strcmp(c.plan->mode, "cooperative") == 0 ? VYRE_GRID_COOPERATIVE
+                                   : strcmp(c.plan->mode, "graph") == 0     ? VYRE_GRID_GRAPH
                                                                             : VYRE_GRID_SPLIT);
         vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
         struct vyre_cuda_step step = {k->cu, {0}};
@@ -605,7 +612,7 @@ int lvyre_kernel_rounds(lua_State *L) {
 
 /* k:occupancy() -> blocks per SM the driver allows (0 on the reference), whether the
  * device has cooperative launch, how the kernel's last launch ran ("cooperative",
- * "split", "none" before any, "plain" without grid statements; "reference") and with
+ * "split", "graph", "none" before any, "plain" without grid statements; "reference") and with
  * how many blocks (cooperative). */
 int lvyre_kernel_occupancy(lua_State *L) {
     const char *fname = "vyre.Kernel:occupancy";
@@ -627,7 +634,7 @@ int lvyre_kernel_occupancy(lua_State *L) {
     return 4;
 }
 
-/* be:grid_sync([mode]) -> the mode before ("auto", "cooperative" or "split"): how programs
+/* be:grid_sync([mode]) -> the mode before ("auto", "cooperative", "split", "graph"): how programs
  * with grid statements run on this backend (the reference records it; it runs them the
  * one way it has). */
 int lvyre_backend_grid_sync(lua_State *L) {
@@ -642,7 +649,8 @@ int lvyre_backend_grid_sync(lua_State *L) {
     enum vyre_cuda_grid_sync m;
     if (!vyre_cuda_grid_sync_from_name(lua_tostring(L, 2), &m))
         return luaL_error(L,
-                          "%s: mode must be \"auto\", \"cooperative\" or \"split\" (got %s). "
+                          "%s: mode must be \"auto\", \"cooperative\", \"split\" or \"graph\" "
+                          "(got %s). "
                           "Fix: be:grid_sync(\"split\")",
                           fname, luaL_tolstring(L, 2, NULL));
     if (be->kind == LVYRE_CUDA) vyre_cuda_set_grid_sync(be->dev, m);

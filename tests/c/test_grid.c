@@ -3,7 +3,9 @@
  * grid-nonuniform, grid-break, converge-flag), the interpreter's section semantics
  * (the whole grid finishes a section before the next, fresh variables and shared
  * memory per section, return ends a section, converge rounds and the flag), the
- * random generator's grid programs, and the cooperative PTX through ptxas. */
+ * random generator's grid programs, converge rounds replayed through the round callbacks
+ * (the CUDA graph mode's protocol) against the plain protocol, and the cooperative PTX
+ * through ptxas. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -262,6 +264,137 @@ static void test_sections_listing(void) {
     vyre_program_free(p);
 }
 
+/* ---- replayed converge rounds (the CUDA graph mode's protocol) ------------------------------ */
+
+/* A mock executor of REPLAY: section 2 sets the flag to the loop variable k, so the
+ * converge runs 1 round for k = 0 and MAX for k = 1, 2. With the round callbacks it
+ * records (section, k) lists per (converge, k) and replays them; both ways must run the
+ * same sections in the same order and report the same rounds. */
+static const char REPLAY[] = "(program r (workgroup 1) (buffer f u32 read_write)\n"
+                             "  (store f 0u32 0u32) (grid_barrier)\n"
+                             "  (for k 0u32 3u32 1u32 (converge f 10u32\n"
+                             "    (store f 0u32 1u32) (grid_barrier) (store f 0u32 k))))";
+
+struct mock {
+    uint32_t kslot, flag;
+    uint32_t log[128][2], nlog;                 /* sections run: index, k */
+    uint32_t rec[4][16][2], nrec[4], key[4], n; /* recorded rounds, keyed by k */
+    int cur, opens;
+    bool recording;
+};
+
+static void mock_exec(struct mock *m, uint32_t index, uint32_t k) {
+    if (m->nlog < 128) {
+        m->log[m->nlog][0] = index;
+        m->log[m->nlog++][1] = k;
+    }
+    if (index == 2) m->flag = k;
+    if (index == 1) m->flag = 1;
+}
+
+static enum vyre_status mock_section(void *ud, uint32_t index, const vyre_bits *slots,
+                                     struct vyre_error *e) {
+    struct mock *m = ud;
+    (void)e;
+    uint32_t k = (uint32_t)slots[m->kslot];
+    if (!m->recording) {
+        mock_exec(m, index, k);
+    } else if (m->nrec[m->cur] < 16) {
+        m->rec[m->cur][m->nrec[m->cur]][0] = index;
+        m->rec[m->cur][m->nrec[m->cur]++][1] = k;
+    }
+    return VYRE_OK;
+}
+
+static enum vyre_status mock_zero(void *ud, uint32_t decl, struct vyre_error *e) {
+    (void)decl, (void)e;
+    ((struct mock *)ud)->flag = 0;
+    return VYRE_OK;
+}
+
+static enum vyre_status mock_read(void *ud, uint32_t decl, bool *set, struct vyre_error *e) {
+    (void)decl, (void)e;
+    *set = ((struct mock *)ud)->flag != 0;
+    return VYRE_OK;
+}
+
+static enum vyre_status mock_open(void *ud, const struct vyre_stmt *s, const vyre_bits *slots,
+                                  bool *recorded, struct vyre_error *e) {
+    struct mock *m = ud;
+    (void)s, (void)e;
+    m->opens++;
+    uint32_t k = (uint32_t)slots[m->kslot];
+    for (uint32_t i = 0; i < m->n; i++) {
+        if (m->key[i] == k) {
+            m->cur = (int)i;
+            *recorded = true;
+            return VYRE_OK;
+        }
+    }
+    if (m->n == 4) return VYRE_ERR_LIMIT;
+    m->key[m->n] = k;
+    m->nrec[m->n] = 0;
+    m->cur = (int)m->n++;
+    m->recording = true;
+    *recorded = false;
+    return VYRE_OK;
+}
+
+static enum vyre_status mock_close(void *ud, enum vyre_status st, struct vyre_error *e) {
+    (void)e;
+    ((struct mock *)ud)->recording = false;
+    return st;
+}
+
+static enum vyre_status mock_run(void *ud, bool *set, struct vyre_error *e) {
+    struct mock *m = ud;
+    (void)e;
+    m->flag = 0;
+    for (uint32_t i = 0; i < m->nrec[m->cur]; i++)
+        mock_exec(m, m->rec[m->cur][i][0], m->rec[m->cur][i][1]);
+    *set = m->flag != 0;
+    return VYRE_OK;
+}
+
+static void test_replay(void) {
+    vyre_program *p = parse(REPLAY);
+    if (!p) return;
+    CHECK(vyre_program_check(p, &err) == VYRE_OK);
+    struct vyre_section *secs = NULL;
+    uint32_t n = 0;
+    CHECK(vyre_sections(p, &secs, &n));
+    CHECK_EQ_U64(n, 3);
+    vyre_bits params[1] = {0};
+    uint64_t counts[1] = {1};
+    struct vyre_grid_env env = {p, params, counts, {1, 1, 1}, {1, 1, 1}};
+    static struct mock plain, replay;
+    memset(&plain, 0, sizeof plain);
+    memset(&replay, 0, sizeof replay);
+    plain.kslot = replay.kslot = p->body.items[2]->slot;
+    struct vyre_grid_ops ops = {&plain, mock_section, mock_zero, mock_read, NULL, NULL, NULL};
+    uint64_t r1 = 0, r2 = 0, r3 = 0;
+    CHECK(vyre_grid_run(&env, secs, n, &ops, &r1, &err) == VYRE_OK);
+    CHECK_EQ_U64(r1, 21);
+    struct vyre_grid_ops rops = {&replay,   mock_section, mock_zero, mock_read,
+                                 mock_open, mock_close,   mock_run};
+    CHECK(vyre_grid_run(&env, secs, n, &rops, &r2, &err) == VYRE_OK);
+    CHECK_EQ_U64(r2, 21);
+    CHECK_EQ_U64(replay.n, 3);     /* one recording per value of k */
+    CHECK_EQ_U64(replay.opens, 3); /* one open per converge entry */
+    CHECK_EQ_U64(plain.nlog, replay.nlog);
+    CHECK(memcmp(plain.log, replay.log, sizeof plain.log[0] * plain.nlog) == 0);
+    CHECK_EQ_U64(plain.flag, replay.flag); /* the last round's flag */
+    /* again: every round is found recorded, nothing is recorded anew */
+    replay.nlog = 0;
+    CHECK(vyre_grid_run(&env, secs, n, &rops, &r3, &err) == VYRE_OK);
+    CHECK_EQ_U64(r3, 21);
+    CHECK_EQ_U64(replay.n, 3);
+    CHECK_EQ_U64(replay.opens, 6);
+    CHECK_EQ_U64(replay.nlog, plain.nlog);
+    free(secs);
+    vyre_program_free(p);
+}
+
 /* ---- generator and PTX --------------------------------------------------------------------- */
 
 static void test_random(void) {
@@ -324,6 +457,19 @@ static void test_ptx(void) {
         }
         vyre_program_free(p);
     }
+    /* an elementwise-shaped grid program gets no vector entry (ptx_vec.c): the grid
+     * registers exist only in the cooperative kernel's prologue */
+    vyre_program *g = parse("(program ew (workgroup 16) (buffer x u32 read_write) "
+                            "(buffer f u32 read_write) (store x (gid x) 1u32) (grid_barrier) "
+                            "(for k 0u32 3u32 1u32 (converge f 50u32 (store x (gid x) k) "
+                            "(grid_barrier) (store f 0u32 1u32))))");
+    struct vyre_ptx_options go = {80};
+    char *gptx = NULL;
+    if (g) CHECK(vyre_ptx_emit(g, &go, &gptx, NULL, &err) == VYRE_OK);
+    CHECK(gptx && !strstr(gptx, "ew_v4") && !strstr(gptx, "@! "));
+    if (gptx) CHECK(harness_ptxas_ok(gptx, 80, false));
+    vyre_free(gptx);
+    vyre_program_free(g);
     /* a program without grid statements keeps the plain ABI */
     vyre_program *p = parse("(program plain (workgroup 4) (buffer a u32 read_write) "
                             "(store a (gid x) 1u32))");
@@ -342,6 +488,7 @@ int main(void) {
     RUN_TEST(test_converge);
     RUN_TEST(test_sections);
     RUN_TEST(test_sections_listing);
+    RUN_TEST(test_replay);
     RUN_TEST(test_random);
     RUN_TEST(test_ptx);
     return harness_finish();

@@ -252,17 +252,20 @@ Runs the steps (the list be:sequence takes) as ONE kernel: each step a grid-stri
 section over its own workgroups, grid barriers only between layers of steps that depend
 on each other (RAW/WAR/WAW on the same Buffer object). converge repeats the steps on the
 device until a round leaves flag[1] zero (zeroed before each round) or max rounds ran.
-Results equal be:sequence's bit for bit; the reference backend runs it too. docs/GRID.md.]=],
+Results equal be:sequence's bit for bit; the reference backend runs it too. grid_sync
+("auto", "cooperative", "split", "graph") forces the execution mode; "graph" replays each
+converge round as a CUDA graph (one graph launch and one flag read per round). docs/GRID.md.]=],
   ["Backend:plan"] = [=[
 be:plan(steps [, opts]) -> plan
 What be:megakernel would do, before anything runs: {mode, reason, layers, barriers (with
 the dependency that forced each), grid, occupancy, bytes_per_round, facts, ...}; the mode
 comes from vyre.policy.megakernel(facts). plan:dot() draws it for Graphviz.]=],
   ["Backend:grid_sync"] = [=[
-be:grid_sync(["auto" | "cooperative" | "split"]) -> mode
+be:grid_sync(["auto" | "cooperative" | "split" | "graph"]) -> mode
 How programs with grid barriers run on this backend: a cooperative launch, a host split at
-each grid barrier, or the choice of the runtime (auto; also $VYRE_GRID_SYNC). Forcing
-cooperative where it cannot run is an error with a Fix.]=],
+each grid barrier, the host split with each converge round replayed as a CUDA graph
+(graph: one graph launch and one flag read per round), or the choice of the runtime (auto;
+also $VYRE_GRID_SYNC). Forcing cooperative where it cannot run is an error with a Fix.]=],
   ["Backend:debug"] = [=[
 be:debug([on]) -> on
 Debug mode (reference backend only; default $VYRE_DEBUG=1 or reference.new{debug = true}):

@@ -155,6 +155,7 @@ struct vyre_cuda_device {
     uint32_t nmods, mods_cap;
     uint64_t tick;                      /* LRU clock */
     enum vyre_cuda_grid_sync grid_sync; /* how programs with grid statements run */
+    bool capturing;                     /* graph.c is capturing the stream */
     uint64_t run_rounds;                /* rounds of the last vyre_cuda_run */
 };
 

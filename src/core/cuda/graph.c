@@ -62,10 +62,12 @@ enum vyre_status vyre_cuda_graph_capture(vyre_cuda_device *d, const struct vyre_
         free(g);
         return vyre_cu_fail(d, r, "cuStreamBeginCapture", NULL, err);
     }
+    d->capturing = true;
     for (size_t i = 0; i < nsteps && st == VYRE_OK; i++) {
         st = vyre_cu_launch_one(steps[i].kernel, &steps[i].args, err);
         if (st == VYRE_OK) d->st.launches--; /* captured, not run */
     }
+    d->capturing = false;
     /* Always end the capture, even after a failed step, so the stream is usable. */
     r = vyre_cu.cuStreamEndCapture(d->stream, &g->graph);
     if (st == VYRE_OK && r != CUDA_SUCCESS)

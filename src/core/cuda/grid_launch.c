@@ -10,6 +10,9 @@
  *     program of their own, the grid loop variables as extra params), launched over
  *     the whole virtual grid; the grid-level control flow runs on the host
  *     (sections.c), and a converge round ends with a 4-byte flag readback.
+ *   graph: the host split, with every converge round whose body holds no converge
+ *     captured once into a CUDA graph (flag zeroing, the section launches, the flag
+ *     copy into pinned memory) and replayed: one cuGraphLaunch + one sync per round.
  *
  * vyre_cuda_set_grid_sync picks the way (auto: cooperative where the device and the
  * occupancy allow it). */
@@ -24,6 +27,19 @@
 
 #define SCRATCH_BYTES 32u /* ptx_grid.c: counter, generation, decision, rounds, fast word */
 #define SCRATCH_ROUNDS 12u
+#define ROUND_GRAPHS 4u /* recorded converge rounds kept per kernel (LRU) */
+
+/* One recorded converge round: keyed by the converge statement, the launch's arguments,
+ * its virtual grid and the grid loop variables (everything a round's launches capture
+ * by value). */
+struct round_graph {
+    CUgraph graph;
+    CUgraphExec exec;
+    CUdeviceptr flag;
+    uint32_t launches; /* section launches in one round */
+    size_t nkey;
+    uint64_t key[];
+};
 
 struct vyre_cu_gridk {
     vyre_program *prog; /* validated copy (sections point into it) */
@@ -39,18 +55,22 @@ struct vyre_cu_gridk {
     bool pending;     /* the last launch was cooperative: rounds are on the device */
     const char *mode; /* of the last launch */
     uint32_t blocks;  /* cooperative: the persistent grid of the last launch */
+    struct round_graph *graphs[ROUND_GRAPHS]; /* graph mode: recorded rounds, newest first */
+    uint32_t *pinned; /* graph mode: the flag's landing word (cuMemHostAlloc), or NULL */
+    int copies;       /* graph mode: flag memset/copy inside the graph: 0 untried, 1, -1 no */
 };
 
 /* ---- modes -------------------------------------------------------------------------- */
 
-static const char *const mode_names[] = {"auto", "cooperative", "split"};
+static const char *const mode_names[] = {"auto", "cooperative", "split", "graph"};
+#define NMODES 4u
 
 const char *vyre_cuda_grid_sync_name(enum vyre_cuda_grid_sync mode) {
-    return (unsigned)mode < 3 ? mode_names[mode] : "?";
+    return (unsigned)mode < NMODES ? mode_names[mode] : "?";
 }
 
 bool vyre_cuda_grid_sync_from_name(const char *name, enum vyre_cuda_grid_sync *out) {
-    for (unsigned i = 0; name && i < 3; i++) {
+    for (unsigned i = 0; name && i < NMODES; i++) {
         if (strcmp(name, mode_names[i]) == 0) {
             *out = (enum vyre_cuda_grid_sync)i;
             return true;
@@ -60,7 +80,7 @@ bool vyre_cuda_grid_sync_from_name(const char *name, enum vyre_cuda_grid_sync *o
 }
 
 void vyre_cuda_set_grid_sync(vyre_cuda_device *d, enum vyre_cuda_grid_sync mode) {
-    if (d && (unsigned)mode < 3) d->grid_sync = mode;
+    if (d && (unsigned)mode < NMODES) d->grid_sync = mode;
 }
 
 enum vyre_cuda_grid_sync vyre_cuda_grid_sync(const vyre_cuda_device *d) {
@@ -121,6 +141,15 @@ enum vyre_status vyre_cu_grid_attach(vyre_cuda_kernel *k, vyre_program *p, struc
     return VYRE_OK;
 }
 
+static void round_graph_free(vyre_cuda_kernel *k, struct round_graph *rg) {
+    if (!rg) return;
+    if (vyre_cu_current(k->dev)) {
+        if (rg->exec) vyre_cu.cuGraphExecDestroy(rg->exec);
+        if (rg->graph) vyre_cu.cuGraphDestroy(rg->graph);
+    }
+    free(rg);
+}
+
 void vyre_cu_grid_detach(vyre_cuda_kernel *k) {
     struct vyre_cu_gridk *gk = k->grid;
     if (!gk) return;
@@ -133,6 +162,8 @@ void vyre_cu_grid_detach(vyre_cuda_kernel *k) {
             vyre_cu_defer(k->dev, &e);
         }
     }
+    for (uint32_t i = 0; i < ROUND_GRAPHS; i++) round_graph_free(k, gk->graphs[i]);
+    if (gk->pinned && vyre_cu_current(k->dev)) vyre_cu.cuMemFreeHost(gk->pinned);
     free(gk->split);
     free(gk->loop_slots);
     free(gk->sections);
@@ -208,6 +239,9 @@ struct split_run {
     vyre_cuda_kernel *k;
     const uint64_t *slot;
     const uint32_t *g;
+    struct round_graph *cur; /* graph mode: the round being recorded or replayed */
+    bool recording;
+    uint32_t captured; /* launches recorded into cur */
 };
 
 static enum vyre_status split_section(void *ud, uint32_t index, const vyre_bits *slots,
@@ -234,7 +268,8 @@ static enum vyre_status split_section(void *ud, uint32_t index, const vyre_bits 
                                          k->dev->stream, sk->argv, NULL);
     vyre_trace_pop(tr);
     if (cr != CUDA_SUCCESS) return vyre_cu_fail(k->dev, cr, "cuLaunchKernel", sk->name, err);
-    k->dev->st.launches++;
+    if (r->recording) r->captured++; /* recorded, not run */
+    else k->dev->st.launches++;
     return VYRE_OK;
 }
 
@@ -242,8 +277,22 @@ static CUdeviceptr flag_ptr(const struct split_run *r, uint32_t decl) {
     return (CUdeviceptr)r->slot[r->k->grid->prog->decls[decl].slot];
 }
 
+/* A converge loop reads its flag on the host between rounds: impossible while be:graph
+ * captures the stream (nothing runs then). */
+static enum vyre_status no_capture(const vyre_cuda_kernel *k, struct vyre_error *err) {
+    if (!k->dev->capturing) return VYRE_OK;
+    return vyre_error_set(err, VYRE_ERR_UNSUPPORTED,
+                          "graph capture of '%s': its converge loop runs on the host in grid "
+                          "sync \"%s\" (the flag is read between rounds), which a captured "
+                          "graph cannot do. Fix: use grid sync \"auto\" or \"cooperative\" "
+                          "(the loop runs on the device), or launch it outside the graph",
+                          k->name, vyre_cuda_grid_sync_name(k->dev->grid_sync));
+}
+
 static enum vyre_status split_flag_zero(void *ud, uint32_t decl, struct vyre_error *err) {
     struct split_run *r = ud;
+    enum vyre_status cst = no_capture(r->k, err);
+    if (cst != VYRE_OK) return cst;
     VYRE_CU_CHECK(r->k->dev, vyre_cu.cuMemsetD8Async(flag_ptr(r, decl), 0, 4, r->k->dev->stream),
                   "cuMemsetD8Async", r->k->name, err);
     return VYRE_OK;
@@ -253,6 +302,8 @@ static enum vyre_status split_flag_read(void *ud, uint32_t decl, bool *set,
                                         struct vyre_error *err) {
     struct split_run *r = ud;
     struct vyre_cuda_device *d = r->k->dev;
+    enum vyre_status cst = no_capture(r->k, err);
+    if (cst != VYRE_OK) return cst;
     uint32_t w = 0;
     VYRE_CU_CHECK(d, vyre_cu.cuMemcpyDtoHAsync(&w, flag_ptr(r, decl), 4, d->stream),
                   "cuMemcpyDtoHAsync", r->k->name, err);
@@ -262,8 +313,152 @@ static enum vyre_status split_flag_read(void *ud, uint32_t decl, bool *set,
     return st;
 }
 
+/* ---- graph mode: converge rounds as CUDA graphs ------------------------------------------ */
+
+static bool graphs_supported(void) {
+    return vyre_cu.cuStreamBeginCapture && vyre_cu.cuStreamEndCapture &&
+           vyre_cu.cuGraphInstantiateWithFlags && vyre_cu.cuGraphLaunch &&
+           vyre_cu.cuGraphExecDestroy && vyre_cu.cuGraphDestroy;
+}
+
+static enum vyre_status begin_capture(struct vyre_cuda_device *d, const char *name,
+                                      struct vyre_error *err) {
+    /* Thread-local: other threads of an embedding host may keep using CUDA. */
+    CUresult r = vyre_cu.cuStreamBeginCapture(d->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    return r == CUDA_SUCCESS ? VYRE_OK : vyre_cu_fail(d, r, "cuStreamBeginCapture", name, err);
+}
+
+/* Finds the recorded round of (s, arguments, grid, slots), or starts recording it. Every
+ * section kernel is compiled first: nothing but stream work may happen while capturing. */
+static enum vyre_status round_open(void *ud, const struct vyre_stmt *s, const vyre_bits *slots,
+                                   bool *recorded, struct vyre_error *err) {
+    struct split_run *r = ud;
+    vyre_cuda_kernel *k = r->k;
+    struct vyre_cu_gridk *gk = k->grid;
+    struct vyre_cuda_device *d = k->dev;
+    size_t nkey = 4u + gk->nargs + gk->prog->nslots;
+    enum vyre_status cst = no_capture(k, err);
+    if (cst != VYRE_OK) return cst;
+    for (uint32_t i = 0; i < ROUND_GRAPHS && gk->graphs[i]; i++) {
+        struct round_graph *rg = gk->graphs[i];
+        if (rg->nkey != nkey || rg->key[0] != (uint64_t)(uintptr_t)s || rg->key[1] != r->g[0] ||
+            rg->key[2] != r->g[1] || rg->key[3] != r->g[2] ||
+            memcmp(rg->key + 4, r->slot, gk->nargs * sizeof *rg->key) != 0 ||
+            memcmp(rg->key + 4 + gk->nargs, slots, gk->prog->nslots * sizeof *rg->key) != 0)
+            continue;
+        memmove(gk->graphs + 1, gk->graphs, i * sizeof *gk->graphs); /* most recent first */
+        gk->graphs[0] = rg;
+        r->cur = rg;
+        *recorded = true;
+        return VYRE_OK;
+    }
+    *recorded = false;
+    if (!graphs_supported())
+        return vyre_error_set(err, VYRE_ERR_UNSUPPORTED,
+                              "launch of '%s': grid sync \"graph\" needs the driver's stream "
+                              "capture entry points. Fix: update the driver, or use grid sync "
+                              "\"split\"",
+                              k->name);
+    for (uint32_t i = 0; i < gk->nsections; i++) {
+        enum vyre_status st = split_kernel(k, i, err);
+        if (st != VYRE_OK) return st;
+    }
+    if (!gk->pinned && gk->copies == 0) {
+        void *h = NULL;
+        if (vyre_cu.cuMemHostAlloc && vyre_cu.cuMemHostAlloc(&h, 4, 0) == CUDA_SUCCESS)
+            gk->pinned = h;
+        else gk->copies = -1; /* no pinned word: the copy runs after the graph, pageable */
+    }
+    struct round_graph *rg = calloc(1, sizeof *rg + nkey * sizeof *rg->key);
+    if (!rg) return nomem(err);
+    rg->nkey = nkey;
+    rg->key[0] = (uint64_t)(uintptr_t)s;
+    for (uint32_t a = 0; a < 3; a++) rg->key[1 + a] = r->g[a];
+    memcpy(rg->key + 4, r->slot, gk->nargs * sizeof *rg->key);
+    memcpy(rg->key + 4 + gk->nargs, slots, gk->prog->nslots * sizeof *rg->key);
+    rg->flag = flag_ptr(r, s->decl);
+    enum vyre_status st = begin_capture(d, k->name, err);
+    if (st == VYRE_OK && gk->copies >= 0) {
+        /* The flag's memset as a graph node; a driver that refuses it (the capture is
+         * then invalidated) gets the memset and the copy around the graph instead. */
+        if (vyre_cu.cuMemsetD8Async(rg->flag, 0, 4, d->stream) == CUDA_SUCCESS) {
+            gk->copies = 1;
+        } else {
+            CUgraph junk = NULL;
+            if (vyre_cu.cuStreamEndCapture(d->stream, &junk) == CUDA_SUCCESS && junk)
+                vyre_cu.cuGraphDestroy(junk);
+            gk->copies = -1;
+            st = begin_capture(d, k->name, err);
+        }
+    }
+    if (st != VYRE_OK) {
+        free(rg);
+        return st;
+    }
+    r->cur = rg;
+    r->recording = true;
+    r->captured = 0;
+    return VYRE_OK;
+}
+
+static enum vyre_status round_close(void *ud, enum vyre_status st, struct vyre_error *err) {
+    struct split_run *r = ud;
+    vyre_cuda_kernel *k = r->k;
+    struct vyre_cu_gridk *gk = k->grid;
+    struct vyre_cuda_device *d = k->dev;
+    struct round_graph *rg = r->cur;
+    CUresult cr = CUDA_SUCCESS;
+    if (st == VYRE_OK && gk->copies > 0) {
+        cr = vyre_cu.cuMemcpyDtoHAsync(gk->pinned, rg->flag, 4, d->stream);
+        if (cr != CUDA_SUCCESS) st = vyre_cu_fail(d, cr, "cuMemcpyDtoHAsync", k->name, err);
+    }
+    /* Always end the capture, even after a failure, so the stream is usable. */
+    cr = vyre_cu.cuStreamEndCapture(d->stream, &rg->graph);
+    if (st == VYRE_OK && cr != CUDA_SUCCESS)
+        st = vyre_cu_fail(d, cr, "cuStreamEndCapture", k->name, err);
+    if (st == VYRE_OK) {
+        cr = vyre_cu.cuGraphInstantiateWithFlags(&rg->exec, rg->graph, 0);
+        if (cr != CUDA_SUCCESS)
+            st = vyre_cu_fail(d, cr, "cuGraphInstantiateWithFlags", k->name, err);
+    }
+    r->recording = false;
+    rg->launches = r->captured;
+    if (st != VYRE_OK) {
+        round_graph_free(k, rg);
+        r->cur = NULL;
+        return st;
+    }
+    round_graph_free(k, gk->graphs[ROUND_GRAPHS - 1]);
+    memmove(gk->graphs + 1, gk->graphs, (ROUND_GRAPHS - 1) * sizeof *gk->graphs);
+    gk->graphs[0] = rg;
+    return VYRE_OK;
+}
+
+/* One round: cuGraphLaunch and one flag read (one sync). */
+static enum vyre_status round_run(void *ud, bool *set, struct vyre_error *err) {
+    struct split_run *r = ud;
+    vyre_cuda_kernel *k = r->k;
+    struct vyre_cu_gridk *gk = k->grid;
+    struct vyre_cuda_device *d = k->dev;
+    struct round_graph *rg = r->cur;
+    uint32_t local = 0, *w = gk->pinned ? gk->pinned : &local;
+    if (gk->copies < 0)
+        VYRE_CU_CHECK(d, vyre_cu.cuMemsetD8Async(rg->flag, 0, 4, d->stream), "cuMemsetD8Async",
+                      k->name, err);
+    VYRE_CU_CHECK(d, vyre_cu.cuGraphLaunch(rg->exec, d->stream), "cuGraphLaunch", k->name, err);
+    d->st.graph_launches++;
+    d->st.launches += rg->launches;
+    if (gk->copies < 0)
+        VYRE_CU_CHECK(d, vyre_cu.cuMemcpyDtoHAsync(w, rg->flag, 4, d->stream), "cuMemcpyDtoHAsync",
+                      k->name, err);
+    enum vyre_status st = vyre_cu_sync(d, k->name, err);
+    d->st.bytes_down += 4;
+    *set = *w != 0;
+    return st;
+}
+
 static enum vyre_status launch_split(vyre_cuda_kernel *k, const uint64_t *slot, const uint32_t g[3],
-                                     struct vyre_error *err) {
+                                     bool graph, struct vyre_error *err) {
     struct vyre_cu_gridk *gk = k->grid;
     const vyre_program *p = gk->prog;
     size_t nd = p->ndecls ? p->ndecls : 1u;
@@ -282,10 +477,16 @@ static enum vyre_status launch_split(vyre_cuda_kernel *k, const uint64_t *slot, 
     }
     struct vyre_grid_env env = {p, params, counts, {0, 0, 0}, {g[0], g[1], g[2]}};
     memcpy(env.wgsize, p->workgroup, sizeof env.wgsize);
-    struct split_run r = {k, slot, g};
-    struct vyre_grid_ops ops = {&r, split_section, split_flag_zero, split_flag_read};
+    struct split_run r = {k, slot, g, NULL, false, 0};
+    struct vyre_grid_ops ops = {&r,   split_section, split_flag_zero, split_flag_read, NULL,
+                                NULL, NULL};
+    if (graph) {
+        ops.round_open = round_open;
+        ops.round_close = round_close;
+        ops.round_run = round_run;
+    }
     gk->pending = false;
-    gk->mode = "split";
+    gk->mode = graph ? "graph" : "split";
     gk->blocks = 0;
     enum vyre_status st = vyre_grid_run(&env, gk->sections, gk->nsections, &ops, &gk->rounds, err);
     free(params);
@@ -302,14 +503,15 @@ static enum vyre_status grid_launch(vyre_cuda_kernel *k, const uint64_t *slot, c
         return vyre_error_set(
             err, VYRE_ERR_UNSUPPORTED,
             "launch of '%s': a cooperative launch is impossible here (%s). Fix: use grid sync "
-            "\"split\" or \"auto\", which run one kernel per section",
+            "\"split\", \"graph\" or \"auto\", which run one kernel per section",
             k->name,
             !k->dev->info.cooperative_launch ? "the device has no cooperative launch"
             : !vyre_cu.cuLaunchCooperativeKernel
                 ? "the driver has no cuLaunchCooperativeKernel"
                 : "the driver reports 0 co-resident blocks of this kernel per SM");
     if (slot != k->slot) memcpy(k->slot, slot, gk->nargs * sizeof *k->slot);
-    if (mode == VYRE_GRID_SPLIT || !coop) return launch_split(k, k->slot, g, err);
+    if (mode == VYRE_GRID_SPLIT || mode == VYRE_GRID_GRAPH || !coop)
+        return launch_split(k, k->slot, g, mode == VYRE_GRID_GRAPH, err);
     return launch_cooperative(k, g, err);
 }
 

@@ -616,7 +616,8 @@ enum vyre_status vyre_ref_run_oob(vyre_program *p, const struct vyre_run_args *a
             memcpy(env.wgsize, x.wgsize, sizeof env.wgsize);
             memcpy(env.ngroups, x.ngroups, sizeof env.ngroups);
             struct ref_grid g = {&st, &x, shared_bytes, nslots, args->grid};
-            struct vyre_grid_ops ops = {&g, ref_section, ref_flag_zero, ref_flag_read};
+            struct vyre_grid_ops ops = {&g,   ref_section, ref_flag_zero, ref_flag_read,
+                                        NULL, NULL,        NULL};
             status = vyre_grid_run(&env, st.sections, st.nsections, &ops, rounds, err);
             free(counts);
         }

@@ -137,11 +137,39 @@ static enum vyre_status run_for(struct runner *R, const struct vyre_stmt *s) {
 
 /* FLAG[0] = 0; r = 0; while r < MAX: body; r++; stop if FLAG[0] == 0 or r == MAX;
  * FLAG[0] = 0. An empty flag buffer reads 0 and is never written. */
+static bool holds_converge(const struct vyre_block *b) {
+    for (uint32_t i = 0; i < b->count; i++) {
+        const struct vyre_stmt *s = b->items[i];
+        if (s->grid &&
+            (s->kind == VYRE_ST_CONVERGE || holds_converge(&s->then_) || holds_converge(&s->else_)))
+            return true;
+    }
+    return false;
+}
+
+/* The same protocol with every round replayed (ops->round_*): the recorded round zeroes
+ * the flag itself, which is what the loop above does before every round. */
+static enum vyre_status run_replayed(struct runner *R, const struct vyre_stmt *s, uint32_t max) {
+    const struct vyre_grid_ops *ops = R->ops;
+    bool recorded = false, set = true;
+    enum vyre_status st = ops->round_open(ops->ud, s, R->lane.slots, &recorded, R->err);
+    if (st == VYRE_OK && !recorded) st = ops->round_close(ops->ud, run_block(R, &s->then_), R->err);
+    uint32_t r = 0;
+    while (st == VYRE_OK && r < max && set) {
+        st = ops->round_run(ops->ud, &set, R->err);
+        if (st == VYRE_OK) r++;
+    }
+    R->rounds += r;
+    return st;
+}
+
 static enum vyre_status run_converge(struct runner *R, const struct vyre_stmt *s) {
     const struct vyre_grid_ops *ops = R->ops;
     bool has = R->env->counts[s->decl] > 0;
-    enum vyre_status st = has ? ops->flag_zero(ops->ud, s->decl, R->err) : VYRE_OK;
     uint32_t max = (uint32_t)eval(R, s->value), r = 0;
+    if (has && max > 0 && ops->round_open && !holds_converge(&s->then_))
+        return run_replayed(R, s, max);
+    enum vyre_status st = has ? ops->flag_zero(ops->ud, s->decl, R->err) : VYRE_OK;
     while (st == VYRE_OK && r < max) {
         st = run_block(R, &s->then_);
         if (st != VYRE_OK) break;

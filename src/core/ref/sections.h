@@ -35,6 +35,18 @@ struct vyre_grid_ops {
     enum vyre_status (*flag_zero)(void *ud, uint32_t decl, struct vyre_error *err);
     /* *set = FLAG[0] != 0 (after every section before it has finished). */
     enum vyre_status (*flag_read)(void *ud, uint32_t decl, bool *set, struct vyre_error *err);
+    /* Optional (all three or none; the CUDA graph mode): the rounds of a converge loop
+     * whose body holds no converge of its own, replayed as one recorded unit. A round
+     * depends only on the grid-uniform values at the loop's entry, so it is recorded
+     * once per (s, slots): round_open finds a recorded round (*recorded = true) or starts
+     * recording one (the section callbacks that follow are recorded, not run);
+     * round_close ends the recording (st: how the body went; it is returned if not
+     * VYRE_OK). round_run runs the round — FLAG[0] = 0, the body, then reads the flag:
+     * *set = FLAG[0] != 0. */
+    enum vyre_status (*round_open)(void *ud, const struct vyre_stmt *s, const vyre_bits *slots,
+                                   bool *recorded, struct vyre_error *err);
+    enum vyre_status (*round_close)(void *ud, enum vyre_status st, struct vyre_error *err);
+    enum vyre_status (*round_run)(void *ud, bool *set, struct vyre_error *err);
 };
 
 /* The values grid-uniform expressions read. */
