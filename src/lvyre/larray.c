@@ -554,22 +554,8 @@ static int array_view(lua_State *L) {
     const char *fname = "vyre.Array:view";
     struct vyre_lua_array *a = check_live(L, 1, fname);
     lua_settop(L, 3);
-    lua_Integer first =
-        vyre_lua_optint(L, 2, 0, fname, "first", "a:view(1, 10) (elements, 1-based)");
-    if (lua_isnil(L, 2) || first < 1 || (uint64_t)(first - 1) > a->count)
-        return luaL_error(L,
-                          "%s: first must be an element index 1..%I (got %s). Fix: "
-                          "a:view(first, count) with 1 <= first <= #a + 1",
-                          fname, (LUAI_UACINT)(a->count + 1), luaL_tolstring(L, 2, NULL));
-    uint64_t rest = a->count - (uint64_t)(first - 1);
-    lua_Integer count = vyre_lua_optint(L, 3, (lua_Integer)rest, fname, "count",
-                                        "a:view(1, 10) (a number of elements)");
-    if (count < 0 || (uint64_t)count > rest)
-        return luaL_error(L,
-                          "%s: count %I from element %I does not fit the %I elements held. "
-                          "Fix: keep 0 <= count <= #a - first + 1 (%I here)",
-                          fname, (LUAI_UACINT)count, (LUAI_UACINT)first, (LUAI_UACINT)a->count,
-                          (LUAI_UACINT)rest);
+    uint64_t count;
+    uint64_t first0 = vyre_lua_view_range(L, a->count, fname, "a", &count);
     struct vyre_lua_array *root = a->parent ? a->parent : a;
     struct vyre_lua_array *v = lua_newuserdatauv(L, sizeof *v, 1);
     memset(v, 0, sizeof *v);
@@ -578,8 +564,8 @@ static int array_view(lua_State *L) {
     if (a->parent) lua_getiuservalue(L, 1, 1);
     else lua_pushvalue(L, 1);
     lua_setiuservalue(L, -2, 1);
-    if (count > 0) v->data = (char *)a->data + (size_t)(first - 1) * vyre_type_size(a->type);
-    v->count = (uint64_t)count;
+    if (count > 0) v->data = (char *)a->data + (size_t)first0 * vyre_type_size(a->type);
+    v->count = count;
     v->parent = root;
     v->vnext = root->views;
     if (root->views) root->views->vprev = v;

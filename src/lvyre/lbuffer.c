@@ -310,24 +310,10 @@ static int buffer_view(lua_State *L) {
     const char *fname = "vyre.Buffer:view";
     struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, fname);
     lua_settop(L, 3);
-    lua_Integer first =
-        vyre_lua_optint(L, 2, 0, fname, "first", "buf:view(1, 10) (elements, 1-based)");
-    if (lua_isnoneornil(L, 2) || first < 1 || (uint64_t)(first - 1) > b->count)
-        return luaL_error(L,
-                          "%s: first must be an element index 1..%I (got %s). Fix: "
-                          "buf:view(first, count) with 1 <= first <= #buf + 1",
-                          fname, (LUAI_UACINT)(b->count + 1), luaL_tolstring(L, 2, NULL));
-    uint64_t rest = b->count - (uint64_t)(first - 1);
-    lua_Integer count = vyre_lua_optint(L, 3, (lua_Integer)rest, fname, "count",
-                                        "buf:view(1, 10) (a number of elements)");
-    if (count < 0 || (uint64_t)count > rest)
-        return luaL_error(L,
-                          "%s: count %I from element %I does not fit the %I elements held. "
-                          "Fix: keep 0 <= count <= #buf - first + 1 (%I here)",
-                          fname, (LUAI_UACINT)count, (LUAI_UACINT)first, (LUAI_UACINT)b->count,
-                          (LUAI_UACINT)rest);
+    uint64_t count;
+    uint64_t first0 = vyre_lua_view_range(L, b->count, fname, "buf", &count);
     struct lvyre_buffer *root = b->parent ? b->parent : b;
-    uint64_t base = b->first + (uint64_t)(first - 1);
+    uint64_t base = b->first + first0;
     struct lvyre_buffer *v = lua_newuserdatauv(L, sizeof *v, 2);
     memset(v, 0, sizeof *v);
     luaL_setmetatable(L, VYRE_LUA_BUFFER);
@@ -342,12 +328,12 @@ static int buffer_view(lua_State *L) {
     if (b->be->kind == LVYRE_CUDA) {
         struct vyre_error err;
         lvyre_cuda_device(L, b->be, fname);
-        if (vyre_cuda_buffer_view(root->cu, base, (uint64_t)count, &v->cu, &err) != VYRE_OK)
+        if (vyre_cuda_buffer_view(root->cu, base, count, &v->cu, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
     } else if (count > 0) {
         v->host = (char *)root->host + base * vyre_type_size(b->type);
     }
-    v->count = (uint64_t)count;
+    v->count = count;
     v->parent = root;
     v->vnext = root->views;
     if (root->views) root->views->vprev = v;

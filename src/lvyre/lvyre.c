@@ -3,6 +3,7 @@
  * conventions; largs.c repeats the common cases inline for speed, and the DSL writes
  * literals as text itself), error raising and class creation. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -390,4 +391,27 @@ lua_Integer vyre_lua_optint(lua_State *L, int idx, lua_Integer def, const char *
         luaL_error(L, "%s: %s must be an integer (got %s). Fix: %s", fname, what,
                    luaL_tolstring(L, idx, NULL), fix);
     return v;
+}
+
+uint64_t vyre_lua_view_range(lua_State *L, uint64_t held, const char *fname, const char *self,
+                             uint64_t *count) {
+    char fix[64];
+    snprintf(fix, sizeof fix, "%s:view(1, 10) (elements, 1-based)", self);
+    lua_Integer first = vyre_lua_optint(L, 2, 0, fname, "first", fix);
+    if (lua_isnoneornil(L, 2) || first < 1 || (uint64_t)(first - 1) > held)
+        luaL_error(L,
+                   "%s: first must be an element index 1..%I (got %s). Fix: %s:view(first, "
+                   "count) with 1 <= first <= #%s + 1",
+                   fname, (LUAI_UACINT)(held + 1), luaL_tolstring(L, 2, NULL), self, self);
+    uint64_t rest = held - (uint64_t)(first - 1);
+    snprintf(fix, sizeof fix, "%s:view(1, 10) (a number of elements)", self);
+    lua_Integer n = vyre_lua_optint(L, 3, (lua_Integer)rest, fname, "count", fix);
+    if (n < 0 || (uint64_t)n > rest)
+        luaL_error(L,
+                   "%s: count %I from element %I does not fit the %I elements held. Fix: keep "
+                   "0 <= count <= #%s - first + 1 (%I here)",
+                   fname, (LUAI_UACINT)n, (LUAI_UACINT)first, (LUAI_UACINT)held, self,
+                   (LUAI_UACINT)rest);
+    *count = (uint64_t)n;
+    return (uint64_t)(first - 1);
 }

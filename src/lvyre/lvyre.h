@@ -86,6 +86,12 @@ void *vyre_lua_checkself(lua_State *L, int idx, const char *tname);
 lua_Integer vyre_lua_optint(lua_State *L, int idx, lua_Integer def, const char *fname,
                             const char *what, const char *fix);
 
+/* The (first [, count]) arguments at 2 and 3 of a view method over `held` elements
+ * (1-based first, count defaulting to the rest), checked with errors naming fname and
+ * using `self` ("a", "buf") in the Fix. Returns the 0-based first; *count set. */
+uint64_t vyre_lua_view_range(lua_State *L, uint64_t held, const char *fname, const char *self,
+                             uint64_t *count);
+
 /* Host memory for arrays and reference buffers (zeroed when `zero`): refused above the
  * host cap (VYRE_HOST_MAX_BYTES, default half of physical memory) with a Fix, and
  * reported to Lua's collector first (a GC step as if `bytes` were allocated), since

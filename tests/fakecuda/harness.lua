@@ -291,4 +291,20 @@ function F.sweep(op)
   return calls, cases
 end
 
+--- F.sweep(op), then checks it covered the calls `expect` lists (the calls the operation
+--- is known to make) and ran at least three results per call; raises (failing the spec)
+--- when not.
+function F.sweep_covers(op, expect)
+  local calls, cases = F.sweep(op)
+  local got = " " .. table.concat(calls, " ") .. " "
+  for _, c in ipairs(expect) do
+    if not got:find(" " .. c .. " ", 1, true) then
+      error(op.name .. " makes no " .. c .. ":" .. got, 2)
+    end
+  end
+  if cases < #calls * 3 then
+    error(("%s: %d cases for %d calls, want at least 3 per call"):format(op.name, cases, #calls), 2)
+  end
+end
+
 return F
