@@ -45,15 +45,7 @@ describe("cuda runtime #gpu", function()
 
   teardown(function()
     be = nil
-    collectgarbage()
-    collectgarbage()
-    local cur = cuda.device(0)
-    cur:trim()
-    local s = cur:stats()
-    assert.are.equal(0, s.live_buffers)
-    assert.are.equal(0, s.live_kernels)
-    assert.are.equal(0, s.live_graphs)
-    assert.are.equal(0, s.live_modules)
+    assert.are.same({}, H.leftovers(cuda.device(0)))
   end)
 
   it("reports device capabilities", function()

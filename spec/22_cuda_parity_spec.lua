@@ -50,14 +50,7 @@ describe("cuda parity with the reference backend #gpu", function()
 
   teardown(function()
     gpu = nil
-    collectgarbage()
-    collectgarbage()
-    local be = require("vyre.cuda").device(0)
-    be:trim()
-    local s = be:stats()
-    assert.are.equal(0, s.live_buffers)
-    assert.are.equal(0, s.live_kernels)
-    assert.are.equal(0, s.live_modules)
+    assert.are.same({}, H.leftovers(require("vyre.cuda").device(0)))
   end)
 
   -- Registered programs whose outputs race by design: several invocations store

@@ -117,14 +117,7 @@ describe("the vector entry on CUDA #gpu", function()
 
   teardown(function()
     gpu = nil
-    collectgarbage()
-    collectgarbage()
-    local be = require("vyre.cuda").device(0)
-    be:trim()
-    local s = be:stats()
-    assert.are.equal(0, s.live_buffers)
-    assert.are.equal(0, s.live_kernels)
-    assert.are.equal(0, s.live_modules)
+    assert.are.same({}, H.leftovers(require("vyre.cuda").device(0)))
   end)
 
   it("is used by launches of elementwise kernels with a 1-D grid", function()

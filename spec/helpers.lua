@@ -199,4 +199,17 @@ function H.random_inputs(p, seed, n)
   return args
 end
 
+--- After a GPU spec dropped its objects: collects twice, trims the device's caches and
+--- returns the live counts that are not zero ({} when nothing is left alive).
+function H.leftovers(dev)
+  collectgarbage()
+  collectgarbage()
+  dev:trim()
+  local s, left = dev:stats(), {}
+  for _, k in ipairs({ "live_buffers", "live_kernels", "live_graphs", "live_modules" }) do
+    if s[k] ~= 0 then left[k] = s[k] end
+  end
+  return left
+end
+
 return H
