@@ -258,6 +258,13 @@ enum vyre_status vyre_program_optimize(vyre_program *p, const struct vyre_opt_op
 
 struct vyre_ptx_options {
     unsigned sm; /* 70, 75, 80, 86, 89 or 90 */
+    /* Debug mode (ARCHITECTURE.md §3): the entry takes one more parameter, after all
+     * others: `.param .u64 vy_oob`, a pointer to 2 u64 per declaration (vyre_program_decl
+     * order). Each out-of-bounds load adds 1 to word 2i, each out-of-bounds store or
+     * atomic to word 2i + 1, of its declaration i. Results do not change. No vector
+     * entry is emitted, and no optimiser pass runs (they may merge, hoist or drop
+     * accesses; the counts are those of the program as written, the reference's). */
+    bool debug;
 };
 
 /* PTX text for the program (validated first if needed), caller frees. The optimiser

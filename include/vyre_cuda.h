@@ -312,6 +312,30 @@ enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
 /* Rounds the converge loops of the last vyre_cuda_run on d ran (after it returned). */
 uint64_t vyre_cuda_run_rounds(const vyre_cuda_device *d);
 
+/* ---- debug mode (ARCHITECTURE.md §3, §7) ------------------------------------ */
+
+/* While on, kernels compiled on d (vyre_cuda_compile, vyre_cuda_run, the sections of
+ * grid programs) count their out-of-bounds loads, stores and atomics per declaration;
+ * results do not change. Kernels compiled before keep running uncounted, and kernels
+ * compiled in it keep their (slower) debug code. Switching either way waits for the
+ * device and drops the counts so far. $VYRE_DEBUG=1 is read by the Lua binding. */
+enum vyre_status vyre_cuda_set_debug(vyre_cuda_device *d, bool on, struct vyre_error *err);
+bool vyre_cuda_debug(const vyre_cuda_device *d);
+bool vyre_cuda_kernel_debug(const vyre_cuda_kernel *k); /* compiled in debug mode */
+
+#define VYRE_CUDA_OOB_NAME 65 /* a declaration name (at most 64 bytes) and its NUL */
+struct vyre_cuda_oob {
+    char name[VYRE_CUDA_OOB_NAME]; /* the declaration's */
+    uint64_t loads;                /* loads past the end (each read as typed zero) */
+    uint64_t stores;               /* stores and atomics past the end (each dropped) */
+};
+/* Waits for the device; *out (free with free()) gets one entry per declaration name
+ * with out-of-bounds accesses since debug mode was switched on or the last report,
+ * summed over every debug kernel (also those freed since), and the counts start over.
+ * Nothing (*n = 0) when there were none or debug mode is off. */
+enum vyre_status vyre_cuda_oob_report(vyre_cuda_device *d, struct vyre_cuda_oob **out, size_t *n,
+                                      struct vyre_error *err);
+
 /* ---- disk cache ----------------------------------------------------------- */
 
 /* Directory of the cubin cache: $VYRE_CACHE_DIR, else $XDG_CACHE_HOME/vyre, else

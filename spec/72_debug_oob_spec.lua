@@ -109,9 +109,26 @@ describe("debug mode on the reference backend", function()
     assert.are.equal("false\n", with("VYRE_DEBUG=0"))
   end)
 
+  it("has debug PTX for CUDA: counters as the last parameter, one count per guard", function()
+    local p = vyre.parse(SHIFT)
+    local plain, dbg = vyre.ptx(p, { sm = 90 }), vyre.ptx(p, { sm = 90, debug = true })
+    assert.is_nil(plain:find("vy_oob", 1, true))
+    assert.matches("%.param %.u64 vy_oob\n%)", dbg)
+    -- a: loads at byte offset 0 of the counters; o: stores at 16 * 1 + 8
+    assert.matches("@!%%p%d+ red%.global%.add%.u64 %[%%rd%d+%+0%], 1", dbg)
+    assert.matches("@!%%p%d+ red%.global%.add%.u64 %[%%rd%d+%+24%], 1", dbg)
+    local _, guards = dbg:gsub("red%.global%.add%.u64", "")
+    assert.are.equal(2, guards)
+    -- an elementwise program loses its vector entry in debug mode
+    local ew = vyre.parse([[(program ew (workgroup 64) (buffer o u32 write) (let i (gid x))
+      (if (lt i (len o)) (then (store o i i))))]])
+    assert.truthy(vyre.ptx(ew, { sm = 90 }):find("ew_v4", 1, true))
+    assert.is_nil(vyre.ptx(ew, { sm = 90, debug = true }):find("ew_v4", 1, true))
+  end)
+
   it("refuses bad switches with a fix", function()
     local be = vyre.reference.new()
-    assert.matches("be:debug: on must be a boolean %(got number%)%. Fix:",
+    assert.matches("vyre.Backend:debug: on must be a boolean %(got number%)%. Fix:",
       H.error_of(be.debug, be, 1))
     assert.matches("vyre.reference.new: debug must be a boolean (got string). Fix:",
       H.error_of(vyre.reference.new, { debug = "yes" }), 1, true)

@@ -187,6 +187,7 @@ static void emit_store(struct ptx_ctx *c, const struct vyre_stmt *s) {
         struct ptx_reg ok = vyre_ptx_in_range(c, s->decl, idx);
         vyre_ptx_ins(c, "@%s st%s%s [%s], %s", ok.s, space_of(c, s->decl), mem_sfx(d->type), a.s,
                      v.s);
+        vyre_ptx_count_oob(c, s->decl, ok, true);
     }
 }
 
@@ -239,6 +240,7 @@ static void emit_atomic_minmax_f32(struct ptx_ctx *c, const struct vyre_stmt *s)
     if (!s->in_bounds) {
         struct ptx_reg ok = vyre_ptx_in_range(c, s->decl, idx);
         vyre_ptx_ins(c, "mov.b32 %s, 0", cur.s);
+        vyre_ptx_count_oob(c, s->decl, ok, true);
         vyre_ptx_ins(c, "@!%s bra L%u_end", ok.s, id);
     }
     vyre_ptx_ins(c, "ld.relaxed.gpu%s.b32 %s, [%s]", space, cur.s, a.s);
@@ -297,6 +299,7 @@ static void emit_atomic(struct ptx_ctx *c, const struct vyre_stmt *s) {
         char zero[24];
         vyre_ptx_imm(d->type, 0, zero);
         vyre_ptx_ins(c, "mov%s %s, %s", vyre_ptx_bsfx(d->type), old.s, zero);
+        vyre_ptx_count_oob(c, s->decl, ok, true);
         snprintf(pred, sizeof pred, "@%s ", ok.s);
     }
     if (s->atomic == VYRE_ATOMIC_CAS)
@@ -418,6 +421,12 @@ void vyre_ptx_block(struct ptx_ctx *c, const struct vyre_block *b) { emit_block(
 
 void vyre_ptx_prologue(struct ptx_ctx *c) {
     const vyre_program *p = c->p;
+    if (c->debug) {
+        struct ptx_reg raw = vyre_ptx_reg(c, PTX_RD);
+        c->oob = vyre_ptx_reg(c, PTX_RD);
+        vyre_ptx_ins(c, "ld.param.u64 %s, [vy_oob]", raw.s);
+        vyre_ptx_ins(c, "cvta.to.global.u64 %s, %s", c->oob.s, raw.s);
+    }
     for (uint32_t i = 0; i < p->ndecls; i++) {
         const struct vyre_decl *d = &p->decls[i];
         if (d->kind == VYRE_DECL_BUFFER) {
@@ -520,6 +529,10 @@ void vyre_ptx_entry(struct ptx_ctx *c, struct vyre_pbuf *out, const char *name, 
         first = false;
     }
     if (c->grid) vyre_ptx_grid_params(c, out, &first);
+    if (c->debug) { /* the last parameter, after the grid's */
+        vyre_pbuf_printf(out, "%s\n\t.param .u64 vy_oob", first ? "" : ",");
+        first = false;
+    }
     vyre_pbuf_printf(out, "%s)\n.maxntid %u, %u, %u\n{\n", first ? "" : "\n",
                      (unsigned)p->workgroup[0], (unsigned)p->workgroup[1],
                      (unsigned)p->workgroup[2]);
@@ -576,8 +589,9 @@ static enum vyre_status optimized_copy(vyre_program *p, const struct vyre_opt_op
     return st;
 }
 
-static enum vyre_status emit_optimized(vyre_program *p, unsigned sm, const char *version,
-                                       char **out_ptx, size_t *out_len, struct vyre_error *err);
+static enum vyre_status emit_optimized(vyre_program *p, unsigned sm, bool debug,
+                                       const char *version, char **out_ptx, size_t *out_len,
+                                       struct vyre_error *err);
 
 enum vyre_status vyre_ptx_emit(vyre_program *p, const struct vyre_ptx_options *opt, char **out_ptx,
                                size_t *out_len, struct vyre_error *err) {
@@ -598,10 +612,15 @@ enum vyre_status vyre_ptx_emit_opt(vyre_program *p, const struct vyre_ptx_option
     if (st != VYRE_OK) return st;
     st = vyre_ensure_valid(p, err);
     if (st != VYRE_OK) return st;
+    /* Debug mode counts the accesses the program makes as written (the reference's
+     * counts): no pass that could merge, hoist or drop a load or store runs. */
+    struct vyre_opt_options none;
+    memset(&none, 0, sizeof none);
+    if (opt->debug) oo = &none;
     vyre_program *q = NULL;
     st = optimized_copy(p, oo, &q, err);
     if (st != VYRE_OK) return st;
-    st = emit_optimized(q, opt->sm, version, out_ptx, out_len, err);
+    st = emit_optimized(q, opt->sm, opt->debug, version, out_ptx, out_len, err);
     vyre_program_free(q);
     return st;
 }
@@ -639,13 +658,16 @@ void vyre_ptx_ctx_free(struct ptx_ctx *c) {
 }
 
 /* PTX for p, which is validated and optimised: the program's entry, then the vector
- * entry when p is elementwise (ptx_vec.c). */
-static enum vyre_status emit_optimized(vyre_program *p, unsigned sm, const char *version,
-                                       char **out_ptx, size_t *out_len, struct vyre_error *err) {
+ * entry when p is elementwise (ptx_vec.c). Debug mode has no vector entry: its fast
+ * path has no out-of-bounds accesses to count, and one counting entry is enough. */
+static enum vyre_status emit_optimized(vyre_program *p, unsigned sm, bool debug,
+                                       const char *version, char **out_ptx, size_t *out_len,
+                                       struct vyre_error *err) {
     struct ptx_ctx c;
     struct vyre_pbuf out = {0};
     enum vyre_status st = vyre_ptx_ctx_init(&c, p, sm, err);
     if (st != VYRE_OK) goto done;
+    c.debug = debug;
     vyre_ptx_prologue(&c);
     if (c.grid) vyre_ptx_grid_prologue(&c);
     vyre_ptx_subgroup_prologue(&c);
@@ -660,8 +682,7 @@ static enum vyre_status emit_optimized(vyre_program *p, unsigned sm, const char 
             vyre_error_set(err, VYRE_ERR_NOMEM, "ptx: out of memory writing PTX. Fix: free memory");
         goto done;
     }
-    st = vyre_ptx_vec_emit(p, sm, &out, err);
-    if (st != VYRE_OK) goto done;
+    if (!debug && (st = vyre_ptx_vec_emit(p, sm, &out, err)) != VYRE_OK) goto done;
     *out_ptx = out.data;
     if (out_len) *out_len = out.len;
     out.data = NULL;

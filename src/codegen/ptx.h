@@ -47,6 +47,10 @@ struct ptx_ctx {
     uint32_t *gs_off;
     uint32_t gs_smem, gs_label;
     char gs_ret[24];
+    /* Debug mode (vyre_ptx_options.debug): the global address of the out-of-bounds
+     * counters (two u64 per declaration: loads, then stores and atomics). */
+    bool debug;
+    struct ptx_reg oob;
 };
 
 /* ---- ptx.c: context helpers ---------------------------------------------- */
@@ -108,6 +112,10 @@ VYRE_INTERNAL struct ptx_reg vyre_ptx_addr(struct ptx_ctx *c, uint32_t decl, str
 /* Predicate "idx < count of decl d" (the bounds guard). */
 VYRE_INTERNAL struct ptx_reg vyre_ptx_in_range(struct ptx_ctx *c, uint32_t decl,
                                                struct ptx_reg idx);
+/* Debug mode: counts one out-of-bounds access of decl (a load, or a store/atomic)
+ * where the guard `ok` is false; nothing outside debug mode. */
+VYRE_INTERNAL void vyre_ptx_count_oob(struct ptx_ctx *c, uint32_t decl, struct ptx_reg ok,
+                                      bool store);
 /* Normalises an index of type u32/i32 into a %r register (i32 bits read unsigned). */
 VYRE_INTERNAL struct ptx_reg vyre_ptx_index(struct ptx_ctx *c, const struct vyre_expr *e);
 

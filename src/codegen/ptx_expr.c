@@ -81,6 +81,13 @@ struct ptx_reg vyre_ptx_in_range(struct ptx_ctx *c, uint32_t decl, struct ptx_re
     return ok;
 }
 
+void vyre_ptx_count_oob(struct ptx_ctx *c, uint32_t decl, struct ptx_reg ok, bool store) {
+    if (!c->debug) return;
+    /* red: nobody reads the counter on the device; the runtime downloads it. */
+    vyre_ptx_ins(c, "@!%s red.global.add.u64 [%s+%u], 1", ok.s, c->oob.s,
+                 (unsigned)(16u * decl + (store ? 8u : 0u)));
+}
+
 static struct ptx_reg load(struct ptx_ctx *c, const struct vyre_expr *e) {
     struct ptx_reg r;
     if (c->vec && vyre_ptx_vec_load(c, e, &r)) return r;
@@ -112,6 +119,7 @@ static struct ptx_reg load(struct ptx_ctx *c, const struct vyre_expr *e) {
         vyre_ptx_imm(mt, 0, zero);
         vyre_ptx_ins(c, "mov%s %s, %s", vyre_ptx_bsfx(mt), w.s, zero);
         vyre_ptx_ins(c, "@%s ld%s%s %s, [%s]", ok.s, space, msfx, w.s, a.s);
+        vyre_ptx_count_oob(c, decl, ok, false);
     }
     if (!is_bool) return w;
     struct ptx_reg d2 = vyre_ptx_reg(c, PTX_P);

@@ -254,6 +254,12 @@ static int cuda_open(lua_State *L) {
     if (st != VYRE_OK) return vyre_lua_raise(L, "vyre.cuda.device", &err);
     be->open = true;
     vyre_cuda_set_oom_handler(be->dev, oom_gc, main_thread(L));
+    const char *env = getenv("VYRE_DEBUG"); /* as vyre.reference.new reads it */
+    if (env && strcmp(env, "1") == 0) {
+        if (vyre_cuda_set_debug(be->dev, true, &err) != VYRE_OK)
+            return vyre_lua_raise(L, "vyre.cuda.device", &err);
+        be->debug = true;
+    }
     return 1;
 }
 

@@ -1,13 +1,17 @@
-/* ldebug.c — the reference backend's debug mode (ARCHITECTURE.md §3, §7): be:debug(on)
- * makes every run and launch count its out-of-bounds loads and stores per declaration
- * (vyre_run_args.oob); be:oob_report() gives the counts by declaration name. Results
- * do not change: loads past the end still read zero and stores are still dropped.
- * The report lives in the registry under the backend's address (a light userdata) and
- * is dropped with the backend; the per-run counts are one block the backend keeps. */
+/* ldebug.c — the debug mode (ARCHITECTURE.md §3, §7): be:debug(on) makes runs and
+ * launches count their out-of-bounds loads and stores per declaration; be:oob_report()
+ * gives the counts by declaration name. Results do not change: loads past the end still
+ * read zero and stores are still dropped.
+ * Reference: every run and launch counts (vyre_run_args.oob); the report lives in the
+ * registry under the backend's address (a light userdata) and is dropped with the
+ * backend; the per-run counts are one block the backend keeps.
+ * CUDA: kernels compiled while it is on count on the device (vyre_cuda_set_debug); the
+ * device keeps the counts until a report. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "lbackend.h"
+#include "lvyre_box.h"
 
 static struct lvyre_backend *checkbackend(lua_State *L, const char *fname) {
     struct lvyre_backend *be = luaL_testudata(L, 1, VYRE_LUA_BACKEND);
@@ -35,19 +39,22 @@ static void drop_report(lua_State *L, struct lvyre_backend *be) {
     lua_rawsetp(L, LUA_REGISTRYINDEX, be);
 }
 
-/* be:debug([on]) -> on. Switching (either way) starts a new report. */
+/* be:debug([on]) -> on. Switching (either way) starts a new report. On CUDA the device
+ * keeps the mode and the counts (src/core/cuda/debug.c): kernels compiled while it is on
+ * count on the device, and a report waits for the device. */
 int lvyre_backend_debug(lua_State *L) {
-    struct lvyre_backend *be = checkbackend(L, "be:debug");
+    struct lvyre_backend *be = checkbackend(L, "vyre.Backend:debug");
     if (!lua_isnoneornil(L, 2)) {
         if (lua_type(L, 2) != LUA_TBOOLEAN)
-            return luaL_error(L, "be:debug: on must be a boolean (got %s). Fix: be:debug(true)",
-                              luaL_typename(L, 2));
+            return luaL_error(
+                L, "vyre.Backend:debug: on must be a boolean (got %s). Fix: be:debug(true)",
+                luaL_typename(L, 2));
         bool on = lua_toboolean(L, 2);
-        if (on && be->kind == LVYRE_CUDA)
-            return luaL_error(L, "be:debug: the debug mode (out-of-bounds counts) is "
-                                 "reference-only for now. Fix: run the program on "
-                                 "vyre.reference.new{debug = true} to find its "
-                                 "out-of-bounds accesses");
+        if (be->kind == LVYRE_CUDA) {
+            struct vyre_error err;
+            if (vyre_cuda_set_debug(be->dev, on, &err) != VYRE_OK)
+                return vyre_lua_raise(L, "vyre.Backend:debug", &err);
+        }
         be->debug = on;
         drop_report(L, be);
     }
@@ -55,11 +62,34 @@ int lvyre_backend_debug(lua_State *L) {
     return 1;
 }
 
+/* The CUDA device's report as be:oob_report's table. */
+static int cuda_report(lua_State *L, struct lvyre_backend *be) {
+    void **box = vyre_lua_newbox(L); /* frees the report if building the table raises */
+    struct vyre_cuda_oob *r = NULL;
+    size_t n = 0;
+    struct vyre_error err;
+    if (vyre_cuda_oob_report(be->dev, &r, &n, &err) != VYRE_OK)
+        return vyre_lua_raise(L, "vyre.Backend:oob_report", &err);
+    *box = r;
+    lua_createtable(L, 0, (int)n);
+    for (size_t i = 0; i < n; i++) {
+        lua_createtable(L, 0, 2);
+        lua_pushinteger(L, (lua_Integer)r[i].loads);
+        lua_setfield(L, -2, "loads");
+        lua_pushinteger(L, (lua_Integer)r[i].stores);
+        lua_setfield(L, -2, "stores");
+        lua_setfield(L, -2, r[i].name);
+    }
+    vyre_lua_box_release(box);
+    return 1;
+}
+
 /* be:oob_report() -> {name = {loads = n, stores = n}, ...}: the declarations that had
  * out-of-bounds accesses since debug mode was switched on or the last report (which
  * this one resets); {} when there were none or debug mode is off. */
 int lvyre_backend_oob_report(lua_State *L) {
-    struct lvyre_backend *be = checkbackend(L, "be:oob_report");
+    struct lvyre_backend *be = checkbackend(L, "vyre.Backend:oob_report");
+    if (be->kind == LVYRE_CUDA) return cuda_report(L, be);
     if (!push_report(L, be, false)) lua_newtable(L);
     drop_report(L, be);
     return 1;

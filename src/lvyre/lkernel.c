@@ -305,6 +305,8 @@ static int kernel_info(lua_State *L) {
     push_int_field(L, "binary_version", in.binary_version);
     lua_pushboolean(L, in.vector);
     lua_setfield(L, -2, "vector");
+    lua_pushboolean(L, vyre_cuda_kernel_debug(k->cu)); /* counts out-of-bounds accesses */
+    lua_setfield(L, -2, "debug");
     return 1;
 }
 

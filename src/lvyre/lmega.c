@@ -263,8 +263,11 @@ static struct lvyre_kernel *plan_kernel(lua_State *L, struct mcall *c, const cha
         lua_pushvalue(L, -2);
         lua_rawset(L, -4);
     }
+    /* a debug kernel of its own while the debug mode is on (ldebug.c) */
+    const struct lvyre_backend *be = lua_touserdata(L, 1);
     char hex[24];
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)c->plan->m->key);
+    snprintf(hex, sizeof hex, "%016llx%s", (unsigned long long)c->plan->m->key,
+             be->debug ? "-debug" : "");
     if (lua_getfield(L, -1, hex) == LUA_TUSERDATA) {
         struct lvyre_kernel *k = lua_touserdata(L, -1);
         if (k->live) return k;

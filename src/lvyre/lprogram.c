@@ -343,7 +343,7 @@ static int program_optimize(lua_State *L) {
     return 2;
 }
 
-/* vyre.ptx(p, {sm = 90, opt = {cse = false}}) -> PTX text */
+/* vyre.ptx(p, {sm = 90, opt = {cse = false}, debug = true}) -> PTX text */
 static int program_ptx(lua_State *L) {
     vyre_program *p = check_program(L, 1, "vyre.ptx");
     struct vyre_ptx_options opt = {.sm = 70};
@@ -352,9 +352,10 @@ static int program_ptx(lua_State *L) {
     if (!lua_isnoneornil(L, 2)) {
         if (!lua_istable(L, 2))
             vyre_lua_typeerror(L, 2, "vyre.ptx", "table of options", "vyre.ptx(p, {sm = 90})");
-        static const char *const keys[] = {"sm", "opt", NULL};
+        static const char *const keys[] = {"sm", "opt", "debug", NULL};
         check_option_keys(L, 2, keys, "vyre.ptx");
         opt.sm = (unsigned)opt_field_int(L, 2, "sm", 70, 0, 1000, "vyre.ptx");
+        opt.debug = opt_field_bool(L, 2, "debug");
         lua_getfield(L, 2, "opt");
         read_opt_options(L, -1, "vyre.ptx", &oo, &use);
         lua_pop(L, 1);

@@ -503,7 +503,7 @@ static void test_ptxas(void) {
     for (int ti = 0; ti < 2; ti++) {
         vyre_program *p = all_ops(ti ? VYRE_F64 : VYRE_F32);
         for (size_t s = 0; s < 3; s++) {
-            struct vyre_ptx_options o = {sms[s]};
+            struct vyre_ptx_options o = {.sm = sms[s]};
             struct vyre_error err;
             vyre_error_clear(&err);
             char *ptx = NULL;

@@ -384,7 +384,7 @@ static void test_validator(void) {
 static char *emit(const char *text, unsigned sm) {
     vyre_program *p = parse(text);
     if (!p) return NULL;
-    struct vyre_ptx_options o = {sm};
+    struct vyre_ptx_options o = {.sm = sm};
     char *ptx = NULL;
     size_t n = 0;
     vyre_error_clear(&err);

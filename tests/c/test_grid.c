@@ -418,7 +418,8 @@ static void test_random(void) {
             with_converge += text && strstr(text, "(converge") != NULL;
             vyre_free(text);
             if (seed % 3 == 0) {
-                struct vyre_ptx_options po = {sms[seed % 9 / 3]};
+                /* every other one in debug mode (its counters follow the grid params) */
+                struct vyre_ptx_options po = {.sm = sms[seed % 9 / 3], .debug = seed % 2 == 0};
                 char *ptx = NULL;
                 CHECK(vyre_ptx_emit(p, &po, &ptx, NULL, &err) == VYRE_OK);
                 if (ptx) harness_batch_add(&batch[seed % 9 / 3], ptx);
@@ -444,7 +445,7 @@ static void test_ptx(void) {
         if (!p) continue;
         for (int t = 0; t < 3; t++) {
             static const unsigned sms[3] = {70, 80, 90};
-            struct vyre_ptx_options po = {sms[t]};
+            struct vyre_ptx_options po = {.sm = sms[t]};
             char *ptx = NULL;
             CHECK(vyre_ptx_emit(p, &po, &ptx, NULL, &err) == VYRE_OK);
             CHECK_STR_CONTAINS(ptx, ".param .u64 vy_scratch");
@@ -463,7 +464,7 @@ static void test_ptx(void) {
                             "(buffer f u32 read_write) (store x (gid x) 1u32) (grid_barrier) "
                             "(for k 0u32 3u32 1u32 (converge f 50u32 (store x (gid x) k) "
                             "(grid_barrier) (store f 0u32 1u32))))");
-    struct vyre_ptx_options go = {80};
+    struct vyre_ptx_options go = {.sm = 80};
     char *gptx = NULL;
     if (g) CHECK(vyre_ptx_emit(g, &go, &gptx, NULL, &err) == VYRE_OK);
     CHECK(gptx && !strstr(gptx, "ew_v4") && !strstr(gptx, "@! "));
@@ -473,7 +474,7 @@ static void test_ptx(void) {
     /* a program without grid statements keeps the plain ABI */
     vyre_program *p = parse("(program plain (workgroup 4) (buffer a u32 read_write) "
                             "(store a (gid x) 1u32))");
-    struct vyre_ptx_options po = {80};
+    struct vyre_ptx_options po = {.sm = 80};
     char *ptx = NULL;
     if (p) CHECK(vyre_ptx_emit(p, &po, &ptx, NULL, &err) == VYRE_OK);
     CHECK(ptx && !strstr(ptx, "vy_"));

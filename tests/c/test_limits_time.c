@@ -91,7 +91,7 @@ static bool pipeline(const char *text, bool expect_valid, struct timing *t) {
     t->validate = t2 - t1;
     t->ptx = 0;
     if (ok && expect_valid) {
-        struct vyre_ptx_options o = {90};
+        struct vyre_ptx_options o = {.sm = 90};
         char *ptx = NULL;
         size_t len = 0;
         ok = vyre_ptx_emit(p, &o, &ptx, &len, &err) == VYRE_OK && len > 0;

@@ -232,7 +232,7 @@ static void check_ptx(enum vyre_op op, enum vyre_type t, enum vyre_type rt,
     for (size_t s = 0; s < NSMS; s++) {
         vyre_program *p = tiny(op, t, rt, NULL);
         if (!p) return;
-        struct vyre_ptx_options o = {sms[s]};
+        struct vyre_ptx_options o = {.sm = sms[s]};
         struct vyre_error err;
         vyre_error_clear(&err);
         char *ptx = NULL;
@@ -262,7 +262,7 @@ static void assemble(struct harness_batch *b) {
                     enum vyre_type t = all_types[k];
                     if (!vyre_op_admits(op, t)) continue;
                     vyre_program *p = tiny(op, t, vyre_op_result_type(op, t), NULL);
-                    struct vyre_ptx_options o = {sms[s]};
+                    struct vyre_ptx_options o = {.sm = sms[s]};
                     char *ptx = NULL;
                     size_t n = 0;
                     if (p && vyre_ptx_emit(p, &o, &ptx, &n, NULL) == VYRE_OK &&

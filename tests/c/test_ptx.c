@@ -54,7 +54,7 @@ static const enum vyre_type all_types[] = {VYRE_BOOL, VYRE_I32, VYRE_U32, VYRE_I
 /* ---- emission helpers ---------------------------------------------------------- */
 
 static char *emit(vyre_program *p, unsigned sm) {
-    struct vyre_ptx_options o = {sm};
+    struct vyre_ptx_options o = {.sm = sm};
     struct vyre_error err;
     vyre_error_clear(&err);
     char *ptx = NULL;
@@ -369,7 +369,7 @@ static void test_bad_sm(void) {
     vyre_program *p = make_saxpy("saxpy");
     unsigned bad[] = {0, 61, 72, 100};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        struct vyre_ptx_options o = {bad[i]};
+        struct vyre_ptx_options o = {.sm = bad[i]};
         struct vyre_error err;
         vyre_error_clear(&err);
         char *ptx = (char *)"untouched";
@@ -395,7 +395,7 @@ static void test_invalid_program(void) {
     P = vyre_program_new("broken", 64, 1, 1);
     store(&P->body, "nowhere", u32(0), u32(1));
     vyre_program *p = P;
-    struct vyre_ptx_options o = {80};
+    struct vyre_ptx_options o = {.sm = 80};
     struct vyre_error err;
     char *ptx = NULL;
     CHECK_EQ_U64(vyre_ptx_emit(p, &o, &ptx, NULL, &err), VYRE_ERR_INVALID);

@@ -140,7 +140,8 @@ static char *emit(uint64_t seed, unsigned sm, vyre_program **out_p) {
                      (unsigned long long)seed);
         return NULL;
     }
-    struct vyre_ptx_options po = {sm};
+    /* A quarter of the programs in debug mode: the counting atomics go through ptxas too. */
+    struct vyre_ptx_options po = {.sm = sm, .debug = seed % 4u == 1};
     struct vyre_error err;
     vyre_error_clear(&err);
     char *ptx = NULL;
@@ -162,6 +163,7 @@ static char *emit(uint64_t seed, unsigned sm, vyre_program **out_p) {
     snprintf(target, sizeof target, ".target sm_%u", sm);
     CHECK_STR_CONTAINS(ptx, target);
     CHECK_STR_CONTAINS(ptx, vyre_program_name(p));
+    if (po.debug) CHECK_STR_CONTAINS(ptx, ".param .u64 vy_oob");
     return ptx;
 }
 
@@ -292,7 +294,7 @@ static void test_ptx_random(void) {
                     if (seed % 50u == 0) {
                         char *again = NULL;
                         size_t n2 = 0;
-                        struct vyre_ptx_options po = {sm};
+                        struct vyre_ptx_options po = {.sm = sm, .debug = seed % 4u == 1};
                         struct vyre_error err;
                         CHECK(vyre_ptx_emit(p, &po, &again, &n2, &err) == VYRE_OK && again &&
                               strcmp(again, ptx) == 0);

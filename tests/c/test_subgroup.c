@@ -32,7 +32,7 @@ static char *text_of(const vyre_program *p) {
 }
 
 static char *emit(vyre_program *p, unsigned sm) {
-    struct vyre_ptx_options o = {sm};
+    struct vyre_ptx_options o = {.sm = sm};
     char *ptx = NULL;
     vyre_error_clear(&err);
     enum vyre_status st = vyre_ptx_emit(p, &o, &ptx, NULL, &err);

@@ -31,7 +31,7 @@ static vyre_program *parse(const char *text) {
 }
 
 static char *emit(vyre_program *p, unsigned sm) {
-    struct vyre_ptx_options o = {sm};
+    struct vyre_ptx_options o = {.sm = sm};
     struct vyre_error err;
     char *ptx = NULL;
     size_t n = 0;

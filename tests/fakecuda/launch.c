@@ -21,6 +21,7 @@
 
 struct fake_prog {
     uint64_t ptx_hash;
+    bool debug; /* the debug PTX: one more parameter, the out-of-bounds counters */
     vyre_program *p;
     uint32_t nbuf, npar;
     enum vyre_type btype[VYRE_MAX_BUFFERS];
@@ -58,25 +59,16 @@ static char *answer(bool *ok, bool good, const char *fmt, ...) {
     return out;
 }
 
-char *fake_prog_register(const char *text, bool *ok) {
-    struct vyre_error err;
-    vyre_program *p = NULL;
-    if (vyre_text_parse(text, strlen(text), &p, &err) != VYRE_OK)
-        return answer(ok, false, "program: %s", err.message);
+/* Registers p's PTX (debug or not) under its hash; p is kept by the entry made (*kept). */
+static const char *add_variant(vyre_program *p, bool debug, bool *kept, struct vyre_error *err) {
     char *ptx = NULL;
     size_t len = 0;
-    struct vyre_ptx_options opt = {fake_cfg.sm};
-    if (vyre_ptx_emit(p, &opt, &ptx, &len, &err) != VYRE_OK) {
-        vyre_program_free(p);
-        return answer(ok, false, "program: %s", err.message);
-    }
+    struct vyre_ptx_options opt = {.sm = fake_cfg.sm, .debug = debug};
+    if (vyre_ptx_emit(p, &opt, &ptx, &len, err) != VYRE_OK) return err->message;
     uint64_t h = XXH3_64bits(ptx, len);
     vyre_free(ptx);
     for (uint32_t i = 0; i < nprogs; i++)
-        if (progs[i]->ptx_hash == h) {
-            vyre_program_free(p);
-            return answer(ok, true, "ok %s", vyre_program_name(progs[i]->p));
-        }
+        if (progs[i]->ptx_hash == h) return NULL; /* registered before */
     struct fake_prog *fp = calloc(1, sizeof *fp);
     if (nprogs == progs_cap) {
         uint32_t cap = progs_cap ? progs_cap * 2 : 16;
@@ -88,11 +80,12 @@ char *fake_prog_register(const char *text, bool *ok) {
     }
     if (!fp || nprogs == progs_cap) {
         free(fp);
-        vyre_program_free(p);
-        return answer(ok, false, "program: out of host memory");
+        return "out of host memory";
     }
     fp->ptx_hash = h;
+    fp->debug = debug;
     fp->p = p;
+    *kept = true;
     vyre_program_workgroup(p, fp->wg);
     struct vyre_decl_info d;
     for (uint32_t i = 0; vyre_program_decl(p, i, &d); i++) {
@@ -102,7 +95,26 @@ char *fake_prog_register(const char *text, bool *ok) {
     fp->nbuf = vyre_program_buffer_count(p);
     fp->npar = vyre_program_param_count(p);
     progs[nprogs++] = fp;
-    return answer(ok, true, "ok %s", vyre_program_name(p));
+    return NULL;
+}
+
+char *fake_prog_register(const char *text, bool *ok) {
+    struct vyre_error err;
+    vyre_program *p = NULL, *q = NULL;
+    if (vyre_text_parse(text, strlen(text), &p, &err) != VYRE_OK ||
+        vyre_text_parse(text, strlen(text), &q, &err) != VYRE_OK) {
+        vyre_program_free(p);
+        return answer(ok, false, "program: %s", err.message);
+    }
+    /* Each variant keeps a program of its own (entries are never freed). */
+    bool kept_p = false, kept_q = false;
+    const char *why = add_variant(p, false, &kept_p, &err);
+    if (!why) why = add_variant(q, true, &kept_q, &err);
+    char *out = why ? answer(ok, false, "program: %s", why)
+                    : answer(ok, true, "ok %s", vyre_program_name(p));
+    if (!kept_p) vyre_program_free(p);
+    if (!kept_q) vyre_program_free(q);
+    return out;
 }
 
 /* ---- running -------------------------------------------------------------------------- */
@@ -138,11 +150,12 @@ static bool is_vector_entry(const struct fake_func *f, const struct fake_prog *f
 static CUresult run_program(const struct fake_launch *l, const struct fake_prog *fp) {
     struct fake_func *f = l->fn;
     bool vec = is_vector_entry(f, fp);
-    if (!vec && f->nparams != 2 * fp->nbuf + fp->npar)
+    if (!vec && f->nparams != 2 * fp->nbuf + fp->npar + fp->debug)
         return fake_misuse(CUDA_ERROR_LAUNCH_FAILED,
                            "kernel '%s': %u parameters, the program "
-                           "declares %u buffers and %u params",
-                           f->name, f->nparams, fp->nbuf, fp->npar);
+                           "declares %u buffers and %u params%s",
+                           f->name, f->nparams, fp->nbuf, fp->npar,
+                           fp->debug ? " (debug: and the counters)" : "");
     struct vyre_buffer_arg bufs[VYRE_MAX_BUFFERS];
     vyre_bits params[VYRE_MAX_PARAMS];
     for (uint32_t i = 0; i < fp->nbuf; i++) {
@@ -166,11 +179,32 @@ static CUresult run_program(const struct fake_launch *l, const struct fake_prog 
         a.grid[0] = (uint32_t)((vn + fp->wg[0] - 1) / fp->wg[0]);
         if (a.grid[0] == 0) return CUDA_SUCCESS; /* no invocation */
     }
+    /* Debug PTX: the counters (2 u64 per declaration) follow the params; the
+     * interpreter's counts are added to them as the device's atomics would. */
+    uint64_t *counters = NULL;
+    struct vyre_oob_count oob[VYRE_MAX_BUFFERS + VYRE_MAX_PARAMS + 64];
+    uint32_t nd = vyre_program_decl_count(fp->p);
+    if (fp->debug) {
+        uint64_t ptr = arg_u(l, 2 * fp->nbuf + fp->npar);
+        if (nd > sizeof oob / sizeof oob[0] || !fake_mem_find(ptr, 16u * (nd ? nd : 1))) {
+            fake_poison(fake_current, CUDA_ERROR_ILLEGAL_ADDRESS, "debug counters out of range");
+            return fake_misuse(CUDA_SUCCESS,
+                               "kernel '%s': the debug counters at 0x%llx are not "
+                               "inside a live allocation",
+                               f->name, (unsigned long long)ptr);
+        }
+        counters = (uint64_t *)(uintptr_t)ptr;
+        memset(oob, 0, sizeof oob);
+    }
     struct vyre_error err;
-    if (vyre_ref_run(fp->p, &a, &err) != VYRE_OK) {
+    if (vyre_ref_run_oob(fp->p, &a, NULL, counters ? oob : NULL, &err) != VYRE_OK) {
         /* A program the interpreter refuses at run time: the kernel "faulted". */
         fake_poison(fake_current, CUDA_ERROR_LAUNCH_FAILED, err.message);
         return CUDA_SUCCESS;
+    }
+    for (uint32_t i = 0; counters && i < nd; i++) {
+        counters[2 * i] += oob[i].loads;
+        counters[2 * i + 1] += oob[i].stores;
     }
     computed++;
     return CUDA_SUCCESS;

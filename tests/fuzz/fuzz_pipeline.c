@@ -97,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (valid == VYRE_OK) {
             static const unsigned sms[] = {70, 80, 90};
             for (unsigned s = 0; s < 3; s++) {
-                struct vyre_ptx_options o = {sms[s]};
+                struct vyre_ptx_options o = {.sm = sms[s]};
                 char *ptx = NULL;
                 size_t len = 0;
                 if (vyre_ptx_emit(p, &o, &ptx, &len, &err) != VYRE_OK)

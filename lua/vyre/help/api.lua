@@ -30,9 +30,11 @@ vyre.validate(p) -> true | false, problems, message
 Checks every rule and reports all problems at once: each is {code, path, message, fix}
 (path like "body[2].then[0].value"); message is one text listing them. Also p:validate().]=],
   ["vyre.ptx"] = [=[
-vyre.ptx(p [, {sm = 70}]) -> PTX text
-The PTX the CUDA backend compiles for p (after constant folding and bounds-check
-elimination), for sm 70, 75, 80, 86, 89 or 90. No GPU needed. CLI: vyre ptx FILE --sm N.]=],
+vyre.ptx(p [, {sm = 70, opt = {...}, debug = false}]) -> PTX text
+The PTX the CUDA backend compiles for p (after the optimiser and bounds-check
+elimination), for sm 70, 75, 80, 86, 89 or 90; debug = true gives the debug mode's PTX
+(out-of-bounds counters as the last parameter, vy_oob). No GPU needed. CLI: vyre ptx FILE
+--sm N.]=],
   ["vyre.random_program"] = [=[
 vyre.random_program(seed [, {max_stmts, max_depth, allow_barriers, allow_approx,
                              allow_invalid, allow_subgroup}]) -> Program
@@ -268,13 +270,18 @@ each grid barrier, the host split with each converge round replayed as a CUDA gr
 also $VYRE_GRID_SYNC). Forcing cooperative where it cannot run is an error with a Fix.]=],
   ["Backend:debug"] = [=[
 be:debug([on]) -> on
-Debug mode (reference backend only; default $VYRE_DEBUG=1 or reference.new{debug = true}):
-every run and launch counts its out-of-bounds loads and stores per declaration. Results do
-not change (loads past the end read 0, stores are dropped). Switching starts a new report.]=],
+Debug mode (default $VYRE_DEBUG=1, or reference.new{debug = true}): out-of-bounds loads
+and stores are counted per declaration. Results do not change (loads past the end read 0,
+stores are dropped). Switching starts a new report. Reference: every run and launch counts.
+CUDA: kernels compiled while it is on count on the device (be:run, vyre.lib and
+be:megakernel compile their own; a Kernel compiled before keeps running uncounted, see
+k:info().debug); the code is slower and has no vector entry.]=],
   ["Backend:oob_report"] = [=[
 be:oob_report() -> {name = {loads = n, stores = n}, ...}
 The buffer and shared declarations that had out-of-bounds accesses (atomics count as
-stores) since debug mode was switched on or the last report, which this one resets.]=],
+stores) since debug mode was switched on or the last report, which this one resets. CUDA:
+waits for the device's queued work first. be:megakernel's steps count under the composed
+program's names: mg_b0, mg_b1, ... for the distinct Buffers in order of first use.]=],
   ["Backend:profile"] = [=[
 be:profile() -> profile table
 The real device as a profile (the same fields as vyre.cuda.profile(name)), built from
@@ -356,7 +363,8 @@ device has cooperative launch, and the last launch's grid-sync mode and block co
   ["Kernel:info"] = [=[
 k:info() -> table
 name, backend, hash, workgroup, nbuffers, nparams (CUDA: registers, shared and local
-bytes, max threads, PTX and binary versions).]=],
+bytes, max threads, PTX and binary versions, vector (has the vector entry), debug
+(compiled in debug mode: counts out-of-bounds accesses)).]=],
   ["Kernel:launch_raw"] = [=[
 k:launch_raw(grid, block, args)   (CUDA only, kernels from be:load_ptx)
 args: Buffers (device pointer), integers (64-bit) or {"u32" | "f32" | ..., value}.]=],

@@ -185,8 +185,10 @@ end
 local kernels = setmetatable({}, { __mode = "k" })
 local scratch = setmetatable({}, { __mode = "k" })
 
---- The compiled kernel for key on be, built by gen() (text) the first time.
+--- The compiled kernel for key on be, built by gen() (text) the first time; one of its
+--- own while be's debug mode is on (it counts out-of-bounds accesses).
 function U.kernel(be, key, gen)
+  if be:debug() then key = key .. "#debug" end
   local c = kernels[be]
   if not c then
     c = {}
@@ -209,6 +211,7 @@ end
 --- Compiles text on be under key, raising a vyre.lib error (with the cause) when the text
 --- does not parse or validate: for kernels that embed user text (compact's predicate).
 function U.user_kernel(name, be, key, text, fix)
+  if be:debug() then key = key .. "#debug" end
   local c = kernels[be]
   if not c then
     c = {}

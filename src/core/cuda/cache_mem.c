@@ -34,16 +34,17 @@ enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_program *p, co
     enum vyre_status st = vyre_ensure_valid(p, err);
     if (st != VYRE_OK) return st;
     /* The codegen version is part of the key so a newer emitter never sees stale text,
-     * and so are the optimiser passes $VYRE_OPT leaves on (the PTX differs with them). */
+     * and so are the optimiser passes $VYRE_OPT leaves on and the debug mode (the PTX
+     * differs with them). */
     struct vyre_opt_options oo;
     st = vyre_opt_resolve(NULL, &oo, err);
     if (st != VYRE_OK) return st;
     uint64_t key = vyre_program_hash(p) ^ ((uint64_t)VYRE_CODEGEN_VERSION << 48) ^
-                   ((uint64_t)vyre_opt_mask(&oo) << 40);
+                   ((uint64_t)vyre_opt_mask(&oo) << 40) ^ ((uint64_t)d->debug << 39);
     unsigned sm = d->info.sm;
     for (uint32_t i = 0; i < d->nptx; i++) {
         struct vyre_cu_ptx_entry *e = &d->ptx[i];
-        if (e->prog_hash == key && e->sm == sm) {
+        if (e->prog_hash == key && e->sm == sm && e->debug == d->debug) {
             e->last_use = ++d->tick;
             d->st.ptx_hits++;
             *ptx = e->ptx;
@@ -53,7 +54,7 @@ enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_program *p, co
         }
     }
     d->st.ptx_misses++;
-    struct vyre_ptx_options opt = {sm};
+    struct vyre_ptx_options opt = {.sm = sm, .debug = d->debug}; /* debug.c */
     char *text = NULL;
     size_t n = 0;
     st = vyre_ptx_emit_opt(p, &opt, &oo, &text, &n, err);
@@ -86,6 +87,7 @@ enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_program *p, co
     struct vyre_cu_ptx_entry *e = &d->ptx[d->nptx++];
     e->prog_hash = key;
     e->sm = sm;
+    e->debug = d->debug;
     e->ptx = own;
     e->len = n;
     e->ptx_hash = XXH3_64bits(own, n);

@@ -157,6 +157,12 @@ struct vyre_cuda_device {
     enum vyre_cuda_grid_sync grid_sync; /* how programs with grid statements run */
     bool capturing;                     /* graph.c is capturing the stream */
     uint64_t run_rounds;                /* rounds of the last vyre_cuda_run */
+    /* debug mode (debug.c): kernels compiled while on count out-of-bounds accesses */
+    bool debug;
+    struct vyre_cuda_kernel **dbg; /* live debug kernels */
+    uint32_t ndbg, dbg_cap;
+    struct vyre_cuda_oob *acc; /* the pending report: counts folded from kernels */
+    uint32_t nacc, acc_cap;
 };
 
 /* Entry of every public call: reports a lost device or a deferred error, then
@@ -221,6 +227,7 @@ struct vyre_cu_module {
 struct vyre_cu_ptx_entry {
     uint64_t prog_hash;
     unsigned sm;
+    bool debug; /* debug PTX (debug.c) */
     char *ptx;
     size_t len;
     uint64_t ptx_hash;
@@ -283,7 +290,23 @@ struct vyre_cuda_kernel {
     CUfunction vfn;
     int vmax_threads;
     struct vyre_cu_gridk *grid; /* programs with grid statements (grid_launch.c), else NULL */
+    /* Debug kernels (debug.c): their out-of-bounds counters (2 u64 per declaration) and
+     * the declarations' names; oob is 0 for other kernels. */
+    CUdeviceptr oob;
+    uint32_t oob_at; /* its argument slot */
+    char **decl_names;
+    uint32_t ndecls;
 };
+
+/* ---- debug mode (debug.c) ---------------------------------------------------------- */
+
+/* After compiling k from debug PTX: its counters (zeroed), written into argument slot
+ * `at` (the entry's last), and its place in the device's list. */
+VYRE_INTERNAL enum vyre_status vyre_cu_debug_attach(vyre_cuda_kernel *k, const vyre_program *p,
+                                                    uint32_t at, struct vyre_error *err);
+/* Kernel free: folds its counts into the pending report (debug mode on), frees them. */
+VYRE_INTERNAL void vyre_cu_debug_detach(vyre_cuda_kernel *k);
+VYRE_INTERNAL void vyre_cu_debug_destroy(struct vyre_cuda_device *d); /* device teardown */
 
 /* ---- programs with grid statements (grid_launch.c) ------------------------------ */
 

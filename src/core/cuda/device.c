@@ -159,6 +159,7 @@ static void teardown(struct vyre_cuda_device *d) {
     bool alive = vyre_cu_alive(d);
     if (d->ctx && alive) vyre_cu.cuCtxSetCurrent(d->ctx);
     vyre_cu_caches_destroy(d);
+    vyre_cu_debug_destroy(d);
     vyre_cu_pool_destroy(d, &d->pool);
     vyre_cu_pool_destroy(d, &d->pinned);
     if (alive) {

@@ -161,6 +161,7 @@ enum vyre_status vyre_cuda_prepare(vyre_cuda_kernel *k, const struct vyre_cuda_a
     st = fill_args(k, a, out->slot, out->grid, err);
     if (st != VYRE_OK) return st;
     out->vector = vector_launch(k, out->slot, out->grid);
+    if (k->oob) out->slot[k->oob_at] = (uint64_t)k->oob; /* debug.c: its counters */
     for (uint32_t i = 0; i < VYRE_CUDA_MAX_ARGS; i++) out->argv[i] = &out->slot[i];
     out->kernel = k;
     return VYRE_OK;

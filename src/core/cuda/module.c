@@ -211,7 +211,9 @@ static enum vyre_status compile(vyre_cuda_device *d, vyre_program *p, vyre_cuda_
     st = vyre_cu_ptx_get(d, p, &ptx, &len, &ptx_hash, err);
     if (st != VYRE_OK) return st;
     /* grid statements: scratch pointer and virtual grid follow (ptx_grid.c); the
-     * vector entry of an elementwise program takes one more, its count */
+     * vector entry of an elementwise program takes one more, its count, and a debug
+     * entry (which has no vector entry) its counters (debug.c) */
+    bool debug = d->debug; /* as vyre_cu_ptx_get read it */
     uint32_t nargs = 2 * p->nbuffers + p->nparams + (p->has_grid ? 4u : 0u);
     vyre_cuda_kernel *k = kernel_new(d, nargs + 1);
     char *entry = entry_name(ptx);
@@ -263,7 +265,8 @@ static enum vyre_status compile(vyre_cuda_device *d, vyre_program *p, vyre_cuda_
         kernel_dispose(k);
         return st;
     }
-    if (p->has_grid && (st = vyre_cu_grid_attach(k, p, err)) != VYRE_OK) {
+    if ((debug && (st = vyre_cu_debug_attach(k, p, nargs, err)) != VYRE_OK) ||
+        (p->has_grid && (st = vyre_cu_grid_attach(k, p, err)) != VYRE_OK)) {
         vyre_cuda_kernel_free(k);
         return st;
     }
@@ -316,6 +319,7 @@ void vyre_cuda_kernel_free(vyre_cuda_kernel *k) {
     struct vyre_cuda_device *d = k->dev;
     bool alive = vyre_cu_current(d);
     if (k->grid) vyre_cu_grid_detach(k);
+    vyre_cu_debug_detach(k);
     if (k->module) vyre_cu_module_release(k->module);
     if (k->raw_module && alive) {
         CUresult r = vyre_cu.cuModuleUnload(k->raw_module);
