@@ -27,6 +27,26 @@ describe("the reference run guard", function()
     assert.are.equal(40, be:run(p, { o = { 0 } }, { n = 4 }).o[1])
   end)
 
+  it("counts grid-level loops and converge rounds, whose sections may hold no loop", function()
+    -- 2^32 - 1 grid iterations of a section without a loop of its own
+    local grid = vyre.parse([[(program gspin (workgroup 1) (buffer o u32 read_write)
+      (for r 0u32 4294967295u32 1u32 (grid_barrier) (atomic add o 0u32 1u32)))]])
+    local be = vyre.reference.new({ max_steps = 100 })
+    local o = vyre.array("u32", 1)
+    assert.matches("vyre.Backend:run: program 'gspin' stopped after 100 loop iterations",
+      H.error_of(be.run, be, grid, { o = o }, { n = 1 }), 1, true)
+    -- a converge loop whose flag stays set, for 10^9 rounds
+    local conv = vyre.parse([[(program cspin (workgroup 1) (buffer f u32 read_write)
+      (converge f 1000000000u32 (store f 0u32 1u32)))]])
+    assert.matches("program 'cspin' stopped after 100 loop iterations",
+      H.error_of(be.run, be, conv, { f = { 0 } }, { n = 1 }), 1, true)
+    -- within the budget: 10 grid iterations take 9 steps, as a loop in a section does
+    local ten = vyre.parse([[(program g10 (workgroup 1) (buffer o u32 read_write)
+      (for r 0u32 10u32 1u32 (grid_barrier) (atomic add o 0u32 1u32)))]])
+    local small = vyre.reference.new({ max_steps = 10 })
+    assert.are.equal(10, small:run(ten, { o = { 0 } }, { n = 1 }).o[1])
+  end)
+
   it("stops launches of a compiled kernel too, and the backend stays usable", function()
     local be = vyre.reference.new({ max_steps = 50 })
     local k = be:compile(vyre.parse(SPIN))

@@ -371,12 +371,12 @@ static void test_replay(void) {
     memset(&plain, 0, sizeof plain);
     memset(&replay, 0, sizeof replay);
     plain.kslot = replay.kslot = p->body.items[2]->slot;
-    struct vyre_grid_ops ops = {&plain, mock_section, mock_zero, mock_read, NULL, NULL, NULL};
+    struct vyre_grid_ops ops = {&plain, mock_section, mock_zero, mock_read, NULL, NULL, NULL, NULL};
     uint64_t r1 = 0, r2 = 0, r3 = 0;
     CHECK(vyre_grid_run(&env, secs, n, &ops, &r1, &err) == VYRE_OK);
     CHECK_EQ_U64(r1, 21);
     struct vyre_grid_ops rops = {&replay,   mock_section, mock_zero, mock_read,
-                                 mock_open, mock_close,   mock_run};
+                                 mock_open, mock_close,   mock_run,  NULL};
     CHECK(vyre_grid_run(&env, secs, n, &rops, &r2, &err) == VYRE_OK);
     CHECK_EQ_U64(r2, 21);
     CHECK_EQ_U64(replay.n, 3);     /* one recording per value of k */

@@ -478,7 +478,7 @@ static enum vyre_status launch_split(vyre_cuda_kernel *k, const uint64_t *slot, 
     struct vyre_grid_env env = {p, params, counts, {0, 0, 0}, {g[0], g[1], g[2]}};
     memcpy(env.wgsize, p->workgroup, sizeof env.wgsize);
     struct split_run r = {k, slot, g, NULL, false, 0};
-    struct vyre_grid_ops ops = {&r,   split_section, split_flag_zero, split_flag_read, NULL,
+    struct vyre_grid_ops ops = {&r,   split_section, split_flag_zero, split_flag_read, NULL, NULL,
                                 NULL, NULL};
     if (graph) {
         ops.round_open = round_open;

@@ -527,6 +527,20 @@ static enum vyre_status ref_flag_read(void *ud, uint32_t decl, bool *set, struct
     return VYRE_OK;
 }
 
+/* A grid-level loop iteration or converge round takes one step of the run's budget, as
+ * a loop iteration inside a section does, and sees interrupts: a grid loop whose
+ * sections hold no loop of their own would otherwise never stop. */
+static enum vyre_status ref_tick(void *ud, struct vyre_error *err) {
+    struct ref_grid *g = ud;
+    struct vyre_budget *b = g->x->budget;
+    if (--b->left == 0 || vyre_interp_generation() != b->generation) {
+        b->stop = b->left == 0 ? VYRE_STOP_STEPS : VYRE_STOP_INTERRUPT;
+        b->left = 1;
+        return stop_error(g->x, err);
+    }
+    return VYRE_OK;
+}
+
 /* Compiles every section of p (which has grid statements) into st->codes; returns the
  * most slots any section's code needs, 0 when memory ran out. */
 static size_t compile_sections(const vyre_program *p, struct run_state *st) {
@@ -617,7 +631,7 @@ enum vyre_status vyre_ref_run_oob(vyre_program *p, const struct vyre_run_args *a
             memcpy(env.ngroups, x.ngroups, sizeof env.ngroups);
             struct ref_grid g = {&st, &x, shared_bytes, nslots, args->grid};
             struct vyre_grid_ops ops = {&g,   ref_section, ref_flag_zero, ref_flag_read,
-                                        NULL, NULL,        NULL};
+                                        NULL, NULL,        NULL,          ref_tick};
             status = vyre_grid_run(&env, st.sections, st.nsections, &ops, rounds, err);
             free(counts);
         }

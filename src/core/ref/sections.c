@@ -129,6 +129,8 @@ static enum vyre_status run_for(struct runner *R, const struct vyre_stmt *s) {
         if (st != VYRE_OK) return st;
         vyre_bits next = vyre_sem_binary(VYRE_OP_ADD, t, v, step);
         if (less(t, next, v) || !less(t, next, to)) break;
+        /* a back edge: one step, as inside a section (interp_exec.c) */
+        if (R->ops->tick && (st = R->ops->tick(R->ops->ud, R->err)) != VYRE_OK) return st;
         v = next;
     }
     R->lane.slots[s->slot] = 0;
@@ -177,6 +179,7 @@ static enum vyre_status run_converge(struct runner *R, const struct vyre_stmt *s
         bool set = false;
         if (has) st = ops->flag_read(ops->ud, s->decl, &set, R->err);
         if (st != VYRE_OK || !set || r == max) break;
+        if (ops->tick && (st = ops->tick(ops->ud, R->err)) != VYRE_OK) break; /* back edge */
         st = ops->flag_zero(ops->ud, s->decl, R->err);
     }
     R->rounds += r;

@@ -47,6 +47,10 @@ struct vyre_grid_ops {
                                    bool *recorded, struct vyre_error *err);
     enum vyre_status (*round_close)(void *ud, enum vyre_status st, struct vyre_error *err);
     enum vyre_status (*round_run)(void *ud, bool *set, struct vyre_error *err);
+    /* Optional (the reference): called at every back edge of a grid-level loop (before
+     * its next iteration, or the next converge round); an error stops the run (the step
+     * budget, an interrupt). */
+    enum vyre_status (*tick)(void *ud, struct vyre_error *err);
 };
 
 /* The values grid-uniform expressions read. */
