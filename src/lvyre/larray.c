@@ -366,12 +366,6 @@ static int array_tostring(lua_State *L) {
 
 /* ---- fill, iota, random, from_string (in place; each returns the array) ------ */
 
-/* a:fill(v): the value at 2 in every element (shared with buf:fill). */
-void vyre_lua_array_fill(lua_State *L, struct vyre_lua_array *a, const char *fname) {
-    vyre_bits v = vyre_lua_tobits(L, 2, a->type, fname, "the value");
-    for (uint64_t i = 0; i < a->count; i++) vyre_lua_storebits(a->data, a->type, i, v);
-}
-
 /* a:fill(v) -> a */
 static int array_fill(lua_State *L) {
     vyre_lua_array_fill(L, check_live(L, 1, "vyre.Array:fill"), "vyre.Array:fill");
@@ -379,130 +373,11 @@ static int array_fill(lua_State *L) {
     return 1;
 }
 
-/* The optional value at idx (default def) as bits of type t. */
-static vyre_bits opt_bits(lua_State *L, int idx, lua_Integer def, enum vyre_type t,
-                          const char *fname, const char *what) {
-    if (!lua_isnoneornil(L, idx)) return vyre_lua_tobits(L, idx, t, fname, what);
-    lua_pushinteger(L, def);
-    vyre_bits v = vyre_lua_tobits(L, -1, t, fname, what);
-    lua_pop(L, 1);
-    return v;
-}
-
-/* a:iota([start [, step]]) at 2, 3: a[i] = start + T(i - 1) * step computed in the element
- * type (integers wrap, floats round each operation), as vyre.lib.iota computes it. */
-void vyre_lua_array_iota(lua_State *L, struct vyre_lua_array *a, const char *fname) {
-    if (a->type == VYRE_BOOL)
-        luaL_error(L,
-                   "%s: a bool array has no sequence. Fix: use a:fill(true) or a "
-                   "numeric type",
-                   fname);
-    vyre_bits start = opt_bits(L, 2, 0, a->type, fname, "start");
-    vyre_bits step = opt_bits(L, 3, 1, a->type, fname, "step");
-    for (uint64_t i = 0; i < a->count; i++) {
-        vyre_bits v;
-        if (a->type == VYRE_F32) {
-            float f0, fs, m, r;
-            uint32_t w0 = (uint32_t)start, ws = (uint32_t)step, wr;
-            memcpy(&f0, &w0, 4);
-            memcpy(&fs, &ws, 4);
-            m = (float)i * fs; /* separate statements: never contracted into an fma */
-            r = f0 + m;
-            memcpy(&wr, &r, 4);
-            v = wr;
-        } else if (a->type == VYRE_F64) {
-            double d0, ds, m, r;
-            memcpy(&d0, &start, 8);
-            memcpy(&ds, &step, 8);
-            m = (double)i * ds;
-            r = d0 + m;
-            memcpy(&v, &r, 8);
-        } else {
-            v = start + (vyre_bits)i * step; /* wraps; storebits keeps 32 bits for 32-bit types */
-        }
-        vyre_lua_storebits(a->data, a->type, i, v);
-    }
-}
-
 /* a:iota([start [, step]]) -> a */
 static int array_iota(lua_State *L) {
     vyre_lua_array_iota(L, check_live(L, 1, "vyre.Array:iota"), "vyre.Array:iota");
     lua_settop(L, 1);
     return 1;
-}
-
-static uint64_t splitmix64(uint64_t *state) {
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* High 64 bits of a * b (portable: no 128-bit type). */
-static uint64_t mulhi64(uint64_t a, uint64_t b) {
-    uint64_t al = (uint32_t)a, ah = a >> 32, bl = (uint32_t)b, bh = b >> 32;
-    uint64_t p0 = al * bl, p1 = al * bh, p2 = ah * bl, p3 = ah * bh;
-    uint64_t mid = (p0 >> 32) + (uint32_t)p1 + (uint32_t)p2;
-    return p3 + (p1 >> 32) + (p2 >> 32) + (mid >> 32);
-}
-
-/* a:random(seed [, lo, hi]) -> a: one splitmix64 draw per element from the seed, the
- * same on every machine. Floats: uniform in [lo, hi) (default [0, 1)). Integers:
- * uniform in [lo, hi] inclusive (default every value of the type). bool: fair coin.
- * Arguments at 2..4 (shared with buf:random). */
-void vyre_lua_array_random(lua_State *L, struct vyre_lua_array *a, const char *fname) {
-    if (lua_isnoneornil(L, 2)) luaL_error(L, "%s: a seed is needed. Fix: a:random(42)", fname);
-    uint64_t state = (uint64_t)vyre_lua_optint(L, 2, 0, fname, "the seed", "a:random(42)");
-    bool ranged = !lua_isnoneornil(L, 3) || !lua_isnoneornil(L, 4);
-    bool isfloat = a->type == VYRE_F32 || a->type == VYRE_F64;
-    double flo = 0.0, fhi = 1.0;
-    uint64_t ilo = 0, span = 0; /* span 0: every bit pattern */
-    if (ranged && a->type == VYRE_BOOL)
-        luaL_error(L, "%s: a bool array takes no range. Fix: a:random(seed)", fname);
-    if (ranged && isfloat) {
-        if (lua_type(L, 3) != LUA_TNUMBER || lua_type(L, 4) != LUA_TNUMBER)
-            luaL_error(L,
-                       "%s: lo and hi must be numbers (got %s, %s). Fix: "
-                       "a:random(seed, 0.0, 1.0)",
-                       fname, luaL_typename(L, 3), luaL_typename(L, 4));
-        flo = lua_tonumber(L, 3);
-        fhi = lua_tonumber(L, 4);
-        if (!(flo < fhi) || isinf(flo) || isinf(fhi))
-            luaL_error(L,
-                       "%s: the range [%f, %f) is empty or not finite. Fix: pass "
-                       "finite lo < hi",
-                       fname, flo, fhi);
-    } else if (ranged) {
-        vyre_bits lo = vyre_lua_tobits(L, 3, a->type, fname, "lo");
-        vyre_bits hi = vyre_lua_tobits(L, 4, a->type, fname, "hi");
-        bool sgn = vyre_type_is_signed(a->type);
-        int64_t slo = a->type == VYRE_I32 ? (int32_t)(uint32_t)lo : (int64_t)lo;
-        int64_t shi = a->type == VYRE_I32 ? (int32_t)(uint32_t)hi : (int64_t)hi;
-        if (sgn ? slo > shi : lo > hi)
-            luaL_error(L, "%s: lo is above hi. Fix: pass lo <= hi (both included)", fname);
-        ilo = sgn ? (uint64_t)slo : lo;
-        span = (sgn ? (uint64_t)shi - (uint64_t)slo : hi - lo) + 1; /* 0: all 2^64 */
-    }
-    for (uint64_t i = 0; i < a->count; i++) {
-        uint64_t x = splitmix64(&state);
-        vyre_bits v;
-        if (a->type == VYRE_BOOL) v = x >> 63;
-        else if (a->type == VYRE_F32) {
-            float u = (float)(x >> 40) * 0x1p-24f, lo = (float)flo, hi = (float)fhi;
-            float w = hi - lo, m = w * u, r = lo + m;
-            if (r >= hi) r = nextafterf(hi, lo);
-            uint32_t bits;
-            memcpy(&bits, &r, 4);
-            v = bits;
-        } else if (a->type == VYRE_F64) {
-            double u = (double)(x >> 11) * 0x1p-53, w = fhi - flo, m = w * u, r = flo + m;
-            if (r >= fhi) r = nextafter(fhi, flo);
-            memcpy(&v, &r, 8);
-        } else {
-            v = span ? ilo + mulhi64(x, span) : x;
-        }
-        vyre_lua_storebits(a->data, a->type, i, v);
-    }
 }
 
 /* a:random(seed [, lo, hi]) -> a */

@@ -342,22 +342,51 @@ static int buffer_view(lua_State *L) {
     return 1;
 }
 
-/* buf:fill / buf:iota / buf:random: the elements the same vyre.Array method gives. The
- * reference fills its host memory in place; CUDA fills a host Array and uploads it
- * (one asynchronous copy, ordered after queued launches). */
-static int buffer_generate(lua_State *L, const char *fname,
-                           void (*gen)(lua_State *, struct vyre_lua_array *, const char *)) {
+/* Pushes g's values as vyre.lib.basic.generate reads them. */
+static void push_gen(lua_State *L, const struct vyre_lua_gen *g) {
+    static const char *const kinds[] = {"fill", "iota", "random"};
+    lua_createtable(L, 0, 8);
+    lua_pushstring(L, kinds[g->kind]);
+    lua_setfield(L, -2, "kind");
+    vyre_lua_pushbits(L, g->type, g->a);
+    lua_setfield(L, -2, "a");
+    vyre_lua_pushbits(L, g->type, g->b);
+    lua_setfield(L, -2, "b");
+    lua_pushinteger(L, (lua_Integer)g->seed);
+    lua_setfield(L, -2, "seed");
+    if (vyre_type_is_float(g->type)) {
+        vyre_lua_pushbits(L, g->type, g->lo);
+        lua_setfield(L, -2, "lo");
+        vyre_lua_pushbits(L, g->type, g->hi);
+        lua_setfield(L, -2, "hi");
+        vyre_lua_pushbits(L, g->type, g->prev);
+        lua_setfield(L, -2, "prev");
+    }
+    lua_pushinteger(L, (lua_Integer)g->ilo);
+    lua_setfield(L, -2, "ilo");
+    lua_pushinteger(L, (lua_Integer)g->span);
+    lua_setfield(L, -2, "span");
+}
+
+/* buf:fill / buf:iota / buf:random: the elements the same vyre.Array method gives
+ * (lgen.c). The reference fills its host memory in place; CUDA runs one kernel of
+ * vyre.lib.basic, enqueued after the queued launches like any launch. */
+static int buffer_generate(lua_State *L, const char *fname, enum vyre_lua_gen_kind kind) {
     struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, fname);
     lua_settop(L, 4);
+    struct vyre_lua_gen g;
+    vyre_lua_gen_parse(L, kind, b->type, fname, &g);
     if (b->be->kind == LVYRE_CUDA) {
-        struct vyre_lua_array *a = vyre_lua_newarray(L, b->type, b->count);
-        gen(L, a, fname);
-        struct vyre_error err;
-        if (vyre_cuda_buffer_upload(b->cu, 0, a->data, bytes_of(b), &err) != VYRE_OK)
-            return vyre_lua_raise(L, fname, &err);
+        lua_getglobal(L, "require");
+        lua_pushliteral(L, "vyre.lib.basic");
+        lua_call(L, 1, 1);
+        lua_getfield(L, -1, "generate");
+        lua_getiuservalue(L, 1, 1); /* the backend */
+        lua_pushvalue(L, 1);
+        push_gen(L, &g);
+        lua_call(L, 3, 0);
     } else {
-        struct vyre_lua_array a = {.type = b->type, .count = b->count, .data = b->host};
-        gen(L, &a, fname);
+        vyre_lua_gen_host(&g, b->host, b->count);
     }
     lua_settop(L, 1);
     return 1;
@@ -365,17 +394,17 @@ static int buffer_generate(lua_State *L, const char *fname,
 
 /* buf:fill(value) -> buf */
 static int buffer_fill(lua_State *L) {
-    return buffer_generate(L, "vyre.Buffer:fill", vyre_lua_array_fill);
+    return buffer_generate(L, "vyre.Buffer:fill", VYRE_LUA_FILL);
 }
 
 /* buf:iota([start [, step]]) -> buf */
 static int buffer_iota(lua_State *L) {
-    return buffer_generate(L, "vyre.Buffer:iota", vyre_lua_array_iota);
+    return buffer_generate(L, "vyre.Buffer:iota", VYRE_LUA_IOTA);
 }
 
 /* buf:random(seed [, lo, hi]) -> buf */
 static int buffer_random(lua_State *L) {
-    return buffer_generate(L, "vyre.Buffer:random", vyre_lua_array_random);
+    return buffer_generate(L, "vyre.Buffer:random", VYRE_LUA_RANDOM);
 }
 
 /* buf:pointer() -> the device address as an integer (raw PTX kernels, interop); CUDA only */

@@ -55,11 +55,27 @@ struct vyre_lua_array *vyre_lua_newarray(lua_State *L, enum vyre_type t, uint64_
 struct vyre_lua_array *vyre_lua_array_fromtable(lua_State *L, int tidx, enum vyre_type t,
                                                 const char *fname, const char *prefix);
 /* a:fill(v), a:iota([start, step]), a:random(seed [, lo, hi]) into a, reading the
- * arguments at stack index 2.. and raising "fname: ..."; Buffers share them so that
- * both give the same elements (larray.c). */
+ * arguments at stack index 2.. and raising "fname: ..." (lgen.c). */
 void vyre_lua_array_fill(lua_State *L, struct vyre_lua_array *a, const char *fname);
 void vyre_lua_array_iota(lua_State *L, struct vyre_lua_array *a, const char *fname);
 void vyre_lua_array_random(lua_State *L, struct vyre_lua_array *a, const char *fname);
+
+/* The same generators as a description (lgen.c): Buffers run it on the host (the
+ * reference) or in a vyre.lib.basic kernel (CUDA), with the same elements. */
+enum vyre_lua_gen_kind { VYRE_LUA_FILL, VYRE_LUA_IOTA, VYRE_LUA_RANDOM };
+struct vyre_lua_gen {
+    enum vyre_lua_gen_kind kind;
+    enum vyre_type type;
+    vyre_bits a, b;         /* fill: a = the value; iota: a = start, b = step */
+    uint64_t seed;          /* random: splitmix64 draw i is element i */
+    vyre_bits lo, hi, prev; /* random floats: lo, hi and the value just below hi */
+    uint64_t ilo, span;     /* random integers: lo and hi - lo + 1 (0: every value) */
+};
+/* Reads the arguments at stack index 2.. (raising "fname: ..." with a Fix). */
+void vyre_lua_gen_parse(lua_State *L, enum vyre_lua_gen_kind kind, enum vyre_type t,
+                        const char *fname, struct vyre_lua_gen *g);
+/* Elements 0..count of data, as described. */
+void vyre_lua_gen_host(const struct vyre_lua_gen *g, void *data, uint64_t count);
 
 /* "f32" etc.; raises naming fname and listing the valid type names. */
 enum vyre_type vyre_lua_checktype(lua_State *L, int idx, const char *fname);

@@ -34,6 +34,8 @@ function F.available()
     F.why = "the fake driver is set but CUDA is not usable: " .. tostring(why)
     return false, F.why
   end
+  -- buf:fill, buf:iota and buf:random run vyre.lib kernels: the fake computes them too
+  for _, text in ipairs(require("vyre.lib.basic").generator_texts()) do F.register(text) end
   return true
 end
 

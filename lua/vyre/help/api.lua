@@ -321,7 +321,7 @@ keeps the parent alive; freeing the parent ends its views. Views cost no memory.
   ["Buffer:fill"] = [=[
 buf:fill(v) -> buf
 Sets every element to v, as Array:fill does (in place on the reference; on CUDA one
-asynchronous upload of the filled elements).]=],
+asynchronous launch of a vyre.lib kernel; iota and random too, with the same elements).]=],
   ["Buffer:iota"] = [=[
 buf:iota([start [, step]]) -> buf
 The elements Array:iota gives: start + (i - 1) * step in the element type (default 0, 1).]=],

@@ -31,6 +31,41 @@ local COPY = [[
   (if (lt i n) (then (store dst i (load src i)))))
 ]]
 
+-- Seeded random elements (buf:random on CUDA, lgen.c): element i is splitmix64 draw i
+-- from the seed, made into the element exactly as the host loop does. $V is the value.
+local RANDOM = [[
+(program lib_random_$T (workgroup 256)
+  (buffer buf $T write)
+  (param seed u64)
+  (param lo $F)
+  (param hi $F)
+  (param prev $F)
+  (param ilo u64)
+  (param span u64)
+  (param n u32)
+  (let i (gid x))
+  (if (lt i n) (then
+    (let z0 (add seed (mul (add (cast u64 i) 1u64) 11400714819323198485u64)))
+    (let z1 (mul (xor z0 (shr z0 30u64)) 13787848793156543929u64))
+    (let z2 (mul (xor z1 (shr z1 27u64)) 10723151780598845931u64))
+    (let x (xor z2 (shr z2 31u64)))
+    (store buf i $V))))
+]]
+
+-- The element from draw x, per type: the top bit; a float in [lo, hi) from the top 24 or
+-- 53 bits (prev, the value just below hi, for draws that round up to hi); an integer
+-- ilo + floor(x * span / 2^64), or x itself when span is 0 (every value).
+local RANDOM_VALUE = {
+  bool = "(ne (shr x 63u64) 0u64)",
+  f32 = "(select (ge (add lo (mul (sub hi lo) (mul (cast f32 (shr x 40u64)) 0x1p-24f32))) hi)"
+    .. " prev (add lo (mul (sub hi lo) (mul (cast f32 (shr x 40u64)) 0x1p-24f32))))",
+  f64 = "(select (ge (add lo (mul (sub hi lo) (mul (cast f64 (shr x 11u64)) 0x1p-53f64))) hi)"
+    .. " prev (add lo (mul (sub hi lo) (mul (cast f64 (shr x 11u64)) 0x1p-53f64))))",
+}
+local RANDOM_INT = "(select (eq span 0u64) x (add ilo (mulhi x span)))"
+local RANDOM_CAST = { u64 = "%s", i64 = "(bitcast i64 %s)", u32 = "(cast u32 %s)",
+  i32 = "(cast i32 %s)" }
+
 local function kernel(be, what, template, t)
   return U.kernel(be, what .. ":" .. t, function()
     return U.fill(template, { T = t })
@@ -117,6 +152,43 @@ function M.copy(name, timed, be, src, dst)
   end
   local _, timing = U.run(name, be, steps, nil, timed)
   return dst, timing
+end
+
+local function random_text(t)
+  local float = t == "f32" or t == "f64"
+  local v = RANDOM_VALUE[t] or RANDOM_CAST[t]:format(RANDOM_INT)
+  return U.fill(RANDOM, { T = t, F = float and t or "u64", V = v })
+end
+
+--- The texts of the kernels M.generate may launch (the fake CUDA driver computes only
+--- programs a test registered: tests/fakecuda/harness.lua registers these).
+function M.generator_texts()
+  local texts = {}
+  for _, t in ipairs(U.ALL_TYPES) do
+    texts[#texts + 1] = U.fill(FILL, { T = t })
+    texts[#texts + 1] = random_text(t)
+    if t ~= "bool" then texts[#texts + 1] = U.fill(IOTA, { T = t }) end
+  end
+  return texts
+end
+
+--- buf:fill / buf:iota / buf:random of a CUDA Buffer (src/lvyre/lgen.c): g holds the
+--- arguments read on the host (kind, and a, b or seed, lo, hi, prev, ilo, span as Lua
+--- values of the right types); one launch, asynchronous like the upload it replaces.
+function M.generate(be, buf, g)
+  local t, n = buf.type, buf.count
+  if n == 0 then return end
+  local k, args
+  if g.kind == "fill" then
+    k, args = kernel(be, "fill", FILL, t), { buf = buf, value = g.a, n = n }
+  elseif g.kind == "iota" then
+    k, args = kernel(be, "iota", IOTA, t), { buf = buf, start = g.a, step = g.b, n = n }
+  else
+    k = U.kernel(be, "random:" .. t, function() return random_text(t) end)
+    args = { buf = buf, seed = g.seed, lo = g.lo or 0, hi = g.hi or 0, prev = g.prev or 0,
+      ilo = g.ilo, span = g.span, n = n }
+  end
+  k:launch(args, { grid = { U.cdiv(n, U.WG) } })
 end
 
 return M
