@@ -7,6 +7,7 @@ local C = require("vyre.cli.common")
 local check = require("vyre.cli.check")
 local run = require("vyre.cli.run")
 local bench = require("vyre.cli.bench")
+local H = require("spec.helpers")
 
 -- Runs `vyre argv...` in-process: status, stdout, stderr.
 local function vy(...)
@@ -297,6 +298,17 @@ describe("vyre run", function()
     assert.matches("\ntime: wall [%d.]+ [µnms]+, device ", out)
   end)
 
+  it("counts out-of-bounds accesses with --debug", function()
+    local shift = file("shift.vyre", H.SHIFT_OOB .. "\n")
+    local st, out = vy("run", shift, "a=1,2,3,4", "o=zeros:4", "--debug", "--backend",
+      "reference")
+    assert.are.equal(0, st)
+    assert.are.equal("o = vyre.Array(u32, 4) [0, 0, 2, 3]\n"
+      .. "out of bounds: a: 1 loads, 0 stores\nout of bounds: o: 0 loads, 2 stores\n", out)
+    local _, inb = vy("run", SAXPY, "x=1", "y=1", "a=1", "--debug", "--backend", "reference")
+    assert.matches("\nout of bounds: none\n$", inb)
+  end)
+
   it("prints 64-bit and special values exactly", function()
     local p = file("wide.vyre", "(program w (workgroup 1) (buffer u u64 read_write)\n"
       .. "  (buffer f f32 read_write) (buffer b bool read_write))\n")
@@ -345,6 +357,13 @@ describe("vyre run", function()
     local _, ref = vy("run", SAXPY, "x=iota:1000", "y=fill:1000:0.1", "a=3.3", "--full",
       "--backend", "reference")
     assert.are.equal(ref, out)
+    -- --debug: the device's out-of-bounds counts are the reference's
+    local shift = file("shift_gpu.vyre", H.SHIFT_OOB .. "\n")
+    local _, dref = vy("run", shift, "a=1,2,3,4", "o=zeros:4", "--debug", "--backend",
+      "reference")
+    local _, dgpu = vy("run", shift, "a=1,2,3,4", "o=zeros:4", "--debug", "--backend", "cuda")
+    assert.are.equal(dref, dgpu)
+    assert.is_false(vyre.backend("cuda"):debug()) -- switched back off after the run
   end)
 end)
 

@@ -5,13 +5,8 @@
 local vyre = require("vyre")
 local H = require("spec.helpers")
 
--- o[i + 2] = a[i + 1] over 4 invocations: a is read past its end once, o written past
--- its end twice.
-local SHIFT = [[
-(program shift (workgroup 4)
-  (buffer a u32 read) (buffer o u32 write)
-  (let i (gid x))
-  (store o (add i 2u32) (load a (add i 1u32))))]]
+-- o[i + 2] = a[i + 1] over 4 invocations: a read past its end once, o written twice.
+local SHIFT = H.SHIFT_OOB
 
 -- Shared memory and an atomic: s[i + 2] for i < 4 of a shared array of 4, then an
 -- atomic add at c[i] of a 1-element counter.

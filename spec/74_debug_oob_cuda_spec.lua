@@ -12,13 +12,8 @@ local F = require("tests.fakecuda.harness")
 
 local RANDOM_PROGRAMS = tonumber(os.getenv("VYRE_DEBUG_PROGRAMS") or "") or 300
 
--- o[i + 2] = a[i + 1] over 4 invocations: a is read past its end once, o written past
--- its end twice.
-local SHIFT = [[
-(program dshift (workgroup 4)
-  (buffer a u32 read) (buffer o u32 write)
-  (let i (gid x))
-  (store o (add i 2u32) (load a (add i 1u32))))]]
+-- o[i + 2] = a[i + 1] over 4 invocations: a read past its end once, o written twice.
+local SHIFT = H.SHIFT_OOB
 
 -- Shared memory and atomics: s[i + 2] of a shared array of 4, an atomic add at c[i] of
 -- a 1-element counter, and an f32 atomic max (the compare-and-swap loop) at f[i + 1].

@@ -46,6 +46,14 @@ H.IOTA = [[
   (let i (gid x))
   (if (lt i (len v)) (then (store v i i))))]]
 
+-- The debug mode's example (specs 72 and 74): o[i + 2] = a[i + 1] over 4 invocations, so a
+-- is read past its end once and o written past its end twice.
+H.SHIFT_OOB = [[
+(program shift (workgroup 4)
+  (buffer a u32 read) (buffer o u32 write)
+  (let i (gid x))
+  (store o (add i 2u32) (load a (add i 1u32))))]]
+
 local WIDTH = { bool = 4, i32 = 4, u32 = 4, f32 = 4, i64 = 8, u64 = 8, f64 = 8 }
 
 local function is_nan_bits(t, bits)

@@ -39,6 +39,8 @@ Options:
   --program NAME  the program to run when the file returns several
   --full          print every element (default: the first 8 and the last 4)
   --time          also print the dispatch timing (be:run_timed)
+  --debug         count out-of-bounds loads and stores (be:debug) and print them per
+                  buffer after the results ("out of bounds: none" when there were none)
   -h, --help      this text
 
 The backend line goes to stderr, the results to stdout, one per line:
@@ -171,10 +173,22 @@ function M.print_results(ctx, p, res, full)
   end
 end
 
+--- "out of bounds: NAME: L loads, S stores" per declaration (sorted), or "none".
+function M.print_oob(ctx, report)
+  local names = {}
+  for name in pairs(report) do names[#names + 1] = name end
+  table.sort(names)
+  if #names == 0 then ctx.out("out of bounds: none\n") end
+  for _, name in ipairs(names) do
+    ctx.out(("out of bounds: %s: %d loads, %d stores\n"):format(name, report[name].loads,
+      report[name].stores))
+  end
+end
+
 function M.run(argv, ctx)
   ctx = C.context(ctx)
   local opts, pos = C.parse_options(argv, { backend = "string", n = "int", grid = "string",
-    program = "string", full = "flag", time = "flag" })
+    program = "string", full = "flag", time = "flag", debug = "flag" })
   if not opts then return C.usage_error(ctx, "run", pos) end
   if opts.help then
     ctx.out(M.help .. "\n")
@@ -209,16 +223,21 @@ function M.run(argv, ctx)
   end
   ctx.err(line .. "\n")
   local ok, res, timing
+  local was_debug = be:debug()
+  if opts.debug then be:debug(true) end
   if opts.time then
     ok, res, timing = pcall(be.run_timed, be, e.program, args, ropts)
   else
     ok, res = pcall(be.run, be, e.program, args, ropts)
   end
+  local report = opts.debug and be:oob_report()
+  if opts.debug then be:debug(was_debug) end -- the backend may be shared (vyre.cuda.device)
   if not ok then
     ctx.err(("vyre run: %s\n"):format(tostring(res)))
     return C.FAIL
   end
   M.print_results(ctx, e.program, res, opts.full)
+  if report then M.print_oob(ctx, report) end
   if timing then
     ctx.out(("time: wall %s, device %s, enqueue %s, wait %s\n"):format(
       C.duration(timing.wall_ns), C.duration(timing.device_ns), C.duration(timing.enqueue_ns),
