@@ -207,9 +207,11 @@ function H.random_inputs(p, seed, n)
   return args
 end
 
---- After a GPU spec dropped its objects: collects twice, trims the device's caches and
---- returns the live counts that are not zero ({} when nothing is left alive).
+--- After a GPU spec dropped its objects: trims the device's caches (the compiled
+--- megakernels it keeps become garbage), collects twice, trims again and returns the live
+--- counts that are not zero ({} when nothing is left alive).
 function H.leftovers(dev)
+  dev:trim()
   collectgarbage()
   collectgarbage()
   dev:trim()
