@@ -91,6 +91,15 @@ describe("debug mode on the reference backend", function()
     assert.are.same({}, be:oob_report())
   end)
 
+  it("is an option of vyre.backend too", function()
+    local be = vyre.backend("reference", { debug = true })
+    assert.is_true(be:debug())
+    be:run(vyre.parse(SHIFT), inputs())
+    assert.are.same({ a = { loads = 1, stores = 0 }, o = { loads = 0, stores = 2 } },
+      be:oob_report())
+    assert.is_false(vyre.backend("reference"):debug())
+  end)
+
   it("starts as $VYRE_DEBUG says", function()
     local code = "print((require(\"vyre.reference\").new():debug()))"
     local function with(env)

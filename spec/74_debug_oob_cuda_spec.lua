@@ -198,6 +198,20 @@ describe("debug mode on the fake CUDA driver #fakecuda", function()
     F.device():debug(false)
   end)
 
+  it("is an option of vyre.cuda.device and vyre.backend, checked with a Fix", function()
+    local cuda = require("vyre.cuda")
+    local be = cuda.device(0, { debug = true })
+    assert.is_true(be:debug())
+    assert.are.equal(be, vyre.backend("cuda", { debug = false }))
+    assert.is_false(be:debug())
+    assert.matches("vyre.cuda.device: unknown option max_steps. Fix:",
+      H.error_of(cuda.device, 0, { max_steps = 1 }), 1, true)
+    assert.matches("vyre.cuda.device: debug must be a boolean (got string). Fix:",
+      H.error_of(cuda.device, 0, { debug = "yes" }), 1, true)
+    assert.matches("vyre.cuda.open: options must be a table (got number). Fix:",
+      H.error_of(cuda.open, 0, 1), 1, true)
+  end)
+
   it("starts as $VYRE_DEBUG says", function()
     local code = "print((require(\"vyre.cuda\").device(0):debug()))"
     local function with(env)

@@ -3,7 +3,7 @@
 -- only answers the module-level questions and keeps one backend per device ordinal.
 --   local cuda = require("vyre.cuda")
 --   cuda.available() -> true | false, reason     cuda.count() -> n | nil, reason
---   cuda.device(i)   -> backend | nil, reason    (i is 0-based; default 0)
+--   cuda.device(i [, {debug = b}]) -> backend | nil, reason    (i is 0-based; default 0)
 --   cuda.nvtx([on])  -> enabled, built | false, reason (profiler ranges)
 --   cuda.profile(name) -> a synthetic device profile ("h100", "h200", "a100", "rtx5090", ...)
 local core = require("vyre.core")
@@ -54,29 +54,57 @@ local function check_ordinal(i, fname)
   end
 end
 
---- cuda.device(i) -> backend | nil, reason. Returns the same backend for an ordinal
---- until it is lost or freed; then a new one is opened.
-function M.device(i)
+-- opts of device/open: {debug = true | false} switches the backend's debug mode
+-- (be:debug; the backend of an ordinal is shared, so it switches it for every user).
+local function check_opts(opts, fname)
+  if opts == nil then return end
+  if type(opts) ~= "table" then
+    error(string.format("%s: options must be a table (got %s). Fix: %s(0, {debug = true})",
+      fname, type(opts), (fname:gsub("^vyre%.", ""))), 3)
+  end
+  for k, v in pairs(opts) do
+    if k ~= "debug" then
+      error(string.format("%s: unknown option %s. Fix: the option is debug (max_steps is the "
+        .. "reference backend's: vyre.reference.new)", fname, tostring(k)), 3)
+    end
+    if type(v) ~= "boolean" then
+      error(string.format("%s: debug must be a boolean (got %s). Fix: {debug = true}", fname,
+        type(v)), 3)
+    end
+  end
+end
+
+local function with_opts(be, opts)
+  if be and opts and opts.debug ~= nil then be:debug(opts.debug) end
+  return be
+end
+
+--- cuda.device(i [, opts]) -> backend | nil, reason. Returns the same backend for an
+--- ordinal until it is lost or freed; then a new one is opened. opts.debug switches its
+--- debug mode (out-of-bounds counts, be:debug).
+function M.device(i, opts)
   i = i or 0
   check_ordinal(i, "vyre.cuda.device")
+  check_opts(opts, "vyre.cuda.device")
   local be = cached[i]
-  if be and not be.freed and not be:lost() then return be end
+  if be and not be.freed and not be:lost() then return with_opts(be, opts) end
   local why
   be, why = core.cuda_open(i)
   if not be then return nil, why end
   cached[i] = be
-  return be
+  return with_opts(be, opts)
 end
 
 --- A new backend for device i even if one is open (tests of loss and recovery); it
---- becomes the one cuda.device(i) returns.
-function M.open(i)
+--- becomes the one cuda.device(i) returns. opts as for cuda.device.
+function M.open(i, opts)
   i = i or 0
   check_ordinal(i, "vyre.cuda.open")
+  check_opts(opts, "vyre.cuda.open")
   local be, why = core.cuda_open(i)
   if not be then return nil, why end
   cached[i] = be
-  return be
+  return with_opts(be, opts)
 end
 
 return M

@@ -71,20 +71,21 @@ end
 
 --- vyre.backend() -> best available (cuda, else reference);
 --- vyre.backend("reference"); vyre.backend("cuda") -> backend | nil, reason.
-function vyre.backend(name)
+--- opts go to vyre.reference.new or vyre.cuda.device ({debug = true}: the debug mode).
+function vyre.backend(name, opts)
   if name == nil then
     local mod = load_cuda()
     if mod then
-      local dev = mod.device(0)
+      local dev = mod.device(0, opts)
       if dev then return dev end
     end
-    return require("vyre.reference").new()
+    return require("vyre.reference").new(opts)
   elseif name == "reference" then
-    return require("vyre.reference").new()
+    return require("vyre.reference").new(opts)
   elseif name == "cuda" then
     local mod, why = load_cuda()
     if not mod then return nil, why end
-    return mod.device(0)
+    return mod.device(0, opts)
   end
   error(string.format("vyre.backend: unknown backend '%s'. Fix: use 'reference' or 'cuda' "
     .. "(or no argument for the best available)", tostring(name)), 2)

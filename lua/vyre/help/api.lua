@@ -85,9 +85,10 @@ vyre.array(type, n | table | binary string) -> Array
 A typed host array: n zeros, the values of a table, or the raw bytes of a string
 (little-endian elements). 1-based: a[1] .. a[#a].]=],
   ["vyre.backend"] = [=[
-vyre.backend([name]) -> Backend
+vyre.backend([name [, opts]]) -> Backend
 No name: CUDA device 0 when usable, else the reference interpreter. "reference": a new
-reference backend. "cuda": device 0, or nil, reason when CUDA is not usable.]=],
+reference backend. "cuda": device 0, or nil, reason when CUDA is not usable. opts go to
+vyre.reference.new or cuda.device: {debug = true} counts out-of-bounds accesses.]=],
   ["vyre.help"] = [=[
 vyre.help([x])
 Prints help: with no argument the list of topics; x may be a function (vyre.parse,
@@ -117,9 +118,9 @@ NVTX ranges (Nsight Systems) around compile, launch, sequence, run, graph replay
 megakernel sections, named by program. Process-wide; starts as $VYRE_NVTX=1 says. Without
 the toolkit's nvtx3 header at build time, nvtx(true) gives false and the reason.]=],
   ["vyre.cuda.device"] = [=[
-cuda.device([i]) -> Backend | nil, reason
+cuda.device([i [, {debug = b}]]) -> Backend | nil, reason
 The backend of device i (0-based, default 0): the same object for an ordinal until it is
-freed or lost.]=],
+freed or lost. debug switches its debug mode (be:debug; shared by every user of it).]=],
   ["vyre.cuda.profile"] = [=[
 vyre.cuda.profile(name) -> profile table
 A synthetic device profile for planning without a GPU: "h100", "h200", "a100", "rtx5090",
@@ -127,7 +128,7 @@ A synthetic device profile for planning without a GPU: "h100", "h200", "a100", "
 threads/registers/shared memory per SM and block, L2, memory, bandwidth, cooperative
 launch, cost numbers. docs/PLANNERS.md.]=],
   ["vyre.cuda.open"] = [=[
-cuda.open([i]) -> Backend | nil, reason
+cuda.open([i [, {debug = b}]]) -> Backend | nil, reason
 Opens a new backend for device i even if one is open (it becomes cuda.device(i)).]=],
   ["vyre.reference"] = [=[
 require("vyre.reference") -> the reference backend module
