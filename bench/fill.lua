@@ -10,16 +10,9 @@ local now_ns = require("vyre.core").now_ns
 local MIB = tonumber(arg and arg[1] or "") or 512
 local REPS = 5
 
-local be, why = vyre.backend("cuda")
-if not be then
-  io.stderr:write("CUDA is not usable: " .. tostring(why) .. "\n")
-  os.exit(2)
-end
-
-local function out(name, value, unit)
-  print(("%s %.3f %s"):format(name, value, unit))
-  io.stdout:flush()
-end
+local common = require("bench.common")
+local be = common.cuda()
+local out = common.out
 
 -- Best of REPS wall times of fn() followed by a wait for the device, in ns.
 local function best(fn)

@@ -14,16 +14,9 @@ local lib = require("vyre.lib")
 local SCALE = tonumber(arg and arg[1] or "") or 1
 local REPS = 5
 
-local be, why = vyre.backend("cuda")
-if not be then
-  io.stderr:write("CUDA is not usable: " .. tostring(why) .. "\n")
-  os.exit(2)
-end
-
-local function out(name, value, unit)
-  print(("%s %.3f %s"):format(name, value, unit))
-  io.stdout:flush()
-end
+local common = require("bench.common")
+local be = common.cuda()
+local out = common.out
 
 local function ns_of(t)
   if t.device_ns and t.device_ns > 0 then return t.device_ns end

@@ -22,16 +22,9 @@ local SCALE = tonumber(arg and arg[1] or "") or 1
 local REPS, ROUNDS = 20, 5
 local GiB = 1 << 30
 
-local be, why = vyre.backend("cuda")
-if not be then
-  io.stderr:write("CUDA is not usable: " .. tostring(why) .. "\n")
-  os.exit(2)
-end
-
-local function out(name, value, unit)
-  print(("%s %.3f %s"):format(name, value, unit))
-  io.stdout:flush()
-end
+local common = require("bench.common")
+local be = common.cuda()
+local out = common.out
 
 local SAXPY = vyre.parse([[
 (program saxpy (workgroup 256)

@@ -102,15 +102,8 @@ describe("debug mode on the reference backend", function()
 
   it("starts as $VYRE_DEBUG says", function()
     local code = "print((require(\"vyre.reference\").new():debug()))"
-    local function with(env)
-      local f = io.popen(env .. " lua5.4 -e 'package.path=\"lua/?.lua;lua/?/init.lua;\"" ..
-        "..package.path; package.cpath=\"build/?.so;\"..package.cpath' -e '" .. code .. "'")
-      local out = f:read("a")
-      f:close()
-      return out
-    end
-    assert.are.equal("true\n", with("VYRE_DEBUG=1"))
-    assert.are.equal("false\n", with("VYRE_DEBUG=0"))
+    assert.are.equal("true\n", H.lua_child("VYRE_DEBUG=1", code))
+    assert.are.equal("false\n", H.lua_child("VYRE_DEBUG=0", code))
   end)
 
   it("has debug PTX for CUDA: counters as the last parameter, one count per guard", function()

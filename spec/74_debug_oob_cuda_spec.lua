@@ -214,15 +214,8 @@ describe("debug mode on the fake CUDA driver #fakecuda", function()
 
   it("starts as $VYRE_DEBUG says", function()
     local code = "print((require(\"vyre.cuda\").device(0):debug()))"
-    local function with(env)
-      local f = io.popen(("%s VYRE_LIBCUDA=%q LUA_PATH=%q LUA_CPATH=%q lua5.4 -e %q 2>&1")
-        :format(env, os.getenv("VYRE_LIBCUDA"), package.path, package.cpath, code))
-      local out = f:read("a")
-      f:close()
-      return out
-    end
-    assert.are.equal("true\n", with("VYRE_DEBUG=1"))
-    assert.are.equal("false\n", with("VYRE_DEBUG=0"))
+    assert.are.equal("true\n", H.lua_child("VYRE_DEBUG=1", code)) -- VYRE_LIBCUDA inherited
+    assert.are.equal("false\n", H.lua_child("VYRE_DEBUG=0", code))
   end)
 end)
 

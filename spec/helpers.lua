@@ -207,6 +207,17 @@ function H.random_inputs(p, seed, n)
   return args
 end
 
+--- Runs Lua code in a child lua5.4 with this process's module paths, its environment
+--- and the extra assignments env ("NAME=value ..."); returns what it printed (stdout and
+--- stderr).
+function H.lua_child(env, code)
+  local f = io.popen(("%s LUA_PATH=%q LUA_CPATH=%q lua5.4 -e %q 2>&1"):format(env, package.path,
+    package.cpath, code))
+  local out = f:read("a")
+  f:close()
+  return out
+end
+
 --- After a GPU spec dropped its objects: trims the device's caches (the compiled
 --- megakernels it keeps become garbage), collects twice, trims again and returns the live
 --- counts that are not zero ({} when nothing is left alive).

@@ -9,11 +9,8 @@ local vyre = require("vyre")
 local N = tonumber(arg and arg[1] or "") or 256 * 1024 * 1024
 local REPS = 5
 
-local be, why = vyre.backend("cuda")
-if not be then
-  io.stderr:write("CUDA is not usable: " .. tostring(why) .. "\n")
-  os.exit(2)
-end
+local common = require("bench.common")
+local be = common.cuda()
 
 local function stage(name, src, dst, expr, extra)
   return vyre.parse(([[(program %s (workgroup 256) (buffer %s f32 read) %s (buffer %s f32 write)
