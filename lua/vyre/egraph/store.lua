@@ -19,31 +19,14 @@ S.LIMIT = 0xfffffff0
 
 -- Errors -------------------------------------------------------------------------------
 
-local function user_level()
-  local lvl = 2
-  while true do
-    local info = debug.getinfo(lvl, "S")
-    if not info then return 0 end
-    local src = info.source or ""
-    if not src:find("vyre/egraph", 1, true) and not src:find("vyre\\egraph", 1, true) then
-      return lvl
-    end
-    lvl = lvl + 1
-  end
-end
-
 --- Raises "vyre.EGraph:<fname>: <what>. Fix: <fix>" at the caller's line (fname may be a
 --- full name such as "vyre.egraph" or "vyre.egraph.from_image").
 function S.raise(fname, what, fix)
   local full = fname:find("^vyre%.") and fname or ("vyre.EGraph:" .. fname)
-  local lvl = user_level()
-  error(("%s: %s. Fix: %s"):format(full, what, fix), lvl > 0 and lvl - 1 or 0)
+  U.raise_outside("egraph", ("%s: %s. Fix: %s"):format(full, what, fix))
 end
 
-local function mt_name(v)
-  local mt = getmetatable(v)
-  return type(mt) == "table" and rawget(mt, "__name") or nil
-end
+local mt_name = U.mt_name
 S.mt_name = mt_name
 
 function S.is_buffer(v) return mt_name(v) == "vyre.Buffer" end

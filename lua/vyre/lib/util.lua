@@ -17,31 +17,36 @@ U.MAXG = 1024       -- most workgroups of a chunked pass (about one wave on an H
 
 -- Errors ----------------------------------------------------------------------------
 
--- The stack level of the first caller outside vyre.lib, for error positions.
-local function user_level()
-  local lvl = 2
+--- Raises msg at the line of the first caller whose file is not under lua/vyre/<dir>
+--- ("lib", "egraph"): errors of vyre.lib and vyre.egraph point at the user's code.
+function U.raise_outside(dir, msg)
+  local lvl = 2 -- the caller; getinfo and error count from this frame alike
   while true do
     local info = debug.getinfo(lvl, "S")
-    if not info then return 0 end
+    if not info then
+      lvl = 0
+      break
+    end
     local src = info.source or ""
-    if not src:find("vyre/lib", 1, true) and not src:find("vyre\\lib", 1, true) then
-      return lvl
+    if not src:find("vyre/" .. dir, 1, true) and not src:find("vyre\\" .. dir, 1, true) then
+      break
     end
     lvl = lvl + 1
   end
+  error(msg, lvl)
 end
 
 --- Raises "vyre.lib.<name>: <what>. Fix: <fix>" at the caller's line.
 function U.raise(name, what, fix)
-  local msg = ("vyre.lib.%s: %s. Fix: %s"):format(name, what, fix)
-  local lvl = user_level()
-  error(msg, lvl > 0 and lvl - 1 or 0)
+  U.raise_outside("lib", ("vyre.lib.%s: %s. Fix: %s"):format(name, what, fix))
 end
 
+--- The __name of v's metatable (vyre.Buffer, vyre.Backend, ...), or nil.
 local function mt_name(v)
   local mt = getmetatable(v)
   return type(mt) == "table" and rawget(mt, "__name") or nil
 end
+U.mt_name = mt_name
 
 local function describe(v)
   local n = mt_name(v)
