@@ -182,11 +182,11 @@ static CUresult run_program(const struct fake_launch *l, const struct fake_prog 
     /* Debug PTX: the counters (2 u64 per declaration) follow the params; the
      * interpreter's counts are added to them as the device's atomics would. */
     uint64_t *counters = NULL;
-    struct vyre_oob_count oob[VYRE_MAX_BUFFERS + VYRE_MAX_PARAMS + 64];
+    struct vyre_oob_count *oob = NULL;
     uint32_t nd = vyre_program_decl_count(fp->p);
     if (fp->debug) {
         uint64_t ptr = arg_u(l, 2 * fp->nbuf + fp->npar);
-        if (nd > sizeof oob / sizeof oob[0] || !fake_mem_find(ptr, 16u * (nd ? nd : 1))) {
+        if (!fake_mem_find(ptr, 16u * (nd ? nd : 1))) {
             fake_poison(fake_current, CUDA_ERROR_ILLEGAL_ADDRESS, "debug counters out of range");
             return fake_misuse(CUDA_SUCCESS,
                                "kernel '%s': the debug counters at 0x%llx are not "
@@ -194,17 +194,20 @@ static CUresult run_program(const struct fake_launch *l, const struct fake_prog 
                                f->name, (unsigned long long)ptr);
         }
         counters = (uint64_t *)(uintptr_t)ptr;
-        memset(oob, 0, sizeof oob);
+        oob = calloc(nd ? nd : 1, sizeof *oob);
+        if (!oob) return CUDA_ERROR_OUT_OF_MEMORY;
     }
     struct vyre_error err;
-    if (vyre_ref_run_oob(fp->p, &a, NULL, counters ? oob : NULL, &err) != VYRE_OK) {
+    enum vyre_status rs = vyre_ref_run_oob(fp->p, &a, NULL, oob, &err);
+    for (uint32_t i = 0; rs == VYRE_OK && counters && i < nd; i++) {
+        counters[2 * i] += oob[i].loads;
+        counters[2 * i + 1] += oob[i].stores;
+    }
+    free(oob);
+    if (rs != VYRE_OK) {
         /* A program the interpreter refuses at run time: the kernel "faulted". */
         fake_poison(fake_current, CUDA_ERROR_LAUNCH_FAILED, err.message);
         return CUDA_SUCCESS;
-    }
-    for (uint32_t i = 0; counters && i < nd; i++) {
-        counters[2 * i] += oob[i].loads;
-        counters[2 * i + 1] += oob[i].stores;
     }
     computed++;
     return CUDA_SUCCESS;

@@ -49,21 +49,21 @@ local RANDOM = [[
     (let z1 (mul (xor z0 (shr z0 30u64)) 13787848793156543929u64))
     (let z2 (mul (xor z1 (shr z1 27u64)) 10723151780598845931u64))
     (let x (xor z2 (shr z2 31u64)))
-    (store buf i $V))))
+    $STORE)))
 ]]
 
--- The element from draw x, per type: the top bit; a float in [lo, hi) from the top 24 or
--- 53 bits (prev, the value just below hi, for draws that round up to hi); an integer
--- ilo + floor(x * span / 2^64), or x itself when span is 0 (every value).
-local RANDOM_VALUE = {
-  bool = "(ne (shr x 63u64) 0u64)",
-  f32 = "(select (ge (add lo (mul (sub hi lo) (mul (cast f32 (shr x 40u64)) 0x1p-24f32))) hi)"
-    .. " prev (add lo (mul (sub hi lo) (mul (cast f32 (shr x 40u64)) 0x1p-24f32))))",
-  f64 = "(select (ge (add lo (mul (sub hi lo) (mul (cast f64 (shr x 11u64)) 0x1p-53f64))) hi)"
-    .. " prev (add lo (mul (sub hi lo) (mul (cast f64 (shr x 11u64)) 0x1p-53f64))))",
+-- The store of the element made from draw x, per type: bool the top bit; a float in
+-- [lo, hi) from the top 24 or 53 bits (prev, the value just below hi, for draws that round
+-- up to hi); an integer ilo + floor(x * span / 2^64), or x itself when span is 0.
+local FLOAT_STORE = [[(let r (add lo (mul (sub hi lo) (mul (cast %s (shr x %du64)) %s))))
+    (store buf i (select (ge r hi) prev r))]]
+local RANDOM_STORE = {
+  bool = "(store buf i (ne (shr x 63u64) 0u64))",
+  f32 = FLOAT_STORE:format("f32", 40, "0x1p-24f32"),
+  f64 = FLOAT_STORE:format("f64", 11, "0x1p-53f64"),
 }
-local RANDOM_INT = "(select (eq span 0u64) x (add ilo (mulhi x span)))"
-local RANDOM_CAST = { u64 = "%s", i64 = "(bitcast i64 %s)", u32 = "(cast u32 %s)",
+local INT_VALUE = "(select (eq span 0u64) x (add ilo (mulhi x span)))"
+local INT_CAST = { u64 = "%s", i64 = "(bitcast i64 %s)", u32 = "(cast u32 %s)",
   i32 = "(cast i32 %s)" }
 
 local function kernel(be, what, template, t)
@@ -156,8 +156,8 @@ end
 
 local function random_text(t)
   local float = t == "f32" or t == "f64"
-  local v = RANDOM_VALUE[t] or RANDOM_CAST[t]:format(RANDOM_INT)
-  return U.fill(RANDOM, { T = t, F = float and t or "u64", V = v })
+  local store = RANDOM_STORE[t] or ("(store buf i %s)"):format(INT_CAST[t]:format(INT_VALUE))
+  return U.fill(RANDOM, { T = t, F = float and t or "u64", STORE = store })
 end
 
 --- The texts of the kernels M.generate may launch (the fake CUDA driver computes only

@@ -44,30 +44,45 @@ static enum vyre_status acc_add(struct vyre_cuda_device *d, const char *name, ui
     return VYRE_OK;
 }
 
-/* Downloads k's counters (the caller waited for the device), adds them to the pending
- * report and zeroes them on the device. */
-static enum vyre_status fold(vyre_cuda_kernel *k, struct vyre_error *err) {
-    struct vyre_cuda_device *d = k->dev;
-    size_t bytes = 16u * (size_t)k->ndecls;
-    if (bytes == 0) return VYRE_OK;
-    uint64_t *host = malloc(bytes);
+/* Downloads the counters of ks[0..n) with one wait for all of them (the stream runs the
+ * copies after every queued launch), adds them to the pending report and zeroes them on
+ * the device. */
+static enum vyre_status fold(struct vyre_cuda_device *d, vyre_cuda_kernel *const *ks, uint32_t n,
+                             struct vyre_error *err) {
+    size_t words = 0;
+    for (uint32_t i = 0; i < n; i++) words += 2u * (size_t)ks[i]->ndecls;
+    if (words == 0) return VYRE_OK;
+    uint64_t *host = malloc(words * sizeof *host);
     if (!host) return nomem(err);
-    enum vyre_status st = VYRE_OK;
-    const char *call = "cuMemcpyDtoHAsync";
-    CUresult r = vyre_cu.cuMemcpyDtoHAsync(host, k->oob, bytes, d->stream);
+    const char *call = "cuMemcpyDtoHAsync", *program = NULL;
+    CUresult r = CUDA_SUCCESS;
+    size_t off = 0;
+    for (uint32_t i = 0; r == CUDA_SUCCESS && i < n; i++) {
+        size_t bytes = 16u * (size_t)ks[i]->ndecls;
+        program = ks[i]->name;
+        if (bytes) r = vyre_cu.cuMemcpyDtoHAsync(host + off, ks[i]->oob, bytes, d->stream);
+        off += bytes / 8u;
+    }
     if (r == CUDA_SUCCESS) {
         call = "cuStreamSynchronize";
+        program = NULL;
         d->st.syncs++;
-        d->st.bytes_down += bytes;
+        d->st.bytes_down += words * sizeof *host;
         r = vyre_cu.cuStreamSynchronize(d->stream);
     }
-    if (r == CUDA_SUCCESS) {
+    for (uint32_t i = 0; r == CUDA_SUCCESS && i < n; i++) {
         call = "cuMemsetD8Async";
-        r = vyre_cu.cuMemsetD8Async(k->oob, 0, bytes, d->stream);
+        program = ks[i]->name;
+        if (ks[i]->ndecls)
+            r = vyre_cu.cuMemsetD8Async(ks[i]->oob, 0, 16u * (size_t)ks[i]->ndecls, d->stream);
     }
-    if (r != CUDA_SUCCESS) st = vyre_cu_fail(d, r, call, k->name, err);
-    for (uint32_t i = 0; st == VYRE_OK && i < k->ndecls; i++)
-        st = acc_add(d, k->decl_names[i], host[2 * i], host[2 * i + 1], err);
+    enum vyre_status st = r == CUDA_SUCCESS ? VYRE_OK : vyre_cu_fail(d, r, call, program, err);
+    off = 0;
+    for (uint32_t i = 0; st == VYRE_OK && i < n; i++) {
+        for (uint32_t j = 0; st == VYRE_OK && j < ks[i]->ndecls; j++)
+            st = acc_add(d, ks[i]->decl_names[j], host[off + 2 * j], host[off + 2 * j + 1], err);
+        off += 2u * (size_t)ks[i]->ndecls;
+    }
     free(host);
     return st;
 }
@@ -112,7 +127,7 @@ void vyre_cu_debug_detach(vyre_cuda_kernel *k) {
     if (k->oob && vyre_cu_current(d)) {
         struct vyre_error e;
         /* Its counts so far belong to the next report: fold before freeing. */
-        if (d->debug && fold(k, &e) != VYRE_OK) vyre_cu_defer(d, &e);
+        if (d->debug && fold(d, &k, 1, &e) != VYRE_OK) vyre_cu_defer(d, &e);
         CUresult r = vyre_cu.cuMemFree(k->oob);
         if (r != CUDA_SUCCESS) {
             vyre_cu_fail(d, r, "cuMemFree", k->name, &e);
@@ -133,8 +148,8 @@ void vyre_cu_debug_destroy(struct vyre_cuda_device *d) {
     d->ndbg = d->dbg_cap = d->nacc = d->acc_cap = 0;
 }
 
-/* Waits for the device and moves every live debug kernel's counts into the pending
- * report. */
+/* Moves every live debug kernel's counts into the pending report (after the device's
+ * queued work: one wait). */
 static enum vyre_status collect(struct vyre_cuda_device *d, const char *fname,
                                 struct vyre_error *err) {
     if (d->capturing)
@@ -142,9 +157,7 @@ static enum vyre_status collect(struct vyre_cuda_device *d, const char *fname,
                               "%s: a graph capture is in progress, and the counts can only be "
                               "read when the device's work has run. Fix: end the capture first",
                               fname);
-    enum vyre_status st = d->ndbg ? vyre_cu_sync(d, NULL, err) : VYRE_OK;
-    for (uint32_t i = 0; st == VYRE_OK && i < d->ndbg; i++) st = fold(d->dbg[i], err);
-    return st;
+    return fold(d, d->dbg, d->ndbg, err);
 }
 
 enum vyre_status vyre_cuda_set_debug(vyre_cuda_device *d, bool on, struct vyre_error *err) {
