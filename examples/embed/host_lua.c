@@ -9,15 +9,25 @@
  *   vyre_embed_lua [--backend reference|cuda] [--frames N] [--particles N]
  *
  * VYRE_EMBED_DIR (particles.vyre, frame.lua) and VYRE_LUA_DIR (the lua/ folder) are
- * compiled in by CMake; the environment variables of the same names override them. */
+ * compiled in by CMake; the environment variables of the same names override them.
+ * Built against an installed vyre (VYRE_EMBED_CORE_SO, examples/embed/CMakeLists.txt),
+ * the host links no vyre code: require("vyre") finds the installed Lua files and
+ * vyre/core.so on package.path/package.cpath (LUA_PATH/LUA_CPATH), and VYRE_LUA_DIR, when
+ * set, is put in front. */
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
 
 #include "engine.h"
 
+#ifndef VYRE_EMBED_CORE_SO
 /* The binding's entry point, linked in from src/lvyre (see CMakeLists.txt). */
 int luaopen_vyre_core(lua_State *L);
+#define VYRE_EMBED_CORE_SO 0
+#endif
+#ifndef VYRE_LUA_DIR
+#define VYRE_LUA_DIR NULL /* only from the environment */
+#endif
 
 static const char *dir_of(const char *env, const char *fallback) {
     const char *v = getenv(env);
@@ -55,20 +65,24 @@ static int call(lua_State *L, int nargs, int nresults, const char *what) {
     return 0;
 }
 
-/* Sets up the state: standard libraries, vyre.core preloaded, package.path for
- * lua/vyre, and the global `engine` table. */
+/* Sets up the state: standard libraries, vyre.core preloaded (unless it is the
+ * installed core.so), package.path for lua/vyre, and the global `engine` table. */
 static void open_state(lua_State *L, struct engine *e, const char *lua_dir) {
     luaL_openlibs(L);
+#if !VYRE_EMBED_CORE_SO
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
     lua_pushcfunction(L, luaopen_vyre_core);
     lua_setfield(L, -2, "vyre.core");
     lua_pop(L, 1);
-    lua_getglobal(L, "package");
-    lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", lua_dir, lua_dir);
-    lua_getfield(L, -2, "path");
-    lua_concat(L, 2);
-    lua_setfield(L, -2, "path");
-    lua_pop(L, 1);
+#endif
+    if (lua_dir) {
+        lua_getglobal(L, "package");
+        lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", lua_dir, lua_dir);
+        lua_getfield(L, -2, "path");
+        lua_concat(L, 2);
+        lua_setfield(L, -2, "path");
+        lua_pop(L, 1);
+    }
     lua_newtable(L);
     lua_pushlightuserdata(L, e);
     lua_pushcclosure(L, l_present, 1);
@@ -78,6 +92,18 @@ static void open_state(lua_State *L, struct engine *e, const char *lua_dir) {
 
 static int run(lua_State *L, struct engine *e, const char *backend, const char *embed_dir) {
     char script[4096];
+    if (VYRE_EMBED_CORE_SO) {
+        /* The installed vyre must be on the paths before the script asks for it. */
+        lua_getglobal(L, "require");
+        lua_pushliteral(L, "vyre");
+        if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+            fprintf(stderr, "vyre_embed_lua: %s\nFix: put the installed vyre on LUA_PATH and "
+                            "LUA_CPATH, e.g. eval \"$(luarocks --lua-version=5.4 --tree TREE "
+                            "path)\" for a rock, or set VYRE_LUA_DIR to its Lua directory.\n",
+                    lua_tostring(L, -1));
+            return 1;
+        }
+    }
     snprintf(script, sizeof script, "%s/frame.lua", embed_dir);
     if (luaL_loadfile(L, script) != LUA_OK) {
         fprintf(stderr, "vyre_embed_lua: %s\n", lua_tostring(L, -1));
