@@ -39,6 +39,8 @@ if ! command -v ptxas >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/ptxas ]; the
 fi
 
 BUILD=${VYRE_BUILD_DIR:-build}
+# RelWithDebInfo: the build type vyre-scm-1.rockspec installs, so the tests run what
+# users get (scripts/test.sh compares this build's with the rock's build.luarocks).
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${VYRE_CMAKE_ARGS:-} >/dev/null
 cmake --build "$BUILD" -j"$(nproc)" >/dev/null
 echo "setup: built in $BUILD"

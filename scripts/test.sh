@@ -129,17 +129,80 @@ for b in build/examples/embed/vyre_embed_lua build/examples/embed/vyre_embed_c \
   else failed=$((failed + 1)); echo "FAIL $b"; echo "$out" | tail -n 20; fi
 done
 
-note "luarocks make (rockspec at the repo root)"
-tree=$(mktemp -d)
-if luarocks --lua-version=5.4 make --tree "$tree" vyre-scm-1.rockspec >"$tree.log" 2>&1 &&
-   env -u LUA_PATH -u LUA_CPATH lua5.4 -e "package.path='$tree/share/lua/5.4/?.lua;$tree/share/lua/5.4/?/init.lua;'..package.path
-     package.cpath='$tree/lib/lua/5.4/?.so;'..package.cpath
-     local v = require('vyre'); assert(v.parse('(program p (workgroup 1))'):text())"; then
-  passed=$((passed + 1)); echo "ok   require('vyre') after luarocks make"
+note "luarocks make: the rock in a scratch tree, its vyre command, libvyre, and examples/embed built against it"
+# The rock as a user installs it (luarocks --tree): the Lua module, the `vyre` command
+# run from the tree's bin/ with no LUA_PATH, libvyre (SONAME, exports = what include/*.h
+# declares), the same build type as ./build, whose ctest ran above, and the embedding
+# hosts built by CMake (find_package) and by pkg-config against the installed package.
+rock_ok() { passed=$((passed + 1)); echo "ok   $1"; }
+rock_fail() { failed=$((failed + 1)); echo "FAIL $1"; [ -z "${2:-}" ] || echo "$2" | tail -n 30; }
+tree=$(mktemp -d); rlog="$tree.log"; rbuild=$(mktemp -d)
+if luarocks --lua-version=5.4 make --tree "$tree" vyre-scm-1.rockspec >"$rlog" 2>&1; then
+  rock_ok "luarocks make --tree $tree"
+  rock=$(luarocks --lua-version=5.4 --tree "$tree" show --rock-dir vyre)
+  if out=$(env -u LUA_PATH -u LUA_CPATH lua5.4 -e "package.path='$tree/share/lua/5.4/?.lua;$tree/share/lua/5.4/?/init.lua;'..package.path
+       package.cpath='$tree/lib/lua/5.4/?.so;'..package.cpath
+       local v = require('vyre'); assert(v.parse('(program p (workgroup 1))'):text())" 2>&1); then
+    rock_ok "require('vyre') from the tree"
+  else rock_fail "require('vyre') from the tree" "$out"; fi
+  # The installed command, from another directory, without LUA_PATH/LUA_CPATH.
+  if out=$(cd / && env -u LUA_PATH -u LUA_CPATH "$tree/bin/vyre" info 2>&1) &&
+     echo "$out" | grep -q '^vyre [0-9]' &&
+     out2=$(cd / && env -u LUA_PATH -u LUA_CPATH "$tree/bin/vyre" check "$ROOT/examples/embed/particles.vyre" 2>&1) &&
+     echo "$out2" | grep -q ': ok: program particles'; then
+    rock_ok "$tree/bin/vyre info and check: $(echo "$out" | head -n1); $(echo "$out2" | tail -n1)"
+  else rock_fail "the installed vyre command" "$out ${out2:-}"; fi
+  # libvyre.so: a SONAME, and exactly the functions the installed headers declare
+  # (the preprocessed headers: no comments, no macros); libvyre.a defines each of them.
+  so="$rock/c/lib/libvyre.so"
+  soname=$(readelf -d "$so" 2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+  for h in "$rock"/c/include/*.h; do cc -E -P -I"$rock/c/include" "$h"; done |
+    grep -oE '\bvyre_[A-Za-z0-9_]+[[:space:]]*\(' | sed 's/[[:space:]]*($//' | sort -u >"$rbuild/decl"
+  nm -D --defined-only "$so" 2>&1 | awk 'NF >= 3 { print $3 }' | sort -u >"$rbuild/exported"
+  nm -g --defined-only "$rock/c/lib/libvyre.a" 2>&1 | awk 'NF >= 3 { print $3 }' | sort -u >"$rbuild/static"
+  extra=$(comm -23 "$rbuild/exported" "$rbuild/decl"); unexported=$(comm -13 "$rbuild/exported" "$rbuild/decl")
+  not_static=$(comm -13 "$rbuild/static" "$rbuild/decl")
+  if [ -n "$soname" ] && [ -s "$rbuild/decl" ] && [ -z "$extra$unexported$not_static" ]; then
+    rock_ok "libvyre.so (SONAME $soname) exports the $(wc -l <"$rbuild/decl") functions include/*.h declare and nothing else; libvyre.a defines each"
+  else
+    rock_fail "libvyre: SONAME '$soname'; exported, not declared: $extra; declared, not exported: $unexported; not in libvyre.a: $not_static"
+  fi
+  # One build type: the rock's build (build.luarocks) compiles as ./build, which ctest ran.
+  cache_of() { sed -n "s/^$2:[A-Z]*=//p" "$1/CMakeCache.txt"; }
+  bt=$(cache_of build CMAKE_BUILD_TYPE); rbt=$(cache_of build.luarocks CMAKE_BUILD_TYPE)
+  flags=$(cache_of build CMAKE_C_FLAGS)/$(cache_of build "CMAKE_C_FLAGS_$(echo "$bt" | tr a-z A-Z)")
+  rflags=$(cache_of build.luarocks CMAKE_C_FLAGS)/$(cache_of build.luarocks "CMAKE_C_FLAGS_$(echo "$rbt" | tr a-z A-Z)")
+  if [ -n "$bt" ] && [ "$bt" = "$rbt" ] && [ "$flags" = "$rflags" ]; then
+    rock_ok "the rock builds $rbt ($rflags), as the tested ./build"
+  else rock_fail "the rock builds '$rbt' ($rflags), the tests ran '$bt' ($flags): make them one"; fi
+  # examples/embed standalone, against the rock's CMake package; the Lua host loads the
+  # installed core.so and Lua files through the tree's paths (luarocks path).
+  if out=$(cmake -S examples/embed -B "$rbuild/embed" -DCMAKE_PREFIX_PATH="$rock/c" 2>&1 &&
+           cmake --build "$rbuild/embed" -j"$(nproc)" 2>&1); then
+    rock_ok "examples/embed configured and built with find_package(vyre) against $rock/c"
+    for h in vyre_embed_c vyre_embed_lua; do
+      if out=$(cd / && env -u LUA_PATH -u LUA_CPATH sh -c 'eval "$(luarocks --lua-version=5.4 --tree "$1" path)" && "$2" --backend reference' \
+                 sh "$tree" "$rbuild/embed/$h" 2>&1) &&
+         echo "$out" | grep -q "match the C simulation bit for bit"; then
+        rock_ok "$h (installed vyre): $(echo "$out" | tail -n1)"
+      else rock_fail "$h built against the rock" "$out"; fi
+    done
+  else rock_fail "examples/embed against the rock (cmake)" "$out"; fi
+  # The C host through pkg-config: vyre.pc (libvyre.so) and vyre-static.pc (libvyre.a).
+  for pc in vyre vyre-static; do
+    if out=$(PKG_CONFIG_PATH="$rock/c/lib/pkgconfig" sh -c 'cc -std=c11 -D_POSIX_C_SOURCE=200809L \
+               -DVYRE_EMBED_DIR="\"$1/examples/embed\"" "$1/examples/embed/host_c.c" -o "$2" \
+               $(pkg-config --cflags --libs "$3") -ldl -Wl,-rpath,"$(pkg-config --variable=libdir "$3")"' \
+               sh "$ROOT" "$rbuild/host_c_$pc" "$pc" 2>&1) &&
+       out=$("$rbuild/host_c_$pc" --backend reference 2>&1) &&
+       echo "$out" | grep -q "match the C simulation bit for bit"; then
+      rock_ok "host_c.c built with pkg-config $pc: $(echo "$out" | tail -n1)"
+    else rock_fail "host_c.c built with pkg-config $pc" "$out"; fi
+  done
 else
-  failed=$((failed + 1)); echo "FAIL luarocks make"; tail -n 30 "$tree.log"
+  rock_fail "luarocks make" "$(tail -n 30 "$rlog")"
 fi
-rm -rf "$tree" "$tree.log"
+rm -rf "$tree" "$rlog" "$rbuild"
 
 note "bin/vyre info"
 if out=$(lua5.4 bin/vyre info 2>&1); then passed=$((passed + 1)); echo "$out" | head -n 12
