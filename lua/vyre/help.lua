@@ -213,6 +213,8 @@ local function resolve(name)
       l = "Launch" })[owner]
     if alias and e[alias .. ":" .. member] then return { alias .. ":" .. member } end
     if e["vyre." .. name] then return { "vyre." .. name } end
+    -- require("vyre.cuda") is the whole library: vyre.cuda.program is vyre.program
+    if owner == "vyre.cuda" and e["vyre." .. member] then return { "vyre." .. member } end
     if sep == ":" or owner == "" then name = member end
   end
   local found = {}

@@ -96,9 +96,13 @@ be.run), an object (a Backend, a Buffer, ...), a module, or a name such as "vyre
 "Buffer:upload", "upload", "Builder:when", "sqrt" or ":land".]=],
 
   ["vyre.cuda"] = [=[
-require("vyre.cuda") -> the CUDA backend module
-available(), count(), cache(), driver_version(), device(i), open(i). Loads the driver at
-run time: the module loads, and answers why not, on machines without CUDA.]=],
+local vyre = require("vyre.cuda") -> the library, with the CUDA device functions
+Everything require("vyre") gives (the same functions, the same vyre.lib and vyre.egraph:
+a view of one table, not a copy), plus available(), count(), device(i), open(i),
+profile(name), cache(), nvtx([on]), driver_version(). None of these is a name of
+require("vyre"); vyre.cuda.device(0) works from both. pairs() lists the device functions
+only. Loads the driver at run time: the module loads, and answers why not, on machines
+without CUDA; vyre.backend() then gives the reference backend.]=],
   ["vyre.cuda.available"] = [=[
 cuda.available() -> true | false, reason
 Whether CUDA is usable here (driver loaded, version >= 12.0, a device present).]=],
