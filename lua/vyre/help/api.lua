@@ -221,7 +221,9 @@ on both; only load_ptx, launch_raw and buf:pointer() are CUDA-only.]=],
 be:run(p, args [, opts]) -> {name = Array | Buffer}
 Runs p once: args maps names to values (a param: a Lua value; a buffer: an Array, a
 table or a Buffer of this backend). Returns each write/read_write buffer: a new Array,
-or the Buffer passed (used in place). opts: {n = elements | {w, h, d}, grid = {x, y, z}}.]=],
+or the Buffer passed (used in place). opts: {n = elements | {w, h, d}, grid = {x, y, z}};
+a program reading gid.y/z needs n = {w, h [, d]} or grid (a scalar n is an error for it,
+unless it reads ngroups; n = {N} is an explicit 1-D grid).]=],
   ["Backend:run_timed"] = [=[
 be:run_timed(p, args [, opts]) -> results, {wall_ns, device_ns, enqueue_ns, wait_ns}
 be:run and its timing.]=],
@@ -352,7 +354,8 @@ Fields: k.program, k.name, k.ptx (CUDA). Launches bind buffers and params by nam
   ["Kernel:launch"] = [=[
 k:launch(args [, opts]) -> k
 One launch on resident Buffers (asynchronous on CUDA; done on return on the reference).
-opts: {n = elements | {w, h, d}, grid = {x, y, z}}.]=],
+opts: {n = elements | {w, h, d}, grid = {x, y, z}}; a program reading gid.y/z needs
+n = {w, h [, d]} or grid, as be:run says.]=],
   ["Kernel:launch_timed"] = [=[
 k:launch_timed(args [, opts]) -> {wall_ns, device_ns, enqueue_ns, wait_ns}
 One launch, synchronised, with its timing.]=],
