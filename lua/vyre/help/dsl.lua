@@ -70,8 +70,11 @@ Assigns e to the variable v (same as v:set(e)).]=],
 k:when(cond, function() ... end [, function() ... end])
 if cond then ... else ... (cond a bool expression: use :lt :eq :land ..., not < == and).]=],
   ["Builder:for_"] = [=[
-k:for_(name, from, to [, step], function(v) ... end)
-for v = from, to - 1, step: half-open; a step <= 0 runs no iteration.]=],
+k:for_(name, [type,] from, to [, step], function(v) ... end)
+for v = from, to - 1, step: half-open; a step <= 0 runs no iteration. The loop variable's
+type: the type name given (k:for_("j", "i32", 0, 5, fn); i32 u32 i64 u64), else the
+type of a typed bound (an expression or vyre.lit("i32", 0)), else u32 (plain Lua
+numbers). A typed bound of another type is an error at the loop.]=],
   ["Builder:atomic"] = [=[
 k:atomic(op, buf, i, v [, desired]) -> pending old value
 op: add sub min max and or xor exchange cas ("cas": v is the expected value). Bind the
