@@ -317,6 +317,7 @@ describe("vyre run", function()
     local err
     st, out, err = vy("run", img, "w=4", "h=3", "--n", "12", "--backend", "reference")
     assert.are.equal(1, st)
+    assert.are.equal("", out) -- nothing computed, nothing printed
     assert.matches("program 'img' reads gid.y or wgid.y, but the launch is sized from a scalar "
       .. "n", err, 1, true)
     assert.matches("Fix: launch with n = {W, H} or grid = {x, y, z}", err, 1, true)
