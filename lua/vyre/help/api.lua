@@ -178,7 +178,9 @@ Releases the program now (idempotent; also at garbage collection or <close>).]=]
   ["Array"] = [=[
 vyre.Array — a typed host array (vyre.array): a[i] 1-based, #a, a.type, a.count,
 pairs/ipairs, a == b compares type, length and bytes. Backends take and return them.
-tostring(a) shows the type, length and the first 8 and last 4 elements.]=],
+tostring(a) shows the type, length and the first 8 and last 4 elements; a float as the
+shortest text that reads back to its bits (10.0, 0.1, -0.0, 1e-45, inf, nan, -nan, and
+nan:0xBITS for another NaN), the same in the REPL and `vyre run`.]=],
   ["Array:totable"] = [=[
 a:totable() -> {values...}
 A Lua table of the elements.]=],
