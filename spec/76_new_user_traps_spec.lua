@@ -89,3 +89,34 @@ describe("k:for_ loop types", function()
     assert.matches("else u32 %(plain Lua%snumbers%)", text)
   end)
 end)
+
+describe("tostring(be:plan(...)) on the reference backend", function()
+  it("says what the reference does, with no GPU grid numbers", function()
+    local be = vyre.backend("reference")
+    local count = be:compile(vyre.parse([[(program count (workgroup 64)
+  (buffer x u32 read_write) (buffer changed u32 read_write) (let i (gid x))
+  (if (lt i (len x)) (then (if (gt (load x i) 0u32)
+    (then (store x i (sub (load x i) 1u32)) (store changed 0u32 1u32))))))]]))
+    local x, changed = be:buffer("u32", { 3, 1, 2 }), be:buffer("u32", 1)
+    local s = tostring(be:plan({ { count, { x = x, changed = changed } } },
+      { converge = { flag = changed, max = 100 } }))
+    assert.matches("^plan: reference — the CPU interpreter runs it; a GPU's policy would pick "
+      .. "[%a_]+ %(", s)
+    assert.matches("\nreference: runs the steps in order on the CPU, one section at a time "
+      .. "(every workgroup finishes a section before the next starts; each grid barrier ends "
+      .. "one): 1 step in 1 layer, 0 barriers, 1 workgroup of 64 threads, up to 100 rounds, "
+      .. "until the flag stays 0; no blocks, SMs or occupancy\n", s, 1, true)
+    assert.is_nil(s:find("blocks (", 1, true))
+    assert.is_nil(s:find("nil", 1, true))
+    assert.matches("\nlayer 1: [step 1]\n", s, 1, true)
+    -- two steps, a barrier between them, a fixed round count
+    s = tostring(be:plan({ { count, { x = x, changed = changed } },
+      { count, { x = x, changed = changed } } }, { times = 3 }))
+    assert.matches(": 2 steps in 2 layers, 1 barrier, 1 workgroup of 64 threads, 3 rounds; ", s,
+      1, true)
+    assert.matches("\n  barrier: RAW (read after write) on x, step 1 -> step 2\n", s, 1, true)
+    -- and what it says is what it does
+    assert.are.equal(4, be:megakernel({ { count, { x = x, changed = changed } } },
+      { converge = { flag = changed, max = 100 } }))
+  end)
+end)
