@@ -226,3 +226,27 @@ describe("vyre.help lookup", function()
     assert.matches("no help for a number", printed(42))
   end)
 end)
+
+describe("vyre.help of the DSL builder", function()
+  it("enumerates the builder's and the buffer handles' methods from their tables", function()
+    local dsl = require("vyre.dsl")
+    local k = builder()
+    local n = 0
+    for name, fn in pairs(dsl.Builder.__index) do
+      assert.are.equal(fn, k[name], "k:" .. name .. " is not the builder's method")
+      assert.is_string(entries["Builder:" .. name], "k:" .. name .. " has no help entry")
+      n = n + 1
+    end
+    assert.is_true(n >= 17)
+    for _, m in ipairs({ "converge", "grid_barrier", "for_", "ballot" }) do
+      assert.is_function(dsl.Builder.__index[m], m)
+    end
+    assert.is_nil(dsl.Builder.__index._emit) -- internal, not listed
+    for name in pairs(dsl.BufferHandle.__index) do
+      assert.is_string(entries["Builder:" .. name], "k.buf:" .. name .. " has no help entry")
+    end
+    assert.matches("^k:converge%(flag, max, function", printed(k.converge))
+    assert.matches("^k:grid_barrier%(%)", printed("k:grid_barrier"))
+    assert.matches("\n  k:converge%(", printed(k))
+  end)
+end)

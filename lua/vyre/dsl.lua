@@ -772,4 +772,16 @@ function M.program(name, spec, fn)
   return p
 end
 
+-- The public methods of the builder k and of its buffer handles (k.buf), as a type's
+-- metatable shows them to vyre.help (help.LUA_TYPES): help(k.converge) finds its entry,
+-- and spec/62 fails on a method without one. _emit and other "_" names are internal.
+do
+  local public = {}
+  for name, fn in pairs(B) do
+    if not name:find("^_") then public[name] = fn end
+  end
+  M.Builder = { __index = public }
+  M.BufferHandle = { __index = handle_methods }
+end
+
 return M

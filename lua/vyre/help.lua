@@ -26,7 +26,9 @@ H.TYPES = {
 
 -- Types whose metatable a Lua module makes, not the C module: the module and the field
 -- that holds it (the registry holds only the C types, each with __gc; spec/09).
-H.LUA_TYPES = { ["vyre.EGraph"] = { "vyre.egraph", "EGraph" } }
+H.LUA_TYPES = { ["vyre.EGraph"] = { "vyre.egraph", "EGraph" },
+  ["vyre.ProgramBuilder"] = { "vyre.dsl", "Builder" },
+  ["vyre.BufferHandle"] = { "vyre.dsl", "BufferHandle" } }
 
 -- The modules whose help lists their functions, and that vyre.help(module) knows.
 H.MODULES = { "vyre.cuda", "vyre.reference", "vyre.lib", "vyre.egraph", "vyre.policy",

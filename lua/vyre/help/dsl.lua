@@ -55,7 +55,8 @@ M.ENTRIES = {
 k — the program builder that vyre.program passes to the body function
 Declarations are fields: k.x[i] loads, k.x[i] = v stores, k.x:len(), k.a is a param.
 Built-ins: k.gid.x, k.lid.y, k.wgid.z, k.wgsize.x, k.ngroups.x (u32 expressions).
-Statements: let, var, set, when, for_, atomic, barrier, break_, return_.]=],
+Statements: let, var, set, when, for_, atomic, barrier, grid_barrier, converge, break_,
+return_.]=],
   ["Builder:let"] = [=[
 k:let([name,] e) -> variable
 Binds e to a new variable (let in the text); also binds an atomic's old value:
@@ -82,6 +83,18 @@ old value with k:let(name, k:atomic(...)).]=],
   ["Builder:barrier"] = [=[
 k:barrier()
 Workgroup barrier (only in uniform control flow; the validator checks).]=],
+  ["Builder:grid_barrier"] = [=[
+k:grid_barrier()
+Every invocation of the whole dispatch meets here, not only the workgroup (docs/GRID.md):
+it ends a section, and variables declared before it are not visible after it. be:run and
+k:launch run such programs (cooperative or host split on CUDA, be:grid_sync picks; the
+sections in order on the reference); be:megakernel composes steps with them.]=],
+  ["Builder:converge"] = [=[
+k:converge(flag, max, function() ... end)
+Sets flag[0] = 0, then repeats the body's statements in rounds while a round leaves
+flag[0] non-zero and fewer than max (u32) rounds ran: an iterate-until-done loop on the
+device (flag: a writable u32, i32 or bool buffer; max grid-uniform; k:rounds() gives the
+rounds run). docs/GRID.md.]=],
   ["Builder:break_"] = [=[
 k:break_()
 Leaves the innermost k:for_ loop.]=],
