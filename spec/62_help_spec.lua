@@ -250,3 +250,51 @@ describe("vyre.help of the DSL builder", function()
     assert.matches("\n  k:converge%(", printed(k))
   end)
 end)
+
+describe("vyre.help by walking the library", function()
+  it("finds an entry for every function reachable from require('vyre.cuda')", function()
+    -- the tables themselves, not a list: a new function anywhere below needs its entry
+    local lib = require("vyre.cuda")
+    local seen, miss, n = {}, {}, 0
+    local function walk(t, path, depth)
+      if seen[t] or depth > 4 then return end
+      seen[t] = true
+      local keys = {}
+      for k in pairs(t) do keys[#keys + 1] = k end
+      if t == lib then -- the lazily loaded modules, and the view's library underneath
+        for k in pairs(vyre) do keys[#keys + 1] = k end
+        for _, k in ipairs({ "lib", "egraph", "policy", "planners", "profiles", "plan_view" }) do
+          keys[#keys + 1] = k
+        end
+      end
+      for _, k in ipairs(keys) do
+        local v = t[k]
+        -- vyre.core is the C module under the library (documented through it), and
+        -- names with a leading _ are internal
+        if type(k) == "string" and not k:find("^_") and k ~= "core" then
+          if type(v) == "function" then
+            n = n + 1
+            if not help.text(v) then miss[#miss + 1] = path .. "." .. k end
+          elseif type(v) == "table" then
+            walk(v, path .. "." .. k, depth + 1)
+          end
+        end
+      end
+    end
+    walk(lib, "vyre", 0)
+    for _, name in ipairs(vyre.planners.NAMES) do
+      walk(vyre.planners[name], "vyre.planners." .. name, 1)
+    end
+    for tname in pairs(help.TYPES) do
+      for k, fn in pairs(help.methods_of(tname) or {}) do
+        if type(fn) == "function" and not k:find("^_") then
+          n = n + 1
+          if not help.text(fn) then miss[#miss + 1] = tname .. ":" .. k end
+        end
+      end
+    end
+    table.sort(miss)
+    assert.are.same({}, miss)
+    assert.is_true(n > 150, tostring(n))
+  end)
+end)
