@@ -165,7 +165,7 @@ describe("vyre.help lookup", function()
     assert.matches("^e — a typed DSL expression", printed(vyre.lit("u32", 1)))
     assert.matches("^k — the program builder", printed(builder()))
     assert.matches("\n  cuda%.available%(%)", printed(require("vyre.cuda")))
-    assert.matches("^require%(\"vyre\"%)", printed(vyre))
+    assert.matches("^local vyre = require%(\"vyre%.cuda\"%)", printed(vyre))
   end)
 
   it("finds names written the ways people write them", function()

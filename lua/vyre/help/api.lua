@@ -4,7 +4,8 @@
 -- functions, "Type" for a type, "Type:method" for a method.
 return {
   ["vyre"] = [=[
-require("vyre") -> the vyre module
+local vyre = require("vyre.cuda") -> the library (require("vyre"): the same, less the
+CUDA device functions of vyre.cuda: available, count, device, open, profile, cache, nvtx).
 Programs from text (vyre.parse) or the DSL (vyre.program), validation (vyre.validate),
 PTX (vyre.ptx), host arrays (vyre.array) and backends (vyre.backend): CUDA when usable,
 else the CPU reference interpreter, with bit-identical results. Types: Program, Array,
