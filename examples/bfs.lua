@@ -5,7 +5,7 @@
 -- nothing. Checked against a queue-based BFS in plain Lua.
 package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/support/?.lua;"
   .. package.path
-local vyre = require("vyre")
+local vyre = require("vyre.cuda")
 local common = require("common")
 
 local UNSEEN = 0xffffffff

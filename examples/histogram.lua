@@ -1,7 +1,7 @@
 -- histogram.lua — 256-bin histogram of bytes with global atomics.
 package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/support/?.lua;"
   .. package.path
-local vyre = require("vyre")
+local vyre = require("vyre.cuda")
 local common = require("common")
 
 local hist = vyre.parse([[

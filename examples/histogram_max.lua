@@ -4,7 +4,7 @@
 -- folds its maximum in with one global atomic max each. Checked against plain Lua.
 package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/support/?.lua;"
   .. package.path
-local vyre = require("vyre")
+local vyre = require("vyre.cuda")
 local common = require("common")
 
 local NBINS = 64

@@ -4,7 +4,7 @@
 -- whether to stop. Checked bit for bit against the same sweeps in plain Lua (f32).
 package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/support/?.lua;"
   .. package.path
-local vyre = require("vyre")
+local vyre = require("vyre.cuda")
 local lib = require("vyre.lib")
 local common = require("common")
 

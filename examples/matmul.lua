@@ -5,7 +5,7 @@
 -- sums in plain Lua, rounding every f32 operation in the kernel's order.
 package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/support/?.lua;"
   .. package.path
-local vyre = require("vyre")
+local vyre = require("vyre.cuda")
 local common = require("common")
 
 local T = 16 -- the tile edge; the workgroup is T x T

@@ -2,7 +2,7 @@
 -- (Hillis–Steele scan in shared memory, double-buffered, barriers between steps).
 package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/support/?.lua;"
   .. package.path
-local vyre = require("vyre")
+local vyre = require("vyre.cuda")
 local common = require("common")
 
 local scan = vyre.parse([[

@@ -2,7 +2,7 @@
 -- a barrier per tree level, then one atomic add per workgroup into the result.
 package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/support/?.lua;"
   .. package.path
-local vyre = require("vyre")
+local vyre = require("vyre.cuda")
 local common = require("common")
 
 local reduce = vyre.parse([[

@@ -3,7 +3,7 @@
 -- element by element against the f32 result computed here in Lua.
 package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/support/?.lua;"
   .. package.path
-local vyre = require("vyre")
+local vyre = require("vyre.cuda")
 local common = require("common")
 
 local saxpy = vyre.program("saxpy", {workgroup = 256,

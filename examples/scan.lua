@@ -7,7 +7,7 @@
 -- and 3. Checked against a running sum in plain Lua (i32, wrapping like the GPU).
 package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/support/?.lua;"
   .. package.path
-local vyre = require("vyre")
+local vyre = require("vyre.cuda")
 local common = require("common")
 
 local TILE, MAX_TILES = 256, 1024

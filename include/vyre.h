@@ -132,6 +132,9 @@ uint32_t vyre_program_param_count(const vyre_program *p);  /* `param` declaratio
 /* true when the body reads (gid AXIS) or (wgid AXIS), axis 0..2 for x..z: a launch
  * whose grid has 1 workgroup on that axis then covers only one workgroup's extent. */
 bool vyre_program_reads_axis(const vyre_program *p, unsigned axis);
+/* true when the body reads (ngroups AXIS) on any axis: it computes with the grid's shape
+ * (a flattened index, a grid-stride loop), so it is written for any launch grid. */
+bool vyre_program_reads_ngroups(const vyre_program *p);
 /* true when the body has grid statements (grid_barrier, converge; docs/GRID.md). */
 bool vyre_program_has_grid(const vyre_program *p);
 /* Validates p unless it already is; VYRE_ERR_INVALID with every problem in err. */

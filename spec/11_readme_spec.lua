@@ -1,4 +1,5 @@
--- 11: README truth. The ```lua block of the "API tour" section runs as written (on
+-- 11: README truth. The ```lua block of the "API tour" section runs as written, through
+-- require("vyre.cuda") as the README leads (on
 -- CUDA when it is usable, else on the reference backend), every `--> value`
 -- annotation matches what that line prints, and the files and commands the README
 -- names exist.
@@ -81,9 +82,17 @@ describe("README.md", function()
     end
   end)
 
+  it("API tour leads with require(\"vyre.cuda\")", function()
+    assert.truthy(code:find('^local vyre = require%("vyre%.cuda"%)\n'),
+      "the tour's first line must be local vyre = require(\"vyre.cuda\")")
+    assert.is_nil(code:find('require%("vyre"%)'), "the tour must not mix in require(\"vyre\")")
+  end)
+
   it("API tour uses only functions that exist in the module", function()
-    local vyre = require("vyre")
-    for name in code:gmatch("vyre%.([%a_]+)%(") do
+    local vyre = require("vyre.cuda")
+    -- the code only: comments and --> annotations show printed text (vyre.Array(...))
+    local bare = code:gsub("%-%-[^\n]*", "")
+    for name in bare:gmatch("vyre%.([%a_]+)%(") do
       assert.is_function(vyre[name], "README calls vyre." .. name .. ", which does not exist")
     end
   end)

@@ -298,6 +298,37 @@ describe("vyre run", function()
     assert.matches("\ntime: wall [%d.]+ [µnms]+, device ", out)
   end)
 
+  it("takes a 2-D and 3-D --n, and refuses a 2-D program sized by a scalar --n", function()
+    local img = file("img.vyre", "(program img (workgroup 8 8) (buffer o u32 write)\n"
+      .. "  (param w u32) (param h u32) (let x (gid x)) (let y (gid y))\n"
+      .. "  (if (land (lt x w) (lt y h)) (then (store o (add x (mul y w)) (add y 1u32)))))\n")
+    local st, out = vy("run", img, "w=4", "h=3", "--n", "4,3", "--backend", "reference")
+    assert.are.equal(0, st)
+    assert.are.equal("o = vyre.Array(u32, 12) [1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]\n", out)
+    st, out = vy("run", img, "w=4", "h=3", "--n", "4x3", "--backend", "reference")
+    assert.are.equal(0, st)
+    assert.matches("[1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]", out, 1, true)
+    local cube = file("cube.vyre", "(program cube (workgroup 2 2 2) (buffer o u32 write)\n"
+      .. "  (let i (add (gid x) (mul 2u32 (add (gid y) (mul 2u32 (gid z))))))\n"
+      .. "  (if (lt i (len o)) (then (store o i (gid z)))))\n")
+    st, out = vy("run", cube, "--n", "2,2,2", "--backend", "reference")
+    assert.are.equal(0, st)
+    assert.are.equal("o = vyre.Array(u32, 8) [0, 0, 0, 0, 1, 1, 1, 1]\n", out)
+    local err
+    st, out, err = vy("run", img, "w=4", "h=3", "--n", "12", "--backend", "reference")
+    assert.are.equal(1, st)
+    assert.are.equal("", out) -- nothing computed, nothing printed
+    assert.matches("program 'img' reads gid.y or wgid.y, but the launch is sized from a scalar "
+      .. "n", err, 1, true)
+    assert.matches("Fix: launch with n = {W, H} or grid = {x, y, z}", err, 1, true)
+    for _, bad in ipairs({ "4,", "a,3", "1,2,3,4", "-1", "4,,3" }) do
+      st, _, err = vy("run", img, "w=4", "h=3", "--n", bad, "--backend", "reference")
+      assert.are.equal(2, st, bad)
+      assert.matches("--n wants N or W,H[,D] of integers >= 0, got '" .. bad .. "'", err, 1,
+        true)
+    end
+  end)
+
   it("counts out-of-bounds accesses with --debug", function()
     local shift = file("shift.vyre", H.SHIFT_OOB .. "\n")
     local st, out = vy("run", shift, "a=1,2,3,4", "o=zeros:4", "--debug", "--backend",

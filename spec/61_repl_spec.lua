@@ -40,6 +40,13 @@ describe("the REPL", function()
       eval({ "error({})" }))
   end)
 
+  it("has vyre = require(\"vyre.cuda\"): the library and the device functions", function()
+    assert.are.equal("true\ttrue\ttrue\n", eval({
+      "vyre == require('vyre.cuda'), vyre.program == require('vyre').program, "
+        .. "type(vyre.device) == 'function'" }))
+    assert.are.equal("true\n", eval({ "vyre.cuda.device == vyre.device" }))
+  end)
+
   it("keeps `local` names for the following lines", function()
     assert.are.equal("7\n", eval({ "local y = 7", "y" }))
     assert.are.equal("9\n", eval({ "local function sq(a) return a * a end", "sq(3)" }))

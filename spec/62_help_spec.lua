@@ -165,7 +165,7 @@ describe("vyre.help lookup", function()
     assert.matches("^e — a typed DSL expression", printed(vyre.lit("u32", 1)))
     assert.matches("^k — the program builder", printed(builder()))
     assert.matches("\n  cuda%.available%(%)", printed(require("vyre.cuda")))
-    assert.matches("^require%(\"vyre\"%)", printed(vyre))
+    assert.matches("^local vyre = require%(\"vyre%.cuda\"%)", printed(vyre))
   end)
 
   it("finds names written the ways people write them", function()
@@ -224,5 +224,77 @@ describe("vyre.help lookup", function()
       printed("nosuch"))
     assert.matches("Close: .*vyre%.lib%.segmented_reduce", printed("segmented"))
     assert.matches("no help for a number", printed(42))
+  end)
+end)
+
+describe("vyre.help of the DSL builder", function()
+  it("enumerates the builder's and the buffer handles' methods from their tables", function()
+    local dsl = require("vyre.dsl")
+    local k = builder()
+    local n = 0
+    for name, fn in pairs(dsl.Builder.__index) do
+      assert.are.equal(fn, k[name], "k:" .. name .. " is not the builder's method")
+      assert.is_string(entries["Builder:" .. name], "k:" .. name .. " has no help entry")
+      n = n + 1
+    end
+    assert.is_true(n >= 17)
+    for _, m in ipairs({ "converge", "grid_barrier", "for_", "ballot" }) do
+      assert.is_function(dsl.Builder.__index[m], m)
+    end
+    assert.is_nil(dsl.Builder.__index._emit) -- internal, not listed
+    for name in pairs(dsl.BufferHandle.__index) do
+      assert.is_string(entries["Builder:" .. name], "k.buf:" .. name .. " has no help entry")
+    end
+    assert.matches("^k:converge%(flag, max, function", printed(k.converge))
+    assert.matches("^k:grid_barrier%(%)", printed("k:grid_barrier"))
+    assert.matches("\n  k:converge%(", printed(k))
+  end)
+end)
+
+describe("vyre.help by walking the library", function()
+  it("finds an entry for every function reachable from require('vyre.cuda')", function()
+    -- the tables themselves, not a list: a new function anywhere below needs its entry
+    local lib = require("vyre.cuda")
+    local seen, miss, n = {}, {}, 0
+    local function walk(t, path, depth)
+      if seen[t] or depth > 4 then return end
+      seen[t] = true
+      local keys = {}
+      for k in pairs(t) do keys[#keys + 1] = k end
+      if t == lib then -- the lazily loaded modules, and the view's library underneath
+        for k in pairs(vyre) do keys[#keys + 1] = k end
+        for _, k in ipairs({ "lib", "egraph", "policy", "planners", "profiles", "plan_view" }) do
+          keys[#keys + 1] = k
+        end
+      end
+      for _, k in ipairs(keys) do
+        local v = t[k]
+        -- vyre.core is the C module under the library (documented through it), and
+        -- names with a leading _ are internal
+        if type(k) == "string" and not k:find("^_") and k ~= "core" then
+          if type(v) == "function" then
+            n = n + 1
+            if not help.text(v) then miss[#miss + 1] = path .. "." .. k end
+          elseif type(v) == "table" then
+            walk(v, path .. "." .. k, depth + 1)
+          end
+        end
+      end
+    end
+    walk(lib, "vyre", 0)
+    for _, name in ipairs(vyre.planners.NAMES) do
+      walk(vyre.planners[name], "vyre.planners." .. name, 1)
+    end
+    for tname in pairs(help.TYPES) do
+      for k, fn in pairs(help.methods_of(tname) or {}) do
+        if type(fn) == "function" and not k:find("^_") then
+          n = n + 1
+          if not help.text(fn) then miss[#miss + 1] = tname .. ":" .. k end
+        end
+      end
+    end
+    table.sort(miss)
+    assert.are.same({}, miss)
+    assert.is_true(n > 150, tostring(n))
   end)
 end)

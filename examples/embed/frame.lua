@@ -3,7 +3,7 @@
 -- compiled kernels in upvalues, so nothing is re-created or copied between frames, and
 -- each frame hands the buffers' raw pointers to the host (engine.present, a C function
 -- the host registered). The host checks them against its own C simulation.
-local vyre = require("vyre")
+local vyre = require("vyre.cuda")
 
 local M = {}
 

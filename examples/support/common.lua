@@ -1,5 +1,5 @@
 -- common.lua — shared by the examples: picks the backend and says which, and why.
-local vyre = require("vyre")
+local vyre = require("vyre.cuda")
 
 local M = {}
 

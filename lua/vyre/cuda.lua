@@ -1,110 +1,29 @@
--- vyre.cuda — the CUDA backend: a vyre.Backend over one device (ARCHITECTURE.md §6,
--- §7), the same interface as vyre.reference. Everything is C (src/lvyre); this file
--- only answers the module-level questions and keeps one backend per device ordinal.
---   local cuda = require("vyre.cuda")
---   cuda.available() -> true | false, reason     cuda.count() -> n | nil, reason
---   cuda.device(i [, {debug = b}]) -> backend | nil, reason    (i is 0-based; default 0)
---   cuda.nvtx([on])  -> enabled, built | false, reason (profiler ranges)
---   cuda.profile(name) -> a synthetic device profile ("h100", "h200", "a100", "rtx5090", ...)
-local core = require("vyre.core")
-local profiles = require("vyre.profiles")
+-- vyre.cuda — the library as the project names it (ARCHITECTURE.md §7):
+--   local vyre = require("vyre.cuda")
+-- is everything require("vyre") gives (programs, the DSL, text, arrays, backends,
+-- vyre.lib, vyre.egraph, planning, help) plus the CUDA device functions of
+-- lua/vyre/cuda_device.lua: available, count, device, open, profile, cache, nvtx,
+-- driver_version.
+--
+-- It is a view, not a copy: its own fields are the device functions and every other key
+-- is looked up in require("vyre") itself, so both names give the same functions and the
+-- same lazily loaded vyre.lib and vyre.egraph, and require("vyre").cuda is this table
+-- (vyre.cuda.device(0) works from either). No device name is a name of require("vyre")
+-- (spec/75_cuda_library_spec.lua checks), so nothing is shadowed: available/count/cache
+-- are CUDA's, profile(name) is vyre.profiles.get. pairs() lists the device functions
+-- only (the help and the API reference list them as "vyre.cuda.*").
+local vyre = require("vyre")
+local device = require("vyre.cuda_device")
 
 local M = {}
+for k, v in pairs(device) do M[k] = v end
 
---- true, or false + the reason CUDA is not usable here.
-function M.available()
-  return core.cuda_available()
-end
-
---- Number of CUDA devices, or nil + reason.
-function M.count()
-  return core.cuda_count()
-end
-
---- {dir =, bytes =, files =, cap =} of the disk cubin cache.
-function M.cache()
-  return core.cuda_cache()
-end
-
-M.driver_version = core.cuda_driver_version
-
---- nvtx([on]) -> enabled, built | false, reason: NVTX ranges around compile, launch,
---- sequence, run, graph replay and megakernel sections, named by program, for Nsight
---- Systems (docs/RUNTIME.md "Profiler ranges"). Process-wide; starts as $VYRE_NVTX=1
---- says. Without the toolkit's nvtx3 header at build time, nvtx(true) gives false and
---- the reason. No GPU needed to switch.
-function M.nvtx(on)
-  if on ~= nil and type(on) ~= "boolean" then
-    error(string.format("vyre.cuda.nvtx: on must be a boolean (got %s). Fix: cuda.nvtx(true)",
-      type(on)), 2)
-  end
-  return core.cuda_nvtx(on)
-end
-
---- profile(name) -> a new table of a published device's capabilities for the planners
---- (lua/vyre/profiles.lua; be:profile() gives the real device's). No GPU needed.
-M.profile = profiles.get
-
-local cached = {}
-
-local function check_ordinal(i, fname)
-  if math.type(i) ~= "integer" or i < 0 then
-    error(string.format("%s: ordinal must be an integer >= 0 (got %s). Fix: cuda.device(0)",
-      fname, tostring(i)), 3)
-  end
-end
-
--- opts of device/open: {debug = true | false} switches the backend's debug mode
--- (be:debug; the backend of an ordinal is shared, so it switches it for every user).
-local function check_opts(opts, fname)
-  if opts == nil then return end
-  if type(opts) ~= "table" then
-    error(string.format("%s: options must be a table (got %s). Fix: %s(0, {debug = true})",
-      fname, type(opts), (fname:gsub("^vyre%.", ""))), 3)
-  end
-  for k, v in pairs(opts) do
-    if k ~= "debug" then
-      error(string.format("%s: unknown option %s. Fix: the option is debug (max_steps is the "
-        .. "reference backend's: vyre.reference.new)", fname, tostring(k)), 3)
-    end
-    if type(v) ~= "boolean" then
-      error(string.format("%s: debug must be a boolean (got %s). Fix: {debug = true}", fname,
-        type(v)), 3)
-    end
-  end
-end
-
-local function with_opts(be, opts)
-  if be and opts and opts.debug ~= nil then be:debug(opts.debug) end
-  return be
-end
-
---- cuda.device(i [, opts]) -> backend | nil, reason. Returns the same backend for an
---- ordinal until it is lost or freed; then a new one is opened. opts.debug switches its
---- debug mode (out-of-bounds counts, be:debug).
-function M.device(i, opts)
-  i = i or 0
-  check_ordinal(i, "vyre.cuda.device")
-  check_opts(opts, "vyre.cuda.device")
-  local be = cached[i]
-  if be and not be.freed and not be:lost() then return with_opts(be, opts) end
-  local why
-  be, why = core.cuda_open(i)
-  if not be then return nil, why end
-  cached[i] = be
-  return with_opts(be, opts)
-end
-
---- A new backend for device i even if one is open (tests of loss and recovery); it
---- becomes the one cuda.device(i) returns. opts as for cuda.device.
-function M.open(i, opts)
-  i = i or 0
-  check_ordinal(i, "vyre.cuda.open")
-  check_opts(opts, "vyre.cuda.open")
-  local be, why = core.cuda_open(i)
-  if not be then return nil, why end
-  cached[i] = be
-  return with_opts(be, opts)
-end
-
-return M
+return setmetatable(M, {
+  __index = vyre,
+  __name = "vyre.cuda",
+  -- a write would land here only and hide the library's name from this view alone
+  __newindex = function(_, k)
+    error(string.format("vyre.cuda: cannot set '%s': the module is read-only. Fix: keep "
+      .. "your own values in a local table", tostring(k)), 2)
+  end,
+})

@@ -217,8 +217,13 @@ local function binop(op, a, b)
   if t == nil and op.operands == "BOOL" then t = "bool" end
   a, b = coerce(a, t, name), coerce(b, t, name)
   if a.type ~= b.type then
+    -- the classic: a loop over plain numbers is u32, met by an i32 (k:for_)
+    local loop = rawget(a, "_default_loop") or rawget(b, "_default_loop")
     fail(name, "operand types differ (%s and %s); vyre has no implicit conversions. Fix: "
-      .. "convert one side with vyre.cast('%s', e)", a.type, b.type, a.type)
+      .. "convert one side with vyre.cast('%s', e)%s", a.type, b.type, a.type, loop and
+      (", or type the loop: %s is u32 because its bounds are plain numbers; "
+      .. "k:for_('%s', '%s', from, to, fn)"):format(loop, loop, a.type == "u32" and b.type
+      or a.type) or "")
   end
   local rt = op.result == "BOOL" and "bool" or a.type
   return track(E(rt, "(" .. name .. " " .. a.text .. " " .. b.text .. ")"))
@@ -596,14 +601,43 @@ function B:when(cond, then_fn, else_fn)
   self:_emit(text .. ")", { ["then"] = tblk, ["else"] = eblk })
 end
 
---- k:for_(var, from, to [, step], fn): half-open loop; fn receives the loop variable.
-function B:for_(var, from, to, step, fn)
+local LOOP_TYPES = { i32 = true, u32 = true, i64 = true, u64 = true }
+
+--- k:for_(var, [type,] from, to [, step], fn): half-open loop; fn receives the loop
+--- variable. Its type: the type name given second, else the type of a typed bound (an
+--- expression or vyre.lit), else u32 (plain Lua numbers). Typed bounds of another type
+--- than the loop's raise here, at the user's line, not later at a use of the variable.
+function B:for_(var, from, to, step, fn, extra)
+  local t
+  if type(from) == "string" then
+    t, from, to, step, fn = from, to, step, fn, extra
+    if not LOOP_TYPES[t] then
+      fail("k:for_", "the loop type %s is not an integer type. Fix: k:for_(name, 'i32', "
+        .. "from, to, fn) with one of i32, u32, i64, u64", t)
+    end
+  end
   if fn == nil and type(step) == "function" then step, fn = nil, step end
   var = unique_name(self, check_name(var, "k:for_"))
-  local t = type_of(from, to, step) or "u32"
+  local why = t and "the type given" or "the first typed bound's type"
+  local default = t == nil and type_of(from, to, step) == nil
+  t = t or type_of(from, to, step) or "u32"
+  if not LOOP_TYPES[t] then
+    fail("k:for_", "the loop bounds are %s, not an integer. Fix: vyre.cast('i32', ...) "
+      .. "them, or k:for_(name, 'i32', from, to, fn)", t)
+  end
+  local parts = { from = from, to = to, step = step }
+  for _, part in ipairs({ "from", "to", "step" }) do
+    local x = parts[part]
+    if is_expr(x) and x.type ~= t then
+      fail("k:for_", "the loop %s is %s but the loop variable is %s (%s). Fix: "
+        .. "vyre.cast('%s', %s), or k:for_(name, '%s', from, to, fn) for a %s loop", part,
+        x.type, t, why, t, part, x.type, x.type)
+    end
+  end
   from, to = coerce(from, t, "k:for_"), coerce(to, t, "k:for_")
   step = coerce(step == nil and 1 or step, t, "k:for_")
   local v = E(t, var)
+  if default then rawset(v, "_default_loop", var) end -- named in a type mismatch (binop)
   local body, bblk = block(self, fn, v, self)
   self:_emit("(for " .. var .. " " .. from.text .. " " .. to.text .. " " .. step.text
     .. (body ~= "" and (" " .. body) or "") .. ")", { body = bblk })
@@ -736,6 +770,18 @@ function M.program(name, spec, fn)
       program_site), pr.message:gsub("%.$", ""), more, dsl_fix(pr.fix)), 0)
   end
   return p
+end
+
+-- The public methods of the builder k and of its buffer handles (k.buf), as a type's
+-- metatable shows them to vyre.help (help.LUA_TYPES): help(k.converge) finds its entry,
+-- and spec/62 fails on a method without one. _emit and other "_" names are internal.
+do
+  local public = {}
+  for name, fn in pairs(B) do
+    if not name:find("^_") then public[name] = fn end
+  end
+  M.Builder = { __index = public }
+  M.BufferHandle = { __index = handle_methods }
 end
 
 return M

@@ -21,12 +21,15 @@ H.TYPES = {
   ["vyre.Program"] = "Program", ["vyre.Array"] = "Array", ["vyre.Backend"] = "Backend",
   ["vyre.Buffer"] = "Buffer", ["vyre.Kernel"] = "Kernel", ["vyre.Launch"] = "Launch",
   ["vyre.Graph"] = "Graph", ["vyre.Expr"] = "Expr", ["vyre.ProgramBuilder"] = "Builder",
-  ["vyre.BufferHandle"] = "Builder", ["vyre.EGraph"] = "EGraph",
+  ["vyre.BufferHandle"] = "Builder", ["vyre.EGraph"] = "EGraph", ["vyre.Plan"] = "Plan",
 }
 
 -- Types whose metatable a Lua module makes, not the C module: the module and the field
 -- that holds it (the registry holds only the C types, each with __gc; spec/09).
-H.LUA_TYPES = { ["vyre.EGraph"] = { "vyre.egraph", "EGraph" } }
+H.LUA_TYPES = { ["vyre.EGraph"] = { "vyre.egraph", "EGraph" },
+  ["vyre.ProgramBuilder"] = { "vyre.dsl", "Builder" },
+  ["vyre.BufferHandle"] = { "vyre.dsl", "BufferHandle" },
+  ["vyre.Plan"] = { "vyre.plan_view", "metatable" } }
 
 -- The modules whose help lists their functions, and that vyre.help(module) knows.
 H.MODULES = { "vyre.cuda", "vyre.reference", "vyre.lib", "vyre.egraph", "vyre.policy",
@@ -213,6 +216,8 @@ local function resolve(name)
       l = "Launch" })[owner]
     if alias and e[alias .. ":" .. member] then return { alias .. ":" .. member } end
     if e["vyre." .. name] then return { "vyre." .. name } end
+    -- require("vyre.cuda") is the whole library: vyre.cuda.program is vyre.program
+    if owner == "vyre.cuda" and e["vyre." .. member] then return { "vyre." .. member } end
     if sep == ":" or owner == "" then name = member end
   end
   local found = {}

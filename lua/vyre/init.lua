@@ -1,6 +1,7 @@
--- vyre — the user's module (ARCHITECTURE.md §7): programs from text or the DSL,
--- host arrays, backend choice (CUDA when it works, else the CPU reference), PTX.
--- Everything heavy is in vyre.core (C); this file only wires the pieces together.
+-- vyre — the library (ARCHITECTURE.md §7): programs from text or the DSL, host arrays,
+-- backend choice (CUDA when it works, else the CPU reference), PTX. Users write
+-- require("vyre.cuda"): this table seen through lua/vyre/cuda.lua, with the CUDA device
+-- functions added. Everything heavy is in vyre.core (C); this file wires the pieces.
 local core = require("vyre.core")
 local dsl = require("vyre.dsl")
 
@@ -58,7 +59,7 @@ vyre.array = core.array
 vyre.reference = require("vyre.reference")
 
 local function load_cuda()
-  local ok, mod = pcall(require, "vyre.cuda")
+  local ok, mod = pcall(require, "vyre.cuda_device")
   if not ok then
     return nil, "vyre.cuda could not be loaded: " .. tostring(mod)
   end

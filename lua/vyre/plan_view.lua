@@ -118,10 +118,34 @@ end
 
 --- tostring(plan): mode and reason, grid and occupancy, bytes per round, the layers with
 --- their steps, each barrier with its dependency, and the facts.
+-- What the reference backend does with a plan, in place of the GPU's grid line: it has
+-- no blocks, SMs or occupancy (a GPU's numbers would read "0 blocks (0 per SM x nil
+-- SMs)"). src/core/ref/grid.c runs the composed program one section at a time.
+local function reference_lines(plan)
+  local f, g = plan.facts, type(plan.grid) == "table" and plan.grid or {}
+  local function n(x) return tostring(math.tointeger(x) or x or "?") end
+  local rounds = f.converge and ("up to %s rounds, until the flag stays 0"):format(n(f.max_rounds
+    or f.rounds)) or ("%s round%s"):format(n(f.times or f.rounds),
+    (f.times or f.rounds) == 1 and "" or "s")
+  return {
+    ("plan: reference — the CPU interpreter runs it; a GPU's policy would pick %s (%s)")
+      :format(tostring(plan.mode), tostring(plan.reason or "no reason given")),
+    ("reference: runs the steps in order on the CPU, one section at a time (every "
+      .. "workgroup finishes a section before the next starts; each grid barrier ends one): "
+      .. "%s step%s in %s layer%s, %s barrier%s, %s workgroup%s of %s threads, %s; no blocks, "
+      .. "SMs or occupancy"):format(n(f.steps), f.steps == 1 and "" or "s", n(f.layers),
+      f.layers == 1 and "" or "s", n(f.barriers), f.barriers == 1 and "" or "s",
+      n(f.virtual_workgroups), f.virtual_workgroups == 1 and "" or "s",
+      n(g.threads or f.threads), rounds),
+  }
+end
+
 function mt.__tostring(plan)
-  local out = { ("plan: %s — %s"):format(tostring(plan.mode), tostring(plan.reason or "")) }
+  local ref = type(plan.facts) == "table" and plan.facts.backend == "reference"
+  local out = ref and reference_lines(plan)
+    or { ("plan: %s — %s"):format(tostring(plan.mode), tostring(plan.reason or "")) }
   local g = plan.grid
-  if type(g) == "table" then
+  if type(g) == "table" and not ref then
     out[#out + 1] = ("grid: %s blocks (%s per SM x %s SMs) of %s threads, occupancy %s")
       :format(tostring(g.blocks), tostring(g.per_sm), tostring(g.sms), tostring(g.threads),
         occ(plan.occupancy))

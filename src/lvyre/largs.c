@@ -228,10 +228,14 @@ static void read_opts(lua_State *L, int opts, struct lvyre_bound *out, const cha
  * the grid that covers it (and n its element count, for sizing outputs); n = 0 on any
  * axis launches nothing. Sized from a scalar n or the buffers, the grid has one
  * workgroup on y and z: a program that reads gid.y or wgid.y then sees only y in
- * [0, workgroup y), which is rarely meant, so Lua's warning channel says so, once per
- * program (lua5.4 -W, or warn("@on"), shows warnings). */
+ * [0, workgroup y) and silently computes one row, so that launch is an error with the
+ * fix (issue 20 §4; it was a Lua warning that only lua5.4 -W showed). Two launches
+ * stay as asked: an explicit shape (n = {w, h, d} or grid = {...}, even {n = {N}}),
+ * and a program that reads ngroups, which computes with the grid's shape (a flattened
+ * index over every axis, as vyre.random_program's do, or a grid-stride loop) and so
+ * covers its space from any grid. */
 static void resolve_geometry(lua_State *L, const struct lvyre_layout *lay,
-                             struct lvyre_bound *out) {
+                             struct lvyre_bound *out, const char *fname) {
     if (out->has_n3) {
         uint64_t total = 1;
         for (int a = 0; a < 3; a++) {
@@ -243,18 +247,17 @@ static void resolve_geometry(lua_State *L, const struct lvyre_layout *lay,
         out->has_grid = total > 0;
     }
     out->empty = out->has_n && out->n == 0;
-    if (out->has_grid || out->empty || *lay->warned) return;
+    if (out->has_grid || out->empty || lay->reads_ngroups) return;
     for (int a = 1; a < 3; a++) {
         if (!lay->reads_axis[a]) continue;
-        char msg[320];
-        snprintf(msg, sizeof msg,
-                 "vyre: program '%s' reads gid.%c or wgid.%c, but its launch grid has one "
-                 "workgroup on %c (sized from n or the buffers), so %c only spans the "
-                 "workgroup. Fix: pass n = {w, h [, d]} or grid = {x, y, z}",
-                 lay->name, "xyz"[a], "xyz"[a], "xyz"[a], "xyz"[a]);
-        lua_warning(L, msg, 0);
-        *lay->warned = true;
-        return;
+        char c = "xyz"[a];
+        luaL_error(L,
+                   "%s: program '%s' reads gid.%c or wgid.%c, but the launch is sized from %s, "
+                   "which gives one workgroup on %c: %c would only span 0..%d and the rest of "
+                   "the space is never computed. Fix: launch with n = {%s} or grid = {x, y, "
+                   "z} (or read ngroups.%c in the program to cover any grid)",
+                   fname, lay->name, c, c, out->has_n ? "a scalar n" : "the buffers", c, c,
+                   (int)lay->workgroup[a] - 1, a == 1 ? "W, H" : "W, H, D", c);
     }
 }
 
@@ -270,7 +273,7 @@ const struct lvyre_layout *lvyre_layout_push(lua_State *L, int prog_idx) {
     vyre_program_workgroup(p, lay->workgroup);
     snprintf(lay->name, sizeof lay->name, "%s", vyre_program_name(p));
     for (unsigned a = 0; a < 3; a++) lay->reads_axis[a] = vyre_program_reads_axis(p, a);
-    lay->warned = &lp->warned_grid;
+    lay->reads_ngroups = vyre_program_reads_ngroups(p);
     for (uint32_t i = 0; i < n; i++) {
         struct vyre_decl_info di;
         vyre_program_decl(p, i, &di);
@@ -314,7 +317,7 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
         out->arr[s] = NULL;
     }
     read_opts(L, opts, out, fname);
-    resolve_geometry(L, lay, out);
+    resolve_geometry(L, lay, out, fname);
     bool has_args = !lua_isnoneornil(L, args);
     if (has_args && !lua_istable(L, args))
         luaL_error(L,

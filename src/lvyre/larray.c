@@ -303,41 +303,137 @@ static int array_gc(lua_State *L) {
     return 0;
 }
 
-/* Appends element i as text: the shortest decimal that reads back as the same float
- * (always with a point or an exponent), integers as such, u64 unsigned. */
-static void add_elem(luaL_Buffer *b, const struct vyre_lua_array *a, uint64_t i) {
-    char s[48];
-    vyre_bits v = vyre_lua_loadbits(a->data, a->type, i);
-    if (a->type == VYRE_F32 || a->type == VYRE_F64) {
-        double d;
-        if (a->type == VYRE_F32) {
-            float f;
-            uint32_t w = (uint32_t)v;
-            memcpy(&f, &w, sizeof f);
-            d = f;
-        } else {
-            memcpy(&d, &v, sizeof d);
-        }
-        if (isnan(d)) snprintf(s, sizeof s, "nan");
-        else if (isinf(d)) snprintf(s, sizeof s, d < 0 ? "-inf" : "inf");
-        else {
-            int p = 1, last = a->type == VYRE_F32 ? 9 : 17;
-            for (; p <= last; p++) {
-                snprintf(s, sizeof s, "%.*g", p, d);
-                if (a->type == VYRE_F32 ? strtof(s, NULL) == (float)d : strtod(s, NULL) == d) break;
-            }
-            if (!strpbrk(s, ".e")) strcat(s, ".0");
-        }
-    } else if (a->type == VYRE_BOOL) {
-        snprintf(s, sizeof s, "%s", v ? "true" : "false");
-    } else if (a->type == VYRE_I32) {
-        snprintf(s, sizeof s, "%ld", (long)(int32_t)(uint32_t)v);
-    } else if (a->type == VYRE_I64) {
-        snprintf(s, sizeof s, "%lld", (long long)(int64_t)v);
-    } else {
-        snprintf(s, sizeof s, "%llu", (unsigned long long)v);
+/* ---- element text ---------------------------------------------------------- */
+
+/* The text of a float given by its bits (f32: the low 32): the shortest decimal that
+ * reads back (strtof/strtod, and Lua's tonumber then a store as f32) to the same bits, always with a point or an exponent so
+ * it reads as a float: 10.0, 0.1, -0.0, 1e-45, 3.4028235e+38, inf, -inf. Positional
+ * for decimal exponents -5..16, else d.ddde+N. NaN: "nan" and "-nan" for the quiet NaN
+ * of each sign (what arithmetic makes), else its bits as the text format spells them,
+ * nan:0x7fc00001, so no NaN is printed as another. Lua's own number printing (%.14g)
+ * is not used: it prints 1e+01 and loses digits and the NaN sign. */
+static void float_text(char *s, size_t n, uint64_t bits, bool f32) {
+    uint64_t sign = f32 ? 0x80000000ull : 0x8000000000000000ull;
+    uint64_t expo = f32 ? 0x7f800000ull : 0x7ff0000000000000ull;
+    uint64_t quiet = f32 ? 0x7fc00000ull : 0x7ff8000000000000ull;
+    uint64_t mag = bits & ~sign;
+    const char *minus = bits & sign ? "-" : "";
+    if ((mag & expo) == expo) {
+        if (mag == expo) snprintf(s, n, "%sinf", minus);
+        else if (mag == quiet) snprintf(s, n, "%snan", minus);
+        else snprintf(s, n, f32 ? "nan:0x%08llx" : "nan:0x%016llx", (unsigned long long)bits);
+        return;
     }
+    double d;
+    float f = 0;
+    if (f32) {
+        uint32_t w = (uint32_t)bits;
+        memcpy(&f, &w, sizeof f);
+        d = f;
+    } else {
+        memcpy(&d, &bits, sizeof d);
+    }
+    /* The fewest significant digits that read back exactly, as d.ddde±X. */
+    char e[40];
+    for (int p = 0; p < (f32 ? 9 : 17); p++) {
+        snprintf(e, sizeof e, "%.*e", p, d);
+        if (f32) {
+            /* Lua reads the text as a double that is then stored as f32: both that and
+             * strtof must give f's bits (they differ only near a midpoint, and then a
+             * digit more settles it). */
+            float g = strtof(e, NULL), h = (float)strtod(e, NULL);
+            if (memcmp(&g, &f, sizeof f) == 0 && memcmp(&h, &f, sizeof f) == 0) break;
+        } else {
+            double g = strtod(e, NULL);
+            if (memcmp(&g, &d, sizeof d) == 0) break;
+        }
+    }
+    /* Split into digits and exponent, then lay them out. */
+    char digits[24];
+    size_t nd = 0;
+    const char *c = e + (e[0] == '-');
+    for (; *c && *c != 'e'; c++)
+        if (*c != '.') digits[nd++] = *c;
+    digits[nd] = 0;
+    int x = atoi(c + 1);
+    while (nd > 1 && digits[nd - 1] == '0') digits[--nd] = 0; /* %.0e of 10.0 is 1e+01 */
+    char out[64];
+    size_t o = 0;
+    if (x < -5 || x > 16) {
+        out[o++] = digits[0];
+        if (nd > 1) {
+            out[o++] = '.';
+            for (size_t i = 1; i < nd; i++) out[o++] = digits[i];
+        }
+        snprintf(out + o, sizeof out - o, "e%c%d", x < 0 ? '-' : '+', x < 0 ? -x : x);
+    } else if (x < 0) {
+        out[o++] = '0';
+        out[o++] = '.';
+        for (int i = -1; i > x; i--) out[o++] = '0';
+        for (size_t i = 0; i < nd; i++) out[o++] = digits[i];
+        out[o] = 0;
+    } else {
+        for (int i = 0; i <= x; i++) out[o++] = (size_t)i < nd ? digits[i] : '0';
+        out[o++] = '.';
+        if ((size_t)x + 1 >= nd) out[o++] = '0';
+        for (size_t i = (size_t)x + 1; i < nd; i++) out[o++] = digits[i];
+        out[o] = 0;
+    }
+    snprintf(s, n, "%s%s", minus, out);
+}
+
+/* Text of element i (0-based): floats as float_text, integers as such, u64 unsigned.
+ * The one formatter of elements: tostring(a), the REPL and `vyre run` (core.element_text). */
+static void elem_text(char *s, size_t n, const struct vyre_lua_array *a, uint64_t i) {
+    vyre_bits v = vyre_lua_loadbits(a->data, a->type, i);
+    if (a->type == VYRE_F32 || a->type == VYRE_F64) float_text(s, n, v, a->type == VYRE_F32);
+    else if (a->type == VYRE_BOOL) snprintf(s, n, "%s", v ? "true" : "false");
+    else if (a->type == VYRE_I32) snprintf(s, n, "%ld", (long)(int32_t)(uint32_t)v);
+    else if (a->type == VYRE_I64) snprintf(s, n, "%lld", (long long)(int64_t)v);
+    else snprintf(s, n, "%llu", (unsigned long long)v);
+}
+
+static void add_elem(luaL_Buffer *b, const struct vyre_lua_array *a, uint64_t i) {
+    char s[64];
+    elem_text(s, sizeof s, a, i);
     luaL_addstring(b, s);
+}
+
+/* core.element_text(a, i) -> the text of a[i] (1-based) as tostring(a) writes it. */
+static int array_element_text(lua_State *L) {
+    struct vyre_lua_array *a = check_live(L, 1, "vyre.core.element_text");
+    lua_Integer i = luaL_checkinteger(L, 2);
+    if (i < 1 || (uint64_t)i > a->count)
+        return luaL_error(L, "vyre.core.element_text: index %I is outside 1..%I. Fix: pass an "
+                          "index of the array", (LUAI_UACINT)i, (LUAI_UACINT)a->count);
+    char s[64];
+    elem_text(s, sizeof s, a, (uint64_t)i - 1);
+    lua_pushstring(L, s);
+    return 1;
+}
+
+/* core.float_text(x [, "f32" | "f64"]) -> the text of the Lua number x as that type
+ * (f64 by default; f32 rounds x to f32 first), as an Array of the type prints it. */
+static int l_float_text(lua_State *L) {
+    double d = luaL_checknumber(L, 1);
+    const char *t = luaL_optstring(L, 2, "f64");
+    bool f32 = strcmp(t, "f32") == 0;
+    if (!f32 && strcmp(t, "f64") != 0)
+        return luaL_error(L, "vyre.core.float_text: type must be 'f32' or 'f64' (got %s). Fix: "
+                          "core.float_text(x, 'f32')", t);
+    uint64_t bits;
+    if (f32) {
+        float f = (float)d;
+        uint32_t w;
+        memcpy(&w, &f, sizeof w);
+        bits = w;
+    } else {
+        memcpy(&bits, &d, sizeof bits);
+    }
+    char s[64];
+    float_text(s, sizeof s, bits, f32);
+    lua_pushstring(L, s);
+    return 1;
 }
 
 /* "vyre.Array(f32, 100) [1.0, 2.0, ..., 100.0]": the first 8 and the last 4 elements. */
@@ -467,7 +563,10 @@ static int array_copy(lua_State *L) {
 
 /* ---- registration ----------------------------------------------------------- */
 
-static const luaL_Reg array_funcs[] = {{"array", array_new}, {NULL, NULL}};
+static const luaL_Reg array_funcs[] = {{"array", array_new},
+                                       {"element_text", array_element_text},
+                                       {"float_text", l_float_text},
+                                       {NULL, NULL}};
 
 /* The iterator of pairs(a): (a, i) -> i + 1, a[i + 1] while in range. */
 static int array_next(lua_State *L) {

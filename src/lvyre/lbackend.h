@@ -91,7 +91,7 @@ struct lvyre_layout {
     uint32_t ndecls, nbuffers, nparams;
     uint32_t workgroup[3];
     bool reads_axis[3]; /* the body reads gid/wgid on that axis */
-    bool *warned;       /* the program's: the 1-D grid warning was given */
+    bool reads_ngroups; /* the body reads ngroups: it covers its space from any grid */
     char name[72];      /* the program's, for messages */
     struct lvyre_decl d[];
 };

@@ -60,7 +60,6 @@ static int core_fuse(lua_State *L) {
     }
     struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
     lp->p = NULL;
-    lp->warned_grid = false;
     luaL_setmetatable(L, VYRE_LUA_PROGRAM);
     struct vyre_error err;
     vyre_error_clear(&err);

@@ -280,7 +280,6 @@ static struct lvyre_kernel *plan_kernel(lua_State *L, struct mcall *c, const cha
         luaL_error(L, "%s: out of memory. Fix: free memory", fname);
     struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
     lp->p = NULL;
-    lp->warned_grid = false;
     luaL_setmetatable(L, "vyre.Program");
     struct vyre_error err;
     enum vyre_status st = vyre_text_parse(text, len, &lp->p, &err);

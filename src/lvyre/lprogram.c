@@ -152,7 +152,6 @@ static int program_parse(lua_State *L) {
     const char *text = lua_tolstring(L, 1, &len);
     struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
     lp->p = NULL;
-    lp->warned_grid = false;
     luaL_setmetatable(L, VYRE_LUA_PROGRAM);
     struct vyre_error err;
     vyre_error_clear(&err);
@@ -325,7 +324,6 @@ static int program_optimize(lua_State *L) {
     read_opt_options(L, 2, f, &o, &use);
     struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
     lp->p = NULL;
-    lp->warned_grid = false;
     luaL_setmetatable(L, VYRE_LUA_PROGRAM);
     struct vyre_opt_report rep;
     struct vyre_error err;
@@ -405,7 +403,6 @@ static int program_random(lua_State *L) {
     }
     struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
     lp->p = NULL;
-    lp->warned_grid = false;
     luaL_setmetatable(L, VYRE_LUA_PROGRAM);
     lp->p = vyre_gen_random((uint64_t)seed, &opt);
     if (!lp->p) return luaL_error(L, "vyre.random_program: out of memory");

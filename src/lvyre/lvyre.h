@@ -25,7 +25,6 @@
 /* vyre.Program: owns its IR. p == NULL once released. */
 struct vyre_lua_program {
     vyre_program *p;
-    bool warned_grid; /* the 1-D grid warning was given for this program (largs.c) */
 };
 
 /* vyre.Array: a host array of `count` elements of `type`, stored contiguously as

@@ -259,24 +259,11 @@ end
 local INT = { i32 = true, u32 = true, i64 = true, u64 = true }
 M.INT = INT
 
---- The shortest decimal that reads back as the same f32 (or f64), always with a
---- point or exponent so it reads as a float.
+--- The shortest decimal that reads back as the same f32 (or f64) bits, always with a
+--- point or exponent so it reads as a float (10.0, 0.1, -0.0, -nan): the one formatter
+--- of src/lvyre/larray.c, which tostring(array) uses too.
 function M.float_text(v, t)
-  if v ~= v then return "nan" end
-  if v == math.huge then return "inf" end
-  if v == -math.huge then return "-inf" end
-  local s
-  for p = 1, (t == "f32" and 9 or 17) do
-    s = ("%." .. p .. "g"):format(v)
-    local back = tonumber(s)
-    if t == "f32" then
-      if string.pack("<f", back) == string.pack("<f", v) then break end
-    elseif back == v then
-      break
-    end
-  end
-  if not s:find("[%.eni]") then s = s .. ".0" end
-  return s
+  return vyre.core.float_text(v, t == "f32" and "f32" or "f64")
 end
 
 --- u64 values are Lua integers holding the same bits: print them unsigned.
@@ -311,24 +298,42 @@ function M.parse_value(s, t)
     return n
   end
   local lower = s:lower()
-  if lower == "nan" then return 0 / 0 end
+  -- NaNs as Arrays print them: nan and -nan (the quiet NaN of each sign), nan:0xBITS
+  if lower == "nan" or lower == "-nan" then
+    local q = t == "f32" and string.unpack("<f", string.pack("<I4", 0x7fc00000))
+      or string.unpack("<d", string.pack("<I8", 0x7ff8000000000000))
+    return lower == "nan" and q or -q
+  end
+  local hex = lower:match("^nan:0x(%x+)$")
+  if hex then
+    local bits = math.tointeger(tonumber(hex, 16))
+    local f = t == "f32" and bits and bits <= 0xffffffff
+      and string.unpack("<f", string.pack("<I4", bits))
+      or t ~= "f32" and bits and string.unpack("<d", string.pack("<i8", bits))
+    if f and f ~= f then return f end
+    return nil, ("'%s' is not a NaN of %s (nan:0x then its bits in hex)"):format(s, t)
+  end
   if lower == "inf" or lower == "+inf" then return math.huge end
   if lower == "-inf" then return -math.huge end
   local x = tonumber(s)
   if not x then return nil, ("'%s' is not a number (for %s)"):format(s, t) end
-  return x + 0.0
+  x = x + 0.0 -- -0.0 + 0.0 is +0.0, and tonumber("-0") is the integer 0: keep the sign
+  if x == 0 and s:find("^%-") then x = -0.0 end
+  return x
 end
 
 --- Element texts of an array: all of them, or the first `head` and last `tail` with
 --- "…" between when there are more than head + tail.
 function M.array_items(a, head, tail)
-  local n, t, items = #a, a.type, {}
+  -- element by element from the array's bits (a[i] would round-trip through a Lua
+  -- number, which cannot hold an f32 signalling NaN's payload)
+  local n, text, items = #a, vyre.core.element_text, {}
   if not head or n <= head + tail then
-    for i = 1, n do items[#items + 1] = M.value_text(a[i], t) end
+    for i = 1, n do items[#items + 1] = text(a, i) end
   else
-    for i = 1, head do items[#items + 1] = M.value_text(a[i], t) end
+    for i = 1, head do items[#items + 1] = text(a, i) end
     items[#items + 1] = "…"
-    for i = n - tail + 1, n do items[#items + 1] = M.value_text(a[i], t) end
+    for i = n - tail + 1, n do items[#items + 1] = text(a, i) end
   end
   return items
 end

@@ -5,7 +5,9 @@
 -- time, so the specs drive it without a terminal:
 --   local s = require("vyre.cli.repl").session({out = function(text) ... end})
 --   s:feed("x = 1 + 1") --> "ok";  s:feed("function f()") --> "more"; s:prompt()
-local vyre = require("vyre")
+-- The REPL's vyre is what scripts get from require("vyre.cuda"): the library plus the
+-- CUDA device functions (vyre.device(0), vyre.available(), ...).
+local vyre = require("vyre.cuda")
 local C = require("vyre.cli.common")
 local pretty = require("vyre.cli.pretty")
 
@@ -17,7 +19,8 @@ local M = {
 M.help = [==[
 usage: vyre repl [-e CODE] [--quiet]
 
-A Lua 5.4 prompt with vyre loaded. Predefined: vyre, lib (vyre.lib), be (the backend
+A Lua 5.4 prompt with vyre loaded. Predefined: vyre (= require("vyre.cuda"): the
+library and the CUDA device functions), lib (vyre.lib), be (the backend
 vyre.backend() picks, opened on first use), help (= vyre.help), pp (pretty-print).
   > 1 + 1                    an expression prints its value
   2

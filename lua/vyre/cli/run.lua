@@ -35,6 +35,8 @@ opts = {...}}: those are the defaults, and name=value on the command line overri
 Options:
   --backend B     reference or cuda (default: cuda when usable, else reference)
   --n N           elements: the grid covers N invocations (opts.n)
+  --n W,H[,D]     a 2-D or 3-D size (also WxH): the grid covers W x H (x D) invocations
+                  (opts.n = {W, H [, D]}); a program that reads gid.y needs this or --grid
   --grid X[,Y[,Z]] workgroups per axis (opts.grid; wins over --n)
   --program NAME  the program to run when the file returns several
   --full          print every element (default: the first 8 and the last 4)
@@ -150,6 +152,19 @@ function M.build_args(p, assignments, defaults)
   return args
 end
 
+-- --n: "N" -> N, "W,H[,D]" or "WxH[xD]" -> {W, H [, D]}; nil when malformed.
+local function parse_size(s)
+  local t = {}
+  for part in s:gmatch("[^,x]+") do
+    local n = math.tointeger(tonumber(part))
+    if not n or n < 0 then return nil end
+    t[#t + 1] = n
+  end
+  local _, seps = s:gsub("[,x]", "")
+  if #t < 1 or #t > 3 or seps ~= #t - 1 then return nil end
+  return #t == 1 and t[1] or t
+end
+
 local function parse_grid(s)
   local g = {}
   for part in s:gmatch("[^,x]+") do
@@ -187,7 +202,7 @@ end
 
 function M.run(argv, ctx)
   ctx = C.context(ctx)
-  local opts, pos = C.parse_options(argv, { backend = "string", n = "int", grid = "string",
+  local opts, pos = C.parse_options(argv, { backend = "string", n = "string", grid = "string",
     program = "string", full = "flag", time = "flag", debug = "flag" })
   if not opts then return C.usage_error(ctx, "run", pos) end
   if opts.help then
@@ -208,7 +223,13 @@ function M.run(argv, ctx)
   if not args then return C.usage_error(ctx, "run", aerr) end
   local ropts = {}
   for k, v in pairs(e.opts or {}) do ropts[k] = v end
-  if opts.n then ropts.n = opts.n end
+  if opts.n then
+    ropts.n = parse_size(opts.n)
+    if not ropts.n then
+      return C.usage_error(ctx, "run", ("--n wants N or W,H[,D] of integers >= 0, got '%s'")
+        :format(opts.n))
+    end
+  end
   if opts.grid then
     ropts.grid = parse_grid(opts.grid)
     if not ropts.grid then

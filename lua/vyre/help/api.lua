@@ -4,7 +4,8 @@
 -- functions, "Type" for a type, "Type:method" for a method.
 return {
   ["vyre"] = [=[
-require("vyre") -> the vyre module
+local vyre = require("vyre.cuda") -> the library (require("vyre"): the same, less the
+CUDA device functions of vyre.cuda: available, count, device, open, profile, cache, nvtx).
 Programs from text (vyre.parse) or the DSL (vyre.program), validation (vyre.validate),
 PTX (vyre.ptx), host arrays (vyre.array) and backends (vyre.backend): CUDA when usable,
 else the CPU reference interpreter, with bit-identical results. Types: Program, Array,
@@ -96,9 +97,13 @@ be.run), an object (a Backend, a Buffer, ...), a module, or a name such as "vyre
 "Buffer:upload", "upload", "Builder:when", "sqrt" or ":land".]=],
 
   ["vyre.cuda"] = [=[
-require("vyre.cuda") -> the CUDA backend module
-available(), count(), cache(), driver_version(), device(i), open(i). Loads the driver at
-run time: the module loads, and answers why not, on machines without CUDA.]=],
+local vyre = require("vyre.cuda") -> the library, with the CUDA device functions
+Everything require("vyre") gives (the same functions, the same vyre.lib and vyre.egraph:
+a view of one table, not a copy), plus available(), count(), device(i), open(i),
+profile(name), cache(), nvtx([on]), driver_version(). None of these is a name of
+require("vyre"); vyre.cuda.device(0) works from both. pairs() lists the device functions
+only. Loads the driver at run time: the module loads, and answers why not, on machines
+without CUDA; vyre.backend() then gives the reference backend.]=],
   ["vyre.cuda.available"] = [=[
 cuda.available() -> true | false, reason
 Whether CUDA is usable here (driver loaded, version >= 12.0, a device present).]=],
@@ -174,7 +179,9 @@ Releases the program now (idempotent; also at garbage collection or <close>).]=]
   ["Array"] = [=[
 vyre.Array — a typed host array (vyre.array): a[i] 1-based, #a, a.type, a.count,
 pairs/ipairs, a == b compares type, length and bytes. Backends take and return them.
-tostring(a) shows the type, length and the first 8 and last 4 elements.]=],
+tostring(a) shows the type, length and the first 8 and last 4 elements; a float as the
+shortest text that reads back to its bits (10.0, 0.1, -0.0, 1e-45, inf, nan, -nan, and
+nan:0xBITS for another NaN), the same in the REPL and `vyre run`.]=],
   ["Array:totable"] = [=[
 a:totable() -> {values...}
 A Lua table of the elements.]=],
@@ -217,7 +224,9 @@ on both; only load_ptx, launch_raw and buf:pointer() are CUDA-only.]=],
 be:run(p, args [, opts]) -> {name = Array | Buffer}
 Runs p once: args maps names to values (a param: a Lua value; a buffer: an Array, a
 table or a Buffer of this backend). Returns each write/read_write buffer: a new Array,
-or the Buffer passed (used in place). opts: {n = elements | {w, h, d}, grid = {x, y, z}}.]=],
+or the Buffer passed (used in place). opts: {n = elements | {w, h, d}, grid = {x, y, z}};
+a program reading gid.y/z needs n = {w, h [, d]} or grid (a scalar n is an error for it,
+unless it reads ngroups; n = {N} is an explicit 1-D grid).]=],
   ["Backend:run_timed"] = [=[
 be:run_timed(p, args [, opts]) -> results, {wall_ns, device_ns, enqueue_ns, wait_ns}
 be:run and its timing.]=],
@@ -348,7 +357,8 @@ Fields: k.program, k.name, k.ptx (CUDA). Launches bind buffers and params by nam
   ["Kernel:launch"] = [=[
 k:launch(args [, opts]) -> k
 One launch on resident Buffers (asynchronous on CUDA; done on return on the reference).
-opts: {n = elements | {w, h, d}, grid = {x, y, z}}.]=],
+opts: {n = elements | {w, h, d}, grid = {x, y, z}}; a program reading gid.y/z needs
+n = {w, h [, d]} or grid, as be:run says.]=],
   ["Kernel:launch_timed"] = [=[
 k:launch_timed(args [, opts]) -> {wall_ns, device_ns, enqueue_ns, wait_ns}
 One launch, synchronised, with its timing.]=],

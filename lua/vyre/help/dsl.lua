@@ -55,7 +55,8 @@ M.ENTRIES = {
 k — the program builder that vyre.program passes to the body function
 Declarations are fields: k.x[i] loads, k.x[i] = v stores, k.x:len(), k.a is a param.
 Built-ins: k.gid.x, k.lid.y, k.wgid.z, k.wgsize.x, k.ngroups.x (u32 expressions).
-Statements: let, var, set, when, for_, atomic, barrier, break_, return_.]=],
+Statements: let, var, set, when, for_, atomic, barrier, grid_barrier, converge, break_,
+return_.]=],
   ["Builder:let"] = [=[
 k:let([name,] e) -> variable
 Binds e to a new variable (let in the text); also binds an atomic's old value:
@@ -70,8 +71,11 @@ Assigns e to the variable v (same as v:set(e)).]=],
 k:when(cond, function() ... end [, function() ... end])
 if cond then ... else ... (cond a bool expression: use :lt :eq :land ..., not < == and).]=],
   ["Builder:for_"] = [=[
-k:for_(name, from, to [, step], function(v) ... end)
-for v = from, to - 1, step: half-open; a step <= 0 runs no iteration.]=],
+k:for_(name, [type,] from, to [, step], function(v) ... end)
+for v = from, to - 1, step: half-open; a step <= 0 runs no iteration. The loop variable's
+type: the type name given (k:for_("j", "i32", 0, 5, fn); i32 u32 i64 u64), else the
+type of a typed bound (an expression or vyre.lit("i32", 0)), else u32 (plain Lua
+numbers). A typed bound of another type is an error at the loop.]=],
   ["Builder:atomic"] = [=[
 k:atomic(op, buf, i, v [, desired]) -> pending old value
 op: add sub min max and or xor exchange cas ("cas": v is the expected value). Bind the
@@ -79,6 +83,18 @@ old value with k:let(name, k:atomic(...)).]=],
   ["Builder:barrier"] = [=[
 k:barrier()
 Workgroup barrier (only in uniform control flow; the validator checks).]=],
+  ["Builder:grid_barrier"] = [=[
+k:grid_barrier()
+Every invocation of the whole dispatch meets here, not only the workgroup (docs/GRID.md):
+it ends a section, and variables declared before it are not visible after it. be:run and
+k:launch run such programs (cooperative or host split on CUDA, be:grid_sync picks; the
+sections in order on the reference); be:megakernel composes steps with them.]=],
+  ["Builder:converge"] = [=[
+k:converge(flag, max, function() ... end)
+Sets flag[0] = 0, then repeats the body's statements in rounds while a round leaves
+flag[0] non-zero and fewer than max (u32) rounds ran: an iterate-until-done loop on the
+device (flag: a writable u32, i32 or bool buffer; max grid-uniform; k:rounds() gives the
+rounds run). docs/GRID.md.]=],
   ["Builder:break_"] = [=[
 k:break_()
 Leaves the innermost k:for_ loop.]=],

@@ -66,6 +66,14 @@ require("vyre.plan_view") -> the plan view module (also vyre.plan_view)
 How a megakernel plan (the table be:plan returns) shows itself: plan:dot() is Graphviz
 text (a node per step, a cluster per layer, a labelled edge per barrier) and
 tostring(plan) a readable summary. §4.]=],
+  ["Plan"] = [=[
+vyre.Plan — a megakernel plan: the table be:plan(steps, opts) returns
+Fields: mode, reason, grid, layers, barriers, facts, text, ... (docs/PLANNERS.md §4).
+tostring(plan) is a summary (on the reference: what the CPU does, with no GPU grid).]=],
+  ["Plan:dot"] = [=[
+plan:dot() -> Graphviz text
+A node per step, a cluster per layer, an edge per barrier labelled with its dependency
+kind and buffer; the mode and reason as the label. Raises on a malformed plan.]=],
   ["vyre.plan_view.attach"] = [=[
 vyre.plan_view.attach(plan) -> plan
 Gives a plan table (be:plan's, or one made by hand) plan:dot() and __tostring. A

@@ -702,30 +702,36 @@ unsigned vyre_expr_operands(const struct vyre_expr *e, struct vyre_expr *out[3])
 
 /* ---- which grid axes a program reads -------------------------------------- */
 
-static bool expr_reads_axis(const struct vyre_expr *e, unsigned axis) {
+/* Whether e reads a builtin in the mask (1u << VYRE_GID ...) on axis (3: any axis). */
+static bool expr_reads(const struct vyre_expr *e, unsigned mask, unsigned axis) {
     if (!e) return false;
     if (e->kind == VYRE_EX_BUILTIN)
-        return e->u.builtin.axis == axis &&
-               (e->u.builtin.which == VYRE_GID || e->u.builtin.which == VYRE_WGID);
+        return (axis == 3 || e->u.builtin.axis == axis) &&
+               (mask & (1u << e->u.builtin.which)) != 0;
     struct vyre_expr *ops[3];
     unsigned n = vyre_expr_operands(e, ops);
     for (unsigned i = 0; i < n; i++)
-        if (expr_reads_axis(ops[i], axis)) return true;
+        if (expr_reads(ops[i], mask, axis)) return true;
     return false;
 }
 
-static bool block_reads_axis(const struct vyre_block *b, unsigned axis) {
+static bool block_reads(const struct vyre_block *b, unsigned mask, unsigned axis) {
     for (uint32_t i = 0; i < b->count; i++) {
         const struct vyre_stmt *s = b->items[i];
         const struct vyre_expr *es[] = {s->value, s->index, s->expected, s->cond,
                                         s->from,  s->to,    s->step};
         for (size_t j = 0; j < sizeof es / sizeof es[0]; j++)
-            if (expr_reads_axis(es[j], axis)) return true;
-        if (block_reads_axis(&s->then_, axis) || block_reads_axis(&s->else_, axis)) return true;
+            if (expr_reads(es[j], mask, axis)) return true;
+        if (block_reads(&s->then_, mask, axis) || block_reads(&s->else_, mask, axis))
+            return true;
     }
     return false;
 }
 
 bool vyre_program_reads_axis(const vyre_program *p, unsigned axis) {
-    return p && axis < 3 && block_reads_axis(&p->body, axis);
+    return p && axis < 3 && block_reads(&p->body, (1u << VYRE_GID) | (1u << VYRE_WGID), axis);
+}
+
+bool vyre_program_reads_ngroups(const vyre_program *p) {
+    return p && block_reads(&p->body, 1u << VYRE_NGROUPS, 3);
 }
