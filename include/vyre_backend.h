@@ -60,14 +60,14 @@ struct vyre_backend_info {
     int ordinal;      /* device ordinal (0 for the reference) */
     unsigned sm;      /* PTX target (0 for the reference) */
     int multiprocessors;
-    uint64_t total_memory;  /* bytes; 0 when unknown */
-    int max_workgroup;      /* invocations per workgroup */
-    int max_block[3];       /* per axis */
-    int shared_bytes;       /* shared memory per workgroup */
-    int warp_size;          /* subgroup size (1 on the reference) */
-    bool cooperative;       /* grid programs can run as one cooperative kernel */
-    bool graphs_native;     /* graph replay is the device's own (else recorded steps) */
-    bool debug;             /* in debug mode now */
+    uint64_t total_memory; /* bytes; 0 when unknown */
+    int max_workgroup;     /* invocations per workgroup */
+    int max_block[3];      /* per axis */
+    int shared_bytes;      /* shared memory per workgroup */
+    int warp_size;         /* subgroup size (1 on the reference) */
+    bool cooperative;      /* grid programs can run as one cooperative kernel */
+    bool graphs_native;    /* graph replay is the device's own (else recorded steps) */
+    bool debug;            /* in debug mode now */
 };
 
 /* One counter of vyre_backend_stats. Names are the backend's own; where two backends
@@ -192,8 +192,8 @@ struct vyre_backend_ops {
                                  struct vyre_error *err);
     /* default: the steps recorded (arguments by value) and replayed by launch */
     enum vyre_status (*graph_capture)(void *ctx, const void *const *kernels,
-                                      const struct vyre_backend_launch *steps, size_t n,
-                                      void **out, struct vyre_error *err);
+                                      const struct vyre_backend_launch *steps, size_t n, void **out,
+                                      struct vyre_error *err);
     enum vyre_status (*graph_launch)(void *ctx, void *graph, uint32_t times, struct vyre_timing *t,
                                      struct vyre_error *err);
     void (*graph_free)(void *ctx, void *graph);
@@ -267,8 +267,8 @@ vyre_backend *vyre_backend_buffer_backend(const vyre_backend_buffer *b);
 
 /* Validates p (VYRE_ERR_INVALID listing the problems) and compiles it; the kernel keeps
  * its own copy of p, which may be freed afterwards. */
-enum vyre_status vyre_backend_compile(vyre_backend *be, vyre_program *p,
-                                      vyre_backend_kernel **out, struct vyre_error *err);
+enum vyre_status vyre_backend_compile(vyre_backend *be, vyre_program *p, vyre_backend_kernel **out,
+                                      struct vyre_error *err);
 void vyre_backend_kernel_free(vyre_backend_kernel *k);
 /* The kernel's copy of its program (owned by the kernel). */
 vyre_program *vyre_backend_kernel_program(const vyre_backend_kernel *k);
@@ -279,8 +279,9 @@ enum vyre_status vyre_backend_kernel_rounds(vyre_backend_kernel *k, uint64_t *ou
 enum vyre_status vyre_backend_launch(vyre_backend_kernel *k, const struct vyre_backend_args *a,
                                      struct vyre_error *err);
 /* One launch, synchronised and timed. */
-enum vyre_status vyre_backend_launch_timed(vyre_backend_kernel *k, const struct vyre_backend_args *a,
-                                           struct vyre_timing *t, struct vyre_error *err);
+enum vyre_status vyre_backend_launch_timed(vyre_backend_kernel *k,
+                                           const struct vyre_backend_args *a, struct vyre_timing *t,
+                                           struct vyre_error *err);
 /* A launch whose arguments are checked once: vyre_backend_launch_prepared only enqueues.
  * The bound buffers must stay alive while it is used. */
 enum vyre_status vyre_backend_prepare(vyre_backend_kernel *k, const struct vyre_backend_args *a,

@@ -41,8 +41,8 @@ static enum vyre_status check_range(const char *fname, uint64_t total, uint64_t 
         return vyre_error_set(err, VYRE_ERR_ARG,
                               "%s: elements [%llu, %llu) are outside the %llu held. Fix: keep "
                               "first + count <= the buffer's count",
-                              fname, (unsigned long long)first,
-                              (unsigned long long)(first + count), (unsigned long long)total);
+                              fname, (unsigned long long)first, (unsigned long long)(first + count),
+                              (unsigned long long)total);
     return VYRE_OK;
 }
 
@@ -57,8 +57,8 @@ static enum vyre_status bind_args(const char *fname, const vyre_backend_kernel *
                               "%s: program '%s' declares %u buffers and %u params, the args "
                               "bind %zu and %zu. Fix: one buffer per buffer declaration and "
                               "one value per param, in declaration order",
-                              fname, vyre_program_name(k->p), k->nbuffers, k->nparams,
-                              a->nbuffers, a->nparams);
+                              fname, vyre_program_name(k->p), k->nbuffers, k->nparams, a->nbuffers,
+                              a->nparams);
     if ((a->nbuffers && !a->buffers) || (a->nparams && !a->params))
         return null_arg(err, fname, "args.buffers or args.params",
                         "point them at arrays of nbuffers / nparams entries");
@@ -264,16 +264,19 @@ enum vyre_status vyre_backend_buffer_alloc(vyre_backend *be, enum vyre_type t, u
     if (!be || !out) return null_arg(err, fname, "be or out", "pass an open backend");
     *out = NULL;
     if ((unsigned)t >= VYRE_TYPE_COUNT)
-        return vyre_error_set(err, VYRE_ERR_ARG, "%s: type %d is not a vyre type. Fix: use "
-                              "VYRE_BOOL .. VYRE_F64", fname, (int)t);
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "%s: type %d is not a vyre type. Fix: use "
+                              "VYRE_BOOL .. VYRE_F64",
+                              fname, (int)t);
     if (count > 0xFFFFFFFFull)
         return vyre_error_set(err, VYRE_ERR_LIMIT,
                               "%s: %llu elements is more than a kernel can address "
                               "(4294967295). Fix: split the data",
                               fname, (unsigned long long)count);
     vyre_backend_buffer *b = calloc(1, sizeof *b);
-    if (!b) return vyre_error_set(err, VYRE_ERR_NOMEM, "%s: out of host memory. Fix: free memory",
-                                  fname);
+    if (!b)
+        return vyre_error_set(err, VYRE_ERR_NOMEM, "%s: out of host memory. Fix: free memory",
+                              fname);
     enum vyre_status st = be->ops->buffer_alloc(be->ctx, t, count, &b->h, err);
     if (st != VYRE_OK) {
         free(b);
@@ -302,8 +305,9 @@ enum vyre_status vyre_backend_buffer_view(vyre_backend_buffer *b, uint64_t first
     uint64_t base = b->first + first;
     vyre_backend *be = b->obj.be;
     vyre_backend_buffer *v = calloc(1, sizeof *v);
-    if (!v) return vyre_error_set(err, VYRE_ERR_NOMEM, "%s: out of host memory. Fix: free memory",
-                                  fname);
+    if (!v)
+        return vyre_error_set(err, VYRE_ERR_NOMEM, "%s: out of host memory. Fix: free memory",
+                              fname);
     st = be->ops->buffer_view(be->ctx, owner->h, b->type, base, count, &v->h, err);
     if (st != VYRE_OK) {
         free(v);
@@ -378,8 +382,9 @@ enum vyre_status vyre_backend_compile(vyre_backend *be, vyre_program *p, vyre_ba
     if (be->ops->supports && !be->ops->supports(be->ctx, p, why, sizeof why))
         return vyre_error_set(err, VYRE_ERR_UNSUPPORTED, "%s", why);
     vyre_backend_kernel *k = calloc(1, sizeof *k);
-    if (!k) return vyre_error_set(err, VYRE_ERR_NOMEM, "%s: out of host memory. Fix: free memory",
-                                  fname);
+    if (!k)
+        return vyre_error_set(err, VYRE_ERR_NOMEM, "%s: out of host memory. Fix: free memory",
+                              fname);
     st = copy_program(p, &k->p, err);
     if (st == VYRE_OK) st = be->ops->compile(be->ctx, k->p, &k->h, err);
     if (st != VYRE_OK) {
@@ -426,8 +431,9 @@ enum vyre_status vyre_backend_launch(vyre_backend_kernel *k, const struct vyre_b
     return k->obj.be->ops->launch(k->obj.be->ctx, k->h, &l, err);
 }
 
-enum vyre_status vyre_backend_launch_timed(vyre_backend_kernel *k, const struct vyre_backend_args *a,
-                                           struct vyre_timing *t, struct vyre_error *err) {
+enum vyre_status vyre_backend_launch_timed(vyre_backend_kernel *k,
+                                           const struct vyre_backend_args *a, struct vyre_timing *t,
+                                           struct vyre_error *err) {
     const char *fname = "vyre_backend_launch_timed";
     if (!k || !t) return null_arg(err, fname, "k or t", "pass a kernel and a timing record");
     memset(t, 0, sizeof *t);
@@ -459,8 +465,9 @@ enum vyre_status vyre_backend_prepare(vyre_backend_kernel *k, const struct vyre_
     if (st != VYRE_OK) return st;
     vyre_backend *be = k->obj.be;
     vyre_backend_prepared *pl = calloc(1, sizeof *pl);
-    if (!pl) return vyre_error_set(err, VYRE_ERR_NOMEM, "%s: out of host memory. Fix: free memory",
-                                   fname);
+    if (!pl)
+        return vyre_error_set(err, VYRE_ERR_NOMEM, "%s: out of host memory. Fix: free memory",
+                              fname);
     pl->native = be->ops->prepare && be->ops->launch_prepared && be->ops->prepared_free;
     if (pl->native) {
         st = be->ops->prepare(be->ctx, k->h, &l, &pl->h, err);
@@ -517,8 +524,10 @@ static enum vyre_status bind_steps(const char *fname, vyre_backend *be,
     for (size_t i = 0; i < n; i++) {
         const vyre_backend_kernel *k = steps[i].kernel;
         if (!k)
-            return vyre_error_set(err, VYRE_ERR_ARG, "%s: step %zu has no kernel (NULL). Fix: "
-                                  "compile one with vyre_backend_compile", fname, i + 1);
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "%s: step %zu has no kernel (NULL). Fix: "
+                                  "compile one with vyre_backend_compile",
+                                  fname, i + 1);
         if (k->obj.be != be)
             return vyre_error_set(err, VYRE_ERR_ARG,
                                   "%s: step %zu's kernel was compiled by another backend "
@@ -577,16 +586,20 @@ enum vyre_status vyre_backend_sequence(vyre_backend *be, const struct vyre_backe
         return null_arg(err, fname, "o->readback", "point it at nreadback entries");
     void *rb[64];
     void **rbh = o->nreadback <= 64 ? rb : calloc(o->nreadback, sizeof *rbh);
-    if (!rbh) return vyre_error_set(err, VYRE_ERR_NOMEM, "%s: out of host memory. Fix: free memory",
-                                    fname);
+    if (!rbh)
+        return vyre_error_set(err, VYRE_ERR_NOMEM, "%s: out of host memory. Fix: free memory",
+                              fname);
     enum vyre_status st = VYRE_OK;
     for (size_t i = 0; i < o->nreadback && st == VYRE_OK; i++) {
         const struct vyre_backend_readback *r = &o->readback[i];
         if (!r->buf || (!r->dst && r->count))
-            st = vyre_error_set(err, VYRE_ERR_ARG, "%s: readback %zu has a NULL buffer or dst. "
-                                "Fix: {buf, first, count, dst}", fname, i + 1);
+            st = vyre_error_set(err, VYRE_ERR_ARG,
+                                "%s: readback %zu has a NULL buffer or dst. "
+                                "Fix: {buf, first, count, dst}",
+                                fname, i + 1);
         else if (r->buf->obj.be != be)
-            st = vyre_error_set(err, VYRE_ERR_ARG, "%s: readback %zu's buffer belongs to another "
+            st = vyre_error_set(err, VYRE_ERR_ARG,
+                                "%s: readback %zu's buffer belongs to another "
                                 "backend object. Fix: read back buffers of this backend",
                                 fname, i + 1);
         else st = check_range(fname, r->buf->count, r->first, r->count, err);
@@ -613,8 +626,9 @@ enum vyre_status vyre_backend_graph_capture(vyre_backend *be, const struct vyre_
     if (!be || !out) return null_arg(err, fname, "be or out", "pass an open backend");
     *out = NULL;
     vyre_backend_graph *g = calloc(1, sizeof *g);
-    if (!g) return vyre_error_set(err, VYRE_ERR_NOMEM, "%s: out of host memory. Fix: free memory",
-                                  fname);
+    if (!g)
+        return vyre_error_set(err, VYRE_ERR_NOMEM, "%s: out of host memory. Fix: free memory",
+                              fname);
     struct bound_steps bs;
     enum vyre_status st = bind_steps(fname, be, steps, n, &bs, err);
     g->native = be->ops->graph_capture && be->ops->graph_launch && be->ops->graph_free;

@@ -50,14 +50,14 @@ struct vyre_backend_graph {
 struct vyre_backend_prepared {
     struct vyre_backend_obj obj;
     vyre_backend_kernel *k;
-    void *h;     /* the backend's prepared launch, or a copied launch (default) */
+    void *h; /* the backend's prepared launch, or a copied launch (default) */
     bool native;
 };
 
 /* A deep copy of l in one malloc'd block (free()): handles, counts, params and grid by
  * value, for the default graph and prepared launch and for backends that record. */
-VYRE_INTERNAL struct vyre_backend_launch *vyre_backend_launch_copy(
-    const struct vyre_backend_launch *l);
+VYRE_INTERNAL struct vyre_backend_launch *
+vyre_backend_launch_copy(const struct vyre_backend_launch *l);
 /* The monotonic clock of timed calls (nanoseconds). */
 VYRE_INTERNAL uint64_t vyre_backend_now_ns(void);
 

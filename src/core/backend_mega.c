@@ -19,11 +19,11 @@ uint64_t vyre_backend_now_ns(void) { return vyre_cuda_now_ns(); }
 /* Scratch of one composition, freed in one place. */
 struct mega_scratch {
     struct vyre_mega_step *ms;
-    uint32_t *ids;                /* per step, per buffer slot */
-    vyre_backend_buffer **byid;   /* buffer id -> buffer */
-    enum vyre_type *types;        /* buffer id -> element type */
-    const vyre_bits **params;     /* per step */
-    vyre_bits *mparams;           /* the composed program's */
+    uint32_t *ids;              /* per step, per buffer slot */
+    vyre_backend_buffer **byid; /* buffer id -> buffer */
+    enum vyre_type *types;      /* buffer id -> element type */
+    const vyre_bits **params;   /* per step */
+    vyre_bits *mparams;         /* the composed program's */
     struct vyre_mega *m;
     vyre_backend_kernel *k;
 };
@@ -138,8 +138,8 @@ enum vyre_status vyre_backend_megakernel(vyre_backend *be, const struct vyre_bac
     if (st == VYRE_OK) st = vyre_backend_compile(be, s.m->program, &s.k, err);
     uint64_t t1 = vyre_backend_now_ns();
     if (st == VYRE_OK) {
-        struct vyre_backend_args a = {s.byid, nids, s.mparams,
-                                      vyre_program_param_count(s.m->program), 0, grid};
+        struct vyre_backend_args a = {
+            s.byid, nids, s.mparams, vyre_program_param_count(s.m->program), 0, grid};
         st = vyre_backend_launch(s.k, &a, err);
     }
     uint64_t t2 = vyre_backend_now_ns();

@@ -64,8 +64,8 @@ enum vyre_status vyre_backend_open(const char *name, int ordinal,
             if (strcmp(registry[i].name, name) != 0) continue;
             if (!reg_available(&registry[i], why, sizeof why))
                 return vyre_error_set(err, VYRE_ERR_UNSUPPORTED,
-                                      "vyre_backend_open: backend '%s' is not available: %s",
-                                      name, why);
+                                      "vyre_backend_open: backend '%s' is not available: %s", name,
+                                      why);
             return registry[i].open(ordinal, opts, out, err);
         }
         char names[256] = "";

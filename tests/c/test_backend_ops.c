@@ -111,23 +111,23 @@ static void download(vyre_backend_buffer *b, void *dst) {
         harness_fail(__FILE__, __LINE__, "download: %s", e.message);
 }
 
-#define OK(call)                                                                            \
-    do {                                                                                    \
-        struct vyre_error e_;                                                               \
-        vyre_error_clear(&e_);                                                              \
-        enum vyre_status s_ = (call);                                                       \
-        harness_checks++;                                                                   \
-        if (s_ != VYRE_OK) harness_fail(__FILE__, __LINE__, "%s: %s", #call, e_.message);   \
+#define OK(call)                                                                          \
+    do {                                                                                  \
+        struct vyre_error e_;                                                             \
+        vyre_error_clear(&e_);                                                            \
+        enum vyre_status s_ = (call);                                                     \
+        harness_checks++;                                                                 \
+        if (s_ != VYRE_OK) harness_fail(__FILE__, __LINE__, "%s: %s", #call, e_.message); \
     } while (0)
 
 /* Expects status st and a message with a Fix. */
-#define FAILS(st, call)                                                                    \
-    do {                                                                                   \
-        struct vyre_error e_;                                                              \
-        vyre_error_clear(&e_);                                                             \
-        enum vyre_status s_ = (call);                                                      \
-        CHECK_EQ_U64(s_, st);                                                              \
-        CHECK_STR_CONTAINS(e_.message, "Fix:");                                            \
+#define FAILS(st, call)                         \
+    do {                                        \
+        struct vyre_error e_;                   \
+        vyre_error_clear(&e_);                  \
+        enum vyre_status s_ = (call);           \
+        CHECK_EQ_U64(s_, st);                   \
+        CHECK_STR_CONTAINS(e_.message, "Fix:"); \
     } while (0)
 
 static int64_t ord32(uint32_t b) { return (b & 0x80000000u) ? -(int64_t)(b & 0x7FFFFFFFu) : b; }
@@ -171,10 +171,11 @@ static long differs(enum vyre_type t, const void *want, const void *got, uint64_
  * special (±0, ±inf, NaN, subnormal, huge), like spec/helpers.lua's; within [-8, 8]
  * (plus ±0) for the approximate ops, where every bound of docs/ULP.md holds. */
 static void random_elem(enum vyre_type t, bool approx, void *dst, uint64_t i) {
-    static const double special[] = {0.0, -0.0, 1.0, -1.0, 0.5, INFINITY, -INFINITY, NAN,
-                                     1e-40, 3.4e38, 1e300};
+    static const double special[] = {0.0,       -0.0, 1.0,   -1.0,   0.5,  INFINITY,
+                                     -INFINITY, NAN,  1e-40, 3.4e38, 1e300};
     uint64_t x = rng();
-    double v = ((double)(x >> 11) / 9007199254740992.0 - 0.5) * ldexp(1.0, (int)((x >> 4) & 31) - 10);
+    double v =
+        ((double)(x >> 11) / 9007199254740992.0 - 0.5) * ldexp(1.0, (int)((x >> 4) & 31) - 10);
     if (approx) v = ((double)(x >> 11) / 9007199254740992.0 - 0.5) * 16.0;
     else if ((x & 15) == 0) v = special[(x >> 8) % (sizeof special / sizeof special[0])];
     switch (t) {
@@ -200,9 +201,7 @@ static void random_elem(enum vyre_type t, bool approx, void *dst, uint64_t i) {
         memcpy((char *)dst + 4 * i, &f, 4);
         break;
     }
-    default:
-        memcpy((char *)dst + 8 * i, &v, 8);
-        break;
+    default: memcpy((char *)dst + 8 * i, &v, 8); break;
     }
 }
 
@@ -254,7 +253,8 @@ static void op_case(vyre_backend *be, vyre_backend *ref, const struct vyre_op_in
     long at = differs(rt, want, got, N, ulp_bound(oi));
     harness_checks++;
     if (at >= 0)
-        harness_fail(__FILE__, __LINE__, "%s: op %s on %s differs from the reference at element %ld",
+        harness_fail(__FILE__, __LINE__,
+                     "%s: op %s on %s differs from the reference at element %ld",
                      vyre_backend_name(be), oi->name, tn, at);
     free(in[0]);
     free(in[1]);
@@ -269,7 +269,8 @@ static void test_ops(vyre_backend *be, vyre_backend *ref) {
         CHECK(vyre_op_info(i, &oi));
         for (int t = 0; t < VYRE_TYPE_COUNT; t++) {
             if (!vyre_op_class_admits(oi.operand_class, (enum vyre_type)t)) continue;
-            op_case(be, ref, &oi, (enum vyre_type)t, 0x9E3779B97F4A7C15ull ^ (i * 131u + (unsigned)t));
+            op_case(be, ref, &oi, (enum vyre_type)t,
+                    0x9E3779B97F4A7C15ull ^ (i * 131u + (unsigned)t));
             cases++;
         }
     }
@@ -396,9 +397,9 @@ static void sequence_scenario(vyre_backend *be, uint32_t rb[2][20], uint32_t gou
     struct vyre_sequence_options o = {1, 4, r, 2, &t};
     OK(vyre_backend_sequence(be, steps, 3, &o, &e_));
     CHECK(t.wall_ns > 0);
-    FAILS(VYRE_ERR_ARG, vyre_backend_sequence(be, steps, 3,
-                                              &(struct vyre_sequence_options){4, 1, NULL, 0, NULL},
-                                              &e_));
+    FAILS(VYRE_ERR_ARG,
+          vyre_backend_sequence(be, steps, 3, &(struct vyre_sequence_options){4, 1, NULL, 0, NULL},
+                                &e_));
 
     vyre_backend_graph *g = NULL;
     OK(vyre_backend_graph_capture(be, steps, 2, &g, &e_));
@@ -479,7 +480,8 @@ static void compare_u32(vyre_backend *be, const char *what, const uint32_t *want
     long at = differs(VYRE_U32, want, got, n, 0);
     harness_checks++;
     if (at >= 0)
-        harness_fail(__FILE__, __LINE__, "%s: %s differs from the reference at element %ld: %u vs %u",
+        harness_fail(__FILE__, __LINE__,
+                     "%s: %s differs from the reference at element %ld: %u vs %u",
                      vyre_backend_name(be), what, at, want[at], got[at]);
 }
 
@@ -505,7 +507,8 @@ static void test_operations(vyre_backend *be, vyre_backend *ref) {
     compare_u32(be, "buffer ops", bo[0], bo[1], 64);
     long at = differs(VYRE_F32, yo[0], yo[1], 300, 0);
     harness_checks++;
-    if (at >= 0) harness_fail(__FILE__, __LINE__, "%s: saxpy differs at %ld", vyre_backend_name(be), at);
+    if (at >= 0)
+        harness_fail(__FILE__, __LINE__, "%s: saxpy differs at %ld", vyre_backend_name(be), at);
     compare_u32(be, "prepared launches", vo[0], vo[1], 100);
     compare_u32(be, "sequence readback 1", rb[0][0], rb[1][0], 20);
     compare_u32(be, "sequence readback 2", rb[0][1], rb[1][1], 20);
@@ -520,7 +523,7 @@ static void test_operations(vyre_backend *be, vyre_backend *ref) {
     CHECK_EQ_U64(bo[0][20], 99);
     CHECK_EQ_U64(bo[0][25], 0);
     CHECK_EQ_U64(vo[0][10], 10 * 27 + 1); /* 3 prepared launches of x3, then inc */
-    CHECK_EQ_U64(vo[0][60], 61); /* n = 37 is one workgroup of 64: elements 0..63 */
+    CHECK_EQ_U64(vo[0][60], 61);          /* n = 37 is one workgroup of 64: elements 0..63 */
     CHECK_EQ_U64(vo[0][70], 70);
     CHECK_EQ_U64(rb[0][0][0], 5 * 2 + 4); /* v[5]: x2 once, +1 four times */
     CHECK_EQ_U64(rb[0][1][0], 40 + 4);    /* w[40]: n = 50 covers it */
@@ -594,15 +597,15 @@ static void test_misuse(vyre_backend *be, vyre_backend *other) {
     k = compile_text(be, INC);
     vyre_backend_buffer *f = buffer(be, VYRE_F32, 4, NULL), *u = buffer(be, VYRE_U32, 4, NULL);
     vyre_backend_buffer *o = buffer(other, VYRE_U32, 4, NULL);
-    FAILS(VYRE_ERR_ARG, vyre_backend_launch(k, &((struct vyre_backend_args){&f, 1, NULL, 0, 0,
-                                                                             NULL}), &e_));
-    FAILS(VYRE_ERR_ARG, vyre_backend_launch(k, &((struct vyre_backend_args){&o, 1, NULL, 0, 0,
-                                                                             NULL}), &e_));
-    FAILS(VYRE_ERR_ARG, vyre_backend_launch(k, &((struct vyre_backend_args){&u, 0, NULL, 0, 0,
-                                                                             NULL}), &e_));
+    FAILS(VYRE_ERR_ARG,
+          vyre_backend_launch(k, &((struct vyre_backend_args){&f, 1, NULL, 0, 0, NULL}), &e_));
+    FAILS(VYRE_ERR_ARG,
+          vyre_backend_launch(k, &((struct vyre_backend_args){&o, 1, NULL, 0, 0, NULL}), &e_));
+    FAILS(VYRE_ERR_ARG,
+          vyre_backend_launch(k, &((struct vyre_backend_args){&u, 0, NULL, 0, 0, NULL}), &e_));
     vyre_backend_buffer *nul = NULL;
-    FAILS(VYRE_ERR_ARG, vyre_backend_launch(k, &((struct vyre_backend_args){&nul, 1, NULL, 0, 0,
-                                                                             NULL}), &e_));
+    FAILS(VYRE_ERR_ARG,
+          vyre_backend_launch(k, &((struct vyre_backend_args){&nul, 1, NULL, 0, 0, NULL}), &e_));
     FAILS(VYRE_ERR_ARG, vyre_backend_buffer_alloc(be, (enum vyre_type)99, 4, &b, &e_));
     vyre_backend_buffer_free(f);
     vyre_backend_buffer_free(u);
@@ -662,9 +665,9 @@ static void test_reference_counters(vyre_backend *ref) {
     uint32_t dst[10];
     struct vyre_backend_readback r = {v, 0, 10, dst};
     OK(vyre_backend_sequence(be, &st, 1, &(struct vyre_sequence_options){0, 2, &r, 1, NULL}, &e_));
-    const char *names[] = {"launches", "invocations", "compiles", "sequences", "live_buffers",
-                           "buffers_created", "live_buffer_bytes", "uploads", "downloads",
-                           "bytes_down", "live_kernels"};
+    const char *names[] = {"launches",     "invocations",     "compiles",          "sequences",
+                           "live_buffers", "buffers_created", "live_buffer_bytes", "uploads",
+                           "downloads",    "bytes_down",      "live_kernels"};
     const uint64_t want[] = {2, 2 * 128, 1, 1, 1, 1, 400, 0, 1, 40, 1};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         uint64_t got = 0;

@@ -161,8 +161,7 @@ static enum vyre_status cu_buffer_zero(void *ctx, void *buf, struct vyre_error *
     return vyre_cuda_buffer_count(buf) ? vyre_cuda_buffer_zero(buf, err) : VYRE_OK;
 }
 
-static enum vyre_status cu_compile(void *ctx, vyre_program *p, void **out,
-                                   struct vyre_error *err) {
+static enum vyre_status cu_compile(void *ctx, vyre_program *p, void **out, struct vyre_error *err) {
     struct cu_ctx *c = ctx;
     return vyre_cuda_compile(c->d, p, (vyre_cuda_kernel **)out, err);
 }
@@ -203,8 +202,8 @@ static size_t cu_stats(void *ctx, struct vyre_backend_stat *out, size_t cap) {
     struct vyre_cuda_stats s;
     vyre_cuda_device_stats(((struct cu_ctx *)ctx)->d, &s);
     size_t n = 0;
-#define CU_PUT(nm, doc)                                              \
-    if (n < cap) out[n] = (struct vyre_backend_stat){#nm, s.nm};     \
+#define CU_PUT(nm, doc)                                          \
+    if (n < cap) out[n] = (struct vyre_backend_stat){#nm, s.nm}; \
     n++;
     VYRE_CUDA_STATS(CU_PUT)
 #undef CU_PUT

@@ -16,21 +16,21 @@
 
 /* The counters, under the binding's names (lbackend.h LVYRE_REF_STATS). be:run's `runs`
  * is not here: one-shot runs are not part of this interface. */
-#define REF_STATS(X) \
-    X(launches)      \
-    X(invocations)   \
-    X(compiles)      \
-    X(sequences)     \
-    X(graph_launches) \
-    X(syncs)         \
-    X(live_buffers)  \
-    X(buffers_created) \
+#define REF_STATS(X)     \
+    X(launches)          \
+    X(invocations)       \
+    X(compiles)          \
+    X(sequences)         \
+    X(graph_launches)    \
+    X(syncs)             \
+    X(live_buffers)      \
+    X(buffers_created)   \
     X(live_buffer_bytes) \
-    X(uploads)       \
-    X(downloads)     \
-    X(bytes_up)      \
-    X(bytes_down)    \
-    X(live_kernels)  \
+    X(uploads)           \
+    X(downloads)         \
+    X(bytes_up)          \
+    X(bytes_down)        \
+    X(live_kernels)      \
     X(live_graphs)
 
 struct ref_stats {
@@ -111,8 +111,12 @@ static enum vyre_status run(struct ref_ctx *c, struct ref_kernel *k,
         const struct ref_buf *b = l->buffers[i];
         bufs[i] = (struct vyre_buffer_arg){b->host, l->counts[i]};
     }
-    struct vyre_run_args a = {bufs, l->nbuffers, l->params, l->nparams,
-                              {l->resolved[0], l->resolved[1], l->resolved[2]}, c->max_steps};
+    struct vyre_run_args a = {bufs,
+                              l->nbuffers,
+                              l->params,
+                              l->nparams,
+                              {l->resolved[0], l->resolved[1], l->resolved[2]},
+                              c->max_steps};
     struct vyre_oob_count *oob = NULL;
     if (c->debug) {
         uint32_t nd = vyre_program_decl_count(k->p);
@@ -129,8 +133,8 @@ static enum vyre_status run(struct ref_ctx *c, struct ref_kernel *k,
     if (st != VYRE_OK) return st;
     if (oob && (st = report_add(c, k->p, err)) != VYRE_OK) return st;
     c->st.launches++;
-    c->st.invocations += (uint64_t)l->resolved[0] * l->resolved[1] * l->resolved[2] *
-                         k->invocations_per_group;
+    c->st.invocations +=
+        (uint64_t)l->resolved[0] * l->resolved[1] * l->resolved[2] * k->invocations_per_group;
     return VYRE_OK;
 }
 
@@ -143,8 +147,7 @@ static void ref_close(void *ctx) {
     free(c);
 }
 
-static enum vyre_status ref_info(void *ctx, struct vyre_backend_info *out,
-                                 struct vyre_error *err) {
+static enum vyre_status ref_info(void *ctx, struct vyre_backend_info *out, struct vyre_error *err) {
     (void)err;
     struct ref_ctx *c = ctx;
     snprintf(out->device, sizeof out->device, "CPU reference interpreter");
@@ -200,8 +203,7 @@ static enum vyre_status ref_buffer_view(void *ctx, void *parent, enum vyre_type 
 }
 
 static enum vyre_status ref_buffer_upload(void *ctx, void *buf, enum vyre_type t, uint64_t first,
-                                          const void *src, uint64_t count,
-                                          struct vyre_error *err) {
+                                          const void *src, uint64_t count, struct vyre_error *err) {
     (void)err;
     struct ref_ctx *c = ctx;
     struct ref_buf *b = buf;
@@ -277,8 +279,8 @@ static enum vyre_status ref_synchronize(void *ctx, struct vyre_error *err) {
 static size_t ref_stats(void *ctx, struct vyre_backend_stat *out, size_t cap) {
     const struct ref_ctx *c = ctx;
     size_t n = 0;
-#define REF_PUT(nm)                                                           \
-    if (n < cap) out[n] = (struct vyre_backend_stat){#nm, c->st.nm};          \
+#define REF_PUT(nm)                                                  \
+    if (n < cap) out[n] = (struct vyre_backend_stat){#nm, c->st.nm}; \
     n++;
     REF_STATS(REF_PUT)
 #undef REF_PUT
