@@ -20,7 +20,8 @@
  * Ownership: buffers, kernels, graphs and prepared launches belong to the backend that
  * made them and must be freed before it (vyre_backend_close frees what is left, so a
  * forgotten object is not a leak, but a handle used after close is). A view owns no
- * memory; its parent must outlive it. A kernel keeps its own copy of the program.
+ * memory; freeing its owner ends it. Graphs and prepared launches hold their kernels' and
+ * buffers' handles: those must outlive them. A kernel keeps its own copy of the program.
  * Threads: one backend object, and everything made from it, is used by one thread at a
  * time (no locks inside; two threads use two backend objects). No call keeps global
  * state, except what the CUDA runtime shares per process (driver, caches). */
@@ -246,7 +247,8 @@ bool vyre_backend_supports(vyre_backend *be, vyre_program *p, char *why, size_t 
 /* count zeroed elements of type t. */
 enum vyre_status vyre_backend_buffer_alloc(vyre_backend *be, enum vyre_type t, uint64_t count,
                                            vyre_backend_buffer **out, struct vyre_error *err);
-/* Frees a buffer (a view: only the view). NULL is a no-op. */
+/* Frees a buffer (a view: only the view). Freeing an owner ends its views: each stays
+ * allocated until freed, and every use of it is VYRE_ERR_ARG. NULL is a no-op. */
 void vyre_backend_buffer_free(vyre_backend_buffer *b);
 /* count elements of b from element first, aliasing its storage (views of views alias
  * the owner). The view owns no memory; b must outlive it. */

@@ -46,6 +46,17 @@ static enum vyre_status check_range(const char *fname, uint64_t total, uint64_t 
     return VYRE_OK;
 }
 
+/* VYRE_ERR_ARG when b is a view whose owner was freed. */
+static enum vyre_status check_live(const char *fname, const vyre_backend_buffer *b,
+                                   struct vyre_error *err) {
+    if (!b->orphan) return VYRE_OK;
+    return vyre_error_set(err, VYRE_ERR_ARG,
+                          "%s: this view's owner buffer was freed, so the view aliases nothing. "
+                          "Fix: free views before their owner, or keep the owner alive while "
+                          "its views are used",
+                          fname);
+}
+
 /* Checks a launch's arguments against k's program and fills l (handles into h, counts
  * into c, the §5 grid). */
 static enum vyre_status bind_args(const char *fname, const vyre_backend_kernel *k,
@@ -74,6 +85,7 @@ static enum vyre_status bind_args(const char *fname, const vyre_backend_kernel *
                                   "%s: buffer '%s' belongs to another backend object. Fix: "
                                   "allocate it on the kernel's backend",
                                   fname, k->bname[i]);
+        if (b->orphan) return check_live(fname, b, err);
         if (b->type != k->btype[i])
             return vyre_error_set(err, VYRE_ERR_ARG,
                                   "%s: buffer '%s' is declared %s but the buffer holds %s. "
@@ -203,14 +215,15 @@ static void free_kernel(vyre_backend_kernel *k) {
     free(k);
 }
 
+/* Freeing an owner ends its views: they stay allocated (the caller still holds them and
+ * frees them as usual) but every use is an error naming the cause. */
 static void free_buffer(vyre_backend_buffer *b) {
     vyre_backend *be = b->obj.be;
-    /* a buffer's views go first: they alias its storage */
-    for (struct vyre_backend_obj *o = be->buffers, *nx; o; o = nx) {
-        nx = o->next;
-        if (((vyre_backend_buffer *)o)->parent == b) {
-            if (nx == &b->obj) nx = nx->next;
-            free_buffer((vyre_backend_buffer *)o);
+    for (struct vyre_backend_obj *o = be->buffers; o; o = o->next) {
+        vyre_backend_buffer *v = (vyre_backend_buffer *)o;
+        if (v->parent == b) {
+            v->parent = NULL;
+            v->orphan = true;
         }
     }
     unlink_obj(&be->buffers, &b->obj);
@@ -223,7 +236,7 @@ void vyre_backend_close(vyre_backend *be) {
     while (be->prepared) free_prepared((vyre_backend_prepared *)be->prepared);
     while (be->graphs) free_graph((vyre_backend_graph *)be->graphs);
     while (be->kernels) free_kernel((vyre_backend_kernel *)be->kernels);
-    while (be->buffers) free_buffer((vyre_backend_buffer *)be->buffers);
+    while (be->buffers) free_buffer((vyre_backend_buffer *)be->buffers); /* views stay valid */
     be->ops->close(be->ctx);
     free(be);
 }
@@ -299,7 +312,8 @@ enum vyre_status vyre_backend_buffer_view(vyre_backend_buffer *b, uint64_t first
     const char *fname = "vyre_backend_buffer_view";
     if (!b || !out) return null_arg(err, fname, "b or out", "pass a live buffer");
     *out = NULL;
-    enum vyre_status st = check_range(fname, b->count, first, count, err);
+    enum vyre_status st = check_live(fname, b, err);
+    if (st == VYRE_OK) st = check_range(fname, b->count, first, count, err);
     if (st != VYRE_OK) return st;
     vyre_backend_buffer *owner = b->parent ? b->parent : b;
     uint64_t base = b->first + first;
@@ -327,7 +341,8 @@ enum vyre_status vyre_backend_buffer_upload(vyre_backend_buffer *b, uint64_t fir
                                             uint64_t count, struct vyre_error *err) {
     const char *fname = "vyre_backend_buffer_upload";
     if (!b || (!src && count)) return null_arg(err, fname, "b or src", "pass a buffer and data");
-    enum vyre_status st = check_range(fname, b->count, first, count, err);
+    enum vyre_status st = check_live(fname, b, err);
+    if (st == VYRE_OK) st = check_range(fname, b->count, first, count, err);
     if (st != VYRE_OK) return st;
     vyre_backend *be = b->obj.be;
     return be->ops->buffer_upload(be->ctx, b->h, b->type, first, src, count, err);
@@ -337,7 +352,8 @@ enum vyre_status vyre_backend_buffer_download(vyre_backend_buffer *b, uint64_t f
                                               uint64_t count, struct vyre_error *err) {
     const char *fname = "vyre_backend_buffer_download";
     if (!b || (!dst && count)) return null_arg(err, fname, "b or dst", "pass a buffer and memory");
-    enum vyre_status st = check_range(fname, b->count, first, count, err);
+    enum vyre_status st = check_live(fname, b, err);
+    if (st == VYRE_OK) st = check_range(fname, b->count, first, count, err);
     if (st != VYRE_OK) return st;
     vyre_backend *be = b->obj.be;
     return be->ops->buffer_download(be->ctx, b->h, b->type, first, dst, count, err);
@@ -345,6 +361,8 @@ enum vyre_status vyre_backend_buffer_download(vyre_backend_buffer *b, uint64_t f
 
 enum vyre_status vyre_backend_buffer_zero(vyre_backend_buffer *b, struct vyre_error *err) {
     if (!b) return null_arg(err, "vyre_backend_buffer_zero", "b", "pass a live buffer");
+    enum vyre_status st = check_live("vyre_backend_buffer_zero", b, err);
+    if (st != VYRE_OK) return st;
     return b->obj.be->ops->buffer_zero(b->obj.be->ctx, b->h, err);
 }
 
@@ -602,7 +620,8 @@ enum vyre_status vyre_backend_sequence(vyre_backend *be, const struct vyre_backe
                                 "%s: readback %zu's buffer belongs to another "
                                 "backend object. Fix: read back buffers of this backend",
                                 fname, i + 1);
-        else st = check_range(fname, r->buf->count, r->first, r->count, err);
+        else if ((st = check_live(fname, r->buf, err)) == VYRE_OK)
+            st = check_range(fname, r->buf->count, r->first, r->count, err);
         if (st == VYRE_OK) rbh[i] = r->buf->h;
     }
     struct bound_steps bs;

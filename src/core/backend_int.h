@@ -29,6 +29,7 @@ struct vyre_backend_buffer {
     uint64_t count;
     vyre_backend_buffer *parent; /* a view: the buffer that owns the storage */
     uint64_t first;              /* a view: its first element in the owner */
+    bool orphan;                 /* a view whose owner was freed: every use is an error */
 };
 
 struct vyre_backend_kernel {

@@ -80,10 +80,10 @@ static enum vyre_status compose(vyre_backend *be, const struct vyre_backend_step
         uint32_t *ids = s->ids + j * VYRE_MAX_BUFFERS;
         for (uint32_t i = 0; i < k->nbuffers; i++) {
             vyre_backend_buffer *b = a->buffers[i];
-            if (!b || b->obj.be != be || b->type != k->btype[i])
+            if (!b || b->obj.be != be || b->type != k->btype[i] || b->orphan)
                 return vyre_error_set(err, VYRE_ERR_ARG,
-                                      "%s: step %zu's buffer '%s' is NULL, of another backend or "
-                                      "not %s. Fix: bind a %s buffer of this backend",
+                                      "%s: step %zu's buffer '%s' is NULL, of another backend, an "
+                                      "ended view or not %s. Fix: bind a %s buffer of this backend",
                                       fname, j + 1, k->bname[i], vyre_type_name(k->btype[i]),
                                       vyre_type_name(k->btype[i]));
             c[i] = b->count;
@@ -98,7 +98,8 @@ static enum vyre_status compose(vyre_backend *be, const struct vyre_backend_step
     }
     struct vyre_mega_options mo = {(uint32_t)o->prefix, o->flag == NULL, o->flag != NULL, 0};
     if (o->flag) {
-        if (o->flag->obj.be != be || o->flag->type != VYRE_U32 || o->flag->count < 1)
+        if (o->flag->obj.be != be || o->flag->type != VYRE_U32 || o->flag->count < 1 ||
+            o->flag->orphan)
             return vyre_error_set(err, VYRE_ERR_ARG,
                                   "%s: the converge flag must be a u32 buffer of this backend "
                                   "with at least one element. Fix: allocate it with "

@@ -607,6 +607,16 @@ static void test_misuse(vyre_backend *be, vyre_backend *other) {
     FAILS(VYRE_ERR_ARG,
           vyre_backend_launch(k, &((struct vyre_backend_args){&nul, 1, NULL, 0, 0, NULL}), &e_));
     FAILS(VYRE_ERR_ARG, vyre_backend_buffer_alloc(be, (enum vyre_type)99, 4, &b, &e_));
+    /* a view whose owner was freed: every use is an error, freeing it is fine */
+    vyre_backend_buffer *owner = buffer(be, VYRE_U32, 8, NULL), *view = NULL;
+    OK(vyre_backend_buffer_view(owner, 2, 4, &view, &e_));
+    vyre_backend_buffer_free(owner);
+    uint32_t four[4];
+    FAILS(VYRE_ERR_ARG, vyre_backend_buffer_download(view, 0, four, 4, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_buffer_zero(view, &e_));
+    FAILS(VYRE_ERR_ARG,
+          vyre_backend_launch(k, &((struct vyre_backend_args){&view, 1, NULL, 0, 0, NULL}), &e_));
+    vyre_backend_buffer_free(view);
     vyre_backend_buffer_free(f);
     vyre_backend_buffer_free(u);
     vyre_backend_buffer_free(o);
