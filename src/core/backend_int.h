@@ -62,14 +62,17 @@ vyre_backend_launch_copy(const struct vyre_backend_launch *l);
 /* The monotonic clock of timed calls (nanoseconds). */
 VYRE_INTERNAL uint64_t vyre_backend_now_ns(void);
 
-/* The backends of this library (registry entries): each opens its context and wraps it
- * with vyre_backend_new. */
-VYRE_INTERNAL enum vyre_status vyre_ref_backend_open(int ordinal,
-                                                     const struct vyre_backend_options *o,
-                                                     vyre_backend **out, struct vyre_error *err);
-VYRE_INTERNAL enum vyre_status vyre_cuda_backend_open(int ordinal,
-                                                      const struct vyre_backend_options *o,
-                                                      vyre_backend **out, struct vyre_error *err);
-VYRE_INTERNAL bool vyre_cuda_backend_available(char *why, size_t whysz);
+/* One backend of the registry (backend_registry.c): each backend's folder defines one
+ * `VYRE_INTERNAL const struct vyre_backend_registration vyre_backend_reg_NAME` and the
+ * registry lists NAME once in VYRE_BACKENDS. */
+struct vyre_backend_registration {
+    const char *name;
+    int priority; /* higher wins in vyre_backend_open(NULL, ...) */
+    /* NULL: always available; else false with the reason (ending in a Fix) in why */
+    bool (*available)(char *why, size_t whysz);
+    /* opens device `ordinal` and wraps it with vyre_backend_new */
+    enum vyre_status (*open)(int ordinal, const struct vyre_backend_options *o, vyre_backend **out,
+                             struct vyre_error *err);
+};
 
 #endif

@@ -378,7 +378,7 @@ static const struct vyre_backend_ops cu_ops = {
     .oob_report = cu_oob_report,
 };
 
-bool vyre_cuda_backend_available(char *why, size_t whysz) {
+static bool cu_available(char *why, size_t whysz) {
     struct vyre_error err;
     vyre_error_clear(&err);
     if (!vyre_cuda_available(&err)) {
@@ -399,8 +399,8 @@ bool vyre_cuda_backend_available(char *why, size_t whysz) {
     return true;
 }
 
-enum vyre_status vyre_cuda_backend_open(int ordinal, const struct vyre_backend_options *o,
-                                        vyre_backend **out, struct vyre_error *err) {
+static enum vyre_status cu_open(int ordinal, const struct vyre_backend_options *o,
+                                vyre_backend **out, struct vyre_error *err) {
     struct cu_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return vyre_error_set(err, VYRE_ERR_NOMEM,
@@ -414,3 +414,6 @@ enum vyre_status vyre_cuda_backend_open(int ordinal, const struct vyre_backend_o
     }
     return vyre_backend_new("cuda", &cu_ops, c, out, err);
 }
+
+VYRE_INTERNAL const struct vyre_backend_registration vyre_backend_reg_cuda = {
+    "cuda", 100, cu_available, cu_open};

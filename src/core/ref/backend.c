@@ -425,8 +425,8 @@ static const struct vyre_backend_ops ref_ops = {
      * prepare: the wrapper's default (checked arguments kept, launched by ref_launch) */
 };
 
-enum vyre_status vyre_ref_backend_open(int ordinal, const struct vyre_backend_options *o,
-                                       vyre_backend **out, struct vyre_error *err) {
+static enum vyre_status ref_open(int ordinal, const struct vyre_backend_options *o,
+                                 vyre_backend **out, struct vyre_error *err) {
     if (ordinal != 0)
         return vyre_error_set(err, VYRE_ERR_ARG,
                               "vyre_backend_open: the reference backend has one device, "
@@ -440,3 +440,6 @@ enum vyre_status vyre_ref_backend_open(int ordinal, const struct vyre_backend_op
     }
     return vyre_backend_new("reference", &ref_ops, c, out, err);
 }
+
+VYRE_INTERNAL const struct vyre_backend_registration vyre_backend_reg_reference = {"reference", 0,
+                                                                                   NULL, ref_open};
