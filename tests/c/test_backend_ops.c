@@ -336,6 +336,28 @@ static void buffers_scenario(vyre_backend *be, uint32_t out[64]) {
     vyre_backend_buffer_free(b);
 }
 
+/* Every type through upload, a view, zero of a view of the view, and download: out gets
+ * each type's 37 elements (at most 8 bytes each) in turn. */
+static void types_scenario(vyre_backend *be, unsigned char out[VYRE_TYPE_COUNT][37 * 8]) {
+    for (int t = 0; t < VYRE_TYPE_COUNT; t++) {
+        unsigned char in[37 * 8];
+        rng_state = 7u + (unsigned)t;
+        for (uint64_t i = 0; i < 37; i++) random_elem((enum vyre_type)t, false, in, i);
+        vyre_backend_buffer *b = buffer(be, (enum vyre_type)t, 37, in), *v = NULL, *vv = NULL;
+        OK(vyre_backend_buffer_view(b, 5, 20, &v, &e_));
+        OK(vyre_backend_buffer_view(v, 3, 4, &vv, &e_)); /* elements 8..11 of b */
+        OK(vyre_backend_buffer_zero(vv, &e_));
+        OK(vyre_backend_buffer_upload(v, 19, in, 1, &e_)); /* element 24 of b = in[0] */
+        download(b, out[t]);
+        size_t es = vyre_type_size((enum vyre_type)t);
+        CHECK(memcmp(out[t], in, 8 * es) == 0);
+        CHECK(memcmp(out[t] + 24 * es, in, es) == 0);
+        vyre_backend_buffer_free(vv);
+        vyre_backend_buffer_free(v);
+        vyre_backend_buffer_free(b);
+    }
+}
+
 /* launch, launch_timed and prepared launches on views and a param. */
 static void launch_scenario(vyre_backend *be, float yout[300], uint32_t vout[100]) {
     float x[300], y[300];
@@ -489,6 +511,7 @@ static void test_operations(vyre_backend *be, vyre_backend *ref) {
     vyre_backend *bes[2] = {ref, be};
     static uint32_t bo[2][64], vo[2][100], rb[2][2][20], go[2][100], mo[2][2][100], dbg[2][16];
     static float yo[2][300];
+    static unsigned char ty[2][VYRE_TYPE_COUNT][37 * 8];
     /* The fake driver runs a launch on the interpreter only when its kernel has the
      * program's own parameters, which a cooperative grid kernel does not: megakernels
      * compute there once the fake runs every program (issue 21, another helper's work). */
@@ -499,12 +522,19 @@ static void test_operations(vyre_backend *be, vyre_backend *ref) {
                vyre_backend_name(be));
     for (int w = 0; w < 2; w++) {
         buffers_scenario(bes[w], bo[w]);
+        types_scenario(bes[w], ty[w]);
         launch_scenario(bes[w], yo[w], vo[w]);
         sequence_scenario(bes[w], rb[w], go[w]);
         if (w == 0 || mega) mega_scenario(bes[w], mo[w]);
         debug_scenario(bes[w], dbg[w]);
     }
     compare_u32(be, "buffer ops", bo[0], bo[1], 64);
+    for (int t = 0; t < VYRE_TYPE_COUNT; t++) {
+        harness_checks++;
+        if (memcmp(ty[0][t], ty[1][t], 37 * vyre_type_size((enum vyre_type)t)) != 0)
+            harness_fail(__FILE__, __LINE__, "%s: %s buffer ops differ from the reference",
+                         vyre_backend_name(be), vyre_type_name((enum vyre_type)t));
+    }
     long at = differs(VYRE_F32, yo[0], yo[1], 300, 0);
     harness_checks++;
     if (at >= 0)
