@@ -3,7 +3,8 @@
  * test-backend-ops). Ops: one small program per op and admitted type from the op table
  * (vyre_op_count / vyre_op_info), inputs from a fixed seed; results must be bit for bit
  * the reference's (any NaN equals any NaN, as spec 22), approximate ops within their
- * ULP bound against the reference (docs/ULP.md, "vs C library"). Operations: buffers
+ * ULP bound against the reference (docs/ULP.md, "vs C library"); the atomics whose final
+ * memory is order-independent, on every type they admit. Operations: buffers
  * (alloc, upload, download, views, zero), launch, prepared launch, timed launch,
  * sequence with prefix/times/readback, graph replay, megakernel, stats, debug report,
  * supports, and the wrapper's argument checks (NULL and misuse give an error with a Fix).
@@ -276,6 +277,56 @@ static void test_ops(vyre_backend *be, vyre_backend *ref) {
     }
     printf("  %s: %u op cases\n", vyre_backend_name(be), cases);
     CHECK(cases > 100); /* every op on every type its class admits */
+}
+
+/* Atomics whose final memory does not depend on the order the invocations land in:
+ * every atomic op on u32, i32 and u64 but exchange and cas, and f32 min/max (f32 add
+ * rounds in arrival order, so it is not compared). 1000 invocations onto 8 words. */
+static void test_atomics(vyre_backend *be, vyre_backend *ref) {
+    static const enum vyre_type types[] = {VYRE_U32, VYRE_I32, VYRE_U64, VYRE_F32};
+    unsigned cases = 0;
+    for (unsigned i = 0; i < vyre_atomic_count(); i++) {
+        const char *op = vyre_atomic_op_name(i);
+        if (strcmp(op, "exchange") == 0 || strcmp(op, "cas") == 0) continue;
+        for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+            enum vyre_type t = types[ti];
+            if (t == VYRE_F32 && strcmp(op, "min") != 0 && strcmp(op, "max") != 0) continue;
+            const char *tn = vyre_type_name(t);
+            char text[512];
+            snprintf(text, sizeof text,
+                     "(program at_%s_%s (workgroup 64)\n"
+                     "  (buffer a %s read)\n"
+                     "  (buffer acc %s read_write)\n"
+                     "  (let i (gid x))\n"
+                     "  (if (lt i (len a)) (then (atomic %s acc (rem i 8u32) (load a i)))))",
+                     op, tn, tn, tn, op);
+            unsigned char in[N * 8], init[8 * 8], out[2][8 * 8];
+            rng_state = 0xA70111Cull + i * 16u + ti;
+            for (uint64_t e = 0; e < N; e++) random_elem(t, false, in, e);
+            for (uint64_t e = 0; e < 8; e++) random_elem(t, false, init, e);
+            vyre_backend *bes[2] = {ref, be};
+            for (int w = 0; w < 2; w++) {
+                vyre_backend_kernel *k = compile_text(bes[w], text);
+                vyre_backend_buffer *bufs[2] = {buffer(bes[w], t, N, in),
+                                                buffer(bes[w], t, 8, init)};
+                OK(vyre_backend_launch(k, &((struct vyre_backend_args){bufs, 2, NULL, 0, 0, NULL}),
+                                       &e_));
+                download(bufs[1], out[w]);
+                vyre_backend_buffer_free(bufs[0]);
+                vyre_backend_buffer_free(bufs[1]);
+                vyre_backend_kernel_free(k);
+            }
+            long at = differs(t, out[0], out[1], 8, 0);
+            harness_checks++;
+            if (at >= 0)
+                harness_fail(__FILE__, __LINE__,
+                             "%s: atomic %s on %s differs from the reference at word %ld",
+                             vyre_backend_name(be), op, tn, at);
+            cases++;
+        }
+    }
+    printf("  %s: %u atomic cases\n", vyre_backend_name(be), cases);
+    CHECK(cases >= 20);
 }
 
 /* ---- backend operations --------------------------------------------------------------------- */
@@ -749,6 +800,8 @@ int main(void) {
         if (!be) continue;
         harness_current = "test_ops";
         test_ops(be, ref);
+        harness_current = "test_atomics";
+        test_atomics(be, ref);
         harness_current = "test_operations";
         test_operations(be, ref);
         harness_current = "test_stats";
