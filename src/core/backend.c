@@ -173,6 +173,7 @@ static struct recorded *record(const void *const *kernels, const struct vyre_bac
 
 enum vyre_status vyre_backend_new(const char *name, const struct vyre_backend_ops *ops, void *ctx,
                                   vyre_backend **out, struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     if (!out || !ops || !name) {
         if (ops && ops->close) ops->close(ctx);
         return null_arg(err, "vyre_backend_new", "name, ops or out", "pass all three");
@@ -247,6 +248,7 @@ const char *vyre_backend_name(const vyre_backend *be) { return be ? be->name : "
 
 enum vyre_status vyre_backend_info(vyre_backend *be, struct vyre_backend_info *out,
                                    struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     if (!be || !out)
         return null_arg(err, "vyre_backend_info", "be or out", "pass an open backend and a record");
     memset(out, 0, sizeof *out);
@@ -273,6 +275,7 @@ bool vyre_backend_supports(vyre_backend *be, vyre_program *p, char *why, size_t 
 
 enum vyre_status vyre_backend_buffer_alloc(vyre_backend *be, enum vyre_type t, uint64_t count,
                                            vyre_backend_buffer **out, struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     const char *fname = "vyre_backend_buffer_alloc";
     if (!be || !out) return null_arg(err, fname, "be or out", "pass an open backend");
     *out = NULL;
@@ -309,6 +312,7 @@ void vyre_backend_buffer_free(vyre_backend_buffer *b) {
 
 enum vyre_status vyre_backend_buffer_view(vyre_backend_buffer *b, uint64_t first, uint64_t count,
                                           vyre_backend_buffer **out, struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     const char *fname = "vyre_backend_buffer_view";
     if (!b || !out) return null_arg(err, fname, "b or out", "pass a live buffer");
     *out = NULL;
@@ -339,6 +343,7 @@ enum vyre_status vyre_backend_buffer_view(vyre_backend_buffer *b, uint64_t first
 
 enum vyre_status vyre_backend_buffer_upload(vyre_backend_buffer *b, uint64_t first, const void *src,
                                             uint64_t count, struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     const char *fname = "vyre_backend_buffer_upload";
     if (!b || (!src && count)) return null_arg(err, fname, "b or src", "pass a buffer and data");
     enum vyre_status st = check_live(fname, b, err);
@@ -350,6 +355,7 @@ enum vyre_status vyre_backend_buffer_upload(vyre_backend_buffer *b, uint64_t fir
 
 enum vyre_status vyre_backend_buffer_download(vyre_backend_buffer *b, uint64_t first, void *dst,
                                               uint64_t count, struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     const char *fname = "vyre_backend_buffer_download";
     if (!b || (!dst && count)) return null_arg(err, fname, "b or dst", "pass a buffer and memory");
     enum vyre_status st = check_live(fname, b, err);
@@ -360,6 +366,7 @@ enum vyre_status vyre_backend_buffer_download(vyre_backend_buffer *b, uint64_t f
 }
 
 enum vyre_status vyre_backend_buffer_zero(vyre_backend_buffer *b, struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     if (!b) return null_arg(err, "vyre_backend_buffer_zero", "b", "pass a live buffer");
     enum vyre_status st = check_live("vyre_backend_buffer_zero", b, err);
     if (st != VYRE_OK) return st;
@@ -391,6 +398,7 @@ static enum vyre_status copy_program(vyre_program *p, vyre_program **out, struct
 
 enum vyre_status vyre_backend_compile(vyre_backend *be, vyre_program *p, vyre_backend_kernel **out,
                                       struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     const char *fname = "vyre_backend_compile";
     if (!be || !p || !out) return null_arg(err, fname, "be, p or out", "pass all three");
     *out = NULL;
@@ -432,6 +440,7 @@ vyre_program *vyre_backend_kernel_program(const vyre_backend_kernel *k) { return
 
 enum vyre_status vyre_backend_kernel_rounds(vyre_backend_kernel *k, uint64_t *out,
                                             struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     if (!k || !out) return null_arg(err, "vyre_backend_kernel_rounds", "k or out", "pass both");
     *out = 0;
     vyre_backend *be = k->obj.be;
@@ -440,6 +449,7 @@ enum vyre_status vyre_backend_kernel_rounds(vyre_backend_kernel *k, uint64_t *ou
 
 enum vyre_status vyre_backend_launch(vyre_backend_kernel *k, const struct vyre_backend_args *a,
                                      struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     if (!k) return null_arg(err, "vyre_backend_launch", "k", "pass a compiled kernel");
     void *h[VYRE_MAX_BUFFERS];
     uint64_t c[VYRE_MAX_BUFFERS];
@@ -452,6 +462,7 @@ enum vyre_status vyre_backend_launch(vyre_backend_kernel *k, const struct vyre_b
 enum vyre_status vyre_backend_launch_timed(vyre_backend_kernel *k,
                                            const struct vyre_backend_args *a, struct vyre_timing *t,
                                            struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     const char *fname = "vyre_backend_launch_timed";
     if (!k || !t) return null_arg(err, fname, "k or t", "pass a kernel and a timing record");
     memset(t, 0, sizeof *t);
@@ -473,6 +484,7 @@ enum vyre_status vyre_backend_launch_timed(vyre_backend_kernel *k,
 
 enum vyre_status vyre_backend_prepare(vyre_backend_kernel *k, const struct vyre_backend_args *a,
                                       vyre_backend_prepared **out, struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     const char *fname = "vyre_backend_prepare";
     if (!k || !out) return null_arg(err, fname, "k or out", "pass a kernel and an out pointer");
     *out = NULL;
@@ -507,6 +519,7 @@ enum vyre_status vyre_backend_prepare(vyre_backend_kernel *k, const struct vyre_
 }
 
 enum vyre_status vyre_backend_launch_prepared(vyre_backend_prepared *pl, struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     if (!pl) return null_arg(err, "vyre_backend_launch_prepared", "pl", "prepare it first");
     vyre_backend *be = pl->obj.be;
     if (pl->native) return be->ops->launch_prepared(be->ctx, pl->h, err);
@@ -592,6 +605,7 @@ static enum vyre_status default_sequence(vyre_backend *be, const struct bound_st
 enum vyre_status vyre_backend_sequence(vyre_backend *be, const struct vyre_backend_step *steps,
                                        size_t n, const struct vyre_sequence_options *o,
                                        struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     const char *fname = "vyre_backend_sequence";
     if (!be) return null_arg(err, fname, "be", "pass an open backend");
     struct vyre_sequence_options once = {0, 1, NULL, 0, NULL};
@@ -641,6 +655,7 @@ enum vyre_status vyre_backend_sequence(vyre_backend *be, const struct vyre_backe
 enum vyre_status vyre_backend_graph_capture(vyre_backend *be, const struct vyre_backend_step *steps,
                                             size_t n, vyre_backend_graph **out,
                                             struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     const char *fname = "vyre_backend_graph_capture";
     if (!be || !out) return null_arg(err, fname, "be or out", "pass an open backend");
     *out = NULL;
@@ -673,6 +688,7 @@ enum vyre_status vyre_backend_graph_capture(vyre_backend *be, const struct vyre_
 
 enum vyre_status vyre_backend_graph_launch(vyre_backend_graph *g, uint32_t times,
                                            struct vyre_timing *t, struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     if (!g) return null_arg(err, "vyre_backend_graph_launch", "g", "capture a graph first");
     vyre_backend *be = g->obj.be;
     if (t) memset(t, 0, sizeof *t);
@@ -697,12 +713,14 @@ void vyre_backend_graph_free(vyre_backend_graph *g) {
 /* ---- state and telemetry --------------------------------------------------------------- */
 
 enum vyre_status vyre_backend_synchronize(vyre_backend *be, struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     if (!be) return null_arg(err, "vyre_backend_synchronize", "be", "pass an open backend");
     return be->ops->synchronize(be->ctx, err);
 }
 
 enum vyre_status vyre_backend_stats(vyre_backend *be, struct vyre_backend_stat *out, size_t cap,
                                     size_t *n, struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     if (!be || !n || (cap && !out))
         return null_arg(err, "vyre_backend_stats", "be, out or n", "pass a backend and room");
     *n = be->ops->stats(be->ctx, out, cap);
@@ -722,6 +740,7 @@ bool vyre_backend_stat(vyre_backend *be, const char *name, uint64_t *value) {
 }
 
 enum vyre_status vyre_backend_set_debug(vyre_backend *be, bool on, struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     if (!be) return null_arg(err, "vyre_backend_set_debug", "be", "pass an open backend");
     if (!be->ops->set_debug)
         return vyre_error_set(err, VYRE_ERR_UNSUPPORTED,
@@ -739,6 +758,7 @@ static int oob_cmp(const void *a, const void *b) {
 
 enum vyre_status vyre_backend_oob_report(vyre_backend *be, struct vyre_backend_oob **out, size_t *n,
                                          struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     if (!be || !out || !n)
         return null_arg(err, "vyre_backend_oob_report", "be, out or n", "pass all three");
     *out = NULL;

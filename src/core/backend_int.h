@@ -9,6 +9,11 @@
 #include "ir.h"
 #include "vyre_backend.h"
 
+/* Public calls accept err == NULL; the runtimes below them may not: they get a scratch. */
+#define VYRE_ERR_SCRATCH(err)         \
+    struct vyre_error err##_scratch_; \
+    if (!(err)) (err) = &err##_scratch_
+
 /* Every object made from a backend is on one of its lists, so close frees the rest. */
 struct vyre_backend_obj {
     vyre_backend *be;

@@ -119,6 +119,7 @@ static enum vyre_status compose(vyre_backend *be, const struct vyre_backend_step
 enum vyre_status vyre_backend_megakernel(vyre_backend *be, const struct vyre_backend_step *steps,
                                          size_t n, const struct vyre_megakernel_options *o,
                                          struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     const char *fname = "vyre_backend_megakernel";
     if (!be || !o || (n && !steps))
         return vyre_error_set(err, VYRE_ERR_ARG,

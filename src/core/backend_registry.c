@@ -35,6 +35,7 @@ static bool reg_available(const struct vyre_backend_registration *r, char *why, 
 
 enum vyre_status vyre_backend_list(struct vyre_backend_entry *out, size_t cap, size_t *n,
                                    struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     if (!n || (cap && !out))
         return vyre_error_set(err, VYRE_ERR_ARG,
                               "vyre_backend_list: n or out is NULL. Fix: pass room for the "
@@ -51,6 +52,7 @@ enum vyre_status vyre_backend_list(struct vyre_backend_entry *out, size_t cap, s
 enum vyre_status vyre_backend_open(const char *name, int ordinal,
                                    const struct vyre_backend_options *opts, vyre_backend **out,
                                    struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
     if (!out)
         return vyre_error_set(err, VYRE_ERR_ARG,
                               "vyre_backend_open: out is NULL. Fix: pass a vyre_backend **");

@@ -17,6 +17,7 @@
  * GPU the same binary compares the real device with the reference. */
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "harness.h"
@@ -688,6 +689,10 @@ static void test_misuse(vyre_backend *be, vyre_backend *other) {
     FAILS(VYRE_ERR_ARG,
           vyre_backend_launch(k, &((struct vyre_backend_args){&nul, 1, NULL, 0, 0, NULL}), &e_));
     FAILS(VYRE_ERR_ARG, vyre_backend_buffer_alloc(be, (enum vyre_type)99, 4, &b, &e_));
+    /* err may be NULL: the status alone comes back */
+    CHECK_EQ_U64(vyre_backend_launch(NULL, NULL, NULL), VYRE_ERR_ARG);
+    CHECK_EQ_U64(vyre_backend_compile(be, bad, &k, NULL), VYRE_ERR_INVALID);
+    CHECK_EQ_U64(vyre_backend_buffer_view(u, 3, 9, &b, NULL), VYRE_ERR_ARG);
     /* a view whose owner was freed: every use is an error, freeing it is fine */
     vyre_backend_buffer *owner = buffer(be, VYRE_U32, 8, NULL), *view = NULL;
     OK(vyre_backend_buffer_view(owner, 2, 4, &view, &e_));
@@ -704,6 +709,55 @@ static void test_misuse(vyre_backend *be, vyre_backend *other) {
     vyre_backend_kernel_free(k);
     vyre_program_free(good);
     vyre_program_free(bad);
+}
+
+/* Two threads, each with its own backend object of the same kind, at once: the
+ * interface keeps no global state, so both compute what one thread alone does (the
+ * ThreadSanitizer build, VYRE_TSAN, checks the absence of races). No CHECK in the
+ * threads: the harness counters are not thread-safe. */
+struct thread_job {
+    const char *name;
+    enum vyre_status st;
+    char msg[256];
+    uint32_t out[256];
+};
+
+static void *thread_main(void *arg) {
+    struct thread_job *j = arg;
+    struct vyre_error e;
+    vyre_backend *be = NULL;
+    vyre_backend_kernel *k = NULL;
+    vyre_backend_buffer *v = NULL;
+    vyre_program *p = NULL;
+    j->st = vyre_text_parse(INC, strlen(INC), &p, &e);
+    if (j->st == VYRE_OK) j->st = vyre_backend_open(j->name, 0, NULL, &be, &e);
+    if (j->st == VYRE_OK) j->st = vyre_backend_compile(be, p, &k, &e);
+    if (j->st == VYRE_OK) j->st = vyre_backend_buffer_alloc(be, VYRE_U32, 256, &v, &e);
+    for (int r = 0; r < 50 && j->st == VYRE_OK; r++)
+        j->st = vyre_backend_launch(k, &((struct vyre_backend_args){&v, 1, NULL, 0, 0, NULL}), &e);
+    if (j->st == VYRE_OK) j->st = vyre_backend_buffer_download(v, 0, j->out, 256, &e);
+    if (j->st != VYRE_OK) snprintf(j->msg, sizeof j->msg, "%.200s", e.message);
+    vyre_backend_close(be);
+    vyre_program_free(p);
+    return NULL;
+}
+
+static void test_threads(vyre_backend *be) {
+    if (control && !is_ref(be)) return; /* the fake's registrations are not thread-safe */
+    struct thread_job jobs[2];
+    pthread_t th[2];
+    memset(jobs, 0, sizeof jobs);
+    for (int i = 0; i < 2; i++) {
+        jobs[i].name = vyre_backend_name(be);
+        CHECK(pthread_create(&th[i], NULL, thread_main, &jobs[i]) == 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        CHECK(pthread_join(th[i], NULL) == 0);
+        CHECK_EQ_U64(jobs[i].st, VYRE_OK);
+        if (jobs[i].st != VYRE_OK) printf("  thread %d: %s\n", i, jobs[i].msg);
+        CHECK_EQ_U64(jobs[i].out[0], 50);
+        CHECK_EQ_U64(jobs[i].out[255], 50);
+    }
 }
 
 /* ---- registry ------------------------------------------------------------------------------ */
@@ -806,6 +860,8 @@ int main(void) {
         test_operations(be, ref);
         harness_current = "test_stats";
         test_stats(be);
+        harness_current = "test_threads";
+        test_threads(be);
         harness_current = "test_misuse";
         test_misuse(be, be == ref2 ? ref : ref2);
         if (be != ref2) vyre_backend_close(be);
