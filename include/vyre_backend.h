@@ -305,9 +305,11 @@ enum vyre_status vyre_backend_graph_capture(vyre_backend *be, const struct vyre_
 enum vyre_status vyre_backend_graph_launch(vyre_backend_graph *g, uint32_t times,
                                            struct vyre_timing *t, struct vyre_error *err);
 void vyre_backend_graph_free(vyre_backend_graph *g);
-/* The steps composed into one program with grid statements and run as one launch,
- * then synchronised (docs/GRID.md). Steps must be 1-D or share one workgroup shape as
- * vyre_mega_build requires. */
+/* The steps composed into one program with grid statements (vyre_mega_build: steps of
+ * other workgroup shapes are re-mapped, unless they use barriers or subgroup ops) and
+ * run as one launch, then synchronised (docs/GRID.md). One vyre_backend_buffer is one
+ * buffer of the composition: bind a buffer, not two views of it, where steps share data.
+ * The composed program is compiled on every call (no plan cache). */
 enum vyre_status vyre_backend_megakernel(vyre_backend *be, const struct vyre_backend_step *steps,
                                          size_t n, const struct vyre_megakernel_options *o,
                                          struct vyre_error *err);
