@@ -57,6 +57,7 @@ vyre.array = core.array
 
 --- vyre.reference.new([{max_steps = n}]): the CPU reference backend.
 vyre.reference = require("vyre.reference")
+vyre.backends = core.backends -- {{name, priority, available [, reason]}, ...} (lbackends.c)
 
 local function load_cuda()
   local ok, mod = pcall(require, "vyre.cuda_device")

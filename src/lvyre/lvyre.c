@@ -267,7 +267,8 @@ static int core_types(lua_State *L) {
 
 /* ---- registration ----------------------------------------------------------- */
 
-static const luaL_Reg core_funcs[] = {{"types", core_types}, {NULL, NULL}};
+static const luaL_Reg core_funcs[] = {
+    {"types", core_types}, {"backends", vyre_lua_backends}, {NULL, NULL}};
 
 VYRE_LUA_EXPORT int luaopen_vyre_core(lua_State *L);
 

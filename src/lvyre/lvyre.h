@@ -138,5 +138,6 @@ void vyre_lua_open_array(lua_State *L);
 void vyre_lua_open_ref(lua_State *L);
 void vyre_lua_open_ops(lua_State *L);     /* lops.c: core.ops, reserved_names, atomic_ops */
 void vyre_lua_open_backend(lua_State *L); /* lbackend.c: both backends and their types */
+int vyre_lua_backends(lua_State *L);      /* lbackends.c: core.backends() */
 
 #endif

@@ -90,6 +90,11 @@ vyre.backend([name [, opts]]) -> Backend
 No name: CUDA device 0 when usable, else the reference interpreter. "reference": a new
 reference backend. "cuda": device 0, or nil, reason when CUDA is not usable. opts go to
 vyre.reference.new or cuda.device: {debug = true} counts out-of-bounds accesses.]=],
+  ["vyre.backends"] = [=[
+vyre.backends() -> {{name =, priority =, available = [, reason =]}, ...}
+The backends libvyre registers, in registry order: "cuda" (priority 100) and
+"reference" (priority 0, always available). available says whether it can be opened
+here; reason, only when it cannot, says why and how to fix it (e.g. no driver).]=],
   ["vyre.help"] = [=[
 vyre.help([x])
 Prints help: with no argument the list of topics; x may be a function (vyre.parse,

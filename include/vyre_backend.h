@@ -1,0 +1,337 @@
+/* vyre_backend.h — the backend interface of libvyre: one set of calls that runs
+ * programs on any registered backend (the CPU reference interpreter, a CUDA device, ...).
+ *
+ * A backend is a table of operations (struct vyre_backend_ops) plus an opaque context.
+ * Callers never call the table: the public vyre_backend_* functions below check their
+ * arguments (a NULL or a foreign object is VYRE_ERR_ARG with a Fix, never a crash), fill
+ * the optional slots a backend leaves NULL with one default each (src/core/backend.c),
+ * and translate the wrapper's objects into the backend's own handles. Capability queries
+ * (name, info, supports) are separate from execution.
+ *
+ * Backends are opened through the registry (src/core/backend_registry.c):
+ * vyre_backend_list says which exist, with priority and availability (and why not);
+ * vyre_backend_open opens one by name, or the best available one.
+ *
+ * Vocabulary: ranges are in elements (first, count; 0-based) unless a name says bytes;
+ * arguments of a launch are matched by declaration index: buffers[i] binds the buffer
+ * declaration whose vyre_decl_info.slot is i, params[j] the param whose slot is j.
+ * Every timed call fills one record, struct vyre_timing.
+ *
+ * Ownership: buffers, kernels, graphs and prepared launches belong to the backend that
+ * made them and must be freed before it (vyre_backend_close frees what is left, so a
+ * forgotten object is not a leak, but a handle used after close is). A view owns no
+ * memory; freeing its owner ends it. Graphs and prepared launches hold their kernels' and
+ * buffers' handles: those must outlive them. A kernel keeps its own copy of the program.
+ * Threads: one backend object, and everything made from it, is used by one thread at a
+ * time (no locks inside; two threads use two backend objects). No call keeps global
+ * state, except what the CUDA runtime shares per process (driver, caches). */
+#ifndef VYRE_BACKEND_H
+#define VYRE_BACKEND_H
+
+#include "vyre.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vyre_backend vyre_backend;
+typedef struct vyre_backend_buffer vyre_backend_buffer;
+typedef struct vyre_backend_kernel vyre_backend_kernel;
+typedef struct vyre_backend_graph vyre_backend_graph;
+typedef struct vyre_backend_prepared vyre_backend_prepared;
+
+/* ---- the common records ------------------------------------------------------ */
+
+/* One timing record for every timed call, nanoseconds. The reference runs on the CPU:
+ * its wall, device and enqueue times are the same measurement and wait_ns is 0. */
+struct vyre_timing {
+    uint64_t wall_ns, device_ns, enqueue_ns, wait_ns;
+};
+
+/* Options of vyre_backend_open (zero-initialise, then set what you need). */
+struct vyre_backend_options {
+    bool debug;         /* start in debug mode (vyre_backend_set_debug) */
+    uint64_t max_steps; /* reference: loop iterations a run may take (0: the default) */
+};
+
+/* What a backend is and what it can do (vyre_backend_info). */
+struct vyre_backend_info {
+    char backend[32]; /* the registered name: "reference", "cuda" */
+    char device[256]; /* "CPU reference interpreter", the GPU's name */
+    int ordinal;      /* device ordinal (0 for the reference) */
+    unsigned sm;      /* PTX target (0 for the reference) */
+    int multiprocessors;
+    uint64_t total_memory; /* bytes; 0 when unknown */
+    int max_workgroup;     /* invocations per workgroup */
+    int max_block[3];      /* per axis */
+    int shared_bytes;      /* shared memory per workgroup */
+    int warp_size;         /* subgroup size (1 on the reference) */
+    bool cooperative;      /* grid programs can run as one cooperative kernel */
+    bool graphs_native;    /* graph replay is the device's own (else recorded steps) */
+    bool debug;            /* in debug mode now */
+};
+
+/* One counter of vyre_backend_stats. Names are the backend's own; where two backends
+ * count the same thing they use one name (launches, graph_launches, syncs, bytes_up,
+ * bytes_down, live_buffers, live_buffer_bytes, live_kernels, live_graphs). */
+struct vyre_backend_stat {
+    const char *name; /* static */
+    uint64_t value;
+};
+#define VYRE_BACKEND_MAX_STATS 64u
+
+/* Out-of-bounds accesses of one declaration name in debug mode. */
+#define VYRE_BACKEND_OOB_NAME 65 /* a declaration name (at most 64 bytes) and its NUL */
+struct vyre_backend_oob {
+    char name[VYRE_BACKEND_OOB_NAME];
+    uint64_t loads;  /* loads past the end (each read as typed zero) */
+    uint64_t stores; /* stores and atomics past the end (each dropped) */
+};
+
+/* Arguments of one launch (see "Vocabulary" above). Geometry: grid when not NULL, else
+ * n elements when n > 0, else the largest bound buffer's count (ARCHITECTURE.md §5). */
+struct vyre_backend_args {
+    vyre_backend_buffer *const *buffers;
+    size_t nbuffers;
+    const vyre_bits *params;
+    size_t nparams;
+    uint64_t n;
+    const uint32_t *grid;
+};
+
+/* One step of a sequence, graph or megakernel. */
+struct vyre_backend_step {
+    vyre_backend_kernel *kernel;
+    struct vyre_backend_args args;
+};
+
+/* A ranged readback at the end of a sequence: count elements from element first of buf
+ * into dst (count * element size bytes). */
+struct vyre_backend_readback {
+    vyre_backend_buffer *buf;
+    uint64_t first, count;
+    void *dst;
+};
+
+/* Options of vyre_backend_sequence. steps[0..prefix) run once, then steps[prefix..n)
+ * `times` times, then the readbacks, with one synchronisation at the end. */
+struct vyre_sequence_options {
+    size_t prefix;
+    uint32_t times; /* rounds of the repeated steps (0: none) */
+    const struct vyre_backend_readback *readback;
+    size_t nreadback;
+    struct vyre_timing *timing; /* NULL: not timed */
+};
+
+/* Options of vyre_backend_megakernel (docs/GRID.md): the steps composed into one
+ * program with grid statements (vyre_mega_build) and run as one launch. */
+struct vyre_megakernel_options {
+    size_t prefix;              /* steps [0, prefix) run once before the rounds */
+    uint32_t times;             /* rounds of the other steps (without converge) */
+    vyre_backend_buffer *flag;  /* converge: rounds until flag[0] stays 0 ... */
+    uint32_t max_rounds;        /* ... for at most this many rounds */
+    struct vyre_timing *timing; /* NULL: not timed */
+    uint64_t *rounds;           /* NULL, or receives the rounds the converge loop ran */
+};
+
+/* ---- the operations a backend implements --------------------------------------- */
+
+/* Every handle below (buf, kernel, graph, prepared) is the backend's own. Launch slots
+ * get the arguments already checked against the program (counts, types, backend) and
+ * the grid already computed (grid[3]); buffer handles are the backend's. A NULL
+ * optional slot is filled by the wrapper (src/core/backend.c): */
+struct vyre_backend_launch {
+    void *const *buffers; /* backend handles, one per buffer slot */
+    const uint64_t *counts;
+    size_t nbuffers;
+    const vyre_bits *params;
+    size_t nparams;
+    uint64_t n;           /* as the caller gave it */
+    const uint32_t *grid; /* as the caller gave it (NULL: none) */
+    uint32_t resolved[3]; /* the §5 grid computed from the above */
+};
+
+struct vyre_backend_ops {
+    /* required */
+    void (*close)(void *ctx);
+    enum vyre_status (*info)(void *ctx, struct vyre_backend_info *out, struct vyre_error *err);
+    /* buffers: alloc gives zeroed memory; first/count are elements */
+    enum vyre_status (*buffer_alloc)(void *ctx, enum vyre_type t, uint64_t count, void **out,
+                                     struct vyre_error *err);
+    void (*buffer_free)(void *ctx, void *buf);
+    enum vyre_status (*buffer_view)(void *ctx, void *parent, enum vyre_type t, uint64_t first,
+                                    uint64_t count, void **out, struct vyre_error *err);
+    enum vyre_status (*buffer_upload)(void *ctx, void *buf, enum vyre_type t, uint64_t first,
+                                      const void *src, uint64_t count, struct vyre_error *err);
+    enum vyre_status (*buffer_download)(void *ctx, void *buf, enum vyre_type t, uint64_t first,
+                                        void *dst, uint64_t count, struct vyre_error *err);
+    enum vyre_status (*buffer_zero)(void *ctx, void *buf, struct vyre_error *err);
+    /* kernels: p is validated and stays alive as long as the kernel */
+    enum vyre_status (*compile)(void *ctx, vyre_program *p, void **out, struct vyre_error *err);
+    void (*kernel_free)(void *ctx, void *kernel);
+    enum vyre_status (*launch)(void *ctx, void *kernel, const struct vyre_backend_launch *a,
+                               struct vyre_error *err);
+    enum vyre_status (*synchronize)(void *ctx, struct vyre_error *err);
+    /* counters into out[0..cap); returns how many */
+    size_t (*stats)(void *ctx, struct vyre_backend_stat *out, size_t cap);
+
+    /* optional (NULL: the wrapper's default, said per slot) */
+    /* default: validation only */
+    bool (*supports)(void *ctx, vyre_program *p, char *why, size_t whysz);
+    /* default: launch + synchronize, wall-clock timed */
+    enum vyre_status (*launch_timed)(void *ctx, void *kernel, const struct vyre_backend_launch *a,
+                                     struct vyre_timing *t, struct vyre_error *err);
+    /* default: the wrapper keeps the checked arguments and calls launch */
+    enum vyre_status (*prepare)(void *ctx, void *kernel, const struct vyre_backend_launch *a,
+                                void **out, struct vyre_error *err);
+    enum vyre_status (*launch_prepared)(void *ctx, void *prepared, struct vyre_error *err);
+    void (*prepared_free)(void *ctx, void *prepared);
+    /* default: launches in order, readbacks by download, timed around the whole */
+    enum vyre_status (*sequence)(void *ctx, const void *const *kernels,
+                                 const struct vyre_backend_launch *steps, size_t n,
+                                 const struct vyre_sequence_options *o, void *const *rb_bufs,
+                                 struct vyre_error *err);
+    /* default: the steps recorded (arguments by value) and replayed by launch */
+    enum vyre_status (*graph_capture)(void *ctx, const void *const *kernels,
+                                      const struct vyre_backend_launch *steps, size_t n, void **out,
+                                      struct vyre_error *err);
+    enum vyre_status (*graph_launch)(void *ctx, void *graph, uint32_t times, struct vyre_timing *t,
+                                     struct vyre_error *err);
+    void (*graph_free)(void *ctx, void *graph);
+    /* converge rounds of the kernel's last launch; default: 0 */
+    enum vyre_status (*kernel_rounds)(void *ctx, void *kernel, uint64_t *out,
+                                      struct vyre_error *err);
+    /* default: VYRE_ERR_UNSUPPORTED with a Fix */
+    enum vyre_status (*set_debug)(void *ctx, bool on, struct vyre_error *err);
+    /* default: an empty report; *out is malloc'd (free()) */
+    enum vyre_status (*oob_report)(void *ctx, struct vyre_backend_oob **out, size_t *n,
+                                   struct vyre_error *err);
+};
+
+/* Wraps ops + ctx into a backend object (for registry entries' open functions). name is
+ * the registered name (static). On failure ops->close(ctx) has been called. */
+enum vyre_status vyre_backend_new(const char *name, const struct vyre_backend_ops *ops, void *ctx,
+                                  vyre_backend **out, struct vyre_error *err);
+
+/* ---- registry ------------------------------------------------------------------ */
+
+struct vyre_backend_entry {
+    const char *name; /* static */
+    int priority;     /* higher wins in vyre_backend_open(NULL, ...) */
+    bool available;
+    char reason[512]; /* why not available ("" when it is) */
+};
+/* The registered backends, in registry order: *n gets how many there are (write at most
+ * cap entries; out may be NULL with cap 0 to count). */
+enum vyre_status vyre_backend_list(struct vyre_backend_entry *out, size_t cap, size_t *n,
+                                   struct vyre_error *err);
+/* Opens backend `name` (NULL: the available one with the highest priority) on device
+ * `ordinal` (0-based; the reference has only 0). opts may be NULL. An unavailable
+ * backend is VYRE_ERR_NO_CUDA / VYRE_ERR_UNSUPPORTED with the reason and a Fix. */
+enum vyre_status vyre_backend_open(const char *name, int ordinal,
+                                   const struct vyre_backend_options *opts, vyre_backend **out,
+                                   struct vyre_error *err);
+/* Frees the backend and whatever made from it is still alive. NULL is a no-op. */
+void vyre_backend_close(vyre_backend *be);
+
+/* ---- capability queries ------------------------------------------------------------ */
+
+const char *vyre_backend_name(const vyre_backend *be); /* "reference", "cuda"; "" for NULL */
+enum vyre_status vyre_backend_info(vyre_backend *be, struct vyre_backend_info *out,
+                                   struct vyre_error *err);
+/* Whether be can compile and run p; false with the reason (ending in a Fix) in why. */
+bool vyre_backend_supports(vyre_backend *be, vyre_program *p, char *why, size_t whysz);
+
+/* ---- buffers ------------------------------------------------------------------------ */
+
+/* count zeroed elements of type t. */
+enum vyre_status vyre_backend_buffer_alloc(vyre_backend *be, enum vyre_type t, uint64_t count,
+                                           vyre_backend_buffer **out, struct vyre_error *err);
+/* Frees a buffer (a view: only the view). Freeing an owner ends its views: each stays
+ * allocated until freed, and every use of it is VYRE_ERR_ARG. NULL is a no-op. */
+void vyre_backend_buffer_free(vyre_backend_buffer *b);
+/* count elements of b from element first, aliasing its storage (views of views alias
+ * the owner). The view owns no memory; b must outlive it. */
+enum vyre_status vyre_backend_buffer_view(vyre_backend_buffer *b, uint64_t first, uint64_t count,
+                                          vyre_backend_buffer **out, struct vyre_error *err);
+/* count elements from src into b from element first; ordered after queued launches. */
+enum vyre_status vyre_backend_buffer_upload(vyre_backend_buffer *b, uint64_t first, const void *src,
+                                            uint64_t count, struct vyre_error *err);
+/* Waits for queued work, then copies count elements from element first into dst. */
+enum vyre_status vyre_backend_buffer_download(vyre_backend_buffer *b, uint64_t first, void *dst,
+                                              uint64_t count, struct vyre_error *err);
+enum vyre_status vyre_backend_buffer_zero(vyre_backend_buffer *b, struct vyre_error *err);
+enum vyre_type vyre_backend_buffer_type(const vyre_backend_buffer *b);
+uint64_t vyre_backend_buffer_count(const vyre_backend_buffer *b);
+vyre_backend *vyre_backend_buffer_backend(const vyre_backend_buffer *b);
+
+/* ---- kernels and launches ----------------------------------------------------------- */
+
+/* Validates p (VYRE_ERR_INVALID listing the problems) and compiles it; the kernel keeps
+ * its own copy of p, which may be freed afterwards. */
+enum vyre_status vyre_backend_compile(vyre_backend *be, vyre_program *p, vyre_backend_kernel **out,
+                                      struct vyre_error *err);
+void vyre_backend_kernel_free(vyre_backend_kernel *k);
+/* The kernel's copy of its program (owned by the kernel). */
+vyre_program *vyre_backend_kernel_program(const vyre_backend_kernel *k);
+/* Converge rounds of the kernel's last launch (0 without grid statements). */
+enum vyre_status vyre_backend_kernel_rounds(vyre_backend_kernel *k, uint64_t *out,
+                                            struct vyre_error *err);
+/* One launch (the reference runs it now; a device enqueues it). */
+enum vyre_status vyre_backend_launch(vyre_backend_kernel *k, const struct vyre_backend_args *a,
+                                     struct vyre_error *err);
+/* One launch, synchronised and timed. */
+enum vyre_status vyre_backend_launch_timed(vyre_backend_kernel *k,
+                                           const struct vyre_backend_args *a, struct vyre_timing *t,
+                                           struct vyre_error *err);
+/* A launch whose arguments are checked once: vyre_backend_launch_prepared only enqueues.
+ * The bound buffers must stay alive while it is used. */
+enum vyre_status vyre_backend_prepare(vyre_backend_kernel *k, const struct vyre_backend_args *a,
+                                      vyre_backend_prepared **out, struct vyre_error *err);
+enum vyre_status vyre_backend_launch_prepared(vyre_backend_prepared *pl, struct vyre_error *err);
+void vyre_backend_prepared_free(vyre_backend_prepared *pl);
+
+/* Steps with one synchronisation at the end (struct vyre_sequence_options; o NULL:
+ * every step once, no readback). */
+enum vyre_status vyre_backend_sequence(vyre_backend *be, const struct vyre_backend_step *steps,
+                                       size_t n, const struct vyre_sequence_options *o,
+                                       struct vyre_error *err);
+/* Records the steps (arguments by value) for replay; buffers and kernels must outlive
+ * the graph. */
+enum vyre_status vyre_backend_graph_capture(vyre_backend *be, const struct vyre_backend_step *steps,
+                                            size_t n, vyre_backend_graph **out,
+                                            struct vyre_error *err);
+/* Replays the graph `times` times, then synchronises; t may be NULL. */
+enum vyre_status vyre_backend_graph_launch(vyre_backend_graph *g, uint32_t times,
+                                           struct vyre_timing *t, struct vyre_error *err);
+void vyre_backend_graph_free(vyre_backend_graph *g);
+/* The steps composed into one program with grid statements (vyre_mega_build: steps of
+ * other workgroup shapes are re-mapped, unless they use barriers or subgroup ops) and
+ * run as one launch, then synchronised (docs/GRID.md). One vyre_backend_buffer is one
+ * buffer of the composition: bind a buffer, not two views of it, where steps share data.
+ * The composed program is compiled on every call (no plan cache). */
+enum vyre_status vyre_backend_megakernel(vyre_backend *be, const struct vyre_backend_step *steps,
+                                         size_t n, const struct vyre_megakernel_options *o,
+                                         struct vyre_error *err);
+
+/* ---- state and telemetry --------------------------------------------------------------- */
+
+/* Waits for all queued work; reports a device fault or an error deferred from a free. */
+enum vyre_status vyre_backend_synchronize(vyre_backend *be, struct vyre_error *err);
+/* Fills out[0..cap) with the backend's counters; *n gets how many were written. */
+enum vyre_status vyre_backend_stats(vyre_backend *be, struct vyre_backend_stat *out, size_t cap,
+                                    size_t *n, struct vyre_error *err);
+/* The value of counter `name`; false when the backend has no such counter. */
+bool vyre_backend_stat(vyre_backend *be, const char *name, uint64_t *value);
+/* Debug mode (ARCHITECTURE.md §3): runs count out-of-bounds accesses per declaration;
+ * switching starts a new report. */
+enum vyre_status vyre_backend_set_debug(vyre_backend *be, bool on, struct vyre_error *err);
+/* The declarations with out-of-bounds accesses since debug mode was switched on or the
+ * last report (which this one resets), sorted by name; *out is malloc'd (free()). */
+enum vyre_status vyre_backend_oob_report(vyre_backend *be, struct vyre_backend_oob **out, size_t *n,
+                                         struct vyre_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,155 @@
+/* backend_mega.c — vyre_backend_megakernel for every backend (docs/GRID.md): the steps
+ * are composed into one program with grid statements (vyre_mega_build, src/core/ir/
+ * mega.c), compiled on the backend like any program and launched once, so a backend
+ * that runs grid programs runs megakernels with no slot of its own (the CUDA runtime
+ * picks a cooperative launch or the host split per kernel). Bound buffers are told
+ * apart by object: one vyre_backend_buffer is one buffer id of the composition.
+ * No plan cache here: the composed program is compiled each call (the CUDA runtime's
+ * PTX and module caches make a repeat cheap); the binding keeps its own plan cache
+ * until it moves onto this interface (issue 21 §3). Also the clock of timed calls. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend_int.h"
+#include "vyre_cuda.h"
+#include "vyre_mega.h"
+
+uint64_t vyre_backend_now_ns(void) { return vyre_cuda_now_ns(); }
+
+/* Scratch of one composition, freed in one place. */
+struct mega_scratch {
+    struct vyre_mega_step *ms;
+    uint32_t *ids;              /* per step, per buffer slot */
+    vyre_backend_buffer **byid; /* buffer id -> buffer */
+    enum vyre_type *types;      /* buffer id -> element type */
+    const vyre_bits **params;   /* per step */
+    vyre_bits *mparams;         /* the composed program's */
+    struct vyre_mega *m;
+    vyre_backend_kernel *k;
+};
+
+static void scratch_free(struct mega_scratch *s) {
+    vyre_backend_kernel_free(s->k);
+    vyre_mega_free(s->m);
+    free(s->ms);
+    free(s->ids);
+    free(s->byid);
+    free(s->types);
+    free(s->params);
+    free(s->mparams);
+}
+
+static uint32_t buffer_id(struct mega_scratch *s, uint32_t *nids, vyre_backend_buffer *b) {
+    for (uint32_t i = 0; i < *nids; i++)
+        if (s->byid[i] == b) return i;
+    s->byid[*nids] = b;
+    s->types[*nids] = b->type;
+    return (*nids)++;
+}
+
+static enum vyre_status compose(vyre_backend *be, const struct vyre_backend_step *steps, size_t n,
+                                const struct vyre_megakernel_options *o, struct mega_scratch *s,
+                                uint32_t *nids, uint32_t grid[3], struct vyre_error *err) {
+    const char *fname = "vyre_backend_megakernel";
+    size_t maxids = n * VYRE_MAX_BUFFERS + 1;
+    s->ms = calloc(n + 1, sizeof *s->ms);
+    s->ids = calloc(maxids, sizeof *s->ids);
+    s->byid = calloc(maxids, sizeof *s->byid);
+    s->types = calloc(maxids, sizeof *s->types);
+    s->params = calloc(n + 1, sizeof *s->params);
+    if (!s->ms || !s->ids || !s->byid || !s->types || !s->params)
+        return vyre_error_set(err, VYRE_ERR_NOMEM, "%s: out of host memory. Fix: free memory",
+                              fname);
+    for (size_t j = 0; j < n; j++) {
+        const vyre_backend_kernel *k = steps[j].kernel;
+        const struct vyre_backend_args *a = &steps[j].args;
+        if (!k || k->obj.be != be)
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "%s: step %zu's kernel is NULL or of another backend object. "
+                                  "Fix: compile every step on this backend",
+                                  fname, j + 1);
+        /* the launch's own checks (counts, types, backend) and its §5 grid */
+        uint64_t c[VYRE_MAX_BUFFERS];
+        if (a->nbuffers != k->nbuffers || a->nparams != k->nparams ||
+            (a->nbuffers && !a->buffers) || (a->nparams && !a->params))
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "%s: step %zu binds %zu buffers and %zu params, program '%s' "
+                                  "declares %u and %u. Fix: bind every declaration",
+                                  fname, j + 1, a->nbuffers, a->nparams, vyre_program_name(k->p),
+                                  k->nbuffers, k->nparams);
+        uint32_t *ids = s->ids + j * VYRE_MAX_BUFFERS;
+        for (uint32_t i = 0; i < k->nbuffers; i++) {
+            vyre_backend_buffer *b = a->buffers[i];
+            if (!b || b->obj.be != be || b->type != k->btype[i] || b->orphan)
+                return vyre_error_set(err, VYRE_ERR_ARG,
+                                      "%s: step %zu's buffer '%s' is NULL, of another backend, an "
+                                      "ended view or not %s. Fix: bind a %s buffer of this backend",
+                                      fname, j + 1, k->bname[i], vyre_type_name(k->btype[i]),
+                                      vyre_type_name(k->btype[i]));
+            c[i] = b->count;
+            ids[i] = buffer_id(s, nids, b);
+        }
+        enum vyre_status st =
+            vyre_launch_grid(k->p, c, k->nbuffers, a->n, a->grid, s->ms[j].grid, err);
+        if (st != VYRE_OK) return st;
+        s->ms[j].program = k->p;
+        s->ms[j].buffers = ids;
+        s->params[j] = a->params;
+    }
+    struct vyre_mega_options mo = {(uint32_t)o->prefix, o->flag == NULL, o->flag != NULL, 0};
+    if (o->flag) {
+        if (o->flag->obj.be != be || o->flag->type != VYRE_U32 || o->flag->count < 1 ||
+            o->flag->orphan)
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "%s: the converge flag must be a u32 buffer of this backend "
+                                  "with at least one element. Fix: allocate it with "
+                                  "vyre_backend_buffer_alloc(be, VYRE_U32, 1, ...)",
+                                  fname);
+        mo.flag = buffer_id(s, nids, o->flag);
+    }
+    enum vyre_status st = vyre_mega_build(s->ms, (uint32_t)n, *nids, s->types, &mo, &s->m, err);
+    if (st != VYRE_OK) return st;
+    s->mparams = calloc(vyre_program_param_count(s->m->program) + 1, sizeof *s->mparams);
+    if (!s->mparams)
+        return vyre_error_set(err, VYRE_ERR_NOMEM, "%s: out of host memory. Fix: free memory",
+                              fname);
+    return vyre_mega_args(s->m, s->ms, s->params, o->times, o->max_rounds, s->mparams, grid, err);
+}
+
+enum vyre_status vyre_backend_megakernel(vyre_backend *be, const struct vyre_backend_step *steps,
+                                         size_t n, const struct vyre_megakernel_options *o,
+                                         struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
+    const char *fname = "vyre_backend_megakernel";
+    if (!be || !o || (n && !steps))
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "%s: be, steps or o is NULL. Fix: pass a backend, n steps and "
+                              "options",
+                              fname);
+    if (n == 0 || n > UINT32_MAX || o->prefix > n)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "%s: %zu steps with prefix %zu. Fix: at least one step, prefix <= "
+                              "the number of steps",
+                              fname, n, o->prefix);
+    if (o->timing) memset(o->timing, 0, sizeof *o->timing);
+    if (o->rounds) *o->rounds = 0;
+    struct mega_scratch s;
+    memset(&s, 0, sizeof s);
+    uint32_t nids = 0, grid[3];
+    enum vyre_status st = compose(be, steps, n, o, &s, &nids, grid, err);
+    if (st == VYRE_OK) st = vyre_backend_compile(be, s.m->program, &s.k, err);
+    uint64_t t1 = vyre_backend_now_ns();
+    if (st == VYRE_OK) {
+        struct vyre_backend_args a = {
+            s.byid, nids, s.mparams, vyre_program_param_count(s.m->program), 0, grid};
+        st = vyre_backend_launch(s.k, &a, err);
+    }
+    uint64_t t2 = vyre_backend_now_ns();
+    if (st == VYRE_OK) st = vyre_backend_synchronize(be, err);
+    uint64_t t3 = vyre_backend_now_ns();
+    if (st == VYRE_OK && o->rounds) st = vyre_backend_kernel_rounds(s.k, o->rounds, err);
+    /* compile time is not part of the dispatch's time */
+    if (o->timing) *o->timing = (struct vyre_timing){t3 - t1, t3 - t1, t2 - t1, t3 - t2};
+    scratch_free(&s);
+    return st;
+}

@@ -1,0 +1,419 @@
+/* backend.c — the CUDA backend behind the backend interface (vyre_backend.h): an adapter
+ * over the public vyre_cuda_* calls of this directory, loading and keeping nothing of its
+ * own. Buffers are vyre_cuda_buffers (element ranges become byte ranges here), kernels
+ * go through vyre_cuda_compile's caches, a launch is vyre_cuda_launch (asynchronous), a
+ * prepared launch vyre_cuda_prepare, a sequence vyre_cuda_sequence (one sync), a graph
+ * a captured CUDA graph, timing and counters the device's own, debug mode the device's.
+ * Megakernels need no slot: the wrapper composes them and vyre_cuda_launch runs the
+ * composed grid program cooperatively or split (src/core/backend_mega.c).
+ * Threads: as vyre_cuda.h says, one thread at a time per device object. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../backend_int.h"
+#include "vyre_cuda.h"
+
+struct cu_ctx {
+    vyre_cuda_device *d;
+};
+
+/* The §5 ABI targets the runtime can emit for (vyre_ptx_emit). */
+static bool sm_supported(unsigned sm) {
+    static const unsigned sms[] = {70, 75, 80, 86, 89, 90};
+    for (size_t i = 0; i < sizeof sms / sizeof sms[0]; i++)
+        if (sms[i] == sm) return true;
+    return false;
+}
+
+/* vyre_cuda_args of a checked launch; bufs is scratch of l->nbuffers entries. */
+static void to_args(const struct vyre_backend_launch *l, vyre_cuda_buffer **bufs,
+                    struct vyre_cuda_args *a) {
+    for (size_t i = 0; i < l->nbuffers; i++) bufs[i] = l->buffers[i];
+    *a = (struct vyre_cuda_args){bufs, l->nbuffers, l->params, l->nparams, l->n, l->grid};
+}
+
+/* Steps as vyre_cuda_steps; the caller frees *cs and *bufs. */
+static enum vyre_status to_steps(const void *const *kernels, const struct vyre_backend_launch *l,
+                                 size_t n, struct vyre_cuda_step **cs, vyre_cuda_buffer ***bufs,
+                                 struct vyre_error *err) {
+    *cs = calloc(n + 1, sizeof **cs);
+    *bufs = calloc(n * VYRE_MAX_BUFFERS + 1, sizeof **bufs);
+    if (!*cs || !*bufs)
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "cuda backend: out of host memory for the steps. Fix: free memory");
+    for (size_t i = 0; i < n; i++) {
+        (*cs)[i].kernel = (vyre_cuda_kernel *)(uintptr_t)kernels[i];
+        to_args(&l[i], *bufs + i * VYRE_MAX_BUFFERS, &(*cs)[i].args);
+    }
+    return VYRE_OK;
+}
+
+static void to_timing(const struct vyre_cuda_timing *c, struct vyre_timing *t) {
+    *t = (struct vyre_timing){c->wall_ns, c->device_ns, c->enqueue_ns, c->wait_ns};
+}
+
+/* ---- slots ---------------------------------------------------------------------------- */
+
+static void cu_close(void *ctx) {
+    struct cu_ctx *c = ctx;
+    vyre_cuda_device_release(c->d);
+    free(c);
+}
+
+static enum vyre_status cu_info(void *ctx, struct vyre_backend_info *out, struct vyre_error *err) {
+    struct cu_ctx *c = ctx;
+    struct vyre_cuda_info in;
+    enum vyre_status st = vyre_cuda_device_info(c->d, &in, err);
+    if (st != VYRE_OK) return st;
+    snprintf(out->device, sizeof out->device, "%s", in.name);
+    out->ordinal = in.ordinal;
+    out->sm = in.sm;
+    out->multiprocessors = in.multiprocessors;
+    out->total_memory = in.total_memory;
+    out->max_workgroup = in.max_threads_per_block;
+    memcpy(out->max_block, in.max_block, sizeof out->max_block);
+    out->shared_bytes = in.shared_per_block;
+    out->warp_size = in.warp_size;
+    out->cooperative = in.cooperative_launch;
+    out->graphs_native = true;
+    out->debug = vyre_cuda_debug(c->d);
+    return VYRE_OK;
+}
+
+static bool cu_supports(void *ctx, vyre_program *p, char *why, size_t whysz) {
+    struct cu_ctx *c = ctx;
+    struct vyre_cuda_info in;
+    struct vyre_error err;
+    if (vyre_cuda_device_info(c->d, &in, &err) != VYRE_OK) {
+        snprintf(why, whysz, "%s", err.message);
+        return false;
+    }
+    if (!sm_supported(in.sm)) {
+        snprintf(why, whysz,
+                 "cuda backend: the device is sm_%u, and vyre emits PTX for sm 70, 75, 80, "
+                 "86, 89 and 90 only. Fix: run on the reference backend or a supported GPU",
+                 in.sm);
+        return false;
+    }
+    uint32_t wg[3];
+    vyre_program_workgroup(p, wg);
+    uint64_t threads = (uint64_t)wg[0] * wg[1] * wg[2];
+    for (int a = 0; a < 3; a++)
+        if (wg[a] > (uint32_t)in.max_block[a]) {
+            snprintf(why, whysz,
+                     "cuda backend: program '%s' has workgroup axis %d of %u, the device "
+                     "allows %d. Fix: use a smaller workgroup",
+                     vyre_program_name(p), a + 1, wg[a], in.max_block[a]);
+            return false;
+        }
+    if (threads > (uint64_t)in.max_threads_per_block) {
+        snprintf(why, whysz,
+                 "cuda backend: program '%s' has %llu invocations per workgroup, the device "
+                 "allows %d. Fix: use a smaller workgroup",
+                 vyre_program_name(p), (unsigned long long)threads, in.max_threads_per_block);
+        return false;
+    }
+    return true;
+}
+
+static enum vyre_status cu_buffer_alloc(void *ctx, enum vyre_type t, uint64_t count, void **out,
+                                        struct vyre_error *err) {
+    struct cu_ctx *c = ctx;
+    vyre_cuda_buffer *b = NULL;
+    enum vyre_status st = vyre_cuda_buffer_alloc(c->d, t, count, &b, err);
+    if (st == VYRE_OK && count) st = vyre_cuda_buffer_zero(b, err); /* as the reference */
+    if (st != VYRE_OK) {
+        vyre_cuda_buffer_free(b);
+        return st;
+    }
+    *out = b;
+    return VYRE_OK;
+}
+
+static void cu_buffer_free(void *ctx, void *buf) {
+    (void)ctx;
+    vyre_cuda_buffer_free(buf);
+}
+
+static enum vyre_status cu_buffer_view(void *ctx, void *parent, enum vyre_type t, uint64_t first,
+                                       uint64_t count, void **out, struct vyre_error *err) {
+    (void)ctx;
+    (void)t;
+    return vyre_cuda_buffer_view(parent, first, count, (vyre_cuda_buffer **)out, err);
+}
+
+static enum vyre_status cu_buffer_upload(void *ctx, void *buf, enum vyre_type t, uint64_t first,
+                                         const void *src, uint64_t count, struct vyre_error *err) {
+    (void)ctx;
+    uint64_t es = vyre_type_size(t);
+    return vyre_cuda_buffer_upload(buf, first * es, src, count * es, err);
+}
+
+static enum vyre_status cu_buffer_download(void *ctx, void *buf, enum vyre_type t, uint64_t first,
+                                           void *dst, uint64_t count, struct vyre_error *err) {
+    (void)ctx;
+    uint64_t es = vyre_type_size(t);
+    return vyre_cuda_buffer_download(buf, first * es, dst, count * es, err);
+}
+
+static enum vyre_status cu_buffer_zero(void *ctx, void *buf, struct vyre_error *err) {
+    (void)ctx;
+    return vyre_cuda_buffer_count(buf) ? vyre_cuda_buffer_zero(buf, err) : VYRE_OK;
+}
+
+static enum vyre_status cu_compile(void *ctx, vyre_program *p, void **out, struct vyre_error *err) {
+    struct cu_ctx *c = ctx;
+    return vyre_cuda_compile(c->d, p, (vyre_cuda_kernel **)out, err);
+}
+
+static void cu_kernel_free(void *ctx, void *kernel) {
+    (void)ctx;
+    vyre_cuda_kernel_free(kernel);
+}
+
+static enum vyre_status cu_launch(void *ctx, void *kernel, const struct vyre_backend_launch *l,
+                                  struct vyre_error *err) {
+    (void)ctx;
+    vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
+    struct vyre_cuda_args a;
+    to_args(l, bufs, &a);
+    return vyre_cuda_launch(kernel, &a, err);
+}
+
+/* As lkernel.c's launch_timed: a one-step sequence, timed by the device's events. */
+static enum vyre_status cu_launch_timed(void *ctx, void *kernel,
+                                        const struct vyre_backend_launch *l, struct vyre_timing *t,
+                                        struct vyre_error *err) {
+    struct cu_ctx *c = ctx;
+    vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
+    struct vyre_cuda_step step = {kernel, {0}};
+    to_args(l, bufs, &step.args);
+    struct vyre_cuda_timing ct = {0, 0, 0, 0};
+    enum vyre_status st = vyre_cuda_sequence(c->d, &step, 1, 1, 0, NULL, 0, &ct, err);
+    to_timing(&ct, t);
+    return st;
+}
+
+static enum vyre_status cu_synchronize(void *ctx, struct vyre_error *err) {
+    return vyre_cuda_synchronize(((struct cu_ctx *)ctx)->d, err);
+}
+
+static size_t cu_stats(void *ctx, struct vyre_backend_stat *out, size_t cap) {
+    struct vyre_cuda_stats s;
+    vyre_cuda_device_stats(((struct cu_ctx *)ctx)->d, &s);
+    size_t n = 0;
+#define CU_PUT(nm, doc)                                          \
+    if (n < cap) out[n] = (struct vyre_backend_stat){#nm, s.nm}; \
+    n++;
+    VYRE_CUDA_STATS(CU_PUT)
+#undef CU_PUT
+    return n < cap ? n : cap;
+}
+
+/* The prepared launch lives in its own heap block: vyre_cuda_prepared must not move. */
+static enum vyre_status cu_prepare(void *ctx, void *kernel, const struct vyre_backend_launch *l,
+                                   void **out, struct vyre_error *err) {
+    (void)ctx;
+    struct vyre_cuda_prepared *pl = malloc(sizeof *pl);
+    if (!pl)
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "cuda backend: out of host memory for a prepared launch. Fix: "
+                              "free memory");
+    vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
+    struct vyre_cuda_args a;
+    to_args(l, bufs, &a);
+    enum vyre_status st = vyre_cuda_prepare(kernel, &a, pl, err);
+    if (st != VYRE_OK) {
+        free(pl);
+        return st;
+    }
+    *out = pl;
+    return VYRE_OK;
+}
+
+static enum vyre_status cu_launch_prepared(void *ctx, void *prepared, struct vyre_error *err) {
+    (void)ctx;
+    return vyre_cuda_launch_prepared(prepared, err);
+}
+
+static void cu_prepared_free(void *ctx, void *prepared) {
+    (void)ctx;
+    free(prepared);
+}
+
+static enum vyre_status cu_sequence(void *ctx, const void *const *kernels,
+                                    const struct vyre_backend_launch *steps, size_t n,
+                                    const struct vyre_sequence_options *o, void *const *rb,
+                                    struct vyre_error *err) {
+    struct cu_ctx *c = ctx;
+    struct vyre_cuda_step *cs = NULL;
+    vyre_cuda_buffer **bufs = NULL;
+    struct vyre_cuda_readback *crb = calloc(o->nreadback + 1, sizeof *crb);
+    enum vyre_status st = to_steps(kernels, steps, n, &cs, &bufs, err);
+    if (st == VYRE_OK && !crb)
+        st = vyre_error_set(err, VYRE_ERR_NOMEM,
+                            "cuda backend: out of host memory for the readbacks. Fix: free memory");
+    for (size_t i = 0; i < o->nreadback && st == VYRE_OK; i++) {
+        const struct vyre_backend_readback *r = &o->readback[i];
+        uint64_t es = vyre_type_size(r->buf->type);
+        crb[i] = (struct vyre_cuda_readback){rb[i], r->first * es, r->count * es, r->dst};
+    }
+    struct vyre_cuda_timing ct = {0, 0, 0, 0};
+    if (st == VYRE_OK)
+        st = vyre_cuda_sequence(c->d, cs, n, o->prefix, o->times, crb, o->nreadback,
+                                o->timing ? &ct : NULL, err);
+    if (st == VYRE_OK && o->timing) to_timing(&ct, o->timing);
+    free(cs);
+    free(bufs);
+    free(crb);
+    return st;
+}
+
+/* A graph of no steps captures nothing (the driver has no empty graph to replay). */
+struct cu_graph {
+    vyre_cuda_graph *g; /* NULL: no steps */
+};
+
+static enum vyre_status cu_graph_capture(void *ctx, const void *const *kernels,
+                                         const struct vyre_backend_launch *steps, size_t n,
+                                         void **out, struct vyre_error *err) {
+    struct cu_ctx *c = ctx;
+    struct cu_graph *g = calloc(1, sizeof *g);
+    struct vyre_cuda_step *cs = NULL;
+    vyre_cuda_buffer **bufs = NULL;
+    enum vyre_status st = g ? to_steps(kernels, steps, n, &cs, &bufs, err)
+                            : vyre_error_set(err, VYRE_ERR_NOMEM,
+                                             "cuda backend: out of host memory for a graph. Fix: "
+                                             "free memory");
+    if (st == VYRE_OK && n) st = vyre_cuda_graph_capture(c->d, cs, n, &g->g, err);
+    free(cs);
+    free(bufs);
+    if (st != VYRE_OK) {
+        free(g);
+        return st;
+    }
+    *out = g;
+    return VYRE_OK;
+}
+
+static enum vyre_status cu_graph_launch(void *ctx, void *graph, uint32_t times,
+                                        struct vyre_timing *t, struct vyre_error *err) {
+    struct cu_graph *g = graph;
+    if (!g->g) return vyre_cuda_synchronize(((struct cu_ctx *)ctx)->d, err);
+    struct vyre_cuda_timing ct = {0, 0, 0, 0};
+    enum vyre_status st = vyre_cuda_graph_launch(g->g, times, t ? &ct : NULL, err);
+    if (st == VYRE_OK && t) to_timing(&ct, t);
+    return st;
+}
+
+static void cu_graph_free(void *ctx, void *graph) {
+    (void)ctx;
+    struct cu_graph *g = graph;
+    vyre_cuda_graph_free(g->g);
+    free(g);
+}
+
+static enum vyre_status cu_kernel_rounds(void *ctx, void *kernel, uint64_t *out,
+                                         struct vyre_error *err) {
+    (void)ctx;
+    return vyre_cuda_kernel_rounds(kernel, out, err);
+}
+
+static enum vyre_status cu_set_debug(void *ctx, bool on, struct vyre_error *err) {
+    return vyre_cuda_set_debug(((struct cu_ctx *)ctx)->d, on, err);
+}
+
+static enum vyre_status cu_oob_report(void *ctx, struct vyre_backend_oob **out, size_t *n,
+                                      struct vyre_error *err) {
+    struct vyre_cuda_oob *r = NULL;
+    size_t m = 0;
+    enum vyre_status st = vyre_cuda_oob_report(((struct cu_ctx *)ctx)->d, &r, &m, err);
+    if (st != VYRE_OK || m == 0) {
+        free(r);
+        return st;
+    }
+    struct vyre_backend_oob *o = malloc(m * sizeof *o);
+    if (!o) {
+        free(r);
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "cuda backend: out of host memory for the debug report. Fix: "
+                              "free memory");
+    }
+    for (size_t i = 0; i < m; i++) {
+        snprintf(o[i].name, sizeof o[i].name, "%s", r[i].name);
+        o[i].loads = r[i].loads;
+        o[i].stores = r[i].stores;
+    }
+    free(r);
+    *out = o;
+    *n = m;
+    return VYRE_OK;
+}
+
+static const struct vyre_backend_ops cu_ops = {
+    .close = cu_close,
+    .info = cu_info,
+    .buffer_alloc = cu_buffer_alloc,
+    .buffer_free = cu_buffer_free,
+    .buffer_view = cu_buffer_view,
+    .buffer_upload = cu_buffer_upload,
+    .buffer_download = cu_buffer_download,
+    .buffer_zero = cu_buffer_zero,
+    .compile = cu_compile,
+    .kernel_free = cu_kernel_free,
+    .launch = cu_launch,
+    .synchronize = cu_synchronize,
+    .stats = cu_stats,
+    .supports = cu_supports,
+    .launch_timed = cu_launch_timed,
+    .prepare = cu_prepare,
+    .launch_prepared = cu_launch_prepared,
+    .prepared_free = cu_prepared_free,
+    .sequence = cu_sequence,
+    .graph_capture = cu_graph_capture,
+    .graph_launch = cu_graph_launch,
+    .graph_free = cu_graph_free,
+    .kernel_rounds = cu_kernel_rounds,
+    .set_debug = cu_set_debug,
+    .oob_report = cu_oob_report,
+};
+
+static bool cu_available(char *why, size_t whysz) {
+    struct vyre_error err;
+    vyre_error_clear(&err);
+    if (!vyre_cuda_available(&err)) {
+        snprintf(why, whysz, "%s", err.message);
+        return false;
+    }
+    int n = 0;
+    if (vyre_cuda_device_count(&n, &err) != VYRE_OK) {
+        snprintf(why, whysz, "%s", err.message);
+        return false;
+    }
+    if (n < 1) {
+        snprintf(why, whysz,
+                 "the CUDA driver loaded but reports no device. Fix: check nvidia-smi, or use "
+                 "the reference backend");
+        return false;
+    }
+    return true;
+}
+
+static enum vyre_status cu_open(int ordinal, const struct vyre_backend_options *o,
+                                vyre_backend **out, struct vyre_error *err) {
+    struct cu_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "cuda backend: out of host memory. Fix: free memory");
+    enum vyre_status st = vyre_cuda_device_open(ordinal, &c->d, err);
+    if (st == VYRE_OK && o && o->debug) st = vyre_cuda_set_debug(c->d, true, err);
+    if (st != VYRE_OK) {
+        if (c->d) vyre_cuda_device_release(c->d);
+        free(c);
+        return st;
+    }
+    return vyre_backend_new("cuda", &cu_ops, c, out, err);
+}
+
+VYRE_INTERNAL const struct vyre_backend_registration vyre_backend_reg_cuda = {
+    "cuda", 100, cu_available, cu_open};

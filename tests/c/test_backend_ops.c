@@ -1,0 +1,877 @@
+/* test_backend_ops.c — every op and every backend operation on every registered backend
+ * that is available, compared with the reference backend (in the manner of ggml's
+ * test-backend-ops). Ops: one small program per op and admitted type from the op table
+ * (vyre_op_count / vyre_op_info), inputs from a fixed seed; results must be bit for bit
+ * the reference's (any NaN equals any NaN, as spec 22), approximate ops within their
+ * ULP bound against the reference (docs/ULP.md, "vs C library"); the atomics whose final
+ * memory is order-independent, on every type they admit. Operations: buffers
+ * (alloc, upload, download, views, zero), launch, prepared launch, timed launch,
+ * sequence with prefix/times/readback, graph replay, megakernel, stats, debug report,
+ * supports, and the wrapper's argument checks (NULL and misuse give an error with a Fix).
+ *
+ * Where it runs: alone, only the reference (against a second reference object). With
+ * VYRE_LIBCUDA naming the fake driver (ctest entry test_backend_ops_fakecuda), CUDA is
+ * available and must be tested (VYRE_BACKEND_OPS_REQUIRE=cuda): the fake computes only
+ * programs registered through its control channel, so every program this test compiles
+ * on CUDA is registered first, and the test fails if the fake skipped any launch. On a
+ * GPU the same binary compares the real device with the reference. */
+#include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "harness.h"
+#include "vyre_backend.h"
+
+#define N 1000u /* elements per op case: not a multiple of the workgroup (tails) */
+
+/* ---- the fake driver's control channel (NULL on a real driver) ------------------------ */
+
+typedef char *control_fn(const char *cmd, int *ok);
+static control_fn *control;
+static void (*control_free)(char *);
+
+static void fake_open(void) {
+    const char *path = getenv("VYRE_LIBCUDA");
+    void *h = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    void *c = h ? dlsym(h, "vyre_fakecuda_control") : NULL;
+    void *f = h ? dlsym(h, "vyre_fakecuda_free") : NULL;
+    if (!c || !f) return; /* a real driver: nothing to register */
+    memcpy(&control, &c, sizeof c);
+    memcpy(&control_free, &f, sizeof f);
+}
+
+static void fake_ctl(const char *cmd, char *out, size_t outsz) {
+    int ok = 0;
+    char *r = control(cmd, &ok);
+    if (out) snprintf(out, outsz, "%s", r ? r : "");
+    if (!ok) harness_fail(__FILE__, __LINE__, "fake control '%.60s': %s", cmd, r ? r : "(null)");
+    control_free(r);
+}
+
+static uint64_t fake_skipped(void) {
+    char ans[256];
+    unsigned long long computed = 0, skipped = 0;
+    fake_ctl("launches", ans, sizeof ans);
+    sscanf(ans, "computed=%llu skipped=%llu", &computed, &skipped);
+    return skipped;
+}
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+static uint64_t rng_state;
+static uint64_t rng(void) { /* xorshift64* */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545F4914F6CDD1Dull;
+}
+
+static bool is_ref(vyre_backend *be) { return strcmp(vyre_backend_name(be), "reference") == 0; }
+
+static vyre_program *parse(const char *text) {
+    vyre_program *p = NULL;
+    struct vyre_error e;
+    if (vyre_text_parse(text, strlen(text), &p, &e) != VYRE_OK)
+        harness_fail(__FILE__, __LINE__, "%s\n%s", e.message, text);
+    return p;
+}
+
+/* Compiles text on be; on the fake driver the program is registered first. */
+static vyre_backend_kernel *compile_text(vyre_backend *be, const char *text) {
+    if (control && !is_ref(be)) {
+        size_t len = strlen(text) + 16;
+        char *cmd = malloc(len);
+        snprintf(cmd, len, "program %s", text);
+        fake_ctl(cmd, NULL, 0);
+        free(cmd);
+    }
+    vyre_program *p = parse(text);
+    vyre_backend_kernel *k = NULL;
+    struct vyre_error e;
+    if (!p || vyre_backend_compile(be, p, &k, &e) != VYRE_OK)
+        harness_fail(__FILE__, __LINE__, "compile on %s: %s", vyre_backend_name(be),
+                     p ? e.message : "parse failed");
+    vyre_program_free(p); /* the kernel keeps its own copy */
+    return k;
+}
+
+static vyre_backend_buffer *buffer(vyre_backend *be, enum vyre_type t, uint64_t n,
+                                   const void *init) {
+    vyre_backend_buffer *b = NULL;
+    struct vyre_error e;
+    if (vyre_backend_buffer_alloc(be, t, n, &b, &e) != VYRE_OK)
+        harness_fail(__FILE__, __LINE__, "alloc: %s", e.message);
+    if (b && init && vyre_backend_buffer_upload(b, 0, init, n, &e) != VYRE_OK)
+        harness_fail(__FILE__, __LINE__, "upload: %s", e.message);
+    return b;
+}
+
+static void download(vyre_backend_buffer *b, void *dst) {
+    struct vyre_error e;
+    if (vyre_backend_buffer_download(b, 0, dst, vyre_backend_buffer_count(b), &e) != VYRE_OK)
+        harness_fail(__FILE__, __LINE__, "download: %s", e.message);
+}
+
+#define OK(call)                                                                          \
+    do {                                                                                  \
+        struct vyre_error e_;                                                             \
+        vyre_error_clear(&e_);                                                            \
+        enum vyre_status s_ = (call);                                                     \
+        harness_checks++;                                                                 \
+        if (s_ != VYRE_OK) harness_fail(__FILE__, __LINE__, "%s: %s", #call, e_.message); \
+    } while (0)
+
+/* Expects status st and a message with a Fix. */
+#define FAILS(st, call)                         \
+    do {                                        \
+        struct vyre_error e_;                   \
+        vyre_error_clear(&e_);                  \
+        enum vyre_status s_ = (call);           \
+        CHECK_EQ_U64(s_, st);                   \
+        CHECK_STR_CONTAINS(e_.message, "Fix:"); \
+    } while (0)
+
+static int64_t ord32(uint32_t b) { return (b & 0x80000000u) ? -(int64_t)(b & 0x7FFFFFFFu) : b; }
+static int64_t ord64(uint64_t b) {
+    return (b >> 63) ? -(int64_t)(b & 0x7FFFFFFFFFFFFFFFull) : (int64_t)b;
+}
+static bool nan32(uint32_t b) { return (b & 0x7F800000u) == 0x7F800000u && (b & 0x7FFFFFu); }
+static bool nan64(uint64_t b) {
+    return (b & 0x7FF0000000000000ull) == 0x7FF0000000000000ull && (b & 0xFFFFFFFFFFFFFull);
+}
+
+/* First element where got differs from want beyond ulp (bits; floats: NaN == NaN and,
+ * with ulp > 0, the ULP distance), or -1. */
+static long differs(enum vyre_type t, const void *want, const void *got, uint64_t n, int64_t ulp) {
+    for (uint64_t i = 0; i < n; i++) {
+        if (vyre_type_size(t) == 4) {
+            uint32_t a, b;
+            memcpy(&a, (const char *)want + 4 * i, 4);
+            memcpy(&b, (const char *)got + 4 * i, 4);
+            if (a == b) continue;
+            if (t == VYRE_F32 && nan32(a) && nan32(b)) continue;
+            if (t == VYRE_F32 && ulp && !nan32(a) && !nan32(b) && llabs(ord32(a) - ord32(b)) <= ulp)
+                continue;
+        } else {
+            uint64_t a, b;
+            memcpy(&a, (const char *)want + 8 * i, 8);
+            memcpy(&b, (const char *)got + 8 * i, 8);
+            if (a == b) continue;
+            if (t == VYRE_F64 && nan64(a) && nan64(b)) continue;
+            if (t == VYRE_F64 && ulp && !nan64(a) && !nan64(b)) {
+                int64_t d = ord64(a) - ord64(b);
+                if (d <= ulp && d >= -ulp) continue;
+            }
+        }
+        return (long)i;
+    }
+    return -1;
+}
+
+/* A random value of type t into element i of dst: floats mostly moderate, sometimes
+ * special (±0, ±inf, NaN, subnormal, huge), like spec/helpers.lua's; within [-8, 8]
+ * (plus ±0) for the approximate ops, where every bound of docs/ULP.md holds. */
+static void random_elem(enum vyre_type t, bool approx, void *dst, uint64_t i) {
+    static const double special[] = {0.0,       -0.0, 1.0,   -1.0,   0.5,  INFINITY,
+                                     -INFINITY, NAN,  1e-40, 3.4e38, 1e300};
+    uint64_t x = rng();
+    double v =
+        ((double)(x >> 11) / 9007199254740992.0 - 0.5) * ldexp(1.0, (int)((x >> 4) & 31) - 10);
+    if (approx) v = ((double)(x >> 11) / 9007199254740992.0 - 0.5) * 16.0;
+    else if ((x & 15) == 0) v = special[(x >> 8) % (sizeof special / sizeof special[0])];
+    switch (t) {
+    case VYRE_BOOL: {
+        uint32_t b = (uint32_t)(x & 1);
+        memcpy((char *)dst + 4 * i, &b, 4);
+        break;
+    }
+    case VYRE_I32:
+    case VYRE_U32: {
+        uint32_t b = (uint32_t)(x >> 32);
+        if ((x & 7) == 0) b = (uint32_t)(x >> 8) % 40; /* small: shift counts, divisors */
+        memcpy((char *)dst + 4 * i, &b, 4);
+        break;
+    }
+    case VYRE_I64:
+    case VYRE_U64:
+        if ((x & 7) == 0) x = (x >> 8) % 80;
+        memcpy((char *)dst + 8 * i, &x, 8);
+        break;
+    case VYRE_F32: {
+        float f = (float)v;
+        memcpy((char *)dst + 4 * i, &f, 4);
+        break;
+    }
+    default: memcpy((char *)dst + 8 * i, &v, 8); break;
+    }
+}
+
+/* The ULP bound of an approximate op against the reference (docs/ULP.md, "vs C
+ * library"); 0 (bit for bit) for every exact op. */
+static int64_t ulp_bound(const struct vyre_op_info *oi) {
+    if (!oi->approximate) return 0;
+    if (strcmp(oi->name, "tanh") == 0) return 4;
+    if (strcmp(oi->name, "rsqrt") == 0) return 2;
+    return 3;
+}
+
+/* ---- ops --------------------------------------------------------------------------------- */
+
+/* One op case: the same program and inputs on ref and be, outputs compared. */
+static void op_case(vyre_backend *be, vyre_backend *ref, const struct vyre_op_info *oi,
+                    enum vyre_type t, uint64_t seed) {
+    enum vyre_type rt = strcmp(oi->result, "BOOL") == 0 ? VYRE_BOOL : t;
+    const char *tn = vyre_type_name(t);
+    char bdecl[64] = "", text[1024];
+    if (oi->arity == 2) snprintf(bdecl, sizeof bdecl, "  (buffer b %s read)\n", tn);
+    snprintf(text, sizeof text,
+             "(program op_%s_%s (workgroup 64)\n"
+             "  (buffer a %s read)\n%s"
+             "  (buffer o %s write)\n"
+             "  (let i (gid x))\n"
+             "  (if (lt i (len o)) (then (store o i (%s (load a i)%s)))))",
+             oi->name, tn, tn, bdecl, vyre_type_name(rt), oi->name,
+             oi->arity == 2 ? " (load b i)" : "");
+    size_t es = vyre_type_size(t), rs = vyre_type_size(rt);
+    char *in[2] = {malloc(N * es), malloc(N * es)};
+    char *want = calloc(N, rs), *got = calloc(N, rs);
+    rng_state = seed;
+    for (unsigned k = 0; k < oi->arity; k++)
+        for (uint64_t i = 0; i < N; i++) random_elem(t, oi->approximate, in[k], i);
+    char *outs[2] = {want, got};
+    vyre_backend *bes[2] = {ref, be};
+    for (int w = 0; w < 2; w++) {
+        vyre_backend_kernel *k = compile_text(bes[w], text);
+        vyre_backend_buffer *bufs[3] = {buffer(bes[w], t, N, in[0]), NULL, NULL};
+        if (oi->arity == 2) bufs[1] = buffer(bes[w], t, N, in[1]);
+        bufs[oi->arity] = buffer(bes[w], rt, N, NULL);
+        struct vyre_backend_args a = {bufs, oi->arity + 1u, NULL, 0, 0, NULL};
+        OK(vyre_backend_launch(k, &a, &e_));
+        download(bufs[oi->arity], outs[w]);
+        for (unsigned b = 0; b <= oi->arity; b++) vyre_backend_buffer_free(bufs[b]);
+        vyre_backend_kernel_free(k);
+    }
+    long at = differs(rt, want, got, N, ulp_bound(oi));
+    harness_checks++;
+    if (at >= 0)
+        harness_fail(__FILE__, __LINE__,
+                     "%s: op %s on %s differs from the reference at element %ld",
+                     vyre_backend_name(be), oi->name, tn, at);
+    free(in[0]);
+    free(in[1]);
+    free(want);
+    free(got);
+}
+
+static void test_ops(vyre_backend *be, vyre_backend *ref) {
+    unsigned cases = 0;
+    for (unsigned i = 0; i < vyre_op_count(); i++) {
+        struct vyre_op_info oi;
+        CHECK(vyre_op_info(i, &oi));
+        for (int t = 0; t < VYRE_TYPE_COUNT; t++) {
+            if (!vyre_op_class_admits(oi.operand_class, (enum vyre_type)t)) continue;
+            op_case(be, ref, &oi, (enum vyre_type)t,
+                    0x9E3779B97F4A7C15ull ^ (i * 131u + (unsigned)t));
+            cases++;
+        }
+    }
+    printf("  %s: %u op cases\n", vyre_backend_name(be), cases);
+    CHECK(cases > 100); /* every op on every type its class admits */
+}
+
+/* Atomics whose final memory does not depend on the order the invocations land in:
+ * every atomic op on u32, i32 and u64 but exchange and cas, and f32 min/max (f32 add
+ * rounds in arrival order, so it is not compared). 1000 invocations onto 8 words. */
+static void test_atomics(vyre_backend *be, vyre_backend *ref) {
+    static const enum vyre_type types[] = {VYRE_U32, VYRE_I32, VYRE_U64, VYRE_F32};
+    unsigned cases = 0;
+    for (unsigned i = 0; i < vyre_atomic_count(); i++) {
+        const char *op = vyre_atomic_op_name(i);
+        if (strcmp(op, "exchange") == 0 || strcmp(op, "cas") == 0) continue;
+        for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+            enum vyre_type t = types[ti];
+            if (t == VYRE_F32 && strcmp(op, "min") != 0 && strcmp(op, "max") != 0) continue;
+            const char *tn = vyre_type_name(t);
+            char text[512];
+            snprintf(text, sizeof text,
+                     "(program at_%s_%s (workgroup 64)\n"
+                     "  (buffer a %s read)\n"
+                     "  (buffer acc %s read_write)\n"
+                     "  (let i (gid x))\n"
+                     "  (if (lt i (len a)) (then (atomic %s acc (rem i 8u32) (load a i)))))",
+                     op, tn, tn, tn, op);
+            unsigned char in[N * 8], init[8 * 8], out[2][8 * 8];
+            rng_state = 0xA70111Cull + i * 16u + ti;
+            for (uint64_t e = 0; e < N; e++) random_elem(t, false, in, e);
+            for (uint64_t e = 0; e < 8; e++) random_elem(t, false, init, e);
+            vyre_backend *bes[2] = {ref, be};
+            for (int w = 0; w < 2; w++) {
+                vyre_backend_kernel *k = compile_text(bes[w], text);
+                vyre_backend_buffer *bufs[2] = {buffer(bes[w], t, N, in),
+                                                buffer(bes[w], t, 8, init)};
+                OK(vyre_backend_launch(k, &((struct vyre_backend_args){bufs, 2, NULL, 0, 0, NULL}),
+                                       &e_));
+                download(bufs[1], out[w]);
+                vyre_backend_buffer_free(bufs[0]);
+                vyre_backend_buffer_free(bufs[1]);
+                vyre_backend_kernel_free(k);
+            }
+            long at = differs(t, out[0], out[1], 8, 0);
+            harness_checks++;
+            if (at >= 0)
+                harness_fail(__FILE__, __LINE__,
+                             "%s: atomic %s on %s differs from the reference at word %ld",
+                             vyre_backend_name(be), op, tn, at);
+            cases++;
+        }
+    }
+    printf("  %s: %u atomic cases\n", vyre_backend_name(be), cases);
+    CHECK(cases >= 20);
+}
+
+/* ---- backend operations --------------------------------------------------------------------- */
+
+static const char INC[] = "(program inc (workgroup 64)\n"
+                          "  (buffer v u32 read_write)\n"
+                          "  (let i (gid x))\n"
+                          "  (if (lt i (len v)) (then (store v i (add (load v i) 1u32)))))";
+static const char SCALE[] = "(program scale (workgroup 32)\n"
+                            "  (buffer v u32 read_write)\n"
+                            "  (param k u32)\n"
+                            "  (let i (gid x))\n"
+                            "  (if (lt i (len v)) (then (store v i (mul (load v i) k)))))";
+static const char SAXPY[] = "(program saxpy (workgroup 256)\n"
+                            "  (buffer x f32 read)\n"
+                            "  (buffer y f32 read_write)\n"
+                            "  (param a f32)\n"
+                            "  (let i (gid x))\n"
+                            "  (if (lt i (len y))\n"
+                            "    (then (store y i (add (mul a (load x i)) (load y i))))))";
+/* Reads and writes one element past the end of v when launched over len(v) + 1. */
+static const char OOB[] = "(program oob (workgroup 64)\n"
+                          "  (buffer v u32 read_write)\n"
+                          "  (buffer w u32 read)\n"
+                          "  (param n u32)\n"
+                          "  (let i (gid x))\n"
+                          "  (if (lt i n) (then (store v i (add (load v i) (load w i))))))";
+
+/* Buffers: zeroed alloc, element ranges, views and views of views, zero. */
+static void buffers_scenario(vyre_backend *be, uint32_t out[64]) {
+    uint32_t init[64];
+    for (uint32_t i = 0; i < 64; i++) init[i] = 1000 + i;
+    vyre_backend_buffer *b = buffer(be, VYRE_U32, 64, NULL);
+    uint32_t z[64];
+    download(b, z);
+    for (int i = 0; i < 64; i++) CHECK_EQ_U64(z[i], 0); /* alloc gives zeroed memory */
+    OK(vyre_backend_buffer_upload(b, 0, init, 64, &e_));
+    uint32_t seven[3] = {7, 7, 7};
+    OK(vyre_backend_buffer_upload(b, 10, seven, 3, &e_));
+    vyre_backend_buffer *v = NULL, *vv = NULL;
+    OK(vyre_backend_buffer_view(b, 20, 30, &v, &e_));
+    CHECK_EQ_U64(vyre_backend_buffer_count(v), 30);
+    CHECK_EQ_U64(vyre_backend_buffer_type(v), VYRE_U32);
+    CHECK(vyre_backend_buffer_backend(v) == be);
+    OK(vyre_backend_buffer_view(v, 5, 4, &vv, &e_)); /* elements 25..28 of b */
+    OK(vyre_backend_buffer_zero(vv, &e_));
+    uint32_t one = 99;
+    OK(vyre_backend_buffer_upload(v, 0, &one, 1, &e_)); /* element 20 of b */
+    uint32_t part[2];
+    OK(vyre_backend_buffer_download(b, 24, part, 2, &e_));
+    CHECK_EQ_U64(part[0], 1024);
+    CHECK_EQ_U64(part[1], 0);
+    FAILS(VYRE_ERR_ARG, vyre_backend_buffer_download(v, 25, part, 6, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_buffer_view(b, 60, 5, &vv, &e_));
+    download(b, out);
+    vyre_backend_buffer_free(vv);
+    vyre_backend_buffer_free(v);
+    vyre_backend_buffer_free(b);
+}
+
+/* Every type through upload, a view, zero of a view of the view, and download: out gets
+ * each type's 37 elements (at most 8 bytes each) in turn. */
+static void types_scenario(vyre_backend *be, unsigned char out[VYRE_TYPE_COUNT][37 * 8]) {
+    for (int t = 0; t < VYRE_TYPE_COUNT; t++) {
+        unsigned char in[37 * 8];
+        rng_state = 7u + (unsigned)t;
+        for (uint64_t i = 0; i < 37; i++) random_elem((enum vyre_type)t, false, in, i);
+        vyre_backend_buffer *b = buffer(be, (enum vyre_type)t, 37, in), *v = NULL, *vv = NULL;
+        OK(vyre_backend_buffer_view(b, 5, 20, &v, &e_));
+        OK(vyre_backend_buffer_view(v, 3, 4, &vv, &e_)); /* elements 8..11 of b */
+        OK(vyre_backend_buffer_zero(vv, &e_));
+        OK(vyre_backend_buffer_upload(v, 19, in, 1, &e_)); /* element 24 of b = in[0] */
+        download(b, out[t]);
+        size_t es = vyre_type_size((enum vyre_type)t);
+        CHECK(memcmp(out[t], in, 8 * es) == 0);
+        CHECK(memcmp(out[t] + 24 * es, in, es) == 0);
+        vyre_backend_buffer_free(vv);
+        vyre_backend_buffer_free(v);
+        vyre_backend_buffer_free(b);
+    }
+}
+
+/* launch, launch_timed and prepared launches on views and a param. */
+static void launch_scenario(vyre_backend *be, float yout[300], uint32_t vout[100]) {
+    float x[300], y[300];
+    rng_state = 42;
+    for (int i = 0; i < 300; i++) {
+        random_elem(VYRE_F32, false, x, (uint64_t)i);
+        random_elem(VYRE_F32, false, y, (uint64_t)i);
+    }
+    vyre_backend_kernel *k = compile_text(be, SAXPY);
+    vyre_backend_buffer *bx = buffer(be, VYRE_F32, 300, x), *by = buffer(be, VYRE_F32, 300, y);
+    float a = 1.75f;
+    vyre_bits pa = 0;
+    memcpy(&pa, &a, 4);
+    vyre_backend_buffer *bufs[2] = {bx, by};
+    struct vyre_backend_args args = {bufs, 2, &pa, 1, 0, NULL};
+    OK(vyre_backend_launch(k, &args, &e_));
+    struct vyre_timing t;
+    OK(vyre_backend_launch_timed(k, &args, &t, &e_));
+    CHECK(t.wall_ns > 0);
+    CHECK(t.device_ns > 0);
+    download(by, yout);
+
+    vyre_backend_kernel *s = compile_text(be, SCALE), *inc = compile_text(be, INC);
+    uint32_t v0[100];
+    for (uint32_t i = 0; i < 100; i++) v0[i] = i;
+    vyre_backend_buffer *bv = buffer(be, VYRE_U32, 100, v0), *view = NULL;
+    OK(vyre_backend_buffer_view(bv, 10, 50, &view, &e_));
+    vyre_bits k3 = 3;
+    struct vyre_backend_args sa = {&view, 1, &k3, 1, 0, NULL};
+    vyre_backend_prepared *pl = NULL;
+    OK(vyre_backend_prepare(s, &sa, &pl, &e_));
+    for (int r = 0; r < 3; r++) OK(vyre_backend_launch_prepared(pl, &e_));
+    vyre_backend_prepared_free(pl);
+    struct vyre_backend_args ia = {&bv, 1, NULL, 0, 37, NULL}; /* n = 37: one workgroup */
+    OK(vyre_backend_launch(inc, &ia, &e_));
+    OK(vyre_backend_synchronize(be, &e_));
+    download(bv, vout);
+    vyre_backend_buffer_free(view);
+    vyre_backend_buffer_free(bv);
+    vyre_backend_buffer_free(bx);
+    vyre_backend_buffer_free(by);
+    vyre_backend_kernel_free(s);
+    vyre_backend_kernel_free(inc);
+    vyre_backend_kernel_free(k);
+}
+
+/* sequence with a prefix, rounds and ranged readback; graph replay. */
+static void sequence_scenario(vyre_backend *be, uint32_t rb[2][20], uint32_t gout[100]) {
+    vyre_backend_kernel *s = compile_text(be, SCALE), *inc = compile_text(be, INC);
+    uint32_t v0[100];
+    for (uint32_t i = 0; i < 100; i++) v0[i] = i;
+    vyre_backend_buffer *v = buffer(be, VYRE_U32, 100, v0), *w = buffer(be, VYRE_U32, 100, v0);
+    vyre_bits k2 = 2;
+    struct vyre_backend_step steps[3] = {{s, {&v, 1, &k2, 1, 0, NULL}},
+                                         {inc, {&v, 1, NULL, 0, 0, NULL}},
+                                         {inc, {&w, 1, NULL, 0, 50, NULL}}};
+    struct vyre_backend_readback r[2] = {{v, 5, 20, rb[0]}, {w, 40, 20, rb[1]}};
+    struct vyre_timing t;
+    struct vyre_sequence_options o = {1, 4, r, 2, &t};
+    OK(vyre_backend_sequence(be, steps, 3, &o, &e_));
+    CHECK(t.wall_ns > 0);
+    FAILS(VYRE_ERR_ARG,
+          vyre_backend_sequence(be, steps, 3, &(struct vyre_sequence_options){4, 1, NULL, 0, NULL},
+                                &e_));
+
+    vyre_backend_graph *g = NULL;
+    OK(vyre_backend_graph_capture(be, steps, 2, &g, &e_));
+    OK(vyre_backend_graph_launch(g, 3, &t, &e_));
+    CHECK(t.wall_ns > 0);
+    OK(vyre_backend_graph_launch(g, 1, NULL, &e_));
+    download(v, gout);
+    vyre_backend_graph_free(g);
+    vyre_backend_buffer_free(v);
+    vyre_backend_buffer_free(w);
+    vyre_backend_kernel_free(s);
+    vyre_backend_kernel_free(inc);
+}
+
+/* megakernel: scale once (prefix), then inc on v and w 3 rounds. */
+static void mega_scenario(vyre_backend *be, uint32_t out[2][100]) {
+    vyre_backend_kernel *s = compile_text(be, SCALE), *inc = compile_text(be, INC);
+    uint32_t v0[100];
+    for (uint32_t i = 0; i < 100; i++) v0[i] = 3 * i;
+    vyre_backend_buffer *v = buffer(be, VYRE_U32, 100, v0), *w = buffer(be, VYRE_U32, 100, v0);
+    vyre_bits k5 = 5;
+    struct vyre_backend_step steps[3] = {{s, {&v, 1, &k5, 1, 0, NULL}},
+                                         {inc, {&v, 1, NULL, 0, 0, NULL}},
+                                         {inc, {&w, 1, NULL, 0, 0, NULL}}};
+    struct vyre_timing t;
+    uint64_t rounds = 99;
+    struct vyre_megakernel_options o = {1, 3, NULL, 0, &t, &rounds};
+    OK(vyre_backend_megakernel(be, steps, 3, &o, &e_));
+    CHECK(t.wall_ns > 0);
+    CHECK_EQ_U64(rounds, 0); /* no converge loop */
+    download(v, out[0]);
+    download(w, out[1]);
+    vyre_backend_buffer_free(v);
+    vyre_backend_buffer_free(w);
+    vyre_backend_kernel_free(s);
+    vyre_backend_kernel_free(inc);
+}
+
+/* debug mode: a launch over n = len + 3 reads and writes 3 elements past v's end and reads
+ * 3 past w's; the report names both with those counts, and a second report is empty. */
+static void debug_scenario(vyre_backend *be, uint32_t vout[16]) {
+    OK(vyre_backend_set_debug(be, true, &e_));
+    struct vyre_backend_info in;
+    OK(vyre_backend_info(be, &in, &e_));
+    CHECK(in.debug);
+    vyre_backend_kernel *k = compile_text(be, OOB);
+    uint32_t one[16];
+    for (int i = 0; i < 16; i++) one[i] = 1;
+    vyre_backend_buffer *v = buffer(be, VYRE_U32, 16, one), *w = buffer(be, VYRE_U32, 16, one);
+    vyre_backend_buffer *bufs[2] = {v, w};
+    vyre_bits n = 19;
+    struct vyre_backend_args a = {bufs, 2, &n, 1, 19, NULL};
+    OK(vyre_backend_launch(k, &a, &e_));
+    download(v, vout);
+    struct vyre_backend_oob *r = NULL;
+    size_t nr = 0;
+    OK(vyre_backend_oob_report(be, &r, &nr, &e_));
+    CHECK_EQ_U64(nr, 2);
+    if (nr == 2) {
+        CHECK(strcmp(r[0].name, "v") == 0 && strcmp(r[1].name, "w") == 0);
+        CHECK_EQ_U64(r[0].loads, 3);
+        CHECK_EQ_U64(r[0].stores, 3);
+        CHECK_EQ_U64(r[1].loads, 3);
+        CHECK_EQ_U64(r[1].stores, 0);
+    }
+    free(r);
+    OK(vyre_backend_oob_report(be, &r, &nr, &e_));
+    CHECK_EQ_U64(nr, 0);
+    free(r);
+    OK(vyre_backend_set_debug(be, false, &e_));
+    vyre_backend_buffer_free(v);
+    vyre_backend_buffer_free(w);
+    vyre_backend_kernel_free(k);
+}
+
+static void compare_u32(vyre_backend *be, const char *what, const uint32_t *want,
+                        const uint32_t *got, uint64_t n) {
+    long at = differs(VYRE_U32, want, got, n, 0);
+    harness_checks++;
+    if (at >= 0)
+        harness_fail(__FILE__, __LINE__,
+                     "%s: %s differs from the reference at element %ld: %u vs %u",
+                     vyre_backend_name(be), what, at, want[at], got[at]);
+}
+
+static void test_operations(vyre_backend *be, vyre_backend *ref) {
+    vyre_backend *bes[2] = {ref, be};
+    static uint32_t bo[2][64], vo[2][100], rb[2][2][20], go[2][100], mo[2][2][100], dbg[2][16];
+    static float yo[2][300];
+    static unsigned char ty[2][VYRE_TYPE_COUNT][37 * 8];
+    /* The fake driver runs a launch on the interpreter only when its kernel has the
+     * program's own parameters, which a cooperative grid kernel does not: megakernels
+     * compute there once the fake runs every program (issue 21, another helper's work). */
+    bool mega = !(control && !is_ref(be));
+    if (!mega)
+        printf("  %s on the fake driver: megakernel NOT compared (the fake cannot run grid "
+               "programs yet)\n",
+               vyre_backend_name(be));
+    for (int w = 0; w < 2; w++) {
+        buffers_scenario(bes[w], bo[w]);
+        types_scenario(bes[w], ty[w]);
+        launch_scenario(bes[w], yo[w], vo[w]);
+        sequence_scenario(bes[w], rb[w], go[w]);
+        if (w == 0 || mega) mega_scenario(bes[w], mo[w]);
+        debug_scenario(bes[w], dbg[w]);
+    }
+    compare_u32(be, "buffer ops", bo[0], bo[1], 64);
+    for (int t = 0; t < VYRE_TYPE_COUNT; t++) {
+        harness_checks++;
+        if (memcmp(ty[0][t], ty[1][t], 37 * vyre_type_size((enum vyre_type)t)) != 0)
+            harness_fail(__FILE__, __LINE__, "%s: %s buffer ops differ from the reference",
+                         vyre_backend_name(be), vyre_type_name((enum vyre_type)t));
+    }
+    long at = differs(VYRE_F32, yo[0], yo[1], 300, 0);
+    harness_checks++;
+    if (at >= 0)
+        harness_fail(__FILE__, __LINE__, "%s: saxpy differs at %ld", vyre_backend_name(be), at);
+    compare_u32(be, "prepared launches", vo[0], vo[1], 100);
+    compare_u32(be, "sequence readback 1", rb[0][0], rb[1][0], 20);
+    compare_u32(be, "sequence readback 2", rb[0][1], rb[1][1], 20);
+    compare_u32(be, "graph replay", go[0], go[1], 100);
+    if (mega) {
+        compare_u32(be, "megakernel v", mo[0][0], mo[1][0], 100);
+        compare_u32(be, "megakernel w", mo[0][1], mo[1][1], 100);
+    }
+    compare_u32(be, "debug run", dbg[0], dbg[1], 16);
+    /* the values themselves, so a backend equal to a broken reference still fails */
+    CHECK_EQ_U64(bo[0][10], 7);
+    CHECK_EQ_U64(bo[0][20], 99);
+    CHECK_EQ_U64(bo[0][25], 0);
+    CHECK_EQ_U64(vo[0][10], 10 * 27 + 1); /* 3 prepared launches of x3, then inc */
+    CHECK_EQ_U64(vo[0][60], 61);          /* n = 37 is one workgroup of 64: elements 0..63 */
+    CHECK_EQ_U64(vo[0][70], 70);
+    CHECK_EQ_U64(rb[0][0][0], 5 * 2 + 4); /* v[5]: x2 once, +1 four times */
+    CHECK_EQ_U64(rb[0][1][0], 40 + 4);    /* w[40]: n = 50 covers it */
+    CHECK_EQ_U64(rb[0][1][19], 59 + 4);   /* w[59]: n = 50 launches one workgroup of 64 */
+    CHECK_EQ_U64(go[0][1], 111); /* v[1] = 6 after the sequence, then 4 replays of x2, +1 */
+    CHECK_EQ_U64(mo[0][0][2], 6 * 5 + 3);
+    CHECK_EQ_U64(mo[0][1][2], 6 + 3);
+    CHECK_EQ_U64(dbg[0][3], 2);
+}
+
+/* Counters: the names both backends share move the same way. */
+static void test_stats(vyre_backend *be) {
+    uint64_t l0 = 0, l1 = 0, live0 = 0, live1 = 0;
+    CHECK(vyre_backend_stat(be, "launches", &l0));
+    CHECK(vyre_backend_stat(be, "live_buffers", &live0));
+    vyre_backend_kernel *k = compile_text(be, INC);
+    vyre_backend_buffer *v = buffer(be, VYRE_U32, 10, NULL);
+    uint64_t mid = 0;
+    CHECK(vyre_backend_stat(be, "live_buffers", &mid));
+    CHECK_EQ_U64(mid, live0 + 1);
+    struct vyre_backend_args a = {&v, 1, NULL, 0, 0, NULL};
+    for (int i = 0; i < 5; i++) OK(vyre_backend_launch(k, &a, &e_));
+    OK(vyre_backend_synchronize(be, &e_));
+    CHECK(vyre_backend_stat(be, "launches", &l1));
+    CHECK_EQ_U64(l1 - l0, 5);
+    vyre_backend_buffer_free(v);
+    vyre_backend_kernel_free(k);
+    CHECK(vyre_backend_stat(be, "live_buffers", &live1));
+    CHECK_EQ_U64(live1, live0);
+    struct vyre_backend_stat s[VYRE_BACKEND_MAX_STATS];
+    size_t n = 0;
+    OK(vyre_backend_stats(be, s, VYRE_BACKEND_MAX_STATS, &n, &e_));
+    CHECK(n >= 9);
+    uint64_t x;
+    CHECK(!vyre_backend_stat(be, "no_such_counter", &x));
+}
+
+/* supports, info and the wrapper's checks: misuse is an error with a Fix, never a crash. */
+static void test_misuse(vyre_backend *be, vyre_backend *other) {
+    struct vyre_backend_info in;
+    OK(vyre_backend_info(be, &in, &e_));
+    CHECK(strcmp(in.backend, vyre_backend_name(be)) == 0);
+    CHECK(in.max_workgroup >= 64);
+    char why[1024];
+    vyre_program *good = parse(INC);
+    CHECK(vyre_backend_supports(be, good, why, sizeof why));
+    vyre_program *bad = parse("(program bad (workgroup 1) (buffer o u32 write)"
+                              " (store o 0u32 (add 1u32 1i32)))");
+    CHECK(!vyre_backend_supports(be, bad, why, sizeof why));
+    CHECK_STR_CONTAINS(why, "Fix:");
+    vyre_backend_kernel *k = NULL;
+    FAILS(VYRE_ERR_INVALID, vyre_backend_compile(be, bad, &k, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_compile(NULL, good, &k, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_compile(be, NULL, &k, &e_));
+    vyre_backend_buffer *b = NULL;
+    FAILS(VYRE_ERR_ARG, vyre_backend_buffer_alloc(NULL, VYRE_U32, 4, &b, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_buffer_upload(NULL, 0, why, 1, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_buffer_download(NULL, 0, why, 1, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_launch(NULL, NULL, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_sequence(NULL, NULL, 0, NULL, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_graph_launch(NULL, 1, NULL, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_synchronize(NULL, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_info(NULL, &in, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_oob_report(NULL, NULL, NULL, &e_));
+    CHECK(!vyre_backend_supports(NULL, good, why, sizeof why));
+    vyre_backend_buffer_free(NULL);
+    vyre_backend_kernel_free(NULL);
+    vyre_backend_graph_free(NULL);
+    vyre_backend_prepared_free(NULL);
+    vyre_backend_close(NULL);
+    k = compile_text(be, INC);
+    vyre_backend_buffer *f = buffer(be, VYRE_F32, 4, NULL), *u = buffer(be, VYRE_U32, 4, NULL);
+    vyre_backend_buffer *o = buffer(other, VYRE_U32, 4, NULL);
+    FAILS(VYRE_ERR_ARG,
+          vyre_backend_launch(k, &((struct vyre_backend_args){&f, 1, NULL, 0, 0, NULL}), &e_));
+    FAILS(VYRE_ERR_ARG,
+          vyre_backend_launch(k, &((struct vyre_backend_args){&o, 1, NULL, 0, 0, NULL}), &e_));
+    FAILS(VYRE_ERR_ARG,
+          vyre_backend_launch(k, &((struct vyre_backend_args){&u, 0, NULL, 0, 0, NULL}), &e_));
+    vyre_backend_buffer *nul = NULL;
+    FAILS(VYRE_ERR_ARG,
+          vyre_backend_launch(k, &((struct vyre_backend_args){&nul, 1, NULL, 0, 0, NULL}), &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_buffer_alloc(be, (enum vyre_type)99, 4, &b, &e_));
+    /* err may be NULL: the status alone comes back */
+    CHECK_EQ_U64(vyre_backend_launch(NULL, NULL, NULL), VYRE_ERR_ARG);
+    CHECK_EQ_U64(vyre_backend_compile(be, bad, &k, NULL), VYRE_ERR_INVALID);
+    CHECK_EQ_U64(vyre_backend_buffer_view(u, 3, 9, &b, NULL), VYRE_ERR_ARG);
+    /* a view whose owner was freed: every use is an error, freeing it is fine */
+    vyre_backend_buffer *owner = buffer(be, VYRE_U32, 8, NULL), *view = NULL;
+    OK(vyre_backend_buffer_view(owner, 2, 4, &view, &e_));
+    vyre_backend_buffer_free(owner);
+    uint32_t four[4];
+    FAILS(VYRE_ERR_ARG, vyre_backend_buffer_download(view, 0, four, 4, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_buffer_zero(view, &e_));
+    FAILS(VYRE_ERR_ARG,
+          vyre_backend_launch(k, &((struct vyre_backend_args){&view, 1, NULL, 0, 0, NULL}), &e_));
+    vyre_backend_buffer_free(view);
+    vyre_backend_buffer_free(f);
+    vyre_backend_buffer_free(u);
+    vyre_backend_buffer_free(o);
+    vyre_backend_kernel_free(k);
+    vyre_program_free(good);
+    vyre_program_free(bad);
+}
+
+/* Two threads, each with its own backend object of the same kind, at once: the
+ * interface keeps no global state, so both compute what one thread alone does (the
+ * ThreadSanitizer build, VYRE_TSAN, checks the absence of races). No CHECK in the
+ * threads: the harness counters are not thread-safe. */
+struct thread_job {
+    const char *name;
+    enum vyre_status st;
+    char msg[256];
+    uint32_t out[256];
+};
+
+static void *thread_main(void *arg) {
+    struct thread_job *j = arg;
+    struct vyre_error e;
+    vyre_backend *be = NULL;
+    vyre_backend_kernel *k = NULL;
+    vyre_backend_buffer *v = NULL;
+    vyre_program *p = NULL;
+    j->st = vyre_text_parse(INC, strlen(INC), &p, &e);
+    if (j->st == VYRE_OK) j->st = vyre_backend_open(j->name, 0, NULL, &be, &e);
+    if (j->st == VYRE_OK) j->st = vyre_backend_compile(be, p, &k, &e);
+    if (j->st == VYRE_OK) j->st = vyre_backend_buffer_alloc(be, VYRE_U32, 256, &v, &e);
+    for (int r = 0; r < 50 && j->st == VYRE_OK; r++)
+        j->st = vyre_backend_launch(k, &((struct vyre_backend_args){&v, 1, NULL, 0, 0, NULL}), &e);
+    if (j->st == VYRE_OK) j->st = vyre_backend_buffer_download(v, 0, j->out, 256, &e);
+    if (j->st != VYRE_OK) snprintf(j->msg, sizeof j->msg, "%.200s", e.message);
+    vyre_backend_close(be);
+    vyre_program_free(p);
+    return NULL;
+}
+
+static void test_threads(vyre_backend *be) {
+    if (control && !is_ref(be)) return; /* the fake's registrations are not thread-safe */
+    struct thread_job jobs[2];
+    pthread_t th[2];
+    memset(jobs, 0, sizeof jobs);
+    for (int i = 0; i < 2; i++) {
+        jobs[i].name = vyre_backend_name(be);
+        CHECK(pthread_create(&th[i], NULL, thread_main, &jobs[i]) == 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        CHECK(pthread_join(th[i], NULL) == 0);
+        CHECK_EQ_U64(jobs[i].st, VYRE_OK);
+        if (jobs[i].st != VYRE_OK) printf("  thread %d: %s\n", i, jobs[i].msg);
+        CHECK_EQ_U64(jobs[i].out[0], 50);
+        CHECK_EQ_U64(jobs[i].out[255], 50);
+    }
+}
+
+/* ---- registry ------------------------------------------------------------------------------ */
+
+static void test_registry(void) {
+    size_t n = 0;
+    OK(vyre_backend_list(NULL, 0, &n, &e_));
+    CHECK(n >= 2);
+    struct vyre_backend_entry es[8];
+    OK(vyre_backend_list(es, 8, &n, &e_));
+    bool saw_ref = false, saw_cuda = false;
+    for (size_t i = 0; i < n && i < 8; i++) {
+        if (strcmp(es[i].name, "reference") == 0) {
+            saw_ref = true;
+            CHECK(es[i].available);
+            CHECK_EQ_U64(es[i].reason[0], 0);
+        }
+        if (strcmp(es[i].name, "cuda") == 0) {
+            saw_cuda = true;
+            CHECK(es[i].priority > 0);
+            if (!es[i].available) CHECK(es[i].reason[0] != 0); /* says why */
+        }
+    }
+    CHECK(saw_ref && saw_cuda);
+    vyre_backend *be = NULL;
+    FAILS(VYRE_ERR_ARG, vyre_backend_open("tpu", 0, NULL, &be, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_open("reference", 1, NULL, &be, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_open("reference", 0, NULL, NULL, &e_));
+    OK(vyre_backend_open(NULL, 0, NULL, &be, &e_));
+    CHECK(be != NULL);
+    /* the best available: cuda when it is */
+    bool cuda_ok = false;
+    for (size_t i = 0; i < n && i < 8; i++)
+        if (strcmp(es[i].name, "cuda") == 0) cuda_ok = es[i].available;
+    CHECK(strcmp(vyre_backend_name(be), cuda_ok ? "cuda" : "reference") == 0);
+    /* closing frees whatever is still alive (ASan/LSan check this build) */
+    vyre_backend_buffer *b = buffer(be, VYRE_U32, 8, NULL), *v = NULL;
+    OK(vyre_backend_buffer_view(b, 2, 2, &v, &e_));
+    (void)compile_text(be, INC);
+    vyre_backend_close(be);
+}
+
+/* The reference's own counters keep the binding's names and meaning. */
+static void test_reference_counters(vyre_backend *ref) {
+    vyre_backend *be = NULL;
+    OK(vyre_backend_open("reference", 0, &(struct vyre_backend_options){false, 0}, &be, &e_));
+    vyre_backend_kernel *k = compile_text(be, INC);
+    vyre_backend_buffer *v = buffer(be, VYRE_U32, 100, NULL);
+    struct vyre_backend_step st = {k, {&v, 1, NULL, 0, 0, NULL}};
+    uint32_t dst[10];
+    struct vyre_backend_readback r = {v, 0, 10, dst};
+    OK(vyre_backend_sequence(be, &st, 1, &(struct vyre_sequence_options){0, 2, &r, 1, NULL}, &e_));
+    const char *names[] = {"launches",     "invocations",     "compiles",          "sequences",
+                           "live_buffers", "buffers_created", "live_buffer_bytes", "uploads",
+                           "downloads",    "bytes_down",      "live_kernels"};
+    const uint64_t want[] = {2, 2 * 128, 1, 1, 1, 1, 400, 0, 1, 40, 1};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        uint64_t got = 0;
+        CHECK(vyre_backend_stat(be, names[i], &got));
+        harness_checks++;
+        if (got != want[i])
+            harness_fail(__FILE__, __LINE__, "reference counter %s: %llu, want %llu", names[i],
+                         (unsigned long long)got, (unsigned long long)want[i]);
+    }
+    CHECK_EQ_U64(dst[9], 2);
+    vyre_backend_close(be);
+    (void)ref;
+}
+
+int main(void) {
+    fake_open();
+    if (control) fake_ctl("set ptxas 0", NULL, 0); /* structural checks only: fast */
+    uint64_t skipped0 = control ? fake_skipped() : 0;
+    RUN_TEST(test_registry);
+    vyre_backend *ref = NULL, *ref2 = NULL;
+    OK(vyre_backend_open("reference", 0, NULL, &ref, &e_));
+    OK(vyre_backend_open("reference", 0, NULL, &ref2, &e_));
+    harness_current = "test_reference_counters";
+    test_reference_counters(ref);
+    struct vyre_backend_entry es[8];
+    size_t n = 0;
+    OK(vyre_backend_list(es, 8, &n, &e_));
+    const char *require = getenv("VYRE_BACKEND_OPS_REQUIRE");
+    bool required_seen = require == NULL;
+    for (size_t i = 0; i < n && i < 8; i++) {
+        if (!es[i].available) {
+            printf("  %s: not available (%s)\n", es[i].name, es[i].reason);
+            continue;
+        }
+        if (require && strcmp(require, es[i].name) == 0) required_seen = true;
+        vyre_backend *be = NULL;
+        if (strcmp(es[i].name, "reference") == 0) be = ref2;
+        else OK(vyre_backend_open(es[i].name, 0, NULL, &be, &e_));
+        if (!be) continue;
+        harness_current = "test_ops";
+        test_ops(be, ref);
+        harness_current = "test_atomics";
+        test_atomics(be, ref);
+        harness_current = "test_operations";
+        test_operations(be, ref);
+        harness_current = "test_stats";
+        test_stats(be);
+        harness_current = "test_threads";
+        test_threads(be);
+        harness_current = "test_misuse";
+        test_misuse(be, be == ref2 ? ref : ref2);
+        if (be != ref2) vyre_backend_close(be);
+    }
+    harness_current = "main";
+    if (!required_seen)
+        harness_fail(__FILE__, __LINE__, "VYRE_BACKEND_OPS_REQUIRE=%s but it is not available",
+                     require);
+    if (control) CHECK_EQ_U64(fake_skipped(), skipped0); /* the fake computed every launch */
+    vyre_backend_close(ref);
+    vyre_backend_close(ref2);
+    return harness_finish();
+}
