@@ -279,7 +279,7 @@ CUresult fake_cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned i
         m = fake_obj_new(FK_MODULE, sizeof *m, fake_current);
         if (!m || !(m->ptx = strdup(ptx))) r = CUDA_ERROR_OUT_OF_MEMORY;
         if (r == CUDA_SUCCESS) r = parse_entries(m);
-        if (r == CUDA_SUCCESS) m->prog = fake_prog_find(m->ptx, &m->prog_seen);
+        if (r == CUDA_SUCCESS) r = fake_prog_load(m, log, logsz);
         if (r != CUDA_SUCCESS && m) fake_destroy(&m->h);
     }
     if (r == CUDA_SUCCESS) *module = (CUmodule)(void *)m;
