@@ -255,4 +255,87 @@ describe("cuda runtime on the fake driver #fakecuda", function()
       code, H.INC)
     assert.are.equal("3\t90\tfalse\tsm_90\n", out)
   end)
+
+  it("says it is the fake driver: be:info().fake and `vyre info`", function()
+    assert.is_true(be:info().fake)
+    assert.is_false(vyre.backend("reference"):info().fake == true)
+    local f = assert(io.popen(("LUA_PATH=%q LUA_CPATH=%q lua5.4 bin/vyre info 2>&1"):format(
+      package.path, package.cpath)))
+    local out = f:read("a")
+    f:close()
+    assert.truthy(out:find("CUDA: usable (driver API 12.8, the fake driver of tests/fakecuda)",
+      1, true), out)
+    assert.truthy(out:find("fake driver (tests/fakecuda): kernels run on the reference", 1, true),
+      out)
+  end)
+
+  it("refuses to launch foreign PTX, saying why, unless a test opts in", function()
+    local raw = be:load_ptx(".version 7.0\n.target sm_80\n.address_size 64\n"
+      .. ".visible .entry touch(.param .u64 p)\n{\n  ret;\n}\n", "touch")
+    local v = be:buffer("u32", 4)
+    local n0 = F.launches()
+    local ok, err = pcall(raw.launch_raw, raw, { 1 }, { 32 }, { v })
+    assert.is_false(ok)
+    err = tostring(err)
+    assert.truthy(err:find("CUDA_ERROR_NOT_SUPPORTED", 1, true), err)
+    assert.truthy(err:find("cannot run kernel 'touch': its PTX has no '// vyre.program' block",
+      1, true), err)
+    assert.truthy(err:find("set foreign 1", 1, true), err)
+    assert.are.equal(n0.refused + 1, F.launches().refused)
+    assert.is_false(be:lost()) -- a refusal, not a fault
+    F.foreign(true)
+    finally(function() F.foreign(false) end)
+    raw:launch_raw({ 1 }, { 32 }, { v })
+    be:synchronize()
+    assert.are.equal(n0.skipped + 1, F.launches().skipped)
+    raw:free()
+  end)
+
+  it("loads vyre PTX whose program block is damaged only with the reason", function()
+    local k = be:compile(vyre.parse(H.INC))
+    local bad = k.ptx:gsub("%(buffer v u32 read_write%)", "(buffer v u33 read_write)")
+    local ok, err = pcall(be.load_ptx, be, bad, "inc")
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("vyre.program block cannot be read", 1, true), err)
+  end)
+
+  it("computes the vector entry (NAME_v4, vyre_vn) from the program the PTX carries", function()
+    local p = vyre.parse(SAXPY)
+    local k = be:compile(p)
+    assert.truthy(k.ptx:find("// vyre.entry saxpy_v4 vector", 1, true))
+    local n = 5000
+    local x, y = {}, {}
+    for i = 1, n do x[i], y[i] = i * 0.25, n - i end
+    local s0 = be:stats()
+    H.parity_run(H.ref(), be, p, { x = x, y = y, a = -2.5 }, nil, "fake saxpy_v4")
+    assert.is_true(be:stats().vector_launches > s0.vector_launches)
+  end)
+
+  it("computes the cooperative grid kernel and the host-split sections alike", function()
+    local text = [[
+(program countdown (workgroup 32)
+  (buffer x u32 read_write)
+  (buffer flag u32 read_write)
+  (param max u32)
+  (converge flag max
+    (let i (gid x))
+    (if (lt i (len x))
+      (then
+        (if (gt (load x i) 0u32)
+          (then
+            (store x i (sub (load x i) 1u32))
+            (store flag 0u32 1u32)))))))]]
+    local p = vyre.parse(text)
+    local args = { x = { 3, 0, 1, 5, 2, 0, 4, 1, 9, 7 }, flag = { 7 }, max = 100 }
+    local want, wr = H.ref():run(p, args)
+    finally(function() be:grid_sync("auto") end)
+    for _, mode in ipairs({ "cooperative", "split", "graph" }) do
+      be:grid_sync(mode)
+      local got, gr = be:run(p, args)
+      assert.are.equal(wr, gr, mode .. " rounds")
+      assert.are.same(want.x:totable(), got.x:totable(), mode)
+    end
+    local k = be:compile(p)
+    assert.truthy(k.ptx:find("// vyre.entry countdown grid", 1, true))
+  end)
 end)
