@@ -12,6 +12,8 @@ local H = require("spec.helpers")
 local available, why = F.available()
 
 local SAXPY = H.saxpy_text
+-- The fake device's SM (VYRE_FAKECUDA_SM: scripts/test.sh runs these specs at several).
+local SM = available and tonumber(F.control("config"):match("sm=(%d+)"))
 
 -- Runs Lua code in a child process with the same paths and extra environment.
 local function child(env, code, stdin)
@@ -55,8 +57,8 @@ describe("cuda runtime on the fake driver #fakecuda", function()
     assert.is_true((cuda.available()))
     assert.are.equal("cuda", vyre.backend().name)
     local info = be:info()
-    assert.are.equal("vyre fakecuda 0 (sm_80)", info.name)
-    assert.are.equal(80, info.sm)
+    assert.are.equal(("vyre fakecuda 0 (sm_%d)"):format(SM), info.name)
+    assert.are.equal(SM, info.sm)
     assert.are.equal(4, info.multiprocessors)
     assert.are.equal(1 << 30, info.total_memory)
     assert.are.equal(1024, info.max_threads_per_block)
@@ -65,7 +67,8 @@ describe("cuda runtime on the fake driver #fakecuda", function()
     assert.is_true(info.l2_bytes > 0)
     assert.are.equal(12080, info.driver_version)
     assert.is_true(info.cooperative_launch)
-    assert.are.equal("vyre.Backend(cuda 0: vyre fakecuda 0 (sm_80), sm_80)", tostring(be))
+    assert.are.equal(("vyre.Backend(cuda 0: vyre fakecuda 0 (sm_%d), sm_%d)"):format(SM, SM),
+      tostring(be))
   end)
 
   it("uploads and downloads whole buffers and byte ranges", function()
@@ -228,7 +231,7 @@ describe("cuda runtime on the fake driver #fakecuda", function()
     local ok, err = pcall(k.launch, k, { v = v }, { grid = { 1, 70000, 1 } })
     assert.is_false(ok)
     assert.truthy(tostring(err):find("grid y", 1, true), err)
-    local raw = be:load_ptx(".version 7.0\n.target sm_80\n.address_size 64\n"
+    local raw = be:load_ptx(".version 7.0\n.target sm_70\n.address_size 64\n"
       .. ".visible .entry nop()\n{\n  ret;\n}\n", "nop")
     ok, err = pcall(raw.launch_raw, raw, { 1 }, { 2048 }, {})
     assert.is_false(ok)
@@ -256,21 +259,13 @@ describe("cuda runtime on the fake driver #fakecuda", function()
     assert.are.equal("3\t90\tfalse\tsm_90\n", out)
   end)
 
-  it("says it is the fake driver: be:info().fake and `vyre info`", function()
+  it("says it is the fake driver: be:info().fake (spec 51: `vyre info` too)", function()
     assert.is_true(be:info().fake)
     assert.is_false(vyre.backend("reference"):info().fake == true)
-    local f = assert(io.popen(("LUA_PATH=%q LUA_CPATH=%q lua5.4 bin/vyre info 2>&1"):format(
-      package.path, package.cpath)))
-    local out = f:read("a")
-    f:close()
-    assert.truthy(out:find("CUDA: usable (driver API 12.8, the fake driver of tests/fakecuda)",
-      1, true), out)
-    assert.truthy(out:find("fake driver (tests/fakecuda): kernels run on the reference", 1, true),
-      out)
   end)
 
   it("refuses to launch foreign PTX, saying why, unless a test opts in", function()
-    local raw = be:load_ptx(".version 7.0\n.target sm_80\n.address_size 64\n"
+    local raw = be:load_ptx(".version 7.0\n.target sm_70\n.address_size 64\n"
       .. ".visible .entry touch(.param .u64 p)\n{\n  ret;\n}\n", "touch")
     local v = be:buffer("u32", 4)
     local n0 = F.launches()

@@ -106,10 +106,14 @@ describe("driver probing on the fake driver #fakecuda", function()
     assert.are.equal("5,6\t0\n", out) -- no pinned staging: straight to pageable memory
   end)
 
-  it("bin/vyre info describes the fake device", function()
+  it("bin/vyre info describes the fake device and says it is the fake driver", function()
     local p = assert(io.popen("env -u LUA_PATH -u LUA_CPATH lua5.4 bin/vyre info 2>&1"))
     local out = p:read("a")
     p:close()
-    assert.truthy(out:find("vyre fakecuda 0 (sm_80)", 1, true), out)
+    local sm = F.control("config"):match("sm=(%d+)")
+    assert.truthy(out:find("vyre fakecuda 0 (sm_" .. sm .. ")", 1, true), out)
+    assert.truthy(out:find("the fake driver of tests/fakecuda)", 1, true), out)
+    assert.truthy(out:find("fake driver (tests/fakecuda): kernels run on the reference", 1, true),
+      out)
   end)
 end)

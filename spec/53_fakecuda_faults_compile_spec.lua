@@ -20,7 +20,7 @@ end
 
 local RAW = [[
 .version 7.0
-.target sm_80
+.target sm_70
 .address_size 64
 .visible .entry touch(.param .u64 p)
 {

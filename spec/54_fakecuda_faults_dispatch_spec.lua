@@ -92,7 +92,7 @@ describe("fault injection: dispatch #fakecuda", function()
   it("launch_raw", function()
     F.foreign(true) -- RAW is foreign PTX: its launch only tests the plumbing
     finally(function() F.foreign(false) end)
-    local RAW = ".version 7.0\n.target sm_80\n.address_size 64\n"
+    local RAW = ".version 7.0\n.target sm_70\n.address_size 64\n"
       .. ".visible .entry touch(.param .u64 p)\n{\n  ret;\n}\n"
     sweep({
       name = "launch_raw",
