@@ -306,6 +306,18 @@ describe("cuda runtime on the fake driver #fakecuda", function()
     assert.is_true(be:stats().vector_launches > s0.vector_launches)
   end)
 
+  it("computes random programs as the reference does (the optimised text the PTX carries)",
+    function()
+      -- the fake interprets the program the emitter optimised, so this also checks the
+      -- optimiser's passes against the reference through the runtime (spec 22 on a GPU)
+      for seed = 1, 150 do
+        local p = vyre.random_program(seed, { allow_barriers = seed % 3 == 0,
+          allow_subgroup = seed % 4 == 0 })
+        H.parity_run(H.ref(), be, p, H.random_inputs(p, seed, 100), { n = 100 },
+          "random_program(" .. seed .. ")")
+      end
+    end)
+
   it("computes the cooperative grid kernel and the host-split sections alike", function()
     local text = [[
 (program countdown (workgroup 32)
