@@ -98,9 +98,13 @@ static char *block_text(const char *at, const char **why) {
 }
 
 /* Sets the kind of the entry named in one "// vyre.entry NAME KIND[ debug]" line. */
-static void entry_kind(struct fake_module *m, const char *line) {
-    char name[128], kind[16], dbg[16] = "";
-    if (sscanf(line, "%127s %15s %15[a-z]", name, kind, dbg) < 2) return;
+static void entry_kind(struct fake_module *m, const char *at) {
+    char line[200], name[128], kind[16], dbg[16] = "";
+    size_t n = strcspn(at, "\n"); /* this line only */
+    if (n >= sizeof line) return;
+    memcpy(line, at, n);
+    line[n] = '\0';
+    if (sscanf(line, "%127s %15s %15s", name, kind, dbg) < 2) return;
     for (uint32_t i = 0; i < m->nfuncs; i++) {
         struct fake_func *f = &m->funcs[i];
         if (strcmp(f->name, name) != 0) continue;
@@ -162,7 +166,8 @@ char *fake_prog_register(const char *text, bool *ok) {
 
 /* ---- launching ---------------------------------------------------------------------- */
 
-CUresult fake_launch_check(const struct fake_func *f, const unsigned block[3], const char *call) {
+CUresult fake_launch_check(const struct fake_func *f, const unsigned block[3], bool cooperative,
+                           const char *call) {
     const struct fake_prog *fp = f->mod->prog;
     if (!fp) {
         if (fake_cfg.foreign) return CUDA_SUCCESS;
@@ -192,6 +197,14 @@ CUresult fake_launch_check(const struct fake_func *f, const unsigned block[3], c
                            : f->vkind == FV_VECTOR ? "vector"
                                                    : "plain",
                            fp->nbuf, fp->npar, want);
+    /* A GPU would hang in the grid barrier once the blocks are not all resident: the
+     * runtime must launch this kernel cooperatively. Counted, not refused (a driver
+     * would not know). */
+    if (f->vkind == FV_GRID && !cooperative)
+        return fake_misuse(CUDA_SUCCESS,
+                           "%s of '%s': the grid kernel needs cuLaunchCooperativeKernel "
+                           "(its grid barrier waits for every block)",
+                           call, f->name);
     return CUDA_SUCCESS;
 }
 

@@ -196,8 +196,10 @@ CUresult fake_prog_load(struct fake_module *m, char *log, size_t logsz);
 void fake_prog_free(struct fake_prog *fp);
 /* Whether f may be launched with this block: CUDA_SUCCESS, NOT_SUPPORTED for foreign
  * PTX (fake_refusal says why), INVALID_VALUE for a block or parameter list that does
- * not fit the program. */
-CUresult fake_launch_check(const struct fake_func *f, const unsigned block[3], const char *call);
+ * not fit the program; a grid kernel launched without cuLaunchCooperativeKernel is
+ * counted as misuse. */
+CUresult fake_launch_check(const struct fake_func *f, const unsigned block[3], bool cooperative,
+                           const char *call);
 /* Runs one launch: the program on the interpreter (a foreign kernel: nothing). */
 CUresult fake_launch_run(const struct fake_launch *l);
 /* The text of the last launch's refusal ("" if none), which cuGetErrorString gives

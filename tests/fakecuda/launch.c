@@ -55,7 +55,7 @@ static CUresult launch(const char *call, CUfunction fn, const unsigned grid[3],
     if (r == CUDA_SUCCESS && f->nparams && !params)
         r = fake_misuse(CUDA_ERROR_INVALID_VALUE, "%s of '%s': no parameters for %u", call, f->name,
                         f->nparams);
-    if (r == CUDA_SUCCESS) r = fake_launch_check(f, block, call);
+    if (r == CUDA_SUCCESS) r = fake_launch_check(f, block, cooperative, call);
     if (r == CUDA_SUCCESS && cooperative) {
         uint64_t fit = (uint64_t)occupancy(f, (int)threads) * (uint64_t)fake_cfg.sm_count;
         if (!fake_cfg.cooperative) r = FAKE_NOT_SUPPORTED;
