@@ -279,7 +279,7 @@ enum vyre_status vyre_ptx_emit_opt(vyre_program *p, const struct vyre_ptx_option
                                    const struct vyre_opt_options *oo, char **out_ptx,
                                    size_t *out_len, struct vyre_error *err);
 /* Bumped whenever emitted PTX changes for the same program (cache keys). */
-#define VYRE_CODEGEN_VERSION 3u
+#define VYRE_CODEGEN_VERSION 4u
 
 /* ---- random programs (property tests, fuzzing) -------------------------- */
 

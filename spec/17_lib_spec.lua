@@ -1,16 +1,18 @@
 -- 17: vyre.lib, GPU primitives written as vyre programs (docs/LIB.md). One suite runs
--- on the reference backend (always) and on CUDA (tag `gpu`): every primitive against
--- plain Lua at sizes 0, 1, 31, 32, 33, 1025 and 100000 (sort: fewer), random inputs
--- from fixed seeds. Float sums and scans are compared bit for bit with a Lua simulation
--- of the library's fixed order (lib.geometry). A second GPU block checks bit-exact
--- equality of the CUDA results with the reference backend's at sizes up to 10^6.
+-- on the reference backend (always), on CUDA (tag `gpu`) and on the fake CUDA driver (tag
+-- `fakecuda`, scripts/test.sh's fake pass: the CUDA runtime with every kernel
+-- interpreted on the CPU): every primitive against plain Lua at sizes 0, 1, 31, 32, 33,
+-- 1025 and 100000 (sort: fewer; the fake: 5000 for 100000), random inputs from fixed
+-- seeds. Float sums and scans are compared bit for bit with a Lua simulation of the
+-- library's fixed order (lib.geometry). A second block checks bit-exact equality of the
+-- CUDA results with the reference backend's at sizes up to 10^6 (the fake: up to 20000).
 local vyre = require("vyre")
 local lib = require("vyre.lib")
 
 local G = lib.geometry
 local TILE, MAXG, WG = G.tile, G.max_groups, G.workgroup
 
-local SIZES = { 0, 1, 31, 32, 33, 1025, 100000 }
+local FULL_SIZES = { 0, 1, 31, 32, 33, 1025, 100000 }
 local SORT_SIZES = { 0, 1, 31, 33, 1025, 5000 }
 local NUM = { "i32", "u32", "i64", "u64", "f32", "f64" }
 
@@ -280,17 +282,22 @@ local function error_of(f, ...)
 end
 
 local function backends()
+  local H = require("spec.helpers")
   return {
     { name = "reference", tag = "", open = function() return vyre.backend("reference") end },
     { name = "cuda", tag = " #gpu", open = function()
       return assert(require("vyre.cuda").device(0))
     end },
+    { name = "fake CUDA driver's", tag = " #fakecuda", open = H.fake_backend, small = true },
   }
 end
 
 for _, kind in ipairs(backends()) do
   describe("vyre.lib on the " .. kind.name .. " backend" .. kind.tag, function()
     local be
+    -- the fake interprets on the CPU: 5000 stands in for 100000
+    local SIZES = kind.small and { 0, 1, 31, 32, 33, 1025, 5000 } or FULL_SIZES
+    local BIG = kind.small and 5000 or 100000
 
     setup(function()
       be = kind.open()
@@ -503,7 +510,7 @@ for _, kind in ipairs(backends()) do
     it("sorts keys of every key type, stably with payloads", function()
       for ti, t in ipairs({ "u32", "i32", "f32", "u64", "i64", "f64" }) do
         local sizes = { table.unpack(SORT_SIZES) }
-        if t == "u32" then sizes[#sizes + 1] = 100000 end
+        if t == "u32" then sizes[#sizes + 1] = BIG end
         for _, n in ipairs(sizes) do
           math.randomseed(4000 * ti + n)
           local keys = {}
@@ -874,15 +881,26 @@ for _, kind in ipairs(backends()) do
   end)
 end
 
-describe("vyre.lib across backends #gpu", function()
+for _, kind in ipairs(require("spec.helpers").cuda_kinds()) do
+describe("vyre.lib across backends, " .. kind.name .. " " .. kind.tag, function()
   -- Bit-exact equality of every primitive's CUDA result with the reference backend's,
   -- at sizes up to 10^6 (sort: the reference at 131073; at 10^6 against Lua's stable
-  -- order, which a stable sort must reproduce exactly).
+  -- order, which a stable sort must reproduce exactly). The fake driver interprets on
+  -- the CPU: there every size is cut to at most 20000 (sz below).
   local ref, gpu
+  local function sz(list)
+    if not kind.small then return list end
+    local out = {}
+    for _, n in ipairs(list) do
+      n = math.min(n, 20000)
+      if out[#out] ~= n then out[#out + 1] = n end
+    end
+    return out
+  end
 
   setup(function()
     ref = vyre.backend("reference")
-    gpu = assert(require("vyre.cuda").device(0))
+    gpu = kind.open()
   end)
 
   local function both(t, xs, fn)
@@ -893,7 +911,7 @@ describe("vyre.lib across backends #gpu", function()
 
   it("reduces to the same bits", function()
     for ti, t in ipairs(NUM) do
-      for _, n in ipairs({ 1, 2049, 99999, 1000000 }) do
+      for _, n in ipairs(sz({ 1, 2049, 99999, 1000000 })) do
         local xs = random_list(t, n, 7000 * ti + n)
         for _, op in ipairs({ "add", "min", "max" }) do
           local a, b = both(t, xs, function(be, buf) return lib.reduce(be, buf, op) end)
@@ -909,7 +927,7 @@ describe("vyre.lib across backends #gpu", function()
 
   it("scans, compacts, histograms and fills to the same bits", function()
     for ti, t in ipairs(NUM) do
-      for _, n in ipairs({ 16385, 1000000 }) do
+      for _, n in ipairs(sz({ 16385, 1000000 })) do
         local xs = random_list(t, n, 8000 * ti + n)
         for _, excl in ipairs({ false, true }) do
           local a, b = both(t, xs, function(be, buf)
@@ -946,7 +964,7 @@ describe("vyre.lib across backends #gpu", function()
 
   it("sorts to the same bits", function()
     for _, t in ipairs({ "u32", "i32", "f32", "u64", "i64", "f64" }) do
-      for _, n in ipairs({ 131073, 1000000 }) do
+      for _, n in ipairs(sz({ 131073, 1000000 })) do
         math.randomseed(n + #t)
         local keys = random_list(t, n, n)
         for i = 2, n, 3 do keys[i] = keys[math.random(1, i)] end
@@ -973,7 +991,7 @@ describe("vyre.lib across backends #gpu", function()
 
   it("reduces and scans segments to the same bits", function()
     for _, t in ipairs({ "f32", "f64", "i32" }) do
-      local n = 1000000
+      local n = kind.small and 20000 or 1000000
       local xs = random_list(t, n, 9)
       local offs, s = { 0 }, 0
       while s < n do
@@ -995,6 +1013,7 @@ describe("vyre.lib across backends #gpu", function()
     end
   end)
 end)
+end
 
 describe("vyre.lib past 2^32 bytes #gpu #huge", function()
   -- Buffers over 4 GiB: 64-bit byte offsets in downloads and ranges, and element

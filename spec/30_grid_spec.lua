@@ -188,11 +188,17 @@ describe("grid barriers and converge on the reference backend", function()
   end)
 end)
 
-describe("grid barriers on the CUDA backend #gpu", function()
+-- On a GPU (#gpu) and on the fake driver (#fakecuda, scripts/test.sh's fake pass: the
+-- runtime's cooperative kernel, host split and graph rounds, each kernel interpreted on
+-- the CPU). Trimmed on the fake: 100 random programs instead of 200, and the
+-- more-workgroups-than-fit case at 2^14 elements instead of 2^20.
+for _, kind in ipairs(H.cuda_kinds()) do
+describe("grid barriers on " .. kind.name .. " " .. kind.tag, function()
   local ref, gpu
+  local seeds = kind.small and 100 or 200
   setup(function()
     ref = vyre.backend("reference")
-    gpu = assert(require("vyre.cuda").device(0))
+    gpu = kind.open()
   end)
   teardown(function()
     if gpu then gpu:grid_sync("auto") end
@@ -215,7 +221,7 @@ describe("grid barriers on the CUDA backend #gpu", function()
           assert.is_nil(H.parity_diff(arr, got[name]), ("fixed %d %s"):format(i, name))
         end
       end
-      for seed = 1, 200 do
+      for seed = 1, seeds do
         local p = vyre.random_program(seed, { allow_grid = true, allow_barriers = seed % 2 == 0,
           allow_subgroup = seed % 5 == 0, max_stmts = 6 })
         local args = inputs(p, seed)
@@ -232,7 +238,7 @@ describe("grid barriers on the CUDA backend #gpu", function()
 
   it("runs more virtual workgroups than fit (cooperative) and reports rounds", function()
     gpu:grid_sync("cooperative")
-    local n = 1 << 20
+    local n = kind.small and 1 << 14 or 1 << 20
     local out = gpu:run(vyre.parse(EXCHANGE), { a = vyre.array("u32", n),
       b = vyre.array("u32", n) })
     local b = out.b
@@ -248,3 +254,4 @@ describe("grid barriers on the CUDA backend #gpu", function()
     gpu:grid_sync("auto")
   end)
 end)
+end

@@ -295,11 +295,15 @@ describe("megakernels on the reference backend", function()
   end)
 end)
 
-describe("megakernels on the CUDA backend #gpu", function()
+-- On a GPU (#gpu) and on the fake driver (#fakecuda, scripts/test.sh's fake pass: the
+-- composed megakernel through the runtime, each kernel interpreted on the CPU; the sizes
+-- are small already, so nothing is trimmed there).
+for _, kind in ipairs(H.cuda_kinds()) do
+describe("megakernels on " .. kind.name .. " " .. kind.tag, function()
   local ref, gpu
   setup(function()
     ref = vyre.backend("reference")
-    gpu = assert(require("vyre.cuda").device(0))
+    gpu = kind.open()
   end)
 
   for _, mode in ipairs({ "cooperative", "split", "graph" }) do
@@ -334,3 +338,4 @@ describe("megakernels on the CUDA backend #gpu", function()
     assert.are.equal("cooperative", plan.mode)
   end)
 end)
+end

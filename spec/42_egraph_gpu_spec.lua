@@ -3,7 +3,10 @@
 -- as on the reference backend (rounds, unions, the whole image), the oracle's partition
 -- and canonical ids at 10^3 to 10^6 e-nodes, the same result on every run (union-find
 -- timing never shows), bulk input straight from device buffers, and the same
--- extraction.
+-- extraction. The same suite runs on the fake CUDA driver (#fakecuda, scripts/test.sh's
+-- fake pass: every kernel interpreted on the CPU) at smaller sizes: 10^3, 3000 and 5000
+-- e-nodes for 10^3, 10^4 and 10^5; 20000 for 10^6; 2^10 bulk leaves for 2^14; 5000
+-- extracted e-nodes for 20000.
 local vyre = require("vyre")
 local O = require("spec.egraph_oracle")
 
@@ -28,13 +31,13 @@ local function image_text(eg)
   return s, spans
 end
 
-describe("vyre.egraph on CUDA #gpu", function()
+for _, kind in ipairs(require("spec.helpers").cuda_kinds()) do
+describe("vyre.egraph on " .. kind.name .. " " .. kind.tag, function()
   local gpu, ref
+  local small = kind.small
 
   setup(function()
-    local why
-    gpu, why = vyre.backend("cuda")
-    assert(gpu, "CUDA is not usable: " .. tostring(why))
+    gpu = kind.open()
     ref = vyre.backend("reference")
   end)
 
@@ -54,7 +57,9 @@ describe("vyre.egraph on CUDA #gpu", function()
     assert.are.same({ 62, 61 }, { eg:size() })
   end)
 
-  for _, c in ipairs({ { 1, 1000, "table" }, { 2, 10000, "array" }, { 3, 100000, "buffer" } }) do
+  local cases = small and { { 1, 1000, "table" }, { 2, 3000, "array" }, { 3, 5000, "buffer" } }
+    or { { 1, 1000, "table" }, { 2, 10000, "array" }, { 3, 100000, "buffer" } }
+  for _, c in ipairs(cases) do
     it(("matches the reference backend byte for byte and the oracle at %d e-nodes")
       :format(c[2]), function()
       local steps = O.workload(c[1], c[2])
@@ -78,8 +83,9 @@ describe("vyre.egraph on CUDA #gpu", function()
     end)
   end
 
-  it("gives the oracle's result at 10^6 e-nodes, the same on every run", function()
-    local steps = O.workload(9, 1000000)
+  it(("gives the oracle's result at %d e-nodes, the same on every run")
+    :format(small and 20000 or 1000000), function()
+    local steps = O.workload(9, small and 20000 or 1000000)
     local o = O.new()
     o:register_ops()
     o:apply(steps)
@@ -107,7 +113,7 @@ describe("vyre.egraph on CUDA #gpu", function()
       eg:op("L", 0)
       eg:op("g", 2)
       local rand = O.rng(77)
-      local nl, per = 1 << 14, 1 << 15
+      local nl, per = small and 1 << 10 or 1 << 14, small and 1 << 11 or 1 << 15
       local leaves = {}
       for i = 1, nl do leaves[i] = i end
       local lo = eg:add_many("L", be:buffer("i64", leaves))
@@ -128,15 +134,16 @@ describe("vyre.egraph on CUDA #gpu", function()
     local rb, ub, repb = b:rebuild()
     assert.are.same(rounds_of(repa), rounds_of(repb))
     assert.are.same({ ra, ua }, { rb, ub })
-    assert.is_true(ub > 10000)
+    assert.is_true(ub > (small and 600 or 10000))
     assert.is_true(image_text(a) == image_text(b))
   end)
 
   it("extracts the same terms and costs as the reference backend", function()
-    local steps = O.workload(5, 20000)
+    local n = small and 5000 or 20000
+    local steps = O.workload(5, n)
     local eg_ref, eg_gpu = load(ref, steps, "table"), load(gpu, steps, "table")
     local roots = {}
-    for i = 0, 19999, 331 do roots[#roots + 1] = i end
+    for i = 0, n - 1, small and 83 or 331 do roots[#roots + 1] = i end
     local cost = { L = 1, f = 2, g = 3, h = 5 }
     local x, y = eg_ref:extract(roots, cost), eg_gpu:extract(roots, cost)
     for i = 1, #roots do
@@ -156,3 +163,4 @@ describe("vyre.egraph on CUDA #gpu", function()
     assert.is_true(image_text(eg) == image_text(eg2))
   end)
 end)
+end

@@ -17,7 +17,6 @@ describe("fault injection: devices and memory #fakecuda", function()
 
   setup(function()
     F.control("set ptxas 0") -- hundreds of throwaway programs: structural checks only
-    F.register(F.INC)
   end)
 
   teardown(function()

@@ -20,7 +20,7 @@ end
 
 local RAW = [[
 .version 7.0
-.target sm_80
+.target sm_70
 .address_size 64
 .visible .entry touch(.param .u64 p)
 {
@@ -36,7 +36,6 @@ describe("fault injection: compiling and loading code #fakecuda", function()
 
   setup(function()
     F.control("set ptxas 0")
-    F.register(F.INC)
   end)
 
   teardown(function()
@@ -92,6 +91,8 @@ describe("fault injection: compiling and loading code #fakecuda", function()
   end)
 
   it("load_ptx (raw PTX through cuModuleLoadDataEx)", function()
+    F.foreign(true) -- RAW is foreign PTX: its launch only tests the plumbing
+    finally(function() F.foreign(false) end)
     sweep({
       name = "load_ptx",
       run = function(be) return be:load_ptx(RAW, "touch") end,

@@ -20,8 +20,6 @@ describe("fault injection: dispatch #fakecuda", function()
 
   setup(function()
     F.control("set ptxas 0")
-    F.register(F.INC)
-    F.register(require("spec.helpers").IOTA)
   end)
 
   teardown(function()
@@ -92,7 +90,9 @@ describe("fault injection: dispatch #fakecuda", function()
   end)
 
   it("launch_raw", function()
-    local RAW = ".version 7.0\n.target sm_80\n.address_size 64\n"
+    F.foreign(true) -- RAW is foreign PTX: its launch only tests the plumbing
+    finally(function() F.foreign(false) end)
+    local RAW = ".version 7.0\n.target sm_70\n.address_size 64\n"
       .. ".visible .entry touch(.param .u64 p)\n{\n  ret;\n}\n"
     sweep({
       name = "launch_raw",
@@ -215,7 +215,6 @@ describe("device loss over the fake driver #fakecuda", function()
 
   it("a kernel fault reported by the next wait marks the device lost; every later call "
     .. "raises the cause; a new device object resets the context and works", function()
-    F.register(INC)
     local cuda = require("vyre.cuda")
     local be = F.device()
     collectgarbage()
@@ -293,7 +292,6 @@ describe("device loss over the fake driver #fakecuda", function()
       local vyre, cuda = require('vyre'), require('vyre.cuda')
       local F = require('tests.fakecuda.harness')
       assert(F.available())
-      F.register(F.INC)
       local d0, d1 = assert(cuda.device(0)), assert(cuda.device(1))
       F.control('fault CUDA_ERROR_LAUNCH_FAILED')
       local ok = pcall(d1.synchronize, d1)

@@ -233,4 +233,30 @@ function H.leftovers(dev)
   return left
 end
 
+--- The CUDA backends a backend-parity spec runs on, each {name =, tag =, open =, small =}:
+--- a real GPU (tag #gpu: the main pass, where CUDA is usable) and the fake driver (tag
+--- #fakecuda: scripts/test.sh's fake pass, VYRE_LIBCUDA=<build>/fakecuda/libcuda.so.1).
+--- The fake interprets every kernel on the CPU (tests/fakecuda/exec.c), so small = true
+--- asks the spec for the sizes it uses on the reference backend. open() returns the
+--- device or raises why it is not usable.
+function H.cuda_kinds()
+  return {
+    { name = "CUDA", tag = "#gpu", small = false, open = function()
+      return assert(require("vyre.cuda").device(0))
+    end },
+    { name = "the fake CUDA driver", tag = "#fakecuda", small = true, open = H.fake_backend },
+  }
+end
+
+--- The fake driver's device 0 (a CUDA backend computing on the reference interpreter);
+--- raises, saying how to get it, when VYRE_LIBCUDA does not load the fake driver.
+function H.fake_backend()
+  local lib = os.getenv("VYRE_LIBCUDA") or ""
+  assert(lib:find("fakecuda/libcuda.so.1", 1, true), "the fake driver is not loaded: run with "
+    .. "VYRE_LIBCUDA=build/fakecuda/libcuda.so.1 (scripts/test.sh's fake pass does)")
+  local be = assert(require("vyre.cuda").device(0))
+  assert(be:info().fake, "VYRE_LIBCUDA names the fake driver, but device 0 is not fake")
+  return be
+end
+
 return H

@@ -495,12 +495,14 @@ static void emit_module(struct ptx_ctx *c, struct vyre_pbuf *out, const char *ve
     const vyre_program *p = c->p;
     vyre_pbuf_printf(out, "//\n// vyre %s codegen %u: program '%s'\n//\n", VYRE_VERSION,
                      VYRE_CODEGEN_VERSION, p->name);
+    vyre_ptx_meta_program(c, out); /* the program's text, for tools (ptx_meta.c) */
     vyre_pbuf_printf(out, ".version %s\n.target sm_%u\n.address_size 64\n\n", version, c->sm);
     vyre_ptx_entry(c, out, p->name, NULL);
 }
 
 void vyre_ptx_entry(struct ptx_ctx *c, struct vyre_pbuf *out, const char *name, const char *extra) {
     const vyre_program *p = c->p;
+    vyre_ptx_meta_entry(c, out, name);
     vyre_pbuf_printf(out, ".visible .entry %s(", name);
     /* ABI: pointers, then counts, then scalar params, each in declaration order. */
     bool first = true;

@@ -149,6 +149,13 @@ VYRE_INTERNAL bool vyre_ptx_vec_store(struct ptx_ctx *c, const struct vyre_stmt 
 VYRE_INTERNAL bool vyre_ptx_vec_if(struct ptx_ctx *c, const struct vyre_stmt *s);
 VYRE_INTERNAL void vyre_ptx_vec_return(struct ptx_ctx *c);
 
+/* ---- ptx_meta.c: the program's text as comments, for tools (the fake driver) ---- */
+/* `// vyre.program N` and the N lines of c->p's canonical text (out->oom on failure). */
+VYRE_INTERNAL void vyre_ptx_meta_program(struct ptx_ctx *c, struct vyre_pbuf *out);
+/* `// vyre.entry NAME KIND[ debug]` before each entry (plain, grid or vector). */
+VYRE_INTERNAL void vyre_ptx_meta_entry(const struct ptx_ctx *c, struct vyre_pbuf *out,
+                                       const char *name);
+
 /* ---- ptx_approx.c: approximate op templates ------------------------------- */
 VYRE_INTERNAL void vyre_ptx_approx(struct ptx_ctx *c, enum vyre_op op, enum vyre_type t,
                                    struct ptx_reg d, struct ptx_reg a);

@@ -84,6 +84,10 @@ static void push_cuda_info(lua_State *L, vyre_cuda_device *d, const char *fname)
     set_int(L, "warp_size", in.warp_size);
     lua_pushboolean(L, in.cooperative_launch);
     lua_setfield(L, -2, "cooperative_launch");
+    /* The fake driver of tests/fakecuda (CI without a GPU) names its devices so: it
+     * interprets kernels on the CPU, so its timings and results say nothing about a GPU. */
+    lua_pushboolean(L, strncmp(in.name, "vyre fakecuda", 13) == 0);
+    lua_setfield(L, -2, "fake");
     set_int(L, "l2_bytes", in.l2_bytes);
     set_int(L, "clock_khz", in.clock_khz);
     set_int(L, "memory_clock_khz", in.memory_clock_khz);

@@ -87,6 +87,10 @@ CUresult fake_result_from_name(const char *s, bool *ok) {
 }
 
 static CUresult error_str(CUresult error, const char **str, bool text) {
+    if (text && error == FAKE_NOT_SUPPORTED && str && fake_refusal()[0]) {
+        *str = fake_refusal(); /* a refused foreign launch: say why */
+        return CUDA_SUCCESS;
+    }
     for (size_t i = 0; i < NRESULTS; i++)
         if (results[i].code == (int)error) {
             if (str) *str = text ? results[i].text : results[i].name;
@@ -228,6 +232,7 @@ static char *set_option(const char *kv, bool *ok) {
     if (*ok && strcmp(key, "memory") == 0) fake_cfg.memory = v;
     else if (*ok && strcmp(key, "persist") == 0) fake_cfg.persist = v != 0;
     else if (*ok && strcmp(key, "cooperative") == 0) fake_cfg.cooperative = v != 0;
+    else if (*ok && strcmp(key, "foreign") == 0) fake_cfg.foreign = v != 0;
     else if (*ok && strcmp(key, "occupancy") == 0) fake_cfg.occupancy = (int)v;
     else if (*ok && strcmp(key, "ptxas") == 0 && v == 0) fake_cfg.ptxas[0] = '\0';
     else if (*ok && strcmp(key, "ptxas") == 0)
@@ -236,7 +241,7 @@ static char *set_option(const char *kv, bool *ok) {
     snprintf(out, 256,
              *ok ? "ok"
                  : "set: unknown option or value '%.100s' (memory, persist, "
-                   "cooperative, occupancy, ptxas 0|1)",
+                   "cooperative, foreign, occupancy, ptxas 0|1)",
              kv);
     return out;
 }
@@ -254,22 +259,23 @@ char *vyre_fakecuda_control(const char *cmd, int *ok) {
     } else if (strncmp(cmd, "program ", 8) == 0) {
         out = fake_prog_register(cmd + 8, &good);
     } else if (strcmp(cmd, "launches") == 0) {
-        uint64_t computed = 0, skipped = 0;
-        fake_prog_counts(&computed, &skipped);
+        uint64_t computed = 0, skipped = 0, refused = 0;
+        fake_prog_counts(&computed, &skipped, &refused);
         out = malloc(128);
         if (out)
-            snprintf(out, 128, "computed=%llu skipped=%llu", (unsigned long long)computed,
-                     (unsigned long long)skipped);
+            snprintf(out, 128, "computed=%llu skipped=%llu refused=%llu",
+                     (unsigned long long)computed, (unsigned long long)skipped,
+                     (unsigned long long)refused);
         good = true;
     } else if (strcmp(cmd, "config") == 0) {
         out = malloc(1024);
         if (out)
             snprintf(out, 1024,
                      "devices=%d memory=%llu sm=%u sm_count=%d cooperative=%d version=%d "
-                     "persist=%d ptxas=%s",
+                     "persist=%d foreign=%d ptxas=%s",
                      fake_cfg.devices, (unsigned long long)fake_cfg.memory, fake_cfg.sm,
                      fake_cfg.sm_count, fake_cfg.cooperative, fake_cfg.version, fake_cfg.persist,
-                     fake_cfg.ptxas[0] ? fake_cfg.ptxas : "(none)");
+                     fake_cfg.foreign, fake_cfg.ptxas[0] ? fake_cfg.ptxas : "(none)");
         good = true;
     } else {
         out = fake_control_state(cmd, &good);

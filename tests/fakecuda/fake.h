@@ -4,8 +4,9 @@
  * with the prototypes of cuda_abi.h) over host memory, so that CI without a GPU runs
  * src/core/cuda: device memory is host memory (a CUdeviceptr is the host address),
  * streams run every operation at once and advance a virtual clock that events read,
- * modules "load" PTX (ptxas checks it where present), and launches of programs that a
- * test registered run on the reference interpreter (other launches do nothing).
+ * modules "load" PTX (ptxas checks it where present), and launches of the kernels vyre
+ * emits run on the reference interpreter, read from the program text the PTX carries
+ * (exec.c); launches of foreign PTX are refused.
  *
  * Every entry point starts with fake_begin(): it takes the one lock, counts and traces
  * the call, and applies an armed fault or a poisoned context, so a test can fail the
@@ -72,8 +73,13 @@ struct fake_mem {
     size_t size;
 };
 
+/* The kind of a vyre entry (its `// vyre.entry` line; src/codegen/ptx_meta.c). */
+enum fake_vkind { FV_PLAIN, FV_GRID, FV_VECTOR };
+
 struct fake_func {
     struct fake_module *mod;
+    enum fake_vkind vkind;
+    bool vdebug; /* the last parameter is vy_oob (debug PTX) */
     char name[128];
     uint32_t nparams;
     uint32_t param_size[FAKE_MAX_PARAMS]; /* bytes of each .param */
@@ -88,8 +94,7 @@ struct fake_module {
     int ptx_version; /* 70 for .version 7.0 */
     struct fake_func *funcs;
     uint32_t nfuncs;
-    const struct fake_prog *prog; /* registered program whose PTX this is, or NULL */
-    uint32_t prog_seen;           /* programs registered when prog was looked up */
+    struct fake_prog *prog; /* the program the PTX carries (exec.c); NULL: foreign PTX */
 };
 
 struct fake_link {
@@ -141,6 +146,8 @@ struct fake_config {
     char ptxas[512];    /* ptxas to check PTX with; "" = structural check only */
     char missing[1024]; /* VYRE_FAKECUDA_MISSING: entries cuGetProcAddress lacks */
     bool verbose;       /* VYRE_FAKECUDA_VERBOSE: misuse and faults on stderr */
+    bool foreign;       /* VYRE_FAKECUDA_FOREIGN / "set foreign 1": foreign PTX launches
+                           do nothing instead of being refused */
 };
 
 extern struct fake_config fake_cfg;
@@ -183,11 +190,22 @@ void fake_destroy(struct fake_obj *o); /* kind-specific release, then fake_obj_f
 CUresult fake_ptx_check(const char *ptx, char *log, size_t logsz);
 /* Writes the log of a failed JIT call into (log, logsz) as a C string. */
 void fake_log(char *log, size_t logsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* The registered program whose PTX is exactly `ptx`, or NULL; *seen receives the
- * number of programs registered so far (a later registration may match). */
-const struct fake_prog *fake_prog_find(const char *ptx, uint32_t *seen);
-/* Runs one launch (the program on the interpreter when registered, else nothing). */
+/* exec.c: reads the program block of m->ptx into m->prog and the entries' kinds (no
+ * block: m->prog stays NULL); a block that does not parse fails with a log. */
+CUresult fake_prog_load(struct fake_module *m, char *log, size_t logsz);
+void fake_prog_free(struct fake_prog *fp);
+/* Whether f may be launched with this block: CUDA_SUCCESS, NOT_SUPPORTED for foreign
+ * PTX (fake_refusal says why), INVALID_VALUE for a block or parameter list that does
+ * not fit the program; a grid kernel launched without cuLaunchCooperativeKernel is
+ * counted as misuse. */
+CUresult fake_launch_check(const struct fake_func *f, const unsigned block[3], bool cooperative,
+                           const char *call);
+/* Runs one launch: the program on the interpreter (a foreign kernel: nothing). */
 CUresult fake_launch_run(const struct fake_launch *l);
+/* The text of the last launch's refusal ("" if none), which cuGetErrorString gives
+ * for CUDA_ERROR_NOT_SUPPORTED so the runtime's message says why. */
+const char *fake_refusal(void);
+void fake_refusal_clear(void);
 void fake_launch_clear(struct fake_launch *l);
 bool fake_func_live(const struct fake_func *fn);
 struct fake_stream *fake_stream_get(CUstream s, CUresult *r);
@@ -195,9 +213,10 @@ struct fake_stream *fake_stream_get(CUstream s, CUresult *r);
 CUresult fake_stream_submit(struct fake_stream *st, struct fake_launch *l);
 /* A copy or memset on a stream: refused while it captures (the capture is invalidated). */
 CUresult fake_stream_plain_op(struct fake_stream *st);
-/* "program TEXT" control command. */
+/* "program TEXT" control command (checks the text; launches need no registration). */
 char *fake_prog_register(const char *text, bool *ok);
-void fake_prog_counts(uint64_t *computed, uint64_t *skipped);
+/* Launches computed, foreign launches done as no-ops, foreign launches refused. */
+void fake_prog_counts(uint64_t *computed, uint64_t *skipped, uint64_t *refused);
 
 /* Entry points, defined across the files and resolved through cuGetProcAddress. */
 #define FAKE_DECL(n) vyre_cu_fn_##n fake_##n;

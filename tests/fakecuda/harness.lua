@@ -34,8 +34,6 @@ function F.available()
     F.why = "the fake driver is set but CUDA is not usable: " .. tostring(why)
     return false, F.why
   end
-  -- buf:fill, buf:iota and buf:random run vyre.lib kernels: the fake computes them too
-  for _, text in ipairs(require("vyre.lib.basic").generator_texts()) do F.register(text) end
   return true
 end
 
@@ -59,9 +57,23 @@ function F.fired()
   return tonumber(ctl("faults"):match("fired=(%d+)"))
 end
 
---- Registers program text so that launches of its kernels compute.
+--- Checks program text with the fake ("ok NAME" or the parse error). Launches need no
+--- registration: every kernel vyre emits carries its program (tests/fakecuda/exec.c).
 function F.register(text)
   return ctl("program " .. (type(text) == "string" and text or text:text()))
+end
+
+--- Foreign PTX (load_ptx of hand PTX) is refused at launch; on = true makes its
+--- launches no-ops instead, for specs that test plumbing only.
+function F.foreign(on)
+  return ctl("set foreign " .. (on and 1 or 0))
+end
+
+--- Launch counts: computed (on the interpreter), skipped (foreign, opted in), refused.
+function F.launches()
+  local s = ctl("launches")
+  return { computed = tonumber(s:match("computed=(%d+)")),
+    skipped = tonumber(s:match("skipped=(%d+)")), refused = tonumber(s:match("refused=(%d+)")) }
 end
 
 --- The driver calls fn makes, in order (a list of base names), and fn's result.

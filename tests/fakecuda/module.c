@@ -1,6 +1,7 @@
-/* module.c — the JIT and modules. PTX is checked by ptxas for the device's SM when
+/* module.c — the JIT and modules. PTX is checked by ptxas when
  * ptxas is available (VYRE_FAKECUDA_PTXAS, $PATH, /usr/local/cuda/bin; verdicts are
- * remembered per PTX text), else by its structure (.version, .target, .entry). The
+ * remembered per PTX text; assembled for the PTX's own .target, which must not be
+ * newer than the device), else by its structure (.version, .target, .entry). The
  * linker's "cubin" is the fake's own image: a header naming the SM, then the PTX, so
  * a cubin from the disk cache loads for the same SM only (NO_BINARY_FOR_GPU
  * otherwise, as for a real cubin of another architecture). Functions are the
@@ -45,6 +46,14 @@ static CUresult structural_check(const char *ptx, char *log, size_t logsz) {
     return CUDA_SUCCESS;
 }
 
+/* N of the PTX's ".target sm_N" (0 if it has none). */
+static unsigned ptx_target(const char *ptx) {
+    const char *t = strstr(ptx, ".target");
+    unsigned sm = 0;
+    if (t && sscanf(t + 7, " sm_%u", &sm) != 1) sm = 0;
+    return sm;
+}
+
 static CUresult ptxas_check(const char *ptx, char *log, size_t logsz) {
     uint64_t h = XXH3_64bits(ptx, strlen(ptx));
     for (unsigned i = 0; i < VERDICTS && i < ngood; i++)
@@ -55,8 +64,12 @@ static CUresult ptxas_check(const char *ptx, char *log, size_t logsz) {
     size_t len = strlen(ptx);
     bool wrote = write(fd, ptx, len) == (ssize_t)len;
     close(fd);
-    /* CUDA 13's ptxas has no sm_70; the same family's sm_75 stands in. */
-    unsigned arch = fake_cfg.sm < 75 ? 75 : fake_cfg.sm;
+    /* The PTX is assembled for its own .target, as the driver's JIT takes PTX of any
+     * target up to the device's (fake_ptx_check refuses newer ones): so a device newer
+     * than this ptxas knows (sm_130) still checks vyre's PTX. CUDA 13's ptxas has no
+     * sm_70/72; the next family's sm_75 stands in. */
+    unsigned arch = ptx_target(ptx);
+    if (arch < 75) arch = 75;
     char cmd[1400];
     snprintf(cmd, sizeof cmd, "'%s' -arch=sm_%u -o /dev/null '%s' 2>&1", fake_cfg.ptxas, arch,
              path);
@@ -79,6 +92,14 @@ static CUresult ptxas_check(const char *ptx, char *log, size_t logsz) {
 }
 
 CUresult fake_ptx_check(const char *ptx, char *log, size_t logsz) {
+    unsigned target = ptx_target(ptx);
+    if (target > fake_cfg.sm) {
+        fake_log(log, logsz,
+                 "ptxas fake, line 1; error   : the PTX's .target sm_%u is newer than the "
+                 "device (sm_%u)",
+                 target, fake_cfg.sm);
+        return CUDA_ERROR_INVALID_PTX;
+    }
     if (fake_cfg.ptxas[0]) return ptxas_check(ptx, log, logsz);
     return structural_check(ptx, log, logsz);
 }
@@ -279,7 +300,7 @@ CUresult fake_cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned i
         m = fake_obj_new(FK_MODULE, sizeof *m, fake_current);
         if (!m || !(m->ptx = strdup(ptx))) r = CUDA_ERROR_OUT_OF_MEMORY;
         if (r == CUDA_SUCCESS) r = parse_entries(m);
-        if (r == CUDA_SUCCESS) m->prog = fake_prog_find(m->ptx, &m->prog_seen);
+        if (r == CUDA_SUCCESS) r = fake_prog_load(m, log, logsz);
         if (r != CUDA_SUCCESS && m) fake_destroy(&m->h);
     }
     if (r == CUDA_SUCCESS) *module = (CUmodule)(void *)m;

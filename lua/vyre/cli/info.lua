@@ -33,6 +33,10 @@ local function devices(ctx, cuda)
       local d = be:info()
       ctx.out(("  device %d: %s, sm_%d, %d SMs, %s memory, L2 %s\n"):format(i, d.name, d.sm,
         d.multiprocessors, human(d.total_memory), human(d.l2_bytes)))
+      if d.fake then
+        ctx.out("    fake driver (tests/fakecuda): kernels run on the reference interpreter on "
+          .. "the CPU; not a GPU\n")
+      end
       ctx.out(("    max threads/block %d, block %d x %d x %d, grid %d x %d x %d\n"):format(
         d.max_threads_per_block, d.max_block[1], d.max_block[2], d.max_block[3],
         d.max_grid[1], d.max_grid[2], d.max_grid[3]))
@@ -66,8 +70,11 @@ function M.run(argv, ctx)
     ctx.out("backend: reference (CPU interpreter)\n")
   else
     local dv = cuda.driver_version()
-    ctx.out(("CUDA: usable (driver API %d.%d), %d device(s)\n"):format(dv // 1000,
-      (dv % 1000) // 10, cuda.count() or 0))
+    -- the fake driver of tests/fakecuda (CI) names itself in be:info().fake
+    local okd, d0 = pcall(cuda.device, 0)
+    local fake = okd and d0 and d0:info().fake
+    ctx.out(("CUDA: usable (driver API %d.%d%s), %d device(s)\n"):format(dv // 1000,
+      (dv % 1000) // 10, fake and ", the fake driver of tests/fakecuda" or "", cuda.count() or 0))
     devices(ctx, cuda)
     ctx.out("backend: cuda\n")
   end

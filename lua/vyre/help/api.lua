@@ -304,7 +304,9 @@ The real device as a profile (the same fields as vyre.cuda.profile(name)), built
 be:info(); the reference backend returns the documented CPU profile.]=],
   ["Backend:info"] = [=[
 be:info() -> table
-Device facts: name, sm, multiprocessors, memory, limits (CUDA), or the reference's.]=],
+Device facts: name, sm, multiprocessors, memory, limits (CUDA), or the reference's.
+fake = true on the fake CUDA driver of tests/fakecuda (CI without a GPU: kernels run on
+the reference interpreter, so its results are the reference's and its timings mean nothing).]=],
   ["Backend:stats"] = [=[
 be:stats() -> table
 Counters: launches, bytes_up, bytes_down, syncs, live_buffers, live_kernels, ... (CUDA
