@@ -18,6 +18,7 @@
 #include <xxhash.h>
 
 #include "fake.h"
+#include "vyre_cuda.h"
 
 struct fake_prog {
     uint64_t ptx_hash;
@@ -63,7 +64,12 @@ static char *answer(bool *ok, bool good, const char *fmt, ...) {
 static const char *add_variant(vyre_program *p, bool debug, bool *kept, struct vyre_error *err) {
     char *ptx = NULL;
     size_t len = 0;
-    struct vyre_ptx_options opt = {.sm = fake_cfg.sm, .debug = debug};
+    /* The runtime writes PTX for the target it chose for this device and driver. */
+    struct vyre_cuda_target t;
+    unsigned sm = vyre_cuda_target_choose(fake_cfg.sm, fake_cfg.version, &t, NULL) == VYRE_OK
+                      ? t.sm
+                      : fake_cfg.sm;
+    struct vyre_ptx_options opt = {.sm = sm, .debug = debug};
     if (vyre_ptx_emit(p, &opt, &ptx, &len, err) != VYRE_OK) return err->message;
     uint64_t h = XXH3_64bits(ptx, len);
     vyre_free(ptx);
