@@ -8,8 +8,9 @@
  *     higher than needed;
  *   - vyre_cuda_target_choose: the device's own target, the highest one below an SM
  *     vyre has no target for (between or above the table), the highest one the driver
- *     loads when it is too old for the device's own ISA, the refusal below sm_70 and when the driver loads no target, each with its reason
- *     or Fix; and the CUDA -> Linux driver map of the Fix lines. */
+ *     loads when it is too old for the device's own ISA, the refusal below sm_70 and
+ *     when the driver loads no target, each with its reason or Fix; and the CUDA ->
+ *     Linux driver map of the Fix lines. */
 #include <stdio.h>
 #include <string.h>
 
