@@ -5,7 +5,8 @@
  *     Notes": PTX release history) and the CUDA release that first loads that ISA;
  *   - ptxas agrees: each target assembles at its table version and is refused at the ISA
  *     version before it ("does not support .target"), so no minimum is too low or
- *     higher than needed;
+ *     higher than needed; and each target's PTX compiles for every higher SM ptxas
+ *     knows (the forward rule the runtime's choice relies on);
  *   - vyre_cuda_target_choose: the device's own target, the highest one below an SM
  *     vyre has no target for (between or above the table), the highest one the driver
  *     loads when it is too old for the device's own ISA, the refusal below sm_70 and
@@ -101,6 +102,27 @@ static void test_ptxas_agrees(void) {
     CHECK(checked >= 10); /* CUDA 13's ptxas: every target but sm_88 */
 }
 
+/* The forward rule the runtime relies on: PTX of each target (at its minimum ISA) is
+ * compiled by ptxas for every higher SM it knows, across families (sm_90 PTX for sm_120,
+ * sm_103 for sm_110, sm_87 for sm_88, ...), as the driver's JIT does for a newer GPU. */
+static void test_forward(void) {
+    if (!harness_ptxas_path()) return; /* test_ptxas_agrees already failed for it */
+    unsigned pairs = 0;
+    for (size_t i = 0; i < vyre_ptx_target_count(); i++) {
+        const struct vyre_ptx_target *t = vyre_ptx_target_at(i);
+        for (size_t j = i + 1; j < vyre_ptx_target_count(); j++) {
+            unsigned dev = vyre_ptx_target_at(j)->sm;
+            if (harness_ptxas_arch(dev) != dev) continue; /* no -arch for it here */
+            char log[2048];
+            int rc = assemble_tiny(t->isa, t->sm, dev, log, sizeof log);
+            CHECK_EQ_U64(rc, 0);
+            if (rc != 0) fprintf(stderr, "sm_%u PTX for sm_%u: %s\n", t->sm, dev, log);
+            pairs++;
+        }
+    }
+    CHECK(pairs >= 60);
+}
+
 static void choose(unsigned sm, int driver, unsigned want, const char *reason) {
     struct vyre_cuda_target t;
     struct vyre_error err;
@@ -182,6 +204,7 @@ static void test_linux_drivers(void) {
 int main(void) {
     RUN_TEST(test_table_is_documented);
     RUN_TEST(test_ptxas_agrees);
+    RUN_TEST(test_forward);
     RUN_TEST(test_choose);
     RUN_TEST(test_linux_drivers);
     return harness_finish();
