@@ -259,8 +259,26 @@ enum vyre_status vyre_program_optimize(vyre_program *p, const struct vyre_opt_op
                                        vyre_program **out, struct vyre_opt_report *report,
                                        struct vyre_error *err);
 
+/* The PTX targets vyre emits (docs/RUNTIME.md "PTX targets"): every compute capability
+ * the PTX ISA names from 7.0 up, ascending (sm_101 and sm_110 both: PTX ISA 9.0 renamed
+ * the one to the other). isa is the oldest PTX ISA `.version` that knows the target,
+ * which vyre writes so the oldest driver that can load it does; min_cuda the CUDA
+ * version (cuDriverGetVersion form: 12080 = 12.8) of the first driver that loads that
+ * ISA. gpus names example parts. */
+struct vyre_ptx_target {
+    unsigned sm;
+    const char *isa;
+    int min_cuda;
+    const char *gpus;
+};
+size_t vyre_ptx_target_count(void);
+/* The i-th target (ascending SM), NULL past the end. */
+const struct vyre_ptx_target *vyre_ptx_target_at(size_t i);
+/* The target for exactly this SM, NULL if vyre has none. */
+const struct vyre_ptx_target *vyre_ptx_target_find(unsigned sm);
+
 struct vyre_ptx_options {
-    unsigned sm; /* 70, 75, 80, 86, 89 or 90 */
+    unsigned sm; /* a vyre_ptx_target's sm: 70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, ... */
     /* Debug mode (ARCHITECTURE.md §3): the entry takes one more parameter, after all
      * others: `.param .u64 vy_oob`, a pointer to 2 u64 per declaration (vyre_program_decl
      * order). Each out-of-bounds load adds 1 to word 2i, each out-of-bounds store or

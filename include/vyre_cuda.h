@@ -44,6 +44,29 @@ bool vyre_cuda_nvtx_built(void);
 bool vyre_cuda_nvtx_enabled(void);
 enum vyre_status vyre_cuda_set_nvtx(bool on, struct vyre_error *err);
 
+/* ---- PTX target choice ------------------------------------------------------ */
+
+/* The PTX target (vyre_ptx_target, vyre.h) a device of compute capability `device_sm`
+ * runs under a driver of CUDA version `driver_version` (cuDriverGetVersion form): the
+ * highest target <= device_sm whose ISA the driver loads. PTX is forward compatible, so
+ * the driver's JIT compiles a lower target's PTX for the device: a device between or
+ * above the known targets (sm_95, sm_130) gets the highest one below it, and a driver
+ * too old for the device's own target's ISA gets the highest target it loads, with a
+ * Fix naming the driver that would give the device's own (docs/RUNTIME.md "PTX
+ * targets"). reason says which case applied. Fails with VYRE_ERR_UNSUPPORTED below
+ * sm_70 (vyre's kernels need Volta's features), or when the driver loads no target
+ * <= device_sm, saying which driver to install. No driver call is made. */
+struct vyre_cuda_target {
+    unsigned sm;     /* the target, e.g. 120 */
+    const char *isa; /* its PTX ISA .version, e.g. "8.7" */
+    char reason[384];
+};
+enum vyre_status vyre_cuda_target_choose(unsigned device_sm, int driver_version,
+                                         struct vyre_cuda_target *out, struct vyre_error *err);
+/* The oldest Linux driver that supports CUDA `cuda_version` (cuDriverGetVersion form),
+ * e.g. "570.26" for 12080 (the first CUDA release at or after it); NULL past the table. */
+const char *vyre_cuda_linux_driver_for(int cuda_version);
+
 /* ---- devices -------------------------------------------------------------- */
 
 enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out, struct vyre_error *err);
@@ -54,8 +77,11 @@ void vyre_cuda_device_release(vyre_cuda_device *d);
 struct vyre_cuda_info {
     char name[256];
     int ordinal;
-    int cc_major, cc_minor; /* compute capability */
-    unsigned sm;            /* cc_major * 10 + cc_minor, the PTX target */
+    int cc_major, cc_minor;  /* compute capability */
+    unsigned sm;             /* cc_major * 10 + cc_minor */
+    unsigned target;         /* the PTX target vyre compiles for (vyre_cuda_target_choose) */
+    char target_isa[8];      /* its PTX ISA .version, "8.7" */
+    char target_reason[384]; /* why that target: "the device's own SM", forward JIT, ... */
     int multiprocessors;
     uint64_t total_memory; /* bytes */
     int max_threads_per_block;

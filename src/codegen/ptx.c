@@ -21,17 +21,54 @@
 
 /* ---- targets ----------------------------------------------------------------- */
 
-/* The minimum PTX ISA version that knows each target. */
-static const struct {
-    unsigned sm;
-    const char *version;
-} targets[] = {
-    {70, "6.0"}, {75, "6.3"}, {80, "7.0"}, {86, "7.1"}, {89, "7.8"}, {90, "7.8"},
+/* Every compute capability the PTX ISA names from 7.0 up (PTX ISA 9.1, "PTX Release
+ * History"; the same minimums as LLVM's NVPTX getMinPTXVersionForSM), with the oldest
+ * `.version` that knows it and the CUDA release that first ships that ISA. The oldest
+ * version is what vyre writes, so every driver that can load PTX for the target loads
+ * vyre's. That is sound because every construct vyre emits is legal at each target's
+ * minimum (audit, 2026-11-26, checked by ptxas at each minimum in test_ptx):
+ *   - shfl.sync, vote.sync.ballot, bar.sync, ld.relaxed.gpu / ld.acquire.gpu /
+ *     st.relaxed.gpu / st.release.gpu, atom.relaxed.gpu, fence.acq_rel.gpu: PTX 6.0,
+ *     sm_70 -- the oldest target's own minimum;
+ *   - redux.sync: PTX 7.0, sm_80; emitted only for sm >= 80 (ptx_subgroup.c), whose
+ *     minimums are all >= 7.0;
+ *   - everything else (ld.global.nc.v4, cvt.rzi.sat, min/max, copysign, mul.hi, brev,
+ *     popc, clz, red.global.add.u64, ...) predates PTX 6.0.
+ * So no target needs more than its minimum. A new construct with a newer minimum must
+ * raise the affected targets' versions here, with the reason.
+ * sm_101 is the PTX 8.6-8.8 name of what PTX 9.0 renamed sm_110 (Jetson Thor): CUDA 12.8
+ * and 12.9 drivers report the device as 10.1, CUDA 13 drivers as 11.0. Both are
+ * accepted (CUDA 13's ptxas has no -arch=sm_101 but still reads `.target sm_101` PTX,
+ * for sm_110). */
+static const struct vyre_ptx_target targets[] = {
+    {70, "6.0", 9000, "Tesla V100, Titan V (Volta)"},
+    {72, "6.1", 9010, "Jetson AGX Xavier, Xavier NX (Volta)"},
+    {75, "6.3", 10000, "T4, GeForce RTX 20xx, Quadro RTX (Turing)"},
+    {80, "7.0", 11000, "A100, A30 (Ampere)"},
+    {86, "7.1", 11010, "GeForce RTX 30xx, A10, A40, RTX A6000 (Ampere)"},
+    {87, "7.4", 11040, "Jetson AGX Orin, Orin NX, Orin Nano (Ampere)"},
+    {88, "9.0", 13000, "none announced (named by PTX ISA 9.0)"},
+    {89, "7.8", 11080, "GeForce RTX 40xx, L4, L40S, RTX 6000 Ada (Ada Lovelace)"},
+    {90, "7.8", 11080, "H100, H200, GH200 (Hopper)"},
+    {100, "8.6", 12070, "B200, GB200 (Blackwell)"},
+    {101, "8.6", 12070, "Jetson Thor under CUDA 12.8/12.9 drivers (now sm_110)"},
+    {103, "8.8", 12090, "B300, GB300 (Blackwell Ultra)"},
+    {110, "9.0", 13000, "Jetson Thor (Blackwell)"},
+    {120, "8.7", 12080, "GeForce RTX 50xx, RTX PRO 6000 Blackwell (Blackwell)"},
+    {121, "8.8", 12090, "DGX Spark / GB10 (Blackwell)"},
 };
 
-static const char *target_version(unsigned sm) {
-    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
-        if (targets[i].sm == sm) return targets[i].version;
+#define NTARGETS (sizeof targets / sizeof targets[0])
+
+size_t vyre_ptx_target_count(void) { return NTARGETS; }
+
+const struct vyre_ptx_target *vyre_ptx_target_at(size_t i) {
+    return i < NTARGETS ? &targets[i] : NULL;
+}
+
+const struct vyre_ptx_target *vyre_ptx_target_find(unsigned sm) {
+    for (size_t i = 0; i < NTARGETS; i++)
+        if (targets[i].sm == sm) return &targets[i];
     return NULL;
 }
 
@@ -554,15 +591,25 @@ void vyre_ptx_entry(struct ptx_ctx *c, struct vyre_pbuf *out, const char *name, 
     vyre_pbuf_puts(out, "\tret;\n}\n");
 }
 
+/* The error lists the table itself, so it can never disagree with it. */
 static enum vyre_status check_target(const struct vyre_ptx_options *opt, struct vyre_error *err,
                                      const char **version) {
     unsigned sm = opt ? opt->sm : 0;
-    *version = target_version(sm);
-    if (*version) return VYRE_OK;
+    const struct vyre_ptx_target *t = vyre_ptx_target_find(sm);
+    *version = t ? t->isa : NULL;
+    if (t) return VYRE_OK;
+    char list[160];
+    size_t n = 0;
+    for (size_t i = 0; i < NTARGETS && n < sizeof list; i++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%u",
+                              i == 0              ? ""
+                              : i + 1 == NTARGETS ? " or "
+                                                  : ", ",
+                              targets[i].sm);
     return vyre_error_set(err, VYRE_ERR_UNSUPPORTED,
-                          "ptx: target sm_%u is not supported. Fix: pass sm = 70, 75, 80, 86, 89 "
-                          "or 90",
-                          sm);
+                          "ptx: target sm_%u is not supported. Fix: pass sm = %s (a GPU between "
+                          "or above them runs the PTX of the highest one below its own SM)",
+                          sm, list);
 }
 
 /* The optimiser's passes run on a copy (the canonical text parsed again), so emitting

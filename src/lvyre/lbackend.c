@@ -5,6 +5,7 @@
  * driver_version and the clock core.now_ns. lua/vyre/cuda.lua and reference.lua only
  * call these. Environmental failures (no driver, no device) return nil, reason;
  * misuse and driver errors raise "vyre.Backend:...: message. Fix: ...". */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +72,10 @@ static void push_cuda_info(lua_State *L, vyre_cuda_device *d, const char *fname)
     set_str(L, "device", in.name);
     set_int(L, "ordinal", in.ordinal);
     set_int(L, "sm", in.sm);
+    lua_pushfstring(L, "sm_%d", (int)in.target); /* the PTX target vyre compiles for */
+    lua_setfield(L, -2, "target");
+    set_str(L, "target_isa", in.target_isa);
+    set_str(L, "target_reason", in.target_reason);
     set_int(L, "cc_major", in.cc_major);
     set_int(L, "cc_minor", in.cc_minor);
     set_int(L, "multiprocessors", in.multiprocessors);
@@ -250,7 +255,9 @@ static int cuda_open(lua_State *L) {
     struct lvyre_backend *be = new_backend(L, LVYRE_CUDA, (int)i);
     struct vyre_error err;
     enum vyre_status st = vyre_cuda_device_open((int)i, &be->dev, &err);
-    if (st == VYRE_ERR_NO_CUDA || st == VYRE_ERR_DEVICE_LOST) {
+    /* Environmental: no driver, a lost device, or one vyre cannot serve (below sm_70, a
+     * driver too old for every target it could run: device.c, target.c). */
+    if (st == VYRE_ERR_NO_CUDA || st == VYRE_ERR_DEVICE_LOST || st == VYRE_ERR_UNSUPPORTED) {
         lua_pushnil(L);
         lua_pushstring(L, err.message);
         return 2;
@@ -490,8 +497,10 @@ static int backend_tostring(lua_State *L) {
     }
     struct vyre_cuda_info in;
     vyre_cuda_device_info(be->dev, &in, NULL);
-    lua_pushfstring(L, "vyre.Backend(cuda %d: %s, sm_%d%s)", in.ordinal, in.name, (int)in.sm,
-                    vyre_cuda_device_lost(be->dev) ? ", lost" : "");
+    char target[32] = "";
+    if (in.target != in.sm) snprintf(target, sizeof target, " as sm_%u", in.target);
+    lua_pushfstring(L, "vyre.Backend(cuda %d: %s, sm_%d%s%s)", in.ordinal, in.name, (int)in.sm,
+                    target, vyre_cuda_device_lost(be->dev) ? ", lost" : "");
     return 1;
 }
 

@@ -373,6 +373,27 @@ static int program_ptx(lua_State *L) {
     return 1;
 }
 
+/* core.ptx_targets() -> {{sm = 70, isa = "6.0", min_cuda = 9000, gpus = "..."}, ...}: the emitter's target table (vyre.h, docs/RUNTIME.md), ascending, for the
+ * CLI's --sm check and the specs. */
+static int program_ptx_targets(lua_State *L) {
+    size_t n = vyre_ptx_target_count();
+    lua_createtable(L, (int)n, 0);
+    for (size_t i = 0; i < n; i++) {
+        const struct vyre_ptx_target *t = vyre_ptx_target_at(i);
+        lua_createtable(L, 0, 4);
+        lua_pushinteger(L, (lua_Integer)t->sm);
+        lua_setfield(L, -2, "sm");
+        lua_pushstring(L, t->isa);
+        lua_setfield(L, -2, "isa");
+        lua_pushinteger(L, t->min_cuda);
+        lua_setfield(L, -2, "min_cuda");
+        lua_pushstring(L, t->gpus);
+        lua_setfield(L, -2, "gpus");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+}
+
 /* vyre.random_program(seed [, {max_stmts, max_depth, allow_barriers, allow_approx,
  * allow_invalid, allow_subgroup, elementwise, allow_opt_shapes, allow_grid}]) -> Program
  * (deterministic for a seed). */
@@ -414,6 +435,7 @@ static int program_random(lua_State *L) {
 static const luaL_Reg program_funcs[] = {{"parse", program_parse},
                                          {"validate", program_validate},
                                          {"ptx", program_ptx},
+                                         {"ptx_targets", program_ptx_targets},
                                          {"random_program", program_random},
                                          {NULL, NULL}};
 

@@ -1,6 +1,8 @@
 /* harness.c — failure reporting and the closing summary line for C tests. */
 #include "harness.h"
 
+#include "vyre.h"
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -91,6 +93,24 @@ void harness_batch_add(struct harness_batch *b, const char *ptx) {
     b->n++;
 }
 
+unsigned harness_ptxas_arch(unsigned sm) {
+    static unsigned probed[256]; /* sm -> arch + 1; 1: none */
+    if (sm >= 256) return 0;
+    if (probed[sm]) return probed[sm] - 1;
+    const struct vyre_ptx_target *t = vyre_ptx_target_find(sm);
+    char tiny[160], log[2048];
+    snprintf(
+        tiny, sizeof tiny,
+        ".version %s\n.target sm_%u\n.address_size 64\n.visible .entry probe()\n{\n\tret;\n}\n",
+        t ? t->isa : "9.0", sm);
+    const unsigned tries[] = {sm, sm == 101 ? 110u : 0u, sm < 75 ? 75u : 0u};
+    unsigned arch = 0;
+    for (size_t i = 0; i < 3 && !arch; i++)
+        if (tries[i] && harness_ptxas_run(tiny, tries[i], log, sizeof log) == 0) arch = tries[i];
+    probed[sm] = arch + 1;
+    return arch;
+}
+
 bool harness_ptxas_ok(const char *ptx, unsigned sm, bool quiet) {
     if (!harness_ptxas_path()) {
         harness_fail(__FILE__, __LINE__,
@@ -99,10 +119,15 @@ bool harness_ptxas_ok(const char *ptx, unsigned sm, bool quiet) {
         return false;
     }
     char log[8192];
-    int st = harness_ptxas_run(ptx, sm, log, sizeof log);
-    if (st != 0 && sm == 70 && strstr(log, "is not defined for option"))
-        st = harness_ptxas_run(ptx, 75, log, sizeof log);
+    unsigned arch = harness_ptxas_arch(sm);
+    if (!arch) {
+        if (!quiet)
+            fprintf(stderr, "ptxas at %s assembles nothing for sm_%u\n", harness_ptxas_path(), sm);
+        return false;
+    }
+    int st = harness_ptxas_run(ptx, arch, log, sizeof log);
     if (st != 0 && !quiet)
-        fprintf(stderr, "ptxas (sm_%u) failed:\n%s\n---- PTX ----\n%s\n", sm, log, ptx);
+        fprintf(stderr, "ptxas (-arch=sm_%u, .target sm_%u) failed:\n%s\n---- PTX ----\n%s\n", arch,
+                sm, log, ptx);
     return st == 0;
 }

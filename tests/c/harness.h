@@ -22,8 +22,14 @@ const char *harness_ptxas_path(void);
  * and its output in log. */
 int harness_ptxas_run(const char *ptx, unsigned arch, char *log, size_t logsz);
 
-/* true when ptxas assembles ptx for .target sm_<sm>. CUDA 13's ptxas refuses sm_70;
- * PTX for it is then assembled for sm_75, the same family (ARCHITECTURE.md §10). A
+/* The -arch this ptxas assembles PTX of `.target sm_<sm>` for: sm itself where ptxas
+ * takes it; else sm_110 for sm_101 (CUDA 13's ptxas knows Jetson Thor only by its PTX
+ * 9.0 name, and still takes `.target sm_101`); else sm_75 below it (CUDA 13's ptxas has
+ * no sm_70/72: Volta PTX assembles for Turing, ARCHITECTURE.md §10); 0 when none
+ * assembles a one-line kernel of the target at its minimum ISA. Probed once per sm. */
+unsigned harness_ptxas_arch(unsigned sm);
+
+/* true when ptxas assembles ptx for .target sm_<sm> (for harness_ptxas_arch(sm)). A
  * missing ptxas is a failure (the PTX cannot be proven); unless quiet, a failure
  * prints ptxas's log and the PTX. */
 bool harness_ptxas_ok(const char *ptx, unsigned sm, bool quiet);

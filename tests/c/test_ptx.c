@@ -1,7 +1,7 @@
 /* test_ptx.c — the PTX emitter and the bounds-check pass: programs built with the
  * ir.h builder cover every type, op, statement, cast, atomic and builtin; each is
- * emitted for sm_70, sm_80 and sm_90 and assembled by ptxas (batched into one
- * module per target). Also checks the kernel ABI order, determinism, that a guarded
+ * emitted for every target of the table (sm_70 ... sm_121) and assembled by ptxas
+ * (batched into one module per target; harness_ptxas_arch says for which -arch). Also checks the kernel ABI order, determinism, that a guarded
  * saxpy carries no per-access check, which accesses the pass proves, and that an
  * unknown target fails with VYRE_ERR_UNSUPPORTED. ptxas missing is a failure. */
 #include <stdio.h>
@@ -367,7 +367,7 @@ static void test_unguarded_checks(void) {
 
 static void test_bad_sm(void) {
     vyre_program *p = make_saxpy("saxpy");
-    unsigned bad[] = {0, 61, 72, 100};
+    unsigned bad[] = {0, 61, 71, 95, 130};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct vyre_ptx_options o = {.sm = bad[i]};
         struct vyre_error err;
@@ -381,7 +381,8 @@ static void test_bad_sm(void) {
         char want[32];
         snprintf(want, sizeof want, "sm_%u", bad[i]);
         CHECK_STR_CONTAINS(err.message, want);
-        CHECK_STR_CONTAINS(err.message, "70, 75, 80, 86, 89 or 90");
+        CHECK_STR_CONTAINS(err.message,
+                           "70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120 or 121");
         CHECK_STR_CONTAINS(err.message, "Fix:");
     }
     /* NULL options are a bad target too */
@@ -404,11 +405,9 @@ static void test_invalid_program(void) {
     vyre_program_free(p);
 }
 
+/* Every target of the table: its own header (test_ptx_targets checks the table against
+ * the documented minimums), the same ABI, and ptxas accepts the kernel. */
 static void test_targets_and_abi(void) {
-    static const struct {
-        unsigned sm;
-        const char *v;
-    } t[] = {{70, "6.0"}, {75, "6.3"}, {80, "7.0"}, {86, "7.1"}, {89, "7.8"}, {90, "7.8"}};
     P = vyre_program_new("abi", 32, 2, 1);
     vyre_ir_buffer(P, "a", VYRE_U32, VYRE_ACCESS_READ, 0);
     vyre_ir_param(P, "s", VYRE_I32);
@@ -419,11 +418,13 @@ static void test_targets_and_abi(void) {
     vyre_ir_param(P, "u", VYRE_U64);
     put(&P->body, vyre_ir_simple(P, VYRE_ST_BARRIER));
     vyre_program *p = P;
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-        char *ptx = emit(p, t[i].sm);
+    CHECK_EQ_U64(vyre_ptx_target_count(), 15);
+    for (size_t i = 0; i < vyre_ptx_target_count(); i++) {
+        const struct vyre_ptx_target *t = vyre_ptx_target_at(i);
+        char *ptx = emit(p, t->sm);
         if (!ptx) continue;
         char want[64];
-        snprintf(want, sizeof want, ".version %s\n.target sm_%u\n", t[i].v, t[i].sm);
+        snprintf(want, sizeof want, ".version %s\n.target sm_%u\n", t->isa, t->sm);
         CHECK_STR_CONTAINS(ptx, want);
         CHECK_STR_CONTAINS(ptx, "(\n\t.param .u64 b_a,\n\t.param .u64 b_b,\n\t.param .u64 b_c,\n"
                                 "\t.param .u32 n_a,\n\t.param .u32 n_b,\n\t.param .u32 n_c,\n"
@@ -431,8 +432,7 @@ static void test_targets_and_abi(void) {
         CHECK_STR_CONTAINS(ptx, ".maxntid 32, 2, 1\n{\n\t.shared .align 8 .b8 s_tmp[40];");
         CHECK_STR_CONTAINS(ptx, "st.shared.u32 [%r"); /* the zero fill */
         CHECK_EQ_U64(count(ptx, "bar.sync 0"), 2);    /* after the fill, and the program's */
-        if (t[i].sm == 70 || t[i].sm == 80 || t[i].sm == 90)
-            CHECK(harness_ptxas_ok(ptx, t[i].sm, false));
+        CHECK(harness_ptxas_ok(ptx, t->sm, false));
         vyre_free(ptx);
     }
     vyre_program_free(p);
@@ -549,10 +549,11 @@ static void test_templates(void) {
     vyre_program_free(p);
 }
 
-/* Every program for sm_70, sm_80 and sm_90 through ptxas, one module per target. */
+/* Every program for every target through ptxas, one module per target: each target's
+ * minimum ISA (the .version it is emitted with) must know every construct it gets. */
 static void test_ptxas_all(void) {
-    static const unsigned sms[] = {70, 80, 90};
-    for (size_t s = 0; s < 3; s++) {
+    for (size_t s = 0; s < vyre_ptx_target_count(); s++) {
+        unsigned sm = vyre_ptx_target_at(s)->sm;
         vyre_program *progs[16];
         size_t n = 0;
         progs[n++] = make_saxpy("saxpy");
@@ -564,7 +565,7 @@ static void test_ptxas_all(void) {
         progs[n++] = make_atomics();
         struct harness_batch b = {0};
         for (size_t i = 0; i < n; i++) {
-            char *ptx = emit(progs[i], sms[s]);
+            char *ptx = emit(progs[i], sm);
             if (ptx) harness_batch_add(&b, ptx);
             vyre_free(ptx);
         }
@@ -573,7 +574,7 @@ static void test_ptxas_all(void) {
             /* saxpy also has its vector entry */
             CHECK_EQ_U64(count(b.text, ".visible .entry"), n + 1);
             CHECK_EQ_U64(count(b.text, ".version"), 1);
-            CHECK(harness_ptxas_ok(b.text, sms[s], false));
+            CHECK(harness_ptxas_ok(b.text, sm, false));
         }
         free(b.text);
         for (size_t i = 0; i < n; i++) vyre_program_free(progs[i]);

@@ -1,14 +1,15 @@
 /* test_ptx_random.c — thousands of generated valid programs (barriers and approximate
  * ops allowed) emitted as PTX and assembled with ptxas: program i for one of sm_70,
- * sm_80, sm_90 (i mod 3), and every tenth program for all three, which keeps the run
- * well under a minute on two cores.
+ * sm_80, sm_90 (i mod 3), and every tenth program for all three; and a slice for every
+ * other target of the table (sm_72 ... sm_121: program i where i mod 50 picks the
+ * target, 48 each), which keeps the run well under a minute on two cores.
  * ptxas is slow to start, so many kernels go into one module per ptxas call (entry
  * names are unique, shared arrays live inside each entry): the first program keeps its
  * .version/.target/.address_size lines, the others lose theirs. Two ptxas processes run
  * at a time. A failing module is re-assembled program by program to name the seed and
  * quote ptxas. Without ptxas this test FAILS: every emitted PTX must be assembled.
- * A ptxas that no longer knows sm_70 (CUDA 13+) assembles the sm_70 PTX for sm_75, the
- * nearest target that accepts it. */
+ * A ptxas that no longer knows sm_70/72 (CUDA 13+) assembles their PTX for sm_75, the
+ * nearest target that accepts it, and sm_101 PTX for sm_110 (harness_ptxas_arch). */
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -230,30 +231,32 @@ static void bisect(const struct job *j, const char *arch) {
     free(msg);
 }
 
-static const char *arch_for(unsigned sm, const char *sm70_arch) {
-    return sm == 70 ? sm70_arch : sm == 80 ? "sm_80" : "sm_90";
+/* "sm_NN": the -arch this ptxas assembles PTX for sm_<sm> with (harness.c). */
+static const char *arch_for(unsigned sm) {
+    static char buf[16];
+    snprintf(buf, sizeof buf, "sm_%u", harness_ptxas_arch(sm));
+    return buf;
 }
 
-static void finish(struct job *j, const char *sm70_arch) {
+static void finish(struct job *j) {
     int rc = wait_rc(j->pid);
     harness_checks++;
-    if (rc != 0) bisect(j, arch_for(j->sm, sm70_arch));
+    if (rc != 0) bisect(j, arch_for(j->sm));
     else assembled += j->nseeds;
     unlink(j->file);
     unlink(j->errf);
     j->pid = 0;
 }
 
-/* Whether this ptxas still assembles for sm_70 (CUDA 13 dropped it). */
-static const char *probe_sm70(void) {
-    static const char tiny[] = ".version 6.0\n.target sm_70\n.address_size 64\n"
-                               ".visible .entry probe()\n{\n\tret;\n}\n";
-    char *msg = NULL;
-    int rc = assemble_now("sm_70", tiny, sizeof tiny - 1, "probe", &msg);
-    free(msg);
-    if (rc == 0) return "sm_70";
-    printf("note: %s does not assemble for sm_70; sm_70 PTX is assembled for sm_75\n", ptxas);
-    return "sm_75";
+/* Whether program `seed` is assembled for sm: the main three (sm_70, sm_80, sm_90) take
+ * seed mod 3 and every tenth seed; every other target its slice of seed mod 50. */
+static bool picks(uint64_t seed, unsigned sm, unsigned slice) {
+    switch (sm) {
+    case 70: return seed % 3u == 0 || seed % 10u == 0;
+    case 80: return seed % 3u == 1 || seed % 10u == 0;
+    case 90: return seed % 3u == 2 || seed % 10u == 0;
+    default: return seed % 50u == slice;
+    }
 }
 
 static void test_ptx_random(void) {
@@ -271,14 +274,17 @@ static void test_ptx_random(void) {
         harness_fail(__FILE__, __LINE__, "mkdtemp failed");
         return;
     }
-    const char *sm70_arch = probe_sm70();
-    static const unsigned sms[] = {70, 80, 90};
     struct job jobs[MAX_JOBS];
     memset(jobs, 0, sizeof jobs);
     unsigned nmod = 0;
-    unsigned nkernels = 0;
-    for (unsigned si = 0; si < 3; si++) {
-        unsigned sm = sms[si];
+    unsigned nkernels = 0, slice = 0;
+    for (size_t ti = 0; ti < vyre_ptx_target_count(); ti++) {
+        unsigned sm = vyre_ptx_target_at(ti)->sm;
+        harness_checks++;
+        if (!harness_ptxas_arch(sm)) {
+            harness_fail(__FILE__, __LINE__, "%s assembles nothing for sm_%u", ptxas, sm);
+            continue;
+        }
         uint64_t next = SEED_BASE;
         while (next < SEED_BASE + N_PROGRAMS) {
             struct text mod = {NULL, 0, 0};
@@ -286,7 +292,7 @@ static void test_ptx_random(void) {
             unsigned nb = 0;
             for (; next < SEED_BASE + N_PROGRAMS && nb < BATCH; next++) {
                 uint64_t seed = next;
-                if (seed % 3u != si && seed % 10u != 0) continue;
+                if (!picks(seed, sm, slice)) continue;
                 vyre_program *p = NULL;
                 char *ptx = emit(seed, sm, &p);
                 if (ptx) {
@@ -317,7 +323,7 @@ static void test_ptx_random(void) {
                 if (!jobs[k].pid) j = &jobs[k];
             if (!j) {
                 j = &jobs[nmod % MAX_JOBS];
-                finish(j, sm70_arch);
+                finish(j);
             }
             j->sm = sm;
             memcpy(j->seeds, batch, nb * sizeof batch[0]);
@@ -332,11 +338,12 @@ static void test_ptx_random(void) {
                 continue;
             }
             free(mod.s);
-            j->pid = spawn_ptxas(arch_for(sm, sm70_arch), j->file, j->errf);
+            j->pid = spawn_ptxas(arch_for(sm), j->file, j->errf);
         }
+        if (sm != 70 && sm != 80 && sm != 90) slice++;
     }
     for (int k = 0; k < MAX_JOBS; k++)
-        if (jobs[k].pid) finish(&jobs[k], sm70_arch);
+        if (jobs[k].pid) finish(&jobs[k]);
     rmdir(tmpdir);
     printf("ptxas: %u programs, %u modules, %u of %u kernels assembled, %u failed\n", N_PROGRAMS,
            nmod, assembled, nkernels, failed_programs);

@@ -1,5 +1,8 @@
 /* device.c — the fake's devices and primary contexts: ordinals, names, attributes
- * (an sm_XX device shaped like a small A100, configured by VYRE_FAKECUDA_*), the
+ * (an sm_XX device shaped like a small A100, configured by VYRE_FAKECUDA_*: any SM from
+ * 50 to 200, so specs open sm_72 ... sm_121, an unknown sm_130 and a refused sm_60; the
+ * per-SM limits stay the A100's for every SM, limits the fake's own launches and
+ * occupancy answer consistently, not a model of each part), the
  * primary context of each ordinal (retain/release counting, reset), the per-thread
  * current context, and sticky faults, which poison a context until it is reset
  * (or, with VYRE_FAKECUDA_PERSIST=1, for the rest of the process, as driver 580
@@ -64,7 +67,8 @@ static int attribute(CUdevice_attribute a, bool *ok) {
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return (int)fake_cfg.sm / 10;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return (int)fake_cfg.sm % 10;
     case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return fake_cfg.cooperative ? 1 : 0;
-    /* per-SM limits of an A100 (sm_80), which the default fake device claims to be */
+    /* per-SM limits of an A100 (sm_80), which the default fake device claims to be; other
+     * SMs keep them (real parts differ, e.g. sm_75 has 1024 threads and 64 KiB per SM) */
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: return 2048;
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: return 32;
     case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: return 65536;

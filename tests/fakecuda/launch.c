@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fake.h"
+#include "vyre_cuda.h"
 
 void fake_launch_clear(struct fake_launch *l) {
     free(l->args);

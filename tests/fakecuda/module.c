@@ -54,22 +54,67 @@ static unsigned ptx_target(const char *ptx) {
     return sm;
 }
 
+/* The plain sm_NN -arch values this ptxas takes (parsed once from `ptxas --help`), so a
+ * device it does not know is assembled for the nearest one it does: CUDA 13's ptxas has
+ * no sm_70/72 (their PTX assembles for sm_75), no sm_101 (renamed sm_110 in PTX 9.0)
+ * and nothing above sm_121. */
+static unsigned ptxas_sms[64], nptxas_sms;
+
+static void ptxas_targets(void) {
+    static bool probed;
+    if (probed) return;
+    probed = true;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "'%s' --help 2>&1", fake_cfg.ptxas);
+    FILE *p = popen(cmd, "r");
+    if (!p) return;
+    char line[512];
+    while (fgets(line, sizeof line, p))
+        for (const char *q = strstr(line, "'sm_"); q; q = strstr(q + 4, "'sm_")) {
+            char *end = NULL;
+            unsigned long sm = strtoul(q + 4, &end, 10);
+            if (end && *end == '\'' && nptxas_sms < 64) ptxas_sms[nptxas_sms++] = (unsigned)sm;
+        }
+    pclose(p);
+}
+
+static bool ptxas_knows(unsigned sm) {
+    for (unsigned i = 0; i < nptxas_sms; i++)
+        if (ptxas_sms[i] == sm) return true;
+    return false;
+}
+
+/* The -arch for a device: its own SM; sm_110 for sm_101 (the same GPU, which CUDA 13's
+ * ptxas knows only by its new name, while it still takes `.target sm_101`); else the
+ * highest ptxas knows below it; else the lowest it knows (sm_70/72 on CUDA 13: the same
+ * family's sm_75 stands in). */
+static unsigned ptxas_arch(unsigned sm) {
+    if (nptxas_sms == 0 || ptxas_knows(sm)) return sm < 75 && nptxas_sms == 0 ? 75 : sm;
+    if (sm == 101 && ptxas_knows(110)) return 110;
+    unsigned best = 0, low = ~0u;
+    for (unsigned i = 0; i < nptxas_sms; i++) {
+        if (ptxas_sms[i] <= sm && ptxas_sms[i] > best) best = ptxas_sms[i];
+        if (ptxas_sms[i] < low) low = ptxas_sms[i];
+    }
+    return best ? best : low;
+}
+
 static CUresult ptxas_check(const char *ptx, char *log, size_t logsz) {
     uint64_t h = XXH3_64bits(ptx, strlen(ptx));
     for (unsigned i = 0; i < VERDICTS && i < ngood; i++)
         if (good_ptx[i] == h) return CUDA_SUCCESS;
+    ptxas_targets();
     char path[] = "/tmp/vyre-fakecuda-XXXXXX.ptx";
     int fd = mkstemps(path, 4);
     if (fd < 0) return structural_check(ptx, log, logsz);
     size_t len = strlen(ptx);
     bool wrote = write(fd, ptx, len) == (ssize_t)len;
     close(fd);
-    /* The PTX is assembled for its own .target, as the driver's JIT takes PTX of any
-     * target up to the device's (fake_ptx_check refuses newer ones): so a device newer
-     * than this ptxas knows (sm_130) still checks vyre's PTX. CUDA 13's ptxas has no
-     * sm_70/72; the next family's sm_75 stands in. */
-    unsigned arch = ptx_target(ptx);
-    if (arch < 75) arch = 75;
+    /* The PTX is assembled for its own .target (mapped to the nearest -arch this ptxas
+     * knows), as the driver's JIT takes PTX of any target up to the device's
+     * (fake_ptx_check refuses newer ones): so a device newer than this ptxas knows
+     * (sm_130) still checks vyre's PTX. */
+    unsigned arch = ptxas_arch(ptx_target(ptx));
     char cmd[1400];
     snprintf(cmd, sizeof cmd, "'%s' -arch=sm_%u -o /dev/null '%s' 2>&1", fake_cfg.ptxas, arch,
              path);
@@ -91,7 +136,34 @@ static CUresult ptxas_check(const char *ptx, char *log, size_t logsz) {
     return CUDA_ERROR_INVALID_PTX;
 }
 
+/* The newest PTX ISA (major * 10 + minor) a driver of this CUDA version loads (PTX ISA
+ * release history: 8.5 is CUDA 12.5, 8.6 12.7, 8.7 12.8, 8.8 12.9, 9.0 13.0). */
+static unsigned driver_isa(int cuda) {
+    static const struct {
+        int cuda;
+        unsigned isa;
+    } t[] = {{11000, 70}, {11010, 71}, {11020, 72}, {11030, 73}, {11040, 74},
+             {11050, 75}, {11060, 76}, {11070, 77}, {11080, 78}, {12000, 80},
+             {12010, 81}, {12020, 82}, {12030, 83}, {12040, 84}, {12050, 85},
+             {12070, 86}, {12080, 87}, {12090, 88}, {13000, 90}, {13010, 91}};
+    unsigned isa = 0;
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (cuda >= t[i].cuda) isa = t[i].isa;
+    return isa;
+}
+
 CUresult fake_ptx_check(const char *ptx, char *log, size_t logsz) {
+    /* As a real driver: PTX of a newer ISA than the driver's is refused before the JIT. */
+    const char *v = strstr(ptx, ".version");
+    unsigned maj = 0, min = 0, have = driver_isa(fake_cfg.version);
+    if (v && sscanf(v + 8, " %u.%u", &maj, &min) == 2 && maj * 10 + min > have) {
+        fake_log(log, logsz,
+                 "ptxas application ptx input, line 1; fatal   : Unsupported .version %u.%u; "
+                 "current version is '%u.%u' (vyre fakecuda: driver CUDA %d.%d)",
+                 maj, min, have / 10, have % 10, fake_cfg.version / 1000,
+                 (fake_cfg.version % 1000) / 10);
+        return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+    }
     unsigned target = ptx_target(ptx);
     if (target > fake_cfg.sm) {
         fake_log(log, logsz,

@@ -33,6 +33,7 @@ local function devices(ctx, cuda)
       local d = be:info()
       ctx.out(("  device %d: %s, sm_%d, %d SMs, %s memory, L2 %s\n"):format(i, d.name, d.sm,
         d.multiprocessors, human(d.total_memory), human(d.l2_bytes)))
+      ctx.out(("    PTX target %s (ISA %s): %s\n"):format(d.target, d.target_isa, d.target_reason))
       if d.fake then
         ctx.out("    fake driver (tests/fakecuda): kernels run on the reference interpreter on "
           .. "the CPU; not a GPU\n")
@@ -76,7 +77,8 @@ function M.run(argv, ctx)
     ctx.out(("CUDA: usable (driver API %d.%d%s), %d device(s)\n"):format(dv // 1000,
       (dv % 1000) // 10, fake and ", the fake driver of tests/fakecuda" or "", cuda.count() or 0))
     devices(ctx, cuda)
-    ctx.out("backend: cuda\n")
+    -- vyre.backend() takes device 0, or the reference when it cannot open (below sm_70)
+    ctx.out(cuda.device(0) and "backend: cuda\n" or "backend: reference (CPU interpreter)\n")
   end
   local c = cuda.cache()
   ctx.out(("cubin cache: %s (%d files, %s of %s cap)\n"):format(c.dir or "(no location: set "

@@ -16,7 +16,8 @@ Prints the PTX that the CUDA backend compiles for the program in FILE (program t
 or a Lua file returning programs: see 'vyre check --help'). No GPU is needed.
 
 Options:
-  --sm N          PTX target: 70, 75, 80, 86, 89 or 90 (default 70, as vyre.ptx)
+  --sm N          PTX target: 70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110,
+                  120 or 121 (default 70, as vyre.ptx; docs/RUNTIME.md "PTX targets")
   --program NAME  the program to print when the file returns several (default: all,
                   one after the other)
   -o, --output F  write the PTX to file F instead of stdout
@@ -36,11 +37,14 @@ function M.run(argv, ctx)
   end
   if #pos ~= 1 then return C.usage_error(ctx, "ptx", "give exactly one FILE") end
   local sm = opts.sm or 70
-  local valid_sm = { [70] = true, [75] = true, [80] = true, [86] = true, [89] = true,
-    [90] = true }
-  if not valid_sm[sm] then
-    return C.usage_error(ctx, "ptx", ("--sm %d is not a PTX target vyre emits; use 70, 75, 80, "
-      .. "86, 89 or 90"):format(sm))
+  local known = {}
+  for _, t in ipairs(vyre.core.ptx_targets()) do
+    known[#known + 1] = t.sm
+    if t.sm == sm then known = nil break end
+  end
+  if known then
+    return C.usage_error(ctx, "ptx", ("--sm %d is not a PTX target vyre emits; use one of %s")
+      :format(sm, table.concat(known, ", ")))
   end
   local path = pos[1]
   local entries, problems = C.load_programs(path)

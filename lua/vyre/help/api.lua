@@ -33,9 +33,10 @@ Checks every rule and reports all problems at once: each is {code, path, message
   ["vyre.ptx"] = [=[
 vyre.ptx(p [, {sm = 70, opt = {...}, debug = false}]) -> PTX text
 The PTX the CUDA backend compiles for p (after the optimiser and bounds-check
-elimination), for sm 70, 75, 80, 86, 89 or 90; debug = true gives the debug mode's PTX
-(out-of-bounds counters as the last parameter, vy_oob). No GPU needed. CLI: vyre ptx FILE
---sm N.]=],
+elimination), for sm 70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120 or 121,
+each at its oldest PTX ISA (docs/RUNTIME.md "PTX targets"); debug = true gives the debug
+mode's PTX (out-of-bounds counters as the last parameter, vy_oob). No GPU needed. CLI:
+vyre ptx FILE --sm N.]=],
   ["vyre.random_program"] = [=[
 vyre.random_program(seed [, {max_stmts, max_depth, allow_barriers, allow_approx,
                              allow_invalid, allow_subgroup}]) -> Program
@@ -304,7 +305,9 @@ The real device as a profile (the same fields as vyre.cuda.profile(name)), built
 be:info(); the reference backend returns the documented CPU profile.]=],
   ["Backend:info"] = [=[
 be:info() -> table
-Device facts: name, sm, multiprocessors, memory, limits (CUDA), or the reference's.
+Device facts: name, sm, multiprocessors, memory, limits (CUDA), or the reference's. CUDA
+also: target (the PTX target it runs, "sm_120"), target_isa ("8.7") and target_reason
+(its own SM, or why a lower target runs: a newer SM, an older driver; docs/RUNTIME.md).
 fake = true on the fake CUDA driver of tests/fakecuda (CI without a GPU: kernels run on
 the reference interpreter, so its results are the reference's and its timings mean nothing).]=],
   ["Backend:stats"] = [=[

@@ -1,5 +1,6 @@
 /* cache_mem.c — the two in-memory cache levels of a device:
- * (1) PTX text keyed by program hash + SM + VYRE_CODEGEN_VERSION + optimiser passes
+ * (1) PTX text keyed by program hash + PTX target (the device's chosen target, not its
+ *     SM: target.c) + VYRE_CODEGEN_VERSION + optimiser passes
  *     (bounded, LRU);
  * (2) loaded modules keyed by PTX hash (per device, bounded LRU). A module evicted
  *     from (2) is unloaded only when no kernel uses it any more (reference count).
@@ -41,7 +42,7 @@ enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_program *p, co
     if (st != VYRE_OK) return st;
     uint64_t key = vyre_program_hash(p) ^ ((uint64_t)VYRE_CODEGEN_VERSION << 48) ^
                    ((uint64_t)vyre_opt_mask(&oo) << 40) ^ ((uint64_t)d->debug << 39);
-    unsigned sm = d->info.sm;
+    unsigned sm = d->info.target; /* the chosen target: what the PTX is written for */
     for (uint32_t i = 0; i < d->nptx; i++) {
         struct vyre_cu_ptx_entry *e = &d->ptx[i];
         if (e->prog_hash == key && e->sm == sm && e->debug == d->debug) {
@@ -134,6 +135,8 @@ static void module_evict_lru(struct vyre_cuda_device *d) {
 static enum vyre_status load_module(struct vyre_cuda_device *d, const char *ptx, size_t len,
                                     uint64_t ptx_hash, const char *program, CUmodule *out,
                                     struct vyre_error *err) {
+    /* The cubin is machine code for the device's own SM; the PTX it came from names the
+     * chosen target in its .target line, so the PTX hash keys the target too. */
     uint64_t key = vyre_cu_disk_key(ptx_hash, d->info.sm, vyre_cu.version);
     size_t clen = 0;
     void *cubin = vyre_cu_disk_read(key, &clen);

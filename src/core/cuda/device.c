@@ -8,6 +8,7 @@
  * lost ordinal resets the primary context (cuDevicePrimaryCtxReset) and bumps the
  * ordinal's generation; objects of an older generation stay lost and never pass
  * their stale pointers to the driver again. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -145,6 +146,21 @@ static enum vyre_status probe_info(struct vyre_cuda_device *d, struct vyre_error
     return VYRE_OK;
 }
 
+/* The PTX target (target.c), chosen at open so that a device vyre cannot serve, or a
+ * driver too old for every target it could run, is refused here with its Fix, before
+ * any program is compiled or JIT-ed. */
+static enum vyre_status choose_target(struct vyre_cuda_device *d, struct vyre_error *err) {
+    struct vyre_cuda_info *in = &d->info;
+    struct vyre_cuda_target t;
+    struct vyre_error e;
+    if (vyre_cuda_target_choose(in->sm, in->driver_version, &t, &e) != VYRE_OK)
+        return vyre_error_set(err, e.status, "device %d (%s): %s", d->ordinal, in->name, e.message);
+    in->target = t.sm;
+    snprintf(in->target_isa, sizeof in->target_isa, "%s", t.isa);
+    snprintf(in->target_reason, sizeof in->target_reason, "%s", t.reason);
+    return VYRE_OK;
+}
+
 static uint64_t env_u64(const char *name, uint64_t dflt) {
     const char *s = getenv(name);
     if (!s || !*s) return dflt;
@@ -256,6 +272,7 @@ enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out,
     if (r == CUDA_SUCCESS) r = vyre_cu.cuEventCreate(&d->ev_stop, CU_EVENT_DEFAULT);
     if (r != CUDA_SUCCESS) st = vyre_cu_fail(d, r, call, NULL, err);
     if (st == VYRE_OK) st = probe_info(d, err);
+    if (st == VYRE_OK) st = choose_target(d, err);
     if (st != VYRE_OK) {
         teardown(d);
         return st;

@@ -112,8 +112,10 @@ void vyre_cu_probe(const char *path, struct vyre_cu_driver *drv) {
     if (version < VYRE_CUDA_MIN_DRIVER || !f_gpa) {
         unusable(drv,
                  "the NVIDIA driver is too old: it supports CUDA %d.%d, vyre needs CUDA 12.0 "
-                 "or newer (cuGetProcAddress_v2). Fix: update the NVIDIA driver (525 or newer).",
-                 version / 1000, (version % 1000) / 10);
+                 "or newer (cuGetProcAddress_v2). Fix: install NVIDIA driver >= %s (CUDA 12.0), "
+                 "or the newer one your GPU needs.",
+                 version / 1000, (version % 1000) / 10,
+                 vyre_cuda_linux_driver_for(VYRE_CUDA_MIN_DRIVER));
         return;
     }
     CUresult r = f_init(0);
