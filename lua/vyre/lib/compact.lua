@@ -196,12 +196,13 @@ function M.compact(name, timed, be, src, keep, dst)
     U.raise(name, ("src is %s but dst is %s"):format(src.type, dst.type),
       "compact into a buffer of the same type")
   end
-  if rawequal(dst, src) then
-    U.raise(name, "dst is src; compaction cannot run in place",
-      "compact into another buffer (then lib.copy back if needed)")
-  end
-  if flags and rawequal(dst, flags) then
-    U.raise(name, "dst is the flags buffer", "compact into another buffer")
+  -- By memory, not object: a view of src is src too (compaction cannot run in place).
+  U.check_disjoint(name, dst, "dst", src, "src",
+    "compact into a buffer that shares no memory with src (compaction cannot run in "
+    .. "place; lib.copy back afterwards if needed)")
+  if flags then
+    U.check_disjoint(name, dst, "dst", flags, "the flags buffer",
+      "compact into a buffer that shares no memory with the flags")
   end
   local t, n = src.type, src.count
   local kcount, kscatter = kernels(name, be, t, flags and flags.type, pred)
