@@ -198,8 +198,8 @@ function M.compact(name, timed, be, src, keep, dst)
   end
   -- By memory, not object: a view of src is src too (compaction cannot run in place).
   U.check_disjoint(name, dst, "dst", src, "src",
-    "compact into a buffer that shares no memory with src (compaction cannot run in "
-    .. "place; lib.copy back afterwards if needed)")
+    "compact into a buffer that shares no memory with src (then lib.copy back if needed)",
+    false, "compaction cannot run in place")
   if flags then
     U.check_disjoint(name, dst, "dst", flags, "the flags buffer",
       "compact into a buffer that shares no memory with the flags")

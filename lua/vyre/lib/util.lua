@@ -144,12 +144,14 @@ end
 
 --- Raises unless a and b (what: their names in messages) share no memory; with
 --- allow_same, the same start (an in-place call) passes and only partial overlap raises.
-function U.check_disjoint(name, a, awhat, b, bwhat, fix, allow_same)
+--- why, when given, ends the message's first part ("compaction cannot run in place").
+function U.check_disjoint(name, a, awhat, b, bwhat, fix, allow_same, why)
   local o = U.overlap(a, b)
   if not o or (o == "same" and allow_same) then return end
   local how = rawequal(a, b) and ("%s is %s"):format(awhat, bwhat)
     or ("%s and %s share memory (overlapping views of one buffer)"):format(awhat, bwhat)
   if allow_same then how = how .. " without starting at the same element" end
+  if why then how = how .. "; " .. why end
   U.raise(name, how, fix)
 end
 
