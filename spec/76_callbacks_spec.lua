@@ -105,6 +105,21 @@ describe("user callbacks", function()
     assert.are.equal("(Add (Num 2) (Num 3))", text)
   end)
 
+  it("a compact predicate function that yields is refused; its errors keep their words", function()
+    local lib = require("vyre.lib")
+    local be = vyre.backend("reference")
+    local src, dst = be:buffer("i32", { 1, -2, 3 }), be:buffer("i32", 3)
+    local msg = wrapped(lib.compact, be, src, function(x) coroutine.yield() return x:gt(0) end,
+      dst)
+    assert.matches("vyre.lib.compact: the predicate function yielded; callbacks must return "
+      .. "without yielding", msg, 1, true)
+    assert.matches("the predicate function yielded", in_coroutine(lib.compact, be, src,
+      function(x) coroutine.yield() return x:gt(0) end, dst), 1, true)
+    msg = H.error_of(lib.compact, be, src, function() error("pred broke", 0) end, dst)
+    assert.matches("vyre.lib.compact: the predicate function failed: pred broke", msg, 1, true)
+    assert.are.equal(2, lib.compact(be, src, function(x) return x:gt(0) end, dst))
+  end)
+
   describe("a user vyre.policy.megakernel", function()
     local policy = require("vyre.policy")
     local saved, be, k, a

@@ -17,20 +17,20 @@ local function text_of(e)
   return ("(a %s error value whose __tostring raised)"):format(type(e))
 end
 
---- call(what, fn, ...) -> results of fn(...), or raises nothing but returns
---- false-first: ok, ... on success (ok = true), or false, message where message reads
---- "<what> raised: <its error>" or "<what> yielded (...)". `what` names the callback
---- ("the guard of rule 'comm'", "the scheduler", "vyre.policy.megakernel").
+--- call(what, fn, ...) runs fn(...) and never raises. On success: true, fn's results.
+--- Else: false, message, kind, err — message reads "<what> raised: <its error>" (kind
+--- "raised", err the original error value) or "<what> yielded; ..." (kind "yielded").
+--- `what` names the callback ("the guard of rule 'comm'", "the scheduler", ...).
 function M.call(what, fn, ...)
   local co = coroutine.create(fn)
   local r = table.pack(coroutine.resume(co, ...))
   if not r[1] then
-    return false, ("%s raised: %s"):format(what, text_of(r[2]))
+    return false, ("%s raised: %s"):format(what, text_of(r[2])), "raised", r[2]
   end
   if coroutine.status(co) ~= "dead" then
     coroutine.close(co) -- runs its pending to-be-closed variables
     return false, ("%s yielded; callbacks must return without yielding (vyre calls them "
-      .. "from code that cannot be suspended)"):format(what)
+      .. "from code that cannot be suspended)"):format(what), "yielded"
   end
   return true, table.unpack(r, 2, r.n)
 end
