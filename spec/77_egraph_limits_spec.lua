@@ -164,3 +164,23 @@ describe("vyre.egraph.from_image and crafted images", function()
     assert.matches("malformed", refused(vyre.array("u32", w), spans), 1, true)
   end)
 end)
+
+describe("the deepest left-hand side on CUDA #gpu", function()
+  it("compiles and matches as on the reference backend", function()
+    local gpu = assert(vyre.backend("cuda"))
+    local found = {}
+    for i, be in ipairs({ vyre.backend("reference"), gpu }) do
+      local eg = vyre.egraph(be)
+      eg:op("Neg", 1)
+      eg:op("Num", 0)
+      local x = eg:leaf("Num", 7)
+      local top = x
+      for _ = 1, match.MAX_CHAIN + 3 do top = eg:add("Neg", top) end
+      -- the deepest chain, with a device when-test on top (64 statement levels)
+      eg:rule("deep", chain(match.MAX_CHAIN), "?a", { when = "(!= ?a 12345)" })
+      local rep = eg:run({ iterations = 3 })
+      found[i] = { rep[1].matches.deep, select(2, eg:size()), eg:find(top) == eg:find(x) }
+    end
+    assert.are.same(found[1], found[2])
+  end)
+end)
