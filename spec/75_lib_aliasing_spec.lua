@@ -127,6 +127,27 @@ describe("vyre.lib aliasing on the reference backend", function()
   end)
 end)
 
+describe("vyre.egraph bulk input aliasing the e-graph's own columns", function()
+  it("is refused by memory (a view of a column too), with a Fix", function()
+    local eg = vyre.egraph(vyre.backend())
+    eg:op("f", 2)
+    eg:op("x", 0)
+    local a, b = eg:leaf("x", 1), eg:leaf("x", 2)
+    eg:add("f", a, b)
+    local cols = eg:buffers()
+    refused("argument 1 (pairs) shares memory with the e-graph's own parent column",
+      eg.union_many, eg, cols.parent:view(1, 2))
+    refused("argument 2 (children) shares memory with the e-graph's own children column",
+      eg.add_many, eg, "f", cols.children)
+    refused("argument 2 (payloads) shares memory with the e-graph's own children column",
+      eg.add_many, eg, "x", cols.children:view(1, 2))
+    assert.are.same({ 3, 3 }, { eg:size() }) -- nothing was added or united
+    local mine = eg.be:buffer("u32", 2)
+    lib.copy(eg.be, cols.parent:view(1, 2), mine) -- a copy of one's own is fine
+    assert.are.equal(1, eg:union_many(mine))
+  end)
+end)
+
 describe("vyre.lib aliasing on the fake CUDA driver #fakecuda", function()
   local F = require("tests.fakecuda.harness")
   local available, why = F.available()
