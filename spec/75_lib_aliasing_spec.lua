@@ -1,8 +1,8 @@
 -- 75: vyre.lib compares buffers by memory, not by object (issue 26). Two views of one
 -- buffer are different objects over the same bytes: lib.copy has memmove semantics on
 -- overlap, scan runs in place only from the same start, and the primitives that cannot
--- run in place refuse overlapping views with a Fix. On the reference backend (always)
--- and the fake CUDA driver (#fakecuda).
+-- run in place refuse overlapping views with a Fix. On the reference backend (always),
+-- the fake CUDA driver (#fakecuda) and a GPU (#gpu). Also the e-graph's bulk input.
 local vyre = require("vyre")
 local core = require("vyre.core")
 local lib = require("vyre.lib")
@@ -164,5 +164,18 @@ describe("vyre.lib aliasing on the fake CUDA driver #fakecuda", function()
   it("lib.copy has memmove semantics on overlapping views", function() copies(be) end)
   it("primitives that cannot run in place refuse overlapping views", function()
     refusals(be)
+  end)
+end)
+
+describe("vyre.lib aliasing on CUDA #gpu", function()
+  local be
+  setup(function() be = assert(vyre.backend("cuda")) end)
+  it("core.buffer_extent names the allocation and the byte range", function() extents(be) end)
+  it("lib.copy has memmove semantics on overlapping views", function() copies(be) end)
+  it("primitives that cannot run in place refuse overlapping views", function()
+    refusals(be)
+  end)
+  it("disjoint views of one buffer and same-start in-place calls work", function()
+    in_place(be)
   end)
 end)

@@ -1,4 +1,4 @@
--- vyre.callback — calling user functions from inside vyre (e-graph rule guards,
+-- vyre.callback (internal) — calling user functions from inside vyre (e-graph rule guards,
 -- schedulers and cost functions, vyre.policy.megakernel) so that what goes wrong in them
 -- reaches the user as one clear error: which callback, what it raised, and a Fix.
 --
