@@ -501,6 +501,18 @@ describe("bin/vyre (a separate process)", function()
     assert.are.equal("y = vyre.Array(f32, 2) [4.0, 8.0]\n", out)
   end)
 
+  it("runs no shell code from its own path (issue 26)", function()
+    -- bin/vyre lists build*/ next to itself through the shell: a path holding " and $( )
+    -- used to run that command.
+    local dir = tmpdir .. '/x"$(touch pwned)"y'
+    assert(os.execute("mkdir -p '" .. dir .. "/bin' && cp bin/vyre '" .. dir .. "/bin/vyre'"))
+    local p = io.popen("cd '" .. tmpdir .. "' && lua5.4 '" .. dir .. "/bin/vyre' --version")
+    local out = p:read("a")
+    p:close()
+    assert.are.equal("vyre " .. vyre.version .. "\n", out)
+    assert.is_nil(io.open(tmpdir .. "/pwned", "rb"))
+  end)
+
   it("works from another directory (paths relative to the script)", function()
     local here = io.popen("pwd"):read("l")
     local p = io.popen("cd / && lua5.4 '" .. here .. "/bin/vyre' --version")
