@@ -463,6 +463,43 @@ describe("vyre bench", function()
   end)
 end)
 
+describe("exit statuses of every subcommand (docs/CLI.md)", function()
+  it("usage errors exit 2 with a message and no traceback", function()
+    local missing = tmpdir .. "/missing.vyre"
+    local cases = {
+      { "info", "--bogus" }, { "info", "extra" },
+      { "check" }, { "check", "--bogus", SAXPY }, { "check", missing }, { "check", tmpdir },
+      { "ptx" }, { "ptx", "--bogus", SAXPY }, { "ptx", missing }, { "ptx", tmpdir },
+      { "ptx", SAXPY, "--sm", "12" }, { "ptx", SAXPY, "--sm", "x" },
+      { "ptx", SAXPY, "--program", "nope" },
+      { "run" }, { "run", "--bogus", SAXPY }, { "run", missing }, { "run", tmpdir },
+      { "run", SAXPY, "x=1", "y=1", "a=1", "--backend", "gpu" },
+      { "run", SAXPY, "x=1", "y=1", "a=1", "--program", "nope" },
+      { "run", SAXPY, "x=1", "y=1", "a=1e400" }, { "run", SAXPY, "x=1e39", "y=1", "a=1" },
+      { "run", SAXPY, "x=zeros:-1", "y=1", "a=1" },
+      { "bench", "--bogus" }, { "bench", "extra" }, { "bench", "--n", "0" },
+      { "bench", "--backend", "gpu" },
+      { "repl", "--bogus" }, { "repl", "extra" },
+      { "help", "nope" }, { "nope" }, {},
+    }
+    for _, argv in ipairs(cases) do
+      local st, out, err = vy(table.unpack(argv))
+      local what = "vyre " .. table.concat(argv, " ")
+      assert.are.equal(2, st, what)
+      -- check, ptx and run list a file's problems on stdout, the rest go to stderr
+      assert.is_true(#err > 0 or out:find("error [io]", 1, true) ~= nil, what)
+      assert.is_nil((out .. err):find("traceback", 1, true), what)
+    end
+  end)
+
+  it("failed work exits 1", function()
+    assert.are.equal(1, (vy("check", BAD)))
+    assert.are.equal(1, (vy("ptx", BAD)))
+    assert.are.equal(1, (vy("run", BAD, "v=1")))
+    assert.are.equal(1, (vy("ptx", SAXPY, "-o", tmpdir .. "/no/such/dir/out.ptx")))
+  end)
+end)
+
 describe("bin/vyre (a separate process)", function()
   local function spawn(args)
     local ok, how, code = os.execute("lua5.4 bin/vyre " .. args .. " >/dev/null 2>&1")

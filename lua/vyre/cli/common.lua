@@ -391,7 +391,15 @@ function M.parse_value(s, t)
   if lower == "-inf" then return -math.huge end
   local x = tonumber(s)
   if not x then return nil, ("'%s' is not a number (for %s)"):format(s, t) end
-  return x + 0.0
+  x = x + 0.0
+  -- A finite literal past the type's range would silently become inf: refuse it (inf
+  -- is written as inf). f32 rounds to inf from 2^128 - 2^103 on (FLT_MAX + half an ulp).
+  local big = t == "f32" and 2.0 ^ 128 - 2.0 ^ 103 or math.huge
+  if x ~= x or math.abs(x) >= big then
+    return nil, ("'%s' is out of range for %s. Fix: pass a finite value in range, or inf / "
+      .. "-inf / nan"):format(s, t)
+  end
+  return x
 end
 
 --- Element texts of an array: all of them, or the first `head` and last `tail` with
