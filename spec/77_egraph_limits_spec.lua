@@ -65,6 +65,20 @@ describe("eg:rule and deep left-hand sides", function()
     assert.matches("would nest 65 statement levels", msg, 1, true)
   end)
 
+  it("refuses a when predicate too deep for the kernel, with the validator's words", function()
+    local eg = graph()
+    local t = {}
+    for i = 1, 200 do t[i] = ("(!= ?a %d)"):format(i) end
+    local msg = H.error_of(eg.rule, eg, "w", "(Add ?a ?b)", "?a",
+      { when = "(and " .. table.concat(t, " ") .. ")" })
+    assert.matches("left-hand pattern '(Add ?a ?b)' cannot be matched on the device: its "
+      .. "matching kernel is not a valid program (expression nesting exceeds 128 levels", msg,
+      1, true)
+    assert.matches("Fix: write a shallower pattern or a shorter when predicate", msg, 1, true)
+    for i = 101, 200 do t[i] = nil end
+    eg:rule("w_fits", "(Add ?a ?b)", "?a", { when = "(and " .. table.concat(t, " ") .. ")" })
+  end)
+
   it("agrees with the validator exactly at the boundary", function()
     -- M.levels is arithmetic; M.problem builds and validates the real kernels.
     local eg = graph()
