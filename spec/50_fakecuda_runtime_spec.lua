@@ -67,7 +67,9 @@ describe("cuda runtime on the fake driver #fakecuda", function()
     assert.is_true(info.l2_bytes > 0)
     assert.are.equal(12080, info.driver_version)
     assert.is_true(info.cooperative_launch)
-    assert.are.equal(("vyre.Backend(cuda 0: vyre fakecuda 0 (sm_%d), sm_%d)"):format(SM, SM),
+    -- a device SM the target table lacks runs the highest target the driver loads below it
+    local as = info.target ~= ("sm_%d"):format(SM) and (" as " .. info.target) or ""
+    assert.are.equal(("vyre.Backend(cuda 0: vyre fakecuda 0 (sm_%d), sm_%d%s)"):format(SM, SM, as),
       tostring(be))
   end)
 

@@ -53,7 +53,7 @@ local BAD = file("bad.vyre", [[
 
 local SYNTAX = file("syntax.vyre", "(program s (workgroup 1)\n  (let a 1u32) (foo))\n")
 
-local DBL_LUA = file("dbl.lua", [[
+local DBL_LUA_TEXT = [[
 local p = vyre.program("dbl", {workgroup = 64, vyre.buffer("v", "i32", "read_write"),
     vyre.param("m", "i32")},
   function(k)
@@ -61,7 +61,8 @@ local p = vyre.program("dbl", {workgroup = 64, vyre.buffer("v", "i32", "read_wri
     k:when(i:lt(k.v:len()), function() k.v[i] = k.v[i] * k.m end)
   end)
 return {program = p, args = {v = {1, 2, 3}, m = 2}}
-]])
+]]
+local DBL_LUA = file("dbl.lua", DBL_LUA_TEXT)
 
 local BAD_LUA = file("badlua.lua", [[
 return vyre.program("bad", {workgroup = 64, vyre.buffer("v", "f32", "read")}, function(k)
@@ -197,11 +198,21 @@ describe("vyre check", function()
     assert.matches("--quiet", out2, 1, true)
   end)
 
-  it("a missing file fails (1) and no file is a usage error (2)", function()
+  it("a missing file, a directory and no file are usage errors (2)", function()
     local st, out = vy("check", tmpdir .. "/missing.vyre")
-    assert.are.equal(1, st)
+    assert.are.equal(2, st)
     assert.matches("error [io] cannot read the file", out, 1, true)
+    assert.matches("Fix: name a program file", out, 1, true)
     assert.are.equal(2, (vy("check")))
+    -- A directory used to end in a Lua traceback (issue 26).
+    st, out = vy("check", tmpdir)
+    assert.are.equal(2, st)
+    assert.matches(tmpdir .. ": error [io] cannot read the file: " .. tmpdir
+      .. ": Is a directory", out, 1, true)
+    -- With a valid file too: the missing one decides the status.
+    assert.are.equal(2, (vy("check", SAXPY, tmpdir .. "/missing.vyre")))
+    assert.are.equal(2, (vy("ptx", tmpdir)))
+    assert.are.equal(2, (vy("run", tmpdir .. "/missing.vyre")))
   end)
 
   it("locates statements inside then, else and for blocks", function()
@@ -366,8 +377,64 @@ describe("vyre run", function()
     usage("--grid wants X[,Y[,Z]]", "x=1", "y=1", "a=1", "--grid", "0")
   end)
 
+  it("refuses integers outside their type (exit 2 with a Fix), never wraps them", function()
+    local p = file("ints.vyre", "(program ints (workgroup 1) (buffer u u64 read_write)\n"
+      .. "  (buffer w u32 read_write) (buffer s i32 read_write) (buffer l i64 read_write)\n"
+      .. "  (param a u64))\n")
+    local ok = { "w=1", "s=1", "l=1", "a=1" }
+    local function refused(arg, want)
+      local args = { "run", p, "u=1" }
+      for _, a in ipairs(ok) do
+        if a:sub(1, 2) ~= arg:sub(1, 2) then args[#args + 1] = a end
+      end
+      args[#args + 1] = arg
+      args[#args + 1] = "--backend=reference"
+      local st, out, err = vy(table.unpack(args))
+      assert.are.equal(2, st, arg)
+      assert.are.equal("", out)
+      assert.matches(want, err, 1, true)
+      assert.matches("Fix: pass a value in that range", err, 1, true)
+    end
+    -- 2^64 used to become 0 and 0x1FFFFFFFFFFFFFFFF 2^64 - 1 (issue 26).
+    refused("a=18446744073709551616", "'18446744073709551616' is out of range for u64 "
+      .. "(0 .. 18446744073709551615)")
+    refused("a=0x1FFFFFFFFFFFFFFFF", "'0x1FFFFFFFFFFFFFFFF' is out of range for u64")
+    refused("a=-1", "'-1' is out of range for u64")
+    refused("w=4294967296", "w: element 1: '4294967296' is out of range for u32 "
+      .. "(0 .. 4294967295)")
+    refused("w=fill:2:-1", "'-1' is out of range for u32")
+    refused("s=1,2147483648", "s: element 2: '2147483648' is out of range for i32")
+    refused("s=-2147483649", "'-2147483649' is out of range for i32")
+    refused("l=9223372036854775808", "'9223372036854775808' is out of range for i64")
+    refused("l=-0x8000000000000001", "out of range for i64")
+    -- The ends of every range pass, in decimal and hex.
+    local st, out = vy("run", p, "u=18446744073709551615,0xffffffffffffffff",
+      "w=4294967295,0", "s=-2147483648,2147483647", "l=-9223372036854775808,1e3",
+      "a=0xFFFFFFFFFFFFFFFF", "--backend", "reference")
+    assert.are.equal(0, st)
+    assert.matches("u = vyre.Array(u64, 2) [18446744073709551615, 18446744073709551615]", out,
+      1, true)
+    assert.matches("w = vyre.Array(u32, 2) [4294967295, 0]", out, 1, true)
+    assert.matches("s = vyre.Array(i32, 2) [-2147483648, 2147483647]", out, 1, true)
+    assert.matches("l = vyre.Array(i64, 2) [-9223372036854775808, 1000]", out, 1, true)
+  end)
+
+  it("refuses a generator count past the array limit cleanly (exit 2)", function()
+    for _, gen in ipairs({ "zeros:99999999999999", "iota:99999999999999",
+      "fill:99999999999999:1" }) do
+      local st, out, err = vy("run", SAXPY, "x=" .. gen, "y=1", "a=1", "--backend", "reference")
+      assert.are.equal(2, st, gen)
+      assert.are.equal("", out)
+      assert.matches("99999999999999 elements is more than the limit", err, 1, true)
+      assert.matches("Fix: ", err, 1, true)
+      assert.is_nil(err:find("traceback", 1, true))
+    end
+  end)
+
   it("reports a run that raises (exit 1) and an invalid program (exit 1)", function()
-    local st, _, err = vy("run", DBL_LUA, "m=99999999999", "--backend", "reference")
+    -- The Lua file's own defaults reach be:run, which raises: the work failed.
+    local raises = file("raises.lua", (DBL_LUA_TEXT:gsub("m = 2}", "m = 99999999999}")))
+    local st, _, err = vy("run", raises, "--backend", "reference")
     assert.are.equal(1, st)
     assert.matches("vyre run: vyre.Backend:run: ", err, 1, true)
     assert.are.equal(1, (vy("run", BAD, "v=1")))
@@ -427,6 +494,43 @@ describe("vyre bench", function()
   end)
 end)
 
+describe("exit statuses of every subcommand (docs/CLI.md)", function()
+  it("usage errors exit 2 with a message and no traceback", function()
+    local missing = tmpdir .. "/missing.vyre"
+    local cases = {
+      { "info", "--bogus" }, { "info", "extra" },
+      { "check" }, { "check", "--bogus", SAXPY }, { "check", missing }, { "check", tmpdir },
+      { "ptx" }, { "ptx", "--bogus", SAXPY }, { "ptx", missing }, { "ptx", tmpdir },
+      { "ptx", SAXPY, "--sm", "12" }, { "ptx", SAXPY, "--sm", "x" },
+      { "ptx", SAXPY, "--program", "nope" },
+      { "run" }, { "run", "--bogus", SAXPY }, { "run", missing }, { "run", tmpdir },
+      { "run", SAXPY, "x=1", "y=1", "a=1", "--backend", "gpu" },
+      { "run", SAXPY, "x=1", "y=1", "a=1", "--program", "nope" },
+      { "run", SAXPY, "x=1", "y=1", "a=1e400" }, { "run", SAXPY, "x=1e39", "y=1", "a=1" },
+      { "run", SAXPY, "x=zeros:-1", "y=1", "a=1" },
+      { "bench", "--bogus" }, { "bench", "extra" }, { "bench", "--n", "0" },
+      { "bench", "--backend", "gpu" },
+      { "repl", "--bogus" }, { "repl", "extra" },
+      { "help", "nope" }, { "nope" }, {},
+    }
+    for _, argv in ipairs(cases) do
+      local st, out, err = vy(table.unpack(argv))
+      local what = "vyre " .. table.concat(argv, " ")
+      assert.are.equal(2, st, what)
+      -- check, ptx and run list a file's problems on stdout, the rest go to stderr
+      assert.is_true(#err > 0 or out:find("error [io]", 1, true) ~= nil, what)
+      assert.is_nil((out .. err):find("traceback", 1, true), what)
+    end
+  end)
+
+  it("failed work exits 1", function()
+    assert.are.equal(1, (vy("check", BAD)))
+    assert.are.equal(1, (vy("ptx", BAD)))
+    assert.are.equal(1, (vy("run", BAD, "v=1")))
+    assert.are.equal(1, (vy("ptx", SAXPY, "-o", tmpdir .. "/no/such/dir/out.ptx")))
+  end)
+end)
+
 describe("bin/vyre (a separate process)", function()
   local function spawn(args)
     local ok, how, code = os.execute("lua5.4 bin/vyre " .. args .. " >/dev/null 2>&1")
@@ -442,6 +546,19 @@ describe("bin/vyre (a separate process)", function()
     assert.are.equal(2, spawn(""))
     assert.are.equal(2, spawn("frobnicate"))
     assert.are.equal(2, spawn("ptx --sm 12 " .. SAXPY))
+    assert.are.equal(2, spawn("check " .. tmpdir))
+    assert.are.equal(2, spawn("run " .. SAXPY .. " x=zeros:99999999999999 y=1 a=1"))
+  end)
+
+  it("ends usage errors with a message, not a Lua traceback", function()
+    for _, args in ipairs({ "check " .. tmpdir, "ptx " .. tmpdir,
+      "run " .. SAXPY .. " x=zeros:99999999999999 y=1 a=1 --backend reference" }) do
+      local p = io.popen("lua5.4 bin/vyre " .. args .. " 2>&1")
+      local out = p:read("a")
+      p:close()
+      assert.is_nil(out:find("traceback", 1, true), out)
+      assert.matches("Fix: ", out, 1, true)
+    end
   end)
 
   it("runs a program and prints its result on stdout", function()
@@ -450,6 +567,18 @@ describe("bin/vyre (a separate process)", function()
     local out = p:read("a")
     assert.is_true(p:close())
     assert.are.equal("y = vyre.Array(f32, 2) [4.0, 8.0]\n", out)
+  end)
+
+  it("runs no shell code from its own path (issue 26)", function()
+    -- bin/vyre lists build*/ next to itself through the shell: a path holding " and $( )
+    -- used to run that command.
+    local dir = tmpdir .. '/x"$(touch pwned)"y'
+    assert(os.execute("mkdir -p '" .. dir .. "/bin' && cp bin/vyre '" .. dir .. "/bin/vyre'"))
+    local p = io.popen("cd '" .. tmpdir .. "' && lua5.4 '" .. dir .. "/bin/vyre' --version")
+    local out = p:read("a")
+    p:close()
+    assert.are.equal("vyre " .. vyre.version .. "\n", out)
+    assert.is_nil(io.open(tmpdir .. "/pwned", "rb"))
   end)
 
   it("works from another directory (paths relative to the script)", function()

@@ -47,6 +47,21 @@ describe("the REPL", function()
     assert.are.equal("true\n", eval({ "vyre.cuda.device == vyre.device" }))
   end)
 
+  it("survives a value whose __tostring raises (and keeps going)", function()
+    local bad = "bad = setmetatable({}, {__name = 'Bad', __tostring = function() "
+      .. "error('no text', 0) end})"
+    local out = eval({ bad, "bad", "{[bad] = 1, [setmetatable({}, getmetatable(bad))] = 2}",
+      "print(bad, 1)", "pp(bad)", "error(bad)", "40 + 2" })
+    local shown = "<value: __tostring raised: no text>"
+    assert.are.equal(table.concat({ shown, shown, shown .. "\t1", shown, "error: " .. shown,
+      "42" }, "\n") .. "\n", out)
+    -- An error whose __tostring raises an object whose __tostring raises too.
+    out = eval({ bad, "error(setmetatable({}, {__tostring = function() error(bad) end}))",
+      "1" })
+    assert.are.equal("error: <value: __tostring raised: (a table whose __tostring raised)>\n"
+      .. "1\n", out)
+  end)
+
   it("keeps `local` names for the following lines", function()
     assert.are.equal("7\n", eval({ "local y = 7", "y" }))
     assert.are.equal("9\n", eval({ "local function sq(a) return a * a end", "sq(3)" }))

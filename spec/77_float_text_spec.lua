@@ -78,8 +78,12 @@ local function check(t, bits)
   if d and #d > 1 then
     local v = string.unpack(t == "f32" and "<f" or "<d", string.pack(FMT[t], bits))
     local shorter = ("%." .. (#d - 2) .. "e"):format(v)
-    assert.are_not.equal(bits, read_back(t, shorter), ("%s %q is not the shortest (%q)")
-      :format(t, text, shorter))
+    -- (a shorter text past the type's range, as for the largest finite value, is refused
+    -- by the reader: that too is not these bits)
+    if C.parse_value(shorter, t) ~= nil then
+      assert.are_not.equal(bits, read_back(t, shorter), ("%s %q is not the shortest (%q)")
+        :format(t, text, shorter))
+    end
   end
   return text
 end

@@ -8,6 +8,7 @@
 -- never make the runtime launch a grid that cannot be co-resident: that would hang).
 -- The facts, the default rule and why: docs/PLANNERS.md §2.
 local profiles = require("vyre.profiles")
+local callback = require("vyre.callback")
 
 local M = {}
 
@@ -177,7 +178,21 @@ function M.decide(facts, profile)
   local fname = "vyre.policy.decide"
   M.check_facts(facts, fname)
   M.complete(facts, profile)
-  local choice = M.megakernel(facts)
+  local choice
+  if M.megakernel == M.default_megakernel then
+    choice = M.megakernel(facts) -- its own errors already name it and carry a Fix
+  else
+    -- A user's policy: an error or a yield inside it is reported as the policy's, with a
+    -- Fix (it is called from C, inside be:megakernel / be:plan, which cannot yield).
+    local ok, res = callback.call("vyre.policy.megakernel (a user policy)", M.megakernel,
+      facts)
+    if not ok then
+      fail(fname, res, "make the policy return {mode = 'cooperative' | 'graph' | "
+        .. "'host_loop', reason = '...'} without raising or yielding, or restore "
+        .. "vyre.policy.megakernel = vyre.policy.default_megakernel")
+    end
+    choice = res
+  end
   if type(choice) ~= "table" or not M.MODES[choice.mode] then
     fail(fname, ("vyre.policy.megakernel returned %s, not {mode = 'cooperative' | 'graph' | "
       .. "'host_loop', reason = '...'}"):format(type(choice) == "table"

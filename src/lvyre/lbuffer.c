@@ -457,6 +457,22 @@ static int buffer_tostring(lua_State *L) {
     return 1;
 }
 
+/* core.buffer_extent(buf) -> root, first_byte, end_byte: the memory a live Buffer covers.
+ * root is a light userdata naming the allocation that owns the storage (the buffer
+ * itself, or a view's parent), and [first_byte, end_byte) the bytes within it, so two
+ * Buffers alias exactly when their roots are equal and their ranges intersect. vyre.lib
+ * and the planners compare memory this way, not objects (two views of one buffer are
+ * different objects over the same bytes). */
+static int core_buffer_extent(lua_State *L) {
+    struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, "vyre.core.buffer_extent");
+    struct lvyre_buffer *root = b->parent ? b->parent : b;
+    uint64_t first = b->first * vyre_type_size(b->type);
+    lua_pushlightuserdata(L, root);
+    lua_pushinteger(L, (lua_Integer)first);
+    lua_pushinteger(L, (lua_Integer)(first + bytes_of(b)));
+    return 3;
+}
+
 static const luaL_Reg buffer_methods[] = {{"upload", buffer_upload},
                                           {"download", buffer_download},
                                           {"zero", buffer_zero},
@@ -502,4 +518,6 @@ static const luaL_Reg buffer_meta[] = {{"__gc", buffer_free},
 void vyre_lua_open_buffer(lua_State *L) {
     vyre_lua_newclass_fields(L, VYRE_LUA_BUFFER, buffer_methods, buffer_meta, buffer_index,
                              buffer_free, false);
+    lua_pushcfunction(L, core_buffer_extent); /* into the vyre.core table below */
+    lua_setfield(L, -2, "buffer_extent");
 }

@@ -30,7 +30,7 @@ Options:
   -h, --help this text
 
 Exit status: 0 every program is valid, 1 a problem was found or a file cannot be
-read, 2 wrong command line.]==]
+read, 2 wrong command line (also a FILE that does not exist or is a directory).]==]
 
 -- Source positions of statements (text files) -------------------------------------
 
@@ -163,7 +163,8 @@ local function summary(p)
     wg[1], wg[2], wg[3], nb, nb == 1 and "" or "s", np, np == 1 and "" or "s", p:hash())
 end
 
---- Checks one file: returns true when every program in it is valid.
+--- Checks one file: returns true when every program in it is valid, else false and the
+--- exit status its problems call for (common.problems_status).
 function M.check_file(ctx, path, quiet)
   local entries, problems = C.load_programs(path)
   local text
@@ -181,7 +182,7 @@ function M.check_file(ctx, path, quiet)
   if not quiet then
     ctx.out(("%s: %d problem%s\n"):format(path, #problems, #problems == 1 and "" or "s"))
   end
-  return false
+  return false, C.problems_status(problems)
 end
 
 function M.run(argv, ctx)
@@ -193,11 +194,12 @@ function M.run(argv, ctx)
     return C.OK
   end
   if #files == 0 then return C.usage_error(ctx, "check", "no FILE given") end
-  local all_ok = true
+  local status = C.OK
   for _, f in ipairs(files) do
-    if not M.check_file(ctx, f, opts.quiet) then all_ok = false end
+    local ok, st = M.check_file(ctx, f, opts.quiet)
+    if not ok then status = math.max(status, st) end -- a missing FILE (2) wins over 1
   end
-  return all_ok and C.OK or C.FAIL
+  return status
 end
 
 return M

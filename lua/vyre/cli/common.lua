@@ -4,7 +4,8 @@
 -- the specs call them in-process; bin/vyre only forwards arg and os.exit()s the status.
 --
 -- Exit statuses: 0 success, 1 the work failed (problems found, a run raised, a file
--- cannot be read), 2 the command line is wrong (unknown option, bad value, missing file).
+-- exists but cannot be read), 2 the command line is wrong (unknown option, bad or
+-- out-of-range value, no FILE, a FILE that does not exist or is a directory).
 local vyre = require("vyre")
 
 local M = {}
@@ -87,12 +88,30 @@ end
 
 -- Reading files and programs -----------------------------------------------------
 
+-- errno values that mean the path names no file to read: the command line is wrong.
+local ENOENT, ENOTDIR, EISDIR = 2, 20, 21
+
+--- The contents of path, or nil, message, usage (usage: the path names no regular
+--- file: missing or a directory, so the command line is wrong rather than the work).
 function M.read_file(path)
-  local f, err = io.open(path, "rb")
-  if not f then return nil, err end
-  local s = f:read("a")
+  local f, err, code = io.open(path, "rb")
+  if not f then return nil, err, code == ENOENT or code == ENOTDIR end
+  local s, rerr, rcode = f:read("a")
   f:close()
+  if not s then
+    -- io.open succeeds on a directory; reading it fails with EISDIR.
+    return nil, ("%s: %s"):format(path, rerr or "read failed"), rcode == EISDIR
+  end
   return s
+end
+
+--- The exit status for a list of problems from load_programs: USAGE when a FILE named
+--- on the command line is missing or a directory, else FAIL.
+function M.problems_status(problems)
+  for _, pr in ipairs(problems) do
+    if pr.usage then return M.USAGE end
+  end
+  return M.FAIL
 end
 
 --- Splits "what. Fix: how" into what, how (how is nil when there is no Fix part).
@@ -157,10 +176,11 @@ end
 --- DSL makes while the file runs is recorded, so a program the DSL rejects still gets
 --- all its problems listed (the DSL's own error names only the first).
 function M.load_programs(path, extra)
-  local src, oerr = M.read_file(path)
+  local src, oerr, usage = M.read_file(path)
   if not src then
     return nil, { { where = path, code = "io", message = "cannot read the file: " .. oerr,
-      fix = "check the path" } }
+      fix = usage and "name a program file (a path that exists, not a directory)"
+        or "check the file's permissions", usage = usage } }
   end
   if not M.is_lua_file(path) then
     local ok, p = pcall(vyre.parse, src)
@@ -280,6 +300,69 @@ function M.value_text(v, t)
   return tostring(v)
 end
 
+-- The range of each integer type: the largest magnitude of a negative value and the
+-- largest positive value, both as unsigned 64-bit patterns (compared with math.ult).
+local INT_RANGE = {
+  i32 = { neg = 0x80000000, pos = 0x7fffffff, text = "-2147483648 .. 2147483647" },
+  u32 = { neg = 0, pos = 0xffffffff, text = "0 .. 4294967295" },
+  i64 = { neg = math.mininteger, pos = math.maxinteger,
+    text = "-9223372036854775808 .. 9223372036854775807" },
+  u64 = { neg = 0, pos = -1, text = "0 .. 18446744073709551615" },
+}
+
+-- The magnitude of a decimal or 0x-hex digit string as an unsigned 64-bit pattern, or
+-- nil when it does not fit in 64 bits. Lua's own tonumber wraps hex past 2^64 and turns
+-- big decimals into floats, so it cannot tell an out-of-range value from a valid one.
+local function magnitude(digits)
+  local m = 0
+  local hex = digits:match("^0[xX](%x+)$")
+  if hex then
+    for c in hex:gmatch(".") do
+      if m >> 60 ~= 0 then return nil end
+      m = (m << 4) | tonumber(c, 16)
+    end
+    return m
+  end
+  local max10, last = 1844674407370955161, 5 -- (2^64 - 1) // 10 and its last digit
+  for c in digits:gmatch(".") do
+    local d = c:byte() - 48
+    if math.ult(max10, m) or (m == max10 and d > last) then return nil end
+    m = m * 10 + d
+  end
+  return m
+end
+
+--- Reads an integer of type t (i32, u32, i64, u64) from text: decimal or 0x hex with an
+--- optional sign, or a number with an integral value (1e3). A value outside the type is
+--- refused, never wrapped (u64 values are returned as Lua integers with the same bits).
+--- Returns the integer, or nil and a message with a Fix.
+function M.parse_int(s, t)
+  local r = INT_RANGE[t]
+  local sign, digits = s:match("^([+-]?)(%d+)$")
+  if not sign then sign, digits = s:match("^([+-]?)(0[xX]%x+)$") end
+  local m
+  if digits then
+    m = magnitude(digits)
+  else
+    local x = tonumber(s)
+    if x == nil or math.type(x) ~= "float" or x ~= math.floor(x) then
+      return nil, ("'%s' is not an integer (for %s). Fix: write an integer such as 42 or "
+        .. "0x2a"):format(s, t)
+    end
+    sign = x < 0 and "-" or ""
+    m = math.tointeger(math.abs(x)) -- nil past 2^63: out of range for every signed type
+    if not m and t == "u64" and x > 0 and x < 2.0 ^ 64 then -- [2^63, 2^64): top bit set
+      m = math.tointeger(x - 2.0 ^ 63) | math.mininteger
+    end
+  end
+  local bound = sign == "-" and r.neg or r.pos
+  if m == nil or math.ult(bound, m) then
+    return nil, ("'%s' is out of range for %s (%s). Fix: pass a value in that range "
+      .. "(values are never wrapped)"):format(s, t, r.text)
+  end
+  return sign == "-" and -m or m
+end
+
 --- Reads one value of type t from text; nil, message when it is not one.
 function M.parse_value(s, t)
   s = s:match("^%s*(.-)%s*$")
@@ -288,15 +371,7 @@ function M.parse_value(s, t)
     if s == "false" or s == "0" then return false end
     return nil, ("'%s' is not a bool (true, false, 1 or 0)"):format(s)
   end
-  if INT[t] then
-    local n = math.tointeger(tonumber(s))
-    if t == "u64" and not n and s:match("^%d+$") then
-      n = math.tointeger(tonumber(s:sub(1, -2))) -- up to 2^64-1: same bits as the integer
-      if n then n = n * 10 + tonumber(s:sub(-1)) end
-    end
-    if not n then return nil, ("'%s' is not an integer (for %s)"):format(s, t) end
-    return n
-  end
+  if INT[t] then return M.parse_int(s, t) end
   local lower = s:lower()
   -- NaNs as Arrays print them: nan and -nan (the quiet NaN of each sign), nan:0xBITS
   if lower == "nan" or lower == "-nan" then
@@ -319,6 +394,13 @@ function M.parse_value(s, t)
   if not x then return nil, ("'%s' is not a number (for %s)"):format(s, t) end
   x = x + 0.0 -- -0.0 + 0.0 is +0.0, and tonumber("-0") is the integer 0: keep the sign
   if x == 0 and s:find("^%-") then x = -0.0 end
+  -- A finite literal past the type's range would silently become inf: refuse it (inf
+  -- is written as inf). f32 rounds to inf from 2^128 - 2^103 on (FLT_MAX + half an ulp).
+  local big = t == "f32" and 2.0 ^ 128 - 2.0 ^ 103 or math.huge
+  if x ~= x or math.abs(x) >= big then
+    return nil, ("'%s' is out of range for %s. Fix: pass a finite value in range, or inf / "
+      .. "-inf / nan"):format(s, t)
+  end
   return x
 end
 

@@ -51,7 +51,7 @@ function M.run(argv, ctx)
   if entries then problems = check.problems_of(entries, path) end
   if #problems > 0 then
     check.report(ctx, problems, entries and entries[1].text)
-    return C.FAIL
+    return C.problems_status(problems)
   end
   if opts.program then
     local e, why = C.pick(entries, opts.program)

@@ -72,6 +72,23 @@ end
 local Session = {}
 Session.__index = Session
 
+-- Text of an error value, never raising: a value whose __tostring raises is described.
+local function error_text(e)
+  if type(e) == "string" then return e end
+  local ok, t = pcall(tostring, e)
+  if ok and type(t) == "string" then return t end
+  return ("(a %s whose __tostring raised)"):format(type(e))
+end
+
+--- f(v) (pretty or tostring), or "<value: __tostring raised: msg>" when a __tostring
+--- metamethod inside raises: one bad value must not end the session.
+local function shown(f, v)
+  local ok, t = pcall(f, v)
+  if ok and type(t) == "string" then return t end
+  if ok then t = "__tostring returned a " .. type(t) end
+  return ("<value: __tostring raised: %s>"):format(error_text(t))
+end
+
 --- A fresh global environment: _G underneath, vyre, lib, help, pp, and `be` opened on
 --- first use; print writes to the session's output.
 local function make_env(out)
@@ -95,11 +112,11 @@ local function make_env(out)
     out((text or why) .. "\n")
   end
   env.pp = function(...)
-    for i = 1, select("#", ...) do out(pretty((select(i, ...))) .. "\n") end
+    for i = 1, select("#", ...) do out(shown(pretty, (select(i, ...))) .. "\n") end
   end
   env.print = function(...)
     local parts = {}
-    for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
+    for i = 1, select("#", ...) do parts[i] = shown(tostring, (select(i, ...))) end
     out(table.concat(parts, "\t") .. "\n")
   end
   env._G = env
@@ -122,7 +139,7 @@ end
 local function message_of(err)
   if type(err) == "string" then return err end
   local mt = getmetatable(err)
-  if mt and mt.__tostring then return tostring(err) end
+  if mt and mt.__tostring then return shown(tostring, err) end
   return ("(error object is a %s value)"):format(type(err))
 end
 
@@ -154,7 +171,7 @@ function Session:feed(line)
   end
   local parts = {}
   -- One newline per result line (a Program's text already ends with one).
-  for i = 2, r.n do parts[#parts + 1] = (pretty(r[i]):gsub("\n$", "")) end
+  for i = 2, r.n do parts[#parts + 1] = (shown(pretty, r[i]):gsub("\n$", "")) end
   if #parts > 0 then self.out(table.concat(parts, "\t") .. "\n") end
   return "ok"
 end

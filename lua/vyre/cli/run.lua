@@ -81,7 +81,8 @@ function M.buffer_value(text, t)
   if gen == "zeros" or gen == "iota" then
     local n, why = count_of(rest, gen .. ":N")
     if not n then return nil, why end
-    local a = vyre.array(t, n)
+    local ok, a = pcall(vyre.array, t, n) -- a count past the limits raises with a Fix
+    if not ok then return nil, ("%s:N: %s"):format(gen, tostring(a)) end
     if gen == "iota" then
       for i = 1, n do a[i] = t == "bool" and (i > 1) or (C.INT[t] and i - 1 or (i - 1) + 0.0) end
     end
@@ -92,7 +93,8 @@ function M.buffer_value(text, t)
     if not n then return nil, why end
     local v, verr = C.parse_value(vs or "", t)
     if v == nil then return nil, "fill:N:V: " .. verr end
-    local a = vyre.array(t, n)
+    local ok, a = pcall(vyre.array, t, n)
+    if not ok then return nil, "fill:N:V: " .. tostring(a) end
     for i = 1, n do a[i] = v end
     return a
   elseif gen then
@@ -215,7 +217,7 @@ function M.run(argv, ctx)
   if entries then problems = check.problems_of(entries, path) end
   if #problems > 0 then
     check.report(ctx, problems, entries and entries[1].text)
-    return C.FAIL
+    return C.problems_status(problems)
   end
   local e, why = C.pick(entries, opts.program)
   if not e then return C.usage_error(ctx, "run", why) end

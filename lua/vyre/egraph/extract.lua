@@ -10,6 +10,7 @@
 local lib = require("vyre.lib")
 local S = require("vyre.egraph.store")
 local K = require("vyre.egraph.kernels")
+local callback = require("vyre.callback")
 local image = require("vyre.egraph.image")
 
 local M = {}
@@ -27,7 +28,17 @@ local function op_costs(eg, fname, cost)
   end
   for i, name in ipairs(ops.names) do
     local c
-    if type(cost) == "table" then c = cost[name] else c = cost(name, ops.arity[i]) end
+    if type(cost) == "table" then
+      c = cost[name]
+    else
+      local ok, v = callback.call(("the cost function (for op '%s')"):format(name), cost, name,
+        ops.arity[i])
+      if not ok then
+        S.raise(fname, v, "make the cost function(name, arity) return a positive integer "
+          .. "for every registered op, without raising or yielding")
+      end
+      c = v
+    end
     if math.type(c) ~= "integer" or c < 1 or c > (1 << 40) then
       S.raise(fname, ("the cost of op '%s' must be an integer in [1, 2^40], got %s"):format(
         name, tostring(c)), "give every registered op a positive integer cost")

@@ -16,6 +16,10 @@ local R = require("vyre.egraph.rebuild")
 
 local M = {}
 
+-- from_image's bound on spans.nids: ids per word of the image, plus a constant (see
+-- check_spans).
+M.IDS_PER_WORD, M.IDS_SLACK = 16, 4096
+
 M.SPANS = { "row_eclass", "row_op", "row_children_offset", "row_children_len",
   "row_signature", "children", "group_eclass", "group_offset", "group_rows" }
 
@@ -102,6 +106,7 @@ local CHECK = [[
   (param n u32)
   (param nops u32)
   (param nwords u32)
+  (param nids u32)
   (let r (gid x))
   (let bad 0u32)
   (let mx 0u32)
@@ -118,10 +123,14 @@ local CHECK = [[
           (if (eq ar 0u32)
             (then (if (ne len 2u32) (then (set bad 1u32))))
             (else
-              (if (ne len ar) (then (set bad 1u32)))
-              (for k 0u32 len 1u32
-                (set mx (max mx (add (load children (add o k)) 1u32))))))))
-      (if (eq (load row_class r) 4294967295u32) (then (set bad 1u32)))))
+              (if (ne len ar)
+                (then (set bad 1u32))
+                (else
+                  (for k 0u32 len 1u32
+                    (let ch (load children (add o k)))
+                    (if (ge ch nids) (then (set bad 1u32)))
+                    (set mx (max mx (add ch 1u32))))))))))
+      (if (ge (load row_class r) nids) (then (set bad 1u32)))))
   (let sb (subgroup_reduce add bad))
   (let sm (subgroup_reduce max mx))
   (if (eq (subgroup_lane) 0u32)
@@ -143,7 +152,7 @@ local function check_spans(fname, spans, nbytes)
     S.raise(fname, "spans.ops is missing", "pass the span table eg:image() returned")
   end
   local n, c, g = spans.nrows, spans.nwords, spans.ngroups
-  for _, k in ipairs({ "nrows", "nwords", "ngroups" }) do
+  for _, k in ipairs({ "nrows", "nwords", "ngroups", "nids" }) do
     local v = spans[k]
     if math.type(v) ~= "integer" or v < 0 or v > S.LIMIT then
       S.raise(fname, ("spans.%s must be a count, got %s"):format(k, tostring(v)),
@@ -160,6 +169,17 @@ local function check_spans(fname, spans, nbytes)
         nbytes), "pass the image buffer with the span table eg:image() returned for it")
     end
   end
+  -- The loaded graph allocates and fills per-id arrays (parent, the match indexes) of
+  -- nids entries, so nids is bounded by the image's length: else a few crafted words
+  -- could cost gigabytes and minutes. eg:image() writes about one id per 4 words.
+  local words = nbytes // 4
+  local most = M.IDS_PER_WORD * words + M.IDS_SLACK
+  if spans.nids > most then
+    S.raise(fname, ("spans.nids is %d for an image of %d words, more than the %d ids (%d "
+      .. "per word + %d) an image of that length may declare"):format(spans.nids, words, most,
+      M.IDS_PER_WORD, M.IDS_SLACK), "pass the image and span table eg:image() returned (an "
+      .. "e-graph whose ids are that sparse can be rebuilt from eg:extract's terms instead)")
+  end
 end
 
 --- vyre.egraph.from_image(be, image, spans): a new e-graph holding the image's e-nodes.
@@ -169,7 +189,14 @@ function M.from_image(new, be, image, spans)
   local eg = new(be, fname)
   local slab = image
   if type(image) == "string" or S.is_array(image) then
-    local arr = type(image) == "string" and require("vyre").array("u32", image) or image
+    local arr = image
+    if type(image) == "string" then
+      if #image % 4 ~= 0 then
+        S.raise(fname, ("the image string has %d bytes, not a whole number of u32 words")
+          :format(#image), "pass the bytes of eg:image()'s buffer (buf:download():tostring())")
+      end
+      arr = require("vyre").array("u32", image)
+    end
     if arr.type ~= "u32" then
       S.raise(fname, "argument 2 is a " .. arr.type .. " Array", "pass a u32 image")
     end
@@ -214,14 +241,15 @@ function M.from_image(new, be, image, spans)
   if n > 0 then
     steps[#steps + 1] = { check_kernel(be), { arity = arity, children = eg.children,
       row_class = eg.row_class, row_op = eg.row_op, row_off = eg.row_off, row_len = eg.row_len,
-      stat = eg.stat, n = n, nops = nops, nwords = c }, S.grid(n) }
+      stat = eg.stat, n = n, nops = nops, nwords = c, nids = spans.nids }, S.grid(n) }
   end
   local res = S.run(eg, fname, steps, { S.stat_readback(eg, 2) })
   if not rawequal(slab, image) then slab:free() end
   if res[1][1] > 0 then
     S.free(eg)
-    S.raise(fname, ("%d e-node rows of the image are malformed (op, children range or "
-      .. "arity)"):format(res[1][1]), "pass an image made by eg:image()")
+    S.raise(fname, ("%d e-node rows of the image are malformed (op, children range, "
+      .. "arity, or an e-class id not below spans.nids = %d)"):format(res[1][1], spans.nids),
+      "pass an image made by eg:image()")
   end
   local nids = res[1][2]
   eg.dev.nrows, eg.dev.nwords = n, c

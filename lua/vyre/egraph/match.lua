@@ -217,6 +217,45 @@ local function emit(steps, i, leaf_text)
 $REST)))]], { J = j, C = st.class, OP = st.op, REST = rest })
 end
 
+-- How deep a pattern may be. The matching kernels nest one statement level per
+-- repeated variable, literal payload or `when` test (an if) and two per nested
+-- sub-pattern (a for over the child's e-class and an if on its op), inside 3 levels of
+-- their own (the bounds if, and the leaf's if around the count or store). vyre's
+-- validator refuses statements nested deeper than VYRE_MAX_NESTING (src/core/ir/ir.h),
+-- so eg:rule refuses such a pattern up front instead of failing at eg:run with the
+-- generated kernel in the message.
+M.MAX_NESTING = 64 -- VYRE_MAX_NESTING
+M.OWN_LEVELS = 3
+--- The deepest one-child chain that fits: (F (F ... ?x)) with this many F's.
+M.MAX_CHAIN = (M.MAX_NESTING - M.OWN_LEVELS) // 2 + 1
+
+--- The statement nesting of pattern pat's matching kernels, with the device predicate
+--- `when` (nil when none runs on the device).
+function M.levels(pat, when)
+  local steps = plan(pat, when)
+  local n = M.OWN_LEVELS
+  for _, st in ipairs(steps) do
+    if st.loop then n = n + 2 elseif st.check then n = n + 1 end
+  end
+  return n
+end
+
+--- nil when pat's matching kernels (as A.search builds them: `when` on the device for a
+--- single pattern, a flag column when the rule is multi-pattern or guarded) pass vyre's
+--- validator; else the first problem's message. The arithmetic of M.levels comes first;
+--- this catches every other limit (expression depth of a long `when`, program size).
+function M.problem(pat, when, flag)
+  local vyre = require("vyre")
+  local lay = M.layout(pat, flag)
+  for _, mode in ipairs({ "count", "write" }) do
+    local ok, p = pcall(vyre.parse, M.text(pat, lay, when, mode))
+    if not ok then return tostring(p) end
+    local valid, problems = vyre.validate(p)
+    if not valid then return problems[1].message end
+  end
+  return nil
+end
+
 --- The text of a pattern's count (mode "count") or write (mode "write") kernel.
 function M.text(pat, lay, when, mode)
   local steps, nrow = plan(pat, when)

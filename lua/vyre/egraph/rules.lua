@@ -175,6 +175,36 @@ local function guard(fname, s, vars, text)
     .. "?vars and integers; or pass a Lua function as opts.guard")
 end
 
+-- Refuses a left-hand side whose matching kernels vyre cannot compile (match.lua,
+-- "How deep a pattern may be"), with the limit, rather than at eg:run. The kernels are
+-- built as the search builds them: `when` on the device for a single pattern, a flag
+-- column for a multi-pattern or guarded rule.
+local function check_depth(fname, pats, texts, when, guarded)
+  local match = require("vyre.egraph.match")
+  local single = #pats == 1
+  local function short(t) return #t <= 60 and t or (t:sub(1, 57) .. "...") end
+  for i, pat in ipairs(pats) do
+    local dev_when = single and when or nil
+    local levels = match.levels(pat, dev_when)
+    local fix = ("write a shallower pattern: a chain of one-child ops may be %d ops deep "
+      .. "(each nested sub-pattern costs 2 of the %d statement levels, each repeated "
+      .. "variable, literal payload or when-test 1, the kernel itself %d); split a deeper "
+      .. "rewrite into several rules through an intermediate op"):format(match.MAX_CHAIN,
+      match.MAX_NESTING, match.OWN_LEVELS)
+    if levels > match.MAX_NESTING then
+      S.raise(fname, ("left-hand pattern '%s' is too deep to match on the device: its "
+        .. "matching kernel would nest %d statement levels, more than vyre's limit of %d")
+        :format(short(texts[i]), levels, match.MAX_NESTING), fix)
+    end
+    local problem = match.problem(pat, dev_when, not single or guarded)
+    if problem then
+      S.raise(fname, ("left-hand pattern '%s' cannot be matched on the device: its "
+        .. "matching kernel is not a valid program (%s)"):format(short(texts[i]), problem),
+        "write a shallower pattern or a shorter when predicate")
+    end
+  end
+end
+
 --- Parses and checks a rule; returns the rule record.
 function R.compile(eg, fname, name, lhs, rhs, opts)
   if type(name) ~= "string" or name == "" then
@@ -232,6 +262,7 @@ function R.compile(eg, fname, name, lhs, rhs, opts)
     S.raise(fname, "opts.guard must be a function(s) -> boolean",
       "pass a Lua function of the substitution")
   end
+  check_depth(fname, pats, lhs_list, when, opts.guard ~= nil)
   local names = {}
   for v in pairs(vars) do names[#names + 1] = v end
   table.sort(names)

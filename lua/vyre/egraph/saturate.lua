@@ -21,6 +21,7 @@ local S = require("vyre.egraph.store")
 local R = require("vyre.egraph.rebuild")
 local rules = require("vyre.egraph.rules")
 local match = require("vyre.egraph.match")
+local callback = require("vyre.callback")
 
 local A = {}
 
@@ -236,7 +237,13 @@ function A.search(eg, fname, idx, rule, ri, since)
     if ok and rule.guard then
       local env = {}
       for x, v in pairs(r) do if type(x) == "string" then env[x] = v end end
-      ok = rule.guard(env)
+      local fine, res = callback.call(("the guard of rule '%s'"):format(rule.name), rule.guard,
+        env)
+      if not fine then
+        S.raise(fname, res, ("make the guard of rule '%s' return a boolean from the match's "
+          .. "?vars (a table name -> integer) without raising or yielding"):format(rule.name))
+      end
+      ok = res
     end
     if ok then
       total = total + 1
@@ -277,6 +284,18 @@ function A.backoff(opts)
 end
 
 local function secs(t) return t / 1e9 end
+
+-- The scheduler's answer for rule_name at iteration it (matches nil: before the search),
+-- or a raise naming the scheduler when it raises or yields.
+local function schedule(fname, sched, it, rule_name, matches)
+  local ok, res = callback.call(("the scheduler (iteration %d, rule '%s')"):format(it,
+    rule_name), sched, it, rule_name, matches)
+  if not ok then
+    S.raise(fname, res, "make the scheduler function(iteration, rule_name, matches) return "
+      .. "a boolean without raising or yielding (or use vyre.egraph.backoff{})")
+  end
+  return res
+end
 
 local SNAP = [[
 (program eq_snap (workgroup 256)
@@ -361,12 +380,12 @@ function A.run(eg, fname, opts)
     local found, skipped = {}, false
     local rec = { iteration = it, matches = {} }
     for ri, rule in ipairs(list) do
-      if sched(it, rule.name, nil) == false then
+      if schedule(fname, sched, it, rule.name, nil) == false then
         skipped = true
       else
         local m, sub, lay, total = A.search(eg, fname, idx, rule, ri, semi and rule.since or 0)
         rec.matches[rule.name] = (rec.matches[rule.name] or 0) + m
-        if sched(it, rule.name, total) == false then
+        if schedule(fname, sched, it, rule.name, total) == false then
           skipped = true
         else
           rule.since = epoch

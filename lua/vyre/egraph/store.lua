@@ -277,6 +277,23 @@ local function vyre_u32(a)
   return require("vyre").array("u32", a:tostring())
 end
 
+-- The columns eg:buffers() hands out: the kernels that read a caller's buffer write
+-- these (and may grow them, freeing the old storage).
+local OWN = { "parent", "row_class", "row_op", "row_off", "row_len", "children", "isleaf" }
+
+--- Raises when buf shares memory with one of eg's own columns (compared by memory, so a
+--- view of a column counts): reading it while the same call appends to or unites in
+--- the e-graph would race with those writes.
+function S.check_not_own(eg, fname, buf, what)
+  for _, name in ipairs(OWN) do
+    local col = eg[name]
+    if col and not col.freed and U.overlap(buf, col) then
+      S.raise(fname, ("%s shares memory with the e-graph's own %s column (eg:buffers())")
+        :format(what, name), "copy the ids into a buffer of your own first (vyre.lib.copy)")
+    end
+  end
+end
+
 --- A u32 device buffer holding `src` (a u32 Buffer of this backend is used as is; an
 --- Array or a table is uploaded to a scratch buffer), and its element count.
 function S.device_u32(eg, fname, src, what, role)
@@ -290,6 +307,7 @@ function S.device_u32(eg, fname, src, what, role)
       S.raise(fname, what .. " belongs to another backend",
         "create it with the e-graph's backend")
     end
+    S.check_not_own(eg, fname, src, what)
     return src, src.count
   end
   if S.is_array(src) then
@@ -368,6 +386,7 @@ function S.add_leaves(eg, fname, op, src)
         S.raise(fname, "argument 2 (payloads) belongs to another backend",
           "create it with the e-graph's backend")
       end
+      S.check_not_own(eg, fname, src, "argument 2 (payloads)")
       buf = src
     else
       buf = S.exact(eg, "bulk_leaf", n, t)

@@ -66,6 +66,10 @@ local INT_VALUE = "(select (eq span 0u64) x (add ilo (mulhi x span)))"
 local INT_CAST = { u64 = "%s", i64 = "(bitcast i64 %s)", u32 = "(cast u32 %s)",
   i32 = "(cast i32 %s)" }
 
+--- The text of lib.copy's kernel for type t (the fake CUDA driver computes only programs
+--- a test registered).
+function M.copy_text(t) return U.fill(COPY, { T = t }) end
+
 local function kernel(be, what, template, t)
   return U.kernel(be, what .. ":" .. t, function()
     return U.fill(template, { T = t })
@@ -146,9 +150,19 @@ function M.copy(name, timed, be, src, dst)
   end
   local steps = {}
   local n = src.count
-  if n > 0 and not rawequal(src, dst) then
-    steps[1] = { kernel(be, "copy", COPY, src.type), { src = src, dst = dst, n = n },
-      { grid = { U.cdiv(n, U.WG) } } }
+  -- memmove semantics, by memory rather than by object: the same start copies nothing;
+  -- overlapping views go through a scratch buffer, since one parallel pass over
+  -- overlapping ranges would read elements it has already overwritten.
+  local alias = U.overlap(src, dst, n, n)
+  if n > 0 and alias ~= "same" then
+    local k, grid = kernel(be, "copy", COPY, src.type), { grid = { U.cdiv(n, U.WG) } }
+    if alias == "overlap" then
+      local tmp = U.scratch(be, "copy_tmp", src.type, n)
+      steps[1] = { k, { src = src, dst = tmp, n = n }, grid }
+      steps[2] = { k, { src = tmp, dst = dst, n = n }, grid }
+    else
+      steps[1] = { k, { src = src, dst = dst, n = n }, grid }
+    end
   end
   local _, timing = U.run(name, be, steps, nil, timed)
   return dst, timing

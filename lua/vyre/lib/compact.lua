@@ -10,6 +10,7 @@
 -- condition is a flags buffer, a predicate written as text over `x`, or a Lua function
 -- that builds the predicate with the DSL (called once per function and element type).
 local U = require("vyre.lib.util")
+local callback = require("vyre.callback")
 local reduce = require("vyre.lib.reduce")
 local scan = require("vyre.lib.scan")
 
@@ -102,11 +103,17 @@ local function function_predicate(name, t, fn)
   local per = fn_preds[fn]
   if per and per[t] then return per[t] end
   dsl = dsl or require("vyre.dsl")
-  local stage, result, text = "call", nil, nil
+  local stage, result, text, yielded = "call", nil, nil, nil
   local ok, err = pcall(dsl.program, "lib_compact_predicate",
     { workgroup = 1, dsl.buffer("src", t, "read") }, function(k)
       local x = k:let("x", k.src[0])
-      result = table.pack(fn(x))
+      -- in a coroutine of its own (vyre.callback): a yield is refused, not passed on
+      result = table.pack(callback.call("the predicate function", fn, x))
+      if not result[1] then
+        if result[3] == "yielded" then yielded = result[2] end
+        error(result[4] or result[2], 0) -- the original error, worded below
+      end
+      result = table.pack(table.unpack(result, 2, result.n))
       stage = "result"
       local r = result[1]
       if dsl.is_expr(r) or type(r) == "boolean" then
@@ -114,6 +121,10 @@ local function function_predicate(name, t, fn)
         text = r.text
       end
     end)
+  if yielded then
+    U.raise(name, yielded, "return a bool expression from the predicate function without "
+      .. "yielding (vyre calls it while it builds the kernel)")
+  end
   if not ok then
     local what, fix = dsl_message(err)
     if stage == "call" then
@@ -196,12 +207,13 @@ function M.compact(name, timed, be, src, keep, dst)
     U.raise(name, ("src is %s but dst is %s"):format(src.type, dst.type),
       "compact into a buffer of the same type")
   end
-  if rawequal(dst, src) then
-    U.raise(name, "dst is src; compaction cannot run in place",
-      "compact into another buffer (then lib.copy back if needed)")
-  end
-  if flags and rawequal(dst, flags) then
-    U.raise(name, "dst is the flags buffer", "compact into another buffer")
+  -- By memory, not object: a view of src is src too (compaction cannot run in place).
+  U.check_disjoint(name, dst, "dst", src, "src",
+    "compact into a buffer that shares no memory with src (then lib.copy back if needed)",
+    false, "compaction cannot run in place")
+  if flags then
+    U.check_disjoint(name, dst, "dst", flags, "the flags buffer",
+      "compact into a buffer that shares no memory with the flags")
   end
   local t, n = src.type, src.count
   local kcount, kscatter = kernels(name, be, t, flags and flags.type, pred)

@@ -114,9 +114,8 @@ function M.histogram(name, timed, be, src, bins, lo, hi, opts)
   local out = opts.out
   if out ~= nil then
     U.check_buffer(name, be, out, "opts.out", { "u32" })
-    if rawequal(out, src) then
-      U.raise(name, "opts.out is src", "count into another buffer")
-    end
+    U.check_disjoint(name, out, "opts.out", src, "src",
+      "count into a buffer that shares no memory with src")
     if out.count < nb then
       U.raise(name, ("opts.out has %d elements, fewer than the %d bins"):format(out.count, nb),
         "pass a u32 buffer with at least bins elements")

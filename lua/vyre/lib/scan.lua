@@ -165,6 +165,10 @@ function M.scan(name, timed, be, src, dst, op, opts)
   if opts.exclusive ~= nil and type(opts.exclusive) ~= "boolean" then
     U.raise(name, "opts.exclusive must be a boolean", "pass {exclusive = true} or nothing")
   end
+  -- In place (dst starts where src does) works; a shifted overlap would let one tile
+  -- read elements another has already written.
+  U.check_disjoint(name, dst, "dst", src, "src",
+    "scan into src itself (in place) or into a buffer that shares no memory with src", true)
   local steps = {}
   if src.count > 0 then
     M.steps(be, src.type, op, opts.exclusive == true, src, dst, src.count, steps)

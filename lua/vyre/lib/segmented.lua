@@ -78,6 +78,10 @@ function M.reduce(name, timed, be, values, offsets, out, op)
     U.raise(name, ("out has %d elements for %d segments"):format(out.count, nseg),
       "pass an out buffer with #offsets - 1 elements")
   end
+  U.check_disjoint(name, out, "out", values, "values",
+    "reduce into a buffer that shares no memory with values")
+  U.check_disjoint(name, out, "out", offsets, "offsets",
+    "reduce into a buffer that shares no memory with offsets")
   local t = values.type
   local steps = {}
   if nseg > 0 then
@@ -103,6 +107,12 @@ function M.scan(name, timed, be, values, offsets, dst, op, opts)
     U.raise(name, ("values has %d elements but dst has %d"):format(values.count, dst.count),
       "scan into a buffer of the same length (or values itself: in place)")
   end
+  -- In place works (each element is read before it is written, by one invocation); a
+  -- shifted overlap or a dst over the offsets races.
+  U.check_disjoint(name, dst, "dst", values, "values",
+    "scan into values itself (in place) or into a buffer that shares no memory with it", true)
+  U.check_disjoint(name, dst, "dst", offsets, "offsets",
+    "scan into a buffer that shares no memory with offsets")
   local t, excl = values.type, opts.exclusive == true
   local steps = {}
   if nseg > 0 then

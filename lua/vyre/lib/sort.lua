@@ -384,20 +384,29 @@ local function scratch_of(name, be, opts, keys, values)
   end
   if sk ~= nil then
     U.check_buffer(name, be, sk, "opts.scratch.keys", { keys.type })
-    if sk.count < n or rawequal(sk, keys) or (values and rawequal(sk, values)) then
+    if sk.count < n then
       U.raise(name, "opts.scratch.keys must be another buffer with at least #keys elements",
         "allocate be:buffer(keys.type, #keys) once and pass it")
     end
+    local fix = "allocate be:buffer(keys.type, #keys) once and pass it (not a view of keys "
+      .. "or values)"
+    U.check_disjoint(name, sk, "opts.scratch.keys", keys, "keys", fix)
+    if values then U.check_disjoint(name, sk, "opts.scratch.keys", values, "values", fix) end
   else
     sk = U.scratch(be, "sort_keys", keys.type, n)
   end
   if values then
     if sv ~= nil then
       U.check_buffer(name, be, sv, "opts.scratch.values", { values.type })
-      if sv.count < n or rawequal(sv, values) or rawequal(sv, keys) or rawequal(sv, sk) then
+      if sv.count < n then
         U.raise(name, "opts.scratch.values must be another buffer with at least #values "
           .. "elements", "allocate be:buffer(values.type, #values) once and pass it")
       end
+      local fix = "allocate be:buffer(values.type, #values) once and pass it (not a view of "
+        .. "keys, values or the scratch keys)"
+      U.check_disjoint(name, sv, "opts.scratch.values", values, "values", fix)
+      U.check_disjoint(name, sv, "opts.scratch.values", keys, "keys", fix)
+      U.check_disjoint(name, sv, "opts.scratch.values", sk, "opts.scratch.keys", fix)
     else
       sv = U.scratch(be, "sort_values", values.type, n)
     end
@@ -443,9 +452,8 @@ function M.sort(name, timed, be, keys, values, opts)
       U.raise(name, ("keys has %d elements but values has %d"):format(keys.count,
         values.count), "pass one value per key")
     end
-    if rawequal(values, keys) then
-      U.raise(name, "values is keys", "pass a separate values buffer (or none)")
-    end
+    U.check_disjoint(name, values, "values", keys, "keys",
+      "pass a values buffer that shares no memory with keys (or none)")
   end
   opts = U.check_opts(name, opts, { "scratch" }, 4)
   local n = keys.count

@@ -4,6 +4,7 @@
 -- table (literals, identities), text templating, and running a list of launches as one
 -- be:sequence (optionally timed).
 local vyre = require("vyre")
+local core = require("vyre.core")
 
 local U = {}
 
@@ -116,6 +117,42 @@ function U.check_opts(name, opts, allowed, pos)
     end
   end
   return opts
+end
+
+-- Aliasing --------------------------------------------------------------------------
+-- Buffers alias by memory, not by object: two views of one buffer are different objects
+-- over the same bytes. core.buffer_extent names a Buffer's allocation (its root) and
+-- its byte range there, so these checks see through views.
+
+--- The root allocation and byte range [first, stop) of buf's first n elements (all
+--- when n is nil).
+local function extent(buf, n)
+  local root, first, stop = core.buffer_extent(buf)
+  if n and buf.count > 0 then stop = first + (stop - first) // buf.count * n end
+  return root, first, stop
+end
+
+--- How the memory of a's first na and b's first nb elements (all when nil) relate: nil
+--- when disjoint (or either is empty), "same" when both start at the same byte of one
+--- allocation (an in-place call), "overlap" when they share bytes otherwise.
+function U.overlap(a, b, na, nb)
+  local ra, fa, ea = extent(a, na)
+  local rb, fb, eb = extent(b, nb)
+  if ra ~= rb or fa >= ea or fb >= eb or fa >= eb or fb >= ea then return nil end
+  return fa == fb and "same" or "overlap"
+end
+
+--- Raises unless a and b (what: their names in messages) share no memory; with
+--- allow_same, the same start (an in-place call) passes and only partial overlap raises.
+--- why, when given, ends the message's first part ("compaction cannot run in place").
+function U.check_disjoint(name, a, awhat, b, bwhat, fix, allow_same, why)
+  local o = U.overlap(a, b)
+  if not o or (o == "same" and allow_same) then return end
+  local how = rawequal(a, b) and ("%s is %s"):format(awhat, bwhat)
+    or ("%s and %s share memory (overlapping views of one buffer)"):format(awhat, bwhat)
+  if allow_same then how = how .. " without starting at the same element" end
+  if why then how = how .. "; " .. why end
+  U.raise(name, how, fix)
 end
 
 function U.is_buffer(v)
