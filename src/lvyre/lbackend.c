@@ -339,14 +339,14 @@ static int backend_stats(lua_State *L) {
 #define PUSH_STAT(name, doc) set_int(L, #name, (lua_Integer)s.name);
         VYRE_CUDA_STATS(PUSH_STAT)
 #undef PUSH_STAT
-        lvyre_mega_stats(L);
+        lvyre_mega_stats(L, be);
         return 1;
     }
     lua_createtable(L, 0, 16);
 #define PUSH_REF_STAT(name) set_int(L, #name, (lua_Integer)be->st.name);
     LVYRE_REF_STATS(PUSH_REF_STAT)
 #undef PUSH_REF_STAT
-    lvyre_mega_stats(L);
+    lvyre_mega_stats(L, be);
     return 1;
 }
 
@@ -470,6 +470,7 @@ static int backend_free(lua_State *L) {
         vyre_cuda_device_release(d);
     }
     lvyre_oob_free(L, be);
+    lvyre_mega_release(be);
     be->open = false;
     return 0;
 }

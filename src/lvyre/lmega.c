@@ -17,54 +17,47 @@
 #include "lvyre_box.h"
 #include "vyre_mega.h"
 
-#define PLAN_CACHE 64
 #define MODE_LEN 16
 #define REASON_LEN 240
 
-/* ---- the plan cache (C, process-wide) ----------------------------------------------- */
+/* ---- the backend's plan cache (vyre_mega_cache, owned by the backend) -------------------- */
 
-struct plan_entry {
-    uint64_t key, last_use;
+static const char PLANREF[] = "vyre.megakernel.planref"; /* metatable of a held plan */
+
+/* The plan a call holds, boxed in a userdata so that a raise anywhere after the lookup
+ * (a policy function, a compile, a launch) drops the reference in __gc. */
+struct planref {
     struct vyre_mega *m;
-    char mode[MODE_LEN];
-    char reason[REASON_LEN];
 };
 
-static struct {
-    struct plan_entry e[PLAN_CACHE];
-    uint64_t tick, hits, misses, evictions;
-} plans;
-
-static struct plan_entry *plan_find(uint64_t key) {
-    for (int i = 0; i < PLAN_CACHE; i++)
-        if (plans.e[i].m && plans.e[i].key == key) {
-            plans.e[i].last_use = ++plans.tick;
-            plans.hits++;
-            return &plans.e[i];
-        }
-    plans.misses++;
-    return NULL;
+static int planref_gc(lua_State *L) {
+    struct planref *r = lua_touserdata(L, 1);
+    if (r && r->m) {
+        vyre_mega_free(r->m);
+        r->m = NULL;
+    }
+    return 0;
 }
 
-/* Takes ownership of m. */
-static struct plan_entry *plan_put(uint64_t key, struct vyre_mega *m) {
-    struct plan_entry *slot = &plans.e[0];
-    for (int i = 0; i < PLAN_CACHE; i++) {
-        if (!plans.e[i].m) {
-            slot = &plans.e[i];
-            break;
-        }
-        if (plans.e[i].last_use < slot->last_use) slot = &plans.e[i];
+static struct planref *push_planref(lua_State *L) {
+    struct planref *r = lua_newuserdatauv(L, sizeof *r, 0);
+    r->m = NULL;
+    if (luaL_newmetatable(L, PLANREF)) {
+        lua_pushcfunction(L, planref_gc);
+        lua_setfield(L, -2, "__gc");
+        lua_pushboolean(L, 0);
+        lua_setfield(L, -2, "__metatable");
     }
-    if (slot->m) {
-        vyre_mega_free(slot->m);
-        plans.evictions++;
-    }
-    memset(slot, 0, sizeof *slot);
-    slot->key = key;
-    slot->m = m;
-    slot->last_use = ++plans.tick;
-    return slot;
+    lua_setmetatable(L, -2);
+    return r;
+}
+
+/* The backend's cache, made on its first plan. */
+static vyre_mega_cache *plan_cache(lua_State *L, struct lvyre_backend *be, const char *fname) {
+    struct vyre_error err;
+    if (!be->plans && vyre_mega_cache_new(0, &be->plans, &err) != VYRE_OK)
+        vyre_lua_raise(L, fname, &err);
+    return be->plans;
 }
 
 /* ---- reading the steps ------------------------------------------------------------------- */
@@ -151,10 +144,34 @@ struct mcall {
     struct vyre_mega_step *ms;
     const vyre_bits **sp;
     struct mopts o;
-    struct plan_entry *plan;
+    struct planref *ref; /* ref->m: the plan, this call's reference */
+    const struct vyre_mega *m;
+    char mode[MODE_LEN], reason[REASON_LEN]; /* this call's: the policy decides each time */
     bool cached;
     uint64_t bytes_per_round, total_groups;
 };
+
+/* Where each bound id lives: its root allocation (an index among the roots) and byte
+ * range, so the planner orders a view and its parent (vyre_mega_memory). */
+static struct vyre_mega_memory *memory_of(lua_State *L, const struct mcall *c) {
+    struct vyre_mega_memory *mem = vyre_lua_scratch(L, (c->nids + 1) * sizeof *mem);
+    for (uint32_t i = 0; i < c->nids; i++) {
+        const struct lvyre_buffer *b = c->ids[i];
+        const struct lvyre_buffer *root = b->parent ? b->parent : b;
+        uint64_t es = vyre_type_size(b->type);
+        mem[i].root = i;
+        for (uint32_t j = 0; j < i; j++) {
+            const struct lvyre_buffer *o = c->ids[j];
+            if ((o->parent ? o->parent : o) == root) {
+                mem[i].root = mem[j].root;
+                break;
+            }
+        }
+        mem[i].offset = (b->parent ? b->first : 0) * es;
+        mem[i].bytes = b->count * es;
+    }
+    return mem;
+}
 
 static uint32_t buffer_id(struct mcall *c, struct lvyre_buffer *b, const char *name) {
     for (uint32_t i = 0; i < c->nids; i++)
@@ -223,23 +240,36 @@ static void read_call(lua_State *L, struct mcall *c, const char *fname) {
                 c->bytes_per_round += s->b.buf[i]->count * vyre_type_size(s->b.buf[i]->type);
     }
     c->flag_id = c->o.flag ? buffer_id(c, c->o.flag, "flag") : 0;
+    /* the plan depends on which ids alias (not on where they are) */
+    struct vyre_mega_memory *mem = memory_of(L, c);
+    for (uint32_t i = 0; i < c->nids; i++)
+        for (uint32_t j = i + 1; j < c->nids; j++)
+            if (mem[i].root == mem[j].root && mem[i].bytes && mem[j].bytes &&
+                mem[i].offset < mem[j].offset + mem[j].bytes &&
+                mem[j].offset < mem[i].offset + mem[i].bytes)
+                key = mix(mix(key, 0xA11A5u + i), j);
     key = mix(key, (uint64_t)c->o.prefix);
     key = mix(key, c->o.converge ? 2u + c->flag_id * 4u : (c->o.times != 1 ? 1u : 0u));
     key = mix(key, (uint64_t)c->be->kind * 1000u + (uint64_t)c->be->ordinal);
     key = mix(key, bit_length(c->total_groups));
     key = mix(key, c->o.grid_sync ? (uint64_t)(unsigned char)c->o.grid_sync[0] : 0u);
-    c->plan = plan_find(key);
-    c->cached = c->plan != NULL;
-    if (c->plan) return;
+    vyre_mega_cache *cache = plan_cache(L, c->be, fname);
+    struct vyre_error err;
+    c->ref = push_planref(L);
+    if (vyre_mega_cache_get(cache, key, &c->ref->m, &err) != VYRE_OK)
+        vyre_lua_raise(L, fname, &err);
+    c->cached = c->ref->m != NULL;
+    c->m = c->ref->m;
+    if (c->m) return;
     enum vyre_type *types = vyre_lua_scratch(L, (c->nids + 1) * sizeof *types);
     for (uint32_t i = 0; i < c->nids; i++) types[i] = c->ids[i]->type;
     struct vyre_mega_options mo = {(uint32_t)c->o.prefix, c->o.times != 1, c->o.converge,
-                                   c->flag_id};
-    struct vyre_mega *m = NULL;
-    struct vyre_error err;
-    if (vyre_mega_build(c->ms, (uint32_t)c->n, c->nids, types, &mo, &m, &err) != VYRE_OK)
+                                   c->flag_id, mem};
+    if (vyre_mega_build(c->ms, (uint32_t)c->n, c->nids, types, &mo, &c->ref->m, &err) != VYRE_OK)
         vyre_lua_raise(L, fname, &err);
-    c->plan = plan_put(key, m);
+    c->m = c->ref->m;
+    if (vyre_mega_cache_put(cache, key, c->ref->m, &err) != VYRE_OK)
+        vyre_lua_raise(L, fname, &err);
 }
 
 /* ---- the composed program's kernel (one per backend and composition) ---------------------- */
@@ -266,7 +296,7 @@ static struct lvyre_kernel *plan_kernel(lua_State *L, struct mcall *c, const cha
     /* a debug kernel of its own while the debug mode is on (ldebug.c) */
     const struct lvyre_backend *be = lua_touserdata(L, 1);
     char hex[24];
-    snprintf(hex, sizeof hex, "%016llx%s", (unsigned long long)c->plan->m->key,
+    snprintf(hex, sizeof hex, "%016llx%s", (unsigned long long)c->m->key,
              be->debug ? "-debug" : "");
     if (lua_getfield(L, -1, hex) == LUA_TUSERDATA) {
         struct lvyre_kernel *k = lua_touserdata(L, -1);
@@ -276,7 +306,7 @@ static struct lvyre_kernel *plan_kernel(lua_State *L, struct mcall *c, const cha
     /* a Program of its own: the cache may evict the plan while the kernel lives */
     char *text = NULL;
     size_t len = 0;
-    if (vyre_text_print(c->plan->m->program, &text, &len) != VYRE_OK)
+    if (vyre_text_print(c->m->program, &text, &len) != VYRE_OK)
         luaL_error(L, "%s: out of memory. Fix: free memory", fname);
     struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
     lp->p = NULL;
@@ -304,7 +334,7 @@ static void measure(lua_State *L, struct mcall *c, struct lvyre_kernel *k, vyre_
                     struct geometry *g, const char *fname) {
     struct vyre_error err;
     memset(g, 0, sizeof *g);
-    const struct vyre_mega *m = c->plan->m;
+    const struct vyre_mega *m = c->m;
     if (vyre_mega_args(m, c->ms, c->sp, (uint32_t)c->o.times, (uint32_t)c->o.max, params, g->groups,
                        &err) != VYRE_OK)
         vyre_lua_raise(L, fname, &err);
@@ -326,7 +356,7 @@ static void set_int(lua_State *L, const char *k, lua_Integer v) {
 
 /* Pushes the facts a policy decides from. */
 static void push_facts(lua_State *L, const struct mcall *c, const struct geometry *g) {
-    const struct vyre_mega *m = c->plan->m;
+    const struct vyre_mega *m = c->m;
     lua_createtable(L, 0, 16);
     lua_pushstring(L, c->be->kind == LVYRE_CUDA ? "cuda" : "reference");
     lua_setfield(L, -2, "backend");
@@ -365,7 +395,7 @@ static bool valid_mode(const char *m) {
  * exists, else the built-in rule. The facts table is at facts_idx. */
 static void choose(lua_State *L, struct mcall *c, const struct geometry *g, int facts_idx,
                    const char *fname) {
-    struct plan_entry *e = c->plan;
+    struct mcall *e = c;
     bool can = c->be->kind == LVYRE_CUDA && g->cooperative && g->per_sm > 0;
     const char *mode = NULL, *why = NULL;
     if (c->o.grid_sync && strcmp(c->o.grid_sync, "auto") != 0) {
@@ -445,11 +475,11 @@ static const char *buffer_name(const struct mcall *c, uint32_t j, uint32_t id) {
 
 static void push_plan(lua_State *L, const struct mcall *c, const struct geometry *g,
                       int facts_idx) {
-    const struct vyre_mega *m = c->plan->m;
+    const struct vyre_mega *m = c->m;
     lua_createtable(L, 0, 16);
-    lua_pushstring(L, c->plan->mode);
+    lua_pushstring(L, c->mode);
     lua_setfield(L, -2, "mode");
-    lua_pushstring(L, c->plan->reason);
+    lua_pushstring(L, c->reason);
     lua_setfield(L, -2, "reason");
     lua_createtable(L, (int)m->nlayers, 0);
     for (uint32_t l = 0; l < m->nlayers; l++) {
@@ -531,8 +561,8 @@ static struct lvyre_kernel *prepare(lua_State *L, struct mcall *c, vyre_bits *pa
     measure(L, c, k, params, g, fname);
     push_facts(L, c, g);
     *facts_idx = lua_gettop(L);
-    /* the composition is cached; the mode is decided afresh (the policy may change) */
-    c->plan->mode[0] = c->plan->reason[0] = '\0';
+    /* the composition is cached; the mode is decided afresh (the policy may change),
+     * into this call's own record: a policy that plans other compositions cannot touch it */
     choose(L, c, g, *facts_idx, fname);
     return k;
 }
@@ -575,8 +605,8 @@ int lvyre_backend_megakernel(lua_State *L) {
     if (c.be->kind == LVYRE_CUDA) {
         vyre_cuda_device *d = lvyre_cuda_device(L, c.be, fname);
         enum vyre_cuda_grid_sync saved = vyre_cuda_grid_sync(d);
-        vyre_cuda_set_grid_sync(d, strcmp(c.plan->mode, "cooperative") == 0 ? VYRE_GRID_COOPERATIVE
-                                   : strcmp(c.plan->mode, "graph") == 0     ? VYRE_GRID_GRAPH
+        vyre_cuda_set_grid_sync(d, strcmp(c.mode, "cooperative") == 0 ? VYRE_GRID_COOPERATIVE
+                                   : strcmp(c.mode, "graph") == 0     ? VYRE_GRID_GRAPH
                                                                             : VYRE_GRID_SPLIT);
         vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
         struct vyre_cuda_step step = {k->cu, {0}};
@@ -595,7 +625,7 @@ int lvyre_backend_megakernel(lua_State *L) {
     lua_pushinteger(L, (lua_Integer)rounds);
     if (!c.o.timed) return 1;
     lvyre_pushtiming(L, &t);
-    lua_pushstring(L, c.plan->mode);
+    lua_pushstring(L, c.mode);
     lua_setfield(L, -2, "mode");
     return 2;
 }
@@ -662,16 +692,28 @@ int lvyre_backend_grid_sync(lua_State *L) {
     return 1;
 }
 
-/* be:stats() fields of the plan cache (lbackend.c calls this). */
-void lvyre_mega_stats(lua_State *L) {
-    set_int(L, "plan_hits", (lua_Integer)plans.hits);
-    set_int(L, "plan_misses", (lua_Integer)plans.misses);
-    set_int(L, "plan_evictions", (lua_Integer)plans.evictions);
+/* be:stats() fields of the backend's plan cache (lbackend.c calls this). */
+void lvyre_mega_stats(lua_State *L, struct lvyre_backend *be) {
+    struct vyre_mega_cache_stats st = {0, 0, 0, 0};
+    if (be->plans) vyre_mega_cache_stats(be->plans, &st, NULL);
+    set_int(L, "plan_hits", (lua_Integer)st.hits);
+    set_int(L, "plan_misses", (lua_Integer)st.misses);
+    set_int(L, "plan_evictions", (lua_Integer)st.evictions);
+    set_int(L, "plan_entries", (lua_Integer)st.entries);
 }
 
-/* be:trim(): the compiled megakernels of the backend at idx are dropped. */
+/* be:free() and __gc: the backend's plans go with it (plans a running call holds live
+ * until it lets go). */
+void lvyre_mega_release(struct lvyre_backend *be) {
+    vyre_mega_cache_free(be->plans);
+    be->plans = NULL;
+}
+
+/* be:trim(): the compiled megakernels and the plans of the backend at idx are dropped. */
 void lvyre_mega_trim(lua_State *L, int idx) {
     idx = lua_absindex(L, idx);
+    struct lvyre_backend *be = lua_touserdata(L, idx);
+    if (be && be->plans) vyre_mega_cache_clear(be->plans, NULL);
     if (lua_getfield(L, LUA_REGISTRYINDEX, KERNELS) == LUA_TTABLE) {
         lua_pushvalue(L, idx);
         lua_pushnil(L);
