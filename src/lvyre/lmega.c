@@ -2,13 +2,16 @@
  * be:grid_sync([mode]), be:plan(steps, opts) and be:megakernel(steps, opts).
  *
  * A megakernel takes the steps be:sequence takes, identifies the bound Buffers (one id
- * per object, however many names bind it), and has libvyre (vyre_mega.h) plan the
- * layers and compose one program with grid statements. That program runs like any
- * other on either backend: the reference interpreter, or the CUDA runtime in the mode
- * the policy picked (cooperative persistent kernel or host split). Plans live in a C
- * cache keyed by the step programs, the binding shape, the options, the device and a
- * size bucket (hits, misses and evictions are in be:stats()); the compiled kernels of
- * composed programs live in a table per backend that be:trim() empties. */
+ * per object, however many names bind it) and where each lives (its root allocation
+ * and byte range: a view and its parent alias), and has libvyre (vyre_mega.h) plan the
+ * layers by memory and compose one program with grid statements. That program runs
+ * like any other on either backend: the reference interpreter, or the CUDA runtime in
+ * the mode the policy picked (cooperative persistent kernel or host split). Plans live
+ * in the backend's own vyre_mega_cache (locked, freed with the backend) keyed by the
+ * step programs, the binding shape and its aliasing, and the options (hits, misses,
+ * evictions and entries are in be:stats()); the mode and its reason belong to each
+ * call. The compiled kernels of composed programs live in a table per backend that
+ * be:trim() empties, with the plans. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,15 +189,6 @@ static uint64_t mix(uint64_t h, uint64_t v) {
     return h;
 }
 
-static unsigned bit_length(uint64_t v) {
-    unsigned n = 0;
-    while (v) {
-        n++;
-        v >>= 1;
-    }
-    return n;
-}
-
 static void read_call(lua_State *L, struct mcall *c, const char *fname) {
     c->be = lvyre_checkbackend(L, 1, fname);
     lua_settop(L, 3);
@@ -251,8 +245,8 @@ static void read_call(lua_State *L, struct mcall *c, const char *fname) {
     key = mix(key, (uint64_t)c->o.prefix);
     key = mix(key, c->o.converge ? 2u + c->flag_id * 4u : (c->o.times != 1 ? 1u : 0u));
     key = mix(key, (uint64_t)c->be->kind * 1000u + (uint64_t)c->be->ordinal);
-    key = mix(key, bit_length(c->total_groups));
-    key = mix(key, c->o.grid_sync ? (uint64_t)(unsigned char)c->o.grid_sync[0] : 0u);
+    /* not the grid size nor opts.grid_sync: the composition does not depend on them (the
+     * mode is decided per call, the launch values computed per call) */
     vyre_mega_cache *cache = plan_cache(L, c->be, fname);
     struct vyre_error err;
     c->ref = push_planref(L);
