@@ -597,16 +597,17 @@ int lvyre_backend_megakernel(lua_State *L) {
     uint64_t rounds = 0;
     struct vyre_error err;
     if (c.be->kind == LVYRE_CUDA) {
-        vyre_cuda_device *d = lvyre_cuda_device(L, c.be, fname);
-        enum vyre_cuda_grid_sync saved = vyre_cuda_grid_sync(d);
-        vyre_cuda_set_grid_sync(d, strcmp(c.mode, "cooperative") == 0 ? VYRE_GRID_COOPERATIVE
-                                   : strcmp(c.mode, "graph") == 0     ? VYRE_GRID_GRAPH
-                                                                            : VYRE_GRID_SPLIT);
+        lvyre_cuda_device(L, c.be, fname);
+        /* the plan's mode goes with this run only: the device's setting stays as it is */
+        struct vyre_cuda_grid_options go = {
+            strcmp(c.mode, "cooperative") == 0 ? VYRE_GRID_COOPERATIVE
+            : strcmp(c.mode, "graph") == 0     ? VYRE_GRID_GRAPH
+                                               : VYRE_GRID_SPLIT,
+            &t};
         vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
-        struct vyre_cuda_step step = {k->cu, {0}};
-        lvyre_cuda_args(k, b, bufs, &step.args);
-        enum vyre_status st = vyre_cuda_sequence(d, &step, 1, 1, 0, NULL, 0, &t, &err);
-        vyre_cuda_set_grid_sync(d, saved);
+        struct vyre_cuda_args a = {NULL, 0, NULL, 0, 0, NULL};
+        lvyre_cuda_args(k, b, bufs, &a);
+        enum vyre_status st = vyre_cuda_grid_run(k->cu, &a, &go, &err);
         if (st == VYRE_OK) st = vyre_cuda_kernel_rounds(k->cu, &rounds, &err);
         if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
     } else {
