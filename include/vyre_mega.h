@@ -47,7 +47,8 @@ struct vyre_mega_dep {
 
 /* Kahn layering of n steps under deps: layer[i] is the 0-based layer of step i, the
  * earliest after every step it depends on. VYRE_ERR_INVALID for a dependency of a step
- * on itself or a cycle (the message names them, with a Fix). */
+ * on itself or a cycle (the message names them, with a Fix); after a cycle, layer[i] is
+ * UINT32_MAX for every step the cycle leaves unscheduled. */
 enum vyre_status vyre_mega_layers(uint32_t n, const struct vyre_mega_dep *deps, uint32_t ndeps,
                                   uint32_t *layer, uint32_t *nlayers, struct vyre_error *err);
 

@@ -164,6 +164,20 @@ describe("megakernels over views on the reference backend", function()
   it("gives be:sequence's results bit for bit on random step lists with views", function()
     for seed = 1, 80 do compare(be, seed) end
   end)
+
+  it("lays steps out as vyre.planners.waves does (one Kahn layering, in C)", function()
+    local waves = require("vyre.planners.waves")
+    for seed = 1, 40 do
+      local list = random_list(seed)
+      local plan = be:plan(steps_of(be, list, roots(be, seed)))
+      local edges = {}
+      for i, d in ipairs(plan.deps) do edges[i] = { d.from, d.to } end
+      local w = waves.plan({ waves = #list, edges = edges })
+      assert.are.equal(#plan.layers, #w.groups)
+      for l, layer in ipairs(plan.layers) do assert.are.same(layer.steps, w.groups[l]) end
+      assert.are.equal(#plan.barriers, w.barriers)
+    end
+  end)
 end)
 
 describe("the megakernel plan cache", function()
@@ -227,6 +241,7 @@ describe("the megakernel plan cache", function()
     policy.megakernel = saved
     assert.is_false(ok)
     assert.truthy(tostring(e):find("policy broke", 1, true))
+    assert.truthy(tostring(e):find("Fix:", 1, true))
     collectgarbage()
     assert.are.equal(3, #be:plan(steps).layers)
     be:free()

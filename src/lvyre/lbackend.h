@@ -203,6 +203,7 @@ int lvyre_backend_megakernel(lua_State *L);  /* be:megakernel(steps, opts) */
 int lvyre_backend_plan(lua_State *L);        /* be:plan(steps, opts) */
 void lvyre_mega_stats(lua_State *L, struct lvyre_backend *be); /* plan counters into the table on top */
 void lvyre_mega_release(struct lvyre_backend *be); /* frees the backend's plan cache */
+void lvyre_mega_open(lua_State *L); /* core.set_megakernel_policy, set_plan_hook, mega_layers */
 void lvyre_mega_trim(lua_State *L, int idx); /* drops the backend's compiled megakernels */
 
 /* ---- ldebug.c: the reference backend's debug mode (ARCHITECTURE.md §3, §7) ---- */

@@ -385,77 +385,87 @@ static bool valid_mode(const char *m) {
                  strcmp(m, "host_loop") == 0);
 }
 
-/* The mode: opts.grid_sync if given, else vyre.policy.megakernel(facts) when that module
- * exists, else the built-in rule. The facts table is at facts_idx. */
+/* Registry key of the megakernel policy: a function(facts) -> {mode, reason} that
+ * vyre.policy registers when it loads (core.set_megakernel_policy), so that this file
+ * requires no Lua module and the policy has one home (lua/vyre/policy.lua, whose
+ * vyre.policy.megakernel the user replaces). */
+static const char POLICY[] = "vyre.megakernel.policy";
+/* Registry key of the function(plan) that gives a plan its methods (plan:dot(), a
+ * readable tostring): vyre registers lua/vyre/plan_view.lua's attach. */
+static const char PLAN_HOOK[] = "vyre.megakernel.plan_hook";
+
+/* Calls the registered policy with the facts at facts_idx and copies its choice into c;
+ * false when none is registered. A policy that raises is reported with a Fix. */
+static bool ask_policy(lua_State *L, struct mcall *c, int facts_idx, const char *fname) {
+    if (lua_getfield(L, LUA_REGISTRYINDEX, POLICY) != LUA_TFUNCTION) {
+        lua_pop(L, 1);
+        return false;
+    }
+    lua_pushvalue(L, facts_idx);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK)
+        luaL_error(L,
+                   "%s: the megakernel policy (vyre.policy.megakernel) raised: %s. Fix: make the "
+                   "policy return {mode = \"cooperative\" | \"graph\" | \"host_loop\", reason "
+                   "= \"...\"} without raising, or pass opts.grid_sync",
+                   fname, luaL_tolstring(L, -1, NULL));
+    if (!lua_istable(L, -1) || lua_getfield(L, -1, "mode") != LUA_TSTRING ||
+        !valid_mode(lua_tostring(L, -1)))
+        luaL_error(L,
+                   "%s: vyre.policy.megakernel returned no mode. Fix: return {mode = "
+                   "\"cooperative\" | \"graph\" | \"host_loop\", reason = \"...\"}",
+                   fname);
+    snprintf(c->mode, sizeof c->mode, "%s", lua_tostring(L, -1));
+    lua_getfield(L, -2, "reason");
+    snprintf(c->reason, sizeof c->reason, "vyre.policy: %s",
+             lua_isstring(L, -1) ? lua_tostring(L, -1) : "(no reason given)");
+    lua_settop(L, facts_idx);
+    return true;
+}
+
+/* The mode: opts.grid_sync if given, else the registered policy. Without one (vyre.core
+ * used without vyre.policy), the reference runs its sections in order and a CUDA device
+ * runs the kernel the way its grid sync setting says ("auto": the runtime's own rule). */
 static void choose(lua_State *L, struct mcall *c, const struct geometry *g, int facts_idx,
                    const char *fname) {
-    struct mcall *e = c;
-    bool can = c->be->kind == LVYRE_CUDA && g->cooperative && g->per_sm > 0;
-    const char *mode = NULL, *why = NULL;
+    bool cuda = c->be->kind == LVYRE_CUDA;
+    bool can = cuda && g->cooperative && g->per_sm > 0;
     if (c->o.grid_sync && strcmp(c->o.grid_sync, "auto") != 0) {
         bool coop = strcmp(c->o.grid_sync, "cooperative") == 0;
         bool graph = strcmp(c->o.grid_sync, "graph") == 0;
-        mode = coop ? "cooperative" : graph ? "graph" : "host_loop";
-        why = coop    ? "forced by opts.grid_sync"
-              : graph ? "forced by opts.grid_sync (a CUDA graph per converge round)"
-                      : "forced by opts.grid_sync (host split)";
-    } else {
-        lua_getglobal(L, "require");
-        lua_pushliteral(L, "vyre.policy");
-        /* vyre.policy.decide(facts) calls the current vyre.policy.megakernel (the user's
-         * if replaced), fills costs from the profile and refuses an impossible answer */
-        if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1) &&
-            lua_getfield(L, -1, "decide") == LUA_TFUNCTION) {
-            lua_pushvalue(L, facts_idx);
-            lua_call(L, 1, 1);
-            if (!lua_istable(L, -1) || lua_getfield(L, -1, "mode") != LUA_TSTRING ||
-                !valid_mode(lua_tostring(L, -1)))
-                luaL_error(L,
-                           "%s: vyre.policy.megakernel returned no mode. Fix: return {mode = "
-                           "\"cooperative\" | \"graph\" | \"host_loop\", reason = \"...\"}",
-                           fname);
-            snprintf(e->mode, sizeof e->mode, "%s", lua_tostring(L, -1));
-            lua_getfield(L, -2, "reason");
-            snprintf(e->reason, sizeof e->reason, "vyre.policy: %s",
-                     lua_isstring(L, -1) ? lua_tostring(L, -1) : "(no reason given)");
-            lua_settop(L, facts_idx);
+        snprintf(c->mode, sizeof c->mode, "%s",
+                 coop ? "cooperative" : graph ? "graph" : "host_loop");
+        snprintf(c->reason, sizeof c->reason, "%s",
+                 coop    ? "forced by opts.grid_sync"
+                 : graph ? "forced by opts.grid_sync (a CUDA graph per converge round)"
+                         : "forced by opts.grid_sync (host split)");
+    } else if (!ask_policy(L, c, facts_idx, fname)) {
+        if (!cuda) {
+            snprintf(c->mode, sizeof c->mode, "host_loop");
+            snprintf(c->reason, sizeof c->reason,
+                     "the reference interpreter runs the sections one after another");
         } else {
-            lua_settop(L, facts_idx);
+            snprintf(c->mode, sizeof c->mode, "%s",
+                     vyre_cuda_grid_sync_name(vyre_cuda_grid_sync(c->be->dev)));
+            snprintf(c->reason, sizeof c->reason,
+                     "no megakernel policy registered (vyre.policy not loaded): the device's "
+                     "grid sync setting decides at launch");
         }
     }
-    if (!e->mode[0] && !mode) {
-        if (c->be->kind != LVYRE_CUDA) {
-            mode = "host_loop";
-            why = "the reference interpreter runs the sections one after another";
-        } else if (can) {
-            mode = "cooperative";
-            why = "cooperative launch: every block co-resident, grid barriers on the device";
-        } else {
-            mode = "host_loop";
-            why = !g->cooperative ? "the device has no cooperative launch"
-                                  : "the driver reports 0 co-resident blocks of this kernel";
-        }
-    }
-    if (mode) {
-        snprintf(e->mode, sizeof e->mode, "%s", mode);
-        snprintf(e->reason, sizeof e->reason, "%s", why);
-    }
-    if (strcmp(e->mode, "cooperative") == 0 && c->be->kind == LVYRE_CUDA && !can) {
+    if (strcmp(c->mode, "cooperative") == 0 && cuda && !can) {
         if (c->o.grid_sync && strcmp(c->o.grid_sync, "cooperative") == 0)
             luaL_error(L,
                        "%s: opts.grid_sync = \"cooperative\", but this kernel cannot run "
                        "cooperatively here (%s). Fix: use grid_sync = \"split\" or \"auto\"",
                        fname, !g->cooperative ? "no cooperative launch" : "0 blocks per SM");
-        snprintf(e->mode, sizeof e->mode, "host_loop");
-        snprintf(e->reason, sizeof e->reason, "cooperative was chosen but cannot run here");
+        snprintf(c->mode, sizeof c->mode, "host_loop");
+        snprintf(c->reason, sizeof c->reason, "cooperative was chosen but cannot run here");
     }
-    if (strcmp(e->mode, "graph") == 0) {
-        size_t l = strlen(e->reason);
-        snprintf(e->reason + l, sizeof e->reason - l, "%s",
-                 c->be->kind == LVYRE_CUDA
-                     ? "; graph: one kernel per layer, each converge round captured once as a "
-                       "CUDA graph, then one graph launch + one flag readback per round"
-                     : "; the reference interpreter runs the sections one after another");
+    if (strcmp(c->mode, "graph") == 0) {
+        size_t l = strlen(c->reason);
+        snprintf(c->reason + l, sizeof c->reason - l, "%s",
+                 cuda ? "; graph: one kernel per layer, each converge round captured once as a "
+                        "CUDA graph, then one graph launch + one flag readback per round"
+                      : "; the reference interpreter runs the sections one after another");
     }
 }
 
@@ -503,6 +513,21 @@ static void push_plan(lua_State *L, const struct mcall *c, const struct geometry
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     lua_setfield(L, -2, "barriers");
+    /* every dependency (the barriers are one per layer boundary): as edges
+     * {before = from, after = to}, vyre.planners.waves lays out the same layers */
+    lua_createtable(L, (int)m->ndeps, 0);
+    for (uint32_t i = 0; i < m->ndeps; i++) {
+        const struct vyre_mega_dep *d = &m->deps[i];
+        lua_createtable(L, 0, 4);
+        set_int(L, "from", (lua_Integer)d->from + 1);
+        set_int(L, "to", (lua_Integer)d->to + 1);
+        lua_pushstring(L, vyre_mega_dep_name(d->kind));
+        lua_setfield(L, -2, "kind");
+        lua_pushstring(L, buffer_name(c, d->to, d->buffer));
+        lua_setfield(L, -2, "buffer");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "deps");
     lua_createtable(L, 0, 4);
     set_int(L, "blocks", g->blocks);
     set_int(L, "per_sm", g->per_sm);
@@ -534,14 +559,10 @@ static void push_plan(lua_State *L, const struct mcall *c, const struct geometry
     lua_pop(L, 1);
     lua_pushvalue(L, facts_idx);
     lua_setfield(L, -2, "facts");
-    /* plan:dot() and a readable tostring (lua/vyre/plan_view.lua), when it loads */
-    lua_getglobal(L, "require");
-    lua_pushliteral(L, "vyre.plan_view");
-    if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1) &&
-        lua_getfield(L, -1, "attach") == LUA_TFUNCTION) {
-        lua_pushvalue(L, -3); /* the plan */
+    /* plan:dot() and a readable tostring: the hook vyre registers (plan_view.attach) */
+    if (lua_getfield(L, LUA_REGISTRYINDEX, PLAN_HOOK) == LUA_TFUNCTION) {
+        lua_pushvalue(L, -2); /* the plan */
         lua_call(L, 1, 0);
-        lua_pop(L, 1);
     } else {
         lua_pop(L, 1);
     }
@@ -602,6 +623,7 @@ int lvyre_backend_megakernel(lua_State *L) {
         struct vyre_cuda_grid_options go = {
             strcmp(c.mode, "cooperative") == 0 ? VYRE_GRID_COOPERATIVE
             : strcmp(c.mode, "graph") == 0     ? VYRE_GRID_GRAPH
+            : strcmp(c.mode, "auto") == 0      ? VYRE_GRID_AUTO
                                                : VYRE_GRID_SPLIT,
             &t};
         vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
@@ -715,4 +737,97 @@ void lvyre_mega_trim(lua_State *L, int idx) {
         lua_rawset(L, -3);
     }
     lua_pop(L, 1);
+}
+
+/* core.set_megakernel_policy(fn | nil) -> the previous: the function be:plan and
+ * be:megakernel ask for the mode (vyre.policy registers its decide when it loads). */
+static int core_set_megakernel_policy(lua_State *L) {
+    const char *fname = "vyre.core.set_megakernel_policy";
+    if (!lua_isnoneornil(L, 1) && !lua_isfunction(L, 1))
+        return luaL_error(L,
+                          "%s: expected a function(facts) -> {mode, reason} or nil (got %s). "
+                          "Fix: replace vyre.policy.megakernel instead",
+                          fname, luaL_typename(L, 1));
+    lua_settop(L, 1);
+    lua_getfield(L, LUA_REGISTRYINDEX, POLICY);
+    lua_pushvalue(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, POLICY);
+    return 1;
+}
+
+/* core.set_plan_hook(fn | nil) -> the previous: called with each plan be:plan returns. */
+static int core_set_plan_hook(lua_State *L) {
+    if (!lua_isnoneornil(L, 1) && !lua_isfunction(L, 1))
+        return luaL_error(L,
+                          "vyre.core.set_plan_hook: expected a function(plan) or nil (got %s). "
+                          "Fix: pass require('vyre.plan_view').attach",
+                          luaL_typename(L, 1));
+    lua_settop(L, 1);
+    lua_getfield(L, LUA_REGISTRYINDEX, PLAN_HOOK);
+    lua_pushvalue(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, PLAN_HOOK);
+    return 1;
+}
+
+/* core.mega_layers(n, edges) -> layer (per node, 1-based), nlayers; or nil and the list
+ * of nodes a cycle leaves unscheduled. edges = {{before, after}, ...} (1-based). The Kahn
+ * layering be:plan uses (vyre_mega_layers), for vyre.planners.waves. */
+static int core_mega_layers(lua_State *L) {
+    const char *fname = "vyre.core.mega_layers";
+    lua_Integer n = luaL_checkinteger(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    if (n < 0 || n > (lua_Integer)(UINT32_MAX / 2))
+        return luaL_error(L, "%s: n = %d is out of range. Fix: 0 <= n", fname, (int)n);
+    size_t ne = (size_t)lua_rawlen(L, 2);
+    struct vyre_mega_dep *d = vyre_lua_scratch(L, (ne + 1) * sizeof *d);
+    uint32_t *layer = vyre_lua_scratch(L, ((size_t)n + 1) * sizeof *layer);
+    for (size_t e = 0; e < ne; e++) {
+        lua_rawgeti(L, 2, (lua_Integer)e + 1);
+        lua_rawgeti(L, -1, 1);
+        lua_rawgeti(L, -2, 2);
+        lua_Integer from = lua_tointeger(L, -2), to = lua_tointeger(L, -1);
+        if (from < 1 || from > n || to < 1 || to > n)
+            return luaL_error(L, "%s: edge %d names a node outside 1..%d. Fix: number nodes from 1",
+                              fname, (int)e + 1, (int)n);
+        if (from == to)
+            return luaL_error(L, "%s: edge %d makes node %d depend on itself. Fix: drop the edge",
+                              fname, (int)e + 1, (int)from);
+        d[e] = (struct vyre_mega_dep){(uint32_t)from - 1, (uint32_t)to - 1, 0, VYRE_DEP_RAW};
+        lua_pop(L, 3);
+    }
+    uint32_t nl = 0;
+    struct vyre_error err;
+    enum vyre_status st = vyre_mega_layers((uint32_t)n, d, (uint32_t)ne, layer, &nl, &err);
+    /* with ids in range and no self-dependency, VYRE_ERR_INVALID is a cycle */
+    if (st != VYRE_OK && st != VYRE_ERR_INVALID) return vyre_lua_raise(L, fname, &err);
+    lua_createtable(L, (int)n, 0);
+    int k = 0;
+    for (lua_Integer i = 0; i < n; i++) {
+        if (st != VYRE_OK) {
+            if (layer[i] == UINT32_MAX) {
+                lua_pushinteger(L, i + 1);
+                lua_rawseti(L, -2, ++k);
+            }
+            continue;
+        }
+        lua_pushinteger(L, (lua_Integer)layer[i] + 1);
+        lua_rawseti(L, -2, i + 1);
+    }
+    if (st != VYRE_OK) {
+        lua_pushnil(L);
+        lua_insert(L, -2);
+        return 2;
+    }
+    lua_pushinteger(L, nl);
+    return 2;
+}
+
+/* The core functions of this file, into the table on top (the vyre.core module). */
+void lvyre_mega_open(lua_State *L) {
+    lua_pushcfunction(L, core_set_megakernel_policy);
+    lua_setfield(L, -2, "set_megakernel_policy");
+    lua_pushcfunction(L, core_set_plan_hook);
+    lua_setfield(L, -2, "set_plan_hook");
+    lua_pushcfunction(L, core_mega_layers);
+    lua_setfield(L, -2, "mega_layers");
 }

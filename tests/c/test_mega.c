@@ -43,6 +43,7 @@ static void test_layers(void) {
         {0, 1, 0, VYRE_DEP_RAW}, {1, 2, 0, VYRE_DEP_RAW}, {2, 1, 0, VYRE_DEP_RAW}};
     CHECK(vyre_mega_layers(3, cyc, 3, layer, &n, &err) == VYRE_ERR_INVALID);
     CHECK_STR_CONTAINS(err.message, "cycle; steps 2 3");
+    CHECK(layer[0] == 0 && layer[1] == UINT32_MAX && layer[2] == UINT32_MAX); /* unscheduled */
     struct vyre_mega_dep far[] = {{0, 7, 0, VYRE_DEP_RAW}};
     CHECK(vyre_mega_layers(3, far, 1, layer, &n, &err) == VYRE_ERR_ARG);
     CHECK_EQ_U64(vyre_mega_layers(0, NULL, 0, layer, &n, &err), VYRE_OK);

@@ -215,6 +215,8 @@ enum vyre_status vyre_mega_layers(uint32_t n, const struct vyre_mega_dep *deps, 
     }
     enum vyre_status st = VYRE_OK;
     if (tail < n) {
+        for (uint32_t i = 0; i < n; i++)
+            if (indeg[i]) layer[i] = UINT32_MAX; /* never ready: the caller can list them */
         char list[256] = "";
         size_t off = 0;
         for (uint32_t i = 0; i < n && off + 12 < sizeof list; i++)
