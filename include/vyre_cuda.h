@@ -294,8 +294,7 @@ struct vyre_cuda_grid_options {
     struct vyre_cuda_timing *timing;
 };
 enum vyre_status vyre_cuda_grid_run(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
-                                    const struct vyre_cuda_grid_options *o,
-                                    struct vyre_error *err);
+                                    const struct vyre_cuda_grid_options *o, struct vyre_error *err);
 
 /* Captures the steps (arguments by value) into an instantiated CUDA graph. */
 enum vyre_status vyre_cuda_graph_capture(vyre_cuda_device *d, const struct vyre_cuda_step *steps,

@@ -58,9 +58,8 @@ enum vyre_status vyre_mega_layers(uint32_t n, const struct vyre_mega_dep *deps, 
  * both (len reads nothing). memory: per id (every id the steps bind), or NULL (ids are
  * disjoint). *out is malloc'd (free()). */
 enum vyre_status vyre_mega_deps(const struct vyre_mega_step *steps, uint32_t n,
-                                const struct vyre_mega_memory *memory,
-                                struct vyre_mega_dep **out, uint32_t *ndeps,
-                                struct vyre_error *err);
+                                const struct vyre_mega_memory *memory, struct vyre_mega_dep **out,
+                                uint32_t *ndeps, struct vyre_error *err);
 
 struct vyre_mega_options {
     uint32_t prefix; /* steps [0, prefix) run once before the rounds */

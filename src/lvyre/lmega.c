@@ -262,8 +262,7 @@ static void read_call(lua_State *L, struct mcall *c, const char *fname) {
     if (vyre_mega_build(c->ms, (uint32_t)c->n, c->nids, types, &mo, &c->ref->m, &err) != VYRE_OK)
         vyre_lua_raise(L, fname, &err);
     c->m = c->ref->m;
-    if (vyre_mega_cache_put(cache, key, c->ref->m, &err) != VYRE_OK)
-        vyre_lua_raise(L, fname, &err);
+    if (vyre_mega_cache_put(cache, key, c->ref->m, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
 }
 
 /* ---- the composed program's kernel (one per backend and composition) ---------------------- */
@@ -433,7 +432,9 @@ static void choose(lua_State *L, struct mcall *c, const struct geometry *g, int 
         bool coop = strcmp(c->o.grid_sync, "cooperative") == 0;
         bool graph = strcmp(c->o.grid_sync, "graph") == 0;
         snprintf(c->mode, sizeof c->mode, "%s",
-                 coop ? "cooperative" : graph ? "graph" : "host_loop");
+                 coop    ? "cooperative"
+                 : graph ? "graph"
+                         : "host_loop");
         snprintf(c->reason, sizeof c->reason, "%s",
                  coop    ? "forced by opts.grid_sync"
                  : graph ? "forced by opts.grid_sync (a CUDA graph per converge round)"
@@ -620,12 +621,12 @@ int lvyre_backend_megakernel(lua_State *L) {
     if (c.be->kind == LVYRE_CUDA) {
         lvyre_cuda_device(L, c.be, fname);
         /* the plan's mode goes with this run only: the device's setting stays as it is */
-        struct vyre_cuda_grid_options go = {
-            strcmp(c.mode, "cooperative") == 0 ? VYRE_GRID_COOPERATIVE
-            : strcmp(c.mode, "graph") == 0     ? VYRE_GRID_GRAPH
-            : strcmp(c.mode, "auto") == 0      ? VYRE_GRID_AUTO
-                                               : VYRE_GRID_SPLIT,
-            &t};
+        struct vyre_cuda_grid_options go = {strcmp(c.mode, "cooperative") == 0
+                                                ? VYRE_GRID_COOPERATIVE
+                                            : strcmp(c.mode, "graph") == 0 ? VYRE_GRID_GRAPH
+                                            : strcmp(c.mode, "auto") == 0  ? VYRE_GRID_AUTO
+                                                                           : VYRE_GRID_SPLIT,
+                                            &t};
         vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
         struct vyre_cuda_args a = {NULL, 0, NULL, 0, 0, NULL};
         lvyre_cuda_args(k, b, bufs, &a);

@@ -6,7 +6,8 @@
  * thread also plans and runs megakernels over a buffer and a view of it, and makes and
  * frees a backend (with its plan cache) every round (issues 21 §3, 26 §3: the plan
  * cache was one unlocked global table). Every result is checked (a megakernel's on the
- * reference only: the fake driver does not compute its host-split sections). Built also with ThreadSanitizer by scripts/tsan.sh. */
+ * reference only: the fake driver does not compute its host-split sections). Built
+ * also with ThreadSanitizer by scripts/tsan.sh. */
 #include <dlfcn.h>
 #include <lauxlib.h>
 #include <lua.h>

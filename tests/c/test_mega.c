@@ -267,11 +267,11 @@ static void test_null_args(void) {
     struct vyre_mega_options o = {0, false, false, 0, NULL};
     struct vyre_mega *m = NULL;
     vyre_bits params[8];
-#define NULL_ARG(call)                                 \
-    do {                                               \
-        err.message[0] = '\0';                         \
-        CHECK_EQ_U64((call), VYRE_ERR_ARG);            \
-        CHECK_STR_CONTAINS(err.message, "Fix:");       \
+#define NULL_ARG(call)                           \
+    do {                                         \
+        err.message[0] = '\0';                   \
+        CHECK_EQ_U64((call), VYRE_ERR_ARG);      \
+        CHECK_STR_CONTAINS(err.message, "Fix:"); \
     } while (0)
     NULL_ARG(vyre_mega_layers(2, &dep, 1, layer, NULL, &err));
     NULL_ARG(vyre_mega_layers(2, &dep, 1, NULL, &nl, &err));

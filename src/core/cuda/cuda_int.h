@@ -183,9 +183,8 @@ VYRE_INTERNAL enum vyre_status vyre_cu_timer_start(struct vyre_cuda_device *d,
                                                    struct vyre_cu_timer *t,
                                                    struct vyre_cuda_timing *out,
                                                    struct vyre_error *err);
-VYRE_INTERNAL enum vyre_status vyre_cu_timer_enqueued(struct vyre_cuda_device *d,
-                                                      struct vyre_cu_timer *t,
-                                                      struct vyre_error *err);
+VYRE_INTERNAL enum vyre_status
+vyre_cu_timer_enqueued(struct vyre_cuda_device *d, struct vyre_cu_timer *t, struct vyre_error *err);
 VYRE_INTERNAL void vyre_cu_timer_finish(struct vyre_cuda_device *d, struct vyre_cu_timer *t);
 /* Destructors: makes d's context current if it is still alive; false otherwise. */
 VYRE_INTERNAL bool vyre_cu_current(struct vyre_cuda_device *d);

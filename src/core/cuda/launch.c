@@ -128,7 +128,8 @@ static enum vyre_status launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_a
     uint32_t g[3];
     enum vyre_status st = fill_args(k, a, k->slot, g, err);
     if (st != VYRE_OK) return st;
-    if (k->grid) return vyre_cu_grid_launch(k, k->slot, g, k->dev->grid_sync, err); /* grid_launch.c */
+    if (k->grid)
+        return vyre_cu_grid_launch(k, k->slot, g, k->dev->grid_sync, err); /* grid_launch.c */
     bool vec = vector_launch(k, k->slot, g);
     VYRE_CU_CHECK(k->dev,
                   vyre_cu.cuLaunchKernel(vec ? k->vfn : k->fn, g[0], g[1], g[2],

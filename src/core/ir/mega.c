@@ -5,8 +5,9 @@
  * atomics; two steps depend on each other through memory that one writes and the
  * other reads or writes. Memory, not buffer identity: a view and its parent are two
  * bound ids of one allocation, and a write through either must be ordered after a read
- * through the other (vyre_mega_memory: root allocation and byte range per id). Kahn layering puts every step in the first
- * layer after all steps it depends on; a grid barrier goes only between layers.
+ * through the other (vyre_mega_memory: root allocation and byte range per id). Kahn
+ * layering puts every step in the first layer after all steps it depends on; a grid
+ * barrier goes only between layers.
  *
  * Composition: each step's statements are copied with every name prefixed (s<J>_),
  * its buffers renamed to the bound buffer's (mg_b<id>) and its builtins replaced by the
@@ -112,9 +113,8 @@ static uint8_t access_of(const uint8_t *x, uint32_t nb, const struct vyre_mega_m
 }
 
 enum vyre_status vyre_mega_deps(const struct vyre_mega_step *steps, uint32_t n,
-                                const struct vyre_mega_memory *memory,
-                                struct vyre_mega_dep **out, uint32_t *ndeps,
-                                struct vyre_error *err) {
+                                const struct vyre_mega_memory *memory, struct vyre_mega_dep **out,
+                                uint32_t *ndeps, struct vyre_error *err) {
     if (!out || !ndeps || (n && !steps))
         return vyre_error_set(err, VYRE_ERR_ARG,
                               "vyre_mega_deps: NULL argument. Fix: pass the steps, out and ndeps");
