@@ -165,6 +165,15 @@ describe("megakernels over views on the reference backend", function()
     for seed = 1, 80 do compare(be, seed) end
   end)
 
+  it("reads back a view and its parent by memory in be:sequence", function()
+    local set = be:compile(vyre.parse(SET))
+    local P = be:buffer("u32", 4)
+    local V = P:view(3, 2)
+    local out = be:sequence({ { set, { y = V, v = 7 }, { n = 1 } } }, { readback = { P, V } })
+    assert.are.same({ 0, 0, 7, 0 }, out[1]:totable())
+    assert.are.same({ 7, 0 }, out[2]:totable())
+  end)
+
   it("lays steps out as vyre.planners.waves does (one Kahn layering, in C)", function()
     local waves = require("vyre.planners.waves")
     for seed = 1, 40 do

@@ -47,7 +47,8 @@ chain's results bit for bit. Needs one 1-D (workgroup X) for all, no barrier, sh
 memory or subgroup op, and buffers that two programs share (one writing) accessed only
 at (gid x). Buffers of one name are one buffer; an `internal` buffer becomes a register
 and a u32 param NAME_len (pass the length it would have had). Refusals name the program
-and the reason.]=],
+and the reason. Bind memory the programs share under one name: two names over
+overlapping memory (a buffer and its view) lose the chain's order.]=],
   ["vyre.program"] = [=[
 vyre.program(name, {workgroup = 256 | {x, y, z}, decl...}, function(k) ... end) -> Program
 Builds a program with the DSL: the declarations come from vyre.buffer, vyre.shared and
@@ -254,8 +255,9 @@ be:megakernel(steps [, {times = n | converge = {flag = buf, max = n}, prefix =, 
               grid_sync =}]) -> rounds [, timing]
 Runs the steps (the list be:sequence takes) as ONE kernel: each step a grid-stride
 section over its own workgroups, grid barriers only between layers of steps that depend
-on each other (RAW/WAR/WAW on the same memory: a view and its parent alias). converge repeats the steps on the
-device until a round leaves flag[1] zero (zeroed before each round) or max rounds ran.
+on each other (RAW/WAR/WAW on the same memory: a view and its parent alias). converge
+repeats the steps on the device until a round leaves flag[1] zero (zeroed before each
+round) or max rounds ran.
 Results equal be:sequence's bit for bit; the reference backend runs it too. grid_sync
 ("auto", "cooperative", "split", "graph") forces the execution mode; "graph" replays each
 converge round as a CUDA graph (one graph launch and one flag read per round). docs/GRID.md.]=],
