@@ -6,7 +6,7 @@
 -- that plans other compositions cannot change the plan being made, and the plans go with
 -- the backend. #fakecuda: the plan a CUDA device makes (through the fake driver) orders
 -- the view the same way (the fake cannot run a cooperative megakernel, so results are
--- compared on the reference; spec 31 #gpu compares them on the device).
+-- compared on the reference, and on the device under #gpu in all three grid sync modes).
 local vyre = require("vyre")
 local H = require("spec.helpers")
 
@@ -120,12 +120,13 @@ local function steps_of(be, list, rs)
   return steps
 end
 
-local function compare(be, seed)
+local function compare(be, seed, grid_sync)
   local list, times, prefix = random_list(seed)
   if prefix >= #list then prefix = 0 end
   local r1, r2 = roots(be, seed), roots(be, seed)
   be:sequence(steps_of(be, list, r1), { times = times, prefix = prefix })
-  assert.are.equal(times, be:megakernel(steps_of(be, list, r2), { times = times, prefix = prefix }))
+  assert.are.equal(times, be:megakernel(steps_of(be, list, r2),
+    { times = times, prefix = prefix, grid_sync = grid_sync }))
   for i = 1, #ROOTS do
     local d = H.parity_diff(r1[i]:download(), r2[i]:download())
     if d then error(("step list %d: root %d: %s"):format(seed, i, d), 0) end
@@ -256,6 +257,21 @@ describe("the megakernel plan cache", function()
     be:free()
     collectgarbage()
   end)
+end)
+
+describe("megakernels over views on the CUDA backend #gpu", function()
+  local gpu
+  setup(function() gpu = assert(require("vyre.cuda").device(0)) end)
+
+  for _, mode in ipairs({ "cooperative", "split", "graph" }) do
+    it("gives be:sequence's results bit for bit with views, " .. mode, function()
+      local steps, P, out = alias_steps(gpu)
+      gpu:megakernel(steps, { grid_sync = mode })
+      assert.are.equal(1, out:download()[1])
+      assert.are.equal(2, P:download()[1])
+      for seed = 1, 40 do compare(gpu, seed, mode) end
+    end)
+  end
 end)
 
 describe("megakernel plans over views on the fake driver #fakecuda", function()
