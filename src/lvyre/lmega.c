@@ -184,6 +184,14 @@ static uint32_t buffer_id(struct mcall *c, struct lvyre_buffer *b, const char *n
     return c->nids++;
 }
 
+/* A call that went well lets go of its plan now rather than at the next collection
+ * (an evicted plan is freed then; one still cached stays). */
+static void drop_plan(struct mcall *c) {
+    vyre_mega_free(c->ref->m);
+    c->ref->m = NULL;
+    c->m = NULL;
+}
+
 static uint64_t mix(uint64_t h, uint64_t v) {
     for (int i = 0; i < 8; i++) h = (h ^ ((v >> (8 * i)) & 0xFFu)) * 0x100000001B3ull;
     return h;
@@ -596,6 +604,7 @@ int lvyre_backend_plan(lua_State *L) {
     int facts;
     prepare(L, &c, params, &g, &facts, fname);
     push_plan(L, &c, &g, facts);
+    drop_plan(&c);
     return 1;
 }
 
@@ -639,6 +648,8 @@ int lvyre_backend_megakernel(lua_State *L) {
         t.wall_ns = t.device_ns = t.enqueue_ns = lvyre_now_ns() - t0;
         rounds = k->rounds;
     }
+    /* the kernel has a program of its own: the plan can go */
+    drop_plan(&c);
     if (!c.o.converge) rounds = (uint64_t)c.o.times; /* rounds of a times-loop: times */
     lua_pushinteger(L, (lua_Integer)rounds);
     if (!c.o.timed) return 1;
