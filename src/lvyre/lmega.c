@@ -136,7 +136,8 @@ static void read_mopts(lua_State *L, int idx, struct mopts *o, const char *fname
                    fname);
 }
 
-/* What be:plan and be:megakernel share: the steps, their buffers by identity, the plan. */
+/* What be:plan and be:megakernel share: the steps, their buffers (one id per Buffer
+ * object, with where each lives), this call's plan reference and mode. */
 struct mcall {
     struct lvyre_backend *be;
     struct lvyre_step *steps;
