@@ -144,7 +144,9 @@ enum vyre_status vyre_program_check(vyre_program *p, struct vyre_error *err);
  * invocation, bit-identical to running them in order when the rules there hold (1-D,
  * same workgroup, shared buffers accessed at (gid x), no barrier/shared/subgroup ops);
  * buffers named in `internal` become registers plus a u32 param NAME_len. Else an error
- * naming the program and the reason. */
+ * naming the program and the reason. Buffers are shared by name: memory two programs
+ * share must be bound under one name (two names over overlapping memory, e.g. a buffer
+ * and its view, lose the chain's order). */
 enum vyre_status vyre_program_fuse(vyre_program *const *progs, size_t n,
                                    const char *const *internal, size_t ninternal,
                                    vyre_program **out, struct vyre_error *err);

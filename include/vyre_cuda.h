@@ -312,6 +312,16 @@ enum vyre_status vyre_cuda_sequence(vyre_cuda_device *d, const struct vyre_cuda_
                                     const struct vyre_cuda_readback *rb, size_t nrb,
                                     struct vyre_cuda_timing *timing, struct vyre_error *err);
 
+/* One run of a kernel with grid statements in the mode given here (VYRE_GRID_AUTO: the
+ * device's setting), then one synchronisation; timing may be NULL. The megakernel path:
+ * its plan's mode reaches the launch as an argument, the device's setting is untouched. */
+struct vyre_cuda_grid_options {
+    enum vyre_cuda_grid_sync mode;
+    struct vyre_cuda_timing *timing;
+};
+enum vyre_status vyre_cuda_grid_run(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
+                                    const struct vyre_cuda_grid_options *o, struct vyre_error *err);
+
 /* Captures the steps (arguments by value) into an instantiated CUDA graph. */
 enum vyre_status vyre_cuda_graph_capture(vyre_cuda_device *d, const struct vyre_cuda_step *steps,
                                          size_t nsteps, vyre_cuda_graph **out,

@@ -2,8 +2,10 @@
  * be:sequence) composed into ONE program with grid statements, which then runs on
  * either backend like any program: the reference interpreter, or the CUDA runtime as a
  * cooperative persistent kernel or its host split. Pure C, no GPU: the dependency
- * planner (read/write sets by buffer identity), Kahn layering, the composition and the
- * launch values of the composed program's params. */
+ * planner (read/write sets by memory: allocation and byte range, so a view and its
+ * parent are ordered), Kahn layering, the composition, the launch values of the
+ * composed program's params, and a plan cache (vyre_mega_cache_*) with its own lock.
+ * Every entry point returns VYRE_ERR_ARG for a NULL argument it needs. */
 #ifndef VYRE_MEGA_H
 #define VYRE_MEGA_H
 
@@ -16,17 +18,28 @@ extern "C" {
 /* One step: a validated program without grid statements, which bound buffer each of its
  * `buffer` declarations gets (ids 0..nbuffers-1; one id = one buffer object, however
  * many declarations or steps bind it), and its grid (0 workgroups on an axis: the step
- * runs nothing, like opts.n = 0). */
+ * runs nothing, like opts.n = 0). Two ids may name one memory (a buffer and a view of
+ * it): struct vyre_mega_memory says where each id lives. */
 struct vyre_mega_step {
     vyre_program *program;
     const uint32_t *buffers; /* per buffer slot of program */
     uint32_t grid[3];
 };
 
+/* Where bound buffer id i lives (memory[i]): ids with the same root (one allocation)
+ * whose byte ranges [offset, offset + bytes) intersect alias each other, as a buffer
+ * and its views do; an empty range aliases nothing. Wherever a memory array is taken,
+ * NULL means every id is memory of its own. */
+struct vyre_mega_memory {
+    uint32_t root;
+    uint64_t offset, bytes;
+};
+
 enum vyre_mega_dep_kind { VYRE_DEP_RAW, VYRE_DEP_WAR, VYRE_DEP_WAW };
 const char *vyre_mega_dep_name(enum vyre_mega_dep_kind k); /* "RAW" "WAR" "WAW" */
 
-/* Step `to` must start after step `from` has finished, because of `buffer`. */
+/* Step `to` must start after step `from` has finished, because of `buffer` (the id
+ * step `to` binds; step `from` touches it or memory that overlaps it). */
 struct vyre_mega_dep {
     uint32_t from, to, buffer;
     enum vyre_mega_dep_kind kind;
@@ -34,23 +47,29 @@ struct vyre_mega_dep {
 
 /* Kahn layering of n steps under deps: layer[i] is the 0-based layer of step i, the
  * earliest after every step it depends on. VYRE_ERR_INVALID for a dependency of a step
- * on itself or a cycle (the message names them, with a Fix). */
+ * on itself or a cycle (the message names them, with a Fix); after a cycle, layer[i] is
+ * UINT32_MAX for every step the cycle leaves unscheduled. */
 enum vyre_status vyre_mega_layers(uint32_t n, const struct vyre_mega_dep *deps, uint32_t ndeps,
                                   uint32_t *layer, uint32_t *nlayers, struct vyre_error *err);
 
-/* The dependencies of steps run in order: for every pair i < j and bound buffer, RAW
- * (i writes what j reads), WAW (both write), WAR (i reads what j writes), the first that
- * holds in that order. Reads are loads, writes stores, atomics both (len reads nothing).
- * *out is malloc'd (free()). */
+/* The dependencies of steps run in order: for every pair i < j and buffer id b that j
+ * binds, RAW (i writes memory j reads through b), WAW (both write), WAR (i reads what j
+ * writes), the first that holds in that order. Reads are loads, writes stores, atomics
+ * both (len reads nothing). memory: per id (every id the steps bind), or NULL (ids are
+ * disjoint). *out is malloc'd (free()). */
 enum vyre_status vyre_mega_deps(const struct vyre_mega_step *steps, uint32_t n,
-                                struct vyre_mega_dep **out, uint32_t *ndeps,
-                                struct vyre_error *err);
+                                const struct vyre_mega_memory *memory, struct vyre_mega_dep **out,
+                                uint32_t *ndeps, struct vyre_error *err);
 
 struct vyre_mega_options {
     uint32_t prefix; /* steps [0, prefix) run once before the rounds */
     bool repeat;     /* the other steps run `times` rounds (param mg_times) */
     bool converge;   /* ... or converge on buffer `flag` for at most mg_max rounds */
     uint32_t flag;   /* converge: the flag's buffer id (may be bound by no step) */
+    /* per buffer id (nbuffers of them), or NULL: ids are disjoint memory. An id that
+     * overlaps memory some step writes is declared read_write in the composed program
+     * (a `read` buffer may be loaded through the non-coherent cache on the GPU). */
+    const struct vyre_mega_memory *memory;
 };
 
 struct vyre_mega {
@@ -80,6 +99,10 @@ enum vyre_status vyre_mega_build(const struct vyre_mega_step *steps, uint32_t n,
                                  const enum vyre_type *buffer_types,
                                  const struct vyre_mega_options *o, struct vyre_mega **out,
                                  struct vyre_error *err);
+/* A plan is reference counted: vyre_mega_build returns one reference, vyre_mega_retain
+ * adds one (returns m), vyre_mega_free drops one and frees the plan with the last. Safe
+ * from several threads; a plan is read-only once built. */
+struct vyre_mega *vyre_mega_retain(struct vyre_mega *m);
 void vyre_mega_free(struct vyre_mega *m);
 
 /* Launch values of the composed program: params (vyre_program_param_count of
@@ -88,6 +111,33 @@ void vyre_mega_free(struct vyre_mega *m);
 enum vyre_status vyre_mega_args(const struct vyre_mega *m, const struct vyre_mega_step *steps,
                                 const vyre_bits *const *step_params, uint32_t times, uint32_t max,
                                 vyre_bits *params, uint32_t grid[3], struct vyre_error *err);
+
+/* ---- the plan cache (mega_cache.c) ----------------------------------------------------
+ * A bounded table of plans by key (the caller's hash of everything the plan depends on:
+ * step programs, bindings and their memory, options), least recently used out. Each
+ * backend (or device) owns one and frees it with itself, so one backend's plans and
+ * counters never show in another's. Every call takes the cache's own lock: threads may
+ * share a cache. A plan returned by get is the caller's reference (vyre_mega_free it);
+ * an evicted plan lives on until its last holder lets go. */
+typedef struct vyre_mega_cache vyre_mega_cache;
+struct vyre_mega_cache_stats {
+    uint64_t hits, misses, evictions, entries;
+};
+/* capacity: plans kept (0: 64). */
+enum vyre_status vyre_mega_cache_new(uint32_t capacity, vyre_mega_cache **out,
+                                     struct vyre_error *err);
+void vyre_mega_cache_free(vyre_mega_cache *c); /* drops the cache's references; NULL: no-op */
+/* *out: a new reference to the plan under key (a hit), or NULL (a miss). */
+enum vyre_status vyre_mega_cache_get(vyre_mega_cache *c, uint64_t key, struct vyre_mega **out,
+                                     struct vyre_error *err);
+/* Keeps a reference to m under key (the caller keeps its own); when another thread put
+ * one under key first, that one stays. */
+enum vyre_status vyre_mega_cache_put(vyre_mega_cache *c, uint64_t key, struct vyre_mega *m,
+                                     struct vyre_error *err);
+/* Drops every plan (their holders keep theirs); the counters stay. */
+enum vyre_status vyre_mega_cache_clear(vyre_mega_cache *c, struct vyre_error *err);
+enum vyre_status vyre_mega_cache_stats(vyre_mega_cache *c, struct vyre_mega_cache_stats *out,
+                                       struct vyre_error *err);
 
 #ifdef __cplusplus
 }

@@ -18,7 +18,7 @@ run() { # label, command...
 }
 for ex in examples/*.lua; do run "$ex" lua5.4 "$ex"; done
 if [ "${1:-}" = all ]; then specs=$(ls spec/[0-9]*_spec.lua)
-else specs="spec/01_array_spec.lua spec/07_backend_reference_spec.lua spec/08_errors_and_lifecycle_spec.lua spec/09_userdata_spec.lua spec/55_interp_guard_spec.lua spec/57_api_fuzz_spec.lua"
+else specs="spec/01_array_spec.lua spec/07_backend_reference_spec.lua spec/08_errors_and_lifecycle_spec.lua spec/09_userdata_spec.lua spec/55_interp_guard_spec.lua spec/57_api_fuzz_spec.lua spec/33_megakernel_alias_plans_spec.lua"
 fi
 # busted is a script (#!/usr/bin/env lua): run its Lua file under lua5.4 itself, so
 # valgrind watches the interpreter that loads vyre.core.

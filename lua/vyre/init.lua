@@ -98,6 +98,11 @@ function vyre.help(x)
   return require("vyre.help").help(x)
 end
 
+-- The megakernel policy and the plan view attach to the runtime through registered
+-- callbacks (the C binding requires no Lua module); both modules load on first use.
+core.set_megakernel_policy(function(facts) return require("vyre.policy").decide(facts) end)
+core.set_plan_hook(function(plan) return require("vyre.plan_view").attach(plan) end)
+
 -- Loaded on first use: vyre.lib, vyre.egraph (docs/EGRAPH.md), vyre.cuda, and planning
 -- (docs/PLANNERS.md): policies, planners, profiles and plan views.
 local lazy = { lib = "vyre.lib", egraph = "vyre.egraph", cuda = "vyre.cuda",

@@ -3,7 +3,9 @@
 -- be:plan execute a list of steps — one cooperative persistent kernel, a CUDA graph
 -- replayed per round with one flag readback, or a host loop of launches. Users replace
 -- it:   vyre.policy.megakernel = function(facts) return {mode = "graph", reason = "..."} end
--- The runtime calls policy.decide(facts), which fills missing costs from the device
+-- The runtime calls policy.decide(facts) through the callback vyre registers when it
+-- loads (vyre.core.set_megakernel_policy: the C binding requires no Lua module, and this
+-- file is the one home of the mode rule). decide fills missing costs from the device
 -- profile, calls whatever policy.megakernel is now, and checks the answer (a policy can
 -- never make the runtime launch a grid that cannot be co-resident: that would hang).
 -- The facts, the default rule and why: docs/PLANNERS.md §2.

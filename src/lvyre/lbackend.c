@@ -350,14 +350,14 @@ static int backend_stats(lua_State *L) {
 #define PUSH_STAT(name, doc) set_int(L, #name, (lua_Integer)s.name);
         VYRE_CUDA_STATS(PUSH_STAT)
 #undef PUSH_STAT
-        lvyre_mega_stats(L);
+        lvyre_mega_stats(L, be);
         return 1;
     }
     lua_createtable(L, 0, 16);
 #define PUSH_REF_STAT(name) set_int(L, #name, (lua_Integer)be->st.name);
     LVYRE_REF_STATS(PUSH_REF_STAT)
 #undef PUSH_REF_STAT
-    lvyre_mega_stats(L);
+    lvyre_mega_stats(L, be);
     return 1;
 }
 
@@ -481,6 +481,7 @@ static int backend_free(lua_State *L) {
         vyre_cuda_device_release(d);
     }
     lvyre_oob_free(L, be);
+    lvyre_mega_release(be);
     be->open = false;
     return 0;
 }
@@ -576,6 +577,7 @@ void vyre_lua_open_backend(lua_State *L) {
     vyre_lua_newclass_fields(L, VYRE_LUA_BACKEND, backend_methods, backend_meta, backend_index,
                              backend_free, false);
     luaL_setfuncs(L, backend_funcs, 0);
+    lvyre_mega_open(L);
     lua_createtable(L, 0, 1);
     lua_pushcfunction(L, testing_defer_error);
     lua_setfield(L, -2, "defer_error");

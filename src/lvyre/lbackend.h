@@ -13,6 +13,7 @@
 
 #include "lvyre.h"
 #include "vyre_cuda.h"
+#include "vyre_mega.h"
 
 #define VYRE_LUA_BACKEND "vyre.Backend"
 #define VYRE_LUA_BUFFER "vyre.Buffer"
@@ -58,6 +59,8 @@ struct lvyre_backend {
     bool debug;                 /* reference: count out-of-bounds accesses (ldebug.c) */
     struct vyre_oob_count *oob; /* reference, debug: per-declaration counts of one run */
     uint32_t oob_cap;
+    /* megakernel plans (lmega.c): made on the first plan, freed with the backend */
+    vyre_mega_cache *plans;
 };
 
 struct lvyre_buffer {
@@ -199,8 +202,13 @@ int lvyre_kernel_occupancy(lua_State *L);    /* k:occupancy() */
 int lvyre_backend_grid_sync(lua_State *L);   /* be:grid_sync([mode]) */
 int lvyre_backend_megakernel(lua_State *L);  /* be:megakernel(steps, opts) */
 int lvyre_backend_plan(lua_State *L);        /* be:plan(steps, opts) */
-void lvyre_mega_stats(lua_State *L);         /* plan cache counters into the table on top */
 void lvyre_mega_trim(lua_State *L, int idx); /* drops the backend's compiled megakernels */
+/* The backend's plan counters into the table on top; its plan cache freed; the core
+ * functions core.set_megakernel_policy, set_plan_hook and mega_layers into the table on
+ * top. */
+void lvyre_mega_stats(lua_State *L, struct lvyre_backend *be);
+void lvyre_mega_release(struct lvyre_backend *be);
+void lvyre_mega_open(lua_State *L);
 
 /* ---- ldebug.c: the reference backend's debug mode (ARCHITECTURE.md §3, §7) ---- */
 int lvyre_backend_debug(lua_State *L);      /* be:debug([on]) */

@@ -2,13 +2,16 @@
  * be:grid_sync([mode]), be:plan(steps, opts) and be:megakernel(steps, opts).
  *
  * A megakernel takes the steps be:sequence takes, identifies the bound Buffers (one id
- * per object, however many names bind it), and has libvyre (vyre_mega.h) plan the
- * layers and compose one program with grid statements. That program runs like any
- * other on either backend: the reference interpreter, or the CUDA runtime in the mode
- * the policy picked (cooperative persistent kernel or host split). Plans live in a C
- * cache keyed by the step programs, the binding shape, the options, the device and a
- * size bucket (hits, misses and evictions are in be:stats()); the compiled kernels of
- * composed programs live in a table per backend that be:trim() empties. */
+ * per object, however many names bind it) and where each lives (its root allocation
+ * and byte range: a view and its parent alias), and has libvyre (vyre_mega.h) plan the
+ * layers by memory and compose one program with grid statements. That program runs
+ * like any other on either backend: the reference interpreter, or the CUDA runtime in
+ * the mode the policy picked (cooperative persistent kernel or host split). Plans live
+ * in the backend's own vyre_mega_cache (locked, freed with the backend) keyed by the
+ * step programs, the binding shape and its aliasing, and the options (hits, misses,
+ * evictions and entries are in be:stats()); the mode and its reason belong to each
+ * call. The compiled kernels of composed programs live in a table per backend that
+ * be:trim() empties, with the plans. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,54 +20,47 @@
 #include "lvyre_box.h"
 #include "vyre_mega.h"
 
-#define PLAN_CACHE 64
 #define MODE_LEN 16
 #define REASON_LEN 240
 
-/* ---- the plan cache (C, process-wide) ----------------------------------------------- */
+/* ---- the backend's plan cache (vyre_mega_cache, owned by the backend) -------------------- */
 
-struct plan_entry {
-    uint64_t key, last_use;
+static const char PLANREF[] = "vyre.megakernel.planref"; /* metatable of a held plan */
+
+/* The plan a call holds, boxed in a userdata so that a raise anywhere after the lookup
+ * (a policy function, a compile, a launch) drops the reference in __gc. */
+struct planref {
     struct vyre_mega *m;
-    char mode[MODE_LEN];
-    char reason[REASON_LEN];
 };
 
-static struct {
-    struct plan_entry e[PLAN_CACHE];
-    uint64_t tick, hits, misses, evictions;
-} plans;
-
-static struct plan_entry *plan_find(uint64_t key) {
-    for (int i = 0; i < PLAN_CACHE; i++)
-        if (plans.e[i].m && plans.e[i].key == key) {
-            plans.e[i].last_use = ++plans.tick;
-            plans.hits++;
-            return &plans.e[i];
-        }
-    plans.misses++;
-    return NULL;
+static int planref_gc(lua_State *L) {
+    struct planref *r = lua_touserdata(L, 1);
+    if (r && r->m) {
+        vyre_mega_free(r->m);
+        r->m = NULL;
+    }
+    return 0;
 }
 
-/* Takes ownership of m. */
-static struct plan_entry *plan_put(uint64_t key, struct vyre_mega *m) {
-    struct plan_entry *slot = &plans.e[0];
-    for (int i = 0; i < PLAN_CACHE; i++) {
-        if (!plans.e[i].m) {
-            slot = &plans.e[i];
-            break;
-        }
-        if (plans.e[i].last_use < slot->last_use) slot = &plans.e[i];
+static struct planref *push_planref(lua_State *L) {
+    struct planref *r = lua_newuserdatauv(L, sizeof *r, 0);
+    r->m = NULL;
+    if (luaL_newmetatable(L, PLANREF)) {
+        lua_pushcfunction(L, planref_gc);
+        lua_setfield(L, -2, "__gc");
+        lua_pushboolean(L, 0);
+        lua_setfield(L, -2, "__metatable");
     }
-    if (slot->m) {
-        vyre_mega_free(slot->m);
-        plans.evictions++;
-    }
-    memset(slot, 0, sizeof *slot);
-    slot->key = key;
-    slot->m = m;
-    slot->last_use = ++plans.tick;
-    return slot;
+    lua_setmetatable(L, -2);
+    return r;
+}
+
+/* The backend's cache, made on its first plan. */
+static vyre_mega_cache *plan_cache(lua_State *L, struct lvyre_backend *be, const char *fname) {
+    struct vyre_error err;
+    if (!be->plans && vyre_mega_cache_new(0, &be->plans, &err) != VYRE_OK)
+        vyre_lua_raise(L, fname, &err);
+    return be->plans;
 }
 
 /* ---- reading the steps ------------------------------------------------------------------- */
@@ -140,7 +136,8 @@ static void read_mopts(lua_State *L, int idx, struct mopts *o, const char *fname
                    fname);
 }
 
-/* What be:plan and be:megakernel share: the steps, their buffers by identity, the plan. */
+/* What be:plan and be:megakernel share: the steps, their buffers (one id per Buffer
+ * object, with where each lives), this call's plan reference and mode. */
 struct mcall {
     struct lvyre_backend *be;
     struct lvyre_step *steps;
@@ -151,10 +148,34 @@ struct mcall {
     struct vyre_mega_step *ms;
     const vyre_bits **sp;
     struct mopts o;
-    struct plan_entry *plan;
+    struct planref *ref; /* ref->m: the plan, this call's reference */
+    const struct vyre_mega *m;
+    char mode[MODE_LEN], reason[REASON_LEN]; /* this call's: the policy decides each time */
     bool cached;
     uint64_t bytes_per_round, total_groups;
 };
+
+/* Where each bound id lives: its root allocation (an index among the roots) and byte
+ * range, so the planner orders a view and its parent (vyre_mega_memory). */
+static struct vyre_mega_memory *memory_of(lua_State *L, const struct mcall *c) {
+    struct vyre_mega_memory *mem = vyre_lua_scratch(L, (c->nids + 1) * sizeof *mem);
+    for (uint32_t i = 0; i < c->nids; i++) {
+        const struct lvyre_buffer *b = c->ids[i];
+        const struct lvyre_buffer *root = b->parent ? b->parent : b;
+        uint64_t es = vyre_type_size(b->type);
+        mem[i].root = i;
+        for (uint32_t j = 0; j < i; j++) {
+            const struct lvyre_buffer *o = c->ids[j];
+            if ((o->parent ? o->parent : o) == root) {
+                mem[i].root = mem[j].root;
+                break;
+            }
+        }
+        mem[i].offset = (b->parent ? b->first : 0) * es;
+        mem[i].bytes = b->count * es;
+    }
+    return mem;
+}
 
 static uint32_t buffer_id(struct mcall *c, struct lvyre_buffer *b, const char *name) {
     for (uint32_t i = 0; i < c->nids; i++)
@@ -164,18 +185,17 @@ static uint32_t buffer_id(struct mcall *c, struct lvyre_buffer *b, const char *n
     return c->nids++;
 }
 
+/* A call that went well lets go of its plan now rather than at the next collection
+ * (an evicted plan is freed then; one still cached stays). */
+static void drop_plan(struct mcall *c) {
+    vyre_mega_free(c->ref->m);
+    c->ref->m = NULL;
+    c->m = NULL;
+}
+
 static uint64_t mix(uint64_t h, uint64_t v) {
     for (int i = 0; i < 8; i++) h = (h ^ ((v >> (8 * i)) & 0xFFu)) * 0x100000001B3ull;
     return h;
-}
-
-static unsigned bit_length(uint64_t v) {
-    unsigned n = 0;
-    while (v) {
-        n++;
-        v >>= 1;
-    }
-    return n;
 }
 
 static void read_call(lua_State *L, struct mcall *c, const char *fname) {
@@ -223,23 +243,35 @@ static void read_call(lua_State *L, struct mcall *c, const char *fname) {
                 c->bytes_per_round += s->b.buf[i]->count * vyre_type_size(s->b.buf[i]->type);
     }
     c->flag_id = c->o.flag ? buffer_id(c, c->o.flag, "flag") : 0;
+    /* the plan depends on which ids alias (not on where they are) */
+    struct vyre_mega_memory *mem = memory_of(L, c);
+    for (uint32_t i = 0; i < c->nids; i++)
+        for (uint32_t j = i + 1; j < c->nids; j++)
+            if (mem[i].root == mem[j].root && mem[i].bytes && mem[j].bytes &&
+                mem[i].offset < mem[j].offset + mem[j].bytes &&
+                mem[j].offset < mem[i].offset + mem[i].bytes)
+                key = mix(mix(key, 0xA11A5u + i), j);
     key = mix(key, (uint64_t)c->o.prefix);
     key = mix(key, c->o.converge ? 2u + c->flag_id * 4u : (c->o.times != 1 ? 1u : 0u));
     key = mix(key, (uint64_t)c->be->kind * 1000u + (uint64_t)c->be->ordinal);
-    key = mix(key, bit_length(c->total_groups));
-    key = mix(key, c->o.grid_sync ? (uint64_t)(unsigned char)c->o.grid_sync[0] : 0u);
-    c->plan = plan_find(key);
-    c->cached = c->plan != NULL;
-    if (c->plan) return;
+    /* not the grid size nor opts.grid_sync: the composition does not depend on them (the
+     * mode is decided per call, the launch values computed per call) */
+    vyre_mega_cache *cache = plan_cache(L, c->be, fname);
+    struct vyre_error err;
+    c->ref = push_planref(L);
+    if (vyre_mega_cache_get(cache, key, &c->ref->m, &err) != VYRE_OK)
+        vyre_lua_raise(L, fname, &err);
+    c->cached = c->ref->m != NULL;
+    c->m = c->ref->m;
+    if (c->m) return;
     enum vyre_type *types = vyre_lua_scratch(L, (c->nids + 1) * sizeof *types);
     for (uint32_t i = 0; i < c->nids; i++) types[i] = c->ids[i]->type;
     struct vyre_mega_options mo = {(uint32_t)c->o.prefix, c->o.times != 1, c->o.converge,
-                                   c->flag_id};
-    struct vyre_mega *m = NULL;
-    struct vyre_error err;
-    if (vyre_mega_build(c->ms, (uint32_t)c->n, c->nids, types, &mo, &m, &err) != VYRE_OK)
+                                   c->flag_id, mem};
+    if (vyre_mega_build(c->ms, (uint32_t)c->n, c->nids, types, &mo, &c->ref->m, &err) != VYRE_OK)
         vyre_lua_raise(L, fname, &err);
-    c->plan = plan_put(key, m);
+    c->m = c->ref->m;
+    if (vyre_mega_cache_put(cache, key, c->ref->m, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
 }
 
 /* ---- the composed program's kernel (one per backend and composition) ---------------------- */
@@ -266,7 +298,7 @@ static struct lvyre_kernel *plan_kernel(lua_State *L, struct mcall *c, const cha
     /* a debug kernel of its own while the debug mode is on (ldebug.c) */
     const struct lvyre_backend *be = lua_touserdata(L, 1);
     char hex[24];
-    snprintf(hex, sizeof hex, "%016llx%s", (unsigned long long)c->plan->m->key,
+    snprintf(hex, sizeof hex, "%016llx%s", (unsigned long long)c->m->key,
              be->debug ? "-debug" : "");
     if (lua_getfield(L, -1, hex) == LUA_TUSERDATA) {
         struct lvyre_kernel *k = lua_touserdata(L, -1);
@@ -276,7 +308,7 @@ static struct lvyre_kernel *plan_kernel(lua_State *L, struct mcall *c, const cha
     /* a Program of its own: the cache may evict the plan while the kernel lives */
     char *text = NULL;
     size_t len = 0;
-    if (vyre_text_print(c->plan->m->program, &text, &len) != VYRE_OK)
+    if (vyre_text_print(c->m->program, &text, &len) != VYRE_OK)
         luaL_error(L, "%s: out of memory. Fix: free memory", fname);
     struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
     lp->p = NULL;
@@ -303,7 +335,7 @@ static void measure(lua_State *L, struct mcall *c, struct lvyre_kernel *k, vyre_
                     struct geometry *g, const char *fname) {
     struct vyre_error err;
     memset(g, 0, sizeof *g);
-    const struct vyre_mega *m = c->plan->m;
+    const struct vyre_mega *m = c->m;
     if (vyre_mega_args(m, c->ms, c->sp, (uint32_t)c->o.times, (uint32_t)c->o.max, params, g->groups,
                        &err) != VYRE_OK)
         vyre_lua_raise(L, fname, &err);
@@ -325,7 +357,7 @@ static void set_int(lua_State *L, const char *k, lua_Integer v) {
 
 /* Pushes the facts a policy decides from. */
 static void push_facts(lua_State *L, const struct mcall *c, const struct geometry *g) {
-    const struct vyre_mega *m = c->plan->m;
+    const struct vyre_mega *m = c->m;
     lua_createtable(L, 0, 16);
     lua_pushstring(L, c->be->kind == LVYRE_CUDA ? "cuda" : "reference");
     lua_setfield(L, -2, "backend");
@@ -360,77 +392,89 @@ static bool valid_mode(const char *m) {
                  strcmp(m, "host_loop") == 0);
 }
 
-/* The mode: opts.grid_sync if given, else vyre.policy.megakernel(facts) when that module
- * exists, else the built-in rule. The facts table is at facts_idx. */
+/* Registry key of the megakernel policy: a function(facts) -> {mode, reason} that
+ * vyre.policy registers when it loads (core.set_megakernel_policy), so that this file
+ * requires no Lua module and the policy has one home (lua/vyre/policy.lua, whose
+ * vyre.policy.megakernel the user replaces). */
+static const char POLICY[] = "vyre.megakernel.policy";
+/* Registry key of the function(plan) that gives a plan its methods (plan:dot(), a
+ * readable tostring): vyre registers lua/vyre/plan_view.lua's attach. */
+static const char PLAN_HOOK[] = "vyre.megakernel.plan_hook";
+
+/* Calls the registered policy with the facts at facts_idx and copies its choice into c;
+ * false when none is registered. A policy that raises is reported with a Fix. */
+static bool ask_policy(lua_State *L, struct mcall *c, int facts_idx, const char *fname) {
+    if (lua_getfield(L, LUA_REGISTRYINDEX, POLICY) != LUA_TFUNCTION) {
+        lua_pop(L, 1);
+        return false;
+    }
+    lua_pushvalue(L, facts_idx);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK)
+        luaL_error(L,
+                   "%s: the megakernel policy (vyre.policy.megakernel) raised: %s. Fix: make the "
+                   "policy return {mode = \"cooperative\" | \"graph\" | \"host_loop\", reason "
+                   "= \"...\"} without raising, or pass opts.grid_sync",
+                   fname, luaL_tolstring(L, -1, NULL));
+    if (!lua_istable(L, -1) || lua_getfield(L, -1, "mode") != LUA_TSTRING ||
+        !valid_mode(lua_tostring(L, -1)))
+        luaL_error(L,
+                   "%s: vyre.policy.megakernel returned no mode. Fix: return {mode = "
+                   "\"cooperative\" | \"graph\" | \"host_loop\", reason = \"...\"}",
+                   fname);
+    snprintf(c->mode, sizeof c->mode, "%s", lua_tostring(L, -1));
+    lua_getfield(L, -2, "reason");
+    snprintf(c->reason, sizeof c->reason, "vyre.policy: %s",
+             lua_isstring(L, -1) ? lua_tostring(L, -1) : "(no reason given)");
+    lua_settop(L, facts_idx);
+    return true;
+}
+
+/* The mode: opts.grid_sync if given, else the registered policy. Without one (vyre.core
+ * used without vyre.policy), the reference runs its sections in order and a CUDA device
+ * runs the kernel the way its grid sync setting says ("auto": the runtime's own rule). */
 static void choose(lua_State *L, struct mcall *c, const struct geometry *g, int facts_idx,
                    const char *fname) {
-    struct plan_entry *e = c->plan;
-    bool can = c->be->kind == LVYRE_CUDA && g->cooperative && g->per_sm > 0;
-    const char *mode = NULL, *why = NULL;
+    bool cuda = c->be->kind == LVYRE_CUDA;
+    bool can = cuda && g->cooperative && g->per_sm > 0;
     if (c->o.grid_sync && strcmp(c->o.grid_sync, "auto") != 0) {
         bool coop = strcmp(c->o.grid_sync, "cooperative") == 0;
         bool graph = strcmp(c->o.grid_sync, "graph") == 0;
-        mode = coop ? "cooperative" : graph ? "graph" : "host_loop";
-        why = coop    ? "forced by opts.grid_sync"
-              : graph ? "forced by opts.grid_sync (a CUDA graph per converge round)"
-                      : "forced by opts.grid_sync (host split)";
-    } else {
-        lua_getglobal(L, "require");
-        lua_pushliteral(L, "vyre.policy");
-        /* vyre.policy.decide(facts) calls the current vyre.policy.megakernel (the user's
-         * if replaced), fills costs from the profile and refuses an impossible answer */
-        if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1) &&
-            lua_getfield(L, -1, "decide") == LUA_TFUNCTION) {
-            lua_pushvalue(L, facts_idx);
-            lua_call(L, 1, 1);
-            if (!lua_istable(L, -1) || lua_getfield(L, -1, "mode") != LUA_TSTRING ||
-                !valid_mode(lua_tostring(L, -1)))
-                luaL_error(L,
-                           "%s: vyre.policy.megakernel returned no mode. Fix: return {mode = "
-                           "\"cooperative\" | \"graph\" | \"host_loop\", reason = \"...\"}",
-                           fname);
-            snprintf(e->mode, sizeof e->mode, "%s", lua_tostring(L, -1));
-            lua_getfield(L, -2, "reason");
-            snprintf(e->reason, sizeof e->reason, "vyre.policy: %s",
-                     lua_isstring(L, -1) ? lua_tostring(L, -1) : "(no reason given)");
-            lua_settop(L, facts_idx);
+        snprintf(c->mode, sizeof c->mode, "%s",
+                 coop    ? "cooperative"
+                 : graph ? "graph"
+                         : "host_loop");
+        snprintf(c->reason, sizeof c->reason, "%s",
+                 coop    ? "forced by opts.grid_sync"
+                 : graph ? "forced by opts.grid_sync (a CUDA graph per converge round)"
+                         : "forced by opts.grid_sync (host split)");
+    } else if (!ask_policy(L, c, facts_idx, fname)) {
+        if (!cuda) {
+            snprintf(c->mode, sizeof c->mode, "host_loop");
+            snprintf(c->reason, sizeof c->reason,
+                     "the reference interpreter runs the sections one after another");
         } else {
-            lua_settop(L, facts_idx);
+            snprintf(c->mode, sizeof c->mode, "%s",
+                     vyre_cuda_grid_sync_name(vyre_cuda_grid_sync(c->be->dev)));
+            snprintf(c->reason, sizeof c->reason,
+                     "no megakernel policy registered (vyre.policy not loaded): the device's "
+                     "grid sync setting decides at launch");
         }
     }
-    if (!e->mode[0] && !mode) {
-        if (c->be->kind != LVYRE_CUDA) {
-            mode = "host_loop";
-            why = "the reference interpreter runs the sections one after another";
-        } else if (can) {
-            mode = "cooperative";
-            why = "cooperative launch: every block co-resident, grid barriers on the device";
-        } else {
-            mode = "host_loop";
-            why = !g->cooperative ? "the device has no cooperative launch"
-                                  : "the driver reports 0 co-resident blocks of this kernel";
-        }
-    }
-    if (mode) {
-        snprintf(e->mode, sizeof e->mode, "%s", mode);
-        snprintf(e->reason, sizeof e->reason, "%s", why);
-    }
-    if (strcmp(e->mode, "cooperative") == 0 && c->be->kind == LVYRE_CUDA && !can) {
+    if (strcmp(c->mode, "cooperative") == 0 && cuda && !can) {
         if (c->o.grid_sync && strcmp(c->o.grid_sync, "cooperative") == 0)
             luaL_error(L,
                        "%s: opts.grid_sync = \"cooperative\", but this kernel cannot run "
                        "cooperatively here (%s). Fix: use grid_sync = \"split\" or \"auto\"",
                        fname, !g->cooperative ? "no cooperative launch" : "0 blocks per SM");
-        snprintf(e->mode, sizeof e->mode, "host_loop");
-        snprintf(e->reason, sizeof e->reason, "cooperative was chosen but cannot run here");
+        snprintf(c->mode, sizeof c->mode, "host_loop");
+        snprintf(c->reason, sizeof c->reason, "cooperative was chosen but cannot run here");
     }
-    if (strcmp(e->mode, "graph") == 0) {
-        size_t l = strlen(e->reason);
-        snprintf(e->reason + l, sizeof e->reason - l, "%s",
-                 c->be->kind == LVYRE_CUDA
-                     ? "; graph: one kernel per layer, each converge round captured once as a "
-                       "CUDA graph, then one graph launch + one flag readback per round"
-                     : "; the reference interpreter runs the sections one after another");
+    if (strcmp(c->mode, "graph") == 0) {
+        size_t l = strlen(c->reason);
+        snprintf(c->reason + l, sizeof c->reason - l, "%s",
+                 cuda ? "; graph: one kernel per layer, each converge round captured once as a "
+                        "CUDA graph, then one graph launch + one flag readback per round"
+                      : "; the reference interpreter runs the sections one after another");
     }
 }
 
@@ -444,11 +488,11 @@ static const char *buffer_name(const struct mcall *c, uint32_t j, uint32_t id) {
 
 static void push_plan(lua_State *L, const struct mcall *c, const struct geometry *g,
                       int facts_idx) {
-    const struct vyre_mega *m = c->plan->m;
+    const struct vyre_mega *m = c->m;
     lua_createtable(L, 0, 16);
-    lua_pushstring(L, c->plan->mode);
+    lua_pushstring(L, c->mode);
     lua_setfield(L, -2, "mode");
-    lua_pushstring(L, c->plan->reason);
+    lua_pushstring(L, c->reason);
     lua_setfield(L, -2, "reason");
     lua_createtable(L, (int)m->nlayers, 0);
     for (uint32_t l = 0; l < m->nlayers; l++) {
@@ -478,6 +522,21 @@ static void push_plan(lua_State *L, const struct mcall *c, const struct geometry
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     lua_setfield(L, -2, "barriers");
+    /* every dependency (the barriers are one per layer boundary): as edges
+     * {before = from, after = to}, vyre.planners.waves lays out the same layers */
+    lua_createtable(L, (int)m->ndeps, 0);
+    for (uint32_t i = 0; i < m->ndeps; i++) {
+        const struct vyre_mega_dep *d = &m->deps[i];
+        lua_createtable(L, 0, 4);
+        set_int(L, "from", (lua_Integer)d->from + 1);
+        set_int(L, "to", (lua_Integer)d->to + 1);
+        lua_pushstring(L, vyre_mega_dep_name(d->kind));
+        lua_setfield(L, -2, "kind");
+        lua_pushstring(L, buffer_name(c, d->to, d->buffer));
+        lua_setfield(L, -2, "buffer");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "deps");
     lua_createtable(L, 0, 4);
     set_int(L, "blocks", g->blocks);
     set_int(L, "per_sm", g->per_sm);
@@ -509,14 +568,10 @@ static void push_plan(lua_State *L, const struct mcall *c, const struct geometry
     lua_pop(L, 1);
     lua_pushvalue(L, facts_idx);
     lua_setfield(L, -2, "facts");
-    /* plan:dot() and a readable tostring (lua/vyre/plan_view.lua), when it loads */
-    lua_getglobal(L, "require");
-    lua_pushliteral(L, "vyre.plan_view");
-    if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1) &&
-        lua_getfield(L, -1, "attach") == LUA_TFUNCTION) {
-        lua_pushvalue(L, -3); /* the plan */
+    /* plan:dot() and a readable tostring: the hook vyre registers (plan_view.attach) */
+    if (lua_getfield(L, LUA_REGISTRYINDEX, PLAN_HOOK) == LUA_TFUNCTION) {
+        lua_pushvalue(L, -2); /* the plan */
         lua_call(L, 1, 0);
-        lua_pop(L, 1);
     } else {
         lua_pop(L, 1);
     }
@@ -530,8 +585,8 @@ static struct lvyre_kernel *prepare(lua_State *L, struct mcall *c, vyre_bits *pa
     measure(L, c, k, params, g, fname);
     push_facts(L, c, g);
     *facts_idx = lua_gettop(L);
-    /* the composition is cached; the mode is decided afresh (the policy may change) */
-    c->plan->mode[0] = c->plan->reason[0] = '\0';
+    /* the composition is cached; the mode is decided afresh (the policy may change),
+     * into this call's own record: a policy that plans other compositions cannot touch it */
     choose(L, c, g, *facts_idx, fname);
     return k;
 }
@@ -549,6 +604,7 @@ int lvyre_backend_plan(lua_State *L) {
     int facts;
     prepare(L, &c, params, &g, &facts, fname);
     push_plan(L, &c, &g, facts);
+    drop_plan(&c);
     return 1;
 }
 
@@ -572,16 +628,18 @@ int lvyre_backend_megakernel(lua_State *L) {
     uint64_t rounds = 0;
     struct vyre_error err;
     if (c.be->kind == LVYRE_CUDA) {
-        vyre_cuda_device *d = lvyre_cuda_device(L, c.be, fname);
-        enum vyre_cuda_grid_sync saved = vyre_cuda_grid_sync(d);
-        vyre_cuda_set_grid_sync(d, strcmp(c.plan->mode, "cooperative") == 0 ? VYRE_GRID_COOPERATIVE
-                                   : strcmp(c.plan->mode, "graph") == 0     ? VYRE_GRID_GRAPH
-                                                                            : VYRE_GRID_SPLIT);
+        lvyre_cuda_device(L, c.be, fname);
+        /* the plan's mode goes with this run only: the device's setting stays as it is */
+        struct vyre_cuda_grid_options go = {strcmp(c.mode, "cooperative") == 0
+                                                ? VYRE_GRID_COOPERATIVE
+                                            : strcmp(c.mode, "graph") == 0 ? VYRE_GRID_GRAPH
+                                            : strcmp(c.mode, "auto") == 0  ? VYRE_GRID_AUTO
+                                                                           : VYRE_GRID_SPLIT,
+                                            &t};
         vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
-        struct vyre_cuda_step step = {k->cu, {0}};
-        lvyre_cuda_args(k, b, bufs, &step.args);
-        enum vyre_status st = vyre_cuda_sequence(d, &step, 1, 1, 0, NULL, 0, &t, &err);
-        vyre_cuda_set_grid_sync(d, saved);
+        struct vyre_cuda_args a = {NULL, 0, NULL, 0, 0, NULL};
+        lvyre_cuda_args(k, b, bufs, &a);
+        enum vyre_status st = vyre_cuda_grid_run(k->cu, &a, &go, &err);
         if (st == VYRE_OK) st = vyre_cuda_kernel_rounds(k->cu, &rounds, &err);
         if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
     } else {
@@ -590,11 +648,13 @@ int lvyre_backend_megakernel(lua_State *L) {
         t.wall_ns = t.device_ns = t.enqueue_ns = lvyre_now_ns() - t0;
         rounds = k->rounds;
     }
+    /* the kernel has a program of its own: the plan can go */
+    drop_plan(&c);
     if (!c.o.converge) rounds = (uint64_t)c.o.times; /* rounds of a times-loop: times */
     lua_pushinteger(L, (lua_Integer)rounds);
     if (!c.o.timed) return 1;
     lvyre_pushtiming(L, &t);
-    lua_pushstring(L, c.plan->mode);
+    lua_pushstring(L, c.mode);
     lua_setfield(L, -2, "mode");
     return 2;
 }
@@ -661,20 +721,125 @@ int lvyre_backend_grid_sync(lua_State *L) {
     return 1;
 }
 
-/* be:stats() fields of the plan cache (lbackend.c calls this). */
-void lvyre_mega_stats(lua_State *L) {
-    set_int(L, "plan_hits", (lua_Integer)plans.hits);
-    set_int(L, "plan_misses", (lua_Integer)plans.misses);
-    set_int(L, "plan_evictions", (lua_Integer)plans.evictions);
+/* be:stats() fields of the backend's plan cache (lbackend.c calls this). */
+void lvyre_mega_stats(lua_State *L, struct lvyre_backend *be) {
+    struct vyre_mega_cache_stats st = {0, 0, 0, 0};
+    if (be->plans) vyre_mega_cache_stats(be->plans, &st, NULL);
+    set_int(L, "plan_hits", (lua_Integer)st.hits);
+    set_int(L, "plan_misses", (lua_Integer)st.misses);
+    set_int(L, "plan_evictions", (lua_Integer)st.evictions);
+    set_int(L, "plan_entries", (lua_Integer)st.entries);
 }
 
-/* be:trim(): the compiled megakernels of the backend at idx are dropped. */
+/* be:free() and __gc: the backend's plans go with it (plans a running call holds live
+ * until it lets go). */
+void lvyre_mega_release(struct lvyre_backend *be) {
+    vyre_mega_cache_free(be->plans);
+    be->plans = NULL;
+}
+
+/* be:trim(): the compiled megakernels and the plans of the backend at idx are dropped. */
 void lvyre_mega_trim(lua_State *L, int idx) {
     idx = lua_absindex(L, idx);
+    struct lvyre_backend *be = lua_touserdata(L, idx);
+    if (be && be->plans) vyre_mega_cache_clear(be->plans, NULL);
     if (lua_getfield(L, LUA_REGISTRYINDEX, KERNELS) == LUA_TTABLE) {
         lua_pushvalue(L, idx);
         lua_pushnil(L);
         lua_rawset(L, -3);
     }
     lua_pop(L, 1);
+}
+
+/* core.set_megakernel_policy(fn | nil) -> the previous: the function be:plan and
+ * be:megakernel ask for the mode (vyre.policy registers its decide when it loads). */
+static int core_set_megakernel_policy(lua_State *L) {
+    const char *fname = "vyre.core.set_megakernel_policy";
+    if (!lua_isnoneornil(L, 1) && !lua_isfunction(L, 1))
+        return luaL_error(L,
+                          "%s: expected a function(facts) -> {mode, reason} or nil (got %s). "
+                          "Fix: replace vyre.policy.megakernel instead",
+                          fname, luaL_typename(L, 1));
+    lua_settop(L, 1);
+    lua_getfield(L, LUA_REGISTRYINDEX, POLICY);
+    lua_pushvalue(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, POLICY);
+    return 1;
+}
+
+/* core.set_plan_hook(fn | nil) -> the previous: called with each plan be:plan returns. */
+static int core_set_plan_hook(lua_State *L) {
+    if (!lua_isnoneornil(L, 1) && !lua_isfunction(L, 1))
+        return luaL_error(L,
+                          "vyre.core.set_plan_hook: expected a function(plan) or nil (got %s). "
+                          "Fix: pass require('vyre.plan_view').attach",
+                          luaL_typename(L, 1));
+    lua_settop(L, 1);
+    lua_getfield(L, LUA_REGISTRYINDEX, PLAN_HOOK);
+    lua_pushvalue(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, PLAN_HOOK);
+    return 1;
+}
+
+/* core.mega_layers(n, edges) -> layer (per node, 1-based), nlayers; or nil and the list
+ * of nodes a cycle leaves unscheduled. edges = {{before, after}, ...} (1-based). The Kahn
+ * layering be:plan uses (vyre_mega_layers), for vyre.planners.waves. */
+static int core_mega_layers(lua_State *L) {
+    const char *fname = "vyre.core.mega_layers";
+    lua_Integer n = luaL_checkinteger(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    if (n < 0 || n > (lua_Integer)(UINT32_MAX / 2))
+        return luaL_error(L, "%s: n = %d is out of range. Fix: 0 <= n", fname, (int)n);
+    size_t ne = (size_t)lua_rawlen(L, 2);
+    struct vyre_mega_dep *d = vyre_lua_scratch(L, (ne + 1) * sizeof *d);
+    uint32_t *layer = vyre_lua_scratch(L, ((size_t)n + 1) * sizeof *layer);
+    for (size_t e = 0; e < ne; e++) {
+        lua_rawgeti(L, 2, (lua_Integer)e + 1);
+        lua_rawgeti(L, -1, 1);
+        lua_rawgeti(L, -2, 2);
+        lua_Integer from = lua_tointeger(L, -2), to = lua_tointeger(L, -1);
+        if (from < 1 || from > n || to < 1 || to > n)
+            return luaL_error(L, "%s: edge %d names a node outside 1..%d. Fix: number nodes from 1",
+                              fname, (int)e + 1, (int)n);
+        if (from == to)
+            return luaL_error(L, "%s: edge %d makes node %d depend on itself. Fix: drop the edge",
+                              fname, (int)e + 1, (int)from);
+        d[e] = (struct vyre_mega_dep){(uint32_t)from - 1, (uint32_t)to - 1, 0, VYRE_DEP_RAW};
+        lua_pop(L, 3);
+    }
+    uint32_t nl = 0;
+    struct vyre_error err;
+    enum vyre_status st = vyre_mega_layers((uint32_t)n, d, (uint32_t)ne, layer, &nl, &err);
+    /* with ids in range and no self-dependency, VYRE_ERR_INVALID is a cycle */
+    if (st != VYRE_OK && st != VYRE_ERR_INVALID) return vyre_lua_raise(L, fname, &err);
+    lua_createtable(L, (int)n, 0);
+    int k = 0;
+    for (lua_Integer i = 0; i < n; i++) {
+        if (st != VYRE_OK) {
+            if (layer[i] == UINT32_MAX) {
+                lua_pushinteger(L, i + 1);
+                lua_rawseti(L, -2, ++k);
+            }
+            continue;
+        }
+        lua_pushinteger(L, (lua_Integer)layer[i] + 1);
+        lua_rawseti(L, -2, i + 1);
+    }
+    if (st != VYRE_OK) {
+        lua_pushnil(L);
+        lua_insert(L, -2);
+        return 2;
+    }
+    lua_pushinteger(L, nl);
+    return 2;
+}
+
+/* The core functions of this file, into the table on top (the vyre.core module). */
+void lvyre_mega_open(lua_State *L) {
+    lua_pushcfunction(L, core_set_megakernel_policy);
+    lua_setfield(L, -2, "set_megakernel_policy");
+    lua_pushcfunction(L, core_set_plan_hook);
+    lua_setfield(L, -2, "set_plan_hook");
+    lua_pushcfunction(L, core_mega_layers);
+    lua_setfield(L, -2, "mega_layers");
 }

@@ -2,8 +2,12 @@
  * lua_State running `vyre` at the same time (issue 14, item 6): programs parsed,
  * compiled and run, buffers made and freed, sequences and graphs, all concurrently.
  * Backend: the reference interpreter by default; VYRE_TEST_THREADS_BACKEND=cuda uses
- * device 0 from every thread at once (the fake driver in CI, a GPU by hand). Every
- * result is checked. Built also with ThreadSanitizer by scripts/tsan.sh. */
+ * device 0 from every thread at once (the fake driver in CI, a GPU by hand). Each
+ * thread also plans and runs megakernels over a buffer and a view of it, and makes and
+ * frees a backend (with its plan cache) every round (issues 21 §3, 26 §3: the plan
+ * cache was one unlocked global table). Every result is checked (a megakernel's on the
+ * reference only: the fake driver does not compute its host-split sections). Built
+ * also with ThreadSanitizer by scripts/tsan.sh. */
 #include <dlfcn.h>
 #include <lauxlib.h>
 #include <lua.h>
@@ -41,8 +45,31 @@ static const char *const SCRIPT =
     "  end\n"
     "  local res = be:run(p, {v = {r, r}, d = id})\n"
     "  assert(res.v[2] == r + id)\n"
+    /* megakernels: plan (cached per backend), run, and a backend of their own made and
+     * freed each round; the view orders the second step after the first (RAW) */
+    "  local steps = {{k, {v = v, d = 1}}, {k, {v = v:view(1, 10), d = 2}}}\n"
+    "  local plan = be:plan(steps, {times = 2})\n"
+    "  assert(#plan.layers == 2 and plan.barriers[1].kind == 'RAW', 'plan')\n"
+    "  assert(plan.cached == (r > 1), 'cached')\n"
+    "  local before = v:download()\n"
+    "  local opts = {times = 2}\n"
+    "  if kind == 'cuda' then opts.grid_sync = 'split' end\n"
+    "  assert(be:megakernel(steps, opts) == 2)\n"
+    "  if kind ~= 'cuda' then\n"
+    "    local after = v:download()\n"
+    "    assert(after[1] == before[1] + 6 and after[n] == before[n] + 2, 'megakernel')\n"
+    "  end\n"
+    "  local b2 = kind == 'cuda' and assert(core.cuda_open(0)) or core.reference_new()\n"
+    "  local k2 = b2:compile(p)\n"
+    "  local w = b2:buffer('u32', 64)\n"
+    "  assert(#b2:plan({{k2, {v = w, d = 1}}, {k2, {v = w:view(33, 8), d = 1}}}).layers == 2)\n"
+    "  if kind ~= 'cuda' then assert(b2:stats().plan_misses == 1) end\n"
+    "  b2:free()\n"
     "  v:free()\n"
     "end\n"
+    "local st = be:stats()\n"
+    "assert(st.plan_misses == 1 and st.plan_hits == 2 * rounds - 1, 'plan counters')\n"
+    "be:free()\n"
     "return 'ok'\n";
 
 /* The program of thread `id`, as the script builds it. */

@@ -2,7 +2,10 @@
  * GPU: Kahn layering and its errors (self-dependency, cycle), the dependencies of a
  * sequence by buffer identity (RAW, WAW, WAR), and composed programs run on the
  * interpreter against the steps run one after the other (times, prefix, converge,
- * re-mapped workgroups), plus the refusals. */
+ * re-mapped workgroups), plus the refusals; dependencies by memory (a view and its
+ * parent); NULL arguments refused by every entry point; the plan cache (counters,
+ * eviction of a plan still held, four threads on one cache). */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +43,7 @@ static void test_layers(void) {
         {0, 1, 0, VYRE_DEP_RAW}, {1, 2, 0, VYRE_DEP_RAW}, {2, 1, 0, VYRE_DEP_RAW}};
     CHECK(vyre_mega_layers(3, cyc, 3, layer, &n, &err) == VYRE_ERR_INVALID);
     CHECK_STR_CONTAINS(err.message, "cycle; steps 2 3");
+    CHECK(layer[0] == 0 && layer[1] == UINT32_MAX && layer[2] == UINT32_MAX); /* unscheduled */
     struct vyre_mega_dep far[] = {{0, 7, 0, VYRE_DEP_RAW}};
     CHECK(vyre_mega_layers(3, far, 1, layer, &n, &err) == VYRE_ERR_ARG);
     CHECK_EQ_U64(vyre_mega_layers(0, NULL, 0, layer, &n, &err), VYRE_OK);
@@ -68,7 +72,7 @@ static void test_deps(void) {
         {inc, b0, {4, 1, 1}}, {copy, b01, {2, 1, 1}}, {copy, b10, {2, 1, 1}}, {inc, b0, {4, 1, 1}}};
     struct vyre_mega_dep *d = NULL;
     uint32_t n = 0;
-    CHECK(vyre_mega_deps(s, 4, &d, &n, &err) == VYRE_OK);
+    CHECK(vyre_mega_deps(s, 4, NULL, &d, &n, &err) == VYRE_OK);
     /* 1->2 RAW(0); 2->3 WAR(0) and RAW(1); 3->4 RAW(0) (inc reads what copy wrote) */
     bool raw12 = false, war23 = false, raw23 = false, raw34 = false;
     for (uint32_t i = 0; i < n; i++) {
@@ -83,7 +87,7 @@ static void test_deps(void) {
         parse("(program fill (workgroup 1) (buffer y u32 write) (store y 0u32 1u32))");
     struct vyre_mega_step w[] = {{fill, b0, {1, 1, 1}}, {fill, b0, {1, 1, 1}}};
     free(d);
-    CHECK(vyre_mega_deps(w, 2, &d, &n, &err) == VYRE_OK);
+    CHECK(vyre_mega_deps(w, 2, NULL, &d, &n, &err) == VYRE_OK);
     CHECK(n == 1 && d[0].kind == VYRE_DEP_WAW);
     vyre_program_free(fill);
     free(d);
@@ -111,7 +115,7 @@ static void test_compose(void) {
     struct vyre_mega_step s[] = {
         {inc, b0, {4, 1, 1}}, {copy, b01, {2, 1, 1}}, {sum, b12, {2, 2, 1}}, {inc, b0, {4, 1, 1}}};
     enum vyre_type types[] = {VYRE_U32, VYRE_U32, VYRE_U32};
-    struct vyre_mega_options o = {1, true, false, 0};
+    struct vyre_mega_options o = {1, true, false, 0, NULL};
     struct vyre_mega *m = NULL;
     CHECK(vyre_mega_build(s, 4, 3, types, &o, &m, &err) == VYRE_OK);
     if (!m) {
@@ -154,7 +158,7 @@ static void test_compose(void) {
     uint32_t bd[] = {0, 1};
     struct vyre_mega_step sd[] = {{dec, bd, {2, 1, 1}}};
     enum vyre_type ft[] = {VYRE_U32, VYRE_F32};
-    struct vyre_mega_options oc = {0, false, true, 1};
+    struct vyre_mega_options oc = {0, false, true, 1, NULL};
     CHECK(vyre_mega_build(sd, 1, 2, ft, &oc, &m, &err) == VYRE_ERR_ARG);
     /* ... and runs rounds until the flag stays 0 */
     ft[1] = VYRE_U32;
@@ -195,9 +199,226 @@ static void test_compose(void) {
     vyre_program_free(sum);
 }
 
+static const char SET[] = "(program set (workgroup 1) (buffer y u32 write) (param v u32)"
+                          " (store y 0u32 v))";
+static const char CP[] = "(program cp (workgroup 1) (buffer src u32 read) (buffer dst u32 write)"
+                         " (store dst 0u32 (load src 0u32)))";
+
+/* set P=1; copy out=P; set view(P)=2: id 0 is P, 1 is out, 2 a view of P. By identity
+ * the last step is independent of the copy (out = 2 in one layer); by memory it must
+ * wait for it (WAR), as be:sequence runs it (out = 1). */
+static void test_alias_deps(void) {
+    vyre_program *set = parse(SET), *cp = parse(CP);
+    if (!set || !cp) return;
+    uint32_t b0[] = {0}, b01[] = {0, 1}, b2[] = {2};
+    struct vyre_mega_step s[] = {{set, b0, {1, 1, 1}}, {cp, b01, {1, 1, 1}}, {set, b2, {1, 1, 1}}};
+    struct vyre_mega_memory mem[] = {{0, 0, 16}, {1, 0, 4}, {0, 0, 8}};
+    struct vyre_mega_dep *d = NULL;
+    uint32_t n = 0;
+    bool war = false;
+    CHECK(vyre_mega_deps(s, 3, mem, &d, &n, &err) == VYRE_OK);
+    for (uint32_t i = 0; i < n; i++)
+        war |= d[i].from == 1 && d[i].to == 2 && d[i].kind == VYRE_DEP_WAR && d[i].buffer == 2;
+    CHECK(war);
+    free(d);
+    /* a view past the bytes the copy reads: still one allocation, no overlap */
+    struct vyre_mega_memory apart[] = {{0, 0, 4}, {1, 0, 4}, {0, 8, 8}};
+    CHECK(vyre_mega_deps(s, 3, apart, &d, &n, &err) == VYRE_OK);
+    for (uint32_t i = 0; i < n; i++) CHECK(!(d[i].from == 1 && d[i].to == 2));
+    free(d);
+    /* the composed program: three layers, out = 1 on the interpreter, and P is
+     * read_write although only its view is written after the copy reads it */
+    enum vyre_type types[] = {VYRE_U32, VYRE_U32, VYRE_U32};
+    struct vyre_mega_options o = {0, false, false, 0, mem};
+    struct vyre_mega *m = NULL;
+    CHECK(vyre_mega_build(s, 3, 3, types, &o, &m, &err) == VYRE_OK);
+    if (m) {
+        CHECK_EQ_U64(m->nlayers, 3);
+        uint32_t P[4] = {0}, out[1] = {0};
+        const vyre_bits one[] = {1}, two[] = {2};
+        const vyre_bits *sp[] = {one, NULL, two};
+        vyre_bits params[64];
+        uint32_t grid[3];
+        CHECK(vyre_mega_args(m, s, sp, 1, 0, params, grid, &err) == VYRE_OK);
+        uint32_t *mb[] = {P, out, P};
+        uint64_t mn[] = {4, 1, 2};
+        run(m->program, mb, mn, params, m->program->nparams, grid);
+        CHECK_EQ_U64(out[0], 1);
+        CHECK_EQ_U64(P[0], 2);
+        char *text = NULL;
+        CHECK(vyre_text_print(m->program, &text, NULL) == VYRE_OK);
+        if (text) CHECK_STR_CONTAINS(text, "(buffer mg_b0 u32 read_write)");
+        vyre_free(text);
+        vyre_mega_free(m);
+    }
+    vyre_program_free(set);
+    vyre_program_free(cp);
+}
+
+/* Every entry point answers VYRE_ERR_ARG with a Fix for a NULL it needs. */
+static void test_null_args(void) {
+    vyre_program *set = parse(SET);
+    if (!set) return;
+    uint32_t b0[] = {0}, layer[2], nl = 0, nd = 0, grid[3];
+    struct vyre_mega_step s[] = {{set, b0, {1, 1, 1}}}, bad[] = {{NULL, b0, {1, 1, 1}}},
+                          nobuf[] = {{set, NULL, {1, 1, 1}}};
+    struct vyre_mega_dep *d = NULL, dep = {0, 1, 0, VYRE_DEP_RAW};
+    enum vyre_type types[] = {VYRE_U32};
+    struct vyre_mega_options o = {0, false, false, 0, NULL};
+    struct vyre_mega *m = NULL;
+    vyre_bits params[8];
+#define NULL_ARG(call)                           \
+    do {                                         \
+        err.message[0] = '\0';                   \
+        CHECK_EQ_U64((call), VYRE_ERR_ARG);      \
+        CHECK_STR_CONTAINS(err.message, "Fix:"); \
+    } while (0)
+    NULL_ARG(vyre_mega_layers(2, &dep, 1, layer, NULL, &err));
+    NULL_ARG(vyre_mega_layers(2, &dep, 1, NULL, &nl, &err));
+    NULL_ARG(vyre_mega_layers(2, NULL, 1, layer, &nl, &err));
+    NULL_ARG(vyre_mega_deps(s, 1, NULL, NULL, &nd, &err));
+    NULL_ARG(vyre_mega_deps(s, 1, NULL, &d, NULL, &err));
+    NULL_ARG(vyre_mega_deps(NULL, 1, NULL, &d, &nd, &err));
+    NULL_ARG(vyre_mega_deps(bad, 1, NULL, &d, &nd, &err));
+    NULL_ARG(vyre_mega_deps(nobuf, 1, NULL, &d, &nd, &err));
+    NULL_ARG(vyre_mega_build(NULL, 1, 1, types, &o, &m, &err));
+    NULL_ARG(vyre_mega_build(s, 1, 1, NULL, &o, &m, &err));
+    NULL_ARG(vyre_mega_build(s, 1, 1, types, NULL, &m, &err));
+    NULL_ARG(vyre_mega_build(s, 1, 1, types, &o, NULL, &err));
+    NULL_ARG(vyre_mega_build(bad, 1, 1, types, &o, &m, &err));
+    NULL_ARG(vyre_mega_build(nobuf, 1, 1, types, &o, &m, &err));
+    CHECK(vyre_mega_build(s, 1, 1, types, &o, &m, &err) == VYRE_OK);
+    const vyre_bits one[] = {1};
+    const vyre_bits *sp[] = {one};
+    NULL_ARG(vyre_mega_args(NULL, s, sp, 1, 0, params, grid, &err));
+    NULL_ARG(vyre_mega_args(m, NULL, sp, 1, 0, params, grid, &err));
+    NULL_ARG(vyre_mega_args(m, s, NULL, 1, 0, params, grid, &err));
+    NULL_ARG(vyre_mega_args(m, s, sp, 1, 0, NULL, grid, &err));
+    NULL_ARG(vyre_mega_args(m, s, sp, 1, 0, params, NULL, &err));
+    struct vyre_mega_cache_stats st;
+    vyre_mega_cache *c = NULL;
+    NULL_ARG(vyre_mega_cache_new(0, NULL, &err));
+    CHECK(vyre_mega_cache_new(0, &c, &err) == VYRE_OK);
+    NULL_ARG(vyre_mega_cache_get(NULL, 1, &m, &err));
+    NULL_ARG(vyre_mega_cache_get(c, 1, NULL, &err));
+    NULL_ARG(vyre_mega_cache_put(NULL, 1, m, &err));
+    NULL_ARG(vyre_mega_cache_put(c, 1, NULL, &err));
+    NULL_ARG(vyre_mega_cache_stats(NULL, &st, &err));
+    NULL_ARG(vyre_mega_cache_stats(c, NULL, &err));
+    NULL_ARG(vyre_mega_cache_clear(NULL, &err));
+#undef NULL_ARG
+    CHECK(strcmp(vyre_mega_dep_name((enum vyre_mega_dep_kind)9), "?") == 0);
+    vyre_mega_free(NULL);
+    vyre_mega_cache_free(NULL);
+    CHECK(vyre_mega_retain(NULL) == NULL);
+    vyre_mega_cache_free(c);
+    vyre_mega_free(m);
+    vyre_program_free(set);
+}
+
+static vyre_program *cache_prog;
+
+/* A plan of the one-step composition `set` (a fresh build each time). */
+static struct vyre_mega *plan_set(void) {
+    static const uint32_t b0[] = {0};
+    struct vyre_mega_step s[] = {{cache_prog, b0, {1, 1, 1}}};
+    enum vyre_type types[] = {VYRE_U32};
+    struct vyre_mega_options o = {0, false, false, 0, NULL};
+    struct vyre_mega *m = NULL;
+    struct vyre_error e;
+    if (vyre_mega_build(s, 1, 1, types, &o, &m, &e) != VYRE_OK) return NULL;
+    return m;
+}
+
+static void test_cache(void) {
+    cache_prog = parse(SET);
+    if (!cache_prog || vyre_ensure_valid(cache_prog, &err) != VYRE_OK) return;
+    vyre_mega_cache *c = NULL;
+    CHECK(vyre_mega_cache_new(2, &c, &err) == VYRE_OK);
+    struct vyre_mega *got = NULL, *a = plan_set(), *b = plan_set(), *x = plan_set();
+    CHECK(a && b && x);
+    CHECK(vyre_mega_cache_get(c, 1, &got, &err) == VYRE_OK && got == NULL);
+    CHECK(vyre_mega_cache_put(c, 1, a, &err) == VYRE_OK);
+    CHECK(vyre_mega_cache_put(c, 1, x, &err) == VYRE_OK); /* key taken: a stays */
+    CHECK(vyre_mega_cache_get(c, 1, &got, &err) == VYRE_OK && got == a);
+    vyre_mega_free(got);
+    vyre_mega_free(x);
+    CHECK(vyre_mega_cache_put(c, 2, b, &err) == VYRE_OK);
+    /* key 1 held by this test, then evicted by key 3: it stays usable until released */
+    CHECK(vyre_mega_cache_get(c, 1, &got, &err) == VYRE_OK && got == a);
+    vyre_mega_free(a); /* the builder's reference */
+    struct vyre_mega *third = plan_set();
+    CHECK(vyre_mega_cache_get(c, 2, &x, &err) == VYRE_OK && x == b);
+    vyre_mega_free(x); /* key 2 is now more recent than key 1 */
+    CHECK(vyre_mega_cache_put(c, 3, third, &err) == VYRE_OK);
+    vyre_mega_free(third);
+    vyre_mega_free(b);
+    CHECK(got->program && got->nsteps == 1); /* evicted, still ours (valgrind/ASan read) */
+    vyre_mega_free(got);
+    struct vyre_mega_cache_stats st;
+    CHECK(vyre_mega_cache_stats(c, &st, &err) == VYRE_OK);
+    CHECK_EQ_U64(st.hits, 3);
+    CHECK_EQ_U64(st.misses, 1);
+    CHECK_EQ_U64(st.evictions, 1);
+    CHECK_EQ_U64(st.entries, 2);
+    CHECK(vyre_mega_cache_clear(c, &err) == VYRE_OK);
+    CHECK(vyre_mega_cache_stats(c, &st, &err) == VYRE_OK && st.entries == 0 && st.hits == 3);
+    vyre_mega_cache_free(c);
+}
+
+/* Four threads share one small cache: lookups, builds, puts that evict, releases. */
+struct worker {
+    vyre_mega_cache *c;
+    unsigned id, bad;
+};
+
+static void *work(void *arg) {
+    struct worker *w = arg;
+    for (unsigned i = 0; i < 200; i++) {
+        uint64_t key = (w->id * 7u + i) % 5u;
+        struct vyre_mega *m = NULL;
+        struct vyre_error e;
+        if (vyre_mega_cache_get(w->c, key, &m, &e) != VYRE_OK) w->bad++;
+        if (!m) {
+            m = plan_set();
+            if (!m || vyre_mega_cache_put(w->c, key, m, &e) != VYRE_OK) w->bad++;
+        }
+        if (m && (!m->program || m->nsteps != 1)) w->bad++;
+        vyre_mega_free(m);
+    }
+    return NULL;
+}
+
+static void test_cache_threads(void) {
+    if (!cache_prog) return;
+    vyre_mega_cache *c = NULL;
+    CHECK(vyre_mega_cache_new(3, &c, &err) == VYRE_OK);
+    pthread_t t[4];
+    struct worker w[4];
+    for (unsigned i = 0; i < 4; i++) {
+        w[i] = (struct worker){c, i, 0};
+        CHECK(pthread_create(&t[i], NULL, work, &w[i]) == 0);
+    }
+    for (unsigned i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        CHECK_EQ_U64(w[i].bad, 0);
+    }
+    struct vyre_mega_cache_stats st;
+    CHECK(vyre_mega_cache_stats(c, &st, &err) == VYRE_OK);
+    CHECK_EQ_U64(st.hits + st.misses, 800);
+    CHECK(st.entries <= 3);
+    vyre_mega_cache_free(c);
+    vyre_program_free(cache_prog);
+    cache_prog = NULL;
+}
+
 int main(void) {
     RUN_TEST(test_layers);
     RUN_TEST(test_deps);
     RUN_TEST(test_compose);
+    RUN_TEST(test_alias_deps);
+    RUN_TEST(test_null_args);
+    RUN_TEST(test_cache);
+    RUN_TEST(test_cache_threads);
     return harness_finish();
 }

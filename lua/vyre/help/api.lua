@@ -49,7 +49,8 @@ chain's results bit for bit. Needs one 1-D (workgroup X) for all, no barrier, sh
 memory or subgroup op, and buffers that two programs share (one writing) accessed only
 at (gid x). Buffers of one name are one buffer; an `internal` buffer becomes a register
 and a u32 param NAME_len (pass the length it would have had). Refusals name the program
-and the reason.]=],
+and the reason. Bind memory the programs share under one name: two names over
+overlapping memory (a buffer and its view) lose the chain's order.]=],
   ["vyre.program"] = [=[
 vyre.program(name, {workgroup = 256 | {x, y, z}, decl...}, function(k) ... end) -> Program
 Builds a program with the DSL: the declarations come from vyre.buffer, vyre.shared and
@@ -269,16 +270,18 @@ be:megakernel(steps [, {times = n | converge = {flag = buf, max = n}, prefix =, 
               grid_sync =}]) -> rounds [, timing]
 Runs the steps (the list be:sequence takes) as ONE kernel: each step a grid-stride
 section over its own workgroups, grid barriers only between layers of steps that depend
-on each other (RAW/WAR/WAW on the same Buffer object). converge repeats the steps on the
-device until a round leaves flag[1] zero (zeroed before each round) or max rounds ran.
+on each other (RAW/WAR/WAW on the same memory: a view and its parent alias). converge
+repeats the steps on the device until a round leaves flag[1] zero (zeroed before each
+round) or max rounds ran.
 Results equal be:sequence's bit for bit; the reference backend runs it too. grid_sync
 ("auto", "cooperative", "split", "graph") forces the execution mode; "graph" replays each
 converge round as a CUDA graph (one graph launch and one flag read per round). docs/GRID.md.]=],
   ["Backend:plan"] = [=[
 be:plan(steps [, opts]) -> plan
 What be:megakernel would do, before anything runs: {mode, reason, layers, barriers (with
-the dependency that forced each), grid, occupancy, bytes_per_round, facts, ...}; the mode
-comes from vyre.policy.megakernel(facts). plan:dot() draws it for Graphviz.]=],
+the dependency that forced each), deps (every dependency), grid, occupancy,
+bytes_per_round, facts, ...}; the mode comes from vyre.policy.megakernel(facts). Plans
+are cached per backend (be:stats().plan_hits). plan:dot() draws it for Graphviz.]=],
   ["Backend:grid_sync"] = [=[
 be:grid_sync(["auto" | "cooperative" | "split" | "graph"]) -> mode
 How programs with grid barriers run on this backend: a cooperative launch, a host split at
@@ -313,7 +316,8 @@ the reference interpreter, so its results are the reference's and its timings me
   ["Backend:stats"] = [=[
 be:stats() -> table
 Counters: launches, bytes_up, bytes_down, syncs, live_buffers, live_kernels, ... (CUDA
-also cache hits and misses and pool sizes).]=],
+also cache hits and misses and pool sizes); this backend's megakernel plans: plan_hits,
+plan_misses, plan_evictions, plan_entries.]=],
   ["Backend:free"] = [=[
 be:free()
 Releases this backend object (its buffers and kernels keep the device until freed).]=],

@@ -1,7 +1,8 @@
 -- vyre.planners.waves — the barrier planner over a wave DAG: Kahn layering into groups
 -- of mutually independent waves, one global barrier between consecutive groups. The
--- runtime's planner (be:plan) derives its edges from the buffers steps read and write;
--- this one takes the edges as data, as the original's does.
+-- layering is libvyre's vyre_mega_layers (through vyre.core.mega_layers), the one
+-- be:plan and be:megakernel execute; be:plan derives its edges from the memory steps
+-- read and write, this one takes the edges as data, as the original's does.
 --   waves.plan({waves = {id, ...} | n, edges = {{before, after}, ...}})
 --     -> {groups = {{id, ...}, ...}, barriers = #groups - 1}
 -- With waves given as {id =, frontier_bytes =, scratch_bytes =, output_bytes =} tables
@@ -11,6 +12,7 @@
 -- itself [SelfDependency], a cycle [Cycle], naming the waves left unscheduled.
 -- docs/PLANNERS.md §3.6.
 local check = require("vyre.planners.check")
+local core = require("vyre.core")
 
 local M = {}
 
@@ -49,8 +51,7 @@ function M.plan(input)
   end
   local edges = input.edges or {}
   check.table(edges, "input.edges", fname, "edges = {{1, 2}} (wave 1 before wave 2)")
-  local succ, indeg = {}, {}
-  for i = 1, #ids do succ[i], indeg[i] = {}, 0 end
+  local seen, pairs_ = {}, {}
   for e, edge in ipairs(edges) do
     check.table(edge, ("input.edges[%d]"):format(e), fname, "an edge is {before, after}")
     local b = edge.before
@@ -68,36 +69,27 @@ function M.plan(input)
         idstr(b)), "drop the edge; a wave's own order is its business")
     end
     local bi, ai = index[b], index[a]
-    if not succ[bi][ai] then
-      succ[bi][ai] = true
-      indeg[ai] = indeg[ai] + 1
+    local key = bi * (#ids + 1) + ai
+    if not seen[key] then
+      seen[key] = true
+      pairs_[#pairs_ + 1] = { bi, ai }
     end
   end
-  local groups, placed = {}, 0
-  local ready = {}
-  for i = 1, #ids do if indeg[i] == 0 then ready[#ready + 1] = i end end
-  while #ready > 0 do
-    table.sort(ready)
-    local g, nxt = { ids = {} }, {}
-    for _, i in ipairs(ready) do
-      g.ids[#g.ids + 1] = ids[i]
-      placed = placed + 1
-      for j in pairs(succ[i]) do
-        indeg[j] = indeg[j] - 1
-        if indeg[j] == 0 then nxt[#nxt + 1] = j end
-      end
-      if info[i] then
-        for _, k in ipairs(BYTES) do g[k] = (g[k] or 0) + info[i][k] end
-      end
-    end
-    groups[#groups + 1] = g
-    ready = nxt
-  end
-  if placed < #ids then
+  local layer, nlayers = core.mega_layers(#ids, pairs_)
+  if not layer then -- nlayers: the waves a cycle leaves unscheduled
     local left = {}
-    for i = 1, #ids do if indeg[i] > 0 then left[#left + 1] = idstr(ids[i]) end end
+    for k, i in ipairs(nlayers) do left[k] = idstr(ids[i]) end
     check.fail(fname, ("the edges form a cycle; unscheduled waves: %s [Cycle]"):format(
       table.concat(left, ", ")), "remove an edge of the cycle (a wave cannot precede itself)")
+  end
+  local groups = {}
+  for l = 1, nlayers do groups[l] = { ids = {} } end
+  for i = 1, #ids do -- in input order within a group
+    local g = groups[layer[i]]
+    g.ids[#g.ids + 1] = ids[i]
+    if info[i] then
+      for _, k in ipairs(BYTES) do g[k] = (g[k] or 0) + info[i][k] end
+    end
   end
   local plan = { groups = {}, barriers = math.max(#groups - 1, 0) }
   for i, g in ipairs(groups) do

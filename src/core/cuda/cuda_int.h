@@ -173,6 +173,19 @@ VYRE_INTERNAL void vyre_cu_mark_lost(struct vyre_cuda_device *d, const struct vy
 /* true when driver calls on d's context are still meaningful (not lost/reset). */
 VYRE_INTERNAL bool vyre_cu_alive(const struct vyre_cuda_device *d);
 VYRE_INTERNAL uint64_t vyre_cu_now_ns(void);
+/* A timed run (launch.c): start before the first enqueue, enqueued after the last,
+ * finish after the final synchronisation; out may be NULL (nothing is measured). */
+struct vyre_cu_timer {
+    struct vyre_cuda_timing *out;
+    uint64_t t0, t_enq;
+};
+VYRE_INTERNAL enum vyre_status vyre_cu_timer_start(struct vyre_cuda_device *d,
+                                                   struct vyre_cu_timer *t,
+                                                   struct vyre_cuda_timing *out,
+                                                   struct vyre_error *err);
+VYRE_INTERNAL enum vyre_status
+vyre_cu_timer_enqueued(struct vyre_cuda_device *d, struct vyre_cu_timer *t, struct vyre_error *err);
+VYRE_INTERNAL void vyre_cu_timer_finish(struct vyre_cuda_device *d, struct vyre_cu_timer *t);
 /* Destructors: makes d's context current if it is still alive; false otherwise. */
 VYRE_INTERNAL bool vyre_cu_current(struct vyre_cuda_device *d);
 VYRE_INTERNAL enum vyre_status vyre_cu_sync(struct vyre_cuda_device *d, const char *program,
@@ -315,10 +328,13 @@ VYRE_INTERNAL enum vyre_status vyre_cu_grid_attach(vyre_cuda_kernel *k, vyre_pro
                                                    struct vyre_error *err);
 VYRE_INTERNAL void vyre_cu_grid_detach(vyre_cuda_kernel *k);
 /* A launch of such a kernel whose argument values are in slot (the kernel's layout) and
- * whose (virtual) grid is g: cooperative when it fits co-residency and is allowed,
- * else the host split. */
+ * whose (virtual) grid is g, in `mode` (callers pass the device's setting, or the mode a
+ * plan chose): cooperative when it fits co-residency and is allowed, else the host
+ * split (graph: its rounds replayed as CUDA graphs). */
 VYRE_INTERNAL enum vyre_status vyre_cu_grid_launch(vyre_cuda_kernel *k, const uint64_t *slot,
-                                                   const uint32_t g[3], struct vyre_error *err);
+                                                   const uint32_t g[3],
+                                                   enum vyre_cuda_grid_sync mode,
+                                                   struct vyre_error *err);
 /* Writes a launch's argument values into slot and its checked grid into g (launch.c). */
 VYRE_INTERNAL enum vyre_status vyre_cu_fill_args(vyre_cuda_kernel *k,
                                                  const struct vyre_cuda_args *a, uint64_t *slot,

@@ -14,8 +14,10 @@
  *     captured once into a CUDA graph (flag zeroing, the section launches, the flag
  *     copy into pinned memory) and replayed: one cuGraphLaunch + one sync per round.
  *
- * vyre_cuda_set_grid_sync picks the way (auto: cooperative where the device and the
- * occupancy allow it). */
+ * vyre_cuda_set_grid_sync picks the way for ordinary launches (auto: cooperative where
+ * the device and the occupancy allow it); vyre_cuda_grid_run takes the way as an
+ * argument (a megakernel's plan chose it), so no caller changes the device's setting
+ * around a launch (another thread's launches on the device would see it). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -495,9 +497,8 @@ static enum vyre_status launch_split(vyre_cuda_kernel *k, const uint64_t *slot, 
 }
 
 static enum vyre_status grid_launch(vyre_cuda_kernel *k, const uint64_t *slot, const uint32_t g[3],
-                                    struct vyre_error *err) {
+                                    enum vyre_cuda_grid_sync mode, struct vyre_error *err) {
     struct vyre_cu_gridk *gk = k->grid;
-    enum vyre_cuda_grid_sync mode = k->dev->grid_sync;
     bool coop = can_cooperate(k);
     if (mode == VYRE_GRID_COOPERATIVE && !coop)
         return vyre_error_set(
@@ -518,10 +519,44 @@ static enum vyre_status grid_launch(vyre_cuda_kernel *k, const uint64_t *slot, c
 /* One range over the megakernel launch; in split mode each section launch of each
  * round has its own inside it (split_section). */
 enum vyre_status vyre_cu_grid_launch(vyre_cuda_kernel *k, const uint64_t *slot, const uint32_t g[3],
-                                     struct vyre_error *err) {
+                                     enum vyre_cuda_grid_sync mode, struct vyre_error *err) {
     int tr = vyre_trace_push("megakernel", k->name);
-    enum vyre_status st = grid_launch(k, slot, g, err);
+    enum vyre_status st = grid_launch(k, slot, g, mode, err);
     vyre_trace_pop(tr);
+    return st;
+}
+
+enum vyre_status vyre_cuda_grid_run(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
+                                    const struct vyre_cuda_grid_options *o,
+                                    struct vyre_error *err) {
+    if (!k || !a || !o)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "grid run: NULL argument. Fix: pass the kernel, its args and the "
+                              "options.");
+    if (!k->grid)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "grid run of '%s': the program has no grid statements. Fix: "
+                              "launch it with vyre_cuda_launch.",
+                              k->name);
+    if ((unsigned)o->mode > VYRE_GRID_GRAPH)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "grid run of '%s': mode %u is not a grid sync mode. Fix: pass "
+                              "VYRE_GRID_AUTO, _COOPERATIVE, _SPLIT or _GRAPH.",
+                              k->name, (unsigned)o->mode);
+    struct vyre_cuda_device *d = k->dev;
+    enum vyre_status st = vyre_cu_enter(d, err);
+    if (st != VYRE_OK) return st;
+    uint32_t g[3];
+    st = vyre_cu_fill_args(k, a, k->slot, g, err);
+    if (st != VYRE_OK) return st;
+    struct vyre_cu_timer t;
+    st = vyre_cu_timer_start(d, &t, o->timing, err);
+    if (st == VYRE_OK)
+        st = vyre_cu_grid_launch(k, k->slot, g, o->mode == VYRE_GRID_AUTO ? d->grid_sync : o->mode,
+                                 err);
+    if (st == VYRE_OK) st = vyre_cu_timer_enqueued(d, &t, err);
+    if (st == VYRE_OK) st = vyre_cu_sync(d, k->name, err);
+    if (st == VYRE_OK) vyre_cu_timer_finish(d, &t);
     return st;
 }
 

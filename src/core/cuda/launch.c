@@ -128,7 +128,8 @@ static enum vyre_status launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_a
     uint32_t g[3];
     enum vyre_status st = fill_args(k, a, k->slot, g, err);
     if (st != VYRE_OK) return st;
-    if (k->grid) return vyre_cu_grid_launch(k, k->slot, g, err); /* grid_launch.c */
+    if (k->grid)
+        return vyre_cu_grid_launch(k, k->slot, g, k->dev->grid_sync, err); /* grid_launch.c */
     bool vec = vector_launch(k, k->slot, g);
     VYRE_CU_CHECK(k->dev,
                   vyre_cu.cuLaunchKernel(vec ? k->vfn : k->fn, g[0], g[1], g[2],
@@ -171,7 +172,7 @@ static enum vyre_status launch_prepared(vyre_cuda_kernel *k, struct vyre_cuda_pr
                                         struct vyre_error *err) {
     enum vyre_status st = vyre_cu_enter(k->dev, err);
     if (st != VYRE_OK) return st;
-    if (k->grid) return vyre_cu_grid_launch(k, pl->slot, pl->grid, err);
+    if (k->grid) return vyre_cu_grid_launch(k, pl->slot, pl->grid, k->dev->grid_sync, err);
     VYRE_CU_CHECK(k->dev,
                   vyre_cu.cuLaunchKernel(pl->vector ? k->vfn : k->fn, pl->grid[0], pl->grid[1],
                                          pl->grid[2], k->geom.workgroup[0], k->geom.workgroup[1],
@@ -231,13 +232,8 @@ enum vyre_status vyre_cuda_launch_raw(vyre_cuda_kernel *k, const uint32_t grid[3
 
 /* ---- timing ---------------------------------------------------------------- */
 
-struct timer {
-    struct vyre_cuda_timing *out;
-    uint64_t t0, t_enq;
-};
-
-static enum vyre_status timer_start(struct vyre_cuda_device *d, struct timer *t,
-                                    struct vyre_cuda_timing *out, struct vyre_error *err) {
+enum vyre_status vyre_cu_timer_start(struct vyre_cuda_device *d, struct vyre_cu_timer *t,
+                                     struct vyre_cuda_timing *out, struct vyre_error *err) {
     t->out = out;
     if (!out) return VYRE_OK;
     memset(out, 0, sizeof *out);
@@ -246,8 +242,8 @@ static enum vyre_status timer_start(struct vyre_cuda_device *d, struct timer *t,
     return VYRE_OK;
 }
 
-static enum vyre_status timer_enqueued(struct vyre_cuda_device *d, struct timer *t,
-                                       struct vyre_error *err) {
+enum vyre_status vyre_cu_timer_enqueued(struct vyre_cuda_device *d, struct vyre_cu_timer *t,
+                                        struct vyre_error *err) {
     if (!t->out) return VYRE_OK;
     VYRE_CU_CHECK(d, vyre_cu.cuEventRecord(d->ev_stop, d->stream), "cuEventRecord", NULL, err);
     t->t_enq = vyre_cu_now_ns();
@@ -255,7 +251,7 @@ static enum vyre_status timer_enqueued(struct vyre_cuda_device *d, struct timer 
 }
 
 /* Call after the final synchronisation. */
-static void timer_finish(struct vyre_cuda_device *d, struct timer *t) {
+void vyre_cu_timer_finish(struct vyre_cuda_device *d, struct vyre_cu_timer *t) {
     if (!t->out) return;
     uint64_t t1 = vyre_cu_now_ns();
     float ms = 0.0f;
@@ -303,8 +299,8 @@ static enum vyre_status sequence(vyre_cuda_device *d, const struct vyre_cuda_ste
         if (st != VYRE_OK) return st;
         total += rb[i].nbytes;
     }
-    struct timer t;
-    st = timer_start(d, &t, timing, err);
+    struct vyre_cu_timer t;
+    st = vyre_cu_timer_start(d, &t, timing, err);
     for (size_t i = 0; i < prefix && st == VYRE_OK; i++)
         st = vyre_cu_launch_one(steps[i].kernel, &steps[i].args, err);
     for (uint32_t r = 0; r < repeat && st == VYRE_OK; r++)
@@ -323,10 +319,10 @@ static enum vyre_status sequence(vyre_cuda_device *d, const struct vyre_cuda_ste
         if (r != CUDA_SUCCESS) st = vyre_cu_fail(d, r, "cuMemcpyDtoHAsync", NULL, err);
         off += rb[i].nbytes;
     }
-    if (st == VYRE_OK) st = timer_enqueued(d, &t, err);
+    if (st == VYRE_OK) st = vyre_cu_timer_enqueued(d, &t, err);
     if (st == VYRE_OK) st = vyre_cu_sync(d, NULL, err);
     if (st == VYRE_OK) {
-        timer_finish(d, &t);
+        vyre_cu_timer_finish(d, &t);
         off = 0;
         for (size_t i = 0; i < nrb; i++) {
             if (staged) memcpy(rb[i].dst, (void *)(uintptr_t)(stage + off), (size_t)rb[i].nbytes);
@@ -439,8 +435,8 @@ static enum vyre_status run(vyre_cuda_device *d, vyre_program *p,
     if (up + down > 0 && up + down <= d->pinned.cap)
         if (vyre_cu_pool_get(d, &d->pinned, up + down, &rs->stage, &rs->stage_cls, NULL) != VYRE_OK)
             rs->stage = 0;
-    struct timer t;
-    st = timer_start(d, &t, timing, err);
+    struct vyre_cu_timer t;
+    st = vyre_cu_timer_start(d, &t, timing, err);
     if (st != VYRE_OK) goto done;
     uint64_t off = 0;
     for (uint32_t i = 0; i < k->nbuffers && st == VYRE_OK; i++) {
@@ -480,12 +476,12 @@ static enum vyre_status run(vyre_cuda_device *d, vyre_program *p,
         if (r != CUDA_SUCCESS) st = vyre_cu_fail(d, r, "cuMemcpyDtoHAsync", k->name, err);
         if (rs->stage) off += b->bytes;
     }
-    if (st == VYRE_OK) st = timer_enqueued(d, &t, err);
+    if (st == VYRE_OK) st = vyre_cu_timer_enqueued(d, &t, err);
     if (st == VYRE_OK) st = vyre_cu_sync(d, k->name, err);
     d->run_rounds = 0;
     if (st == VYRE_OK && k->grid) st = vyre_cuda_kernel_rounds(k, &d->run_rounds, err);
     if (st == VYRE_OK) {
-        timer_finish(d, &t);
+        vyre_cu_timer_finish(d, &t);
         off = down_off;
         for (uint32_t i = 0; i < k->nbuffers; i++) {
             struct vyre_cuda_buffer *b = &rs->bufs[i];

@@ -13,6 +13,12 @@
  * - a program other than the last returns only outside loops (its body is wrapped in a
  *   one-trip loop and its returns become breaks, so the next program still runs);
  * - buffers of one name have one type and count; params of one name one type.
+ * Buffers are shared by name, the only identity a program has: fusion cannot see which
+ * memory a launch binds. The chain's order between two DIFFERENT names bound to
+ * overlapping memory (a buffer and a view of it) is not kept: program 1 writing `a` at
+ * (gid x) and program 2 reading `b` = a view of `a` at another index race in the fused
+ * program. The caller binds memory that two programs share under one name (or runs the
+ * chain as be:megakernel steps, whose planner orders them by memory: mega.c).
  * Internal buffers (`internal`) become a variable: (let T zero) at the top, a store at
  * gid x becomes (set T v) when gid x < T_len, a load (select (lt gid T_len) T zero),
  * (len T) the new u32 param T_len — the total semantics of a zero-filled buffer of T_len

@@ -2,9 +2,12 @@
  * composition of a sequence of programs into one program with grid statements.
  *
  * Planner: a step reads the buffers it loads, writes those it stores, and both for
- * atomics; two steps depend on each other through a bound buffer (by identity) that
- * one writes and the other reads or writes. Kahn layering puts every step in the first
- * layer after all steps it depends on; a grid barrier goes only between layers.
+ * atomics; two steps depend on each other through memory that one writes and the
+ * other reads or writes. Memory, not buffer identity: a view and its parent are two
+ * bound ids of one allocation, and a write through either must be ordered after a read
+ * through the other (vyre_mega_memory: root allocation and byte range per id). Kahn
+ * layering puts every step in the first layer after all steps it depends on; a grid
+ * barrier goes only between layers.
  *
  * Composition: each step's statements are copied with every name prefixed (s<J>_),
  * its buffers renamed to the bound buffer's (mg_b<id>) and its builtins replaced by the
@@ -15,6 +18,8 @@
  * recomputed from the step's grid. The composed text is parsed and validated like any
  * program, so both backends run it and the reference defines its results. */
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,13 +27,30 @@
 #include "ir.h"
 #include "vyre_mega.h"
 
+/* A plan is shared between a cache (mega_cache.c) and whoever planned or looked it up,
+ * possibly on other threads: a reference count next to it, so an eviction never frees a
+ * plan someone still runs. vyre_mega_free drops one reference. */
+struct mega_box {
+    atomic_uint refs;
+    struct vyre_mega m;
+};
+
+static struct mega_box *box_of(struct vyre_mega *m) {
+    return (struct mega_box *)(void *)((char *)m - offsetof(struct mega_box, m));
+}
+
+struct vyre_mega *vyre_mega_retain(struct vyre_mega *m) {
+    if (m) atomic_fetch_add_explicit(&box_of(m)->refs, 1u, memory_order_relaxed);
+    return m;
+}
+
 const char *vyre_mega_dep_name(enum vyre_mega_dep_kind k) {
     return k == VYRE_DEP_RAW ? "RAW" : k == VYRE_DEP_WAR ? "WAR" : k == VYRE_DEP_WAW ? "WAW" : "?";
 }
 
 /* ---- read and write sets ------------------------------------------------------------ */
 
-enum { ACC_R = 1, ACC_W = 2 };
+enum { ACC_R = 1, ACC_W = 2, ACC_W2 = 4 /* written through an alias */ };
 
 static void acc_expr(const vyre_program *p, const struct vyre_expr *e, uint8_t *acc) {
     if (!e) return;
@@ -70,11 +92,40 @@ static uint32_t max_id(const struct vyre_mega_step *steps, uint32_t n) {
     return m;
 }
 
+/* Whether ids a and b can touch the same bytes. */
+static bool overlaps(const struct vyre_mega_memory *mem, uint32_t a, uint32_t b) {
+    if (a == b) return true;
+    if (!mem) return false;
+    const struct vyre_mega_memory *x = &mem[a], *y = &mem[b];
+    if (x->root != y->root || !x->bytes || !y->bytes) return false;
+    return x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes;
+}
+
+/* What step-access row x does to the memory of id b: the union over every id that
+ * overlaps b. */
+static uint8_t access_of(const uint8_t *x, uint32_t nb, const struct vyre_mega_memory *mem,
+                         uint32_t b) {
+    if (!mem) return x[b];
+    uint8_t a = 0;
+    for (uint32_t i = 0; i < nb; i++)
+        if (x[i] && overlaps(mem, i, b)) a |= x[i];
+    return a;
+}
+
 enum vyre_status vyre_mega_deps(const struct vyre_mega_step *steps, uint32_t n,
-                                struct vyre_mega_dep **out, uint32_t *ndeps,
-                                struct vyre_error *err) {
+                                const struct vyre_mega_memory *memory, struct vyre_mega_dep **out,
+                                uint32_t *ndeps, struct vyre_error *err) {
+    if (!out || !ndeps || (n && !steps))
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "vyre_mega_deps: NULL argument. Fix: pass the steps, out and ndeps");
     *out = NULL;
     *ndeps = 0;
+    for (uint32_t j = 0; j < n; j++)
+        if (!steps[j].program || (steps[j].program->nbuffers && !steps[j].buffers))
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "vyre_mega_deps: step %u has no program or no buffer ids. Fix: "
+                                  "fill program and buffers of every step",
+                                  j + 1);
     uint32_t nb = max_id(steps, n);
     uint8_t *acc = calloc((size_t)n * (nb ? nb : 1u), 1);
     size_t cap = 16;
@@ -84,7 +135,9 @@ enum vyre_status vyre_mega_deps(const struct vyre_mega_step *steps, uint32_t n,
     for (uint32_t j = 0; j < n; j++) {
         for (uint32_t i = 0; i < j; i++) {
             for (uint32_t b = 0; b < nb; b++) {
-                uint8_t x = acc[(size_t)i * nb + b], y = acc[(size_t)j * nb + b];
+                uint8_t y = acc[(size_t)j * nb + b];
+                if (!y) continue;
+                uint8_t x = access_of(acc + (size_t)i * nb, nb, memory, b);
                 enum vyre_mega_dep_kind k;
                 if ((x & ACC_W) && (y & ACC_R)) k = VYRE_DEP_RAW;
                 else if ((x & ACC_W) && (y & ACC_W)) k = VYRE_DEP_WAW;
@@ -114,6 +167,10 @@ nomem:
 
 enum vyre_status vyre_mega_layers(uint32_t n, const struct vyre_mega_dep *deps, uint32_t ndeps,
                                   uint32_t *layer, uint32_t *nlayers, struct vyre_error *err) {
+    if (!nlayers || (n && !layer) || (ndeps && !deps))
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "vyre_mega_layers: NULL argument. Fix: pass layer (n entries), "
+                              "nlayers, and deps when ndeps > 0");
     *nlayers = 0;
     for (uint32_t e = 0; e < ndeps; e++) {
         if (deps[e].from >= n || deps[e].to >= n)
@@ -158,6 +215,8 @@ enum vyre_status vyre_mega_layers(uint32_t n, const struct vyre_mega_dep *deps, 
     }
     enum vyre_status st = VYRE_OK;
     if (tail < n) {
+        for (uint32_t i = 0; i < n; i++)
+            if (indeg[i]) layer[i] = UINT32_MAX; /* never ready: the caller can list them */
         char list[256] = "";
         size_t off = 0;
         for (uint32_t i = 0; i < n && off + 12 < sizeof list; i++)
@@ -514,13 +573,20 @@ static enum vyre_status compose(struct vyre_mega *m, struct build *B, const enum
         for (uint32_t b = 0; b < m->nbuffers; b++) acc[b] |= one[b];
     }
     if (o->converge) acc[o->flag] |= ACC_W;
+    /* an id read here while overlapping memory is written through another id (a view
+     * and its parent) is read_write: `read` may load through the non-coherent cache,
+     * which would not see the other id's writes of an earlier layer */
+    if (o->memory)
+        for (uint32_t b = 0; b < m->nbuffers; b++)
+            for (uint32_t w = 0; w < m->nbuffers && !(acc[b] & ACC_W); w++)
+                if ((acc[w] & ACC_W) && overlaps(o->memory, b, w)) acc[b] |= ACC_W2;
     struct sbuf all = {0};
     if (B->same_wg)
         sb_printf(&all, "(program megakernel (workgroup %u %u %u)", B->mw[0], B->mw[1], B->mw[2]);
     else sb_printf(&all, "(program megakernel (workgroup %u)", B->mw[0]);
     for (uint32_t b = 0; b < m->nbuffers; b++)
         sb_printf(&all, "\n  (buffer mg_b%u %s %s)", b, vyre_type_name(types[b]),
-                  acc[b] & ACC_W ? "read_write" : "read");
+                  acc[b] & (ACC_W | ACC_W2) ? "read_write" : "read");
     free(acc);
     free(one);
     sb_printf(&all, "%s", B->decls.s ? B->decls.s : "");
@@ -559,6 +625,10 @@ enum vyre_status vyre_mega_build(const struct vyre_mega_step *steps, uint32_t n,
                                  const enum vyre_type *buffer_types,
                                  const struct vyre_mega_options *o, struct vyre_mega **out,
                                  struct vyre_error *err) {
+    if (!out || !steps || !buffer_types || !o)
+        return fail(err, VYRE_ERR_ARG,
+                    "vyre_mega_build: NULL argument. Fix: pass steps, buffer_types, options "
+                    "and out");
     *out = NULL;
     if (n == 0) return fail(err, VYRE_ERR_ARG, "no steps. Fix: pass at least one step");
     if (o->prefix > n)
@@ -576,6 +646,11 @@ enum vyre_status vyre_mega_build(const struct vyre_mega_step *steps, uint32_t n,
                     vyre_type_name(buffer_types[o->flag]));
     for (uint32_t j = 0; j < n; j++) {
         vyre_program *p = steps[j].program;
+        if (!p || (p->nbuffers && !steps[j].buffers))
+            return fail(err, VYRE_ERR_ARG,
+                        "step %u has no program or no buffer ids. Fix: fill program and "
+                        "buffers of every step",
+                        j + 1);
         enum vyre_status s = vyre_ensure_valid(p, err);
         if (s != VYRE_OK) return s;
         if (p->has_grid)
@@ -590,8 +665,10 @@ enum vyre_status vyre_mega_build(const struct vyre_mega_step *steps, uint32_t n,
                             "below nbuffers",
                             j + 1, steps[j].buffers[i], nbuffers);
     }
-    struct vyre_mega *m = calloc(1, sizeof *m);
-    if (!m) return fail(err, VYRE_ERR_NOMEM, "out of memory. Fix: free memory");
+    struct mega_box *box = calloc(1, sizeof *box);
+    if (!box) return fail(err, VYRE_ERR_NOMEM, "out of memory. Fix: free memory");
+    atomic_init(&box->refs, 1u);
+    struct vyre_mega *m = &box->m;
     m->nsteps = n;
     m->nbuffers = nbuffers;
     m->layer = calloc(n, sizeof *m->layer);
@@ -600,7 +677,7 @@ enum vyre_status vyre_mega_build(const struct vyre_mega_step *steps, uint32_t n,
     enum vyre_status s = VYRE_OK;
     if (!m->layer || !m->barriers || !m->after_layer)
         s = fail(err, VYRE_ERR_NOMEM, "out of memory. Fix: free memory");
-    if (s == VYRE_OK) s = vyre_mega_deps(steps, n, &m->deps, &m->ndeps, err);
+    if (s == VYRE_OK) s = vyre_mega_deps(steps, n, o->memory, &m->deps, &m->ndeps, err);
     if (s == VYRE_OK) s = plan_layers(m, o->prefix, err);
     if (s == VYRE_OK) {
         pick_barriers(m);
@@ -632,17 +709,24 @@ enum vyre_status vyre_mega_build(const struct vyre_mega_step *steps, uint32_t n,
 
 void vyre_mega_free(struct vyre_mega *m) {
     if (!m) return;
+    struct mega_box *box = box_of(m);
+    /* acq_rel: the last owner sees every other owner's reads of the plan finished */
+    if (atomic_fetch_sub_explicit(&box->refs, 1u, memory_order_acq_rel) != 1u) return;
     vyre_program_free(m->program);
     free(m->layer);
     free(m->deps);
     free(m->barriers);
     free(m->after_layer);
-    free(m);
+    free(box);
 }
 
 enum vyre_status vyre_mega_args(const struct vyre_mega *m, const struct vyre_mega_step *steps,
                                 const vyre_bits *const *step_params, uint32_t times, uint32_t max,
                                 vyre_bits *params, uint32_t grid[3], struct vyre_error *err) {
+    if (!m || !steps || !params || !grid || (!step_params && m->nsteps))
+        return fail(err, VYRE_ERR_ARG,
+                    "vyre_mega_args: NULL argument. Fix: pass the plan, its steps, their "
+                    "params, and params and grid to fill");
     uint64_t *layer_total = calloc(m->nlayers ? m->nlayers : 1u, sizeof *layer_total);
     if (!layer_total) return fail(err, VYRE_ERR_NOMEM, "out of memory. Fix: free memory");
     uint32_t k = 0;
