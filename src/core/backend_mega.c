@@ -22,6 +22,7 @@ struct mega_scratch {
     uint32_t *ids;              /* per step, per buffer slot */
     vyre_backend_buffer **byid; /* buffer id -> buffer */
     enum vyre_type *types;      /* buffer id -> element type */
+    struct vyre_mega_memory *memory; /* buffer id -> where it lives (views share a root) */
     const vyre_bits **params;   /* per step */
     vyre_bits *mparams;         /* the composed program's */
     struct vyre_mega *m;
@@ -34,6 +35,7 @@ static void scratch_free(struct mega_scratch *s) {
     free(s->ms);
     free(s->ids);
     free(s->byid);
+    free(s->memory);
     free(s->types);
     free(s->params);
     free(s->mparams);
@@ -45,6 +47,34 @@ static uint32_t buffer_id(struct mega_scratch *s, uint32_t *nids, vyre_backend_b
     s->byid[*nids] = b;
     s->types[*nids] = b->type;
     return (*nids)++;
+}
+
+/* Where each buffer id lives: its owner (ids of one owner share a root) and byte range,
+ * so the planner orders steps by memory: a view written after its parent is read is a
+ * dependency even though the two are different buffers (issue 26). */
+static bool buffer_memory(struct mega_scratch *s, uint32_t nids) {
+    s->memory = calloc(nids + 1, sizeof *s->memory);
+    vyre_backend_buffer **owner = calloc(nids + 1, sizeof *owner);
+    if (!s->memory || !owner) {
+        free(owner);
+        return false;
+    }
+    for (uint32_t i = 0; i < nids; i++) {
+        vyre_backend_buffer *r = s->byid[i];
+        uint64_t first = 0;
+        for (; r->parent; r = r->parent) first += r->first;
+        owner[i] = r;
+        uint32_t root = i;
+        for (uint32_t j = 0; j < i; j++)
+            if (owner[j] == r) {
+                root = s->memory[j].root;
+                break;
+            }
+        size_t es = vyre_type_size(s->byid[i]->type);
+        s->memory[i] = (struct vyre_mega_memory){root, first * es, s->byid[i]->count * es};
+    }
+    free(owner);
+    return true;
 }
 
 static enum vyre_status compose(vyre_backend *be, const struct vyre_backend_step *steps, size_t n,
@@ -96,7 +126,7 @@ static enum vyre_status compose(vyre_backend *be, const struct vyre_backend_step
         s->ms[j].buffers = ids;
         s->params[j] = a->params;
     }
-    struct vyre_mega_options mo = {(uint32_t)o->prefix, o->flag == NULL, o->flag != NULL, 0};
+    struct vyre_mega_options mo = {(uint32_t)o->prefix, o->flag == NULL, o->flag != NULL, 0, NULL};
     if (o->flag) {
         if (o->flag->obj.be != be || o->flag->type != VYRE_U32 || o->flag->count < 1 ||
             o->flag->orphan)
@@ -107,6 +137,10 @@ static enum vyre_status compose(vyre_backend *be, const struct vyre_backend_step
                                   fname);
         mo.flag = buffer_id(s, nids, o->flag);
     }
+    if (!buffer_memory(s, *nids))
+        return vyre_error_set(err, VYRE_ERR_NOMEM, "%s: out of host memory. Fix: free memory",
+                              fname);
+    mo.memory = s->memory;
     enum vyre_status st = vyre_mega_build(s->ms, (uint32_t)n, *nids, s->types, &mo, &s->m, err);
     if (st != VYRE_OK) return st;
     s->mparams = calloc(vyre_program_param_count(s->m->program) + 1, sizeof *s->mparams);
