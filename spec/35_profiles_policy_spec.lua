@@ -255,7 +255,7 @@ describe("vyre.policy.decide and user policies", function()
 
   it("a user policy's own error reaches the caller, named as the policy's", function()
     vyre.policy.megakernel = function() error("my policy: no. Fix: yes", 0) end
-    -- issue 26: wrapped with the callback's name and a Fix (spec 76 covers the rest)
+    -- issue 26: wrapped with the callback's name and a Fix (spec 83 covers the rest)
     assert.truthy(H.error_of(policy.decide, facts()):find("vyre.policy.decide: "
       .. "vyre.policy.megakernel (a user policy) raised: my policy: no. Fix: yes", 1, true))
   end)

@@ -28,7 +28,7 @@ describe("tostring of an Array", function()
     assert.are.equal("vyre.Array(u64, 2) [18446744073709551615, 0]",
       tostring(vyre.array("u64", { -1, 0 })))
     -- the quiet NaN by its bits: 0/0's sign is the CPU's (negative on x86), and the
-    -- sign prints (spec/77)
+    -- sign prints (spec/78)
     local nan = string.unpack("<d", string.pack("<i8", 0x7ff8000000000000))
     assert.are.equal("vyre.Array(f64, 5) [0.1, nan, -nan, inf, -inf]",
       tostring(vyre.array("f64", { 0.1, nan, -nan, math.huge, -math.huge })))

@@ -9,7 +9,7 @@
 -- is looked up in require("vyre") itself, so both names give the same functions and the
 -- same lazily loaded vyre.lib and vyre.egraph, and require("vyre").cuda is this table
 -- (vyre.cuda.device(0) works from either). No device name is a name of require("vyre")
--- (spec/75_cuda_library_spec.lua checks), so nothing is shadowed: available/count/cache
+-- (spec/76_cuda_library_spec.lua checks), so nothing is shadowed: available/count/cache
 -- are CUDA's, profile(name) is vyre.profiles.get. pairs() lists the device functions
 -- only (the help and the API reference list them as "vyre.cuda.*").
 local vyre = require("vyre")

@@ -2,7 +2,7 @@
 -- behaviour: a k:for_ loop variable's type (the type given, a typed bound's, else u32),
 -- and where a u32 loop meets an i32 the error says how to type the loop. The gid.y
 -- launch rule is spec/14 ("launch geometry") and spec/60 (vyre run --n W,H); float
--- printing is spec/77; the help coverage of the DSL builder is spec/62.
+-- printing is spec/78; the help coverage of the DSL builder is spec/62.
 local vyre = require("vyre.cuda")
 local H = require("spec.helpers")
 
