@@ -177,7 +177,7 @@ if luarocks --lua-version=5.4 make --tree "$tree" vyre-scm-1.rockspec >"$rlog" 2
   so="$rock/c/lib/libvyre.so"
   soname=$(readelf -d "$so" 2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
   for h in "$rock"/c/include/*.h; do cc -E -P -I"$rock/c/include" "$h"; done |
-    grep -oE '\bvyre_[A-Za-z0-9_]+[[:space:]]*\(' | sed 's/[[:space:]]*($//' | sort -u >"$rbuild/decl"
+    grep -oE '\bvyre_[A-Za-z0-9_]+[[:space:]]*\([^*]' | sed 's/[[:space:]]*(.$//' | sort -u >"$rbuild/decl"
   nm -D --defined-only "$so" 2>&1 | awk 'NF >= 3 { print $3 }' | sort -u >"$rbuild/exported"
   nm -g --defined-only "$rock/c/lib/libvyre.a" 2>&1 | awk 'NF >= 3 { print $3 }' | sort -u >"$rbuild/static"
   extra=$(comm -23 "$rbuild/exported" "$rbuild/decl"); unexported=$(comm -13 "$rbuild/exported" "$rbuild/decl")

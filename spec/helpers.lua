@@ -239,13 +239,19 @@ end
 --- The fake interprets every kernel on the CPU (tests/fakecuda/exec.c), so small = true
 --- asks the spec for the sizes it uses on the reference backend. open() returns the
 --- device or raises why it is not usable.
+--- The fake kind is listed only where VYRE_LIBCUDA loads the fake driver, so a run on a
+--- GPU machine (busted with or without --tags=gpu) has no fake describes to set up.
 function H.cuda_kinds()
-  return {
+  local kinds = {
     { name = "CUDA", tag = "#gpu", small = false, open = function()
       return assert(require("vyre.cuda").device(0))
     end },
-    { name = "the fake CUDA driver", tag = "#fakecuda", small = true, open = H.fake_backend },
   }
+  if (os.getenv("VYRE_LIBCUDA") or ""):find("fakecuda/libcuda.so.1", 1, true) then
+    kinds[#kinds + 1] = { name = "the fake CUDA driver", tag = "#fakecuda", small = true,
+      open = H.fake_backend }
+  end
+  return kinds
 end
 
 --- The fake driver's device 0 (a CUDA backend computing on the reference interpreter);

@@ -117,11 +117,14 @@ enum vyre_status vyre_cuda_target_choose(unsigned device_sm, int driver_version,
                      top + 1 == n ? "sm_%u is newer than every target vyre knows, and "
                                   : "vyre has no sm_%u target, and ",
                      device_sm);
-        snprintf(r, rn,
-                 "%sthe driver supports %s but sm_%u PTX (ISA %s) needs %s; PTX for sm_%u "
-                 "(ISA %s), the highest target it loads, is compiled forward by its JIT. "
-                 "Fix: %s to compile for sm_%u",
-                 lead, have, want->sm, want->isa, need, got->sm, got->isa, fix, want->sm);
+        /* The reason is advisory text: a long one is cut at the record's size (the return
+         * value is read, which also tells GCC the truncation is expected). */
+        int w = snprintf(r, rn,
+                         "%sthe driver supports %s but sm_%u PTX (ISA %s) needs %s; PTX for "
+                         "sm_%u (ISA %s), the highest target it loads, is compiled forward by "
+                         "its JIT. Fix: %s to compile for sm_%u",
+                         lead, have, want->sm, want->isa, need, got->sm, got->isa, fix, want->sm);
+        if (w < 0) r[0] = '\0';
     }
     return VYRE_OK;
 }
