@@ -136,8 +136,8 @@ new() gives a CPU interpreter backend: the semantics every backend matches bit f
   ["vyre.reference.new"] = [=[
 reference.new([opts]) -> Backend
 A new reference backend with its own counters (= vyre.backend("reference")). opts.max_steps:
-loop iterations one run may take (counted at every loop back edge, grid-level loops and
-converge rounds included); opts.debug: count out-of-bounds accesses (be:debug).]=],
+steps one run may take (one per invocation and one per loop back edge, grid-level loops
+and converge rounds included; Ctrl-C is seen between workgroups too); opts.debug: count out-of-bounds accesses (be:debug).]=],
 
   ["Program"] = [=[
 vyre.Program — one validated-or-not program (from vyre.parse or vyre.program)

@@ -279,6 +279,8 @@ struct vyre_cuda_kernel {
     enum vyre_type *buf_types;    /* per buffer */
     enum vyre_access *buf_access; /* per buffer */
     uint32_t *buf_counts;         /* per buffer: the declared COUNT, 0 when sized at launch */
+    /* Bit i: buffer i is a converge flag and must hold at least one element. */
+    uint32_t buf_nonempty[(VYRE_MAX_BUFFERS + 31) / 32];
     enum vyre_type *param_types;  /* per param */
     /* The argument block, built once: argv[i] points at slot[i]. Launches write
      * values in place, so the hot path allocates nothing. */
