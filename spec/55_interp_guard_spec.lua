@@ -18,7 +18,8 @@ describe("the reference run guard", function()
     local be = vyre.reference.new({ max_steps = 1000 })
     local msg = H.error_of(be.run, be, vyre.parse(SPIN), { o = { 0 } }, { n = 1 })
     assert.matches("vyre.Backend:run: program 'spin' stopped after 1000 steps (loop iterations and "
-      .. "invocations), the reference interpreter's step budget, in workgroup (0,0,0)", msg, 1, true)
+      .. "invocations), the reference interpreter's step budget, in workgroup (0,0,0)",
+      msg, 1, true)
     assert.matches("Fix: check the loop bounds", msg, 1, true)
   end)
 
@@ -59,7 +60,8 @@ describe("the reference run guard", function()
       H.error_of(k.launch, k, { o = o }, { n = 1 }), 1, true)
     assert.are.equal(49, o:download()[1]) -- 1 invocation + 49 rounds = 50 steps
     -- (saxpy's 64 invocations would not fit 50 steps: a one-invocation program)
-    local one = vyre.parse("(program one (workgroup 1) (buffer y u32 read_write) (store y 0u32 5u32))")
+    local one = vyre.parse(
+      "(program one (workgroup 1) (buffer y u32 read_write) (store y 0u32 5u32))")
     assert.are.equal(5, be:run(one, { y = { 2 } }, { n = 1 }).y[1])
   end)
 

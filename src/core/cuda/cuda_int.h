@@ -252,8 +252,10 @@ VYRE_INTERNAL void vyre_cu_caches_destroy(struct vyre_cuda_device *d);
 
 /* Disk: NULL/false when missing or unusable; never fails the caller. */
 VYRE_INTERNAL uint64_t vyre_cu_disk_key(uint64_t ptx_hash, unsigned sm, int driver_version);
-VYRE_INTERNAL void *vyre_cu_disk_read(uint64_t key, size_t *len);
-VYRE_INTERNAL bool vyre_cu_disk_write(uint64_t key, const void *data, size_t len,
+/* src: the PTX's hash, stored in the entry and checked on read (an entry built from
+ * other PTX is a miss). */
+VYRE_INTERNAL void *vyre_cu_disk_read(uint64_t key, uint64_t src, size_t *len);
+VYRE_INTERNAL bool vyre_cu_disk_write(uint64_t key, uint64_t src, const void *data, size_t len,
                                       uint64_t *evicted);
 
 /* JIT (module.c): PTX -> cubin through cuLink*, log and failing line in err. */
