@@ -205,8 +205,8 @@ struct vyre_run_args {
     const vyre_bits *params; /* one per `param` declaration, in order */
     size_t nparams;
     uint32_t grid[3]; /* workgroups per axis (see vyre_launch_grid) */
-    /* Loop iterations the whole run may take, counted over every invocation; a run
-     * past it stops with VYRE_ERR_RUNTIME. 0: VYRE_REF_MAX_STEPS from the environment,
+    /* Steps the whole run may take: one per invocation and one per loop iteration
+     * (back edge) of every invocation; a run past it stops with VYRE_ERR_RUNTIME. 0: VYRE_REF_MAX_STEPS from the environment,
      * else VYRE_REF_DEFAULT_MAX_STEPS. */
     uint64_t max_steps;
 };

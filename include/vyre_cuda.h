@@ -381,6 +381,10 @@ bool vyre_cuda_cache_dir(char *buf, size_t size);
 void vyre_cuda_cache_usage(uint64_t *bytes, uint64_t *files);
 /* Cap in bytes: $VYRE_CACHE_MAX_BYTES, default 256 MiB. */
 uint64_t vyre_cuda_cache_cap(void);
+/* Whether the cache directory is refused (docs/RUNTIME.md, "Who the disk cache
+ * trusts"): it exists and another user owns it, or its group or others can write it.
+ * Then the disk cache is off, and buf (if not NULL) receives why, with a Fix. */
+bool vyre_cuda_cache_refused(char *buf, size_t size);
 
 #ifdef __cplusplus
 }

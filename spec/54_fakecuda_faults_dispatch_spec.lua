@@ -6,7 +6,11 @@
 -- loss as docs/RUNTIME.md describes it: a kernel fault reported by the next wait marks
 -- the device lost, every later call raises the cause, and a new device object resets
 -- the context — or, where the driver keeps the fault for the process (driver 580,
--- VYRE_FAKECUDA_PERSIST), says to restart the process.
+-- VYRE_FAKECUDA_PERSIST), says to restart the process. Grid programs (a converge loop)
+-- in each grid sync mode (cooperative, split, graph) are swept the same
+-- way: every failure surfaces, raised or recorded and raised at the next call (issue
+-- 26: a failed cuMemsetD8Async inside a graph-mode round was lost). A converge flag
+-- bound with no elements is refused at launch.
 local F = require("tests.fakecuda.harness")
 local vyre = require("vyre")
 
@@ -303,5 +307,117 @@ describe("device loss over the fake driver #fakecuda", function()
     local out = p:read("a")
     p:close()
     assert.are.equal("2\tfalse\ttrue\tfalse\ttrue\n", out)
+  end)
+end)
+
+-- A countdown: each round decrements x[i] > 0 and sets the flag; its host split has one
+-- section, registered as gcount_s0 so that split and graph launches compute.
+local GDECLS = [[
+  (buffer x u32 read_write)
+  (buffer flag u32 read_write)
+  (param max u32)]]
+local GBODY = [[
+    (let i (gid x))
+    (if (lt i (len x))
+      (then
+        (if (gt (load x i) 0u32)
+          (then
+            (store x i (sub (load x i) 1u32))
+            (store flag 0u32 1u32)))))]]
+local COUNTDOWN = "(program gcount (workgroup 32)" .. GDECLS .. "\n  (converge flag max\n"
+  .. GBODY .. "))"
+local COUNTDOWN_S0 = "(program gcount_s0 (workgroup 32)" .. GDECLS .. GBODY .. ")"
+local STEP = "(program gstep (workgroup 32) (buffer x u32 read_write) (buffer flag u32 read_write)"
+  .. GBODY .. ")"
+
+describe("fault injection: grid programs #fakecuda", function()
+  if not available then
+    it("needs the fake driver", function() pending(why) end)
+    return
+  end
+
+  setup(function()
+    F.control("set ptxas 0")
+    for _, text in ipairs({ COUNTDOWN, COUNTDOWN_S0, STEP, F.INC }) do
+      assert(F.register(text))
+    end
+  end)
+
+  teardown(function()
+    F.control("set ptxas 1")
+    F.device():grid_sync("auto")
+  end)
+
+  -- The fake computes a program through the interpreter, with the program's own
+  -- parameters: a cooperative kernel (which also takes the grid barrier's scratch) is
+  -- not computed, so that mode sweeps an unregistered copy and checks no values.
+  local COOP = COUNTDOWN:gsub("program gcount", "program gcoop")
+
+  local function grid_state(be, mode)
+    be:grid_sync(mode)
+    return { k = be:compile(vyre.parse(mode == "cooperative" and COOP or COUNTDOWN)),
+      x = be:buffer("u32", { 3, 1 }), f = be:buffer("u32", 1) }
+  end
+
+  local function grid_release(st)
+    for _, key in ipairs({ "k", "x", "f" }) do
+      if st[key] then st[key]:free() end
+    end
+  end
+
+  for _, mode in ipairs({ "cooperative", "split", "graph" }) do
+    it("a converge launch in grid sync mode " .. mode, function()
+      -- Modules (and the fake's JIT) warmed once per device object, before each case's
+      -- leak baseline; each case still compiles its own kernel, so graph mode records
+      -- (and probes the memset node) in every case.
+      local warmed = setmetatable({}, { __mode = "k" })
+      local calls = F.sweep({
+        name = "grid " .. mode,
+        shared = function(be)
+          if not warmed[be] then
+            local st = grid_state(be, mode)
+            st.k:launch({ x = st.x, flag = st.f, max = 9 })
+            be:synchronize()
+            grid_release(st)
+            warmed[be] = true
+          end
+        end,
+        prep = function(be) return grid_state(be, mode) end,
+        run = function(be, st)
+          st.k:launch({ x = st.x, flag = st.f, max = 9 })
+          be:synchronize()
+        end,
+        check = mode ~= "cooperative" and function(_, st)
+          assert.are.same({ 0, 0 }, st.x:download():totable())
+        end or nil,
+        release = grid_release,
+        -- graph mode: the fake refuses a memset node, so the first capture is ended
+        -- (INVALIDATED, by design) and the memset runs around the graph
+        tolerate = { ["cuStreamEndCapture:1:CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"] =
+          "ending the capture the refused memset invalidated" },
+      })
+      local got = " " .. table.concat(calls, " ") .. " "
+      local want = ({ cooperative = "cuLaunchCooperativeKernel", split = "cuMemsetD8Async",
+        graph = "cuGraphLaunch" })[mode]
+      assert.truthy(got:find(" " .. want .. " ", 1, true), "no " .. want .. ":" .. got)
+      if mode == "graph" then
+        assert.truthy(got:find(" cuStreamBeginCapture cuMemsetD8Async ", 1, true),
+          "no memset probed in a capture:" .. got)
+      end
+    end)
+  end
+
+  it("refuses a converge flag with no elements at launch, with a fix", function()
+    local be = F.device()
+    local k = be:compile(vyre.parse(COUNTDOWN))
+    local x, f = be:buffer("u32", { 1 }), be:buffer("u32", 0)
+    local ok, err = pcall(k.launch, k, { x = x, flag = f, max = 3 })
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("buffer 2 has 0 elements, but it is the flag of a "
+      .. "converge loop", 1, true), tostring(err))
+    assert.truthy(tostring(err):find("Fix: bind a buffer of at least 1 element", 1, true))
+    k:free()
+    x:free()
+    f:free()
   end)
 end)

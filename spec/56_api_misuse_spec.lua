@@ -72,6 +72,34 @@ describe("host memory", function()
     assert.matches("\n1000\n", out, 1, true)
   end)
 
+  it("caps the live total, not each allocation, and collects before refusing", function()
+    -- issue 26: 4 MB arrays under a 10 MB cap. Two live ones fit, a third does not; one
+    -- freed makes room; 100 dropped ones never pile up (a full collection frees them).
+    local out = child("VYRE_HOST_MAX_BYTES=10000000", [[
+      local vyre = require('vyre')
+      local a, b = vyre.array('u32', 1000000), vyre.array('u32', 1000000)
+      print(pcall(vyre.array, 'u32', 1000000))
+      a:free()
+      local c = vyre.array('u32', 1000000)
+      print('third after free', #c)
+      local be = vyre.reference.new()
+      print(pcall(be.buffer, be, 'u32', 1000000))
+      c:free()
+      b = nil
+      collectgarbage('stop') -- only vyre's own collection can free the dropped arrays
+      for _ = 1, 100 do local d = vyre.array('u32', 1000000) d[1] = 1 end
+      print('dropped ok')
+    ]])
+    assert.matches("vyre.array: 4000000 bytes of host memory would bring the live arrays "
+      .. "and reference buffers to 12000000 bytes, more than the host cap of 10000000 bytes",
+      out, 1, true)
+    assert.matches("Fix: free arrays and buffers you no longer need", out, 1, true)
+    assert.matches("third after free	1000000", out, 1, true)
+    -- reference buffers count toward the same total
+    assert.matches("vyre.Backend:buffer: 4000000 bytes of host memory would bring", out, 1, true)
+    assert.matches("dropped ok", out, 1, true)
+  end)
+
   it("is seen by the collector: dropped arrays do not pile up", function()
     local status = io.open("/proc/self/status")
     assert.truthy(status, "this spec reads the resident set size from /proc (Linux)")

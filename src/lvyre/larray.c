@@ -30,7 +30,7 @@ static void array_release(struct vyre_lua_array *a) {
         if (a->vnext) a->vnext->vprev = a->vprev;
         a->vnext = a->vprev = NULL;
     } else {
-        free(a->data);
+        vyre_lua_host_free(a->data, a->count * vyre_type_size(a->type));
     }
     a->data = NULL;
     a->count = 0;

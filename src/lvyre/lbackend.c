@@ -274,7 +274,7 @@ static int cuda_open(lua_State *L) {
     return 1;
 }
 
-/* core.cuda_cache() -> {dir =, bytes =, files =, cap =} */
+/* core.cuda_cache() -> {dir =, bytes =, files =, cap =, refused = why | nil} */
 static int cuda_cache(lua_State *L) {
     char dir[1024];
     lua_createtable(L, 0, 4);
@@ -284,6 +284,8 @@ static int cuda_cache(lua_State *L) {
     set_int(L, "bytes", (lua_Integer)bytes);
     set_int(L, "files", (lua_Integer)files);
     set_int(L, "cap", (lua_Integer)vyre_cuda_cache_cap());
+    char why[1024];
+    if (vyre_cuda_cache_refused(why, sizeof why)) set_str(L, "refused", why);
     return 1;
 }
 

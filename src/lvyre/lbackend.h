@@ -136,7 +136,9 @@ void lvyre_pushtiming(lua_State *L, const struct vyre_cuda_timing *t);
 uint64_t lvyre_now_ns(void);
 /* lrefguard.c: SIGINT interrupts reference runs between enter and leave. */
 void lvyre_refguard_enter(void);
-void lvyre_refguard_leave(void);
+/* reported: the run stopped with the interrupt error (a Ctrl-C it did not report is
+ * raised again for the previous handler). */
+void lvyre_refguard_leave(bool reported);
 
 /* ---- lbuffer.c ---- */
 /* A live Buffer at idx, or raises naming fname (wrong type, freed). */

@@ -84,7 +84,7 @@ static void release(struct lvyre_buffer *b) {
         b->be->st.live_buffers--;
         b->be->st.live_buffer_bytes -= bytes_of(b);
     }
-    free(b->host);
+    vyre_lua_host_free(b->host, bytes_of(b));
     b->host = NULL;
 }
 

@@ -52,7 +52,7 @@ static void run_reference(lua_State *L, struct lvyre_kernel *k, const struct lvy
     vyre_error_clear(&err);
     lvyre_refguard_enter();
     enum vyre_status st = vyre_ref_run_oob(p, &args, &k->rounds, oob, &err);
-    lvyre_refguard_leave();
+    lvyre_refguard_leave(st != VYRE_OK && strcmp(err.call, "vyre_ref_interrupt") == 0);
     if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
     lvyre_oob_end(L, k->be, p);
     k->be->st.launches++;

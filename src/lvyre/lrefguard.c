@@ -3,6 +3,9 @@
  * with a Lua error instead of ignoring the key (the C interpreter never reaches a Lua
  * hook). The previous handler is put back when the last concurrent run ends: a count
  * under a mutex keeps threads that run at the same time from restoring out of order.
+ * A Ctrl-C that no run turned into an error (it came after the interpreter's last
+ * check, so the run completed) is not swallowed: once the previous handler is back, the
+ * signal is raised again for it (lua.c's "interrupted!", or the default: exit).
  * VYRE_NO_SIGINT=1 leaves SIGINT alone (hosts with handlers of their own). */
 #include <pthread.h>
 #include <signal.h>
@@ -14,9 +17,11 @@
 static pthread_mutex_t guard_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned guard_depth;
 static struct sigaction guard_saved;
+static volatile sig_atomic_t guard_pending; /* a SIGINT arrived, not yet reported */
 
 static void on_sigint(int sig) {
     (void)sig;
+    guard_pending = 1;
     vyre_ref_interrupt();
 }
 
@@ -29,6 +34,7 @@ void lvyre_refguard_enter(void) {
     if (guard_disabled()) return;
     pthread_mutex_lock(&guard_lock);
     if (guard_depth++ == 0) {
+        guard_pending = 0;
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_sigint;
@@ -38,9 +44,16 @@ void lvyre_refguard_enter(void) {
     pthread_mutex_unlock(&guard_lock);
 }
 
-void lvyre_refguard_leave(void) {
+void lvyre_refguard_leave(bool reported) {
     if (guard_disabled()) return;
     pthread_mutex_lock(&guard_lock);
-    if (guard_depth > 0 && --guard_depth == 0) sigaction(SIGINT, &guard_saved, NULL);
+    if (reported) guard_pending = 0; /* this run's error already says "interrupted" */
+    bool resend = false;
+    if (guard_depth > 0 && --guard_depth == 0) {
+        sigaction(SIGINT, &guard_saved, NULL);
+        resend = guard_pending != 0;
+        guard_pending = 0;
+    }
     pthread_mutex_unlock(&guard_lock);
+    if (resend) raise(SIGINT); /* to the handler that was there before the run */
 }

@@ -107,7 +107,7 @@ static int run(lua_State *L, bool timed) {
         uint64_t t0 = lvyre_now_ns();
         lvyre_refguard_enter();
         enum vyre_status st = vyre_ref_run_oob(p, &args, &rounds, oob, &err);
-        lvyre_refguard_leave();
+        lvyre_refguard_leave(st != VYRE_OK && strcmp(err.call, "vyre_ref_interrupt") == 0);
         if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
         lvyre_oob_end(L, be, p);
         t.wall_ns = t.device_ns = t.enqueue_ns = lvyre_now_ns() - t0;

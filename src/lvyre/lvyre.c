@@ -4,6 +4,7 @@
  * literals as text itself), error raising and class creation. */
 #include <math.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -324,6 +325,20 @@ static uint64_t host_cap(void) {
     return (uint64_t)pages * (uint64_t)page / 2;
 }
 
+/* Host bytes held by live arrays and reference buffers, in every Lua state of the
+ * process: the cap is on this total (the machine's memory is shared), not on each
+ * allocation, so dead arrays the collector has not reached yet cannot pile up past it. */
+static _Atomic uint64_t host_live;
+
+/* Adds bytes to host_live unless that passes cap; false (nothing added) if it would. */
+static bool host_reserve(uint64_t bytes, uint64_t cap) {
+    uint64_t live = atomic_load(&host_live);
+    do {
+        if (live > cap || bytes > cap - live) return false;
+    } while (!atomic_compare_exchange_weak(&host_live, &live, live + bytes));
+    return true;
+}
+
 void *vyre_lua_host_alloc(lua_State *L, uint64_t bytes, bool zero, const char *fname) {
     uint64_t cap = host_cap();
     if (bytes > cap || bytes > (uint64_t)SIZE_MAX)
@@ -335,14 +350,38 @@ void *vyre_lua_host_alloc(lua_State *L, uint64_t bytes, bool zero, const char *f
                    fname, (LUAI_UACINT)bytes, (LUAI_UACINT)cap);
     uint64_t kib = bytes >> 10;
     if (kib > 0) lua_gc(L, LUA_GCSTEP, kib > INT32_MAX ? INT32_MAX : (int)kib);
+    if (!host_reserve(bytes, cap)) {
+        /* Dead arrays may hold the difference: collect them before refusing, as the
+         * CUDA out-of-memory path does. */
+        lua_gc(L, LUA_GCCOLLECT);
+        if (!host_reserve(bytes, cap))
+            luaL_error(L,
+                       "%s: %I bytes of host memory would bring the live arrays and reference "
+                       "buffers to %I bytes, more than the host cap of %I bytes (half of this "
+                       "machine's memory, or VYRE_HOST_MAX_BYTES). Fix: free arrays and buffers "
+                       "you no longer need (a:free(), buf:free()), keep large data on the "
+                       "device, or raise VYRE_HOST_MAX_BYTES",
+                       fname, (LUAI_UACINT)bytes,
+                       (LUAI_UACINT)(atomic_load(&host_live) + bytes), (LUAI_UACINT)cap);
+    }
     void *mem = zero ? calloc(1, (size_t)bytes) : malloc((size_t)bytes);
-    if (!mem)
+    if (!mem) {
+        atomic_fetch_sub(&host_live, bytes);
         luaL_error(L,
                    "%s: out of host memory for %I bytes. Fix: free arrays and buffers you "
                    "no longer need (or collectgarbage()), or use smaller ones",
                    fname, (LUAI_UACINT)bytes);
+    }
     return mem;
 }
+
+void vyre_lua_host_free(void *mem, uint64_t bytes) {
+    if (!mem) return;
+    free(mem);
+    atomic_fetch_sub(&host_live, bytes);
+}
+
+uint64_t vyre_lua_host_live(void) { return atomic_load(&host_live); }
 
 /* ---- self checks -------------------------------------------------------------- */
 

@@ -107,12 +107,17 @@ lua_Integer vyre_lua_optint(lua_State *L, int idx, lua_Integer def, const char *
 uint64_t vyre_lua_view_range(lua_State *L, uint64_t held, const char *fname, const char *self,
                              uint64_t *count);
 
-/* Host memory for arrays and reference buffers (zeroed when `zero`): refused above the
- * host cap (VYRE_HOST_MAX_BYTES, default half of physical memory) with a Fix, and
+/* Host memory for arrays and reference buffers (zeroed when `zero`): refused when the
+ * live total of such memory would pass the host cap (VYRE_HOST_MAX_BYTES, default half
+ * of physical memory; after a full collection) with a Fix, and
  * reported to Lua's collector first (a GC step as if `bytes` were allocated), since
  * memory outside the Lua allocator is otherwise invisible to its pacing. Raises on
  * failure; bytes > 0. */
 void *vyre_lua_host_alloc(lua_State *L, uint64_t bytes, bool zero, const char *fname);
+/* Frees what vyre_lua_host_alloc gave (bytes: the size asked for); NULL is a no-op. */
+void vyre_lua_host_free(void *mem, uint64_t bytes);
+/* Host bytes live in arrays and reference buffers of this process (the capped total). */
+uint64_t vyre_lua_host_live(void);
 
 /* Creates a metatable named tname with __index = methods, metamethods set, and
  * leaves nothing on the stack. */

@@ -1,8 +1,11 @@
 /* test_cache_disk.c — the disk cubin cache against what the field does to it (issue 14,
  * finding 7 and item 6): stale temp files of dead writers, sizes written as 1e9 or 512M,
  * headers that lie about their length, a directory squatting on a key's name, and two
- * processes filling one small cache at once (nothing torn or foreign is ever read). */
+ * processes filling one small cache at once (nothing torn or foreign is ever read).
+ * Issue 26 (the cache as a way in): an entry copied under another key, a FIFO or a
+ * symlink at an entry's name, and directories others can write or another user owns. */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +18,9 @@
 #include "harness.h"
 
 static char tmpdir[256];
+
+/* The PTX hash an entry of key k is built from, in these tests. */
+#define SRC(k) ((uint64_t)(k) ^ UINT64_C(0x5eed0000))
 
 static void use_dir(const char *sub, char *dir, size_t size) {
     snprintf(dir, size, "%s/%s", tmpdir, sub);
@@ -59,7 +65,7 @@ static void test_lying_header(void) {
     unsigned char blob[100];
     memset(blob, 3, sizeof blob);
     uint64_t ev;
-    CHECK(vyre_cu_disk_write(7, blob, sizeof blob, &ev));
+    CHECK(vyre_cu_disk_write(7, SRC(7), blob, sizeof blob, &ev));
     snprintf(path, sizeof path, "%s/%016llx.cubin", dir, 7ULL);
     /* rewrite the header's length field (bytes 16..23) to claim 1 GiB */
     int fd = open(path, O_WRONLY);
@@ -67,12 +73,12 @@ static void test_lying_header(void) {
     CHECK(fd >= 0 && pwrite(fd, &huge, sizeof huge, 16) == (ssize_t)sizeof huge);
     if (fd >= 0) close(fd);
     size_t len = 0;
-    CHECK(vyre_cu_disk_read(7, &len) == NULL);
+    CHECK(vyre_cu_disk_read(7, SRC(7), &len) == NULL);
     /* a truncated file is a miss as well */
-    CHECK(vyre_cu_disk_write(8, blob, sizeof blob, &ev));
+    CHECK(vyre_cu_disk_write(8, SRC(8), blob, sizeof blob, &ev));
     snprintf(path, sizeof path, "%s/%016llx.cubin", dir, 8ULL);
     CHECK(truncate(path, 60) == 0);
-    CHECK(vyre_cu_disk_read(8, &len) == NULL);
+    CHECK(vyre_cu_disk_read(8, SRC(8), &len) == NULL);
 }
 
 static void test_stale_temp_files(void) {
@@ -81,7 +87,7 @@ static void test_stale_temp_files(void) {
     unsigned char blob[100];
     memset(blob, 4, sizeof blob);
     uint64_t ev, bytes = 0, files = 0;
-    CHECK(vyre_cu_disk_write(1, blob, sizeof blob, &ev)); /* makes the directory */
+    CHECK(vyre_cu_disk_write(1, SRC(1), blob, sizeof blob, &ev)); /* makes the directory */
     snprintf(stale, sizeof stale, "%s/.tmp-0000000000000009-99999-0", dir);
     snprintf(fresh, sizeof fresh, "%s/.tmp-000000000000000a-99999-1", dir);
     write_file(stale, blob, sizeof blob);
@@ -93,7 +99,7 @@ static void test_stale_temp_files(void) {
     CHECK(access(stale, F_OK) != 0);
     CHECK(access(fresh, F_OK) == 0);
     CHECK_EQ_U64(files, 2);
-    CHECK_EQ_U64(bytes, 132 + 100);
+    CHECK_EQ_U64(bytes, 140 + 100);
 }
 
 static void test_directory_on_key(void) {
@@ -102,15 +108,148 @@ static void test_directory_on_key(void) {
     unsigned char blob[64];
     memset(blob, 9, sizeof blob);
     uint64_t ev;
-    CHECK(vyre_cu_disk_write(1, blob, sizeof blob, &ev));
+    CHECK(vyre_cu_disk_write(1, SRC(1), blob, sizeof blob, &ev));
     snprintf(path, sizeof path, "%s/%016llx.cubin", dir, 5ULL);
     CHECK(mkdir(path, 0755) == 0);
     size_t len = 0;
-    CHECK(vyre_cu_disk_read(5, &len) == NULL);
-    CHECK(vyre_cu_disk_write(5, blob, sizeof blob, &ev));
-    void *back = vyre_cu_disk_read(5, &len);
+    CHECK(vyre_cu_disk_read(5, SRC(5), &len) == NULL);
+    CHECK(vyre_cu_disk_write(5, SRC(5), blob, sizeof blob, &ev));
+    void *back = vyre_cu_disk_read(5, SRC(5), &len);
     CHECK(back != NULL && len == sizeof blob);
     free(back);
+}
+
+static void entry_path(const char *dir, uint64_t key, char *out, size_t size) {
+    snprintf(out, size, "%s/%016llx.cubin", dir, (unsigned long long)key);
+}
+
+/* Program B's entry copied under program A's key, its header's key patched to A's:
+ * the header still names B's PTX, so loading A misses (and recompiles A). */
+static void test_swapped_entry(void) {
+    char dir[300], a_path[400], b_path[400];
+    use_dir("swap", dir, sizeof dir);
+    unsigned char a[80], b[80];
+    memset(a, 0xA, sizeof a);
+    memset(b, 0xB, sizeof b);
+    uint64_t ev;
+    size_t len = 0;
+    CHECK(vyre_cu_disk_write(21, SRC(21), a, sizeof a, &ev));
+    CHECK(vyre_cu_disk_write(22, SRC(22), b, sizeof b, &ev));
+    entry_path(dir, 21, a_path, sizeof a_path);
+    entry_path(dir, 22, b_path, sizeof b_path);
+    FILE *f = fopen(b_path, "rb");
+    unsigned char whole[200];
+    size_t n = f ? fread(whole, 1, sizeof whole, f) : 0;
+    if (f) fclose(f);
+    CHECK(n == 40 + sizeof b);
+    uint64_t key_a = 21;
+    memcpy(whole + 8, &key_a, sizeof key_a); /* the header's key field */
+    write_file(a_path, whole, n);
+    CHECK(vyre_cu_disk_read(21, SRC(21), &len) == NULL);
+    /* B itself still loads, and only for B's PTX */
+    unsigned char *got = vyre_cu_disk_read(22, SRC(22), &len);
+    CHECK(got != NULL && len == sizeof b && got[0] == 0xB);
+    free(got);
+    CHECK(vyre_cu_disk_read(22, SRC(21), &len) == NULL);
+    /* the recompile overwrites the forged entry with A's own */
+    CHECK(vyre_cu_disk_write(21, SRC(21), a, sizeof a, &ev));
+    got = vyre_cu_disk_read(21, SRC(21), &len);
+    CHECK(got != NULL && len == sizeof a && got[0] == 0xA);
+    free(got);
+}
+
+static void on_alarm(int sig) {
+    (void)sig;
+    static const char msg[] = "test_cache_disk: a read blocked on a FIFO\n";
+    if (write(2, msg, sizeof msg - 1) < 0) _exit(3);
+    _exit(2);
+}
+
+/* A FIFO at an entry's name: the read is a miss at once (an alarm fails the test if
+ * it blocks), and the next write replaces it. */
+static void test_fifo_entry(void) {
+    char dir[300], path[400];
+    use_dir("fifo", dir, sizeof dir);
+    unsigned char blob[64];
+    memset(blob, 5, sizeof blob);
+    uint64_t ev;
+    size_t len = 0;
+    CHECK(vyre_cu_disk_write(1, SRC(1), blob, sizeof blob, &ev)); /* makes the directory */
+    entry_path(dir, 31, path, sizeof path);
+    CHECK(mkfifo(path, 0600) == 0);
+    signal(SIGALRM, on_alarm);
+    alarm(10);
+    CHECK(vyre_cu_disk_read(31, SRC(31), &len) == NULL);
+    alarm(0);
+    uint64_t bytes = 0, files = 0;
+    vyre_cuda_cache_usage(&bytes, &files); /* the FIFO is not listed */
+    CHECK_EQ_U64(files, 1);
+    CHECK(vyre_cu_disk_write(31, SRC(31), blob, sizeof blob, &ev));
+    void *got = vyre_cu_disk_read(31, SRC(31), &len);
+    CHECK(got != NULL && len == sizeof blob);
+    free(got);
+}
+
+/* A symlink at an entry's name, to a valid entry elsewhere: not followed, a miss. */
+static void test_symlink_entry(void) {
+    char dir[300], other[300], path[400], target[400];
+    use_dir("elsewhere", other, sizeof other);
+    unsigned char blob[64];
+    memset(blob, 6, sizeof blob);
+    uint64_t ev;
+    size_t len = 0;
+    CHECK(vyre_cu_disk_write(41, SRC(41), blob, sizeof blob, &ev));
+    entry_path(other, 41, target, sizeof target);
+    use_dir("links", dir, sizeof dir);
+    CHECK(vyre_cu_disk_write(1, SRC(1), blob, sizeof blob, &ev)); /* makes the directory */
+    entry_path(dir, 41, path, sizeof path);
+    CHECK(symlink(target, path) == 0);
+    CHECK(vyre_cu_disk_read(41, SRC(41), &len) == NULL);
+    uint64_t bytes = 0, files = 0;
+    vyre_cuda_cache_usage(&bytes, &files); /* the link is not listed either */
+    CHECK_EQ_U64(files, 1);
+}
+
+/* The cache directory is created 0700, and one that group or others can write, or that
+ * another user owns, is refused: no reads, no writes, and a reason with a Fix. */
+static void test_directory_trust(void) {
+    char dir[300], why[1024];
+    unsigned char blob[32];
+    memset(blob, 7, sizeof blob);
+    uint64_t ev;
+    size_t len = 0;
+    use_dir("made/deeper", dir, sizeof dir);
+    CHECK(vyre_cu_disk_write(51, SRC(51), blob, sizeof blob, &ev));
+    struct stat sb;
+    CHECK(stat(dir, &sb) == 0 && (sb.st_mode & 0777) == 0700);
+    CHECK(!vyre_cuda_cache_refused(why, sizeof why));
+    CHECK(why[0] == '\0');
+    void *got = vyre_cu_disk_read(51, SRC(51), &len);
+    CHECK(got != NULL);
+    free(got);
+    CHECK(chmod(dir, 0770) == 0); /* group-writable */
+    CHECK(vyre_cu_disk_read(51, SRC(51), &len) == NULL);
+    CHECK(!vyre_cu_disk_write(52, SRC(52), blob, sizeof blob, &ev));
+    CHECK(vyre_cuda_cache_refused(why, sizeof why));
+    CHECK(strstr(why, "can be written by its group (mode 770)") != NULL);
+    CHECK(strstr(why, "Fix: chmod 700") != NULL);
+    CHECK(chmod(dir, 0703) == 0); /* others can write */
+    CHECK(vyre_cu_disk_read(51, SRC(51), &len) == NULL);
+    CHECK(vyre_cuda_cache_refused(why, sizeof why));
+    CHECK(strstr(why, "other users") != NULL);
+    CHECK(chmod(dir, 0700) == 0);
+    got = vyre_cu_disk_read(51, SRC(51), &len);
+    CHECK(got != NULL);
+    free(got);
+    /* another owner (only root can hand a directory to someone else) */
+    if (geteuid() == 0) {
+        CHECK(chown(dir, 65534, 65534) == 0);
+        CHECK(vyre_cu_disk_read(51, SRC(51), &len) == NULL);
+        CHECK(!vyre_cu_disk_write(53, SRC(53), blob, sizeof blob, &ev));
+        CHECK(vyre_cuda_cache_refused(why, sizeof why));
+        CHECK(strstr(why, "is owned by user 65534") != NULL);
+        CHECK(chown(dir, 0, 0) == 0);
+    }
 }
 
 /* Two processes write 150 keys each (payload derived from the key) into a cache capped
@@ -121,10 +260,10 @@ static int hammer(unsigned seed) {
     for (unsigned i = 0; i < 150; i++) {
         uint64_t key = 1000 + (i * 7 + seed) % 200, ev;
         for (size_t b = 0; b < sizeof blob; b++) blob[b] = (unsigned char)(key * 31 + b);
-        vyre_cu_disk_write(key, blob, sizeof blob, &ev);
+        vyre_cu_disk_write(key, SRC(key), blob, sizeof blob, &ev);
         uint64_t probe = 1000 + (i * 13 + seed * 5) % 200;
         size_t len = 0;
-        unsigned char *got = vyre_cu_disk_read(probe, &len);
+        unsigned char *got = vyre_cu_disk_read(probe, SRC(probe), &len);
         if (got) {
             for (size_t b = 0; b < len; b++)
                 if (len != sizeof blob || got[b] != (unsigned char)(probe * 31 + b)) bad = 1;
@@ -150,7 +289,7 @@ static void test_two_processes(void) {
     }
     uint64_t bytes = 0, files = 0;
     vyre_cuda_cache_usage(&bytes, &files);
-    CHECK(bytes <= 37000 + 2 * 932); /* each writer may be one file over, briefly */
+    CHECK(bytes <= 37000 + 2 * 940); /* each writer may be one file over, briefly */
     CHECK(files > 0);
     unsetenv("VYRE_CACHE_MAX_BYTES");
 }
@@ -164,13 +303,13 @@ static void test_unwritable_dirs(void) {
     size_t len;
     use_dir("file-in-the-way", dir, sizeof dir);
     write_file(dir, blob, sizeof blob);
-    CHECK(!vyre_cu_disk_write(3, blob, sizeof blob, &ev));
-    CHECK(vyre_cu_disk_read(3, &len) == NULL);
+    CHECK(!vyre_cu_disk_write(3, SRC(3), blob, sizeof blob, &ev));
+    CHECK(vyre_cu_disk_read(3, SRC(3), &len) == NULL);
     if (geteuid() == 0) return;
     use_dir("readonly", dir, sizeof dir);
     CHECK(mkdir(dir, 0555) == 0);
-    CHECK(!vyre_cu_disk_write(3, blob, sizeof blob, &ev));
-    CHECK(vyre_cu_disk_read(3, &len) == NULL);
+    CHECK(!vyre_cu_disk_write(3, SRC(3), blob, sizeof blob, &ev));
+    CHECK(vyre_cu_disk_read(3, SRC(3), &len) == NULL);
 }
 
 int main(void) {
@@ -182,6 +321,10 @@ int main(void) {
     RUN_TEST(test_directory_on_key);
     RUN_TEST(test_two_processes);
     RUN_TEST(test_unwritable_dirs);
+    RUN_TEST(test_swapped_entry);
+    RUN_TEST(test_fifo_entry);
+    RUN_TEST(test_symlink_entry);
+    RUN_TEST(test_directory_trust);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "chmod -R u+w %s; rm -rf %s", tmpdir, tmpdir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);

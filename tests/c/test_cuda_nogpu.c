@@ -140,13 +140,13 @@ static void test_disk_roundtrip(void) {
     snprintf(dir, sizeof dir, "%s/nested/cache", tmpdir);
     setenv("VYRE_CACHE_DIR", dir, 1);
     size_t len = 0;
-    CHECK(vyre_cu_disk_read(42, &len) == NULL); /* directory missing: a miss */
+    CHECK(vyre_cu_disk_read(42, 42, &len) == NULL); /* directory missing: a miss */
     unsigned char blob[1000];
     for (size_t i = 0; i < sizeof blob; i++) blob[i] = (unsigned char)(i * 7 + 3);
     uint64_t evicted = 9;
-    CHECK(vyre_cu_disk_write(42, blob, sizeof blob, &evicted));
+    CHECK(vyre_cu_disk_write(42, 42, blob, sizeof blob, &evicted));
     CHECK_EQ_U64(evicted, 0);
-    unsigned char *back = vyre_cu_disk_read(42, &len);
+    unsigned char *back = vyre_cu_disk_read(42, 42, &len);
     CHECK(back != NULL);
     CHECK_EQ_U64(len, sizeof blob);
     CHECK(back && memcmp(back, blob, sizeof blob) == 0);
@@ -154,9 +154,9 @@ static void test_disk_roundtrip(void) {
     uint64_t bytes = 0, files = 0;
     vyre_cuda_cache_usage(&bytes, &files);
     CHECK_EQ_U64(files, 1);
-    CHECK_EQ_U64(bytes, sizeof blob + 32);
+    CHECK_EQ_U64(bytes, sizeof blob + 40); /* the header */
     /* A different key is a miss, a corrupted file is a miss (integrity hash). */
-    CHECK(vyre_cu_disk_read(43, &len) == NULL);
+    CHECK(vyre_cu_disk_read(43, 43, &len) == NULL);
     char path[400];
     snprintf(path, sizeof path, "%s/%016llx.cubin", dir, 42ULL);
     FILE *f = fopen(path, "r+b");
@@ -166,7 +166,7 @@ static void test_disk_roundtrip(void) {
         fputc(0xEE, f);
         fclose(f);
     }
-    CHECK(vyre_cu_disk_read(42, &len) == NULL);
+    CHECK(vyre_cu_disk_read(42, 42, &len) == NULL);
     /* No temp files are left behind. */
     char cmd[400];
     snprintf(cmd, sizeof cmd, "ls -A %s | grep -c tmp > /dev/null", dir);
@@ -178,11 +178,11 @@ static void test_disk_eviction(void) {
     snprintf(dir, sizeof dir, "%s/evict", tmpdir);
     setenv("VYRE_CACHE_DIR", dir, 1);
     setenv("VYRE_CACHE_MAX_BYTES", "3000", 1);
-    unsigned char blob[968]; /* 1000 bytes with the header: three fit */
+    unsigned char blob[960]; /* 1000 bytes with the header: three fit */
     memset(blob, 5, sizeof blob);
     uint64_t ev = 0, total_ev = 0;
     for (uint64_t key = 1; key <= 3; key++) {
-        CHECK(vyre_cu_disk_write(key, blob, sizeof blob, &ev));
+        CHECK(vyre_cu_disk_write(key, key, blob, sizeof blob, &ev));
         total_ev += ev;
         /* distinct mtimes so the order is well defined */
         struct timespec ts[2] = {{(time_t)(1000 * key), 0}, {(time_t)(1000 * key), 0}};
@@ -193,14 +193,14 @@ static void test_disk_eviction(void) {
     CHECK_EQ_U64(total_ev, 0);
     /* A hit on key 1 makes it the most recently used... */
     size_t len = 0;
-    void *hit = vyre_cu_disk_read(1, &len);
+    void *hit = vyre_cu_disk_read(1, 1, &len);
     CHECK(hit != NULL);
     free(hit);
     /* ...so writing a fourth evicts key 2, the least recently used. */
-    CHECK(vyre_cu_disk_write(4, blob, sizeof blob, &ev));
+    CHECK(vyre_cu_disk_write(4, 4, blob, sizeof blob, &ev));
     CHECK_EQ_U64(ev, 1);
-    void *p1 = vyre_cu_disk_read(1, &len), *p2 = vyre_cu_disk_read(2, &len);
-    void *p3 = vyre_cu_disk_read(3, &len), *p4 = vyre_cu_disk_read(4, &len);
+    void *p1 = vyre_cu_disk_read(1, 1, &len), *p2 = vyre_cu_disk_read(2, 2, &len);
+    void *p3 = vyre_cu_disk_read(3, 3, &len), *p4 = vyre_cu_disk_read(4, 4, &len);
     CHECK(p1 != NULL);
     CHECK(p2 == NULL);
     CHECK(p3 != NULL);
@@ -211,7 +211,7 @@ static void test_disk_eviction(void) {
     /* A cubin larger than the whole cap is never written. */
     unsigned char big[4000];
     memset(big, 1, sizeof big);
-    CHECK(!vyre_cu_disk_write(5, big, sizeof big, &ev));
+    CHECK(!vyre_cu_disk_write(5, 5, big, sizeof big, &ev));
     unsetenv("VYRE_CACHE_MAX_BYTES");
 }
 

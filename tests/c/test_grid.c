@@ -210,12 +210,11 @@ static void test_converge(void) {
     CHECK_EQ_U64(rounds, 0);
     CHECK_EQ_U64(f[0], 0);
     CHECK_EQ_U64(y[3], 3);
-    /* an empty flag buffer reads 0: one round */
+    /* an empty flag buffer is refused (issue 26): the loop reads and writes FLAG[0] */
     n[1] = 0;
     max = 50;
-    CHECK(run(CONVERGE, bufs, n, 2, &max, 1, 2, &rounds) == VYRE_OK);
-    CHECK_EQ_U64(rounds, 1);
-    CHECK_EQ_U64(y[3], 2);
+    CHECK(run(CONVERGE, bufs, n, 2, &max, 1, 2, &rounds) == VYRE_ERR_ARG);
+    CHECK_EQ_U64(y[3], 3);
 }
 
 static void test_sections(void) {

@@ -1,7 +1,9 @@
 /* test_parse_stack.c — the deepest input the parser accepts (320 nested forms, the
  * program form included) parses on a 128 KiB thread stack, as embedding hosts that
  * run scripts on small stacks need (issue 14, finding 4); validation, printing and
- * PTX of it too. Also the NULL arguments of the C API's small accessors. */
+ * PTX of it too, in every build type (Debug, RelWithDebInfo, Release, ASan: issue 26).
+ * The validator's node limit holds while parsing: a huge text stops at the limit
+ * (issue 26). Also the NULL arguments of the C API's small accessors. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +94,64 @@ static void test_deepest_statements(void) {
     free(text);
 }
 
+static void test_deepest_mixed(void) {
+    /* 64 ifs (128 levels, the validator's statement nesting) around a store whose
+     * value nests 190 adds: 1 + 128 + 1 + 190 = 320 */
+    char *text = deep_text(190, 64);
+    struct job j = {text, VYRE_ERR_ARG, false};
+    on_small_stack(&j);
+    CHECK(j.parsed == VYRE_OK);
+    CHECK(j.printed);
+    free(text);
+}
+
+/* (program ...) with `stores` statements (store o 0u32 0u32), 3 nodes each, one per
+ * line, and `barriers` (barrier) statements of 1 node. */
+static char *many_text(size_t stores, size_t barriers) {
+    size_t cap = 128 + stores * 24 + barriers * 12;
+    char *s = malloc(cap), *w = s;
+    w += sprintf(w, "(program many (workgroup 1) (buffer o u32 read_write)\n");
+    for (size_t i = 0; i < stores; i++) w += sprintf(w, "(store o 0u32 0u32)\n");
+    for (size_t i = 0; i < barriers; i++) w += sprintf(w, "(barrier)\n");
+    sprintf(w, ")\n");
+    return s;
+}
+
+static enum vyre_status parse_text(const char *text, vyre_program **p, struct vyre_error *err) {
+    *p = NULL;
+    return vyre_text_parse(text, strlen(text), p, err);
+}
+
+static void test_node_limit_at_parse(void) {
+    struct vyre_error err;
+    vyre_program *p = NULL;
+    /* exactly the limit: 33 333 stores + 1 barrier = 100 000 nodes, parsed and valid */
+    char *text = many_text(33333, 1);
+    CHECK(parse_text(text, &p, &err) == VYRE_OK);
+    if (p) {
+        struct vyre_problems probs = {NULL, 0, 0};
+        CHECK(vyre_validate(p, &probs) == VYRE_OK);
+        vyre_problems_free(&probs);
+        vyre_program_free(p);
+    }
+    free(text);
+    /* one node more: refused by the parser with the limit and a Fix */
+    text = many_text(33333, 2);
+    CHECK(parse_text(text, &p, &err) == VYRE_ERR_SYNTAX);
+    CHECK(p == NULL);
+    CHECK(strstr(err.message, "100000 nodes") != NULL);
+    CHECK(strstr(err.message, "Fix:") != NULL);
+    free(text);
+    /* 2 M statements: the parse stops where the limit is crossed (line 33 335), not at
+     * the end of the text, so memory and time stay bounded by the limit */
+    text = many_text(2000000, 0);
+    CHECK(parse_text(text, &p, &err) == VYRE_ERR_SYNTAX);
+    CHECK(p == NULL);
+    CHECK(err.line > 0 && err.line < 40000);
+    CHECK(strstr(err.message, "nodes") != NULL);
+    free(text);
+}
+
 static void test_null_accessors(void) {
     uint32_t wg[3] = {7, 7, 7};
     vyre_program_workgroup(NULL, wg);
@@ -105,6 +165,8 @@ static void test_null_accessors(void) {
 int main(void) {
     RUN_TEST(test_deepest_expression);
     RUN_TEST(test_deepest_statements);
+    RUN_TEST(test_deepest_mixed);
+    RUN_TEST(test_node_limit_at_parse);
     RUN_TEST(test_null_accessors);
     return harness_finish();
 }

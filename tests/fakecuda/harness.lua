@@ -203,10 +203,11 @@ local function one(op, call, nth, result, sticky)
   local what = ("%s: call %d of %s -> %s%s"):format(op.name, nth, call, result,
     sticky and " (sticky)" or "")
   local be = F.device()
+  local shared = op.shared and op.shared(be)
   settle(be)
   local base = snapshot(be)
   local misuse0 = F.misuse()
-  local st = op.prep and op.prep(be) or {}
+  local st = op.prep and op.prep(be, shared) or {}
   collectgarbage()
   collectgarbage("stop")
   local fired0 = F.fired()
@@ -243,7 +244,8 @@ local function one(op, call, nth, result, sticky)
   else
     if lost_now or be:lost() then fail(what, "a non-sticky fault marked the device lost") end
     local retried = call == "cuMemAlloc" and result == "CUDA_ERROR_OUT_OF_MEMORY"
-    if ok and not TOLERATED[call] and not retried then
+    local expected = op.tolerate and op.tolerate[("%s:%d:%s"):format(call, nth, result)]
+    if ok and not TOLERATED[call] and not retried and not expected then
       -- Neither raised nor absorbed: it must have been recorded and reported now.
       if cok then
         fail(what, "the failure of " .. call .. " was lost: nothing raised or reported it")
@@ -277,14 +279,19 @@ local function one(op, call, nth, result, sticky)
   if not F.usable(be) then fail(what, "the device does not compute afterwards") end
 end
 
---- Sweeps op = {name =, prep = fn(be) -> state, run = fn(be, state) -> result,
---- check = fn(be, state, result) (optional), release = fn(state) (optional)}: records
---- the calls of one clean run, then fails each in turn with F.results_for(call).
+--- Sweeps op = {name =, prep = fn(be, shared) -> state, run = fn(be, state) -> result,
+--- check = fn(be, state, result) (optional), release = fn(state) (optional),
+--- shared = fn(be) -> value (optional: made before each case's leak baseline, for state
+--- that lives as long as the device, e.g. warmed caches), tolerate = {["call:nth:RESULT"]
+--- = why} (optional: failures the operation answers by design, such as ending an
+--- invalidated capture)}: records the calls of one clean run, then fails each in turn
+--- with F.results_for(call).
 --- Returns the list of calls and the number of cases.
 function F.sweep(op)
   local be = F.device()
+  local shared = op.shared and op.shared(be)
   settle(be)
-  local st = op.prep and op.prep(be) or {}
+  local st = op.prep and op.prep(be, shared) or {}
   collectgarbage("stop")
   local calls, res = F.trace(op.run, be, st)
   collectgarbage("restart")

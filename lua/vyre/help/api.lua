@@ -118,9 +118,11 @@ Whether CUDA is usable here (driver loaded, version >= 12.0, a device present).]
 cuda.count() -> n | nil, reason
 The number of CUDA devices.]=],
   ["vyre.cuda.cache"] = [=[
-cuda.cache() -> {dir, bytes, files, cap}
+cuda.cache() -> {dir, bytes, files, cap, refused}
 The disk cache of compiled kernels: its directory ($VYRE_CACHE_DIR, else
-$XDG_CACHE_HOME/vyre or ~/.cache/vyre), size and cap ($VYRE_CACHE_MAX_BYTES).]=],
+$XDG_CACHE_HOME/vyre or ~/.cache/vyre), size and cap ($VYRE_CACHE_MAX_BYTES). refused
+(nil when usable) says why the cache is off: a directory another user owns or that its
+group or others can write (see docs/RUNTIME.md).]=],
   ["vyre.cuda.driver_version"] = [=[
 cuda.driver_version() -> integer
 The driver's CUDA version (12040 is 12.4); 0 when no driver loaded.]=],
@@ -148,8 +150,9 @@ new() gives a CPU interpreter backend: the semantics every backend matches bit f
   ["vyre.reference.new"] = [=[
 reference.new([opts]) -> Backend
 A new reference backend with its own counters (= vyre.backend("reference")). opts.max_steps:
-loop iterations one run may take (counted at every loop back edge, grid-level loops and
-converge rounds included); opts.debug: count out-of-bounds accesses (be:debug).]=],
+steps one run may take (one per invocation and one per loop back edge, grid-level loops
+and converge rounds included; Ctrl-C is seen between workgroups too); opts.debug: count
+out-of-bounds accesses (be:debug).]=],
 
   ["Program"] = [=[
 vyre.Program — one validated-or-not program (from vyre.parse or vyre.program)

@@ -3,7 +3,17 @@
  *
  * Location: $VYRE_CACHE_DIR, else $XDG_CACHE_HOME/vyre, else ~/.cache/vyre.
  * Key: XXH3 of (PTX hash, SM, driver version, vyre version); file <key>.cubin holding
- * a 32-byte header (magic, key, payload length, payload hash) and the cubin.
+ * a 40-byte header (magic, key, payload length, payload hash, PTX hash) and the cubin.
+ *
+ * Trust (docs/RUNTIME.md, "Who the disk cache trusts"): a cubin found here runs in
+ * every process that uses the directory, so the directory must be writable by its user
+ * only. It is created 0700; one that group or others can write, or that another user
+ * owns, is refused (no disk cache, the reason from vyre_cuda_cache_refused, one
+ * warning), as ssh refuses such key files. Each entry names the PTX it was built from
+ * and a load checks it, so a cubin copied under another program's key is a miss.
+ * Entries are opened without following symlinks and without blocking (a FIFO at an
+ * entry's name must not hang the compile), and only regular files are read.
+ *
  * Writes go to a unique temp file in the same directory and are renamed into place,
  * so readers in other processes see either no file or a whole one. The directory is
  * capped ($VYRE_CACHE_MAX_BYTES, default 256 MiB): after each write the oldest files
@@ -26,8 +36,8 @@
 
 #include "cuda_int.h"
 
-#define MAGIC "VYRECUB1"
-#define HEADER_BYTES 32u
+#define MAGIC "VYRECUB2" /* 2: the header names its PTX; VYRECUB1 files are misses */
+#define HEADER_BYTES 40u
 #define PATH_MAX_LEN 1024
 #define STALE_TMP_SECONDS 600 /* no write takes ten minutes: its writer is gone */
 
@@ -36,6 +46,7 @@ struct header {
     uint64_t key;
     uint64_t len;
     uint64_t hash;
+    uint64_t src; /* the PTX's hash: ties the cubin to the source it was built from */
 };
 
 bool vyre_cuda_cache_dir(char *buf, size_t size) {
@@ -114,19 +125,65 @@ uint64_t vyre_cu_disk_key(uint64_t ptx_hash, unsigned sm, int driver_version) {
     return XXH3_64bits(text, (size_t)n);
 }
 
-/* mkdir -p; true when the directory exists afterwards. */
+/* mkdir -p, each directory it creates 0700 (the cache and, for ~/.cache/vyre, a
+ * missing ~/.cache); true when the directory exists afterwards. */
 static bool make_dirs(const char *path) {
     char tmp[PATH_MAX_LEN];
     if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) return false;
     for (char *p = tmp + 1; *p; p++) {
         if (*p != '/') continue;
         *p = '\0';
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return false;
+        if (mkdir(tmp, 0700) != 0 && errno != EEXIST) return false;
         *p = '/';
     }
-    if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return false;
+    if (mkdir(tmp, 0700) != 0 && errno != EEXIST) return false;
     struct stat sb;
     return stat(tmp, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* Whether dir may be trusted: owned by this user and writable by no one else. Anyone
+ * who can write it can make every vyre process of this user run their code. A
+ * directory that does not exist (yet) is no refusal: it is created 0700. false with
+ * the reason (ending in a Fix) in why when refused. */
+static bool check_dir(const char *dir, char *why, size_t size) {
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) return true;
+    if (sb.st_uid != geteuid()) {
+        snprintf(why, size,
+                 "the kernel cache directory %s is owned by user %ld, not by this user (%ld). "
+                 "Fix: point VYRE_CACHE_DIR at a directory of your own",
+                 dir, (long)sb.st_uid, (long)geteuid());
+        return false;
+    }
+    if (sb.st_mode & (S_IWGRP | S_IWOTH)) {
+        snprintf(why, size,
+                 "the kernel cache directory %s can be written by %s (mode %03o). Fix: "
+                 "chmod 700 %s, or point VYRE_CACHE_DIR at a private directory",
+                 dir, sb.st_mode & S_IWOTH ? "other users" : "its group",
+                 (unsigned)(sb.st_mode & 0777), dir);
+        return false;
+    }
+    return true;
+}
+
+bool vyre_cuda_cache_refused(char *buf, size_t size) {
+    char dir[PATH_MAX_LEN], why[768] = "";
+    bool refused = vyre_cuda_cache_dir(dir, sizeof dir) && !check_dir(dir, why, sizeof why);
+    if (buf && size) snprintf(buf, size, "%s", refused ? why : "");
+    return refused;
+}
+
+/* check_dir, with one warning per process on the first refusal. */
+static bool dir_trusted(const char *dir) {
+    static atomic_bool warned;
+    char why[768];
+    if (check_dir(dir, why, sizeof why)) return true;
+    if (!atomic_exchange(&warned, true))
+        fprintf(stderr,
+                "vyre: warning: %s. The disk cache is off: kernels are compiled in every "
+                "process\n",
+                why);
+    return false;
 }
 
 static bool file_path(uint64_t key, char *out, size_t size) {
@@ -136,31 +193,49 @@ static bool file_path(uint64_t key, char *out, size_t size) {
     return n > 0 && (size_t)n < size;
 }
 
-void *vyre_cu_disk_read(uint64_t key, size_t *len) {
-    char path[PATH_MAX_LEN];
+/* Reads exactly n bytes at offset off (a short file is a failure). */
+static bool read_all(int fd, void *buf, size_t n, off_t off) {
+    unsigned char *p = buf;
+    while (n > 0) {
+        ssize_t r = pread(fd, p, n, off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        p += r;
+        n -= (size_t)r;
+        off += r;
+    }
+    return true;
+}
+
+void *vyre_cu_disk_read(uint64_t key, uint64_t src, size_t *len) {
+    char dir[PATH_MAX_LEN - 32], path[PATH_MAX_LEN];
+    if (!vyre_cuda_cache_dir(dir, sizeof dir) || !dir_trusted(dir)) return NULL;
     if (!file_path(key, path, sizeof path)) return NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
+    /* No symlinks (one could point anywhere), and no blocking: opening a FIFO for
+     * reading would wait for a writer for ever. Only a regular file is read. */
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return NULL;
     struct header h;
     void *data = NULL;
     struct stat sb;
     /* The header's length must be the file's: a corrupt or foreign header claiming
-     * a gigabyte is rejected before anything is allocated. */
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) ||
-        fread(&h, 1, sizeof h, f) != sizeof h || memcmp(h.magic, MAGIC, 8) != 0 || h.key != key ||
-        h.len == 0 || h.len != (uint64_t)sb.st_size - HEADER_BYTES)
+     * a gigabyte is rejected before anything is allocated. The header names the PTX
+     * the cubin was built from: a cubin copied under another key is refused. */
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < (off_t)HEADER_BYTES ||
+        !read_all(fd, &h, sizeof h, 0) || memcmp(h.magic, MAGIC, 8) != 0 || h.key != key ||
+        h.src != src || h.len == 0 || h.len != (uint64_t)sb.st_size - HEADER_BYTES)
         goto fail;
     data = malloc((size_t)h.len);
-    if (!data || fread(data, 1, (size_t)h.len, f) != h.len) goto fail;
+    if (!data || !read_all(fd, data, (size_t)h.len, (off_t)HEADER_BYTES)) goto fail;
     if (XXH3_64bits(data, (size_t)h.len) != h.hash) goto fail;
-    fclose(f);
     /* A hit refreshes the file's mtime: eviction removes the least recently used. */
-    utimensat(AT_FDCWD, path, NULL, 0);
+    futimens(fd, NULL);
+    close(fd);
     *len = (size_t)h.len;
     return data;
 fail:
     free(data);
-    fclose(f);
+    close(fd);
     return NULL;
 }
 
@@ -203,7 +278,7 @@ static size_t list_files(const char *dir, struct file_ent **out, uint64_t *total
         char path[PATH_MAX_LEN];
         struct stat sb;
         if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path) continue;
-        if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
+        if (lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) continue; /* no symlinks */
         if (tmp && now - sb.st_mtim.tv_sec > STALE_TMP_SECONDS) {
             unlink(path); /* left by a writer that died mid-write */
             continue;
@@ -271,7 +346,8 @@ static void warn_unwritable(const char *dir) {
             dir, strerror(errno));
 }
 
-bool vyre_cu_disk_write(uint64_t key, const void *data, size_t len, uint64_t *evicted) {
+bool vyre_cu_disk_write(uint64_t key, uint64_t src, const void *data, size_t len,
+                        uint64_t *evicted) {
     *evicted = 0;
     char dir[PATH_MAX_LEN - 64], path[PATH_MAX_LEN], tmp[PATH_MAX_LEN];
     if (!vyre_cuda_cache_dir(dir, sizeof dir)) return false;
@@ -279,13 +355,14 @@ bool vyre_cu_disk_write(uint64_t key, const void *data, size_t len, uint64_t *ev
         warn_unwritable(dir);
         return false;
     }
+    if (!dir_trusted(dir)) return false;
     uint64_t cap = vyre_cuda_cache_cap();
     if (len + HEADER_BYTES > cap) return false;
     snprintf(path, sizeof path, "%s/%016llx.cubin", dir, (unsigned long long)key);
     static atomic_uint counter; /* threads of one process write at the same time */
     snprintf(tmp, sizeof tmp, "%s/.tmp-%016llx-%ld-%u", dir, (unsigned long long)key,
              (long)getpid(), atomic_fetch_add(&counter, 1u));
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         if (errno == EACCES || errno == EROFS || errno == EPERM) warn_unwritable(dir);
         return false;
@@ -295,6 +372,7 @@ bool vyre_cu_disk_write(uint64_t key, const void *data, size_t len, uint64_t *ev
     h.key = key;
     h.len = len;
     h.hash = XXH3_64bits(data, len);
+    h.src = src;
     bool ok = write(fd, &h, sizeof h) == (ssize_t)sizeof h && write(fd, data, len) == (ssize_t)len;
     ok = (close(fd) == 0) && ok;
     if (ok && rename(tmp, path) != 0) {

@@ -139,7 +139,7 @@ static enum vyre_status load_module(struct vyre_cuda_device *d, const char *ptx,
      * chosen target in its .target line, so the PTX hash keys the target too. */
     uint64_t key = vyre_cu_disk_key(ptx_hash, d->info.sm, vyre_cu.version);
     size_t clen = 0;
-    void *cubin = vyre_cu_disk_read(key, &clen);
+    void *cubin = vyre_cu_disk_read(key, ptx_hash, &clen);
     if (cubin) {
         enum vyre_status st = vyre_cu_load_image(d, cubin, NULL, program, out, NULL);
         free(cubin);
@@ -155,7 +155,7 @@ static enum vyre_status load_module(struct vyre_cuda_device *d, const char *ptx,
     st = vyre_cu_load_image(d, cubin, NULL, program, out, err);
     if (st == VYRE_OK) {
         uint64_t evicted = 0;
-        if (vyre_cu_disk_write(key, cubin, clen, &evicted)) d->st.disk_writes++;
+        if (vyre_cu_disk_write(key, ptx_hash, cubin, clen, &evicted)) d->st.disk_writes++;
         d->st.disk_evictions += evicted;
     }
     free(cubin);

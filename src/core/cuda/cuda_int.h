@@ -265,8 +265,10 @@ VYRE_INTERNAL void vyre_cu_caches_destroy(struct vyre_cuda_device *d);
 
 /* Disk: NULL/false when missing or unusable; never fails the caller. */
 VYRE_INTERNAL uint64_t vyre_cu_disk_key(uint64_t ptx_hash, unsigned sm, int driver_version);
-VYRE_INTERNAL void *vyre_cu_disk_read(uint64_t key, size_t *len);
-VYRE_INTERNAL bool vyre_cu_disk_write(uint64_t key, const void *data, size_t len,
+/* src: the PTX's hash, stored in the entry and checked on read (an entry built from
+ * other PTX is a miss). */
+VYRE_INTERNAL void *vyre_cu_disk_read(uint64_t key, uint64_t src, size_t *len);
+VYRE_INTERNAL bool vyre_cu_disk_write(uint64_t key, uint64_t src, const void *data, size_t len,
                                       uint64_t *evicted);
 
 /* JIT (module.c): PTX -> cubin through cuLink*, log and failing line in err. */
@@ -292,6 +294,8 @@ struct vyre_cuda_kernel {
     enum vyre_type *buf_types;    /* per buffer */
     enum vyre_access *buf_access; /* per buffer */
     uint32_t *buf_counts;         /* per buffer: the declared COUNT, 0 when sized at launch */
+    /* Bit i: buffer i is a converge flag and must hold at least one element. */
+    uint32_t buf_nonempty[(VYRE_MAX_BUFFERS + 31) / 32];
     enum vyre_type *param_types;  /* per param */
     /* The argument block, built once: argv[i] points at slot[i]. Launches write
      * values in place, so the hot path allocates nothing. */

@@ -381,16 +381,29 @@ static enum vyre_status round_open(void *ud, const struct vyre_stmt *s, const vy
     rg->flag = flag_ptr(r, s->decl);
     enum vyre_status st = begin_capture(d, k->name, err);
     if (st == VYRE_OK && gk->copies >= 0) {
-        /* The flag's memset as a graph node; a driver that refuses it (the capture is
-         * then invalidated) gets the memset and the copy around the graph instead. */
-        if (vyre_cu.cuMemsetD8Async(rg->flag, 0, 4, d->stream) == CUDA_SUCCESS) {
+        /* The flag's memset as a graph node; a driver that refuses it in a capture
+         * (the capture is then invalidated) gets the memset and the copy around the
+         * graph instead. Any other failure is the memset's own (out of memory, a
+         * fault): raised, never taken for "unsupported" and absorbed (issue 26). */
+        CUresult mr = vyre_cu.cuMemsetD8Async(rg->flag, 0, 4, d->stream);
+        if (mr == CUDA_SUCCESS) {
             gk->copies = 1;
         } else {
+            /* Ending an invalidated capture answers INVALIDATED; anything else is a
+             * failure of its own, raised like the others. */
             CUgraph junk = NULL;
-            if (vyre_cu.cuStreamEndCapture(d->stream, &junk) == CUDA_SUCCESS && junk)
-                vyre_cu.cuGraphDestroy(junk);
-            gk->copies = -1;
-            st = begin_capture(d, k->name, err);
+            CUresult er = vyre_cu.cuStreamEndCapture(d->stream, &junk);
+            if (er == CUDA_SUCCESS && junk) vyre_cu.cuGraphDestroy(junk);
+            bool ended = er == CUDA_SUCCESS || er == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+            if (mr != CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED &&
+                mr != CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {
+                st = vyre_cu_fail(d, mr, "cuMemsetD8Async", k->name, err);
+            } else if (!ended) {
+                st = vyre_cu_fail(d, er, "cuStreamEndCapture", k->name, err);
+            } else {
+                gk->copies = -1;
+                st = begin_capture(d, k->name, err);
+            }
         }
     }
     if (st != VYRE_OK) {

@@ -88,6 +88,12 @@ static enum vyre_status fill_args(vyre_cuda_kernel *k, const struct vyre_cuda_ar
                                   "declares %u. Fix: bind a buffer of exactly %u elements.",
                                   k->name, i + 1, (unsigned long long)b->count, k->buf_counts[i],
                                   k->buf_counts[i]);
+        if (b->count == 0 && (k->buf_nonempty[i / 32] >> (i % 32) & 1u))
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "launch of '%s': buffer %u has 0 elements, but it is the flag "
+                                  "of a converge loop, which reads and writes element 0. Fix: "
+                                  "bind a buffer of at least 1 element.",
+                                  k->name, i + 1);
         slot[i] = (uint64_t)b->ptr;
         slot[nb + i] = b->count; /* a .u32 parameter: the low 4 bytes, little-endian */
         counts[i] = b->count;

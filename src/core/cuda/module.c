@@ -250,6 +250,7 @@ static enum vyre_status compile(vyre_cuda_device *d, vyre_program *p, vyre_cuda_
             k->buf_types[dc->slot] = dc->type;
             k->buf_access[dc->slot] = dc->access;
             k->buf_counts[dc->slot] = dc->count;
+            if (dc->nonempty) k->buf_nonempty[dc->slot / 32] |= 1u << (dc->slot % 32);
         } else if (dc->kind == VYRE_DECL_PARAM) {
             k->param_types[dc->slot] = dc->type;
         }

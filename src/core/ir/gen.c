@@ -674,8 +674,8 @@ static bool gen_atomic(struct gen *g, struct vyre_block *b) {
 static struct vyre_expr *gid_guard(struct gen *g) {
     const char *name = g->mem[vyre_gen_below(g, g->nmem)].name;
     if (vyre_gen_chance(g, 25))
-        return vyre_gen_bin(g, VYRE_OP_GT, len_ex(g, name), vyre_gen_name_ex(g, "gi"));
-    return vyre_gen_bin(g, VYRE_OP_LT, vyre_gen_name_ex(g, "gi"), len_ex(g, name));
+        return vyre_gen_bin(g, VYRE_OP_GT, len_ex(g, name), vyre_gen_name_ex(g, g->gi));
+    return vyre_gen_bin(g, VYRE_OP_LT, vyre_gen_name_ex(g, g->gi), len_ex(g, name));
 }
 
 static void gen_if(struct gen *g, const struct ctx *c, struct vyre_block *b) {
@@ -903,8 +903,9 @@ static void gen_decls(struct gen *g) {
 /* gi: linear global id over a grid of any shape; li: linear local id. */
 static void gen_ids(struct gen *g, struct vyre_block *b) {
     if (g->elementwise) {
-        vyre_gen_push(g, b, vyre_ir_let(g->p, "gi", vyre_gen_builtin(g, VYRE_GID, 0)));
-        add_var(g, "gi", VYRE_U32, false, false);
+        /* g->gi, not "gi": each grid section names its own (gi_<n>) */
+        vyre_gen_push(g, b, vyre_ir_let(g->p, g->gi, vyre_gen_builtin(g, VYRE_GID, 0)));
+        add_var(g, g->gi, VYRE_U32, false, false);
         return;
     }
     struct vyre_expr *sx = vyre_gen_bin(g, VYRE_OP_MUL, vyre_gen_builtin(g, VYRE_WGSIZE, 0),

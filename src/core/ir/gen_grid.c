@@ -124,8 +124,11 @@ static void grid_for(struct ggen *G, struct vyre_block *b, uint32_t depth) {
 static void grid_if(struct ggen *G, struct vyre_block *b, uint32_t depth) {
     struct gen *g = G->g;
     static const enum vyre_op cmp[] = {VYRE_OP_LT, VYRE_OP_GE, VYRE_OP_EQ, VYRE_OP_NE};
-    struct vyre_expr *cond = vyre_gen_bin(g, cmp[vyre_gen_below(g, 4)], uniform_u32(G, 4),
-                                          vyre_gen_lit(g, VYRE_U32, vyre_gen_below(g, 4)));
+    /* draws in sequence: C leaves the order of sibling arguments unspecified */
+    enum vyre_op op = cmp[vyre_gen_below(g, 4)];
+    struct vyre_expr *lhs = uniform_u32(G, 4);
+    struct vyre_expr *rhs = vyre_gen_lit(g, VYRE_U32, vyre_gen_below(g, 4));
+    struct vyre_expr *cond = vyre_gen_bin(g, op, lhs, rhs);
     struct vyre_stmt *s = vyre_gen_chk(g, cond) ? vyre_ir_if(g->p, cond) : NULL;
     vyre_gen_push(g, b, s);
     if (!s || g->fail) return;

@@ -105,12 +105,13 @@ static void mutate(struct gen *g, struct coll *c) {
         insert_at(g, blk, vyre_ir_let(p, "mut_u", vyre_gen_name_ex(g, "nosuch")), true);
         return;
     }
-    case 2: /* duplicate name: a let reusing a declaration's name */
-        insert_at(g, blk,
-                  vyre_ir_let(p, p->decls[vyre_gen_below(g, p->ndecls)].name,
-                              vyre_gen_rand_lit(g, VYRE_U32)),
-                  true);
+    case 2: { /* duplicate name: a let reusing a declaration's name */
+        /* draws in sequence: C leaves the order of sibling arguments unspecified */
+        const char *dn = p->decls[vyre_gen_below(g, p->ndecls)].name;
+        struct vyre_expr *v = vyre_gen_rand_lit(g, VYRE_U32);
+        insert_at(g, blk, vyre_ir_let(p, dn, v), true);
         return;
+    }
     case 3: /* duplicate name: reuse "gi" */
         insert_at(g, blk, vyre_ir_let(p, "gi", vyre_gen_rand_lit(g, VYRE_U32)), true);
         return;
@@ -238,11 +239,12 @@ static void mutate(struct gen *g, struct coll *c) {
                 vyre_gen_chk(g, vyre_ir_load(p, pn ? pn : "nobuf", vyre_gen_lit(g, VYRE_U32, 0))));
         return;
     }
-    case 21: /* logical op on integers */
-        add_let(g, blk, "mut_land",
-                vyre_gen_bin(g, VYRE_OP_LAND, vyre_gen_rand_lit(g, VYRE_U32),
-                             vyre_gen_rand_lit(g, VYRE_U32)));
+    case 21: { /* logical op on integers (operands drawn in sequence) */
+        struct vyre_expr *a = vyre_gen_rand_lit(g, VYRE_U32);
+        struct vyre_expr *b = vyre_gen_rand_lit(g, VYRE_U32);
+        add_let(g, blk, "mut_land", vyre_gen_bin(g, VYRE_OP_LAND, a, b));
         return;
+    }
     case 22: /* too many params */
         for (uint32_t i = 0; i < VYRE_MAX_PARAMS + 2 && !g->fail; i++) {
             snprintf(nm, sizeof nm, "mut_p%u", (unsigned)i);

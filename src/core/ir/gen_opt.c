@@ -136,14 +136,25 @@ static void rename_stmt(struct gen *g, struct vyre_stmt *s, const char *from, co
     for (uint32_t i = 0; i < s->else_.count; i++) rename_stmt(g, s->else_.items[i], from, to);
 }
 
+/* "gi", "li", or a section's "gi_<n>", "li_<n>". */
+static bool is_own_index(const char *name) {
+    if ((name[0] != 'g' && name[0] != 'l') || name[1] != 'i') return false;
+    if (name[2] == '\0') return true;
+    if (name[2] != '_' || name[3] == '\0') return false;
+    for (const char *c = name + 3; *c; c++)
+        if (*c < '0' || *c > '9') return false;
+    return true;
+}
+
 static void shape_let(struct shapes *s, struct site *x) {
     struct gen *g = s->g;
     struct vyre_stmt *st = x->b->items[x->at];
     struct vyre_expr *e = st->value;
     enum vyre_type t = e->type;
     if (t == VYRE_VOID || g->fail) return;
-    /* gi and li index the invocation's own slots (race freedom): their values stay */
-    bool own = strcmp(st->name, "gi") == 0 || strcmp(st->name, "li") == 0;
+    /* gi and li index the invocation's own slots (race freedom): their values stay.
+     * A grid program's sections name theirs gi_<n> and li_<n> (gen_grid.c). */
+    bool own = is_own_index(st->name);
     uint32_t k = vyre_gen_below(g, 5);
     if (own && k != 1 && k != 4) return;
     switch (k) {
@@ -157,9 +168,12 @@ static void shape_let(struct shapes *s, struct site *x) {
         if (!d || !opt_insert(g->p, x->b, x->at + 1, d)) g->fail = true;
         break;
     }
-    case 2: /* invariant in the enclosing loop (harmless outside one) */
-        st->value = vyre_gen_bin(g, join_op(g, t), e, invariant(g, t));
+    case 2: { /* invariant in the enclosing loop (harmless outside one) */
+        enum vyre_op op = join_op(g, t); /* draws in sequence, not as sibling arguments */
+        struct vyre_expr *inv = invariant(g, t);
+        st->value = vyre_gen_bin(g, op, e, inv);
         break;
+    }
     case 3: /* an algebraic identity */ st->value = identity(g, e); break;
     default: { /* a copy: `let cpN v` after `let v e`; later reads of v read cpN */
         if (is_set(&g->p->body, st->name)) break;

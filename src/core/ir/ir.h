@@ -106,6 +106,9 @@ struct vyre_decl {
     enum vyre_access access; /* buffers only */
     uint32_t count;          /* buffers: 0 = sized at dispatch; shared: element count */
     uint32_t slot;           /* index among declarations of the same kind (set by builder) */
+    /* A converge flag (set by the validator): the loop reads FLAG[0], so both backends
+     * refuse to bind it with no elements. */
+    bool nonempty;
 };
 
 enum vyre_expr_kind {

@@ -16,8 +16,14 @@
  * expression of depth 128, plus the program and statement forms); the bound keeps
  * the recursion inside a 128 KiB thread stack (tests/c/test_parse_stack.c). */
 #define PARSE_MAX_DEPTH 320
-/* Error paths with large buffers stay out of the recursive frames. */
+/* The recursions (parse_expr -> parse_form_expr -> parse_<form> -> parse_expr, and
+ * parse_stmt -> parse_if/for -> parse_items -> parse_stmt) are the parser's deepest
+ * paths. Their frames hold only node pointers: head words, name buffers and message
+ * buffers live in PARSE_LEAF/PARSE_COLD helpers that return before the recursion goes
+ * on, so -O3 inlining cannot pull them into the recursive frames
+ * (tests/c/test_parse_stack.c, in every build type). */
 #define PARSE_COLD __attribute__((noinline, cold))
+#define PARSE_LEAF __attribute__((noinline))
 
 struct parser {
     struct vyre_lex lx;
@@ -58,7 +64,7 @@ static bool fail_at(struct parser *P, const struct vyre_tok *at, const char *fmt
 }
 
 /* "expected WHAT, found TOKEN. Fix: FIX" at the current token. */
-static bool expected(struct parser *P, const char *what, const char *fix) {
+PARSE_COLD static bool expected(struct parser *P, const char *what, const char *fix) {
     char found[128];
     vyre_tok_describe(&P->t, found, sizeof found);
     return fail_at(P, &P->t, "expected %s, found %s. Fix: %s", what, found, fix);
@@ -107,12 +113,16 @@ static bool close_form(struct parser *P, const char *shape) {
     return true;
 }
 
-/* close_form with the shape made from fmt and word only when it is needed. */
-static bool close_form_of(struct parser *P, const char *fmt, const char *word) {
-    if (P->t.kind == VYRE_TK_RP) return close_form(P, NULL);
+PARSE_COLD static bool unclosed_of(struct parser *P, const char *fmt, const char *word) {
     char shape[64];
     snprintf(shape, sizeof shape, fmt, word);
     return unclosed(P, shape);
+}
+
+/* close_form with the shape made from fmt and word only when it is needed. */
+static bool close_form_of(struct parser *P, const char *fmt, const char *word) {
+    if (P->t.kind == VYRE_TK_RP) return close_form(P, NULL);
+    return unclosed_of(P, fmt, word);
 }
 
 /* Head atom of the list whose '(' is the current token, without consuming. */
@@ -136,7 +146,7 @@ static bool atom_copy(const struct vyre_tok *t, char *out, size_t size) {
     return true;
 }
 
-static bool take_name(struct parser *P, const char *role, char out[VYRE_MAX_NAME + 1]) {
+PARSE_LEAF static bool take_name(struct parser *P, const char *role, char out[VYRE_MAX_NAME + 1]) {
     char what[96];
     snprintf(what, sizeof what, "%s name", role);
     if (P->t.kind != VYRE_TK_ATOM || !vyre_lex_is_ident(P->t.s, P->t.n))
@@ -148,7 +158,7 @@ static bool take_name(struct parser *P, const char *role, char out[VYRE_MAX_NAME
     return true;
 }
 
-static bool take_type(struct parser *P, enum vyre_type *t) {
+PARSE_LEAF static bool take_type(struct parser *P, enum vyre_type *t) {
     char word[8];
     if (!atom_copy(&P->t, word, sizeof word) || !vyre_type_from_name(word, t)) {
         char what[64];
@@ -182,8 +192,24 @@ static bool take_u32(struct parser *P, const char *role, uint32_t *out) {
 
 static struct vyre_expr *parse_expr(struct parser *P);
 
+/* The validator's node limit, enforced while parsing: a text far past it (millions of
+ * statements) stops here instead of costing memory and time for a tree that
+ * vyre_validate would refuse anyway. Node ids count every expression and statement
+ * built, the same nodes the validator counts. */
+PARSE_COLD static bool too_many_nodes(struct parser *P) {
+    return fail_at(P, &P->t,
+                   "the program has more than %u nodes (statements plus expressions), the "
+                   "validator's limit. Fix: split the work into several smaller programs",
+                   VYRE_MAX_NODES);
+}
+
 static struct vyre_expr *built(struct parser *P, struct vyre_expr *e) {
-    if (!e) oom(P);
+    if (!e) {
+        oom(P);
+    } else if (P->p->next_id > VYRE_MAX_NODES) {
+        too_many_nodes(P);
+        return NULL;
+    }
     return e;
 }
 
@@ -204,7 +230,7 @@ static struct vyre_expr *parse_name_expr(struct parser *P) {
     return built(P, vyre_ir_name(P->p, name));
 }
 
-static struct vyre_expr *parse_atom_expr(struct parser *P) {
+PARSE_LEAF static struct vyre_expr *parse_atom_expr(struct parser *P) {
     const struct vyre_tok t = P->t;
     if (vyre_lex_looks_literal(t.s, t.n)) {
         enum vyre_type ty;
@@ -238,103 +264,168 @@ static bool parse_operands(struct parser *P, struct vyre_expr **a, int n) {
     return true;
 }
 
-/* After the head of a subgroup form: [OP] operands ')'. OP (reduce and scan only) is
- * one of the combining ops; anything else is a syntax error, as for atomics. */
-static struct vyre_expr *parse_subgroup(struct parser *P, enum vyre_subgroup k) {
-    struct vyre_expr *a[3] = {NULL, NULL, NULL};
-    static const char *const shapes[VYRE_SG_COUNT] = {
-        [VYRE_SG_SIZE] = "(subgroup_size)",
-        [VYRE_SG_LANE] = "(subgroup_lane)",
-        [VYRE_SG_BALLOT] = "(ballot COND)",
-        [VYRE_SG_ALL] = "(subgroup_all COND)",
-        [VYRE_SG_ANY] = "(subgroup_any COND)",
-        [VYRE_SG_SHUFFLE] = "(shuffle VALUE LANE)",
-        [VYRE_SG_SHUFFLE_XOR] = "(shuffle_xor VALUE MASK)",
-        [VYRE_SG_SHUFFLE_UP] = "(shuffle_up VALUE DELTA)",
-        [VYRE_SG_SHUFFLE_DOWN] = "(shuffle_down VALUE DELTA)",
-        [VYRE_SG_REDUCE] = "(subgroup_reduce OP VALUE)",
-        [VYRE_SG_SCAN] = "(subgroup_scan OP VALUE)",
-    };
-    enum vyre_op op = VYRE_OP_COUNT;
-    next(P);
-    if (k == VYRE_SG_REDUCE || k == VYRE_SG_SCAN) {
-        char word[16];
-        if (!atom_copy(&P->t, word, sizeof word) || !vyre_op_from_name(word, &op) ||
-            !vyre_subgroup_is_combiner(op)) {
-            expected(P, "a combining op (add min max and or xor)",
-                     "write e.g. (subgroup_reduce add v) or (subgroup_scan max v)");
-            return NULL;
-        }
-        next(P);
-    }
-    if (!parse_operands(P, a, (int)vyre_subgroup_arity(k))) return NULL;
-    struct vyre_expr *e = built(P, vyre_ir_subgroup(P->p, k, op, a[0], a[1]));
-    return e && close_form(P, shapes[k]) ? e : NULL;
-}
+
+/* What the head of an expression form names (classify_form). */
+enum form_class {
+    FC_BAD,
+    FC_BUILTIN,
+    FC_LOAD,
+    FC_LEN,
+    FC_CAST,
+    FC_BITCAST,
+    FC_SELECT,
+    FC_FMA,
+    FC_SUBGROUP,
+    FC_OP
+};
 
 PARSE_COLD static struct vyre_expr *unknown_form(struct parser *P, const struct vyre_tok *at);
 
-/* After "(load" or "(len": the buffer name (its buffer out of the recursive frame), the
- * index for load, ')'. */
-static struct vyre_expr *parse_load_len(struct parser *P, bool load) {
+/* At the head of an expression form: consumes it and returns its class | (its
+ * builtin, subgroup or op number << 8); FC_BAD after reporting an unknown head. */
+PARSE_LEAF static unsigned classify_form(struct parser *P) {
+    const struct vyre_tok head = P->t;
+    char word[16];
+    if (head.kind != VYRE_TK_ATOM) {
+        expected(P, "an operator name after '('", "write a form such as (add a b) or (load buf i)");
+        return FC_BAD;
+    }
+    unsigned c = FC_BAD;
+    enum vyre_op op;
+    enum vyre_subgroup sg;
+    if (atom_copy(&head, word, sizeof word)) {
+        for (int b = 0; c == FC_BAD && b < VYRE_BUILTIN_COUNT; b++)
+            if (strcmp(word, vyre_builtin_name((enum vyre_builtin)b)) == 0)
+                c = FC_BUILTIN | (unsigned)b << 8;
+        if (c != FC_BAD) {
+            /* a builtin */
+        } else if (strcmp(word, "load") == 0) c = FC_LOAD;
+        else if (strcmp(word, "len") == 0) c = FC_LEN;
+        else if (strcmp(word, "cast") == 0) c = FC_CAST;
+        else if (strcmp(word, "bitcast") == 0) c = FC_BITCAST;
+        else if (strcmp(word, "select") == 0) c = FC_SELECT;
+        else if (strcmp(word, "fma") == 0) c = FC_FMA;
+        else if (vyre_subgroup_from_name(word, &sg)) c = FC_SUBGROUP | (unsigned)sg << 8;
+        else if (vyre_op_from_name(word, &op)) c = FC_OP | (unsigned)op << 8;
+    }
+    if (c == FC_BAD) unknown_form(P, &head);
+    else next(P);
+    return c;
+}
+
+/* After the head of a subgroup form: [OP] operands ')'. OP (reduce and scan only) is
+ * one of the combining ops; anything else is a syntax error, as for atomics. */
+PARSE_LEAF static bool take_combiner(struct parser *P, enum vyre_op *op) {
+    char word[16];
+    if (!atom_copy(&P->t, word, sizeof word) || !vyre_op_from_name(word, op) ||
+        !vyre_subgroup_is_combiner(*op))
+        return expected(P, "a combining op (add min max and or xor)",
+                        "write e.g. (subgroup_reduce add v) or (subgroup_scan max v)");
+    next(P);
+    return true;
+}
+
+static const char *const sg_shapes[VYRE_SG_COUNT] = {
+    [VYRE_SG_SIZE] = "(subgroup_size)",
+    [VYRE_SG_LANE] = "(subgroup_lane)",
+    [VYRE_SG_BALLOT] = "(ballot COND)",
+    [VYRE_SG_ALL] = "(subgroup_all COND)",
+    [VYRE_SG_ANY] = "(subgroup_any COND)",
+    [VYRE_SG_SHUFFLE] = "(shuffle VALUE LANE)",
+    [VYRE_SG_SHUFFLE_XOR] = "(shuffle_xor VALUE MASK)",
+    [VYRE_SG_SHUFFLE_UP] = "(shuffle_up VALUE DELTA)",
+    [VYRE_SG_SHUFFLE_DOWN] = "(shuffle_down VALUE DELTA)",
+    [VYRE_SG_REDUCE] = "(subgroup_reduce OP VALUE)",
+    [VYRE_SG_SCAN] = "(subgroup_scan OP VALUE)",
+};
+
+static struct vyre_expr *parse_subgroup(struct parser *P, enum vyre_subgroup k) {
+    struct vyre_expr *a[2] = {NULL, NULL};
+    enum vyre_op op = VYRE_OP_COUNT;
+    if ((k == VYRE_SG_REDUCE || k == VYRE_SG_SCAN) && !take_combiner(P, &op)) return NULL;
+    if (!parse_operands(P, a, (int)vyre_subgroup_arity(k))) return NULL;
+    struct vyre_expr *e = built(P, vyre_ir_subgroup(P->p, k, op, a[0], a[1]));
+    return e && close_form(P, sg_shapes[k]) ? e : NULL;
+}
+
+/* After "(gid" etc.: AXIS ')'. A leaf: nothing nests inside. */
+PARSE_LEAF static struct vyre_expr *parse_builtin(struct parser *P, enum vyre_builtin b) {
+    unsigned axis = 0;
+    if (!take_axis(P, &axis)) return NULL;
+    struct vyre_expr *e = built(P, vyre_ir_builtin(P->p, b, axis));
+    return e && close_form_of(P, "(%s AXIS)", vyre_builtin_name(b)) ? e : NULL;
+}
+
+/* Builds (load NAME INDEX) or (len NAME) once the index is parsed; the name is read
+ * again from its token, so no name buffer waits in a recursive frame. */
+PARSE_LEAF static struct vyre_expr *build_load_len(struct parser *P, const struct vyre_tok *name,
+                                                   struct vyre_expr *index) {
+    char buf[VYRE_MAX_NAME + 1];
+    (void)atom_copy(name, buf, sizeof buf); /* checked by take_name already */
+    return built(P, index ? vyre_ir_load(P->p, buf, index) : vyre_ir_len(P->p, buf));
+}
+
+/* The current atom is a name of a buffer (checked and consumed; its token kept). */
+PARSE_LEAF static bool take_name_tok(struct parser *P, const char *role, struct vyre_tok *tok) {
     char name[VYRE_MAX_NAME + 1];
+    *tok = P->t;
+    return take_name(P, role, name);
+}
+
+/* After "(load" or "(len": the buffer name, the index for load, ')'. */
+static struct vyre_expr *parse_load_len(struct parser *P, bool load) {
+    struct vyre_tok name;
     struct vyre_expr *index = NULL;
-    if (!take_name(P, "a buffer", name)) return NULL;
+    if (!take_name_tok(P, "a buffer", &name)) return NULL;
     if (load && !(index = parse_expr(P))) return NULL;
-    struct vyre_expr *e =
-        built(P, load ? vyre_ir_load(P->p, name, index) : vyre_ir_len(P->p, name));
+    struct vyre_expr *e = build_load_len(P, &name, index);
     return e && close_form(P, load ? "(load BUF INDEX)" : "(len BUF)") ? e : NULL;
 }
 
+static struct vyre_expr *parse_cast(struct parser *P, bool cast) {
+    enum vyre_type to;
+    struct vyre_expr *a[1] = {NULL};
+    if (!take_type(P, &to) || !parse_operands(P, a, 1)) return NULL;
+    struct vyre_expr *e =
+        built(P, cast ? vyre_ir_cast(P->p, to, a[0]) : vyre_ir_bitcast(P->p, to, a[0]));
+    return e && close_form(P, cast ? "(cast TYPE VALUE)" : "(bitcast TYPE VALUE)") ? e : NULL;
+}
+
+static struct vyre_expr *parse_three(struct parser *P, bool sel) {
+    struct vyre_expr *a[3] = {NULL, NULL, NULL};
+    if (!parse_operands(P, a, 3)) return NULL;
+    struct vyre_expr *e = built(P, sel ? vyre_ir_select(P->p, a[0], a[1], a[2])
+                                       : vyre_ir_fma(P->p, a[0], a[1], a[2]));
+    return e && close_form(P, sel ? "(select COND A B)" : "(fma A B C)") ? e : NULL;
+}
+
+static struct vyre_expr *parse_op(struct parser *P, enum vyre_op op) {
+    struct vyre_expr *a[2] = {NULL, NULL};
+    bool unary = vyre_op_is_unary(op);
+    if (!parse_operands(P, a, unary ? 1 : 2)) return NULL;
+    struct vyre_expr *e =
+        built(P, unary ? vyre_ir_unary(P->p, op, a[0]) : vyre_ir_binary(P->p, op, a[0], a[1]));
+    return e && close_form_of(P, unary ? "(%s A)" : "(%s A B)", vyre_op_name(op)) ? e : NULL;
+}
+
+/* Kept out of line so that each form's frame is paid only by that form's recursion. */
 static struct vyre_expr *parse_form_expr(struct parser *P) {
-    vyre_program *p = P->p;
-    struct vyre_expr *a[3] = {NULL, NULL, NULL}, *e = NULL;
-    char word[16];
     if (!enter_list(P)) return NULL;
-    const struct vyre_tok head = P->t;
-    if (head.kind != VYRE_TK_ATOM) {
-        expected(P, "an operator name after '('", "write a form such as (add a b) or (load buf i)");
-        return NULL;
+    unsigned c = classify_form(P);
+    unsigned sub = c >> 8;
+    switch ((enum form_class)(c & 0xffu)) {
+    case FC_BUILTIN: return parse_builtin(P, (enum vyre_builtin)sub);
+    case FC_LOAD: return parse_load_len(P, true);
+    case FC_LEN: return parse_load_len(P, false);
+    case FC_CAST: return parse_cast(P, true);
+    case FC_BITCAST: return parse_cast(P, false);
+    case FC_SELECT: return parse_three(P, true);
+    case FC_FMA: return parse_three(P, false);
+    case FC_SUBGROUP: return parse_subgroup(P, (enum vyre_subgroup)sub);
+    case FC_OP: return parse_op(P, (enum vyre_op)sub);
+    case FC_BAD: break;
     }
-    bool known = atom_copy(&head, word, sizeof word);
-    enum vyre_op op;
-    for (int b = 0; known && b < VYRE_BUILTIN_COUNT; b++) {
-        if (strcmp(word, vyre_builtin_name((enum vyre_builtin)b)) != 0) continue;
-        unsigned axis = 0;
-        next(P);
-        if (!take_axis(P, &axis)) return NULL;
-        e = built(P, vyre_ir_builtin(p, (enum vyre_builtin)b, axis));
-        return e && close_form_of(P, "(%s AXIS)", word) ? e : NULL;
-    }
-    if (known && (strcmp(word, "load") == 0 || strcmp(word, "len") == 0)) {
-        next(P);
-        return parse_load_len(P, word[1] == 'o');
-    }
-    if (known && (strcmp(word, "cast") == 0 || strcmp(word, "bitcast") == 0)) {
-        bool cast = word[0] == 'c';
-        enum vyre_type to;
-        next(P);
-        if (!take_type(P, &to) || !parse_operands(P, a, 1)) return NULL;
-        e = built(P, cast ? vyre_ir_cast(p, to, a[0]) : vyre_ir_bitcast(p, to, a[0]));
-        return e && close_form(P, cast ? "(cast TYPE VALUE)" : "(bitcast TYPE VALUE)") ? e : NULL;
-    }
-    if (known && (strcmp(word, "select") == 0 || strcmp(word, "fma") == 0)) {
-        bool sel = word[0] == 's';
-        next(P);
-        if (!parse_operands(P, a, 3)) return NULL;
-        e = built(P, sel ? vyre_ir_select(p, a[0], a[1], a[2]) : vyre_ir_fma(p, a[0], a[1], a[2]));
-        return e && close_form(P, sel ? "(select COND A B)" : "(fma A B C)") ? e : NULL;
-    }
-    enum vyre_subgroup sg;
-    if (known && vyre_subgroup_from_name(word, &sg)) return parse_subgroup(P, sg);
-    if (known && vyre_op_from_name(word, &op)) {
-        bool unary = vyre_op_is_unary(op);
-        next(P);
-        if (!parse_operands(P, a, unary ? 1 : 2)) return NULL;
-        e = built(P, unary ? vyre_ir_unary(p, op, a[0]) : vyre_ir_binary(p, op, a[0], a[1]));
-        return e && close_form_of(P, unary ? "(%s A)" : "(%s A B)", word) ? e : NULL;
-    }
-    return unknown_form(P, &head);
+    return NULL;
 }
 
 PARSE_COLD static struct vyre_expr *unknown_form(struct parser *P, const struct vyre_tok *at) {
@@ -377,6 +468,7 @@ static bool parse_stmt(struct parser *P, struct vyre_block *into);
 
 static bool push(struct parser *P, struct vyre_block *into, struct vyre_stmt *s) {
     if (!s || !vyre_ir_push(P->p, into, s)) return oom(P);
+    if (P->p->next_id > VYRE_MAX_NODES) return too_many_nodes(P);
     return true;
 }
 
@@ -390,7 +482,7 @@ static bool parse_items(struct parser *P, struct vyre_block *into) {
 }
 
 /* After "(atomic": OP BUF INDEX [EXPECTED] VALUE ). */
-static bool parse_atomic_rest(struct parser *P, const char *result, struct vyre_block *into) {
+PARSE_LEAF static bool parse_atomic_rest(struct parser *P, const char *result, struct vyre_block *into) {
     char word[16], buf[VYRE_MAX_NAME + 1];
     enum vyre_atomic_op op;
     struct vyre_expr *a[3] = {NULL, NULL, NULL};
@@ -416,67 +508,77 @@ static bool parse_branch(struct parser *P, const char *word, struct vyre_block *
            close_form(P, strcmp(word, "then") == 0 ? "(then STMT...)" : "(else STMT...)");
 }
 
-static bool parse_if(struct parser *P, struct vyre_block *into) {
+/* Whether the current token opens a form whose head is `word`. */
+PARSE_LEAF static bool at_form(const struct parser *P, const char *word) {
     struct vyre_tok head;
+    return P->t.kind == VYRE_TK_LP && peek_head(P, &head) && vyre_tok_is(&head, word);
+}
+
+static bool parse_if(struct parser *P, struct vyre_block *into) {
     struct vyre_expr *cond = parse_expr(P);
     if (!cond) return false;
     struct vyre_stmt *s = vyre_ir_if(P->p, cond);
     if (!push(P, into, s)) return false;
-    if (P->t.kind != VYRE_TK_LP || !peek_head(P, &head) || !vyre_tok_is(&head, "then"))
+    if (!at_form(P, "then"))
         return expected(P, "(then ...)",
                         "write (if COND (then STMT...) (else STMT...)); "
                         "(then) may be empty");
     if (!parse_branch(P, "then", &s->then_)) return false;
-    if (P->t.kind == VYRE_TK_LP && peek_head(P, &head) && vyre_tok_is(&head, "else") &&
-        !parse_branch(P, "else", &s->else_))
-        return false;
+    if (at_form(P, "else") && !parse_branch(P, "else", &s->else_)) return false;
     return close_form(P, "(if COND (then STMT...) (else STMT...))");
 }
 
-static bool parse_for(struct parser *P, struct vyre_block *into) {
+/* After "(for": VAR FROM TO [STEP]; pushes the loop (its body still empty) into
+ * `into`. Out of line, so the name buffer is not held while the body is parsed. */
+PARSE_LEAF static struct vyre_stmt *parse_for_head(struct parser *P, struct vyre_block *into) {
     char var[VYRE_MAX_NAME + 1];
     struct vyre_expr *from, *to, *step = NULL;
     struct vyre_tok head;
-    if (!take_name(P, "a loop variable", var)) return false;
-    if (!(from = parse_expr(P)) || !(to = parse_expr(P))) return false;
+    if (!take_name(P, "a loop variable", var)) return NULL;
+    if (!(from = parse_expr(P)) || !(to = parse_expr(P))) return NULL;
     /* STEP may be left out when the next element is already a statement */
     bool has_step = P->t.kind == VYRE_TK_ATOM ||
                     (P->t.kind == VYRE_TK_LP && !(peek_head(P, &head) && is_stmt_head(&head)));
     if (has_step) {
-        if (!(step = parse_expr(P))) return false;
+        if (!(step = parse_expr(P))) return NULL;
     } else if (from->kind != VYRE_EX_LIT) {
-        return fail_at(P, &P->t,
-                       "a for loop without STEP needs a literal FROM (the step is 1 of "
-                       "its type). Fix: write the step, e.g. (for i n m 1u32 ...)");
+        fail_at(P, &P->t,
+                "a for loop without STEP needs a literal FROM (the step is 1 of "
+                "its type). Fix: write the step, e.g. (for i n m 1u32 ...)");
+        return NULL;
     }
     struct vyre_stmt *s = vyre_ir_for(P->p, var, from, to, step);
-    if (!push(P, into, s)) return false;
-    return parse_items(P, &s->then_) && close_form(P, "(for VAR FROM TO STEP STMT...)");
+    return push(P, into, s) ? s : NULL;
+}
+
+static bool parse_for(struct parser *P, struct vyre_block *into) {
+    struct vyre_stmt *s = parse_for_head(P, into);
+    return s && parse_items(P, &s->then_) && close_form(P, "(for VAR FROM TO STEP STMT...)");
+}
+
+/* After "(converge": FLAG MAX; pushes the statement (its body still empty). */
+PARSE_LEAF static struct vyre_stmt *parse_converge_head(struct parser *P,
+                                                         struct vyre_block *into) {
+    char flag[VYRE_MAX_NAME + 1];
+    struct vyre_expr *max;
+    if (!take_name(P, "a flag buffer", flag) || !(max = parse_expr(P))) return NULL;
+    struct vyre_stmt *s = vyre_ir_converge(P->p, flag, max);
+    return push(P, into, s) ? s : NULL;
 }
 
 /* After "(converge": FLAG MAX STMT... ). */
 static bool parse_converge(struct parser *P, struct vyre_block *into) {
-    char flag[VYRE_MAX_NAME + 1];
-    struct vyre_expr *max;
-    if (!take_name(P, "a flag buffer", flag) || !(max = parse_expr(P))) return false;
-    struct vyre_stmt *s = vyre_ir_converge(P->p, flag, max);
-    if (!push(P, into, s)) return false;
-    return parse_items(P, &s->then_) && close_form(P, "(converge FLAG MAX STMT...)");
+    struct vyre_stmt *s = parse_converge_head(P, into);
+    return s && parse_items(P, &s->then_) && close_form(P, "(converge FLAG MAX STMT...)");
 }
 
-PARSE_COLD static bool unknown_stmt(struct parser *P, const struct vyre_tok *at);
-
-static bool parse_stmt(struct parser *P, struct vyre_block *into) {
+/* After "(let", "(set" or "(store" (kind 0, 1, 2): the rest of the statement. A leaf
+ * of the statement recursion (only expressions nest inside). */
+PARSE_LEAF static bool parse_assign(struct parser *P, int kind, struct vyre_block *into) {
     vyre_program *p = P->p;
     char name[VYRE_MAX_NAME + 1];
-    struct vyre_expr *a[3] = {NULL, NULL, NULL};
-    struct vyre_tok head;
-    if (!enter_list(P)) return false;
-    head = P->t;
-    if (head.kind != VYRE_TK_ATOM)
-        return expected(P, "a statement name after '('", "write e.g. (store buf i v)");
-    next(P);
-    if (vyre_tok_is(&head, "let")) {
+    struct vyre_expr *a[2] = {NULL, NULL};
+    if (kind == 0) {
         if (!take_name(P, "a variable", name)) return false;
         struct vyre_tok h2;
         if (P->t.kind == VYRE_TK_LP && peek_head(P, &h2) && vyre_tok_is(&h2, "atomic")) {
@@ -489,37 +591,70 @@ static bool parse_stmt(struct parser *P, struct vyre_block *into) {
         }
         return close_form(P, "(let NAME VALUE)");
     }
-    if (vyre_tok_is(&head, "set")) {
+    if (kind == 1) {
         if (!take_name(P, "a variable", name) || !parse_operands(P, a, 1) ||
             !push(P, into, vyre_ir_set(p, name, a[0])))
             return false;
         return close_form(P, "(set NAME VALUE)");
     }
-    if (vyre_tok_is(&head, "store")) {
-        if (!take_name(P, "a buffer", name) || !parse_operands(P, a, 2) ||
-            !push(P, into, vyre_ir_store(p, name, a[0], a[1])))
-            return false;
-        return close_form(P, "(store BUF INDEX VALUE)");
+    if (!take_name(P, "a buffer", name) || !parse_operands(P, a, 2) ||
+        !push(P, into, vyre_ir_store(p, name, a[0], a[1])))
+        return false;
+    return close_form(P, "(store BUF INDEX VALUE)");
+}
+
+static const struct {
+    const char *word;
+    enum vyre_stmt_kind kind;
+} simple_stmts[] = {{"break", VYRE_ST_BREAK},
+                    {"return", VYRE_ST_RETURN},
+                    {"barrier", VYRE_ST_BARRIER},
+                    {"grid_barrier", VYRE_ST_GRID_BARRIER}};
+
+/* (break) (return) (barrier) (grid_barrier): entry i of simple_stmts. */
+PARSE_LEAF static bool parse_simple(struct parser *P, size_t i, struct vyre_block *into) {
+    if (!push(P, into, vyre_ir_simple(P->p, simple_stmts[i].kind))) return false;
+    char shape[24];
+    snprintf(shape, sizeof shape, "(%s)", simple_stmts[i].word);
+    return close_form(P, shape);
+}
+
+PARSE_COLD static bool unknown_stmt(struct parser *P, const struct vyre_tok *at);
+
+/* Statement classes of classify_stmt; SC_SIMPLE + i is simple_stmts[i]. */
+enum { SC_BAD, SC_LET, SC_SET, SC_STORE, SC_IF, SC_FOR, SC_ATOMIC, SC_CONVERGE, SC_SIMPLE };
+
+/* At a statement's head: consumes it and returns its class (SC_BAD after reporting). */
+PARSE_LEAF static size_t classify_stmt(struct parser *P) {
+    const struct vyre_tok head = P->t;
+    static const char *const words[] = {"let", "set", "store", "if", "for", "atomic", "converge"};
+    if (head.kind != VYRE_TK_ATOM) {
+        expected(P, "a statement name after '('", "write e.g. (store buf i v)");
+        return SC_BAD;
     }
-    if (vyre_tok_is(&head, "if")) return parse_if(P, into);
-    if (vyre_tok_is(&head, "for")) return parse_for(P, into);
-    if (vyre_tok_is(&head, "atomic")) return parse_atomic_rest(P, NULL, into);
-    if (vyre_tok_is(&head, "converge")) return parse_converge(P, into);
-    static const struct {
-        const char *word;
-        enum vyre_stmt_kind kind;
-    } simple[] = {{"break", VYRE_ST_BREAK},
-                  {"return", VYRE_ST_RETURN},
-                  {"barrier", VYRE_ST_BARRIER},
-                  {"grid_barrier", VYRE_ST_GRID_BARRIER}};
-    for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++) {
-        if (!vyre_tok_is(&head, simple[i].word)) continue;
-        if (!push(P, into, vyre_ir_simple(p, simple[i].kind))) return false;
-        char shape[24];
-        snprintf(shape, sizeof shape, "(%s)", simple[i].word);
-        return close_form(P, shape);
+    next(P);
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (vyre_tok_is(&head, words[i])) return SC_LET + i;
+    for (size_t i = 0; i < sizeof simple_stmts / sizeof simple_stmts[0]; i++)
+        if (vyre_tok_is(&head, simple_stmts[i].word)) return SC_SIMPLE + i;
+    unknown_stmt(P, &head);
+    return SC_BAD;
+}
+
+static bool parse_stmt(struct parser *P, struct vyre_block *into) {
+    if (!enter_list(P)) return false;
+    size_t c = classify_stmt(P);
+    switch (c) {
+    case SC_BAD: return false;
+    case SC_LET: return parse_assign(P, 0, into);
+    case SC_SET: return parse_assign(P, 1, into);
+    case SC_STORE: return parse_assign(P, 2, into);
+    case SC_IF: return parse_if(P, into);
+    case SC_FOR: return parse_for(P, into);
+    case SC_ATOMIC: return parse_atomic_rest(P, NULL, into);
+    case SC_CONVERGE: return parse_converge(P, into);
+    default: return parse_simple(P, c - SC_SIMPLE, into);
     }
-    return unknown_stmt(P, &head);
 }
 
 PARSE_COLD static bool unknown_stmt(struct parser *P, const struct vyre_tok *at) {

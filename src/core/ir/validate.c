@@ -307,6 +307,7 @@ static void check_decl(struct vyre_vv *v, uint32_t i, uint32_t *nbuf, uint32_t *
                        uint64_t *shared_bytes) {
     struct vyre_decl *d = &v->p->decls[i];
     size_t old = vyre_vv_push(v, "decls[%u]", i);
+    d->nonempty = false; /* set again by check_converge for a converge's flag */
     bool kind_ok =
         d->kind == VYRE_DECL_BUFFER || d->kind == VYRE_DECL_SHARED || d->kind == VYRE_DECL_PARAM;
     const char *what = decl_what(d->kind);

@@ -272,7 +272,8 @@ static void check_converge(struct vyre_vv *v, struct vyre_stmt *s, const char *q
     uint32_t d = vyre_vv_buffer(v, s->buf, q);
     s->decl = d;
     if (d != UINT32_MAX) {
-        const struct vyre_decl *dc = &v->p->decls[d];
+        struct vyre_decl *dc = &v->p->decls[d];
+        dc->nonempty = dc->kind == VYRE_DECL_BUFFER;
         bool word = dc->type == VYRE_U32 || dc->type == VYRE_I32 || dc->type == VYRE_BOOL;
         if (dc->kind != VYRE_DECL_BUFFER || dc->access == VYRE_ACCESS_READ || !word)
             vyre_vv_report(v, "converge-flag",

@@ -258,15 +258,19 @@ static uint64_t step_limit(const struct vyre_run_args *args) {
 }
 
 static enum vyre_status stop_error(const struct vyre_exec *x, struct vyre_error *err) {
-    if (x->budget->stop == VYRE_STOP_INTERRUPT)
-        return vyre_error_set(err, VYRE_ERR_RUNTIME,
-                              "program '%s' was interrupted (vyre_ref_interrupt, e.g. Ctrl-C) "
-                              "in workgroup (%u,%u,%u); buffers hold a partial result. Fix: "
-                              "run it again, or with smaller sizes or fewer loop iterations",
-                              x->p->name, x->wgid[0], x->wgid[1], x->wgid[2]);
+    if (x->budget->stop == VYRE_STOP_INTERRUPT) {
+        vyre_error_set(err, VYRE_ERR_RUNTIME,
+                       "program '%s' was interrupted (vyre_ref_interrupt, e.g. Ctrl-C) "
+                       "in workgroup (%u,%u,%u); buffers hold a partial result. Fix: "
+                       "run it again, or with smaller sizes or fewer loop iterations",
+                       x->p->name, x->wgid[0], x->wgid[1], x->wgid[2]);
+        /* marks the stop as the interrupt's, for a SIGINT guard (lrefguard.c) */
+        if (err) snprintf(err->call, sizeof err->call, "vyre_ref_interrupt");
+        return VYRE_ERR_RUNTIME;
+    }
     return vyre_error_set(err, VYRE_ERR_RUNTIME,
-                          "program '%s' stopped after %llu loop iterations, the reference "
-                          "interpreter's step budget, in workgroup (%u,%u,%u); buffers hold a "
+                          "program '%s' stopped after %llu steps (loop iterations and "
+                          "invocations), the reference interpreter's step budget, in workgroup (%u,%u,%u); buffers hold a "
                           "partial result. Fix: check the loop bounds; if the work is meant to "
                           "be this long, raise the budget (VYRE_REF_MAX_STEPS, "
                           "vyre.reference.new{max_steps = n}, or vyre_run_args.max_steps)",
@@ -365,6 +369,13 @@ static enum vyre_status check_args(const vyre_program *p, const struct vyre_run_
                                   "buffer '%s' is bound with %llu elements but no data. Fix: "
                                   "pass a data pointer, or a count of 0.",
                                   decl->name, (unsigned long long)b->count);
+        if (decl->nonempty && b->count == 0)
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "buffer '%s' is bound with 0 elements, but it is the flag of "
+                                  "a converge loop, which reads and writes element 0. Fix: bind "
+                                  "a buffer of at least 1 element (e.g. declare it "
+                                  "(buffer %s u32 read_write 1)).",
+                                  decl->name, decl->name);
         if (decl->count != 0 && b->count != decl->count)
             return vyre_error_set(err, VYRE_ERR_ARG,
                                   "buffer '%s' is declared with %u elements but %llu were "
@@ -452,6 +463,22 @@ static bool setup_memory(const vyre_program *p, const struct vyre_run_args *args
     return true;
 }
 
+/* Each invocation takes one step of the run's budget before its workgroup runs, and
+ * interrupts are seen between workgroups: a loop-free program over a huge grid has no
+ * back edge to count, and would otherwise ignore both the budget and Ctrl-C. */
+static enum vyre_status charge_workgroup(struct vyre_exec *x, uint32_t nlanes,
+                                         struct vyre_error *err) {
+    struct vyre_budget *b = x->budget;
+    if (vyre_interp_generation() != b->generation) b->stop = VYRE_STOP_INTERRUPT;
+    else if (b->left <= nlanes) b->stop = VYRE_STOP_STEPS;
+    else {
+        b->left -= nlanes;
+        return VYRE_OK;
+    }
+    b->left = 1;
+    return stop_error(x, err);
+}
+
 /* Every workgroup of the grid runs `code` (x fastest, then y, z), each starting with
  * zeroed shared memory and slots; `init` (p->nslots values, may be NULL) seeds the
  * program's slots: the grid loop variables of a section. */
@@ -470,6 +497,7 @@ static enum vyre_status run_pass(struct run_state *st, struct vyre_exec *x,
                 x->wgid[0] = gx;
                 x->wgid[1] = gy;
                 x->wgid[2] = gz;
+                if ((status = charge_workgroup(x, nlanes, err)) != VYRE_OK) break;
                 if (shared_bytes) memset(st->shared, 0, shared_bytes);
                 memset(st->slots, 0, (size_t)nlanes * nslots * sizeof *st->slots);
                 uint32_t l = 0;

@@ -65,7 +65,7 @@ struct vyre_exec {
     struct vyre_budget *budget; /* loop steps left and interrupts, shared by the run */
 };
 
-/* A run's guard: loop iterations left, and the interrupt generation at its start
+/* A run's guard: steps left (loop iterations and invocations), and the interrupt generation at its start
  * (vyre_ref_interrupt bumps it). `stop` says why the run was stopped: 0 = not. */
 struct vyre_budget {
     uint64_t left, limit;
