@@ -15,8 +15,8 @@
 --
 -- Semi-naive search: a match is new when one of its rows has row_epoch >= since (the
 -- row was added or changed by canonicalisation since the rule's last applied search).
--- The count kernel counts all matches (stat[0], for the scheduler) and the kept ones
--- (per invocation, for the scan); with filter = 1 only new matches are kept, with
+-- The count kernel counts all matches, before `when` (stat[0], for the scheduler), and
+-- the kept ones (per invocation, for the scan); with filter = 1 only new matches are kept, with
 -- filter = 0 all are, and a layout with a flag column records which are new.
 local U = require("vyre.lib.util")
 local lib = require("vyre.lib")
@@ -158,8 +158,9 @@ function M.expr64(e)
 end
 
 -- The steps of a pattern's join, in order: {let = name, e = expr} | {check = expr} |
--- {loop = j, class = expr, op = id}.
-local function plan(pat, when)
+-- {loop = j, class = expr, op = id}. `when` is tested at the leaf (M.text), after the
+-- match is counted for the scheduler.
+local function plan(pat)
   local steps, bound, nrow = {}, {}, 0
   local function visit(t, j)
     -- row r<j> matches t's op; o<j> is its children offset
@@ -197,7 +198,6 @@ local function plan(pat, when)
     end
   end
   visit(pat, 0)
-  if when then steps[#steps + 1] = { check = M.expr64(when) } end
   return steps, nrow
 end
 
@@ -232,8 +232,8 @@ M.MAX_CHAIN = (M.MAX_NESTING - M.OWN_LEVELS) // 2 + 1
 --- The statement nesting of pattern pat's matching kernels, with the device predicate
 --- `when` (nil when none runs on the device).
 function M.levels(pat, when)
-  local steps = plan(pat, when)
-  local n = M.OWN_LEVELS
+  local steps = plan(pat)
+  local n = M.OWN_LEVELS + (when and 1 or 0)
   for _, st in ipairs(steps) do
     if st.loop then n = n + 2 elseif st.check then n = n + 1 end
   end
@@ -258,15 +258,17 @@ end
 
 --- The text of a pattern's count (mode "count") or write (mode "write") kernel.
 function M.text(pat, lay, when, mode)
-  local steps, nrow = plan(pat, when)
+  local steps, nrow = plan(pat)
   local news = {}
   for j = 0, nrow do news[#news + 1] = ("(ge (load row_epoch r%d) since)"):format(j) end
   local isnew = news[1]
   for j = 2, #news do isnew = ("(lor %s %s)"):format(isnew, news[j]) end
   local leaf
   if mode == "count" then
+    -- tot counts the match before `when` (egg's scheduler sees a ConditionalApplier's
+    -- matches before the condition); cnt only the matches kept
     leaf = "(set tot (add tot 1u32))\n"
-      .. "(if (lor (eq filter 0u32) $NEW) (then (set cnt (add cnt 1u32))))"
+      .. "$WHEN(if (lor (eq filter 0u32) $NEW) (then (set cnt (add cnt 1u32))))$END"
   else
     local parts = { "(store sub at (load row_class r0))" }
     for name, col in pairs(lay.class) do
@@ -283,9 +285,13 @@ function M.text(pat, lay, when, mode)
     end
     table.sort(parts)
     parts[#parts + 1] = "(set at (add at 1u32))"
-    leaf = ("(if (lor (eq filter 0u32) $NEW) (then\n%s))"):format(table.concat(parts, "\n"))
+    leaf = ("$WHEN(if (lor (eq filter 0u32) $NEW) (then\n%s))$END"):format(
+      table.concat(parts, "\n"))
   end
   leaf = leaf:gsub("%$NEW", function() return isnew end)
+  local wopen = when and ("(if %s (then\n"):format(M.expr64(when)) or ""
+  leaf = leaf:gsub("%$WHEN", function() return wopen end)
+  leaf = leaf:gsub("%$END", function() return when and "))" or "" end)
   local body = emit(steps, 1, leaf)
   local total = ""
   if mode == "count" then

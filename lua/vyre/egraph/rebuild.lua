@@ -143,6 +143,12 @@ function R.rounds(eg, fname)
     unions = unions + merged
     if dups > 0 then compact_rows(eg, fname, keep, dups) end
     if merged == 0 then break end
+    -- eg:run's time_limit between rounds: the caller rolls the iteration back, so the
+    -- graph may be left half rebuilt here
+    if eg.interrupt and eg.interrupt() then
+      report.interrupted = true
+      return rounds, unions, report
+    end
   end
   if eg.garbage then R.compact_children(eg, fname) end
   eg.merges = eg.merges + unions

@@ -216,9 +216,9 @@ function R.compile(eg, fname, name, lhs, rhs, opts)
     S.raise(fname, "argument 4 (opts) must be a table", "pass {when = ..., guard = ...} or nothing")
   end
   for k in pairs(opts) do
-    if k ~= "when" and k ~= "guard" then
-      S.raise(fname, ("unknown option '%s'"):format(tostring(k)), "use when = \"(!= ?a ?b)\" or "
-        .. "guard = function(s) ... end")
+    if k ~= "when" and k ~= "guard" and k ~= "ruleset" then
+      S.raise(fname, ("unknown option '%s'"):format(tostring(k)), "use when = \"(!= ?a ?b)\", "
+        .. "guard = function(s) ... end or ruleset = \"name\"")
     end
   end
   local vars = {}
@@ -268,6 +268,23 @@ function R.compile(eg, fname, name, lhs, rhs, opts)
   table.sort(names)
   return { name = name, lhs = lhs_list, rhs = rhs, pats = pats, unions = unions, vars = vars,
     varnames = names, when = when, when_text = opts.when, guard = opts.guard }
+end
+
+--- Parses a pattern for eg:search and eg:lookup: returns the pattern record and its
+--- variables {name = "class" | "payload"}; ground = true refuses variables.
+function R.pattern(eg, fname, text, ground)
+  local vars = {}
+  local t = term(fname, eg, R.sexp(fname, text), "lhs", vars, text)
+  if t.kind == "var" then
+    S.raise(fname, ("pattern '%s' is a bare variable"):format(text),
+      "match an op at the root, e.g. (Add ?a ?b)")
+  end
+  if ground and next(vars) then
+    S.raise(fname, ("term '%s' has variables"):format(text),
+      "pass a term without ?variables (use eg:search for patterns)")
+  end
+  check_depth(fname, { t }, { text }, nil, false)
+  return t, vars
 end
 
 --- Evaluates a payload/guard expression in Lua (host guards, the oracle): env maps

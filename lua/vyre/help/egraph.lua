@@ -16,7 +16,11 @@ is checked on the device; bad spans or rows raise and create nothing.]=],
   ["vyre.egraph.backoff"] = [=[
 vyre.egraph.backoff([{match_limit = 1000, ban_length = 5}]) -> scheduler
 egg's BackoffScheduler for eg:run (the default): a rule whose matches exceed
-match_limit << times_banned is banned for ban_length << times_banned iterations.]=],
+match_limit << times_banned is banned for ban_length << times_banned iterations. A
+callable table; sched.can_stop(iteration) is egg's: true when nothing is banned, else it
+moves every ban forward and returns false and the rules unbanned (eg:run calls it when an
+iteration changes nothing). Bans are by rule name and the e-graph's iteration count, so
+one scheduler may be reused across eg:run calls.]=],
   ["vyre.egraph.simple"] = [=[
 vyre.egraph.simple() -> scheduler
 A scheduler for eg:run that runs every rule every iteration (egglog's run).]=],
@@ -92,18 +96,43 @@ eg:buffers() -> {parent, row_class, row_op, row_off, row_len, children, isleaf},
 The device columns as they are now (settled) and their counts, for programs written
 against the layout (e-matching).]=],
   ["EGraph:rule"] = [=[
-eg:rule(name, lhs, rhs [, {when = "(!= ?x 0)", guard = function(s) ... end}]) -> index
+eg:rule(name, lhs, rhs [, {when = "(!= ?x 0)", guard = function(s) ... end,
+        ruleset = "name"}]) -> index
 A rewrite rule in S-expressions: lhs a pattern or a list of patterns, rhs a pattern or a
 list of {term, term} unions; when a device predicate, guard a Lua function of the
-substitution. A second rule of the same name raises.]=],
+substitution, ruleset a set declared by eg:ruleset (default "default"). A second rule of
+the same name raises.]=],
   ["EGraph:run"] = [=[
 eg:run{iterations = 30, node_limit = 10000, time_limit = 5, scheduler = backoff,
-       semi_naive = true} -> report
-Equality saturation: search every allowed rule on the device, apply, rebuild, per
-iteration; report[i] = {iteration, matches, nodes, classes, seconds, ...}, report.stop
-("iterations", "saturated", "node_limit", "time_limit"). semi_naive (default) applies
-only matches that touch a row added or changed since the rule last ran; the e-graph is
-the same as with semi_naive = false. Raises without rules.]=],
+       semi_naive = true, rollback = true, ruleset = "default", until_ = {t1, t2}}
+eg:run{schedule = S, ...limits} -> report
+Equality saturation: search every allowed rule of the ruleset on the device, apply,
+rebuild, per iteration; report[i] = {iteration (counted by the e-graph across runs),
+ruleset, found (matches the scheduler saw), matches (applied), nodes, classes, seconds,
+fast_forward?, rolled_back?}, report.stop ("iterations", "saturated", "until",
+"node_limit", "time_limit", "schedule"). Limits are checked between rules and rebuild
+rounds; an iteration passing one is rolled back (rollback = false: finish it). With no
+rules it rebuilds. Schedules: "name" | {run = "name", times = n, until_ = {t1, t2}} |
+{seq = {...}} | {saturate = S} | {repeat_ = n, S1, S2, ...}. docs/EGRAPH.md.]=],
+  ["EGraph:ruleset"] = [=[
+eg:ruleset(name) -> name
+Declares a named rule set (egglog's ruleset). Rules join it with eg:rule(name, lhs, rhs,
+{ruleset = name}); eg:run{ruleset = name} or a schedule runs it. Rules without the
+option are in "default", the set a plain eg:run runs.]=],
+  ["EGraph:search"] = [=[
+eg:search(pattern) -> {{root = e-class, var = value, ...}, ...}
+The matches of a pattern (a rule's left-hand side syntax) on the rebuilt e-graph,
+without rewriting: class variables as canonical e-class ids, payload variables as
+integers. Rebuilds first if the graph changed.]=],
+  ["EGraph:lookup"] = [=[
+eg:lookup(term) -> e-class id | nil
+The canonical e-class of a ground term (an S-expression without ?variables, e.g.
+"(Add (Num 1) (Num 2))"), or nil when the e-graph does not hold it; adds nothing. An
+integer is taken as an e-class id and gives its canonical id.]=],
+  ["EGraph:equiv"] = [=[
+eg:equiv(t1, t2) -> boolean
+egglog's check: true when both terms (or e-class ids) are in the e-graph and in one
+e-class; false when one is absent or they differ.]=],
   ["EGraph:free"] = [=[
 eg:free()
 Frees the device buffers now (idempotent; <close> calls it too).]=],
