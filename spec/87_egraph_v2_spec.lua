@@ -178,3 +178,196 @@ for _, kind in ipairs(backends()) do
     end)
   end)
 end
+
+-- egglog's tests/eqsat-basic.egg: Num, Var (x = 1), Add, Mul; commutativity,
+-- distributivity and constant folding; `(check (= expr1 expr2))`.
+local BASIC_OPS = { { "Num", 0 }, { "Var", 0 }, { "Add", 2 }, { "Mul", 2 } }
+local BASIC_RULES = {
+  { "comm-add", "(Add ?a ?b)", "(Add ?b ?a)" },
+  { "distribute", "(Mul ?a (Add ?b ?c))", "(Add (Mul ?a ?b) (Mul ?a ?c))" },
+  { "fold-add", "(Add (Num ?a) (Num ?b))", "(Num (+ ?a ?b))" },
+  { "fold-mul", "(Mul (Num ?a) (Num ?b))", "(Num (* ?a ?b))" },
+}
+local EXPR1 = "(Mul (Num 2) (Add (Var 1) (Num 3)))"
+local EXPR2 = "(Add (Num 6) (Mul (Num 2) (Var 1)))"
+
+local function basic(be, rs)
+  local eg = vyre.egraph(be)
+  for _, o in ipairs(BASIC_OPS) do eg:op(o[1], o[2]) end
+  if rs then eg:ruleset(rs) end
+  for _, r in ipairs(BASIC_RULES) do eg:rule(r[1], r[2], r[3], { ruleset = rs }) end
+  local MW = require("bench.eqsat.math")
+  return eg, MW.add_term(eg, EXPR1), MW.add_term(eg, EXPR2)
+end
+
+for _, kind in ipairs(backends()) do
+  describe("vyre.egraph v2 run model on the " .. kind.name .. " backend" .. kind.tag, function()
+    local be
+    setup(function() be = kind.open() end)
+
+    it("ports egglog's eqsat-basic: (run 10) then (check (= expr1 expr2))", function()
+      local eg, e1, e2 = basic(be)
+      assert.is_false(eg:equiv(EXPR1, EXPR2))
+      local rep = eg:run({ iterations = 10, scheduler = vyre.egraph.simple() })
+      assert.are.equal("saturated", rep.stop)
+      assert.is_true(eg:equiv(EXPR1, EXPR2))
+      assert.is_true(eg:equiv(e1, e2))
+      assert.are.equal(eg:find(e1), eg:lookup(EXPR2))
+      -- :until stops as soon as the goal holds, before saturation
+      local eg2 = basic(be)
+      local rep2 = eg2:run({ iterations = 10, scheduler = vyre.egraph.simple(),
+        until_ = { EXPR1, EXPR2 } })
+      assert.are.equal("until", rep2.stop)
+      assert.is_true(#rep2 < #rep)
+      assert.is_true(eg2:equiv(EXPR1, EXPR2))
+      assert.is_false(basic(be):equiv(EXPR1, EXPR2)) -- not before the run
+      -- a goal that holds at the start runs nothing
+      local rep3 = eg2:run({ iterations = 10, until_ = { { EXPR1, EXPR2 }, { e1, e2 } } })
+      assert.are.equal("until", rep3.stop)
+      assert.are.equal(0, #rep3)
+    end)
+
+    it("ports egg's simple test: (* 0 42) is 0 and (+ 0 (* 1 foo)) is foo", function()
+      local eg = vyre.egraph(be)
+      eg:op("Add", 2)
+      eg:op("Mul", 2)
+      eg:op("Num", 0)
+      eg:op("Sym", 0)
+      eg:rule("commute-add", "(Add ?a ?b)", "(Add ?b ?a)")
+      eg:rule("commute-mul", "(Mul ?a ?b)", "(Mul ?b ?a)")
+      eg:rule("add-0", "(Add ?a (Num 0))", "?a")
+      eg:rule("mul-0", "(Mul ?a (Num 0))", "(Num 0)")
+      eg:rule("mul-1", "(Mul ?a (Num 1))", "?a")
+      local MW = require("bench.eqsat.math")
+      local t1 = MW.add_term(eg, "(Mul (Num 0) (Num 42))")
+      local t2 = MW.add_term(eg, "(Add (Num 0) (Mul (Num 1) (Sym 7)))")
+      local rep = eg:run({})
+      assert.are.equal("saturated", rep.stop)
+      assert.is_true(eg:equiv(t1, "(Num 0)"))
+      assert.is_true(eg:equiv(t2, "(Sym 7)"))
+      local _, text = eg:extract(t2, { Add = 1, Mul = 1, Num = 1, Sym = 1 })
+      assert.are.equal("(Sym 7)", text)
+    end)
+
+    it("looks terms up without adding, and searches patterns without rewriting", function()
+      local eg, e1 = basic(be)
+      eg:rebuild()
+      local nodes, ids = eg:size(), eg.nids
+      assert.is_nil(eg:lookup("(Add (Num 3) (Var 1))")) -- commuted: not in the graph
+      assert.are.equal(e1, eg:lookup(EXPR1))
+      assert.is_nil(eg:lookup("(Num 4)"))
+      assert.are.equal(nodes, (eg:size()))
+      assert.are.equal(ids, eg.nids)
+      local subs = eg:search("(Add ?a (Num ?n))")
+      assert.are.equal(1, #subs)
+      assert.are.equal(eg:lookup("(Add (Var 1) (Num 3))"), subs[1].root)
+      assert.are.equal(eg:lookup("(Var 1)"), subs[1].a)
+      assert.are.equal(3, subs[1].n)
+      assert.are.same({}, eg:search("(Mul ?a ?a)"))
+      -- negative and 64-bit payloads come back whole
+      local big = eg:leaf("Num", -(1 << 40) - 5)
+      local found = eg:search("(Num ?v)")
+      local vals = {}
+      for _, s in ipairs(found) do vals[#vals + 1] = s.v end
+      table.sort(vals)
+      assert.are.same({ -(1 << 40) - 5, 2, 3, 6 }, vals)
+      assert.are.equal(big, eg:lookup(("(Num %d)"):format(-(1 << 40) - 5)))
+      -- lookup sees unions and congruence (it rebuilds first)
+      local x = eg:lookup("(Var 1)")
+      eg:union(x, eg:lookup("(Num 3)"))
+      local sum = eg:lookup("(Add (Num 3) (Num 3))") -- congruent to (Add (Var 1) (Num 3))
+      assert.is_number(sum)
+      assert.are.equal(eg:lookup("(Add (Var 1) (Num 3))"), sum)
+      -- both are now Add(c, c) with c = {Var 1, Num 3}: the commuted term is there too
+      assert.is_true(eg:equiv("(Add (Var 1) (Num 3))", "(Add (Num 3) (Var 1))"))
+      assert.is_false(eg:equiv(EXPR1, "(Num 99)")) -- absent
+      assert.is_false(eg:equiv(EXPR1, "(Num 6)")) -- present, another class
+      assert.is_true(eg:equiv("(Var 1)", "(Num 3)"))
+      assert.are.equal(eg:find(x), eg:lookup(x))
+      for _, c in ipairs({
+        { function() eg:lookup("(Add ?a (Num 1))") end, "has variables" },
+        { function() eg:lookup(3.5) end, "S-expression string or an e-class id" },
+        { function() eg:lookup("(Sub (Num 1) (Num 2))") end, "unknown op 'Sub'" },
+        { function() eg:search("?a") end, "bare variable" },
+        { function() eg:equiv("(Num 1)", 1e9) end, "e-class id" },
+      }) do
+        local err = H.error_of(c[1])
+        assert.matches("vyre.EGraph:[a-z]+: ", err)
+        assert.is_truthy(err:find(c[2], 1, true), err)
+        assert.is_truthy(err:find("Fix: ", 1, true), err)
+      end
+    end)
+
+    it("runs rulesets and schedules (seq, saturate, repeat_, run with times and until_)",
+      function()
+      local eg = vyre.egraph(be)
+      eg:op("Num", 0)
+      eg:op("Cnt", 0)
+      eg:op("Add", 2)
+      eg:ruleset("fold")
+      eg:ruleset("count")
+      eg:rule("fold-add", "(Add (Num ?a) (Num ?b))", "(Num (+ ?a ?b))", { ruleset = "fold" })
+      eg:rule("count", "(Cnt ?n)", "(Cnt (+ ?n 1))", { ruleset = "count" })
+      eg:rule("comm", "(Add ?a ?b)", "(Add ?b ?a)") -- "default"
+      local MW = require("bench.eqsat.math")
+      local t = MW.add_term(eg, "(Add (Add (Num 1) (Num 2)) (Add (Num 3) (Num 4)))")
+      eg:leaf("Cnt", 0)
+      local simple = vyre.egraph.simple()
+      -- a plain run runs the default ruleset only
+      local rep = eg:run({ iterations = 1, scheduler = simple })
+      assert.are.same({ comm = 3 }, rep[1].matches)
+      assert.are.equal("default", rep[1].ruleset)
+      -- a ruleset run
+      rep = eg:run({ ruleset = "count", iterations = 2, scheduler = simple })
+      assert.are.equal(2, #rep)
+      assert.are.equal("count", rep[2].ruleset)
+      assert.is_truthy(eg:lookup("(Cnt 2)"))
+      -- repeat_ of a sequence: count, fold, count, fold
+      rep = eg:run({ schedule = { repeat_ = 2, "count", { run = "fold" } }, scheduler = simple })
+      assert.are.equal("schedule", rep.stop)
+      local order = {}
+      for i, r in ipairs(rep) do order[i] = r.ruleset end
+      assert.are.same({ "count", "fold", "count", "fold" }, order)
+      assert.is_true(eg:equiv(t, "(Num 10)"))
+      assert.is_truthy(eg:lookup("(Cnt 4)"))
+      -- saturate stops when a pass changes nothing; the count ruleset never would, so
+      -- it runs with until_ inside a seq
+      rep = eg:run({ schedule = { seq = { { saturate = { run = "fold" } },
+        { run = "count", times = 10, until_ = { "(Cnt 0)", "(Cnt 7)" } } } },
+        scheduler = simple })
+      order = {}
+      for i, r in ipairs(rep) do order[i] = r.ruleset end
+      assert.are.same({ "fold", "count", "count", "count" }, order)
+      assert.is_true(eg:equiv("(Cnt 0)", "(Cnt 7)"))
+      assert.is_nil(eg:lookup("(Cnt 8)"))
+      -- iterations continue across all of it: 1, 2-3, 4-7, then 8-11
+      assert.are.equal(11, rep[#rep].iteration)
+      -- a limit stops the whole schedule
+      rep = eg:run({ schedule = { { run = "count", times = 5 }, "fold" }, node_limit = 18,
+        scheduler = simple })
+      assert.are.equal("node_limit", rep.stop)
+      assert.are.equal("count", rep[#rep].ruleset)
+      assert.is_truthy(rep[#rep].rolled_back)
+      for _, c in ipairs({
+        { function() eg:rule("r", "(Cnt ?n)", "(Cnt 1)", { ruleset = "nope" }) end,
+          "unknown ruleset 'nope'" },
+        { function() eg:ruleset("a b") end, "symbol string" },
+        { function() eg:run({ ruleset = "nope" }) end, "unknown ruleset 'nope'" },
+        { function() eg:run({ schedule = { run = "nope" } }) end, "unknown ruleset 'nope'" },
+        { function() eg:run({ schedule = { loop = "fold" } }) end, "unknown schedule key" },
+        { function() eg:run({ schedule = { run = "fold", times = -1 } }) end, "times" },
+        { function() eg:run({ schedule = { repeat_ = 1.5, "fold" } }) end, "repeat_" },
+        { function() eg:run({ schedule = 3 }) end, "a schedule must be" },
+        { function() eg:run({ schedule = "fold", iterations = 3 }) end, "cannot be combined" },
+        { function() eg:run({ until_ = { "(Cnt ?x)", "(Cnt 1)" } }) end, "has variables" },
+        { function() eg:run({ until_ = "(Cnt 1)" }) end, "until_ must be a pair" },
+        { function() eg:run({ rollback = 1 }) end, "rollback must be a boolean" },
+      }) do
+        local err = H.error_of(c[1])
+        assert.matches("vyre.EGraph:r[a-z]+: ", err)
+        assert.is_truthy(err:find(c[2], 1, true), err)
+        assert.is_truthy(err:find("Fix: ", 1, true), err)
+      end
+    end)
+  end)
+end
