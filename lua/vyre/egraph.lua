@@ -26,6 +26,7 @@ local extract = require("vyre.egraph.extract")
 local rules = require("vyre.egraph.rules")
 local run = require("vyre.egraph.run")
 local query = require("vyre.egraph.query")
+local analysis = require("vyre.egraph.analysis")
 
 local EGraph = {}
 EGraph.__index = EGraph
@@ -261,7 +262,27 @@ end
 --- eg:lookup(term) -> the term's e-class id, or nil when the e-graph does not hold it.
 function EGraph:lookup(term)
   check_self(self, "lookup")
-  return query.lookup(self, "lookup", term)
+  return (query.lookup(self, "lookup", term))
+end
+
+--- eg:subsume(term) -> e-class id | nil: egglog's subsume (the term's e-node is no
+--- longer matched or extracted; lookups still find it).
+function EGraph:subsume(term)
+  check_self(self, "subsume")
+  return query.subsume(self, "subsume", term)
+end
+
+--- eg:analysis("const", {leaf =, fold =, modify =}): the built-in constant-folding
+--- e-class analysis, computed on the device (vyre.egraph.analysis).
+function EGraph:analysis(name, spec)
+  check_self(self, "analysis")
+  analysis.declare(self, "analysis", name, spec)
+end
+
+--- eg:const(c) -> value | nil, "none" | "one" | "conflict": c's e-class's constant.
+function EGraph:const(c)
+  check_self(self, "const")
+  return analysis.value(self, "const", c)
 end
 
 --- eg:equiv(t1, t2) -> true when both terms are in the e-graph, in one e-class.

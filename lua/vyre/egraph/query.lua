@@ -31,7 +31,7 @@ local function rows(eg, fname, pat, lay)
   if m == 0 then return out end
   local a = sub:download(0, 4 * m * lay.ncols)
   for i = 1, m do
-    local r = { [0] = a[i] }
+    local r = { [0] = a[i], row = lay.row and a[lay.row * m + i] or nil }
     for name, col in pairs(lay.class) do r[name] = a[col * m + i] end
     for name, col in pairs(lay.payload) do
       r[name] = a[col * m + i] | (a[(col + 1) * m + i] << 32)
@@ -68,9 +68,27 @@ function Q.lookup(eg, fname, t)
       type(t)), "pass e.g. \"(Add (Num 1) (Num 2))\"")
   end
   local pat = rules.pattern(eg, fname, t, true)
-  local r = rows(eg, fname, pat, match.layout(pat))[1]
+  local lay = match.layout(pat, false, true)
+  lay.withsub = true -- a subsumed term is still in the e-graph
+  local r = rows(eg, fname, pat, lay)[1]
   if not r then return nil end
-  return eg.parent:download(4 * r[0], 4)[1]
+  return eg.parent:download(4 * r[0], 4)[1], r, lay
+end
+
+--- egglog's subsume: marks the e-node of ground term t subsumed (rules no longer match
+--- it, extraction skips it, lookups still find it); returns its e-class, or nil when
+--- the e-graph does not hold it (nothing is added).
+function Q.subsume(eg, fname, t)
+  if type(t) ~= "string" then
+    S.raise(fname, ("the term must be an S-expression string, got %s"):format(type(t)),
+      "pass e.g. \"(Add (Num 1) (Num 2))\"")
+  end
+  local c, r = Q.lookup(eg, fname, t)
+  if not c then return nil end
+  local row = S.exact(eg, "subsume_row", 1)
+  row:upload({ r.row })
+  require("vyre.egraph.saturate").subsume(eg, fname, row, 1, 0)
+  return c
 end
 
 --- true when t1 and t2 (terms or e-class ids) are both in the e-graph, in one e-class.

@@ -134,7 +134,8 @@ function R.rounds(eg, fname)
     S.zero_stat(eg, 2, steps)
     steps[#steps + 1] = { K.match(be), { parent = eg.parent, children = eg.children,
       row_class = eg.row_class, row_op = eg.row_op, row_off = eg.row_off, row_len = eg.row_len,
-      vals = vals, start = start, keep = keep, stat = eg.stat, n = n }, S.grid(n) }
+      vals = vals, start = start, keep = keep, row_epoch = eg.row_epoch, stat = eg.stat,
+      n = n }, S.grid(n) }
     steps[#steps + 1] = { K.compress(be), { parent = eg.parent, n = eg.dev.nids },
       S.grid(eg.dev.nids) }
     local res = S.run(eg, fname, steps, { S.stat_readback(eg, 2) })

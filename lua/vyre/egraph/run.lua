@@ -6,8 +6,9 @@
 -- counter lives in the e-graph (eg.iteration) and goes on across eg:run calls, so a
 -- scheduler reused by several calls bans a rule until an iteration that does come.
 -- node_limit and time_limit are checked between rules (search and apply) and between
--- rebuild rounds; an iteration that passes one is rolled back to the snapshot, so the
--- e-graph never holds more than node_limit e-nodes after a run. An iteration that
+-- rebuild rounds. An iteration that passes node_limit is rolled back to the snapshot,
+-- so the e-graph never holds more than node_limit e-nodes after a run; one that passes
+-- time_limit stops where it is and keeps what it applied. An iteration that
 -- changes nothing while the scheduler holds bans asks it to move them forward (egg's
 -- can_stop) instead of idling through the banned iterations.
 local S = require("vyre.egraph.store")
@@ -16,6 +17,7 @@ local A = require("vyre.egraph.saturate")
 local match = require("vyre.egraph.match")
 local N = require("vyre.egraph.snapshot")
 local query = require("vyre.egraph.query")
+local AN = require("vyre.egraph.analysis")
 local rules = require("vyre.egraph.rules")
 local U = require("vyre.lib.util")
 local callback = require("vyre.callback")
@@ -161,10 +163,11 @@ local function iteration(eg, fname, st, list, rsname)
   if not snap then moved(eg, fname, ids0, 0) end
   local idx = match.index(eg, fname)
   eg.qidx = nil -- the query index shares these scratch buffers
+  if eg.an_spec then AN.compute(eg, fname, idx) end -- for `when`'s (const ?x)
   -- rows changed from here on (apply and rebuild) get this search's epoch
   local epoch = (eg.epoch or 0) + 1
   eg.epoch = epoch
-  local over = snap and function() return secs(now() - st.t_start) > st.time_limit end
+  local function over() return secs(now() - st.t_start) > st.time_limit end
   local found, skipped, since0 = {}, false, {}
   local rec = { iteration = it, ruleset = rsname, matches = {}, found = {} }
   local stop, phase, over_nodes
@@ -184,18 +187,30 @@ local function iteration(eg, fname, st, list, rsname)
         if m > 0 then found[#found + 1] = { rule = rule, m = m, sub = sub, lay = lay } end
       end
     end
-    if over and over() then
+    if over() then
       stop, phase = "time_limit", "search"
       break
     end
   end
+  -- subsume = true: the matched rows are marked before any apply moves rows (the
+  -- apply's node_limit check may rebuild and compact)
+  if not stop then
+    for _, f in ipairs(found) do
+      if f.rule.subsume then A.subsume(eg, fname, f.sub, f.m, f.lay.row) end
+    end
+  end
   local t1 = now()
   -- every rule's substitutions sit in their own buffer until applied
-  if snap then eg.interrupt = over end
+  eg.interrupt = over
+  local applied, ta = {}, nil
   local ok, err = pcall(function()
     if stop then return end
     for _, f in ipairs(found) do
-      A.apply(eg, fname, f.rule, f.sub, f.m, f.lay)
+      -- past time_limit only rules whose e-nodes were already subsumed are still applied
+      if not (phase == "apply" and not f.rule.subsume) then
+        A.apply(eg, fname, f.rule, f.sub, f.m, f.lay)
+        applied[f.rule] = true
+      end
       -- the staged rows count duplicates: only a rebuild tells whether the limit passed
       if snap and eg.nrows > st.node_limit then
         local _, _, rr = R.rebuild(eg, fname)
@@ -208,30 +223,33 @@ local function iteration(eg, fname, st, list, rsname)
           return
         end
       end
-      if over and over() then
-        stop, phase = "time_limit", "apply"
-        return
-      end
+      if not phase and over() then stop, phase = "time_limit", "apply" end
+    end
+    if phase then return end
+    ta = now()
+    local _, _, rr = R.rebuild(eg, fname)
+    if not rr.interrupted then AN.modify(eg, fname) end
+    if rr.interrupted then
+      stop, phase = "time_limit", "rebuild"
+    elseif snap and eg.nrows > st.node_limit then
+      stop, phase, over_nodes = "node_limit", "rebuild", eg.nrows
     end
   end)
-  local t2 = now()
-  if ok and not stop then
-    ok, err = pcall(function()
-      local _, _, rr = R.rebuild(eg, fname)
-      if rr.interrupted then
-        stop, phase = "time_limit", "rebuild"
-      elseif snap and eg.nrows > st.node_limit then
-        stop, phase, over_nodes = "node_limit", "rebuild", eg.nrows
-      end
-    end)
-  end
   eg.interrupt = nil
+  local t2 = ta or now()
   if not ok then error(err, 0) end
-  if stop then
-    -- only reached with a snapshot: put the graph and the rules back as they were
+  if stop == "node_limit" then
+    -- put the graph and the rules back as they were at the iteration's start
     N.restore(eg, fname, snap)
     for rule, s in pairs(since0) do rule.since = s or nil end
     rec.rolled_back = { reason = stop, phase = phase, nodes = over_nodes }
+  elseif stop then
+    -- time_limit: what was applied stays (a rebuild cut short is finished by the next
+    -- call that needs it); rules whose matches were not applied will find them again
+    for rule, s in pairs(since0) do
+      if not applied[rule] then rule.since = s or nil end
+    end
+    rec.interrupted = { reason = stop, phase = phase }
   end
   local n2, c2 = eg:size()
   local mv = stop and 0 or moved(eg, fname, ids0, 1, snap and eg.x_snap_parent)
@@ -430,8 +448,8 @@ function M.run(eg, fname, opts)
   if type(st.node_limit) ~= "number" or type(st.time_limit) ~= "number" then
     S.raise(fname, "node_limit and time_limit must be numbers", "pass e.g. node_limit = 1e6")
   end
-  -- limits no run can reach need no snapshots
-  if st.node_limit >= S.LIMIT and st.time_limit >= 1e9 then st.rollback = false end
+  -- only node_limit rolls back; a limit no graph can reach needs no snapshots
+  if st.node_limit >= S.LIMIT then st.rollback = false end
   st.sched = opts.scheduler or M.backoff()
   if not callable(st.sched) then
     S.raise(fname, "scheduler must be a function(iteration, rule_name, matches) -> boolean",
@@ -453,6 +471,7 @@ function M.run(eg, fname, opts)
   st.report = report
   st.t_start = now()
   if not eg.clean then R.rebuild(eg, fname) end
+  AN.modify(eg, fname) -- constant folding's e-nodes for the terms added since
   local nodes, classes = eg:size()
   report.start = { nodes = nodes, classes = classes }
   if opts.schedule ~= nil then

@@ -123,6 +123,25 @@ function A.apply(eg, fname, rule, sub, m, lay)
   return merges
 end
 
+local SUBSUME = [[
+(program eq_subsume (workgroup 256)
+  (buffer sub u32 read)
+  (buffer row_epoch u32 read_write)
+  (param m u32)
+  (param col u32)
+  (let i (gid x))
+  (if (lt i m) (then (atomic or row_epoch (load sub (add (mul col m) i)) 2147483648u32))))
+]]
+
+--- Marks the rows in column col of the m substitutions sub subsumed (row_epoch's top
+--- bit): e-matching and extraction skip them from now on; lookups still see them.
+function A.subsume(eg, fname, sub, m, col)
+  if m == 0 then return end
+  require("vyre.egraph.rebuild").epochs(eg, fname)
+  S.run(eg, fname, { { kernel(eg.be, SUBSUME), { sub = sub, row_epoch = eg.row_epoch, m = m,
+    col = col }, S.grid(m) } })
+end
+
 -- Host side: substitutions as Lua rows {var = value} (payloads as 64-bit integers).
 local function rows_of(sub, m, lay)
   local a = sub:download(0, 4 * m * lay.ncols)
@@ -177,7 +196,7 @@ function A.search(eg, fname, idx, rule, ri, since)
   rule.lays = rule.lays or {}
   local single = #rule.pats == 1
   if single and not rule.guard then
-    rule.lays[1] = rule.lays[1] or match.layout(rule.pats[1])
+    rule.lays[1] = rule.lays[1] or match.layout(rule.pats[1], false, rule.subsume)
     local m, sub, total = match.search(eg, fname, idx, rule.pats[1], rule.lays[1], rule.when,
       ("r%dp1"):format(ri), since)
     return m, sub, rule.lays[1], total

@@ -97,11 +97,12 @@ The device columns as they are now (settled) and their counts, for programs writ
 against the layout (e-matching).]=],
   ["EGraph:rule"] = [=[
 eg:rule(name, lhs, rhs [, {when = "(!= ?x 0)", guard = function(s) ... end,
-        ruleset = "name"}]) -> index
+        ruleset = "name", subsume = true}]) -> index
 A rewrite rule in S-expressions: lhs a pattern or a list of patterns, rhs a pattern or a
 list of {term, term} unions; when a device predicate, guard a Lua function of the
-substitution, ruleset a set declared by eg:ruleset (default "default"). A second rule of
-the same name raises.]=],
+substitution, ruleset a set declared by eg:ruleset (default "default"), subsume marks
+each applied match's e-node subsumed (egglog's :subsume; one pattern, no guard). A second
+rule of the same name raises.]=],
   ["EGraph:run"] = [=[
 eg:run{iterations = 30, node_limit = 10000, time_limit = 5, scheduler = backoff,
        semi_naive = true, rollback = true, ruleset = "default", until_ = {t1, t2}}
@@ -109,9 +110,10 @@ eg:run{schedule = S, ...limits} -> report
 Equality saturation: search every allowed rule of the ruleset on the device, apply,
 rebuild, per iteration; report[i] = {iteration (counted by the e-graph across runs),
 ruleset, found (matches the scheduler saw), matches (applied), nodes, classes, seconds,
-fast_forward?, rolled_back?}, report.stop ("iterations", "saturated", "until",
+fast_forward?, rolled_back?, interrupted?}, report.stop ("iterations", "saturated", "until",
 "node_limit", "time_limit", "schedule"). Limits are checked between rules and rebuild
-rounds; an iteration passing one is rolled back (rollback = false: finish it). With no
+rounds; an iteration passing node_limit is rolled back (rollback = false: finish it),
+one passing time_limit stops there and keeps what it applied (interrupted?). With no
 rules it rebuilds. Schedules: "name" | {run = "name", times = n, until_ = {t1, t2}} |
 {seq = {...}} | {saturate = S} | {repeat_ = n, S1, S2, ...}. docs/EGRAPH.md.]=],
   ["EGraph:ruleset"] = [=[
@@ -129,6 +131,24 @@ eg:lookup(term) -> e-class id | nil
 The canonical e-class of a ground term (an S-expression without ?variables, e.g.
 "(Add (Num 1) (Num 2))"), or nil when the e-graph does not hold it; adds nothing. An
 integer is taken as an e-class id and gives its canonical id.]=],
+  ["EGraph:subsume"] = [=[
+eg:subsume(term) -> e-class id | nil
+egglog's subsume: marks the e-node of a ground term subsumed. Rules no longer match it
+and extraction skips it; eg:lookup and eg:equiv still find it, and it keeps its place in
+congruence (a re-derived duplicate stays subsumed). nil when the term is absent (nothing
+is added). A rule marks its matched e-nodes with eg:rule(..., {subsume = true}).]=],
+  ["EGraph:analysis"] = [=[
+eg:analysis("const", {leaf = "Num", fold = {Add = "+", Sub = "-", Mul = "*", Neg = "neg"},
+            modify = true})
+The built-in constant-folding e-class analysis, computed on the device: each e-class is
+none, one value (i64) or conflict; a leaf of op `leaf` is its payload, a folded op of
+constant children is the arithmetic (wrapping); merge is the join. Rules read it in
+`when` as (const ?x) and (const? ?x) (single-pattern rules); modify = true adds the
+constant's leaf to every class with one value (egg's constant folding). docs/EGRAPH.md.]=],
+  ["EGraph:const"] = [=[
+eg:const(c) -> value | nil, "none" | "one" | "conflict"
+The constant analysis of c's e-class (rebuilds and recomputes it first). Raises when the
+e-graph has no analysis.]=],
   ["EGraph:equiv"] = [=[
 eg:equiv(t1, t2) -> boolean
 egglog's check: true when both terms (or e-class ids) are in the e-graph and in one
