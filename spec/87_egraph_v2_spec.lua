@@ -597,3 +597,45 @@ for _, kind in ipairs(backends()) do
     end)
   end)
 end
+
+for _, kind in ipairs(backends()) do
+  describe("vyre.egraph v2 delete on the " .. kind.name .. " backend" .. kind.tag, function()
+    local be
+    setup(function() be = kind.open() end)
+
+    it("deletes a term's e-node (egglog's delete), which rules may derive again", function()
+      local eg = vyre.egraph(be)
+      eg:op("Num", 0)
+      eg:op("Add", 2)
+      local MW = require("bench.eqsat.math")
+      local t = MW.add_term(eg, "(Add (Num 1) (Num 2))")
+      local u = MW.add_term(eg, "(Add (Num 2) (Num 1))")
+      local w = MW.add_term(eg, "(Add (Add (Num 1) (Num 2)) (Num 3))")
+      eg:rule("comm", "(Add ?a ?b)", "(Add ?b ?a)")
+      eg:run(T{ scheduler = vyre.egraph.simple() })
+      assert.is_true(eg:equiv(t, u))
+      local nodes = eg:size()
+      assert.is_nil(eg:delete("(Add (Num 5) (Num 1))")) -- absent: nothing changes
+      assert.are.equal(eg:find(t), eg:delete("(Add (Num 1) (Num 2))"))
+      assert.are.equal(nodes - 1, (eg:size()))
+      assert.is_nil(eg:lookup("(Add (Num 1) (Num 2))"))
+      assert.are.equal(eg:find(u), eg:lookup("(Add (Num 2) (Num 1))"))
+      -- the term that had it as a child stays, in the class that stays
+      assert.are.equal(eg:find(w), eg:lookup("(Add (Num 3) (Add (Num 2) (Num 1)))"))
+      local found = {}
+      for _, s in ipairs(eg:search("(Add (Num ?x) (Num ?y))")) do
+        found[#found + 1] = s.x * 10 + s.y
+      end
+      assert.are.same({ 21 }, found)
+      -- the next run searches every match again, so comm derives it again
+      local rep = eg:run(T{ iterations = 2, scheduler = vyre.egraph.simple() })
+      assert.are.equal(eg:find(u), eg:lookup("(Add (Num 1) (Num 2))"))
+      assert.are.equal(nodes, (eg:size()))
+      assert.are.equal("saturated", rep.stop)
+      local err = H.error_of(function() eg:delete(7) end)
+      assert.is_truthy(err:find("vyre.EGraph:delete: the term must be an S-expression", 1, true),
+        err)
+      assert.is_truthy(err:find("Fix: ", 1, true), err)
+    end)
+  end)
+end

@@ -265,6 +265,12 @@ function EGraph:lookup(term)
   return (query.lookup(self, "lookup", term))
 end
 
+--- eg:delete(term) -> e-class id | nil: egglog's delete (removes the term's e-node).
+function EGraph:delete(term)
+  check_self(self, "delete")
+  return query.delete(self, "delete", term)
+end
+
 --- eg:subsume(term) -> e-class id | nil: egglog's subsume (the term's e-node is no
 --- longer matched or extracted; lookups still find it).
 function EGraph:subsume(term)

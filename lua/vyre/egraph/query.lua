@@ -75,6 +75,22 @@ function Q.lookup(eg, fname, t)
   return eg.parent:download(4 * r[0], 4)[1], r, lay
 end
 
+--- egglog's delete: removes the e-node of ground term t from the e-graph (its e-class
+--- id stays; e-nodes that have it as a child stay); returns the e-class it was in, or
+--- nil when the e-graph does not hold it.
+function Q.delete(eg, fname, t)
+  if type(t) ~= "string" then
+    S.raise(fname, ("the term must be an S-expression string, got %s"):format(type(t)),
+      "pass e.g. \"(Add (Num 1) (Num 2))\"")
+  end
+  local c, r = Q.lookup(eg, fname, t)
+  if not c then return nil end
+  R.drop_rows(eg, fname, { r.row })
+  -- old matches may derive the term again: the next search of every rule is a full one
+  for _, rule in ipairs(eg.rule_list or {}) do rule.since = nil end
+  return c
+end
+
 --- egglog's subsume: marks the e-node of ground term t subsumed (rules no longer match
 --- it, extraction skips it, lookups still find it); returns its e-class, or nil when
 --- the e-graph does not hold it (nothing is added).

@@ -77,6 +77,33 @@ local function compact_rows(eg, fname, keep, dups)
   eg.garbage = true
 end
 
+local DROP = [[
+(program eg_drop_rows (workgroup 256)
+  (buffer rows u32 read)
+  (buffer keep u32 write)
+  (param k u32)
+  (let i (gid x))
+  (if (lt i k) (then (store keep (load rows i) 0u32))))
+]]
+
+--- Removes the rows listed (distinct row indexes of the settled, rebuilt graph) and
+--- compacts the columns (egglog's delete). Congruence still holds: fewer rows.
+function R.drop_rows(eg, fname, rows)
+  local n, k = eg.dev.nrows, #rows
+  if k == 0 then return end
+  local keep = S.exact(eg, "keep", n)
+  local list = S.exact(eg, "drop_rows", k)
+  list:upload(rows)
+  local steps = {}
+  require("vyre.lib.basic").fill_steps(eg.be, keep, 1, n, steps)
+  steps[#steps + 1] = { require("vyre.lib.util").kernel(eg.be, "eqsat:drop_rows",
+    function() return DROP end), { rows = list, keep = keep, k = k }, S.grid(k) }
+  S.run(eg, fname, steps)
+  compact_rows(eg, fname, keep, k)
+  R.compact_children(eg, fname)
+  eg.groups, eg.snap, eg.nclasses, eg.qidx = nil, nil, nil, nil
+end
+
 --- Moves the children of the rows left into a dense column (after rows were removed).
 function R.compact_children(eg, fname)
   local be, n = eg.be, eg.dev.nrows

@@ -131,6 +131,11 @@ eg:lookup(term) -> e-class id | nil
 The canonical e-class of a ground term (an S-expression without ?variables, e.g.
 "(Add (Num 1) (Num 2))"), or nil when the e-graph does not hold it; adds nothing. An
 integer is taken as an e-class id and gives its canonical id.]=],
+  ["EGraph:delete"] = [=[
+eg:delete(term) -> e-class id | nil
+egglog's delete: removes the e-node of a ground term from the e-graph at once (the
+columns are compacted on the device). Its e-class id stays, and so do e-nodes that have
+it as a child; a rule may derive the term again. nil when the term is absent.]=],
   ["EGraph:subsume"] = [=[
 eg:subsume(term) -> e-class id | nil
 egglog's subsume: marks the e-node of a ground term subsumed. Rules no longer match it
