@@ -163,7 +163,15 @@ local function iteration(eg, fname, st, list, rsname)
   if not snap then moved(eg, fname, ids0, 0) end
   local idx = match.index(eg, fname)
   eg.qidx = nil -- the query index shares these scratch buffers
-  if eg.an_spec then AN.compute(eg, fname, idx) end -- for `when`'s (const ?x)
+  -- the constant analysis for `when`'s (const ?x), when a rule of this run reads it
+  if eg.an_spec then
+    for _, rule in ipairs(list) do
+      if rules.uses_analysis(rule.when) then
+        AN.compute(eg, fname, idx)
+        break
+      end
+    end
+  end
   -- rows changed from here on (apply and rebuild) get this search's epoch
   local epoch = (eg.epoch or 0) + 1
   eg.epoch = epoch
