@@ -24,7 +24,9 @@ local R = require("vyre.egraph.rebuild")
 local image = require("vyre.egraph.image")
 local extract = require("vyre.egraph.extract")
 local rules = require("vyre.egraph.rules")
-local sat = require("vyre.egraph.saturate")
+local run = require("vyre.egraph.run")
+local query = require("vyre.egraph.query")
+local analysis = require("vyre.egraph.analysis")
 
 local EGraph = {}
 EGraph.__index = EGraph
@@ -209,6 +211,15 @@ end
 function EGraph:rule(name, lhs, rhs, opts)
   check_self(self, "rule")
   local r = rules.compile(self, "rule", name, lhs, rhs, opts)
+  if opts and opts.ruleset ~= nil then
+    if type(opts.ruleset) ~= "string" or not (self.rulesets and self.rulesets[opts.ruleset])
+      and opts.ruleset ~= run.DEFAULT then
+      S.raise("rule", ("unknown ruleset %s"):format(type(opts.ruleset) == "string"
+        and ("'" .. opts.ruleset .. "'") or type(opts.ruleset)),
+        "declare it first with eg:ruleset(\"name\")")
+    end
+    r.ruleset = opts.ruleset
+  end
   self.rule_list = self.rule_list or {}
   for _, old in ipairs(self.rule_list) do
     if old.name == name then
@@ -220,12 +231,70 @@ function EGraph:rule(name, lhs, rhs, opts)
   return #self.rule_list
 end
 
---- eg:run{iterations =, node_limit =, time_limit =, scheduler =, semi_naive =} -> report:
---- equality saturation (search on the device, apply, rebuild) with a record per iteration;
---- semi_naive (default true) applies only matches new since the rule's last search.
+--- eg:ruleset(name) -> name: declares a named rule set (egglog's ruleset) for
+--- eg:rule(..., {ruleset = name}) and eg:run{ruleset = name} or a schedule.
+function EGraph:ruleset(name)
+  check_self(self, "ruleset")
+  if type(name) ~= "string" or not name:match("^[%a_][%w_%-%.]*$") then
+    S.raise("ruleset", ("a ruleset name must be a symbol string, got %s"):format(
+      type(name) == "string" and ("'" .. name .. "'") or type(name)),
+      "use a name such as \"fold\" (letters, digits, _ - .)")
+  end
+  self.rulesets = self.rulesets or {}
+  self.rulesets[name] = true
+  return name
+end
+
+--- eg:run{iterations =, node_limit =, time_limit =, scheduler =, semi_naive =, rollback =,
+--- ruleset =, until_ = | schedule =} -> report: equality saturation (search on the
+--- device, apply, rebuild) with a record per iteration (vyre.egraph.run).
 function EGraph:run(opts)
   check_self(self, "run")
-  return sat.run(self, "run", opts)
+  return run.run(self, "run", opts)
+end
+
+--- eg:search(pattern) -> list of substitutions {root =, ?var names = values}.
+function EGraph:search(pattern)
+  check_self(self, "search")
+  return query.search(self, "search", pattern)
+end
+
+--- eg:lookup(term) -> the term's e-class id, or nil when the e-graph does not hold it.
+function EGraph:lookup(term)
+  check_self(self, "lookup")
+  return (query.lookup(self, "lookup", term))
+end
+
+--- eg:delete(term) -> e-class id | nil: egglog's delete (removes the term's e-node).
+function EGraph:delete(term)
+  check_self(self, "delete")
+  return query.delete(self, "delete", term)
+end
+
+--- eg:subsume(term) -> e-class id | nil: egglog's subsume (the term's e-node is no
+--- longer matched or extracted; lookups still find it).
+function EGraph:subsume(term)
+  check_self(self, "subsume")
+  return query.subsume(self, "subsume", term)
+end
+
+--- eg:analysis("const", {leaf =, fold =, modify =}): the built-in constant-folding
+--- e-class analysis, computed on the device (vyre.egraph.analysis).
+function EGraph:analysis(name, spec)
+  check_self(self, "analysis")
+  analysis.declare(self, "analysis", name, spec)
+end
+
+--- eg:const(c) -> value | nil, "none" | "one" | "conflict": c's e-class's constant.
+function EGraph:const(c)
+  check_self(self, "const")
+  return analysis.value(self, "const", c)
+end
+
+--- eg:equiv(t1, t2) -> true when both terms are in the e-graph, in one e-class.
+function EGraph:equiv(t1, t2)
+  check_self(self, "equiv")
+  return query.equiv(self, "equiv", t1, t2)
 end
 
 --- eg:free(): frees the device buffers now (idempotent).
@@ -248,8 +317,8 @@ local M = setmetatable({}, {
 })
 M.EGraph = EGraph
 --- Schedulers for eg:run: egg's backoff (the default) and run-every-rule.
-M.backoff = sat.backoff
-M.simple = sat.simple
+M.backoff = run.backoff
+M.simple = run.simple
 
 --- vyre.egraph.from_image(be, image, spans) -> e-graph.
 function M.from_image(be, img, spans)

@@ -130,12 +130,15 @@ function M.extract(eg, fname, roots, cost)
   local opcost = op_costs(eg, fname, cost)
   if not eg.clean then eg:rebuild() end
   S.settle(eg)
+  -- row_epoch's top bit marks subsumed rows, which extraction skips
+  require("vyre.egraph.rebuild").epochs(eg, fname)
   local be, n, nids = eg.be, eg.dev.nrows, eg.dev.nids
   local ccost = S.exact(eg, "ccost", math.max(nids, 1), "u64")
   local best = S.exact(eg, "best", math.max(nids, 1))
   lib.fill(be, ccost, INF)
   lib.fill(be, best, S.MAXU32)
-  local args = { isleaf = eg.isleaf, opcost = opcost, children = eg.children,
+  local args = { row_epoch = eg.row_epoch, isleaf = eg.isleaf, opcost = opcost,
+    children = eg.children,
     row_class = eg.row_class, row_op = eg.row_op, row_off = eg.row_off, row_len = eg.row_len,
     ccost = ccost, stat = eg.stat, n = n, slot = 0 }
   local sweeps, done = 0, n == 0
@@ -158,7 +161,8 @@ function M.extract(eg, fname, roots, cost)
     end
   end
   if n > 0 then
-    S.run(eg, fname, { { K.best(be), { isleaf = eg.isleaf, opcost = opcost,
+    S.run(eg, fname, { { K.best(be), { row_epoch = eg.row_epoch, isleaf = eg.isleaf,
+      opcost = opcost,
       children = eg.children, row_class = eg.row_class, row_op = eg.row_op,
       row_off = eg.row_off, row_len = eg.row_len, ccost = ccost, best = best, n = n },
       S.grid(n) } })

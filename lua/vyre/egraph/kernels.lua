@@ -284,7 +284,7 @@ local CANON = [[
   (buffer row_len u32 read)
   (buffer sig u32 write)
   (buffer vals u32 write)
-  (buffer row_epoch u32 write)
+  (buffer row_epoch u32 read_write)
   (param n u32)
   (param cur u32)
   (let r (gid x))
@@ -310,7 +310,8 @@ $MIXLEN
             (set w (load parent w0))
             (if (ne w w0) (then (store children wi w) (set chg 1u32)))))
 $MIXW)
-      (if (ne chg 0u32) (then (store row_epoch r cur)))
+      (if (ne chg 0u32)
+        (then (store row_epoch r (or cur (and (load row_epoch r) 2147483648u32)))))
       (store sig r h)
       (store vals r r))))
 ]]
@@ -354,6 +355,7 @@ local MATCH = [[
   (buffer vals u32 read)
   (buffer start u32 read)
   (buffer keep u32 write)
+  (buffer row_epoch u32 read_write)
   (buffer stat u32 read_write)
   (param n u32)
   (let p (gid x))
@@ -379,6 +381,8 @@ local MATCH = [[
         (if eqv
           (then
             (set dup 1u32)
+            (let sb (and (load row_epoch i) 2147483648u32))
+            (if (ne sb 0u32) (then (atomic or row_epoch j sb)))
 $UNION
             (break))))
       (store keep i (sub 1u32 dup))))
@@ -547,6 +551,7 @@ end
 
 local COST = [[
 (program eg_cost (workgroup 256)
+  (buffer row_epoch u32 read)
   (buffer isleaf u32 read)
   (buffer opcost u64 read)
   (buffer children u32 read)
@@ -573,6 +578,7 @@ $COUNT)
 
 local BEST = [[
 (program eg_best (workgroup 256)
+  (buffer row_epoch u32 read)
   (buffer isleaf u32 read)
   (buffer opcost u64 read)
   (buffer children u32 read)
@@ -595,7 +601,7 @@ $ROWCOST
 -- The cost of row r: its op's cost plus its children's class costs, saturating at INF.
 local ROWCOST = U.fill([[
       (let op (load row_op r))
-      (let s (load opcost op))
+      (let s (select (ne (and (load row_epoch r) 2147483648u32) 0u32) $INF (load opcost op)))
       (if (eq (load isleaf op) 0u32)
         (then
           (let o (load row_off r))

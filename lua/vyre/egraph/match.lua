@@ -15,8 +15,8 @@
 --
 -- Semi-naive search: a match is new when one of its rows has row_epoch >= since (the
 -- row was added or changed by canonicalisation since the rule's last applied search).
--- The count kernel counts all matches (stat[0], for the scheduler) and the kept ones
--- (per invocation, for the scan); with filter = 1 only new matches are kept, with
+-- The count kernel counts all matches, before `when` (stat[0], for the scheduler), and
+-- the kept ones (per invocation, for the scan); with filter = 1 only new matches are kept, with
 -- filter = 0 all are, and a layout with a flag column records which are new.
 local U = require("vyre.lib.util")
 local lib = require("vyre.lib")
@@ -103,8 +103,9 @@ end
 
 --- The column layout of one pattern: col 0 the root class, then its variables in the
 --- order the pattern binds them (class: one column; payload: low and high).
---- With flag, a last column holds 1 for a new match, 0 for an old one.
-function M.layout(pat, flag)
+--- With row, a column holds the root's row (subsume); with flag, a last column holds 1
+--- for a new match, 0 for an old one.
+function M.layout(pat, flag, row)
   local lay = { class = {}, payload = {}, order = {}, ncols = 1 }
   local function walk(t)
     if t.kind == "var" then
@@ -125,6 +126,10 @@ function M.layout(pat, flag)
     end
   end
   walk(pat)
+  if row then
+    lay.row = lay.ncols
+    lay.ncols = lay.ncols + 1
+  end
   if flag then
     lay.flag = lay.ncols
     lay.ncols = lay.ncols + 1
@@ -134,11 +139,18 @@ end
 
 local function u32lit(v) return ("%du32"):format(v & 0xffffffff) end
 
+--- true when a `when` expression reads the constant analysis (analysis.lua).
+function M.uses_analysis(when)
+  return require("vyre.egraph.rules").uses_analysis(when)
+end
+
 --- The i64 expression of a guard/payload expression over the kernel's variables.
 function M.expr64(e)
   local k = e.kind
   if k == "int" then return ("%di64"):format(e.value) end
   if k == "cvar" then return ("(cast i64 v_%s)"):format(e.name) end
+  if k == "aval" then return ("(load an_val v_%s)"):format(e.name) end
+  if k == "ahas" then return ("(eq (load an_state v_%s) 1u32)"):format(e.name) end
   if k == "pvar" then
     return ("(bitcast i64 (or (cast u64 p_%s_lo) (shl (cast u64 p_%s_hi) 32u64)))"):format(
       e.name, e.name)
@@ -158,8 +170,9 @@ function M.expr64(e)
 end
 
 -- The steps of a pattern's join, in order: {let = name, e = expr} | {check = expr} |
--- {loop = j, class = expr, op = id}.
-local function plan(pat, when)
+-- {loop = j, class = expr, op = id}. `when` is tested at the leaf (M.text), after the
+-- match is counted for the scheduler.
+local function plan(pat)
   local steps, bound, nrow = {}, {}, 0
   local function visit(t, j)
     -- row r<j> matches t's op; o<j> is its children offset
@@ -197,9 +210,18 @@ local function plan(pat, when)
     end
   end
   visit(pat, 0)
-  if when then steps[#steps + 1] = { check = M.expr64(when) } end
   return steps, nrow
 end
+
+-- Row r<j> may be matched: it is not subsumed (row_epoch's top bit), or the search is
+-- a lookup (withsub = 1), which sees subsumed rows too (egglog's).
+function M.live(j)
+  return ("(lor (ne withsub 0u32) (eq (and (load row_epoch r%d) %s) 0u32))"):format(j,
+    M.SUBSUMED)
+end
+
+--- row_epoch's top bit: the row is subsumed (docs/EGRAPH.md, "Subsumption").
+M.SUBSUMED = "2147483648u32"
 
 local function emit(steps, i, leaf_text)
   local st = steps[i]
@@ -212,9 +234,9 @@ local function emit(steps, i, leaf_text)
 (let c$J $C)
 (for q$J (load cstart c$J) (load cend c$J) 1u32
 (let r$J (load cls_rows q$J))
-(if (eq (load row_op r$J) $OPu32) (then
+(if (land (eq (load row_op r$J) $OPu32) $LIVE) (then
 (let o$J (load row_off r$J))
-$REST)))]], { J = j, C = st.class, OP = st.op, REST = rest })
+$REST)))]], { J = j, C = st.class, OP = st.op, REST = rest, LIVE = M.live(j) })
 end
 
 -- How deep a pattern may be. The matching kernels nest one statement level per
@@ -232,8 +254,8 @@ M.MAX_CHAIN = (M.MAX_NESTING - M.OWN_LEVELS) // 2 + 1
 --- The statement nesting of pattern pat's matching kernels, with the device predicate
 --- `when` (nil when none runs on the device).
 function M.levels(pat, when)
-  local steps = plan(pat, when)
-  local n = M.OWN_LEVELS
+  local steps = plan(pat)
+  local n = M.OWN_LEVELS + (when and 1 or 0)
   for _, st in ipairs(steps) do
     if st.loop then n = n + 2 elseif st.check then n = n + 1 end
   end
@@ -258,15 +280,19 @@ end
 
 --- The text of a pattern's count (mode "count") or write (mode "write") kernel.
 function M.text(pat, lay, when, mode)
-  local steps, nrow = plan(pat, when)
+  local steps, nrow = plan(pat)
   local news = {}
-  for j = 0, nrow do news[#news + 1] = ("(ge (load row_epoch r%d) since)"):format(j) end
+  for j = 0, nrow do
+    news[#news + 1] = ("(ge (and (load row_epoch r%d) 2147483647u32) since)"):format(j)
+  end
   local isnew = news[1]
   for j = 2, #news do isnew = ("(lor %s %s)"):format(isnew, news[j]) end
   local leaf
   if mode == "count" then
-    leaf = "(set tot (add tot 1u32))\n"
-      .. "(if (lor (eq filter 0u32) $NEW) (then (set cnt (add cnt 1u32))))"
+    -- tot counts the match before `when` (egg's scheduler sees a ConditionalApplier's
+    -- matches before the condition); cnt only the matches kept
+    leaf = "(set tot (add tot (select $LIVE0 1u32 0u32)))\n"
+      .. "$WHEN(if (land $LIVE0 (lor (eq filter 0u32) $NEW)) (then (set cnt (add cnt 1u32))))$END"
   else
     local parts = { "(store sub at (load row_class r0))" }
     for name, col in pairs(lay.class) do
@@ -277,15 +303,23 @@ function M.text(pat, lay, when, mode)
       parts[#parts + 1] = ("(store sub (add (mul %s m) at) p_%s_hi)"):format(u32lit(col + 1),
         name)
     end
+    if lay.row then
+      parts[#parts + 1] = ("(store sub (add (mul %s m) at) r0)"):format(u32lit(lay.row))
+    end
     if lay.flag then
       parts[#parts + 1] = ("(store sub (add (mul %s m) at) (select $NEW 1u32 0u32))"):format(
         u32lit(lay.flag))
     end
     table.sort(parts)
     parts[#parts + 1] = "(set at (add at 1u32))"
-    leaf = ("(if (lor (eq filter 0u32) $NEW) (then\n%s))"):format(table.concat(parts, "\n"))
+    leaf = ("$WHEN(if (land $LIVE0 (lor (eq filter 0u32) $NEW)) (then\n%s))$END"):format(
+      table.concat(parts, "\n"))
   end
   leaf = leaf:gsub("%$NEW", function() return isnew end)
+  leaf = leaf:gsub("%$LIVE0", function() return M.live(0) end)
+  local wopen = when and ("(if %s (then\n"):format(M.expr64(when)) or ""
+  leaf = leaf:gsub("%$WHEN", function() return wopen end)
+  leaf = leaf:gsub("%$END", function() return when and "))" or "" end)
   local body = emit(steps, 1, leaf)
   local total = ""
   if mode == "count" then
@@ -308,11 +342,12 @@ function M.text(pat, lay, when, mode)
   (buffer cnt_out u32 read_write)
   (buffer sub u32 write)
   (buffer stat u32 read_write)
-  (param n u32)
+$ANBUF  (param n u32)
   (param base u32)
   (param m u32)
   (param since u32)
   (param filter u32)
+  (param withsub u32)
   (let i (gid x))
   (let tot 0u32)
   (if (lt i n)
@@ -324,7 +359,8 @@ function M.text(pat, lay, when, mode)
 $BODY
       (if (eq m 0u32) (then (store cnt_out i cnt)))))
 $TOTAL)
-]], { MODE = mode, BODY = body, TOTAL = total })
+]], { MODE = mode, BODY = body, TOTAL = total, ANBUF = M.uses_analysis(when)
+    and "  (buffer an_state u32 read)\n  (buffer an_val i64 read)\n" or "" })
 end
 
 --- Searches one pattern over the index: returns m (kept matches), the substitution
@@ -351,7 +387,8 @@ function M.search(eg, fname, idx, pat, lay, when, role, since)
     children = eg.children, op_rows = idx.op_rows, cls_rows = idx.cls_rows,
     cstart = idx.cstart, cend = idx.cend, cnt_out = cnt, row_epoch = eg.row_epoch,
     sub = S.exact(eg, "m_dummy", 1), stat = eg.stat, n = n, base = base,
-    m = 0, since = since or 0, filter = lay.flag and 0 or 1 }
+    m = 0, since = since or 0, filter = lay.flag and 0 or 1, withsub = lay.withsub and 1 or 0 }
+  if M.uses_analysis(when) then args.an_state, args.an_val = eg.an_state, eg.an_val end
   local steps = {}
   S.zero_stat(eg, 1, steps)
   steps[#steps + 1] = { kc.count, args, S.grid(n) }

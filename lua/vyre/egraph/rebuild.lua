@@ -77,6 +77,33 @@ local function compact_rows(eg, fname, keep, dups)
   eg.garbage = true
 end
 
+local DROP = [[
+(program eg_drop_rows (workgroup 256)
+  (buffer rows u32 read)
+  (buffer keep u32 write)
+  (param k u32)
+  (let i (gid x))
+  (if (lt i k) (then (store keep (load rows i) 0u32))))
+]]
+
+--- Removes the rows listed (distinct row indexes of the settled, rebuilt graph) and
+--- compacts the columns (egglog's delete). Congruence still holds: fewer rows.
+function R.drop_rows(eg, fname, rows)
+  local n, k = eg.dev.nrows, #rows
+  if k == 0 then return end
+  local keep = S.exact(eg, "keep", n)
+  local list = S.exact(eg, "drop_rows", k)
+  list:upload(rows)
+  local steps = {}
+  require("vyre.lib.basic").fill_steps(eg.be, keep, 1, n, steps)
+  steps[#steps + 1] = { require("vyre.lib.util").kernel(eg.be, "eqsat:drop_rows",
+    function() return DROP end), { rows = list, keep = keep, k = k }, S.grid(k) }
+  S.run(eg, fname, steps)
+  compact_rows(eg, fname, keep, k)
+  R.compact_children(eg, fname)
+  eg.groups, eg.snap, eg.nclasses, eg.qidx = nil, nil, nil, nil
+end
+
 --- Moves the children of the rows left into a dense column (after rows were removed).
 function R.compact_children(eg, fname)
   local be, n = eg.be, eg.dev.nrows
@@ -134,7 +161,8 @@ function R.rounds(eg, fname)
     S.zero_stat(eg, 2, steps)
     steps[#steps + 1] = { K.match(be), { parent = eg.parent, children = eg.children,
       row_class = eg.row_class, row_op = eg.row_op, row_off = eg.row_off, row_len = eg.row_len,
-      vals = vals, start = start, keep = keep, stat = eg.stat, n = n }, S.grid(n) }
+      vals = vals, start = start, keep = keep, row_epoch = eg.row_epoch, stat = eg.stat,
+      n = n }, S.grid(n) }
     steps[#steps + 1] = { K.compress(be), { parent = eg.parent, n = eg.dev.nids },
       S.grid(eg.dev.nids) }
     local res = S.run(eg, fname, steps, { S.stat_readback(eg, 2) })
@@ -143,6 +171,12 @@ function R.rounds(eg, fname)
     unions = unions + merged
     if dups > 0 then compact_rows(eg, fname, keep, dups) end
     if merged == 0 then break end
+    -- eg:run's time_limit between rounds: the caller rolls the iteration back, so the
+    -- graph may be left half rebuilt here
+    if eg.interrupt and eg.interrupt() then
+      report.interrupted = true
+      return rounds, unions, report
+    end
   end
   if eg.garbage then R.compact_children(eg, fname) end
   eg.merges = eg.merges + unions

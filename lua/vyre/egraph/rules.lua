@@ -161,6 +161,16 @@ local function guard(fname, s, vars, text)
     end
     return { kind = vars[name] == "class" and "cvar" or "pvar", name = name }
   end
+  if type(s) == "table" and (s[1] == "const" or s[1] == "const?") and #s == 2
+    and is_var(s[2]) then
+    -- the constant analysis of a class variable's e-class (analysis.lua)
+    local name = s[2]:sub(2)
+    if vars[name] ~= "class" then
+      S.raise(fname, ("when '%s': (%s ?%s) needs an e-class variable of the left-hand side")
+        :format(text, s[1], name), "apply const to a variable bound under an op, e.g. (Div ?a ?b)")
+    end
+    return { kind = s[1] == "const" and "aval" or "ahas", name = name }
+  end
   if type(s) == "table" then
     local f = s[1]
     if CMP[f] and #s == 3 or ARITH[f] and #s == ARITH[f] + 1 or (f == "and" or f == "or")
@@ -172,7 +182,7 @@ local function guard(fname, s, vars, text)
   end
   S.raise(fname, ("when '%s' is not a predicate this compiler knows"):format(text),
     "use (== a b) (!= a b) (< a b) (<= a b) (> a b) (>= a b), and/or/not, + - * neg, "
-    .. "?vars and integers; or pass a Lua function as opts.guard")
+    .. "?vars, integers, (const ?x) and (const? ?x); or pass a Lua function as opts.guard")
 end
 
 -- Refuses a left-hand side whose matching kernels vyre cannot compile (match.lua,
@@ -216,10 +226,17 @@ function R.compile(eg, fname, name, lhs, rhs, opts)
     S.raise(fname, "argument 4 (opts) must be a table", "pass {when = ..., guard = ...} or nothing")
   end
   for k in pairs(opts) do
-    if k ~= "when" and k ~= "guard" then
-      S.raise(fname, ("unknown option '%s'"):format(tostring(k)), "use when = \"(!= ?a ?b)\" or "
-        .. "guard = function(s) ... end")
+    if k ~= "when" and k ~= "guard" and k ~= "ruleset" and k ~= "subsume" then
+      S.raise(fname, ("unknown option '%s'"):format(tostring(k)), "use when = \"(!= ?a ?b)\", "
+        .. "guard = function(s) ... end, ruleset = \"name\" or subsume = true")
     end
+  end
+  if opts.subsume ~= nil and type(opts.subsume) ~= "boolean" then
+    S.raise(fname, "opts.subsume must be a boolean", "pass subsume = true or leave it out")
+  end
+  if opts.subsume and (type(lhs) == "table" and #lhs ~= 1 or opts.guard ~= nil) then
+    S.raise(fname, "subsume = true needs a rule of one left-hand pattern without a Lua guard",
+      "subsume in a rule of one pattern (a `when` predicate is fine), or call eg:subsume(term)")
   end
   local vars = {}
   local lhs_list = type(lhs) == "table" and lhs or { lhs }
@@ -257,6 +274,16 @@ function R.compile(eg, fname, name, lhs, rhs, opts)
       S.raise(fname, "opts.when must be a string predicate", "e.g. when = \"(!= ?x 0)\"")
     end
     when = guard(fname, R.sexp(fname, opts.when), vars, opts.when)
+    if R.uses_analysis(when) then
+      if not eg.an_spec then
+        S.raise(fname, ("when '%s' reads the constant analysis, which the e-graph does not "
+          .. "have"):format(opts.when), "declare it first with eg:analysis(\"const\", {...})")
+      end
+      if #lhs_list ~= 1 then
+        S.raise(fname, ("when '%s' reads the constant analysis in a multi-pattern rule")
+          :format(opts.when), "use (const ?x) in rules of one left-hand pattern")
+      end
+    end
   end
   if opts.guard ~= nil and type(opts.guard) ~= "function" then
     S.raise(fname, "opts.guard must be a function(s) -> boolean",
@@ -267,7 +294,35 @@ function R.compile(eg, fname, name, lhs, rhs, opts)
   for v in pairs(vars) do names[#names + 1] = v end
   table.sort(names)
   return { name = name, lhs = lhs_list, rhs = rhs, pats = pats, unions = unions, vars = vars,
-    varnames = names, when = when, when_text = opts.when, guard = opts.guard }
+    varnames = names, when = when, when_text = opts.when, guard = opts.guard,
+    subsume = opts.subsume or nil }
+end
+
+--- Parses a pattern for eg:search and eg:lookup: returns the pattern record and its
+--- variables {name = "class" | "payload"}; ground = true refuses variables.
+function R.pattern(eg, fname, text, ground)
+  local vars = {}
+  local t = term(fname, eg, R.sexp(fname, text), "lhs", vars, text)
+  if t.kind == "var" then
+    S.raise(fname, ("pattern '%s' is a bare variable"):format(text),
+      "match an op at the root, e.g. (Add ?a ?b)")
+  end
+  if ground and next(vars) then
+    S.raise(fname, ("term '%s' has variables"):format(text),
+      "pass a term without ?variables (use eg:search for patterns)")
+  end
+  check_depth(fname, { t }, { text }, nil, false)
+  return t, vars
+end
+
+--- true when expression e reads the constant analysis ((const ?x) or (const? ?x)).
+function R.uses_analysis(e)
+  if not e then return false end
+  if e.kind == "aval" or e.kind == "ahas" then return true end
+  for _, a in ipairs(e.args or {}) do
+    if R.uses_analysis(a) then return true end
+  end
+  return false
 end
 
 --- Evaluates a payload/guard expression in Lua (host guards, the oracle): env maps

@@ -1,7 +1,7 @@
--- vyre.egraph.saturate — applying rules and the saturation loop (docs/EGRAPH.md,
--- "Equality saturation").
+-- vyre.egraph.saturate — searching and applying rules (docs/EGRAPH.md, "Equality
+-- saturation"); the loop, the schedulers and the schedules are run.lua.
 --
--- One iteration: build the indexes of the rebuilt graph, search every rule the
+-- One iteration (run.lua): build the indexes of the rebuilt graph, search every rule the
 -- scheduler allows (match.lua: one device pipeline per pattern), then apply the matches
 -- of every rule, then rebuild. Apply never loops over matches in Lua: each right-hand
 -- node becomes one gather kernel (its children, for all m matches, from substitution
@@ -18,14 +18,11 @@
 -- the e-graph after every iteration is the one the naive search gives.
 local U = require("vyre.lib.util")
 local S = require("vyre.egraph.store")
-local R = require("vyre.egraph.rebuild")
 local rules = require("vyre.egraph.rules")
 local match = require("vyre.egraph.match")
 local callback = require("vyre.callback")
 
 local A = {}
-
-local now = require("vyre").core.now_ns
 
 local function kernel(be, text)
   return U.kernel(be, "eqsat:" .. text, function() return text end)
@@ -126,6 +123,25 @@ function A.apply(eg, fname, rule, sub, m, lay)
   return merges
 end
 
+local SUBSUME = [[
+(program eq_subsume (workgroup 256)
+  (buffer sub u32 read)
+  (buffer row_epoch u32 read_write)
+  (param m u32)
+  (param col u32)
+  (let i (gid x))
+  (if (lt i m) (then (atomic or row_epoch (load sub (add (mul col m) i)) 2147483648u32))))
+]]
+
+--- Marks the rows in column col of the m substitutions sub subsumed (row_epoch's top
+--- bit): e-matching and extraction skip them from now on; lookups still see them.
+function A.subsume(eg, fname, sub, m, col)
+  if m == 0 then return end
+  require("vyre.egraph.rebuild").epochs(eg, fname)
+  S.run(eg, fname, { { kernel(eg.be, SUBSUME), { sub = sub, row_epoch = eg.row_epoch, m = m,
+    col = col }, S.grid(m) } })
+end
+
 -- Host side: substitutions as Lua rows {var = value} (payloads as 64-bit integers).
 local function rows_of(sub, m, lay)
   local a = sub:download(0, 4 * m * lay.ncols)
@@ -180,19 +196,20 @@ function A.search(eg, fname, idx, rule, ri, since)
   rule.lays = rule.lays or {}
   local single = #rule.pats == 1
   if single and not rule.guard then
-    rule.lays[1] = rule.lays[1] or match.layout(rule.pats[1])
+    rule.lays[1] = rule.lays[1] or match.layout(rule.pats[1], false, rule.subsume)
     local m, sub, total = match.search(eg, fname, idx, rule.pats[1], rule.lays[1], rule.when,
       ("r%dp1"):format(ri), since)
     return m, sub, rule.lays[1], total
   end
   -- host join (multi-pattern) and host guard
-  local rows
+  local rows, dev_total
   for k, pat in ipairs(rule.pats) do
     -- all matches, flagged new or old: a joined match is new if one of its parts is
     rule.lays[k] = rule.lays[k] or match.layout(pat, true)
-    local m, sub = match.search(eg, fname, idx, pat, rule.lays[k], single and rule.when or nil,
-      ("r%dp%d"):format(ri, k), since)
-    if m == 0 then return 0, nil, nil, 0 end
+    local m, sub, all = match.search(eg, fname, idx, pat, rule.lays[k],
+      single and rule.when or nil, ("r%dp%d"):format(ri, k), since)
+    dev_total = all
+    if m == 0 then return 0, nil, nil, single and all or 0 end
     local mine = rows_of(sub, m, rule.lays[k])
     if not rows then
       rows = mine
@@ -230,7 +247,10 @@ function A.search(eg, fname, idx, rule, ri, since)
     end
     if #rows == 0 then return 0, nil, nil, 0 end
   end
-  local kept, total = {}, 0
+  -- the scheduler's count is taken before `when` and the guard (egg counts a
+  -- ConditionalApplier's matches before its condition): the device's count for one
+  -- pattern, the joined rows for several
+  local kept, total = {}, single and dev_total or #rows
   for _, r in ipairs(rows) do
     local ok = true
     if not single and rule.when then ok = rules.eval(rule.when, r) end
@@ -245,185 +265,12 @@ function A.search(eg, fname, idx, rule, ri, since)
       end
       ok = res
     end
-    if ok then
-      total = total + 1
-      if r[-1] then kept[#kept + 1] = r end
-    end
+    if ok and r[-1] then kept[#kept + 1] = r end
   end
   rule.hostlay = rule.hostlay or A.rule_layout(rule)
   if #kept == 0 then return 0, nil, nil, total end
   return #kept, upload_rows(eg, kept, rule.hostlay, ("host_r%d"):format(ri)), rule.hostlay,
     total
-end
-
--- Schedulers ------------------------------------------------------------------------------
-
---- Runs every rule every iteration (egglog's default).
-function A.simple() return function() return true end end
-
---- egg's BackoffScheduler: a rule whose matches exceed match_limit << times_banned is
---- banned for ban_length << times_banned iterations (its matches are dropped).
-function A.backoff(opts)
-  opts = opts or {}
-  local limit, len = opts.match_limit or 1000, opts.ban_length or 5
-  local st = {}
-  return function(it, rule, m)
-    local s = st[rule]
-    if not s then
-      s = { banned = 0, until_ = 0 }
-      st[rule] = s
-    end
-    if m == nil then return it >= s.until_ end
-    if m > (limit << s.banned) then
-      s.until_ = it + (len << s.banned)
-      s.banned = s.banned + 1
-      return false
-    end
-    return true
-  end
-end
-
-local function secs(t) return t / 1e9 end
-
--- The scheduler's answer for rule_name at iteration it (matches nil: before the search),
--- or a raise naming the scheduler when it raises or yields.
-local function schedule(fname, sched, it, rule_name, matches)
-  local ok, res = callback.call(("the scheduler (iteration %d, rule '%s')"):format(it,
-    rule_name), sched, it, rule_name, matches)
-  if not ok then
-    S.raise(fname, res, "make the scheduler function(iteration, rule_name, matches) return "
-      .. "a boolean without raising or yielding (or use vyre.egraph.backoff{})")
-  end
-  return res
-end
-
-local SNAP = [[
-(program eq_snap (workgroup 256)
-  (buffer parent u32 read)
-  (buffer snap u32 read_write)
-  (buffer stat u32 read_write)
-  (param n u32)
-  (param cmp u32)
-  (let x (gid x))
-  (let moved 0u32)
-  (if (lt x n)
-    (then
-      (if (eq cmp 0u32)
-        (then (store snap x (load parent x)))
-        (else (if (ne (load snap x) (load parent x)) (then (set moved 1u32)))))))
-  (let s (subgroup_reduce add moved))
-  (if (land (eq (subgroup_lane) 0u32) (ne s 0u32)) (then (atomic add stat 0u32 s))))
-]]
-
--- cmp = 0: snap = parent[0 .. n); cmp = 1: the number of ids x < n whose canonical id is
--- no longer snap[x] (an e-class merge among the ids that existed at the snapshot).
-local function snapshot(eg, fname, n, cmp)
-  if n == 0 then return 0 end
-  local snap = S.exact(eg, "sat_snap", n)
-  local steps = {}
-  S.zero_stat(eg, 1, steps)
-  steps[#steps + 1] = { kernel(eg.be, SNAP), { parent = eg.parent, snap = snap, stat = eg.stat,
-    n = n, cmp = cmp }, S.grid(n) }
-  local res = S.run(eg, fname, steps, { S.stat_readback(eg, 1) })
-  return res[1][1]
-end
-
---- eg:run{iterations, node_limit, time_limit, scheduler, semi_naive} -> report.
-function A.run(eg, fname, opts)
-  opts = opts or {}
-  if type(opts) ~= "table" then
-    S.raise(fname, "argument 1 must be a table of options", "call eg:run{iterations = 10}")
-  end
-  for k in pairs(opts) do
-    if k ~= "iterations" and k ~= "node_limit" and k ~= "time_limit" and k ~= "scheduler"
-      and k ~= "semi_naive" then
-      S.raise(fname, ("unknown option '%s'"):format(tostring(k)),
-        "use iterations, node_limit, time_limit, scheduler and semi_naive")
-    end
-  end
-  local semi = opts.semi_naive
-  if semi == nil then semi = true end
-  if type(semi) ~= "boolean" then
-    S.raise(fname, "semi_naive must be a boolean", "pass semi_naive = true or false")
-  end
-  local iters = opts.iterations or 30
-  local node_limit = opts.node_limit or 10000
-  local time_limit = opts.time_limit or 5
-  if math.type(iters) ~= "integer" or iters < 0 then
-    S.raise(fname, "iterations must be a non-negative integer", "pass e.g. iterations = 10")
-  end
-  if type(node_limit) ~= "number" or type(time_limit) ~= "number" then
-    S.raise(fname, "node_limit and time_limit must be numbers", "pass e.g. node_limit = 1e6")
-  end
-  local sched = opts.scheduler or A.backoff()
-  if type(sched) ~= "function" then
-    S.raise(fname, "scheduler must be a function(iteration, rule_name, matches) -> boolean",
-      "pass vyre.egraph.backoff{} or your own function")
-  end
-  local list = eg.rule_list or {}
-  if #list == 0 then S.raise(fname, "the e-graph has no rules", "add rules with eg:rule first") end
-  local report = {}
-  local t_start = now()
-  if not eg.clean then R.rebuild(eg, fname) end
-  local nodes, classes = eg:size()
-  report.start = { nodes = nodes, classes = classes }
-  report.stop = "iterations"
-  for it = 1, iters do
-    local t0 = now()
-    S.settle(eg)
-    local ids0 = eg.dev.nids
-    snapshot(eg, fname, ids0, 0)
-    local idx = match.index(eg, fname)
-    -- rows changed from here on (apply and rebuild) get this search's epoch
-    local epoch = (eg.epoch or 0) + 1
-    eg.epoch = epoch
-    local found, skipped = {}, false
-    local rec = { iteration = it, matches = {} }
-    for ri, rule in ipairs(list) do
-      if schedule(fname, sched, it, rule.name, nil) == false then
-        skipped = true
-      else
-        local m, sub, lay, total = A.search(eg, fname, idx, rule, ri, semi and rule.since or 0)
-        rec.matches[rule.name] = (rec.matches[rule.name] or 0) + m
-        if schedule(fname, sched, it, rule.name, total) == false then
-          skipped = true
-        else
-          rule.since = epoch
-          if m > 0 then found[#found + 1] = { rule = rule, m = m, sub = sub, lay = lay } end
-        end
-      end
-    end
-    local t1 = now()
-    -- every rule's substitutions sit in their own buffer until applied
-    for _, f in ipairs(found) do A.apply(eg, fname, f.rule, f.sub, f.m, f.lay) end
-    local t2 = now()
-    R.rebuild(eg, fname)
-    local n2, c2 = eg:size()
-    local moved = snapshot(eg, fname, ids0, 1)
-    local t3 = now()
-    rec.nodes, rec.classes = n2, c2
-    rec.search_s, rec.apply_s, rec.rebuild_s = secs(t1 - t0), secs(t2 - t1), secs(t3 - t2)
-    rec.seconds = secs(t3 - t0)
-    report[it] = rec
-    -- Unchanged exactly when no e-class that existed before was merged (no old id
-    -- changed its canonical id) and no e-node was added: without old merges no old row
-    -- can be dropped, so equal row counts mean every new row was a duplicate.
-    if n2 == nodes and moved == 0 and not skipped then
-      report.stop = "saturated"
-      break
-    end
-    nodes = n2
-    if n2 > node_limit then
-      report.stop = "node_limit"
-      break
-    end
-    if secs(now() - t_start) > time_limit then
-      report.stop = "time_limit"
-      break
-    end
-  end
-  report.seconds = secs(now() - t_start)
-  return report
 end
 
 return A

@@ -201,6 +201,7 @@ function S.changed(eg)
   eg.groups = nil
   eg.snap = nil
   eg.nclasses = nil
+  eg.qidx = nil
 end
 
 local function upload_isleaf(eg)

@@ -16,7 +16,11 @@ is checked on the device; bad spans or rows raise and create nothing.]=],
   ["vyre.egraph.backoff"] = [=[
 vyre.egraph.backoff([{match_limit = 1000, ban_length = 5}]) -> scheduler
 egg's BackoffScheduler for eg:run (the default): a rule whose matches exceed
-match_limit << times_banned is banned for ban_length << times_banned iterations.]=],
+match_limit << times_banned is banned for ban_length << times_banned iterations. A
+callable table; sched.can_stop(iteration) is egg's: true when nothing is banned, else it
+moves every ban forward and returns false and the rules unbanned (eg:run calls it when an
+iteration changes nothing). Bans are by rule name and the e-graph's iteration count, so
+one scheduler may be reused across eg:run calls.]=],
   ["vyre.egraph.simple"] = [=[
 vyre.egraph.simple() -> scheduler
 A scheduler for eg:run that runs every rule every iteration (egglog's run).]=],
@@ -92,18 +96,68 @@ eg:buffers() -> {parent, row_class, row_op, row_off, row_len, children, isleaf},
 The device columns as they are now (settled) and their counts, for programs written
 against the layout (e-matching).]=],
   ["EGraph:rule"] = [=[
-eg:rule(name, lhs, rhs [, {when = "(!= ?x 0)", guard = function(s) ... end}]) -> index
+eg:rule(name, lhs, rhs [, {when = "(!= ?x 0)", guard = function(s) ... end,
+        ruleset = "name", subsume = true}]) -> index
 A rewrite rule in S-expressions: lhs a pattern or a list of patterns, rhs a pattern or a
 list of {term, term} unions; when a device predicate, guard a Lua function of the
-substitution. A second rule of the same name raises.]=],
+substitution, ruleset a set declared by eg:ruleset (default "default"), subsume marks
+each applied match's e-node subsumed (egglog's :subsume; one pattern, no guard). A second
+rule of the same name raises.]=],
   ["EGraph:run"] = [=[
 eg:run{iterations = 30, node_limit = 10000, time_limit = 5, scheduler = backoff,
-       semi_naive = true} -> report
-Equality saturation: search every allowed rule on the device, apply, rebuild, per
-iteration; report[i] = {iteration, matches, nodes, classes, seconds, ...}, report.stop
-("iterations", "saturated", "node_limit", "time_limit"). semi_naive (default) applies
-only matches that touch a row added or changed since the rule last ran; the e-graph is
-the same as with semi_naive = false. Raises without rules.]=],
+       semi_naive = true, rollback = true, ruleset = "default", until_ = {t1, t2}}
+eg:run{schedule = S, ...limits} -> report
+Equality saturation: search every allowed rule of the ruleset on the device, apply,
+rebuild, per iteration; report[i] = {iteration (counted by the e-graph across runs),
+ruleset, found (matches the scheduler saw), matches (applied), nodes, classes, seconds,
+fast_forward?, rolled_back?, interrupted?}, report.stop ("iterations", "saturated", "until",
+"node_limit", "time_limit", "schedule"). Limits are checked between rules and rebuild
+rounds; an iteration passing node_limit is rolled back (rollback = false: finish it),
+one passing time_limit stops there and keeps what it applied (interrupted?). With no
+rules it rebuilds. Schedules: "name" | {run = "name", times = n, until_ = {t1, t2}} |
+{seq = {...}} | {saturate = S} | {repeat_ = n, S1, S2, ...}. docs/EGRAPH.md.]=],
+  ["EGraph:ruleset"] = [=[
+eg:ruleset(name) -> name
+Declares a named rule set (egglog's ruleset). Rules join it with eg:rule(name, lhs, rhs,
+{ruleset = name}); eg:run{ruleset = name} or a schedule runs it. Rules without the
+option are in "default", the set a plain eg:run runs.]=],
+  ["EGraph:search"] = [=[
+eg:search(pattern) -> {{root = e-class, var = value, ...}, ...}
+The matches of a pattern (a rule's left-hand side syntax) on the rebuilt e-graph,
+without rewriting: class variables as canonical e-class ids, payload variables as
+integers. Rebuilds first if the graph changed.]=],
+  ["EGraph:lookup"] = [=[
+eg:lookup(term) -> e-class id | nil
+The canonical e-class of a ground term (an S-expression without ?variables, e.g.
+"(Add (Num 1) (Num 2))"), or nil when the e-graph does not hold it; adds nothing. An
+integer is taken as an e-class id and gives its canonical id.]=],
+  ["EGraph:delete"] = [=[
+eg:delete(term) -> e-class id | nil
+egglog's delete: removes the e-node of a ground term from the e-graph at once (the
+columns are compacted on the device). Its e-class id stays, and so do e-nodes that have
+it as a child; a rule may derive the term again. nil when the term is absent.]=],
+  ["EGraph:subsume"] = [=[
+eg:subsume(term) -> e-class id | nil
+egglog's subsume: marks the e-node of a ground term subsumed. Rules no longer match it
+and extraction skips it; eg:lookup and eg:equiv still find it, and it keeps its place in
+congruence (a re-derived duplicate stays subsumed). nil when the term is absent (nothing
+is added). A rule marks its matched e-nodes with eg:rule(..., {subsume = true}).]=],
+  ["EGraph:analysis"] = [=[
+eg:analysis("const", {leaf = "Num", fold = {Add = "+", Sub = "-", Mul = "*", Neg = "neg"},
+            modify = true})
+The built-in constant-folding e-class analysis, computed on the device: each e-class is
+none, one value (i64) or conflict; a leaf of op `leaf` is its payload, a folded op of
+constant children is the arithmetic (wrapping); merge is the join. Rules read it in
+`when` as (const ?x) and (const? ?x) (single-pattern rules); modify = true adds the
+constant's leaf to every class with one value (egg's constant folding). docs/EGRAPH.md.]=],
+  ["EGraph:const"] = [=[
+eg:const(c) -> value | nil, "none" | "one" | "conflict"
+The constant analysis of c's e-class (rebuilds and recomputes it first). Raises when the
+e-graph has no analysis.]=],
+  ["EGraph:equiv"] = [=[
+eg:equiv(t1, t2) -> boolean
+egglog's check: true when both terms (or e-class ids) are in the e-graph and in one
+e-class; false when one is absent or they differ.]=],
   ["EGraph:free"] = [=[
 eg:free()
 Frees the device buffers now (idempotent; <close> calls it too).]=],
