@@ -155,17 +155,17 @@ end
 
 -- The tile ------------------------------------------------------------------------------
 
---- Lines that scan the values x_0 .. x_{m-1} held by each invocation (blocked: invocation
+--- Lines that scan the values <v>0 .. <v>{m-1} held by each invocation (blocked: invocation
 --- l holds elements l*m .. l*m+m-1 of the tile) under op on type t. Binds tagg (the
 --- tile's total, the same bits in every invocation) and tpre (the invocation's exclusive
 --- prefix within the tile: identity for invocation 0). Ends after a barrier (wsum read).
---- Order: s = ((x_0 op x_1) op ...) op x_{m-1}; S = subgroup_scan(op, s) (Hillis-Steele);
+--- Order: s = ((v_0 op v_1) op ...) op v_{m-1}; S = subgroup_scan(op, s) (Hillis-Steele);
 --- W_w = S of lane 31 of warp w; wp = left fold of W_0 .. W_{w-1} from the identity;
 --- tagg = left fold of W_0 .. W_7; tpre = wp op (S of lane - 1, identity for lane 0).
-local function tile_prefix(c, t, op, m)
+local function tile_prefix(c, t, op, m, v)
   local id = U.identity(op, t)
-  c.add("(let ts x_0)")
-  for j = 1, m - 1 do c.add("(set ts (%s ts x_%d))", op, j) end
+  c.add("(let ts %s0)", v)
+  for j = 1, m - 1 do c.add("(set ts (%s ts %s%d))", op, v, j) end
   c.add("(let tsc (subgroup_scan %s ts))", op)
   c.add("(let tsu (shuffle_up tsc 1u32))")
   c.add("(if (eq lane 31u32) (then (store wsum w tsc)))")
@@ -326,7 +326,7 @@ local function scan_tile(c, t, op, m, exclusive, look, init)
   for j = 0, m - 1 do
     c.add("(let x_%d (load sm %s))", j, pad(("(add own %du32)"):format(j)))
   end
-  tile_prefix(c, t, op, m)
+  tile_prefix(c, t, op, m, "x_")
   if look then
     c.add("(if (eq l 0u32) (then")
     publish_lines(c, t, "tagg", false, "pa_")
@@ -390,11 +390,31 @@ end
 M.scan_text = scan_text
 
 -- Scratch: the look-back words (nwords per tile) and the counters {tile, finished,
--- epoch}. Fresh buffers are zeroed: epoch 1 first, no word published.
+-- epoch}. Fresh buffers are zeroed: epoch 1 first, no word published. The words come in
+-- power-of-two size classes, one scratch role each, because a steps list may hold several
+-- scans (vyre.egraph builds such lists): growing one role would free a buffer that an
+-- earlier step of the same list still uses.
+local launches = setmetatable({}, { __mode = "k" }) -- ctr -> {n = launches, caps used}
+
 local function state(be, t, ntiles)
-  local st = U.scratch(be, "scan1_state", "u64", ntiles * nwords(t))
+  local need = ntiles * nwords(t)
+  local cap = 1024
+  while cap < need do cap = cap * 2 end
   local ctr = U.scratch(be, "scan1_ctr", "u32", 4)
-  return st, ctr
+  local rec = launches[ctr] or { n = 0, caps = {} }
+  launches[ctr] = rec
+  -- The device advances the epoch once per launch and wraps after 2^31 - 1 of them; a
+  -- word left from a launch that long ago would then read as published, so every
+  -- EPOCHS - 1 launches (plain calls; graph replays are not counted) all words and the
+  -- counters are zeroed first.
+  rec.n = rec.n + 1
+  if rec.n >= EPOCHS - 1 then
+    for c in pairs(rec.caps) do U.scratch(be, "scan1_state_" .. c, "u64", c):zero() end
+    ctr:zero()
+    rec.n = 1
+  end
+  rec.caps[cap] = true
+  return U.scratch(be, "scan1_state_" .. cap, "u64", cap), ctr
 end
 
 --- The kernel of a one-pass scan (look = true) or of the single-workgroup scan.
@@ -416,6 +436,134 @@ function M.scan_steps(be, t, op, exclusive, src, dst, n, steps)
   local st, ctr = state(be, t, ntiles)
   steps[#steps + 1] = { M.scan_kernel(be, t, op, exclusive, true),
     { src = src, dst = dst, st = st, ctr = ctr, n = n }, { grid = { ntiles } } }
+end
+
+-- Compaction --------------------------------------------------------------------------
+
+-- The body of one tile of the compaction: the keep flags and elements go to shared
+-- memory (coalesced, the predicate over x evaluated on the way), each invocation counts
+-- its ITEMS flags, the tile prefix of the counts gives each kept element its rank in
+-- the tile, [the look-back gives the count kept before the tile,] the kept elements are
+-- gathered in order into the shared tile and written out contiguously.
+local function compact_tile(c, m, keep, look)
+  local tsize = U.WG * m
+  c.add("(let base (mul tile %du32))", tsize)
+  c.add("(for j 0u32 %du32 1u32", m)
+  c.add("  (let k (add l (mul j 256u32)))")
+  c.add("  (let gi (add base k))")
+  c.add("  (let x (load src gi))")
+  c.add("  (store sm %s x)", pad("k"))
+  c.add("  (store fl %s (select (land (lt gi n) %s) 1u32 0u32)))", pad("k"), keep)
+  c.add("(barrier)")
+  c.add("(let own (mul l %du32))", m)
+  for j = 0, m - 1 do
+    c.add("(let x_%d (load sm %s))", j, pad(("(add own %du32)"):format(j)))
+    c.add("(let f_%d (load fl %s))", j, pad(("(add own %du32)"):format(j)))
+  end
+  tile_prefix(c, "u32", "add", m, "f_")
+  if look then
+    c.add("(if (eq l 0u32) (then")
+    publish_lines(c, "u32", "tagg", false, "pa_")
+    c.add("))")
+    lookback(c, "u32", "add", "0u32")
+    c.add("(if (eq l 0u32) (then")
+    c.add("(let ci (add carry tagg))")
+    publish_lines(c, "u32", "ci", true, "pi_")
+    c.add("))")
+  end
+  -- every invocation has read its elements (the tile prefix's barrier): sm is free
+  c.add("(let rk tpre)")
+  for j = 0, m - 1 do
+    c.add("(if (ne f_%d 0u32) (then (store sm %s x_%d)))", j, pad("rk"), j)
+    c.add("(set rk (add rk f_%d))", j)
+  end
+  c.add("(barrier)")
+  for j = 0, m - 1 do
+    c.add("(let o_%d (add l %du32))", j, 256 * j)
+    c.add("(if (lt o_%d tagg) (then (store dst (add carry o_%d) (load sm %s))))", j, j,
+      pad("o_" .. j))
+  end
+end
+
+local function compact_text(t, flags_type, pred, look)
+  local m = M.items(t)
+  local tsize = U.WG * m
+  local keep = pred
+  if not pred then
+    keep = flags_type == "bool" and "(load flags gi)"
+      or ("(ne (load flags gi) 0%s)"):format(flags_type)
+  end
+  local c = collector()
+  c.add("(program lib_compact1_%s_%s (workgroup 256)", t,
+    (pred and "pred" or flags_type) .. (look and "_l" or "_s"))
+  c.add("  (buffer src %s read)", t)
+  if not pred then c.add("  (buffer flags %s read)", flags_type) end
+  c.add("  (buffer dst %s write)", t)
+  c.add("  (buffer total u32 write)")
+  if look then look_decls(c, "u32", "add") end
+  c.add("  (shared sm %s %d)", t, tsize + tsize // 32)
+  c.add("  (shared fl u32 %d)", tsize + tsize // 32)
+  c.add("  (shared wsum u32 8)")
+  c.add("  (param n u32)")
+  c.add("(let l (lid x))")
+  c.add("(let lane (and l 31u32))")
+  c.add("(let w (shr l 5u32))")
+  if look then
+    take_tile(c)
+    compact_tile(c, m, keep, true)
+    c.add("(if (land (eq l 0u32) (eq tile (sub (ngroups x) 1u32)))")
+    c.add("  (then (store total 0u32 (add carry tagg))))")
+    finish(c)
+  else
+    c.add("(let carry 0u32)")
+    c.add("(for tile 0u32 (div (add n %du32) %du32) 1u32", tsize - 1, tsize)
+    compact_tile(c, m, keep, false)
+    c.add("(set carry (add carry tagg))")
+    c.add("(barrier))")
+    c.add("(if (eq l 0u32) (then (store total 0u32 carry)))")
+  end
+  c.add(")")
+  return c.text()
+end
+M.compact_text = compact_text
+
+--- The kernels of a compaction of element type t by a flags buffer of type flags_type or
+--- by predicate text over x (nil flags_type): (one-pass, single-workgroup), compiled
+--- through U.user_kernel so that a predicate that does not compile raises for name.
+function M.compact_kernels(name, be, t, flags_type, pred)
+  local cfg = M.config
+  local key = ("compact1:%s:%s:%d:%d:%d"):format(t, pred and ("pred:" .. pred)
+    or ("flags:" .. flags_type), M.items(t), cfg.window, cfg.lag)
+  local fix = "write a bool expression over the element x, e.g. \"(gt x 0i32)\" for an i32 "
+    .. "buffer (literals carry their type)"
+  return U.user_kernel(name, be, key .. ":l", compact_text(t, flags_type, pred, true), fix),
+    U.user_kernel(name, be, key .. ":s", compact_text(t, flags_type, pred, false), fix)
+end
+
+--- Appends the launch that compacts src[0..n) (n >= 1) into dst by flags (a Buffer) or
+--- pred, writing the count to total[0].
+function M.compact_steps(kernels, be, t, src, flags, dst, total, n, steps)
+  local ntiles = U.cdiv(n, M.tile(t))
+  local args = { src = src, flags = flags, dst = dst, total = total, n = n }
+  if ntiles <= M.config.small then
+    steps[#steps + 1] = { kernels[2], args, { grid = { 1 } } }
+    return
+  end
+  args.st, args.ctr = state(be, "u32", ntiles)
+  steps[#steps + 1] = { kernels[1], args, { grid = { ntiles } } }
+end
+
+--- lib.compact after its argument checks: compacts src by flags (a Buffer) or pred (text)
+--- into dst; returns the count and the timing.
+function M.compact(name, timed, be, src, flags, pred, dst)
+  local t, n = src.type, src.count
+  local k1, k2 = M.compact_kernels(name, be, t, flags and flags.type, pred)
+  if n == 0 then return 0, U.no_time() end
+  local total = U.scratch(be, "compact_total", "u32", 1)
+  local steps = {}
+  M.compact_steps({ k1, k2 }, be, t, src, flags, dst, total, n, steps)
+  local out, timing = U.run(name, be, steps, { { total, 0, 4 } }, timed)
+  return out[1][1], timing
 end
 
 return M
