@@ -34,7 +34,7 @@ local M = {}
 --   lag      testing only: the look-back ignores the inclusive words of the `lag` tiles
 --            just before its own, as if they were still running (forces longer walks and
 --            the serial walk below the window on the in-order reference backend).
-M.config = { enabled = true, items = nil, window = 128, small = 4, lag = 0 }
+M.config = { enabled = true, items = nil, window = 256, small = 4, lag = 0 }
 
 local WIDE = { u64 = true, i64 = true, f64 = true }
 
