@@ -343,6 +343,43 @@ for _, kind in ipairs(H.cuda_kinds()) do
     end)
 end
 
+describe("single-pass scan under contention #gpu", function()
+  -- On a GPU the look-backs stop wherever the timing puts them; the bits must not move.
+  -- A window of 32 tiles makes walks below the window (the serial path) happen too.
+  it("gives the same float bits run after run and against the reference at 2^22", function()
+    local gpu = assert(require("vyre.cuda").device(0))
+    local ref = vyre.backend("reference")
+    for _, t in ipairs({ "f32", "f64" }) do
+      local n = 1 << 22
+      local xs = random_list(t, n, 9400)
+      local rsrc, r = ref:buffer(t, xs), ref:buffer(t, n)
+      local src, dst = gpu:buffer(t, xs), gpu:buffer(t, n)
+      for _, cfg in ipairs({ {}, { window = 32 }, { window = 32, items = 4 } }) do
+        with_config(cfg, function()
+          -- the window changes only the walk; items changes the order (the reference too)
+          lib.scan(ref, rsrc, r, "add", { exclusive = true })
+          local want = r:download():tostring()
+          for rep = 1, 4 do
+            lib.scan(gpu, src, dst, "add", { exclusive = true })
+            assert.are.equal(want, dst:download():tostring(),
+              ("%s window=%s run %d"):format(t, tostring(cfg.window), rep))
+          end
+        end)
+      end
+      -- 2^26 elements: many more tiles in flight, run against run
+      local big = gpu:buffer(t, 1 << 26)
+      lib.iota(gpu, big, 0.5, 1.0 / 3)
+      local out = gpu:buffer(t, 1 << 26)
+      lib.scan(gpu, big, out, "add")
+      local first = out:download():tostring()
+      for rep = 1, 3 do
+        lib.scan(gpu, big, out, "add")
+        assert.are.equal(first, out:download():tostring(), t .. " 2^26 run " .. rep)
+      end
+    end
+  end)
+end)
+
 -- ptxas ------------------------------------------------------------------------------------
 
 local function find_ptxas()
