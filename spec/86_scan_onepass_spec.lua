@@ -101,6 +101,46 @@ local function want_scan(t, op, xs, excl)
   return out
 end
 
+-- lib.reduce's chunk order over xs[b+1 .. e] (0-based [b, e)): invocation l folds b+l,
+-- b+l+256, ... from the identity, then the fixed tree over the 256 values.
+local function chunk_reduce(xs, b, e, f, id)
+  local acc = {}
+  for l = 0, 255 do
+    local a = id
+    for i = b + l, e - 1, 256 do a = f(a, xs[i + 1]) end
+    acc[l] = a
+  end
+  local half = 128
+  while half >= 1 do
+    for l = 0, half - 1 do acc[l] = f(acc[l], acc[l + half]) end
+    half = half // 2
+  end
+  return acc[0]
+end
+
+-- The documented result of segment [b, e) of the load-balanced segmented reduce: the
+-- left fold up to LONG elements; longer: the chunk order over chunks of CHUNK elements.
+local function want_segment(t, op, xs, b, e)
+  local lb = require("vyre.lib.segmented_lb")
+  local f, id = OPS[t][op], IDENTITY[t][op]
+  if b >= e then
+    if op == "add" then return is_float(t) and 0.0 or 0 end
+    if is_float(t) then return op == "min" and math.huge or -math.huge end
+    return ({ min = { i32 = 0x7fffffff, u32 = 0xffffffff, i64 = math.maxinteger, u64 = -1 },
+      max = { i32 = -0x80000000, u32 = 0, i64 = math.mininteger, u64 = 0 } })[op][t]
+  end
+  if e - b <= lb.LONG then
+    local acc = xs[b + 1]
+    for i = b + 2, e do acc = f(acc, xs[i]) end
+    return acc
+  end
+  local parts = {}
+  for c = b, e - 1, lb.CHUNK do
+    parts[#parts + 1] = chunk_reduce(xs, c, math.min(e, c + lb.CHUNK), f, id)
+  end
+  return chunk_reduce(parts, 0, #parts, f, id)
+end
+
 local function assert_list(t, want, got, what)
   assert.are.equal(#want, #got, what .. ": length")
   for i = 1, #want do
@@ -301,6 +341,76 @@ for _, kind in ipairs(KINDS) do
   end)
 end
 
+-- The load-balanced segmented reduce ----------------------------------------------------
+
+for _, kind in ipairs(KINDS) do
+  describe("load-balanced segmented reduce on the " .. kind.name .. " backend" .. kind.tag,
+    function()
+      local be
+      setup(function() be = kind.open() end)
+
+      -- a long segment, short ones, empty ones, the LONG boundary, a trailing empty one
+      local function mix(n)
+        local lb = require("vyre.lib.segmented_lb")
+        local offs = { 0, n // 2 }
+        local at = n // 2
+        offs[#offs + 1] = at -- empty
+        at = at + lb.LONG + 1
+        offs[#offs + 1] = at -- just long
+        at = at + lb.LONG
+        offs[#offs + 1] = at -- just short
+        while at < n do
+          at = math.min(n, at + math.random(0, 12))
+          offs[#offs + 1] = at
+        end
+        offs[#offs + 1] = n
+        return offs
+      end
+
+      it("reduces long segments in the chunk order and short ones left to right", function()
+        local n = kind.small and 20000 or 100000
+        for ti, t in ipairs({ "f32", "f64", "i32", "u64" }) do
+          math.randomseed(9500 + ti)
+          local xs = random_list(t, n, 9500 + ti)
+          local offs = mix(n)
+          local vb, ob = be:buffer(t, xs), be:buffer("u32", offs)
+          for _, op in ipairs(OPS_) do
+            local out = be:buffer(t, #offs - 1)
+            for rep = 1, 2 do -- the second call runs on the counters the first one left
+              lib.segmented_reduce(be, vb, ob, out, op)
+              local got = out:download():totable()
+              for sidx = 1, #offs - 1 do
+                local want = want_segment(t, op, xs, offs[sidx], math.min(offs[sidx + 1], n))
+                if not same(t, want, got[sidx]) then
+                  error(("%s %s segment %d [%d, %d) run %d: got %s want %s"):format(t, op, sidx,
+                    offs[sidx], offs[sidx + 1], rep, tostring(got[sidx]), tostring(want)))
+                end
+              end
+            end
+          end
+        end
+      end)
+
+      it("reduces overlapping and out-of-order segments, past the chunk slots too", function()
+        -- more chunks than the host's bound (overlapping long segments): the segments
+        -- that find no slots are folded by their own invocation
+        local n = 8200
+        local xs = {}
+        for i = 1, n do xs[i] = i % 11 end
+        local offs = { 0, n, 0, n, 100, 9000, 50, n, 0 }
+        local vb, ob = be:buffer("i64", xs), be:buffer("u32", offs)
+        local out = be:buffer("i64", #offs - 1)
+        lib.segmented_reduce(be, vb, ob, out, "add")
+        local got = out:download():totable()
+        for sidx = 1, #offs - 1 do
+          local w = 0
+          for i = offs[sidx] + 1, math.min(offs[sidx + 1], n) do w = w + xs[i] end
+          assert.are.equal(w, got[sidx], "segment " .. sidx)
+        end
+      end)
+    end)
+end
+
 -- CUDA against the reference, bit for bit ------------------------------------------------
 
 for _, kind in ipairs(H.cuda_kinds()) do
@@ -313,7 +423,7 @@ for _, kind in ipairs(H.cuda_kinds()) do
         gpu = kind.open()
       end)
 
-      it("scans and compacts to the same bits at " .. N .. " elements, run after run",
+      it("scans, compacts and reduces segments to the same bits at " .. N .. " elements",
         function()
           for ti, t in ipairs(NUM) do
             local xs = random_list(t, N, 9200 + ti)
@@ -330,6 +440,20 @@ for _, kind in ipairs(H.cuda_kinds()) do
                 end
               end
             end
+          end
+          -- segmented reduce with a long segment of N/2 and short ones
+          local sx = random_list("f32", N, 9350)
+          local offs, at = { 0, N // 2 }, N // 2
+          while at < N do
+            at = math.min(N, at + math.random(1, 20))
+            offs[#offs + 1] = at
+          end
+          for _, op in ipairs(OPS_) do
+            local ro = ref:buffer("f32", #offs - 1)
+            lib.segmented_reduce(ref, ref:buffer("f32", sx), ref:buffer("u32", offs), ro, op)
+            local go = gpu:buffer("f32", #offs - 1)
+            lib.segmented_reduce(gpu, gpu:buffer("f32", sx), gpu:buffer("u32", offs), go, op)
+            assert.are.equal(ro:download():tostring(), go:download():tostring(), "segreduce " .. op)
           end
           local xs = random_list("f32", N, 9300)
           local pred = "(gt x 0x0p+0f32)"
