@@ -32,6 +32,7 @@ M.CHUNK = 4096 -- elements per chunk of a long segment
 
 local WIDE = { u64 = true, i64 = true, f64 = true }
 local EPOCHS = 0x7fffffff
+local launches = setmetatable({}, { __mode = "k" }) -- meta -> launches of kernel 2 so far
 
 local SHORT = [[
 (program lib_segred_short_$T_$OP (workgroup 256)
@@ -259,6 +260,15 @@ function M.reduce_steps(be, values, offsets, out, op, nseg, steps)
   if cap == 0 then return end
   local cnt = U.scratch(be, "segred_cnt", "u32", lists)
   local pw = U.scratch(be, "segred_pw", "u64", cap * (WIDE[t] and 2 or 1))
+  -- the device's epoch wraps after 2^31 - 1 launches, when an old partial word could read
+  -- as this launch's: every EPOCHS - 1 plain calls the words and counters are zeroed first
+  local k = (launches[meta] or 0) + 1
+  if k >= EPOCHS - 1 then
+    pw:zero()
+    meta:zero()
+    k = 1
+  end
+  launches[meta] = k
   local kl = U.kernel(be, ("segred_long:%s:%s:%d"):format(t, op, M.CHUNK),
     function() return long_text(t, op) end)
   steps[#steps + 1] = { kl, { values = values, offsets = offsets, out = out, meta = meta,
