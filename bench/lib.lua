@@ -4,12 +4,21 @@
 -- Prints "name value unit" lines. Each number is the best of REPS timed calls after one
 -- warm-up call, timed by the library's _timed variant (device time of its one
 -- be:sequence, wall time where the backend reports no device time).
--- Sizes: sum of 1 GiB of f32; exclusive scan of 256 Mi u32; radix sort of 64 Mi u32 keys
--- and of 64 Mi u32 keys with u32 values; compaction and a 256-bin histogram of 256 Mi
--- u32; fill and copy of 1 GiB. GB/s counts the bytes each primitive must move at least
--- (sum, compaction, histogram: the input once; scan and copy: read + write).
+-- Sizes: sum of 1 GiB of f32; exclusive scan of 256 Mi u32 and f32 (single pass, and the
+-- reduce-then-scan path for comparison: *_2pass); radix sort of 64 Mi u32, f32 and u64
+-- keys and of 64 Mi u32 keys with u32 values; compaction and a 256-bin histogram of 256
+-- Mi u32; fill and copy of 1 GiB; segmented reduce of one segment of 10^7 and 10^5
+-- segments of 10 against an unsegmented reduce of the same elements. GB/s counts the
+-- bytes each primitive must move at least (sum, compaction, histogram: the input once;
+-- scan and copy: read + write). The rows of issue 22's targets are compared with
+-- bench/lib_baseline.py's: lib_scan_{u32,f32}_ms / torch_scan_{i32,f32}_ms,
+-- lib_compact_u32_ms / torch_compact_i32_ms, lib_sort_{u32,f32,u64}_ms /
+-- cupy_sort_{u32,f32,u64}_ms, lib_sort_u32_kv_ms / torch_sort_i32_kv_ms,
+-- lib_copy_u32_gbps / cupy_copy_u32_gbps; lib_segreduce_mix_ratio is the segmented time
+-- over the unsegmented one (target <= 1.5).
 local vyre = require("vyre")
 local lib = require("vyre.lib")
+local onepass = require("vyre.lib.scan_onepass")
 
 local SCALE = tonumber(arg and arg[1] or "") or 1
 local REPS = 5
@@ -82,6 +91,22 @@ do
   out("lib_scan_u32_gelems", n / ns, "Gelem/s")
   ns = best(function() return lib.scan_timed(be, src, src, "add") end)
   out("lib_scan_inplace_u32_gbps", n * 8 / ns, "GB/s")
+  -- f32 (float add: the serial look-back fold), then both on the reduce-then-scan path
+  local fsrc, fdst = be:buffer("f32", n), be:buffer("f32", n)
+  lib.iota(be, fsrc, 0.0, 1.0 / 1024)
+  ns = best(function() return lib.scan_timed(be, fsrc, fdst, "add", { exclusive = true }) end)
+  out("lib_scan_f32_ms", ns / 1e6, "ms")
+  out("lib_scan_f32_gbps", n * 8 / ns, "GB/s")
+  onepass.config.enabled = false
+  ns = best(function() return lib.scan_timed(be, src, dst, "add", { exclusive = true }) end)
+  out("lib_scan_u32_2pass_ms", ns / 1e6, "ms")
+  ns = best(function() return lib.scan_timed(be, fsrc, fdst, "add", { exclusive = true }) end)
+  out("lib_scan_f32_2pass_ms", ns / 1e6, "ms")
+  ns = best(function() return lib.compact_timed(be, src, "(eq (and x 1u32) 0u32)", dst) end)
+  out("lib_compact_u32_2pass_ms", ns / 1e6, "ms")
+  onepass.config.enabled = true
+  fsrc:free()
+  fdst:free()
 
   -- compaction of 256 Mi u32 (half kept) and a 256-bin histogram
   ns = best(function() return lib.compact_timed(be, src, "(eq (and x 1u32) 0u32)", dst) end)
@@ -133,4 +158,61 @@ do
       os.exit(1)
     end
   end
+  -- f32 keys (the hash's bits as floats, NaNs included) and u64 keys (two hashes)
+  local fk = be:buffer("f32", n)
+  local fsk = be:buffer("f32", n)
+  local bits = be:compile(vyre.parse([[
+(program bench_bits (workgroup 256)
+  (buffer a u32 read)
+  (buffer b u32 read)
+  (buffer f f32 write)
+  (buffer w u64 write)
+  (let i (gid x))
+  (if (lt i (len a))
+    (then
+      (store f i (bitcast f32 (load a i)))
+      (store w i (or (shl (cast u64 (load a i)) 32u64) (cast u64 (load b i)))))))
+]]))
+  local u64k = be:buffer("u64", n)
+  local u64s = be:buffer("u64", n)
+  local function refill_wide(seed)
+    random_fill(keys, seed)
+    random_fill(vals, seed + 1)
+    bits:launch({ a = keys, b = vals, f = fk, w = u64k }, { n = n })
+    be:synchronize()
+  end
+  ns = best(function() return lib.sort_timed(be, fk, { scratch = { keys = fsk } }) end,
+    function() refill_wide(11) end)
+  out("lib_sort_f32_ms", ns / 1e6, "ms")
+  out("lib_sort_f32_mkeys", n / ns * 1e3, "Mkeys/s")
+  ns = best(function() return lib.sort_timed(be, u64k, { scratch = { keys = u64s } }) end,
+    function() refill_wide(13) end)
+  out("lib_sort_u64_ms", ns / 1e6, "ms")
+  out("lib_sort_u64_mkeys", n / ns * 1e3, "Mkeys/s")
+  fk:free()
+  fsk:free()
+  u64k:free()
+  u64s:free()
+end
+
+-- segmented reduce, load balance: one segment of 10^7 and 10^5 segments of 10, against an
+-- unsegmented reduce of the same 1.1 * 10^7 elements (issue 22 §4: ratio <= 1.5)
+do
+  local long, short, nshort = 10000000 // SCALE, 10, 100000 // SCALE
+  local n = long + short * nshort
+  local values = be:buffer("f32", n)
+  lib.iota(be, values, 0.0, 1.0 / 1024)
+  local offs = { 0, long }
+  for s = 1, nshort do offs[#offs + 1] = long + s * short end
+  local offsets = be:buffer("u32", offs)
+  local outb = be:buffer("f32", #offs - 1)
+  local seg = best(function() return lib.segmented_reduce_timed(be, values, offsets, outb) end)
+  local flat = best(function() return lib.reduce_timed(be, values, "add") end)
+  out("lib_segreduce_mix_ms", seg / 1e6, "ms")
+  out("lib_reduce_mix_ms", flat / 1e6, "ms")
+  out("lib_segreduce_mix_ratio", seg / flat, "x")
+  local dst = be:buffer("f32", n)
+  seg = best(function() return lib.segmented_scan_timed(be, values, offsets, dst) end)
+  out("lib_segscan_mix_ms", seg / 1e6, "ms")
+  out("lib_segscan_mix_ratio", seg / flat, "x")
 end

@@ -4,7 +4,11 @@
 Usage: python3 bench/lib_baseline.py [SCALE]     (SCALE divides every size; default 1)
 Prints "name value unit" lines: the best of REPS timed calls after one warm-up, timed
 with CUDA events around the call. A library that cannot be imported is skipped with a
-printed reason ("# skip ...").
+printed reason ("# skip ..."), and so is a single benchmark that fails (out of memory,
+an unsupported dtype), so one run prints every row it can. The rows that issue 22's
+targets compare with bench/lib.lua's: torch_scan_{i32,f32}_ms (torch.cumsum),
+torch_compact_i32_ms (masked_select), cupy_sort_{u32,f32,u64}_ms (cupy.sort),
+torch_sort_i32_kv_ms (stable sort with indices), cupy_copy_u32_gbps.
 """
 import sys
 
@@ -15,6 +19,14 @@ GIB = 1 << 30
 
 def out(name, value, unit):
     print(f"{name} {value:.3f} {unit}", flush=True)
+
+
+def guarded(what, fn):
+    """Runs one benchmark; a failure prints "# skip WHAT: reason" and the run goes on."""
+    try:
+        fn()
+    except Exception as e:  # out of memory, a dtype the library lacks, ...
+        print(f"# skip {what}: {e!r}", flush=True)
 
 
 def bench_cupy():
@@ -80,6 +92,25 @@ def bench_cupy():
     ns = best(lambda: cp.argsort(state["k"]), refill)
     out("cupy_argsort_u32_ms", ns / 1e6, "ms")
 
+    def sort_f32():
+        def refill_f32():
+            state["k"] = rng.integers(0, 2**32, size=n, dtype=cp.uint64).astype(
+                cp.uint32).view(cp.float32)
+        ns = best(lambda: state["k"].sort(), refill_f32)
+        out("cupy_sort_f32_ms", ns / 1e6, "ms")
+        out("cupy_sort_f32_mkeys", n / ns * 1e3, "Mkeys/s")
+
+    def sort_u64():
+        def refill_u64():
+            state["k"] = rng.integers(0, 2**63, size=n, dtype=cp.uint64) * 2 + 1
+        ns = best(lambda: state["k"].sort(), refill_u64)
+        out("cupy_sort_u64_ms", ns / 1e6, "ms")
+        out("cupy_sort_u64_mkeys", n / ns * 1e3, "Mkeys/s")
+
+    guarded("cupy sort f32", sort_f32)
+    guarded("cupy sort u64", sort_u64)
+    state.clear()
+
 
 def bench_torch():
     try:
@@ -131,14 +162,28 @@ def bench_torch():
     out("torch_sort_i32_kv_ms", ns / 1e6, "ms")
     out("torch_sort_i32_kv_mkeys", n / ns * 1e3, "Mkeys/s")
 
+    state.clear()
     n = (256 << 20) // SCALE
     v = torch.randint(0, 2**31 - 1, (n,), device="cuda", dtype=torch.int32)
-    ns = best(lambda: torch.cumsum(v, 0, dtype=torch.int32))
+    o = torch.empty_like(v)
+    ns = best(lambda: torch.cumsum(v, 0, dtype=torch.int32, out=o))
+    out("torch_scan_i32_ms", ns / 1e6, "ms")
     out("torch_scan_i32_gbps", n * 8 / ns, "GB/s")
+
+    def scan_f32():
+        f = torch.rand(n, device="cuda", dtype=torch.float32)
+        fo = torch.empty_like(f)
+        ns = best(lambda: torch.cumsum(f, 0, out=fo))
+        out("torch_scan_f32_ms", ns / 1e6, "ms")
+        out("torch_scan_f32_gbps", n * 8 / ns, "GB/s")
+
+    guarded("torch cumsum f32", scan_f32)
+    del o
     ns = best(lambda: torch.masked_select(v, (v & 1) == 0))
+    out("torch_compact_i32_ms", ns / 1e6, "ms")
     out("torch_compact_i32_gbps", n * 4 / ns, "GB/s")
 
 
 if __name__ == "__main__":
-    bench_cupy()
-    bench_torch()
+    guarded("cupy", bench_cupy)
+    guarded("torch", bench_torch)

@@ -185,6 +185,9 @@ end
 
 local function sim_scan(t, op, xs, excl)
   local f, id = OPS[t][op], IDENTITY[t][op]
+  if require("vyre.lib.scan_onepass").config.enabled then -- the single-pass order
+    return require("spec.scan_onepass_sim").scan(t, f, id, scan_init(t, op, excl), xs, excl)
+  end
   local n, out = #xs, {}
   if cdiv(n, TILE) <= 8 then
     sim_chunk_scan(xs, 0, n, scan_init(t, op, excl), f, id, excl, out)

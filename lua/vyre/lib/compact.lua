@@ -13,6 +13,7 @@ local U = require("vyre.lib.util")
 local callback = require("vyre.callback")
 local reduce = require("vyre.lib.reduce")
 local scan = require("vyre.lib.scan")
+local onepass = require("vyre.lib.scan_onepass")
 
 local M = {}
 
@@ -214,6 +215,9 @@ function M.compact(name, timed, be, src, keep, dst)
   if flags then
     U.check_disjoint(name, dst, "dst", flags, "the flags buffer",
       "compact into a buffer that shares no memory with the flags")
+  end
+  if onepass.config.enabled then -- single pass (scan_onepass.lua); below: reduce-then-scan
+    return onepass.compact(name, timed, be, src, flags, pred, dst)
   end
   local t, n = src.type, src.count
   local kcount, kscatter = kernels(name, be, t, flags and flags.type, pred)

@@ -9,6 +9,7 @@
 -- The tile scan (block_scan) is shared with compact and sort.
 local U = require("vyre.lib.util")
 local reduce = require("vyre.lib.reduce")
+local onepass = require("vyre.lib.scan_onepass")
 
 local M = {}
 
@@ -130,6 +131,9 @@ end
 
 --- Appends the launches that scan src[0..n) into dst[0..n) (n >= 1; dst may be src).
 function M.steps(be, t, op, exclusive, src, dst, n, steps)
+  if onepass.config.enabled then -- single pass (scan_onepass.lua); below: reduce-then-scan
+    return onepass.scan_steps(be, t, op, exclusive, src, dst, n, steps)
+  end
   local ntiles = U.cdiv(n, U.TILE)
   if ntiles <= 8 then
     steps[#steps + 1] = { M.kernel(be, t, op, exclusive, "none", false),

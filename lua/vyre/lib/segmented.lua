@@ -7,6 +7,7 @@
 -- long segments run slowly: fine for many short segments (e-graph classes).
 local U = require("vyre.lib.util")
 local scan = require("vyre.lib.scan")
+local lb = require("vyre.lib.segmented_lb")
 
 local M = {}
 
@@ -84,7 +85,9 @@ function M.reduce(name, timed, be, values, offsets, out, op)
     "reduce into a buffer that shares no memory with offsets")
   local t = values.type
   local steps = {}
-  if nseg > 0 then
+  if nseg > 0 and lb.config.enabled then -- load-balanced (segmented_lb.lua)
+    lb.reduce_steps(be, values, offsets, out, op, nseg, steps)
+  elseif nseg > 0 then
     local k = U.kernel(be, "segreduce:" .. t .. ":" .. op, function()
       return U.fill(REDUCE, { T = t, OP = op, EMPTY = U.empty_value(op, t) })
     end)

@@ -1,0 +1,278 @@
+-- vyre.lib.segmented_lb — load-balanced segmented reduce (docs/LIB.md, "segmented").
+--
+-- The host does not know the segments' lengths (the offsets stay on the device), so
+-- the balance is decided on the device, in two launches:
+--   1. short: one invocation per segment. A segment of at most LONG elements is folded
+--      left to right by its invocation, as before. A longer one is registered instead:
+--      it takes ceil(len / CHUNK) consecutive chunk slots from a counter (an atomic)
+--      and an entry in a list (segment, first slot, chunks);
+--   2. long: one workgroup per chunk slot the host can bound (every long segment has
+--      more than LONG elements, so the slots are at most ceil(nv / CHUNK) + nv / (LONG +
+--      1) + 1 when segments do not overlap). A workgroup finds the list entry that owns
+--      its slot, reduces its chunk as lib.reduce reduces a chunk (invocation l folds
+--      elements l, l + 256, ... from the identity, then the fixed tree over the 256
+--      values), publishes the partial as tagged look-back words and counts itself in on
+--      the entry; the workgroup that arrives last folds the entry's partials in the same
+--      fixed order and writes the segment's result.
+-- A long segment's result is therefore the chunk-reduce of its chunk partials, each the
+-- chunk-reduce of CHUNK elements: an order that depends only on the segment's length,
+-- identical on every run, device and backend. The last workgroup of launch 2 resets
+-- the counters and advances the epoch of the partials' tags, so nothing is zeroed
+-- between calls.
+local U = require("vyre.lib.util")
+local reduce = require("vyre.lib.reduce")
+
+local M = {}
+
+-- enabled false: segmented_reduce takes the one-invocation-per-segment kernel alone.
+M.config = { enabled = true }
+
+M.LONG = 4096  -- longer segments are split into chunks
+M.CHUNK = 4096 -- elements per chunk of a long segment
+
+local WIDE = { u64 = true, i64 = true, f64 = true }
+local EPOCHS = 0x7fffffff
+local launches = setmetatable({}, { __mode = "k" }) -- meta -> launches of kernel 2 so far
+
+local SHORT = [[
+(program lib_segred_short_$T_$OP (workgroup 256)
+  (buffer values $T read)
+  (buffer offsets u32 read)
+  (buffer out $T write)
+  (buffer meta u32 read_write)
+  (buffer lng u32 write)
+  (buffer lbase u32 write)
+  (buffer lnch u32 write)
+  (param nseg u32)
+  (param cap u32)
+  (let s (gid x))
+  (if (lt s nseg)
+    (then
+      (let nv (len values))
+      (let b (load offsets s))
+      (let e (min (load offsets (add s 1u32)) nv))
+      (let long false)
+      (if (land (lt b e) (gt (sub e b) $LONGu32))
+        (then
+          (let nch (div (add (sub e b) $CHM1u32) $CHUNKu32))
+          (let base (atomic add meta 1u32 nch))
+          (if (land (lt base cap) (le nch (sub cap base)))
+            (then
+              (let pos (atomic add meta 0u32 1u32))
+              (store lng pos s)
+              (store lbase pos base)
+              (store lnch pos nch)
+              (set long true)))))
+      (if (lnot long)
+        (then
+          (let acc $EMPTY)
+          (if (lt b e)
+            (then
+              (set acc (load values b))
+              (for i (add b 1u32) e 1u32 (set acc ($OP acc (load values i))))))
+          (store out s acc))))))
+]]
+
+-- The chunk fold of reduce.lua: invocation l folds first, first + 256, ... < stop, four
+-- loads at a time (the order of the operations is the sequential one), into `acc_`.
+local function fold_lines(first, stop, load, p, op, id)
+  return U.fill([[
+  (let $Pcnt (select (lt $FIRST $STOP) (add (div (sub (sub $STOP $FIRST) 1u32) 256u32) 1u32) 0u32))
+  (for $Pk 0u32 $Pcnt 4u32
+    (let $Pi0 (add $FIRST (mul $Pk 256u32)))
+    (let $Pv0 $LOAD0)
+    (let $Pv1 (select (lt (add $Pk 1u32) $Pcnt) $LOAD1 $ID))
+    (let $Pv2 (select (lt (add $Pk 2u32) $Pcnt) $LOAD2 $ID))
+    (let $Pv3 (select (lt (add $Pk 3u32) $Pcnt) $LOAD3 $ID))
+    (set $Pacc ($OP ($OP ($OP ($OP $Pacc $Pv0) $Pv1) $Pv2) $Pv3)))]], {
+    P = p, FIRST = first, STOP = stop, ID = id, OP = op,
+    LOAD0 = load(p .. "i0"), LOAD1 = load(("(add %si0 256u32)"):format(p)),
+    LOAD2 = load(("(add %si0 512u32)"):format(p)), LOAD3 = load(("(add %si0 768u32)"):format(p)),
+  })
+end
+
+local function bits(t, v)
+  if t == "u32" or t == "u64" then return v end
+  return ("(bitcast %s %s)"):format(WIDE[t] and "u64" or "u32", v)
+end
+
+local function decode(t, lo, hi)
+  if not WIDE[t] then
+    local b = ("(cast u32 %s)"):format(lo)
+    return t == "u32" and b or ("(bitcast %s %s)"):format(t, b)
+  end
+  local b = ("(or (shl %s 32u64) (and %s 4294967295u64))"):format(hi, lo)
+  return t == "u64" and b or ("(bitcast %s %s)"):format(t, b)
+end
+
+-- The partial of slot index expression idx, read with a plain load and then, while its
+-- tag is not this launch's, with atomics (the writer published it with an atomic
+-- exchange; any tagged value is the final one). Binds <p>v.
+local function read_partial(t, idx, p)
+  local nw = WIDE[t] and 2 or 1
+  local L = {}
+  L[#L + 1] = ("(let %sb (mul %s %du32))"):format(p, idx, nw)
+  for k = 0, nw - 1 do
+    L[#L + 1] = ("(let %sw%d (load pw (add %sb %du32)))"):format(p, k, p, k)
+  end
+  local ok = ("(eq (cast u32 (shr %sw0 32u64)) ep)"):format(p)
+  if nw == 2 then
+    ok = ("(land %s (eq (cast u32 (shr %sw1 32u64)) ep))"):format(ok, p)
+  end
+  L[#L + 1] = ("(for %sit 0u32 4294967295u32 1u32"):format(p)
+  L[#L + 1] = ("  (if %s (then (break)))"):format(ok)
+  for k = 0, nw - 1 do
+    L[#L + 1] = ("  (let %sa%d (atomic or pw (add %sb %du32) 0u64))"):format(p, k, p, k)
+    L[#L + 1] = ("  (set %sw%d %sa%d)"):format(p, k, p, k)
+  end
+  L[#L + 1] = "  )"
+  L[#L + 1] = ("(let %sv %s)"):format(p, decode(t, p .. "w0", p .. "w1"))
+  return table.concat(L, "\n")
+end
+
+local function publish_partial(t, v)
+  local word = "(or (shl (cast u64 ep) 32u64) (cast u64 %s))"
+  if not WIDE[t] then
+    return ("(atomic exchange pw slot %s)"):format(word:format(bits(t, v)))
+  end
+  return ("(let pb %s)\n(atomic exchange pw (mul slot 2u32) %s)\n"
+    .. "(atomic exchange pw (add (mul slot 2u32) 1u32) %s)"):format(bits(t, v),
+      word:format("(cast u32 pb)"), word:format("(cast u32 (shr pb 32u64))"))
+end
+
+local function long_text(t, op)
+  local id = U.identity(op, t)
+  local tree = reduce.tree(op)
+  return U.fill([[
+(program lib_segred_long_$T_$OP (workgroup 256)
+  (buffer values $T read)
+  (buffer offsets u32 read)
+  (buffer out $T write)
+  (buffer meta u32 read_write)
+  (buffer lng u32 read)
+  (buffer lbase u32 read)
+  (buffer lnch u32 read)
+  (buffer cnt u32 read_write)
+  (buffer pw u64 read_write)
+  (shared red $T 256)
+  (shared own u32 1)
+  (shared sep u32 1)
+  (shared sl u32 1)
+  (let l (lid x))
+  (let g (wgid x))
+  (if (eq l 0u32)
+    (then
+      (let e0 (atomic or meta 2u32 0u32))
+      (store sep 0u32 (add e0 1u32))
+      (store own 0u32 0u32)
+      (store sl 0u32 0u32)))
+  (barrier)
+  (let m (load meta 0u32))
+  (for q l m 256u32
+    (let qb (load lbase q))
+    (if (land (ge g qb) (lt (sub g qb) (load lnch q))) (then (store own 0u32 (add q 1u32)))))
+  (barrier)
+  (let ow (load own 0u32))
+  (let ep (load sep 0u32))
+  (let pos (sub ow 1u32))
+  (let sg (load lng pos))
+  (let nv (len values))
+  (let sb (load offsets sg))
+  (let se (min (load offsets (add sg 1u32)) nv))
+  (let nch (load lnch pos))
+  (let base (load lbase pos))
+  (let slot g)
+  (let cb (add sb (mul (sub g base) $CHUNKu32)))
+  (let ce (select (lt (sub se cb) $CHUNKu32) se (add cb $CHUNKu32)))
+  (let c_acc $ID)
+  (if (ne ow 0u32)
+    (then
+$FOLD1))
+  (store red l c_acc)
+  (barrier)
+$TREE
+  (if (land (eq l 0u32) (ne ow 0u32))
+    (then
+      (let part (load red 0u32))
+$PUBLISH
+      (let old (atomic add cnt pos 1u32))
+      (store sl 0u32 (select (eq old (sub nch 1u32)) 1u32 0u32))))
+  (barrier)
+  (let last (load sl 0u32))
+  (let f_acc $ID)
+  (if (ne last 0u32)
+    (then
+$FOLD2))
+  (store red l f_acc)
+  (barrier)
+$TREE
+  (if (land (eq l 0u32) (ne last 0u32))
+    (then
+      (store out sg (load red 0u32))
+      (atomic exchange cnt pos 0u32)))
+  (if (eq l 0u32)
+    (then
+      (let dn (atomic add meta 3u32 1u32))
+      (if (eq dn (sub (ngroups x) 1u32))
+        (then
+          (atomic exchange meta 0u32 0u32)
+          (atomic exchange meta 1u32 0u32)
+          (atomic exchange meta 3u32 0u32)
+          (atomic exchange meta 2u32 (select (ge ep $EPOCHSu32) 0u32 ep)))))))
+]], {
+    T = t, OP = op, ID = id, TREE = tree, CHUNK = M.CHUNK, EPOCHS = EPOCHS,
+    FOLD1 = fold_lines("(add cb l)", "ce", function(i) return ("(load values %s)"):format(i) end,
+      "c_", op, id),
+    FOLD2 = (function()
+      -- partials l, l + 256, ... of the entry, in that order, from the identity
+      return ([[
+      (for fq l nch 256u32
+%s
+        (set f_acc (%s f_acc r_v)))]]):format(
+        "        " .. read_partial(t, "(add base fq)", "r_"):gsub("\n", "\n        "), op)
+    end)(),
+    PUBLISH = "      " .. publish_partial(t, "part"):gsub("\n", "\n      "),
+  })
+end
+
+local function short_text(t, op)
+  return U.fill(SHORT, { T = t, OP = op, EMPTY = U.empty_value(op, t), LONG = M.LONG,
+    CHUNK = M.CHUNK, CHM1 = M.CHUNK - 1 })
+end
+
+M.short_text, M.long_text = short_text, long_text
+
+--- Appends the launches of a segmented reduce of nseg >= 1 segments of values into out.
+function M.reduce_steps(be, values, offsets, out, op, nseg, steps)
+  local t, nv = values.type, values.count
+  local cap = U.cdiv(nv, M.CHUNK) + nv // (M.LONG + 1) + 1
+  local lists = math.max(1, math.min(nseg, nv // (M.LONG + 1)))
+  local meta = U.scratch(be, "segred_meta", "u32", 4)
+  local lng = U.scratch(be, "segred_lng", "u32", lists)
+  local lbase = U.scratch(be, "segred_lbase", "u32", lists)
+  local lnch = U.scratch(be, "segred_lnch", "u32", lists)
+  local ks = U.kernel(be, ("segred_short:%s:%s:%d:%d"):format(t, op, M.LONG, M.CHUNK),
+    function() return short_text(t, op) end)
+  if nv <= M.LONG then cap = 0 end -- no segment can be long: launch 1 alone
+  steps[#steps + 1] = { ks, { values = values, offsets = offsets, out = out, meta = meta,
+    lng = lng, lbase = lbase, lnch = lnch, nseg = nseg, cap = cap },
+    { grid = { U.cdiv(nseg, U.WG) } } }
+  if cap == 0 then return end
+  local cnt = U.scratch(be, "segred_cnt", "u32", lists)
+  local pw = U.scratch(be, "segred_pw", "u64", cap * (WIDE[t] and 2 or 1))
+  -- the device's epoch wraps after 2^31 - 1 launches, when an old partial word could read
+  -- as this launch's: every EPOCHS - 1 plain calls the words and counters are zeroed first
+  local k = (launches[meta] or 0) + 1
+  if k >= EPOCHS - 1 then
+    pw:zero()
+    meta:zero()
+    k = 1
+  end
+  launches[meta] = k
+  local kl = U.kernel(be, ("segred_long:%s:%s:%d"):format(t, op, M.CHUNK),
+    function() return long_text(t, op) end)
+  steps[#steps + 1] = { kl, { values = values, offsets = offsets, out = out, meta = meta,
+    lng = lng, lbase = lbase, lnch = lnch, cnt = cnt, pw = pw }, { grid = { cap } } }
+end
+
+return M
