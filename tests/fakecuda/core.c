@@ -67,6 +67,7 @@ static void load_config(void) {
     fake_cfg.version = (int)env_long("VYRE_FAKECUDA_VERSION", 12080, 1000, 99990);
     fake_cfg.persist = env_long("VYRE_FAKECUDA_PERSIST", 0, 0, 1) != 0;
     fake_cfg.verbose = env_long("VYRE_FAKECUDA_VERBOSE", 0, 0, 1) != 0;
+    fake_cfg.peer = env_long("VYRE_FAKECUDA_PEER", 1, 0, 1) != 0;
     fake_find_ptxas(fake_cfg.ptxas, sizeof fake_cfg.ptxas);
     const char *m = getenv("VYRE_FAKECUDA_MISSING");
     snprintf(fake_cfg.missing, sizeof fake_cfg.missing, ",%s,", m ? m : "");

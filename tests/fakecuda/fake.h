@@ -107,6 +107,10 @@ struct fake_launch {
     bool cooperative;
     unsigned char *args; /* the parameter values, copied by value (as capture does) */
     size_t args_len;
+    /* A host operation in stream order instead of a kernel (the fake NCCL's collectives,
+     * through vyre_fakecuda_stream_host): fn is NULL then. */
+    void (*host)(void *ud);
+    void *host_ud;
 };
 
 struct fake_graph {
@@ -141,6 +145,7 @@ struct fake_config {
     char ptxas[512];    /* ptxas to check PTX with; "" = structural check only */
     char missing[1024]; /* VYRE_FAKECUDA_MISSING: entries cuGetProcAddress lacks */
     bool verbose;       /* VYRE_FAKECUDA_VERBOSE: misuse and faults on stderr */
+    bool peer;          /* VYRE_FAKECUDA_PEER (1): devices can access each other */
 };
 
 extern struct fake_config fake_cfg;
@@ -243,6 +248,11 @@ FAKE_DECL(cuGraphInstantiateWithFlags)
 FAKE_DECL(cuGraphLaunch)
 FAKE_DECL(cuGraphExecDestroy)
 FAKE_DECL(cuGraphDestroy)
+FAKE_DECL(cuDeviceCanAccessPeer)
+FAKE_DECL(cuCtxEnablePeerAccess)
+FAKE_DECL(cuMemcpyPeerAsync)
+FAKE_DECL(cuStreamWaitEvent)
+FAKE_DECL(cuStreamQuery)
 #undef FAKE_DECL
 /* Entries the runtime does not resolve yet (grid-wide barriers will), with the
  * driver's prototypes. */

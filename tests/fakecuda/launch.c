@@ -221,6 +221,10 @@ static const struct fake_prog *module_prog(struct fake_module *m) {
 }
 
 CUresult fake_launch_run(const struct fake_launch *l) {
+    if (l->host) {
+        l->host(l->host_ud);
+        return CUDA_SUCCESS;
+    }
     uint64_t blocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
     fake_clock_ns += 2000 + blocks * 20;
     const struct fake_prog *fp = module_prog(l->fn->mod);
@@ -284,7 +288,7 @@ static CUresult launch(const char *call, CUfunction fn, const unsigned grid[3],
         else if ((uint64_t)grid[0] * grid[1] * grid[2] > fit) r = FAKE_COOPERATIVE_TOO_LARGE;
     }
     struct fake_launch l = {
-        f, {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, cooperative, NULL, 0};
+        f, {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, cooperative, NULL, 0, NULL, NULL};
     if (r == CUDA_SUCCESS) {
         for (uint32_t i = 0; i < f->nparams; i++) l.args_len += f->param_size[i];
         l.args = malloc(l.args_len ? l.args_len : 1);
