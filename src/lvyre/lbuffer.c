@@ -458,6 +458,7 @@ static int buffer_tostring(lua_State *L) {
 }
 
 static const luaL_Reg buffer_methods[] = {{"upload", buffer_upload},
+                                          {"copy_to", lvyre_buffer_copy_to},
                                           {"download", buffer_download},
                                           {"zero", buffer_zero},
                                           {"pointer", buffer_pointer},

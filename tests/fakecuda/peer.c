@@ -82,9 +82,13 @@ FAKE_API int vyre_fakecuda_stream_host(CUstream stream, void (*fn)(void *), void
 /* Runs fn(ud) in the order of `stream` (of the current context): now, or at every
  * replay of the graph the stream is capturing. Returns a CUresult. */
 int vyre_fakecuda_stream_host(CUstream stream, void (*fn)(void *), void *ud) {
-    CUresult r = fake_begin("vyre_fakecuda_stream_host", F_CTX);
-    struct fake_stream *st = NULL;
-    if (r == CUDA_SUCCESS) st = fake_stream_get(stream, &r);
+    CUresult r = fake_begin("vyre_fakecuda_stream_host", 0);
+    /* NCCL issues a group's calls on their own devices' streams whatever context is
+     * current: run in the stream's context. */
+    struct fake_stream *st = stream ? fake_obj_find(FK_STREAM, stream) : NULL;
+    if (r == CUDA_SUCCESS && stream && !st)
+        r = fake_misuse(FAKE_INVALID_HANDLE, "vyre_fakecuda_stream_host: not a live stream");
+    if (r == CUDA_SUCCESS && st && st->h.ctx->fault != CUDA_SUCCESS) r = st->h.ctx->fault;
     if (r == CUDA_SUCCESS) {
         struct fake_launch l;
         memset(&l, 0, sizeof l);
