@@ -159,7 +159,9 @@ function M.group(spec, opts)
     check_ordinal(dev, "vyre.cuda.group")
     local be, why = M.device(dev)
     if not be then error("vyre.cuda.group: " .. tostring(why), 2) end
-    return core.cuda_group_rank(be, rank, size, id, timeout)
+    local ok, g = pcall(core.cuda_group_rank, be, rank, size, id, timeout)
+    if not ok then error(g, 2) end -- the caller's position, not this file's
+    return g
   end
   local bes = {}
   for i, ord in ipairs(spec) do
@@ -171,7 +173,9 @@ function M.group(spec, opts)
   if #bes == 0 then
     error("vyre.cuda.group: no devices. Fix: vyre.cuda.group({0, 1})", 2)
   end
-  return core.cuda_group(bes, timeout)
+  local ok, g = pcall(core.cuda_group, bes, timeout)
+  if not ok then error(g, 2) end
+  return g
 end
 
 return M

@@ -246,5 +246,6 @@ struct vyre_cuda_step *lvyre_cuda_steps(lua_State *L, struct lvyre_step *steps, 
 void lvyre_push_peers(lua_State *L, vyre_cuda_device *d, int self);
 void vyre_lua_open_group(lua_State *L);
 void vyre_lua_open_collective(lua_State *L);
+void vyre_lua_open_spawn(lua_State *L); /* lspawn.c: core.spawn, wait, kill */
 
 #endif

@@ -376,4 +376,5 @@ void vyre_lua_open_group(lua_State *L) {
                              false);
     luaL_setfuncs(L, group_funcs, 0);
     vyre_lua_open_collective(L);
+    vyre_lua_open_spawn(L);
 }

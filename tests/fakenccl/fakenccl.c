@@ -373,6 +373,9 @@ static void arrive_shm(struct call *c) {
 static void run_call(void *ud) {
     struct call *c = ud;
     pthread_mutex_lock(&lock);
+    /* The k-th collective of a rank is the k-th to run on its stream (a graph replays
+     * its calls again: each replay is a new collective). */
+    if (c->kind < 5) c->seq = c->comm->coll_seq++;
     if (c->comm->async == ncclSuccess || c->comm->async == ncclInProgress) {
         if (c->comm->shm) arrive_shm(c);
         else if (c->kind >= 5) p2p_local(c);
@@ -402,7 +405,6 @@ static ncclResult_t flush(void) {
 }
 
 static ncclResult_t enqueue(struct call *c) {
-    if (!c->comm || c->comm->async != ncclSuccess) return ncclInvalidUsage;
     if (nqueued == capqueued) {
         size_t cap = capqueued ? capqueued * 2 : 16;
         struct call *v = realloc(queued, cap * sizeof *v);
@@ -410,7 +412,6 @@ static ncclResult_t enqueue(struct call *c) {
         queued = v;
         capqueued = cap;
     }
-    if (c->kind < 5) c->seq = c->comm->coll_seq++;
     queued[nqueued++] = *c;
     return group_depth ? ncclSuccess : flush();
 }
@@ -572,8 +573,8 @@ static void drop(struct fcomm *c) {
     snprintf(name, sizeof name, "join-%d", c->rank);
     path_of(path, sizeof path, q, name);
     unlink(path);
-    if (c->coll_seq > 0) {
-        snprintf(name, sizeof name, "c%llu-r%d", (unsigned long long)(c->coll_seq - 1), c->rank);
+    for (uint64_t k = c->coll_seq > 2 ? c->coll_seq - 2 : 0; k < c->coll_seq; k++) {
+        snprintf(name, sizeof name, "c%llu-r%d", (unsigned long long)k, c->rank);
         path_of(path, sizeof path, q, name);
         unlink(path);
     }
@@ -623,7 +624,7 @@ static ncclResult_t issue(int kind, const void *src, void *dst, size_t count, nc
     if (!c || (kind != 6 && !src && count) || (kind != 5 && !dst && count)) return ncclInvalidArgument;
     if ((kind == 1 || kind == 2 || kind >= 5) && (root < 0 || root >= c->size)) return ncclInvalidArgument;
     pthread_mutex_lock(&lock);
-    ncclResult_t r = counted(c);
+    ncclResult_t r = c->async != ncclSuccess ? ncclInvalidUsage : counted(c);
     struct call call = {kind, src, dst, count, t, op, root, c, (void *)stream, 0};
     if (r == ncclSuccess) r = enqueue(&call);
     pthread_mutex_unlock(&lock);

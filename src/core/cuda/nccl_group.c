@@ -585,9 +585,10 @@ static enum vyre_status lockstep_round(vyre_cuda_device *const *devs, size_t nde
     for (;;) {
         size_t ncoll = 0, done = 0;
         for (size_t i = 0; i < ndev; i++) {
+            enum vyre_status st = vyre_cu_enter(devs[i], err); /* its context, for launches */
+            if (st != VYRE_OK) return st;
             while (pos[i] < nsteps[i] && !steps[i][pos[i]].kernel->coll) {
-                enum vyre_status st =
-                    vyre_cu_launch_one(steps[i][pos[i]].kernel, &steps[i][pos[i]].args, err);
+                st = vyre_cu_launch_one(steps[i][pos[i]].kernel, &steps[i][pos[i]].args, err);
                 if (st != VYRE_OK) return st;
                 pos[i]++;
             }
@@ -596,7 +597,6 @@ static enum vyre_status lockstep_round(vyre_cuda_device *const *devs, size_t nde
             else
                 done++;
         }
-        (void)devs;
         if (ncoll == 0) return VYRE_OK;
         if (done)
             return BAD("sequence: %zu of the %zu step lists have no more collective steps "
