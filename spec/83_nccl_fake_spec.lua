@@ -233,7 +233,8 @@ describe("NCCL groups on the fake NCCL #fakecuda", function()
         local b = bufs("u32", 2)
         local ok, err = pcall(g.send, g, b, 1)
         assert.is_false(ok)
-        assert.truthy(err:find("vyre.Group:send: send and recv are for groups of one process per GPU", 1, true))
+        assert.truthy(err:find("vyre.Group:send: send and recv are for groups of one process "
+          .. "per GPU", 1, true))
         assert.truthy(err:find("Fix:", 1, true))
       end)
 
@@ -298,7 +299,8 @@ describe("NCCL groups on the fake NCCL #fakecuda", function()
         local bools = bufs("bool", 2)
         local ok, err = pcall(g.all_reduce, g, bools, "add")
         assert.is_false(ok)
-        assert.truthy(err:find("bool buffers reduce with \"min\" (and) or \"max\" (or) only", 1, true))
+        assert.truthy(err:find("bool buffers reduce with \"min\" (and) or \"max\" (or) only",
+          1, true))
       end)
 
       it("buf:copy_to copies across devices on the peer path; be:info().peers says so", function()
@@ -401,6 +403,59 @@ describe("NCCL groups on the fake NCCL #fakecuda", function()
     assert.equal("rank\t0\t6,60\t0,0,0,1,1,1,2,2,2\t0.5\n", outs[0])
     assert.equal("rank\t1\t6,60\t0,0,0,1,1,1,2,2,2\t0.5\n", outs[1])
     assert.equal("rank\t2\t6,60\t0,0,0,1,1,1,2,2,2\t2.5\n", outs[2])
+  end)
+
+  describe("bin/vyre launch", function()
+    local script
+    setup(function()
+      script = os.tmpname()
+      local f = assert(io.open(script, "w"))
+      f:write([[
+        local vyre = require("vyre")
+        local g = vyre.cuda.group_from_env({timeout = 20})
+        if arg[1] == "fail" and g.rank == 1 then os.exit(3) end
+        local b = g.backends[1]:buffer("u32", {g.rank + 1})
+        g:all_reduce(b); g:synchronize()
+        print(("rank %d/%d local %s sum %d"):format(g.rank, g.size, os.getenv("VYRE_LOCAL_RANK"),
+          b:download():totable()[1]))
+        g:free()]])
+      f:close()
+    end)
+    teardown(function() os.remove(script) end)
+
+    local function launch(args)
+      local p = assert(io.popen(string.format(
+        "VYRE_FAKECUDA_DEVICES=3 bin/vyre launch %s 2>&1; echo \"rc=$?\"", args)))
+      local out = p:read("a")
+      p:close()
+      return out
+    end
+
+    it("starts N ranks with VYRE_RANK, VYRE_SIZE, VYRE_LOCAL_RANK and the id", function()
+      local out = launch("-n 3 " .. script)
+      for r = 0, 2 do
+        assert.truthy(out:find(("rank %d/3 local %d sum 6"):format(r, r), 1, true), out)
+      end
+      assert.truthy(out:find("rc=0", 1, true), out)
+    end)
+
+    it("a failing rank stops the others and its status is the exit status", function()
+      local out = launch("-n 3 " .. script .. " fail")
+      assert.truthy(out:find("vyre launch: rank 1 exited with status 3; stopping the others",
+        1, true), out)
+      assert.truthy(out:find("rc=3", 1, true), out)
+    end)
+
+    it("--make-id prints an id; wrong command lines exit 2 with the reason", function()
+      assert.truthy(launch("--make-id"):match("^%x+\nrc=0\n$"))
+      assert.truthy(launch(script):find("-n N is required", 1, true))
+      assert.truthy(launch("-n 2 --first-rank 2 --size 3 " .. script)
+        :find("ranks 2 .. 3 do not fit a group of --size 3", 1, true))
+      assert.truthy(launch("-n 0 x.lua"):find("rc=2", 1, true))
+      local out = launch("-n 1 --lua /nonexistent/lua " .. script)
+      assert.truthy(out:find("cannot start /nonexistent/lua", 1, true), out)
+      assert.truthy(out:find("rc=1", 1, true), out)
+    end)
   end)
 
   it("nothing is left alive in the fake driver once groups and buffers are freed", function()

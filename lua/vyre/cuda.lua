@@ -178,4 +178,22 @@ function M.group(spec, opts)
   return g
 end
 
+--- group_from_env([opts]) -> vyre.Group of this process's rank, from the environment
+--- `vyre launch` sets (VYRE_RANK, VYRE_SIZE, VYRE_NCCL_ID; VYRE_LOCAL_RANK picks the GPU).
+function M.group_from_env(opts)
+  local rank = math.tointeger(tonumber(os.getenv("VYRE_RANK") or ""))
+  local size = math.tointeger(tonumber(os.getenv("VYRE_SIZE") or ""))
+  local id = os.getenv("VYRE_NCCL_ID")
+  if not rank or not size or not id or id == "" then
+    error("vyre.cuda.group_from_env: VYRE_RANK, VYRE_SIZE and VYRE_NCCL_ID are not all set. "
+      .. "Fix: start the script with `vyre launch -n N script.lua`, or use "
+      .. "vyre.cuda.group({rank =, size =, id =})", 2)
+  end
+  local ok, g = pcall(M.group, { rank = rank, size = size, id = id }, opts)
+  if not ok then
+    error((tostring(g):gsub("^vyre%.cuda%.group:", "vyre.cuda.group_from_env:")), 2)
+  end
+  return g
+end
+
 return M

@@ -53,7 +53,9 @@ static int core_spawn(lua_State *L) {
     int keep = lua_gettop(L);
     lua_pushnil(L);
     while (lua_next(L, 2)) {
-        lua_pushfstring(L, "%s=%s", luaL_checkstring(L, -2), luaL_tolstring(L, -1, NULL));
+        const char *name = luaL_checkstring(L, -2); /* before tolstring pushes */
+        const char *val = luaL_tolstring(L, -1, NULL);
+        lua_pushfstring(L, "%s=%s", name, val);
         envp[k++] = (char *)lua_tostring(L, -1);
         lua_rawseti(L, keep, (lua_Integer)k);
         lua_pop(L, 2);

@@ -566,7 +566,34 @@ API ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *state) {
     return ncclSuccess;
 }
 
+/* One process per rank: a rank's files may be unlinked only once every rank has read
+ * them, i.e. once every rank is done. Each rank appends a byte to <prefix>-bye when it
+ * leaves and waits (at most 5 s) until it holds `size` bytes; the last one removes it. */
+static void leave_shm(struct fcomm *c) {
+    char path[256];
+    path_of(path, sizeof path, c->cq, "bye");
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0600);
+    if (fd < 0) return;
+    bool ok = write(fd, "x", 1) == 1;
+    close(fd);
+    double end = now_s() + 5.0;
+    while (ok) {
+        FILE *f = fopen(path, "rb");
+        if (!f) return; /* the last rank removed it: everyone is done */
+        fseek(f, 0, SEEK_END);
+        long len = ftell(f);
+        fclose(f);
+        if (len >= c->size) {
+            unlink(path);
+            return;
+        }
+        if (now_s() > end) return;
+        nap();
+    }
+}
+
 static void drop(struct fcomm *c) {
+    if (c->shm && c->async == ncclSuccess) leave_shm(c);
     pthread_mutex_lock(&lock);
     struct clique *q = c->cq;
     char path[256], name[64];
