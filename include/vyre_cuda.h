@@ -430,9 +430,8 @@ bool vyre_cuda_kernel_collective(const vyre_cuda_kernel *k);
  * the collective steps of all devices go out as one NCCL group (every list must hold
  * the same collectives in the same order). Then waits with the comms' timeout. */
 enum vyre_status vyre_nccl_sequence(vyre_cuda_device *const *devs, size_t ndev,
-                                    const struct vyre_cuda_step *const *steps,
-                                    const size_t *nsteps, uint32_t times,
-                                    struct vyre_error *err);
+                                    const struct vyre_cuda_step *const *steps, const size_t *nsteps,
+                                    uint32_t times, struct vyre_error *err);
 
 /* ---- disk cache ----------------------------------------------------------- */
 

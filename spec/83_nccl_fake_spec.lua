@@ -262,6 +262,29 @@ describe("NCCL groups on the fake NCCL #fakecuda", function()
         end
       end)
 
+      it("steps whose buffers or group were freed raise instead of running", function()
+        local b = bufs("u32", 2)
+        local st = g:collective("all_reduce", b)
+        b[1]:free()
+        local lists = {}
+        for r = 1, size do lists[r] = { st[r] } end
+        local ok, err = pcall(g.sequence, g, lists)
+        assert.is_false(ok)
+        assert.truthy(err:find("a buffer of a collective step was freed", 1, true), err)
+        local g2 = cuda.group({ 0, 1 })
+        local b2 = { g2.backends[1]:buffer("u32", 1), g2.backends[2]:buffer("u32", 1) }
+        local st2 = g2:collective("all_reduce", b2)
+        g2:free()
+        ok, err = pcall(g2.sequence, g2, { { st2[1] }, { st2[2] } })
+        assert.is_false(ok)
+        assert.truthy(err:find("the group was freed", 1, true), err)
+        local mixed = { { st2[1] }, { st2[2] } }
+        for r = 3, size do mixed[r] = {} end
+        ok, err = pcall(g.sequence, g, mixed)
+        assert.is_false(ok)
+        assert.truthy(err:find("the group of a collective step was freed", 1, true), err)
+      end)
+
       it("a collective step in one device's be:sequence says to use g:sequence", function()
         local b = bufs("f32", 2)
         local st = g:collective("all_reduce", b)
@@ -440,10 +463,13 @@ describe("NCCL groups on the fake NCCL #fakecuda", function()
     end)
 
     it("a failing rank stops the others and its status is the exit status", function()
-      local out = launch("-n 3 " .. script .. " fail")
+      local id = cuda.nccl_id()
+      local out = launch("-n 3 --id " .. id .. " " .. script .. " fail")
       assert.truthy(out:find("vyre launch: rank 1 exited with status 3; stopping the others",
         1, true), out)
       assert.truthy(out:find("rc=3", 1, true), out)
+      -- the stopped ranks could not remove their files from the fake's clique
+      os.execute("rm -f /dev/shm/vyre-fakenccl-" .. id:sub(1, 32) .. "-*")
     end)
 
     it("--make-id prints an id; wrong command lines exit 2 with the reason", function()

@@ -13,17 +13,37 @@
 #include "lvyre_box.h"
 
 struct lvyre_collective {
-    vyre_cuda_kernel *k; /* NULL once freed */
+    vyre_cuda_kernel *k;            /* NULL once freed */
+    struct lvyre_buffer *src, *dst; /* its rank's buffers (user value 2 keeps them) */
+    struct lvyre_group *g;          /* user value 1 keeps it */
 };
 
 static struct lvyre_collective *tocoll(lua_State *L, int idx) {
     return vyre_lua_checkself(L, idx, VYRE_LUA_COLLECTIVE);
 }
 
-vyre_cuda_kernel *lvyre_testcollective(lua_State *L, int idx) {
+void lvyre_collective_check(lua_State *L, const void *ud, const char *fname) {
+    const struct lvyre_collective *c = ud;
+    if (!c->k)
+        luaL_error(L, "%s: a collective step was freed. Fix: build it again with g:collective",
+                   fname);
+    if (!lvyre_group_live(c->g))
+        luaL_error(L,
+                   "%s: the group of a collective step was freed. Fix: keep the group "
+                   "alive (no g:free()) while its steps are used",
+                   fname);
+    if (!c->src->live || (c->dst && !c->dst->live))
+        luaL_error(L,
+                   "%s: a buffer of a collective step was freed. Fix: keep the buffers "
+                   "alive while steps use them",
+                   fname);
+}
+
+vyre_cuda_kernel *lvyre_testcollective(lua_State *L, int idx, const void **ud, const char *fname) {
     struct lvyre_collective *c = luaL_testudata(L, idx, VYRE_LUA_COLLECTIVE);
+    *ud = c;
     if (!c) return NULL;
-    if (!c->k) luaL_error(L, "a collective step was freed. Fix: build it again with g:collective");
+    lvyre_collective_check(L, c, fname);
     return c->k;
 }
 
@@ -62,14 +82,16 @@ int lvyre_group_collective(lua_State *L) {
     const char *f = "vyre.Group:collective";
     struct lvyre_group *g = lvyre_checkgroup(L, 1, f);
     const char *name = luaL_checkstring(L, 2);
-    static const char *const names[] = {"all_reduce", "broadcast", "reduce", "all_gather",
-                                        "reduce_scatter", "all_to_all", "send", "recv", NULL};
+    static const char *const names[] = {"all_reduce", "broadcast",      "reduce",
+                                        "all_gather", "reduce_scatter", "all_to_all",
+                                        "send",       "recv",           NULL};
     int which = -1;
     for (int i = 0; names[i]; i++)
         if (strcmp(names[i], name) == 0) which = i;
     if (which < 0)
-        return luaL_error(L, "%s: unknown collective '%s'. Fix: all_reduce, broadcast, reduce, "
-                             "all_gather, reduce_scatter, all_to_all, send or recv",
+        return luaL_error(L,
+                          "%s: unknown collective '%s'. Fix: all_reduce, broadcast, reduce, "
+                          "all_gather, reduce_scatter, all_to_all, send or recv",
                           f, name);
     enum vyre_nccl_coll coll = (enum vyre_nccl_coll)which;
     bool two = is_list(L, 4);
@@ -85,8 +107,9 @@ int lvyre_group_collective(lua_State *L) {
     case VYRE_NCCL_SEND:
     case VYRE_NCCL_RECV:
         if (lvyre_group_local(g) != 1)
-            return luaL_error(L, "%s: send and recv steps are for groups of one process per GPU. "
-                                 "Fix: use vyre.cuda.group({rank =, size =, id =})",
+            return luaL_error(L,
+                              "%s: send and recv steps are for groups of one process per GPU. "
+                              "Fix: use vyre.cuda.group({rank =, size =, id =})",
                               f);
         dst = coll == VYRE_NCCL_RECV ? 3 : 0;
         root = (int)vyre_lua_optint(L, 4, -1, f, "peer", "the other rank's number");
@@ -102,12 +125,16 @@ int lvyre_group_collective(lua_State *L) {
         break;
     }
     struct vyre_nccl_call calls[64];
-    int n = lvyre_group_calls(L, g, coll, 3, dst, op, root, calls, f);
+    struct lvyre_buffer *bufs[128];
+    int n = lvyre_group_calls(L, g, coll, 3, dst, op, root, calls, bufs, f);
     lua_createtable(L, n, 0);
     int out = lua_gettop(L);
     for (int i = 0; i < n; i++) {
         struct lvyre_collective *c = lua_newuserdatauv(L, sizeof *c, 2);
         c->k = NULL;
+        c->src = bufs[2 * i];
+        c->dst = bufs[2 * i + 1];
+        c->g = g;
         luaL_setmetatable(L, VYRE_LUA_COLLECTIVE);
         lua_pushvalue(L, 1);
         lua_setiuservalue(L, -2, 1);
@@ -168,8 +195,9 @@ int lvyre_group_sequence(lua_State *L) {
         return luaL_error(L, "%s: opts.times must be >= 0. Fix: {times = 10}", f);
     int n = lvyre_group_local(g);
     if ((int)luaL_len(L, 2) != n)
-        return luaL_error(L, "%s: %d step lists for %d devices. Fix: one list per entry of "
-                             "g.backends, in that order",
+        return luaL_error(L,
+                          "%s: %d step lists for %d devices. Fix: one list per entry of "
+                          "g.backends, in that order",
                           f, (int)luaL_len(L, 2), n);
     const struct vyre_cuda_step *lists[64];
     size_t counts[64];

@@ -48,7 +48,10 @@ static void push_holder(lua_State *L, int idx, const struct lvyre_step *steps, s
 static void check_live(lua_State *L, const struct lvyre_graph *g, const char *fname) {
     for (size_t i = 0; i < g->nsteps; i++) {
         const struct lvyre_step *s = &g->steps[i];
-        if (s->coll) continue;
+        if (s->coll) {
+            lvyre_collective_check(L, s->collud, fname);
+            continue;
+        }
         if (!s->k->live)
             luaL_error(L,
                        "%s: step %d's kernel was freed. Fix: keep kernels alive while a graph "

@@ -34,6 +34,7 @@ struct lvyre_group *lvyre_checkgroup(lua_State *L, int idx, const char *fname) {
 }
 
 int lvyre_group_local(const struct lvyre_group *g) { return g->n; }
+bool lvyre_group_live(const struct lvyre_group *g) { return g->live; }
 
 static int group_free(lua_State *L) {
     struct lvyre_group *g = togroup(L, 1);
@@ -70,7 +71,8 @@ static int cuda_group(lua_State *L) {
     double timeout = opt_timeout(L, 2, fname);
     int n = (int)luaL_len(L, 1);
     if (n < 1 || n > MAX_LOCAL)
-        return luaL_error(L, "%s: give 1 to %d device ordinals (got %d). Fix: vyre.cuda.group({0, 1})",
+        return luaL_error(L,
+                          "%s: give 1 to %d device ordinals (got %d). Fix: vyre.cuda.group({0, 1})",
                           fname, MAX_LOCAL, n);
     vyre_cuda_device *devs[MAX_LOCAL];
     for (int i = 0; i < n; i++) {
@@ -122,18 +124,20 @@ static enum vyre_nccl_op check_op(lua_State *L, int idx, const char *fname) {
 
 /* The i-th (0-based) Buffer of the list at idx (a single Buffer counts as a list of one
  * for a group with one local device); checked against the group's i-th backend. */
-static vyre_cuda_buffer *list_buffer(lua_State *L, struct lvyre_group *g, int idx, int i,
-                                     const char *what, const char *fname) {
+static struct lvyre_buffer *list_buffer(lua_State *L, struct lvyre_group *g, int idx, int i,
+                                        const char *what, const char *fname) {
     struct lvyre_buffer *b = lvyre_testbuffer(L, idx);
     if (!b) {
         if (!lua_istable(L, idx))
-            luaL_error(L, "%s: %s must be a list of Buffers, one per device of the group (got %s). "
-                          "Fix: {buf_on_dev0, buf_on_dev1, ...} in the order of g.backends",
+            luaL_error(L,
+                       "%s: %s must be a list of Buffers, one per device of the group (got %s). "
+                       "Fix: {buf_on_dev0, buf_on_dev1, ...} in the order of g.backends",
                        fname, what, luaL_typename(L, idx));
         int len = (int)luaL_len(L, idx);
         if (len != g->n)
-            luaL_error(L, "%s: %s has %d Buffers but the group drives %d devices here. Fix: one "
-                          "Buffer per entry of g.backends, in that order",
+            luaL_error(L,
+                       "%s: %s has %d Buffers but the group drives %d devices here. Fix: one "
+                       "Buffer per entry of g.backends, in that order",
                        fname, what, len, g->n);
         lua_geti(L, idx, i + 1);
         b = lvyre_testbuffer(L, -1);
@@ -142,32 +146,41 @@ static vyre_cuda_buffer *list_buffer(lua_State *L, struct lvyre_group *g, int id
             luaL_error(L, "%s: %s[%d] is not a Buffer. Fix: one Buffer per device", fname, what,
                        i + 1);
     } else if (g->n != 1) {
-        luaL_error(L, "%s: %s is one Buffer but the group drives %d devices here. Fix: pass a "
-                      "list, one Buffer per entry of g.backends",
+        luaL_error(L,
+                   "%s: %s is one Buffer but the group drives %d devices here. Fix: pass a "
+                   "list, one Buffer per entry of g.backends",
                    fname, what, g->n);
     }
     if (!b->live)
         luaL_error(L, "%s: %s[%d] was freed. Fix: keep buffers alive while collectives use them",
                    fname, what, i + 1);
     if (b->be->kind != LVYRE_CUDA || b->be->dev != vyre_nccl_comm_device(g->comms[i]))
-        luaL_error(L, "%s: %s[%d] belongs to another backend than g.backends[%d]. Fix: make it "
-                      "with g.backends[%d]:buffer(...)",
+        luaL_error(L,
+                   "%s: %s[%d] belongs to another backend than g.backends[%d]. Fix: make it "
+                   "with g.backends[%d]:buffer(...)",
                    fname, what, i + 1, i + 1, i + 1);
-    return b->cu;
+    return b;
 }
 
 /* Builds the group's calls of one collective from (src list, dst list or nil). */
 int lvyre_group_calls(lua_State *L, struct lvyre_group *g, enum vyre_nccl_coll coll, int src,
                       int dst, enum vyre_nccl_op op, int root, struct vyre_nccl_call *calls,
-                      const char *fname) {
+                      struct lvyre_buffer **bufs, const char *fname) {
     bool has_dst = dst && !lua_isnoneornil(L, dst);
     for (int i = 0; i < g->n; i++) {
+        struct lvyre_buffer *s =
+            list_buffer(L, g, src, i, coll == VYRE_NCCL_RECV ? "bufs" : "src", fname);
+        struct lvyre_buffer *d = has_dst ? list_buffer(L, g, dst, i, "dst", fname) : NULL;
         calls[i].coll = coll;
         calls[i].comm = g->comms[i];
         calls[i].op = op;
         calls[i].root = root;
-        calls[i].src = list_buffer(L, g, src, i, coll == VYRE_NCCL_RECV ? "bufs" : "src", fname);
-        calls[i].dst = has_dst ? list_buffer(L, g, dst, i, "dst", fname) : NULL;
+        calls[i].src = s->cu;
+        calls[i].dst = d ? d->cu : NULL;
+        if (bufs) {
+            bufs[2 * i] = s;
+            bufs[2 * i + 1] = d;
+        }
     }
     return g->n;
 }
@@ -176,7 +189,7 @@ int lvyre_group_calls(lua_State *L, struct lvyre_group *g, enum vyre_nccl_coll c
 static int issue(lua_State *L, struct lvyre_group *g, enum vyre_nccl_coll coll, int src, int dst,
                  enum vyre_nccl_op op, int root, const char *fname) {
     struct vyre_nccl_call calls[MAX_LOCAL];
-    int n = lvyre_group_calls(L, g, coll, src, dst, op, root, calls, fname);
+    int n = lvyre_group_calls(L, g, coll, src, dst, op, root, calls, NULL, fname);
     struct vyre_error err;
     if (vyre_nccl_issue(calls, (size_t)n, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
     lua_settop(L, 1);
@@ -199,14 +212,16 @@ static int group_broadcast(lua_State *L) {
     const char *f = "vyre.Group:broadcast";
     struct lvyre_group *g = lvyre_checkgroup(L, 1, f);
     bool two = lua_istable(L, 3) || lvyre_testbuffer(L, 3);
-    return issue(L, g, VYRE_NCCL_BROADCAST, 2, two ? 3 : 0, VYRE_NCCL_ADD, root_arg(L, two ? 4 : 3, f), f);
+    return issue(L, g, VYRE_NCCL_BROADCAST, 2, two ? 3 : 0, VYRE_NCCL_ADD,
+                 root_arg(L, two ? 4 : 3, f), f);
 }
 static int group_reduce(lua_State *L) {
     const char *f = "vyre.Group:reduce";
     struct lvyre_group *g = lvyre_checkgroup(L, 1, f);
     bool two = lua_istable(L, 3) || lvyre_testbuffer(L, 3);
     int at = two ? 4 : 3;
-    return issue(L, g, VYRE_NCCL_REDUCE, 2, two ? 3 : 0, check_op(L, at + 1, f), root_arg(L, at, f), f);
+    return issue(L, g, VYRE_NCCL_REDUCE, 2, two ? 3 : 0, check_op(L, at + 1, f), root_arg(L, at, f),
+                 f);
 }
 static int group_all_gather(lua_State *L) {
     const char *f = "vyre.Group:all_gather";
@@ -224,9 +239,10 @@ static int group_all_to_all(lua_State *L) {
 static int point_to_point(lua_State *L, enum vyre_nccl_coll coll, const char *f) {
     struct lvyre_group *g = lvyre_checkgroup(L, 1, f);
     if (g->n != 1)
-        return luaL_error(L, "%s: send and recv are for groups of one process per GPU (this one "
-                             "drives %d devices). Fix: use buf:copy_to(dst) between devices of "
-                             "one process, or vyre.cuda.group({rank =, size =, id =})",
+        return luaL_error(L,
+                          "%s: send and recv are for groups of one process per GPU (this one "
+                          "drives %d devices). Fix: use buf:copy_to(dst) between devices of "
+                          "one process, or vyre.cuda.group({rank =, size =, id =})",
                           f, g->n);
     int peer = (int)vyre_lua_optint(L, 3, -1, f, "peer", "the other rank's number");
     return issue(L, g, coll, 2, coll == VYRE_NCCL_RECV ? 2 : 0, VYRE_NCCL_ADD, peer, f);
@@ -310,8 +326,9 @@ int lvyre_buffer_copy_to(lua_State *L) {
     const char *f = "vyre.Buffer:copy_to";
     struct lvyre_buffer *s = lvyre_checkbuffer(L, 1, f), *d = lvyre_checkbuffer(L, 2, f);
     if (s->type != d->type || s->count > d->count)
-        return luaL_error(L, "%s: cannot copy %s[%I] into %s[%I]. Fix: a destination of the same "
-                             "type with at least as many elements (or a view of the source)",
+        return luaL_error(L,
+                          "%s: cannot copy %s[%I] into %s[%I]. Fix: a destination of the same "
+                          "type with at least as many elements (or a view of the source)",
                           f, vyre_type_name(s->type), (LUAI_UACINT)s->count,
                           vyre_type_name(d->type), (LUAI_UACINT)d->count);
     uint64_t bytes = s->count * vyre_type_size(s->type);
@@ -322,8 +339,9 @@ int lvyre_buffer_copy_to(lua_State *L) {
         if (vyre_cuda_buffer_copy(s->cu, 0, d->cu, 0, bytes, &err) != VYRE_OK)
             return vyre_lua_raise(L, f, &err);
     } else {
-        return luaL_error(L, "%s: one buffer is on the reference backend and one on CUDA. Fix: "
-                             "download (buf:download()) and upload instead",
+        return luaL_error(L,
+                          "%s: one buffer is on the reference backend and one on CUDA. Fix: "
+                          "download (buf:download()) and upload instead",
                           f);
     }
     lua_settop(L, 1);

@@ -163,7 +163,7 @@ struct lvyre_step *lvyre_read_steps(lua_State *L, int idx, struct lvyre_backend 
                        "{n = 1024}}}",
                        fname, (int)i + 1);
         lua_rawgeti(L, st, 1);
-        steps[i].coll = lvyre_testcollective(L, st + 1);
+        steps[i].coll = lvyre_testcollective(L, st + 1, &steps[i].collud, fname);
         if (steps[i].coll) { /* a collective step {c} of g:collective */
             if (be->kind != LVYRE_CUDA || vyre_cuda_kernel_device(steps[i].coll) != be->dev)
                 luaL_error(L,

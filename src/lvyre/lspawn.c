@@ -80,7 +80,7 @@ static int core_wait(lua_State *L) {
     while (pid < 0 && errno == EINTR);
     if (pid < 0) return 0;
     lua_pushinteger(L, (lua_Integer)pid);
-    lua_pushinteger(L, WIFEXITED(status) ? WEXITSTATUS(status)
+    lua_pushinteger(L, WIFEXITED(status)     ? WEXITSTATUS(status)
                        : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                              : 1);
     return 2;

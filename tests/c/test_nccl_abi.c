@@ -37,9 +37,9 @@ _Static_assert(VYRE_NCCL_UNDEF_INT == NCCL_CONFIG_UNDEF_INT, "undefined int");
 typedef struct {
     VYRE_NCCL_CONFIG_FIELDS(VYRE_FIELD)
 } vyre_config;
-#define ASSERT_FIELD(type, name)                                                  \
-    _Static_assert(offsetof(vyre_config, name) == offsetof(ncclConfig_t, name),   \
-                   "config field " #name ": offset differs from nccl.h");         \
+#define ASSERT_FIELD(type, name)                                                          \
+    _Static_assert(offsetof(vyre_config, name) == offsetof(ncclConfig_t, name),           \
+                   "config field " #name ": offset differs from nccl.h");                 \
     _Static_assert(sizeof(((vyre_config *)0)->name) == sizeof(((ncclConfig_t *)0)->name), \
                    "config field " #name ": size differs from nccl.h");
 VYRE_NCCL_CONFIG_FIELDS(ASSERT_FIELD)
@@ -59,13 +59,15 @@ static void test_constants(void) {
 
 static void test_config(void) {
     int before = harness_checks;
-#define CHECK_FIELD(type, name) CHECK_EQ_U64(offsetof(vyre_config, name), offsetof(ncclConfig_t, name));
+#define CHECK_FIELD(type, name) \
+    CHECK_EQ_U64(offsetof(vyre_config, name), offsetof(ncclConfig_t, name));
     VYRE_NCCL_CONFIG_FIELDS(CHECK_FIELD)
     CHECK(sizeof(vyre_config) <= sizeof(ncclConfig_t));
     printf("  %d config field offsets match nccl.h\n", harness_checks - before);
 }
 
-#define ASSERT_ENTRY(n, req) _Static_assert(SAME(n), "vyre_nccl_fn_" #n " is not nccl.h's prototype");
+#define ASSERT_ENTRY(n, req) \
+    _Static_assert(SAME(n), "vyre_nccl_fn_" #n " is not nccl.h's prototype");
 VYRE_NCCL_ENTRIES(ASSERT_ENTRY)
 _Static_assert(__builtin_types_compatible_p(vyre_nccl_stream, cudaStream_t), "stream type");
 

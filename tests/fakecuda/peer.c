@@ -24,7 +24,8 @@ CUresult fake_cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer) {
 CUresult fake_cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
     CUresult r = fake_begin("cuCtxEnablePeerAccess", F_CTX);
     struct fake_ctx *p = (struct fake_ctx *)(void *)peer;
-    if (r == CUDA_SUCCESS && (flags != 0 || !p || p < fake_ctxs || p >= fake_ctxs + FAKE_MAX_DEVICES))
+    if (r == CUDA_SUCCESS &&
+        (flags != 0 || !p || p < fake_ctxs || p >= fake_ctxs + FAKE_MAX_DEVICES))
         r = fake_misuse(CUDA_ERROR_INVALID_VALUE, "cuCtxEnablePeerAccess: bad context or flags");
     if (r == CUDA_SUCCESS && (p == fake_current || !fake_cfg.peer))
         r = fake_misuse(FAKE_NOT_SUPPORTED, "cuCtxEnablePeerAccess: peer access not possible");

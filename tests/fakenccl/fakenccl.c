@@ -110,7 +110,8 @@ static ncclResult_t counted(struct fcomm *c) {
     int r;
     ncalls++;
     if (parse_fault("VYRE_FAKENCCL_FAIL", &at, &r) && ncalls == at) return (ncclResult_t)r;
-    if (c && parse_fault("VYRE_FAKENCCL_ASYNC", &at, &r) && ncalls == at) c->async = (ncclResult_t)r;
+    if (c && parse_fault("VYRE_FAKENCCL_ASYNC", &at, &r) && ncalls == at)
+        c->async = (ncclResult_t)r;
     return ncclSuccess;
 }
 
@@ -181,16 +182,16 @@ static size_t type_size(ncclDataType_t t) {
     return t == ncclInt64 || t == ncclUint64 || t == ncclFloat64 ? 8 : 4;
 }
 
-#define REDUCE_AS(T)                                                      \
-    do {                                                                  \
-        T *x = acc;                                                       \
-        const T *y = in;                                                  \
-        for (size_t i = 0; i < n; i++) switch (op) {                      \
-            case ncclProd: x[i] = (T)(x[i] * y[i]); break;                \
-            case ncclMax: x[i] = x[i] > y[i] ? x[i] : y[i]; break;        \
-            case ncclMin: x[i] = x[i] < y[i] ? x[i] : y[i]; break;        \
-            default: x[i] = (T)(x[i] + y[i]); break;                      \
-            }                                                             \
+#define REDUCE_AS(T)                                               \
+    do {                                                           \
+        T *x = acc;                                                \
+        const T *y = in;                                           \
+        for (size_t i = 0; i < n; i++) switch (op) {               \
+            case ncclProd: x[i] = (T)(x[i] * y[i]); break;         \
+            case ncclMax: x[i] = x[i] > y[i] ? x[i] : y[i]; break; \
+            case ncclMin: x[i] = x[i] < y[i] ? x[i] : y[i]; break; \
+            default: x[i] = (T)(x[i] + y[i]); break;               \
+            }                                                      \
     } while (0)
 
 /* acc[i] = acc[i] op in[i]; integers wrap (computed unsigned), floats in IEEE. */
@@ -234,8 +235,9 @@ static void compute(const struct call *c, int size, void *const *ins, size_t ins
         for (int j = 1; j < size; j++) reduce_into(c->dst, ins[j], ins_n, c->type, c->op);
         return;
     case 1: memcpy(c->dst, ins[c->root], ins_n * es); return; /* broadcast */
-    case 3: /* all_gather */
-        for (int j = 0; j < size; j++) memcpy((char *)c->dst + (size_t)j * ins_n * es, ins[j], ins_n * es);
+    case 3:                                                   /* all_gather */
+        for (int j = 0; j < size; j++)
+            memcpy((char *)c->dst + (size_t)j * ins_n * es, ins[j], ins_n * es);
         return;
     case 4: { /* reduce_scatter: block r of the sum */
         size_t blk = ins_n / (size_t)size;
@@ -279,7 +281,8 @@ static void arrive_local(struct call *c) {
         if (ins[j] && p->c[j].src) memcpy(ins[j], p->c[j].src, n * es);
     }
     for (int j = 0; j < q->size; j++)
-        if (p->c[j].kind != c->kind || p->c[j].count != c->count) p->c[j].comm->async = ncclInvalidUsage;
+        if (p->c[j].kind != c->kind || p->c[j].count != c->count)
+            p->c[j].comm->async = ncclInvalidUsage;
         else compute(&p->c[j], q->size, ins, n);
     for (int j = 0; j < q->size; j++) free(ins[j]);
     struct pending **pp = &q->pend;
@@ -451,7 +454,8 @@ API ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
     pthread_mutex_unlock(&lock);
     if (r != ncclSuccess) return r;
     int fd = open("/dev/urandom", O_RDONLY);
-    bool ok = fd >= 0 && read(fd, id->internal, sizeof id->internal) == (ssize_t)sizeof id->internal;
+    bool ok =
+        fd >= 0 && read(fd, id->internal, sizeof id->internal) == (ssize_t)sizeof id->internal;
     if (fd >= 0) close(fd);
     return ok ? ncclSuccess : ncclSystemError;
 }
@@ -492,8 +496,10 @@ static bool complete(struct fcomm *c) {
     return true;
 }
 
-static ncclResult_t init_rank(ncclComm_t *out, int nranks, ncclUniqueId id, int rank, bool blocking) {
-    if (!out || nranks < 1 || nranks > MAX_RANKS || rank < 0 || rank >= nranks) return ncclInvalidArgument;
+static ncclResult_t init_rank(ncclComm_t *out, int nranks, ncclUniqueId id, int rank,
+                              bool blocking) {
+    if (!out || nranks < 1 || nranks > MAX_RANKS || rank < 0 || rank >= nranks)
+        return ncclInvalidArgument;
     load_hook();
     pthread_mutex_lock(&lock);
     ncclResult_t r = counted(NULL);
@@ -552,7 +558,8 @@ API ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist
         if (r == ncclInProgress) r = ncclSuccess;
     }
     group_depth--;
-    for (int i = 0; i < ndev && r == ncclSuccess; i++) ((struct fcomm *)(void *)comms[i])->async = ncclSuccess;
+    for (int i = 0; i < ndev && r == ncclSuccess; i++)
+        ((struct fcomm *)(void *)comms[i])->async = ncclSuccess;
     return r;
 }
 
@@ -648,8 +655,10 @@ API ncclResult_t ncclGroupEnd(void) {
 static ncclResult_t issue(int kind, const void *src, void *dst, size_t count, ncclDataType_t t,
                           ncclRedOp_t op, int root, ncclComm_t comm, vyre_nccl_stream stream) {
     struct fcomm *c = (struct fcomm *)(void *)comm;
-    if (!c || (kind != 6 && !src && count) || (kind != 5 && !dst && count)) return ncclInvalidArgument;
-    if ((kind == 1 || kind == 2 || kind >= 5) && (root < 0 || root >= c->size)) return ncclInvalidArgument;
+    if (!c || (kind != 6 && !src && count) || (kind != 5 && !dst && count))
+        return ncclInvalidArgument;
+    if ((kind == 1 || kind == 2 || kind >= 5) && (root < 0 || root >= c->size))
+        return ncclInvalidArgument;
     pthread_mutex_lock(&lock);
     ncclResult_t r = c->async != ncclSuccess ? ncclInvalidUsage : counted(c);
     struct call call = {kind, src, dst, count, t, op, root, c, (void *)stream, 0};

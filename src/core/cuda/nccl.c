@@ -114,19 +114,18 @@ static void load(void) {
         Dl_info dl;
         if (sym && dladdr(sym, &dl) && dl.dli_fname)
             snprintf(lib.info.path, sizeof lib.info.path, "%s", dl.dli_fname);
-        else
-            snprintf(lib.info.path, sizeof lib.info.path, "libnccl.so.2");
+        else snprintf(lib.info.path, sizeof lib.info.path, "libnccl.so.2");
     }
-#define VYRE_NCCL_RESOLVE(n, req)                                                            \
-    do {                                                                                     \
-        any_sym s_ = dlsym(h, #n);                                                           \
-        if (s_) VYRE_FN_FROM_SYM(lib.n, s_);                                                 \
-        if (!s_ && (req)) {                                                                  \
-            unusable("%s does not export %s, which vyre needs (NCCL 2.12 or newer). Fix: "   \
-                     "install a newer NCCL or point VYRE_LIBNCCL at one.",                  \
-                     lib.info.path, #n);                                                     \
-            return;                                                                          \
-        }                                                                                    \
+#define VYRE_NCCL_RESOLVE(n, req)                                                          \
+    do {                                                                                   \
+        any_sym s_ = dlsym(h, #n);                                                         \
+        if (s_) VYRE_FN_FROM_SYM(lib.n, s_);                                               \
+        if (!s_ && (req)) {                                                                \
+            unusable("%s does not export %s, which vyre needs (NCCL 2.12 or newer). Fix: " \
+                     "install a newer NCCL or point VYRE_LIBNCCL at one.",                 \
+                     lib.info.path, #n);                                                   \
+            return;                                                                        \
+        }                                                                                  \
     } while (0);
     VYRE_NCCL_ENTRIES(VYRE_NCCL_RESOLVE)
 #undef VYRE_NCCL_RESOLVE
@@ -167,16 +166,21 @@ const char *vyre_nccl_result_name(ncclResult_t r) {
 
 static const char *fix_for(ncclResult_t r) {
     switch ((int)r) {
-    case 1: return "a CUDA call inside NCCL failed; check the devices (nvidia-smi) and the "
-                   "driver, and open the group again.";
-    case 2: return "a system call failed (sockets, shared memory, /dev/shm full?); NCCL_DEBUG=WARN "
-                   "shows which, and check that every rank can reach the others.";
-    case 4: return "an argument was out of range for NCCL (counts, root, peer); check the "
-                   "buffers and ranks.";
-    case 5: return "NCCL was used out of order (collectives must be called by every rank in "
-                   "the same order); check that all ranks run the same collectives.";
-    case 6: return "another rank failed or went away; check its output, then start every "
-                   "rank again with a new id.";
+    case 1:
+        return "a CUDA call inside NCCL failed; check the devices (nvidia-smi) and the "
+               "driver, and open the group again.";
+    case 2:
+        return "a system call failed (sockets, shared memory, /dev/shm full?); NCCL_DEBUG=WARN "
+               "shows which, and check that every rank can reach the others.";
+    case 4:
+        return "an argument was out of range for NCCL (counts, root, peer); check the "
+               "buffers and ranks.";
+    case 5:
+        return "NCCL was used out of order (collectives must be called by every rank in "
+               "the same order); check that all ranks run the same collectives.";
+    case 6:
+        return "another rank failed or went away; check its output, then start every "
+               "rank again with a new id.";
     default: return "run with NCCL_DEBUG=WARN for NCCL's own log, and open the group again.";
     }
 }
@@ -184,9 +188,9 @@ static const char *fix_for(ncclResult_t r) {
 enum vyre_status vyre_nccl_fail(ncclResult_t r, const char *call, struct vyre_error *err) {
     const struct vyre_nccl_lib *l = vyre_nccl_load();
     const char *text = l->ncclGetErrorString ? l->ncclGetErrorString(r) : NULL;
-    enum vyre_status st = vyre_error_set(err, VYRE_ERR_CUDA, "%s failed: %s (%s). Fix: %s", call,
-                                         vyre_nccl_result_name(r), text ? text : "no text",
-                                         fix_for(r));
+    enum vyre_status st =
+        vyre_error_set(err, VYRE_ERR_CUDA, "%s failed: %s (%s). Fix: %s", call,
+                       vyre_nccl_result_name(r), text ? text : "no text", fix_for(r));
     if (err) {
         snprintf(err->call, sizeof err->call, "%s", call);
         snprintf(err->result, sizeof err->result, "%s", vyre_nccl_result_name(r));
@@ -197,8 +201,9 @@ enum vyre_status vyre_nccl_fail(ncclResult_t r, const char *call, struct vyre_er
 enum vyre_status vyre_nccl_id(char out[VYRE_NCCL_ID_CHARS + 1], struct vyre_error *err) {
     const struct vyre_nccl_lib *l = vyre_nccl_load();
     if (!out)
-        return vyre_error_set(err, VYRE_ERR_ARG, "vyre_nccl_id: out is NULL. Fix: pass a "
-                                                 "buffer of VYRE_NCCL_ID_CHARS + 1 bytes.");
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "vyre_nccl_id: out is NULL. Fix: pass a "
+                              "buffer of VYRE_NCCL_ID_CHARS + 1 bytes.");
     out[0] = '\0';
     if (!l->info.usable) return vyre_error_set(err, VYRE_ERR_UNSUPPORTED, "%s", l->info.reason);
     ncclUniqueId id;

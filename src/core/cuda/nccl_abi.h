@@ -30,7 +30,11 @@
     X(ncclInvalidUsage, 5)         \
     X(ncclRemoteError, 6)          \
     X(ncclInProgress, 7)
-#define VYRE_NCCL_REDOP_VALUES(X) X(ncclSum, 0) X(ncclProd, 1) X(ncclMax, 2) X(ncclMin, 3)
+#define VYRE_NCCL_REDOP_VALUES(X) \
+    X(ncclSum, 0)                 \
+    X(ncclProd, 1)                \
+    X(ncclMax, 2)                 \
+    X(ncclMin, 3)
 #define VYRE_NCCL_TYPE_VALUES(X) \
     X(ncclInt32, 2)              \
     X(ncclUint32, 3)             \
@@ -39,9 +43,9 @@
     X(ncclFloat32, 7)            \
     X(ncclFloat64, 8)
 
-#define VYRE_NCCL_ABI_ENUMS(E)                     \
-    E(ncclResult_t, VYRE_NCCL_RESULT_VALUES)       \
-    E(ncclRedOp_t, VYRE_NCCL_REDOP_VALUES)         \
+#define VYRE_NCCL_ABI_ENUMS(E)               \
+    E(ncclResult_t, VYRE_NCCL_RESULT_VALUES) \
+    E(ncclRedOp_t, VYRE_NCCL_REDOP_VALUES)   \
     E(ncclDataType_t, VYRE_NCCL_TYPE_VALUES)
 
 /* The config fields vyre declares, in order: F(type, name). */
@@ -77,24 +81,24 @@ typedef struct {
 typedef struct CUstream_st *vyre_nccl_stream;
 
 /* Entry points: X(name, required). Optional ones may be NULL (older NCCL). */
-#define VYRE_NCCL_ENTRIES(X)          \
-    X(ncclGetVersion, 1)              \
-    X(ncclGetUniqueId, 1)             \
-    X(ncclGetErrorString, 1)          \
-    X(ncclCommInitAll, 1)             \
-    X(ncclCommInitRank, 1)            \
-    X(ncclCommInitRankConfig, 0)      \
-    X(ncclCommGetAsyncError, 1)       \
-    X(ncclCommDestroy, 1)             \
-    X(ncclCommAbort, 1)               \
-    X(ncclGroupStart, 1)              \
-    X(ncclGroupEnd, 1)                \
-    X(ncclAllReduce, 1)               \
-    X(ncclBroadcast, 1)               \
-    X(ncclReduce, 1)                  \
-    X(ncclAllGather, 1)               \
-    X(ncclReduceScatter, 1)           \
-    X(ncclSend, 1)                    \
+#define VYRE_NCCL_ENTRIES(X)     \
+    X(ncclGetVersion, 1)         \
+    X(ncclGetUniqueId, 1)        \
+    X(ncclGetErrorString, 1)     \
+    X(ncclCommInitAll, 1)        \
+    X(ncclCommInitRank, 1)       \
+    X(ncclCommInitRankConfig, 0) \
+    X(ncclCommGetAsyncError, 1)  \
+    X(ncclCommDestroy, 1)        \
+    X(ncclCommAbort, 1)          \
+    X(ncclGroupStart, 1)         \
+    X(ncclGroupEnd, 1)           \
+    X(ncclAllReduce, 1)          \
+    X(ncclBroadcast, 1)          \
+    X(ncclReduce, 1)             \
+    X(ncclAllGather, 1)          \
+    X(ncclReduceScatter, 1)      \
+    X(ncclSend, 1)               \
     X(ncclRecv, 1)
 
 typedef ncclResult_t vyre_nccl_fn_ncclGetVersion(int *version);

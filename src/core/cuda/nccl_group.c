@@ -96,6 +96,7 @@ static vyre_nccl_comm *new_comm(struct vyre_cuda_device *d, int rank, int size, 
     c->size = size;
     c->timeout_s = t;
     c->local = 1;
+    c->refs = 1;
     vyre_cuda_device_retain(d);
     return c;
 }
@@ -133,8 +134,7 @@ static bool parse_id(const char *hex, ncclUniqueId *id) {
 enum vyre_status vyre_nccl_init_rank(vyre_cuda_device *d, int rank, int size, const char *id,
                                      double timeout_s, vyre_nccl_comm **out,
                                      struct vyre_error *err) {
-    if (!out)
-        return vyre_error_set(err, VYRE_ERR_ARG, "group: out is NULL. Fix: pass a pointer.");
+    if (!out) return vyre_error_set(err, VYRE_ERR_ARG, "group: out is NULL. Fix: pass a pointer.");
     *out = NULL;
     const struct vyre_nccl_lib *l = vyre_nccl_load();
     if (!l->info.usable) return no_nccl(l, err);
@@ -153,7 +153,8 @@ enum vyre_status vyre_nccl_init_rank(vyre_cuda_device *d, int rank, int size, co
     enum vyre_status st = vyre_cu_enter(d, err);
     if (st != VYRE_OK) return st;
     vyre_nccl_comm *c = new_comm(d, rank, size, resolve_timeout(timeout_s));
-    if (!c) return vyre_error_set(err, VYRE_ERR_NOMEM, "group: out of host memory. Fix: free memory.");
+    if (!c)
+        return vyre_error_set(err, VYRE_ERR_NOMEM, "group: out of host memory. Fix: free memory.");
     ncclResult_t r;
     if (l->ncclCommInitRankConfig) {
         ncclConfig_t cfg = nonblocking_config();
@@ -162,8 +163,8 @@ enum vyre_status vyre_nccl_init_rank(vyre_cuda_device *d, int rank, int size, co
         r = l->ncclCommInitRank(&c->comm, size, uid, rank); /* old NCCL: blocking */
     }
     if (r != ncclSuccess && r != ncclInProgress) {
-        st = vyre_nccl_fail(r, l->ncclCommInitRankConfig ? "ncclCommInitRankConfig"
-                                                         : "ncclCommInitRank", err);
+        st = vyre_nccl_fail(
+            r, l->ncclCommInitRankConfig ? "ncclCommInitRankConfig" : "ncclCommInitRank", err);
         if (c->comm) l->ncclCommAbort(c->comm);
         c->comm = NULL;
         vyre_nccl_comm_free(c);
@@ -198,7 +199,8 @@ enum vyre_status vyre_nccl_init_all(vyre_cuda_device *const *devs, int n, double
     for (int i = 0; i < n && st == VYRE_OK; i++) {
         st = vyre_cu_enter(devs[i], err);
         if (st == VYRE_OK && !(comms[i] = new_comm(devs[i], i, n, t)))
-            st = vyre_error_set(err, VYRE_ERR_NOMEM, "group: out of host memory. Fix: free memory.");
+            st =
+                vyre_error_set(err, VYRE_ERR_NOMEM, "group: out of host memory. Fix: free memory.");
         if (st == VYRE_OK) comms[i]->local = n;
     }
     ncclResult_t r = ncclSuccess;
@@ -243,18 +245,24 @@ enum vyre_status vyre_nccl_init_all(vyre_cuda_device *const *devs, int n, double
     return st;
 }
 
+void vyre_nccl_comm_unref(vyre_nccl_comm *c) {
+    if (!c || --c->refs > 0) return;
+    vyre_cuda_device_release(c->dev);
+    free(c);
+}
+
+/* The NCCL communicator goes now; the struct stays while collective steps refer to it
+ * (they then report "the group was freed"). */
 void vyre_nccl_comm_free(vyre_nccl_comm *c) {
     if (!c) return;
     const struct vyre_nccl_lib *l = vyre_nccl_load();
     if (c->comm) {
         vyre_cu_current(c->dev);
-        if (c->failed)
-            l->ncclCommAbort(c->comm);
-        else
-            l->ncclCommDestroy(c->comm);
+        if (c->failed) l->ncclCommAbort(c->comm);
+        else l->ncclCommDestroy(c->comm);
+        c->comm = NULL;
     }
-    vyre_cuda_device_release(c->dev);
-    free(c);
+    vyre_nccl_comm_unref(c);
 }
 
 int vyre_nccl_comm_rank(const vyre_nccl_comm *c) { return c ? c->rank : -1; }
@@ -262,8 +270,8 @@ int vyre_nccl_comm_size(const vyre_nccl_comm *c) { return c ? c->size : 0; }
 vyre_cuda_device *vyre_nccl_comm_device(const vyre_nccl_comm *c) { return c ? c->dev : NULL; }
 
 const char *vyre_nccl_coll_name(enum vyre_nccl_coll c) {
-    static const char *const names[] = {"all_reduce", "broadcast",  "reduce", "all_gather",
-                                        "reduce_scatter", "all_to_all", "send", "recv"};
+    static const char *const names[] = {"all_reduce",     "broadcast",  "reduce", "all_gather",
+                                        "reduce_scatter", "all_to_all", "send",   "recv"};
     return (unsigned)c < sizeof names / sizeof names[0] ? names[c] : "?";
 }
 
@@ -306,8 +314,8 @@ static enum vyre_status shape(const struct vyre_nccl_call *c, size_t i, struct v
     vyre_cuda_buffer *s = c->src, *d = c->dst ? c->dst : c->src;
     uint64_t size = (uint64_t)c->comm->size;
     if (!s)
-        return BAD("%s: buffer %zu is missing. Fix: pass one Buffer per device of the group.",
-                   name, i + 1);
+        return BAD("%s: buffer %zu is missing. Fix: pass one Buffer per device of the group.", name,
+                   i + 1);
     if (s->dev != c->comm->dev || d->dev != c->comm->dev)
         return BAD("%s: buffer %zu is on device %d, but rank %d of the group is on device %d. "
                    "Fix: list the buffers in the order of g.backends, each made by its "
@@ -344,9 +352,8 @@ static enum vyre_status shape(const struct vyre_nccl_call *c, size_t i, struct v
         if (!c->dst || ns != nd * size)
             return BAD("%s: buffer %zu: the source must hold size x destination = %llu x %llu "
                        "elements (got %llu). Fix: dst[i] = be:buffer(type, #src / %llu).",
-                       name, i + 1, (unsigned long long)size,
-                       (unsigned long long)(c->dst ? nd : 0), (unsigned long long)ns,
-                       (unsigned long long)size);
+                       name, i + 1, (unsigned long long)size, (unsigned long long)(c->dst ? nd : 0),
+                       (unsigned long long)ns, (unsigned long long)size);
         break;
     case VYRE_NCCL_ALL_TO_ALL:
         if (!c->dst || c->dst == c->src || ns != nd || ns % size)
@@ -361,10 +368,11 @@ static enum vyre_status shape(const struct vyre_nccl_call *c, size_t i, struct v
     }
     bool rooted = c->coll == VYRE_NCCL_BROADCAST || c->coll == VYRE_NCCL_REDUCE;
     bool p2p = c->coll == VYRE_NCCL_SEND || c->coll == VYRE_NCCL_RECV;
-    if ((rooted || p2p) && (c->root < 0 || c->root >= c->comm->size || (p2p && c->root == c->comm->rank)))
+    if ((rooted || p2p) &&
+        (c->root < 0 || c->root >= c->comm->size || (p2p && c->root == c->comm->rank)))
         return BAD("%s: %s %d is not %s of this group of %d. Fix: ranks are 0 .. %d.", name,
-                   p2p ? "peer" : "root", c->root, p2p ? "another rank" : "a rank",
-                   c->comm->size, c->comm->size - 1);
+                   p2p ? "peer" : "root", c->root, p2p ? "another rank" : "a rank", c->comm->size,
+                   c->comm->size - 1);
     return VYRE_OK;
 }
 
@@ -548,14 +556,16 @@ enum vyre_status vyre_nccl_step(const struct vyre_nccl_call *call, vyre_cuda_ker
     char *name = k ? malloc(strlen(nm) + 1) : NULL;
     if (!k || !name) {
         free(k);
-        return vyre_error_set(err, VYRE_ERR_NOMEM, "collective step: out of host memory. Fix: "
-                                                   "free memory.");
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "collective step: out of host memory. Fix: "
+                              "free memory.");
     }
     memcpy(name, nm, strlen(nm) + 1);
     k->coll = (struct vyre_nccl_call *)(void *)(k + 1);
     *k->coll = *call;
     k->name = name;
     k->dev = call->comm->dev;
+    call->comm->refs++; /* released by vyre_cuda_kernel_free (module.c) */
     vyre_cuda_device_retain(k->dev);
     k->dev->st.live_kernels++;
     *out = k;
@@ -592,10 +602,8 @@ static enum vyre_status lockstep_round(vyre_cuda_device *const *devs, size_t nde
                 if (st != VYRE_OK) return st;
                 pos[i]++;
             }
-            if (pos[i] < nsteps[i])
-                calls[ncoll++] = *steps[i][pos[i]++].kernel->coll;
-            else
-                done++;
+            if (pos[i] < nsteps[i]) calls[ncoll++] = *steps[i][pos[i]++].kernel->coll;
+            else done++;
         }
         if (ncoll == 0) return VYRE_OK;
         if (done)
@@ -609,9 +617,8 @@ static enum vyre_status lockstep_round(vyre_cuda_device *const *devs, size_t nde
 }
 
 enum vyre_status vyre_nccl_sequence(vyre_cuda_device *const *devs, size_t ndev,
-                                    const struct vyre_cuda_step *const *steps,
-                                    const size_t *nsteps, uint32_t times,
-                                    struct vyre_error *err) {
+                                    const struct vyre_cuda_step *const *steps, const size_t *nsteps,
+                                    uint32_t times, struct vyre_error *err) {
     if (!devs || !steps || !nsteps || ndev == 0 || ndev > VYRE_CU_MAX_ORDINALS)
         return BAD("sequence: no step lists. Fix: pass one list per device.");
     vyre_nccl_comm *comms[VYRE_CU_MAX_ORDINALS];

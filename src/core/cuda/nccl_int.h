@@ -30,7 +30,11 @@ struct vyre_nccl_comm {
     int local; /* ranks this process drives: size (init_all) or 1 (init_rank) */
     double timeout_s;
     bool failed; /* an error or a timeout: destroyed by abort */
+    int refs;    /* the owner's and one per collective step; the NCCL comm goes first */
 };
+
+/* Drops a collective step's reference (vyre_cuda_kernel_free of a collective step). */
+VYRE_INTERNAL void vyre_nccl_comm_unref(vyre_nccl_comm *c);
 
 /* Runs one call of a collective step (launch.c's hook for collective kernels). */
 VYRE_INTERNAL enum vyre_status vyre_nccl_step_run(const struct vyre_nccl_call *call,

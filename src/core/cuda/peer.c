@@ -9,6 +9,9 @@
 
 #include "cuda_int.h"
 
+/* cuCtxEnablePeerAccess when access is already on (the driver's value; harmless). */
+#define PEER_ALREADY_ENABLED ((CUresult)704)
+
 /* What was decided for each ordered pair of ordinals: 0 unknown, else path + 1. */
 static _Atomic int pair_path[VYRE_CU_MAX_ORDINALS][VYRE_CU_MAX_ORDINALS];
 
@@ -47,13 +50,12 @@ enum vyre_status vyre_cuda_peer_path(vyre_cuda_device *src, vyre_cuda_device *ds
         return VYRE_OK;
     }
     int can = 0;
-    if (peer_entries() &&
-        vyre_cu.cuDeviceCanAccessPeer(&can, src->dev, dst->dev) == CUDA_SUCCESS && can) {
+    if (peer_entries() && vyre_cu.cuDeviceCanAccessPeer(&can, src->dev, dst->dev) == CUDA_SUCCESS &&
+        can) {
         /* The source's context reads and writes the destination's memory: enable access
          * to dst's context from src's (already current). */
         CUresult r = vyre_cu.cuCtxEnablePeerAccess(dst->ctx, 0);
-        if (r == CUDA_SUCCESS || r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
-            *out = VYRE_PEER_DIRECT;
+        if (r == CUDA_SUCCESS || r == PEER_ALREADY_ENABLED) *out = VYRE_PEER_DIRECT;
     }
     atomic_store(&pair_path[src->ordinal][dst->ordinal], (int)*out + 1);
     return VYRE_OK;
@@ -140,8 +142,8 @@ enum vyre_status vyre_cuda_buffer_copy(vyre_cuda_buffer *src, uint64_t src_off,
     if (st == VYRE_OK) st = vyre_cu_enter(s, err);
     if (st != VYRE_OK) return st;
     VYRE_CU_CHECK(s,
-                  vyre_cu.cuMemcpyPeerAsync(dst->ptr + dst_off, d->ctx, src->ptr + src_off,
-                                            s->ctx, nbytes, s->stream),
+                  vyre_cu.cuMemcpyPeerAsync(dst->ptr + dst_off, d->ctx, src->ptr + src_off, s->ctx,
+                                            nbytes, s->stream),
                   "cuMemcpyPeerAsync", NULL, err);
     return stream_after(d, s, err); /* later work on dst waits for the copy */
 }
