@@ -34,7 +34,9 @@ NCCL finds the other hosts through the id (it holds the first rank's address). I
 rank exits with an error the others are stopped. Exit status: 0 when every rank
 succeeded, else the first failing rank's status (2: wrong command line).]==]
 
-local function parse(argv)
+local function parse(args)
+  local argv = {}
+  for k, v in ipairs(args) do argv[k] = v end -- --name=value splits in this copy
   local o = { n = nil, size = nil, first = 0, id = nil, lua = nil, script = nil, args = {} }
   local i = 1
   local function value(name)
@@ -52,6 +54,11 @@ local function parse(argv)
   end
   while i <= #argv do
     local a = argv[i]
+    local name, inline = a:match("^(%-%-[%w-]+)=(.*)$")
+    if name and not o.script then -- --name=value
+      a = name
+      table.insert(argv, i + 1, inline)
+    end
     if o.script then
       o.args[#o.args + 1] = a
     elseif a == "-n" or a == "--nproc" then
