@@ -349,6 +349,10 @@ enum vyre_cuda_peer_path { VYRE_PEER_SAME, VYRE_PEER_DIRECT, VYRE_PEER_STAGED };
 enum vyre_status vyre_cuda_peer_path(vyre_cuda_device *src, vyre_cuda_device *dst,
                                      enum vyre_cuda_peer_path *out, struct vyre_error *err);
 const char *vyre_cuda_peer_path_name(enum vyre_cuda_peer_path p); /* "same", "peer", "staged" */
+/* The path copies between two ordinals take, asked without opening either device (no
+ * context is created): what a copy decided, else what cuDeviceCanAccessPeer says. */
+enum vyre_status vyre_cuda_peer_path_of(int src_ordinal, int dst_ordinal,
+                                        enum vyre_cuda_peer_path *out, struct vyre_error *err);
 /* Copies nbytes from src at byte src_off to dst at byte dst_off, on any two devices
  * (ranges checked). Enqueued on src's stream after the work queued on both devices,
  * and work queued on dst later waits for it; the staged path waits for src's stream. */

@@ -384,6 +384,36 @@ describe("NCCL groups on the fake NCCL #fakecuda", function()
     assert.truthy(out:find("within 1.0 s", 1, true), out)
   end)
 
+  it("a rank that leaves during the run makes the others' collective fail, not hang", function()
+    local id = cuda.nccl_id()
+    local code = [[
+      local c = require('vyre.cuda')
+      local r = tonumber(os.getenv('R'))
+      local g = c.group({rank = r, size = 2, id = os.getenv('ID')}, {timeout = 20})
+      if r == 1 then os.exit(0) end
+      local b = g.backends[1]:buffer('u32', {1})
+      local ok, err = pcall(function() g:all_reduce(b); g:synchronize() end)
+      print(ok, err)]]
+    local outs = {}
+    for r = 0, 1 do outs[r] = os.tmpname() end
+    for r = 0, 1 do
+      os.execute(string.format("R=%d ID=%s VYRE_FAKENCCL_WAIT=1 VYRE_FAKECUDA_DEVICES=2 "
+        .. "LUA_PATH=%q LUA_CPATH=%q lua5.4 -e %q > %q 2>&1 %s", r, id, package.path,
+        package.cpath, code, outs[r], r == 0 and "&" or ""))
+    end
+    local out
+    local deadline = os.time() + 30
+    repeat
+      local f = io.open(outs[0]); out = f and f:read("a") or ""; if f then f:close() end
+      if out == "" then os.execute("sleep 0.1") end
+    until out ~= "" or os.time() > deadline
+    for r = 0, 1 do os.remove(outs[r]) end
+    os.execute("rm -f /dev/shm/vyre-fakenccl-" .. id:sub(1, 32) .. "-*")
+    assert.truthy(out:find("vyre.Group:all_reduce: ncclAllReduce failed: ncclRemoteError", 1, true),
+      out)
+    assert.truthy(out:find("Fix: another rank failed or went away", 1, true), out)
+  end)
+
   it("one process per rank: collectives, send/recv and steps through the fake's files", function()
     local id = cuda.nccl_id()
     local code = [[

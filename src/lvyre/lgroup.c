@@ -348,22 +348,19 @@ int lvyre_buffer_copy_to(lua_State *L) {
     return 1;
 }
 
-/* Pushes {[ordinal] = "peer" | "staged"} for every other device of the machine. */
+/* Pushes {[ordinal] = "peer" | "staged"} for every other device of the machine, asked
+ * without opening them (opening would create a context on every GPU). */
 void lvyre_push_peers(lua_State *L, vyre_cuda_device *d, int self) {
+    (void)d;
     lua_newtable(L);
     int count = 0;
     struct vyre_error err;
     if (vyre_cuda_device_count(&count, &err) != VYRE_OK) return;
     for (int j = 0; j < count; j++) {
-        if (j == self) continue;
-        vyre_cuda_device *o = NULL;
         enum vyre_cuda_peer_path p = VYRE_PEER_STAGED;
-        if (vyre_cuda_device_open(j, &o, &err) != VYRE_OK) continue;
-        if (vyre_cuda_peer_path(d, o, &p, &err) == VYRE_OK) {
-            lua_pushstring(L, vyre_cuda_peer_path_name(p));
-            lua_rawseti(L, -2, j);
-        }
-        vyre_cuda_device_release(o);
+        if (j == self || vyre_cuda_peer_path_of(self, j, &p, &err) != VYRE_OK) continue;
+        lua_pushstring(L, vyre_cuda_peer_path_name(p));
+        lua_rawseti(L, -2, j);
     }
 }
 

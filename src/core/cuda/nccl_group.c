@@ -492,7 +492,8 @@ enum vyre_status vyre_nccl_issue(const struct vyre_nccl_call *calls, size_t n,
         for (size_t i = 0; i < nc; i++) comms[i]->failed = true;
         return st;
     }
-    return settle(comms, nc, vyre_nccl_coll_name(calls[0].coll), err);
+    return settle(comms, nc, calls[0].coll == VYRE_NCCL_ALL_TO_ALL ? "ncclSend/ncclRecv" : call,
+                  err);
 }
 
 enum vyre_status vyre_nccl_wait(vyre_nccl_comm *const *comms, size_t n, struct vyre_error *err) {

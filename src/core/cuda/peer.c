@@ -61,6 +61,39 @@ enum vyre_status vyre_cuda_peer_path(vyre_cuda_device *src, vyre_cuda_device *ds
     return VYRE_OK;
 }
 
+enum vyre_status vyre_cuda_peer_path_of(int src_ordinal, int dst_ordinal,
+                                        enum vyre_cuda_peer_path *out, struct vyre_error *err) {
+    const struct vyre_cu_driver *drv = vyre_cu_load();
+    if (!out)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "vyre_cuda_peer_path_of: out is NULL. Fix: pass a pointer.");
+    *out = VYRE_PEER_STAGED;
+    if (!drv->usable) return vyre_error_set(err, VYRE_ERR_NO_CUDA, "%s", drv->reason);
+    if (src_ordinal < 0 || dst_ordinal < 0 || src_ordinal >= drv->device_count ||
+        dst_ordinal >= drv->device_count || src_ordinal >= VYRE_CU_MAX_ORDINALS ||
+        dst_ordinal >= VYRE_CU_MAX_ORDINALS)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "peer path: ordinals %d and %d are not both devices of this "
+                              "machine (%d). Fix: use ordinals 0 .. count - 1.",
+                              src_ordinal, dst_ordinal, drv->device_count);
+    if (src_ordinal == dst_ordinal) {
+        *out = VYRE_PEER_SAME;
+        return VYRE_OK;
+    }
+    int known = atomic_load(&pair_path[src_ordinal][dst_ordinal]);
+    if (known) {
+        *out = (enum vyre_cuda_peer_path)(known - 1);
+        return VYRE_OK;
+    }
+    CUdevice a = 0, b = 0;
+    int can = 0;
+    if (peer_entries() && vyre_cu.cuDeviceGet(&a, src_ordinal) == CUDA_SUCCESS &&
+        vyre_cu.cuDeviceGet(&b, dst_ordinal) == CUDA_SUCCESS &&
+        vyre_cu.cuDeviceCanAccessPeer(&can, a, b) == CUDA_SUCCESS && can)
+        *out = VYRE_PEER_DIRECT;
+    return VYRE_OK;
+}
+
 /* Makes `waiter`'s stream wait for the work queued so far on `on`'s stream. */
 static enum vyre_status stream_after(struct vyre_cuda_device *waiter, struct vyre_cuda_device *on,
                                      struct vyre_error *err) {
