@@ -628,6 +628,15 @@ API ncclResult_t ncclCommDestroy(ncclComm_t comm) {
     return r;
 }
 
+API ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+    struct fcomm *c = (struct fcomm *)(void *)comm;
+    if (!c) return ncclInvalidArgument;
+    pthread_mutex_lock(&lock);
+    ncclResult_t r = counted(NULL);
+    pthread_mutex_unlock(&lock);
+    return r == ncclSuccess ? (c->blocking ? ncclSuccess : ncclInProgress) : r;
+}
+
 API ncclResult_t ncclCommAbort(ncclComm_t comm) {
     struct fcomm *c = (struct fcomm *)(void *)comm;
     if (c) drop(c);

@@ -89,6 +89,7 @@ typedef struct CUstream_st *vyre_nccl_stream;
     X(ncclCommInitRank, 1)       \
     X(ncclCommInitRankConfig, 0) \
     X(ncclCommGetAsyncError, 1)  \
+    X(ncclCommFinalize, 0)       \
     X(ncclCommDestroy, 1)        \
     X(ncclCommAbort, 1)          \
     X(ncclGroupStart, 1)         \
@@ -111,6 +112,7 @@ typedef ncclResult_t vyre_nccl_fn_ncclCommInitRankConfig(ncclComm_t *comm, int n
                                                          ncclUniqueId id, int rank,
                                                          ncclConfig_t *config);
 typedef ncclResult_t vyre_nccl_fn_ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *error);
+typedef ncclResult_t vyre_nccl_fn_ncclCommFinalize(ncclComm_t comm);
 typedef ncclResult_t vyre_nccl_fn_ncclCommDestroy(ncclComm_t comm);
 typedef ncclResult_t vyre_nccl_fn_ncclCommAbort(ncclComm_t comm);
 typedef ncclResult_t vyre_nccl_fn_ncclGroupStart(void);

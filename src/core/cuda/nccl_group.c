@@ -258,8 +258,17 @@ void vyre_nccl_comm_free(vyre_nccl_comm *c) {
     const struct vyre_nccl_lib *l = vyre_nccl_load();
     if (c->comm) {
         vyre_cu_current(c->dev);
-        if (c->failed) l->ncclCommAbort(c->comm);
-        else l->ncclCommDestroy(c->comm);
+        /* A non-blocking communicator is finalised first (its outstanding work
+         * flushed, polled with the timeout); a failed or stuck one is aborted. */
+        if (!c->failed && l->ncclCommFinalize) {
+            ncclResult_t r = l->ncclCommFinalize(c->comm);
+            struct vyre_error ignored;
+            if ((r != ncclSuccess && r != ncclInProgress) ||
+                settle(&c, 1, "ncclCommFinalize", &ignored) != VYRE_OK)
+                c->failed = true;
+        }
+        if (c->comm && c->failed) l->ncclCommAbort(c->comm);
+        else if (c->comm) l->ncclCommDestroy(c->comm);
         c->comm = NULL;
     }
     vyre_nccl_comm_unref(c);
@@ -583,6 +592,7 @@ enum vyre_status vyre_nccl_step_run(const struct vyre_nccl_call *call, struct vy
                    "must go out together. Fix: run the devices' step lists with "
                    "g:sequence({steps1, steps2, ...}) instead of be:sequence / be:graph.",
                    vyre_nccl_coll_name(call->coll), c->local);
+    if (c) c->dev->st.launches++; /* graph capture counts a captured step back down */
     return vyre_nccl_issue(call, 1, err);
 }
 
