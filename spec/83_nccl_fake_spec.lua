@@ -343,6 +343,74 @@ describe("NCCL groups on the fake NCCL #fakecuda", function()
     end)
   end
 
+  describe("vyre.lib over a group", function()
+    local U = require("vyre.lib.util")
+    local lib = vyre.lib
+    local plain_kernel
+    setup(function()
+      -- the fake computes only registered programs: register vyre.lib's as they are made
+      plain_kernel = U.kernel
+      U.kernel = function(be, key, gen)
+        return plain_kernel(be, key, function()
+          local text = gen()
+          F.register(text)
+          return text
+        end)
+      end
+    end)
+    teardown(function() U.kernel = plain_kernel end)
+
+    for _, size in ipairs({ 2, 4 }) do
+      it(("reduce and scan on %d devices equal one device's over the concatenation"):format(size),
+        function()
+          local ords = {}
+          for i = 1, size do ords[i] = i - 1 end
+          local g = cuda.group(ords)
+          local one = cuda.device(0)
+          for _, t in ipairs({ "i32", "u32", "i64", "u64", "f32", "f64" }) do
+            local parts, dsts, all = {}, {}, {}
+            for r = 0, size - 1 do
+              local v = values(t, r, 3 + r) -- uneven parts
+              for _, x in ipairs(v) do all[#all + 1] = x end
+              parts[r + 1] = g.backends[r + 1]:buffer(t, v)
+              dsts[r + 1] = g.backends[r + 1]:buffer(t, #v)
+            end
+            local whole, wdst = one:buffer(t, all), one:buffer(t, #all)
+            for _, op in ipairs({ "add", "min", "max" }) do
+              assert.equal(lib.reduce(one, whole, op), lib.reduce(g, parts, op), t .. " " .. op)
+              for _, excl in ipairs({ false, true }) do
+                lib.scan(one, whole, wdst, op, { exclusive = excl })
+                lib.scan(g, parts, dsts, op, { exclusive = excl })
+                local want, got = get(wdst), {}
+                for r = 1, size do
+                  for _, x in ipairs(get(dsts[r])) do got[#got + 1] = x end
+                end
+                -- NaN (an exclusive float min/max scan's first element) equals itself here
+                for k = 1, #want do
+                  if want[k] ~= want[k] and got[k] ~= got[k] then want[k], got[k] = "NaN", "NaN" end
+                end
+                assert.same(want, got, t .. " " .. op .. (excl and " exclusive" or ""))
+              end
+            end
+          end
+          local v, timing = lib.reduce_timed(g, {
+            g.backends[1]:buffer("u32", { 1 }), table.unpack((function()
+              local rest = {}
+              for r = 2, size do rest[#rest + 1] = g.backends[r]:buffer("u32", { r }) end
+              return rest
+            end)()) })
+          assert.equal(size * (size + 1) // 2, v)
+          assert.is_true(timing.wall_ns > 0)
+          local empties = {}
+          for r = 1, size do empties[r] = g.backends[r]:buffer("u32", r == 1 and 0 or 1) end
+          local ok, err = pcall(lib.reduce, g, empties, "min")
+          assert.is_false(ok)
+          assert.truthy(err:find("vyre.lib.reduce:", 1, true), err)
+          g:free()
+        end)
+    end
+  end)
+
   it("without peer access, copies are staged through host memory", function()
     local out = child("VYRE_FAKECUDA_PEER=0", [[
       local c = require('vyre.cuda')
@@ -412,6 +480,44 @@ describe("NCCL groups on the fake NCCL #fakecuda", function()
     assert.truthy(out:find("vyre.Group:all_reduce: ncclAllReduce failed: ncclRemoteError", 1, true),
       out)
     assert.truthy(out:find("Fix: another rank failed or went away", 1, true), out)
+  end)
+
+  it("one process per rank: lib.reduce and lib.scan over the group", function()
+    local id = cuda.nccl_id()
+    local code = [[
+      local F = require('tests.fakecuda.harness'); assert(F.available())
+      local U = require('vyre.lib.util'); local plain = U.kernel
+      U.kernel = function(be, key, gen)
+        return plain(be, key, function() local t = gen(); F.register(t); return t end)
+      end
+      local vyre = require('vyre')
+      local r = tonumber(os.getenv('R'))
+      local g = vyre.cuda.group({rank = r, size = 3, id = os.getenv('ID')}, {timeout = 20})
+      local be = g.backends[1]
+      local src = be:buffer('i64', {r + 1, 10 * (r + 1)})
+      local dst = be:buffer('i64', 2)
+      local s = vyre.lib.reduce(g, {src})
+      vyre.lib.scan(g, {src}, {dst})
+      print('rank', r, s, table.concat(dst:download():totable(), ','))
+      g:free()]]
+    local outs = {}
+    for r = 0, 2 do
+      outs[r] = os.tmpname()
+      os.execute(string.format("R=%d ID=%s VYRE_FAKECUDA_DEVICES=3 LUA_PATH=%q LUA_CPATH=%q "
+        .. "lua5.4 -e %q > %q 2>&1 &", r, id, package.path, package.cpath, code, outs[r]))
+    end
+    local got = {}
+    local deadline = os.time() + 60
+    for r = 0, 2 do
+      repeat
+        local f = io.open(outs[r]); got[r] = f and f:read("a") or ""; if f then f:close() end
+        if not got[r]:find("\n", 1, true) then os.execute("sleep 0.1") end
+      until got[r]:find("\n", 1, true) or os.time() > deadline
+      os.remove(outs[r])
+    end
+    assert.equal("rank\t0\t66\t1,11\n", got[0])
+    assert.equal("rank\t1\t66\t13,33\n", got[1])
+    assert.equal("rank\t2\t66\t36,66\n", got[2])
   end)
 
   it("one process per rank: collectives, send/recv and steps through the fake's files", function()

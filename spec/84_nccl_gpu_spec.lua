@@ -139,6 +139,26 @@ describe("NCCL on GPUs #gpu", function()
     end
   end)
 
+  it("lib.reduce and lib.scan over the group equal one device's over the concatenation", function()
+    local lib = vyre.lib
+    local parts, dsts, all = {}, {}, {}
+    for r = 0, size - 1 do
+      local v = {}
+      for i = 1, 100000 + r do v[i] = (i * 7 + r) % 1000 - 500 end
+      for _, x in ipairs(v) do all[#all + 1] = x end
+      parts[r + 1] = g.backends[r + 1]:buffer("i64", v)
+      dsts[r + 1] = g.backends[r + 1]:buffer("i64", #v)
+    end
+    local one = g.backends[1]
+    local whole, wdst = one:buffer("i64", all), one:buffer("i64", #all)
+    assert.equal(lib.reduce(one, whole), lib.reduce(g, parts))
+    lib.scan(one, whole, wdst)
+    lib.scan(g, parts, dsts)
+    local want, got = get(wdst), {}
+    for r = 1, size do for _, x in ipairs(get(dsts[r])) do got[#got + 1] = x end end
+    assert.same(want, got)
+  end)
+
   it("peer copies: be:info().peers names the path and the bytes arrive", function()
     local a = g.backends[1]:buffer("f32", 1 << 20)
     a:iota()

@@ -1,0 +1,162 @@
+-- vyre.group_lib — vyre.lib over a vyre.Group (docs/MULTIGPU.md, "Primitives over a
+-- group"): lib.reduce(g, bufs [, op]) and lib.scan(g, src, dst [, op] [, {exclusive}])
+-- treat the group's buffers, in rank order, as one array. Each device runs the
+-- one-device primitive on its part; what crosses devices is one scalar per rank, moved
+-- by an exact all_gather (one process per GPU) or read directly (one process) and
+-- combined on the host in rank order with the element type's arithmetic (integers wrap,
+-- f32 rounds to f32 after every step). So the result is the same on every run and every
+-- rank, whatever NCCL's algorithm; for integers, min and max it equals the one-device
+-- result over the concatenation, for float add it differs from it only by the order of
+-- the partial sums (ranks, then chunks).
+local core = require("vyre.core")
+
+local M = {}
+
+local NUM = { i32 = true, u32 = true, i64 = true, u64 = true, f32 = true, f64 = true }
+
+local function raise(name, what, fix)
+  error(("vyre.lib.%s: %s. Fix: %s"):format(name, what, fix), 3)
+end
+
+--- true when x is a vyre.Group.
+function M.is_group(x)
+  local mt = getmetatable(x)
+  return type(x) == "userdata" and mt ~= nil and mt.__name == "vyre.Group"
+end
+
+-- One list entry per local device: the list itself, or a lone Buffer when one.
+local function parts(name, g, list, what)
+  local n = #g.backends
+  if type(list) ~= "table" then
+    if n == 1 and list ~= nil then return { list } end
+    raise(name, ("%s must be a list of Buffers, one per entry of g.backends"):format(what),
+      "pass {buf_on_dev1, buf_on_dev2, ...}")
+  end
+  if #list ~= n then
+    raise(name, ("%s has %d Buffers but the group drives %d devices here"):format(what, #list, n),
+      "one Buffer per entry of g.backends, in that order")
+  end
+  return list
+end
+
+-- a op b in type t's arithmetic.
+local function combine(t, op, a, b)
+  if op == "min" then return math.min(a, b) end
+  if op == "max" then return math.max(a, b) end
+  local s = a + b
+  if t == "u32" then return s & 0xffffffff end
+  if t == "i32" then
+    s = s & 0xffffffff
+    return s >= 0x80000000 and s - 0x100000000 or s
+  end
+  if t == "f32" then return (string.unpack("<f", string.pack("<f", s))) end
+  return s -- i64, u64 (Lua integers wrap), f64
+end
+
+-- Every rank's partial, in rank order: read here (one process) or gathered (several).
+local function all_partials(g, t, mine)
+  if g.size == #g.backends then return mine end
+  local be = g.backends[1]
+  local one = be:buffer(t, { mine[1] })
+  local all = be:buffer(t, g.size)
+  g:all_gather(one, all)
+  g:synchronize()
+  local out = all:download():totable()
+  one:free()
+  all:free()
+  return out
+end
+
+local function timing_of(t0, per)
+  local dev = 0
+  for _, t in ipairs(per) do dev = math.max(dev, t.device_ns or 0) end
+  local wall = core.now_ns() - t0
+  return { wall_ns = wall, device_ns = dev, enqueue_ns = wall, wait_ns = 0 }
+end
+
+--- lib.reduce(g, bufs [, op]) -> Lua scalar over every element of every rank.
+function M.reduce(name, timed, g, bufs, op)
+  local lib = require("vyre.lib")
+  op = op or "add"
+  bufs = parts(name, g, bufs, "bufs")
+  local t0 = core.now_ns()
+  local mine, per = {}, {}
+  local t = bufs[1] and bufs[1].type
+  for i, b in ipairs(bufs) do
+    if b.type ~= t then
+      raise(name, ("bufs[%d] is %s but bufs[1] is %s"):format(i, b.type, t),
+        "every device's buffer has one type")
+    end
+    if op ~= "add" and b.count == 0 then
+      raise(name, ("bufs[%d] is empty, and %s of nothing has no value"):format(i, op),
+        "give every rank at least one element for min or max")
+    end
+    mine[i], per[i] = lib.reduce_timed(g.backends[i], b, op)
+  end
+  if not NUM[t] then raise(name, "bool buffers do not reduce here", "use u32 0/1 values") end
+  local all = all_partials(g, t, mine)
+  local acc = all[1]
+  for r = 2, #all do acc = combine(t, op, acc, all[r]) end
+  if timed then return acc, timing_of(t0, per) end
+  return acc
+end
+
+local OFFSET = [[
+(program group_offset_%s_%s (workgroup 256)
+  (buffer d %s read_write)
+  (param c %s)
+  (let i (gid x))
+  (if (lt i (len d)) (then (store d i (%s (load d i) c)))))]]
+
+-- Cached per backend with vyre.lib's kernels (lib.release drops them too).
+local function offset_kernel(be, t, op)
+  return require("vyre.lib.util").kernel(be, "group_offset:" .. t .. ":" .. op, function()
+    return OFFSET:format(t, op, t, t, op)
+  end)
+end
+M.OFFSET = OFFSET
+
+--- lib.scan(g, src, dst [, op] [, {exclusive = bool}]) -> dst: the scan of the
+--- concatenation of the ranks' src (rank order) into their dst.
+function M.scan(name, timed, g, src, dst, op, opts)
+  local lib = require("vyre.lib")
+  if type(op) == "table" and opts == nil then op, opts = nil, op end
+  op = op or "add"
+  src = parts(name, g, src, "src")
+  dst = parts(name, g, dst, "dst")
+  local t0 = core.now_ns()
+  local t = src[1].type
+  if not NUM[t] then raise(name, "bool buffers do not scan", "use u32 0/1 values") end
+  local totals, per = {}, {}
+  for i = 1, #src do
+    local be = g.backends[i]
+    -- the rank's total first: the scan may work in place
+    totals[i] = src[i].count > 0 and lib.reduce(be, src[i], op) or nil
+    local _, tm = lib.scan_timed(be, src[i], dst[i], op, opts)
+    per[i] = tm
+  end
+  -- A rank with no elements contributes nothing: its total is the op's identity.
+  local have = {}
+  for i = 1, #src do have[i] = totals[i] ~= nil and 1 or 0 end
+  local gathered = all_partials(g, t, { totals[1] or 0 })
+  local flags = all_partials(g, "u32", { have[1] })
+  if g.size == #g.backends then gathered, flags = totals, have end
+  local first = g.rank
+  for i = 1, #src do
+    local r = first + i - 1 -- this device's rank
+    local off
+    for q = 1, r do
+      if flags[q] == 1 then off = off == nil and gathered[q] or combine(t, op, off, gathered[q]) end
+    end
+    if off ~= nil and dst[i].count > 0 then
+      local k = offset_kernel(g.backends[i], t, op)
+      if t == "f32" then off = (string.unpack("<f", string.pack("<f", off))) end
+      k:launch({ d = dst[i], c = off })
+    end
+  end
+  for i = 1, #src do g.backends[i]:synchronize() end
+  if timed then return dst, timing_of(t0, per) end
+  return dst
+end
+
+return M
