@@ -411,6 +411,25 @@ describe("NCCL groups on the fake NCCL #fakecuda", function()
     end
   end)
 
+  it("examples/jacobi_multi.lua matches one GPU bit for bit on 2 and 4 devices", function()
+    -- the fake computes registered programs only: register the example's and vyre.lib's
+    local wrapper = [[
+      local F = require('tests.fakecuda.harness'); assert(F.available())
+      local U = require('vyre.lib.util'); local plain = U.kernel
+      U.kernel = function(be, key, gen)
+        return plain(be, key, function() local t = gen(); F.register(t); return t end)
+      end
+      local vyre = require('vyre'); local program = vyre.program
+      vyre.program = function(...) local p = program(...); F.register(p); return p end
+      arg = { [0] = 'examples/jacobi_multi.lua' }
+      dofile('examples/jacobi_multi.lua')]]
+    for _, n in ipairs({ 2, 4 }) do
+      local out = child("VYRE_FAKECUDA_DEVICES=" .. n, wrapper)
+      assert.truthy(out:find(("in %d strips on %d GPUs converged"):format(n, n), 1, true), out)
+      assert.truthy(out:find("matches one GPU bit for bit", 1, true), out)
+    end
+  end)
+
   it("without peer access, copies are staged through host memory", function()
     local out = child("VYRE_FAKECUDA_PEER=0", [[
       local c = require('vyre.cuda')

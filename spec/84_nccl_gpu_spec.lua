@@ -198,6 +198,13 @@ describe("NCCL on GPUs #gpu", function()
     assert.truthy(out:find("rc=0", 1, true), out)
   end)
 
+  it("examples/jacobi_multi.lua matches one GPU bit for bit", function()
+    local p = assert(io.popen("lua5.4 examples/jacobi_multi.lua 2>&1"))
+    local out = p:read("a")
+    p:close()
+    assert.truthy(out:find("matches one GPU bit for bit", 1, true), out)
+  end)
+
   it("a rank that never joins times out with a Fix instead of hanging", function()
     local ok, err = pcall(cuda.group, { rank = 0, size = 2, id = cuda.nccl_id() },
       { timeout = 5, device = 0 })
