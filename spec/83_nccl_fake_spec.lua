@@ -361,6 +361,56 @@ describe("NCCL groups on the fake NCCL #fakecuda", function()
     teardown(function() U.kernel = plain_kernel end)
 
     for _, size in ipairs({ 2, 4 }) do
+      it(("sort on %d devices equals one device's stable sort of the concatenation"):format(size),
+        function()
+          local ords = {}
+          for i = 1, size do ords[i] = i - 1 end
+          local g = cuda.group(ords)
+          local one = cuda.device(0)
+          local seed = 12345
+          local function rnd(m)
+            seed = (seed * 1103515245 + 12345) % 2147483648
+            return seed % m
+          end
+          -- every key type on 2 devices, two on 4 (the interpreter runs the radix passes)
+          local types = size == 2 and { "i32", "u32", "f32", "i64", "u64", "f64" }
+            or { "i32", "f64" }
+          for ti, t in ipairs(types) do
+            for _, with_values in ipairs(ti == 1 and { false, true } or { true }) do
+              local keys, vals, allk, allv = {}, {}, {}, {}
+              for r = 1, size do
+                local k, v = {}, {}
+                for i = 1, 20 + 9 * r do -- uneven parts, many equal keys
+                  local x = rnd(31) - 15
+                  if t == "u32" or t == "u64" then x = x + 15 end
+                  if t == "f32" or t == "f64" then x = x + 0.5 end
+                  k[i], v[i] = x, #allv + 1
+                  allk[#allk + 1], allv[#allv + 1] = x, #allv + 1
+                end
+                keys[r] = g.backends[r]:buffer(t, k)
+                vals[r] = g.backends[r]:buffer("u32", v)
+              end
+              local wk, wv = one:buffer(t, allk), one:buffer("u32", allv)
+              if with_values then
+                lib.sort(g, keys, vals)
+                lib.sort(one, wk, wv)
+              else
+                lib.sort(g, keys)
+                lib.sort(one, wk)
+              end
+              local gk, gv = {}, {}
+              for r = 1, size do
+                assert.equal(20 + 9 * r, keys[r].count) -- every rank keeps its count
+                for _, x in ipairs(get(keys[r])) do gk[#gk + 1] = x end
+                for _, x in ipairs(get(vals[r])) do gv[#gv + 1] = x end
+              end
+              assert.same(get(wk), gk, t)
+              if with_values then assert.same(get(wv), gv, t .. " values (stable)") end
+            end
+          end
+          g:free()
+        end)
+
       it(("reduce and scan on %d devices equal one device's over the concatenation"):format(size),
         function()
           local ords = {}

@@ -159,6 +159,32 @@ describe("NCCL on GPUs #gpu", function()
     assert.same(want, got)
   end)
 
+  it("lib.sort over the group equals one device's stable sort of the concatenation", function()
+    local lib = vyre.lib
+    local keys, vals, allk, allv = {}, {}, {}, {}
+    for r = 1, size do
+      local k, v = {}, {}
+      for i = 1, 200000 + 17 * r do
+        local x = (i * 2654435761 + r * 40503) % 100003
+        k[i], v[i] = x, #allv + 1
+        allk[#allk + 1], allv[#allv + 1] = x, #allv + 1
+      end
+      keys[r] = g.backends[r]:buffer("u32", k)
+      vals[r] = g.backends[r]:buffer("u32", v)
+    end
+    local one = g.backends[1]
+    local wk, wv = one:buffer("u32", allk), one:buffer("u32", allv)
+    lib.sort(g, keys, vals)
+    lib.sort(one, wk, wv)
+    local gk, gv = {}, {}
+    for r = 1, size do
+      for _, x in ipairs(get(keys[r])) do gk[#gk + 1] = x end
+      for _, x in ipairs(get(vals[r])) do gv[#gv + 1] = x end
+    end
+    assert.same(get(wk), gk)
+    assert.same(get(wv), gv)
+  end)
+
   it("peer copies: be:info().peers names the path and the bytes arrive", function()
     local a = g.backends[1]:buffer("f32", 1 << 20)
     a:iota()

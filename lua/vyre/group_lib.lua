@@ -159,4 +159,125 @@ function M.scan(name, timed, g, src, dst, op, opts)
   return dst
 end
 
+-- ---- sort: a sample sort over the devices of one process -------------------------
+
+-- The unsigned image of a key's bits that lib.sort orders by (lib/sort.lua), as a Lua
+-- integer compared with math.ult: the host picks splitters in the devices' order.
+local function image(t, bits)
+  if t == "i32" then return bits ~ 0x80000000 end
+  if t == "i64" then return bits ~ math.mininteger end
+  if t == "f32" then
+    return bits & 0x80000000 ~= 0 and (~bits) & 0xffffffff or bits | 0x80000000
+  end
+  if t == "f64" then return bits < 0 and ~bits or bits ~ math.mininteger end
+  return bits -- u32, u64
+end
+
+local WIDE = { i64 = true, u64 = true, f64 = true }
+
+-- Element i (0-based) of buf as its sort image (one small download).
+local function image_at(buf, i)
+  local w = WIDE[buf.type] and 8 or 4
+  local raw = buf:download(i * w, w):tostring()
+  return image(buf.type, (string.unpack(w == 8 and "<i8" or "<I4", raw)))
+end
+
+-- The number of elements of the sorted buf whose image is <= img (upper bound).
+local function upper_bound(buf, img)
+  local lo, hi = 0, buf.count
+  while lo < hi do
+    local mid = (lo + hi) // 2
+    if math.ult(img, image_at(buf, mid)) then hi = mid else lo = mid + 1 end
+  end
+  return lo
+end
+
+--- lib.sort(g, keys [, values]) -> keys: sorts the concatenation of the ranks' keys (rank
+--- order) in place, stably; every rank keeps its count, so the result stays balanced.
+function M.sort(name, timed, g, keys, values)
+  local lib = require("vyre.lib")
+  if g.size ~= #g.backends then
+    raise(name, "a sort over a group of one process per GPU is not available yet",
+      "sort over a group that drives its GPUs from one process (vyre.cuda.group({0, 1}))")
+  end
+  keys = parts(name, g, keys, "keys")
+  if values ~= nil then values = parts(name, g, values, "values") end
+  local n, t = #keys, keys[1].type
+  local t0 = core.now_ns()
+  local per = {}
+  for r = 1, n do
+    if keys[r].type ~= t then
+      raise(name, ("keys[%d] is %s but keys[1] is %s"):format(r, keys[r].type, t),
+        "every device's keys have one type")
+    end
+    local _, tm = lib.sort_timed(g.backends[r], keys[r], values and values[r])
+    per[r] = tm
+  end
+  if n == 1 then
+    if timed then return keys, timing_of(t0, per) end
+    return keys
+  end
+  -- Splitters: 16 regular samples per rank, sorted by image; n - 1 evenly spaced.
+  local samples = {}
+  for r = 1, n do
+    local c = keys[r].count
+    for s = 1, math.min(16, c) do samples[#samples + 1] = image_at(keys[r], (c * s) // 17) end
+  end
+  table.sort(samples, math.ult)
+  local split = {}
+  for j = 1, n - 1 do split[j] = samples[math.max(1, (#samples * j) // n)] end
+  -- cut[r][j]: where bucket j (keys with image in (split[j-1], split[j]]) starts in rank r.
+  local cut = {}
+  for r = 1, n do
+    cut[r] = { 0 }
+    for j = 1, n - 1 do
+      cut[r][j + 1] = #samples > 0 and upper_bound(keys[r], split[j]) or 0
+    end
+    cut[r][n + 1] = keys[r].count
+  end
+  -- Bucket j gathers its pieces from every rank, in rank order (stability), on device j.
+  local bk, bv = {}, {}
+  for j = 1, n do
+    local total = 0
+    for r = 1, n do total = total + cut[r][j + 1] - cut[r][j] end
+    bk[j] = g.backends[j]:buffer(t, math.max(total, 1))
+    bv[j] = values and g.backends[j]:buffer(values[1].type, math.max(total, 1))
+    local at = 0
+    for r = 1, n do
+      local len = cut[r][j + 1] - cut[r][j]
+      if len > 0 then
+        keys[r]:view(cut[r][j] + 1, len):copy_to(bk[j]:view(at + 1, len))
+        if values then values[r]:view(cut[r][j] + 1, len):copy_to(bv[j]:view(at + 1, len)) end
+      end
+      at = at + len
+    end
+    bk[j] = { buf = bk[j], count = total, vals = bv[j] }
+  end
+  for j = 1, n do
+    if bk[j].count > 1 then
+      local kview = bk[j].buf:view(1, bk[j].count)
+      lib.sort(g.backends[j], kview, bk[j].vals and bk[j].vals:view(1, bk[j].count))
+    end
+  end
+  -- The sorted whole is bucket 1 .. n; rank r takes its count from where it starts.
+  local j, off = 1, 0 -- position in the buckets
+  for r = 1, n do
+    local need, at = keys[r].count, 0
+    while need > 0 do
+      while bk[j].count - off == 0 do j, off = j + 1, 0 end
+      local len = math.min(need, bk[j].count - off)
+      bk[j].buf:view(off + 1, len):copy_to(keys[r]:view(at + 1, len))
+      if values then bk[j].vals:view(off + 1, len):copy_to(values[r]:view(at + 1, len)) end
+      need, at, off = need - len, at + len, off + len
+    end
+  end
+  for r = 1, n do g.backends[r]:synchronize() end
+  for q = 1, n do
+    bk[q].buf:free()
+    if bk[q].vals then bk[q].vals:free() end
+  end
+  if timed then return keys, timing_of(t0, per) end
+  return keys
+end
+
 return M

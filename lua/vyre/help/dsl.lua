@@ -142,7 +142,8 @@ Buffers of either backend with bit-identical results (docs/LIB.md).]=],
   ["vyre.lib.compact"] = "lib.compact(be, src, flags | \"pred over x\", dst) -> count\n"
     .. "Stable compaction of the elements whose flag (or predicate) holds.",
   ["vyre.lib.sort"] = "lib.sort(be, keys [, values] [, {scratch = {keys, values}}]) -> keys\n"
-    .. "Stable LSD radix sort in place.",
+    .. "Stable LSD radix sort in place. lib.sort(g, keys [, values]): a stable sample sort of "
+    .. "a vyre.Group's buffers as one array, each rank keeping its count (docs/MULTIGPU.md).",
   ["vyre.lib.histogram"] = "lib.histogram(be, src, bins, lo, hi [, {out = Buffer}]) -> "
     .. "u32 Buffer\nCounts of the values in bins equal steps of [lo, hi).",
   ["vyre.lib.fill"] = "lib.fill(be, buf, value) -> buf\nEvery element = value.",
