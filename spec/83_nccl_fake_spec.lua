@@ -461,7 +461,7 @@ describe("NCCL groups on the fake NCCL #fakecuda", function()
     end
   end)
 
-  it("examples/jacobi_multi.lua matches one GPU bit for bit on 2 and 4 devices", function()
+  it("examples/jacobi_multi.lua and bfs_multi.lua match one GPU on 2 and 4 devices", function()
     -- the fake computes registered programs only: register the example's and vyre.lib's
     local wrapper = [[
       local F = require('tests.fakecuda.harness'); assert(F.available())
@@ -471,12 +471,17 @@ describe("NCCL groups on the fake NCCL #fakecuda", function()
       end
       local vyre = require('vyre'); local program = vyre.program
       vyre.program = function(...) local p = program(...); F.register(p); return p end
-      arg = { [0] = 'examples/jacobi_multi.lua' }
-      dofile('examples/jacobi_multi.lua')]]
+      local ex = os.getenv('EXAMPLE')
+      arg = { [0] = ex }
+      dofile(ex)]]
     for _, n in ipairs({ 2, 4 }) do
-      local out = child("VYRE_FAKECUDA_DEVICES=" .. n, wrapper)
+      local env = "VYRE_FAKECUDA_DEVICES=" .. n
+      local out = child(env .. " EXAMPLE=examples/jacobi_multi.lua", wrapper)
       assert.truthy(out:find(("in %d strips on %d GPUs converged"):format(n, n), 1, true), out)
       assert.truthy(out:find("matches one GPU bit for bit", 1, true), out)
+      out = child(env .. " EXAMPLE=examples/bfs_multi.lua", wrapper)
+      assert.truthy(out:find(("edges on %d GPUs"):format(n), 1, true), out)
+      assert.truthy(out:find("matches plain Lua and one GPU", 1, true), out)
     end
   end)
 
