@@ -556,7 +556,9 @@ describe("NCCL groups on the fake NCCL #fakecuda", function()
     assert.truthy(out:find("Fix: another rank failed or went away", 1, true), out)
   end)
 
-  it("one process per rank: lib.reduce and lib.scan over the group", function()
+  it("one process per rank: lib.reduce, lib.scan and lib.sort over the group", function()
+    -- sort: rank r holds 3 + r keys, global index gi has key (11 - gi) // 2 and value gi.
+    -- (No comments inside the child's code: the shell joins its lines.)
     local id = cuda.nccl_id()
     local code = [[
       local F = require('tests.fakecuda.harness'); assert(F.available())
@@ -572,7 +574,15 @@ describe("NCCL groups on the fake NCCL #fakecuda", function()
       local dst = be:buffer('i64', 2)
       local s = vyre.lib.reduce(g, {src})
       vyre.lib.scan(g, {src}, {dst})
-      print('rank', r, s, table.concat(dst:download():totable(), ','))
+      local keys, vals = {}, {}
+      for i = 1, 3 + r do
+        local gi = ({0, 3, 7})[r + 1] + i - 1
+        keys[i], vals[i] = (11 - gi) // 2, gi
+      end
+      local kb, vb = be:buffer('u32', keys), be:buffer('u32', vals)
+      vyre.lib.sort(g, kb, vb)
+      print('rank', r, s, table.concat(dst:download():totable(), ','),
+        table.concat(kb:download():totable(), ','), table.concat(vb:download():totable(), ','))
       g:free()]]
     local outs = {}
     for r = 0, 2 do
@@ -589,9 +599,10 @@ describe("NCCL groups on the fake NCCL #fakecuda", function()
       until got[r]:find("\n", 1, true) or os.time() > deadline
       os.remove(outs[r])
     end
-    assert.equal("rank\t0\t66\t1,11\n", got[0])
-    assert.equal("rank\t1\t66\t13,33\n", got[1])
-    assert.equal("rank\t2\t66\t36,66\n", got[2])
+    -- keys 5,5,4,4,3,3,2,2,1,1,0,0 sorted stably, the counts 3/4/5 kept
+    assert.equal("rank\t0\t66\t1,11\t0,0,1\t10,11,8\n", got[0])
+    assert.equal("rank\t1\t66\t13,33\t1,2,2,3\t9,6,7,4\n", got[1])
+    assert.equal("rank\t2\t66\t36,66\t3,4,4,5,5\t5,2,3,0,1\n", got[2])
   end)
 
   it("one process per rank: collectives, send/recv and steps through the fake's files", function()
