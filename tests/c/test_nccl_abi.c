@@ -29,7 +29,9 @@ int main(void) {
 #define ASSERT_ENUM(type, list) list(ASSERT_CONST)
 VYRE_NCCL_ABI_ENUMS(ASSERT_ENUM)
 _Static_assert(VYRE_NCCL_UNIQUE_ID_BYTES == NCCL_UNIQUE_ID_BYTES, "unique id size");
+#ifdef NCCL_API_MAGIC /* named since NCCL 2.29; the initializer below checks it always */
 _Static_assert(VYRE_NCCL_API_MAGIC == NCCL_API_MAGIC, "config magic");
+#endif
 _Static_assert(VYRE_NCCL_UNDEF_INT == NCCL_CONFIG_UNDEF_INT, "undefined int");
 
 /* vyre's config prefix, laid out again from the list, must match nccl.h's fields. */
@@ -63,6 +65,9 @@ static void test_config(void) {
     CHECK_EQ_U64(offsetof(vyre_config, name), offsetof(ncclConfig_t, name));
     VYRE_NCCL_CONFIG_FIELDS(CHECK_FIELD)
     CHECK(sizeof(vyre_config) <= sizeof(ncclConfig_t));
+    ncclConfig_t init = NCCL_CONFIG_INITIALIZER; /* nccl.h's own magic and "unset" value */
+    CHECK_EQ_U64(init.magic, VYRE_NCCL_API_MAGIC);
+    CHECK_EQ_U64((unsigned)init.blocking, (unsigned)VYRE_NCCL_UNDEF_INT);
     printf("  %d config field offsets match nccl.h\n", harness_checks - before);
 }
 

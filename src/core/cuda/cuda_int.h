@@ -19,56 +19,56 @@
  * one and we ask for version 3020; test_cuda_abi checks each against cuda.h). The
  * driver returns the newest ABI not newer than `version`. Optional entries may be
  * NULL; code that uses them checks first. */
-#define VYRE_CU_ENTRIES(X)                                  \
-    X(cuGetErrorName, 6000, 1)                              \
-    X(cuGetErrorString, 6000, 1)                            \
-    X(cuDeviceGet, 2000, 1)                                 \
-    X(cuDeviceGetCount, 2000, 1)                            \
-    X(cuDeviceGetName, 2000, 1)                             \
-    X(cuDeviceGetAttribute, 2000, 1)                        \
-    X(cuDeviceTotalMem, 3020, 1)                            \
-    X(cuDevicePrimaryCtxRetain, 7000, 1)                    \
-    X(cuDevicePrimaryCtxRelease, 11000, 1)                  \
-    X(cuDevicePrimaryCtxReset, 11000, 1)                    \
-    X(cuCtxSetCurrent, 4000, 1)                             \
-    X(cuCtxGetCurrent, 4000, 1)                             \
-    X(cuMemAlloc, 3020, 1)                                  \
-    X(cuMemFree, 3020, 1)                                   \
-    X(cuMemGetInfo, 3020, 1)                                \
-    X(cuMemHostAlloc, 2020, 1)                              \
-    X(cuMemFreeHost, 2000, 1)                               \
-    X(cuMemcpyHtoDAsync, 3020, 1)                           \
-    X(cuMemcpyDtoHAsync, 3020, 1)                           \
-    X(cuMemsetD8Async, 3020, 1)                             \
-    X(cuStreamCreate, 2000, 1)                              \
-    X(cuStreamDestroy, 4000, 1)                             \
-    X(cuStreamSynchronize, 2000, 1)                         \
-    X(cuEventCreate, 2000, 1)                               \
-    X(cuEventDestroy, 4000, 1)                              \
-    X(cuEventRecord, 2000, 1)                               \
-    X(cuEventElapsedTime, 12080, 1)                         \
-    X(cuModuleLoadDataEx, 2010, 1)                          \
-    X(cuModuleUnload, 2000, 1)                              \
-    X(cuModuleGetFunction, 2000, 1)                         \
-    X(cuFuncGetAttribute, 2020, 1)                          \
-    X(cuLaunchKernel, 4000, 1)                              \
-    X(cuLinkCreate, 6050, 1)                                \
-    X(cuLinkAddData, 6050, 1)                               \
-    X(cuLinkComplete, 5050, 1)                              \
-    X(cuLinkDestroy, 5050, 1)                               \
-    X(cuStreamBeginCapture, 10010, 0)                       \
-    X(cuStreamEndCapture, 10000, 0)                         \
-    X(cuGraphInstantiateWithFlags, 11040, 0)                \
-    X(cuGraphLaunch, 10000, 0)                              \
-    X(cuGraphExecDestroy, 10000, 0)                         \
-    X(cuGraphDestroy, 10000, 0)                             \
-    X(cuLaunchCooperativeKernel, 9000, 0)                   \
-    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, 0) \
-    X(cuDeviceCanAccessPeer, 4000, 0)                       \
-    X(cuCtxEnablePeerAccess, 4000, 0)                       \
-    X(cuMemcpyPeerAsync, 4000, 0)                           \
-    X(cuStreamWaitEvent, 3020, 0)                           \
-    X(cuStreamQuery, 2000, 0)
+#define VYRE_CU_ENTRIES(X)                   \
+    X(cuGetErrorName, 6000, 1)               \
+    X(cuGetErrorString, 6000, 1)             \
+    X(cuDeviceGet, 2000, 1)                  \
+    X(cuDeviceGetCount, 2000, 1)             \
+    X(cuDeviceGetName, 2000, 1)              \
+    X(cuDeviceGetAttribute, 2000, 1)         \
+    X(cuDeviceTotalMem, 3020, 1)             \
+    X(cuDevicePrimaryCtxRetain, 7000, 1)     \
+    X(cuDevicePrimaryCtxRelease, 11000, 1)   \
+    X(cuDevicePrimaryCtxReset, 11000, 1)     \
+    X(cuCtxSetCurrent, 4000, 1)              \
+    X(cuCtxGetCurrent, 4000, 1)              \
+    X(cuMemAlloc, 3020, 1)                   \
+    X(cuMemFree, 3020, 1)                    \
+    X(cuMemGetInfo, 3020, 1)                 \
+    X(cuMemHostAlloc, 2020, 1)               \
+    X(cuMemFreeHost, 2000, 1)                \
+    X(cuMemcpyHtoDAsync, 3020, 1)            \
+    X(cuMemcpyDtoHAsync, 3020, 1)            \
+    X(cuMemsetD8Async, 3020, 1)              \
+    X(cuStreamCreate, 2000, 1)               \
+    X(cuStreamDestroy, 4000, 1)              \
+    X(cuStreamSynchronize, 2000, 1)          \
+    X(cuEventCreate, 2000, 1)                \
+    X(cuEventDestroy, 4000, 1)               \
+    X(cuEventRecord, 2000, 1)                \
+    X(cuEventElapsedTime, 12080, 1)          \
+    X(cuModuleLoadDataEx, 2010, 1)           \
+    X(cuModuleUnload, 2000, 1)               \
+    X(cuModuleGetFunction, 2000, 1)          \
+    X(cuFuncGetAttribute, 2020, 1)           \
+    X(cuLaunchKernel, 4000, 1)               \
+    X(cuLinkCreate, 6050, 1)                 \
+    X(cuLinkAddData, 6050, 1)                \
+    X(cuLinkComplete, 5050, 1)               \
+    X(cuLinkDestroy, 5050, 1)                \
+    X(cuStreamBeginCapture, 10010, 0)        \
+    X(cuStreamEndCapture, 10000, 0)          \
+    X(cuGraphInstantiateWithFlags, 11040, 0) \
+    X(cuGraphLaunch, 10000, 0)               \
+    X(cuGraphExecDestroy, 10000, 0)          \
+    X(cuGraphDestroy, 10000, 0)              \
+    X(cuLaunchCooperativeKernel, 9000, 0)    \
+    X(cuDeviceCanAccessPeer, 4000, 0)        \
+    X(cuCtxEnablePeerAccess, 4000, 0)        \
+    X(cuMemcpyPeerAsync, 4000, 0)            \
+    X(cuStreamWaitEvent, 3020, 0)            \
+    X(cuStreamQuery, 2000, 0)                \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, 0)
 
 /* The member for base name n has the type vyre_cu_fn_n (cuda_abi.h). */
 struct vyre_cu_driver {
