@@ -372,6 +372,107 @@ struct vyre_cuda_oob {
 enum vyre_status vyre_cuda_oob_report(vyre_cuda_device *d, struct vyre_cuda_oob **out, size_t *n,
                                       struct vyre_error *err);
 
+/* ---- several devices: peer copies and NCCL (docs/MULTIGPU.md) ------------------ */
+
+/* The device's stream (a CUstream): every launch, copy and collective of vyre on d is
+ * enqueued there, so work other code enqueues on it is ordered with vyre's. */
+void *vyre_cuda_device_stream(vyre_cuda_device *d);
+
+/* How a copy from a buffer of `src` to one of `dst` travels: the same device, the
+ * driver's peer path (cuDeviceCanAccessPeer + cuCtxEnablePeerAccess, cuMemcpyPeerAsync),
+ * or staged through pinned host memory. */
+enum vyre_cuda_peer_path { VYRE_PEER_SAME, VYRE_PEER_DIRECT, VYRE_PEER_STAGED };
+enum vyre_status vyre_cuda_peer_path(vyre_cuda_device *src, vyre_cuda_device *dst,
+                                     enum vyre_cuda_peer_path *out, struct vyre_error *err);
+const char *vyre_cuda_peer_path_name(enum vyre_cuda_peer_path p); /* "same", "peer", "staged" */
+/* The path copies between two ordinals take, asked without opening either device (no
+ * context is created): what a copy decided, else what cuDeviceCanAccessPeer says. */
+enum vyre_status vyre_cuda_peer_path_of(int src_ordinal, int dst_ordinal,
+                                        enum vyre_cuda_peer_path *out, struct vyre_error *err);
+/* Copies nbytes from src at byte src_off to dst at byte dst_off, on any two devices
+ * (ranges checked). Enqueued on src's stream after the work queued on both devices,
+ * and work queued on dst later waits for it; the staged path waits for src's stream. */
+enum vyre_status vyre_cuda_buffer_copy(vyre_cuda_buffer *src, uint64_t src_off,
+                                       vyre_cuda_buffer *dst, uint64_t dst_off, uint64_t nbytes,
+                                       struct vyre_error *err);
+
+/* NCCL, loaded at first use from $VYRE_LIBNCCL, else "libnccl.so.2" on the loader's
+ * path, else the Python environments' nvidia/nccl/lib (docs/MULTIGPU.md lists where).
+ * Nothing links it. NCCL_NVLS_ENABLE=0 is set before NCCL initialises unless the
+ * environment sets it. */
+struct vyre_nccl_info {
+    bool usable;
+    int version;       /* ncclGetVersion: 22703 for 2.27.3 */
+    char path[512];    /* the file it was loaded from */
+    char reason[1024]; /* why not usable ("" when usable), with a Fix */
+};
+void vyre_nccl_probe(struct vyre_nccl_info *out);
+
+#define VYRE_NCCL_ID_CHARS 256 /* a unique id as hex text (128 bytes) */
+/* A new unique id (ncclGetUniqueId) as hex text, NUL-terminated. */
+enum vyre_status vyre_nccl_id(char out[VYRE_NCCL_ID_CHARS + 1], struct vyre_error *err);
+
+typedef struct vyre_nccl_comm vyre_nccl_comm; /* one rank's communicator */
+/* Communicators are non-blocking: every wait on NCCL (initialisation, a collective's
+ * enqueue, vyre_nccl_wait) gives up after timeout_s seconds (<= 0: $VYRE_NCCL_TIMEOUT,
+ * default 300) and aborts the communicator, so a peer that never comes cannot hang the
+ * caller. */
+/* One process, n devices: comms[i] is rank i on devs[i]. */
+enum vyre_status vyre_nccl_init_all(vyre_cuda_device *const *devs, int n, double timeout_s,
+                                    vyre_nccl_comm **comms, struct vyre_error *err);
+/* One process per rank: rank `rank` of `size` on d, id from vyre_nccl_id of one rank. */
+enum vyre_status vyre_nccl_init_rank(vyre_cuda_device *d, int rank, int size, const char *id,
+                                     double timeout_s, vyre_nccl_comm **out,
+                                     struct vyre_error *err);
+/* Destroys the communicator (aborts it when it failed or timed out); NULL is a no-op. */
+void vyre_nccl_comm_free(vyre_nccl_comm *c);
+int vyre_nccl_comm_rank(const vyre_nccl_comm *c);
+int vyre_nccl_comm_size(const vyre_nccl_comm *c);
+vyre_cuda_device *vyre_nccl_comm_device(const vyre_nccl_comm *c);
+
+enum vyre_nccl_coll {
+    VYRE_NCCL_ALL_REDUCE,     /* src -> dst (may be src), same count */
+    VYRE_NCCL_BROADCAST,      /* root's src -> every dst */
+    VYRE_NCCL_REDUCE,         /* every src -> root's dst */
+    VYRE_NCCL_ALL_GATHER,     /* src (k) -> dst (k * size), rank order */
+    VYRE_NCCL_REDUCE_SCATTER, /* src (k * size) -> dst (k): rank r gets block r */
+    VYRE_NCCL_ALL_TO_ALL,     /* src (k * size) -> dst (k * size): block j goes to rank j */
+    VYRE_NCCL_SEND,           /* src -> rank `root` (the peer) */
+    VYRE_NCCL_RECV            /* dst <- rank `root` (the peer) */
+};
+enum vyre_nccl_op { VYRE_NCCL_ADD, VYRE_NCCL_PROD, VYRE_NCCL_MIN, VYRE_NCCL_MAX };
+const char *vyre_nccl_coll_name(enum vyre_nccl_coll c); /* "all_reduce", ... */
+const char *vyre_nccl_op_name(enum vyre_nccl_op op);    /* "add", "prod", "min", "max" */
+/* One rank's part of a collective. Types: every vyre type; a bool buffer is moved as
+ * its 32-bit words and reduces only with min (and) and max (or). */
+struct vyre_nccl_call {
+    enum vyre_nccl_coll coll;
+    vyre_nccl_comm *comm;
+    vyre_cuda_buffer *src, *dst; /* dst NULL: in place (src) where the collective allows */
+    enum vyre_nccl_op op;
+    int root; /* broadcast/reduce: the root rank; send/recv: the peer rank */
+};
+/* Checks all n calls (devices, types, counts, roots; nothing is enqueued on a
+ * mistake), then issues them as one NCCL group, each on its device's stream. */
+enum vyre_status vyre_nccl_issue(const struct vyre_nccl_call *calls, size_t n,
+                                 struct vyre_error *err);
+/* Waits for the streams of the comms' devices, watching NCCL's asynchronous errors,
+ * until the comms' timeout (then they are aborted). */
+enum vyre_status vyre_nccl_wait(vyre_nccl_comm *const *comms, size_t n, struct vyre_error *err);
+/* A collective as a step of vyre_cuda_sequence and vyre_cuda_graph_capture on the
+ * call's device: a kernel object (free with vyre_cuda_kernel_free) that, launched in
+ * a sequence or captured, issues the call on the stream. The buffers must outlive it. */
+enum vyre_status vyre_nccl_step(const struct vyre_nccl_call *call, vyre_cuda_kernel **out,
+                                struct vyre_error *err);
+bool vyre_cuda_kernel_collective(const vyre_cuda_kernel *k);
+/* One process, many devices: runs steps[i][0..nsteps[i]) on devs[i], `times` times, in
+ * lockstep: each device's kernels up to its next collective step are enqueued, then
+ * the collective steps of all devices go out as one NCCL group (every list must hold
+ * the same collectives in the same order). Then waits with the comms' timeout. */
+enum vyre_status vyre_nccl_sequence(vyre_cuda_device *const *devs, size_t ndev,
+                                    const struct vyre_cuda_step *const *steps, const size_t *nsteps,
+                                    uint32_t times, struct vyre_error *err);
+
 /* ---- disk cache ----------------------------------------------------------- */
 
 /* Directory of the cubin cache: $VYRE_CACHE_DIR, else $XDG_CACHE_HOME/vyre, else

@@ -100,6 +100,22 @@ for sm in ${VYRE_FAKE_SMS:-72 87 100 120 121 130}; do
     $(ls spec/75_targets_spec.lua 2>/dev/null)
 done
 
+note "NCCL groups on the fake NCCL over 4 fake devices (spec 89; docs/MULTIGPU.md)"
+# Its own process: 4 fake devices and build/fakenccl/libnccl.so.2 (the specs above use 1).
+nccl_cache=$(mktemp -d)
+nout=$(VYRE_LIBCUDA="$ROOT/build/fakecuda/libcuda.so.1" VYRE_FAKECUDA_DEVICES=4 \
+  VYRE_LIBNCCL="$ROOT/build/fakenccl/libnccl.so.2" VYRE_CACHE_DIR="$nccl_cache" \
+  busted --lua=lua5.4 -o utfTerminal --tags=fakecuda spec/89_nccl_fake_spec.lua 2>&1)
+echo "$nout" | tail -n 20
+rm -rf "$nccl_cache"
+line=$(echo "$nout" | grep -E '[0-9]+ successes? / [0-9]+ failures? / [0-9]+ errors?' | tail -n1)
+if [ -z "$line" ]; then
+  failed=$((failed + 1)); echo "busted (fake NCCL) printed no totals"
+else
+  set -- $(echo "$line" | grep -oE '[0-9]+' | head -n4)
+  passed=$((passed + $1)); failed=$((failed + $2 + $3)); skipped=$((skipped + $4))
+fi
+
 note "luacheck (Lua lint, .luacheckrc)"
 if lout=$(luacheck --no-color --codes -q lua spec examples bench bin/vyre tests/fakecuda 2>&1); then
   passed=$((passed + 1)); echo "ok   luacheck: $(echo "$lout" | tail -n1)"

@@ -109,4 +109,93 @@ function M.open(i, opts)
   return with_opts(be, opts)
 end
 
+--- nccl() -> {version =, version_string =, path =} | false, reason: NCCL, loaded at first
+--- use ($VYRE_LIBNCCL, libnccl.so.2, or a Python environment's nvidia/nccl/lib;
+--- docs/MULTIGPU.md). No GPU needed to ask.
+function M.nccl()
+  return core.nccl()
+end
+
+--- nccl_id() -> a new unique id (hex string) for vyre.cuda.group({rank =, size =, id =}).
+M.nccl_id = core.nccl_id
+
+local function check_group_opts(opts)
+  if opts == nil then return nil end
+  if type(opts) ~= "table" then
+    error(string.format("vyre.cuda.group: options must be a table (got %s). Fix: "
+      .. "vyre.cuda.group({0, 1}, {timeout = 60})", type(opts)), 3)
+  end
+  for k in pairs(opts) do
+    if k ~= "timeout" and k ~= "device" then
+      error(string.format("vyre.cuda.group: unknown option %s. Fix: the options are timeout "
+        .. "(seconds) and device (the ordinal of a one-process-per-GPU rank)", tostring(k)), 3)
+    end
+  end
+  return opts
+end
+
+--- group(ordinals | {rank =, size =, id =} [, {timeout =, device =}]) -> vyre.Group.
+--- A list of ordinals: one process drives those GPUs (g.backends[i] is
+--- vyre.cuda.device(ordinals[i])). {rank, size, id}: this process is one rank of a group
+--- of processes (bin/vyre launch; id from vyre.cuda.nccl_id() on one rank), on device
+--- opts.device (default $VYRE_LOCAL_RANK, else rank modulo the device count).
+function M.group(spec, opts)
+  opts = check_group_opts(opts)
+  local timeout = opts and opts.timeout
+  if type(spec) ~= "table" then
+    error(string.format("vyre.cuda.group: expected a list of device ordinals or {rank =, "
+      .. "size =, id =} (got %s). Fix: vyre.cuda.group({0, 1})", type(spec)), 2)
+  end
+  if spec.rank ~= nil or spec.size ~= nil or spec.id ~= nil then
+    local rank, size, id = spec.rank, spec.size, spec.id
+    if math.type(rank) ~= "integer" or math.type(size) ~= "integer" or type(id) ~= "string" then
+      error("vyre.cuda.group: {rank =, size =, id =} needs integers rank and size and the id "
+        .. "string. Fix: vyre.cuda.group({rank = r, size = n, id = vyre.cuda.nccl_id()})", 2)
+    end
+    local dev = opts and opts.device
+    if dev == nil then
+      local lr = tonumber(os.getenv("VYRE_LOCAL_RANK") or "")
+      local n = core.cuda_count() or 1
+      dev = math.tointeger(lr) or rank % math.max(n, 1)
+    end
+    check_ordinal(dev, "vyre.cuda.group")
+    local be, why = M.device(dev)
+    if not be then error("vyre.cuda.group: " .. tostring(why), 2) end
+    local ok, g = pcall(core.cuda_group_rank, be, rank, size, id, timeout)
+    if not ok then error(g, 2) end -- the caller's position, not this file's
+    return g
+  end
+  local bes = {}
+  for i, ord in ipairs(spec) do
+    check_ordinal(ord, "vyre.cuda.group")
+    local be, why = M.device(ord)
+    if not be then error("vyre.cuda.group: " .. tostring(why), 2) end
+    bes[i] = be
+  end
+  if #bes == 0 then
+    error("vyre.cuda.group: no devices. Fix: vyre.cuda.group({0, 1})", 2)
+  end
+  local ok, g = pcall(core.cuda_group, bes, timeout)
+  if not ok then error(g, 2) end
+  return g
+end
+
+--- group_from_env([opts]) -> vyre.Group of this process's rank, from the environment
+--- `vyre launch` sets (VYRE_RANK, VYRE_SIZE, VYRE_NCCL_ID; VYRE_LOCAL_RANK picks the GPU).
+function M.group_from_env(opts)
+  local rank = math.tointeger(tonumber(os.getenv("VYRE_RANK") or ""))
+  local size = math.tointeger(tonumber(os.getenv("VYRE_SIZE") or ""))
+  local id = os.getenv("VYRE_NCCL_ID")
+  if not rank or not size or not id or id == "" then
+    error("vyre.cuda.group_from_env: VYRE_RANK, VYRE_SIZE and VYRE_NCCL_ID are not all set. "
+      .. "Fix: start the script with `vyre launch -n N script.lua`, or use "
+      .. "vyre.cuda.group({rank =, size =, id =})", 2)
+  end
+  local ok, g = pcall(M.group, { rank = rank, size = size, id = id }, opts)
+  if not ok then
+    error((tostring(g):gsub("^vyre%.cuda%.group:", "vyre.cuda.group_from_env:")), 2)
+  end
+  return g
+end
+
 return M

@@ -13,6 +13,7 @@ local api = require("vyre.help.api")
 local dsl = require("vyre.help.dsl")
 local egraph = require("vyre.help.egraph")
 local planning = require("vyre.help.planning")
+local multigpu = require("vyre.help.multigpu")
 
 local H = {}
 
@@ -22,6 +23,7 @@ H.TYPES = {
   ["vyre.Buffer"] = "Buffer", ["vyre.Kernel"] = "Kernel", ["vyre.Launch"] = "Launch",
   ["vyre.Graph"] = "Graph", ["vyre.Expr"] = "Expr", ["vyre.ProgramBuilder"] = "Builder",
   ["vyre.BufferHandle"] = "Builder", ["vyre.EGraph"] = "EGraph", ["vyre.Plan"] = "Plan",
+  ["vyre.Group"] = "Group", ["vyre.Collective"] = "Collective",
 }
 
 -- Types whose metatable a Lua module makes, not the C module: the module and the field
@@ -68,7 +70,7 @@ function H.entries()
   if cache then return cache end
   local e = {}
   for k, v in pairs(api) do e[k] = v end
-  for _, t in ipairs({ dsl.ENTRIES, egraph, planning }) do
+  for _, t in ipairs({ dsl.ENTRIES, egraph, planning, multigpu }) do
     for k, v in pairs(t) do e[k] = v end
   end
   for k, v in pairs(dsl.ENTRIES) do

@@ -40,10 +40,19 @@ local function export(name, impl)
   end
 end
 
-export("reduce", reduce.reduce)
-export("scan", scan.scan)
+-- lib.reduce, lib.scan and lib.sort also take a vyre.Group and lists of its Buffers (the ranks'
+-- parts of one array; lua/vyre/group_lib.lua, docs/MULTIGPU.md).
+local group_lib = require("vyre.group_lib")
+local function over_groups(one, many)
+  return function(name, timed, x, ...)
+    if group_lib.is_group(x) then return many(name, timed, x, ...) end
+    return one(name, timed, x, ...)
+  end
+end
+export("reduce", over_groups(reduce.reduce, group_lib.reduce))
+export("scan", over_groups(scan.scan, group_lib.scan))
 export("compact", compact.compact)
-export("sort", sort.sort)
+export("sort", over_groups(sort.sort, group_lib.sort))
 export("histogram", histogram.histogram)
 export("fill", basic.fill)
 export("iota", basic.iota)

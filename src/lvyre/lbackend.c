@@ -338,8 +338,13 @@ static int testing_defer_error(lua_State *L) {
 static int backend_info(lua_State *L) {
     const char *fname = "vyre.Backend:info";
     struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
-    if (be->kind == LVYRE_CUDA) push_cuda_info(L, lvyre_cuda_device(L, be, fname), fname);
-    else push_reference_info(L);
+    if (be->kind == LVYRE_CUDA) {
+        push_cuda_info(L, lvyre_cuda_device(L, be, fname), fname);
+        lvyre_push_peers(L, be->dev, be->ordinal); /* how copies to each other device go */
+        lua_setfield(L, -2, "peers");
+    } else {
+        push_reference_info(L);
+    }
     return 1;
 }
 
@@ -588,4 +593,5 @@ void vyre_lua_open_backend(lua_State *L) {
     vyre_lua_open_kernel(L);
     vyre_lua_open_launch(L);
     vyre_lua_open_graph(L);
+    vyre_lua_open_group(L);
 }

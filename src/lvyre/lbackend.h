@@ -20,6 +20,8 @@
 #define VYRE_LUA_KERNEL "vyre.Kernel"
 #define VYRE_LUA_LAUNCH "vyre.Launch"
 #define VYRE_LUA_GRAPH "vyre.Graph"
+#define VYRE_LUA_GROUP "vyre.Group"
+#define VYRE_LUA_COLLECTIVE "vyre.Collective"
 
 enum lvyre_kind { LVYRE_REFERENCE, LVYRE_CUDA };
 
@@ -227,10 +229,38 @@ void lvyre_oob_free(lua_State *L, struct lvyre_backend *be); /* backend freed */
 struct lvyre_step {
     struct lvyre_kernel *k;
     struct lvyre_bound b;
+    vyre_cuda_kernel *coll; /* a collective step {c} (lcollective.c): k is NULL then */
+    const void *collud;     /* its vyre.Collective, for the liveness checks of replays */
 };
 /* Reads steps = {{kernel, args, opts}, ...} at idx (kernels of be) into scratch memory
  * pushed on the stack; *n receives the count. */
 struct lvyre_step *lvyre_read_steps(lua_State *L, int idx, struct lvyre_backend *be, size_t *n,
                                     const char *fname);
+
+/* ---- lgroup.c, lcollective.c: groups of devices (docs/MULTIGPU.md) ---- */
+struct lvyre_group;
+struct lvyre_group *lvyre_checkgroup(lua_State *L, int idx, const char *fname);
+int lvyre_group_local(const struct lvyre_group *g); /* devices this process drives */
+bool lvyre_group_live(const struct lvyre_group *g);
+/* Fills calls[0..local) from a src list at src and a dst list at dst (0 or nil: none). */
+int lvyre_group_calls(lua_State *L, struct lvyre_group *g, enum vyre_nccl_coll coll, int src,
+                      int dst, enum vyre_nccl_op op, int root, struct vyre_nccl_call *calls,
+                      struct lvyre_buffer **bufs, const char *fname);
+int lvyre_group_collective(lua_State *L); /* g:collective(name, ...) */
+int lvyre_group_sequence(lua_State *L);   /* g:sequence(lists, opts) */
+int lvyre_buffer_copy_to(lua_State *L);   /* buf:copy_to(dst) */
+/* The kernel object of a vyre.Collective at idx (raising naming fname when it or one of
+ * its buffers was freed), or NULL for anything else; *ud gets the Collective. */
+vyre_cuda_kernel *lvyre_testcollective(lua_State *L, int idx, const void **ud, const char *fname);
+/* Raises unless the Collective ud (from lvyre_testcollective) and its buffers are live. */
+void lvyre_collective_check(lua_State *L, const void *ud, const char *fname);
+/* CUDA steps from read steps (scratch pushed on the stack); *m: how many. */
+struct vyre_cuda_step *lvyre_cuda_steps(lua_State *L, struct lvyre_step *steps, size_t n,
+                                        size_t *m);
+/* Pushes {[ordinal] = "peer" | "staged"} for the other devices (be:info().peers). */
+void lvyre_push_peers(lua_State *L, vyre_cuda_device *d, int self);
+void vyre_lua_open_group(lua_State *L);
+void vyre_lua_open_collective(lua_State *L);
+void vyre_lua_open_spawn(lua_State *L); /* lspawn.c: core.spawn, wait, kill */
 
 #endif

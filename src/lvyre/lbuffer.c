@@ -474,6 +474,7 @@ static int core_buffer_extent(lua_State *L) {
 }
 
 static const luaL_Reg buffer_methods[] = {{"upload", buffer_upload},
+                                          {"copy_to", lvyre_buffer_copy_to},
                                           {"download", buffer_download},
                                           {"zero", buffer_zero},
                                           {"pointer", buffer_pointer},

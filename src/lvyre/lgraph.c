@@ -30,6 +30,10 @@ static void push_holder(lua_State *L, int idx, const struct lvyre_step *steps, s
         lua_geti(L, idx, (lua_Integer)i + 1);
         lua_rawgeti(L, -1, 1);
         lua_rawseti(L, -3, ++m);
+        if (steps[i].coll) { /* the Collective keeps its group and buffers alive */
+            lua_pop(L, 1);
+            continue;
+        }
         lua_rawgeti(L, -1, 2);
         for (uint32_t d = 0; d < steps[i].k->lay->ndecls; d++) {
             if (steps[i].k->lay->d[d].kind != VYRE_DECL_BUFFER) continue;
@@ -44,6 +48,10 @@ static void push_holder(lua_State *L, int idx, const struct lvyre_step *steps, s
 static void check_live(lua_State *L, const struct lvyre_graph *g, const char *fname) {
     for (size_t i = 0; i < g->nsteps; i++) {
         const struct lvyre_step *s = &g->steps[i];
+        if (s->coll) {
+            lvyre_collective_check(L, s->collud, fname);
+            continue;
+        }
         if (!s->k->live)
             luaL_error(L,
                        "%s: step %d's kernel was freed. Fix: keep kernels alive while a graph "
@@ -77,15 +85,8 @@ int lvyre_backend_graph(lua_State *L) {
     lua_setiuservalue(L, 3, 2);
     g->steps = steps;
     if (be->kind == LVYRE_CUDA) {
-        struct vyre_cuda_step *cs = vyre_lua_scratch(L, (n + 1) * sizeof *cs);
-        vyre_cuda_buffer **bufs = vyre_lua_scratch(L, (n * VYRE_MAX_BUFFERS + 1) * sizeof *bufs);
         size_t m = 0; /* steps with opts.n = 0 launch nothing and are not captured */
-        for (size_t i = 0; i < n; i++) {
-            if (steps[i].b.empty) continue;
-            cs[m].kernel = steps[i].k->cu;
-            lvyre_cuda_args(steps[i].k, &steps[i].b, bufs + m * VYRE_MAX_BUFFERS, &cs[m].args);
-            m++;
-        }
+        struct vyre_cuda_step *cs = lvyre_cuda_steps(L, steps, n, &m);
         struct vyre_error err;
         if (m > 0 && vyre_cuda_graph_capture(be->dev, cs, m, &g->cu, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);

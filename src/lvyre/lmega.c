@@ -203,6 +203,12 @@ static void read_call(lua_State *L, struct mcall *c, const char *fname) {
     lua_settop(L, 3);
     read_mopts(L, 3, &c->o, fname);
     c->steps = lvyre_read_steps(L, 2, c->be, &c->n, fname);
+    for (size_t i = 0; i < c->n; i++)
+        if (c->steps[i].coll)
+            luaL_error(L,
+                       "%s: step %d is a collective; a megakernel holds kernels only. Fix: "
+                       "use be:sequence or be:graph for steps with collectives",
+                       fname, (int)i + 1);
     if (c->n == 0)
         luaL_error(L, "%s: no steps. Fix: pass at least one {kernel, args, opts}", fname);
     if ((size_t)c->o.prefix > c->n)

@@ -128,19 +128,13 @@ static void run_reference(lua_State *L, struct lvyre_backend *be, struct lvyre_s
 static void run_cuda(lua_State *L, struct lvyre_backend *be, struct lvyre_step *steps, size_t n,
                      size_t prefix, uint32_t times, const struct readback *rb, size_t nrb,
                      struct vyre_cuda_timing *t, const char *fname) {
-    struct vyre_cuda_step *cs = vyre_lua_scratch(L, (n + 1) * sizeof *cs);
-    vyre_cuda_buffer **bufs = vyre_lua_scratch(L, (n * VYRE_MAX_BUFFERS + 1) * sizeof *bufs);
     struct vyre_cuda_readback *crb = vyre_lua_scratch(L, (nrb + 1) * sizeof *crb);
     /* Steps with opts.n = 0 launch nothing: they are left out (the prefix counts only
      * the steps that stay). */
     size_t m = 0, mprefix = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (steps[i].b.empty) continue;
-        cs[m].kernel = steps[i].k->cu;
-        lvyre_cuda_args(steps[i].k, &steps[i].b, bufs + m * VYRE_MAX_BUFFERS, &cs[m].args);
-        m++;
-        if (i < prefix) mprefix = m;
-    }
+    struct vyre_cuda_step *cs = lvyre_cuda_steps(L, steps, n, &m);
+    for (size_t i = 0, kept = 0; i < prefix; i++)
+        if (steps[i].coll || !steps[i].b.empty) mprefix = ++kept;
     for (size_t i = 0; i < nrb; i++)
         crb[i] = (struct vyre_cuda_readback){rb[i].buf->cu, rb[i].offset, rb[i].nbytes, rb[i].dst};
     struct vyre_error err;
@@ -169,6 +163,18 @@ struct lvyre_step *lvyre_read_steps(lua_State *L, int idx, struct lvyre_backend 
                        "{n = 1024}}}",
                        fname, (int)i + 1);
         lua_rawgeti(L, st, 1);
+        steps[i].coll = lvyre_testcollective(L, st + 1, &steps[i].collud, fname);
+        if (steps[i].coll) { /* a collective step {c} of g:collective */
+            if (be->kind != LVYRE_CUDA || vyre_cuda_kernel_device(steps[i].coll) != be->dev)
+                luaL_error(L,
+                           "%s: step %d is a collective of another device. Fix: put step i "
+                           "of g:collective(...) into the steps of g.backends[i]",
+                           fname, (int)i + 1);
+            steps[i].k = NULL;
+            memset(&steps[i].b, 0, sizeof steps[i].b);
+            lua_settop(L, st - 1);
+            continue;
+        }
         struct lvyre_kernel *k = lvyre_checkkernel(L, st + 1, fname);
         lvyre_kernel_program(L, k, fname);
         if (k->be != be)

@@ -189,6 +189,11 @@ static const struct {
     FN(cuGraphDestroy),
     FN(cuLaunchCooperativeKernel),
     FN(cuOccupancyMaxActiveBlocksPerMultiprocessor),
+    FN(cuDeviceCanAccessPeer),
+    FN(cuCtxEnablePeerAccess),
+    FN(cuMemcpyPeerAsync),
+    FN(cuStreamWaitEvent),
+    FN(cuStreamQuery),
 };
 
 #define SYMBOL_NOT_FOUND ((CUdriverProcAddressQueryResult)1)

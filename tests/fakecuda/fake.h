@@ -112,6 +112,10 @@ struct fake_launch {
     bool cooperative;
     unsigned char *args; /* the parameter values, copied by value (as capture does) */
     size_t args_len;
+    /* A host operation in stream order instead of a kernel (the fake NCCL's collectives,
+     * through vyre_fakecuda_stream_host): fn is NULL then. */
+    void (*host)(void *ud);
+    void *host_ud;
 };
 
 struct fake_graph {
@@ -148,6 +152,7 @@ struct fake_config {
     bool verbose;       /* VYRE_FAKECUDA_VERBOSE: misuse and faults on stderr */
     bool foreign;       /* VYRE_FAKECUDA_FOREIGN / "set foreign 1": foreign PTX launches
                            do nothing instead of being refused */
+    bool peer;          /* VYRE_FAKECUDA_PEER (1): devices can access each other */
 };
 
 extern struct fake_config fake_cfg;
@@ -262,6 +267,11 @@ FAKE_DECL(cuGraphInstantiateWithFlags)
 FAKE_DECL(cuGraphLaunch)
 FAKE_DECL(cuGraphExecDestroy)
 FAKE_DECL(cuGraphDestroy)
+FAKE_DECL(cuDeviceCanAccessPeer)
+FAKE_DECL(cuCtxEnablePeerAccess)
+FAKE_DECL(cuMemcpyPeerAsync)
+FAKE_DECL(cuStreamWaitEvent)
+FAKE_DECL(cuStreamQuery)
 #undef FAKE_DECL
 /* Entries the runtime does not resolve yet (grid-wide barriers will), with the
  * driver's prototypes. */

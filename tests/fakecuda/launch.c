@@ -62,8 +62,14 @@ static CUresult launch(const char *call, CUfunction fn, const unsigned grid[3],
         if (!fake_cfg.cooperative) r = FAKE_NOT_SUPPORTED;
         else if ((uint64_t)grid[0] * grid[1] * grid[2] > fit) r = FAKE_COOPERATIVE_TOO_LARGE;
     }
-    struct fake_launch l = {
-        f, {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, cooperative, NULL, 0};
+    struct fake_launch l = {f,
+                            {grid[0], grid[1], grid[2]},
+                            {block[0], block[1], block[2]},
+                            cooperative,
+                            NULL,
+                            0,
+                            NULL,
+                            NULL};
     if (r == CUDA_SUCCESS) {
         for (uint32_t i = 0; i < f->nparams; i++) l.args_len += f->param_size[i];
         l.args = malloc(l.args_len ? l.args_len : 1);

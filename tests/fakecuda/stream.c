@@ -223,7 +223,7 @@ CUresult fake_cuGraphLaunch(CUgraphExec exec, CUstream stream) {
     if (r == CUDA_SUCCESS) st = fake_stream_get(stream, &r);
     if (r == CUDA_SUCCESS) r = fake_stream_plain_op(st);
     for (size_t i = 0; r == CUDA_SUCCESS && i < x->n; i++) {
-        if (!fake_func_live(x->v[i].fn)) {
+        if (!x->v[i].host && !fake_func_live(x->v[i].fn)) {
             r = fake_misuse(CUDA_ERROR_LAUNCH_FAILED,
                             "cuGraphLaunch: the module of a captured kernel was unloaded");
             break;

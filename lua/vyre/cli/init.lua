@@ -7,7 +7,7 @@ local C = require("vyre.cli.common")
 
 local M = {}
 
-M.COMMANDS = { "info", "check", "ptx", "run", "bench", "repl" }
+M.COMMANDS = { "info", "check", "ptx", "run", "bench", "repl", "launch" }
 
 local function command(name)
   for _, c in ipairs(M.COMMANDS) do

@@ -150,13 +150,16 @@ reduce, scan, compact, sort, histogram, fill, iota, copy, segmented_reduce,
 segmented_scan (each also as f_timed -> value, timing), release, geometry. They work on
 Buffers of either backend with bit-identical results (docs/LIB.md).]=],
   ["vyre.lib.reduce"] = "lib.reduce(be, buf [, op]) -> Lua scalar\nop add (default), min "
-    .. "or max over every element.",
+    .. "or max over every element. lib.reduce(g, bufs [, op]): over a vyre.Group's buffers "
+    .. "as one array (docs/MULTIGPU.md).",
   ["vyre.lib.scan"] = "lib.scan(be, src, dst [, op] [, {exclusive = bool}]) -> dst\n"
-    .. "Inclusive (or exclusive) scan; dst may be src.",
+    .. "Inclusive (or exclusive) scan; dst may be src. lib.scan(g, src, dst ...): the scan "
+    .. "of a vyre.Group's buffers in rank order as one array (docs/MULTIGPU.md).",
   ["vyre.lib.compact"] = "lib.compact(be, src, flags | \"pred over x\", dst) -> count\n"
     .. "Stable compaction of the elements whose flag (or predicate) holds.",
   ["vyre.lib.sort"] = "lib.sort(be, keys [, values] [, {scratch = {keys, values}}]) -> keys\n"
-    .. "Stable LSD radix sort in place.",
+    .. "Stable LSD radix sort in place. lib.sort(g, keys [, values]): a stable sample sort of "
+    .. "a vyre.Group's buffers as one array, each rank keeping its count (docs/MULTIGPU.md).",
   ["vyre.lib.histogram"] = "lib.histogram(be, src, bins, lo, hi [, {out = Buffer}]) -> "
     .. "u32 Buffer\nCounts of the values in bins equal steps of [lo, hi).",
   ["vyre.lib.fill"] = "lib.fill(be, buf, value) -> buf\nEvery element = value.",

@@ -52,6 +52,7 @@
     X(CUDA_ERROR_JIT_COMPILER_NOT_FOUND, 221)     \
     X(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, 222)    \
     X(CUDA_ERROR_NOT_FOUND, 500)                  \
+    X(CUDA_ERROR_NOT_READY, 600)                  \
     X(CUDA_ERROR_ILLEGAL_ADDRESS, 700)            \
     X(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, 701)    \
     X(CUDA_ERROR_LAUNCH_TIMEOUT, 702)             \
@@ -109,7 +110,9 @@
 
 #define VYRE_CU_STREAM_FLAGS_VALUES(X) X(CU_STREAM_NON_BLOCKING, 0x1)
 
-#define VYRE_CU_EVENT_FLAGS_VALUES(X) X(CU_EVENT_DEFAULT, 0x0)
+#define VYRE_CU_EVENT_FLAGS_VALUES(X) \
+    X(CU_EVENT_DEFAULT, 0x0)          \
+    X(CU_EVENT_DISABLE_TIMING, 0x2)
 
 #define VYRE_CU_STREAM_CAPTURE_MODE_VALUES(X) X(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, 1)
 
@@ -215,5 +218,13 @@ typedef CUresult vyre_cu_fn_cuLaunchCooperativeKernel(CUfunction fn, unsigned in
 typedef CUresult vyre_cu_fn_cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, CUfunction fn,
                                                                         int block_size,
                                                                         size_t dynamic_shared);
+
+/* Several devices (peer.c, nccl_group.c). */
+typedef CUresult vyre_cu_fn_cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer);
+typedef CUresult vyre_cu_fn_cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags);
+typedef CUresult vyre_cu_fn_cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
+                                              CUcontext src_ctx, size_t bytes, CUstream stream);
+typedef CUresult vyre_cu_fn_cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags);
+typedef CUresult vyre_cu_fn_cuStreamQuery(CUstream stream);
 
 #endif

@@ -63,6 +63,11 @@
     X(cuGraphExecDestroy, 10000, 0)          \
     X(cuGraphDestroy, 10000, 0)              \
     X(cuLaunchCooperativeKernel, 9000, 0)    \
+    X(cuDeviceCanAccessPeer, 4000, 0)        \
+    X(cuCtxEnablePeerAccess, 4000, 0)        \
+    X(cuMemcpyPeerAsync, 4000, 0)            \
+    X(cuStreamWaitEvent, 3020, 0)            \
+    X(cuStreamQuery, 2000, 0)                \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050, 0)
 
 /* The member for base name n has the type vyre_cu_fn_n (cuda_abi.h). */
@@ -313,6 +318,9 @@ struct vyre_cuda_kernel {
     uint32_t oob_at; /* its argument slot */
     char **decl_names;
     uint32_t ndecls;
+    /* A collective step (vyre_nccl_step): launching it issues this call; it lives in
+     * the kernel's own allocation. NULL for programs. */
+    struct vyre_nccl_call *coll;
 };
 
 /* ---- debug mode (debug.c) ---------------------------------------------------------- */

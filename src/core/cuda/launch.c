@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cuda_int.h"
+#include "nccl_int.h"
 #include "trace.h"
 
 static enum vyre_status limit_error(vyre_cuda_kernel *k, struct vyre_error *err, const char *what,
@@ -150,6 +151,7 @@ static enum vyre_status launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_a
 /* Every launch of launch, sequence and run comes here: one range per kernel launch. */
 enum vyre_status vyre_cu_launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
                                     struct vyre_error *err) {
+    if (k->coll) return vyre_nccl_step_run(k->coll, err); /* a collective step (nccl_group.c) */
     int tr = vyre_trace_push("launch", k->name);
     enum vyre_status st = launch_one(k, a, err);
     vyre_trace_pop(tr);
@@ -287,7 +289,8 @@ static enum vyre_status sequence(vyre_cuda_device *d, const struct vyre_cuda_ste
                               "steps. Fix: prefix <= number of steps.",
                               prefix, nsteps);
     for (size_t i = 0; i < nsteps; i++)
-        if (!steps[i].kernel || steps[i].kernel->dev != d || !steps[i].kernel->module)
+        if (!steps[i].kernel || steps[i].kernel->dev != d ||
+            (!steps[i].kernel->module && !steps[i].kernel->coll))
             return vyre_error_set(err, VYRE_ERR_ARG,
                                   "sequence: step %zu has no compiled kernel "
                                   "of this device. Fix: compile every step's "

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cuda_int.h"
+#include "nccl_int.h"
 #include "trace.h"
 
 #define LOG_BYTES 8192u
@@ -330,6 +331,7 @@ void vyre_cuda_kernel_free(vyre_cuda_kernel *k) {
             vyre_cu_defer(d, &e);
         }
     }
+    if (k->coll) vyre_nccl_comm_unref(k->coll->comm); /* a collective step (nccl_group.c) */
     d->st.live_kernels--;
     kernel_dispose(k);
     vyre_cuda_device_release(d);

@@ -1,0 +1,398 @@
+-- vyre.group_lib — vyre.lib over a vyre.Group (docs/MULTIGPU.md, "Primitives over a
+-- group"): lib.reduce(g, bufs [, op]) and lib.scan(g, src, dst [, op] [, {exclusive}])
+-- treat the group's buffers, in rank order, as one array. Each device runs the
+-- one-device primitive on its part; what crosses devices is one scalar per rank, moved
+-- by an exact all_gather (one process per GPU) or read directly (one process) and
+-- combined on the host in rank order with the element type's arithmetic (integers wrap,
+-- f32 rounds to f32 after every step). So the result is the same on every run and every
+-- rank, whatever NCCL's algorithm; for integers, min and max it equals the one-device
+-- result over the concatenation, for float add it differs from it only by the order of
+-- the partial sums (ranks, then chunks).
+local core = require("vyre.core")
+
+local M = {}
+
+local NUM = { i32 = true, u32 = true, i64 = true, u64 = true, f32 = true, f64 = true }
+
+local function raise(name, what, fix)
+  error(("vyre.lib.%s: %s. Fix: %s"):format(name, what, fix), 3)
+end
+
+--- true when x is a vyre.Group.
+function M.is_group(x)
+  local mt = getmetatable(x)
+  return type(x) == "userdata" and mt ~= nil and mt.__name == "vyre.Group"
+end
+
+-- One list entry per local device: the list itself, or a lone Buffer when one.
+local function parts(name, g, list, what)
+  local n = #g.backends
+  if type(list) ~= "table" then
+    if n == 1 and list ~= nil then return { list } end
+    raise(name, ("%s must be a list of Buffers, one per entry of g.backends"):format(what),
+      "pass {buf_on_dev1, buf_on_dev2, ...}")
+  end
+  if #list ~= n then
+    raise(name, ("%s has %d Buffers but the group drives %d devices here"):format(what, #list, n),
+      "one Buffer per entry of g.backends, in that order")
+  end
+  return list
+end
+
+-- a op b in type t's arithmetic.
+local function combine(t, op, a, b)
+  if op == "min" then return math.min(a, b) end
+  if op == "max" then return math.max(a, b) end
+  local s = a + b
+  if t == "u32" then return s & 0xffffffff end
+  if t == "i32" then
+    s = s & 0xffffffff
+    return s >= 0x80000000 and s - 0x100000000 or s
+  end
+  if t == "f32" then return (string.unpack("<f", string.pack("<f", s))) end
+  return s -- i64, u64 (Lua integers wrap), f64
+end
+
+-- Every rank's partial, in rank order: read here (one process) or gathered (several).
+local function all_partials(g, t, mine)
+  if g.size == #g.backends then return mine end
+  local be = g.backends[1]
+  local one = be:buffer(t, { mine[1] })
+  local all = be:buffer(t, g.size)
+  g:all_gather(one, all)
+  g:synchronize()
+  local out = all:download():totable()
+  one:free()
+  all:free()
+  return out
+end
+
+local function timing_of(t0, per)
+  local dev = 0
+  for _, t in ipairs(per) do dev = math.max(dev, t.device_ns or 0) end
+  local wall = core.now_ns() - t0
+  return { wall_ns = wall, device_ns = dev, enqueue_ns = wall, wait_ns = 0 }
+end
+
+--- lib.reduce(g, bufs [, op]) -> Lua scalar over every element of every rank.
+function M.reduce(name, timed, g, bufs, op)
+  local lib = require("vyre.lib")
+  op = op or "add"
+  bufs = parts(name, g, bufs, "bufs")
+  local t0 = core.now_ns()
+  local mine, per = {}, {}
+  local t = bufs[1] and bufs[1].type
+  for i, b in ipairs(bufs) do
+    if b.type ~= t then
+      raise(name, ("bufs[%d] is %s but bufs[1] is %s"):format(i, b.type, t),
+        "every device's buffer has one type")
+    end
+    if op ~= "add" and b.count == 0 then
+      raise(name, ("bufs[%d] is empty, and %s of nothing has no value"):format(i, op),
+        "give every rank at least one element for min or max")
+    end
+    mine[i], per[i] = lib.reduce_timed(g.backends[i], b, op)
+  end
+  if not NUM[t] then raise(name, "bool buffers do not reduce here", "use u32 0/1 values") end
+  local all = all_partials(g, t, mine)
+  local acc = all[1]
+  for r = 2, #all do acc = combine(t, op, acc, all[r]) end
+  if timed then return acc, timing_of(t0, per) end
+  return acc
+end
+
+local OFFSET = [[
+(program group_offset_%s_%s (workgroup 256)
+  (buffer d %s read_write)
+  (param c %s)
+  (let i (gid x))
+  (if (lt i (len d)) (then (store d i (%s (load d i) c)))))]]
+
+-- Cached per backend with vyre.lib's kernels (lib.release drops them too).
+local function offset_kernel(be, t, op)
+  return require("vyre.lib.util").kernel(be, "group_offset:" .. t .. ":" .. op, function()
+    return OFFSET:format(t, op, t, t, op)
+  end)
+end
+M.OFFSET = OFFSET
+
+--- lib.scan(g, src, dst [, op] [, {exclusive = bool}]) -> dst: the scan of the
+--- concatenation of the ranks' src (rank order) into their dst.
+function M.scan(name, timed, g, src, dst, op, opts)
+  local lib = require("vyre.lib")
+  if type(op) == "table" and opts == nil then op, opts = nil, op end
+  op = op or "add"
+  src = parts(name, g, src, "src")
+  dst = parts(name, g, dst, "dst")
+  local t0 = core.now_ns()
+  local t = src[1].type
+  if not NUM[t] then raise(name, "bool buffers do not scan", "use u32 0/1 values") end
+  local totals, per = {}, {}
+  for i = 1, #src do
+    local be = g.backends[i]
+    -- the rank's total first: the scan may work in place
+    totals[i] = src[i].count > 0 and lib.reduce(be, src[i], op) or nil
+    local _, tm = lib.scan_timed(be, src[i], dst[i], op, opts)
+    per[i] = tm
+  end
+  -- A rank with no elements contributes nothing: its total is the op's identity.
+  local have = {}
+  for i = 1, #src do have[i] = totals[i] ~= nil and 1 or 0 end
+  local gathered = all_partials(g, t, { totals[1] or 0 })
+  local flags = all_partials(g, "u32", { have[1] })
+  if g.size == #g.backends then gathered, flags = totals, have end
+  local first = g.rank
+  for i = 1, #src do
+    local r = first + i - 1 -- this device's rank
+    local off
+    for q = 1, r do
+      if flags[q] == 1 then off = off == nil and gathered[q] or combine(t, op, off, gathered[q]) end
+    end
+    if off ~= nil and dst[i].count > 0 then
+      local k = offset_kernel(g.backends[i], t, op)
+      if t == "f32" then off = (string.unpack("<f", string.pack("<f", off))) end
+      k:launch({ d = dst[i], c = off })
+    end
+  end
+  for i = 1, #src do g.backends[i]:synchronize() end
+  if timed then return dst, timing_of(t0, per) end
+  return dst
+end
+
+-- ---- sort: a sample sort over the devices of one process -------------------------
+
+-- The unsigned image of a key's bits that lib.sort orders by (lib/sort.lua), as a Lua
+-- integer compared with math.ult: the host picks splitters in the devices' order.
+local function image(t, bits)
+  if t == "i32" then return bits ~ 0x80000000 end
+  if t == "i64" then return bits ~ math.mininteger end
+  if t == "f32" then
+    return bits & 0x80000000 ~= 0 and (~bits) & 0xffffffff or bits | 0x80000000
+  end
+  if t == "f64" then return bits < 0 and ~bits or bits ~ math.mininteger end
+  return bits -- u32, u64
+end
+
+local WIDE = { i64 = true, u64 = true, f64 = true }
+
+-- Element i (0-based) of buf as its sort image (one small download).
+local function image_at(buf, i)
+  local w = WIDE[buf.type] and 8 or 4
+  local raw = buf:download(i * w, w):tostring()
+  return image(buf.type, (string.unpack(w == 8 and "<i8" or "<I4", raw)))
+end
+
+-- The number of elements of the sorted buf whose image is <= img (upper bound).
+local function upper_bound(buf, img)
+  local lo, hi = 0, buf.count
+  while lo < hi do
+    local mid = (lo + hi) // 2
+    if math.ult(img, image_at(buf, mid)) then hi = mid else lo = mid + 1 end
+  end
+  return lo
+end
+
+-- Splitters from every rank's samples: n - 1 evenly spaced images of the sorted samples.
+local function splitters(samples, n)
+  table.sort(samples, math.ult)
+  local split = {}
+  for j = 1, n - 1 do split[j] = samples[math.max(1, (#samples * j) // n)] end
+  return split
+end
+
+-- Gathers one list of integers per rank (each `len` long) as a flat list, rank order.
+local function gather_ints(g, t, mine, len)
+  local be = g.backends[1]
+  local one, all = be:buffer(t, mine), be:buffer(t, len * g.size)
+  g:all_gather(one, all)
+  g:synchronize()
+  local out = all:download():totable()
+  one:free()
+  all:free()
+  return out
+end
+
+-- Copies len elements from a[from..] to b[to..] (1-based), nothing when len is 0.
+local function move(a, from, b, to, len)
+  if len > 0 then a:view(from, len):copy_to(b:view(to, len)) end
+end
+
+-- One process per GPU: the same sample sort with the buckets moved by two all_to_all
+-- (blocks padded to the largest piece, whose sizes every rank knows from the counts).
+local function sort_ranks(timed, g, keys, values)
+  local lib = require("vyre.lib")
+  local be, me, n = g.backends[1], g.rank, g.size
+  local k, v = keys[1], values and values[1]
+  local t, vt = k.type, v and v.type
+  local t0 = core.now_ns()
+  local _, tm = lib.sort_timed(be, k, v)
+  local c = k.count
+  local S = 16
+  local mine = {}
+  for s = 1, math.min(S, c) do mine[s] = image_at(k, (c * s) // 17) end
+  local ns = #mine
+  for s = ns + 1, S do mine[s] = 0 end
+  local all = gather_ints(g, "i64", mine, S)
+  local counts = gather_ints(g, "u32", { ns }, 1)
+  local samples = {}
+  for q = 0, n - 1 do for s = 1, counts[q + 1] do samples[#samples + 1] = all[q * S + s] end end
+  local split = splitters(samples, n)
+  local cut = { 0 }
+  for j = 1, n - 1 do cut[j + 1] = #samples > 0 and upper_bound(k, split[j]) or 0 end
+  cut[n + 1] = c
+  local row = {}
+  for j = 1, n do row[j] = cut[j + 1] - cut[j] end
+  local flat = gather_ints(g, "u64", row, n) -- flat[q * n + j]: rank q's piece of bucket j
+  local function piece(q, j) return flat[q * n + j] end
+  local m = 1
+  for _, x in ipairs(flat) do m = math.max(m, x) end
+  -- 1: piece j of every rank to rank j
+  local sk, rk = be:buffer(t, n * m), be:buffer(t, n * m)
+  local sv, rv = v and be:buffer(vt, n * m), v and be:buffer(vt, n * m)
+  for j = 1, n do
+    move(k, cut[j] + 1, sk, (j - 1) * m + 1, row[j])
+    if v then move(v, cut[j] + 1, sv, (j - 1) * m + 1, row[j]) end
+  end
+  g:all_to_all(sk, rk)
+  if v then g:all_to_all(sv, rv) end
+  local tot, start = {}, {}
+  for j = 1, n do
+    tot[j] = 0
+    for q = 0, n - 1 do tot[j] = tot[j] + piece(q, j) end
+    start[j] = j == 1 and 0 or start[j - 1] + tot[j - 1]
+  end
+  local total = tot[me + 1]
+  local bk, bv = be:buffer(t, math.max(total, 1)), v and be:buffer(vt, math.max(total, 1))
+  local at = 0
+  for q = 0, n - 1 do
+    local len = piece(q, me + 1)
+    move(rk, q * m + 1, bk, at + 1, len)
+    if v then move(rv, q * m + 1, bv, at + 1, len) end
+    at = at + len
+  end
+  if total > 1 then lib.sort(be, bk:view(1, total), bv and bv:view(1, total)) end
+  -- 2: rank r's output is the global range [out[r], out[r] + size[r]); bucket j holds
+  -- [start[j], start[j] + tot[j]).
+  local size, out = {}, {}
+  for r = 0, n - 1 do
+    size[r + 1] = 0
+    for j = 1, n do size[r + 1] = size[r + 1] + piece(r, j) end
+    out[r + 1] = r == 0 and 0 or out[r] + size[r]
+  end
+  local function overlap(j, r) -- of bucket j and output r: first global index, length
+    local a = math.max(start[j], out[r])
+    local b = math.min(start[j] + tot[j], out[r] + size[r])
+    return a, math.max(0, b - a)
+  end
+  local m2 = 1
+  for j = 1, n do for r = 1, n do m2 = math.max(m2, select(2, overlap(j, r))) end end
+  local sk2, rk2 = be:buffer(t, n * m2), be:buffer(t, n * m2)
+  local sv2, rv2 = v and be:buffer(vt, n * m2), v and be:buffer(vt, n * m2)
+  for r = 1, n do
+    local a, len = overlap(me + 1, r)
+    move(bk, a - start[me + 1] + 1, sk2, (r - 1) * m2 + 1, len)
+    if v then move(bv, a - start[me + 1] + 1, sv2, (r - 1) * m2 + 1, len) end
+  end
+  g:all_to_all(sk2, rk2)
+  if v then g:all_to_all(sv2, rv2) end
+  for j = 1, n do
+    local a, len = overlap(j, me + 1)
+    move(rk2, (j - 1) * m2 + 1, k, a - out[me + 1] + 1, len)
+    if v then move(rv2, (j - 1) * m2 + 1, v, a - out[me + 1] + 1, len) end
+  end
+  g:synchronize()
+  for _, b in ipairs({ sk, rk, sv, rv, bk, bv, sk2, rk2, sv2, rv2 }) do
+    if b then b:free() end
+  end
+  if timed then return keys, timing_of(t0, { tm }) end
+  return keys
+end
+
+--- lib.sort(g, keys [, values]) -> keys: sorts the concatenation of the ranks' keys (rank
+--- order) in place, stably; every rank keeps its count, so the result stays balanced.
+function M.sort(name, timed, g, keys, values)
+  local lib = require("vyre.lib")
+  if g.size ~= #g.backends then
+    keys = parts(name, g, keys, "keys")
+    if values ~= nil then values = parts(name, g, values, "values") end
+    return sort_ranks(timed, g, keys, values)
+  end
+  keys = parts(name, g, keys, "keys")
+  if values ~= nil then values = parts(name, g, values, "values") end
+  local n, t = #keys, keys[1].type
+  local t0 = core.now_ns()
+  local per = {}
+  for r = 1, n do
+    if keys[r].type ~= t then
+      raise(name, ("keys[%d] is %s but keys[1] is %s"):format(r, keys[r].type, t),
+        "every device's keys have one type")
+    end
+    local _, tm = lib.sort_timed(g.backends[r], keys[r], values and values[r])
+    per[r] = tm
+  end
+  if n == 1 then
+    if timed then return keys, timing_of(t0, per) end
+    return keys
+  end
+  -- Splitters: 16 regular samples per rank, sorted by image; n - 1 evenly spaced.
+  local samples = {}
+  for r = 1, n do
+    local c = keys[r].count
+    for s = 1, math.min(16, c) do samples[#samples + 1] = image_at(keys[r], (c * s) // 17) end
+  end
+  local split = splitters(samples, n)
+  -- cut[r][j]: where bucket j (keys with image in (split[j-1], split[j]]) starts in rank r.
+  local cut = {}
+  for r = 1, n do
+    cut[r] = { 0 }
+    for j = 1, n - 1 do
+      cut[r][j + 1] = #samples > 0 and upper_bound(keys[r], split[j]) or 0
+    end
+    cut[r][n + 1] = keys[r].count
+  end
+  -- Bucket j gathers its pieces from every rank, in rank order (stability), on device j.
+  local bk, bv = {}, {}
+  for j = 1, n do
+    local total = 0
+    for r = 1, n do total = total + cut[r][j + 1] - cut[r][j] end
+    bk[j] = g.backends[j]:buffer(t, math.max(total, 1))
+    bv[j] = values and g.backends[j]:buffer(values[1].type, math.max(total, 1))
+    local at = 0
+    for r = 1, n do
+      local len = cut[r][j + 1] - cut[r][j]
+      if len > 0 then
+        keys[r]:view(cut[r][j] + 1, len):copy_to(bk[j]:view(at + 1, len))
+        if values then values[r]:view(cut[r][j] + 1, len):copy_to(bv[j]:view(at + 1, len)) end
+      end
+      at = at + len
+    end
+    bk[j] = { buf = bk[j], count = total, vals = bv[j] }
+  end
+  for j = 1, n do
+    if bk[j].count > 1 then
+      local kview = bk[j].buf:view(1, bk[j].count)
+      lib.sort(g.backends[j], kview, bk[j].vals and bk[j].vals:view(1, bk[j].count))
+    end
+  end
+  -- The sorted whole is bucket 1 .. n; rank r takes its count from where it starts.
+  local j, off = 1, 0 -- position in the buckets
+  for r = 1, n do
+    local need, at = keys[r].count, 0
+    while need > 0 do
+      while bk[j].count - off == 0 do j, off = j + 1, 0 end
+      local len = math.min(need, bk[j].count - off)
+      bk[j].buf:view(off + 1, len):copy_to(keys[r]:view(at + 1, len))
+      if values then bk[j].vals:view(off + 1, len):copy_to(values[r]:view(at + 1, len)) end
+      need, at, off = need - len, at + len, off + len
+    end
+  end
+  for r = 1, n do g.backends[r]:synchronize() end
+  for q = 1, n do
+    bk[q].buf:free()
+    if bk[q].vals then bk[q].vals:free() end
+  end
+  if timed then return keys, timing_of(t0, per) end
+  return keys
+end
+
+return M
