@@ -8,7 +8,7 @@ local vyre = require("vyre")
 local cuda = require("vyre.cuda")
 
 local DEVICE = { "available", "count", "device", "open", "profile", "cache", "nvtx",
-  "driver_version" }
+  "driver_version", "nccl", "nccl_id", "group", "group_from_env" }
 -- require("vyre")'s lazily loaded fields: pairs() does not list them until first use.
 local LAZY = { "lib", "egraph", "cuda", "policy", "planners", "profiles", "plan_view" }
 
