@@ -42,12 +42,6 @@ typedef struct vyre_backend_prepared vyre_backend_prepared;
 
 /* ---- the common records ------------------------------------------------------ */
 
-/* One timing record for every timed call, nanoseconds. The reference runs on the CPU:
- * its wall, device and enqueue times are the same measurement and wait_ns is 0. */
-struct vyre_timing {
-    uint64_t wall_ns, device_ns, enqueue_ns, wait_ns;
-};
-
 /* Options of vyre_backend_open (zero-initialise, then set what you need). */
 struct vyre_backend_options {
     bool debug;         /* start in debug mode (vyre_backend_set_debug) */

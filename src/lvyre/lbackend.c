@@ -152,7 +152,7 @@ int lvyre_cuda_only(lua_State *L, const char *fname, const char *fix) {
     return luaL_error(L, "%s: only the CUDA backend has this. Fix: %s", fname, fix);
 }
 
-void lvyre_pushtiming(lua_State *L, const struct vyre_cuda_timing *t) {
+void lvyre_pushtiming(lua_State *L, const struct vyre_timing *t) {
     lua_createtable(L, 0, 4);
     set_int(L, "wall_ns", (lua_Integer)t->wall_ns);
     set_int(L, "device_ns", (lua_Integer)t->device_ns);

@@ -132,7 +132,7 @@ struct lvyre_backend *lvyre_checkbackend(lua_State *L, int idx, const char *fnam
 vyre_cuda_device *lvyre_cuda_device(lua_State *L, struct lvyre_backend *be, const char *fname);
 /* Raises "fname: not available on the reference backend. Fix: ..." for CUDA-only calls. */
 int lvyre_cuda_only(lua_State *L, const char *fname, const char *fix);
-void lvyre_pushtiming(lua_State *L, const struct vyre_cuda_timing *t);
+void lvyre_pushtiming(lua_State *L, const struct vyre_timing *t);
 uint64_t lvyre_now_ns(void);
 /* lrefguard.c: SIGINT interrupts reference runs between enter and leave. */
 void lvyre_refguard_enter(void);

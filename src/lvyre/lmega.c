@@ -624,7 +624,7 @@ int lvyre_backend_megakernel(lua_State *L) {
     memcpy(b->params, params, sizeof params);
     b->has_grid = true;
     memcpy(b->grid, g.groups, sizeof b->grid);
-    struct vyre_cuda_timing t = {0, 0, 0, 0};
+    struct vyre_timing t = {0, 0, 0, 0};
     uint64_t rounds = 0;
     struct vyre_error err;
     if (c.be->kind == LVYRE_CUDA) {

@@ -65,7 +65,7 @@ function S.zero_stat(eg, n, steps)
 end
 
 --- The u32 values of stat[0 .. n) read back by `res` (the Arrays of S.run).
-function S.stat_readback(eg, n) return { eg.stat, 0, 4 * n } end
+function S.stat_readback(eg, n) return { eg.stat, 1, n } end
 
 -- Buffers ------------------------------------------------------------------------------
 

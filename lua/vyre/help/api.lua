@@ -249,7 +249,8 @@ A kernel from raw PTX text, launched with k:launch_raw.]=],
   ["Backend:sequence"] = [=[
 be:sequence({{k, args [, opts]}, ...} [, {prefix, times, readback, timed}]) -> arrays [, timing]
 Launches the steps in order with one synchronisation: steps 1..prefix once, the rest
-`times` times, then reads back each buffer (or {buf, byte_offset, nbytes}) in readback.]=],
+`times` times, then reads back each buffer, or element range {buf, first, count} (first
+1-based, count defaulting to the rest, as buf:download{first =, count =}), in readback.]=],
   ["Backend:graph"] = [=[
 be:graph({{k, args [, opts]}, ...}) -> Graph
 Captures the steps once (arguments by value) for cheap replay with g:launch(times).]=],

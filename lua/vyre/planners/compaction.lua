@@ -166,7 +166,7 @@ function M.readback(be, plan, buffers)
       end
       steps[#steps + 1] = { kern, args, { grid = { (maxn + 255) // 256 } } }
     end
-    local got = be:sequence(steps, { readback = { { dst, 0, plan.compact_bytes } } })
+    local got = be:sequence(steps, { readback = { { dst, 1, total } } })
     local bytes = got[1]:tostring()
     for _, s in ipairs(srcs) do
       local off = s.o * SIZE[t]

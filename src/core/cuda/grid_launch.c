@@ -89,7 +89,6 @@ enum vyre_cuda_grid_sync vyre_cuda_grid_sync(const vyre_cuda_device *d) {
     return d ? d->grid_sync : VYRE_GRID_AUTO;
 }
 
-uint64_t vyre_cuda_run_rounds(const vyre_cuda_device *d) { return d ? d->run_rounds : 0; }
 
 /* ---- attach / detach ------------------------------------------------------------------ */
 
