@@ -126,7 +126,8 @@ void vyre_cuda_defer_error(vyre_cuda_device *d, const struct vyre_error *err);
  * round (flag zeroing, its section launches, the flag readback) captured once into a
  * CUDA graph and replayed: one cuGraphLaunch and one sync per round. The default is
  * $VYRE_GRID_SYNC ("auto", "cooperative", "split", "graph") when the device opens,
- * else AUTO. */
+ * else AUTO; any other value fails vyre_cuda_device_open with VYRE_ERR_ARG. One name
+ * per mode everywhere (plans, the policy, be:grid_sync): "split" (never "host_loop"). */
 enum vyre_cuda_grid_sync {
     VYRE_GRID_AUTO,
     VYRE_GRID_COOPERATIVE,

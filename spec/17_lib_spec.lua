@@ -400,7 +400,7 @@ for _, kind in ipairs(backends()) do
           assert_list(t, seq_scan(t, "add", xs, true), got, "exclusive in place " .. t)
           local ex2 = be:buffer(t, xs)
           lib.scan(be, ex2, ex2, { exclusive = true }) -- opts in place of op: add
-          assert.are.equal(got:tostring(), ex2:download():tostring())
+          assert.are.equal(got:bytes(), ex2:download():bytes())
         end
       end
     end)
@@ -478,7 +478,7 @@ for _, kind in ipairs(backends()) do
             local cb = lib.compact(be, src, text, b)
             assert.are.equal(cb, ca, ("%s %s n=%d"):format(t, text, n))
             if n > 0 then
-              assert.are.equal(b:download():tostring(), a:download():tostring())
+              assert.are.equal(b:download():bytes(), a:download():bytes())
             end
           end
         end
@@ -581,7 +581,7 @@ for _, kind in ipairs(backends()) do
       local kb = be:buffer("f32", vyre.array("f32", raw))
       local vb = be:buffer("u32", { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 })
       lib.sort(be, kb, vb)
-      local got = kb:download():tostring()
+      local got = kb:download():bytes()
       local want = table.concat({ neg_nan, f(-math.huge), f(-1.5), f(-1e-45), f(-0.0), f(-0.0),
         f(0.0), f(0.0), f(1e-45), f(1.5), f(math.huge), pos_nan })
       assert.are.equal(want, got)
@@ -933,7 +933,7 @@ describe("vyre.lib across backends, " .. kind.name .. " " .. kind.tag, function(
           local a, b = both(t, xs, function(be, buf)
             return lib.scan(be, buf, be:buffer(t, n), "add", { exclusive = excl }):download()
           end)
-          assert.are.equal(a:tostring(), b:tostring(), t .. " scan")
+          assert.are.equal(a:bytes(), b:bytes(), t .. " scan")
         end
         local pred = is_float(t) and ("(gt x 0x0p+0" .. t .. ")") or ("(eq (and x 3" .. t
           .. ") 1" .. t .. ")")
@@ -945,19 +945,19 @@ describe("vyre.lib across backends, " .. kind.name .. " " .. kind.tag, function(
           return dst:download()
         end)
         assert.are.equal(ca, cb)
-        assert.are.equal(a:tostring(), b:tostring(), t .. " compact")
+        assert.are.equal(a:bytes(), b:bytes(), t .. " compact")
         local lo, hi = -1000, 1000
         if t == "u32" or t == "u64" then lo, hi = 0, 1 << 30 end
         if is_float(t) then lo, hi = -0.5, 0.5 end
         a, b = both(t, xs, function(be, buf)
           return lib.histogram(be, buf, 300, lo, hi):download()
         end)
-        assert.are.equal(a:tostring(), b:tostring(), t .. " histogram")
+        assert.are.equal(a:bytes(), b:bytes(), t .. " histogram")
         a, b = both(t, xs, function(be, buf)
           return lib.iota(be, buf, is_float(t) and 0.5 or 1, is_float(t) and 0.125 or 3)
             :download()
         end)
-        assert.are.equal(a:tostring(), b:tostring(), t .. " iota")
+        assert.are.equal(a:bytes(), b:bytes(), t .. " iota")
       end
     end
   end)
@@ -982,8 +982,8 @@ describe("vyre.lib across backends, " .. kind.name .. " " .. kind.tag, function(
         if n < 1000000 then
           local rk, rv = ref:buffer(t, keys), ref:buffer("u32", vals)
           lib.sort(ref, rk, rv)
-          assert.are.equal(rk:download():tostring(), k:tostring())
-          assert.are.equal(rv:download():tostring(), v:tostring())
+          assert.are.equal(rk:download():bytes(), k:bytes())
+          assert.are.equal(rv:download():bytes(), v:bytes())
         end
       end
     end
@@ -1003,12 +1003,12 @@ describe("vyre.lib across backends, " .. kind.name .. " " .. kind.tag, function(
           local out = be:buffer(t, #offs - 1)
           return lib.segmented_reduce(be, buf, be:buffer("u32", offs), out, op):download()
         end)
-        assert.are.equal(a:tostring(), b:tostring())
+        assert.are.equal(a:bytes(), b:bytes())
         a, b = both(t, xs, function(be, buf)
           return lib.segmented_scan(be, buf, be:buffer("u32", offs), be:buffer(t, n), op)
             :download()
         end)
-        assert.are.equal(a:tostring(), b:tostring())
+        assert.are.equal(a:bytes(), b:bytes())
       end
     end
   end)

@@ -53,8 +53,8 @@ describe("cuda runtime #gpu", function()
     assert.are.equal("cuda", be.name)
     assert.is_true(#info.name > 0)
     assert.is_true(info.sm >= 70)
-    assert.is_true(info.multiprocessors > 0)
-    assert.is_true(info.total_memory > 0)
+    assert.is_true(info.sms > 0)
+    assert.is_true(info.memory_bytes > 0)
     assert.is_true(info.max_threads_per_block >= 1024)
     assert.are.equal(3, #info.max_block)
     assert.is_true(info.max_grid[1] >= 65535)
@@ -96,7 +96,7 @@ describe("cuda runtime #gpu", function()
     for i = 1, 1000 do x[i], y[i] = i * 0.5, 1000 - i end
     local got = be:run(p, { x = x, y = y, a = 1.25 })
     local want = vyre.backend("reference"):run(p, { x = x, y = y, a = 1.25 })
-    assert.are.equal(want.y:tostring(), got.y:tostring())
+    assert.are.equal(want.y:bytes(), got.y:bytes())
   end)
 
   it("compiles to a kernel with ptx and info, and launches on resident buffers", function()
@@ -162,7 +162,7 @@ describe("cuda runtime #gpu", function()
   it("on out of memory collects garbage once and retries, then fails with sizes "
     .. "and a Fix", function()
     local n = 0xffffffff -- the most elements a buffer may hold: 32 GiB of f64
-    local count = math.ceil(be:info().total_memory / (n * 8)) + 1
+    local count = math.ceil(be:info().memory_bytes / (n * 8)) + 1
     local before = be:stats().oom_retries
     -- Dropped without free(): only the out-of-memory protocol's full GC reclaims them. The
     -- collector is stopped so that no ordinary step reclaims them first (the protocol's
@@ -193,7 +193,7 @@ describe("cuda runtime #gpu", function()
   it("runs the out-of-memory collection on the main thread, whichever coroutine allocated "
     .. "last (regression: a collected coroutine's state was used)", function()
     local n = 0xffffffff -- 32 GiB of f64
-    local count = math.ceil(be:info().total_memory / (n * 8)) + 1
+    local count = math.ceil(be:info().memory_bytes / (n * 8)) + 1
     -- A coroutine allocates (and keeps nothing), then is collected.
     local co = coroutine.create(function() return #be:buffer("u32", 16) end)
     assert.is_true((coroutine.resume(co)))
@@ -223,7 +223,7 @@ describe("cuda runtime #gpu", function()
   it("starts a buffer made from a count zeroed, as the reference backend does", function()
     for _ = 1, 3 do
       local b = be:buffer("u32", 1000)
-      assert.are.equal(0, b:download():tostring():gsub("\0", ""):len())
+      assert.are.equal(0, b:download():bytes():gsub("\0", ""):len())
       local ones = {}
       for i = 1, 1000 do ones[i] = 0xffffffff end
       b:upload(ones) -- leave non-zero memory behind for the next allocation

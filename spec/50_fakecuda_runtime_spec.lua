@@ -59,8 +59,8 @@ describe("cuda runtime on the fake driver #fakecuda", function()
     local info = be:info()
     assert.are.equal(("vyre fakecuda 0 (sm_%d)"):format(SM), info.name)
     assert.are.equal(SM, info.sm)
-    assert.are.equal(4, info.multiprocessors)
-    assert.are.equal(1 << 30, info.total_memory)
+    assert.are.equal(4, info.sms)
+    assert.are.equal(1 << 30, info.memory_bytes)
     assert.are.equal(1024, info.max_threads_per_block)
     assert.are.same({ 1024, 1024, 64 }, info.max_block)
     assert.are.equal(65535, info.max_grid[2])
@@ -95,7 +95,7 @@ describe("cuda runtime on the fake driver #fakecuda", function()
     for i = 1, 1000 do ones[i] = 0xffffffff end
     for _ = 1, 3 do
       local b = be:buffer("u32", 1000)
-      assert.are.equal(0, b:download():tostring():gsub("\0", ""):len())
+      assert.are.equal(0, b:download():bytes():gsub("\0", ""):len())
       b:upload(ones) -- leave non-zero memory behind for the next allocation
       b:free()
     end

@@ -50,7 +50,7 @@ describe("fault injection: devices and memory #fakecuda", function()
       name = "buffer(count)",
       run = function(be) return be:buffer("u32", 1000) end,
       check = function(_, _, b)
-        assert.are.equal(0, b:download():tostring():gsub("\0", ""):len())
+        assert.are.equal(0, b:download():bytes():gsub("\0", ""):len())
       end,
     }, { "cuMemAlloc", "cuMemsetD8Async" })
   end)

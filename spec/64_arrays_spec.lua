@@ -168,9 +168,9 @@ describe("fill, iota, random and from_string", function()
     local a = vyre.array("i32", 4)
     assert.are.equal(a, a:from_string(string.pack("<i4i4", -7, 9), 2))
     assert.are.same({ 0, -7, 9, 0 }, a:totable())
-    assert.are.equal(string.pack("<i4i4i4i4", 0, -7, 9, 0), a:tostring())
+    assert.are.equal(string.pack("<i4i4i4i4", 0, -7, 9, 0), a:bytes())
     local b = vyre.array("bool", 2):from_string(string.pack("<I4I4", 0, 5))
-    assert.are.equal(string.pack("<I4I4", 0, 1), b:tostring()) -- bools stay 0/1 words
+    assert.are.equal(string.pack("<I4I4", 0, 1), b:bytes()) -- bools stay 0/1 words
     assert.matches("are not a whole number of i32 elements",
       select(2, pcall(a.from_string, a, "abc")), 1, true)
     assert.matches("do not fit the 4 held",
@@ -209,7 +209,7 @@ local function ranges(be)
   local bools = be:buffer("bool", 2)
   bools:upload(string.pack("<I4I4", 5, 0))
   assert.are.same({ true, false }, bools:download():totable())
-  assert.are.equal(string.pack("<I4I4", 1, 0), bools:download():tostring())
+  assert.are.equal(string.pack("<I4I4", 1, 0), bools:download():bytes())
 end
 
 describe("element ranges of buf:upload and buf:download", function()

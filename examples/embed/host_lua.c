@@ -3,7 +3,7 @@
  * time), runs a script once to set up (frame.lua's init: a backend, resident buffers,
  * compiled kernels), then calls the script's frame function once per frame of its own
  * loop. The buffers stay alive on the device across frames; each frame the script
- * launches kernels on them and hands the raw pointers (buf:device_ptr()) to the engine's
+ * launches kernels on them and hands the raw pointers (buf:pointer()) to the engine's
  * C code, which reads them directly (engine.h) and checks them against a C simulation.
  *
  *   vyre_embed_lua [--backend reference|cuda] [--frames N] [--particles N]

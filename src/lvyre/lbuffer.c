@@ -407,24 +407,13 @@ static int buffer_random(lua_State *L) {
     return buffer_generate(L, "vyre.Buffer:random", VYRE_LUA_RANDOM);
 }
 
-/* buf:pointer() -> the device address as an integer (raw PTX kernels, interop); CUDA only */
+/* buf:pointer() -> the address of the data as an integer, for raw PTX kernels and a
+ * host's own code (interop): the CUdeviceptr on CUDA, the host address of the memory on
+ * the reference (0 when the buffer is empty). Both backends answer, so an embedding host
+ * can hand the same pointer to its own code whichever backend runs; valid until the
+ * buffer is freed. (One name: buf:device_ptr() was the same thing and now raises.) */
 static int buffer_pointer(lua_State *L) {
-    const char *fname = "vyre.Buffer:pointer";
-    struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, fname);
-    if (b->be->kind != LVYRE_CUDA)
-        return lvyre_cuda_only(L, fname,
-                               "a reference buffer lives in host memory and has no "
-                               "device address; use a CUDA backend");
-    lua_pushinteger(L, (lua_Integer)vyre_cuda_buffer_pointer(b->cu));
-    return 1;
-}
-
-/* buf:device_ptr() -> the address of the data as an integer, for a host's own code
- * (interop): the CUdeviceptr on CUDA, the host address of the memory on the reference
- * (0 when the buffer is empty). Both backends answer, so an embedding host can hand the
- * same pointer to its own code whichever backend runs; valid until the buffer is freed. */
-static int buffer_device_ptr(lua_State *L) {
-    struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, "vyre.Buffer:device_ptr");
+    struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, "vyre.Buffer:pointer");
     uint64_t addr =
         b->be->kind == LVYRE_CUDA ? vyre_cuda_buffer_pointer(b->cu) : (uint64_t)(uintptr_t)b->host;
     lua_pushinteger(L, (lua_Integer)addr);
@@ -477,7 +466,6 @@ static const luaL_Reg buffer_methods[] = {{"upload", buffer_upload},
                                           {"download", buffer_download},
                                           {"zero", buffer_zero},
                                           {"pointer", buffer_pointer},
-                                          {"device_ptr", buffer_device_ptr},
                                           {"view", buffer_view},
                                           {"fill", buffer_fill},
                                           {"iota", buffer_iota},
@@ -518,6 +506,11 @@ static const luaL_Reg buffer_meta[] = {{"__gc", buffer_free},
 void vyre_lua_open_buffer(lua_State *L) {
     vyre_lua_newclass_fields(L, VYRE_LUA_BUFFER, buffer_methods, buffer_meta, buffer_index,
                              buffer_free, false);
+    static const struct vyre_lua_renamed renamed[] = {
+        {"device_ptr", "buf:pointer() (the data's address on either backend)",
+         "call buf:pointer()"},
+        {NULL, NULL, NULL}};
+    vyre_lua_add_renamed(L, VYRE_LUA_BUFFER, renamed);
     lua_pushcfunction(L, core_buffer_extent); /* into the vyre.core table below */
     lua_setfield(L, -2, "buffer_extent");
 }

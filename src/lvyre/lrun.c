@@ -117,15 +117,11 @@ static int run(lua_State *L, bool timed) {
     }
     add_resident_results(L, 3, res, lay, b);
     lua_settop(L, res);
-    if (!timed) {
-        if (!vyre_program_has_grid(p)) return 1; /* no rounds to report */
-        lua_pushinteger(L, (lua_Integer)rounds);
-        return 2;
-    }
-    lvyre_pushtiming(L, &t);
+    /* One way for every call (docs/API.md "Vocabulary"): results, rounds, [timing]. */
     lua_pushinteger(L, (lua_Integer)rounds);
-    lua_setfield(L, -2, "rounds");
-    return 2;
+    if (!timed) return 2;
+    lvyre_pushtiming(L, &t);
+    return 3;
 }
 
 /* ---- Backend methods (lbackend.h) ---------------------------------------- */

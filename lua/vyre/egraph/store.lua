@@ -274,7 +274,7 @@ end
 
 -- The same bits as a u32 Array (i32 ids: a negative one becomes a huge, rejected id).
 local function vyre_u32(a)
-  return require("vyre").array("u32", a:tostring())
+  return require("vyre").array("u32", a:bytes())
 end
 
 -- The columns eg:buffers() hands out: the kernels that read a caller's buffer write

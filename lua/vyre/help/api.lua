@@ -192,9 +192,13 @@ nan:0xBITS for another NaN), the same in the REPL and `vyre run`.]=],
   ["Array:totable"] = [=[
 a:totable() -> {values...}
 A Lua table of the elements.]=],
+  ["Array:bytes"] = [=[
+a:bytes() -> binary string
+The raw bytes (little-endian elements); vyre.array(type, s) reads them back. tostring(a)
+gives text.]=],
   ["Array:tostring"] = [=[
-a:tostring() -> binary string
-The raw bytes (little-endian elements); vyre.array(type, s) reads them back.]=],
+a:tostring() — renamed: a:bytes() gives the raw bytes (tostring(a) gives text). Calling
+a:tostring() raises an error naming a:bytes().]=],
   ["Array:fill"] = [=[
 a:fill(v) -> a
 Sets every element to v (converted as a[i] = v would).]=],
@@ -214,7 +218,7 @@ element first (1-based): writes through either show in both; it binds like any A
 It keeps the parent alive; freeing the parent ends its views. a:copy() owns its memory.]=],
   ["Array:from_string"] = [=[
 a:from_string(s [, first]) -> a
-Copies the raw bytes of s (whole little-endian elements, as a:tostring() gives them)
+Copies the raw bytes of s (whole little-endian elements, as a:bytes() gives them)
 into the array in place, from element first (1-based, default 1).]=],
   ["Array:copy"] = [=[
 a:copy() -> Array
@@ -226,7 +230,7 @@ Releases the memory now (idempotent; also at garbage collection or <close>).]=],
   ["Backend"] = [=[
 vyre.Backend — the CUDA device or the reference interpreter, one interface
 Fields: be.name ("cuda" | "reference"), be.ordinal, be.freed. Results are bit-identical
-on both; only load_ptx, launch_raw and buf:pointer() are CUDA-only.]=],
+on both; only load_ptx and launch_raw are CUDA-only.]=],
   ["Backend:run"] = [=[
 be:run(p, args [, opts]) -> {name = Array | Buffer}
 Runs p once: args maps names to values (a param: a Lua value; a buffer: an Array, a
@@ -255,8 +259,9 @@ Launches the steps in order with one synchronisation: steps 1..prefix once, the 
 be:graph({{k, args [, opts]}, ...}) -> Graph
 Captures the steps once (arguments by value) for cheap replay with g:launch(times).]=],
   ["Backend:synchronize"] = [=[
-be:synchronize()
-Waits until every queued launch and copy has finished (a no-op on the reference).]=],
+be:synchronize() -> true
+Waits until every queued launch and copy has finished (a no-op on the reference), then
+raises the lost-device cause or an error recorded while freeing objects (deferred).]=],
   ["Backend:trim"] = [=[
 be:trim()
 Gives cached memory back (CUDA transient and pinned pools, unused modules).]=],
@@ -264,8 +269,8 @@ Gives cached memory back (CUDA transient and pinned pools, unused modules).]=],
 be:lost() -> boolean
 True once a sticky fault poisoned the device (never on the reference).]=],
   ["Backend:check"] = [=[
-be:check() -> true
-Raises the lost-device cause, or an error recorded while freeing objects (deferred).]=],
+be:check() — renamed: be:synchronize() waits and raises the lost-device cause or an
+error recorded while freeing. Calling be:check() raises an error naming it.]=],
   ["Backend:megakernel"] = [=[
 be:megakernel(steps [, {times = n | converge = {flag = buf, max = n}, prefix =, timed =,
               grid_sync =}]) -> rounds [, timing]
@@ -309,7 +314,10 @@ The real device as a profile (the same fields as vyre.cuda.profile(name)), built
 be:info(); the reference backend returns the documented CPU profile.]=],
   ["Backend:info"] = [=[
 be:info() -> table
-Device facts: name, sm, multiprocessors, memory, limits (CUDA), or the reference's. CUDA
+Device facts in the profiles' vocabulary (vyre.profiles.FIELDS): name, sm, sms,
+memory_bytes, max_threads_per_block, shared_bytes_per_block[_optin], ... (CUDA), or the
+reference's. Old names (multiprocessors, total_memory, shared_bytes, shared_bytes_optin,
+max_workgroup) raise naming the new one. CUDA
 also: target (the PTX target it runs, "sm_120"), target_isa ("8.7") and target_reason
 (its own SM, or why a lower target runs: a newer SM, an older driver; docs/RUNTIME.md).
 fake = true on the fake CUDA driver of tests/fakecuda (CI without a GPU: kernels run on
@@ -333,7 +341,7 @@ Copies host data into the buffer, from element first (1-based) or at a byte offs
   ["Buffer:download"] = [=[
 buf:download([{first = i, count = n} | byte_offset [, nbytes]]) -> Array
 Copies the buffer, or an element range (1-based; count defaults to the rest) or a byte
-range, back to a new Array (waits for queued work). :tostring() of it gives raw bytes.]=],
+range, back to a new Array (waits for queued work). :bytes() of it gives raw bytes.]=],
   ["Buffer:zero"] = [=[
 buf:zero() -> buf
 Fills the buffer with zero bytes (asynchronous on CUDA).]=],
@@ -355,13 +363,14 @@ buf:random(seed [, lo, hi]) -> buf
 The elements Array:random gives for the same seed and range (splitmix64; floats in
 [lo, hi), integers in [lo, hi], bool a fair coin). On a view, draws start at its first.]=],
   ["Buffer:pointer"] = [=[
-buf:pointer() -> integer   (CUDA only)
-The device address (CUdeviceptr), for raw PTX kernels; raises on the reference.]=],
+buf:pointer() -> integer
+The address of the buffer's data, for raw PTX kernels (k:launch_raw) and a host's own
+code (interop): the device pointer (CUdeviceptr) on CUDA, the host address of its memory
+on the reference (0 when empty). Valid until the buffer is freed; synchronize first when
+the host reads it.]=],
   ["Buffer:device_ptr"] = [=[
-buf:device_ptr() -> integer
-The address of the buffer's data, for a host's own code (interop): the CUDA device
-pointer on CUDA, the host address of its memory on the reference (0 when empty). Valid
-until the buffer is freed; synchronize first when the host reads it.]=],
+buf:device_ptr() — renamed: buf:pointer() gives the data's address on either backend.
+Calling buf:device_ptr() raises an error naming buf:pointer().]=],
   ["Buffer:free"] = [=[
 buf:free()
 Releases the memory now (idempotent; also at garbage collection or <close>).]=],
