@@ -360,9 +360,15 @@ static int backend_info(lua_State *L) {
     struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
     if (be->kind == LVYRE_CUDA) push_cuda_info(L, lvyre_cuda_device(L, be, fname), fname);
     else push_reference_info(L);
-    if (luaL_newmetatable(L, "vyre.Backend.info")) {
+    /* Kept under a private registry key, not a "vyre.*" type name: it is no object type. */
+    static const char INFO_META = 0;
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &INFO_META) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_createtable(L, 0, 1);
         lua_pushcfunction(L, info_index);
         lua_setfield(L, -2, "__index");
+        lua_pushvalue(L, -1);
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &INFO_META);
     }
     lua_setmetatable(L, -2);
     return 1;

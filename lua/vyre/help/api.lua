@@ -232,15 +232,16 @@ vyre.Backend — the CUDA device or the reference interpreter, one interface
 Fields: be.name ("cuda" | "reference"), be.ordinal, be.freed. Results are bit-identical
 on both; only load_ptx and launch_raw are CUDA-only.]=],
   ["Backend:run"] = [=[
-be:run(p, args [, opts]) -> {name = Array | Buffer}
+be:run(p, args [, opts]) -> {name = Array | Buffer}, rounds
 Runs p once: args maps names to values (a param: a Lua value; a buffer: an Array, a
 table or a Buffer of this backend). Returns each write/read_write buffer: a new Array,
 or the Buffer passed (used in place). opts: {n = elements | {w, h, d}, grid = {x, y, z}};
 a program reading gid.y/z needs n = {w, h [, d]} or grid (a scalar n is an error for it,
-unless it reads ngroups; n = {N} is an explicit 1-D grid).]=],
+unless it reads ngroups; n = {N} is an explicit 1-D grid). rounds: the converge loops'
+rounds (0 without one).]=],
   ["Backend:run_timed"] = [=[
-be:run_timed(p, args [, opts]) -> results, {wall_ns, device_ns, enqueue_ns, wait_ns}
-be:run and its timing.]=],
+be:run_timed(p, args [, opts]) -> results, rounds, {wall_ns, device_ns, enqueue_ns, wait_ns}
+be:run and its timing (the one timing record, last; docs/API.md "Vocabulary").]=],
   ["Backend:buffer"] = [=[
 be:buffer(type, n | Array | table) -> Buffer
 A resident buffer: n zeros, or a copy of the data.]=],
@@ -285,7 +286,8 @@ converge round as a CUDA graph (one graph launch and one flag read per round). d
   ["Backend:plan"] = [=[
 be:plan(steps [, opts]) -> plan
 What be:megakernel would do, before anything runs: {mode, reason, layers, barriers (with
-the dependency that forced each), deps (every dependency), grid, occupancy,
+the dependency that forced each), deps (every dependency), grid ({blocks, blocks_per_sm,
+sms, threads, virtual_workgroups}), occupancy (a fraction of the SM's thread slots),
 bytes_per_round, facts, ...}; the mode comes from vyre.policy.megakernel(facts). Plans
 are cached per backend (be:stats().plan_hits). plan:dot() draws it for Graphviz.]=],
   ["Backend:grid_sync"] = [=[
