@@ -74,6 +74,8 @@ void vyre_cuda_device_retain(vyre_cuda_device *d);
 /* Drops one reference; the last one frees pools, modules and the context. */
 void vyre_cuda_device_release(vyre_cuda_device *d);
 
+/* Property names are the device profiles' (lua/vyre/profiles.lua, docs/API.md
+ * "Vocabulary"), as be:info() gives them in Lua. */
 struct vyre_cuda_info {
     char name[256];
     int ordinal;
@@ -82,13 +84,13 @@ struct vyre_cuda_info {
     unsigned target;         /* the PTX target vyre compiles for (vyre_cuda_target_choose) */
     char target_isa[8];      /* its PTX ISA .version, "8.7" */
     char target_reason[384]; /* why that target: "the device's own SM", forward JIT, ... */
-    int multiprocessors;
-    uint64_t total_memory; /* bytes */
+    int sms;                 /* multiprocessors */
+    uint64_t memory_bytes;   /* total device memory */
     int max_threads_per_block;
     int max_block[3];
     int max_grid[3];
-    int shared_per_block;       /* bytes, default limit */
-    int shared_per_block_optin; /* bytes, opt-in limit */
+    int shared_bytes_per_block;       /* default limit */
+    int shared_bytes_per_block_optin; /* opt-in limit */
     int warp_size;
     bool cooperative_launch;
     int l2_bytes;
@@ -101,7 +103,7 @@ struct vyre_cuda_info {
     int max_blocks_per_sm;
     int registers_per_block;
     int registers_per_sm;
-    int shared_per_sm; /* bytes */
+    int shared_bytes_per_sm;
     bool concurrent_kernels;
 };
 enum vyre_status vyre_cuda_device_info(vyre_cuda_device *d, struct vyre_cuda_info *out,

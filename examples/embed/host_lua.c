@@ -97,9 +97,10 @@ static int run(lua_State *L, struct engine *e, const char *backend, const char *
         lua_getglobal(L, "require");
         lua_pushliteral(L, "vyre");
         if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
-            fprintf(stderr, "vyre_embed_lua: %s\nFix: put the installed vyre on LUA_PATH and "
-                            "LUA_CPATH, e.g. eval \"$(luarocks --lua-version=5.4 --tree TREE "
-                            "path)\" for a rock, or set VYRE_LUA_DIR to its Lua directory.\n",
+            fprintf(stderr,
+                    "vyre_embed_lua: %s\nFix: put the installed vyre on LUA_PATH and "
+                    "LUA_CPATH, e.g. eval \"$(luarocks --lua-version=5.4 --tree TREE "
+                    "path)\" for a rock, or set VYRE_LUA_DIR to its Lua directory.\n",
                     lua_tostring(L, -1));
             return 1;
         }

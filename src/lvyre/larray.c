@@ -405,8 +405,10 @@ static int array_element_text(lua_State *L) {
     struct vyre_lua_array *a = check_live(L, 1, "vyre.core.element_text");
     lua_Integer i = luaL_checkinteger(L, 2);
     if (i < 1 || (uint64_t)i > a->count)
-        return luaL_error(L, "vyre.core.element_text: index %I is outside 1..%I. Fix: pass an "
-                          "index of the array", (LUAI_UACINT)i, (LUAI_UACINT)a->count);
+        return luaL_error(L,
+                          "vyre.core.element_text: index %I is outside 1..%I. Fix: pass an "
+                          "index of the array",
+                          (LUAI_UACINT)i, (LUAI_UACINT)a->count);
     char s[64];
     elem_text(s, sizeof s, a, (uint64_t)i - 1);
     lua_pushstring(L, s);
@@ -420,8 +422,10 @@ static int l_float_text(lua_State *L) {
     const char *t = luaL_optstring(L, 2, "f64");
     bool f32 = strcmp(t, "f32") == 0;
     if (!f32 && strcmp(t, "f64") != 0)
-        return luaL_error(L, "vyre.core.float_text: type must be 'f32' or 'f64' (got %s). Fix: "
-                          "core.float_text(x, 'f32')", t);
+        return luaL_error(L,
+                          "vyre.core.float_text: type must be 'f32' or 'f64' (got %s). Fix: "
+                          "core.float_text(x, 'f32')",
+                          t);
     uint64_t bits;
     if (f32) {
         float f = (float)d;

@@ -78,13 +78,13 @@ static void push_cuda_info(lua_State *L, vyre_cuda_device *d, const char *fname)
     set_str(L, "target_reason", in.target_reason);
     set_int(L, "cc_major", in.cc_major);
     set_int(L, "cc_minor", in.cc_minor);
-    set_int(L, "sms", in.multiprocessors);
-    set_int(L, "memory_bytes", (lua_Integer)in.total_memory);
+    set_int(L, "sms", in.sms);
+    set_int(L, "memory_bytes", (lua_Integer)in.memory_bytes);
     set_int(L, "max_threads_per_block", in.max_threads_per_block);
     set_int3(L, "max_block", in.max_block);
     set_int3(L, "max_grid", in.max_grid);
-    set_int(L, "shared_bytes_per_block", in.shared_per_block);
-    set_int(L, "shared_bytes_per_block_optin", in.shared_per_block_optin);
+    set_int(L, "shared_bytes_per_block", in.shared_bytes_per_block);
+    set_int(L, "shared_bytes_per_block_optin", in.shared_bytes_per_block_optin);
     set_int(L, "warp_size", in.warp_size);
     lua_pushboolean(L, in.cooperative_launch);
     lua_setfield(L, -2, "cooperative_launch");
@@ -101,7 +101,7 @@ static void push_cuda_info(lua_State *L, vyre_cuda_device *d, const char *fname)
     set_int(L, "max_blocks_per_sm", in.max_blocks_per_sm);
     set_int(L, "registers_per_block", in.registers_per_block);
     set_int(L, "registers_per_sm", in.registers_per_sm);
-    set_int(L, "shared_bytes_per_sm", in.shared_per_sm);
+    set_int(L, "shared_bytes_per_sm", in.shared_bytes_per_sm);
     lua_pushboolean(L, in.concurrent_kernels);
     lua_setfield(L, -2, "concurrent_kernels");
     set_str(L, "version", VYRE_VERSION);
@@ -606,8 +606,9 @@ void vyre_lua_open_backend(lua_State *L) {
     vyre_lua_newclass_fields(L, VYRE_LUA_BACKEND, backend_methods, backend_meta, backend_index,
                              backend_free, false);
     static const struct vyre_lua_renamed renamed[] = {
-        {"check", "be:synchronize() (it waits, then raises the lost-device cause or an error "
-                  "recorded while freeing)",
+        {"check",
+         "be:synchronize() (it waits, then raises the lost-device cause or an error "
+         "recorded while freeing)",
          "call be:synchronize()"},
         {NULL, NULL, NULL}};
     vyre_lua_add_renamed(L, VYRE_LUA_BACKEND, renamed);

@@ -462,15 +462,10 @@ static int core_buffer_extent(lua_State *L) {
     return 3;
 }
 
-static const luaL_Reg buffer_methods[] = {{"upload", buffer_upload},
-                                          {"download", buffer_download},
-                                          {"zero", buffer_zero},
-                                          {"pointer", buffer_pointer},
-                                          {"view", buffer_view},
-                                          {"fill", buffer_fill},
-                                          {"iota", buffer_iota},
-                                          {"random", buffer_random},
-                                          {NULL, NULL}};
+static const luaL_Reg buffer_methods[] = {
+    {"upload", buffer_upload},   {"download", buffer_download}, {"zero", buffer_zero},
+    {"pointer", buffer_pointer}, {"view", buffer_view},         {"fill", buffer_fill},
+    {"iota", buffer_iota},       {"random", buffer_random},     {NULL, NULL}};
 
 /* Read-only fields (type, count, bytes, freed), then methods; nothing can be assigned. */
 static int buffer_index(lua_State *L) {

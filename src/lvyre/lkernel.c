@@ -50,7 +50,8 @@ static void run_reference(lua_State *L, struct lvyre_kernel *k, const struct lvy
     struct vyre_error err;
     vyre_error_clear(&err);
     lvyre_refguard_enter();
-    struct vyre_ref_run_options o = {.max_steps = k->be->max_steps, .rounds = &k->rounds, .oob = oob};
+    struct vyre_ref_run_options o = {
+        .max_steps = k->be->max_steps, .rounds = &k->rounds, .oob = oob};
     enum vyre_status st = vyre_ref_run(p, &args, &o, &err);
     lvyre_refguard_leave();
     if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);

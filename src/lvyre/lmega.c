@@ -332,8 +332,8 @@ static struct lvyre_kernel *plan_kernel(lua_State *L, struct mcall *c, const cha
 /* ---- the mode ------------------------------------------------------------------------------- */
 
 struct geometry {
-    int per_sm, sms;         /* co-resident blocks per SM (the driver's), SMs */
-    int max_threads_per_sm;  /* 0: unknown (the reference) */
+    int per_sm, sms;        /* co-resident blocks per SM (the driver's), SMs */
+    int max_threads_per_sm; /* 0: unknown (the reference) */
     bool cooperative;
     uint32_t blocks, threads, groups[3];
 };
@@ -352,7 +352,7 @@ static void measure(lua_State *L, struct mcall *c, struct lvyre_kernel *k, vyre_
     if (vyre_cuda_device_info(c->be->dev, &info, &err) != VYRE_OK ||
         vyre_cuda_kernel_occupancy(k->cu, &g->per_sm, &g->cooperative, &err) != VYRE_OK)
         vyre_lua_raise(L, fname, &err);
-    g->sms = info.multiprocessors;
+    g->sms = info.sms;
     g->max_threads_per_sm = info.max_threads_per_sm;
     uint64_t most = (uint64_t)g->per_sm * (uint64_t)g->sms;
     g->blocks = (uint32_t)(most < g->groups[0] ? most : g->groups[0]);
@@ -406,8 +406,8 @@ static void push_facts(lua_State *L, const struct mcall *c, const struct geometr
 }
 
 static bool valid_mode(const char *m) {
-    return m && (strcmp(m, "cooperative") == 0 || strcmp(m, "graph") == 0 ||
-                 strcmp(m, "split") == 0);
+    return m &&
+           (strcmp(m, "cooperative") == 0 || strcmp(m, "graph") == 0 || strcmp(m, "split") == 0);
 }
 
 /* Registry key of the megakernel policy: a function(facts) -> {mode, reason} that
@@ -457,10 +457,7 @@ static void choose(lua_State *L, struct mcall *c, const struct geometry *g, int 
     if (c->o.grid_sync && strcmp(c->o.grid_sync, "auto") != 0) {
         bool coop = strcmp(c->o.grid_sync, "cooperative") == 0;
         bool graph = strcmp(c->o.grid_sync, "graph") == 0;
-        snprintf(c->mode, sizeof c->mode, "%s",
-                 coop    ? "cooperative"
-                 : graph ? "graph"
-                         : "split");
+        snprintf(c->mode, sizeof c->mode, "%s", coop ? "cooperative" : graph ? "graph" : "split");
         snprintf(c->reason, sizeof c->reason, "%s",
                  coop    ? "forced by opts.grid_sync"
                  : graph ? "forced by opts.grid_sync (a CUDA graph per converge round)"

@@ -90,11 +90,16 @@ static int run(lua_State *L, bool timed) {
         /* opts.n = 0: nothing runs; the results are the inputs (zeros for write buffers) */
     } else if (be->kind == LVYRE_CUDA) {
         vyre_cuda_device *d = lvyre_cuda_device(L, be, fname);
-        struct vyre_cuda_run_options o = {io->in,       io->resident,
-                                          lay->nbuffers, b->params,
-                                          lay->nparams, b->n,
-                                          b->has_grid ? b->grid : NULL, io->out,
-                                          timed ? &t : NULL, &rounds};
+        struct vyre_cuda_run_options o = {.buffers = io->in,
+                                          .resident = io->resident,
+                                          .nbuffers = lay->nbuffers,
+                                          .params = b->params,
+                                          .nparams = lay->nparams,
+                                          .n = b->n,
+                                          .grid = b->has_grid ? b->grid : NULL,
+                                          .out = io->out,
+                                          .timing = timed ? &t : NULL,
+                                          .rounds = &rounds};
         if (vyre_cuda_run(d, p, &o, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
     } else {
         uint64_t counts[VYRE_MAX_BUFFERS];

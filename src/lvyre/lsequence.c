@@ -150,8 +150,7 @@ static void run_cuda(lua_State *L, struct lvyre_backend *be, struct lvyre_step *
         crb[i] = (struct vyre_cuda_readback){rb[i].buf->cu, rb[i].first, rb[i].count, rb[i].dst};
     struct vyre_error err;
     struct vyre_cuda_sequence_options o = {mprefix, times, crb, nrb, t};
-    if (vyre_cuda_sequence(be->dev, cs, m, &o, &err) != VYRE_OK)
-        vyre_lua_raise(L, fname, &err);
+    if (vyre_cuda_sequence(be->dev, cs, m, &o, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
 }
 
 /* ---- shared helpers (lbackend.h) ----------------------------------------- */

@@ -153,7 +153,11 @@ static void test_computes(void) {
     /* A fresh buffer from a count is poisoned by the fake: run zeroes it. */
     struct vyre_buffer_arg in = {NULL, 3};
     void *out[1] = {got};
-    CHECK_EQ_U64(vyre_cuda_run(f.d, f.p, &(struct vyre_cuda_run_options){.buffers = &in, .nbuffers = 1, .out = out}, &e), VYRE_OK);
+    CHECK_EQ_U64(
+        vyre_cuda_run(f.d, f.p,
+                      &(struct vyre_cuda_run_options){.buffers = &in, .nbuffers = 1, .out = out},
+                      &e),
+        VYRE_OK);
     CHECK(got[0] == 1 && got[1] == 1 && got[2] == 1);
     fx_close(&f);
     CHECK_STR_CONTAINS(ctl("misuse"), "0 ");
@@ -213,7 +217,7 @@ static void test_cooperative(void) {
     uint64_t ptr = vyre_cuda_buffer_pointer(f.b);
     uint32_t count = 3;
     void *params[2] = {&ptr, &count};
-    unsigned fit = 32u * (unsigned)info.multiprocessors;
+    unsigned fit = 32u * (unsigned)info.sms;
     CHECK_EQ_U64(coop(f.k->fn, fit + 1, 1, 1, 64, 1, 1, 0, f.d->stream, params), 720);
     CHECK_EQ_U64(coop(f.k->fn, 1, 1, 1, 64, 1, 1, 0, f.d->stream, params), CUDA_SUCCESS);
     uint32_t got[3];
@@ -249,7 +253,11 @@ static void prep_pools(struct fx *f) {
     prep_kernel(f);
     struct vyre_buffer_arg in = {f->host, 3};
     void *out[1] = {f->host};
-    CHECK_EQ_U64(vyre_cuda_run(f->d, f->p, &(struct vyre_cuda_run_options){.buffers = &in, .nbuffers = 1, .out = out}, &e), VYRE_OK);
+    CHECK_EQ_U64(
+        vyre_cuda_run(f->d, f->p,
+                      &(struct vyre_cuda_run_options){.buffers = &in, .nbuffers = 1, .out = out},
+                      &e),
+        VYRE_OK);
     vyre_cuda_kernel_free(f->k);
     f->k = NULL;
 }
@@ -279,7 +287,10 @@ static enum vyre_status run_run(struct fx *f, struct vyre_error *e) {
     struct vyre_timing t;
     struct vyre_buffer_arg in = {f->host, 100};
     void *out[1] = {f->host};
-    return vyre_cuda_run(f->d, f->p, &(struct vyre_cuda_run_options){.buffers = &in, .nbuffers = 1, .out = out, .timing = &t}, e);
+    return vyre_cuda_run(
+        f->d, f->p,
+        &(struct vyre_cuda_run_options){.buffers = &in, .nbuffers = 1, .out = out, .timing = &t},
+        e);
 }
 static void prep_run(struct fx *f) {
     prep_kernel(f);
@@ -306,7 +317,8 @@ static enum vyre_status run_sequence(struct fx *f, struct vyre_error *e) {
     struct vyre_cuda_step s = {f->k, inc_args(f)};
     struct vyre_cuda_readback rb = {f->b, 1, 2, f->host}; /* elements [1, 3) */
     struct vyre_timing t;
-    struct vyre_cuda_sequence_options o = {.times = 3, .readback = &rb, .nreadback = 1, .timing = &t};
+    struct vyre_cuda_sequence_options o = {
+        .times = 3, .readback = &rb, .nreadback = 1, .timing = &t};
     return vyre_cuda_sequence(f->d, &s, 1, &o, e);
 }
 static enum vyre_status run_capture(struct fx *f, struct vyre_error *e) {

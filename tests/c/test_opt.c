@@ -312,7 +312,8 @@ static void test_ptx_follows_switches(void) {
     nocse = all;
     nocse.cse = false;
     char *a = NULL, *b = NULL, *d = NULL;
-    struct vyre_ptx_options pall = {.sm = 80, .passes = &all}, pnocse = {.sm = 80, .passes = &nocse};
+    struct vyre_ptx_options pall = {.sm = 80, .passes = &all},
+                            pnocse = {.sm = 80, .passes = &nocse};
     CHECK(vyre_ptx_emit(p, &pall, &a, NULL, &err) == VYRE_OK);
     CHECK(vyre_ptx_emit(p, &pnocse, &b, NULL, &err) == VYRE_OK);
     CHECK(vyre_ptx_emit(p, &po, &d, NULL, &err) == VYRE_OK);

@@ -296,8 +296,8 @@ CUresult fake_launch_run(const struct fake_launch *l) {
     free(oob);
     if (rs != VYRE_OK) {
         /* A program the interpreter refuses at run time: the kernel "faulted". */
-        if (fake_cfg.verbose) fprintf(stderr, "vyre fakecuda: kernel '%s': %s\n", f->name,
-                                      err.message);
+        if (fake_cfg.verbose)
+            fprintf(stderr, "vyre fakecuda: kernel '%s': %s\n", f->name, err.message);
         fake_poison(fake_current, CUDA_ERROR_LAUNCH_FAILED, err.message);
         return CUDA_SUCCESS;
     }

@@ -64,11 +64,11 @@ static enum vyre_status cu_info(void *ctx, struct vyre_backend_info *out, struct
     snprintf(out->device, sizeof out->device, "%s", in.name);
     out->ordinal = in.ordinal;
     out->sm = in.sm;
-    out->multiprocessors = in.multiprocessors;
-    out->total_memory = in.total_memory;
-    out->max_workgroup = in.max_threads_per_block;
+    out->sms = in.sms;
+    out->memory_bytes = in.memory_bytes;
+    out->max_threads_per_block = in.max_threads_per_block;
     memcpy(out->max_block, in.max_block, sizeof out->max_block);
-    out->shared_bytes = in.shared_per_block;
+    out->shared_bytes_per_block = in.shared_bytes_per_block;
     out->warp_size = in.warp_size;
     out->cooperative = in.cooperative_launch;
     out->graphs_native = true;

@@ -179,8 +179,7 @@ struct vyre_cu_timer {
     uint64_t t0, t_enq;
 };
 VYRE_INTERNAL enum vyre_status vyre_cu_timer_start(struct vyre_cuda_device *d,
-                                                   struct vyre_cu_timer *t,
-                                                   struct vyre_timing *out,
+                                                   struct vyre_cu_timer *t, struct vyre_timing *out,
                                                    struct vyre_error *err);
 VYRE_INTERNAL enum vyre_status
 vyre_cu_timer_enqueued(struct vyre_cuda_device *d, struct vyre_cu_timer *t, struct vyre_error *err);

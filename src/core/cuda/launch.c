@@ -351,7 +351,8 @@ static enum vyre_status sequence(vyre_cuda_device *d, const struct vyre_cuda_ste
         off = 0;
         for (size_t i = 0; i < nrb; i++) {
             uint64_t nbytes = rb[i].count * vyre_type_size(rb[i].buf->type);
-            if (staged && nbytes) memcpy(rb[i].dst, (void *)(uintptr_t)(stage + off), (size_t)nbytes);
+            if (staged && nbytes)
+                memcpy(rb[i].dst, (void *)(uintptr_t)(stage + off), (size_t)nbytes);
             off += nbytes;
             d->st.bytes_down += nbytes;
         }

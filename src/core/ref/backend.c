@@ -111,11 +111,8 @@ static enum vyre_status run(struct ref_ctx *c, struct ref_kernel *k,
         const struct ref_buf *b = l->buffers[i];
         bufs[i] = (struct vyre_buffer_arg){b->host, l->counts[i]};
     }
-    struct vyre_run_args a = {bufs,
-                              l->nbuffers,
-                              l->params,
-                              l->nparams,
-                              {l->resolved[0], l->resolved[1], l->resolved[2]}};
+    struct vyre_run_args a = {
+        bufs, l->nbuffers, l->params, l->nparams, {l->resolved[0], l->resolved[1], l->resolved[2]}};
     struct vyre_oob_count *oob = NULL;
     if (c->debug) {
         uint32_t nd = vyre_program_decl_count(k->p);
@@ -151,10 +148,10 @@ static enum vyre_status ref_info(void *ctx, struct vyre_backend_info *out, struc
     (void)err;
     struct ref_ctx *c = ctx;
     snprintf(out->device, sizeof out->device, "CPU reference interpreter");
-    out->max_workgroup = 1024;
+    out->max_threads_per_block = 1024;
     out->max_block[0] = out->max_block[1] = 1024;
     out->max_block[2] = 64;
-    out->shared_bytes = 49152;
+    out->shared_bytes_per_block = 49152;
     out->warp_size = 1;
     out->cooperative = true; /* sections run one after the other over the whole grid */
     out->debug = c->debug;

@@ -71,7 +71,7 @@ struct vyre_exec {
 struct vyre_budget {
     uint64_t left, limit;
     unsigned generation;
-    int stop; /* 0, VYRE_STOP_STEPS or VYRE_STOP_INTERRUPT */
+    int stop;                 /* 0, VYRE_STOP_STEPS or VYRE_STOP_INTERRUPT */
     const volatile int *flag; /* NULL: none */
 };
 enum { VYRE_STOP_STEPS = 1, VYRE_STOP_INTERRUPT = 2 };
