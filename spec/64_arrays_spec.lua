@@ -189,7 +189,7 @@ local function ranges(be)
   assert.are.same({}, b:download({ first = 7 }):totable())
   b:upload(string.pack("<i4i4", -5, -6), { first = 5 })
   assert.are.same({ 0, 0, 1, 2, -5, -6 }, b:download():totable())
-  assert.are.same({ 1, 2 }, b:download(8, 8):totable()) -- the byte forms stay
+  assert.are.same({ 1, 2 }, b:download({ byte_offset = 8, nbytes = 8 }):totable()) -- bytes by name
   local function err(fn, ...)
     local ok, e = pcall(fn, b, ...)
     assert.is_false(ok)
@@ -201,7 +201,8 @@ local function ranges(be)
     err(b.upload, { 1, 2 }, { first = 6 }), 1, true)
   assert.matches("first = 8 is past the end", err(b.download, { first = 8 }), 1, true)
   assert.matches("unknown range key 'frist'", err(b.download, { frist = 1 }), 1, true)
-  assert.matches("unknown range key 'count'. Fix: use {first = i}",
+  assert.matches("unknown range key 'count'. Fix: use {first = i} (elements, 1-based), or bytes "
+    .. "by name {byte_offset = o}",
     err(b.upload, { 1 }, { count = 1 }), 1, true)
   assert.matches("first must be an integer >= 1 (got 0)", err(b.upload, { 1 }, { first = 0 }),
     1, true)

@@ -337,13 +337,15 @@ Releases this backend object (its buffers and kernels keep the device until free
 vyre.Buffer — a resident buffer (device memory on CUDA, host memory on the reference)
 Fields: buf.type, buf.count, buf.bytes, buf.freed; #buf. Bind it by name in launches.]=],
   ["Buffer:upload"] = [=[
-buf:upload(array | table | binary string [, {first = i} | byte_offset]) -> buf
-Copies host data into the buffer, from element first (1-based) or at a byte offset
-(whole elements, range checked). A string is raw little-endian elements.]=],
+buf:upload(array | table | binary string [, {first = i} | {byte_offset = o}]) -> buf
+Copies host data into the buffer, from element first (1-based) or, by name, at a byte
+offset (whole elements, range checked). A string is raw little-endian elements. A
+positional offset raises naming both tables (ranges are elements unless named bytes).]=],
   ["Buffer:download"] = [=[
-buf:download([{first = i, count = n} | byte_offset [, nbytes]]) -> Array
-Copies the buffer, or an element range (1-based; count defaults to the rest) or a byte
-range, back to a new Array (waits for queued work). :bytes() of it gives raw bytes.]=],
+buf:download([{first = i, count = n} | {byte_offset = o, nbytes = n}]) -> Array
+Copies the buffer, or an element range (1-based; count defaults to the rest) or, by name,
+a byte range, back to a new Array (waits for queued work). :bytes() of it gives raw
+bytes. Positional numbers raise naming both tables.]=],
   ["Buffer:zero"] = [=[
 buf:zero() -> buf
 Fills the buffer with zero bytes (asynchronous on CUDA).]=],

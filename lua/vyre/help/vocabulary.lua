@@ -29,9 +29,12 @@ M.RULES = {
     .. "`vyre_megakernel_options.rounds`." },
   { "Ranges", "A range is in elements wherever one is taken, first 1-based in Lua and "
     .. "0-based in C, count defaulting to the rest: `buf:download{first =, count =}`, "
+    .. "`buf:upload(data, {first =})`, "
     .. "`buf:view(first, count)`, a sequence readback `{buf, first, count}`, "
     .. "`vyre_backend_readback` and `vyre_cuda_readback` `{buf, first, count, dst}`. "
-    .. "Bytes only where the name says so (`byte_offset`, `nbytes`, `*_bytes`)." },
+    .. "Bytes only where the name says so (`buf:download{byte_offset =, nbytes =}`, "
+    .. "`buf:upload(data, {byte_offset =})`, `*_bytes`): a positional number where a range "
+    .. "is taken raises naming both tables." },
   { "One name per thing", "`a:bytes()` gives an Array's raw bytes (`tostring(a)` gives "
     .. "text); `buf:pointer()` the address of a Buffer's data on either backend; "
     .. "`be:synchronize()` waits and raises a lost device or an error deferred from a "
@@ -77,6 +80,14 @@ M.RENAMED = {
   { old = "be:info().max_workgroup", new = "be:info().max_threads_per_block",
     says = "is now max_threads_per_block",
     call = function(vyre) return vyre.backend("reference"):info().max_workgroup end },
+  { old = "buf:download(byte_offset, nbytes)", new = "buf:download{first =, count =}",
+    says = "Fix: write {first = 2, count = 2} (elements), or {byte_offset = 4, nbytes = 8}",
+    call = function(vyre) local b = vyre.backend("reference"):buffer("u32", 4)
+      return b:download(4, 8) end },
+  { old = "buf:upload(data, byte_offset)", new = "buf:upload(data, {first =})",
+    says = "Fix: write {first = 2} (elements), or {byte_offset = 4}",
+    call = function(vyre) local b = vyre.backend("reference"):buffer("u32", 4)
+      return b:upload({ 1 }, 4) end },
   { old = "be:grid_sync(\"host_loop\")", new = "be:grid_sync(\"split\")",
     says = "\"host_loop\" is now called \"split\"",
     call = function(vyre) return vyre.backend("reference"):grid_sync("host_loop") end },
