@@ -159,6 +159,26 @@ static void test_computes(void) {
                       &e),
         VYRE_OK);
     CHECK(got[0] == 1 && got[1] == 1 && got[2] == 1);
+    /* The sequence options: element-range readbacks after the repeated steps, and the
+     * rounds/timing results asked for through options, not side channels. */
+    uint32_t two[2] = {0, 0};
+    struct vyre_cuda_readback rb = {f.b, 1, 2, two}; /* elements [1, 3) */
+    struct vyre_timing t = {0, 0, 0, 0};
+    struct vyre_cuda_sequence_options so = {
+        .times = 2, .readback = &rb, .nreadback = 1, .timing = &t};
+    CHECK_EQ_U64(vyre_cuda_sequence(f.d, &step, 1, &so, &e), VYRE_OK);
+    CHECK(two[0] == 10 && two[1] == 11 && t.wall_ns > 0); /* {7, 8, 9} + 2 */
+    rb.first = 2;                                         /* [2, 4) of 3 elements */
+    CHECK_EQ_U64(vyre_cuda_sequence(f.d, &step, 1, &so, &e), VYRE_ERR_ARG);
+    CHECK_STR_CONTAINS(e.message, "ranges are in elements");
+    uint64_t rounds = 99;
+    CHECK_EQ_U64(vyre_cuda_run(f.d, f.p,
+                               &(struct vyre_cuda_run_options){
+                                   .buffers = &in, .nbuffers = 1, .out = out, .rounds = &rounds},
+                               &e),
+                 VYRE_OK);
+    CHECK_EQ_U64(rounds, 0); /* no grid statements: 0, written */
+    CHECK_EQ_U64(vyre_cuda_run(f.d, f.p, NULL, &e), VYRE_ERR_ARG);
     fx_close(&f);
     CHECK_STR_CONTAINS(ctl("misuse"), "0 ");
 }
