@@ -397,9 +397,11 @@ Matches the arguments once; l() then relaunches with no lookups (the launch floo
 k:rounds() -> n
 The rounds its last launch ran: converge loops' rounds (0 for programs without one).]=],
   ["Kernel:occupancy"] = [=[
-k:occupancy() -> {blocks_per_sm, cooperative, mode, blocks}
-Blocks of this kernel the device keeps resident per SM (from the driver), whether the
-device has cooperative launch, and the last launch's grid-sync mode and block count.]=],
+k:occupancy() -> blocks_per_sm, cooperative, mode, blocks
+Four values: blocks of this kernel the device keeps resident per SM (from the driver; 0
+on the reference), whether the device has cooperative launch, and the last launch's
+grid-sync mode and block count. (The fraction of the SM this fills is what `occupancy`
+means in tables: plan.occupancy, vyre.planners.occupancy.)]=],
   ["Kernel:info"] = [=[
 k:info() -> table
 name, backend, hash, workgroup, nbuffers, nparams (CUDA: registers, shared and local
