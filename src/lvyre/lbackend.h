@@ -54,7 +54,7 @@ struct lvyre_backend {
     vyre_cuda_device *dev;      /* CUDA only; NULL once freed */
     const void *buffer_mt;      /* the Buffer metatable: telling a Buffer costs no lookup */
     struct lvyre_ref_stats st;  /* reference only */
-    uint64_t max_steps;         /* reference only: vyre_run_args.max_steps (0: default) */
+    uint64_t max_steps;         /* reference only: vyre_ref_run_options.max_steps (0: default) */
     int grid_sync;              /* reference: be:grid_sync()'s setting (no effect) */
     bool debug;                 /* reference: count out-of-bounds accesses (ldebug.c) */
     struct vyre_oob_count *oob; /* reference, debug: per-declaration counts of one run */
