@@ -32,7 +32,7 @@ for seed = first, last do
   local t2 = clock()
   local bad = {}
   for name, a in pairs(want) do
-    if a:tostring() ~= got[name]:tostring() then bad[#bad + 1] = name end
+    if a:bytes() ~= got[name]:bytes() then bad[#bad + 1] = name end
   end
   io.stderr:write(("ref %.3fs gpu %.3fs %s\n"):format(t1 - t0, t2 - t1,
     #bad == 0 and "same" or ("DIFF " .. table.concat(bad, ","))))

@@ -80,7 +80,7 @@ row("scalar", wall(function() scalar:launch_raw({ vn // wg }, { wg }, base) end)
 local vargs = { base[1], base[2], base[3], base[4], base[5], { "u32", vn } }
 local threads = (vn + 3) // 4
 row("full", wall(function() vector:launch_raw({ (threads + wg - 1) // wg }, { wg }, vargs) end))
-local sms = be:info().multiprocessors
+local sms = be:info().sms
 for _, per in ipairs({ 2, 4, 8, 16, 32 }) do
   row("sm" .. per, wall(function() vector:launch_raw({ sms * per }, { wg }, vargs) end))
 end

@@ -59,6 +59,14 @@ const char *vyre_status_name(enum vyre_status status);
 /* Frees memory returned by vyre (text, PTX). NULL is a no-op. */
 void vyre_free(void *ptr);
 
+/* One timing record for every timed call of every backend (vyre_cuda.h, vyre_backend.h),
+ * nanoseconds: wall (the whole call), device (cuEvent time of the work), enqueue (until
+ * the last piece of work was queued) and wait (the host's wait for it). The reference
+ * runs on the CPU: its wall, device and enqueue times are one measurement, wait_ns 0. */
+struct vyre_timing {
+    uint64_t wall_ns, device_ns, enqueue_ns, wait_ns;
+};
+
 /* ---- types ------------------------------------------------------------ */
 
 enum vyre_type {
@@ -205,32 +213,39 @@ struct vyre_run_args {
     const vyre_bits *params; /* one per `param` declaration, in order */
     size_t nparams;
     uint32_t grid[3]; /* workgroups per axis (see vyre_launch_grid) */
-    /* Steps the whole run may take: one per invocation and one per loop iteration
-     * (back edge) of every invocation; a run past it stops with VYRE_ERR_RUNTIME. 0: VYRE_REF_MAX_STEPS from the environment,
-     * else VYRE_REF_DEFAULT_MAX_STEPS. */
-    uint64_t max_steps;
 };
 
 #define VYRE_REF_DEFAULT_MAX_STEPS 10000000000ull /* 10^10: minutes of interpretation */
 
+/* Options and results of one reference run (zero-initialise, set what you need; the
+ * options pointer itself may be NULL: every field 0). Out-pointers left NULL are not
+ * filled. */
+struct vyre_ref_run_options {
+    /* Loop iterations the whole run may take, counted over every invocation; a run
+     * past it stops with VYRE_ERR_RUNTIME. 0: VYRE_REF_MAX_STEPS from the environment,
+     * else VYRE_REF_DEFAULT_MAX_STEPS. */
+    uint64_t max_steps;
+    /* NULL, or a flag the caller (another thread, a signal handler) sets nonzero to stop
+     * this run at its next loop iteration with VYRE_ERR_RUNTIME "interrupted". */
+    const volatile int *interrupt;
+    /* Out: the rounds the program's converge loops ran, summed over every converge loop
+     * the run executed (0 without one). */
+    uint64_t *rounds;
+    /* Out, debug mode: vyre_program_decl_count entries; every out-of-bounds load, store
+     * or atomic of a buffer or shared declaration adds 1 to oob[i] of its declaration i
+     * (vyre_program_decl order; params stay 0). Results do not change. */
+    struct vyre_oob_count *oob;
+};
+
 /* Stops every reference run in progress (in any thread) at its next loop iteration
  * with VYRE_ERR_RUNTIME "interrupted". Async-signal-safe: a SIGINT handler may call it.
- * Runs that start afterwards are not affected. */
+ * Runs that start afterwards are not affected. (One run alone: options.interrupt.) */
 void vyre_ref_interrupt(void);
 
-/* Runs the program on the CPU exactly as §3 specifies. Validates first if needed. */
+/* Runs the program on the CPU exactly as §3 specifies. Validates first if needed.
+ * o may be NULL (the defaults, no results asked for). */
 enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,
-                              struct vyre_error *err);
-/* The same; *rounds (may be NULL) gets the rounds the program's converge loops ran,
- * summed over every converge loop the run executed (0 without one). */
-enum vyre_status vyre_ref_run_rounds(vyre_program *p, const struct vyre_run_args *args,
-                                     uint64_t *rounds, struct vyre_error *err);
-/* Debug mode: the same, and every out-of-bounds load, store or atomic of a buffer or
- * shared declaration adds 1 to oob[i] of its declaration i (vyre_program_decl order;
- * vyre_program_decl_count entries; params stay 0). Results do not change. */
-enum vyre_status vyre_ref_run_oob(vyre_program *p, const struct vyre_run_args *args,
-                                  uint64_t *rounds, struct vyre_oob_count *oob,
-                                  struct vyre_error *err);
+                              const struct vyre_ref_run_options *o, struct vyre_error *err);
 
 /* ---- PTX ---------------------------------------------------------------- */
 
@@ -288,16 +303,14 @@ struct vyre_ptx_options {
      * entry is emitted, and no optimiser pass runs (they may merge, hoist or drop
      * accesses; the counts are those of the program as written, the reference's). */
     bool debug;
+    /* The optimiser passes to run first; NULL: vyre_opt_options_default ($VYRE_OPT). */
+    const struct vyre_opt_options *passes;
 };
 
-/* PTX text for the program (validated first if needed), caller frees. The optimiser
- * runs the passes of vyre_opt_options_default ($VYRE_OPT). */
+/* PTX text for the program (validated first if needed), caller frees. opt names the
+ * target (required: VYRE_ERR_UNSUPPORTED without one, listing the targets). */
 enum vyre_status vyre_ptx_emit(vyre_program *p, const struct vyre_ptx_options *opt, char **out_ptx,
                                size_t *out_len, struct vyre_error *err);
-/* The same with the optimiser passes oo enables (NULL: the defaults). */
-enum vyre_status vyre_ptx_emit_opt(vyre_program *p, const struct vyre_ptx_options *opt,
-                                   const struct vyre_opt_options *oo, char **out_ptx,
-                                   size_t *out_len, struct vyre_error *err);
 /* Bumped whenever emitted PTX changes for the same program (cache keys). */
 #define VYRE_CODEGEN_VERSION 4u
 

@@ -42,33 +42,28 @@ typedef struct vyre_backend_prepared vyre_backend_prepared;
 
 /* ---- the common records ------------------------------------------------------ */
 
-/* One timing record for every timed call, nanoseconds. The reference runs on the CPU:
- * its wall, device and enqueue times are the same measurement and wait_ns is 0. */
-struct vyre_timing {
-    uint64_t wall_ns, device_ns, enqueue_ns, wait_ns;
-};
-
 /* Options of vyre_backend_open (zero-initialise, then set what you need). */
 struct vyre_backend_options {
     bool debug;         /* start in debug mode (vyre_backend_set_debug) */
     uint64_t max_steps; /* reference: loop iterations a run may take (0: the default) */
 };
 
-/* What a backend is and what it can do (vyre_backend_info). */
+/* What a backend is and what it can do (vyre_backend_info); property names as the device
+ * profiles' (docs/API.md "Vocabulary"). */
 struct vyre_backend_info {
-    char backend[32]; /* the registered name: "reference", "cuda" */
-    char device[256]; /* "CPU reference interpreter", the GPU's name */
-    int ordinal;      /* device ordinal (0 for the reference) */
-    unsigned sm;      /* PTX target (0 for the reference) */
-    int multiprocessors;
-    uint64_t total_memory; /* bytes; 0 when unknown */
-    int max_workgroup;     /* invocations per workgroup */
-    int max_block[3];      /* per axis */
-    int shared_bytes;      /* shared memory per workgroup */
-    int warp_size;         /* subgroup size (1 on the reference) */
-    bool cooperative;      /* grid programs can run as one cooperative kernel */
-    bool graphs_native;    /* graph replay is the device's own (else recorded steps) */
-    bool debug;            /* in debug mode now */
+    char backend[32];           /* the registered name: "reference", "cuda" */
+    char device[256];           /* "CPU reference interpreter", the GPU's name */
+    int ordinal;                /* device ordinal (0 for the reference) */
+    unsigned sm;                /* PTX target (0 for the reference) */
+    int sms;                    /* multiprocessors (0 for the reference) */
+    uint64_t memory_bytes;      /* 0 when unknown */
+    int max_threads_per_block;  /* invocations per workgroup */
+    int max_block[3];           /* per axis */
+    int shared_bytes_per_block; /* shared memory per workgroup */
+    int warp_size;              /* subgroup size (1 on the reference) */
+    bool cooperative;           /* grid programs can run as one cooperative kernel */
+    bool graphs_native;         /* graph replay is the device's own (else recorded steps) */
+    bool debug;                 /* in debug mode now */
 };
 
 /* One counter of vyre_backend_stats. Names are the backend's own; where two backends

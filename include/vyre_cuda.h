@@ -74,6 +74,8 @@ void vyre_cuda_device_retain(vyre_cuda_device *d);
 /* Drops one reference; the last one frees pools, modules and the context. */
 void vyre_cuda_device_release(vyre_cuda_device *d);
 
+/* Property names are the device profiles' (lua/vyre/profiles.lua, docs/API.md
+ * "Vocabulary"), as be:info() gives them in Lua. */
 struct vyre_cuda_info {
     char name[256];
     int ordinal;
@@ -82,13 +84,13 @@ struct vyre_cuda_info {
     unsigned target;         /* the PTX target vyre compiles for (vyre_cuda_target_choose) */
     char target_isa[8];      /* its PTX ISA .version, "8.7" */
     char target_reason[384]; /* why that target: "the device's own SM", forward JIT, ... */
-    int multiprocessors;
-    uint64_t total_memory; /* bytes */
+    int sms;                 /* multiprocessors */
+    uint64_t memory_bytes;   /* total device memory */
     int max_threads_per_block;
     int max_block[3];
     int max_grid[3];
-    int shared_per_block;       /* bytes, default limit */
-    int shared_per_block_optin; /* bytes, opt-in limit */
+    int shared_bytes_per_block;       /* default limit */
+    int shared_bytes_per_block_optin; /* opt-in limit */
     int warp_size;
     bool cooperative_launch;
     int l2_bytes;
@@ -101,7 +103,7 @@ struct vyre_cuda_info {
     int max_blocks_per_sm;
     int registers_per_block;
     int registers_per_sm;
-    int shared_per_sm; /* bytes */
+    int shared_bytes_per_sm;
     bool concurrent_kernels;
 };
 enum vyre_status vyre_cuda_device_info(vyre_cuda_device *d, struct vyre_cuda_info *out,
@@ -126,7 +128,8 @@ void vyre_cuda_defer_error(vyre_cuda_device *d, const struct vyre_error *err);
  * round (flag zeroing, its section launches, the flag readback) captured once into a
  * CUDA graph and replayed: one cuGraphLaunch and one sync per round. The default is
  * $VYRE_GRID_SYNC ("auto", "cooperative", "split", "graph") when the device opens,
- * else AUTO. */
+ * else AUTO; any other value fails vyre_cuda_device_open with VYRE_ERR_ARG. One name
+ * per mode everywhere (plans, the policy, be:grid_sync): "split" (never "host_loop"). */
 enum vyre_cuda_grid_sync {
     VYRE_GRID_AUTO,
     VYRE_GRID_COOPERATIVE,
@@ -290,34 +293,39 @@ enum vyre_status vyre_cuda_prepare(vyre_cuda_kernel *k, const struct vyre_cuda_a
                                    struct vyre_cuda_prepared *out, struct vyre_error *err);
 enum vyre_status vyre_cuda_launch_prepared(struct vyre_cuda_prepared *pl, struct vyre_error *err);
 
-/* Wall, device (cuEvent), enqueue and wait time of one dispatch, nanoseconds. */
-struct vyre_cuda_timing {
-    uint64_t wall_ns, device_ns, enqueue_ns, wait_ns;
-};
+/* Timed calls fill struct vyre_timing (vyre.h): wall, device (cuEvent), enqueue and
+ * wait time of one dispatch, nanoseconds. */
 
 struct vyre_cuda_step {
     vyre_cuda_kernel *kernel;
     struct vyre_cuda_args args;
 };
-/* Ranged readback at the end of a sequence: nbytes at byte offset of buf into dst. */
+/* Ranged readback at the end of a sequence: count elements of buf from element first
+ * (0-based) into dst (count * element size bytes), as vyre_backend_readback. */
 struct vyre_cuda_readback {
     vyre_cuda_buffer *buf;
-    uint64_t offset, nbytes;
+    uint64_t first, count;
     void *dst;
 };
-/* Runs steps[0..prefix) once, then steps[prefix..nsteps) `repeat` times, then the
- * readbacks, with one synchronisation at the end. timing may be NULL. */
+/* Options of vyre_cuda_sequence (zero-initialise; o NULL: every step once). */
+struct vyre_cuda_sequence_options {
+    size_t prefix;  /* steps [0, prefix) run once ... */
+    uint32_t times; /* ... then steps [prefix, nsteps) this many times (0: none) */
+    const struct vyre_cuda_readback *readback; /* then these readbacks */
+    size_t nreadback;
+    struct vyre_timing *timing; /* NULL: not timed */
+};
+/* Runs the steps as o says, with one synchronisation at the end. */
 enum vyre_status vyre_cuda_sequence(vyre_cuda_device *d, const struct vyre_cuda_step *steps,
-                                    size_t nsteps, size_t prefix, uint32_t repeat,
-                                    const struct vyre_cuda_readback *rb, size_t nrb,
-                                    struct vyre_cuda_timing *timing, struct vyre_error *err);
+                                    size_t nsteps, const struct vyre_cuda_sequence_options *o,
+                                    struct vyre_error *err);
 
 /* One run of a kernel with grid statements in the mode given here (VYRE_GRID_AUTO: the
  * device's setting), then one synchronisation; timing may be NULL. The megakernel path:
  * its plan's mode reaches the launch as an argument, the device's setting is untouched. */
 struct vyre_cuda_grid_options {
     enum vyre_cuda_grid_sync mode;
-    struct vyre_cuda_timing *timing;
+    struct vyre_timing *timing;
 };
 enum vyre_status vyre_cuda_grid_run(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
                                     const struct vyre_cuda_grid_options *o, struct vyre_error *err);
@@ -328,25 +336,33 @@ enum vyre_status vyre_cuda_graph_capture(vyre_cuda_device *d, const struct vyre_
                                          struct vyre_error *err);
 /* Replays the graph `repeat` times, then synchronises; timing may be NULL. */
 enum vyre_status vyre_cuda_graph_launch(vyre_cuda_graph *g, uint32_t repeat,
-                                        struct vyre_cuda_timing *timing, struct vyre_error *err);
+                                        struct vyre_timing *timing, struct vyre_error *err);
 void vyre_cuda_graph_free(vyre_cuda_graph *g);
 
-/* One-shot dispatch: host data in, host data out, one synchronisation. Every
+/* Arguments and results of vyre_cuda_run (zero-initialise, set what you need). Every
  * buffer is bound (buffers[i].data may be NULL for `write` buffers, which are then
  * zero-filled on the device; their contents are downloaded into out[i]). out[i]
  * receives write/read_write buffers (same count as the input) and is ignored for
- * read buffers. Transient device memory comes from the size-class pool. Where
- * resident (may be NULL) has resident[i] != NULL, that device buffer of d is used in
- * place: buffers[i] and out[i] are ignored and nothing is copied for it. */
+ * read buffers. Where resident (may be NULL) has resident[i] != NULL, that device
+ * buffer of d is used in place: buffers[i] and out[i] are ignored and nothing is copied
+ * for it. Geometry as struct vyre_cuda_args (grid, else n, else the largest buffer). */
+struct vyre_cuda_run_options {
+    const struct vyre_buffer_arg *buffers; /* one per `buffer` declaration, in order */
+    vyre_cuda_buffer *const *resident;     /* NULL, or one per buffer (NULL: host data) */
+    size_t nbuffers;
+    const vyre_bits *params; /* one per `param` declaration, in order */
+    size_t nparams;
+    uint64_t n;
+    const uint32_t *grid;
+    void *const *out; /* NULL, or one destination per buffer */
+    /* results; NULL: not asked for */
+    struct vyre_timing *timing; /* the dispatch timed (events: costs a little) */
+    uint64_t *rounds;           /* the rounds its converge loops ran (0 without grid statements) */
+};
+/* One-shot dispatch: compile (through the caches), host data in, launch, host data out,
+ * one synchronisation. Transient device memory comes from the size-class pool. */
 enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
-                               const struct vyre_buffer_arg *buffers,
-                               vyre_cuda_buffer *const *resident, size_t nbuffers,
-                               const vyre_bits *params, size_t nparams, uint64_t n,
-                               const uint32_t *grid, void *const *out,
-                               struct vyre_cuda_timing *timing, struct vyre_error *err);
-
-/* Rounds the converge loops of the last vyre_cuda_run on d ran (after it returned). */
-uint64_t vyre_cuda_run_rounds(const vyre_cuda_device *d);
+                               const struct vyre_cuda_run_options *o, struct vyre_error *err);
 
 /* ---- debug mode (ARCHITECTURE.md §3, §7) ------------------------------------ */
 

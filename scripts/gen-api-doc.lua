@@ -98,6 +98,8 @@ local function render()
   put("CUDA's; `profile(name)` is `vyre.profiles.get`), so nothing is shadowed; an unknown")
   put("name is nil.")
   put("")
+  -- The vocabulary (lua/vyre/help/vocabulary.lua; spec 65 checks it and its old names).
+  put(require("vyre.help.vocabulary").render())
   put("## Contents")
   put("")
   for _, g in ipairs(groups) do

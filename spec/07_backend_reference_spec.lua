@@ -78,9 +78,9 @@ describe("reference backend", function()
     assert.are.equal("i32", b.type)
     assert.are.same({ 0, 0, 0, 0 }, b:download():totable())
     b:upload({ 1, 2, 3, 4 })
-    b:upload(vyre.array("i32", { 9 }), 8)
+    b:upload(vyre.array("i32", { 9 }), { first = 3 })
     assert.are.same({ 1, 2, 9, 4 }, b:download():totable())
-    assert.are.same({ 2, 9 }, b:download(4, 8):totable())
+    assert.are.same({ 2, 9 }, b:download({ first = 2, count = 2 }):totable())
     assert.are.same({ 5, 6 }, be:buffer("i32", { 5, 6 }):download():totable())
     local src = vyre.array("f64", { 1.5 })
     local c = be:buffer("f64", src)
@@ -91,9 +91,14 @@ describe("reference backend", function()
   it("rejects byte ranges that are unaligned or outside the buffer", function()
     local b = be:buffer("u32", 2)
     assert.matches("vyre.Buffer:download: byte offset 2 and size 4 must be non-negative "
-      .. "multiples of the element size 4", H.error_of(b.download, b, 2, 4), 1, true)
+      .. "multiples of the element size 4",
+      H.error_of(b.download, b, { byte_offset = 2, nbytes = 4 }), 1, true)
     assert.matches("vyre.Buffer:upload: byte offset 4 with size 8 is outside the 8 bytes held",
-      H.error_of(b.upload, b, { 1, 2 }, 4), 1, true)
+      H.error_of(b.upload, b, { 1, 2 }, { byte_offset = 4 }), 1, true)
+    -- positional bytes went away (issue 21 §5): the error names both range tables
+    assert.matches("vyre.Buffer:download: a range is no longer positional bytes (4, 4). Fix: "
+      .. "write {first = 2, count = 1} (elements), or {byte_offset = 4, nbytes = 4}",
+      H.error_of(b.download, b, 4, 4), 1, true)
     assert.matches("vyre.Buffer:upload: cannot copy f32 data into a u32 buffer",
       H.error_of(b.upload, b, vyre.array("f32", 1)), 1, true)
   end)

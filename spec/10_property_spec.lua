@@ -125,7 +125,7 @@ describe("vyre.random_program", function()
       local out1 = ref:run(p, make_args(p, r1, 40), { n = 40 })
       local out2 = ref:run(p, make_args(p, r2, 40), { n = 40 })
       for name, arr in pairs(out1) do
-        assert.are.equal(arr:tostring(), out2[name]:tostring())
+        assert.are.equal(arr:bytes(), out2[name]:bytes())
       end
     end
   end)

@@ -63,7 +63,7 @@ for _, kind in ipairs(backends()) do
     it("runs sequences: a prefix once, the rest N times, ranged readback", function()
       local v = be:buffer("u32", 100)
       local res = be:sequence({ { iota, { v = v } }, { inc, { v = v } } },
-        { prefix = 1, times = 5, readback = { { v, 4 * 10, 4 * 3 }, v } })
+        { prefix = 1, times = 5, readback = { { v, 11, 3 }, v } })
       assert.are.same({ 15, 16, 17 }, res[1]:totable())
       assert.are.equal(100, #res[2])
       assert.are.equal(99 + 5, res[2][100])
@@ -94,7 +94,8 @@ for _, kind in ipairs(backends()) do
     end)
 
     it("times runs and launches", function()
-      local out, t = be:run_timed(H.parse(SCALE), { x = { 1, 2, 3 }, a = 2.0 })
+      local out, rounds, t = be:run_timed(H.parse(SCALE), { x = { 1, 2, 3 }, a = 2.0 })
+      assert.are.equal(0, rounds) -- results, rounds, timing: rounds 0 without converge
       assert.are.same({ 2, 4, 6 }, out.y:totable())
       assert.is_true(t.wall_ns > 0 and t.device_ns >= 0)
       local v = be:buffer("u32", 3)
@@ -238,9 +239,9 @@ describe("reference backend only", function()
     local be = H.ref()
     assert.matches("vyre.Backend:load_ptx: only the CUDA backend has this. Fix:",
       H.error_of(be.load_ptx, be, ".version 7.0", "k"), 1, true)
+    -- buf:pointer() answers on both (the host address here; issue 21 §5)
     local b = be:buffer("u32", 1)
-    assert.matches("vyre.Buffer:pointer: only the CUDA backend has this. Fix:",
-      H.error_of(b.pointer, b), 1, true)
+    assert.is_true(math.type(b:pointer()) == "integer" and b:pointer() ~= 0)
   end)
 
   it("counts sequences, graph replays and live objects in stats", function()

@@ -403,7 +403,7 @@ for _, kind in ipairs(backends()) do
           assert_list(t, seq_scan(t, "add", xs, true), got, "exclusive in place " .. t)
           local ex2 = be:buffer(t, xs)
           lib.scan(be, ex2, ex2, { exclusive = true }) -- opts in place of op: add
-          assert.are.equal(got:tostring(), ex2:download():tostring())
+          assert.are.equal(got:bytes(), ex2:download():bytes())
         end
       end
     end)
@@ -481,7 +481,7 @@ for _, kind in ipairs(backends()) do
             local cb = lib.compact(be, src, text, b)
             assert.are.equal(cb, ca, ("%s %s n=%d"):format(t, text, n))
             if n > 0 then
-              assert.are.equal(b:download():tostring(), a:download():tostring())
+              assert.are.equal(b:download():bytes(), a:download():bytes())
             end
           end
         end
@@ -584,7 +584,7 @@ for _, kind in ipairs(backends()) do
       local kb = be:buffer("f32", vyre.array("f32", raw))
       local vb = be:buffer("u32", { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 })
       lib.sort(be, kb, vb)
-      local got = kb:download():tostring()
+      local got = kb:download():bytes()
       local want = table.concat({ neg_nan, f(-math.huge), f(-1.5), f(-1e-45), f(-0.0), f(-0.0),
         f(0.0), f(0.0), f(1e-45), f(1.5), f(math.huge), pos_nan })
       assert.are.equal(want, got)
@@ -936,7 +936,7 @@ describe("vyre.lib across backends, " .. kind.name .. " " .. kind.tag, function(
           local a, b = both(t, xs, function(be, buf)
             return lib.scan(be, buf, be:buffer(t, n), "add", { exclusive = excl }):download()
           end)
-          assert.are.equal(a:tostring(), b:tostring(), t .. " scan")
+          assert.are.equal(a:bytes(), b:bytes(), t .. " scan")
         end
         local pred = is_float(t) and ("(gt x 0x0p+0" .. t .. ")") or ("(eq (and x 3" .. t
           .. ") 1" .. t .. ")")
@@ -948,19 +948,19 @@ describe("vyre.lib across backends, " .. kind.name .. " " .. kind.tag, function(
           return dst:download()
         end)
         assert.are.equal(ca, cb)
-        assert.are.equal(a:tostring(), b:tostring(), t .. " compact")
+        assert.are.equal(a:bytes(), b:bytes(), t .. " compact")
         local lo, hi = -1000, 1000
         if t == "u32" or t == "u64" then lo, hi = 0, 1 << 30 end
         if is_float(t) then lo, hi = -0.5, 0.5 end
         a, b = both(t, xs, function(be, buf)
           return lib.histogram(be, buf, 300, lo, hi):download()
         end)
-        assert.are.equal(a:tostring(), b:tostring(), t .. " histogram")
+        assert.are.equal(a:bytes(), b:bytes(), t .. " histogram")
         a, b = both(t, xs, function(be, buf)
           return lib.iota(be, buf, is_float(t) and 0.5 or 1, is_float(t) and 0.125 or 3)
             :download()
         end)
-        assert.are.equal(a:tostring(), b:tostring(), t .. " iota")
+        assert.are.equal(a:bytes(), b:bytes(), t .. " iota")
       end
     end
   end)
@@ -985,8 +985,8 @@ describe("vyre.lib across backends, " .. kind.name .. " " .. kind.tag, function(
         if n < 1000000 then
           local rk, rv = ref:buffer(t, keys), ref:buffer("u32", vals)
           lib.sort(ref, rk, rv)
-          assert.are.equal(rk:download():tostring(), k:tostring())
-          assert.are.equal(rv:download():tostring(), v:tostring())
+          assert.are.equal(rk:download():bytes(), k:bytes())
+          assert.are.equal(rv:download():bytes(), v:bytes())
         end
       end
     end
@@ -1006,12 +1006,12 @@ describe("vyre.lib across backends, " .. kind.name .. " " .. kind.tag, function(
           local out = be:buffer(t, #offs - 1)
           return lib.segmented_reduce(be, buf, be:buffer("u32", offs), out, op):download()
         end)
-        assert.are.equal(a:tostring(), b:tostring())
+        assert.are.equal(a:bytes(), b:bytes())
         a, b = both(t, xs, function(be, buf)
           return lib.segmented_scan(be, buf, be:buffer("u32", offs), be:buffer(t, n), op)
             :download()
         end)
-        assert.are.equal(a:tostring(), b:tostring())
+        assert.are.equal(a:bytes(), b:bytes())
       end
     end
   end)
@@ -1037,7 +1037,7 @@ describe("vyre.lib past 2^32 bytes #gpu #huge", function()
   it("iota, reduce and scan over more than 2^32 bytes", function()
     local v = gpu:buffer("u32", N)
     lib.iota(gpu, v)
-    local tail = v:download(4 * (N - 4), 16):totable()
+    local tail = v:download({ first = N - 3, count = 4 }):totable()
     assert.are.same({ N - 4, N - 3, N - 2, N - 1 }, tail)
     local sum = N * (N - 1) // 2 -- fits a Lua integer; u32 add wraps modulo 2^32
     assert.are.equal(sum & 0xffffffff, lib.reduce(gpu, v, "add"))
@@ -1049,8 +1049,8 @@ describe("vyre.lib past 2^32 bytes #gpu #huge", function()
     lib.fill(gpu, v, 1)
     local s = gpu:buffer("u32", N)
     lib.scan(gpu, v, s, "add", { exclusive = true })
-    assert.are.same({ N - 2, N - 1 }, s:download(4 * (N - 2), 8):totable())
-    assert.are.same({ 0, 1 }, s:download(0, 8):totable())
+    assert.are.same({ N - 2, N - 1 }, s:download({ first = N - 1, count = 2 }):totable())
+    assert.are.same({ 0, 1 }, s:download({ count = 2 }):totable())
     s:free()
     v:free()
   end)
@@ -1059,10 +1059,10 @@ describe("vyre.lib past 2^32 bytes #gpu #huge", function()
     local k = gpu:buffer("u32", N)
     lib.iota(gpu, k, N - 1, 0xffffffff) -- N-1, N-2, ..., 0 (u32 arithmetic wraps)
     lib.sort(gpu, k)
-    assert.are.same({ 0, 1, 2, 3 }, k:download(0, 16):totable())
-    assert.are.same({ N - 2, N - 1 }, k:download(4 * (N - 2), 8):totable())
+    assert.are.same({ 0, 1, 2, 3 }, k:download({ count = 4 }):totable())
+    assert.are.same({ N - 2, N - 1 }, k:download({ first = N - 1, count = 2 }):totable())
     local mid = N // 2
-    assert.are.same({ mid, mid + 1 }, k:download(4 * mid, 8):totable())
+    assert.are.same({ mid, mid + 1 }, k:download({ first = mid + 1, count = 2 }):totable())
     k:free()
   end)
 end)

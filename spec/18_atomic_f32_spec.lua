@@ -42,7 +42,7 @@ local function f32s(bits)
 end
 
 local function bits_of(arr)
-  local s, out = arr:tostring(), {}
+  local s, out = arr:bytes(), {}
   for i = 1, #arr do out[i] = string.unpack("<I4", s, 4 * i - 3) end
   return out
 end

@@ -206,14 +206,14 @@ describe("the vector entry on CUDA #gpu", function()
       local x, y = gpu:buffer("f32", xs), gpu:buffer("f32", ys)
       -- The view of elements 2..n: 4 bytes past a 256-byte aligned allocation.
       local m = n - 1
-      local tail = function(a) return vyre.array("f32", a:tostring():sub(5)) end
+      local tail = function(a) return vyre.array("f32", a:bytes():sub(5)) end
       local want = ref:run(SAXPY, { x = tail(xs), y = tail(ys), a = 0.5 }).y
       local blocks = (m + 255) // 256
       local vn = blocks * 256
       raw:launch_raw({ (vn // 4 + 255) // 256 }, { 256 }, { x:pointer() + 4, y:pointer() + 4,
         { "u32", m }, { "u32", m }, { "f32", 0.5 }, { "u32", vn } })
-      local got = y:download():tostring()
-      assert.are.equal(ys:tostring():sub(1, 4), got:sub(1, 4)) -- before the view: untouched
+      local got = y:download():bytes()
+      assert.are.equal(ys:bytes():sub(1, 4), got:sub(1, 4)) -- before the view: untouched
       assert.is_nil(H.parity_diff(want, vyre.array("f32", got:sub(5))), "misaligned n=" .. n)
       x:free(); y:free()
     end

@@ -213,7 +213,7 @@ describe("megakernels on the reference backend", function()
       plan.barriers[1])
     assert.are.equal(2, #plan.barriers)
     assert.are.equal("WAR", plan.barriers[2].kind)
-    assert.truthy(plan.mode == "host_loop" or plan.mode == "cooperative" or plan.mode == "graph")
+    assert.truthy(plan.mode == "split" or plan.mode == "cooperative" or plan.mode == "graph")
     assert.truthy(#plan.reason > 0)
     assert.are.equal(64, plan.grid.threads)
     assert.are.equal(3, plan.facts.layers)
@@ -238,7 +238,7 @@ describe("megakernels on the reference backend", function()
     local seen
     policy.megakernel = function(facts)
       seen = facts
-      return { mode = "host_loop", reason = "test policy" }
+      return { mode = "split", reason = "test policy" }
     end
     local c = kernels(be)
     local a = be:buffer("u32", 64)
@@ -247,7 +247,7 @@ describe("megakernels on the reference backend", function()
     local ok2, e = pcall(be.plan, be, { { c(T.inplace(64)), { x = a, k = 1 } } })
     policy.megakernel = saved
     assert.is_true(ok, plan)
-    assert.are.equal("host_loop", plan.mode)
+    assert.are.equal("split", plan.mode)
     assert.are.equal("vyre.policy: test policy", plan.reason)
     assert.are.equal(1, seen.steps)
     assert.is_false(ok2)
@@ -319,14 +319,15 @@ describe("megakernels on " .. kind.name .. " " .. kind.tag, function()
     local k = gpu:compile(vyre.parse(DEC))
     local init = {}
     for i = 1, 5000 do init[i] = (i * 37) % 23 end
-    local want = { cooperative = "cooperative", split = "host_loop", graph = "graph" }
     for _, mode in ipairs({ "cooperative", "split", "graph" }) do
       local x, f = gpu:buffer("u32", init), gpu:buffer("u32", 1)
       local g0 = gpu:stats().graph_launches
-      local rounds, t = gpu:megakernel({ { k, { x = x, flag = f } } },
-        { converge = { flag = f, max = 1000 }, grid_sync = mode, timed = true })
+      local steps = { { k, { x = x, flag = f } } }
+      local mopts = { converge = { flag = f, max = 1000 }, grid_sync = mode, timed = true }
+      assert.are.equal(mode, gpu:plan(steps, mopts).mode) -- one name per mode: the plan's
+      local rounds, t = gpu:megakernel(steps, mopts)
       assert.are.equal(23, rounds)
-      assert.are.equal(want[mode], t.mode)
+      assert.is_true(t.wall_ns > 0 and t.mode == nil) -- the one timing record
       -- graph: one graph launch per round (the round recorded once, then replayed)
       assert.are.equal(mode == "graph" and 23 or 0, gpu:stats().graph_launches - g0)
       local xs = x:download():totable()
@@ -334,7 +335,11 @@ describe("megakernels on " .. kind.name .. " " .. kind.tag, function()
     end
     local plan = gpu:plan({ { k, { x = gpu:buffer("u32", 10), flag = gpu:buffer("u32", 1) } } })
     assert.is_true(plan.facts.cooperative)
-    assert.is_true(plan.grid.per_sm > 0 and plan.grid.sms > 0)
+    assert.is_true(plan.grid.blocks_per_sm > 0 and plan.grid.sms > 0)
+    -- occupancy has one meaning: the fraction of the SM's thread slots, in [0, 1]
+    assert.is_true(math.type(plan.occupancy) == "float" and plan.occupancy > 0
+      and plan.occupancy <= 1)
+    assert.is_nil(plan.grid.per_sm)
     assert.are.equal("cooperative", plan.mode)
   end)
 end)

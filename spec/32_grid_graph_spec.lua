@@ -112,6 +112,16 @@ describe("grid sync \"graph\" on the fake driver #fakecuda", function()
     local out = p:read("a")
     p:close()
     assert.are.equal("graph", out)
+    -- one name per mode: the old "host_loop" (and any unknown value) fails the open,
+    -- naming the new one, instead of silently running "auto"
+    cmd = ("VYRE_GRID_SYNC=host_loop LUA_PATH=%q LUA_CPATH=%q lua5.4 -e %q 2>&1"):format(
+      package.path, package.cpath,
+      "io.write(tostring(select(2, pcall(require('vyre.cuda').device, 0))))")
+    p = assert(io.popen(cmd))
+    out = p:read("a")
+    p:close()
+    assert.truthy(out:find('$VYRE_GRID_SYNC is "host_loop", not a grid sync mode ("host_loop" is '
+      .. 'now called "split"). Fix:', 1, true), out)
   end)
 
   it("runs converge rounds as graph replays, bit for bit the reference", function()

@@ -128,7 +128,7 @@ describe("vyre.policy.megakernel (default rule)", function()
     assert.are.equal("cooperative", c.mode)
     assert.truthy(c.reason:find("2 steps in 2 layers, 1000 rounds on 2 x 132 co-resident blocks",
       1, true))
-    assert.is_true(c.costs.cooperative < c.costs.graph and c.costs.graph < c.costs.host_loop)
+    assert.is_true(c.costs.cooperative < c.costs.graph and c.costs.graph < c.costs.split)
   end)
 
   it("no cooperative launch: graph or host loop, with the reason", function()
@@ -144,7 +144,7 @@ describe("vyre.policy.megakernel (default rule)", function()
     function()
       local c = policy.megakernel(facts({ cooperative = false, steps = 1, layers = 1,
         converge = false, rounds_expected = NIL, times = 1 }))
-      assert.are.equal("host_loop", c.mode)
+      assert.are.equal("split", c.mode)
     end)
 
   it("heavy rounds at low occupancy leave the persistent kernel", function()
@@ -166,7 +166,7 @@ describe("vyre.policy.megakernel (default rule)", function()
     -- graph: rounds x (graph launch + steps x node + readback)
     assert.are.equal(1000 * (2500 + 2 * 1024) + 1000 * 15000, c.graph)
     -- host: rounds x (steps x launch + readback)
-    assert.are.equal(1000 * 2 * 3500 + 1000 * 15000, c.host_loop)
+    assert.are.equal(1000 * 2 * 3500 + 1000 * 15000, c.split)
     -- more than one block per SM takes the full-occupancy barrier cost
     local g = policy.complete(facts({ blocks_per_sm = 4 }))
     assert.are.equal(2289, g.barrier_ns)
@@ -179,20 +179,20 @@ describe("vyre.policy.megakernel (default rule)", function()
     local f = policy.complete(facts({ converge = false, rounds_expected = NIL, times = 10,
       blocks_per_sm = 1 }))
     local c = policy.costs(f)
-    assert.are.equal(10 * 2 * 3500 + 15000, c.host_loop)
+    assert.are.equal(10 * 2 * 3500 + 15000, c.split)
     assert.are.equal(3500 + 10 * 2 * 1146 + 15000, c.cooperative)
   end)
 
   it("facts.force picks the mode, but never a cooperative grid that cannot be resident",
     function()
-      assert.are.equal("host_loop", policy.megakernel(facts({ force = "host_loop" })).mode)
+      assert.are.equal("split", policy.megakernel(facts({ force = "split" })).mode)
       assert.are.equal("cooperative", policy.megakernel(facts({ force = "cooperative" })).mode)
       local e = H.error_of(policy.megakernel, facts({ force = "cooperative", fits = false }))
       assert.truthy(e:find("vyre.policy.megakernel: mode 'cooperative' was forced but no block",
         1, true))
       assert.truthy(e:find("Fix:", 1, true))
       e = H.error_of(policy.megakernel, facts({ force = "fast" }))
-      assert.truthy(e:find("facts.force must be 'cooperative', 'graph' or 'host_loop'", 1, true))
+      assert.truthy(e:find("facts.force must be 'cooperative', 'graph' or 'split'", 1, true))
     end)
 
   it("rejects malformed facts, naming the field", function()
@@ -222,10 +222,10 @@ describe("vyre.policy.decide and user policies", function()
     local seen
     vyre.policy.megakernel = function(f)
       seen = f
-      return { mode = "host_loop", reason = "mine" }
+      return { mode = "split", reason = "mine" }
     end
     local c = policy.decide(facts())
-    assert.are.same({ mode = "host_loop", reason = "mine" }, c)
+    assert.are.same({ mode = "split", reason = "mine" }, c)
     assert.are.equal(3500, seen.launch_ns)
     assert.are.equal(1146, seen.barrier_ns)
   end)
@@ -266,9 +266,10 @@ describe("be:profile() on CUDA #gpu", function()
     local be = assert(require("vyre.cuda").device(0))
     local p, i = be:profile(), be:info()
     profiles.check(p, "spec")
-    assert.are.same({ i.cc_major, i.cc_minor, i.multiprocessors, i.warp_size,
-      i.max_threads_per_block, i.shared_bytes, i.shared_bytes_optin, i.l2_bytes,
-      i.total_memory, i.cooperative_launch }, { p.cc_major, p.cc_minor, p.sms, p.warp_size,
+    assert.are.same({ i.cc_major, i.cc_minor, i.sms, i.warp_size,
+      i.max_threads_per_block, i.shared_bytes_per_block, i.shared_bytes_per_block_optin,
+      i.l2_bytes, i.memory_bytes, i.cooperative_launch }, { p.cc_major, p.cc_minor, p.sms,
+      p.warp_size,
       p.max_threads_per_block, p.shared_bytes_per_block, p.shared_bytes_per_block_optin,
       p.l2_bytes, p.memory_bytes, p.cooperative_launch })
     for _, k in ipairs({ "max_threads_per_sm", "max_blocks_per_sm", "registers_per_sm",

@@ -122,7 +122,7 @@ local function bfs_plan()
     layers = { { steps = { 1, 2 } }, { steps = { 3 } } },
     barriers = { { after_layer = 1, kind = "RAW", buffer = "next", from = 1, to = 3 },
       { after_layer = 1, kind = "WAR", buffer = "level", from = 2, to = 3 } },
-    grid = { blocks = 264, per_sm = 2, sms = 132, threads = 256 },
+    grid = { blocks = 264, blocks_per_sm = 2, sms = 132, threads = 256 },
     occupancy = 0.5, bytes_per_round = 4 * 1024 * 1024 + 12,
     facts = { cooperative = true, fits = true, steps = 3, layers = 2 },
     steps = { { name = "expand" }, { name = "count" }, { name = "advance" } },
@@ -181,7 +181,7 @@ describe("plan_view", function()
   end)
 
   it("steps without names and a single layer without barriers", function()
-    local d = view.attach({ mode = "host_loop", layers = { { steps = { 1 } } },
+    local d = view.attach({ mode = "split", layers = { { steps = { 1 } } },
       barriers = {} }):dot()
     assert.truthy(d:find("s1 [label=\"step 1\"];", 1, true))
     assert.falsy(d:find("->", 1, true))

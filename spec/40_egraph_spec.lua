@@ -230,14 +230,14 @@ describe("vyre.egraph image", function()
     eg:union(ids[1], ids[2])
     eg:rebuild()
     local img, spans = eg:image()
-    local text = img:download():tostring()
+    local text = img:download():bytes()
     for _, src in ipairs({ img, img:download(), text }) do
       local eg2 = vyre.egraph.from_image(eg.be, src, spans)
       assert.are.same({ eg:size() }, { eg2:size() })
       local r, u = eg2:rebuild()
       assert.are.same({ 1, 0 }, { r, u })
       local img2 = eg2:image()
-      assert.are.equal(text, img2:download():tostring())
+      assert.are.equal(text, img2:download():bytes())
     end
   end)
 

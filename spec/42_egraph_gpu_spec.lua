@@ -26,7 +26,7 @@ end
 
 local function image_text(eg)
   local img, spans = eg:image()
-  local s = img:download():tostring()
+  local s = img:download():bytes()
   img:free()
   return s, spans
 end

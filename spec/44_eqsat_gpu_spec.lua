@@ -14,7 +14,7 @@ local MW = require("bench.eqsat.math")
 
 local function image_text(eg)
   local img = eg:image()
-  local s = img:download():tostring()
+  local s = img:download():bytes()
   img:free()
   return s
 end

@@ -50,7 +50,7 @@ describe("fault injection: devices and memory #fakecuda", function()
       name = "buffer(count)",
       run = function(be) return be:buffer("u32", 1000) end,
       check = function(_, _, b)
-        assert.are.equal(0, b:download():tostring():gsub("\0", ""):len())
+        assert.are.equal(0, b:download():bytes():gsub("\0", ""):len())
       end,
     }, { "cuMemAlloc", "cuMemsetD8Async" })
   end)
@@ -67,8 +67,10 @@ describe("fault injection: devices and memory #fakecuda", function()
     sweep({
       name = "upload",
       prep = function(be) return { b = be:buffer("u32", 8) } end,
-      run = function(_, st) st.b:upload({ 7, 8, 9 }, 4) end,
-      check = function(_, st) assert.are.same({ 7, 8, 9 }, st.b:download(4, 12):totable()) end,
+      run = function(_, st) st.b:upload({ 7, 8, 9 }, { byte_offset = 4 }) end,
+      check = function(_, st)
+        assert.are.same({ 7, 8, 9 }, st.b:download({ first = 2, count = 3 }):totable())
+      end,
       release = release_all,
     }, { "cuMemcpyHtoDAsync" })
   end)
@@ -89,7 +91,7 @@ describe("fault injection: devices and memory #fakecuda", function()
       name = "download(large)",
       prep = function(be)
         local b = be:buffer("u32", n)
-        b:upload({ 11, 12 }, 4 * (n - 2))
+        b:upload({ 11, 12 }, { first = n - 1 })
         return { b = b }
       end,
       run = function(_, st) return st.b:download() end,

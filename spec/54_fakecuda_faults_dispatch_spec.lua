@@ -117,7 +117,7 @@ describe("fault injection: dispatch #fakecuda", function()
       end,
       run = function(be, st)
         return be:sequence({ { st.iota, { v = st.w } }, { st.k, { v = st.w } } },
-          { prefix = 1, times = 3, readback = { { st.w, 40, 12 }, st.v }, timed = true })
+          { prefix = 1, times = 3, readback = { { st.w, 11, 3 }, st.v }, timed = true })
       end,
       check = function(_, _, res)
         assert.are.same({ 13, 14, 15 }, res[1]:totable())

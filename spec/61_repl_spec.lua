@@ -102,7 +102,7 @@ describe("the REPL", function()
       "vyre.Buffer(reference, u32, 3)",
       "vyre.Kernel(reference, inc)",
       "vyre.Array(f32, 3) [0.1, 2.0, 3.0]",
-      "{v = vyre.Array(u32, 2) [4, 5]}",
+      "{v = vyre.Array(u32, 2) [4, 5]}\t0", -- be:run: results, rounds
       "(program inc (workgroup 1)\n  (buffer v u32 read_write))",
     }, "\n") .. "\n"
     assert.are.equal(want, out)

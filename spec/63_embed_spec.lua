@@ -1,5 +1,5 @@
 -- 63: embedding (examples/embed): the two C hosts built by CMake run their frame loop
--- and match their C simulation bit for bit, and buf:device_ptr() hands out the raw
+-- and match their C simulation bit for bit, and buf:pointer() hands out the raw
 -- address of a buffer's data on both backends.
 local vyre = require("vyre")
 
@@ -70,34 +70,35 @@ describe("the embedding hosts (examples/embed)", function()
   end)
 end)
 
-describe("buf:device_ptr()", function()
+describe("buf:pointer()", function()
   it("gives the host address of a reference buffer's data", function()
     local be = vyre.backend("reference")
     local a, b = be:buffer("f32", { 1, 2, 3 }), be:buffer("u32", 8)
-    local pa = a:device_ptr()
+    local pa = a:pointer()
     assert.is_true(math.type(pa) == "integer" and pa ~= 0)
-    assert.are.equal(pa, a:device_ptr()) -- stable: the memory never moves
-    assert.are_not.equal(pa, b:device_ptr())
+    assert.are.equal(pa, a:pointer()) -- stable: the memory never moves
+    assert.are_not.equal(pa, b:pointer())
     a:upload({ 4, 5, 6 })
-    assert.are.equal(pa, a:device_ptr())
-    assert.are.equal(0, be:buffer("f32", 0):device_ptr())
+    assert.are.equal(pa, a:pointer())
+    assert.are.equal(0, be:buffer("f32", 0):pointer())
   end)
 
   it("raises on a freed buffer and on a non-buffer", function()
     local b = vyre.backend("reference"):buffer("f32", 2)
     b:free()
-    local ok, err = pcall(b.device_ptr, b)
+    local ok, err = pcall(b.pointer, b)
     assert.is_false(ok)
-    assert.matches("vyre.Buffer:device_ptr: the buffer was freed. Fix:", err, 1, true)
-    ok, err = pcall(b.device_ptr, {})
+    assert.matches("vyre.Buffer:pointer: the buffer was freed. Fix:", err, 1, true)
+    ok, err = pcall(b.pointer, {})
     assert.is_false(ok)
-    assert.matches("vyre.Buffer:device_ptr: bad argument #1", err, 1, true)
+    assert.matches("vyre.Buffer:pointer: bad argument #1", err, 1, true)
   end)
 
   it("is the CUDA device pointer on a GPU #gpu", function()
     local be = assert(vyre.backend("cuda"))
     local b = be:buffer("f32", 16)
-    assert.are.equal(b:pointer(), b:device_ptr())
-    assert.are_not.equal(0, b:device_ptr())
+    local p = b:pointer()
+    assert.is_true(math.type(p) == "integer" and p ~= 0)
+    assert.are.equal(p + 4 * 3, b:view(4):pointer()) -- a view: the parent's + offset
   end)
 end)

@@ -168,9 +168,9 @@ describe("fill, iota, random and from_string", function()
     local a = vyre.array("i32", 4)
     assert.are.equal(a, a:from_string(string.pack("<i4i4", -7, 9), 2))
     assert.are.same({ 0, -7, 9, 0 }, a:totable())
-    assert.are.equal(string.pack("<i4i4i4i4", 0, -7, 9, 0), a:tostring())
+    assert.are.equal(string.pack("<i4i4i4i4", 0, -7, 9, 0), a:bytes())
     local b = vyre.array("bool", 2):from_string(string.pack("<I4I4", 0, 5))
-    assert.are.equal(string.pack("<I4I4", 0, 1), b:tostring()) -- bools stay 0/1 words
+    assert.are.equal(string.pack("<I4I4", 0, 1), b:bytes()) -- bools stay 0/1 words
     assert.matches("are not a whole number of i32 elements",
       select(2, pcall(a.from_string, a, "abc")), 1, true)
     assert.matches("do not fit the 4 held",
@@ -189,7 +189,7 @@ local function ranges(be)
   assert.are.same({}, b:download({ first = 7 }):totable())
   b:upload(string.pack("<i4i4", -5, -6), { first = 5 })
   assert.are.same({ 0, 0, 1, 2, -5, -6 }, b:download():totable())
-  assert.are.same({ 1, 2 }, b:download(8, 8):totable()) -- the byte forms stay
+  assert.are.same({ 1, 2 }, b:download({ byte_offset = 8, nbytes = 8 }):totable()) -- bytes by name
   local function err(fn, ...)
     local ok, e = pcall(fn, b, ...)
     assert.is_false(ok)
@@ -201,7 +201,8 @@ local function ranges(be)
     err(b.upload, { 1, 2 }, { first = 6 }), 1, true)
   assert.matches("first = 8 is past the end", err(b.download, { first = 8 }), 1, true)
   assert.matches("unknown range key 'frist'", err(b.download, { frist = 1 }), 1, true)
-  assert.matches("unknown range key 'count'. Fix: use {first = i}",
+  assert.matches("unknown range key 'count'. Fix: use {first = i} (elements, 1-based), or bytes "
+    .. "by name {byte_offset = o}",
     err(b.upload, { 1 }, { count = 1 }), 1, true)
   assert.matches("first must be an integer >= 1 (got 0)", err(b.upload, { 1 }, { first = 0 }),
     1, true)
@@ -209,7 +210,7 @@ local function ranges(be)
   local bools = be:buffer("bool", 2)
   bools:upload(string.pack("<I4I4", 5, 0))
   assert.are.same({ true, false }, bools:download():totable())
-  assert.are.equal(string.pack("<I4I4", 1, 0), bools:download():tostring())
+  assert.are.equal(string.pack("<I4I4", 1, 0), bools:download():bytes())
 end
 
 describe("element ranges of buf:upload and buf:download", function()

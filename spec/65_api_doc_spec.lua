@@ -109,3 +109,73 @@ describe("docs/API.md", function()
     end
   end)
 end)
+
+-- The vocabulary section (lua/vyre/help/vocabulary.lua, issue 21 §5): written at the
+-- top of docs/API.md, every spelling that went away raises naming the new one, and the
+-- rules it states hold on the reference backend.
+describe("the API vocabulary", function()
+  local vocab = require("vyre.help.vocabulary")
+  local H = require("spec.helpers")
+
+  it("is the opening section of docs/API.md", function()
+    local doc = read("docs/API.md")
+    local at = doc:find(vocab.render(), 1, true)
+    assert.truthy(at, "the vocabulary section is missing or stale. " .. FIX)
+    assert.truthy(at < doc:find("\n## Contents\n", 1, true), "it comes before the contents")
+    for _, rule in ipairs(vocab.RULES) do
+      assert.truthy(doc:find("**" .. rule[1] .. ".**", 1, true), rule[1])
+    end
+  end)
+
+  it("refuses every old spelling with an error naming the new one", function()
+    assert.is_true(#vocab.RENAMED >= 11)
+    for _, r in ipairs(vocab.RENAMED) do
+      local ok, err = pcall(r.call, vyre)
+      assert.is_false(ok, r.old .. " did not raise")
+      assert.truthy(tostring(err):find(r.says, 1, true),
+        ("%s: the error %q does not name %s"):format(r.old, tostring(err), r.new))
+      assert.truthy(tostring(err):find("Fix:", 1, true), r.old .. ": no Fix")
+    end
+  end)
+
+  it("has one name per thing: the new spellings work on the reference", function()
+    local be = vyre.backend("reference")
+    local a = vyre.array("u32", { 1, 2 })
+    assert.are.equal(string.pack("<I4I4", 1, 2), a:bytes())
+    assert.is_true(tostring(a):find("u32", 1, true) ~= nil) -- tostring(a) is text
+    local b = be:buffer("u32", { 5, 6, 7 })
+    assert.is_true(math.type(b:pointer()) == "integer" and b:pointer() ~= 0)
+    assert.is_true(be:synchronize())
+    local info = be:info()
+    assert.are.equal(1024, info.max_threads_per_block)
+    assert.are.equal(49152, info.shared_bytes_per_block)
+    assert.is_nil(info.no_such_field) -- unknown names stay nil; only old names raise
+    be:grid_sync("split")
+    assert.are.equal("split", be:grid_sync("auto")) -- the mode set before, by its one name
+  end)
+
+  it("returns results, rounds, timing, and reads back element ranges", function()
+    local be = vyre.backend("reference")
+    local p = vyre.parse(H.INC)
+    local out, rounds = be:run(p, { v = { 1, 2, 3 } })
+    assert.are.same({ 2, 3, 4 }, out.v:totable())
+    assert.are.equal(0, rounds)
+    local out2, rounds2, t = be:run_timed(p, { v = { 1 } })
+    assert.are.same({ 2 }, out2.v:totable())
+    assert.are.equal(0, rounds2)
+    local keys = {}
+    for k in pairs(t) do keys[#keys + 1] = k end
+    table.sort(keys)
+    assert.are.same({ "device_ns", "enqueue_ns", "wait_ns", "wall_ns" }, keys)
+    local v = be:buffer("u32", { 10, 11, 12, 13, 14 })
+    local res = be:sequence({ { be:compile(p), { v = v } } },
+      { readback = { { v, 2, 3 }, { v, 4 }, v } })
+    assert.are.same({ 12, 13, 14 }, res[1]:totable()) -- elements 2..4 (1-based)
+    assert.are.same({ 14, 15 }, res[2]:totable())     -- count defaults to the rest
+    assert.are.equal(5, #res[3])
+    local e = H.error_of(be.sequence, be, { { be:compile(p), { v = v } } },
+      { readback = { { v, 4, 8 } } })
+    assert.truthy(e:find("elements 4..11 run past the end of the buffer of 5 elements", 1, true), e)
+    assert.truthy(e:find("in elements", 1, true), e)
+  end)
+end)

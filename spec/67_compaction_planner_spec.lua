@@ -87,7 +87,7 @@ end
 local function same_bytes(want, got, counts)
   for s, n in pairs(counts) do
     assert.are.equal(n, #got[s], "slot " .. s)
-    assert.are.equal(want[s]:tostring(), got[s]:tostring(), "slot " .. s)
+    assert.are.equal(want[s]:bytes(), got[s]:bytes(), "slot " .. s)
   end
 end
 

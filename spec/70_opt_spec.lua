@@ -29,7 +29,7 @@ local function same_outputs(ref, p, q, args, opts)
   local a = ref:run(p, args, opts)
   local b = ref:run(q, args, opts)
   for name, arr in pairs(a) do
-    assert.are.equal(arr:tostring(), b[name]:tostring(), "output " .. name .. " differs")
+    assert.are.equal(arr:bytes(), b[name]:bytes(), "output " .. name .. " differs")
   end
 end
 

@@ -43,7 +43,7 @@ end
 local function read_back(t, text)
   local v, why = C.parse_value(text, t)
   assert(v ~= nil, ("%s %q does not read back: %s"):format(t, text, tostring(why)))
-  return (string.unpack(FMT[t], vyre.array(t, { v }):tostring())) & (t == "f32" and
+  return (string.unpack(FMT[t], vyre.array(t, { v }):bytes())) & (t == "f32" and
     0xffffffff or -1)
 end
 

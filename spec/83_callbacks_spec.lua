@@ -150,7 +150,7 @@ describe("user callbacks", function()
     end)
 
     it("that works is used, and the default's own errors are not re-wrapped", function()
-      policy.megakernel = function() return { mode = "host_loop", reason = "mine" } end
+      policy.megakernel = function() return { mode = "split", reason = "mine" } end
       assert.are.equal("vyre.policy: mine", be:plan({ { k, { v = a } } }).reason)
       policy.megakernel = saved
       local msg = H.error_of(policy.decide, { steps = 1, force = "cooperative",

@@ -161,7 +161,7 @@ describe("vyre.egraph.from_image and crafted images", function()
     local eg = graph()
     eg:add("Add", eg:leaf("Num", 1), eg:leaf("Num", 2))
     local real, rspans = eg:image()
-    local text = real:download():tostring()
+    local text = real:download():bytes()
     assert.matches("does not fit the image", refused(text:sub(1, #text - 8), rspans), 1, true)
     assert.matches("the image string has 7 bytes, not a whole number of u32 words",
       refused(text:sub(1, 7), rspans), 1, true)

@@ -284,7 +284,7 @@ function O:diff(eg)
     end
   end
   local bufs, counts = eg:buffers()
-  local parent = counts.ids > 0 and bufs.parent:download(0, 4 * counts.ids) or {}
+  local parent = counts.ids > 0 and bufs.parent:download({ count = counts.ids }) or {}
   for x = 0, self.nids - 1 do
     if parent[x + 1] ~= self:find(x) then
       return ("find(%d): e-graph %d, oracle %d"):format(x, parent[x + 1], self:find(x))

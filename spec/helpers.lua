@@ -68,7 +68,7 @@ end
 --- leaves payloads free): nil when they agree, else the first difference.
 function H.parity_diff(a, b)
   if #a ~= #b then return ("lengths %d vs %d"):format(#a, #b) end
-  local sa, sb = a:tostring(), b:tostring()
+  local sa, sb = a:bytes(), b:bytes()
   if sa == sb then return nil end
   local w = WIDTH[a.type]
   local fmt = w == 4 and "<I4" or "<i8"

@@ -41,7 +41,7 @@ local function per_barrier(mode, groups)
 end
 
 local per_sm = k:occupancy() -- blocks per SM the driver allows for this kernel
-local sms = info.multiprocessors
+local sms = info.sms
 print(("# %s, %d SMs, %d blocks/SM at %d threads, K=%d"):format(info.name, sms, per_sm, THREADS, K))
 for _, groups in ipairs({ sms, sms * per_sm }) do
   print(("vyre_barrier,cooperative,%d,%d,%.1f"):format(groups, THREADS,

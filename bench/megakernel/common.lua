@@ -150,12 +150,12 @@ end
 
 --- Downloads a buffer as one binary string (the modes' results are compared by bytes).
 function M.bytes(buf)
-  return buf:download():tostring()
+  return buf:download():bytes()
 end
 
 --- Unpacks a little-endian u32 buffer into a Lua table (1-based).
 function M.u32s(buf)
-  local s = buf:download():tostring()
+  local s = buf:download():bytes()
   local t, n = {}, #s // 4
   local pos = 1
   local unpack = string.unpack

@@ -3,7 +3,7 @@
  * that takes a buffer's raw pointer from vyre and reads it as an engine's own code would
  * (interop). Header-only: each host is one C file plus this.
  *
- * The pointer a host gets (buf:device_ptr() in Lua, vyre_cuda_buffer_pointer in C) is
+ * The pointer a host gets (buf:pointer() in Lua, vyre_cuda_buffer_pointer in C) is
  * a CUdeviceptr on CUDA and a plain host address on the reference backend. On CUDA the
  * engine reads it with cuMemcpyDtoH from libcuda, loaded at run time like vyre does:
  * vyre leaves its (primary) context current on the calling thread, and the host

@@ -51,7 +51,7 @@ function M.frame(frame, dt)
   top:zero()
   top_launch()
   be:synchronize() -- the engine's C code reads the memory next
-  engine.present(frame, y:device_ptr(), top:device_ptr(), #y) -- luacheck: ignore engine
+  engine.present(frame, y:pointer(), top:pointer(), #y) -- luacheck: ignore engine
 end
 
 return M

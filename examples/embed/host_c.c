@@ -62,8 +62,8 @@ static int frames_reference(struct engine *e, vyre_program *step, vyre_program *
     }
     struct vyre_buffer_arg sbufs[2] = {{y, e->n}, {vy, e->n}}, hbufs[2] = {{y, e->n}, {&top, 1}};
     uint64_t counts[2] = {e->n, e->n};
-    struct vyre_run_args sargs = {sbufs, 2, NULL, 3, {0, 0, 0}, 0};
-    struct vyre_run_args hargs = {hbufs, 2, NULL, 0, {0, 0, 0}, 0};
+    struct vyre_run_args sargs = {sbufs, 2, NULL, 3, {0, 0, 0}};
+    struct vyre_run_args hargs = {hbufs, 2, NULL, 0, {0, 0, 0}};
     if (st == 0 && (vyre_launch_grid(step, counts, 2, 0, NULL, sargs.grid, &err) != VYRE_OK ||
                     vyre_launch_grid(height, counts, 2, 0, NULL, hargs.grid, &err) != VYRE_OK))
         st = fail("vyre_launch_grid", &err);
@@ -72,8 +72,9 @@ static int frames_reference(struct engine *e, vyre_program *step, vyre_program *
                                f32_bits(ENGINE_BOUNCE)};
         sargs.params = params;
         top = 0.0f;
-        if (vyre_ref_run(step, &sargs, &err) != VYRE_OK) st = fail("vyre_ref_run particles", &err);
-        else if (vyre_ref_run(height, &hargs, &err) != VYRE_OK)
+        if (vyre_ref_run(step, &sargs, NULL, &err) != VYRE_OK)
+            st = fail("vyre_ref_run particles", &err);
+        else if (vyre_ref_run(height, &hargs, NULL, &err) != VYRE_OK)
             st = fail("vyre_ref_run height", &err);
         else if (engine_present(e, frame, (uint64_t)(uintptr_t)y, (uint64_t)(uintptr_t)&top,
                                 e->n) != 0)

@@ -3,7 +3,7 @@
  * time), runs a script once to set up (frame.lua's init: a backend, resident buffers,
  * compiled kernels), then calls the script's frame function once per frame of its own
  * loop. The buffers stay alive on the device across frames; each frame the script
- * launches kernels on them and hands the raw pointers (buf:device_ptr()) to the engine's
+ * launches kernels on them and hands the raw pointers (buf:pointer()) to the engine's
  * C code, which reads them directly (engine.h) and checks them against a C simulation.
  *
  *   vyre_embed_lua [--backend reference|cuda] [--frames N] [--particles N]
@@ -97,9 +97,10 @@ static int run(lua_State *L, struct engine *e, const char *backend, const char *
         lua_getglobal(L, "require");
         lua_pushliteral(L, "vyre");
         if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
-            fprintf(stderr, "vyre_embed_lua: %s\nFix: put the installed vyre on LUA_PATH and "
-                            "LUA_CPATH, e.g. eval \"$(luarocks --lua-version=5.4 --tree TREE "
-                            "path)\" for a rock, or set VYRE_LUA_DIR to its Lua directory.\n",
+            fprintf(stderr,
+                    "vyre_embed_lua: %s\nFix: put the installed vyre on LUA_PATH and "
+                    "LUA_CPATH, e.g. eval \"$(luarocks --lua-version=5.4 --tree TREE "
+                    "path)\" for a rock, or set VYRE_LUA_DIR to its Lua directory.\n",
                     lua_tostring(L, -1));
             return 1;
         }

@@ -149,7 +149,7 @@ function EGraph:find(c)
   check_self(self, "find")
   S.check_id(self, "find", c, "argument 1")
   S.settle(self)
-  return self.parent:download(4 * c, 4)[1]
+  return self.parent:download({ first = c + 1, count = 1 })[1]
 end
 
 --- eg:size() -> e-nodes, e-classes (e-classes that have e-nodes; before a rebuild,

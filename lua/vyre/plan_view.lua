@@ -147,7 +147,7 @@ function mt.__tostring(plan)
   local g = plan.grid
   if type(g) == "table" and not ref then
     out[#out + 1] = ("grid: %s blocks (%s per SM x %s SMs) of %s threads, occupancy %s")
-      :format(tostring(g.blocks), tostring(g.per_sm), tostring(g.sms), tostring(g.threads),
+      :format(tostring(g.blocks), tostring(g.blocks_per_sm), tostring(g.sms), tostring(g.threads),
         occ(plan.occupancy))
   end
   if plan.bytes_per_round then

@@ -14,7 +14,15 @@ local callback = require("vyre.callback")
 
 local M = {}
 
-M.MODES = { cooperative = true, graph = true, host_loop = true }
+M.MODES = { cooperative = true, graph = true, split = true }
+-- One name per mode (issue 21 §5): the host split was "host_loop" here and "split" in
+-- be:grid_sync; the old name is refused with the new one.
+M.RENAMED = { host_loop = "split" }
+
+local function renamed(mode)
+  local new = M.RENAMED[mode]
+  return new and (" ('%s' is now called '%s')"):format(mode, new) or ""
+end
 
 local COST_KEYS = { "launch_ns", "graph_node_ns", "graph_launch_ns", "readback_ns",
   "barrier_ns" }
@@ -72,8 +80,9 @@ function M.check_facts(facts, fname)
       "pass occupancy_bps / 10000")
   end
   if facts.force ~= nil and not M.MODES[facts.force] then
-    fail(fname, ("facts.force must be 'cooperative', 'graph' or 'host_loop' (got %s)")
-      :format(tostring(facts.force)), "leave it out to let the policy choose")
+    fail(fname, ("facts.force must be 'cooperative', 'graph' or 'split' (got %s)%s")
+      :format(tostring(facts.force), renamed(facts.force)),
+      "leave it out to let the policy choose, or force one of the three")
   end
   return facts
 end
@@ -103,7 +112,7 @@ local function rounds_of(f)
   return f.rounds_expected or f.times or 1
 end
 
---- costs(facts) -> {cooperative =, graph =, host_loop =} estimated ns for the whole
+--- costs(facts) -> {cooperative =, graph =, split =} estimated ns for the whole
 --- execution, rounds. See docs/PLANNERS.md §2 for the model.
 function M.costs(f)
   local r = rounds_of(f)
@@ -126,7 +135,7 @@ function M.costs(f)
   local graph = r * (f.graph_launch_ns + f.steps * f.graph_node_ns + work)
     + host_syncs * f.readback_ns
   local host = r * (f.steps * f.launch_ns + work) + host_syncs * f.readback_ns
-  return { cooperative = coop, graph = graph, host_loop = host }, r
+  return { cooperative = coop, graph = graph, split = host }, r
 end
 
 local function us(ns)
@@ -153,22 +162,22 @@ function M.default_megakernel(facts)
   if f.force then
     if f.force == "cooperative" and blocked then
       fail(fname, "mode 'cooperative' was forced but " .. blocked,
-        "force 'graph' or 'host_loop', or leave the mode to the policy")
+        "force 'graph' or 'split', or leave the mode to the policy")
     end
     return { mode = f.force, reason = ("forced (opts.mode); %s"):format(shape), costs = c }
   end
   if blocked then
-    local mode = c.graph <= c.host_loop and "graph" or "host_loop"
-    return { mode = mode, costs = c, reason = ("%s; %s: graph %s vs host loop %s"):format(
-      blocked, shape, us(c.graph), us(c.host_loop)) }
+    local mode = c.graph <= c.split and "graph" or "split"
+    return { mode = mode, costs = c, reason = ("%s; %s: graph %s vs split %s"):format(
+      blocked, shape, us(c.graph), us(c.split)) }
   end
   local mode = "cooperative"
   if c.graph < c[mode] then mode = "graph" end
-  if c.host_loop < c[mode] then mode = "host_loop" end
+  if c.split < c[mode] then mode = "split" end
   local grid = f.blocks_per_sm and f.sms
     and (" on %d x %d co-resident blocks"):format(f.blocks_per_sm, f.sms) or ""
   return { mode = mode, costs = c, reason = ("cheapest for %s%s: cooperative %s, graph %s, "
-    .. "host loop %s"):format(shape, grid, us(c.cooperative), us(c.graph), us(c.host_loop)) }
+    .. "split %s"):format(shape, grid, us(c.cooperative), us(c.graph), us(c.split)) }
 end
 
 M.megakernel = M.default_megakernel
@@ -190,22 +199,23 @@ function M.decide(facts, profile)
       facts)
     if not ok then
       fail(fname, res, "make the policy return {mode = 'cooperative' | 'graph' | "
-        .. "'host_loop', reason = '...'} without raising or yielding, or restore "
+        .. "'split', reason = '...'} without raising or yielding, or restore "
         .. "vyre.policy.megakernel = vyre.policy.default_megakernel")
     end
     choice = res
   end
   if type(choice) ~= "table" or not M.MODES[choice.mode] then
     fail(fname, ("vyre.policy.megakernel returned %s, not {mode = 'cooperative' | 'graph' | "
-      .. "'host_loop', reason = '...'}"):format(type(choice) == "table"
-        and ("mode " .. tostring(choice.mode)) or type(choice)),
+      .. "'split', reason = '...'}%s"):format(type(choice) == "table"
+        and ("mode " .. tostring(choice.mode)) or type(choice),
+        renamed(type(choice) == "table" and choice.mode)),
       "return a table with one of the three modes and a reason string")
   end
   if choice.mode == "cooperative" and not (facts.cooperative and facts.fits) then
     fail(fname, "vyre.policy.megakernel chose 'cooperative' but "
       .. (facts.cooperative and "no block can be co-resident" or "the device has no "
         .. "cooperative launch") .. " (the grid barrier would never complete)",
-      "return 'graph' or 'host_loop' when facts.cooperative or facts.fits is false")
+      "return 'graph' or 'split' when facts.cooperative or facts.fits is false")
   end
   if type(choice.reason) ~= "string" or choice.reason == "" then
     choice.reason = "chosen by a user policy (no reason given)"

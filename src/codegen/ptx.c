@@ -644,12 +644,6 @@ static enum vyre_status emit_optimized(vyre_program *p, unsigned sm, bool debug,
 
 enum vyre_status vyre_ptx_emit(vyre_program *p, const struct vyre_ptx_options *opt, char **out_ptx,
                                size_t *out_len, struct vyre_error *err) {
-    return vyre_ptx_emit_opt(p, opt, NULL, out_ptx, out_len, err);
-}
-
-enum vyre_status vyre_ptx_emit_opt(vyre_program *p, const struct vyre_ptx_options *opt,
-                                   const struct vyre_opt_options *oo, char **out_ptx,
-                                   size_t *out_len, struct vyre_error *err) {
     if (out_ptx) *out_ptx = NULL;
     if (out_len) *out_len = 0;
     if (!p || !out_ptx)
@@ -665,7 +659,7 @@ enum vyre_status vyre_ptx_emit_opt(vyre_program *p, const struct vyre_ptx_option
      * counts): no pass that could merge, hoist or drop a load or store runs. */
     struct vyre_opt_options none;
     memset(&none, 0, sizeof none);
-    if (opt->debug) oo = &none;
+    const struct vyre_opt_options *oo = opt->debug ? &none : opt->passes;
     vyre_program *q = NULL;
     st = optimized_copy(p, oo, &q, err);
     if (st != VYRE_OK) return st;

@@ -291,8 +291,9 @@ static int array_totable(lua_State *L) {
     return 1;
 }
 
-static int array_tostring_raw(lua_State *L) {
-    struct vyre_lua_array *a = check_live(L, 1, "vyre.Array:tostring");
+/* a:bytes() -> the elements as raw little-endian bytes (tostring(a) gives text). */
+static int array_bytes_raw(lua_State *L) {
+    struct vyre_lua_array *a = check_live(L, 1, "vyre.Array:bytes");
     lua_pushlstring(L, a->count ? (const char *)a->data : "", array_bytes(a));
     return 1;
 }
@@ -404,8 +405,10 @@ static int array_element_text(lua_State *L) {
     struct vyre_lua_array *a = check_live(L, 1, "vyre.core.element_text");
     lua_Integer i = luaL_checkinteger(L, 2);
     if (i < 1 || (uint64_t)i > a->count)
-        return luaL_error(L, "vyre.core.element_text: index %I is outside 1..%I. Fix: pass an "
-                          "index of the array", (LUAI_UACINT)i, (LUAI_UACINT)a->count);
+        return luaL_error(L,
+                          "vyre.core.element_text: index %I is outside 1..%I. Fix: pass an "
+                          "index of the array",
+                          (LUAI_UACINT)i, (LUAI_UACINT)a->count);
     char s[64];
     elem_text(s, sizeof s, a, (uint64_t)i - 1);
     lua_pushstring(L, s);
@@ -419,8 +422,10 @@ static int l_float_text(lua_State *L) {
     const char *t = luaL_optstring(L, 2, "f64");
     bool f32 = strcmp(t, "f32") == 0;
     if (!f32 && strcmp(t, "f64") != 0)
-        return luaL_error(L, "vyre.core.float_text: type must be 'f32' or 'f64' (got %s). Fix: "
-                          "core.float_text(x, 'f32')", t);
+        return luaL_error(L,
+                          "vyre.core.float_text: type must be 'f32' or 'f64' (got %s). Fix: "
+                          "core.float_text(x, 'f32')",
+                          t);
     uint64_t bits;
     if (f32) {
         float f = (float)d;
@@ -484,7 +489,7 @@ static int array_random(lua_State *L) {
 }
 
 /* a:from_string(s [, first]) -> a: the raw bytes of s (whole elements, little-endian as
- * a:tostring() gives them) copied in place from element `first` (1-based, default 1). */
+ * a:bytes() gives them) copied in place from element `first` (1-based, default 1). */
 static int array_from_string(lua_State *L) {
     const char *fname = "vyre.Array:from_string";
     struct vyre_lua_array *a = check_live(L, 1, fname);
@@ -492,7 +497,7 @@ static int array_from_string(lua_State *L) {
     if (lua_type(L, 2) != LUA_TSTRING)
         return luaL_error(L,
                           "%s: expected a string of raw bytes (got %s). Fix: "
-                          "a:from_string(other:tostring())",
+                          "a:from_string(other:bytes())",
                           fname, luaL_typename(L, 2));
     const char *s = lua_tolstring(L, 2, &len);
     lua_Integer first = vyre_lua_optint(L, 3, 1, fname, "first", "a 1-based element index, e.g. 1");
@@ -588,7 +593,7 @@ static int array_pairs(lua_State *L) {
 }
 
 static const luaL_Reg array_methods[] = {{"totable", array_totable},
-                                         {"tostring", array_tostring_raw},
+                                         {"bytes", array_bytes_raw},
                                          {"from_string", array_from_string},
                                          {"fill", array_fill},
                                          {"iota", array_iota},
@@ -613,4 +618,8 @@ void vyre_lua_open_array(lua_State *L) {
     lua_setfield(L, -2, "__index");
     lua_pop(L, 1);
     luaL_setfuncs(L, array_funcs, 0);
+    static const struct vyre_lua_renamed renamed[] = {
+        {"tostring", "a:bytes() (raw bytes; tostring(a) gives text)", "call a:bytes()"},
+        {NULL, NULL, NULL}};
+    vyre_lua_add_renamed(L, VYRE_LUA_ARRAY, renamed);
 }

@@ -78,14 +78,13 @@ static void push_cuda_info(lua_State *L, vyre_cuda_device *d, const char *fname)
     set_str(L, "target_reason", in.target_reason);
     set_int(L, "cc_major", in.cc_major);
     set_int(L, "cc_minor", in.cc_minor);
-    set_int(L, "multiprocessors", in.multiprocessors);
-    set_int(L, "total_memory", (lua_Integer)in.total_memory);
+    set_int(L, "sms", in.sms);
+    set_int(L, "memory_bytes", (lua_Integer)in.memory_bytes);
     set_int(L, "max_threads_per_block", in.max_threads_per_block);
-    set_int(L, "max_workgroup", in.max_threads_per_block);
     set_int3(L, "max_block", in.max_block);
     set_int3(L, "max_grid", in.max_grid);
-    set_int(L, "shared_bytes", in.shared_per_block);
-    set_int(L, "shared_bytes_optin", in.shared_per_block_optin);
+    set_int(L, "shared_bytes_per_block", in.shared_bytes_per_block);
+    set_int(L, "shared_bytes_per_block_optin", in.shared_bytes_per_block_optin);
     set_int(L, "warp_size", in.warp_size);
     lua_pushboolean(L, in.cooperative_launch);
     lua_setfield(L, -2, "cooperative_launch");
@@ -102,7 +101,7 @@ static void push_cuda_info(lua_State *L, vyre_cuda_device *d, const char *fname)
     set_int(L, "max_blocks_per_sm", in.max_blocks_per_sm);
     set_int(L, "registers_per_block", in.registers_per_block);
     set_int(L, "registers_per_sm", in.registers_per_sm);
-    set_int(L, "shared_bytes_per_sm", in.shared_per_sm);
+    set_int(L, "shared_bytes_per_sm", in.shared_bytes_per_sm);
     lua_pushboolean(L, in.concurrent_kernels);
     lua_setfield(L, -2, "concurrent_kernels");
     set_str(L, "version", VYRE_VERSION);
@@ -116,8 +115,8 @@ static void push_reference_info(lua_State *L) {
     set_str(L, "name", "reference");
     set_str(L, "device", "CPU reference interpreter");
     set_str(L, "version", VYRE_VERSION);
-    set_int(L, "max_workgroup", 1024);
-    set_int(L, "shared_bytes", 49152);
+    set_int(L, "max_threads_per_block", 1024);
+    set_int(L, "shared_bytes_per_block", 49152);
     set_int(L, "warp_size", 1);
     lua_pushboolean(L, 0);
     lua_setfield(L, -2, "lost");
@@ -152,7 +151,7 @@ int lvyre_cuda_only(lua_State *L, const char *fname, const char *fix) {
     return luaL_error(L, "%s: only the CUDA backend has this. Fix: %s", fname, fix);
 }
 
-void lvyre_pushtiming(lua_State *L, const struct vyre_cuda_timing *t) {
+void lvyre_pushtiming(lua_State *L, const struct vyre_timing *t) {
     lua_createtable(L, 0, 4);
     set_int(L, "wall_ns", (lua_Integer)t->wall_ns);
     set_int(L, "device_ns", (lua_Integer)t->device_ns);
@@ -335,6 +334,29 @@ static int testing_defer_error(lua_State *L) {
 
 /* ---- Backend methods ----------------------------------------------------- */
 
+/* One device-property vocabulary (issue 21 §5): be:info() names a property as the
+ * device profiles and the planners do (vyre.profiles.FIELDS); reading a name the table
+ * used to have raises naming the new one, so old code fails loudly instead of reading
+ * nil. */
+static const char *const INFO_RENAMED[][2] = {
+    {"multiprocessors", "sms"},
+    {"total_memory", "memory_bytes"},
+    {"shared_bytes", "shared_bytes_per_block"},
+    {"shared_bytes_optin", "shared_bytes_per_block_optin"},
+    {"max_workgroup", "max_threads_per_block"},
+};
+
+static int info_index(lua_State *L) {
+    const char *k = lua_tostring(L, 2);
+    for (size_t i = 0; k && i < sizeof INFO_RENAMED / sizeof INFO_RENAMED[0]; i++)
+        if (strcmp(k, INFO_RENAMED[i][0]) == 0)
+            return luaL_error(L,
+                              "vyre.Backend:info: the field %s is now %s (one vocabulary with "
+                              "be:profile() and vyre.profiles). Fix: read info.%s",
+                              k, INFO_RENAMED[i][1], INFO_RENAMED[i][1]);
+    return 0;
+}
+
 static int backend_info(lua_State *L) {
     const char *fname = "vyre.Backend:info";
     struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
@@ -345,6 +367,17 @@ static int backend_info(lua_State *L) {
     } else {
         push_reference_info(L);
     }
+    /* Kept under a private registry key, not a "vyre.*" type name: it is no object type. */
+    static const char INFO_META = 0;
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &INFO_META) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_createtable(L, 0, 1);
+        lua_pushcfunction(L, info_index);
+        lua_setfield(L, -2, "__index");
+        lua_pushvalue(L, -1);
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &INFO_META);
+    }
+    lua_setmetatable(L, -2);
     return 1;
 }
 
@@ -448,9 +481,6 @@ static int backend_lost(lua_State *L) {
     return 1;
 }
 
-/* be:check() -> true, or raises the lost-device cause / an error recorded in a __gc. */
-static int backend_check(lua_State *L) { return backend_synchronize(L); }
-
 /* be:load_ptx(ptx_text, entry) -> a raw Kernel (k:launch_raw); CUDA only. */
 static int backend_load_ptx(lua_State *L) {
     const char *fname = "vyre.Backend:load_ptx";
@@ -538,7 +568,6 @@ static const luaL_Reg backend_methods[] = {{"info", backend_info},
                                            {"synchronize", backend_synchronize},
                                            {"trim", backend_trim},
                                            {"lost", backend_lost},
-                                           {"check", backend_check},
                                            {"grid_sync", lvyre_backend_grid_sync},
                                            {"megakernel", lvyre_backend_megakernel},
                                            {"plan", lvyre_backend_plan},
@@ -583,6 +612,13 @@ static const luaL_Reg backend_funcs[] = {{"reference_new", reference_new},
 void vyre_lua_open_backend(lua_State *L) {
     vyre_lua_newclass_fields(L, VYRE_LUA_BACKEND, backend_methods, backend_meta, backend_index,
                              backend_free, false);
+    static const struct vyre_lua_renamed renamed[] = {
+        {"check",
+         "be:synchronize() (it waits, then raises the lost-device cause or an error "
+         "recorded while freeing)",
+         "call be:synchronize()"},
+        {NULL, NULL, NULL}};
+    vyre_lua_add_renamed(L, VYRE_LUA_BACKEND, renamed);
     luaL_setfuncs(L, backend_funcs, 0);
     lvyre_mega_open(L);
     lua_createtable(L, 0, 1);

@@ -56,7 +56,7 @@ struct lvyre_backend {
     vyre_cuda_device *dev;      /* CUDA only; NULL once freed */
     const void *buffer_mt;      /* the Buffer metatable: telling a Buffer costs no lookup */
     struct lvyre_ref_stats st;  /* reference only */
-    uint64_t max_steps;         /* reference only: vyre_run_args.max_steps (0: default) */
+    uint64_t max_steps;         /* reference only: vyre_ref_run_options.max_steps (0: default) */
     int grid_sync;              /* reference: be:grid_sync()'s setting (no effect) */
     bool debug;                 /* reference: count out-of-bounds accesses (ldebug.c) */
     struct vyre_oob_count *oob; /* reference, debug: per-declaration counts of one run */
@@ -134,7 +134,7 @@ struct lvyre_backend *lvyre_checkbackend(lua_State *L, int idx, const char *fnam
 vyre_cuda_device *lvyre_cuda_device(lua_State *L, struct lvyre_backend *be, const char *fname);
 /* Raises "fname: not available on the reference backend. Fix: ..." for CUDA-only calls. */
 int lvyre_cuda_only(lua_State *L, const char *fname, const char *fix);
-void lvyre_pushtiming(lua_State *L, const struct vyre_cuda_timing *t);
+void lvyre_pushtiming(lua_State *L, const struct vyre_timing *t);
 uint64_t lvyre_now_ns(void);
 /* lrefguard.c: SIGINT interrupts reference runs between enter and leave. */
 void lvyre_refguard_enter(void);

@@ -30,19 +30,6 @@ static uint64_t bytes_of(const struct lvyre_buffer *b) {
     return b->count * vyre_type_size(b->type);
 }
 
-static uint64_t check_offset(lua_State *L, int idx, const char *fname, const char *what) {
-    if (!lua_isnoneornil(L, idx) && !lua_isinteger(L, idx))
-        luaL_error(L,
-                   "%s: %s must be an integer number of bytes (got %s). Fix: pass a "
-                   "multiple of the element size, e.g. 0",
-                   fname, what, luaL_tolstring(L, idx, NULL));
-    lua_Integer v = luaL_optinteger(L, idx, 0);
-    if (v < 0)
-        luaL_error(L, "%s: %s %I is negative. Fix: pass a byte offset >= 0", fname, what,
-                   (LUAI_UACINT)v);
-    return (uint64_t)v;
-}
-
 /* Raises unless [off, off + n) is whole elements inside the buffer. */
 static void check_range(lua_State *L, const struct lvyre_buffer *b, uint64_t off, uint64_t n,
                         const char *fname) {
@@ -162,28 +149,74 @@ void lvyre_buffer_arg(const struct lvyre_buffer *b, struct vyre_buffer_arg *out)
 
 /* ---- Buffer methods ------------------------------------------------------ */
 
-/* Reads an element range {first = i [, count = n]} (1-based, whole elements) at idx into
- * a byte offset and, with want_count, a byte count (*nbytes untouched when count is
- * absent). Any other key is an error: a misspelt option must not be ignored. */
-static void elem_range(lua_State *L, int idx, const struct lvyre_buffer *b, bool want_count,
+/* Reads a range table at idx: an element range {first = i [, count = n]} (1-based, whole
+ * elements), or bytes only by name {byte_offset = o [, nbytes = n]} (issue 21 §5: a
+ * range is in elements unless its name says bytes), into a byte offset and, with
+ * want_count, a byte count (*nbytes untouched when the count is absent). Returns true
+ * for the byte form. Any other key, or keys of both forms, is an error: a misspelt
+ * option must not be ignored. */
+static bool read_range(lua_State *L, int idx, const struct lvyre_buffer *b, bool want_count,
                        uint64_t *off, uint64_t *nbytes, const char *fname) {
     uint64_t es = vyre_type_size(b->type);
+    int elems = 0, bytes = 0;
     lua_pushnil(L);
     while (lua_next(L, idx)) {
         const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
         bool first = strcmp(k, "first") == 0, count = want_count && strcmp(k, "count") == 0;
-        if (!first && !count)
-            luaL_error(L, "%s: unknown range key '%s'. Fix: use {first = i%s} (elements, 1-based)",
-                       fname, luaL_tolstring(L, -2, NULL), want_count ? ", count = n" : "");
+        bool boff = strcmp(k, "byte_offset") == 0, bn = want_count && strcmp(k, "nbytes") == 0;
+        if (!first && !count && !boff && !bn)
+            luaL_error(L,
+                       "%s: unknown range key '%s'. Fix: use {first = i%s} (elements, 1-based), "
+                       "or bytes by name {byte_offset = o%s}",
+                       fname, luaL_tolstring(L, -2, NULL), want_count ? ", count = n" : "",
+                       want_count ? ", nbytes = n" : "");
         int isint = 0;
         lua_Integer v = lua_tointegerx(L, -1, &isint);
         if (!isint || v < (first ? 1 : 0))
-            luaL_error(L, "%s: %s must be an integer >= %d (got %s). Fix: count elements from 1",
-                       fname, k, first ? 1 : 0, luaL_tolstring(L, -1, NULL));
+            luaL_error(L, "%s: %s must be an integer >= %d (got %s). Fix: %s", fname, k,
+                       first ? 1 : 0, luaL_tolstring(L, -1, NULL),
+                       first || count ? "count elements from 1" : "pass a byte count >= 0");
         if (first) *off = ((uint64_t)v - 1) * es;
-        else *nbytes = (uint64_t)v * es;
+        else if (count) *nbytes = (uint64_t)v * es;
+        else if (boff) *off = (uint64_t)v;
+        else *nbytes = (uint64_t)v;
+        if (first || count) elems++;
+        else bytes++;
         lua_pop(L, 1);
     }
+    if (elems && bytes)
+        luaL_error(L,
+                   "%s: a range is either elements {first =, count =} or bytes {byte_offset =, "
+                   "nbytes =}, not both. Fix: use one form",
+                   fname);
+    return bytes > 0;
+}
+
+/* A positional number where a range table is taken: ranges went from positional bytes to
+ * named ranges (issue 21 §5); say which table the call means. */
+static void positional_range(lua_State *L, int idx, const struct lvyre_buffer *b, bool count,
+                             const char *fname) {
+    uint64_t es = vyre_type_size(b->type);
+    int isint = 0, nint = 0;
+    lua_Integer o = lua_tointegerx(L, idx, &isint), n = -1;
+    if (count && !lua_isnoneornil(L, idx + 1)) n = lua_tointegerx(L, idx + 1, &nint);
+    if (count && !lua_isnoneornil(L, idx + 1) && (!nint || n < 0)) isint = 0;
+    if (isint && o >= 0 && (uint64_t)o % es == 0 && (n < 0 || (uint64_t)n % es == 0)) {
+        if (n >= 0)
+            luaL_error(L,
+                       "%s: a range is no longer positional bytes (%I, %I). Fix: write "
+                       "{first = %I, count = %I} (elements), or {byte_offset = %I, nbytes = %I}",
+                       fname, (LUAI_UACINT)o, (LUAI_UACINT)n, (LUAI_UACINT)((uint64_t)o / es + 1),
+                       (LUAI_UACINT)((uint64_t)n / es), (LUAI_UACINT)o, (LUAI_UACINT)n);
+        luaL_error(L,
+                   "%s: a range is no longer a positional byte offset (%I). Fix: write {first = "
+                   "%I} (elements), or {byte_offset = %I}",
+                   fname, (LUAI_UACINT)o, (LUAI_UACINT)((uint64_t)o / es + 1), (LUAI_UACINT)o);
+    }
+    luaL_error(L,
+               "%s: a range is a table: {first = i, count = n} (elements, 1-based) or "
+               "{byte_offset = o, nbytes = n} (got %s). Fix: pass one of those",
+               fname, luaL_tolstring(L, idx, NULL));
 }
 
 /* check_range in the words of an element range (the {first, count} forms). */
@@ -203,13 +236,14 @@ static void check_elems(lua_State *L, const struct lvyre_buffer *b, uint64_t off
                    (LUAI_UACINT)b->count);
 }
 
-/* buf:upload(array | table | binary string [, byte_offset | {first = i}]) -> buf */
+/* buf:upload(array | table | binary string [, {first = i} | {byte_offset = o}]) -> buf */
 static int buffer_upload(lua_State *L) {
     const char *fname = "vyre.Buffer:upload";
     struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, fname);
     uint64_t off = 0, es = vyre_type_size(b->type);
-    if (lua_type(L, 3) == LUA_TTABLE) elem_range(L, 3, b, false, &off, NULL, fname);
-    else off = check_offset(L, 3, fname, "byte offset");
+    bool by_bytes = false;
+    if (lua_type(L, 3) == LUA_TTABLE) by_bytes = read_range(L, 3, b, false, &off, NULL, fname);
+    else if (!lua_isnoneornil(L, 3)) positional_range(L, 3, b, false, fname);
     lua_settop(L, 3);
     struct vyre_lua_array *a = vyre_lua_toarray(L, 2);
     const void *src = a ? a->data : NULL;
@@ -245,7 +279,7 @@ static int buffer_upload(lua_State *L) {
                           "(got %s). Fix: buf:upload(vyre.array('%s', {...}))",
                           fname, luaL_typename(L, 2), vyre_type_name(b->type));
     }
-    if (lua_type(L, 3) == LUA_TTABLE) check_elems(L, b, off, nbytes, fname);
+    if (!by_bytes) check_elems(L, b, off, nbytes, fname);
     check_range(L, b, off, nbytes, fname);
     if (b->be->kind == LVYRE_CUDA) {
         struct vyre_error err;
@@ -260,20 +294,17 @@ static int buffer_upload(lua_State *L) {
     return 1;
 }
 
-/* buf:download([byte_offset [, nbytes]] | {first = i, count = n}) -> vyre.Array of the
- * buffer's type (a copy). */
+/* buf:download([{first = i, count = n} | {byte_offset = o, nbytes = n}]) -> vyre.Array of
+ * the buffer's type (a copy). */
 static int buffer_download(lua_State *L) {
     const char *fname = "vyre.Buffer:download";
     struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, fname);
     uint64_t total = bytes_of(b), off = 0, nbytes = UINT64_MAX;
-    if (lua_type(L, 2) == LUA_TTABLE) {
-        elem_range(L, 2, b, true, &off, &nbytes, fname);
-    } else {
-        off = check_offset(L, 2, fname, "byte offset");
-        if (!lua_isnoneornil(L, 3)) nbytes = check_offset(L, 3, fname, "byte count");
-    }
+    bool by_bytes = false;
+    if (lua_type(L, 2) == LUA_TTABLE) by_bytes = read_range(L, 2, b, true, &off, &nbytes, fname);
+    else if (!lua_isnoneornil(L, 2)) positional_range(L, 2, b, true, fname);
     if (nbytes == UINT64_MAX) nbytes = off <= total ? total - off : 0;
-    if (lua_type(L, 2) == LUA_TTABLE) check_elems(L, b, off, nbytes, fname);
+    if (!by_bytes) check_elems(L, b, off, nbytes, fname);
     check_range(L, b, off, nbytes, fname);
     struct vyre_lua_array *a = vyre_lua_newarray(L, b->type, nbytes / vyre_type_size(b->type));
     if (b->be->kind == LVYRE_CUDA) {
@@ -407,24 +438,13 @@ static int buffer_random(lua_State *L) {
     return buffer_generate(L, "vyre.Buffer:random", VYRE_LUA_RANDOM);
 }
 
-/* buf:pointer() -> the device address as an integer (raw PTX kernels, interop); CUDA only */
+/* buf:pointer() -> the address of the data as an integer, for raw PTX kernels and a
+ * host's own code (interop): the CUdeviceptr on CUDA, the host address of the memory on
+ * the reference (0 when the buffer is empty). Both backends answer, so an embedding host
+ * can hand the same pointer to its own code whichever backend runs; valid until the
+ * buffer is freed. (One name: buf:device_ptr() was the same thing and now raises.) */
 static int buffer_pointer(lua_State *L) {
-    const char *fname = "vyre.Buffer:pointer";
-    struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, fname);
-    if (b->be->kind != LVYRE_CUDA)
-        return lvyre_cuda_only(L, fname,
-                               "a reference buffer lives in host memory and has no "
-                               "device address; use a CUDA backend");
-    lua_pushinteger(L, (lua_Integer)vyre_cuda_buffer_pointer(b->cu));
-    return 1;
-}
-
-/* buf:device_ptr() -> the address of the data as an integer, for a host's own code
- * (interop): the CUdeviceptr on CUDA, the host address of the memory on the reference
- * (0 when the buffer is empty). Both backends answer, so an embedding host can hand the
- * same pointer to its own code whichever backend runs; valid until the buffer is freed. */
-static int buffer_device_ptr(lua_State *L) {
-    struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, "vyre.Buffer:device_ptr");
+    struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, "vyre.Buffer:pointer");
     uint64_t addr =
         b->be->kind == LVYRE_CUDA ? vyre_cuda_buffer_pointer(b->cu) : (uint64_t)(uintptr_t)b->host;
     lua_pushinteger(L, (lua_Integer)addr);
@@ -473,17 +493,11 @@ static int core_buffer_extent(lua_State *L) {
     return 3;
 }
 
-static const luaL_Reg buffer_methods[] = {{"upload", buffer_upload},
-                                          {"copy_to", lvyre_buffer_copy_to},
-                                          {"download", buffer_download},
-                                          {"zero", buffer_zero},
-                                          {"pointer", buffer_pointer},
-                                          {"device_ptr", buffer_device_ptr},
-                                          {"view", buffer_view},
-                                          {"fill", buffer_fill},
-                                          {"iota", buffer_iota},
-                                          {"random", buffer_random},
-                                          {NULL, NULL}};
+static const luaL_Reg buffer_methods[] = {
+    {"upload", buffer_upload},   {"download", buffer_download}, {"zero", buffer_zero},
+    {"pointer", buffer_pointer}, {"view", buffer_view},         {"fill", buffer_fill},
+    {"iota", buffer_iota},       {"random", buffer_random},     {"copy_to", lvyre_buffer_copy_to},
+    {NULL, NULL}};
 
 /* Read-only fields (type, count, bytes, freed), then methods; nothing can be assigned. */
 static int buffer_index(lua_State *L) {
@@ -519,6 +533,11 @@ static const luaL_Reg buffer_meta[] = {{"__gc", buffer_free},
 void vyre_lua_open_buffer(lua_State *L) {
     vyre_lua_newclass_fields(L, VYRE_LUA_BUFFER, buffer_methods, buffer_meta, buffer_index,
                              buffer_free, false);
+    static const struct vyre_lua_renamed renamed[] = {
+        {"device_ptr", "buf:pointer() (the data's address on either backend)",
+         "call buf:pointer()"},
+        {NULL, NULL, NULL}};
+    vyre_lua_add_renamed(L, VYRE_LUA_BUFFER, renamed);
     lua_pushcfunction(L, core_buffer_extent); /* into the vyre.core table below */
     lua_setfield(L, -2, "buffer_extent");
 }

@@ -2,7 +2,7 @@
  * launches count their out-of-bounds loads and stores per declaration; be:oob_report()
  * gives the counts by declaration name. Results do not change: loads past the end still
  * read zero and stores are still dropped.
- * Reference: every run and launch counts (vyre_run_args.oob); the report lives in the
+ * Reference: every run and launch counts (vyre_ref_run_options.oob); the report lives in the
  * registry under the backend's address (a light userdata) and is dropped with the
  * backend; the per-run counts are one block the backend keeps.
  * CUDA: kernels compiled while it is on count on the device (vyre_cuda_set_debug); the

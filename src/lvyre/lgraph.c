@@ -109,7 +109,7 @@ static int graph_launch(lua_State *L) {
     if (times < 0 || times > (lua_Integer)UINT32_MAX)
         return luaL_error(L, "%s: times must be >= 0. Fix: g:launch(1)", fname);
     check_live(L, g, fname);
-    struct vyre_cuda_timing t = {0, 0, 0, 0};
+    struct vyre_timing t = {0, 0, 0, 0};
     if (g->be->kind == LVYRE_CUDA && !g->cu) {
         /* every step had opts.n = 0: nothing was captured, nothing to replay */
     } else if (g->be->kind == LVYRE_CUDA) {

@@ -44,14 +44,15 @@ static void run_reference(lua_State *L, struct lvyre_kernel *k, const struct lvy
     const struct lvyre_layout *lay = k->lay;
     struct vyre_buffer_arg bufs[VYRE_MAX_BUFFERS];
     for (uint32_t s = 0; s < lay->nbuffers; s++) lvyre_buffer_arg(b->buf[s], &bufs[s]);
-    struct vyre_run_args args = {bufs,         lay->nbuffers, b->params,
-                                 lay->nparams, {1, 1, 1},     k->be->max_steps};
+    struct vyre_run_args args = {bufs, lay->nbuffers, b->params, lay->nparams, {1, 1, 1}};
     lvyre_kernel_grid(L, k, b, args.grid, fname);
     struct vyre_oob_count *oob = lvyre_oob_begin(L, k->be, p, fname); /* NULL: not debug */
     struct vyre_error err;
     vyre_error_clear(&err);
     lvyre_refguard_enter();
-    enum vyre_status st = vyre_ref_run_oob(p, &args, &k->rounds, oob, &err);
+    struct vyre_ref_run_options o = {
+        .max_steps = k->be->max_steps, .rounds = &k->rounds, .oob = oob};
+    enum vyre_status st = vyre_ref_run(p, &args, &o, &err);
     lvyre_refguard_leave(st != VYRE_OK && strcmp(err.call, "vyre_ref_interrupt") == 0);
     if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
     lvyre_oob_end(L, k->be, p);
@@ -186,7 +187,7 @@ static int kernel_launch_timed(lua_State *L) {
     const char *fname = "vyre.Kernel:launch_timed";
     struct lvyre_bound b;
     struct lvyre_kernel *k = self_matched(L, &b, fname);
-    struct vyre_cuda_timing t = {0, 0, 0, 0};
+    struct vyre_timing t = {0, 0, 0, 0};
     if (b.empty) {
         /* nothing launched, nothing timed */
     } else if (k->be->kind == LVYRE_REFERENCE) {
@@ -198,7 +199,8 @@ static int kernel_launch_timed(lua_State *L) {
         struct vyre_cuda_step step = {k->cu, {0}};
         lvyre_cuda_args(k, &b, bufs, &step.args);
         struct vyre_error err;
-        if (vyre_cuda_sequence(k->be->dev, &step, 1, 1, 0, NULL, 0, &t, &err) != VYRE_OK)
+        struct vyre_cuda_sequence_options o = {.prefix = 1, .timing = &t};
+        if (vyre_cuda_sequence(k->be->dev, &step, 1, &o, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
     }
     lvyre_pushtiming(L, &t);

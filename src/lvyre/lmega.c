@@ -72,6 +72,12 @@ struct mopts {
     const char *grid_sync; /* NULL: the policy decides */
 };
 
+/* One name per mode (issue 21 §5): the host split was "host_loop" in plans and the
+ * policy; the old name is refused with the new one, never silently mapped. */
+static const char *renamed_mode(const char *m) {
+    return m && strcmp(m, "host_loop") == 0 ? " (\"host_loop\" is now called \"split\")" : "";
+}
+
 static void read_mopts(lua_State *L, int idx, struct mopts *o, const char *fname) {
     memset(o, 0, sizeof *o);
     o->times = 1;
@@ -96,8 +102,8 @@ static void read_mopts(lua_State *L, int idx, struct mopts *o, const char *fname
             if (!o->grid_sync || !vyre_cuda_grid_sync_from_name(o->grid_sync, &m))
                 luaL_error(L,
                            "%s: opts.grid_sync must be \"auto\", \"cooperative\", \"split\" or "
-                           "\"graph\". Fix: {grid_sync = \"split\"}",
-                           fname);
+                           "\"graph\"%s. Fix: {grid_sync = \"split\"}",
+                           fname, renamed_mode(o->grid_sync));
         } else if (strcmp(k, "converge") == 0) {
             if (!lua_istable(L, -1))
                 luaL_error(L,
@@ -332,7 +338,8 @@ static struct lvyre_kernel *plan_kernel(lua_State *L, struct mcall *c, const cha
 /* ---- the mode ------------------------------------------------------------------------------- */
 
 struct geometry {
-    int per_sm, sms;
+    int per_sm, sms;        /* co-resident blocks per SM (the driver's), SMs */
+    int max_threads_per_sm; /* 0: unknown (the reference) */
     bool cooperative;
     uint32_t blocks, threads, groups[3];
 };
@@ -351,7 +358,8 @@ static void measure(lua_State *L, struct mcall *c, struct lvyre_kernel *k, vyre_
     if (vyre_cuda_device_info(c->be->dev, &info, &err) != VYRE_OK ||
         vyre_cuda_kernel_occupancy(k->cu, &g->per_sm, &g->cooperative, &err) != VYRE_OK)
         vyre_lua_raise(L, fname, &err);
-    g->sms = info.multiprocessors;
+    g->sms = info.sms;
+    g->max_threads_per_sm = info.max_threads_per_sm;
     uint64_t most = (uint64_t)g->per_sm * (uint64_t)g->sms;
     g->blocks = (uint32_t)(most < g->groups[0] ? most : g->groups[0]);
 }
@@ -359,6 +367,16 @@ static void measure(lua_State *L, struct mcall *c, struct lvyre_kernel *k, vyre_
 static void set_int(lua_State *L, const char *k, lua_Integer v) {
     lua_pushinteger(L, v);
     lua_setfield(L, -2, k);
+}
+
+/* One meaning of `occupancy` everywhere (issue 21 §5): the fraction in [0, 1] of an SM's
+ * thread slots the co-resident blocks fill, as vyre.planners.occupancy and the policy
+ * read it; blocks per SM is `blocks_per_sm`. Unknown (the reference): left out. */
+static void push_occupancy(lua_State *L, const struct geometry *g) {
+    if (g->max_threads_per_sm <= 0) return;
+    double f = (double)g->per_sm * (double)g->threads / (double)g->max_threads_per_sm;
+    lua_pushnumber(L, f > 1.0 ? 1.0 : f);
+    lua_setfield(L, -2, "occupancy");
 }
 
 /* Pushes the facts a policy decides from. */
@@ -369,8 +387,8 @@ static void push_facts(lua_State *L, const struct mcall *c, const struct geometr
     lua_setfield(L, -2, "backend");
     lua_pushboolean(L, g->cooperative);
     lua_setfield(L, -2, "cooperative");
-    set_int(L, "per_sm", g->per_sm);
     if (g->sms > 0) set_int(L, "sms", g->sms); /* else the policy takes the profile's */
+    push_occupancy(L, g);
     set_int(L, "blocks", g->blocks);
     set_int(L, "threads", g->threads);
     set_int(L, "virtual_workgroups", g->groups[0]);
@@ -394,8 +412,8 @@ static void push_facts(lua_State *L, const struct mcall *c, const struct geometr
 }
 
 static bool valid_mode(const char *m) {
-    return m && (strcmp(m, "cooperative") == 0 || strcmp(m, "graph") == 0 ||
-                 strcmp(m, "host_loop") == 0);
+    return m &&
+           (strcmp(m, "cooperative") == 0 || strcmp(m, "graph") == 0 || strcmp(m, "split") == 0);
 }
 
 /* Registry key of the megakernel policy: a function(facts) -> {mode, reason} that
@@ -418,15 +436,15 @@ static bool ask_policy(lua_State *L, struct mcall *c, int facts_idx, const char 
     if (lua_pcall(L, 1, 1, 0) != LUA_OK)
         luaL_error(L,
                    "%s: the megakernel policy (vyre.policy.megakernel) raised: %s. Fix: make the "
-                   "policy return {mode = \"cooperative\" | \"graph\" | \"host_loop\", reason "
+                   "policy return {mode = \"cooperative\" | \"graph\" | \"split\", reason "
                    "= \"...\"} without raising, or pass opts.grid_sync",
                    fname, luaL_tolstring(L, -1, NULL));
     if (!lua_istable(L, -1) || lua_getfield(L, -1, "mode") != LUA_TSTRING ||
         !valid_mode(lua_tostring(L, -1)))
         luaL_error(L,
-                   "%s: vyre.policy.megakernel returned no mode. Fix: return {mode = "
-                   "\"cooperative\" | \"graph\" | \"host_loop\", reason = \"...\"}",
-                   fname);
+                   "%s: vyre.policy.megakernel returned no mode%s. Fix: return {mode = "
+                   "\"cooperative\" | \"graph\" | \"split\", reason = \"...\"}",
+                   fname, renamed_mode(lua_tostring(L, -1)));
     snprintf(c->mode, sizeof c->mode, "%s", lua_tostring(L, -1));
     lua_getfield(L, -2, "reason");
     snprintf(c->reason, sizeof c->reason, "vyre.policy: %s",
@@ -445,17 +463,14 @@ static void choose(lua_State *L, struct mcall *c, const struct geometry *g, int 
     if (c->o.grid_sync && strcmp(c->o.grid_sync, "auto") != 0) {
         bool coop = strcmp(c->o.grid_sync, "cooperative") == 0;
         bool graph = strcmp(c->o.grid_sync, "graph") == 0;
-        snprintf(c->mode, sizeof c->mode, "%s",
-                 coop    ? "cooperative"
-                 : graph ? "graph"
-                         : "host_loop");
+        snprintf(c->mode, sizeof c->mode, "%s", coop ? "cooperative" : graph ? "graph" : "split");
         snprintf(c->reason, sizeof c->reason, "%s",
                  coop    ? "forced by opts.grid_sync"
                  : graph ? "forced by opts.grid_sync (a CUDA graph per converge round)"
                          : "forced by opts.grid_sync (host split)");
     } else if (!ask_policy(L, c, facts_idx, fname)) {
         if (!cuda) {
-            snprintf(c->mode, sizeof c->mode, "host_loop");
+            snprintf(c->mode, sizeof c->mode, "split");
             snprintf(c->reason, sizeof c->reason,
                      "the reference interpreter runs the sections one after another");
         } else {
@@ -472,7 +487,7 @@ static void choose(lua_State *L, struct mcall *c, const struct geometry *g, int 
                        "%s: opts.grid_sync = \"cooperative\", but this kernel cannot run "
                        "cooperatively here (%s). Fix: use grid_sync = \"split\" or \"auto\"",
                        fname, !g->cooperative ? "no cooperative launch" : "0 blocks per SM");
-        snprintf(c->mode, sizeof c->mode, "host_loop");
+        snprintf(c->mode, sizeof c->mode, "split");
         snprintf(c->reason, sizeof c->reason, "cooperative was chosen but cannot run here");
     }
     if (strcmp(c->mode, "graph") == 0) {
@@ -545,12 +560,12 @@ static void push_plan(lua_State *L, const struct mcall *c, const struct geometry
     lua_setfield(L, -2, "deps");
     lua_createtable(L, 0, 4);
     set_int(L, "blocks", g->blocks);
-    set_int(L, "per_sm", g->per_sm);
+    set_int(L, "blocks_per_sm", g->per_sm);
     if (g->sms > 0) set_int(L, "sms", g->sms); /* else the policy takes the profile's */
     set_int(L, "threads", g->threads);
     set_int(L, "virtual_workgroups", g->groups[0]);
     lua_setfield(L, -2, "grid");
-    set_int(L, "occupancy", g->per_sm);
+    push_occupancy(L, g);
     set_int(L, "bytes_per_round", (lua_Integer)c->bytes_per_round);
     lua_createtable(L, 3, 0);
     for (int a = 0; a < 3; a++) {
@@ -630,7 +645,7 @@ int lvyre_backend_megakernel(lua_State *L) {
     memcpy(b->params, params, sizeof params);
     b->has_grid = true;
     memcpy(b->grid, g.groups, sizeof b->grid);
-    struct vyre_cuda_timing t = {0, 0, 0, 0};
+    struct vyre_timing t = {0, 0, 0, 0};
     uint64_t rounds = 0;
     struct vyre_error err;
     if (c.be->kind == LVYRE_CUDA) {
@@ -659,9 +674,7 @@ int lvyre_backend_megakernel(lua_State *L) {
     if (!c.o.converge) rounds = (uint64_t)c.o.times; /* rounds of a times-loop: times */
     lua_pushinteger(L, (lua_Integer)rounds);
     if (!c.o.timed) return 1;
-    lvyre_pushtiming(L, &t);
-    lua_pushstring(L, c.mode);
-    lua_setfield(L, -2, "mode");
+    lvyre_pushtiming(L, &t); /* the one timing record; the mode is the plan's (be:plan) */
     return 2;
 }
 
@@ -718,9 +731,9 @@ int lvyre_backend_grid_sync(lua_State *L) {
     if (!vyre_cuda_grid_sync_from_name(lua_tostring(L, 2), &m))
         return luaL_error(L,
                           "%s: mode must be \"auto\", \"cooperative\", \"split\" or \"graph\" "
-                          "(got %s). "
+                          "(got %s)%s. "
                           "Fix: be:grid_sync(\"split\")",
-                          fname, luaL_tolstring(L, 2, NULL));
+                          fname, luaL_tolstring(L, 2, NULL), renamed_mode(lua_tostring(L, 2)));
     if (be->kind == LVYRE_CUDA) vyre_cuda_set_grid_sync(be->dev, m);
     else be->grid_sync = (int)m;
     lua_settop(L, 3);

@@ -363,7 +363,8 @@ static int program_ptx(lua_State *L) {
     size_t len = 0;
     struct vyre_error err;
     vyre_error_clear(&err);
-    if (vyre_ptx_emit_opt(p, &opt, use, &ptx, &len, &err) != VYRE_OK) {
+    opt.passes = use;
+    if (vyre_ptx_emit(p, &opt, &ptx, &len, &err) != VYRE_OK) {
         vyre_free(ptx);
         return vyre_lua_raise(L, "vyre.ptx", &err);
     }

@@ -84,29 +84,35 @@ static int run(lua_State *L, bool timed) {
     lvyre_match(L, 3, 4, lay, be, LVYRE_MATCH_RUN, b, fname); /* 8: converted arrays */
     prepare_io(L, be, lay, b, io, fname);                     /* 9: results */
     int res = lua_gettop(L);
-    struct vyre_cuda_timing t = {0, 0, 0, 0};
+    struct vyre_timing t = {0, 0, 0, 0};
     uint64_t rounds = 0; /* converge rounds (programs with grid statements) */
     if (b->empty) {
         /* opts.n = 0: nothing runs; the results are the inputs (zeros for write buffers) */
     } else if (be->kind == LVYRE_CUDA) {
         vyre_cuda_device *d = lvyre_cuda_device(L, be, fname);
-        if (vyre_cuda_run(d, p, io->in, io->resident, lay->nbuffers, b->params, lay->nparams, b->n,
-                          b->has_grid ? b->grid : NULL, io->out, timed ? &t : NULL,
-                          &err) != VYRE_OK)
-            return vyre_lua_raise(L, fname, &err);
-        rounds = vyre_cuda_run_rounds(d);
+        struct vyre_cuda_run_options o = {.buffers = io->in,
+                                          .resident = io->resident,
+                                          .nbuffers = lay->nbuffers,
+                                          .params = b->params,
+                                          .nparams = lay->nparams,
+                                          .n = b->n,
+                                          .grid = b->has_grid ? b->grid : NULL,
+                                          .out = io->out,
+                                          .timing = timed ? &t : NULL,
+                                          .rounds = &rounds};
+        if (vyre_cuda_run(d, p, &o, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
     } else {
         uint64_t counts[VYRE_MAX_BUFFERS];
         for (uint32_t s = 0; s < lay->nbuffers; s++) counts[s] = io->in[s].count;
-        struct vyre_run_args args = {io->in,       lay->nbuffers, b->params,
-                                     lay->nparams, {1, 1, 1},     be->max_steps};
+        struct vyre_run_args args = {io->in, lay->nbuffers, b->params, lay->nparams, {1, 1, 1}};
         if (vyre_launch_grid(p, counts, lay->nbuffers, b->n, b->has_grid ? b->grid : NULL,
                              args.grid, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
         struct vyre_oob_count *oob = lvyre_oob_begin(L, be, p, fname); /* NULL: not debug */
         uint64_t t0 = lvyre_now_ns();
         lvyre_refguard_enter();
-        enum vyre_status st = vyre_ref_run_oob(p, &args, &rounds, oob, &err);
+        struct vyre_ref_run_options o = {.max_steps = be->max_steps, .rounds = &rounds, .oob = oob};
+        enum vyre_status st = vyre_ref_run(p, &args, &o, &err);
         lvyre_refguard_leave(st != VYRE_OK && strcmp(err.call, "vyre_ref_interrupt") == 0);
         if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
         lvyre_oob_end(L, be, p);
@@ -116,15 +122,11 @@ static int run(lua_State *L, bool timed) {
     }
     add_resident_results(L, 3, res, lay, b);
     lua_settop(L, res);
-    if (!timed) {
-        if (!vyre_program_has_grid(p)) return 1; /* no rounds to report */
-        lua_pushinteger(L, (lua_Integer)rounds);
-        return 2;
-    }
-    lvyre_pushtiming(L, &t);
+    /* One way for every call (docs/API.md "Vocabulary"): results, rounds, [timing]. */
     lua_pushinteger(L, (lua_Integer)rounds);
-    lua_setfield(L, -2, "rounds");
-    return 2;
+    if (!timed) return 2;
+    lvyre_pushtiming(L, &t);
+    return 3;
 }
 
 /* ---- Backend methods (lbackend.h) ---------------------------------------- */

@@ -9,7 +9,7 @@
 
 struct readback {
     struct lvyre_buffer *buf;
-    uint64_t offset, nbytes;
+    uint64_t first, count; /* elements, 0-based */
     void *dst;
 };
 
@@ -49,8 +49,9 @@ static void read_opts(lua_State *L, int opts, lua_Integer *prefix, lua_Integer *
     }
 }
 
-/* Reads opts.readback = {buf | {buf, byte_offset, nbytes}, ...}: the destination arrays
- * go into a result list pushed on the stack. */
+/* Reads opts.readback = {buf | {buf, first, count}, ...}: element ranges, first 1-based
+ * and count defaulting to the rest, as buf:download{first =, count =} takes them. The
+ * destination arrays go into a result list pushed on the stack. */
 static struct readback *read_readbacks(lua_State *L, int opts, struct lvyre_backend *be, size_t *n,
                                        const char *fname) {
     int rbt = 0;
@@ -62,7 +63,7 @@ static struct readback *read_readbacks(lua_State *L, int opts, struct lvyre_back
     if (rbt && !lua_isnil(L, rbt) && !lua_istable(L, rbt))
         luaL_error(L,
                    "%s: opts.readback must be a list (got %s). Fix: readback = {buf, {buf2, "
-                   "0, 16}}",
+                   "1, 4}}",
                    fname, luaL_typename(L, rbt));
     struct readback *rb = vyre_lua_scratch(L, (nrb + 1) * sizeof *rb);
     lua_createtable(L, (int)nrb, 0);
@@ -71,39 +72,42 @@ static struct readback *read_readbacks(lua_State *L, int opts, struct lvyre_back
         lua_geti(L, rbt, (lua_Integer)i + 1);
         int e = lua_gettop(L);
         struct lvyre_buffer *b = lvyre_testbuffer(L, e);
-        lua_Integer off = 0, nbytes = -1;
+        lua_Integer first = 1, count = -1;
         if (!b && lua_istable(L, e)) {
             lua_rawgeti(L, e, 1);
             b = lvyre_testbuffer(L, -1);
             lua_rawgeti(L, e, 2);
-            off = vyre_lua_optint(L, -1, 0, fname, "a readback's byte offset",
-                                  "write {buf, offset, nbytes} with integers");
+            first = vyre_lua_optint(L, -1, 1, fname, "a readback's first element",
+                                    "write {buf, first, count} with integers (elements)");
             lua_rawgeti(L, e, 3);
-            nbytes = vyre_lua_optint(L, -1, -1, fname, "a readback's byte count",
-                                     "write {buf, offset, nbytes} with integers");
+            count = vyre_lua_optint(L, -1, -1, fname, "a readback's element count",
+                                    "write {buf, first, count} with integers (elements)");
             lua_pop(L, 3);
         }
         if (!b || !b->live || b->be != be)
             luaL_error(L,
-                       "%s: readback %d must be a live buffer of this backend or {buf, "
-                       "byte_offset, nbytes}. Fix: e.g. readback = {{out, 0, 16}}",
+                       "%s: readback %d must be a live buffer of this backend or {buf, first, "
+                       "count}. Fix: e.g. readback = {{out, 1, 4}} (elements 1..4)",
                        fname, (int)i + 1);
-        uint64_t es = vyre_type_size(b->type), total = b->count * es;
-        if (off < 0 || (uint64_t)off > total)
+        uint64_t total = b->count;
+        if (first < 1 || (uint64_t)first > total + 1)
             luaL_error(L,
-                       "%s: readback %d: byte offset %I is outside the %I-byte buffer. Fix: "
-                       "byte offsets start at 0",
-                       fname, (int)i + 1, (LUAI_UACINT)off, (LUAI_UACINT)total);
-        if (nbytes < 0) nbytes = (lua_Integer)(total - (uint64_t)off);
-        if ((uint64_t)nbytes > total - (uint64_t)off || (uint64_t)off % es || (uint64_t)nbytes % es)
+                       "%s: readback %d: first element %I is outside the buffer of %I elements. "
+                       "Fix: ranges are in elements, first from 1 to #buf (count defaults to the "
+                       "rest)",
+                       fname, (int)i + 1, (LUAI_UACINT)first, (LUAI_UACINT)total);
+        uint64_t f0 = (uint64_t)first - 1;
+        if (count < 0) count = (lua_Integer)(total - f0);
+        if ((uint64_t)count > total - f0)
             luaL_error(L,
-                       "%s: readback %d: range [%I, %I) must be whole %s elements inside the "
-                       "buffer of %I bytes. Fix: read whole elements",
-                       fname, (int)i + 1, (LUAI_UACINT)off, (LUAI_UACINT)(off + nbytes),
-                       vyre_type_name(b->type), (LUAI_UACINT)total);
-        struct vyre_lua_array *a = vyre_lua_newarray(L, b->type, (uint64_t)nbytes / es);
+                       "%s: readback %d: elements %I..%I run past the end of the buffer of %I "
+                       "elements. Fix: ranges are {buf, first, count} in elements; keep first + "
+                       "count - 1 <= #buf",
+                       fname, (int)i + 1, (LUAI_UACINT)first, (LUAI_UACINT)(first + count - 1),
+                       (LUAI_UACINT)total);
+        struct vyre_lua_array *a = vyre_lua_newarray(L, b->type, (uint64_t)count);
         lua_rawseti(L, res, (lua_Integer)i + 1);
-        rb[i] = (struct readback){b, (uint64_t)off, (uint64_t)nbytes, a->data};
+        rb[i] = (struct readback){b, f0, (uint64_t)count, a->data};
         lua_settop(L, e - 1);
     }
     *n = nrb;
@@ -117,17 +121,18 @@ static void run_reference(lua_State *L, struct lvyre_backend *be, struct lvyre_s
     for (uint32_t r = 0; r < times; r++)
         for (size_t i = prefix; i < n; i++) lvyre_kernel_run(L, steps[i].k, &steps[i].b, fname);
     for (size_t i = 0; i < nrb; i++) {
-        if (rb[i].nbytes)
-            memcpy(rb[i].dst, (const char *)rb[i].buf->host + rb[i].offset, (size_t)rb[i].nbytes);
+        uint64_t es = vyre_type_size(rb[i].buf->type), nbytes = rb[i].count * es;
+        if (nbytes)
+            memcpy(rb[i].dst, (const char *)rb[i].buf->host + rb[i].first * es, (size_t)nbytes);
         be->st.downloads++;
-        be->st.bytes_down += rb[i].nbytes;
+        be->st.bytes_down += nbytes;
     }
     be->st.sequences++;
 }
 
 static void run_cuda(lua_State *L, struct lvyre_backend *be, struct lvyre_step *steps, size_t n,
                      size_t prefix, uint32_t times, const struct readback *rb, size_t nrb,
-                     struct vyre_cuda_timing *t, const char *fname) {
+                     struct vyre_timing *t, const char *fname) {
     struct vyre_cuda_readback *crb = vyre_lua_scratch(L, (nrb + 1) * sizeof *crb);
     /* Steps with opts.n = 0 launch nothing: they are left out (the prefix counts only
      * the steps that stay). */
@@ -136,10 +141,10 @@ static void run_cuda(lua_State *L, struct lvyre_backend *be, struct lvyre_step *
     for (size_t i = 0, kept = 0; i < prefix; i++)
         if (steps[i].coll || !steps[i].b.empty) mprefix = ++kept;
     for (size_t i = 0; i < nrb; i++)
-        crb[i] = (struct vyre_cuda_readback){rb[i].buf->cu, rb[i].offset, rb[i].nbytes, rb[i].dst};
+        crb[i] = (struct vyre_cuda_readback){rb[i].buf->cu, rb[i].first, rb[i].count, rb[i].dst};
     struct vyre_error err;
-    if (vyre_cuda_sequence(be->dev, cs, m, mprefix, times, crb, nrb, t, &err) != VYRE_OK)
-        vyre_lua_raise(L, fname, &err);
+    struct vyre_cuda_sequence_options o = {mprefix, times, crb, nrb, t};
+    if (vyre_cuda_sequence(be->dev, cs, m, &o, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
 }
 
 /* ---- shared helpers (lbackend.h) ----------------------------------------- */
@@ -194,7 +199,7 @@ struct lvyre_step *lvyre_read_steps(lua_State *L, int idx, struct lvyre_backend 
     return steps;
 }
 
-/* be:sequence(steps, {prefix =, times =, readback = {buf | {buf, off, nbytes}, ...},
+/* be:sequence(steps, {prefix =, times =, readback = {buf | {buf, first, count}, ...},
  * timed =}) -> list of readback arrays [, timing]. steps[1..prefix] run once, the
  * rest `times` times (default 1), then the readbacks, with one final sync. */
 int lvyre_backend_sequence(lua_State *L) {
@@ -213,7 +218,7 @@ int lvyre_backend_sequence(lua_State *L) {
                           fname, (int)prefix, (int)n);
     struct readback *rb = read_readbacks(L, 3, be, &nrb, fname);
     int results = lua_gettop(L);
-    struct vyre_cuda_timing t = {0, 0, 0, 0};
+    struct vyre_timing t = {0, 0, 0, 0};
     if (be->kind == LVYRE_CUDA) {
         run_cuda(L, be, steps, n, (size_t)prefix, (uint32_t)times, rb, nrb, timed ? &t : NULL,
                  fname);

@@ -249,6 +249,23 @@ void vyre_lua_newclass_fields(lua_State *L, const char *tname, const luaL_Reg *m
     lua_pop(L, 1);
 }
 
+static int renamed_method(lua_State *L) {
+    return luaL_error(L, "%s", lua_tostring(L, lua_upvalueindex(1)));
+}
+
+void vyre_lua_add_renamed(lua_State *L, const char *tname, const struct vyre_lua_renamed *list) {
+    int top = lua_gettop(L);
+    luaL_getmetatable(L, tname);
+    if (lua_getfield(L, -1, "__index") == LUA_TFUNCTION && !lua_getupvalue(L, -1, 1))
+        lua_pushnil(L);
+    for (const struct vyre_lua_renamed *r = list; lua_istable(L, -1) && r->old; r++) {
+        lua_pushfstring(L, "%s:%s() is now %s. Fix: %s", tname, r->old, r->now, r->fix);
+        lua_pushcclosure(L, renamed_method, 1);
+        lua_setfield(L, -2, r->old);
+    }
+    lua_settop(L, top);
+}
+
 int vyre_lua_method(lua_State *L) {
     lua_pushvalue(L, 2);
     lua_rawget(L, lua_upvalueindex(1));

@@ -135,6 +135,15 @@ void vyre_lua_newclass_fields(lua_State *L, const char *tname, const luaL_Reg *m
 /* The method named by argument 2 from the methods table in upvalue 1, or nil. */
 int vyre_lua_method(lua_State *L);
 
+/* A method that went away when the API took one name per thing (issue 21 §5): calling
+ * tname's method `old` raises "<tname>:<old>() is now <now>. Fix: <fix>". Each entry is
+ * {old, now, fix}; the list ends with {NULL}. Call after the class is created (either
+ * kind: the methods table is __index or its closure's upvalue 1). */
+struct vyre_lua_renamed {
+    const char *old, *now, *fix;
+};
+void vyre_lua_add_renamed(lua_State *L, const char *tname, const struct vyre_lua_renamed *list);
+
 /* Per-file openers, called by luaopen_vyre_core with the module table on top of
  * the stack: each registers its classes and adds its functions to that table. */
 void vyre_lua_open_program(lua_State *L);

@@ -73,7 +73,7 @@ static enum vyre_status run(vyre_program *p, struct vyre_buffer_arg *bufs, size_
     a.grid[1] = 1;
     a.grid[2] = 1;
     vyre_error_clear(&err);
-    enum vyre_status st = vyre_ref_run(p, &a, &err);
+    enum vyre_status st = vyre_ref_run(p, &a, NULL, &err);
     if (st != VYRE_OK) harness_fail(__FILE__, __LINE__, "run: %s", err.message);
     return st;
 }

@@ -648,7 +648,7 @@ static void test_misuse(vyre_backend *be, vyre_backend *other) {
     struct vyre_backend_info in;
     OK(vyre_backend_info(be, &in, &e_));
     CHECK(strcmp(in.backend, vyre_backend_name(be)) == 0);
-    CHECK(in.max_workgroup >= 64);
+    CHECK(in.max_threads_per_block >= 64);
     char why[1024];
     vyre_program *good = parse(INC);
     CHECK(vyre_backend_supports(be, good, why, sizeof why));

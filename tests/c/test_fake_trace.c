@@ -92,7 +92,8 @@ static void test_hooks_balanced(void) {
 
     struct vyre_cuda_step s = {k, a};
     uint64_t before = pushes;
-    CHECK_EQ_U64(vyre_cuda_sequence(d, &s, 1, 0, 3, NULL, 0, NULL, &e), VYRE_OK);
+    CHECK_EQ_U64(vyre_cuda_sequence(d, &s, 1, &(struct vyre_cuda_sequence_options){.times = 3}, &e),
+                 VYRE_OK);
     counts();
     CHECK_EQ_U64(pushes - before, 4); /* the sequence and its three launches */
     CHECK(pushes == pops);
@@ -106,14 +107,18 @@ static void test_hooks_balanced(void) {
     struct vyre_buffer_arg in = {NULL, 3};
     uint32_t got[3];
     void *out[1] = {got};
-    CHECK_EQ_U64(vyre_cuda_run(d, p, &in, NULL, 1, NULL, 0, 0, NULL, out, NULL, &e), VYRE_OK);
+    CHECK_EQ_U64(
+        vyre_cuda_run(
+            d, p, &(struct vyre_cuda_run_options){.buffers = &in, .nbuffers = 1, .out = out}, &e),
+        VYRE_OK);
     counts();
     CHECK(pushes == pops);
 
     /* Failures close their ranges too: a launch with the wrong buffer count. */
     struct vyre_cuda_args bad = {&b, 0, NULL, 0, 0, NULL};
     CHECK(vyre_cuda_launch(k, &bad, &e) != VYRE_OK);
-    CHECK(vyre_cuda_run(d, p, &in, NULL, 0, NULL, 0, 0, NULL, out, NULL, &e) != VYRE_OK);
+    CHECK(vyre_cuda_run(d, p, &(struct vyre_cuda_run_options){.buffers = &in, .out = out}, &e) !=
+          VYRE_OK);
     counts();
     CHECK(pushes == pops);
 

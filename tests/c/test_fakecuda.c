@@ -153,8 +153,32 @@ static void test_computes(void) {
     /* A fresh buffer from a count is poisoned by the fake: run zeroes it. */
     struct vyre_buffer_arg in = {NULL, 3};
     void *out[1] = {got};
-    CHECK_EQ_U64(vyre_cuda_run(f.d, f.p, &in, NULL, 1, NULL, 0, 0, NULL, out, NULL, &e), VYRE_OK);
+    CHECK_EQ_U64(
+        vyre_cuda_run(f.d, f.p,
+                      &(struct vyre_cuda_run_options){.buffers = &in, .nbuffers = 1, .out = out},
+                      &e),
+        VYRE_OK);
     CHECK(got[0] == 1 && got[1] == 1 && got[2] == 1);
+    /* The sequence options: element-range readbacks after the repeated steps, and the
+     * rounds/timing results asked for through options, not side channels. */
+    uint32_t two[2] = {0, 0};
+    struct vyre_cuda_readback rb = {f.b, 1, 2, two}; /* elements [1, 3) */
+    struct vyre_timing t = {0, 0, 0, 0};
+    struct vyre_cuda_sequence_options so = {
+        .times = 2, .readback = &rb, .nreadback = 1, .timing = &t};
+    CHECK_EQ_U64(vyre_cuda_sequence(f.d, &step, 1, &so, &e), VYRE_OK);
+    CHECK(two[0] == 10 && two[1] == 11 && t.wall_ns > 0); /* {7, 8, 9} + 2 */
+    rb.first = 2;                                         /* [2, 4) of 3 elements */
+    CHECK_EQ_U64(vyre_cuda_sequence(f.d, &step, 1, &so, &e), VYRE_ERR_ARG);
+    CHECK_STR_CONTAINS(e.message, "ranges are in elements");
+    uint64_t rounds = 99;
+    CHECK_EQ_U64(vyre_cuda_run(f.d, f.p,
+                               &(struct vyre_cuda_run_options){
+                                   .buffers = &in, .nbuffers = 1, .out = out, .rounds = &rounds},
+                               &e),
+                 VYRE_OK);
+    CHECK_EQ_U64(rounds, 0); /* no grid statements: 0, written */
+    CHECK_EQ_U64(vyre_cuda_run(f.d, f.p, NULL, &e), VYRE_ERR_ARG);
     fx_close(&f);
     CHECK_STR_CONTAINS(ctl("misuse"), "0 ");
 }
@@ -213,7 +237,7 @@ static void test_cooperative(void) {
     uint64_t ptr = vyre_cuda_buffer_pointer(f.b);
     uint32_t count = 3;
     void *params[2] = {&ptr, &count};
-    unsigned fit = 32u * (unsigned)info.multiprocessors;
+    unsigned fit = 32u * (unsigned)info.sms;
     CHECK_EQ_U64(coop(f.k->fn, fit + 1, 1, 1, 64, 1, 1, 0, f.d->stream, params), 720);
     CHECK_EQ_U64(coop(f.k->fn, 1, 1, 1, 64, 1, 1, 0, f.d->stream, params), CUDA_SUCCESS);
     uint32_t got[3];
@@ -249,7 +273,11 @@ static void prep_pools(struct fx *f) {
     prep_kernel(f);
     struct vyre_buffer_arg in = {f->host, 3};
     void *out[1] = {f->host};
-    CHECK_EQ_U64(vyre_cuda_run(f->d, f->p, &in, NULL, 1, NULL, 0, 0, NULL, out, NULL, &e), VYRE_OK);
+    CHECK_EQ_U64(
+        vyre_cuda_run(f->d, f->p,
+                      &(struct vyre_cuda_run_options){.buffers = &in, .nbuffers = 1, .out = out},
+                      &e),
+        VYRE_OK);
     vyre_cuda_kernel_free(f->k);
     f->k = NULL;
 }
@@ -276,10 +304,13 @@ static enum vyre_status run_launch(struct fx *f, struct vyre_error *e) {
     return st == VYRE_OK ? vyre_cuda_synchronize(f->d, e) : st;
 }
 static enum vyre_status run_run(struct fx *f, struct vyre_error *e) {
-    struct vyre_cuda_timing t;
+    struct vyre_timing t;
     struct vyre_buffer_arg in = {f->host, 100};
     void *out[1] = {f->host};
-    return vyre_cuda_run(f->d, f->p, &in, NULL, 1, NULL, 0, 0, NULL, out, &t, e);
+    return vyre_cuda_run(
+        f->d, f->p,
+        &(struct vyre_cuda_run_options){.buffers = &in, .nbuffers = 1, .out = out, .timing = &t},
+        e);
 }
 static void prep_run(struct fx *f) {
     prep_kernel(f);
@@ -304,16 +335,18 @@ static enum vyre_status run_evict(struct fx *f, struct vyre_error *e) {
 }
 static enum vyre_status run_sequence(struct fx *f, struct vyre_error *e) {
     struct vyre_cuda_step s = {f->k, inc_args(f)};
-    struct vyre_cuda_readback rb = {f->b, 4, 8, f->host};
-    struct vyre_cuda_timing t;
-    return vyre_cuda_sequence(f->d, &s, 1, 0, 3, &rb, 1, &t, e);
+    struct vyre_cuda_readback rb = {f->b, 1, 2, f->host}; /* elements [1, 3) */
+    struct vyre_timing t;
+    struct vyre_cuda_sequence_options o = {
+        .times = 3, .readback = &rb, .nreadback = 1, .timing = &t};
+    return vyre_cuda_sequence(f->d, &s, 1, &o, e);
 }
 static enum vyre_status run_capture(struct fx *f, struct vyre_error *e) {
     struct vyre_cuda_step s[2] = {{f->k, inc_args(f)}, {f->k, inc_args(f)}};
     return vyre_cuda_graph_capture(f->d, s, 2, &f->g, e);
 }
 static enum vyre_status run_replay(struct fx *f, struct vyre_error *e) {
-    struct vyre_cuda_timing t;
+    struct vyre_timing t;
     return vyre_cuda_graph_launch(f->g, 2, &t, e);
 }
 static enum vyre_status run_trim(struct fx *f, struct vyre_error *e) {

@@ -67,9 +67,10 @@ static enum vyre_status run(const char *text, uint32_t **bufs, const uint64_t *n
     if (!p) return VYRE_ERR_SYNTAX;
     struct vyre_buffer_arg args[8];
     for (size_t i = 0; i < nb; i++) args[i] = (struct vyre_buffer_arg){bufs[i], n[i]};
-    struct vyre_run_args a = {args, nb, params, np, {groups, 1, 1}, 0};
+    struct vyre_run_args a = {args, nb, params, np, {groups, 1, 1}};
     vyre_error_clear(&err);
-    enum vyre_status st = vyre_ref_run_rounds(p, &a, rounds, &err);
+    enum vyre_status st =
+        vyre_ref_run(p, &a, &(struct vyre_ref_run_options){.rounds = rounds}, &err);
     if (st != VYRE_OK) fprintf(stderr, "  run: %s\n", err.message);
     vyre_program_free(p);
     return st;

@@ -54,7 +54,7 @@ static enum vyre_status run(vyre_program *p, struct vyre_buffer_arg *bufs, size_
     a.grid[1] = gy;
     a.grid[2] = gz;
     vyre_error_clear(&err);
-    enum vyre_status st = vyre_ref_run(p, &a, &err);
+    enum vyre_status st = vyre_ref_run(p, &a, NULL, &err);
     return st;
 }
 
@@ -596,7 +596,7 @@ static void test_run_errors(void) {
     CHECK_EQ_U64(run(p, ob, 1, NULL, 0, 1, 1, 1), VYRE_ERR_INVALID);
     CHECK_EQ_U64(o, 5);
     vyre_program_free(p);
-    CHECK_EQ_U64(vyre_ref_run(NULL, NULL, &err), VYRE_ERR_ARG);
+    CHECK_EQ_U64(vyre_ref_run(NULL, NULL, NULL, &err), VYRE_ERR_ARG);
 }
 
 /* ---- constant folding --------------------------------------------------------------------- */
@@ -651,7 +651,7 @@ static void test_fold(void) {
     vyre_program_free(p);
 }
 
-/* ---- debug mode: out-of-bounds counts (vyre_ref_run_oob) ------------------------------------ */
+/* ---- debug mode: out-of-bounds counts (vyre_ref_run_options.oob) ------------------------------------ */
 
 static void test_oob_counts(void) {
     static const char text[] = "(program shift (workgroup 4) (buffer a u32 read)\n"
@@ -662,17 +662,49 @@ static void test_oob_counts(void) {
     uint32_t a[4] = {1, 2, 3, 4}, o[4] = {0}, o2[4] = {0};
     struct vyre_buffer_arg bufs[2] = {{a, 4}, {o, 4}};
     vyre_bits k = 1;
-    struct vyre_run_args args = {bufs, 2, &k, 1, {1, 1, 1}, 0};
+    struct vyre_run_args args = {bufs, 2, &k, 1, {1, 1, 1}};
     struct vyre_oob_count oob[3] = {{9, 9}, {0, 0}, {0, 0}}; /* counts are added */
     CHECK_EQ_U64(vyre_program_decl_count(p), 3);
-    CHECK_EQ_U64(vyre_ref_run_oob(p, &args, NULL, oob, &err), VYRE_OK);
+    CHECK_EQ_U64(vyre_ref_run(p, &args, &(struct vyre_ref_run_options){.oob = oob}, &err), VYRE_OK);
     CHECK(oob[0].loads == 10 && oob[0].stores == 9); /* a[4] */
     CHECK(oob[1].loads == 0 && oob[1].stores == 2);  /* o[4], o[5] */
     CHECK(oob[2].loads == 0 && oob[2].stores == 0);  /* the param */
     /* The same results without counting. */
     bufs[1].data = o2;
-    CHECK_EQ_U64(vyre_ref_run(p, &args, &err), VYRE_OK);
+    CHECK_EQ_U64(vyre_ref_run(p, &args, NULL, &err), VYRE_OK);
     CHECK(memcmp(o, o2, sizeof o) == 0 && o[2] == 2 && o[3] == 3 && o[0] == 0);
+    vyre_program_free(p);
+}
+
+/* ---- run options: the step budget and the run's own interrupt flag ----------------------- */
+
+static void test_run_options(void) {
+    static const char text[] = "(program spin (workgroup 1) (buffer o u32 read_write)\n"
+                               "  (for i 0u32 1000u32 (store o 0u32 (add (load o 0u32) 1u32))))";
+    vyre_program *p = NULL;
+    CHECK_EQ_U64(vyre_text_parse(text, strlen(text), &p, &err), VYRE_OK);
+    uint32_t o = 0;
+    struct vyre_buffer_arg bufs[1] = {{&o, 1}};
+    struct vyre_run_args args = {bufs, 1, NULL, 0, {1, 1, 1}};
+    /* max_steps stops the run, naming the option that raises it */
+    struct vyre_ref_run_options few = {.max_steps = 10};
+    CHECK_EQ_U64(vyre_ref_run(p, &args, &few, &err), VYRE_ERR_RUNTIME);
+    CHECK(strstr(err.message, "vyre_ref_run_options.max_steps") != NULL);
+    CHECK(o < 1000);
+    /* a raised flag stops this run (and says so); a lowered one changes nothing */
+    volatile int flag = 1;
+    struct vyre_ref_run_options stop = {.interrupt = &flag};
+    o = 0;
+    CHECK_EQ_U64(vyre_ref_run(p, &args, &stop, &err), VYRE_ERR_RUNTIME);
+    CHECK(strstr(err.message, "interrupted") != NULL);
+    CHECK(strstr(err.message, "vyre_ref_run_options.interrupt") != NULL);
+    flag = 0;
+    o = 0;
+    uint64_t rounds = 7;
+    stop.rounds = &rounds;
+    CHECK_EQ_U64(vyre_ref_run(p, &args, &stop, &err), VYRE_OK);
+    CHECK_EQ_U64(o, 1000);
+    CHECK_EQ_U64(rounds, 0); /* no converge loop: 0, not left as it was */
     vyre_program_free(p);
 }
 
@@ -753,5 +785,6 @@ int main(void) {
     RUN_TEST(test_fold);
     RUN_TEST(test_parsed_programs);
     RUN_TEST(test_oob_counts);
+    RUN_TEST(test_run_options);
     return harness_finish();
 }

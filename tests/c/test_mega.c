@@ -100,9 +100,9 @@ static uint64_t run(vyre_program *p, uint32_t **bufs, const uint64_t *n, const v
                     size_t np, const uint32_t grid[3]) {
     struct vyre_buffer_arg a[8];
     for (uint32_t i = 0; i < p->nbuffers; i++) a[i] = (struct vyre_buffer_arg){bufs[i], n[i]};
-    struct vyre_run_args ra = {a, p->nbuffers, params, np, {grid[0], grid[1], grid[2]}, 0};
+    struct vyre_run_args ra = {a, p->nbuffers, params, np, {grid[0], grid[1], grid[2]}};
     uint64_t rounds = 0;
-    if (vyre_ref_run_rounds(p, &ra, &rounds, &err) != VYRE_OK)
+    if (vyre_ref_run(p, &ra, &(struct vyre_ref_run_options){.rounds = &rounds}, &err) != VYRE_OK)
         harness_fail(__FILE__, __LINE__, "%s", err.message);
     return rounds;
 }

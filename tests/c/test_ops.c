@@ -181,10 +181,10 @@ static void check_sem(enum vyre_op op, enum vyre_type t, enum vyre_type rt) {
     CHECK(vyre_sem_op(op, t, params[0], params[1], &want));
     uint64_t word = 0xA5A5A5A5A5A5A5A5u;
     struct vyre_buffer_arg o = {&word, 1};
-    struct vyre_run_args args = {&o, 1, params, unary ? 1u : 2u, {1, 1, 1}, 0};
+    struct vyre_run_args args = {&o, 1, params, unary ? 1u : 2u, {1, 1, 1}};
     struct vyre_error err;
     vyre_error_clear(&err);
-    enum vyre_status st = vyre_ref_run(p, &args, &err);
+    enum vyre_status st = vyre_ref_run(p, &args, NULL, &err);
     if (st != VYRE_OK) fprintf(stderr, "%s: %s\n", vyre_program_name(p), err.message);
     CHECK_EQ_U64(st, VYRE_OK);
     vyre_bits got = vyre_type_size(rt) == 8 ? word : (word & 0xFFFFFFFFu);

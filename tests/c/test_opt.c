@@ -312,8 +312,10 @@ static void test_ptx_follows_switches(void) {
     nocse = all;
     nocse.cse = false;
     char *a = NULL, *b = NULL, *d = NULL;
-    CHECK(vyre_ptx_emit_opt(p, &po, &all, &a, NULL, &err) == VYRE_OK);
-    CHECK(vyre_ptx_emit_opt(p, &po, &nocse, &b, NULL, &err) == VYRE_OK);
+    struct vyre_ptx_options pall = {.sm = 80, .passes = &all},
+                            pnocse = {.sm = 80, .passes = &nocse};
+    CHECK(vyre_ptx_emit(p, &pall, &a, NULL, &err) == VYRE_OK);
+    CHECK(vyre_ptx_emit(p, &pnocse, &b, NULL, &err) == VYRE_OK);
     CHECK(vyre_ptx_emit(p, &po, &d, NULL, &err) == VYRE_OK);
     CHECK(a && b && d && strcmp(a, b) != 0);
     CHECK(a && d && strcmp(a, d) == 0); /* no options: all passes */

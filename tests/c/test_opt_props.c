@@ -193,8 +193,8 @@ static void check_seed(uint64_t seed, bool verbose) {
         struct run_set a, b;
         make_args(p, &r, &a);
         copy_args(&a, &b);
-        enum vyre_status sa = vyre_ref_run(p, &a.args, &err);
-        enum vyre_status sb = vyre_ref_run(q, &b.args, &err);
+        enum vyre_status sa = vyre_ref_run(p, &a.args, NULL, &err);
+        enum vyre_status sb = vyre_ref_run(q, &b.args, NULL, &err);
         bool same = sa == sb;
         for (size_t i = 0; same && i < a.args.nbuffers; i++)
             same = memcmp(a.bufs[i].data, b.bufs[i].data, a.bytes[i]) == 0;

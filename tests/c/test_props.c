@@ -244,7 +244,7 @@ static void check_valid(uint64_t seed, bool verbose) {
     bool twice = seed % 4u == 0;
     if (twice) copy_args(&rs, &rs2);
     vyre_error_clear(&err);
-    st = vyre_ref_run(p, &rs.args, &err);
+    st = vyre_ref_run(p, &rs.args, NULL, &err);
     harness_checks++;
     if (st != VYRE_OK) {
         harness_fail(__FILE__, __LINE__, "seed %llu: vyre_ref_run failed: %s: %s\n%s",
@@ -254,7 +254,7 @@ static void check_valid(uint64_t seed, bool verbose) {
     }
     if (twice) {
         /* Same inputs, same outputs: the interpreter and the program are deterministic. */
-        st = vyre_ref_run(p, &rs2.args, &err);
+        st = vyre_ref_run(p, &rs2.args, NULL, &err);
         bool same = st == VYRE_OK;
         for (size_t i = 0; same && i < rs.args.nbuffers; i++)
             same = memcmp(rs.bufs[i].data, rs2.bufs[i].data, rs.bytes[i]) == 0;
@@ -324,7 +324,7 @@ static void test_invalid_programs(void) {
             memset(&args, 0, sizeof args);
             args.grid[0] = args.grid[1] = args.grid[2] = 1;
             struct vyre_error err;
-            CHECK(vyre_ref_run(p, &args, &err) != VYRE_OK);
+            CHECK(vyre_ref_run(p, &args, NULL, &err) != VYRE_OK);
         }
         vyre_program_free(p);
     }

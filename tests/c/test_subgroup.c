@@ -394,9 +394,9 @@ static void run_case(enum vyre_subgroup k, enum vyre_op op, enum vyre_type t, si
         put(l, VYRE_U32, i, lane_arg());
     }
     struct vyre_buffer_arg bufs[3] = {{x, count}, {l, count}, {o, count}};
-    struct vyre_run_args args = {bufs, 3, NULL, 0, {GROUPS, 1, 1}, 0};
+    struct vyre_run_args args = {bufs, 3, NULL, 0, {GROUPS, 1, 1}};
     vyre_error_clear(&err);
-    enum vyre_status st = vyre_ref_run(p, &args, &err);
+    enum vyre_status st = vyre_ref_run(p, &args, NULL, &err);
     if (st != VYRE_OK) fprintf(stderr, "%s\n%s\n", err.message, text);
     CHECK_EQ_U64(st, VYRE_OK);
     for (uint32_t grp = 0; st == VYRE_OK && grp < GROUPS; grp++) {
@@ -498,8 +498,8 @@ static void test_placement(void) {
     uint32_t o[160];
     memset(o, 0, sizeof o);
     struct vyre_buffer_arg bufs[1] = {{o, 160}};
-    struct vyre_run_args args = {bufs, 1, NULL, 0, {1, 1, 1}, 0};
-    CHECK_EQ_U64(vyre_ref_run(p, &args, &err), VYRE_OK);
+    struct vyre_run_args args = {bufs, 1, NULL, 0, {1, 1, 1}};
+    CHECK_EQ_U64(vyre_ref_run(p, &args, NULL, &err), VYRE_OK);
     /* subgroup 0: lanes 0..31, sum 496; subgroup 1: lanes 0..7, sum 28 */
     for (uint32_t i = 0; i < 40; i++) {
         uint32_t sum = i < 32 ? 496u : 28u;
@@ -532,8 +532,8 @@ static void test_placement(void) {
     CHECK(vyre_ir_push(p, &p->body, vyre_ir_store(p, "o", vyre_ir_name(p, "c"), sh)));
     uint32_t d[64];
     struct vyre_buffer_arg db[1] = {{d, 64}};
-    struct vyre_run_args da = {db, 1, NULL, 0, {1, 1, 1}, 0};
-    CHECK_EQ_U64(vyre_ref_run(p, &da, &err), VYRE_OK);
+    struct vyre_run_args da = {db, 1, NULL, 0, {1, 1, 1}};
+    CHECK_EQ_U64(vyre_ref_run(p, &da, NULL, &err), VYRE_OK);
     for (uint32_t i = 0; i < 32; i++) {
         CHECK_EQ_U64(d[i], i ^ 1u);
         CHECK_EQ_U64(d[32 + i], (i ^ 1u) + 32u);
@@ -595,10 +595,10 @@ static void test_random(void) {
                     bufs[nb++] = (struct vyre_buffer_arg){mem, n};
                 }
             }
-            struct vyre_run_args args = {bufs, nb, params, np, {1, 1, 1}, 0};
+            struct vyre_run_args args = {bufs, nb, params, np, {1, 1, 1}};
             CHECK_EQ_U64(vyre_launch_grid(p, counts, nb, 0, NULL, args.grid, &err), VYRE_OK);
             vyre_error_clear(&err);
-            st = vyre_ref_run(p, &args, &err);
+            st = vyre_ref_run(p, &args, NULL, &err);
             if (st != VYRE_OK)
                 fprintf(stderr, "seed %llu: %s\n%s", (unsigned long long)seed, err.message,
                         t ? t : "");

@@ -258,7 +258,7 @@ CUresult fake_launch_run(const struct fake_launch *l) {
     uint32_t at = 2 * fp->nbuf;
     for (uint32_t i = 0; i < fp->npar; i++) params[i] = arg_u(l, at++);
     struct vyre_run_args a = {
-        bufs, fp->nbuf, params, fp->npar, {l->grid[0], l->grid[1], l->grid[2]}, 0};
+        bufs, fp->nbuf, params, fp->npar, {l->grid[0], l->grid[1], l->grid[2]}};
     uint32_t *rounds_word = NULL;
     if (f->vkind == FV_VECTOR) {
         uint64_t vn = arg_u(l, at++) & 0xffffffffu;
@@ -291,7 +291,8 @@ CUresult fake_launch_run(const struct fake_launch *l) {
     }
     struct vyre_error err;
     uint64_t rounds = 0;
-    enum vyre_status rs = vyre_ref_run_oob(fp->p, &a, &rounds, oob, &err);
+    struct vyre_ref_run_options ro = {.rounds = &rounds, .oob = oob};
+    enum vyre_status rs = vyre_ref_run(fp->p, &a, &ro, &err);
     for (uint32_t i = 0; rs == VYRE_OK && counters && i < nd; i++) {
         counters[2 * i] += oob[i].loads;
         counters[2 * i + 1] += oob[i].stores;
@@ -299,8 +300,8 @@ CUresult fake_launch_run(const struct fake_launch *l) {
     free(oob);
     if (rs != VYRE_OK) {
         /* A program the interpreter refuses at run time: the kernel "faulted". */
-        if (fake_cfg.verbose) fprintf(stderr, "vyre fakecuda: kernel '%s': %s\n", f->name,
-                                      err.message);
+        if (fake_cfg.verbose)
+            fprintf(stderr, "vyre fakecuda: kernel '%s': %s\n", f->name, err.message);
         fake_poison(fake_current, CUDA_ERROR_LAUNCH_FAILED, err.message);
         return CUDA_SUCCESS;
     }

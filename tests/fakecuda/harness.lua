@@ -188,7 +188,7 @@ end
 local function settle(be)
   collectgarbage()
   collectgarbage()
-  pcall(be.check, be)
+  pcall(be.synchronize, be)
   pcall(be.trim, be)
 end
 
@@ -234,11 +234,11 @@ local function one(op, call, nth, result, sticky)
     op.check(be, st, res) -- a tolerated failure still gives right results
   end
   -- After a sticky fault every later call raises its cause.
-  local cok, cerr = pcall(be.check, be)
+  local cok, cerr = pcall(be.synchronize, be)
   if sticky then
-    if cok then fail(what, "be:check() passed after a sticky fault") end
+    if cok then fail(what, "be:synchronize() passed after a sticky fault") end
     if not has(cerr, result) then
-      fail(what, "be:check() does not name " .. result .. ": " .. tostring(cerr))
+      fail(what, "be:synchronize() does not name " .. result .. ": " .. tostring(cerr))
     end
     if not be:lost() then fail(what, "the device is not marked lost after a sticky fault") end
   else

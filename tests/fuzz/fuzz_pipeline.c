@@ -69,12 +69,13 @@ static void run_reference(vyre_program *p, const uint8_t *data, size_t size) {
     }
     struct vyre_error err;
     vyre_error_clear(&err);
-    struct vyre_run_args args = {bufs, nb, params, np, {1, 1, 1}, FUZZ_STEPS};
+    struct vyre_run_args args = {bufs, nb, params, np, {1, 1, 1}};
+    struct vyre_ref_run_options ro = {.max_steps = FUZZ_STEPS};
     if (vyre_launch_grid(p, counts, nb, FUZZ_ELEMS, NULL, args.grid, &err) == VYRE_OK) {
         uint32_t wg[3];
         vyre_program_workgroup(p, wg);
         uint64_t inv = (uint64_t)args.grid[0] * args.grid[1] * args.grid[2] * wg[0] * wg[1] * wg[2];
-        if (inv <= FUZZ_MAX_INVOCATIONS) (void)vyre_ref_run(p, &args, &err);
+        if (inv <= FUZZ_MAX_INVOCATIONS) (void)vyre_ref_run(p, &args, &ro, &err);
     }
     for (uint32_t b = 0; b < nb; b++) free(bufs[b].data);
 }

@@ -12,7 +12,7 @@ M.help = [==[
 usage: vyre info
 
 Says whether CUDA is usable on this machine and, when it is not, why; lists every
-device with its capabilities (SM, multiprocessors, memory, L2, limits, clocks); names
+device with its capabilities (SM, SMs, memory, L2, limits, clocks); names
 the backend vyre.backend() picks; and shows the disk cubin cache (directory, files,
 bytes, cap). Needs no GPU. Exit status 0 (1 only if vyre itself cannot load).]==]
 
@@ -32,7 +32,7 @@ local function devices(ctx, cuda)
     else
       local d = be:info()
       ctx.out(("  device %d: %s, sm_%d, %d SMs, %s memory, L2 %s\n"):format(i, d.name, d.sm,
-        d.multiprocessors, human(d.total_memory), human(d.l2_bytes)))
+        d.sms, human(d.memory_bytes), human(d.l2_bytes)))
       ctx.out(("    PTX target %s (ISA %s): %s\n"):format(d.target, d.target_isa, d.target_reason))
       if d.fake then
         ctx.out("    fake driver (tests/fakecuda): kernels run on the reference interpreter on "
@@ -42,7 +42,7 @@ local function devices(ctx, cuda)
         d.max_threads_per_block, d.max_block[1], d.max_block[2], d.max_block[3],
         d.max_grid[1], d.max_grid[2], d.max_grid[3]))
       ctx.out(("    shared/block %s (opt-in %s), warp %d, cooperative launch %s\n"):format(
-        human(d.shared_bytes), human(d.shared_bytes_optin), d.warp_size,
+        human(d.shared_bytes_per_block), human(d.shared_bytes_per_block_optin), d.warp_size,
         d.cooperative_launch and "yes" or "no"))
       ctx.out(("    clocks: SM %d MHz, memory %d MHz, bus %d bits\n"):format(d.clock_khz // 1000,
         d.memory_clock_khz // 1000, d.memory_bus_bits))

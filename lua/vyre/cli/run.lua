@@ -245,11 +245,11 @@ function M.run(argv, ctx)
     return opts.backend == "cuda" and C.FAIL or C.USAGE
   end
   ctx.err(line .. "\n")
-  local ok, res, timing
+  local ok, res, timing, _
   local was_debug = be:debug()
   if opts.debug then be:debug(true) end
   if opts.time then
-    ok, res, timing = pcall(be.run_timed, be, e.program, args, ropts)
+    ok, res, _, timing = pcall(be.run_timed, be, e.program, args, ropts) -- _: the rounds
   else
     ok, res = pcall(be.run, be, e.program, args, ropts)
   end

@@ -106,7 +106,7 @@ function M.snapshot(eg, fname)
   local n = eg.dev.nrows
   local function dl(b, count)
     if count == 0 then return {} end
-    return b:download(0, 4 * count)
+    return b:download({ count = count })
   end
   eg.snap = {
     parent = dl(eg.parent, eg.dev.nids), class = dl(eg.row_class, n), op = dl(eg.row_op, n),
@@ -168,8 +168,8 @@ function M.extract(eg, fname, roots, cost)
       S.grid(n) } })
   end
   local snap = M.snapshot(eg, fname)
-  local bestv = best:download(0, 4 * math.max(nids, 1))
-  local costv = ccost:download(0, 8 * math.max(nids, 1))
+  local bestv = best:download({ count = math.max(nids, 1) })
+  local costv = ccost:download({ count = math.max(nids, 1) })
   local memo, out = {}, {}
   for i, root in ipairs(list) do
     local c = snap.parent[root + 1]

@@ -47,7 +47,7 @@ function M.groups(eg, fname)
   local rank = S.exact(eg, "grank", n)
   local steps = { { K.flags(be), { keys = keys, flag = flag, n = n }, S.grid(n) } }
   scan.steps(be, "u32", "add", true, flag, rank, n, steps)
-  local res = S.run(eg, fname, steps, { { rank, 4 * (n - 1), 4 }, { flag, 4 * (n - 1), 4 } })
+  local res = S.run(eg, fname, steps, { { rank, n, 1 }, { flag, n, 1 } })
   local g = res[1][1] + res[2][1]
   local cls = S.exact(eg, "gcls", g)
   local off = S.exact(eg, "goff", g + 1)
@@ -193,7 +193,7 @@ function M.from_image(new, be, image, spans)
     if type(image) == "string" then
       if #image % 4 ~= 0 then
         S.raise(fname, ("the image string has %d bytes, not a whole number of u32 words")
-          :format(#image), "pass the bytes of eg:image()'s buffer (buf:download():tostring())")
+          :format(#image), "pass the bytes of eg:image()'s buffer (buf:download():bytes())")
       end
       arr = require("vyre").array("u32", image)
     end

@@ -93,7 +93,7 @@ function M.index(eg, fname)
     S.grid(n) }
   steps[#steps + 1] = { ranges_kernel(be), { keys = ck, first = cstart, last = cend, n = n },
     S.grid(n) }
-  local res = S.run(eg, fname, steps, { { ostart, 0, 4 * nops }, { oend, 0, 4 * nops } })
+  local res = S.run(eg, fname, steps, { { ostart, 1, nops }, { oend, 1, nops } })
   idx.ostart, idx.oend = res[1], res[2]
   idx.op_rows, idx.cls_rows, idx.cstart, idx.cend = vk, cv, cstart, cend
   return idx
@@ -394,7 +394,7 @@ function M.search(eg, fname, idx, pat, lay, when, role, since)
   steps[#steps + 1] = { kc.count, args, S.grid(n) }
   local cs = S.exact(eg, "m_scan", n)
   scan.steps(be, "u32", "add", true, cnt, cs, n, steps)
-  local res = S.run(eg, fname, steps, { { cs, 4 * (n - 1), 4 }, { cnt, 4 * (n - 1), 4 },
+  local res = S.run(eg, fname, steps, { { cs, n, 1 }, { cnt, n, 1 },
     S.stat_readback(eg, 1) })
   local m, total = res[1][1] + res[2][1], res[3][1]
   if m == 0 then return 0, nil, total end

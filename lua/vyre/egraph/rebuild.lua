@@ -122,8 +122,7 @@ function R.compact_children(eg, fname)
   steps[#steps + 1] = { K.move_words(be), { children = eg.children,
     out_children = eg.alt_children, row_off = eg.row_off, row_len = eg.row_len, woff = woff,
     n = n }, S.grid(n) }
-  local res = S.run(eg, fname, steps, { { woff, 4 * (n - 1), 4 }, { eg.row_len, 4 * (n - 1),
-    4 } })
+  local res = S.run(eg, fname, steps, { { woff, n, 1 }, { eg.row_len, n, 1 } })
   eg.children, eg.alt_children = eg.alt_children, eg.children
   eg.dev.nwords = res[1][1] + res[2][1]
   eg.nwords = eg.dev.nwords

@@ -144,7 +144,7 @@ end
 
 -- Host side: substitutions as Lua rows {var = value} (payloads as 64-bit integers).
 local function rows_of(sub, m, lay)
-  local a = sub:download(0, 4 * m * lay.ncols)
+  local a = sub:download({ count = m * lay.ncols })
   local rows = {}
   for i = 1, m do
     local r = { [0] = a[i], [-1] = a[lay.flag * m + i] ~= 0 }

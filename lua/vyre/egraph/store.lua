@@ -65,7 +65,7 @@ function S.zero_stat(eg, n, steps)
 end
 
 --- The u32 values of stat[0 .. n) read back by `res` (the Arrays of S.run).
-function S.stat_readback(eg, n) return { eg.stat, 0, 4 * n } end
+function S.stat_readback(eg, n) return { eg.stat, 1, n } end
 
 -- Buffers ------------------------------------------------------------------------------
 
@@ -275,7 +275,7 @@ end
 
 -- The same bits as a u32 Array (i32 ids: a negative one becomes a huge, rejected id).
 local function vyre_u32(a)
-  return require("vyre").array("u32", a:tostring())
+  return require("vyre").array("u32", a:bytes())
 end
 
 -- The columns eg:buffers() hands out: the kernels that read a caller's buffer write

@@ -195,9 +195,13 @@ nan:0xBITS for another NaN), the same in the REPL and `vyre run`.]=],
   ["Array:totable"] = [=[
 a:totable() -> {values...}
 A Lua table of the elements.]=],
+  ["Array:bytes"] = [=[
+a:bytes() -> binary string
+The raw bytes (little-endian elements); vyre.array(type, s) reads them back. tostring(a)
+gives text.]=],
   ["Array:tostring"] = [=[
-a:tostring() -> binary string
-The raw bytes (little-endian elements); vyre.array(type, s) reads them back.]=],
+a:tostring() — renamed: a:bytes() gives the raw bytes (tostring(a) gives text). Calling
+a:tostring() raises an error naming a:bytes().]=],
   ["Array:fill"] = [=[
 a:fill(v) -> a
 Sets every element to v (converted as a[i] = v would).]=],
@@ -217,7 +221,7 @@ element first (1-based): writes through either show in both; it binds like any A
 It keeps the parent alive; freeing the parent ends its views. a:copy() owns its memory.]=],
   ["Array:from_string"] = [=[
 a:from_string(s [, first]) -> a
-Copies the raw bytes of s (whole little-endian elements, as a:tostring() gives them)
+Copies the raw bytes of s (whole little-endian elements, as a:bytes() gives them)
 into the array in place, from element first (1-based, default 1).]=],
   ["Array:copy"] = [=[
 a:copy() -> Array
@@ -229,17 +233,18 @@ Releases the memory now (idempotent; also at garbage collection or <close>).]=],
   ["Backend"] = [=[
 vyre.Backend — the CUDA device or the reference interpreter, one interface
 Fields: be.name ("cuda" | "reference"), be.ordinal, be.freed. Results are bit-identical
-on both; only load_ptx, launch_raw and buf:pointer() are CUDA-only.]=],
+on both; only load_ptx and launch_raw are CUDA-only.]=],
   ["Backend:run"] = [=[
-be:run(p, args [, opts]) -> {name = Array | Buffer}
+be:run(p, args [, opts]) -> {name = Array | Buffer}, rounds
 Runs p once: args maps names to values (a param: a Lua value; a buffer: an Array, a
 table or a Buffer of this backend). Returns each write/read_write buffer: a new Array,
 or the Buffer passed (used in place). opts: {n = elements | {w, h, d}, grid = {x, y, z}};
 a program reading gid.y/z needs n = {w, h [, d]} or grid (a scalar n is an error for it,
-unless it reads ngroups; n = {N} is an explicit 1-D grid).]=],
+unless it reads ngroups; n = {N} is an explicit 1-D grid). rounds: the converge loops'
+rounds (0 without one).]=],
   ["Backend:run_timed"] = [=[
-be:run_timed(p, args [, opts]) -> results, {wall_ns, device_ns, enqueue_ns, wait_ns}
-be:run and its timing.]=],
+be:run_timed(p, args [, opts]) -> results, rounds, {wall_ns, device_ns, enqueue_ns, wait_ns}
+be:run and its timing (the one timing record, last; docs/API.md "Vocabulary").]=],
   ["Backend:buffer"] = [=[
 be:buffer(type, n | Array | table) -> Buffer
 A resident buffer: n zeros, or a copy of the data.]=],
@@ -252,13 +257,15 @@ A kernel from raw PTX text, launched with k:launch_raw.]=],
   ["Backend:sequence"] = [=[
 be:sequence({{k, args [, opts]}, ...} [, {prefix, times, readback, timed}]) -> arrays [, timing]
 Launches the steps in order with one synchronisation: steps 1..prefix once, the rest
-`times` times, then reads back each buffer (or {buf, byte_offset, nbytes}) in readback.]=],
+`times` times, then reads back each buffer, or element range {buf, first, count} (first
+1-based, count defaulting to the rest, as buf:download{first =, count =}), in readback.]=],
   ["Backend:graph"] = [=[
 be:graph({{k, args [, opts]}, ...}) -> Graph
 Captures the steps once (arguments by value) for cheap replay with g:launch(times).]=],
   ["Backend:synchronize"] = [=[
-be:synchronize()
-Waits until every queued launch and copy has finished (a no-op on the reference).]=],
+be:synchronize() -> true
+Waits until every queued launch and copy has finished (a no-op on the reference), then
+raises the lost-device cause or an error recorded while freeing objects (deferred).]=],
   ["Backend:trim"] = [=[
 be:trim()
 Gives cached memory back (CUDA transient and pinned pools, unused modules).]=],
@@ -266,8 +273,8 @@ Gives cached memory back (CUDA transient and pinned pools, unused modules).]=],
 be:lost() -> boolean
 True once a sticky fault poisoned the device (never on the reference).]=],
   ["Backend:check"] = [=[
-be:check() -> true
-Raises the lost-device cause, or an error recorded while freeing objects (deferred).]=],
+be:check() — renamed: be:synchronize() waits and raises the lost-device cause or an
+error recorded while freeing. Calling be:check() raises an error naming it.]=],
   ["Backend:megakernel"] = [=[
 be:megakernel(steps [, {times = n | converge = {flag = buf, max = n}, prefix =, timed =,
               grid_sync =}]) -> rounds [, timing]
@@ -282,7 +289,8 @@ converge round as a CUDA graph (one graph launch and one flag read per round). d
   ["Backend:plan"] = [=[
 be:plan(steps [, opts]) -> plan
 What be:megakernel would do, before anything runs: {mode, reason, layers, barriers (with
-the dependency that forced each), deps (every dependency), grid, occupancy,
+the dependency that forced each), deps (every dependency), grid ({blocks, blocks_per_sm,
+sms, threads, virtual_workgroups}), occupancy (a fraction of the SM's thread slots),
 bytes_per_round, facts, ...}; the mode comes from vyre.policy.megakernel(facts). Plans
 are cached per backend (be:stats().plan_hits). plan:dot() draws it for Graphviz.]=],
   ["Backend:grid_sync"] = [=[
@@ -311,7 +319,10 @@ The real device as a profile (the same fields as vyre.cuda.profile(name)), built
 be:info(); the reference backend returns the documented CPU profile.]=],
   ["Backend:info"] = [=[
 be:info() -> table
-Device facts: name, sm, multiprocessors, memory, limits (CUDA), or the reference's. CUDA
+Device facts in the profiles' vocabulary (vyre.profiles.FIELDS): name, sm, sms,
+memory_bytes, max_threads_per_block, shared_bytes_per_block[_optin], ... (CUDA), or the
+reference's. Old names (multiprocessors, total_memory, shared_bytes, shared_bytes_optin,
+max_workgroup) raise naming the new one. CUDA
 also: target (the PTX target it runs, "sm_120"), target_isa ("8.7") and target_reason
 (its own SM, or why a lower target runs: a newer SM, an older driver; docs/RUNTIME.md).
 fake = true on the fake CUDA driver of tests/fakecuda (CI without a GPU: kernels run on
@@ -329,13 +340,15 @@ Releases this backend object (its buffers and kernels keep the device until free
 vyre.Buffer — a resident buffer (device memory on CUDA, host memory on the reference)
 Fields: buf.type, buf.count, buf.bytes, buf.freed; #buf. Bind it by name in launches.]=],
   ["Buffer:upload"] = [=[
-buf:upload(array | table | binary string [, {first = i} | byte_offset]) -> buf
-Copies host data into the buffer, from element first (1-based) or at a byte offset
-(whole elements, range checked). A string is raw little-endian elements.]=],
+buf:upload(array | table | binary string [, {first = i} | {byte_offset = o}]) -> buf
+Copies host data into the buffer, from element first (1-based) or, by name, at a byte
+offset (whole elements, range checked). A string is raw little-endian elements. A
+positional offset raises naming both tables (ranges are elements unless named bytes).]=],
   ["Buffer:download"] = [=[
-buf:download([{first = i, count = n} | byte_offset [, nbytes]]) -> Array
-Copies the buffer, or an element range (1-based; count defaults to the rest) or a byte
-range, back to a new Array (waits for queued work). :tostring() of it gives raw bytes.]=],
+buf:download([{first = i, count = n} | {byte_offset = o, nbytes = n}]) -> Array
+Copies the buffer, or an element range (1-based; count defaults to the rest) or, by name,
+a byte range, back to a new Array (waits for queued work). :bytes() of it gives raw
+bytes. Positional numbers raise naming both tables.]=],
   ["Buffer:zero"] = [=[
 buf:zero() -> buf
 Fills the buffer with zero bytes (asynchronous on CUDA).]=],
@@ -357,13 +370,14 @@ buf:random(seed [, lo, hi]) -> buf
 The elements Array:random gives for the same seed and range (splitmix64; floats in
 [lo, hi), integers in [lo, hi], bool a fair coin). On a view, draws start at its first.]=],
   ["Buffer:pointer"] = [=[
-buf:pointer() -> integer   (CUDA only)
-The device address (CUdeviceptr), for raw PTX kernels; raises on the reference.]=],
+buf:pointer() -> integer
+The address of the buffer's data, for raw PTX kernels (k:launch_raw) and a host's own
+code (interop): the device pointer (CUdeviceptr) on CUDA, the host address of its memory
+on the reference (0 when empty). Valid until the buffer is freed; synchronize first when
+the host reads it.]=],
   ["Buffer:device_ptr"] = [=[
-buf:device_ptr() -> integer
-The address of the buffer's data, for a host's own code (interop): the CUDA device
-pointer on CUDA, the host address of its memory on the reference (0 when empty). Valid
-until the buffer is freed; synchronize first when the host reads it.]=],
+buf:device_ptr() — renamed: buf:pointer() gives the data's address on either backend.
+Calling buf:device_ptr() raises an error naming buf:pointer().]=],
   ["Buffer:free"] = [=[
 buf:free()
 Releases the memory now (idempotent; also at garbage collection or <close>).]=],
@@ -386,9 +400,11 @@ Matches the arguments once; l() then relaunches with no lookups (the launch floo
 k:rounds() -> n
 The rounds its last launch ran: converge loops' rounds (0 for programs without one).]=],
   ["Kernel:occupancy"] = [=[
-k:occupancy() -> {blocks_per_sm, cooperative, mode, blocks}
-Blocks of this kernel the device keeps resident per SM (from the driver), whether the
-device has cooperative launch, and the last launch's grid-sync mode and block count.]=],
+k:occupancy() -> blocks_per_sm, cooperative, mode, blocks
+Four values: blocks of this kernel the device keeps resident per SM (from the driver; 0
+on the reference), whether the device has cooperative launch, and the last launch's
+grid-sync mode and block count. (The fraction of the SM this fills is what `occupancy`
+means in tables: plan.occupancy, vyre.planners.occupancy.)]=],
   ["Kernel:info"] = [=[
 k:info() -> table
 name, backend, hash, workgroup, nbuffers, nparams (CUDA: registers, shared and local

@@ -6,10 +6,10 @@ return {
   ["vyre.policy"] = [=[
 require("vyre.policy") -> the policy module (also vyre.policy)
 The choices the runtime asks Lua for: policy.megakernel(facts) picks how be:megakernel
-and be:plan run their steps (cooperative, graph or host_loop). Replace the function to
+and be:plan run their steps (cooperative, graph or split). Replace the function to
 change the choice; decide still refuses a cooperative grid that could hang. §2.]=],
   ["vyre.policy.megakernel"] = [=[
-vyre.policy.megakernel(facts) -> {mode = "cooperative" | "graph" | "host_loop", reason}
+vyre.policy.megakernel(facts) -> {mode = "cooperative" | "graph" | "split", reason}
 The current megakernel policy (default_megakernel until you assign your own function);
 the runtime calls it through policy.decide, which fills costs and checks the answer.]=],
   ["vyre.policy.default_megakernel"] = [=[
@@ -34,7 +34,7 @@ Fills every missing cost (launch_ns, graph_node_ns, graph_launch_ns, readback_ns
 barrier_ns), memory_bandwidth and sms from profile (default facts.profile, else the h100
 profile). Changes facts in place.]=],
   ["vyre.policy.costs"] = [=[
-vyre.policy.costs(facts) -> {cooperative =, graph =, host_loop =}, rounds
+vyre.policy.costs(facts) -> {cooperative =, graph =, split =}, rounds
 The cost model: estimated nanoseconds of the whole execution in each mode (launches,
 graph nodes, barriers, flag readbacks, memory traffic), and the rounds it assumed.
 Needs completed facts (policy.complete).]=],

@@ -240,7 +240,7 @@ function M.compact(name, timed, be, src, keep, dst)
       { src = part, dst = part, total = total, n = G, chunk = G }, { grid = { 1 } } },
     { kscatter, a3, { grid = { G } } },
   }
-  local out, timing = U.run(name, be, steps, { { total, 0, 4 } }, timed)
+  local out, timing = U.run(name, be, steps, { { total, 1, 1 } }, timed)
   return out[1][1], timing
 end
 

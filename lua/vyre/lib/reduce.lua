@@ -90,7 +90,7 @@ function M.reduce(name, timed, be, buf, op)
   local res = U.scratch(be, "reduce_res", t, 1)
   local steps = {}
   M.steps(be, t, op, buf, n, res, steps)
-  local out, timing = U.run(name, be, steps, { { res, 0, SIZE[t] } }, timed)
+  local out, timing = U.run(name, be, steps, { { res, 1, 1 } }, timed)
   return out[1][1], timing
 end
 

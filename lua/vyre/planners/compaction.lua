@@ -166,8 +166,8 @@ function M.readback(be, plan, buffers)
       end
       steps[#steps + 1] = { kern, args, { grid = { (maxn + 255) // 256 } } }
     end
-    local got = be:sequence(steps, { readback = { { dst, 0, plan.compact_bytes } } })
-    local bytes = got[1]:tostring()
+    local got = be:sequence(steps, { readback = { { dst, 1, total } } })
+    local bytes = got[1]:bytes()
     for _, s in ipairs(srcs) do
       local off = s.o * SIZE[t]
       results[s.slot] = vyre.array(t, bytes:sub(off + 1, off + s.n * SIZE[t]))

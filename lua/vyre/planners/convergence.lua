@@ -43,7 +43,7 @@ function M.plan(input)
   if polls ~= 0 then
     check.fail(fname, ("host_polls must be 0 (got %d): the device decides when to stop")
       :format(polls), "leave host_polls out; for a host loop use be:sequence per round or "
-      .. "force mode 'host_loop' in the policy")
+      .. "force mode 'split' in the policy")
   end
   local rounds = input.rounds_expected ~= nil
     and check.int(input, "rounds_expected", 1, fname) or nil

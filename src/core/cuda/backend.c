@@ -48,10 +48,6 @@ static enum vyre_status to_steps(const void *const *kernels, const struct vyre_b
     return VYRE_OK;
 }
 
-static void to_timing(const struct vyre_cuda_timing *c, struct vyre_timing *t) {
-    *t = (struct vyre_timing){c->wall_ns, c->device_ns, c->enqueue_ns, c->wait_ns};
-}
-
 /* ---- slots ---------------------------------------------------------------------------- */
 
 static void cu_close(void *ctx) {
@@ -68,11 +64,11 @@ static enum vyre_status cu_info(void *ctx, struct vyre_backend_info *out, struct
     snprintf(out->device, sizeof out->device, "%s", in.name);
     out->ordinal = in.ordinal;
     out->sm = in.sm;
-    out->multiprocessors = in.multiprocessors;
-    out->total_memory = in.total_memory;
-    out->max_workgroup = in.max_threads_per_block;
+    out->sms = in.sms;
+    out->memory_bytes = in.memory_bytes;
+    out->max_threads_per_block = in.max_threads_per_block;
     memcpy(out->max_block, in.max_block, sizeof out->max_block);
-    out->shared_bytes = in.shared_per_block;
+    out->shared_bytes_per_block = in.shared_bytes_per_block;
     out->warp_size = in.warp_size;
     out->cooperative = in.cooperative_launch;
     out->graphs_native = true;
@@ -188,10 +184,8 @@ static enum vyre_status cu_launch_timed(void *ctx, void *kernel,
     vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
     struct vyre_cuda_step step = {kernel, {0}};
     to_args(l, bufs, &step.args);
-    struct vyre_cuda_timing ct = {0, 0, 0, 0};
-    enum vyre_status st = vyre_cuda_sequence(c->d, &step, 1, 1, 0, NULL, 0, &ct, err);
-    to_timing(&ct, t);
-    return st;
+    struct vyre_cuda_sequence_options o = {.prefix = 1, .timing = t};
+    return vyre_cuda_sequence(c->d, &step, 1, &o, err);
 }
 
 static enum vyre_status cu_synchronize(void *ctx, struct vyre_error *err) {
@@ -255,14 +249,10 @@ static enum vyre_status cu_sequence(void *ctx, const void *const *kernels,
                             "cuda backend: out of host memory for the readbacks. Fix: free memory");
     for (size_t i = 0; i < o->nreadback && st == VYRE_OK; i++) {
         const struct vyre_backend_readback *r = &o->readback[i];
-        uint64_t es = vyre_type_size(r->buf->type);
-        crb[i] = (struct vyre_cuda_readback){rb[i], r->first * es, r->count * es, r->dst};
+        crb[i] = (struct vyre_cuda_readback){rb[i], r->first, r->count, r->dst};
     }
-    struct vyre_cuda_timing ct = {0, 0, 0, 0};
-    if (st == VYRE_OK)
-        st = vyre_cuda_sequence(c->d, cs, n, o->prefix, o->times, crb, o->nreadback,
-                                o->timing ? &ct : NULL, err);
-    if (st == VYRE_OK && o->timing) to_timing(&ct, o->timing);
+    struct vyre_cuda_sequence_options co = {o->prefix, o->times, crb, o->nreadback, o->timing};
+    if (st == VYRE_OK) st = vyre_cuda_sequence(c->d, cs, n, &co, err);
     free(cs);
     free(bufs);
     free(crb);
@@ -300,10 +290,7 @@ static enum vyre_status cu_graph_launch(void *ctx, void *graph, uint32_t times,
                                         struct vyre_timing *t, struct vyre_error *err) {
     struct cu_graph *g = graph;
     if (!g->g) return vyre_cuda_synchronize(((struct cu_ctx *)ctx)->d, err);
-    struct vyre_cuda_timing ct = {0, 0, 0, 0};
-    enum vyre_status st = vyre_cuda_graph_launch(g->g, times, t ? &ct : NULL, err);
-    if (st == VYRE_OK && t) to_timing(&ct, t);
-    return st;
+    return vyre_cuda_graph_launch(g->g, times, t, err);
 }
 
 static void cu_graph_free(void *ctx, void *graph) {

@@ -55,10 +55,10 @@ enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_program *p, co
         }
     }
     d->st.ptx_misses++;
-    struct vyre_ptx_options opt = {.sm = sm, .debug = d->debug}; /* debug.c */
+    struct vyre_ptx_options opt = {.sm = sm, .debug = d->debug, .passes = &oo}; /* debug.c */
     char *text = NULL;
     size_t n = 0;
-    st = vyre_ptx_emit_opt(p, &opt, &oo, &text, &n, err);
+    st = vyre_ptx_emit(p, &opt, &text, &n, err);
     if (st != VYRE_OK) return st;
     uint32_t cap = env_cap("VYRE_PTX_CACHE_ENTRIES", 256);
     if (d->nptx >= cap) ptx_evict_lru(d);

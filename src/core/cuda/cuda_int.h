@@ -161,7 +161,6 @@ struct vyre_cuda_device {
     uint64_t tick;                      /* LRU clock */
     enum vyre_cuda_grid_sync grid_sync; /* how programs with grid statements run */
     bool capturing;                     /* graph.c is capturing the stream */
-    uint64_t run_rounds;                /* rounds of the last vyre_cuda_run */
     /* debug mode (debug.c): kernels compiled while on count out-of-bounds accesses */
     bool debug;
     struct vyre_cuda_kernel **dbg; /* live debug kernels */
@@ -181,12 +180,11 @@ VYRE_INTERNAL uint64_t vyre_cu_now_ns(void);
 /* A timed run (launch.c): start before the first enqueue, enqueued after the last,
  * finish after the final synchronisation; out may be NULL (nothing is measured). */
 struct vyre_cu_timer {
-    struct vyre_cuda_timing *out;
+    struct vyre_timing *out;
     uint64_t t0, t_enq;
 };
 VYRE_INTERNAL enum vyre_status vyre_cu_timer_start(struct vyre_cuda_device *d,
-                                                   struct vyre_cu_timer *t,
-                                                   struct vyre_cuda_timing *out,
+                                                   struct vyre_cu_timer *t, struct vyre_timing *out,
                                                    struct vyre_error *err);
 VYRE_INTERNAL enum vyre_status
 vyre_cu_timer_enqueued(struct vyre_cuda_device *d, struct vyre_cu_timer *t, struct vyre_error *err);

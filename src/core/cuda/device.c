@@ -112,12 +112,12 @@ static enum vyre_status probe_info(struct vyre_cuda_device *d, struct vyre_error
     size_t total = 0;
     VYRE_CU_CHECK(d, vyre_cu.cuDeviceTotalMem(&total, d->dev), "cuDeviceTotalMem", NULL, err);
     in->ordinal = d->ordinal;
-    in->total_memory = total;
+    in->memory_bytes = total;
     CUresult r = CUDA_SUCCESS;
     in->cc_major = attr(d->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &r);
     in->cc_minor = attr(d->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &r);
     in->sm = (unsigned)(in->cc_major * 10 + in->cc_minor);
-    in->multiprocessors = attr(d->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &r);
+    in->sms = attr(d->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &r);
     in->max_threads_per_block = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &r);
     in->max_block[0] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, &r);
     in->max_block[1] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, &r);
@@ -125,8 +125,8 @@ static enum vyre_status probe_info(struct vyre_cuda_device *d, struct vyre_error
     in->max_grid[0] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, &r);
     in->max_grid[1] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, &r);
     in->max_grid[2] = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, &r);
-    in->shared_per_block = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, &r);
-    in->shared_per_block_optin =
+    in->shared_bytes_per_block = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, &r);
+    in->shared_bytes_per_block_optin =
         attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &r);
     in->warp_size = attr(d->dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE, &r);
     in->cooperative_launch = attr(d->dev, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, &r) != 0;
@@ -139,7 +139,8 @@ static enum vyre_status probe_info(struct vyre_cuda_device *d, struct vyre_error
     in->max_blocks_per_sm = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, &r);
     in->registers_per_block = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, &r);
     in->registers_per_sm = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, &r);
-    in->shared_per_sm = attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, &r);
+    in->shared_bytes_per_sm =
+        attr(d->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, &r);
     in->concurrent_kernels = attr(d->dev, CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS, &r) != 0;
     /* A limit left at 0 would refuse every launch later with a misleading message. */
     if (r != CUDA_SUCCESS) return vyre_cu_fail(d, r, "cuDeviceGetAttribute", NULL, err);
@@ -212,8 +213,20 @@ enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out,
                               ordinal);
     d->refs = 1;
     d->ordinal = ordinal;
+    /* An unknown $VYRE_GRID_SYNC is an error, not a silent "auto": a misspelt or old
+     * name ("host_loop", now "split") would otherwise change how grid programs run. */
     const char *gs = getenv("VYRE_GRID_SYNC");
-    if (!gs || !vyre_cuda_grid_sync_from_name(gs, &d->grid_sync)) d->grid_sync = VYRE_GRID_AUTO;
+    d->grid_sync = VYRE_GRID_AUTO;
+    if (gs && *gs && !vyre_cuda_grid_sync_from_name(gs, &d->grid_sync)) {
+        free(d);
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "$VYRE_GRID_SYNC is \"%.64s\", not a grid sync mode%s. Fix: set it "
+                              "to auto, cooperative, split or graph, or unset it.",
+                              gs,
+                              strcmp(gs, "host_loop") == 0 ? " (\"host_loop\" is now "
+                                                             "called \"split\")"
+                                                           : "");
+    }
     struct ordinal_state *o = &ordinals[ordinal];
     enum vyre_status st;
     CUresult r = vyre_cu.cuDeviceGet(&d->dev, ordinal);
@@ -277,7 +290,7 @@ enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out,
         teardown(d);
         return st;
     }
-    uint64_t dflt_cap = d->info.total_memory / 8;
+    uint64_t dflt_cap = d->info.memory_bytes / 8;
     if (dflt_cap > (UINT64_C(1) << 30)) dflt_cap = UINT64_C(1) << 30;
     vyre_cu_pool_init(&d->pool, false, env_u64("VYRE_POOL_MAX_BYTES", dflt_cap));
     vyre_cu_pool_init(&d->pinned, true, env_u64("VYRE_PINNED_MAX_BYTES", UINT64_C(64) << 20));

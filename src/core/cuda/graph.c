@@ -90,7 +90,7 @@ enum vyre_status vyre_cuda_graph_capture(vyre_cuda_device *d, const struct vyre_
     return VYRE_OK;
 }
 
-static enum vyre_status replay(vyre_cuda_graph *g, uint32_t repeat, struct vyre_cuda_timing *timing,
+static enum vyre_status replay(vyre_cuda_graph *g, uint32_t repeat, struct vyre_timing *timing,
                                struct vyre_error *err) {
     struct vyre_cuda_device *d = g->dev;
     enum vyre_status st = vyre_cu_enter(d, err);
@@ -124,7 +124,7 @@ static enum vyre_status replay(vyre_cuda_graph *g, uint32_t repeat, struct vyre_
 }
 
 enum vyre_status vyre_cuda_graph_launch(vyre_cuda_graph *g, uint32_t repeat,
-                                        struct vyre_cuda_timing *timing, struct vyre_error *err) {
+                                        struct vyre_timing *timing, struct vyre_error *err) {
     if (!g)
         return vyre_error_set(err, VYRE_ERR_ARG,
                               "graph launch: graph is NULL. Fix: capture "

@@ -89,8 +89,6 @@ enum vyre_cuda_grid_sync vyre_cuda_grid_sync(const vyre_cuda_device *d) {
     return d ? d->grid_sync : VYRE_GRID_AUTO;
 }
 
-uint64_t vyre_cuda_run_rounds(const vyre_cuda_device *d) { return d ? d->run_rounds : 0; }
-
 /* ---- attach / detach ------------------------------------------------------------------ */
 
 static void collect_loops(struct vyre_cu_gridk *gk, const struct vyre_block *b) {
@@ -186,7 +184,7 @@ static enum vyre_status launch_cooperative(vyre_cuda_kernel *k, const uint32_t g
     struct vyre_cu_gridk *gk = k->grid;
     struct vyre_cuda_device *d = k->dev;
     uint64_t nv = (uint64_t)g[0] * g[1] * g[2];
-    uint64_t most = (uint64_t)gk->per_sm * (uint64_t)d->info.multiprocessors;
+    uint64_t most = (uint64_t)gk->per_sm * (uint64_t)d->info.sms;
     if (most > (uint64_t)d->info.max_grid[0]) most = (uint64_t)d->info.max_grid[0];
     uint32_t blocks = (uint32_t)(nv < most ? nv : most);
     uint32_t at = gk->nargs;

@@ -241,7 +241,7 @@ enum vyre_status vyre_cuda_launch_raw(vyre_cuda_kernel *k, const uint32_t grid[3
 /* ---- timing ---------------------------------------------------------------- */
 
 enum vyre_status vyre_cu_timer_start(struct vyre_cuda_device *d, struct vyre_cu_timer *t,
-                                     struct vyre_cuda_timing *out, struct vyre_error *err) {
+                                     struct vyre_timing *out, struct vyre_error *err) {
     t->out = out;
     if (!out) return VYRE_OK;
     memset(out, 0, sizeof *out);
@@ -278,9 +278,21 @@ void vyre_cu_timer_finish(struct vyre_cuda_device *d, struct vyre_cu_timer *t) {
 /* ---- sequences ------------------------------------------------------------- */
 
 static enum vyre_status sequence(vyre_cuda_device *d, const struct vyre_cuda_step *steps,
-                                 size_t nsteps, size_t prefix, uint32_t repeat,
-                                 const struct vyre_cuda_readback *rb, size_t nrb,
-                                 struct vyre_cuda_timing *timing, struct vyre_error *err) {
+                                 size_t nsteps, const struct vyre_cuda_sequence_options *o,
+                                 struct vyre_error *err) {
+    size_t prefix = o->prefix, nrb = o->nreadback;
+    uint32_t repeat = o->times;
+    const struct vyre_cuda_readback *rb = o->readback;
+    struct vyre_timing *timing = o->timing;
+    if (nrb && !rb)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "sequence: nreadback is %zu but readback is NULL. Fix: pass the "
+                              "readbacks, or nreadback = 0.",
+                              nrb);
+    if (nsteps && !steps)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "sequence: %zu steps but steps is NULL. Fix: pass the steps.",
+                              nsteps);
     enum vyre_status st = vyre_cu_enter(d, err);
     if (st != VYRE_OK) return st;
     if (prefix > nsteps)
@@ -304,9 +316,20 @@ static enum vyre_status sequence(vyre_cuda_device *d, const struct vyre_cuda_ste
                                   "this device. Fix: read back device buffers "
                                   "of this device.",
                                   i + 1);
-        st = vyre_cu_check_range(rb[i].buf, rb[i].offset, rb[i].nbytes, "sequence readback", err);
-        if (st != VYRE_OK) return st;
-        total += rb[i].nbytes;
+        const struct vyre_cuda_buffer *b = rb[i].buf;
+        if (rb[i].count > b->count || rb[i].first > b->count - rb[i].count)
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "sequence: readback %zu asks for elements [%llu, %llu + %llu) "
+                                  "of a buffer of %llu elements. Fix: keep first + count within "
+                                  "the buffer (ranges are in elements).",
+                                  i + 1, (unsigned long long)rb[i].first,
+                                  (unsigned long long)rb[i].first, (unsigned long long)rb[i].count,
+                                  (unsigned long long)b->count);
+        if (rb[i].count && !rb[i].dst)
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "sequence: readback %zu has no destination. Fix: pass dst.",
+                                  i + 1);
+        total += rb[i].count * vyre_type_size(b->type);
     }
     struct vyre_cu_timer t;
     st = vyre_cu_timer_start(d, &t, timing, err);
@@ -322,11 +345,13 @@ static enum vyre_status sequence(vyre_cuda_device *d, const struct vyre_cuda_ste
                   vyre_cu_pool_get(d, &d->pinned, total, &stage, &cls, NULL) == VYRE_OK;
     uint64_t off = 0;
     for (size_t i = 0; i < nrb && st == VYRE_OK; i++) {
+        uint64_t es = vyre_type_size(rb[i].buf->type), nbytes = rb[i].count * es;
         void *dst = staged ? (void *)(uintptr_t)(stage + off) : rb[i].dst;
-        CUresult r = vyre_cu.cuMemcpyDtoHAsync(dst, rb[i].buf->ptr + rb[i].offset,
-                                               (size_t)rb[i].nbytes, d->stream);
+        CUresult r = nbytes ? vyre_cu.cuMemcpyDtoHAsync(dst, rb[i].buf->ptr + rb[i].first * es,
+                                                        (size_t)nbytes, d->stream)
+                            : CUDA_SUCCESS;
         if (r != CUDA_SUCCESS) st = vyre_cu_fail(d, r, "cuMemcpyDtoHAsync", NULL, err);
-        off += rb[i].nbytes;
+        off += nbytes;
     }
     if (st == VYRE_OK) st = vyre_cu_timer_enqueued(d, &t, err);
     if (st == VYRE_OK) st = vyre_cu_sync(d, NULL, err);
@@ -334,9 +359,11 @@ static enum vyre_status sequence(vyre_cuda_device *d, const struct vyre_cuda_ste
         vyre_cu_timer_finish(d, &t);
         off = 0;
         for (size_t i = 0; i < nrb; i++) {
-            if (staged) memcpy(rb[i].dst, (void *)(uintptr_t)(stage + off), (size_t)rb[i].nbytes);
-            off += rb[i].nbytes;
-            d->st.bytes_down += rb[i].nbytes;
+            uint64_t nbytes = rb[i].count * vyre_type_size(rb[i].buf->type);
+            if (staged && nbytes)
+                memcpy(rb[i].dst, (void *)(uintptr_t)(stage + off), (size_t)nbytes);
+            off += nbytes;
+            d->st.bytes_down += nbytes;
         }
     }
     if (staged) vyre_cu_pool_put(d, &d->pinned, stage, cls);
@@ -346,12 +373,13 @@ static enum vyre_status sequence(vyre_cuda_device *d, const struct vyre_cuda_ste
 /* One range over the whole sequence (each launch inside has its own), named by its
  * first step's program. */
 enum vyre_status vyre_cuda_sequence(vyre_cuda_device *d, const struct vyre_cuda_step *steps,
-                                    size_t nsteps, size_t prefix, uint32_t repeat,
-                                    const struct vyre_cuda_readback *rb, size_t nrb,
-                                    struct vyre_cuda_timing *timing, struct vyre_error *err) {
+                                    size_t nsteps, const struct vyre_cuda_sequence_options *o,
+                                    struct vyre_error *err) {
+    struct vyre_cuda_sequence_options all = {.prefix = nsteps}; /* o NULL: each step once */
+    if (!o) o = &all;
     const vyre_cuda_kernel *k0 = steps && nsteps ? steps[0].kernel : NULL;
     int tr = vyre_trace_push("sequence", k0 ? k0->name : NULL);
-    enum vyre_status st = sequence(d, steps, nsteps, prefix, repeat, rb, nrb, timing, err);
+    enum vyre_status st = sequence(d, steps, nsteps, o, err);
     vyre_trace_pop(tr);
     return st;
 }
@@ -379,11 +407,21 @@ static void run_release(struct vyre_cuda_device *d, struct run_state *rs) {
 }
 
 static enum vyre_status run(vyre_cuda_device *d, vyre_program *p,
-                            const struct vyre_buffer_arg *buffers,
-                            vyre_cuda_buffer *const *resident, size_t nbuffers,
-                            const vyre_bits *params, size_t nparams, uint64_t n,
-                            const uint32_t *grid, void *const *out, struct vyre_cuda_timing *timing,
-                            struct vyre_error *err) {
+                            const struct vyre_cuda_run_options *o, struct vyre_error *err) {
+    const struct vyre_buffer_arg *buffers = o->buffers;
+    vyre_cuda_buffer *const *resident = o->resident;
+    size_t nbuffers = o->nbuffers, nparams = o->nparams;
+    const vyre_bits *params = o->params;
+    uint64_t n = o->n;
+    const uint32_t *grid = o->grid;
+    void *const *out = o->out;
+    struct vyre_timing *timing = o->timing;
+    if (o->rounds) *o->rounds = 0;
+    if ((nbuffers && !buffers) || (nparams && !params))
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "vyre_cuda_run: buffers or params is NULL while its count is not "
+                              "zero. Fix: pass the arrays (a resident buffer's entry may hold "
+                              "NULL data).");
     enum vyre_status st = vyre_cu_enter(d, err);
     if (st != VYRE_OK) return st;
     struct run_state *rs = calloc(1, sizeof *rs);
@@ -487,8 +525,7 @@ static enum vyre_status run(vyre_cuda_device *d, vyre_program *p,
     }
     if (st == VYRE_OK) st = vyre_cu_timer_enqueued(d, &t, err);
     if (st == VYRE_OK) st = vyre_cu_sync(d, k->name, err);
-    d->run_rounds = 0;
-    if (st == VYRE_OK && k->grid) st = vyre_cuda_kernel_rounds(k, &d->run_rounds, err);
+    if (st == VYRE_OK && k->grid && o->rounds) st = vyre_cuda_kernel_rounds(k, o->rounds, err);
     if (st == VYRE_OK) {
         vyre_cu_timer_finish(d, &t);
         off = down_off;
@@ -512,14 +549,13 @@ done:
 
 /* One range over compile, copies, launch and readback. */
 enum vyre_status vyre_cuda_run(vyre_cuda_device *d, vyre_program *p,
-                               const struct vyre_buffer_arg *buffers,
-                               vyre_cuda_buffer *const *resident, size_t nbuffers,
-                               const vyre_bits *params, size_t nparams, uint64_t n,
-                               const uint32_t *grid, void *const *out,
-                               struct vyre_cuda_timing *timing, struct vyre_error *err) {
+                               const struct vyre_cuda_run_options *o, struct vyre_error *err) {
+    if (!o)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "vyre_cuda_run: options must not be NULL (they carry the buffers). "
+                              "Fix: pass a struct vyre_cuda_run_options.");
     int tr = vyre_trace_push("run", p ? p->name : NULL);
-    enum vyre_status st =
-        run(d, p, buffers, resident, nbuffers, params, nparams, n, grid, out, timing, err);
+    enum vyre_status st = run(d, p, o, err);
     vyre_trace_pop(tr);
     return st;
 }

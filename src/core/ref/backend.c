@@ -1,6 +1,6 @@
 /* backend.c — the reference backend behind the backend interface (vyre_backend.h): host
  * memory buffers and views, kernels run on the interpreter (vyre_launch_grid's grid,
- * computed by the wrapper, then vyre_ref_run_oob), sequences and graphs as launches in
+ * computed by the wrapper, then vyre_ref_run), sequences and graphs as launches in
  * order (a graph is its recorded steps, replayed), counters and the debug report.
  * It reproduces what the Lua binding does for the reference today (src/lvyre/lkernel.c,
  * lsequence.c, lgraph.c, ldebug.c and lbackend.h's LVYRE_REF_STATS), counter names
@@ -111,12 +111,8 @@ static enum vyre_status run(struct ref_ctx *c, struct ref_kernel *k,
         const struct ref_buf *b = l->buffers[i];
         bufs[i] = (struct vyre_buffer_arg){b->host, l->counts[i]};
     }
-    struct vyre_run_args a = {bufs,
-                              l->nbuffers,
-                              l->params,
-                              l->nparams,
-                              {l->resolved[0], l->resolved[1], l->resolved[2]},
-                              c->max_steps};
+    struct vyre_run_args a = {
+        bufs, l->nbuffers, l->params, l->nparams, {l->resolved[0], l->resolved[1], l->resolved[2]}};
     struct vyre_oob_count *oob = NULL;
     if (c->debug) {
         uint32_t nd = vyre_program_decl_count(k->p);
@@ -129,7 +125,8 @@ static enum vyre_status run(struct ref_ctx *c, struct ref_kernel *k,
         memset(c->oob, 0, (nd + 1) * sizeof *c->oob);
         oob = c->oob;
     }
-    enum vyre_status st = vyre_ref_run_oob(k->p, &a, &k->rounds, oob, err);
+    struct vyre_ref_run_options o = {.max_steps = c->max_steps, .rounds = &k->rounds, .oob = oob};
+    enum vyre_status st = vyre_ref_run(k->p, &a, &o, err);
     if (st != VYRE_OK) return st;
     if (oob && (st = report_add(c, k->p, err)) != VYRE_OK) return st;
     c->st.launches++;
@@ -151,10 +148,10 @@ static enum vyre_status ref_info(void *ctx, struct vyre_backend_info *out, struc
     (void)err;
     struct ref_ctx *c = ctx;
     snprintf(out->device, sizeof out->device, "CPU reference interpreter");
-    out->max_workgroup = 1024;
+    out->max_threads_per_block = 1024;
     out->max_block[0] = out->max_block[1] = 1024;
     out->max_block[2] = 64;
-    out->shared_bytes = 49152;
+    out->shared_bytes_per_block = 49152;
     out->warp_size = 1;
     out->cooperative = true; /* sections run one after the other over the whole grid */
     out->debug = c->debug;

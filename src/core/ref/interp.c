@@ -246,8 +246,8 @@ unsigned vyre_interp_generation(void) {
     return atomic_load_explicit(&interrupt_generation, memory_order_relaxed);
 }
 
-static uint64_t step_limit(const struct vyre_run_args *args) {
-    if (args->max_steps) return args->max_steps;
+static uint64_t step_limit(const struct vyre_ref_run_options *o) {
+    if (o->max_steps) return o->max_steps;
     const char *env = getenv("VYRE_REF_MAX_STEPS");
     if (env && *env) {
         char *end;
@@ -260,7 +260,8 @@ static uint64_t step_limit(const struct vyre_run_args *args) {
 static enum vyre_status stop_error(const struct vyre_exec *x, struct vyre_error *err) {
     if (x->budget->stop == VYRE_STOP_INTERRUPT) {
         vyre_error_set(err, VYRE_ERR_RUNTIME,
-                       "program '%s' was interrupted (vyre_ref_interrupt, e.g. Ctrl-C) "
+                       "program '%s' was interrupted (vyre_ref_interrupt, e.g. Ctrl-C, or "
+                       "vyre_ref_run_options.interrupt) "
                        "in workgroup (%u,%u,%u); buffers hold a partial result. Fix: "
                        "run it again, or with smaller sizes or fewer loop iterations",
                        x->p->name, x->wgid[0], x->wgid[1], x->wgid[2]);
@@ -273,7 +274,7 @@ static enum vyre_status stop_error(const struct vyre_exec *x, struct vyre_error 
                           "invocations), the reference interpreter's step budget, in workgroup (%u,%u,%u); buffers hold a "
                           "partial result. Fix: check the loop bounds; if the work is meant to "
                           "be this long, raise the budget (VYRE_REF_MAX_STEPS, "
-                          "vyre.reference.new{max_steps = n}, or vyre_run_args.max_steps)",
+                          "vyre.reference.new{max_steps = n}, or vyre_ref_run_options.max_steps)",
                           x->p->name, (unsigned long long)x->budget->limit, x->wgid[0], x->wgid[1],
                           x->wgid[2]);
 }
@@ -561,7 +562,7 @@ static enum vyre_status ref_flag_read(void *ud, uint32_t decl, bool *set, struct
 static enum vyre_status ref_tick(void *ud, struct vyre_error *err) {
     struct ref_grid *g = ud;
     struct vyre_budget *b = g->x->budget;
-    if (--b->left == 0 || vyre_interp_generation() != b->generation) {
+    if (--b->left == 0 || vyre_interp_stopped(b)) {
         b->stop = b->left == 0 ? VYRE_STOP_STEPS : VYRE_STOP_INTERRUPT;
         b->left = 1;
         return stop_error(g->x, err);
@@ -587,18 +588,11 @@ static size_t compile_sections(const vyre_program *p, struct run_state *st) {
 }
 
 enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,
-                              struct vyre_error *err) {
-    return vyre_ref_run_rounds(p, args, NULL, err);
-}
-
-enum vyre_status vyre_ref_run_rounds(vyre_program *p, const struct vyre_run_args *args,
-                                     uint64_t *rounds, struct vyre_error *err) {
-    return vyre_ref_run_oob(p, args, rounds, NULL, err);
-}
-
-enum vyre_status vyre_ref_run_oob(vyre_program *p, const struct vyre_run_args *args,
-                                  uint64_t *rounds, struct vyre_oob_count *oob,
-                                  struct vyre_error *err) {
+                              const struct vyre_ref_run_options *o, struct vyre_error *err) {
+    static const struct vyre_ref_run_options none;
+    if (!o) o = &none;
+    uint64_t *rounds = o->rounds;
+    struct vyre_oob_count *oob = o->oob;
     if (rounds) *rounds = 0;
     if (!p || !args)
         return vyre_error_set(err, VYRE_ERR_ARG,
@@ -638,8 +632,8 @@ enum vyre_status vyre_ref_run_oob(vyre_program *p, const struct vyre_run_args *a
     x.p = p;
     x.mem = st.mem;
     x.param_bits = st.param_bits;
-    struct vyre_budget budget = {0, 0, vyre_interp_generation(), 0};
-    budget.left = budget.limit = step_limit(args);
+    struct vyre_budget budget = {0, 0, vyre_interp_generation(), 0, o->interrupt};
+    budget.left = budget.limit = step_limit(o);
     x.budget = &budget;
     for (unsigned a = 0; a < 3; a++) {
         x.wgsize[a] = p->workgroup[a];

@@ -65,17 +65,23 @@ struct vyre_exec {
     struct vyre_budget *budget; /* loop steps left and interrupts, shared by the run */
 };
 
-/* A run's guard: steps left (loop iterations and invocations), and the interrupt generation at its start
- * (vyre_ref_interrupt bumps it). `stop` says why the run was stopped: 0 = not. */
+/* A run's guard: steps left (loop iterations and invocations), the interrupt generation
+ * at its start (vyre_ref_interrupt bumps it) and the run's own interrupt flag
+ * (options.interrupt). `stop` says why the run was stopped: 0 = not. */
 struct vyre_budget {
     uint64_t left, limit;
     unsigned generation;
-    int stop; /* 0, VYRE_STOP_STEPS or VYRE_STOP_INTERRUPT */
+    int stop;                 /* 0, VYRE_STOP_STEPS or VYRE_STOP_INTERRUPT */
+    const volatile int *flag; /* NULL: none */
 };
 enum { VYRE_STOP_STEPS = 1, VYRE_STOP_INTERRUPT = 2 };
 
 /* The interrupt generation (interp.c); read once per loop iteration. */
 VYRE_INTERNAL unsigned vyre_interp_generation(void);
+/* true when the run was interrupted: globally (vyre_ref_interrupt) or by its own flag. */
+static inline bool vyre_interp_stopped(const struct vyre_budget *b) {
+    return vyre_interp_generation() != b->generation || (b->flag && *b->flag);
+}
 
 enum vyre_lane_state { VYRE_LANE_RUNNING, VYRE_LANE_BARRIER, VYRE_LANE_DONE };
 

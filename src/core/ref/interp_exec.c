@@ -198,7 +198,7 @@ void vyre_interp_run_lane(const struct vyre_exec *x, struct vyre_lane *lane) {
         case VYRE_IN_FOR_INIT: exec_for_init(x, lane, in); break;
         case VYRE_IN_FOR_NEXT:
             /* The guard sits on the only backward edge, so a run cannot loop past it. */
-            if (--x->budget->left == 0 || vyre_interp_generation() != x->budget->generation) {
+            if (--x->budget->left == 0 || vyre_interp_stopped(x->budget)) {
                 x->budget->stop = x->budget->left == 0 ? VYRE_STOP_STEPS : VYRE_STOP_INTERRUPT;
                 x->budget->left = 1; /* keep the count from wrapping if lanes go on */
                 lane->state = VYRE_LANE_DONE;
