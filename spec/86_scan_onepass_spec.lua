@@ -431,11 +431,11 @@ for _, kind in ipairs(H.cuda_kinds()) do
               for _, excl in ipairs({ false, true }) do
                 local r = ref:buffer(t, N)
                 lib.scan(ref, ref:buffer(t, xs), r, op, { exclusive = excl })
-                local want = r:download():tostring()
+                local want = r:download():bytes()
                 local src, dst = gpu:buffer(t, xs), gpu:buffer(t, N)
                 for rep = 1, kind.small and 1 or 3 do
                   lib.scan(gpu, src, dst, op, { exclusive = excl })
-                  assert.are.equal(want, dst:download():tostring(),
+                  assert.are.equal(want, dst:download():bytes(),
                     ("%s %s excl=%s run %d"):format(t, op, tostring(excl), rep))
                 end
               end
@@ -453,7 +453,7 @@ for _, kind in ipairs(H.cuda_kinds()) do
             lib.segmented_reduce(ref, ref:buffer("f32", sx), ref:buffer("u32", offs), ro, op)
             local go = gpu:buffer("f32", #offs - 1)
             lib.segmented_reduce(gpu, gpu:buffer("f32", sx), gpu:buffer("u32", offs), go, op)
-            assert.are.equal(ro:download():tostring(), go:download():tostring(), "segreduce " .. op)
+            assert.are.equal(ro:download():bytes(), go:download():bytes(), "segreduce " .. op)
           end
           local xs = random_list("f32", N, 9300)
           local pred = "(gt x 0x0p+0f32)"
@@ -461,8 +461,8 @@ for _, kind in ipairs(H.cuda_kinds()) do
           local rc = lib.compact(ref, ref:buffer("f32", xs), pred, rd)
           local gd = gpu:buffer("f32", N)
           assert.are.equal(rc, lib.compact(gpu, gpu:buffer("f32", xs), pred, gd))
-          assert.are.equal(rd:download({ first = 1, count = rc }):tostring(),
-            gd:download({ first = 1, count = rc }):tostring())
+          assert.are.equal(rd:download({ first = 1, count = rc }):bytes(),
+            gd:download({ first = 1, count = rc }):bytes())
         end)
     end)
 end
@@ -482,10 +482,10 @@ describe("single-pass scan under contention #gpu", function()
         with_config(cfg, function()
           -- the window changes only the walk; items changes the order (the reference too)
           lib.scan(ref, rsrc, r, "add", { exclusive = true })
-          local want = r:download():tostring()
+          local want = r:download():bytes()
           for rep = 1, 4 do
             lib.scan(gpu, src, dst, "add", { exclusive = true })
-            assert.are.equal(want, dst:download():tostring(),
+            assert.are.equal(want, dst:download():bytes(),
               ("%s window=%s run %d"):format(t, tostring(cfg.window), rep))
           end
         end)
@@ -495,10 +495,10 @@ describe("single-pass scan under contention #gpu", function()
       lib.iota(gpu, big, 0.5, 1.0 / 3)
       local out = gpu:buffer(t, 1 << 26)
       lib.scan(gpu, big, out, "add")
-      local first = out:download():tostring()
+      local first = out:download():bytes()
       for rep = 1, 3 do
         lib.scan(gpu, big, out, "add")
-        assert.are.equal(first, out:download():tostring(), t .. " 2^26 run " .. rep)
+        assert.are.equal(first, out:download():bytes(), t .. " 2^26 run " .. rep)
       end
     end
   end)

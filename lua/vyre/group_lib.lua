@@ -178,7 +178,7 @@ local WIDE = { i64 = true, u64 = true, f64 = true }
 -- Element i (0-based) of buf as its sort image (one small download).
 local function image_at(buf, i)
   local w = WIDE[buf.type] and 8 or 4
-  local raw = buf:download(i * w, w):tostring()
+  local raw = buf:download({ byte_offset = i * w, nbytes = w }):bytes()
   return image(buf.type, (string.unpack(w == 8 and "<i8" or "<I4", raw)))
 end
 

@@ -249,8 +249,8 @@ local function add_constants(eg, fname)
   local steps = { { kernel(be, "flags", FLAGS), { parent = eg.parent, st = eg.an_state,
     flag = flag, n = nids }, S.grid(nids) } }
   scan.steps(be, "u32", "add", true, flag, rank, nids, steps)
-  local res = S.run(eg, fname, steps, { { rank, 4 * (nids - 1), 4 },
-    { flag, 4 * (nids - 1), 4 } })
+  local res = S.run(eg, fname, steps, { { rank, nids, 1 },
+    { flag, nids, 1 } })
   local k = res[1][1] + res[2][1]
   if k == 0 then return 0 end
   local pay, cls = S.exact(eg, "an_pay", k, "i64"), S.exact(eg, "an_cls", k)
@@ -293,9 +293,9 @@ function AN.value(eg, fname, c)
   end
   S.check_id(eg, fname, c, "argument 1")
   AN.current(eg, fname)
-  local root = eg.parent:download(4 * c, 4)[1]
-  local s = eg.an_state:download(4 * root, 4)[1]
-  if s == 1 then return eg.an_val:download(8 * root, 8)[1], "one" end
+  local root = eg.parent:download({ first = c + 1, count = 1 })[1]
+  local s = eg.an_state:download({ first = root + 1, count = 1 })[1]
+  if s == 1 then return eg.an_val:download({ first = root + 1, count = 1 })[1], "one" end
   return nil, s == 0 and "none" or "conflict"
 end
 

@@ -29,7 +29,7 @@ local function rows(eg, fname, pat, lay)
   local m, sub = match.search(eg, fname, idx, pat, lay, nil, "query", 0)
   local out = {}
   if m == 0 then return out end
-  local a = sub:download(0, 4 * m * lay.ncols)
+  local a = sub:download({ first = 1, count = m * lay.ncols })
   for i = 1, m do
     local r = { [0] = a[i], row = lay.row and a[lay.row * m + i] or nil }
     for name, col in pairs(lay.class) do r[name] = a[col * m + i] end
@@ -61,7 +61,7 @@ function Q.lookup(eg, fname, t)
   if math.type(t) == "integer" then
     S.check_id(eg, fname, t, "the e-class id")
     ready(eg, fname)
-    return eg.parent:download(4 * t, 4)[1]
+    return eg.parent:download({ first = t + 1, count = 1 })[1]
   end
   if type(t) ~= "string" then
     S.raise(fname, ("a term must be an S-expression string or an e-class id, got %s"):format(
@@ -72,7 +72,7 @@ function Q.lookup(eg, fname, t)
   lay.withsub = true -- a subsumed term is still in the e-graph
   local r = rows(eg, fname, pat, lay)[1]
   if not r then return nil end
-  return eg.parent:download(4 * r[0], 4)[1], r, lay
+  return eg.parent:download({ first = r[0] + 1, count = 1 })[1], r, lay
 end
 
 --- egglog's delete: removes the e-node of ground term t from the e-graph (its e-class

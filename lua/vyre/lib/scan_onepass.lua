@@ -562,7 +562,7 @@ function M.compact(name, timed, be, src, flags, pred, dst)
   local total = U.scratch(be, "compact_total", "u32", 1)
   local steps = {}
   M.compact_steps({ k1, k2 }, be, t, src, flags, dst, total, n, steps)
-  local out, timing = U.run(name, be, steps, { { total, 0, 4 } }, timed)
+  local out, timing = U.run(name, be, steps, { { total, 1, 1 } }, timed)
   return out[1][1], timing
 end
 
