@@ -25,7 +25,7 @@ $INPUT
   (param chunk u32)
   (let l (lid x))
   (let g (wgid x))
-  (let cbeg (mul g chunk))
+  (let cbeg (min (mul g chunk) n))
   (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))
   (let acc 0u32)
   (for gi (add cbeg l) cend 256u32
@@ -52,7 +52,7 @@ $FLAGS
   (param chunk u32)
   (let l (lid x))
   (let g (wgid x))
-  (let cbeg (mul g chunk))
+  (let cbeg (min (mul g chunk) n))
   (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))
   (let ntiles (div (add (sub cend cbeg) 2047u32) 2048u32))
   (let obase (load part g))
@@ -153,7 +153,7 @@ local function keep_of_flags(ft)
 end
 
 -- The two kernels for element type t and a flags buffer type or a predicate.
-local function kernels(name, be, t, flags_type, pred)
+local function kernels(name, be, t, flags_type, pred, count)
   local keep, key, flagdecl
   if pred then
     keep, key, flagdecl = pred, "pred:" .. pred, ""
@@ -174,11 +174,18 @@ local function kernels(name, be, t, flags_type, pred)
   })
   local fix = "write a bool expression over the element x, e.g. \"(gt x 0i32)\" for an i32 "
     .. "buffer (literals carry their type)"
-  return U.user_kernel(name, be, "compact_count:" .. t .. ":" .. key, count_text, fix),
-    U.user_kernel(name, be, "compact:" .. t .. ":" .. key, scatter_text, fix)
+  local dev = ""
+  if count then
+    count_text, scatter_text = U.dev_text(count_text, U.N_ELEMS), U.dev_text(scatter_text,
+      U.N_ELEMS)
+    dev = "#dev"
+  end
+  return U.user_kernel(name, be, "compact_count:" .. t .. ":" .. key .. dev, count_text, fix),
+    U.user_kernel(name, be, "compact:" .. t .. ":" .. key .. dev, scatter_text, fix)
 end
 
-function M.compact(name, timed, be, src, keep, dst)
+--- Checks the arguments of compact and its steps form; returns pred, flags.
+local function check(name, be, src, keep, dst)
   U.check_backend(name, be)
   U.check_buffer(name, be, src, "argument 2 (src)", U.ALL_TYPES)
   local pred, flags
@@ -215,27 +222,72 @@ function M.compact(name, timed, be, src, keep, dst)
     U.check_disjoint(name, dst, "dst", flags, "the flags buffer",
       "compact into a buffer that shares no memory with the flags")
   end
+  return pred, flags
+end
+
+--- Appends the launches compacting src (n >= 1 elements; with count, the first
+--- min(count[0], n)) by flags or pred into dst, writing the kept count to total[0].
+function M.steps(name, be, S, src, flags, pred, dst, total, steps, count)
   local t, n = src.type, src.count
-  local kcount, kscatter = kernels(name, be, t, flags and flags.type, pred)
-  if n == 0 then
-    return 0, U.no_time()
-  end
+  local kcount, kscatter = kernels(name, be, t, flags and flags.type, pred, count)
   local chunk, G = U.chunks(n)
-  local part = U.scratch(be, "compact_part", "u32", U.MAXG)
-  local total = U.scratch(be, "compact_total", "u32", 1)
+  local part = U.scratch(S or be, "compact_part", "u32", U.MAXG)
   local a1 = { part = part, n = n, chunk = chunk }
+  local a2 = { src = part, dst = part, total = total, n = G, chunk = G }
   local a3 = { src = src, dst = dst, part = part, n = n, chunk = chunk }
   if flags then
     a1.flags, a3.flags = flags, flags
   else
     a1.src = src
   end
-  local steps = {
-    { kcount, a1, { grid = { G } } },
-    { scan.kernel(be, "u32", "add", true, "none", true),
-      { src = part, dst = part, total = total, n = G, chunk = G }, { grid = { 1 } } },
-    { kscatter, a3, { grid = { G } } },
-  }
+  if count then
+    for _, a in ipairs({ a1, a2, a3 }) do a.n, a.chunk, a.ncount, a.ncap = nil, nil, count, n end
+  end
+  steps[#steps + 1] = { kcount, a1, { grid = { G } } }
+  steps[#steps + 1] = { scan.kernel(be, "u32", "add", true, "none", true, count, reduce.PARTS),
+    a2, { grid = { 1 } } }
+  steps[#steps + 1] = { kscatter, a3, { grid = { G } } }
+end
+
+--- lib.steps.compact(be, src, keep, dst, {out = u32 Buffer [, count] [, scratch]})
+function M.steps_form(name, be, src, keep, dst, opts)
+  local pred, flags = check(name, be, src, keep, dst)
+  opts = U.check_opts(name, opts, { "out", "count", "scratch" }, 5)
+  local out = opts.out
+  if out == nil then
+    U.raise(name, "opts.out is missing", "pass {out = be:buffer(\"u32\", 1)}: the steps "
+      .. "write the kept count there (nothing is read back)")
+  end
+  U.check_buffer(name, be, out, "opts.out", { "u32" })
+  if out.count < 1 then U.raise(name, "opts.out is empty", "pass a u32 buffer of 1 element") end
+  for _, b in ipairs({ { src, "src" }, { dst, "dst" }, { flags, "the flags buffer" } }) do
+    if b[1] then
+      U.check_disjoint(name, out, "opts.out", b[1], b[2],
+        "write the count into a buffer of its own")
+    end
+  end
+  local count = U.check_count(name, be, opts.count)
+  local S = U.scratch_of(name, be, opts.scratch)
+  local steps = {}
+  if src.count == 0 then
+    kernels(name, be, src.type, flags and flags.type, pred) -- a bad predicate still raises
+    require("vyre.lib.basic").fill_steps(be, out, 0, 1, steps)
+    return steps
+  end
+  M.steps(name, be, S, src, flags, pred, dst, out, steps, count)
+  return steps
+end
+
+function M.compact(name, timed, be, src, keep, dst)
+  local pred, flags = check(name, be, src, keep, dst)
+  local n = src.count
+  if n == 0 then
+    kernels(name, be, src.type, flags and flags.type, pred) -- a bad predicate still raises
+    return 0, U.no_time()
+  end
+  local total = U.scratch(be, "compact_total", "u32", 1)
+  local steps = {}
+  M.steps(name, be, nil, src, flags, pred, dst, total, steps)
   local out, timing = U.run(name, be, steps, { { total, 0, 4 } }, timed)
   return out[1][1], timing
 end
