@@ -67,9 +67,20 @@ local function gen(t, op)
   end
 end
 
---- The chunk-reduce kernel; with count, its device-count variant with lets.
+--- The chunk-reduce kernel; with count, its device-count variant with lets. A float sum of
+--- a device count of 0 stores +0.0 (as a plain call returns), not the identity -0.0.
 function M.kernel_n(be, t, op, count, lets)
-  return U.kernel_n(be, "reduce:" .. t .. ":" .. op, gen(t, op), count, lets)
+  local g = gen(t, op)
+  if count and op == "add" and U.is_float(t) then
+    local plain = g
+    g = function()
+      local text, k = plain():gsub("%(store part g %(load red 0u32%)%)",
+        ("(store part g (select (eq n1 0u32) %s (load red 0u32)))"):format(U.zero(t)))
+      assert(k == 1, "vyre.lib internal: no final store to rewrite")
+      return text
+    end
+  end
+  return U.kernel_n(be, "reduce:" .. t .. ":" .. op, g, count, lets)
 end
 
 --- Appends to steps the launches reducing src[0..n) (n >= 1) into res[0]; with count (a
