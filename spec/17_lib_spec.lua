@@ -1209,6 +1209,50 @@ describe("vyre.lib across backends, " .. kind.name .. " " .. kind.tag, function(
     end
   end)
 
+  it("sorts by bits, in numpy's order, argsorts and finds runs to the same bits", function()
+    for _, n in ipairs(sz({ 131073, 1000000 })) do
+      local keys = random_list("f32", n, n + 5)
+      for i = 2, n, 3 do keys[i] = keys[i - 1] end
+      for i = 5, n, 97 do keys[i] = (i % 2 == 0) and -0.0 or 0 / 0 end
+      local ints = random_list("u32", n, n + 6)
+      local vals = random_list("f64", n, n + 7)
+      local function run(be)
+        local r = {}
+        local kb = be:buffer("f32", keys)
+        local pa = lib.argsort(be, kb, { order = "numpy" }):download()
+        r.pos, r.postab = pa:tostring(), pa:totable()
+        local ib, vb = be:buffer("u32", ints), be:buffer("f64", vals)
+        lib.sort(be, ib, vb, { bits = { 4, 23 } })
+        r.bits = ib:download():tostring() .. vb:download():tostring()
+        lib.sort(be, ib)
+        local vo, co = be:buffer("u32", n), be:buffer("u32", n)
+        r.rl = lib.run_length(be, ib, vo, co)
+        r.rlv = vo:download():tostring() .. co:download():tostring()
+        lib.sort(be, kb)
+        local ko, so = be:buffer("f32", n), be:buffer("f64", n)
+        r.rbk = lib.reduce_by_key(be, kb, be:buffer("f64", vals), ko, so, "add")
+        r.rbkv = ko:download():tostring() .. so:download():tostring()
+        return r
+      end
+      local b = run(gpu)
+      if n < 1000000 then -- the reference at 10^6 would take minutes
+        local a = run(ref)
+        for _, k in ipairs({ "pos", "bits", "rl", "rlv", "rbk", "rbkv" }) do
+          assert.are.equal(a[k], b[k], ("n=%d: %s"):format(n, k))
+        end
+      end
+      -- the permutation against Lua's stable numpy order, at every size
+      local want = stable_order_by("f32", keys, numpy_image)
+      for i = 1, n do assert.are.equal(want[i] - 1, b.postab[i]) end
+      local sorted = {}
+      for i = 1, n do sorted[i] = ints[i] end
+      table.sort(sorted)
+      local runs = n > 0 and 1 or 0
+      for i = 2, n do if sorted[i] ~= sorted[i - 1] then runs = runs + 1 end end
+      assert.are.equal(runs, b.rl)
+    end
+  end)
+
   it("reduces and scans segments to the same bits", function()
     for _, t in ipairs({ "f32", "f64", "i32" }) do
       local n = kind.small and 20000 or 1000000
