@@ -146,6 +146,29 @@ local OPS = {
       else w.pc = lib.reduce_by_key(be, w.b, w.f, w.c, w.g, "add") end
       w.cnt:upload({ w.pc })
     end },
+  { name = "fill and iota with count", arg = function(r) return r(0, 9) end,
+    steps = function(be, w, v, sc)
+      local steps = lib.steps.fill(be, w.c, v, { count = w.cnt, scratch = sc })
+      for _, x in ipairs(lib.steps.iota(be, w.g, v, 0.25, { count = w.cnt })) do
+        steps[#steps + 1] = x
+      end
+      return steps
+    end,
+    plain = function(be, w, v)
+      if w.pc > 0 then
+        lib.fill(be, w.c:view(1, w.pc), v)
+        lib.iota(be, w.g:view(1, w.pc), v, 0.25)
+      end
+    end },
+  { name = "histogram with count", arg = function(r) return r(1, 64) end,
+    steps = function(be, w, bins, sc)
+      return lib.steps.histogram(be, w.b, bins, 0, 600000, { out = w.h, count = w.cnt,
+        scratch = sc })
+    end,
+    plain = function(be, w, bins)
+      if w.pc > 0 then lib.histogram(be, w.b:view(1, w.pc), bins, 0, 600000, { out = w.h })
+      else lib.fill(be, w.h:view(1, bins), 0) end
+    end },
 }
 
 local function rng(seed)
@@ -289,7 +312,7 @@ for _, kind in ipairs(KINDS) do
         local wa, wb = world(be, kind.n, 11), world(be, kind.n, 11)
         local list = { { op = OPS[6], p = t }, { op = OPS[7], p = true },
           { op = OPS[8], p = "max" }, { op = OPS[9], p = 0 }, { op = OPS[7], p = false },
-          { op = OPS[8], p = "add" } }
+          { op = OPS[8], p = "add" }, { op = OPS[15], p = 4 }, { op = OPS[16], p = 50 } }
         be:sequence(steps_of(be, wa, list, lib.scratch(be)))
         run_plain(be, wb, list, 1)
         same(wa, wb, "count chain " .. t)
