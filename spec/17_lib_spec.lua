@@ -1065,6 +1065,26 @@ for _, kind in ipairs(backends()) do
         err(lib.sort, be, u, be:buffer("bool", 4)), 1, true)
       assert.matches("vyre.lib.sort: opts.scratch.keys must be another buffer",
         err(lib.sort, be, u, nil, { scratch = { keys = be:buffer("u32", 2) } }), 1, true)
+      assert.matches("vyre.lib.sort: opts.bits = {8, 4} is not a range of bits of a u32 key. "
+        .. "Fix: pass 0 <= lo < hi <= 32", err(lib.sort, be, u, { bits = { 8, 4 } }), 1, true)
+      assert.matches("vyre.lib.sort: opts.bits must be a table {lo, hi}",
+        err(lib.sort, be, u, { bits = 8 }), 1, true)
+      assert.matches("vyre.lib.sort: unknown opts.order 'asc'. Fix:",
+        err(lib.sort, be, f, { order = "asc" }), 1, true)
+      assert.matches("vyre.lib.sort: opts.order = \"numpy\" is for float keys, not u32. Fix:",
+        err(lib.sort, be, u, { order = "numpy" }), 1, true)
+      assert.matches("vyre.lib.argsort: opts.out has 2 elements, fewer than #keys = 4. Fix:",
+        err(lib.argsort, be, u, { out = be:buffer("u32", 2) }), 1, true)
+      assert.matches("vyre.lib.unique: argument 3 (dst) has type f32",
+        err(lib.unique, be, u, f), 1, true)
+      assert.matches("vyre.lib.run_length: values_out is src. Fix:",
+        err(lib.run_length, be, u, u, be:buffer("u32", 4)), 1, true)
+      assert.matches("vyre.lib.reduce_by_key: keys has 4 elements but values has 3. Fix:",
+        err(lib.reduce_by_key, be, u, be:buffer("u32", 3), be:buffer("u32", 4),
+          be:buffer("u32", 4)), 1, true)
+      assert.matches("vyre.lib.reduce_by_key: unknown op 'mul'",
+        err(lib.reduce_by_key, be, u, u:view(1), be:buffer("u32", 4), be:buffer("u32", 4),
+          "mul"), 1, true)
       assert.matches("vyre.lib.histogram: bins must be an integer in [1, 2^32-1], got 0. Fix:",
         err(lib.histogram, be, u, 0, 0, 10), 1, true)
       assert.matches("vyre.lib.histogram: [lo, hi) = [5, 5) is empty. Fix:",

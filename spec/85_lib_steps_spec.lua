@@ -368,6 +368,14 @@ describe("vyre.lib steps forms: errors", function()
       msg(lib.steps.unique, be, u, be:buffer("u32", 8)), 1, true)
     assert.matches("vyre.lib.steps.reduce: opts.out is buf. Fix:",
       msg(lib.steps.reduce, be, u, { out = u }), 1, true)
+    local c = be:buffer("u32", 1)
+    assert.matches("vyre.lib.steps.compact: opts.count is opts.out. Fix: keep the count",
+      msg(lib.steps.compact, be, u, "(gt x 0u32)", be:buffer("u32", 8), { out = c, count = c }),
+      1, true)
+    assert.matches("vyre.lib.steps.scan: opts.count and dst share memory",
+      msg(lib.steps.scan, be, u, u, { count = u:view(2, 1) }), 1, true)
+    assert.matches("vyre.lib.steps.fill: opts.count and argument 2 (buf) share memory",
+      msg(lib.steps.fill, be, u, 1, { count = u:view(8) }), 1, true)
     local other = vyre.backend("reference")
     assert.matches("opts.scratch belongs to another backend", msg(lib.steps.copy, be, u,
       be:buffer("u32", 8), { scratch = lib.scratch(other) }), 1, true)

@@ -216,8 +216,9 @@ function M.steps_form(op)
     end
     local a = o.check(name, be, table.unpack(args, 1, args.n))
     opts = U.check_opts(name, opts, { "count", "scratch" }, o.nargs + 2)
+    local outs = { { a.buf or a.dst, a.buf and "argument 2 (buf)" or "dst" } }
     return o.build(be, a, U.scratch_of(name, be, opts.scratch), U.check_count(name, be,
-      opts.count))
+      opts.count, outs))
   end
 end
 

@@ -266,7 +266,7 @@ function M.steps_form(name, be, src, keep, dst, opts)
         "write the count into a buffer of its own")
     end
   end
-  local count = U.check_count(name, be, opts.count)
+  local count = U.check_count(name, be, opts.count, { { dst, "dst" }, { out, "opts.out" } })
   local S = U.scratch_of(name, be, opts.scratch)
   local steps = {}
   if src.count == 0 then

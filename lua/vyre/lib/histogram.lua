@@ -147,7 +147,8 @@ function M.steps_form(name, be, src, bins, lo, hi, opts)
       .. "allocate nothing")
   end
   U.scratch_of(name, be, opts.scratch)
-  return build(be, src, nb, lo, hi, opts.out, U.check_count(name, be, opts.count))
+  return build(be, src, nb, lo, hi, opts.out, U.check_count(name, be, opts.count,
+    { { opts.out, "opts.out" } }))
 end
 
 function M.histogram(name, timed, be, src, bins, lo, hi, opts)

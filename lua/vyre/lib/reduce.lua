@@ -138,7 +138,7 @@ function M.steps_form(name, be, buf, op, opts)
   U.check_buffer(name, be, out, "opts.out", { buf.type })
   if out.count < 1 then U.raise(name, "opts.out is empty", "pass a buffer of 1 element") end
   U.check_disjoint(name, out, "opts.out", buf, "buf", "reduce into a separate buffer")
-  local count = U.check_count(name, be, opts.count)
+  local count = U.check_count(name, be, opts.count, { { out, "opts.out" } })
   local S = U.scratch_of(name, be, opts.scratch)
   local steps = {}
   if buf.count == 0 then

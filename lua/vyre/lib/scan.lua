@@ -200,7 +200,7 @@ end
 --- lib.steps.scan(be, src, dst [, op] [, {exclusive, count, scratch}]) -> steps
 function M.steps_form(name, be, src, dst, op, opts)
   op, opts = check(name, be, src, dst, op, opts, { "exclusive", "count", "scratch" })
-  local count = U.check_count(name, be, opts.count)
+  local count = U.check_count(name, be, opts.count, { { dst, "dst" } })
   local S = U.scratch_of(name, be, opts.scratch)
   local steps = {}
   if src.count > 0 then

@@ -367,12 +367,18 @@ function U.chunk_expr(n)
     .. "1024u32)))"):format(n)
 end
 
---- Checks opts.count: nil, or a u32 Buffer of at least one element; returns it.
-function U.check_count(name, be, c)
+--- Checks opts.count: nil, or a u32 Buffer of at least one element that shares no memory
+--- with the outputs (a list of {Buffer, what}: the steps read the count all along);
+--- returns it.
+function U.check_count(name, be, c, outputs)
   if c == nil then return nil end
   U.check_buffer(name, be, c, "opts.count", { "u32" })
   if c.count < 1 then
     U.raise(name, "opts.count is empty", "pass a u32 buffer whose element 0 holds the count")
+  end
+  for _, o in ipairs(outputs or {}) do
+    U.check_disjoint(name, c, "opts.count", o[1], o[2], "keep the count in a buffer that "
+      .. "the steps do not write (copy it first with lib.steps.copy)")
   end
   return c
 end
