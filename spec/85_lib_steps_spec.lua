@@ -330,6 +330,15 @@ for _, kind in ipairs(KINDS) do
           run_plain(be, wb, list, 2)
           same(wa, wb, "megakernel count chain " .. t)
         end
+        -- a compaction and a scan of its output fit one megakernel up to 16384 elements
+        -- (the scan is then one step; docs/LIB.md, Steps forms)
+        local wa, wb = world(be, 16000, 13), world(be, 16000, 13)
+        local list = { { op = OPS[6], p = 800 }, { op = OPS[7], p = true },
+          { op = OPS[8], p = "max" } }
+        assert.are.equal(3, be:megakernel(steps_of(be, wa, list, lib.scratch(be)),
+          { times = 3 }))
+        run_plain(be, wb, list, 3)
+        same(wa, wb, "megakernel compaction and scan")
       end)
 
     it("allocate nothing when the steps run, and read nothing back", function()

@@ -74,6 +74,39 @@ $SCAN
     (barrier)))
 ]]
 
+-- Step 2: one workgroup scans the G <= 1024 counts exclusively in place (4 per
+-- invocation) and writes the total. Its own small kernel rather than the scan's tile
+-- kernel: a third of the shared memory, so that a compaction and a scan fit together in
+-- one be:megakernel (whose program declares the shared arrays of all its steps).
+local PARTS = [[
+(program lib_compact_parts (workgroup 256)
+  (buffer part u32 read_write)
+  (buffer total u32 write)
+  (shared tile u32 1056)
+  (shared sa u32 256)
+  (shared sb u32 256)
+  (param n u32)
+  (let l (lid x))
+  (for j 0u32 4u32 1u32
+    (let k (add (mul j 256u32) l))
+    (store tile (add k (shr k 5u32)) (select (lt k n) (load part k) 0u32)))
+  (barrier)
+$SCAN
+  (for j2 0u32 4u32 1u32
+    (let k2 (add (mul j2 256u32) l))
+    (if (lt k2 n) (then (store part k2 (load tile (add k2 (shr k2 5u32)))))))
+  (if (eq l 0u32) (then (store total 0u32 bs_tot))))
+]]
+
+local function parts_kernel(be, count)
+  return U.kernel_n(be, "compact_parts", function()
+    local bs = scan.block_scan({ p = "bs_", arr = "tile", m = 4, t = "u32", op = "add",
+      carry = "0u32", exclusive = true, store = true, pad = true, sa = "sa", sb = "sb" })
+    return U.fill(PARTS, { SCAN = "  " .. bs:gsub("\n", "\n  ") })
+  end, count, { "(let c1 " .. U.chunk_expr("n1") .. ")",
+    "(let n (div (add n1 (sub c1 1u32)) c1))" })
+end
+
 local FLAG_TYPES = { "u32", "i32", "bool" }
 
 -- Function predicates ---------------------------------------------------------------------
@@ -233,7 +266,7 @@ function M.steps(name, be, S, src, flags, pred, dst, total, steps, count)
   local chunk, G = U.chunks(n)
   local part = U.scratch(S or be, "compact_part", "u32", U.MAXG)
   local a1 = { part = part, n = n, chunk = chunk }
-  local a2 = { src = part, dst = part, total = total, n = G, chunk = G }
+  local a2 = { part = part, total = total, n = G }
   local a3 = { src = src, dst = dst, part = part, n = n, chunk = chunk }
   if flags then
     a1.flags, a3.flags = flags, flags
@@ -244,8 +277,7 @@ function M.steps(name, be, S, src, flags, pred, dst, total, steps, count)
     for _, a in ipairs({ a1, a2, a3 }) do a.n, a.chunk, a.ncount, a.ncap = nil, nil, count, n end
   end
   steps[#steps + 1] = { kcount, a1, { grid = { G } } }
-  steps[#steps + 1] = { scan.kernel(be, "u32", "add", true, "none", true, count, reduce.PARTS),
-    a2, { grid = { 1 } } }
+  steps[#steps + 1] = { parts_kernel(be, count), a2, { grid = { 1 } } }
   steps[#steps + 1] = { kscatter, a3, { grid = { G } } }
 end
 
