@@ -11,7 +11,7 @@
 --   lib.reduce(be, buf [, op])                     -> Lua scalar (op add|min|max)
 --   lib.scan(be, src, dst [, op [, {exclusive}]])  -> dst
 --   lib.compact(be, src, flags | "pred over x", dst) -> count
---   lib.sort(be, keys [, values] [, {scratch}])    -> keys (sorted in place, stable)
+--   lib.sort(be, keys [, values] [, {scratch, bits, order}]) -> keys (in place, stable)
 --   lib.histogram(be, src, bins, lo, hi [, {out}]) -> u32 Buffer of bins counts
 --   lib.fill(be, buf, value) -> buf;  lib.iota(be, buf [, start [, step]]) -> buf
 --   lib.copy(be, src, dst) -> dst
