@@ -146,6 +146,23 @@ local OPS = {
       else w.pc = lib.reduce_by_key(be, w.b, w.f, w.c, w.g, "add") end
       w.cnt:upload({ w.pc })
     end },
+  { name = "runs with count", arg = function(r) return r(0, 2) end,
+    steps = function(be, w, v, sc)
+      local o = { out = w.ru, count = w.cnt, scratch = sc }
+      if v == 0 then return lib.steps.unique(be, w.b, w.c, o) end
+      if v == 1 then return lib.steps.run_length(be, w.b, w.c, w.a, o) end
+      return lib.steps.reduce_by_key(be, w.b, w.f, w.c, w.g, "max", o)
+    end,
+    plain = function(be, w, v)
+      local m = 0
+      if w.pc > 0 then
+        local b = w.b:view(1, w.pc)
+        if v == 0 then m = lib.unique(be, b, w.c)
+        elseif v == 1 then m = lib.run_length(be, b, w.c, w.a)
+        else m = lib.reduce_by_key(be, b, w.f:view(1, w.pc), w.c, w.g, "max") end
+      end
+      w.ru:upload({ m })
+    end },
   { name = "fill and iota with count", arg = function(r) return r(0, 9) end,
     steps = function(be, w, v, sc)
       local steps = lib.steps.fill(be, w.c, v, { count = w.cnt, scratch = sc })
@@ -312,7 +329,8 @@ for _, kind in ipairs(KINDS) do
         local wa, wb = world(be, kind.n, 11), world(be, kind.n, 11)
         local list = { { op = OPS[6], p = t }, { op = OPS[7], p = true },
           { op = OPS[8], p = "max" }, { op = OPS[9], p = 0 }, { op = OPS[7], p = false },
-          { op = OPS[8], p = "add" }, { op = OPS[15], p = 4 }, { op = OPS[16], p = 50 } }
+          { op = OPS[8], p = "add" }, { op = OPS[16], p = 4 }, { op = OPS[17], p = 50 },
+          { op = OPS[15], p = 0 }, { op = OPS[15], p = 1 }, { op = OPS[15], p = 2 } }
         be:sequence(steps_of(be, wa, list, lib.scratch(be)))
         run_plain(be, wb, list, 1)
         same(wa, wb, "count chain " .. t)

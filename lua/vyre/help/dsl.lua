@@ -182,8 +182,8 @@ lib.steps.NAME(be, ... [, opts]) -> steps
 The steps ({kernel, args, opts}) of lib.NAME's call, for be:sequence, be:graph and
 be:megakernel: nothing read back (opts.out takes a scalar result or a count), nothing
 allocated when they run (opts.scratch = lib.scratch(be)), and opts.count = u32 Buffer
-(reduce, scan, compact, fill, iota, copy, histogram) works on the first count[0] elements,
-a number known only on the device.]=],
+(reduce, scan, compact, fill, iota, copy, histogram, unique, run_length, reduce_by_key)
+works on the first count[0] elements, a number known only on the device.]=],
   ["vyre.lib.steps.reduce"] = "lib.steps.reduce(be, buf [, op], {out = Buffer [, count, "
     .. "scratch]}) -> steps\nWrites the reduction to out[0].",
   ["vyre.lib.steps.scan"] = "lib.steps.scan(be, src, dst [, op] [, {exclusive, count, "
@@ -206,12 +206,13 @@ a number known only on the device.]=],
     .. "[, op] [, {scratch}]) -> steps\nlib.segmented_reduce's launch.",
   ["vyre.lib.steps.segmented_scan"] = "lib.steps.segmented_scan(be, values, offsets, dst "
     .. "[, op] [, {exclusive, scratch}]) -> steps\nlib.segmented_scan's launch.",
-  ["vyre.lib.steps.unique"] = "lib.steps.unique(be, src, dst, {out = u32 Buffer [, scratch]})"
-    .. " -> steps\nWrites the count to out[0].",
+  ["vyre.lib.steps.unique"] = "lib.steps.unique(be, src, dst, {out = u32 Buffer [, count, "
+    .. "scratch]}) -> steps\nWrites the count to out[0].",
   ["vyre.lib.steps.run_length"] = "lib.steps.run_length(be, src, values_out, counts_out, "
-    .. "{out = u32 Buffer [, scratch]}) -> steps\nWrites the count to out[0].",
+    .. "{out = u32 Buffer [, count, scratch]}) -> steps\nWrites the count to out[0].",
   ["vyre.lib.steps.reduce_by_key"] = "lib.steps.reduce_by_key(be, keys, values, keys_out, "
-    .. "values_out [, op], {out = u32 Buffer [, scratch]}) -> steps\nWrites the count to "
+    .. "values_out [, op], {out = u32 Buffer [, count, scratch]}) -> steps\nWrites the "
+    .. "count to "
     .. "out[0].",
   ["vyre.lib.histogram"] = "lib.histogram(be, src, bins, lo, hi [, {out = Buffer}]) -> "
     .. "u32 Buffer\nCounts of the values in bins equal steps of [lo, hi).",

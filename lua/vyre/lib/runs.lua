@@ -61,14 +61,22 @@ local FOLD = [[
 
 local UINT = { f32 = "u32", f64 = "u64" }
 
-local function heads_kernel(be, t)
-  return U.kernel(be, "heads:" .. t, function()
+local DEV_N = { "(let n n1)" }
+
+local function heads_kernel(be, t, count)
+  return U.kernel_n(be, "heads:" .. t, function()
     local a, b = "a", "b"
     if UINT[t] then
       a, b = ("(bitcast %s a)"):format(UINT[t]), ("(bitcast %s b)"):format(UINT[t])
     end
     return U.fill(HEADS, { T = t, A = a, B = b })
-  end)
+  end, count, DEV_N)
+end
+
+-- args with n, or (count given) ncount and ncap
+local function nargs(a, n, count)
+  if count then a.ncount, a.ncap = count, n else a.n = n end
+  return a
 end
 
 local function grid(n) return { grid = { U.cdiv(n, U.WG) } } end
@@ -78,19 +86,20 @@ local function append(steps, more)
 end
 
 --- Appends: flags = heads of src; compact src by them into dst (count -> total); with
---- starts, also the start of each run into starts. n = #src >= 1.
-local function runs_steps(name, be, S, src, dst, total, steps, want_starts)
+--- starts, also the start of each run into starts. n = #src >= 1; with count (a u32
+--- Buffer), the first min(count[0], n) elements only.
+local function runs_steps(name, be, S, src, dst, total, steps, want_starts, count)
   local n = src.count
   local flags = U.scratch(S, "runs_flags", "u32", n):view(1, n)
-  steps[#steps + 1] = { heads_kernel(be, src.type), { src = src, flags = flags, n = n },
-    grid(n) }
-  compact.steps(name, be, S, src, flags, nil, dst, total, steps)
+  steps[#steps + 1] = { heads_kernel(be, src.type, count),
+    nargs({ src = src, flags = flags }, n, count), grid(n) }
+  compact.steps(name, be, S, src, flags, nil, dst, total, steps, count)
   if not want_starts then return end
   local pos = U.scratch(S, "runs_pos", "u32", n):view(1, n)
   local starts = U.scratch(S, "runs_starts", "u32", n):view(1, n)
   local total2 = U.scratch(S, "runs_total2", "u32", 1)
   append(steps, basic.steps_form("iota")(name, be, pos, { scratch = S }))
-  compact.steps(name, be, S, pos, flags, nil, starts, total2, steps)
+  compact.steps(name, be, S, pos, flags, nil, starts, total2, steps, count)
   return starts
 end
 
@@ -128,11 +137,12 @@ P.unique = {
     U.check_buffer(name, be, src, "argument 2 (src)", U.NUM_TYPES)
     U.check_buffer(name, be, dst, "argument 3 (dst)", { src.type })
     disjoint_outputs(name, { { src, "src" } }, { { dst, "dst" } })
-    return { src = src, dst = dst, n = src.count, ins = { { src, "src" }, { dst, "dst" } } }
+    return { src = src, dst = dst, n = src.count, ins = { { src, "src" }, { dst, "dst" } },
+      outs = { { dst, "dst" } } }
   end,
-  build = function(name, be, S, a, total)
+  build = function(name, be, S, a, total, count)
     local steps = {}
-    runs_steps(name, be, S, a.src, a.dst, total, steps, false)
+    runs_steps(name, be, S, a.src, a.dst, total, steps, false, count)
     return steps
   end,
 }
@@ -147,13 +157,14 @@ P.run_length = {
       { { vout, "values_out" } })
     disjoint_outputs(name, { { src, "src" } }, { { cout, "counts_out" } })
     return { src = src, vout = vout, cout = cout, n = src.count,
-      ins = { { src, "src" }, { vout, "values_out" }, { cout, "counts_out" } } }
+      ins = { { src, "src" }, { vout, "values_out" }, { cout, "counts_out" } },
+      outs = { { vout, "values_out" }, { cout, "counts_out" } } }
   end,
-  build = function(name, be, S, a, total)
+  build = function(name, be, S, a, total, count)
     local steps = {}
-    local starts = runs_steps(name, be, S, a.src, a.vout, total, steps, true)
-    steps[#steps + 1] = { U.kernel(be, "run_lengths", function() return LENGTHS end),
-      { starts = starts, total = total, counts = a.cout, n = a.n }, grid(a.n) }
+    local starts = runs_steps(name, be, S, a.src, a.vout, total, steps, true, count)
+    steps[#steps + 1] = { U.kernel_n(be, "run_lengths", function() return LENGTHS end, count,
+      DEV_N), nargs({ starts = starts, total = total, counts = a.cout }, a.n, count), grid(a.n) }
     return steps
   end,
 }
@@ -175,17 +186,18 @@ P.reduce_by_key = {
     disjoint_outputs(name, ins, { { kout, "keys_out" }, { vout, "values_out" } })
     disjoint_outputs(name, { { kout, "keys_out" } }, { { vout, "values_out" } })
     return { keys = keys, values = values, kout = kout, vout = vout, op = op, n = keys.count,
-      ins = { ins[1], ins[2], { kout, "keys_out" }, { vout, "values_out" } } }
+      ins = { ins[1], ins[2], { kout, "keys_out" }, { vout, "values_out" } },
+      outs = { { kout, "keys_out" }, { vout, "values_out" } } }
   end,
-  build = function(name, be, S, a, total)
+  build = function(name, be, S, a, total, count)
     local steps = {}
-    local starts = runs_steps(name, be, S, a.keys, a.kout, total, steps, true)
+    local starts = runs_steps(name, be, S, a.keys, a.kout, total, steps, true, count)
     local t = a.values.type
-    local k = U.kernel(be, "reduce_by_key:" .. t .. ":" .. a.op, function()
+    local k = U.kernel_n(be, "reduce_by_key:" .. t .. ":" .. a.op, function()
       return U.fill(FOLD, { T = t, OP = a.op })
-    end)
-    steps[#steps + 1] = { k, { starts = starts, total = total, values = a.values, out = a.vout,
-      n = a.n }, grid(a.n) }
+    end, count, DEV_N)
+    steps[#steps + 1] = { k, nargs({ starts = starts, total = total, values = a.values,
+      out = a.vout }, a.n, count), grid(a.n) }
     return steps
   end,
 }
@@ -203,7 +215,7 @@ function M.plain(p)
   end
 end
 
---- The steps form of p: (name, be, ..., {out = u32 Buffer [, scratch]}) -> steps.
+--- The steps form of p: (name, be, ..., {out = u32 Buffer [, count, scratch]}) -> steps.
 function M.steps_form(p)
   local o = P[p]
   return function(name, be, ...)
@@ -215,15 +227,17 @@ function M.steps_form(p)
       opts = nil
     end
     local a = o.check(name, be, table.unpack(args, 1, args.n))
-    opts = U.check_opts(name, opts, { "out", "scratch" }, args.n + 2)
+    opts = U.check_opts(name, opts, { "out", "count", "scratch" }, args.n + 2)
     local total = check_out(name, be, opts, a.ins)
+    local outs = { { total, "opts.out" }, table.unpack(a.outs) }
+    local count = U.check_count(name, be, opts.count, outs)
     local S = U.scratch_of(name, be, opts.scratch)
     if a.n == 0 then
       local steps = {}
       basic.fill_steps(be, total, 0, 1, steps)
       return steps
     end
-    return o.build(name, be, S, a, total)
+    return o.build(name, be, S, a, total, count)
   end
 end
 
