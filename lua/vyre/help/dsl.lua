@@ -212,8 +212,7 @@ works on the first count[0] elements, a number known only on the device.]=],
     .. "{out = u32 Buffer [, count, scratch]}) -> steps\nWrites the count to out[0].",
   ["vyre.lib.steps.reduce_by_key"] = "lib.steps.reduce_by_key(be, keys, values, keys_out, "
     .. "values_out [, op], {out = u32 Buffer [, count, scratch]}) -> steps\nWrites the "
-    .. "count to "
-    .. "out[0].",
+    .. "count to out[0].",
   ["vyre.lib.histogram"] = "lib.histogram(be, src, bins, lo, hi [, {out = Buffer}]) -> "
     .. "u32 Buffer\nCounts of the values in bins equal steps of [lo, hi).",
   ["vyre.lib.fill"] = "lib.fill(be, buf, value) -> buf\nEvery element = value.",
