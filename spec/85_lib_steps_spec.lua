@@ -163,6 +163,21 @@ local OPS = {
       end
       w.ru:upload({ m })
     end },
+  { name = "sorts with count", arg = function(r) return r(0, 2) end, big_shared = true,
+    steps = function(be, w, v, sc)
+      if v == 0 then return lib.steps.sort(be, w.b, w.c, { count = w.cnt, scratch = sc }) end
+      if v == 1 then
+        return lib.steps.sort(be, w.b, { bits = { 2, 9 }, count = w.cnt, scratch = sc })
+      end
+      return lib.steps.argsort(be, w.b, { out = w.a, count = w.cnt, scratch = sc })
+    end,
+    plain = function(be, w, v)
+      if w.pc == 0 then return end
+      local b = w.b:view(1, w.pc)
+      if v == 0 then lib.sort(be, b, w.c:view(1, w.pc))
+      elseif v == 1 then lib.sort(be, b, { bits = { 2, 9 } })
+      else lib.argsort(be, b, { out = w.a }) end
+    end },
   { name = "fill and iota with count", arg = function(r) return r(0, 9) end,
     steps = function(be, w, v, sc)
       local steps = lib.steps.fill(be, w.c, v, { count = w.cnt, scratch = sc })
@@ -329,8 +344,10 @@ for _, kind in ipairs(KINDS) do
         local wa, wb = world(be, kind.n, 11), world(be, kind.n, 11)
         local list = { { op = OPS[6], p = t }, { op = OPS[7], p = true },
           { op = OPS[8], p = "max" }, { op = OPS[9], p = 0 }, { op = OPS[7], p = false },
-          { op = OPS[8], p = "add" }, { op = OPS[16], p = 4 }, { op = OPS[17], p = 50 },
-          { op = OPS[15], p = 0 }, { op = OPS[15], p = 1 }, { op = OPS[15], p = 2 } }
+          { op = OPS[8], p = "add" }, { op = OPS[17], p = 4 }, { op = OPS[18], p = 50 },
+          { op = OPS[15], p = 0 }, { op = OPS[15], p = 1 }, { op = OPS[15], p = 2 },
+          { op = OPS[6], p = t }, { op = OPS[16], p = 0 }, { op = OPS[16], p = 1 },
+          { op = OPS[16], p = 2 } }
         be:sequence(steps_of(be, wa, list, lib.scratch(be)))
         run_plain(be, wb, list, 1)
         same(wa, wb, "count chain " .. t)

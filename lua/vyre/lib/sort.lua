@@ -282,16 +282,17 @@ local function pass_text(kt, vt, m, p, o, np)
   c.add("(barrier)")
   c.add("(let tile (load sid 0u32))")
   c.add("(let base (mul tile %du32))", tile)
-  c.add("(let tn (min %du32 (sub n base)))", tile)
+  -- (a tile past the end, as under a device count, has no keys: it publishes zeros)
+  c.add("(let tn (select (lt base n) (min %du32 (sub n base)) 0u32))", tile)
   tile_body(c, kt, vt, m, ("%d%s"):format(8 * p, WIDE[kt] and "u64" or "u32"), 256 * p, o)
   c.add(")")
   return c.text()
 end
 
 -- One kernel per pass: the digit's shift is a literal (no run-time shift masking).
-local function pass_kernel(be, kt, vt, m, p, o, np)
-  return U.kernel(be, ("sort_pass:%s:%s:%d:%d:%d%s"):format(kt, vt or "none", m, p, np, o.tag),
-    function() return pass_text(kt, vt, m, p, o, np) end)
+local function pass_kernel(be, kt, vt, m, p, o, np, count)
+  return U.kernel_n(be, ("sort_pass:%s:%s:%d:%d:%d%s"):format(kt, vt or "none", m, p, np,
+    o.tag), function() return pass_text(kt, vt, m, p, o, np) end, count, { "(let n n1)" })
 end
 
 -- Histograms -----------------------------------------------------------------------------
@@ -300,7 +301,7 @@ end
 --- of 256 counters, one per digit position (shifts 0, 8, ...), 8 loads in flight per
 --- invocation; slots past the chunk add 0.
 local function count_lines(c, kt, np, o)
-  c.add("(let cbeg (mul g chunk))")
+  c.add("(let cbeg (min (mul g chunk) n))")
   c.add("(let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))")
   c.add("(for t cbeg cend 2048u32")
   for j = 0, 7 do
@@ -326,8 +327,8 @@ local function count_lines(c, kt, np, o)
 end
 
 -- The digit counts of every pass at once (onesweep), added into gh with global atomics.
-local function ghist_kernel(be, kt, np, o)
-  return U.kernel(be, ("sort_ghist:%s:%d%s"):format(kt, np, o.tag), function()
+local function ghist_kernel(be, kt, np, o, count)
+  return U.kernel_n(be, ("sort_ghist:%s:%d%s"):format(kt, np, o.tag), function()
     local c = collector()
     c.add("(program lib_sort_ghist_%s%s (workgroup 256)", kt, o.tag)
     c.indent(2)
@@ -343,7 +344,7 @@ local function ghist_kernel(be, kt, np, o)
     c.add("  (let ce (load cnt e))")
     c.add("  (if (ne ce 0u32) (then (atomic add gh e ce)))))")
     return c.text()
-  end)
+  end, count, U.N_ELEMS)
 end
 
 -- Also takes the call's np epochs of the look-back words (see LOOKBACK) on the device, so
@@ -483,7 +484,11 @@ end
 -- Appends the launches of a sort of n >= 2 keys: bufs = {keys, scratch keys, values,
 -- scratch values}; the passes ping-pong between them; an odd number of passes (a bits
 -- range) ends with a copy back into the callers' buffers.
-local function sort_steps(be, S, kt, vt, m, n, bufs, o, np, steps)
+local function sort_steps(be, S, kt, vt, m, n, bufs, o, np, steps, count)
+  local function nargs(a)
+    if count then a.n, a.chunk, a.ncount, a.ncap = nil, nil, count, n end
+    return a
+  end
   local ntiles = U.cdiv(n, 256 * m)
   local gh = U.scratch(S, "sort_gh", "u32", 2048)
   local gof = U.scratch(S, "sort_gof", "u32", 2048)
@@ -494,22 +499,25 @@ local function sort_steps(be, S, kt, vt, m, n, bufs, o, np, steps)
   local keys, values = bufs[1], bufs[3]
   steps[#steps + 1] = { U.kernel(be, "sort_init", function() return INIT end),
     { gh = gh, ctr = ctr, st = st, np = np }, { grid = { 1 } } }
-  steps[#steps + 1] = { ghist_kernel(be, kt, np, o),
-    { kin = bufs[1], gh = gh, n = n, chunk = chunk }, { grid = { G } } }
+  steps[#steps + 1] = { ghist_kernel(be, kt, np, o, count),
+    nargs({ kin = bufs[1], gh = gh, n = n, chunk = chunk }), { grid = { G } } }
   steps[#steps + 1] = { gscan_kernel(be), { gh = gh, gof = gof, np = np }, { grid = { 1 } } }
   for p = 0, np - 1 do
-    local a = { kin = bufs[1], kout = bufs[2], gof = gof, ctr = ctr, st = st, n = n }
+    local a = nargs({ kin = bufs[1], kout = bufs[2], gof = gof, ctr = ctr, st = st, n = n })
     if vt then a.vin, a.vout = bufs[3], bufs[4] end
-    steps[#steps + 1] = { pass_kernel(be, kt, vt, m, p, o, np), a, { grid = { ntiles } } }
+    steps[#steps + 1] = { pass_kernel(be, kt, vt, m, p, o, np, count), a,
+      { grid = { ntiles } } }
     bufs[1], bufs[2], bufs[3], bufs[4] = bufs[2], bufs[1], bufs[4], bufs[3]
   end
   if np % 2 == 1 then
     local copy = basic.steps_form("copy")
-    for _, st2 in ipairs(copy("sort", be, bufs[1]:view(1, n), keys, { scratch = S })) do
+    for _, st2 in ipairs(copy("sort", be, bufs[1]:view(1, n), keys, { scratch = S,
+      count = count })) do
       steps[#steps + 1] = st2
     end
     if vt then
-      for _, st2 in ipairs(copy("sort", be, bufs[3]:view(1, n), values, { scratch = S })) do
+      for _, st2 in ipairs(copy("sort", be, bufs[3]:view(1, n), values, { scratch = S,
+        count = count })) do
         steps[#steps + 1] = st2
       end
     end
@@ -538,13 +546,14 @@ local function check(name, be, keys, values, opts, allowed)
 end
 
 --- The steps of a sort of keys (and values) with scratch object S; empty for n <= 1.
-local function build(name, be, S, keys, values, opts, o, np)
+local function build(name, be, S, keys, values, opts, o, np, count)
   local sk, sv = pingpong(name, be, S, opts.scratch, keys, values)
   local n = keys.count
   local steps = {}
   if n <= 1 then return steps end
   local kt, vt = keys.type, values and values.type
-  sort_steps(be, S, kt, vt, items_of(kt, vt), n, { keys, sk, values, sv }, o, np, steps)
+  sort_steps(be, S, kt, vt, items_of(kt, vt), n, { keys, sk, values, sv }, o, np, steps,
+    count)
   return steps
 end
 
@@ -561,25 +570,31 @@ function M.sort(name, timed, be, keys, values, opts)
   return keys, timing
 end
 
---- lib.steps.sort(be, keys [, values] [, {scratch, bits, order}]) -> steps
+--- lib.steps.sort(be, keys [, values] [, {scratch, bits, order, count}]) -> steps
 function M.steps_form(name, be, keys, values, opts)
   local o, np
-  values, opts, o, np = check(name, be, keys, values, opts, OPTS)
+  values, opts, o, np = check(name, be, keys, values, opts,
+    { "scratch", "bits", "order", "count" })
+  local outs = { { keys, "keys" } }
+  if values then outs[2] = { values, "values" } end
+  local count = U.check_count(name, be, opts.count, outs)
   local S = U.scratch_of(name, be, U.is_scratch(opts.scratch) and opts.scratch or nil)
-  return build(name, be, S, keys, values, opts, o, np)
+  return build(name, be, S, keys, values, opts, o, np, count)
 end
 
 -- argsort: a copy of the keys sorted with iota positions as values.
-local function argsort_build(name, be, S, keys, out, o, np)
+local function argsort_build(name, be, S, keys, out, o, np, count)
   local n = keys.count
   if n == 0 then return {} end
-  local steps = basic.steps_form("iota")(name, be, out:view(1, n), { scratch = S })
+  local steps = basic.steps_form("iota")(name, be, out:view(1, n), { scratch = S,
+    count = count })
   if n == 1 then return steps end
   local kc = U.scratch(S, "argsort_keys", keys.type, n):view(1, n)
-  for _, x in ipairs(basic.steps_form("copy")(name, be, keys, kc, { scratch = S })) do
+  for _, x in ipairs(basic.steps_form("copy")(name, be, keys, kc, { scratch = S,
+    count = count })) do
     steps[#steps + 1] = x
   end
-  for _, x in ipairs(build(name, be, S, kc, out:view(1, n), {}, o, np)) do
+  for _, x in ipairs(build(name, be, S, kc, out:view(1, n), {}, o, np, count)) do
     steps[#steps + 1] = x
   end
   return steps
@@ -616,16 +631,18 @@ function M.argsort(name, timed, be, keys, opts)
   return out, timing
 end
 
---- lib.steps.argsort(be, keys, {out = u32 Buffer [, bits, order, scratch]}) -> steps
+--- lib.steps.argsort(be, keys, {out = u32 Buffer [, bits, order, scratch, count]})
 function M.argsort_steps_form(name, be, keys, opts)
   local o, np
-  opts, o, np = check_argsort(name, be, keys, opts, { "bits", "order", "out", "scratch" })
+  opts, o, np = check_argsort(name, be, keys, opts,
+    { "bits", "order", "out", "scratch", "count" })
   if opts.out == nil then
     U.raise(name, "opts.out is missing", "pass {out = be:buffer(\"u32\", #keys)}: steps "
       .. "allocate nothing")
   end
+  local count = U.check_count(name, be, opts.count, { { opts.out, "opts.out" } })
   local S = U.scratch_of(name, be, opts.scratch)
-  return argsort_build(name, be, S, keys, opts.out, o, np)
+  return argsort_build(name, be, S, keys, opts.out, o, np, count)
 end
 
 return M
