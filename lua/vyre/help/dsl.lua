@@ -182,18 +182,18 @@ lib.steps.NAME(be, ... [, opts]) -> steps
 The steps ({kernel, args, opts}) of lib.NAME's call, for be:sequence, be:graph and
 be:megakernel: nothing read back (opts.out takes a scalar result or a count), nothing
 allocated when they run (opts.scratch = lib.scratch(be)), and opts.count = u32 Buffer
-(reduce, scan, compact, fill, iota, copy, histogram, unique, run_length, reduce_by_key)
-works on the first count[0] elements, a number known only on the device.]=],
+(all but the segmented ones) works on the first count[0] elements, a number known only on
+the device.]=],
   ["vyre.lib.steps.reduce"] = "lib.steps.reduce(be, buf [, op], {out = Buffer [, count, "
     .. "scratch]}) -> steps\nWrites the reduction to out[0].",
   ["vyre.lib.steps.scan"] = "lib.steps.scan(be, src, dst [, op] [, {exclusive, count, "
     .. "scratch}]) -> steps\nlib.scan's launches.",
   ["vyre.lib.steps.compact"] = "lib.steps.compact(be, src, keep, dst, {out = u32 Buffer "
     .. "[, count, scratch]}) -> steps\nWrites the kept count to out[0].",
-  ["vyre.lib.steps.sort"] = "lib.steps.sort(be, keys [, values] [, {scratch, bits, order}]) "
-    .. "-> steps\nlib.sort's launches (opts.scratch: a lib.scratch or {keys, values}).",
+  ["vyre.lib.steps.sort"] = "lib.steps.sort(be, keys [, values] [, {scratch, bits, order, "
+    .. "count}]) -> steps\nlib.sort's launches (opts.scratch: a lib.scratch or {keys, values}).",
   ["vyre.lib.steps.argsort"] = "lib.steps.argsort(be, keys, {out = u32 Buffer [, bits, "
-    .. "order, scratch]}) -> steps\nWrites the positions to out.",
+    .. "order, scratch, count]}) -> steps\nWrites the positions to out.",
   ["vyre.lib.steps.histogram"] = "lib.steps.histogram(be, src, bins, lo, hi, {out = u32 "
     .. "Buffer [, count, scratch]}) -> steps\nZeroes out and counts into it.",
   ["vyre.lib.steps.fill"] = "lib.steps.fill(be, buf, value [, {count, scratch}]) -> steps\n"
