@@ -255,6 +255,46 @@ local function stable_order(t, keys)
   return idx
 end
 
+-- Stable order of keys by img(t, key) (an unsigned image as sort_image gives).
+local function stable_order_by(t, keys, img_of)
+  local idx, img = {}, {}
+  for i = 1, #keys do
+    idx[i] = i
+    img[i] = img_of(t, keys[i])
+  end
+  table.sort(idx, function(a, b)
+    if img[a] ~= img[b] then return image_less(t, img[a], img[b]) end
+    return a < b
+  end)
+  return idx
+end
+
+-- The image under {bits = {lo, hi}}: image bits lo..hi-1 (docs/LIB.md).
+local function bits_image(lo, hi)
+  return function(t, v)
+    local w = (t == "u64" or t == "i64" or t == "f64") and 64 or 32
+    local x = sort_image(t, v) >> lo
+    if hi - lo < w then x = x & ((1 << (hi - lo)) - 1) end
+    return x
+  end
+end
+
+-- The image under {order = "numpy"}: every NaN above +inf (all ones), -0 as +0.
+local function numpy_image(t, v)
+  if v ~= v then return t == "f32" and 0xffffffff or -1 end
+  if v == 0 then v = 0.0 end
+  return sort_image(t, v)
+end
+
+-- The bits of a float (payload and sign included), or the integer itself.
+local function rawbits(t, v)
+  if t == "f32" then return string.unpack("<I4", string.pack("<f", v)) end
+  if t == "f64" then return string.unpack("<i8", string.pack("<d", v)) end
+  return v
+end
+
+local function f64_of_bits(b) return (string.unpack("<d", string.pack("<i8", b))) end
+
 -- Histogram bin of x (lib/histogram.lua's formulas), or nil when not counted.
 local function hist_bin(t, x, nb, lo, hi)
   if not (x >= lo and x < hi) then
@@ -604,6 +644,186 @@ for _, kind in ipairs(backends()) do
       assert.is_true(isnan(d[6]))
     end)
 
+    local NEW_SIZES = kind.small and { 0, 1, 31, 33, 2049, 5000 } or { 0, 1, 31, 33, 2049, 100000 }
+
+    -- keys with few distinct values half the time (stability matters), n of type t
+    local function dup_keys(t, n, seed)
+      math.randomseed(seed)
+      local keys = {}
+      for i = 1, n do
+        keys[i] = random_value(t)
+        if i % 2 == 0 then keys[i] = keys[math.random(1, i)] end
+      end
+      return keys
+    end
+
+    local function check_perm(t, keys, order, kb, vals, vb, what)
+      local gk = kb:download()
+      local gv = vb and vb:download()
+      for i = 1, #keys do
+        if rawbits(t, gk[i]) ~= rawbits(t, keys[order[i]]) or (vb and gv[i] ~= vals[order[i]]) then
+          error(("%s: position %d has key %s, want %s"):format(what, i, tostring(gk[i]),
+            tostring(keys[order[i]])))
+        end
+      end
+    end
+
+    it("sorts by a range of key bits only, stably (opts.bits)", function()
+      for _, c in ipairs({ { "u32", 0, 8 }, { "u32", 3, 11 }, { "u32", 4, 28 }, { "i32", 16, 32 },
+        { "i64", 40, 64 }, { "f32", 0, 32 } }) do
+        local t, lo, hi = c[1], c[2], c[3]
+        for _, n in ipairs(NEW_SIZES) do
+          if n <= 5000 or t == "u32" then
+            local keys = dup_keys(t, n, 7000 + n + lo)
+            local vals = {}
+            for i = 1, n do vals[i] = i - 1 end
+            local kb, vb = be:buffer(t, keys), be:buffer("u32", vals)
+            assert.are.equal(kb, lib.sort(be, kb, vb, { bits = { lo, hi } }))
+            check_perm(t, keys, stable_order_by(t, keys, bits_image(lo, hi)), kb, vals, vb,
+              ("%s bits {%d, %d} n=%d"):format(t, lo, hi, n))
+          end
+        end
+      end
+    end)
+
+    it("sorts with 64-bit values", function()
+      for _, c in ipairs({ { "u32", "u64" }, { "f32", "f64" }, { "i64", "i64" },
+        { "f64", "u64" } }) do
+        local kt, vt = c[1], c[2]
+        for _, n in ipairs(NEW_SIZES) do
+          if n <= 5000 or kt == "u32" then
+            local keys = dup_keys(kt, n, 8000 + n)
+            local vals = {}
+            for i = 1, n do
+              vals[i] = vt == "f64" and (i - 1) * 0.5 - 1e300 or (i - 1) * 0x100000001 - 7
+            end
+            local kb, vb = be:buffer(kt, keys), be:buffer(vt, vals)
+            lib.sort(be, kb, vb)
+            check_perm(kt, keys, stable_order(kt, keys), kb, vals, vb,
+              ("%s keys %s values n=%d"):format(kt, vt, n))
+          end
+        end
+      end
+    end)
+
+    it("argsorts into a new u32 buffer of source positions, stably", function()
+      for _, t in ipairs({ "u32", "f32", "i64", "f64" }) do
+        for _, n in ipairs(NEW_SIZES) do
+          if n <= 5000 or t == "u32" then
+            local keys = dup_keys(t, n, 9000 + n)
+            local kb = be:buffer(t, keys)
+            local pos = lib.argsort(be, kb)
+            assert.are.equal("u32", pos.type)
+            assert.are.equal(n, pos.count)
+            local order = stable_order(t, keys)
+            local gp = pos:download()
+            for i = 1, n do assert.are.equal(order[i] - 1, gp[i]) end
+            assert_list(t, keys, kb:download(), "argsort leaves the keys as they were")
+          end
+        end
+      end
+      -- opts.out and a bits range
+      local keys = dup_keys("u32", 3000, 17)
+      local out = be:buffer("u32", 3000)
+      assert.are.equal(out, lib.argsort(be, be:buffer("u32", keys), { out = out,
+        bits = { 0, 5 } }))
+      local order = stable_order_by("u32", keys, bits_image(0, 5))
+      local gp = out:download()
+      for i = 1, 3000 do assert.are.equal(order[i] - 1, gp[i]) end
+    end)
+
+    it("sorts floats in numpy's order: NaN last whatever its bits, -0 equal to +0", function()
+      local specials = { 0.0, -0.0, 1 / 0, -1 / 0, 1.5, -1.5,
+        f64_of_bits(0x7ff8000000000000), f64_of_bits(-0x0008000000000000), -- +NaN, -NaN
+        f64_of_bits(0x7ff0000000000123), f64_of_bits(-0x000ffffffffffff1) } -- payloads
+      for _, t in ipairs({ "f32", "f64" }) do
+        for _, n in ipairs(NEW_SIZES) do
+          if n <= 5000 or t == "f32" then
+            math.randomseed(9500 + n)
+            local keys = {}
+            for i = 1, n do
+              keys[i] = math.random(1, 3) == 1 and specials[math.random(1, #specials)]
+                or random_value(t)
+            end
+            -- as stored (an f32 buffer keeps the top of a NaN's payload)
+            keys = n > 0 and be:buffer(t, keys):download():totable() or {}
+            local vals = {}
+            for i = 1, n do vals[i] = i - 1 end
+            local kb, vb = be:buffer(t, keys), be:buffer("u32", vals)
+            lib.sort(be, kb, vb, { order = "numpy" })
+            check_perm(t, keys, stable_order_by(t, keys, numpy_image), kb, vals, vb,
+              ("%s numpy n=%d"):format(t, n))
+            local pb = lib.argsort(be, be:buffer(t, keys), { order = "numpy" })
+            local want = stable_order_by(t, keys, numpy_image)
+            local gp = pb:download()
+            for i = 1, n do assert.are.equal(want[i] - 1, gp[i]) end
+          end
+        end
+      end
+    end)
+
+    -- sorted input with runs: the Lua model of unique / run_length / reduce_by_key
+    local function runs_of(t, keys)
+      local starts = {}
+      for i = 1, #keys do
+        if i == 1 or rawbits(t, keys[i]) ~= rawbits(t, keys[i - 1]) then starts[#starts + 1] = i end
+      end
+      return starts
+    end
+
+    local function sorted_runs(t, n, seed)
+      local keys = dup_keys(t, n, seed)
+      math.randomseed(seed + 1)
+      for i = 2, n do -- longer runs
+        if math.random(1, 4) > 1 then keys[i] = keys[i - 1] end
+      end
+      if t == "f32" and n > 2 then keys[1], keys[2] = -0.0, 0.0 end -- distinct bits
+      local kb = be:buffer(t, keys)
+      lib.sort(be, kb)
+      return n > 0 and kb:download():totable() or {}
+    end
+
+    it("finds unique values, run lengths and per-key reductions of sorted input", function()
+      for _, t in ipairs({ "u32", "i64", "f32" }) do
+        for _, n in ipairs(NEW_SIZES) do
+          local keys = sorted_runs(t, n, 10000 + n)
+          local starts = runs_of(t, keys)
+          local m = #starts
+          local kb = be:buffer(t, keys)
+          local dst = be:buffer(t, n)
+          assert.are.equal(m, lib.unique(be, kb, dst))
+          local gd = dst:download()
+          for j = 1, m do assert.are.equal(rawbits(t, keys[starts[j]]), rawbits(t, gd[j])) end
+          local vo, co = be:buffer(t, n), be:buffer("u32", n)
+          assert.are.equal(m, lib.run_length(be, kb, vo, co))
+          local gv, gc = vo:download(), co:download()
+          for j = 1, m do
+            local e = j < m and starts[j + 1] or n + 1
+            assert.are.equal(rawbits(t, keys[starts[j]]), rawbits(t, gv[j]))
+            assert.are.equal(e - starts[j], gc[j])
+          end
+          for _, vt in ipairs({ "i32", "f64" }) do
+            local vals = random_list(vt, n, 11000 + n)
+            local ko, vout = be:buffer(t, n), be:buffer(vt, n)
+            for _, op in ipairs({ "add", "min", "max" }) do
+              assert.are.equal(m, lib.reduce_by_key(be, kb, be:buffer(vt, vals), ko, vout, op))
+              local gk, gr = ko:download(), vout:download()
+              local f = ({ add = vt == "i32" and function(a, b) return wrap_i32(a + b) end
+                or function(a, b) return a + b end, min = vt == "f64" and fmin or math.min,
+                max = vt == "f64" and fmax or math.max })[op]
+              for j = 1, m do
+                local e = j < m and starts[j + 1] - 1 or n
+                local acc = vals[starts[j]]
+                for i = starts[j] + 1, e do acc = f(acc, vals[i]) end
+                assert.are.equal(rawbits(t, keys[starts[j]]), rawbits(t, gk[j]))
+                assert.is_true(same(vt, acc, gr[j]), ("%s/%s %s run %d"):format(t, vt, op, j))
+              end
+            end
+          end
+        end
+      end
+    end)
+
     it("sorts with caller scratch buffers", function()
       local keys = random_list("u32", 3000, 99)
       local kb, vb = be:buffer("u32", keys), be:buffer("f32", 3000)
@@ -844,10 +1064,30 @@ for _, kind in ipairs(backends()) do
         err(lib.sort, be, be:buffer("bool", 3)), 1, true)
       assert.matches("vyre.lib.sort: keys has 4 elements but values has 3. Fix:",
         err(lib.sort, be, u, be:buffer("u32", 3)), 1, true)
-      assert.matches("vyre.lib.sort: argument 3 (values) has type u64",
-        err(lib.sort, be, u, be:buffer("u64", 4)), 1, true)
+      assert.matches("vyre.lib.sort: argument 3 (values) has type bool",
+        err(lib.sort, be, u, be:buffer("bool", 4)), 1, true)
       assert.matches("vyre.lib.sort: opts.scratch.keys must be another buffer",
         err(lib.sort, be, u, nil, { scratch = { keys = be:buffer("u32", 2) } }), 1, true)
+      assert.matches("vyre.lib.sort: opts.bits = {8, 4} is not a range of bits of a u32 key. "
+        .. "Fix: pass 0 <= lo < hi <= 32", err(lib.sort, be, u, { bits = { 8, 4 } }), 1, true)
+      assert.matches("vyre.lib.sort: opts.bits must be a table {lo, hi}",
+        err(lib.sort, be, u, { bits = 8 }), 1, true)
+      assert.matches("vyre.lib.sort: unknown opts.order 'asc'. Fix:",
+        err(lib.sort, be, f, { order = "asc" }), 1, true)
+      assert.matches("vyre.lib.sort: opts.order = \"numpy\" is for float keys, not u32. Fix:",
+        err(lib.sort, be, u, { order = "numpy" }), 1, true)
+      assert.matches("vyre.lib.argsort: opts.out has 2 elements, fewer than #keys = 4. Fix:",
+        err(lib.argsort, be, u, { out = be:buffer("u32", 2) }), 1, true)
+      assert.matches("vyre.lib.unique: argument 3 (dst) has type f32",
+        err(lib.unique, be, u, f), 1, true)
+      assert.matches("vyre.lib.run_length: values_out is src. Fix:",
+        err(lib.run_length, be, u, u, be:buffer("u32", 4)), 1, true)
+      assert.matches("vyre.lib.reduce_by_key: keys has 4 elements but values has 3. Fix:",
+        err(lib.reduce_by_key, be, u, be:buffer("u32", 3), be:buffer("u32", 4),
+          be:buffer("u32", 4)), 1, true)
+      assert.matches("vyre.lib.reduce_by_key: unknown op 'mul'",
+        err(lib.reduce_by_key, be, u, u:view(1), be:buffer("u32", 4), be:buffer("u32", 4),
+          "mul"), 1, true)
       assert.matches("vyre.lib.histogram: bins must be an integer in [1, 2^32-1], got 0. Fix:",
         err(lib.histogram, be, u, 0, 0, 10), 1, true)
       assert.matches("vyre.lib.histogram: [lo, hi) = [5, 5) is empty. Fix:",
@@ -989,6 +1229,50 @@ describe("vyre.lib across backends, " .. kind.name .. " " .. kind.tag, function(
           assert.are.equal(rv:download():bytes(), v:bytes())
         end
       end
+    end
+  end)
+
+  it("sorts by bits, in numpy's order, argsorts and finds runs to the same bits", function()
+    for _, n in ipairs(sz({ 131073, 1000000 })) do
+      local keys = random_list("f32", n, n + 5)
+      for i = 2, n, 3 do keys[i] = keys[i - 1] end
+      for i = 5, n, 97 do keys[i] = (i % 2 == 0) and -0.0 or 0 / 0 end
+      local ints = random_list("u32", n, n + 6)
+      local vals = random_list("f64", n, n + 7)
+      local function run(be)
+        local r = {}
+        local kb = be:buffer("f32", keys)
+        local pa = lib.argsort(be, kb, { order = "numpy" }):download()
+        r.pos, r.postab = pa:bytes(), pa:totable()
+        local ib, vb = be:buffer("u32", ints), be:buffer("f64", vals)
+        lib.sort(be, ib, vb, { bits = { 4, 23 } })
+        r.bits = ib:download():bytes() .. vb:download():bytes()
+        lib.sort(be, ib)
+        local vo, co = be:buffer("u32", n), be:buffer("u32", n)
+        r.rl = lib.run_length(be, ib, vo, co)
+        r.rlv = vo:download():bytes() .. co:download():bytes()
+        lib.sort(be, kb)
+        local ko, so = be:buffer("f32", n), be:buffer("f64", n)
+        r.rbk = lib.reduce_by_key(be, kb, be:buffer("f64", vals), ko, so, "add")
+        r.rbkv = ko:download():bytes() .. so:download():bytes()
+        return r
+      end
+      local b = run(gpu)
+      if n < 1000000 then -- the reference at 10^6 would take minutes
+        local a = run(ref)
+        for _, k in ipairs({ "pos", "bits", "rl", "rlv", "rbk", "rbkv" }) do
+          assert.are.equal(a[k], b[k], ("n=%d: %s"):format(n, k))
+        end
+      end
+      -- the permutation against Lua's stable numpy order, at every size
+      local want = stable_order_by("f32", keys, numpy_image)
+      for i = 1, n do assert.are.equal(want[i] - 1, b.postab[i]) end
+      local sorted = {}
+      for i = 1, n do sorted[i] = ints[i] end
+      table.sort(sorted)
+      local runs = n > 0 and 1 or 0
+      for i = 2, n do if sorted[i] ~= sorted[i - 1] then runs = runs + 1 end end
+      assert.are.equal(runs, b.rl)
     end
   end)
 

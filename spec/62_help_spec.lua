@@ -47,6 +47,7 @@ describe("vyre.help coverage", function()
     assert.are.same({}, missing_from(require("vyre.cuda"), "vyre.cuda."))
     assert.are.same({}, missing_from(require("vyre.reference"), "vyre.reference."))
     assert.are.same({}, missing_from(require("vyre.lib"), "vyre.lib."))
+    assert.are.same({}, missing_from(require("vyre.lib").steps, "vyre.lib.steps."))
     -- Every planner the package lists, so a new planner needs its help too.
     for _, n in ipairs(vyre.planners.NAMES) do
       local m = "vyre.planners." .. n
@@ -94,7 +95,8 @@ describe("vyre.help coverage", function()
     local methods = {}
     for tname, key in pairs(help.TYPES) do methods[key] = help.methods_of(tname) end
     local mods = { vyre = vyre, ["vyre.cuda"] = require("vyre.cuda"),
-      ["vyre.reference"] = require("vyre.reference"), ["vyre.lib"] = require("vyre.lib") }
+      ["vyre.reference"] = require("vyre.reference"), ["vyre.lib"] = require("vyre.lib"),
+      ["vyre.lib.steps"] = require("vyre.lib").steps }
     for _, m in ipairs({ "vyre.egraph", "vyre.policy", "vyre.profiles", "vyre.plan_view" }) do
       mods[m] = require(m)
     end

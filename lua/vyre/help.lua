@@ -75,7 +75,8 @@ function H.entries()
   end
   for k, v in pairs(dsl.ENTRIES) do
     local name = k:match("^vyre%.lib%.([%w_]+)$")
-    if name and name ~= "release" and name ~= "geometry" then
+    if name and name ~= "release" and name ~= "geometry" and name ~= "scratch"
+      and name ~= "steps" then
       local call, rest = v:match("^([^\n]*)\n(.*)$")
       call = call:gsub("^lib%." .. name, "lib." .. name .. "_timed")
       e[k .. "_timed"] = call .. ", timing\n" .. rest .. " Also returns the timing of its "
@@ -136,6 +137,8 @@ local function function_keys()
     if ok then add(mod, m .. ".") end
   end
   for tname, key in pairs(H.TYPES) do add(methods_of(tname), key .. ":") end
+  local okl, lib = pcall(require, "vyre.lib")
+  if okl then add(lib.steps, "vyre.lib.steps.") end
   local expr_mt = getmetatable(vyre.lit("u32", 0))
   if expr_mt and type(expr_mt.__index) == "table" then add(expr_mt.__index, "Expr:") end
   return by_function

@@ -11,13 +11,23 @@
 --   lib.reduce(be, buf [, op])                     -> Lua scalar (op add|min|max)
 --   lib.scan(be, src, dst [, op [, {exclusive}]])  -> dst
 --   lib.compact(be, src, flags | "pred over x", dst) -> count
---   lib.sort(be, keys [, values] [, {scratch}])    -> keys (sorted in place, stable)
+--   lib.sort(be, keys [, values] [, {scratch, bits, order}]) -> keys (in place, stable)
 --   lib.histogram(be, src, bins, lo, hi [, {out}]) -> u32 Buffer of bins counts
 --   lib.fill(be, buf, value) -> buf;  lib.iota(be, buf [, start [, step]]) -> buf
 --   lib.copy(be, src, dst) -> dst
 --   lib.segmented_reduce(be, values, offsets, out [, op]) -> out
 --   lib.segmented_scan(be, values, offsets, dst [, op [, {exclusive}]]) -> dst
+--   lib.argsort(be, keys [, {bits, order, out}])   -> u32 Buffer of source positions
+--   lib.unique(be, src, dst)                       -> count (sorted input)
+--   lib.run_length(be, src, values_out, counts_out) -> count (sorted input)
+--   lib.reduce_by_key(be, keys, values, keys_out, values_out [, op]) -> count
 --   lib.release(be)  frees the scratch buffers and kernels kept for be
+--
+-- Steps forms: lib.steps.NAME(be, ...) takes NAME's arguments (and an opts table with
+-- out = a Buffer for a scalar result, count = a u32 Buffer for a device count where
+-- supported, scratch = lib.scratch(be)) and returns the steps ({kernel, args, opts}) of
+-- the call, for be:sequence, be:graph and be:megakernel; nothing is read back and
+-- nothing is allocated when they run. The plain functions run their steps forms' steps.
 local U = require("vyre.lib.util")
 local reduce = require("vyre.lib.reduce")
 local scan = require("vyre.lib.scan")
@@ -26,6 +36,7 @@ local sort = require("vyre.lib.sort")
 local histogram = require("vyre.lib.histogram")
 local basic = require("vyre.lib.basic")
 local segmented = require("vyre.lib.segmented")
+local runs = require("vyre.lib.runs")
 
 local lib = {}
 
@@ -59,6 +70,35 @@ export("iota", basic.iota)
 export("copy", basic.copy)
 export("segmented_reduce", segmented.reduce)
 export("segmented_scan", segmented.scan)
+export("argsort", sort.argsort)
+export("unique", runs.plain("unique"))
+export("run_length", runs.plain("run_length"))
+export("reduce_by_key", runs.plain("reduce_by_key"))
+
+-- Steps forms: impl(name, be, ...) -> steps; errors name "vyre.lib.steps.NAME".
+lib.steps = {}
+local STEPS = {
+  reduce = reduce.steps_form, scan = scan.steps_form, compact = compact.steps_form,
+  sort = sort.steps_form, argsort = sort.argsort_steps_form,
+  histogram = histogram.steps_form, fill = basic.steps_form("fill"),
+  iota = basic.steps_form("iota"), copy = basic.steps_form("copy"),
+  segmented_reduce = segmented.reduce_steps_form, segmented_scan = segmented.scan_steps_form,
+  unique = runs.steps_form("unique"), run_length = runs.steps_form("run_length"),
+  reduce_by_key = runs.steps_form("reduce_by_key"),
+}
+for fname, impl in pairs(STEPS) do
+  lib.steps[fname] = function(...)
+    return impl("steps." .. fname, ...)
+  end
+end
+
+--- A scratch object for the steps forms (opts.scratch): the scratch buffers of the steps
+--- built with it, grown when a bigger call is built, never freed while it lives (keep it
+--- alive as long as the steps; :free() frees its buffers).
+function lib.scratch(be)
+  U.check_backend("scratch", be)
+  return U.new_scratch(be, false)
+end
 
 --- Frees the scratch buffers and drops the compiled kernels vyre.lib keeps for be
 --- (they are also collected with the backend).

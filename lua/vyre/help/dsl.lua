@@ -146,9 +146,10 @@ plain booleans. A Lua number next to an expression takes its type. help("sqrt") 
 
   ["vyre.lib"] = [=[
 require("vyre.lib") (also vyre.lib) -> GPU primitives written as vyre programs
-reduce, scan, compact, sort, histogram, fill, iota, copy, segmented_reduce,
-segmented_scan (each also as f_timed -> value, timing), release, geometry. They work on
-Buffers of either backend with bit-identical results (docs/LIB.md).]=],
+reduce, scan, compact, sort, argsort, histogram, fill, iota, copy, segmented_reduce,
+segmented_scan, unique, run_length, reduce_by_key (each also as f_timed -> value, timing,
+and as lib.steps.f -> steps), scratch, release, geometry. They work on Buffers of either
+backend with bit-identical results (docs/LIB.md).]=],
   ["vyre.lib.reduce"] = "lib.reduce(be, buf [, op]) -> Lua scalar\nop add (default), min "
     .. "or max over every element. lib.reduce(g, bufs [, op]): over a vyre.Group's buffers "
     .. "as one array (docs/MULTIGPU.md).",
@@ -157,9 +158,65 @@ Buffers of either backend with bit-identical results (docs/LIB.md).]=],
     .. "of a vyre.Group's buffers in rank order as one array (docs/MULTIGPU.md).",
   ["vyre.lib.compact"] = "lib.compact(be, src, flags | \"pred over x\", dst) -> count\n"
     .. "Stable compaction of the elements whose flag (or predicate) holds.",
-  ["vyre.lib.sort"] = "lib.sort(be, keys [, values] [, {scratch = {keys, values}}]) -> keys\n"
-    .. "Stable LSD radix sort in place. lib.sort(g, keys [, values]): a stable sample sort of "
-    .. "a vyre.Group's buffers as one array, each rank keeping its count (docs/MULTIGPU.md).",
+  ["vyre.lib.sort"] = [=[
+lib.sort(be, keys [, values] [, {scratch =, bits = {lo, hi}, order = "total" | "numpy"}]) -> keys
+Stable LSD radix sort in place; keys u32 i32 f32 u64 i64 f64, values of the same six types.
+Float order, by default ("total"): -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN (NaNs by
+sign and payload, bits kept). order = "numpy": every NaN last whatever its sign and payload,
+-0 equal to +0 (both kept in input order). bits = {lo, hi}: orders by bits lo..hi-1 of the
+key's order image only (u32/u64: the key; i32/i64: sign bit flipped; floats: the image
+above), stably; {0, 32} or {0, 64} is the full sort. lib.sort(g, keys [, values]): a
+stable sample sort of a vyre.Group's buffers as one array, each rank keeping its count
+(docs/MULTIGPU.md).]=],
+  ["vyre.lib.argsort"] = "lib.argsort(be, keys [, {bits, order, out = u32 Buffer}]) -> u32 "
+    .. "Buffer\nThe 0-based source positions of keys in stable sorted order (lib.sort's "
+    .. "orders and options); keys are left as they are.",
+  ["vyre.lib.unique"] = "lib.unique(be, src, dst) -> count\nOn sorted input: the first "
+    .. "element of each run of equal neighbours (equal bits), in order, into dst.",
+  ["vyre.lib.run_length"] = "lib.run_length(be, src, values_out, counts_out) -> count\nOn "
+    .. "sorted input: each run's value and its length (u32), in order.",
+  ["vyre.lib.reduce_by_key"] = "lib.reduce_by_key(be, keys, values, keys_out, values_out "
+    .. "[, op]) -> count\nOn sorted keys: each run's key and the left fold (add, min, max) "
+    .. "of its values.",
+  ["vyre.lib.scratch"] = "lib.scratch(be) -> Scratch\nScratch buffers for steps forms "
+    .. "(opts.scratch): grown when bigger steps are built, never while they run; keep it "
+    .. "alive with the steps; s:free() frees its buffers.",
+  ["vyre.lib.steps"] = [=[
+lib.steps.NAME(be, ... [, opts]) -> steps
+The steps ({kernel, args, opts}) of lib.NAME's call, for be:sequence, be:graph and
+be:megakernel: nothing read back (opts.out takes a scalar result or a count), nothing
+allocated when they run (opts.scratch = lib.scratch(be)), and opts.count = u32 Buffer
+(all but the segmented ones) works on the first count[0] elements, a number known only on
+the device.]=],
+  ["vyre.lib.steps.reduce"] = "lib.steps.reduce(be, buf [, op], {out = Buffer [, count, "
+    .. "scratch]}) -> steps\nWrites the reduction to out[0].",
+  ["vyre.lib.steps.scan"] = "lib.steps.scan(be, src, dst [, op] [, {exclusive, count, "
+    .. "scratch}]) -> steps\nlib.scan's launches.",
+  ["vyre.lib.steps.compact"] = "lib.steps.compact(be, src, keep, dst, {out = u32 Buffer "
+    .. "[, count, scratch]}) -> steps\nWrites the kept count to out[0].",
+  ["vyre.lib.steps.sort"] = "lib.steps.sort(be, keys [, values] [, {scratch, bits, order, "
+    .. "count}]) -> steps\nlib.sort's launches (opts.scratch: a lib.scratch or {keys, values}).",
+  ["vyre.lib.steps.argsort"] = "lib.steps.argsort(be, keys, {out = u32 Buffer [, bits, "
+    .. "order, scratch, count]}) -> steps\nWrites the positions to out.",
+  ["vyre.lib.steps.histogram"] = "lib.steps.histogram(be, src, bins, lo, hi, {out = u32 "
+    .. "Buffer [, count, scratch]}) -> steps\nZeroes out and counts into it.",
+  ["vyre.lib.steps.fill"] = "lib.steps.fill(be, buf, value [, {count, scratch}]) -> steps\n"
+    .. "lib.fill's launch.",
+  ["vyre.lib.steps.iota"] = "lib.steps.iota(be, buf [, start [, step]] [, {count, scratch}]) "
+    .. "-> steps\nlib.iota's launch.",
+  ["vyre.lib.steps.copy"] = "lib.steps.copy(be, src, dst [, {count, scratch}]) -> steps\n"
+    .. "lib.copy's launches (memmove semantics).",
+  ["vyre.lib.steps.segmented_reduce"] = "lib.steps.segmented_reduce(be, values, offsets, out "
+    .. "[, op] [, {scratch}]) -> steps\nlib.segmented_reduce's launch.",
+  ["vyre.lib.steps.segmented_scan"] = "lib.steps.segmented_scan(be, values, offsets, dst "
+    .. "[, op] [, {exclusive, scratch}]) -> steps\nlib.segmented_scan's launch.",
+  ["vyre.lib.steps.unique"] = "lib.steps.unique(be, src, dst, {out = u32 Buffer [, count, "
+    .. "scratch]}) -> steps\nWrites the count to out[0].",
+  ["vyre.lib.steps.run_length"] = "lib.steps.run_length(be, src, values_out, counts_out, "
+    .. "{out = u32 Buffer [, count, scratch]}) -> steps\nWrites the count to out[0].",
+  ["vyre.lib.steps.reduce_by_key"] = "lib.steps.reduce_by_key(be, keys, values, keys_out, "
+    .. "values_out [, op], {out = u32 Buffer [, count, scratch]}) -> steps\nWrites the "
+    .. "count to out[0].",
   ["vyre.lib.histogram"] = "lib.histogram(be, src, bins, lo, hi [, {out = Buffer}]) -> "
     .. "u32 Buffer\nCounts of the values in bins equal steps of [lo, hi).",
   ["vyre.lib.fill"] = "lib.fill(be, buf, value) -> buf\nEvery element = value.",

@@ -70,10 +70,13 @@ local INT_CAST = { u64 = "%s", i64 = "(bitcast i64 %s)", u32 = "(cast u32 %s)",
 --- a test registered).
 function M.copy_text(t) return U.fill(COPY, { T = t }) end
 
-local function kernel(be, what, template, t)
-  return U.kernel(be, what .. ":" .. t, function()
+-- Device-count lets of the one-invocation-per-element kernels.
+local DEV_N = { "(let n n1)" }
+
+local function kernel(be, what, template, t, count)
+  return U.kernel_n(be, what .. ":" .. t, function()
     return U.fill(template, { T = t })
-  end)
+  end, count, DEV_N)
 end
 
 --- Checks that v can be passed as a param of type t; returns it as that type wants.
@@ -103,70 +106,125 @@ function M.check_value(name, what, t, v)
   return iv
 end
 
---- Appends the launch that stores value into buf[0..n).
-function M.fill_steps(be, buf, value, n, steps)
+-- One launch over n elements: args a gets n (or, with count, ncount and ncap).
+local function launch(k, a, n, count)
+  if count then a.ncount, a.ncap = count, n else a.n = n end
+  return { k, a, { grid = { U.cdiv(n, U.WG) } } }
+end
+
+--- Appends the launch that stores value into buf[0..n) (with count: min(count[0], n)).
+function M.fill_steps(be, buf, value, n, steps, count)
   if n == 0 then return end
-  steps[#steps + 1] = { kernel(be, "fill", FILL, buf.type), { buf = buf, value = value, n = n },
-    { grid = { U.cdiv(n, U.WG) } } }
+  steps[#steps + 1] = launch(kernel(be, "fill", FILL, buf.type, count),
+    { buf = buf, value = value }, n, count)
 end
 
-function M.fill(name, timed, be, buf, value)
-  U.check_backend(name, be)
-  U.check_buffer(name, be, buf, "argument 2 (buf)", U.ALL_TYPES)
-  value = M.check_value(name, "value", buf.type, value)
-  local steps = {}
-  M.fill_steps(be, buf, value, buf.count, steps)
-  local _, timing = U.run(name, be, steps, nil, timed)
-  return buf, timing
-end
+-- Each op is check(name, be, ...) -> args, then build(be, args, S, count) -> steps; the
+-- plain call runs the steps, the steps form (opts {count, scratch} last) returns them.
+local OPS = {}
 
-function M.iota(name, timed, be, buf, start, step)
-  U.check_backend(name, be)
-  U.check_buffer(name, be, buf, "argument 2 (buf)", U.NUM_TYPES)
-  local t = buf.type
-  start = M.check_value(name, "start", t, start == nil and 0 or start)
-  step = M.check_value(name, "step", t, step == nil and 1 or step)
-  local steps = {}
-  local n = buf.count
-  if n > 0 then
-    steps[1] = { kernel(be, "iota", IOTA, t), { buf = buf, start = start, step = step, n = n },
-      { grid = { U.cdiv(n, U.WG) } } }
-  end
-  local _, timing = U.run(name, be, steps, nil, timed)
-  return buf, timing
-end
+OPS.fill = {
+  nargs = 2,
+  check = function(name, be, buf, value)
+    U.check_backend(name, be)
+    U.check_buffer(name, be, buf, "argument 2 (buf)", U.ALL_TYPES)
+    return { buf = buf, value = M.check_value(name, "value", buf.type, value) }
+  end,
+  build = function(be, a, _, count)
+    local steps = {}
+    M.fill_steps(be, a.buf, a.value, a.buf.count, steps, count)
+    return steps
+  end,
+  result = function(a) return a.buf end,
+}
 
-function M.copy(name, timed, be, src, dst)
-  U.check_backend(name, be)
-  U.check_buffer(name, be, src, "argument 2 (src)", U.ALL_TYPES)
-  U.check_buffer(name, be, dst, "argument 3 (dst)", U.ALL_TYPES)
-  if src.type ~= dst.type then
-    U.raise(name, ("src is %s but dst is %s"):format(src.type, dst.type),
-      "copy between buffers of the same type (convert with a program that casts)")
-  end
-  if dst.count < src.count then
-    U.raise(name, ("dst has %d elements, fewer than src's %d"):format(dst.count, src.count),
-      "pass a dst with at least #src elements")
-  end
-  local steps = {}
-  local n = src.count
-  -- memmove semantics, by memory rather than by object: the same start copies nothing;
-  -- overlapping views go through a scratch buffer, since one parallel pass over
-  -- overlapping ranges would read elements it has already overwritten.
-  local alias = U.overlap(src, dst, n, n)
-  if n > 0 and alias ~= "same" then
-    local k, grid = kernel(be, "copy", COPY, src.type), { grid = { U.cdiv(n, U.WG) } }
-    if alias == "overlap" then
-      local tmp = U.scratch(be, "copy_tmp", src.type, n)
-      steps[1] = { k, { src = src, dst = tmp, n = n }, grid }
-      steps[2] = { k, { src = tmp, dst = dst, n = n }, grid }
-    else
-      steps[1] = { k, { src = src, dst = dst, n = n }, grid }
+OPS.iota = {
+  nargs = 3,
+  check = function(name, be, buf, start, step)
+    U.check_backend(name, be)
+    U.check_buffer(name, be, buf, "argument 2 (buf)", U.NUM_TYPES)
+    local t = buf.type
+    return { buf = buf, start = M.check_value(name, "start", t, start == nil and 0 or start),
+      step = M.check_value(name, "step", t, step == nil and 1 or step) }
+  end,
+  build = function(be, a, _, count)
+    local n = a.buf.count
+    if n == 0 then return {} end
+    return { launch(kernel(be, "iota", IOTA, a.buf.type, count),
+      { buf = a.buf, start = a.start, step = a.step }, n, count) }
+  end,
+  result = function(a) return a.buf end,
+}
+
+OPS.copy = {
+  nargs = 2,
+  check = function(name, be, src, dst)
+    U.check_backend(name, be)
+    U.check_buffer(name, be, src, "argument 2 (src)", U.ALL_TYPES)
+    U.check_buffer(name, be, dst, "argument 3 (dst)", U.ALL_TYPES)
+    if src.type ~= dst.type then
+      U.raise(name, ("src is %s but dst is %s"):format(src.type, dst.type),
+        "copy between buffers of the same type (convert with a program that casts)")
     end
+    if dst.count < src.count then
+      U.raise(name, ("dst has %d elements, fewer than src's %d"):format(dst.count, src.count),
+        "pass a dst with at least #src elements")
+    end
+    return { src = src, dst = dst }
+  end,
+  build = function(be, a, S, count)
+    local src, dst, n = a.src, a.dst, a.src.count
+    local steps = {}
+    -- memmove semantics, by memory rather than by object: the same start copies nothing;
+    -- overlapping views go through a scratch buffer, since one parallel pass over
+    -- overlapping ranges would read elements it has already overwritten.
+    local alias = U.overlap(src, dst, n, n)
+    if n > 0 and alias ~= "same" then
+      local k = kernel(be, "copy", COPY, src.type, count)
+      if alias == "overlap" then
+        local tmp = U.scratch(S or be, "copy_tmp", src.type, n)
+        steps[1] = launch(k, { src = src, dst = tmp }, n, count)
+        steps[2] = launch(k, { src = tmp, dst = dst }, n, count)
+      else
+        steps[1] = launch(k, { src = src, dst = dst }, n, count)
+      end
+    end
+    return steps
+  end,
+  result = function(a) return a.dst end,
+}
+
+--- The plain call of op: (name, timed, be, ...) -> result, timing.
+function M.plain(op)
+  local o = OPS[op]
+  return function(name, timed, be, ...)
+    local a = o.check(name, be, ...)
+    local _, timing = U.run(name, be, o.build(be, a), nil, timed)
+    return o.result(a), timing
   end
-  local _, timing = U.run(name, be, steps, nil, timed)
-  return dst, timing
 end
+
+--- The steps form of op: (name, be, ..., [opts {count, scratch}]) -> steps.
+function M.steps_form(op)
+  local o = OPS[op]
+  return function(name, be, ...)
+    local args = table.pack(...)
+    local opts
+    if args.n > 1 and type(args[args.n]) == "table" and not U.mt_name(args[args.n]) then
+      opts = args[args.n]
+      args.n = args.n - 1
+    end
+    local a = o.check(name, be, table.unpack(args, 1, args.n))
+    opts = U.check_opts(name, opts, { "count", "scratch" }, o.nargs + 2)
+    local outs = { { a.buf or a.dst, a.buf and "argument 2 (buf)" or "dst" } }
+    return o.build(be, a, U.scratch_of(name, be, opts.scratch), U.check_count(name, be,
+      opts.count, outs))
+  end
+end
+
+M.fill = M.plain("fill")
+M.iota = M.plain("iota")
+M.copy = M.plain("copy")
 
 local function random_text(t)
   local float = t == "f32" or t == "f64"

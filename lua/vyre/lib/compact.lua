@@ -26,7 +26,7 @@ $INPUT
   (param chunk u32)
   (let l (lid x))
   (let g (wgid x))
-  (let cbeg (mul g chunk))
+  (let cbeg (min (mul g chunk) n))
   (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))
   (let acc 0u32)
   (for gi (add cbeg l) cend 256u32
@@ -53,7 +53,7 @@ $FLAGS
   (param chunk u32)
   (let l (lid x))
   (let g (wgid x))
-  (let cbeg (mul g chunk))
+  (let cbeg (min (mul g chunk) n))
   (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))
   (let ntiles (div (add (sub cend cbeg) 2047u32) 2048u32))
   (let obase (load part g))
@@ -74,6 +74,39 @@ $SCAN
     (set obase (add obase bs_tot))
     (barrier)))
 ]]
+
+-- Step 2: one workgroup scans the G <= 1024 counts exclusively in place (4 per
+-- invocation) and writes the total. Its own small kernel rather than the scan's tile
+-- kernel: a third of the shared memory, so that a compaction and a scan fit together in
+-- one be:megakernel (whose program declares the shared arrays of all its steps).
+local PARTS = [[
+(program lib_compact_parts (workgroup 256)
+  (buffer part u32 read_write)
+  (buffer total u32 write)
+  (shared tile u32 1056)
+  (shared sa u32 256)
+  (shared sb u32 256)
+  (param n u32)
+  (let l (lid x))
+  (for j 0u32 4u32 1u32
+    (let k (add (mul j 256u32) l))
+    (store tile (add k (shr k 5u32)) (select (lt k n) (load part k) 0u32)))
+  (barrier)
+$SCAN
+  (for j2 0u32 4u32 1u32
+    (let k2 (add (mul j2 256u32) l))
+    (if (lt k2 n) (then (store part k2 (load tile (add k2 (shr k2 5u32)))))))
+  (if (eq l 0u32) (then (store total 0u32 bs_tot))))
+]]
+
+local function parts_kernel(be, count)
+  return U.kernel_n(be, "compact_parts", function()
+    local bs = scan.block_scan({ p = "bs_", arr = "tile", m = 4, t = "u32", op = "add",
+      carry = "0u32", exclusive = true, store = true, pad = true, sa = "sa", sb = "sb" })
+    return U.fill(PARTS, { SCAN = "  " .. bs:gsub("\n", "\n  ") })
+  end, count, { "(let c1 " .. U.chunk_expr("n1") .. ")",
+    "(let n (div (add n1 (sub c1 1u32)) c1))" })
+end
 
 local FLAG_TYPES = { "u32", "i32", "bool" }
 
@@ -154,7 +187,7 @@ local function keep_of_flags(ft)
 end
 
 -- The two kernels for element type t and a flags buffer type or a predicate.
-local function kernels(name, be, t, flags_type, pred)
+local function kernels(name, be, t, flags_type, pred, count)
   local keep, key, flagdecl
   if pred then
     keep, key, flagdecl = pred, "pred:" .. pred, ""
@@ -175,11 +208,18 @@ local function kernels(name, be, t, flags_type, pred)
   })
   local fix = "write a bool expression over the element x, e.g. \"(gt x 0i32)\" for an i32 "
     .. "buffer (literals carry their type)"
-  return U.user_kernel(name, be, "compact_count:" .. t .. ":" .. key, count_text, fix),
-    U.user_kernel(name, be, "compact:" .. t .. ":" .. key, scatter_text, fix)
+  local dev = ""
+  if count then
+    count_text, scatter_text = U.dev_text(count_text, U.N_ELEMS), U.dev_text(scatter_text,
+      U.N_ELEMS)
+    dev = "#dev"
+  end
+  return U.user_kernel(name, be, "compact_count:" .. t .. ":" .. key .. dev, count_text, fix),
+    U.user_kernel(name, be, "compact:" .. t .. ":" .. key .. dev, scatter_text, fix)
 end
 
-function M.compact(name, timed, be, src, keep, dst)
+--- Checks the arguments of compact and its steps form; returns pred, flags.
+local function check(name, be, src, keep, dst)
   U.check_backend(name, be)
   U.check_buffer(name, be, src, "argument 2 (src)", U.ALL_TYPES)
   local pred, flags
@@ -216,30 +256,77 @@ function M.compact(name, timed, be, src, keep, dst)
     U.check_disjoint(name, dst, "dst", flags, "the flags buffer",
       "compact into a buffer that shares no memory with the flags")
   end
-  if onepass.config.enabled then -- single pass (scan_onepass.lua); below: reduce-then-scan
-    return onepass.compact(name, timed, be, src, flags, pred, dst)
+  return pred, flags
+end
+
+--- Appends the launches compacting src (n >= 1 elements; with count, the first
+--- min(count[0], n)) by flags or pred into dst, writing the kept count to total[0].
+function M.steps(name, be, S, src, flags, pred, dst, total, steps, count)
+  -- single pass (scan_onepass.lua) when the count is known on the host; with a device
+  -- count, the three launches below
+  if onepass.config.enabled and not count then
+    local ks = { onepass.compact_kernels(name, be, src.type, flags and flags.type, pred) }
+    return onepass.compact_steps(ks, be, src.type, src, flags, dst, total, src.count, steps)
   end
   local t, n = src.type, src.count
-  local kcount, kscatter = kernels(name, be, t, flags and flags.type, pred)
-  if n == 0 then
-    return 0, U.no_time()
-  end
+  local kcount, kscatter = kernels(name, be, t, flags and flags.type, pred, count)
   local chunk, G = U.chunks(n)
-  local part = U.scratch(be, "compact_part", "u32", U.MAXG)
-  local total = U.scratch(be, "compact_total", "u32", 1)
+  local part = U.scratch(S or be, "compact_part", "u32", U.MAXG)
   local a1 = { part = part, n = n, chunk = chunk }
+  local a2 = { part = part, total = total, n = G }
   local a3 = { src = src, dst = dst, part = part, n = n, chunk = chunk }
   if flags then
     a1.flags, a3.flags = flags, flags
   else
     a1.src = src
   end
-  local steps = {
-    { kcount, a1, { grid = { G } } },
-    { scan.kernel(be, "u32", "add", true, "none", true),
-      { src = part, dst = part, total = total, n = G, chunk = G }, { grid = { 1 } } },
-    { kscatter, a3, { grid = { G } } },
-  }
+  if count then
+    for _, a in ipairs({ a1, a2, a3 }) do a.n, a.chunk, a.ncount, a.ncap = nil, nil, count, n end
+  end
+  steps[#steps + 1] = { kcount, a1, { grid = { G } } }
+  steps[#steps + 1] = { parts_kernel(be, count), a2, { grid = { 1 } } }
+  steps[#steps + 1] = { kscatter, a3, { grid = { G } } }
+end
+
+--- lib.steps.compact(be, src, keep, dst, {out = u32 Buffer [, count] [, scratch]})
+function M.steps_form(name, be, src, keep, dst, opts)
+  local pred, flags = check(name, be, src, keep, dst)
+  opts = U.check_opts(name, opts, { "out", "count", "scratch" }, 5)
+  local out = opts.out
+  if out == nil then
+    U.raise(name, "opts.out is missing", "pass {out = be:buffer(\"u32\", 1)}: the steps "
+      .. "write the kept count there (nothing is read back)")
+  end
+  U.check_buffer(name, be, out, "opts.out", { "u32" })
+  if out.count < 1 then U.raise(name, "opts.out is empty", "pass a u32 buffer of 1 element") end
+  for _, b in ipairs({ { src, "src" }, { dst, "dst" }, { flags, "the flags buffer" } }) do
+    if b[1] then
+      U.check_disjoint(name, out, "opts.out", b[1], b[2],
+        "write the count into a buffer of its own")
+    end
+  end
+  local count = U.check_count(name, be, opts.count, { { dst, "dst" }, { out, "opts.out" } })
+  local S = U.scratch_of(name, be, opts.scratch)
+  local steps = {}
+  if src.count == 0 then
+    kernels(name, be, src.type, flags and flags.type, pred) -- a bad predicate still raises
+    require("vyre.lib.basic").fill_steps(be, out, 0, 1, steps)
+    return steps
+  end
+  M.steps(name, be, S, src, flags, pred, dst, out, steps, count)
+  return steps
+end
+
+function M.compact(name, timed, be, src, keep, dst)
+  local pred, flags = check(name, be, src, keep, dst)
+  local n = src.count
+  if n == 0 then
+    kernels(name, be, src.type, flags and flags.type, pred) -- a bad predicate still raises
+    return 0, U.no_time()
+  end
+  local total = U.scratch(be, "compact_total", "u32", 1)
+  local steps = {}
+  M.steps(name, be, nil, src, flags, pred, dst, total, steps)
   local out, timing = U.run(name, be, steps, { { total, 1, 1 } }, timed)
   return out[1][1], timing
 end

@@ -54,16 +54,16 @@ local BIN = {
 local SCALE_TYPE = { f32 = "f32", f64 = "f64", u32 = "u64", i32 = "u64", u64 = "f64",
   i64 = "f64" }
 
-local function kernel(be, t, shared)
+local function kernel(be, t, shared, count)
   local mode = shared and "shared" or "global"
-  return U.kernel(be, "histogram:" .. t .. ":" .. mode, function()
+  return U.kernel_n(be, "histogram:" .. t .. ":" .. mode, function()
     return U.fill(KERNEL, {
       T = t, MODE = mode, ST = SCALE_TYPE[t], BIN = BIN[t],
       SHARED = shared and ("  (shared h u32 %d)"):format(M.SHARED_BINS) or "",
       H = shared and "h" or "out",
       FLUSH = shared and FLUSH or "",
     })
-  end)
+  end, count, { "(let n n1)" })
 end
 
 local function f32(x)
@@ -100,7 +100,8 @@ local function check_bounds(name, t, lo, hi)
   return lo, hi
 end
 
-function M.histogram(name, timed, be, src, bins, lo, hi, opts)
+--- Checks the arguments; returns nb, lo, hi, opts.
+local function check(name, be, src, bins, lo, hi, opts, allowed)
   U.check_backend(name, be)
   U.check_buffer(name, be, src, "argument 2 (src)", U.NUM_TYPES)
   local nb = math.type(bins) == "integer" and bins or nil
@@ -108,9 +109,8 @@ function M.histogram(name, timed, be, src, bins, lo, hi, opts)
     U.raise(name, "bins must be an integer in [1, 2^32-1], got " .. tostring(bins),
       "pass the number of bins, e.g. 256")
   end
-  local t = src.type
-  lo, hi = check_bounds(name, t, lo, hi)
-  opts = U.check_opts(name, opts, { "out" }, 6)
+  lo, hi = check_bounds(name, src.type, lo, hi)
+  opts = U.check_opts(name, opts, allowed, 6)
   local out = opts.out
   if out ~= nil then
     U.check_buffer(name, be, out, "opts.out", { "u32" })
@@ -120,19 +120,42 @@ function M.histogram(name, timed, be, src, bins, lo, hi, opts)
       U.raise(name, ("opts.out has %d elements, fewer than the %d bins"):format(out.count, nb),
         "pass a u32 buffer with at least bins elements")
     end
-  else
-    out = be:buffer("u32", nb)
   end
+  return nb, lo, hi, opts
+end
+
+--- The launches: zero out[0..nb), count src (with count: its first min(count[0], #src)).
+local function build(be, src, nb, lo, hi, out, count)
   local steps = {}
   basic.fill_steps(be, out, 0, nb, steps)
-  local n = src.count
+  local n, t = src.count, src.type
   if n > 0 then
     local G = math.max(1, math.min(U.MAXG, U.cdiv(n, U.TILE)))
-    steps[#steps + 1] = { kernel(be, t, nb <= M.SHARED_BINS),
-      { src = src, out = out, n = n, nb = nb, lo = lo, hi = hi, scale = M.scale(t, nb, lo, hi) },
-      { grid = { G } } }
+    local a = { src = src, out = out, nb = nb, lo = lo, hi = hi, scale = M.scale(t, nb, lo, hi) }
+    if count then a.ncount, a.ncap = count, n else a.n = n end
+    steps[#steps + 1] = { kernel(be, t, nb <= M.SHARED_BINS, count), a, { grid = { G } } }
   end
-  local _, timing = U.run(name, be, steps, nil, timed)
+  return steps
+end
+
+--- lib.steps.histogram(be, src, bins, lo, hi, {out = u32 Buffer [, count]}) -> steps
+function M.steps_form(name, be, src, bins, lo, hi, opts)
+  local nb
+  nb, lo, hi, opts = check(name, be, src, bins, lo, hi, opts, { "out", "count", "scratch" })
+  if opts.out == nil then
+    U.raise(name, "opts.out is missing", "pass {out = be:buffer(\"u32\", bins)}: steps "
+      .. "allocate nothing")
+  end
+  U.scratch_of(name, be, opts.scratch)
+  return build(be, src, nb, lo, hi, opts.out, U.check_count(name, be, opts.count,
+    { { opts.out, "opts.out" } }))
+end
+
+function M.histogram(name, timed, be, src, bins, lo, hi, opts)
+  local nb
+  nb, lo, hi, opts = check(name, be, src, bins, lo, hi, opts, { "out" })
+  local out = opts.out or be:buffer("u32", nb)
+  local _, timing = U.run(name, be, build(be, src, nb, lo, hi, out), nil, timed)
   return out, timing
 end
 

@@ -20,7 +20,7 @@ local KERNEL = [[
   (param chunk u32)
   (let l (lid x))
   (let g (wgid x))
-  (let cbeg (mul g chunk))
+  (let cbeg (min (mul g chunk) n))
   (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))
   (let first (add cbeg l))
   (let cnt (select (lt first cend) (add (div (sub (sub cend first) 1u32) 256u32) 1u32) 0u32))
@@ -57,15 +57,52 @@ function M.kernel(be, t, op)
   end)
 end
 
---- Appends to steps the launches reducing src[0..n) (n >= 1) into res[0].
-function M.steps(be, t, op, src, n, res, steps)
-  local k = M.kernel(be, t, op)
+-- The lets of the second pass over the partials under a device count: n = G(n1).
+M.PARTS = { "(let c1 " .. U.chunk_expr("n1") .. ")",
+  "(let n (div (add n1 (sub c1 1u32)) c1))", "(let chunk n)" }
+
+local function gen(t, op)
+  return function()
+    return U.fill(KERNEL, { T = t, OP = op, ID = U.identity(op, t), TREE = M.tree(op) })
+  end
+end
+
+--- The chunk-reduce kernel; with count, its device-count variant with lets. A float sum of
+--- a device count of 0 stores +0.0 (as a plain call returns), not the identity -0.0.
+function M.kernel_n(be, t, op, count, lets)
+  local g = gen(t, op)
+  if count and op == "add" and U.is_float(t) then
+    local plain = g
+    g = function()
+      local text, k = plain():gsub("%(store part g %(load red 0u32%)%)",
+        ("(store part g (select (eq n1 0u32) %s (load red 0u32)))"):format(U.zero(t)))
+      assert(k == 1, "vyre.lib internal: no final store to rewrite")
+      return text
+    end
+  end
+  return U.kernel_n(be, "reduce:" .. t .. ":" .. op, g, count, lets)
+end
+
+--- Appends to steps the launches reducing src[0..n) (n >= 1) into res[0]; with count (a
+--- u32 Buffer), src[0..min(count[0], n)) in the same order as a plain call on that many.
+function M.steps(be, t, op, src, n, res, steps, S, count)
   if n <= U.TILE then
-    steps[#steps + 1] = { k, { src = src, part = res, n = n, chunk = n }, { grid = { 1 } } }
+    local k = M.kernel_n(be, t, op, count, U.N_ELEMS)
+    local a = { src = src, part = res, n = n, chunk = n }
+    if count then a = { src = src, part = res, ncount = count, ncap = n } end
+    steps[#steps + 1] = { k, a, { grid = { 1 } } }
     return
   end
   local chunk, G = U.chunks(n)
-  local part = U.scratch(be, "reduce_part", t, U.MAXG)
+  local part = U.scratch(S or be, "reduce_part", t, U.MAXG)
+  if count then
+    steps[#steps + 1] = { M.kernel_n(be, t, op, count, U.N_ELEMS),
+      { src = src, part = part, ncount = count, ncap = n }, { grid = { G } } }
+    steps[#steps + 1] = { M.kernel_n(be, t, op, count, M.PARTS),
+      { src = part, part = res, ncount = count, ncap = n }, { grid = { 1 } } }
+    return
+  end
+  local k = M.kernel(be, t, op)
   steps[#steps + 1] = { k, { src = src, part = part, n = n, chunk = chunk }, { grid = { G } } }
   steps[#steps + 1] = { k, { src = part, part = res, n = G, chunk = G }, { grid = { 1 } } }
 end
@@ -73,17 +110,51 @@ end
 local SIZE = { i32 = 4, u32 = 4, f32 = 4, i64 = 8, u64 = 8, f64 = 8 }
 M.SIZE = SIZE
 
-function M.reduce(name, timed, be, buf, op)
+--- Checks the arguments of reduce and its steps form; returns op.
+local function check(name, be, buf, op)
   U.check_backend(name, be)
   U.check_buffer(name, be, buf, "argument 2 (buf)", U.NUM_TYPES)
   op = op or "add"
   U.check_op(name, op, { "add", "min", "max" })
+  return op
+end
+
+local function empty_minmax(name, op)
+  U.raise(name, ("%s of an empty buffer has no value"):format(op),
+    "check #buf > 0 before reducing with min or max (add of nothing is 0)")
+end
+
+--- lib.steps.reduce(be, buf [, op], {out = Buffer [, count =] [, scratch =]}): the steps
+--- writing the reduction to out[0].
+function M.steps_form(name, be, buf, op, opts)
+  if type(op) == "table" and opts == nil then op, opts = nil, op end
+  op = check(name, be, buf, op)
+  opts = U.check_opts(name, opts, { "out", "count", "scratch" }, 4)
+  local out = opts.out
+  if out == nil then
+    U.raise(name, "opts.out is missing", "pass {out = be:buffer(buf.type, 1)}: the steps "
+      .. "write the result there (nothing is read back)")
+  end
+  U.check_buffer(name, be, out, "opts.out", { buf.type })
+  if out.count < 1 then U.raise(name, "opts.out is empty", "pass a buffer of 1 element") end
+  U.check_disjoint(name, out, "opts.out", buf, "buf", "reduce into a separate buffer")
+  local count = U.check_count(name, be, opts.count, { { out, "opts.out" } })
+  local S = U.scratch_of(name, be, opts.scratch)
+  local steps = {}
+  if buf.count == 0 then
+    if op ~= "add" then empty_minmax(name, op) end
+    require("vyre.lib.basic").fill_steps(be, out, U.is_float(buf.type) and 0.0 or 0, 1, steps)
+    return steps
+  end
+  M.steps(be, buf.type, op, buf, buf.count, out, steps, S, count)
+  return steps
+end
+
+function M.reduce(name, timed, be, buf, op)
+  op = check(name, be, buf, op)
   local t, n = buf.type, buf.count
   if n == 0 then
-    if op ~= "add" then
-      U.raise(name, ("%s of an empty buffer has no value"):format(op),
-        "check #buf > 0 before reducing with min or max (add of nothing is 0)")
-    end
+    if op ~= "add" then empty_minmax(name, op) end
     local z = U.is_float(t) and 0.0 or 0
     return z, U.no_time()
   end

@@ -76,7 +76,7 @@ $DECLS
   (param chunk u32)
   (let l (lid x))
   (let g (wgid x))
-  (let cbeg (mul g chunk))
+  (let cbeg (min (mul g chunk) n))
   (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))
   (let ntiles (div (add (sub cend cbeg) 2047u32) 2048u32))
   (let carry $CARRY0)
@@ -106,10 +106,11 @@ end
 
 --- The tile-scan kernel: exclusive or inclusive; carry "part" (part[g] for g > 0, the
 --- init for g = 0) or "none" (the init); total: also store the final carry in total[0].
-function M.kernel(be, t, op, exclusive, carry, total)
+--- With count, its device-count variant with lets (U.kernel_n).
+function M.kernel(be, t, op, exclusive, carry, total, count, lets)
   local variant = (exclusive and "e" or "i") .. (carry == "part" and "c" or "n")
     .. (total and "t" or "")
-  return U.kernel(be, ("scan:%s:%s:%s"):format(t, op, variant), function()
+  return U.kernel_n(be, ("scan:%s:%s:%s"):format(t, op, variant), function()
     local init = M.init(op, t, exclusive)
     local decls = {}
     if carry == "part" then decls[#decls + 1] = ("  (buffer part %s read)"):format(t) end
@@ -126,38 +127,65 @@ function M.kernel(be, t, op, exclusive, carry, total)
       SCAN = "    " .. scan:gsub("\n", "\n    "),
       TAIL = total and "  (if (eq l 0u32) (then (store total 0u32 carry)))" or "",
     })
-  end)
+  end, count, lets)
 end
 
---- Appends the launches that scan src[0..n) into dst[0..n) (n >= 1; dst may be src).
-function M.steps(be, t, op, exclusive, src, dst, n, steps)
-  if onepass.config.enabled then -- single pass (scan_onepass.lua); below: reduce-then-scan
+-- The most elements step 3 scans alone, in one workgroup (8 tiles).
+local SINGLE = 8 * U.TILE
+
+-- Device-count lets (U.dev_text): the single-workgroup scan; and the three passes, which
+-- do what the single scan does when the count is at most SINGLE (pass 1 and 2 idle, pass
+-- 3's workgroup 0 scans everything from the init).
+local SMALL = ("(let small (le n1 %du32))"):format(SINGLE)
+local CH = U.chunk_expr("n1")
+local DEV = {
+  single = { "(let n n1)", "(let chunk n1)", "(let ntmax (div (add ncap 2047u32) 2048u32))" },
+  reduce = { SMALL, "(let n (select small 0u32 n1))", "(let chunk " .. CH .. ")" },
+  parts = { "(let c1 " .. CH .. ")", ("(let n (select (le n1 %du32) 0u32 "
+    .. "(div (add n1 (sub c1 1u32)) c1)))"):format(SINGLE), "(let chunk n)" },
+  chunks = { SMALL, "(let n n1)", "(let chunk (select small n1 " .. CH .. "))",
+    ("(let ntmax (max (div (add (min ncap %du32) 2047u32) 2048u32) (div %s 2048u32)))"):format(
+      SINGLE, U.chunk_expr("ncap")) },
+}
+
+--- Appends the launches that scan src[0..n) into dst[0..n) (n >= 1; dst may be src);
+--- with count (a u32 Buffer), the first min(count[0], n) elements as a plain call would.
+function M.steps(be, t, op, exclusive, src, dst, n, steps, S, count)
+  -- single pass (scan_onepass.lua) when the count is known on the host; a device count
+  -- (steps forms' opts.count) takes the reduce-then-scan passes below, whose geometry
+  -- follows the count on the device
+  if onepass.config.enabled and not count then
     return onepass.scan_steps(be, t, op, exclusive, src, dst, n, steps)
+  end
+  local function args(a)
+    if count then a.n, a.chunk, a.ncount, a.ncap = nil, nil, count, n end
+    return a
   end
   local ntiles = U.cdiv(n, U.TILE)
   if ntiles <= 8 then
-    steps[#steps + 1] = { M.kernel(be, t, op, exclusive, "none", false),
-      { src = src, dst = dst, n = n, chunk = n }, { grid = { 1 } } }
+    steps[#steps + 1] = { M.kernel(be, t, op, exclusive, "none", false, count, DEV.single),
+      args({ src = src, dst = dst, n = n, chunk = n }), { grid = { 1 } } }
     return
   end
   local chunk, G = U.chunks(n)
-  local part = U.scratch(be, "scan_part", t, U.MAXG)
-  steps[#steps + 1] = { reduce.kernel(be, t, op),
-    { src = src, part = part, n = n, chunk = chunk }, { grid = { G } } }
-  steps[#steps + 1] = { M.kernel(be, t, op, true, "none", false),
-    { src = part, dst = part, n = G, chunk = G }, { grid = { 1 } } }
-  steps[#steps + 1] = { M.kernel(be, t, op, exclusive, "part", false),
-    { src = src, dst = dst, part = part, n = n, chunk = chunk }, { grid = { G } } }
+  local part = U.scratch(S or be, "scan_part", t, U.MAXG)
+  steps[#steps + 1] = { reduce.kernel_n(be, t, op, count, DEV.reduce),
+    args({ src = src, part = part, n = n, chunk = chunk }), { grid = { G } } }
+  steps[#steps + 1] = { M.kernel(be, t, op, true, "none", false, count, DEV.parts),
+    args({ src = part, dst = part, n = G, chunk = G }), { grid = { 1 } } }
+  steps[#steps + 1] = { M.kernel(be, t, op, exclusive, "part", false, count, DEV.chunks),
+    args({ src = src, dst = dst, part = part, n = n, chunk = chunk }), { grid = { G } } }
 end
 
-function M.scan(name, timed, be, src, dst, op, opts)
+--- Checks the arguments of scan and its steps form; returns op, opts.
+local function check(name, be, src, dst, op, opts, allowed)
   U.check_backend(name, be)
   U.check_buffer(name, be, src, "argument 2 (src)", U.NUM_TYPES)
   U.check_buffer(name, be, dst, "argument 3 (dst)", U.NUM_TYPES)
   if type(op) == "table" and opts == nil then op, opts = nil, op end -- scan(be, s, d, opts)
   op = op or "add"
   U.check_op(name, op, { "add", "min", "max" })
-  opts = U.check_opts(name, opts, { "exclusive" }, 5)
+  opts = U.check_opts(name, opts, allowed, 5)
   if src.type ~= dst.type then
     U.raise(name, ("src is %s but dst is %s"):format(src.type, dst.type),
       "scan into a buffer of the same type (or pass the same buffer twice: in place)")
@@ -173,6 +201,23 @@ function M.scan(name, timed, be, src, dst, op, opts)
   -- read elements another has already written.
   U.check_disjoint(name, dst, "dst", src, "src",
     "scan into src itself (in place) or into a buffer that shares no memory with src", true)
+  return op, opts
+end
+
+--- lib.steps.scan(be, src, dst [, op] [, {exclusive, count, scratch}]) -> steps
+function M.steps_form(name, be, src, dst, op, opts)
+  op, opts = check(name, be, src, dst, op, opts, { "exclusive", "count", "scratch" })
+  local count = U.check_count(name, be, opts.count, { { dst, "dst" } })
+  local S = U.scratch_of(name, be, opts.scratch)
+  local steps = {}
+  if src.count > 0 then
+    M.steps(be, src.type, op, opts.exclusive == true, src, dst, src.count, steps, S, count)
+  end
+  return steps
+end
+
+function M.scan(name, timed, be, src, dst, op, opts)
+  op, opts = check(name, be, src, dst, op, opts, { "exclusive" })
   local steps = {}
   if src.count > 0 then
     M.steps(be, src.type, op, opts.exclusive == true, src, dst, src.count, steps)

@@ -72,7 +72,7 @@ local function check_common(name, be, values, offsets, out, what, op)
   return offsets.count - 1
 end
 
-function M.reduce(name, timed, be, values, offsets, out, op)
+local function check_reduce(name, be, values, offsets, out, op)
   op = op or "add"
   local nseg = check_common(name, be, values, offsets, out, "argument 4 (out)", op)
   if out.count < nseg then
@@ -83,6 +83,10 @@ function M.reduce(name, timed, be, values, offsets, out, op)
     "reduce into a buffer that shares no memory with values")
   U.check_disjoint(name, out, "out", offsets, "offsets",
     "reduce into a buffer that shares no memory with offsets")
+  return op, nseg
+end
+
+local function reduce_steps(be, values, offsets, out, op, nseg)
   local t = values.type
   local steps = {}
   if nseg > 0 and lb.config.enabled then -- load-balanced (segmented_lb.lua)
@@ -94,15 +98,32 @@ function M.reduce(name, timed, be, values, offsets, out, op)
     steps[1] = { k, { values = values, offsets = offsets, out = out, nseg = nseg },
       { grid = { U.cdiv(nseg, U.WG) } } }
   end
-  local _, timing = U.run(name, be, steps, nil, timed)
+  return steps
+end
+
+function M.reduce(name, timed, be, values, offsets, out, op)
+  local nseg
+  op, nseg = check_reduce(name, be, values, offsets, out, op)
+  local _, timing = U.run(name, be, reduce_steps(be, values, offsets, out, op, nseg), nil,
+    timed)
   return out, timing
 end
 
-function M.scan(name, timed, be, values, offsets, dst, op, opts)
+--- lib.steps.segmented_reduce(be, values, offsets, out [, op] [, {scratch}]) -> steps
+function M.reduce_steps_form(name, be, values, offsets, out, op, opts)
+  if type(op) == "table" and opts == nil then op, opts = nil, op end
+  local nseg
+  op, nseg = check_reduce(name, be, values, offsets, out, op)
+  opts = U.check_opts(name, opts, { "scratch" }, 6)
+  U.scratch_of(name, be, opts.scratch)
+  return reduce_steps(be, values, offsets, out, op, nseg)
+end
+
+local function check_scan(name, be, values, offsets, dst, op, opts, allowed)
   if type(op) == "table" and opts == nil then op, opts = nil, op end -- (..., dst, opts)
   op = op or "add"
   local nseg = check_common(name, be, values, offsets, dst, "argument 4 (dst)", op)
-  opts = U.check_opts(name, opts, { "exclusive" }, 6)
+  opts = U.check_opts(name, opts, allowed, 6)
   if opts.exclusive ~= nil and type(opts.exclusive) ~= "boolean" then
     U.raise(name, "opts.exclusive must be a boolean", "pass {exclusive = true} or nothing")
   end
@@ -116,7 +137,11 @@ function M.scan(name, timed, be, values, offsets, dst, op, opts)
     "scan into values itself (in place) or into a buffer that shares no memory with it", true)
   U.check_disjoint(name, dst, "dst", offsets, "offsets",
     "scan into a buffer that shares no memory with offsets")
-  local t, excl = values.type, opts.exclusive == true
+  return op, opts, nseg
+end
+
+local function scan_steps(be, values, offsets, dst, op, excl, nseg)
+  local t = values.type
   local steps = {}
   if nseg > 0 then
     local k = U.kernel(be, "segscan:" .. t .. ":" .. op .. ":" .. tostring(excl), function()
@@ -132,8 +157,24 @@ function M.scan(name, timed, be, values, offsets, dst, op, opts)
     steps[1] = { k, { values = values, offsets = offsets, dst = dst, nseg = nseg },
       { grid = { U.cdiv(nseg, U.WG) } } }
   end
-  local _, timing = U.run(name, be, steps, nil, timed)
+  return steps
+end
+
+function M.scan(name, timed, be, values, offsets, dst, op, opts)
+  local nseg
+  op, opts, nseg = check_scan(name, be, values, offsets, dst, op, opts, { "exclusive" })
+  local _, timing = U.run(name, be, scan_steps(be, values, offsets, dst, op,
+    opts.exclusive == true, nseg), nil, timed)
   return dst, timing
+end
+
+--- lib.steps.segmented_scan(be, values, offsets, dst [, op] [, {exclusive, scratch}])
+function M.scan_steps_form(name, be, values, offsets, dst, op, opts)
+  local nseg
+  op, opts, nseg = check_scan(name, be, values, offsets, dst, op, opts,
+    { "exclusive", "scratch" })
+  U.scratch_of(name, be, opts.scratch)
+  return scan_steps(be, values, offsets, dst, op, opts.exclusive == true, nseg)
 end
 
 return M

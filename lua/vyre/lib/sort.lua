@@ -25,11 +25,12 @@
 --   5. the tile is written out coalesced: element i of digit d goes to
 --      (global start of d for this tile) + i - (start of d in the tile).
 local U = require("vyre.lib.util")
+local basic = require("vyre.lib.basic")
 
 local M = {}
 
 local KEY_TYPES = { "u32", "i32", "f32", "u64", "i64", "f64" }
-local VALUE_TYPES = { "u32", "i32", "f32" }
+local VALUE_TYPES = { "u32", "i32", "f32", "u64", "i64", "f64" }
 local WIDE = { u64 = true, i64 = true, f64 = true }
 
 -- Keys per invocation per tile, by key width and payload (measured on an H100, docs/LIB.md):
@@ -42,7 +43,7 @@ local ITEMS = { k32 = 32, kv32 = 18, k64 = 16, kv64 = 12 }
 M.config = { items = nil }
 
 local function items_of(kt, vt)
-  local bytes = (WIDE[kt] and 8 or 4) + (vt and 4 or 0)
+  local bytes = (WIDE[kt] and 8 or 4) + (vt and (WIDE[vt] and 8 or 4) or 0)
   local fit = (49152 - 9252) // (256 * bytes)
   local default = ITEMS[(vt and "kv" or "k") .. (WIDE[kt] and "64" or "32")]
   return math.min(M.config.items or default, fit)
@@ -66,7 +67,7 @@ end
 --- The order-preserving unsigned image of key expression k: (statements, expression).
 --- f32/f64: the arithmetic shift of the sign gives all ones for negatives, so negatives
 --- flip every bit and the rest only the sign bit.
-local function image(kt, k, name)
+local function base_image(kt, k, name)
   if kt == "u32" or kt == "u64" then return nil, k end
   local s
   if kt == "i32" then
@@ -83,10 +84,39 @@ local function image(kt, k, name)
   return s, name
 end
 
+--- The image the sort orders by, under the options o (o.order, o.lo, o.hi; nil: the
+--- default): "numpy" maps -0 to +0 before the image and every NaN to the largest image
+--- (all ones), so NaNs sort last in input order; bits {lo, hi} keep image bits lo..hi-1,
+--- moved down to bit 0 (the passes then cover only those bits).
+local function image(kt, k, name, o)
+  if not o or o.tag == "" then return base_image(kt, k, name) end
+  local L, src = {}, k
+  local w = WIDE[kt] and 64 or 32
+  local it = WIDE[kt] and "u64" or "u32"
+  local numpy = o.order == "numpy" and U.is_float(kt)
+  if numpy then
+    L[#L + 1] = ("(let %s_z (select (eq %s %s) %s %s))"):format(name, k, U.zero(kt),
+      U.zero(kt), k)
+    src = name .. "_z"
+  end
+  local s, img = base_image(kt, src, name .. "_b")
+  if s then L[#L + 1] = s end
+  if numpy then
+    img = ("(select (ne %s %s) %s %s)"):format(k, k, w == 64 and "18446744073709551615u64"
+      or "4294967295u32", img)
+  end
+  if o.lo > 0 then img = ("(shr %s %d%s)"):format(img, o.lo, it) end
+  if o.hi - o.lo < w then
+    img = ("(and %s %d%s)"):format(img, (1 << (o.hi - o.lo)) - 1, it)
+  end
+  L[#L + 1] = ("(let %s %s)"):format(name, img)
+  return table.concat(L, "\n"), name
+end
+
 --- Statements binding `d` (u32, 0..255) to the digit of key expression k at the shift
 --- expression sh (u32 for 32-bit keys, u64 for 64-bit ones), using `tmp` for the image.
-local function digit_lines(c, kt, k, d, tmp, sh)
-  local s, img = image(kt, k, tmp)
+local function digit_lines(c, kt, k, d, tmp, sh, o)
+  local s, img = image(kt, k, tmp, o)
   if s then c.add(s) end
   if WIDE[kt] then
     c.add("(let %s (cast u32 (and (shr %s %s) 255u64)))", d, img, sh)
@@ -148,7 +178,7 @@ local LOOKBACK = [[
 --- The statements of one tile (steps 1-5 above). In scope: l, lane, w, wofs, wq, ltm,
 --- tile, base (the tile's first key), tn (its number of keys), ep. sh is the digit's shift
 --- as a literal of the image type, gofs the literal offset of this pass's digit starts.
-local function tile_body(c, kt, vt, m, sh, gofs)
+local function tile_body(c, kt, vt, m, sh, gofs, o)
   -- 1. load (warp-striped: round j of lane i is tile key wq + 32 j + i) and count
   for j = 0, m - 1 do
     c.add("(let q_%d (add (add wq %du32) lane))", j, 32 * j)
@@ -157,7 +187,7 @@ local function tile_body(c, kt, vt, m, sh, gofs)
     if vt then c.add("(let v_%d (load vin (add base q_%d)))", j, j) end
   end
   for j = 0, m - 1 do
-    digit_lines(c, kt, "k_" .. j, "da_" .. j, "ia_" .. j, sh)
+    digit_lines(c, kt, "k_" .. j, "da_" .. j, "ia_" .. j, sh, o)
     c.add("(atomic add wh (add wofs da_%d) (select ok_%d 1u32 0u32))", j, j)
   end
   c.add("(barrier)")
@@ -185,7 +215,7 @@ local function tile_body(c, kt, vt, m, sh, gofs)
   -- (0 but for the highest peer), so no branch splits the rounds; the highest peer's old
   -- value does not depend on the order of the zeros. A slot past tn stores nowhere.
   for j = 0, m - 1 do
-    digit_lines(c, kt, "k_" .. j, "db_" .. j, "ib_" .. j, sh)
+    digit_lines(c, kt, "k_" .. j, "db_" .. j, "ib_" .. j, sh, o)
     c.add("(let pm_%d (ballot ok_%d))", j, j)
     for b = 0, 7 do
       c.add("(let bt_%d_%d (ne (and db_%d %du32) 0u32))", j, b, j, 1 << b)
@@ -207,7 +237,7 @@ local function tile_body(c, kt, vt, m, sh, gofs)
   for j = 0, m - 1 do
     c.add("(let i_%d (add l %du32))", j, 256 * j)
     c.add("(let x_%d (load tk i_%d))", j, j)
-    local s, img = image(kt, "x_" .. j, "ic_" .. j)
+    local s, img = image(kt, "x_" .. j, "ic_" .. j, o)
     if s then c.add(s) end
     local d = WIDE[kt] and ("(cast u32 (and (shr %s %s) 255u64))"):format(img, sh)
       or ("(and (shr %s %s) 255u32)"):format(img, sh)
@@ -217,10 +247,10 @@ local function tile_body(c, kt, vt, m, sh, gofs)
   end
 end
 
-local function pass_text(kt, vt, m, p)
+local function pass_text(kt, vt, m, p, o, np)
   local tile = 256 * m
   local c = collector()
-  c.add("(program lib_sort_%s_%s_%d_p%d (workgroup 256)", kt, vt or "none", m, p)
+  c.add("(program lib_sort_%s_%s_%d_p%d%s (workgroup 256)", kt, vt or "none", m, p, o.tag)
   c.indent(2)
   c.add("(buffer kin %s read)", kt)
   c.add("(buffer kout %s write)", kt)
@@ -238,8 +268,10 @@ local function pass_text(kt, vt, m, p)
   c.add("(shared ws u32 8)")
   c.add("(shared sid u32 1)")
   c.add("(param n u32)")
-  c.add("(param ep u32)")
   c.add("(let l (lid x))")
+  -- this pass's epoch: lib_sort_init stored the last of this call's np epochs in st's
+  -- last word
+  c.add("(let ep (add (sub (cast u32 (load st (sub (len st) 1u32))) %du32) %du32))", np, p + 1)
   c.add("(let lane (and l 31u32))")
   c.add("(let w (shr l 5u32))")
   c.add("(let wofs (mul w 256u32))")
@@ -250,16 +282,17 @@ local function pass_text(kt, vt, m, p)
   c.add("(barrier)")
   c.add("(let tile (load sid 0u32))")
   c.add("(let base (mul tile %du32))", tile)
-  c.add("(let tn (min %du32 (sub n base)))", tile)
-  tile_body(c, kt, vt, m, ("%d%s"):format(8 * p, WIDE[kt] and "u64" or "u32"), 256 * p)
+  -- (a tile past the end, as under a device count, has no keys: it publishes zeros)
+  c.add("(let tn (select (lt base n) (min %du32 (sub n base)) 0u32))", tile)
+  tile_body(c, kt, vt, m, ("%d%s"):format(8 * p, WIDE[kt] and "u64" or "u32"), 256 * p, o)
   c.add(")")
   return c.text()
 end
 
 -- One kernel per pass: the digit's shift is a literal (no run-time shift masking).
-local function pass_kernel(be, kt, vt, m, p)
-  return U.kernel(be, ("sort_pass:%s:%s:%d:%d"):format(kt, vt or "none", m, p),
-    function() return pass_text(kt, vt, m, p) end)
+local function pass_kernel(be, kt, vt, m, p, o, np, count)
+  return U.kernel_n(be, ("sort_pass:%s:%s:%d:%d:%d%s"):format(kt, vt or "none", m, p, np,
+    o.tag), function() return pass_text(kt, vt, m, p, o, np) end, count, { "(let n n1)" })
 end
 
 -- Histograms -----------------------------------------------------------------------------
@@ -267,8 +300,8 @@ end
 --- Counts the digits of the workgroup's chunk of kin into the shared table cnt: np rows
 --- of 256 counters, one per digit position (shifts 0, 8, ...), 8 loads in flight per
 --- invocation; slots past the chunk add 0.
-local function count_lines(c, kt, np)
-  c.add("(let cbeg (mul g chunk))")
+local function count_lines(c, kt, np, o)
+  c.add("(let cbeg (min (mul g chunk) n))")
   c.add("(let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))")
   c.add("(for t cbeg cend 2048u32")
   for j = 0, 7 do
@@ -277,7 +310,7 @@ local function count_lines(c, kt, np)
   end
   for j = 0, 7 do
     c.add("  (let ok_%d (select (lt i_%d cend) 1u32 0u32))", j, j)
-    local s, img = image(kt, "k_" .. j, "im_" .. j)
+    local s, img = image(kt, "k_" .. j, "im_" .. j, o)
     if s then c.add("  " .. s) end
     for p = 0, np - 1 do
       local d
@@ -294,11 +327,10 @@ local function count_lines(c, kt, np)
 end
 
 -- The digit counts of every pass at once (onesweep), added into gh with global atomics.
-local function ghist_kernel(be, kt)
-  local np = WIDE[kt] and 8 or 4
-  return U.kernel(be, "sort_ghist:" .. kt, function()
+local function ghist_kernel(be, kt, np, o, count)
+  return U.kernel_n(be, ("sort_ghist:%s:%d%s"):format(kt, np, o.tag), function()
     local c = collector()
-    c.add("(program lib_sort_ghist_%s (workgroup 256)", kt)
+    c.add("(program lib_sort_ghist_%s%s (workgroup 256)", kt, o.tag)
     c.indent(2)
     c.add("(buffer kin %s read)", kt)
     c.add("(buffer gh u32 read_write)")
@@ -307,21 +339,33 @@ local function ghist_kernel(be, kt)
     c.add("(param chunk u32)")
     c.add("(let l (lid x))")
     c.add("(let g (wgid x))")
-    count_lines(c, kt, np)
+    count_lines(c, kt, np, o)
     c.add("(for e l %du32 256u32", 256 * np)
     c.add("  (let ce (load cnt e))")
     c.add("  (if (ne ce 0u32) (then (atomic add gh e ce)))))")
     return c.text()
-  end)
+  end, count, U.N_ELEMS)
 end
 
+-- Also takes the call's np epochs of the look-back words (see LOOKBACK) on the device, so
+-- that a steps list replayed (be:graph, be:megakernel times) takes new ones each run: st's
+-- last word holds the last epoch taken. Past 2^31 - 1 the words are zeroed and epochs
+-- start again at 1 (a zeroed word reads as unpublished).
 local INIT = [[
 (program lib_sort_init (workgroup 256)
   (buffer gh u32 write)
   (buffer ctr u32 write)
+  (buffer st u64 read_write)
+  (param np u32)
   (let l (lid x))
   (for e l (len gh) 256u32 (store gh e 0u32))
-  (if (lt l (len ctr)) (then (store ctr l 0u32))))
+  (if (lt l (len ctr)) (then (store ctr l 0u32)))
+  (let last (sub (len st) 1u32))
+  (let e0 (cast u32 (load st last)))
+  (let wrap (gt e0 (sub 2147483647u32 np)))
+  (barrier)
+  (if wrap (then (for i l last 256u32 (store st i 0u64))))
+  (if (eq l 0u32) (then (store st last (cast u64 (select wrap np (add e0 np)))))))
 ]]
 
 -- Exclusive scans of np rows of 256 digit counts (one workgroup): gof = where each
@@ -354,31 +398,52 @@ local function gscan_kernel(be)
   end)
 end
 
--- Epochs of the look-back words, per state buffer (a new buffer is zeroed: epoch 0 is
--- never used). Each pass takes a new epoch, so no pass or call ever reads another's words.
-local epochs = setmetatable({}, { __mode = "k" })
-local EPOCH_MAX = 0x7fffffff
-
-local function take_epochs(st, count)
-  local e = epochs[st] or 0
-  if e + count > EPOCH_MAX then
-    st:zero()
-    e = 0
-  end
-  epochs[st] = e + count
-  return e + 1
-end
-
 -- Arguments ------------------------------------------------------------------------------
 
-local function scratch_of(name, be, opts, keys, values)
+local BITS = { u32 = 32, i32 = 32, f32 = 32, u64 = 64, i64 = 64, f64 = 64 }
+
+--- Checks the order options (bits, order) for key type kt; returns o = {lo, hi, order,
+--- tag} (tag "" for the default order over every bit) and np, the number of passes.
+local function order_of(name, kt, opts)
+  local w = BITS[kt]
+  local lo, hi = 0, w
+  if opts.bits ~= nil then
+    local b = opts.bits
+    if type(b) ~= "table" or U.mt_name(b) or math.type(b[1]) ~= "integer"
+      or math.type(b[2]) ~= "integer" then
+      U.raise(name, "opts.bits must be a table {lo, hi} of two integers",
+        ("pass e.g. {bits = {0, 16}} (0 <= lo < hi <= %d for %s keys)"):format(w, kt))
+    end
+    lo, hi = b[1], b[2]
+    if lo < 0 or hi > w or lo >= hi then
+      U.raise(name, ("opts.bits = {%d, %d} is not a range of bits of a %s key"):format(lo, hi,
+        kt), ("pass 0 <= lo < hi <= %d"):format(w))
+    end
+  end
+  local order = opts.order
+  if order ~= nil and order ~= "total" and order ~= "numpy" then
+    U.raise(name, ("unknown opts.order '%s'"):format(tostring(order)),
+      "use \"total\" (the default: -NaN first, -0 before +0) or \"numpy\" (NaN last, -0 = +0)")
+  end
+  if order == "numpy" and not U.is_float(kt) then
+    U.raise(name, ("opts.order = \"numpy\" is for float keys, not %s"):format(kt),
+      "leave order out for integer keys (their order is the numeric one)")
+  end
+  local o = { lo = lo, hi = hi, order = order or "total", tag = "" }
+  if order == "numpy" then o.tag = o.tag .. "_np" end
+  if lo ~= 0 or hi ~= w then o.tag = o.tag .. ("_b%d_%d"):format(lo, hi) end
+  return o, (hi - lo + 7) // 8
+end
+
+--- The ping-pong buffers: opts.scratch.keys/values (a table), else from scratch object S.
+local function pingpong(name, be, S, s, keys, values)
   local n = keys.count
   local sk, sv
-  local s = opts.scratch
-  if s ~= nil then
+  if s ~= nil and not U.is_scratch(s) then
     if type(s) ~= "table" or U.is_buffer(s) then
-      U.raise(name, "opts.scratch must be a table {keys = Buffer [, values = Buffer]}",
-        "pass scratch buffers of the keys' (and values') type and length, or no scratch")
+      U.raise(name, "opts.scratch must be a table {keys = Buffer [, values = Buffer]} or a "
+        .. "lib.scratch object", "pass scratch buffers of the keys' (and values') type and "
+        .. "length, lib.scratch(be), or no scratch")
     end
     sk, sv = s.keys, s.values
   end
@@ -393,7 +458,7 @@ local function scratch_of(name, be, opts, keys, values)
     U.check_disjoint(name, sk, "opts.scratch.keys", keys, "keys", fix)
     if values then U.check_disjoint(name, sk, "opts.scratch.keys", values, "values", fix) end
   else
-    sk = U.scratch(be, "sort_keys", keys.type, n)
+    sk = U.scratch(S, "sort_keys", keys.type, n)
   end
   if values then
     if sv ~= nil then
@@ -408,7 +473,7 @@ local function scratch_of(name, be, opts, keys, values)
       U.check_disjoint(name, sv, "opts.scratch.values", keys, "keys", fix)
       U.check_disjoint(name, sv, "opts.scratch.values", sk, "opts.scratch.keys", fix)
     else
-      sv = U.scratch(be, "sort_values", values.type, n)
+      sv = U.scratch(S, "sort_values", values.type, n)
     end
   end
   return sk, sv
@@ -417,30 +482,50 @@ end
 -- Launches -------------------------------------------------------------------------------
 
 -- Appends the launches of a sort of n >= 2 keys: bufs = {keys, scratch keys, values,
--- scratch values}; the passes ping-pong between them and end in the callers' buffers.
-local function sort_steps(be, kt, vt, m, n, bufs, steps)
-  local np = WIDE[kt] and 8 or 4
+-- scratch values}; the passes ping-pong between them; an odd number of passes (a bits
+-- range) ends with a copy back into the callers' buffers.
+local function sort_steps(be, S, kt, vt, m, n, bufs, o, np, steps, count)
+  local function nargs(a)
+    if count then a.n, a.chunk, a.ncount, a.ncap = nil, nil, count, n end
+    return a
+  end
   local ntiles = U.cdiv(n, 256 * m)
-  local gh = U.scratch(be, "sort_gh", "u32", 2048)
-  local gof = U.scratch(be, "sort_gof", "u32", 2048)
-  local ctr = U.scratch(be, "sort_ctr", "u32", 8)
-  local st = U.scratch(be, "sort_state", "u64", ntiles * 256)
-  local ep = take_epochs(st, np)
+  local gh = U.scratch(S, "sort_gh", "u32", 2048)
+  local gof = U.scratch(S, "sort_gof", "u32", 2048)
+  local ctr = U.scratch(S, "sort_ctr", "u32", 8)
+  -- one word per tile and digit, and the epoch word (INIT) last
+  local st = U.scratch(S, "sort_state", "u64", ntiles * 256 + 1)
   local chunk, G = U.chunks(n)
+  local keys, values = bufs[1], bufs[3]
   steps[#steps + 1] = { U.kernel(be, "sort_init", function() return INIT end),
-    { gh = gh, ctr = ctr }, { grid = { 1 } } }
-  steps[#steps + 1] = { ghist_kernel(be, kt), { kin = bufs[1], gh = gh, n = n, chunk = chunk },
-    { grid = { G } } }
+    { gh = gh, ctr = ctr, st = st, np = np }, { grid = { 1 } } }
+  steps[#steps + 1] = { ghist_kernel(be, kt, np, o, count),
+    nargs({ kin = bufs[1], gh = gh, n = n, chunk = chunk }), { grid = { G } } }
   steps[#steps + 1] = { gscan_kernel(be), { gh = gh, gof = gof, np = np }, { grid = { 1 } } }
   for p = 0, np - 1 do
-    local a = { kin = bufs[1], kout = bufs[2], gof = gof, ctr = ctr, st = st, n = n, ep = ep + p }
+    local a = nargs({ kin = bufs[1], kout = bufs[2], gof = gof, ctr = ctr, st = st, n = n })
     if vt then a.vin, a.vout = bufs[3], bufs[4] end
-    steps[#steps + 1] = { pass_kernel(be, kt, vt, m, p), a, { grid = { ntiles } } }
+    steps[#steps + 1] = { pass_kernel(be, kt, vt, m, p, o, np, count), a,
+      { grid = { ntiles } } }
     bufs[1], bufs[2], bufs[3], bufs[4] = bufs[2], bufs[1], bufs[4], bufs[3]
+  end
+  if np % 2 == 1 then
+    local copy = basic.steps_form("copy")
+    for _, st2 in ipairs(copy("sort", be, bufs[1]:view(1, n), keys, { scratch = S,
+      count = count })) do
+      steps[#steps + 1] = st2
+    end
+    if vt then
+      for _, st2 in ipairs(copy("sort", be, bufs[3]:view(1, n), values, { scratch = S,
+        count = count })) do
+        steps[#steps + 1] = st2
+      end
+    end
   end
 end
 
-function M.sort(name, timed, be, keys, values, opts)
+--- Checks the arguments of sort / argsort; returns values, opts, o, np.
+local function check(name, be, keys, values, opts, allowed)
   U.check_backend(name, be)
   U.check_buffer(name, be, keys, "argument 2 (keys)", KEY_TYPES)
   if values ~= nil and not U.is_buffer(values) and opts == nil then
@@ -455,18 +540,109 @@ function M.sort(name, timed, be, keys, values, opts)
     U.check_disjoint(name, values, "values", keys, "keys",
       "pass a values buffer that shares no memory with keys (or none)")
   end
-  opts = U.check_opts(name, opts, { "scratch" }, 4)
+  opts = U.check_opts(name, opts, allowed, 4)
+  local o, np = order_of(name, keys.type, opts)
+  return values, opts, o, np
+end
+
+--- The steps of a sort of keys (and values) with scratch object S; empty for n <= 1.
+local function build(name, be, S, keys, values, opts, o, np, count)
+  local sk, sv = pingpong(name, be, S, opts.scratch, keys, values)
   local n = keys.count
-  local sk, sv = scratch_of(name, be, opts, keys, values)
-  if n <= 1 then
-    return keys, U.no_time()
-  end
-  local kt, vt = keys.type, values and values.type
-  local m = items_of(kt, vt)
   local steps = {}
-  sort_steps(be, kt, vt, m, n, { keys, sk, values, sv }, steps)
+  if n <= 1 then return steps end
+  local kt, vt = keys.type, values and values.type
+  sort_steps(be, S, kt, vt, items_of(kt, vt), n, { keys, sk, values, sv }, o, np, steps,
+    count)
+  return steps
+end
+
+local OPTS = { "scratch", "bits", "order" }
+
+function M.sort(name, timed, be, keys, values, opts)
+  local o, np
+  values, opts, o, np = check(name, be, keys, values, opts, OPTS)
+  local S = U.is_scratch(opts.scratch) and U.scratch_of(name, be, opts.scratch)
+    or U.default_scratch(be, "call")
+  local steps = build(name, be, S, keys, values, opts, o, np)
+  if #steps == 0 then return keys, U.no_time() end
   local _, timing = U.run(name, be, steps, nil, timed)
   return keys, timing
+end
+
+--- lib.steps.sort(be, keys [, values] [, {scratch, bits, order, count}]) -> steps
+function M.steps_form(name, be, keys, values, opts)
+  local o, np
+  values, opts, o, np = check(name, be, keys, values, opts,
+    { "scratch", "bits", "order", "count" })
+  local outs = { { keys, "keys" } }
+  if values then outs[2] = { values, "values" } end
+  local count = U.check_count(name, be, opts.count, outs)
+  local S = U.scratch_of(name, be, U.is_scratch(opts.scratch) and opts.scratch or nil)
+  return build(name, be, S, keys, values, opts, o, np, count)
+end
+
+-- argsort: a copy of the keys sorted with iota positions as values.
+local function argsort_build(name, be, S, keys, out, o, np, count)
+  local n = keys.count
+  if n == 0 then return {} end
+  local steps = basic.steps_form("iota")(name, be, out:view(1, n), { scratch = S,
+    count = count })
+  if n == 1 then return steps end
+  local kc = U.scratch(S, "argsort_keys", keys.type, n):view(1, n)
+  for _, x in ipairs(basic.steps_form("copy")(name, be, keys, kc, { scratch = S,
+    count = count })) do
+    steps[#steps + 1] = x
+  end
+  for _, x in ipairs(build(name, be, S, kc, out:view(1, n), {}, o, np, count)) do
+    steps[#steps + 1] = x
+  end
+  return steps
+end
+
+local function check_argsort(name, be, keys, opts, allowed)
+  U.check_backend(name, be)
+  U.check_buffer(name, be, keys, "argument 2 (keys)", KEY_TYPES)
+  opts = U.check_opts(name, opts, allowed, 3)
+  local o, np = order_of(name, keys.type, opts)
+  if opts.scratch ~= nil and not U.is_scratch(opts.scratch) then
+    U.raise(name, "opts.scratch must be a lib.scratch object", "pass lib.scratch(be) or nothing")
+  end
+  local out = opts.out
+  if out ~= nil then
+    U.check_buffer(name, be, out, "opts.out", { "u32" })
+    if out.count < keys.count then
+      U.raise(name, ("opts.out has %d elements, fewer than #keys = %d"):format(out.count,
+        keys.count), "pass a u32 buffer of at least #keys elements")
+    end
+    U.check_disjoint(name, out, "opts.out", keys, "keys",
+      "write the positions into a buffer of their own")
+  end
+  return opts, o, np
+end
+
+--- lib.argsort(be, keys [, {bits, order, out}]) -> u32 Buffer of source positions
+function M.argsort(name, timed, be, keys, opts)
+  local o, np
+  opts, o, np = check_argsort(name, be, keys, opts, { "bits", "order", "out" })
+  local out = opts.out or be:buffer("u32", math.max(keys.count, 0))
+  local steps = argsort_build(name, be, U.default_scratch(be, "call"), keys, out, o, np)
+  local _, timing = U.run(name, be, steps, nil, timed)
+  return out, timing
+end
+
+--- lib.steps.argsort(be, keys, {out = u32 Buffer [, bits, order, scratch, count]})
+function M.argsort_steps_form(name, be, keys, opts)
+  local o, np
+  opts, o, np = check_argsort(name, be, keys, opts,
+    { "bits", "order", "out", "scratch", "count" })
+  if opts.out == nil then
+    U.raise(name, "opts.out is missing", "pass {out = be:buffer(\"u32\", #keys)}: steps "
+      .. "allocate nothing")
+  end
+  local count = U.check_count(name, be, opts.count, { { opts.out, "opts.out" } })
+  local S = U.scratch_of(name, be, opts.scratch)
+  return argsort_build(name, be, S, keys, opts.out, o, np, count)
 end
 
 return M

@@ -270,36 +270,154 @@ function U.user_kernel(name, be, key, text, fix)
   return res
 end
 
---- A scratch buffer of type t with at least n elements, kept per backend and role, grown
---- on demand. Calls on one backend run one after another (each ends with one sync), so
---- a role is never used by two calls at once.
-function U.scratch(be, role, t, n)
+-- Scratch objects: role:type -> Buffer. A plain call builds its steps and runs them at
+-- once, so its scratch (the backend's "call" object) may free a buffer it outgrows. A steps
+-- list may be kept (be:graph, a later be:sequence), so the scratch behind it never frees a
+-- buffer it outgrows: the steps list holds the old one, which goes with it.
+local SCRATCH_MT = { __name = "vyre.lib.Scratch" }
+SCRATCH_MT.__index = SCRATCH_MT
+function SCRATCH_MT.__tostring(s)
+  local n = 0
+  for _ in pairs(s.bufs) do n = n + 1 end
+  return ("vyre.lib.Scratch(%s, %d buffers)"):format(s.be.name, n)
+end
+
+--- A new scratch object for be; free_on_grow as above.
+function U.new_scratch(be, free_on_grow)
+  return setmetatable({ be = be, bufs = {}, free_on_grow = free_on_grow }, SCRATCH_MT)
+end
+
+function U.is_scratch(v) return getmetatable(v) == SCRATCH_MT end
+
+--- s:free(): frees the buffers of the scratch object (steps built with it must not run
+--- again; building new steps allocates afresh).
+function SCRATCH_MT.free(s) U.free_scratch(s) end
+
+--- The backend's own scratch object: "call" for plain calls, "steps" for steps forms
+--- given no opts.scratch.
+function U.default_scratch(be, which)
   local c = scratch[be]
   if not c then
-    c = {}
+    c = { call = U.new_scratch(be, true), steps = U.new_scratch(be, false) }
     scratch[be] = c
   end
+  return c[which]
+end
+
+--- Checks opts.scratch of a steps form (a lib.scratch object of be, or nil); returns the
+--- scratch object to use.
+function U.scratch_of(name, be, s)
+  if s == nil then return U.default_scratch(be, "steps") end
+  if not U.is_scratch(s) then
+    U.raise(name, "opts.scratch must be a vyre.lib.Scratch, got " .. describe(s),
+      "make one with lib.scratch(be) and keep it alive as long as the steps")
+  end
+  if s.be ~= be then
+    U.raise(name, "opts.scratch belongs to another backend",
+      "make the scratch object with lib.scratch(be) for the backend you pass")
+  end
+  return s
+end
+
+--- A scratch buffer of type t with at least n elements from scratch object S (or, when S
+--- is a backend, the backend's "call" object), kept per role, grown on demand. Calls on
+--- one backend run one after another (each ends with one sync) and the steps of one list
+--- run in order, so a role is never used by two launches at once.
+function U.scratch(S, role, t, n)
+  if not U.is_scratch(S) then S = U.default_scratch(S, "call") end
   local key = role .. ":" .. t
-  local b = c[key]
+  local b = S.bufs[key]
   if not b or b.freed or b.count < n then
-    if b and not b.freed then b:free() end
-    b = be:buffer(t, math.max(n, 1))
-    c[key] = b
+    if b and not b.freed and S.free_on_grow then b:free() end
+    b = S.be:buffer(t, math.max(n, 1))
+    S.bufs[key] = b
   end
   return b
+end
+
+--- Frees the buffers of scratch object S (steps built with it must not run again).
+function U.free_scratch(S)
+  for _, b in pairs(S.bufs) do
+    if not b.freed then b:free() end
+  end
+  S.bufs = {}
 end
 
 --- Frees the scratch buffers and drops the compiled kernels kept for be.
 function U.release(be)
   local c = scratch[be]
   if c then
-    for _, b in pairs(c) do
-      if not b.freed then b:free() end
-    end
+    U.free_scratch(c.call)
+    U.free_scratch(c.steps)
   end
   scratch[be] = nil
   kernels[be] = nil
 end
+
+-- Device counts ---------------------------------------------------------------------
+-- A steps form given opts.count (a u32 Buffer) works on the first min(count[0], #buf)
+-- elements, a number known only on the device when the steps run. Grids stay sized for
+-- #buf; kernels read the count and compute their geometry from it exactly as the host
+-- does for a plain call, so results are the plain call's on the same elements, bit for bit.
+
+--- The device expression of U.chunks' chunk for the u32 expression n (at least one tile,
+--- so that a division by it is defined).
+function U.chunk_expr(n)
+  return ("(mul 2048u32 (max 1u32 (div (add (div (add %s 2047u32) 2048u32) 1023u32) "
+    .. "1024u32)))"):format(n)
+end
+
+--- Checks opts.count: nil, or a u32 Buffer of at least one element that shares no memory
+--- with the outputs (a list of {Buffer, what}: the steps read the count all along);
+--- returns it.
+function U.check_count(name, be, c, outputs)
+  if c == nil then return nil end
+  U.check_buffer(name, be, c, "opts.count", { "u32" })
+  if c.count < 1 then
+    U.raise(name, "opts.count is empty", "pass a u32 buffer whose element 0 holds the count")
+  end
+  for _, o in ipairs(outputs or {}) do
+    U.check_disjoint(name, c, "opts.count", o[1], o[2], "keep the count in a buffer that "
+      .. "the steps do not write (copy it first with lib.steps.copy)")
+  end
+  return c
+end
+
+--- Rewrites kernel text for a device count: the params n (and chunk) become lets computed
+--- from `ncount` (a u32 buffer, element 0) and `ncap` (the host's bound, #buf). lets is
+--- the list of statements ("(let n ...)", "(let chunk ...)") put before the first one of
+--- the program; they may use n1 = min(ncount[0], ncap).
+function U.dev_text(text, lets)
+  local t, k = text:gsub("\n  %(param n u32%)",
+    "\n  (buffer ncount u32 read)\n  (param ncap u32)", 1)
+  assert(k == 1, "vyre.lib internal: no (param n u32) to rewrite")
+  t = t:gsub("\n  %(param chunk u32%)", "", 1)
+  -- A loop holding barriers must have a bound the validator sees as uniform (params
+  -- only): the tile loops run to ntmax (a bound over every count <= ncap), and tiles past
+  -- the real end hold only the identity and store nothing.
+  local nt
+  t, nt = t:gsub("%(let ntiles %(div %(add %(sub cend cbeg%) 2047u32%) 2048u32%)%)",
+    "(let ntiles ntmax)")
+  local all = { table.unpack(lets) }
+  if nt > 0 and not table.concat(lets, " "):find("(let ntmax", 1, true) then
+    all[#all + 1] = "(let ntmax (div " .. U.chunk_expr("ncap") .. " 2048u32))"
+  end
+  local head = "(let n1 (min (load ncount 0u32) ncap))\n  " .. table.concat(all, "\n  ")
+  local pos = t:find("\n  %(let ")
+  assert(pos, "vyre.lib internal: no statement to put the count before")
+  return t:sub(1, pos + 2) .. head .. "\n  " .. t:sub(pos + 3)
+end
+
+--- The kernel for key from gen(), or (count given) its device-count variant with lets.
+function U.kernel_n(be, key, gen, count, lets)
+  if not count then return U.kernel(be, key, gen) end
+  return U.kernel(be, key .. "#dev:" .. table.concat(lets, ";"), function()
+    return U.dev_text(gen(), lets)
+  end)
+end
+
+--- Common lets: n = the count, chunk = its chunked geometry.
+U.N_ELEMS = { "(let n n1)", "(let chunk " .. U.chunk_expr("n1") .. ")" }
 
 -- Running ---------------------------------------------------------------------------
 
