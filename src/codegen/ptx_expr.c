@@ -18,6 +18,7 @@ static struct ptx_reg builtin(struct ptx_ctx *c, const struct vyre_expr *e) {
     unsigned ax = e->u.builtin.axis;
     struct ptx_reg vr;
     if (c->grid && vyre_ptx_grid_builtin(c, e, &vr)) return vr; /* virtual workgroups */
+    if (c->wl && vyre_ptx_wl_builtin(c, e, &vr)) return vr;     /* NAME_wl's, likewise */
     switch (e->u.builtin.which) {
     case VYRE_LID: return special(c, "tid", ax);
     case VYRE_WGID: return special(c, "ctaid", ax);

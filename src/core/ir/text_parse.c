@@ -28,9 +28,9 @@ struct parser {
     enum vyre_status st; /* VYRE_OK until the first failure */
 };
 
-static const char *const stmt_heads[] = {"let",    "set",          "store",   "if",
-                                         "for",    "break",        "return",  "barrier",
-                                         "atomic", "grid_barrier", "converge"};
+static const char *const stmt_heads[] = {"let",    "set",          "store",    "if",
+                                         "for",    "break",        "return",   "barrier",
+                                         "atomic", "grid_barrier", "converge", "push"};
 static const char TYPE_LIST[] = "bool i32 u32 i64 u64 f32 f64";
 
 /* ---- errors ------------------------------------------------------------------- */
@@ -501,6 +501,12 @@ static bool parse_stmt(struct parser *P, struct vyre_block *into) {
             return false;
         return close_form(P, "(store BUF INDEX VALUE)");
     }
+    if (vyre_tok_is(&head, "push")) {
+        if (!take_name(P, "a worklist", name) || !parse_operands(P, a, 1) ||
+            !push(P, into, vyre_ir_push_item(p, name, a[0])))
+            return false;
+        return close_form(P, "(push WORKLIST VALUE)");
+    }
     if (vyre_tok_is(&head, "if")) return parse_if(P, into);
     if (vyre_tok_is(&head, "for")) return parse_for(P, into);
     if (vyre_tok_is(&head, "atomic")) return parse_atomic_rest(P, NULL, into);
@@ -531,15 +537,17 @@ PARSE_COLD static bool unknown_stmt(struct parser *P, const struct vyre_tok *at)
                        "%s is only allowed inside (if COND ...), right after the "
                        "condition. Fix: write (if COND (then ...) (else ...))",
                        found);
-    if (vyre_tok_is(&head, "buffer") || vyre_tok_is(&head, "shared") || vyre_tok_is(&head, "param"))
-        return fail_at(P, &head,
-                       "declaration %s after a statement or inside a block. Fix: put "
-                       "all buffer/shared/param declarations at the top of the program, before "
-                       "the first statement",
-                       found);
+    if (vyre_tok_is(&head, "buffer") || vyre_tok_is(&head, "shared") ||
+        vyre_tok_is(&head, "param") || vyre_tok_is(&head, "worklist"))
+        return fail_at(
+            P, &head,
+            "declaration %s after a statement or inside a block. Fix: put "
+            "all buffer/shared/param/worklist declarations at the top of the program, before "
+            "the first statement",
+            found);
     return fail_at(P, &head,
                    "expected a statement, found %s. Fix: use let set store if for "
-                   "break return barrier atomic grid_barrier converge (an expression must "
+                   "break return barrier atomic grid_barrier converge push (an expression must "
                    "be bound with let)",
                    found);
 }
@@ -557,6 +565,11 @@ static bool parse_decl(struct parser *P, const struct vyre_tok *head) {
         if (!take_name(P, "a param", name) || !take_type(P, &t)) return false;
         if (!vyre_ir_param(p, name, t)) return oom(P);
         return close_form(P, "(param NAME TYPE)");
+    }
+    if (vyre_tok_is(head, "worklist")) {
+        if (!take_name(P, "a worklist", name) || !take_type(P, &t)) return false;
+        if (!vyre_ir_worklist(p, name, t)) return oom(P);
+        return close_form(P, "(worklist NAME TYPE)");
     }
     if (vyre_tok_is(head, "shared")) {
         if (!take_name(P, "a shared array", name) || !take_type(P, &t) ||
@@ -613,7 +626,7 @@ static bool parse_program(struct parser *P) {
     while (P->t.kind == VYRE_TK_LP) {
         bool decl =
             peek_head(P, &head) && (vyre_tok_is(&head, "buffer") || vyre_tok_is(&head, "shared") ||
-                                    vyre_tok_is(&head, "param"));
+                                    vyre_tok_is(&head, "param") || vyre_tok_is(&head, "worklist"));
         if (decl && !in_body) {
             if (!parse_decl(P, &head)) return false;
         } else {
