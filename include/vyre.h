@@ -107,6 +107,7 @@ void vyre_program_workgroup(const vyre_program *p, uint32_t out[3]);
 /* Limits of ARCHITECTURE.md §2 that callers size their own arrays by. */
 #define VYRE_MAX_BUFFERS 128u
 #define VYRE_MAX_PARAMS 128u
+#define VYRE_MAX_WORKLISTS 16u
 
 /* ---- program declarations (what bindings match arguments against) ---------- */
 
@@ -128,6 +129,7 @@ struct vyre_decl_info {
 };
 /* Declarations in order; vyre_program_decl returns false past the end. */
 uint32_t vyre_program_decl_count(const vyre_program *p);
+uint32_t vyre_program_worklist_count(const vyre_program *p); /* `worklist` declarations */
 bool vyre_program_decl(const vyre_program *p, uint32_t i, struct vyre_decl_info *out);
 uint32_t vyre_program_buffer_count(const vyre_program *p); /* `buffer` declarations */
 uint32_t vyre_program_param_count(const vyre_program *p);  /* `param` declarations */

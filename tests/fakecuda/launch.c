@@ -23,7 +23,7 @@ struct fake_prog {
     uint64_t ptx_hash;
     bool debug; /* the debug PTX: one more parameter, the out-of-bounds counters */
     vyre_program *p;
-    uint32_t nbuf, npar;
+    uint32_t nbuf, npar, nwl; /* nwl: worklists, one header address each after params */
     enum vyre_type btype[VYRE_MAX_BUFFERS];
     enum vyre_type ptype[VYRE_MAX_PARAMS];
     uint32_t wg[3];
@@ -94,6 +94,7 @@ static const char *add_variant(vyre_program *p, bool debug, bool *kept, struct v
     }
     fp->nbuf = vyre_program_buffer_count(p);
     fp->npar = vyre_program_param_count(p);
+    fp->nwl = vyre_program_worklist_count(p);
     progs[nprogs++] = fp;
     return NULL;
 }
@@ -147,10 +148,55 @@ static bool is_vector_entry(const struct fake_func *f, const struct fake_prog *f
            f->nparams == 2 * fp->nbuf + fp->npar + 1;
 }
 
+/* The entry NAME_wl of a program with worklists (src/codegen/ptx_worklist.c): the same
+ * parameters (debug: and the counters) plus the header of the worklist sizing it. */
+static bool is_worklist_entry(const struct fake_func *f, const struct fake_prog *fp) {
+    size_t n = strlen(f->name);
+    return n > 3 && strcmp(f->name + n - 3, "_wl") == 0 &&
+           f->nparams == 2 * fp->nbuf + fp->npar + fp->nwl + fp->debug + 1;
+}
+
+/* A worklist header (ARCHITECTURE.md §5) at ptr: checked against the live allocations
+ * with both item arrays, read into w (the current count clamped to the capacity). */
+static bool read_worklist(const struct fake_prog *fp, uint32_t slot, uint64_t ptr,
+                          struct vyre_worklist_arg *w) {
+    if (!fake_mem_find(ptr, 32)) return false;
+    const unsigned char *h = (const unsigned char *)(uintptr_t)ptr;
+    uint64_t cur, next;
+    memcpy(&cur, h, 8);
+    memcpy(&next, h + 8, 8);
+    memcpy(&w->cur_count, h + 16, 4);
+    memcpy(&w->next_count, h + 20, 4);
+    memcpy(&w->capacity, h + 24, 4);
+    memcpy(&w->overflow_needed, h + 28, 4);
+    if (w->cur_count > w->capacity) w->cur_count = w->capacity;
+    enum vyre_type t = VYRE_U32;
+    struct vyre_decl_info d;
+    for (uint32_t i = 0; vyre_program_decl(fp->p, i, &d); i++)
+        if (d.kind == VYRE_DECL_WORKLIST && d.slot == slot) t = d.type;
+    uint64_t bytes = (uint64_t)w->capacity * vyre_type_size(t);
+    if (bytes && (!fake_mem_find(cur, bytes) || !fake_mem_find(next, bytes))) return false;
+    w->cur = (void *)(uintptr_t)cur;
+    w->next = (void *)(uintptr_t)next;
+    return true;
+}
+
 static CUresult run_program(const struct fake_launch *l, const struct fake_prog *fp) {
     struct fake_func *f = l->fn;
-    bool vec = is_vector_entry(f, fp);
-    if (!vec && f->nparams != 2 * fp->nbuf + fp->npar + fp->debug)
+    bool vec = is_vector_entry(f, fp), wle = is_worklist_entry(f, fp);
+    struct vyre_worklist_arg wl[VYRE_MAX_BUFFERS];
+    uint32_t nwl = fp->nwl < VYRE_MAX_BUFFERS ? fp->nwl : VYRE_MAX_BUFFERS;
+    uint32_t after = 2 * fp->nbuf + fp->npar + nwl; /* the debug counters, then vyre_wn */
+    for (uint32_t w = 0; w < nwl && f->nparams >= after; w++) {
+        if (!read_worklist(fp, w, arg_u(l, 2 * fp->nbuf + fp->npar + w), &wl[w])) {
+            fake_poison(fake_current, CUDA_ERROR_ILLEGAL_ADDRESS, "worklist out of range");
+            return fake_misuse(CUDA_SUCCESS,
+                               "kernel '%s': worklist %u's header or items are not inside a "
+                               "live allocation",
+                               f->name, w + 1);
+        }
+    }
+    if (!vec && !wle && f->nparams != 2 * fp->nbuf + fp->npar + fp->nwl + fp->debug)
         return fake_misuse(CUDA_ERROR_LAUNCH_FAILED,
                            "kernel '%s': %u parameters, the program "
                            "declares %u buffers and %u params%s",
@@ -179,13 +225,26 @@ static CUresult run_program(const struct fake_launch *l, const struct fake_prog 
         a.grid[0] = (uint32_t)((vn + fp->wg[0] - 1) / fp->wg[0]);
         if (a.grid[0] == 0) return CUDA_SUCCESS; /* no invocation */
     }
+    if (wle) { /* sized by a worklist: its current count, read "on the device" */
+        struct vyre_worklist_arg sz;
+        if (!read_worklist(fp, 0, arg_u(l, after + fp->debug), &sz)) {
+            fake_poison(fake_current, CUDA_ERROR_ILLEGAL_ADDRESS, "worklist out of range");
+            return fake_misuse(CUDA_SUCCESS,
+                               "kernel '%s': the sizing worklist is not inside a "
+                               "live allocation",
+                               f->name);
+        }
+        a.grid[0] = (uint32_t)(((uint64_t)sz.cur_count + fp->wg[0] - 1) / fp->wg[0]);
+        a.grid[1] = a.grid[2] = 1;
+        if (a.grid[0] == 0) return CUDA_SUCCESS; /* no invocation */
+    }
     /* Debug PTX: the counters (2 u64 per declaration) follow the params; the
      * interpreter's counts are added to them as the device's atomics would. */
     uint64_t *counters = NULL;
     struct vyre_oob_count *oob = NULL;
     uint32_t nd = vyre_program_decl_count(fp->p);
     if (fp->debug) {
-        uint64_t ptr = arg_u(l, 2 * fp->nbuf + fp->npar);
+        uint64_t ptr = arg_u(l, after);
         if (!fake_mem_find(ptr, 16u * (nd ? nd : 1))) {
             fake_poison(fake_current, CUDA_ERROR_ILLEGAL_ADDRESS, "debug counters out of range");
             return fake_misuse(CUDA_SUCCESS,
@@ -198,7 +257,12 @@ static CUresult run_program(const struct fake_launch *l, const struct fake_prog 
         if (!oob) return CUDA_ERROR_OUT_OF_MEMORY;
     }
     struct vyre_error err;
-    enum vyre_status rs = vyre_ref_run_oob(fp->p, &a, NULL, oob, &err);
+    enum vyre_status rs = vyre_ref_run_wl(fp->p, &a, wl, nwl, NULL, oob, &err);
+    for (uint32_t w = 0; rs == VYRE_OK && w < nwl; w++) { /* the device's atomics on the header */
+        unsigned char *h = (unsigned char *)(uintptr_t)arg_u(l, 2 * fp->nbuf + fp->npar + w);
+        memcpy(h + 20, &wl[w].next_count, 4);
+        memcpy(h + 28, &wl[w].overflow_needed, 4);
+    }
     for (uint32_t i = 0; rs == VYRE_OK && counters && i < nd; i++) {
         counters[2 * i] += oob[i].loads;
         counters[2 * i + 1] += oob[i].stores;

@@ -697,6 +697,8 @@ uint32_t vyre_program_buffer_count(const vyre_program *p) { return p ? p->nbuffe
 
 uint32_t vyre_program_param_count(const vyre_program *p) { return p ? p->nparams : 0; }
 
+uint32_t vyre_program_worklist_count(const vyre_program *p) { return p ? p->nworklists : 0; }
+
 unsigned vyre_expr_operands(const struct vyre_expr *e, struct vyre_expr *out[3]) {
     unsigned n = 0;
     if (!e) return 0;

@@ -10,6 +10,9 @@ static const char *tn(enum vyre_type t) { return t == VYRE_VOID ? "void" : vyre_
 /* Worklist items live in global memory as their type's bits; a bool would need the
  * word convention of buffers for no gain, so the item types are the numeric ones. */
 void vyre_vv_worklist_decl(struct vyre_vv *v, const struct vyre_decl *d) {
+    if (d->slot == VYRE_MAX_WORKLISTS)
+        vyre_vv_report(v, "limit-worklists", "merge worklists, or split the program",
+                       "the program declares more than %u worklists", VYRE_MAX_WORKLISTS);
     if ((unsigned)d->type < VYRE_TYPE_COUNT && d->type == VYRE_BOOL)
         vyre_vv_report(v, "worklist-type",
                        "give the worklist a numeric item type, e.g. (worklist frontier u32)",
