@@ -564,9 +564,12 @@ void vyre_lua_open_backend(lua_State *L) {
     vyre_lua_newclass_fields(L, VYRE_LUA_BACKEND, backend_methods, backend_meta, backend_index,
                              backend_free, false);
     luaL_setfuncs(L, backend_funcs, 0);
-    lua_createtable(L, 0, 1);
+    lua_createtable(L, 0, 2);
     lua_pushcfunction(L, testing_defer_error);
     lua_setfield(L, -2, "defer_error");
+    /* the worklist advance program, for the fake driver's tests to register */
+    lua_pushstring(L, vyre_cuda_worklist_advance_text());
+    lua_setfield(L, -2, "worklist_advance_text");
     lua_setfield(L, -2, "testing");
     vyre_lua_open_buffer(L);
     vyre_lua_open_kernel(L);
