@@ -417,14 +417,7 @@ function handle_methods.len(h) return E("u32", "(len " .. h._decl.name .. ")") e
 function handle_methods.load(h, i) return h._k:load(h, i) end
 function handle_methods.store(h, i, v) return h._k:store(h, i, v) end
 --- k.NAME:push(v) on a worklist: appends v (of the item type) to the next round's items.
-function handle_methods.push(h, v)
-  local d = h._decl
-  if d.kind ~= "worklist" then
-    fail(d.name .. ":push", "'%s' is a %s, not a worklist. Fix: store with k.%s[i] = v, or "
-      .. "declare vyre.worklist('%s', '%s')", d.name, d.kind, d.name, d.name, d.type)
-  end
-  h._k:_emit("(push " .. d.name .. " " .. coerce(v, d.type, "push").text .. ")")
-end
+function handle_methods.push(h, v) return h._k:push(h, v) end
 
 Handle.__index = function(h, key)
   if type(key) == "string" then
@@ -519,6 +512,16 @@ function B:store(buf, i, v)
   local d = buf_decl(self, buf, "store")
   self:_emit("(store " .. d.name .. " " .. index_expr(i, "store").text .. " "
     .. coerce(v, d.type, "store").text .. ")")
+end
+
+--- k:push(wl, v): appends v to worklist wl's next-round items (same as k.wl:push(v)).
+function B:push(wl, v)
+  local d = buf_decl(self, wl, "push")
+  if d.kind ~= "worklist" then
+    fail("k:push", "'%s' is a %s, not a worklist. Fix: store with k.%s[i] = v, or declare "
+      .. "vyre.worklist('%s', '%s')", d.name, d.kind, d.name, d.name, d.type)
+  end
+  self:_emit("(push " .. d.name .. " " .. coerce(v, d.type, "push").text .. ")")
 end
 
 function B:len(buf)
