@@ -63,12 +63,12 @@ note "runtime specs on the fake CUDA driver (build/fakecuda/libcuda.so.1; no GPU
 # cubin cache: buffers, caches, dispatch, graphs, device loss and a fault sweep of every
 # driver call of every operation (specs 50-54, docs/RUNTIME.md "Fake driver"), and the
 # #fakecuda parts of other specs (32: grid sync "graph"; 69: k:occupancy; 71: buffer views;
-# 74: the debug mode's out-of-bounds counts).
+# 74: the debug mode's out-of-bounds counts; 82: worklists).
 fake_cache=$(mktemp -d)
 fout=$(VYRE_LIBCUDA="$ROOT/build/fakecuda/libcuda.so.1" VYRE_CACHE_DIR="$fake_cache" \
   busted --lua=lua5.4 -o utfTerminal --tags=fakecuda spec/5[0-4]_fakecuda_*_spec.lua \
   spec/32_grid_graph_spec.lua spec/69_occupancy_driver_spec.lua \
-  spec/71_buffer_views_spec.lua spec/74_debug_oob_cuda_spec.lua 2>&1)
+  spec/71_buffer_views_spec.lua spec/74_debug_oob_cuda_spec.lua spec/82_worklist_spec.lua 2>&1)
 echo "$fout" | tail -n 20
 rm -rf "$fake_cache"
 line=$(echo "$fout" | grep -E '[0-9]+ successes? / [0-9]+ failures? / [0-9]+ errors?' | tail -n1)

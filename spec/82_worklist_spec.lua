@@ -29,6 +29,26 @@ local BFS = [[
           (then (push frontier w)))))))
 ]]
 
+-- The same round without a per-round param: a vertex's neighbours get its level + 1 (all
+-- vertices of one frontier share a level, so the result does not depend on item order).
+local BFS_NEXT = [[
+(program bfs_next (workgroup 64)
+  (buffer rowptr u32 read)
+  (buffer col u32 read)
+  (buffer level u32 read_write)
+  (worklist frontier u32)
+  (let i (gid x))
+  (if (lt i (len frontier))
+    (then
+      (let v (load frontier i))
+      (let d (add (load level v) 1u32))
+      (for e (load rowptr v) (load rowptr (add v 1u32)) 1u32
+        (let w (load col e))
+        (let old (atomic cas level w 4294967295u32 d))
+        (if (eq old 4294967295u32)
+          (then (push frontier w)))))))
+]]
+
 -- Counts its invocations and records ngroups.x; pushes every invocation's gid.
 local COUNT = [[
 (program wl_count (workgroup 32)
@@ -113,6 +133,79 @@ local function backend_suite(get_be, prepare)
       local got = device_levels(be, k, rowptr, col, n, 4 * n)
       assert.are.same(lua_levels(adj), got, "seed " .. seed)
     end
+  end)
+
+  -- The number of BFS rounds until one pushes nothing: the deepest level + 1.
+  local function bfs_rounds(levels)
+    local deepest = 0
+    for _, l in ipairs(levels) do
+      if l ~= INF and l > deepest then deepest = l end
+    end
+    return deepest + 1
+  end
+
+  it("converges be:sequence and be:megakernel on a worklist, returning the rounds", function()
+    local k = be:compile(vyre.parse(BFS_NEXT))
+    for seed = 1, 3 do
+      local n = 30 + seed * 5
+      local rowptr, col, adj = graph(seed + 10, n, n + 4)
+      local want = lua_levels(adj)
+      for _, how in ipairs({ "sequence", "megakernel" }) do
+        local lv = {}
+        for v = 1, n do lv[v] = INF end
+        lv[1] = 0
+        local bL = be:buffer("u32", n):upload(lv)
+        local wl = be:worklist("u32", 4 * n):push({ 0 })
+        local steps = { { k, { rowptr = be:buffer("u32", #rowptr):upload(rowptr),
+          col = be:buffer("u32", #col):upload(col), level = bL, frontier = wl }, { n = wl } } }
+        local opts = { converge = { worklist = wl, max = 1000 } }
+        local rounds, got
+        if how == "sequence" then
+          opts.readback = { bL }
+          local res = be:sequence(steps, opts)
+          rounds, got = res.rounds, res[1]:totable()
+        else
+          rounds = be:megakernel(steps, opts)
+          got = bL:download():totable()
+        end
+        assert.are.same(want, got, how .. " seed " .. seed)
+        assert.are.equal(bfs_rounds(want), rounds, how .. " seed " .. seed)
+        assert.are.equal(0, wl:size())
+      end
+    end
+    -- max bounds the rounds
+    local rowptr, col = graph(5, 40, 44)
+    local wl = be:worklist("u32", 400):push({ 0 })
+    local lv = {}
+    for v = 1, 40 do lv[v] = INF end
+    lv[1] = 0
+    local res = be:sequence({ { k, { rowptr = be:buffer("u32", #rowptr):upload(rowptr),
+      col = be:buffer("u32", #col):upload(col), level = be:buffer("u32", 40):upload(lv),
+      frontier = wl }, { n = wl } } }, { converge = { worklist = wl, max = 1 } })
+    assert.are.equal(1, res.rounds)
+    assert.matches("exclude each other", H.error_of(be.sequence, be, {},
+      { times = 2, converge = { worklist = wl, max = 3 } }), 1, true)
+    assert.matches("converge.max", H.error_of(be.megakernel, be, {},
+      { converge = { worklist = wl } }), 1, true)
+  end)
+
+  it("replays a graph sized by a worklist across advances", function()
+    local k = be:compile(vyre.parse(BFS_NEXT))
+    local n = 50
+    local rowptr, col, adj = graph(21, n, n + 10)
+    local lv = {}
+    for v = 1, n do lv[v] = INF end
+    lv[1] = 0
+    local bL = be:buffer("u32", n):upload(lv)
+    local wl = be:worklist("u32", 4 * n):push({ 0 })
+    local g = be:graph({ { k, { rowptr = be:buffer("u32", #rowptr):upload(rowptr),
+      col = be:buffer("u32", #col):upload(col), level = bL, frontier = wl }, { n = wl } } })
+    while wl:size() > 0 do
+      g:launch()
+      wl:advance()
+    end
+    assert.are.same(lua_levels(adj), bL:download():totable())
+    g:free()
   end)
 
   it("runs len invocations for {n = wl}: ngroups covers ceil(len / workgroup)", function()
@@ -301,7 +394,8 @@ describe("worklists on the fake CUDA driver #fakecuda", function()
   end
   backend_suite(function() return F.device() end, function()
     -- On this branch the fake computes registered programs only (the advance step too).
-    for _, text in ipairs({ BFS, COUNT, require("vyre.core").testing.worklist_advance_text }) do
+    for _, text in ipairs({ BFS, BFS_NEXT, COUNT,
+      require("vyre.core").testing.worklist_advance_text }) do
       F.register(text)
     end
   end)
