@@ -246,9 +246,12 @@ Validates and compiles p (CUDA: through the PTX, module and disk caches).]=],
 be:load_ptx(ptx, entry) -> Kernel   (CUDA only)
 A kernel from raw PTX text, launched with k:launch_raw.]=],
   ["Backend:sequence"] = [=[
-be:sequence({{k, args [, opts]}, ...} [, {prefix, times, readback, timed}]) -> arrays [, timing]
+be:sequence({{k, args [, opts]}, ...} [, {prefix, times, readback, timed, converge}]) -> arrays [, timing]
 Launches the steps in order with one synchronisation: steps 1..prefix once, the rest
-`times` times, then reads back each buffer (or {buf, byte_offset, nbytes}) in readback.]=],
+`times` times, then reads back each buffer (or {buf, byte_offset, nbytes}) in readback.
+converge = {worklist = wl, max = n} in place of times: the rest run round by round, each
+round followed by wl:advance(), until a round pushes nothing (one count read per round);
+arrays.rounds is the number of rounds run. A step's opts may be {n = wl}.]=],
   ["Backend:graph"] = [=[
 be:graph({{k, args [, opts]}, ...}) -> Graph
 Captures the steps once (arguments by value) for cheap replay with g:launch(times).]=],
@@ -273,7 +276,11 @@ on each other (RAW/WAR/WAW on the same Buffer object). converge repeats the step
 device until a round leaves flag[1] zero (zeroed before each round) or max rounds ran.
 Results equal be:sequence's bit for bit; the reference backend runs it too. grid_sync
 ("auto", "cooperative", "split", "graph") forces the execution mode; "graph" replays each
-converge round as a CUDA graph (one graph launch and one flag read per round). docs/GRID.md.]=],
+converge round as a CUDA graph (one graph launch and one flag read per round).
+converge = {worklist = wl, max = n}: rounds of the steps (after the prefix), each followed
+by wl:advance(), until a round pushes nothing or max rounds ran; returns the rounds. This
+form runs one launch per step and reads wl's count after each round (it is not composed
+into one kernel yet). docs/GRID.md.]=],
   ["Backend:plan"] = [=[
 be:plan(steps [, opts]) -> plan
 What be:megakernel would do, before anything runs: {mode, reason, layers, barriers (with
