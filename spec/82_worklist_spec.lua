@@ -59,6 +59,15 @@ local COUNT = [[
   (push items (gid x)))
 ]]
 
+-- Loads past the current items (debug mode counts them; each reads 0).
+local OOB = [[
+(program wl_oob (workgroup 32)
+  (buffer o u32 read_write)
+  (worklist f u32)
+  (store o (gid x) (load f (add (gid x) 3u32)))
+  (push f (gid x)))
+]]
+
 -- A random undirected graph as CSR.
 local function graph(seed, n, m)
   local r0 = H.rng(seed)
@@ -231,6 +240,20 @@ local function backend_suite(get_be, prepare)
     end
   end)
 
+  it("counts out-of-bounds worklist loads in debug mode, reading typed zeros", function()
+    be:debug(true)
+    local k = be:compile(vyre.parse(OOB))
+    local o = be:buffer("u32", 32)
+    local wl = be:worklist("u32", 64):push({ 1, 2, 3, 4, 5 })
+    k:launch({ o = o, f = wl }, { n = wl })
+    local report = be:oob_report()
+    be:debug(false)
+    assert.are.same({ loads = 30, stores = 0 }, report.f)
+    local got = o:download():totable()
+    assert.are.same({ 4, 5, 0, 0 }, { got[1], got[2], got[3], got[32] })
+    assert.are.equal(32, wl:pushed())
+  end)
+
   it("reports an overflow after the launch, naming the capacity needed", function()
     local k = be:compile(vyre.parse(COUNT))
     local hits = be:buffer("u32", 2)
@@ -394,7 +417,7 @@ describe("worklists on the fake CUDA driver #fakecuda", function()
   end
   backend_suite(function() return F.device() end, function()
     -- On this branch the fake computes registered programs only (the advance step too).
-    for _, text in ipairs({ BFS, BFS_NEXT, COUNT,
+    for _, text in ipairs({ BFS, BFS_NEXT, COUNT, OOB,
       require("vyre.core").testing.worklist_advance_text }) do
       F.register(text)
     end

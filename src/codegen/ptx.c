@@ -527,13 +527,13 @@ void vyre_ptx_entry(struct ptx_ctx *c, struct vyre_pbuf *out, const char *name, 
         }
     }
     vyre_ptx_wl_params(c, out, &first);
-    if (extra) {
-        vyre_pbuf_printf(out, "%s\n\t%s", first ? "" : ",", extra);
+    if (c->grid) vyre_ptx_grid_params(c, out, &first);
+    if (c->debug) { /* after the grid's; only NAME_wl's `extra` follows (no v4 in debug) */
+        vyre_pbuf_printf(out, "%s\n\t.param .u64 vy_oob", first ? "" : ",");
         first = false;
     }
-    if (c->grid) vyre_ptx_grid_params(c, out, &first);
-    if (c->debug) { /* the last parameter, after the grid's */
-        vyre_pbuf_printf(out, "%s\n\t.param .u64 vy_oob", first ? "" : ",");
+    if (extra) { /* grid programs have no extra entry, so this order changes nothing else */
+        vyre_pbuf_printf(out, "%s\n\t%s", first ? "" : ",", extra);
         first = false;
     }
     vyre_pbuf_printf(out, "%s)\n.maxntid %u, %u, %u\n{\n", first ? "" : "\n",
