@@ -403,6 +403,10 @@ describe("worklists: the host object on the reference", function()
     assert.matches("declares none", H.error_of(plain.launch, plain, {
       x = be:buffer("f32", 4), y = be:buffer("f32", 4), a = 1.0 }, { n = wl }), 1, true)
     assert.matches("be:run takes none", H.error_of(be.run, be, vyre.parse(BFS), {}), 1, true)
+    args.frontier = wl
+    args.rowptr, args.col, args.level = be:buffer("u32", 4), be:buffer("u32", 4), b
+    assert.matches("converge = {worklist = wl", H.error_of(be.megakernel, be,
+      { { k, args, { n = wl } } }), 1, true)
   end)
 
   backend_suite(function() return be end)

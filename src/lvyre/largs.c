@@ -411,7 +411,10 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
                 pseen[d->slot] =
                     fast_param(L, v, d->type, &out->params[d->slot]) ? SEEN_OK : SEEN_CHECK;
             } else if (d->kind == VYRE_DECL_WORKLIST) {
-                bind_worklist(L, v, d, be, out, fname);
+                /* a right one is bound now; a wrong one raises below, in declaration order */
+                struct lvyre_worklist *w = lvyre_testworklist(L, v);
+                if (w && w->live && w->be == be && w->type == d->type)
+                    bind_worklist(L, v, d, be, out, fname);
             } else {
                 struct lvyre_buffer *b = NULL;
                 if (lua_type(L, v) == LUA_TUSERDATA && lua_getmetatable(L, v)) {
@@ -464,6 +467,11 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
     }
     for (uint32_t i = 0; i < lay->ndecls; i++) {
         const struct lvyre_decl *d = &lay->d[i];
+        if (d->kind == VYRE_DECL_WORKLIST && !out->wl[d->slot] && has_args) {
+            lua_getfield(L, args, d->name);
+            if (!lua_isnil(L, -1)) bind_worklist(L, lua_gettop(L), d, be, out, fname); /* raises */
+            lua_pop(L, 1);
+        }
         if (d->kind == VYRE_DECL_WORKLIST && !out->wl[d->slot])
             luaL_error(L,
                        "%s: missing worklist '%s' (%s). Fix: pass it in the args table: {%s = "

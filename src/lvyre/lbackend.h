@@ -249,9 +249,8 @@ struct lvyre_step {
  * opts.converge = {worklist = wl, max = N}). */
 bool lvyre_read_wl_converge(lua_State *L, int opts, struct lvyre_backend *be,
                             struct lvyre_worklist **wl, uint32_t *max, const char *fname);
-uint64_t lvyre_rounds_by_worklist(lua_State *L, struct lvyre_backend *be,
-                                  struct lvyre_step *steps, size_t n, size_t prefix,
-                                  struct lvyre_worklist *wl, uint32_t max,
+uint64_t lvyre_rounds_by_worklist(lua_State *L, struct lvyre_backend *be, struct lvyre_step *steps,
+                                  size_t n, size_t prefix, struct lvyre_worklist *wl, uint32_t max,
                                   struct vyre_cuda_timing *t, const char *fname);
 /* Reads steps = {{kernel, args, opts}, ...} at idx (kernels of be) into scratch memory
  * pushed on the stack; *n receives the count. */

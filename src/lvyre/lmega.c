@@ -185,6 +185,13 @@ static void read_call(lua_State *L, struct mcall *c, const char *fname) {
     c->steps = lvyre_read_steps(L, 2, c->be, &c->n, fname);
     if (c->n == 0)
         luaL_error(L, "%s: no steps. Fix: pass at least one {kernel, args, opts}", fname);
+    for (size_t i = 0; i < c->n; i++) /* a worklist round ends at a launch (lrounds.c) */
+        if (c->steps[i].k->lay->nworklists)
+            luaL_error(L,
+                       "%s: step %d's program '%s' declares a worklist, which a composed "
+                       "megakernel cannot advance. Fix: pass converge = {worklist = wl, max = "
+                       "N} (rounds of launches), or run the steps with be:sequence",
+                       fname, (int)i + 1, c->steps[i].k->lay->name);
     if ((size_t)c->o.prefix > c->n)
         luaL_error(L, "%s: prefix %d is longer than the %d steps. Fix: prefix <= #steps", fname,
                    (int)c->o.prefix, (int)c->n);
