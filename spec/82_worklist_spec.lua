@@ -323,6 +323,18 @@ describe("worklists: text and validator", function()
     assert.matches(".visible .entry bfs_round_wl(", ptx, 1, true)
     assert.matches(".param .u64 vyre_wn", ptx, 1, true)
     assert.is_nil(ptx:find("bfs_round_v4", 1, true))
+    -- (len f) is the header's min(cur_count, capacity), in both entries
+    local lp = vyre.ptx(vyre.parse("(program l (workgroup 1) (buffer o u32 read_write) "
+      .. "(worklist f u32) (store o 0u32 (len f)))"), { sm = 80 })
+    local entries = 0
+    for body in lp:gmatch("%.entry [%w_]+%((.-)\n}") do
+      entries = entries + 1
+      local stored = body:match("st%.global%.u32 %[[^%]]+%], (%%r%d+);")
+      local mins = {}
+      for reg in body:gmatch("min%.u32 (%%r%d+),") do mins[reg] = true end
+      assert.is_truthy(stored and mins[stored], "the stored len is no min(cur_count, capacity)")
+    end
+    assert.are.equal(2, entries)
   end)
 end)
 

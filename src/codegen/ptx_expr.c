@@ -131,7 +131,8 @@ static struct ptx_reg load(struct ptx_ctx *c, const struct vyre_expr *e) {
 static struct ptx_reg len(struct ptx_ctx *c, const struct vyre_expr *e) {
     uint32_t decl = e->u.access.decl;
     const struct vyre_decl *d = &c->p->decls[decl];
-    if (d->kind == VYRE_DECL_BUFFER) return c->decl_len[decl];
+    /* buffers: the bound count; worklists: the current count (ptx_worklist.c) */
+    if (d->kind == VYRE_DECL_BUFFER || d->kind == VYRE_DECL_WORKLIST) return c->decl_len[decl];
     struct ptx_reg r = vyre_ptx_reg(c, PTX_R);
     vyre_ptx_ins(c, "mov.u32 %s, %u", r.s, (unsigned)d->count);
     return r;
