@@ -247,11 +247,12 @@ enum vyre_status vyre_ref_run_rounds(vyre_program *p, const struct vyre_run_args
 enum vyre_status vyre_ref_run_oob(vyre_program *p, const struct vyre_run_args *args,
                                   uint64_t *rounds, struct vyre_oob_count *oob,
                                   struct vyre_error *err);
-/* The same for a program with worklists: wl[i] binds the i-th `worklist` declaration
- * (nwl of them; NULL, 0 for none). Pushes update wl[i].next_count, the next array and
+/* The same for a program with worklists: *wl[i] binds the i-th `worklist` declaration
+ * (nwl of them; NULL, 0 for none; two may point at one worklist). Pushes update
+ * wl[i]->next_count, the next array and
  * overflow_needed; the caller reports an overflow (overflow_needed > 0). oob may be NULL. */
 enum vyre_status vyre_ref_run_wl(vyre_program *p, const struct vyre_run_args *args,
-                                 struct vyre_worklist_arg *wl, size_t nwl, uint64_t *rounds,
+                                 struct vyre_worklist_arg *const *wl, size_t nwl, uint64_t *rounds,
                                  struct vyre_oob_count *oob, struct vyre_error *err);
 
 /* ---- PTX ---------------------------------------------------------------- */

@@ -68,6 +68,15 @@ local OOB = [[
   (push f (gid x)))
 ]]
 
+-- Two worklist declarations; the host may bind one worklist to both.
+local TWO = [[
+(program wl_two (workgroup 32)
+  (worklist a u32)
+  (worklist b u32)
+  (push a (gid x))
+  (push b (add (gid x) 1000u32)))
+]]
+
 -- A random undirected graph as CSR.
 local function graph(seed, n, m)
   local r0 = H.rng(seed)
@@ -237,6 +246,20 @@ local function backend_suite(get_be, prepare)
       table.sort(items)
       for i = 1, groups * 32 do assert.are.equal(i - 1, items[i]) end
       wl:free()
+    end
+  end)
+
+  it("one worklist bound to two declarations receives both pushes", function()
+    local k = be:compile(vyre.parse(TWO))
+    local wl = be:worklist("u32", 200)
+    k:launch({ a = wl, b = wl }, { n = 64 })
+    assert.are.equal(128, wl:pushed())
+    wl:advance()
+    local items = wl:items():totable()
+    table.sort(items)
+    for i = 1, 64 do
+      assert.are.equal(i - 1, items[i])
+      assert.are.equal(999 + i, items[64 + i])
     end
   end)
 
@@ -447,7 +470,7 @@ describe("worklists on the fake CUDA driver #fakecuda", function()
   end
   backend_suite(function() return F.device() end, function()
     -- On this branch the fake computes registered programs only (the advance step too).
-    for _, text in ipairs({ BFS, BFS_NEXT, COUNT, OOB,
+    for _, text in ipairs({ BFS, BFS_NEXT, COUNT, OOB, TWO,
       require("vyre.core").testing.worklist_advance_text }) do
       F.register(text)
     end

@@ -46,10 +46,10 @@ static void run_reference(lua_State *L, struct lvyre_kernel *k, const struct lvy
     for (uint32_t s = 0; s < lay->nbuffers; s++) lvyre_buffer_arg(b->buf[s], &bufs[s]);
     struct vyre_run_args args = {bufs,         lay->nbuffers, b->params,
                                  lay->nparams, {1, 1, 1},     k->be->max_steps};
-    struct vyre_worklist_arg wl[VYRE_MAX_WORKLISTS];
+    struct vyre_worklist_arg *wl[VYRE_MAX_WORKLISTS]; /* the interpreter pushes in place */
     for (uint32_t s = 0; s < lay->nworklists; s++) {
         lvyre_worklist_check(L, b->wl[s], fname); /* an overflow not reported yet */
-        wl[s] = b->wl[s]->ref;
+        wl[s] = &b->wl[s]->ref;
     }
     if (b->sized) { /* {n = wl}: the current count, as the device reads it */
         lvyre_worklist_check(L, b->sized, fname);
@@ -65,10 +65,6 @@ static void run_reference(lua_State *L, struct lvyre_kernel *k, const struct lvy
     lvyre_refguard_enter();
     enum vyre_status st = vyre_ref_run_wl(p, &args, wl, lay->nworklists, &k->rounds, oob, &err);
     lvyre_refguard_leave();
-    for (uint32_t s = 0; s < lay->nworklists; s++) { /* the pushes, as the device's would be */
-        b->wl[s]->ref.next_count = wl[s].next_count;
-        b->wl[s]->ref.overflow_needed = wl[s].overflow_needed;
-    }
     if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
     for (uint32_t s = 0; s < lay->nworklists; s++) lvyre_worklist_check(L, b->wl[s], fname);
     lvyre_oob_end(L, k->be, p);

@@ -746,7 +746,8 @@ static void test_worklist(void) {
     struct vyre_buffer_arg b = {out, 8};
     struct vyre_worklist_arg w = {cur, next, 3, 0, 5, 0};
     struct vyre_run_args args = {&b, 1, NULL, 0, {2, 1, 1}, 0};
-    CHECK_EQ_U64(vyre_ref_run_wl(p, &args, &w, 1, NULL, NULL, &err), VYRE_OK);
+    struct vyre_worklist_arg *wp = &w;
+    CHECK_EQ_U64(vyre_ref_run_wl(p, &args, &wp, 1, NULL, NULL, &err), VYRE_OK);
     uint32_t want_out[8] = {10, 11, 12, 3, 3, 3, 3, 3};
     CHECK(memcmp(out, want_out, sizeof out) == 0);
     uint32_t want_next[5] = {70, 0, 80, 1, 90};

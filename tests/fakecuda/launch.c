@@ -184,10 +184,16 @@ static bool read_worklist(const struct fake_prog *fp, uint32_t slot, uint64_t pt
 static CUresult run_program(const struct fake_launch *l, const struct fake_prog *fp) {
     struct fake_func *f = l->fn;
     bool vec = is_vector_entry(f, fp), wle = is_worklist_entry(f, fp);
-    struct vyre_worklist_arg wl[VYRE_MAX_BUFFERS];
+    struct vyre_worklist_arg wl[VYRE_MAX_BUFFERS], *wlp[VYRE_MAX_BUFFERS];
     uint32_t nwl = fp->nwl < VYRE_MAX_BUFFERS ? fp->nwl : VYRE_MAX_BUFFERS;
     uint32_t after = 2 * fp->nbuf + fp->npar + nwl; /* the debug counters, then vyre_wn */
     for (uint32_t w = 0; w < nwl && f->nparams >= after; w++) {
+        /* one header bound to two declarations is one worklist, as on a device */
+        wlp[w] = &wl[w];
+        for (uint32_t e = 0; e < w; e++)
+            if (arg_u(l, 2 * fp->nbuf + fp->npar + e) == arg_u(l, 2 * fp->nbuf + fp->npar + w))
+                wlp[w] = wlp[e];
+        if (wlp[w] != &wl[w]) continue;
         if (!read_worklist(fp, w, arg_u(l, 2 * fp->nbuf + fp->npar + w), &wl[w])) {
             fake_poison(fake_current, CUDA_ERROR_ILLEGAL_ADDRESS, "worklist out of range");
             return fake_misuse(CUDA_SUCCESS,
@@ -257,11 +263,11 @@ static CUresult run_program(const struct fake_launch *l, const struct fake_prog 
         if (!oob) return CUDA_ERROR_OUT_OF_MEMORY;
     }
     struct vyre_error err;
-    enum vyre_status rs = vyre_ref_run_wl(fp->p, &a, wl, nwl, NULL, oob, &err);
+    enum vyre_status rs = vyre_ref_run_wl(fp->p, &a, wlp, nwl, NULL, oob, &err);
     for (uint32_t w = 0; rs == VYRE_OK && w < nwl; w++) { /* the device's atomics on the header */
         unsigned char *h = (unsigned char *)(uintptr_t)arg_u(l, 2 * fp->nbuf + fp->npar + w);
-        memcpy(h + 20, &wl[w].next_count, 4);
-        memcpy(h + 28, &wl[w].overflow_needed, 4);
+        memcpy(h + 20, &wlp[w]->next_count, 4);
+        memcpy(h + 28, &wlp[w]->overflow_needed, 4);
     }
     for (uint32_t i = 0; rs == VYRE_OK && counters && i < nd; i++) {
         counters[2 * i] += oob[i].loads;

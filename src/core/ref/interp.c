@@ -337,7 +337,7 @@ enum vyre_status vyre_interp_workgroup(const struct vyre_exec *x, struct vyre_la
 /* ---- argument checks ------------------------------------------------------------ */
 
 static enum vyre_status check_args(const vyre_program *p, const struct vyre_run_args *args,
-                                   const struct vyre_worklist_arg *wl, size_t nwl,
+                                   struct vyre_worklist_arg *const *wl, size_t nwl,
                                    struct vyre_error *err) {
     if (args->nbuffers != p->nbuffers)
         return vyre_error_set(err, VYRE_ERR_ARG,
@@ -355,7 +355,12 @@ static enum vyre_status check_args(const vyre_program *p, const struct vyre_run_
                               "bind one vyre_worklist_arg per `worklist` declaration, in order.",
                               p->name, p->nworklists, nwl);
     for (uint32_t w = 0; w < nwl; w++) {
-        const struct vyre_worklist_arg *a = &wl[w];
+        const struct vyre_worklist_arg *a = wl[w];
+        if (!a)
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "worklist %u of program '%s' is NULL. Fix: bind every "
+                                  "worklist declaration.",
+                                  w, p->name);
         if ((a->capacity && (!a->cur || !a->next)) || a->cur_count > a->capacity)
             return vyre_error_set(err, VYRE_ERR_ARG,
                                   "worklist %u of program '%s' has %u current items for "
@@ -431,7 +436,7 @@ static void run_state_free(struct run_state *st) {
 
 /* Binds buffers, params and shared storage by declaration index. */
 static bool setup_memory(const vyre_program *p, const struct vyre_run_args *args,
-                         struct vyre_worklist_arg *wl, struct vyre_oob_count *oob,
+                         struct vyre_worklist_arg *const *wl, struct vyre_oob_count *oob,
                          struct run_state *st, size_t *shared_bytes) {
     size_t nd = p->ndecls ? p->ndecls : 1;
     st->mem = calloc(nd, sizeof *st->mem);
@@ -458,7 +463,7 @@ static bool setup_memory(const vyre_program *p, const struct vyre_run_args *args
             m->data = args->buffers[decl->slot].data;
             m->count = args->buffers[decl->slot].count;
         } else if (decl->kind == VYRE_DECL_WORKLIST) {
-            m->wl = &wl[decl->slot];
+            m->wl = wl[decl->slot];
             m->data = m->wl->cur;
             m->count = m->wl->cur_count;
         } else if (decl->kind == VYRE_DECL_SHARED) {
@@ -596,7 +601,7 @@ enum vyre_status vyre_ref_run_oob(vyre_program *p, const struct vyre_run_args *a
 }
 
 enum vyre_status vyre_ref_run_wl(vyre_program *p, const struct vyre_run_args *args,
-                                 struct vyre_worklist_arg *wl, size_t nwl, uint64_t *rounds,
+                                 struct vyre_worklist_arg *const *wl, size_t nwl, uint64_t *rounds,
                                  struct vyre_oob_count *oob, struct vyre_error *err) {
     if (rounds) *rounds = 0;
     if (!p || !args)
