@@ -246,13 +246,13 @@ static int wl_clear(lua_State *L) {
 }
 
 static int wl_free(lua_State *L) {
-    struct lvyre_worklist *w = luaL_checkudata(L, 1, VYRE_LUA_WORKLIST);
+    struct lvyre_worklist *w = towl(L, 1);
     release(w);
     return 0;
 }
 
 static int wl_tostring(lua_State *L) {
-    struct lvyre_worklist *w = luaL_checkudata(L, 1, VYRE_LUA_WORKLIST);
+    struct lvyre_worklist *w = towl(L, 1);
     lua_pushfstring(L, "vyre.Worklist(%s, capacity %d%s)", vyre_type_name(w->type),
                     (int)w->capacity, w->live ? "" : ", freed");
     return 1;

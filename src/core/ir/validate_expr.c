@@ -113,7 +113,9 @@ static enum vyre_type check_name(struct vyre_vv *v, struct vyre_expr *e, const c
         vyre_vv_report(v, "not-a-value",
                        "read an element with (load NAME i) or the count with (len NAME)",
                        "'%.64s' is a %s, not a value", name,
-                       d->kind == VYRE_DECL_SHARED ? "shared array" : "buffer");
+                       d->kind == VYRE_DECL_SHARED     ? "shared array"
+                       : d->kind == VYRE_DECL_WORKLIST ? "worklist"
+                                                       : "buffer");
         (void)q;
         return VYRE_VOID;
     }
