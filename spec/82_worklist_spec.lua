@@ -205,6 +205,8 @@ local function backend_suite(get_be, prepare)
       { times = 2, converge = { worklist = wl, max = 3 } }), 1, true)
     assert.matches("converge.max", H.error_of(be.megakernel, be, {},
       { converge = { worklist = wl } }), 1, true)
+    assert.matches("no composed plan", H.error_of(be.plan, be, {},
+      { converge = { worklist = wl, max = 3 } }), 1, true)
   end)
 
   it("replays a graph sized by a worklist across advances", function()

@@ -108,6 +108,14 @@ static void read_mopts(lua_State *L, int idx, struct mopts *o, const char *fname
                            "%s: opts.converge must be {flag = buffer, max = N} or {worklist = "
                            "wl, max = N}. Fix: {converge = {flag = changed, max = 1000}}",
                            fname);
+            lua_getfield(L, -1, "worklist");
+            if (!lua_isnil(L, -1))
+                luaL_error(L,
+                           "%s: converge = {worklist = wl} runs rounds of launches, which "
+                           "have no composed plan. Fix: call be:megakernel(steps, opts) "
+                           "directly, or plan a {flag = buf, max = N} form",
+                           fname);
+            lua_pop(L, 1);
             lua_getfield(L, -1, "flag");
             o->flag = lvyre_testbuffer(L, -1);
             lua_getfield(L, -2, "max");
