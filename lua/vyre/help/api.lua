@@ -246,7 +246,8 @@ Validates and compiles p (CUDA: through the PTX, module and disk caches).]=],
 be:load_ptx(ptx, entry) -> Kernel   (CUDA only)
 A kernel from raw PTX text, launched with k:launch_raw.]=],
   ["Backend:sequence"] = [=[
-be:sequence({{k, args [, opts]}, ...} [, {prefix, times, readback, timed, converge}]) -> arrays [, timing]
+be:sequence({{k, args [, opts]}, ...} [, {prefix, times, readback, timed, converge}])
+  -> arrays [, timing]
 Launches the steps in order with one synchronisation: steps 1..prefix once, the rest
 `times` times, then reads back each buffer (or {buf, byte_offset, nbytes}) in readback.
 converge = {worklist = wl, max = n} in place of times: the rest run round by round, each
