@@ -143,6 +143,29 @@ local function backend_suite(get_be, prepare)
     if prepare then prepare() end
   end)
 
+  it("pushes tables, Arrays and Buffers, advances, clears and frees", function()
+    local wl = be:worklist("i32", 8)
+    assert.are.equal("i32", wl.type)
+    assert.are.equal(8, wl.capacity)
+    assert.is_false(wl.freed)
+    assert.matches("vyre.Worklist(i32, capacity 8)", tostring(wl), 1, true)
+    wl:push({ -1, 2 }):push(vyre.array("i32", { 3 })):push(be:buffer("i32", 2):upload({ 4, 5 }))
+    assert.are.equal(5, wl:size())
+    assert.are.same({ -1, 2, 3, 4, 5 }, wl:items():totable())
+    assert.are.equal(0, wl:pushed())
+    wl:advance() -- nothing pushed: no current items
+    assert.are.equal(0, wl:size())
+    wl:push({ 7 }):clear()
+    assert.are.equal(0, wl:size())
+    wl:free()
+    assert.is_true(wl.freed)
+    assert.matches("was freed", H.error_of(wl.size, wl), 1, true)
+    do
+      local closed <close> = be:worklist("u32", 1)
+      closed:push({ 1 })
+    end
+  end)
+
   it("BFS levels by worklist equal plain Lua BFS, bit for bit", function()
     local k = be:compile(vyre.parse(BFS))
     for seed = 1, 6 do
@@ -410,29 +433,6 @@ end)
 
 describe("worklists: the host object on the reference", function()
   local be = vyre.reference.new()
-
-  it("pushes tables, Arrays and Buffers, advances, clears and frees", function()
-    local wl = be:worklist("i32", 8)
-    assert.are.equal("i32", wl.type)
-    assert.are.equal(8, wl.capacity)
-    assert.is_false(wl.freed)
-    assert.matches("vyre.Worklist(i32, capacity 8)", tostring(wl), 1, true)
-    wl:push({ -1, 2 }):push(vyre.array("i32", { 3 })):push(be:buffer("i32", 2):upload({ 4, 5 }))
-    assert.are.equal(5, wl:size())
-    assert.are.same({ -1, 2, 3, 4, 5 }, wl:items():totable())
-    assert.are.equal(0, wl:pushed())
-    wl:advance() -- nothing pushed: no current items
-    assert.are.equal(0, wl:size())
-    wl:push({ 7 }):clear()
-    assert.are.equal(0, wl:size())
-    wl:free()
-    assert.is_true(wl.freed)
-    assert.matches("was freed", H.error_of(wl.size, wl), 1, true)
-    do
-      local closed <close> = be:worklist("u32", 1)
-      closed:push({ 1 })
-    end
-  end)
 
   it("raises with a Fix on bad use", function()
     assert.matches("bool", H.error_of(be.worklist, be, "bool", 4), 1, true)
