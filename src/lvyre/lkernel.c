@@ -46,14 +46,27 @@ static void run_reference(lua_State *L, struct lvyre_kernel *k, const struct lvy
     for (uint32_t s = 0; s < lay->nbuffers; s++) lvyre_buffer_arg(b->buf[s], &bufs[s]);
     struct vyre_run_args args = {bufs,         lay->nbuffers, b->params,
                                  lay->nparams, {1, 1, 1},     k->be->max_steps};
-    lvyre_kernel_grid(L, k, b, args.grid, fname);
+    struct vyre_worklist_arg *wl[VYRE_MAX_WORKLISTS]; /* the interpreter pushes in place */
+    for (uint32_t s = 0; s < lay->nworklists; s++) {
+        lvyre_worklist_check(L, b->wl[s], fname); /* an overflow not reported yet */
+        wl[s] = &b->wl[s]->ref;
+    }
+    if (b->sized) { /* {n = wl}: the current count, as the device reads it */
+        lvyre_worklist_check(L, b->sized, fname);
+        uint32_t n = b->sized->ref.cur_count, wg = lay->workgroup[0];
+        if (n == 0) return; /* no item: no invocation */
+        args.grid[0] = n / wg + (n % wg != 0);
+    } else {
+        lvyre_kernel_grid(L, k, b, args.grid, fname);
+    }
     struct vyre_oob_count *oob = lvyre_oob_begin(L, k->be, p, fname); /* NULL: not debug */
     struct vyre_error err;
     vyre_error_clear(&err);
     lvyre_refguard_enter();
-    enum vyre_status st = vyre_ref_run_oob(p, &args, &k->rounds, oob, &err);
+    enum vyre_status st = vyre_ref_run_wl(p, &args, wl, lay->nworklists, &k->rounds, oob, &err);
     lvyre_refguard_leave(st != VYRE_OK && strcmp(err.call, "vyre_ref_interrupt") == 0);
     if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    for (uint32_t s = 0; s < lay->nworklists; s++) lvyre_worklist_check(L, b->wl[s], fname);
     lvyre_oob_end(L, k->be, p);
     k->be->st.launches++;
     k->be->st.invocations += prod3(args.grid) * prod3(lay->workgroup);
@@ -141,9 +154,10 @@ void lvyre_cuda_args(const struct lvyre_kernel *k, const struct lvyre_bound *b,
     a->buffers = bufs;
     a->nbuffers = k->lay->nbuffers;
     a->params = b->params;
-    a->nparams = k->lay->nparams;
-    a->n = b->n;
+    a->nparams = k->lay->nparams + k->lay->nworklists;
+    a->n = b->sized ? 0 : b->n;
     a->grid = b->has_grid ? b->grid : NULL;
+    a->wn = b->sized ? vyre_cuda_worklist_header(b->sized->cu) : 0;
 }
 
 void lvyre_kernel_run(lua_State *L, struct lvyre_kernel *k, const struct lvyre_bound *b,
