@@ -115,12 +115,15 @@ void vyre_program_workgroup(const vyre_program *p, uint32_t out[3]);
 /* Limits of ARCHITECTURE.md §2 that callers size their own arrays by. */
 #define VYRE_MAX_BUFFERS 128u
 #define VYRE_MAX_PARAMS 128u
+#define VYRE_MAX_WORKLISTS 16u
 
 /* ---- program declarations (what bindings match arguments against) ---------- */
 
-enum vyre_decl_kind { VYRE_DECL_BUFFER, VYRE_DECL_SHARED, VYRE_DECL_PARAM };
+/* VYRE_DECL_WORKLIST: a device worklist (ARCHITECTURE.md §2): (len W), (load W i) read the
+ * current items, (push W v) appends to the next round's. */
+enum vyre_decl_kind { VYRE_DECL_BUFFER, VYRE_DECL_SHARED, VYRE_DECL_PARAM, VYRE_DECL_WORKLIST };
 enum vyre_access { VYRE_ACCESS_READ, VYRE_ACCESS_WRITE, VYRE_ACCESS_READ_WRITE };
-const char *vyre_decl_kind_name(enum vyre_decl_kind k); /* "buffer" "shared" "param" */
+const char *vyre_decl_kind_name(enum vyre_decl_kind k); /* "buffer" "shared" "param" "worklist" */
 const char *vyre_access_name(enum vyre_access a);       /* "read" "write" "read_write" */
 
 /* One declaration, as the program holds it; name points into the program. */
@@ -134,6 +137,7 @@ struct vyre_decl_info {
 };
 /* Declarations in order; vyre_program_decl returns false past the end. */
 uint32_t vyre_program_decl_count(const vyre_program *p);
+uint32_t vyre_program_worklist_count(const vyre_program *p); /* `worklist` declarations */
 bool vyre_program_decl(const vyre_program *p, uint32_t i, struct vyre_decl_info *out);
 uint32_t vyre_program_buffer_count(const vyre_program *p); /* `buffer` declarations */
 uint32_t vyre_program_param_count(const vyre_program *p);  /* `param` declarations */
@@ -207,6 +211,20 @@ struct vyre_oob_count {
     uint64_t stores; /* stores and atomics past the end (each dropped) */
 };
 
+/* One worklist binding (ARCHITECTURE.md §2, §5): the current items (`cur_count` of
+ * them) and the next round's array (`capacity` elements) of the declared type. A push
+ * adds 1 to next_count and stores at the old count when it is below the capacity;
+ * past it the item is not stored and overflow_needed becomes the count needed, which
+ * the caller must report (never a silent drop). (len W) is min(cur_count, capacity). */
+struct vyre_worklist_arg {
+    void *cur;
+    void *next;
+    uint32_t cur_count;
+    uint32_t next_count;
+    uint32_t capacity;
+    uint32_t overflow_needed; /* 0, or the capacity the pushes so far need */
+};
+
 struct vyre_run_args {
     struct vyre_buffer_arg *buffers; /* one per `buffer` declaration, in order */
     size_t nbuffers;
@@ -235,6 +253,12 @@ struct vyre_ref_run_options {
      * or atomic of a buffer or shared declaration adds 1 to oob[i] of its declaration i
      * (vyre_program_decl order; params stay 0). Results do not change. */
     struct vyre_oob_count *oob;
+    /* A program with worklists: *worklists[i] binds the i-th `worklist` declaration
+     * (nworklists of them; NULL, 0 for none; two may point at one worklist). Pushes
+     * update worklists[i]->next_count, the next array and overflow_needed; the caller
+     * reports an overflow (overflow_needed > 0). */
+    struct vyre_worklist_arg *const *worklists;
+    size_t nworklists;
 };
 
 /* Stops every reference run in progress (in any thread) at its next loop iteration

@@ -268,6 +268,10 @@ struct vyre_cuda_args {
     size_t nparams;
     uint64_t n;
     const uint32_t *grid;
+    /* A launch sized by a worklist ({n = wl}): the device address of its header
+     * (vyre_cuda_worklist_header); the count is read on the device and the program's
+     * NAME_wl entry runs on a bounded grid. 0: the geometry above. */
+    uint64_t wn;
 };
 /* Enqueues one launch on the device's stream; asynchronous. Allocates nothing. */
 enum vyre_status vyre_cuda_launch(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
@@ -280,12 +284,14 @@ enum vyre_status vyre_cuda_launch_raw(vyre_cuda_kernel *k, const uint32_t grid[3
 /* A launch prepared once (vyre_cuda_prepare): its own argument block and checked grid,
  * so vyre_cuda_launch_prepared only enqueues. argv points into slot: the struct must
  * not move after preparing, and the buffers it was prepared with must stay alive. */
-/* 128 pointers + 128 counts + 128 params, + the vector entry's invocation count */
-#define VYRE_CUDA_MAX_ARGS 385
+/* 128 pointers + 128 counts + 128 params + 16 worklists, + debug counters and the
+ * vector entry's invocation count or NAME_wl's worklist header */
+#define VYRE_CUDA_MAX_ARGS 403
 struct vyre_cuda_prepared {
     vyre_cuda_kernel *kernel;
     uint32_t grid[3]; /* of the entry launched */
     bool vector;      /* the vector entry of an elementwise program (ARCHITECTURE.md §5) */
+    bool sized;       /* the NAME_wl entry: sized by a worklist (args.wn) */
     uint64_t slot[VYRE_CUDA_MAX_ARGS];
     void *argv[VYRE_CUDA_MAX_ARGS];
 };
@@ -338,6 +344,37 @@ enum vyre_status vyre_cuda_graph_capture(vyre_cuda_device *d, const struct vyre_
 enum vyre_status vyre_cuda_graph_launch(vyre_cuda_graph *g, uint32_t repeat,
                                         struct vyre_timing *timing, struct vyre_error *err);
 void vyre_cuda_graph_free(vyre_cuda_graph *g);
+
+/* ---- worklists (ARCHITECTURE.md §2, §5 "Worklists"; src/core/cuda/worklist.c) ---- */
+
+typedef struct vyre_cuda_worklist vyre_cuda_worklist;
+/* A worklist of `capacity` items of type t (numeric), empty. */
+enum vyre_status vyre_cuda_worklist_alloc(vyre_cuda_device *d, enum vyre_type t, uint32_t capacity,
+                                          vyre_cuda_worklist **out, struct vyre_error *err);
+void vyre_cuda_worklist_free(vyre_cuda_worklist *w); /* NULL: no-op */
+/* The device address of its header: the value of a `worklist` argument and of
+ * vyre_cuda_args.wn. */
+uint64_t vyre_cuda_worklist_header(const vyre_cuda_worklist *w);
+enum vyre_type vyre_cuda_worklist_type(const vyre_cuda_worklist *w);
+uint32_t vyre_cuda_worklist_capacity(const vyre_cuda_worklist *w);
+vyre_cuda_device *vyre_cuda_worklist_device(const vyre_cuda_worklist *w);
+/* Waits for queued work and reads the counts (cur/next pointers left NULL). */
+enum vyre_status vyre_cuda_worklist_state(vyre_cuda_worklist *w, struct vyre_worklist_arg *out,
+                                          struct vyre_error *err);
+/* Waits, then copies the first n current items into dst. */
+enum vyre_status vyre_cuda_worklist_items(vyre_cuda_worklist *w, void *dst, uint32_t n,
+                                          struct vyre_error *err);
+/* Appends n items to the current ones (waits first; VYRE_ERR_LIMIT past the capacity). */
+enum vyre_status vyre_cuda_worklist_push(vyre_cuda_worklist *w, const void *src, uint32_t n,
+                                         struct vyre_error *err);
+/* Both counts and the overflow record to 0. */
+enum vyre_status vyre_cuda_worklist_clear(vyre_cuda_worklist *w, struct vyre_error *err);
+/* Enqueues the advance (next items become current, next count 0) on the stream. */
+enum vyre_status vyre_cuda_worklist_advance(vyre_cuda_worklist *w, struct vyre_error *err);
+/* The advance as a step, for vyre_cuda_sequence and graphs. */
+enum vyre_status vyre_cuda_worklist_advance_step(vyre_cuda_worklist *w, struct vyre_cuda_step *out);
+/* The text of the advance program (vyre program text; for tools and tests). */
+const char *vyre_cuda_worklist_advance_text(void);
 
 /* Arguments and results of vyre_cuda_run (zero-initialise, set what you need). Every
  * buffer is bound (buffers[i].data may be NULL for `write` buffers, which are then

@@ -66,7 +66,8 @@ note "runtime specs on the fake CUDA driver (build/fakecuda/libcuda.so.1; no GPU
 # 50-54) the #fakecuda parts of the CUDA parity specs run here, values checked against
 # the reference at trimmed sizes (each spec's header says which): 17 vyre.lib, 30 grid
 # barriers, 31 megakernels, 32 grid sync "graph", 42/44 the e-graph and equality
-# saturation; and 69 k:occupancy, 71 buffer views, 74 the debug mode's out-of-bounds counts.
+# saturation; and 69 k:occupancy, 71 buffer views, 74 the debug mode's out-of-bounds counts,
+# 82 worklists.
 # fake_pass ENV SPEC...: runs the specs with ENV (assignments, may be empty) and adds
 # their totals.
 fake_pass() {
@@ -88,7 +89,8 @@ fake_pass "" spec/5[0-4]_fakecuda_*_spec.lua spec/17_lib_spec.lua spec/30_grid_s
   spec/31_megakernel_spec.lua spec/32_grid_graph_spec.lua spec/33_megakernel_alias_plans_spec.lua spec/42_egraph_gpu_spec.lua \
   spec/44_eqsat_gpu_spec.lua spec/69_occupancy_driver_spec.lua spec/71_buffer_views_spec.lua \
   spec/74_debug_oob_cuda_spec.lua spec/75_targets_spec.lua spec/76_cuda_library_spec.lua \
-  spec/80_backends_spec.lua spec/81_lib_aliasing_spec.lua spec/85_lib_steps_spec.lua \
+  spec/80_backends_spec.lua spec/81_lib_aliasing_spec.lua spec/82_worklist_spec.lua \
+  spec/85_lib_steps_spec.lua \
   spec/86_scan_onepass_spec.lua spec/87_egraph_v2_spec.lua
 # Every GPU generation (issue 20 §1): the runtime specs again on fake devices of other
 # SMs — Xavier, Orin, B200, RTX 50xx, GB10 and one newer than every known target (the

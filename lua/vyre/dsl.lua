@@ -76,7 +76,8 @@ end
 
 -- What the validator calls the thing each checking function names.
 local NAME_WHAT = { ["vyre.buffer"] = "buffer", ["vyre.shared"] = "shared array",
-  ["vyre.param"] = "param", ["vyre.program"] = "program", ["k:let"] = "variable",
+  ["vyre.param"] = "param", ["vyre.worklist"] = "worklist", ["vyre.program"] = "program",
+  ["k:let"] = "variable",
   ["k:var"] = "variable", ["k:for_"] = "loop variable" }
 
 local function check_name(name, where)
@@ -382,12 +383,27 @@ function M.param(name, t)
   return { kind = "param", name = name, type = t }
 end
 
+--- vyre.worklist(name, type): a device worklist (ARCHITECTURE.md §2). In the body
+--- k.NAME[i] reads current item i, k.NAME:len() counts them and k.NAME:push(v) appends v
+--- to the next round's items; the host passes a be:worklist(type, capacity).
+function M.worklist(name, t)
+  check_name(name, "vyre.worklist")
+  check_type(t, "vyre.worklist")
+  if t == "bool" then
+    fail("vyre.worklist", "worklist items cannot be bool. Fix: vyre.worklist('%s', 'u32') with "
+      .. "0/1 items", name)
+  end
+  return { kind = "worklist", name = name, type = t }
+end
+
 local function decl_text(d)
   if d.kind == "buffer" then
     return string.format("(buffer %s %s %s%s)", d.name, d.type, d.access,
       d.count > 0 and (" " .. d.count) or "")
   elseif d.kind == "shared" then
     return string.format("(shared %s %s %d)", d.name, d.type, d.count)
+  elseif d.kind == "worklist" then
+    return string.format("(worklist %s %s)", d.name, d.type)
   end
   return string.format("(param %s %s)", d.name, d.type)
 end
@@ -400,6 +416,8 @@ local handle_methods = {}
 function handle_methods.len(h) return E("u32", "(len " .. h._decl.name .. ")") end
 function handle_methods.load(h, i) return h._k:load(h, i) end
 function handle_methods.store(h, i, v) return h._k:store(h, i, v) end
+--- k.NAME:push(v) on a worklist: appends v (of the item type) to the next round's items.
+function handle_methods.push(h, v) return h._k:push(h, v) end
 
 Handle.__index = function(h, key)
   if type(key) == "string" then
@@ -410,7 +428,13 @@ Handle.__index = function(h, key)
   end
   return h._k:load(h, key)
 end
-Handle.__newindex = function(h, key, v) h._k:store(h, key, v) end
+Handle.__newindex = function(h, key, v)
+  if h._decl.kind == "worklist" then
+    fail(h._decl.name, "a worklist's current items are read-only. Fix: append with "
+      .. "k.%s:push(v)", h._decl.name)
+  end
+  h._k:store(h, key, v)
+end
 Handle.__tostring = function(h) return "vyre.BufferHandle(" .. h._decl.name .. ")" end
 
 -- The builder ---------------------------------------------------------------------
@@ -436,7 +460,7 @@ Builder.__index = function(k, key)
   local h = rawget(k, "_handles")[key]
   if h then return h end
   fail("k." .. tostring(key), "program '%s' has no declaration '%s'. Fix: declare it with "
-    .. "vyre.buffer/vyre.shared/vyre.param", rawget(k, "_name"), tostring(key))
+    .. "vyre.buffer/vyre.shared/vyre.param/vyre.worklist", rawget(k, "_name"), tostring(key))
 end
 
 -- Appends a statement to the open block, with the user's line and, for if/for, the
@@ -471,7 +495,7 @@ local function buf_decl(k, buf, where)
     local h = rawget(k, "_handles")[buf]
     if h and getmetatable(h) == Handle then return h._decl end
   end
-  fail(where, "%s is not a buffer or shared array of this program. Fix: pass k.NAME",
+  fail(where, "%s is not a buffer, shared array or worklist of this program. Fix: pass k.NAME",
     tostring(buf))
 end
 
@@ -488,6 +512,16 @@ function B:store(buf, i, v)
   local d = buf_decl(self, buf, "store")
   self:_emit("(store " .. d.name .. " " .. index_expr(i, "store").text .. " "
     .. coerce(v, d.type, "store").text .. ")")
+end
+
+--- k:push(wl, v): appends v to worklist wl's next-round items (same as k.wl:push(v)).
+function B:push(wl, v)
+  local d = buf_decl(self, wl, "push")
+  if d.kind ~= "worklist" then
+    fail("k:push", "'%s' is a %s, not a worklist. Fix: store with k.%s[i] = v, or declare "
+      .. "vyre.worklist('%s', '%s')", d.name, d.kind, d.name, d.name, d.type)
+  end
+  self:_emit("(push " .. d.name .. " " .. coerce(v, d.type, "push").text .. ")")
 end
 
 function B:len(buf)
@@ -730,7 +764,8 @@ function M.program(name, spec, fn)
   local lines = { "(program " .. name .. " " .. workgroup_text(spec.workgroup) }
   for _, d in ipairs(spec) do
     if type(d) ~= "table" or not d.kind then
-      fail("vyre.program", "declarations must come from vyre.buffer, vyre.shared or vyre.param "
+      fail("vyre.program", "declarations must come from vyre.buffer, vyre.shared, vyre.param "
+        .. "or vyre.worklist "
         .. "(got %s). Fix: list them in the spec table, e.g. {workgroup = 64, "
         .. "vyre.buffer('x', 'f32', 'read')}", tostring(d))
     end

@@ -24,6 +24,7 @@ H.TYPES = {
   ["vyre.Graph"] = "Graph", ["vyre.Expr"] = "Expr", ["vyre.ProgramBuilder"] = "Builder",
   ["vyre.BufferHandle"] = "Builder", ["vyre.EGraph"] = "EGraph", ["vyre.Plan"] = "Plan",
   ["vyre.Group"] = "Group", ["vyre.Collective"] = "Collective",
+  ["vyre.Worklist"] = "Worklist",
 }
 
 -- Types whose metatable a Lua module makes, not the C module: the module and the field
@@ -218,7 +219,7 @@ local function resolve(name)
     if owner == "k" and e["Builder:" .. member] then return { "Builder:" .. member } end
     -- The receiver names the help texts use (be:run, eg:find) name their type.
     local alias = ({ be = "Backend", buf = "Buffer", eg = "EGraph", g = "Graph",
-      l = "Launch" })[owner]
+      l = "Launch", wl = "Worklist" })[owner]
     if alias and e[alias .. ":" .. member] then return { alias .. ":" .. member } end
     if e["vyre." .. name] then return { "vyre." .. name } end
     -- require("vyre.cuda") is the whole library: vyre.cuda.program is vyre.program

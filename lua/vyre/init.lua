@@ -42,6 +42,7 @@ vyre.program = dsl.program
 vyre.buffer = dsl.buffer
 vyre.shared = dsl.shared
 vyre.param = dsl.param
+vyre.worklist = dsl.worklist
 vyre.cast = dsl.cast
 vyre.bitcast = dsl.bitcast
 vyre.select = dsl.select

@@ -432,11 +432,13 @@ static void emit_stmt(struct ptx_ctx *c, const struct vyre_stmt *s) {
         break;
     case VYRE_ST_RETURN: /* in a grid program: the end of this section's workgroup */
         if (c->vec) vyre_ptx_vec_return(c);
+        else if (vyre_ptx_wl_return(c)) break;
         else if (c->grid) vyre_ptx_ins(c, "bra %s", c->gs_ret);
         else vyre_ptx_ins(c, "ret");
         break;
     case VYRE_ST_BARRIER: vyre_ptx_ins(c, "bar.sync 0"); break;
     case VYRE_ST_ATOMIC: emit_atomic(c, s); break;
+    case VYRE_ST_PUSH: vyre_ptx_wl_push(c, s); break;
     case VYRE_ST_GRID_BARRIER:
     case VYRE_ST_CONVERGE: vyre_ptx_grid_stmt(c, s); break;
     }
@@ -563,13 +565,14 @@ void vyre_ptx_entry(struct ptx_ctx *c, struct vyre_pbuf *out, const char *name, 
             first = false;
         }
     }
-    if (extra) {
-        vyre_pbuf_printf(out, "%s\n\t%s", first ? "" : ",", extra);
+    vyre_ptx_wl_params(c, out, &first);
+    if (c->grid) vyre_ptx_grid_params(c, out, &first);
+    if (c->debug) { /* after the grid's; only NAME_wl's `extra` follows (no v4 in debug) */
+        vyre_pbuf_printf(out, "%s\n\t.param .u64 vy_oob", first ? "" : ",");
         first = false;
     }
-    if (c->grid) vyre_ptx_grid_params(c, out, &first);
-    if (c->debug) { /* the last parameter, after the grid's */
-        vyre_pbuf_printf(out, "%s\n\t.param .u64 vy_oob", first ? "" : ",");
+    if (extra) { /* grid programs have no extra entry, so this order changes nothing else */
+        vyre_pbuf_printf(out, "%s\n\t%s", first ? "" : ",", extra);
         first = false;
     }
     vyre_pbuf_printf(out, "%s)\n.maxntid %u, %u, %u\n{\n", first ? "" : "\n",
@@ -697,6 +700,7 @@ void vyre_ptx_ctx_free(struct ptx_ctx *c) {
     free(c->decl_len);
     free(c->decl_val);
     free(c->gs_off);
+    vyre_ptx_wl_free(c);
     memset(c, 0, sizeof *c);
 }
 
@@ -712,6 +716,7 @@ static enum vyre_status emit_optimized(vyre_program *p, unsigned sm, bool debug,
     if (st != VYRE_OK) goto done;
     c.debug = debug;
     vyre_ptx_prologue(&c);
+    vyre_ptx_wl_prologue(&c);
     if (c.grid) vyre_ptx_grid_prologue(&c);
     vyre_ptx_subgroup_prologue(&c);
     emit_block(&c, &p->body);
@@ -726,6 +731,7 @@ static enum vyre_status emit_optimized(vyre_program *p, unsigned sm, bool debug,
         goto done;
     }
     if (!debug && (st = vyre_ptx_vec_emit(p, sm, &out, err)) != VYRE_OK) goto done;
+    if ((st = vyre_ptx_wl_emit(p, sm, debug, &out, err)) != VYRE_OK) goto done;
     *out_ptx = out.data;
     if (out_len) *out_len = out.len;
     out.data = NULL;

@@ -51,6 +51,8 @@ struct ptx_ctx {
      * counters (two u64 per declaration: loads, then stores and atomics). */
     bool debug;
     struct ptx_reg oob;
+    /* Worklists (ptx_worklist.c): header registers, and the NAME_wl entry's state. */
+    struct ptx_wl *wl;
 };
 
 /* ---- ptx.c: context helpers ---------------------------------------------- */
@@ -152,9 +154,28 @@ VYRE_INTERNAL void vyre_ptx_vec_return(struct ptx_ctx *c);
 /* ---- ptx_meta.c: the program's text as comments, for tools (the fake driver) ---- */
 /* `// vyre.program N` and the N lines of c->p's canonical text (out->oom on failure). */
 VYRE_INTERNAL void vyre_ptx_meta_program(struct ptx_ctx *c, struct vyre_pbuf *out);
-/* `// vyre.entry NAME KIND[ debug]` before each entry (plain, grid or vector). */
+/* `// vyre.entry NAME KIND[ debug]` before each entry (plain, grid, vector or worklist). */
 VYRE_INTERNAL void vyre_ptx_meta_entry(const struct ptx_ctx *c, struct vyre_pbuf *out,
                                        const char *name);
+
+/* ---- ptx_worklist.c: worklists (ARCHITECTURE.md §5) ------------------------- */
+/* `.param .u64 w_NAME` per worklist, after the scalar params. */
+VYRE_INTERNAL void vyre_ptx_wl_params(struct ptx_ctx *c, struct vyre_pbuf *out, bool *first);
+/* At entry, after vyre_ptx_prologue: each worklist's header; its current items and
+ * count become decl_ptr/decl_len, so load and len lower as for a buffer. */
+VYRE_INTERNAL void vyre_ptx_wl_prologue(struct ptx_ctx *c);
+VYRE_INTERNAL void vyre_ptx_wl_push(struct ptx_ctx *c, const struct vyre_stmt *s);
+/* In NAME_wl: wgid.x, ngroups.x and gid.x of the virtual workgroup (false: usual). */
+VYRE_INTERNAL bool vyre_ptx_wl_builtin(struct ptx_ctx *c, const struct vyre_expr *e,
+                                       struct ptx_reg *out);
+/* Whether c emits NAME_wl (kind `worklist` of ptx_meta.c). */
+VYRE_INTERNAL bool vyre_ptx_wl_is_entry(const struct ptx_ctx *c);
+/* In NAME_wl: a return ends the virtual workgroup's invocation (false: not there). */
+VYRE_INTERNAL bool vyre_ptx_wl_return(struct ptx_ctx *c);
+/* Appends NAME_wl when p declares a worklist. */
+VYRE_INTERNAL enum vyre_status vyre_ptx_wl_emit(vyre_program *p, unsigned sm, bool debug,
+                                                struct vyre_pbuf *out, struct vyre_error *err);
+VYRE_INTERNAL void vyre_ptx_wl_free(struct ptx_ctx *c);
 
 /* ---- ptx_approx.c: approximate op templates ------------------------------- */
 VYRE_INTERNAL void vyre_ptx_approx(struct ptx_ctx *c, enum vyre_op op, enum vyre_type t,

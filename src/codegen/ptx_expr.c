@@ -18,6 +18,7 @@ static struct ptx_reg builtin(struct ptx_ctx *c, const struct vyre_expr *e) {
     unsigned ax = e->u.builtin.axis;
     struct ptx_reg vr;
     if (c->grid && vyre_ptx_grid_builtin(c, e, &vr)) return vr; /* virtual workgroups */
+    if (c->wl && vyre_ptx_wl_builtin(c, e, &vr)) return vr;     /* NAME_wl's, likewise */
     switch (e->u.builtin.which) {
     case VYRE_LID: return special(c, "tid", ax);
     case VYRE_WGID: return special(c, "ctaid", ax);
@@ -130,7 +131,8 @@ static struct ptx_reg load(struct ptx_ctx *c, const struct vyre_expr *e) {
 static struct ptx_reg len(struct ptx_ctx *c, const struct vyre_expr *e) {
     uint32_t decl = e->u.access.decl;
     const struct vyre_decl *d = &c->p->decls[decl];
-    if (d->kind == VYRE_DECL_BUFFER) return c->decl_len[decl];
+    /* buffers: the bound count; worklists: the current count (ptx_worklist.c) */
+    if (d->kind == VYRE_DECL_BUFFER || d->kind == VYRE_DECL_WORKLIST) return c->decl_len[decl];
     struct ptx_reg r = vyre_ptx_reg(c, PTX_R);
     vyre_ptx_ins(c, "mov.u32 %s, %u", r.s, (unsigned)d->count);
     return r;

@@ -10,10 +10,13 @@
  *   // vyre.entry <name> <kind>
  *
  * with one `vyre.entry` line per entry, written before it: kind `plain` (the §5
- * parameters), `grid` (the cooperative kernel of ptx_grid.c: then scratch and the
- * virtual grid), `vector` (NAME_v4: then vyre_vn), each with ` debug` when the last
- * parameter is vy_oob. The text is the optimised copy's (what the PTX computes), so a
- * run on the interpreter also checks the optimiser against the reference. */
+ * parameters, one worklist header w_NAME each after the params), `grid` (the
+ * cooperative kernel of ptx_grid.c: then scratch and the virtual grid), `vector`
+ * (NAME_v4: then vyre_vn), `worklist` (NAME_wl of ptx_worklist.c, launched sized by a
+ * worklist: vyre_wn last), each with ` debug` when vy_oob follows (the last
+ * parameter but for NAME_wl's vyre_wn). The text is the optimised copy's (what the
+ * PTX computes), so a run on the interpreter also checks the optimiser against the
+ * reference. */
 #include "ptx.h"
 
 #include <string.h>
@@ -41,6 +44,9 @@ void vyre_ptx_meta_program(struct ptx_ctx *c, struct vyre_pbuf *out) {
 }
 
 void vyre_ptx_meta_entry(const struct ptx_ctx *c, struct vyre_pbuf *out, const char *name) {
-    vyre_pbuf_printf(out, "// vyre.entry %s %s%s\n", name,
-                     c->vec ? "vector" : c->grid ? "grid" : "plain", c->debug ? " debug" : "");
+    const char *kind = c->vec                    ? "vector"
+                       : c->grid                 ? "grid"
+                       : vyre_ptx_wl_is_entry(c) ? "worklist"
+                                                 : "plain";
+    vyre_pbuf_printf(out, "// vyre.entry %s %s%s\n", name, kind, c->debug ? " debug" : "");
 }

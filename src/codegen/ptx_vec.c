@@ -270,7 +270,7 @@ enum vyre_status vyre_ptx_vec_emit(vyre_program *p, unsigned sm, struct vyre_pbu
     /* A program with grid statements is one cooperative kernel (ptx_grid.c): its
      * sections are not a flat elementwise body, and the grid registers its barriers
      * need exist only in that kernel's prologue. */
-    if (p->has_grid) return VYRE_OK;
+    if (p->has_grid || p->nworklists) return VYRE_OK; /* worklists: NAME_wl instead */
     if (vyre_opt_elementwise(p, &v.ew) != VYRE_OK)
         return vyre_error_set(err, VYRE_ERR_NOMEM, "ptx: out of memory. Fix: free memory");
     if (!v.ew.ok) {

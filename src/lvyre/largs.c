@@ -180,6 +180,7 @@ static void read_n3(lua_State *L, int idx, uint64_t n3[3], const char *fname) {
 }
 
 static void read_opts(lua_State *L, int opts, struct lvyre_bound *out, const char *fname) {
+    out->sized = NULL;
     out->n = 0;
     out->has_n = false;
     out->has_n3 = false;
@@ -193,7 +194,10 @@ static void read_opts(lua_State *L, int opts, struct lvyre_bound *out, const cha
     lua_pushnil(L);
     while (lua_next(L, opts)) {
         const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
-        if (k && strcmp(k, "n") == 0 && lua_istable(L, -1)) {
+        struct lvyre_worklist *wn = k && strcmp(k, "n") == 0 ? lvyre_testworklist(L, -1) : NULL;
+        if (wn) { /* sized by a worklist: its current count, read on the device */
+            out->sized = wn;
+        } else if (k && strcmp(k, "n") == 0 && lua_istable(L, -1)) {
             read_n3(L, lua_gettop(L), out->n3, fname);
             out->has_n = out->has_n3 = true;
         } else if (k && strcmp(k, "n") == 0) {
@@ -201,8 +205,8 @@ static void read_opts(lua_State *L, int opts, struct lvyre_bound *out, const cha
             lua_Integer n = lua_tointegerx(L, -1, &isnum);
             if (!isnum || lua_type(L, -1) != LUA_TNUMBER || n < 0)
                 luaL_error(L,
-                           "%s: opts.n must be a non-negative integer or {w, h [, d]} (got %s). "
-                           "Fix: {n = 1024}",
+                           "%s: opts.n must be a non-negative integer, {w, h [, d]} or a "
+                           "vyre.Worklist (got %s). Fix: {n = 1024}",
                            fname, luaL_tolstring(L, -1, NULL));
             out->n = (uint64_t)n;
             out->has_n = true;
@@ -217,7 +221,7 @@ static void read_opts(lua_State *L, int opts, struct lvyre_bound *out, const cha
         } else {
             luaL_error(L,
                        "%s: unknown option '%s'. Fix: a launch takes {n = elements}, {n = {w, "
-                       "h, d}} or {grid = {x, y, z}} (names are lower case)",
+                       "h, d}}, {n = worklist} or {grid = {x, y, z}} (names are lower case)",
                        fname, luaL_tolstring(L, -2, NULL));
         }
         lua_pop(L, 1);
@@ -234,8 +238,8 @@ static void read_opts(lua_State *L, int opts, struct lvyre_bound *out, const cha
  * and a program that reads ngroups, which computes with the grid's shape (a flattened
  * index over every axis, as vyre.random_program's do, or a grid-stride loop) and so
  * covers its space from any grid. */
-static void resolve_geometry(lua_State *L, const struct lvyre_layout *lay,
-                             struct lvyre_bound *out, const char *fname) {
+static void resolve_geometry(lua_State *L, const struct lvyre_layout *lay, struct lvyre_bound *out,
+                             const char *fname) {
     if (out->has_n3) {
         uint64_t total = 1;
         for (int a = 0; a < 3; a++) {
@@ -247,6 +251,14 @@ static void resolve_geometry(lua_State *L, const struct lvyre_layout *lay,
         out->has_grid = total > 0;
     }
     out->empty = out->has_n && out->n == 0;
+    if (out->sized) { /* sized by a worklist: like a scalar n, known only on the device */
+        if (out->has_n || out->has_grid)
+            luaL_error(L,
+                       "%s: opts.n = worklist cannot be combined with opts.grid. Fix: pass "
+                       "one of them",
+                       fname);
+        out->has_n = true;
+    }
     if (out->has_grid || out->empty || lay->reads_ngroups) return;
     for (int a = 1; a < 3; a++) {
         if (!lay->reads_axis[a]) continue;
@@ -291,6 +303,7 @@ const struct lvyre_layout *lvyre_layout_push(lua_State *L, int prog_idx) {
     lua_setiuservalue(L, -2, 1);
     lay->nbuffers = vyre_program_buffer_count(p);
     lay->nparams = vyre_program_param_count(p);
+    lay->nworklists = vyre_program_worklist_count(p);
     return lay;
 }
 
@@ -299,6 +312,35 @@ const struct lvyre_decl *lvyre_layout_slot(const struct lvyre_layout *lay, enum 
     for (uint32_t i = 0; i < lay->ndecls; i++)
         if (lay->d[i].kind == kind && lay->d[i].slot == s) return &lay->d[i];
     return NULL;
+}
+
+/* A Worklist for declaration d: live, of this backend, of the declared type. */
+static void bind_worklist(lua_State *L, int v, const struct lvyre_decl *d, struct lvyre_backend *be,
+                          struct lvyre_bound *out, const char *fname) {
+    struct lvyre_worklist *w = lvyre_testworklist(L, v);
+    if (!w)
+        luaL_error(L,
+                   "%s: worklist '%s' (%s) needs a vyre.Worklist, got %s. Fix: pass {%s = "
+                   "be:worklist('%s', capacity)}",
+                   fname, d->name, vyre_type_name(d->type), luaL_typename(L, v), d->name,
+                   vyre_type_name(d->type));
+    if (!w->live)
+        luaL_error(L, "%s: worklist '%s' was freed. Fix: do not pass a worklist after wl:free()",
+                   fname, d->name);
+    if (w->be != be)
+        luaL_error(L,
+                   "%s: worklist '%s' belongs to another backend object. Fix: create it with "
+                   "this backend's be:worklist('%s', capacity)",
+                   fname, d->name, vyre_type_name(d->type));
+    if (w->type != d->type)
+        luaL_error(L,
+                   "%s: worklist '%s' is declared %s but the worklist holds %s. Fix: pass a "
+                   "worklist of %s",
+                   fname, d->name, vyre_type_name(d->type), vyre_type_name(w->type),
+                   vyre_type_name(d->type));
+    out->wl[d->slot] = w;
+    /* CUDA: the kernel takes the header's address after the scalar params */
+    out->params[out->nparams_scalar + d->slot] = w->cu ? vyre_cuda_worklist_header(w->cu) : 0;
 }
 
 /* What the single pass found for one declaration. */
@@ -316,7 +358,28 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
         out->buf[s] = NULL;
         out->arr[s] = NULL;
     }
+    out->nparams_scalar = lay->nparams;
+    for (uint32_t s = 0; s < lay->nworklists; s++) out->wl[s] = NULL;
     read_opts(L, opts, out, fname);
+    if (lay->nworklists && mode == LVYRE_MATCH_RUN)
+        luaL_error(L,
+                   "%s: program '%s' declares a worklist; be:run takes none. Fix: compile it "
+                   "(k = be:compile(p)) and k:launch(args) with {NAME = be:worklist(type, "
+                   "capacity)}",
+                   fname, lay->name);
+    if (out->sized) {
+        if (!out->sized->live || out->sized->be != be)
+            luaL_error(L,
+                       "%s: opts.n is a freed worklist or one of another backend. Fix: pass "
+                       "a live worklist of this backend",
+                       fname);
+        if (!lay->nworklists)
+            luaL_error(L,
+                       "%s: opts.n is a worklist but program '%s' declares none, so it cannot "
+                       "read the count on the device. Fix: declare (worklist NAME TYPE) in "
+                       "the program, or pass a number",
+                       fname, lay->name);
+    }
     resolve_geometry(L, lay, out, fname);
     bool has_args = !lua_isnoneornil(L, args);
     if (has_args && !lua_istable(L, args))
@@ -347,6 +410,11 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
             if (d->kind == VYRE_DECL_PARAM) {
                 pseen[d->slot] =
                     fast_param(L, v, d->type, &out->params[d->slot]) ? SEEN_OK : SEEN_CHECK;
+            } else if (d->kind == VYRE_DECL_WORKLIST) {
+                /* a right one is bound now; a wrong one raises below, in declaration order */
+                struct lvyre_worklist *w = lvyre_testworklist(L, v);
+                if (w && w->live && w->be == be && w->type == d->type)
+                    bind_worklist(L, v, d, be, out, fname);
             } else {
                 struct lvyre_buffer *b = NULL;
                 if (lua_type(L, v) == LUA_TUSERDATA && lua_getmetatable(L, v)) {
@@ -399,6 +467,16 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
     }
     for (uint32_t i = 0; i < lay->ndecls; i++) {
         const struct lvyre_decl *d = &lay->d[i];
+        if (d->kind == VYRE_DECL_WORKLIST && !out->wl[d->slot] && has_args) {
+            lua_getfield(L, args, d->name);
+            if (!lua_isnil(L, -1)) bind_worklist(L, lua_gettop(L), d, be, out, fname); /* raises */
+            lua_pop(L, 1);
+        }
+        if (d->kind == VYRE_DECL_WORKLIST && !out->wl[d->slot])
+            luaL_error(L,
+                       "%s: missing worklist '%s' (%s). Fix: pass it in the args table: {%s = "
+                       "be:worklist('%s', capacity)}",
+                       fname, d->name, vyre_type_name(d->type), d->name, vyre_type_name(d->type));
         if (d->kind != VYRE_DECL_BUFFER) continue;
         uint64_t bound = out->buf[d->slot]   ? out->buf[d->slot]->count
                          : out->arr[d->slot] ? out->arr[d->slot]->count

@@ -573,6 +573,7 @@ static const luaL_Reg backend_methods[] = {{"info", backend_info},
                                            {"plan", lvyre_backend_plan},
                                            {"debug", lvyre_backend_debug},
                                            {"oob_report", lvyre_backend_oob_report},
+                                           {"worklist", lvyre_backend_worklist},
                                            {NULL, NULL}};
 
 /* Fields name ("cuda" | "reference"), ordinal and freed, then methods. */
@@ -630,4 +631,5 @@ void vyre_lua_open_backend(lua_State *L) {
     vyre_lua_open_launch(L);
     vyre_lua_open_graph(L);
     vyre_lua_open_group(L);
+    vyre_lua_open_worklist(L);
 }

@@ -22,6 +22,7 @@
 #define VYRE_LUA_GRAPH "vyre.Graph"
 #define VYRE_LUA_GROUP "vyre.Group"
 #define VYRE_LUA_COLLECTIVE "vyre.Collective"
+#define VYRE_LUA_WORKLIST "vyre.Worklist"
 
 enum lvyre_kind { LVYRE_REFERENCE, LVYRE_CUDA };
 
@@ -83,6 +84,18 @@ struct lvyre_buffer {
 /* The declarations of a program as the matcher reads them: names are interned Lua
  * strings (kept alive by the layout's user value), so matching a key of an args
  * table is a pointer comparison in the common case. */
+/* vyre.Worklist (lworklist.c): CUDA owns cu; the reference owns host (both item
+ * arrays) and ref, the state its interpreter runs on. */
+struct lvyre_worklist {
+    struct lvyre_backend *be; /* kept alive by user value 1 */
+    enum vyre_type type;
+    uint32_t capacity;
+    bool live;
+    vyre_cuda_worklist *cu;
+    void *host;
+    struct vyre_worklist_arg ref;
+};
+
 struct lvyre_decl {
     const char *name;
     size_t len;
@@ -93,7 +106,7 @@ struct lvyre_decl {
     uint32_t slot;
 };
 struct lvyre_layout {
-    uint32_t ndecls, nbuffers, nparams;
+    uint32_t ndecls, nbuffers, nparams, nworklists;
     uint32_t workgroup[3];
     bool reads_axis[3]; /* the body reads gid/wgid on that axis */
     bool reads_ngroups; /* the body reads ngroups: it covers its space from any grid */
@@ -119,13 +132,17 @@ enum lvyre_match_mode {
 struct lvyre_bound {
     struct lvyre_buffer *buf[VYRE_MAX_BUFFERS];   /* a Buffer of the backend, or NULL */
     struct vyre_lua_array *arr[VYRE_MAX_BUFFERS]; /* run: a host array, or NULL */
-    vyre_bits params[VYRE_MAX_PARAMS];
+    /* scalar params, then (CUDA) each worklist's header address, as the kernel takes them */
+    vyre_bits params[VYRE_MAX_PARAMS + VYRE_MAX_WORKLISTS];
     uint64_t n;     /* opts.n (elements; w*h*d for a table), 0 when absent */
     uint64_t n3[3]; /* opts.n = {w, h, d} */
     bool has_n, has_n3;
     uint32_t grid[3];
     bool has_grid; /* explicit grid, or the one n = {w, h, d} gives */
     bool empty;    /* opts.n is 0: the launch runs nothing */
+    struct lvyre_worklist *wl[VYRE_MAX_WORKLISTS]; /* per worklist declaration */
+    struct lvyre_worklist *sized;                  /* opts.n = wl, else NULL */
+    uint32_t nparams_scalar;                       /* where the worklist headers start */
 };
 
 /* ---- lbackend.c ---- */
@@ -175,6 +192,16 @@ const struct lvyre_decl *lvyre_layout_slot(const struct lvyre_layout *lay, enum 
                                            uint32_t s);
 
 /* ---- lkernel.c ---- */
+struct lvyre_worklist *lvyre_testworklist(lua_State *L, int idx); /* NULL if not one */
+int lvyre_backend_worklist(lua_State *L);                         /* be:worklist */
+void vyre_lua_open_worklist(lua_State *L);
+/* Raises the overflow error (the capacity needed) / raises if w (reference) overflowed. */
+int lvyre_worklist_overflow_error(lua_State *L, const char *fname, uint32_t capacity,
+                                  uint32_t needed);
+void lvyre_worklist_check(lua_State *L, struct lvyre_worklist *w, const char *fname);
+/* The reference's advance: swap the arrays, the pushed count becomes current. */
+void lvyre_worklist_advance_ref(struct vyre_worklist_arg *r);
+
 struct lvyre_kernel *lvyre_checkkernel(lua_State *L, int idx, const char *fname);
 /* The kernel's program, or raises (raw PTX kernel, program freed). */
 vyre_program *lvyre_kernel_program(lua_State *L, struct lvyre_kernel *k, const char *fname);
@@ -232,6 +259,13 @@ struct lvyre_step {
     vyre_cuda_kernel *coll; /* a collective step {c} (lcollective.c): k is NULL then */
     const void *collud;     /* its vyre.Collective, for the liveness checks of replays */
 };
+/* lrounds.c: rounds converging on a worklist (be:sequence and be:megakernel with
+ * opts.converge = {worklist = wl, max = N}). */
+bool lvyre_read_wl_converge(lua_State *L, int opts, struct lvyre_backend *be,
+                            struct lvyre_worklist **wl, uint32_t *max, const char *fname);
+uint64_t lvyre_rounds_by_worklist(lua_State *L, struct lvyre_backend *be, struct lvyre_step *steps,
+                                  size_t n, size_t prefix, struct lvyre_worklist *wl, uint32_t max,
+                                  struct vyre_timing *t, const char *fname);
 /* Reads steps = {{kernel, args, opts}, ...} at idx (kernels of be) into scratch memory
  * pushed on the stack; *n receives the count. */
 struct lvyre_step *lvyre_read_steps(lua_State *L, int idx, struct lvyre_backend *be, size_t *n,

@@ -22,7 +22,7 @@ static struct lvyre_graph *tograph(lua_State *L, int idx) {
     return vyre_lua_checkself(L, idx, VYRE_LUA_GRAPH);
 }
 
-/* Pushes a list of every kernel and bound buffer of the steps table at idx. */
+/* Pushes a list of every kernel, bound buffer and worklist of the steps table at idx. */
 static void push_holder(lua_State *L, int idx, const struct lvyre_step *steps, size_t n) {
     lua_newtable(L);
     lua_Integer m = 0;
@@ -36,9 +36,17 @@ static void push_holder(lua_State *L, int idx, const struct lvyre_step *steps, s
         }
         lua_rawgeti(L, -1, 2);
         for (uint32_t d = 0; d < steps[i].k->lay->ndecls; d++) {
-            if (steps[i].k->lay->d[d].kind != VYRE_DECL_BUFFER) continue;
+            enum vyre_decl_kind kd = steps[i].k->lay->d[d].kind;
+            if (kd != VYRE_DECL_BUFFER && kd != VYRE_DECL_WORKLIST) continue;
             lua_getfield(L, -1, steps[i].k->lay->d[d].name);
             lua_rawseti(L, -4, ++m);
+        }
+        lua_pop(L, 1);
+        lua_rawgeti(L, -1, 3); /* opts: a worklist sizing the step ({n = wl}) */
+        if (lua_istable(L, -1)) {
+            lua_getfield(L, -1, "n");
+            if (lvyre_testworklist(L, -1)) lua_rawseti(L, -4, ++m);
+            else lua_pop(L, 1);
         }
         lua_pop(L, 2);
     }
@@ -63,6 +71,17 @@ static void check_live(lua_State *L, const struct lvyre_graph *g, const char *fn
                            "%s: step %d's buffer %d was freed. Fix: keep buffers alive while "
                            "a graph uses them",
                            fname, (int)i + 1, (int)b + 1);
+        for (uint32_t w = 0; w < s->k->lay->nworklists; w++)
+            if (!s->b.wl[w]->live)
+                luaL_error(L,
+                           "%s: step %d's worklist %d was freed. Fix: keep worklists alive "
+                           "while a graph uses them",
+                           fname, (int)i + 1, (int)w + 1);
+        if (s->b.sized && !s->b.sized->live)
+            luaL_error(L,
+                       "%s: step %d is sized by a freed worklist. Fix: keep worklists alive "
+                       "while a graph uses them",
+                       fname, (int)i + 1);
     }
 }
 

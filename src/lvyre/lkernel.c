@@ -45,16 +45,32 @@ static void run_reference(lua_State *L, struct lvyre_kernel *k, const struct lvy
     struct vyre_buffer_arg bufs[VYRE_MAX_BUFFERS];
     for (uint32_t s = 0; s < lay->nbuffers; s++) lvyre_buffer_arg(b->buf[s], &bufs[s]);
     struct vyre_run_args args = {bufs, lay->nbuffers, b->params, lay->nparams, {1, 1, 1}};
-    lvyre_kernel_grid(L, k, b, args.grid, fname);
+    struct vyre_worklist_arg *wl[VYRE_MAX_WORKLISTS]; /* the interpreter pushes in place */
+    for (uint32_t s = 0; s < lay->nworklists; s++) {
+        lvyre_worklist_check(L, b->wl[s], fname); /* an overflow not reported yet */
+        wl[s] = &b->wl[s]->ref;
+    }
+    if (b->sized) { /* {n = wl}: the current count, as the device reads it */
+        lvyre_worklist_check(L, b->sized, fname);
+        uint32_t n = b->sized->ref.cur_count, wg = lay->workgroup[0];
+        if (n == 0) return; /* no item: no invocation */
+        args.grid[0] = n / wg + (n % wg != 0);
+    } else {
+        lvyre_kernel_grid(L, k, b, args.grid, fname);
+    }
     struct vyre_oob_count *oob = lvyre_oob_begin(L, k->be, p, fname); /* NULL: not debug */
     struct vyre_error err;
     vyre_error_clear(&err);
     lvyre_refguard_enter();
-    struct vyre_ref_run_options o = {
-        .max_steps = k->be->max_steps, .rounds = &k->rounds, .oob = oob};
+    struct vyre_ref_run_options o = {.max_steps = k->be->max_steps,
+                                     .rounds = &k->rounds,
+                                     .oob = oob,
+                                     .worklists = wl,
+                                     .nworklists = lay->nworklists};
     enum vyre_status st = vyre_ref_run(p, &args, &o, &err);
     lvyre_refguard_leave(st != VYRE_OK && strcmp(err.call, "vyre_ref_interrupt") == 0);
     if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    for (uint32_t s = 0; s < lay->nworklists; s++) lvyre_worklist_check(L, b->wl[s], fname);
     lvyre_oob_end(L, k->be, p);
     k->be->st.launches++;
     k->be->st.invocations += prod3(args.grid) * prod3(lay->workgroup);
@@ -142,9 +158,10 @@ void lvyre_cuda_args(const struct lvyre_kernel *k, const struct lvyre_bound *b,
     a->buffers = bufs;
     a->nbuffers = k->lay->nbuffers;
     a->params = b->params;
-    a->nparams = k->lay->nparams;
-    a->n = b->n;
+    a->nparams = k->lay->nparams + k->lay->nworklists;
+    a->n = b->sized ? 0 : b->n;
     a->grid = b->has_grid ? b->grid : NULL;
+    a->wn = b->sized ? vyre_cuda_worklist_header(b->sized->cu) : 0;
 }
 
 void lvyre_kernel_run(lua_State *L, struct lvyre_kernel *k, const struct lvyre_bound *b,

@@ -42,13 +42,19 @@ int lvyre_kernel_bind(lua_State *L) {
         if (vyre_cuda_prepare(k->cu, &a, &l->prep, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
     }
-    /* Keep every bound buffer alive: their pointers are in l->b. */
+    /* Keep every bound buffer and worklist alive: their pointers are in l->b. */
     lua_createtable(L, (int)k->lay->nbuffers, 0);
     for (uint32_t i = 0; i < k->lay->ndecls; i++) {
         const struct lvyre_decl *d = &k->lay->d[i];
-        if (d->kind != VYRE_DECL_BUFFER) continue;
+        if (d->kind != VYRE_DECL_BUFFER && d->kind != VYRE_DECL_WORKLIST) continue;
         lua_getfield(L, 2, d->name);
-        lua_rawseti(L, -2, (lua_Integer)d->slot + 1);
+        lua_rawseti(L, -2,
+                    (lua_Integer)(d->kind == VYRE_DECL_BUFFER ? d->slot + 1
+                                                              : k->lay->nbuffers + d->slot + 1));
+    }
+    if (l->b.sized) { /* the worklist sizing the launch ({n = wl}) */
+        lua_getfield(L, 3, "n");
+        lua_rawseti(L, -2, (lua_Integer)(k->lay->nbuffers + k->lay->nworklists + 1));
     }
     lua_setiuservalue(L, 4, 2);
     lua_pushvalue(L, 1);
@@ -72,6 +78,17 @@ static int launch_launch(lua_State *L) {
                               "%s: bound buffer %d was freed. Fix: bind again with live "
                               "buffers",
                               fname, (int)s + 1);
+    for (uint32_t s = 0; s < l->k->lay->nworklists; s++)
+        if (!l->b.wl[s]->live)
+            return luaL_error(L,
+                              "%s: bound worklist %d was freed. Fix: bind again with live "
+                              "worklists",
+                              fname, (int)s + 1);
+    if (l->b.sized && !l->b.sized->live)
+        return luaL_error(L,
+                          "%s: the worklist sizing this launch was freed. Fix: bind again "
+                          "with a live worklist",
+                          fname);
     if (l->k->be->kind == LVYRE_REFERENCE || l->b.empty) {
         lvyre_kernel_run(L, l->k, &l->b, fname); /* runs nothing when opts.n was 0 */
     } else {

@@ -107,9 +107,17 @@ static void read_mopts(lua_State *L, int idx, struct mopts *o, const char *fname
         } else if (strcmp(k, "converge") == 0) {
             if (!lua_istable(L, -1))
                 luaL_error(L,
-                           "%s: opts.converge must be {flag = buffer, max = N}. Fix: "
-                           "{converge = {flag = changed, max = 1000}}",
+                           "%s: opts.converge must be {flag = buffer, max = N} or {worklist = "
+                           "wl, max = N}. Fix: {converge = {flag = changed, max = 1000}}",
                            fname);
+            lua_getfield(L, -1, "worklist");
+            if (!lua_isnil(L, -1))
+                luaL_error(L,
+                           "%s: converge = {worklist = wl} runs rounds of launches, which "
+                           "have no composed plan. Fix: call be:megakernel(steps, opts) "
+                           "directly, or plan a {flag = buf, max = N} form",
+                           fname);
+            lua_pop(L, 1);
             lua_getfield(L, -1, "flag");
             o->flag = lvyre_testbuffer(L, -1);
             lua_getfield(L, -2, "max");
@@ -217,6 +225,13 @@ static void read_call(lua_State *L, struct mcall *c, const char *fname) {
                        fname, (int)i + 1);
     if (c->n == 0)
         luaL_error(L, "%s: no steps. Fix: pass at least one {kernel, args, opts}", fname);
+    for (size_t i = 0; i < c->n; i++) /* a worklist round ends at a launch (lrounds.c) */
+        if (c->steps[i].k->lay->nworklists)
+            luaL_error(L,
+                       "%s: step %d's program '%s' declares a worklist, which a composed "
+                       "megakernel cannot advance. Fix: pass converge = {worklist = wl, max = "
+                       "N} (rounds of launches), or run the steps with be:sequence",
+                       fname, (int)i + 1, c->steps[i].k->lay->name);
     if ((size_t)c->o.prefix > c->n)
         luaL_error(L, "%s: prefix %d is longer than the %d steps. Fix: prefix <= #steps", fname,
                    (int)c->o.prefix, (int)c->n);
@@ -634,6 +649,30 @@ int lvyre_backend_plan(lua_State *L) {
  * layers; the results are those of be:sequence(steps, {prefix, times}). */
 int lvyre_backend_megakernel(lua_State *L) {
     const char *fname = "vyre.Backend:megakernel";
+    struct lvyre_worklist *wl = NULL;
+    uint32_t max = 0;
+    struct lvyre_backend *wbe = lvyre_checkbackend(L, 1, fname);
+    if (lvyre_read_wl_converge(L, 3, wbe, &wl, &max, fname)) {
+        /* converge on a worklist: the round loop of lrounds.c (a launch per step) */
+        lua_getfield(L, 3, "prefix");
+        lua_Integer prefix =
+            lua_isnil(L, -1) ? 0 : vyre_lua_optint(L, -1, 0, fname, "opts.prefix", "{prefix = 1}");
+        lua_getfield(L, 3, "timed");
+        bool timed = lua_toboolean(L, -1);
+        lua_pop(L, 2);
+        size_t n = 0;
+        struct lvyre_step *steps = lvyre_read_steps(L, 2, wbe, &n, fname);
+        if (prefix < 0 || (size_t)prefix > n)
+            return luaL_error(L, "%s: opts.prefix must be from 0 to #steps. Fix: {prefix = 1}",
+                              fname);
+        struct vyre_timing t;
+        uint64_t rounds =
+            lvyre_rounds_by_worklist(L, wbe, steps, n, (size_t)prefix, wl, max, &t, fname);
+        lua_pushinteger(L, (lua_Integer)rounds);
+        if (!timed) return 1;
+        lvyre_pushtiming(L, &t); /* the one timing record: times only (issue 21 §5) */
+        return 2;
+    }
     struct mcall c;
     memset(&c, 0, sizeof c);
     struct geometry g;
@@ -658,7 +697,7 @@ int lvyre_backend_megakernel(lua_State *L) {
                                                                            : VYRE_GRID_SPLIT,
                                             &t};
         vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
-        struct vyre_cuda_args a = {NULL, 0, NULL, 0, 0, NULL};
+        struct vyre_cuda_args a = {NULL, 0, NULL, 0, 0, NULL, 0};
         lvyre_cuda_args(k, b, bufs, &a);
         enum vyre_status st = vyre_cuda_grid_run(k->cu, &a, &go, &err);
         if (st == VYRE_OK) st = vyre_cuda_kernel_rounds(k->cu, &rounds, &err);

@@ -39,10 +39,10 @@ static void read_opts(lua_State *L, int opts, lua_Integer *prefix, lua_Integer *
             *(k[0] == 'p' ? prefix : times) = v;
         } else if (strcmp(k, "timed") == 0) {
             *timed = lua_toboolean(L, -1);
-        } else if (strcmp(k, "readback") != 0) {
+        } else if (strcmp(k, "readback") != 0 && strcmp(k, "converge") != 0) {
             luaL_error(L,
                        "%s: unknown option '%s'. Fix: a sequence takes prefix, times, "
-                       "readback and timed",
+                       "readback, timed and converge = {worklist = wl, max = N}",
                        fname, luaL_tolstring(L, -2, NULL));
         }
         lua_pop(L, 1);
@@ -216,10 +216,27 @@ int lvyre_backend_sequence(lua_State *L) {
                           "%s: prefix %d is longer than the %d steps. Fix: prefix must be at "
                           "most #steps",
                           fname, (int)prefix, (int)n);
+    struct lvyre_worklist *wl = NULL;
+    uint32_t max = 0;
+    bool conv = lvyre_read_wl_converge(L, 3, be, &wl, &max, fname);
+    if (!conv && !lua_isnoneornil(L, 3) && (lua_getfield(L, 3, "converge"), !lua_isnil(L, -1)))
+        return luaL_error(L,
+                          "%s: opts.converge must be {worklist = wl, max = N}. Fix: "
+                          "{converge = {worklist = wl, max = 1000}}",
+                          fname);
     struct readback *rb = read_readbacks(L, 3, be, &nrb, fname);
     int results = lua_gettop(L);
     struct vyre_timing t = {0, 0, 0, 0};
-    if (be->kind == LVYRE_CUDA) {
+    if (conv) { /* rounds until one pushes nothing (lrounds.c), then the readbacks */
+        uint64_t rounds =
+            lvyre_rounds_by_worklist(L, be, steps, n, (size_t)prefix, wl, max, &t, fname);
+        struct vyre_timing tr = {0, 0, 0, 0};
+        if (be->kind == LVYRE_CUDA) run_cuda(L, be, steps, 0, 0, 0, rb, nrb, &tr, fname);
+        else run_reference(L, be, steps, 0, 0, 0, rb, nrb, fname);
+        t.wall_ns += tr.wall_ns;
+        lua_pushinteger(L, (lua_Integer)rounds);
+        lua_setfield(L, results, "rounds");
+    } else if (be->kind == LVYRE_CUDA) {
         run_cuda(L, be, steps, n, (size_t)prefix, (uint32_t)times, rb, nrb, timed ? &t : NULL,
                  fname);
     } else {

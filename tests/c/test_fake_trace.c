@@ -77,7 +77,7 @@ static void test_hooks_balanced(void) {
     CHECK(pushes >= 1 && pushes == pops);
     CHECK_STR_CONTAINS(last, "vyre compile inc");
 
-    struct vyre_cuda_args a = {&b, 1, NULL, 0, 0, NULL};
+    struct vyre_cuda_args a = {&b, 1, NULL, 0, 0, NULL, 0};
     CHECK_EQ_U64(vyre_cuda_launch(k, &a, &e), VYRE_OK);
     counts();
     CHECK(pushes == pops);
@@ -115,7 +115,7 @@ static void test_hooks_balanced(void) {
     CHECK(pushes == pops);
 
     /* Failures close their ranges too: a launch with the wrong buffer count. */
-    struct vyre_cuda_args bad = {&b, 0, NULL, 0, 0, NULL};
+    struct vyre_cuda_args bad = {&b, 0, NULL, 0, 0, NULL, 0};
     CHECK(vyre_cuda_launch(k, &bad, &e) != VYRE_OK);
     CHECK(vyre_cuda_run(d, p, &(struct vyre_cuda_run_options){.buffers = &in, .out = out}, &e) !=
           VYRE_OK);
@@ -125,7 +125,7 @@ static void test_hooks_balanced(void) {
     /* A megakernel in split mode: one range over it, one per section launch. */
     vyre_cuda_set_grid_sync(d, VYRE_GRID_SPLIT);
     CHECK_EQ_U64(vyre_cuda_compile(d, gp, &gk, &e), VYRE_OK);
-    struct vyre_cuda_args ga = {&b, 1, NULL, 0, 0, (const uint32_t[3]){1, 1, 1}};
+    struct vyre_cuda_args ga = {&b, 1, NULL, 0, 0, (const uint32_t[3]){1, 1, 1}, 0};
     before = pushes;
     CHECK_EQ_U64(vyre_cuda_launch(gk, &ga, &e), VYRE_OK);
     counts();

@@ -765,7 +765,37 @@ static void test_parsed_programs(void) {
     vyre_program_free(p);
 }
 
+/* Worklists: len is the current count, a load past it reads 0, pushes append to the
+ * next array in invocation order, and a push past the capacity is counted, not stored. */
+static void test_worklist(void) {
+    static const char text[] =
+        "(program wl (workgroup 4) (buffer o u32 write) (worklist f u32)"
+        " (let i (gid x)) (store o i (add (load f i) (len f)))"
+        " (if (lt i (len f)) (then (push f (mul (load f i) 10u32)) (push f i))))";
+    vyre_program *p = NULL;
+    CHECK_EQ_U64(vyre_text_parse(text, strlen(text), &p, &err), VYRE_OK);
+    uint32_t out[8] = {0}, cur[5] = {7, 8, 9, 0, 0}, next[5] = {0};
+    struct vyre_buffer_arg b = {out, 8};
+    struct vyre_worklist_arg w = {cur, next, 3, 0, 5, 0};
+    struct vyre_run_args args = {&b, 1, NULL, 0, {2, 1, 1}};
+    struct vyre_worklist_arg *wp = &w;
+    struct vyre_ref_run_options o = {.worklists = &wp, .nworklists = 1};
+    CHECK_EQ_U64(vyre_ref_run(p, &args, &o, &err), VYRE_OK);
+    uint32_t want_out[8] = {10, 11, 12, 3, 3, 3, 3, 3};
+    CHECK(memcmp(out, want_out, sizeof out) == 0);
+    uint32_t want_next[5] = {70, 0, 80, 1, 90};
+    CHECK(memcmp(next, want_next, sizeof next) == 0);
+    CHECK_EQ_U64(w.next_count, 6);
+    CHECK_EQ_U64(w.overflow_needed, 6); /* the sixth item did not fit: 6 needed */
+    /* a missing worklist binding is an argument error with a Fix */
+    CHECK_EQ_U64(vyre_ref_run(p, &args, NULL, &err), VYRE_ERR_ARG);
+    CHECK_STR_CONTAINS(err.message, "worklist");
+    CHECK_STR_CONTAINS(err.message, "Fix:");
+    vyre_program_free(p);
+}
+
 int main(void) {
+    RUN_TEST(test_worklist);
     RUN_TEST(test_saxpy);
     RUN_TEST(test_out_of_bounds);
     RUN_TEST(test_bool_and_wide_types);

@@ -719,7 +719,51 @@ static void test_bounds_pass(void) {
     vyre_program_free(p);
 }
 
+/* Worklists (ptx_worklist.c): the header parameter, len as min(cur_count, capacity), the
+ * warp-aggregated push (sm_70: one atomic per item), the NAME_wl entry with vyre_wn after
+ * a debug entry's counters (marked `worklist` for tools), and no vector entry; every
+ * variant assembles. */
+static void test_worklist(void) {
+    static const char text[] =
+        "(program wlp (workgroup 64) (buffer o f64 read_write) (shared s f64 64)"
+        " (worklist f f64) (worklist g i64)"
+        " (let i (gid x)) (store s (lid x) (load f i)) (barrier)"
+        " (let r (subgroup_reduce add (lid x)))"
+        " (if (lt i (len f)) (then (push g (cast i64 (load s (lid x))))"
+        "   (push f (mul (load f i) 2.0f64)) (return)))"
+        " (store o (wgid x) (cast f64 (add (ngroups x) r))))";
+    vyre_program *p = NULL;
+    struct vyre_error err;
+    CHECK_EQ_U64(vyre_text_parse(text, strlen(text), &p, &err), VYRE_OK);
+    static const unsigned sms[] = {70, 80, 90};
+    for (size_t k = 0; p && k < sizeof sms / sizeof sms[0]; k++) {
+        for (int dbg = 0; dbg < 2; dbg++) {
+            struct vyre_ptx_options o = {.sm = sms[k], .debug = dbg != 0};
+            char *ptx = NULL;
+            size_t n = 0;
+            CHECK_EQ_U64(vyre_ptx_emit(p, &o, &ptx, &n, &err), VYRE_OK);
+            if (!ptx) continue;
+            CHECK_STR_CONTAINS(ptx, ".param .u64 w_f,\n\t.param .u64 w_g");
+            CHECK_STR_CONTAINS(ptx, ".visible .entry wlp_wl(");
+            /* ptx_meta.c: the fake driver knows NAME_wl by its kind, not its name */
+            CHECK_STR_CONTAINS(ptx, dbg ? "// vyre.entry wlp plain debug\n"
+                                        : "// vyre.entry wlp plain\n");
+            CHECK_STR_CONTAINS(ptx, dbg ? "// vyre.entry wlp_wl worklist debug\n"
+                                        : "// vyre.entry wlp_wl worklist\n");
+            CHECK(strstr(ptx, "wlp_v4") == NULL);
+            CHECK_STR_CONTAINS(ptx, dbg ? ".param .u64 vy_oob,\n\t.param .u64 vyre_wn\n"
+                                        : ".param .u64 w_g,\n\t.param .u64 vyre_wn\n");
+            CHECK_EQ_U64(count(ptx, "activemask.b32"), sms[k] < 75 ? 0u : 4u);
+            CHECK_EQ_U64(count(ptx, "min.u32"), 5); /* 2 headers per entry + vyre_wn */
+            CHECK(harness_ptxas_ok(ptx, sms[k], false));
+            vyre_free(ptx);
+        }
+    }
+    vyre_program_free(p);
+}
+
 int main(void) {
+    RUN_TEST(test_worklist);
     RUN_TEST(test_saxpy);
     RUN_TEST(test_unguarded_checks);
     RUN_TEST(test_bad_sm);

@@ -173,6 +173,27 @@ static void test_canonical_texts(void) {
     check_canonical("(program wy (workgroup 8 8)\n  (buffer b bool read_write 3))\n");
 }
 
+/* Worklists (ARCHITECTURE.md §2): the declaration, len/load on one and push. */
+static const char WORKLIST[] = "(program bfs (workgroup 64)\n"
+                               "  (buffer level u32 read_write)\n"
+                               "  (worklist frontier u32)\n"
+                               "  (param depth u32)\n"
+                               "  (let i (gid x))\n"
+                               "  (if (lt i (len frontier))\n"
+                               "    (then\n"
+                               "      (let v (load frontier i))\n"
+                               "      (store level v depth)\n"
+                               "      (push frontier (add v 1u32)))))\n";
+
+static void test_worklist_text(void) {
+    check_canonical(WORKLIST);
+    check_canonical("(program w (workgroup 1)\n  (worklist a f64)\n  (worklist b i32))\n");
+    syntax_error("(program w (workgroup 1) (worklist a u32) (push a))", 1, 50,
+                 "expected an expression");
+    syntax_error("(program w (workgroup 1) (let x 1u32) (worklist a u32))", 1, 40,
+                 "declaration 'worklist' after a statement");
+}
+
 /* The saxpy of the builder prints exactly the ARCHITECTURE.md §4 example. */
 static void test_builder_saxpy(void) {
     vyre_program *p = vyre_program_new("saxpy", 256, 1, 1);
@@ -769,6 +790,7 @@ static void test_generated(void) {
 
 int main(void) {
     RUN_TEST(test_canonical_texts);
+    RUN_TEST(test_worklist_text);
     RUN_TEST(test_builder_saxpy);
     RUN_TEST(test_every_op);
     RUN_TEST(test_literal_edges);

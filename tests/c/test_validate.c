@@ -729,7 +729,34 @@ static void test_many_problems(void) {
     vyre_program_free(p);
 }
 
+/* Worklists: valid uses, and each rule with its code and Fix. */
+static void test_worklist_rules(void) {
+    VALID_TEXT("(program w (workgroup 32) (buffer o u32 read_write) (worklist f u32) "
+               "(let i (gid x)) (if (lt i (len f)) (then (let v (load f i)) (store o v 1u32) "
+               "(push f (add v 1u32)))))");
+    VALID_TEXT("(program w (workgroup 32) (worklist f f32) (push f (load f (cast i32 (gid x)))))");
+    struct vyre_problem pr;
+    pr = EXPECT(parse("(program w (workgroup 1) (worklist f u32) (push g 1u32))"),
+                "undeclared-name", "body[0]");
+    CHECK_STR_CONTAINS(pr.message, "no worklist named 'g'");
+    CHECK_STR_CONTAINS(pr.fix, "(worklist NAME TYPE)");
+    EXPECT(parse("(program w (workgroup 1) (buffer o u32 write) (push o 1u32))"), "not-a-worklist",
+           "body[0]");
+    pr = EXPECT(parse("(program w (workgroup 1) (worklist f u32) (push f 1i32))"), "type-mismatch",
+                "body[0].value");
+    CHECK_STR_CONTAINS(pr.fix, "(cast u32 ...)");
+    EXPECT(parse("(program w (workgroup 1) (worklist f u32) (let x (load f 1.0f32)))"),
+           "index-type", "body[0].value.index");
+    EXPECT(parse("(program w (workgroup 1) (worklist f bool))"), "worklist-type", "decls[0]");
+    EXPECT(parse("(program w (workgroup 1) (worklist f u32) (store f 0u32 1u32))"), "not-a-buffer",
+           "body[0]");
+    pr = EXPECT(parse("(program w (workgroup 1) (worklist f u32) (grid_barrier))"), "worklist-grid",
+                "decls[0]");
+    CHECK_STR_CONTAINS(pr.fix, "converge = {worklist = wl}");
+}
+
 int main(void) {
+    RUN_TEST(test_worklist_rules);
     RUN_TEST(test_saxpy_resolved);
     RUN_TEST(test_histogram_atomics);
     RUN_TEST(test_reduction);

@@ -3,23 +3,30 @@
  * (src/codegen/ptx_meta.c):
  *
  *   // vyre.program <lines>        then <lines> lines "// <text line>"
- *   // vyre.entry <name> plain|grid|vector[ debug]
+ *   // vyre.entry <name> plain|grid|vector|worklist[ debug]
  *
  * At cuModuleLoadDataEx the fake parses and validates that text (a block that does not
  * parse makes the image invalid: the load fails with the reason in the JIT log) and
  * marks each function with its kind. A launch then decodes the entry's ABI
- * (ARCHITECTURE.md §5: buffer pointers, u32 element counts, params; `vector` adds the
- * invocation count vyre_vn; `grid` adds the scratch pointer and the virtual grid;
- * ` debug` ends with the out-of-bounds counters), checks every pointer against the
- * live allocations (outside one: a sticky ILLEGAL_ADDRESS, as a GPU would fault) and
- * runs the reference interpreter on the device memory with the launch's grid:
+ * (ARCHITECTURE.md §5: buffer pointers, u32 element counts, params, one worklist
+ * header per worklist; `vector` adds the invocation count vyre_vn; `grid` adds the
+ * scratch pointer and the virtual grid; ` debug` adds the out-of-bounds counters;
+ * `worklist` ends with the header vyre_wn of the worklist sizing it), checks every
+ * pointer against the live allocations (outside one: a sticky ILLEGAL_ADDRESS, as a
+ * GPU would fault) and runs the reference interpreter on the device memory with the
+ * launch's grid:
  *
  *   plain   the program over the launch's grid (host-split section kernels are plain
  *           programs of their own: one section per launch);
  *   vector  the program over ceil(vyre_vn / workgroup) workgroups;
  *   grid    the whole program, grid statements included, over the virtual grid the
  *           runtime passes, whatever physical grid the cooperative launch has; the
- *           converge rounds are stored where the kernel keeps them (scratch + 12).
+ *           converge rounds are stored where the kernel keeps them (scratch + 12);
+ *   worklist (NAME_wl) the program over ceil(count / workgroup) workgroups, count the
+ *           current count of the vyre_wn header read at launch (the kernel reads it on
+ *           the device), whatever bounded grid the runtime launched.
+ * Pushes go to the worklists' next items as the device's would; the pushed count and
+ * the overflow word are written back into each header afterwards.
  *
  * PTX without the block (hand-written, `be:load_ptx`) is foreign: its launches are
  * refused with CUDA_ERROR_NOT_SUPPORTED (cuGetErrorString says why), unless a test
@@ -38,8 +45,9 @@
 
 struct fake_prog {
     vyre_program *p;
-    uint32_t nbuf, npar, ndecl;
+    uint32_t nbuf, npar, ndecl, nwl; /* nwl: worklists, one header address each */
     enum vyre_type btype[VYRE_MAX_BUFFERS];
+    enum vyre_type wtype[VYRE_MAX_WORKLISTS];
     uint32_t wg[3];
 };
 
@@ -108,9 +116,10 @@ static void entry_kind(struct fake_module *m, const char *at) {
     for (uint32_t i = 0; i < m->nfuncs; i++) {
         struct fake_func *f = &m->funcs[i];
         if (strcmp(f->name, name) != 0) continue;
-        f->vkind = strcmp(kind, "grid") == 0     ? FV_GRID
-                   : strcmp(kind, "vector") == 0 ? FV_VECTOR
-                                                 : FV_PLAIN;
+        f->vkind = strcmp(kind, "grid") == 0       ? FV_GRID
+                   : strcmp(kind, "vector") == 0   ? FV_VECTOR
+                   : strcmp(kind, "worklist") == 0 ? FV_WORKLIST
+                                                   : FV_PLAIN;
         f->vdebug = strcmp(dbg, "debug") == 0;
     }
 }
@@ -138,10 +147,13 @@ CUresult fake_prog_load(struct fake_module *m, char *log, size_t logsz) {
     fp->p = p;
     vyre_program_workgroup(p, fp->wg);
     struct vyre_decl_info d;
-    for (uint32_t i = 0; vyre_program_decl(p, i, &d); i++)
+    for (uint32_t i = 0; vyre_program_decl(p, i, &d); i++) {
         if (d.kind == VYRE_DECL_BUFFER) fp->btype[d.slot] = d.type;
+        if (d.kind == VYRE_DECL_WORKLIST) fp->wtype[d.slot] = d.type;
+    }
     fp->nbuf = vyre_program_buffer_count(p);
     fp->npar = vyre_program_param_count(p);
+    fp->nwl = vyre_program_worklist_count(p); /* the validator keeps it <= the maximum */
     fp->ndecl = vyre_program_decl_count(p);
     m->prog = fp;
     for (const char *e = strstr(m->ptx, META_ENTRY); e; e = strstr(e + 1, META_ENTRY))
@@ -186,17 +198,18 @@ CUresult fake_launch_check(const struct fake_func *f, const unsigned block[3], b
         return fake_misuse(CUDA_ERROR_INVALID_VALUE,
                            "%s of '%s': block %ux%ux%u, the program's workgroup is %ux%ux%u", call,
                            f->name, block[0], block[1], block[2], wg[0], wg[1], wg[2]);
-    uint32_t want = 2 * fp->nbuf + fp->npar + (f->vkind == FV_VECTOR) +
-                    (f->vkind == FV_GRID ? 4u : 0u) + f->vdebug;
+    uint32_t want = 2 * fp->nbuf + fp->npar + fp->nwl + (f->vkind == FV_VECTOR) +
+                    (f->vkind == FV_GRID ? 4u : 0u) + (f->vkind == FV_WORKLIST) + f->vdebug;
     if (f->nparams != want)
         return fake_misuse(CUDA_ERROR_INVALID_VALUE,
                            "%s of '%s': %u parameters, but a %s entry of a program with %u "
-                           "buffers and %u params takes %u",
+                           "buffers, %u params and %u worklists takes %u",
                            call, f->name, f->nparams,
-                           f->vkind == FV_GRID     ? "grid"
-                           : f->vkind == FV_VECTOR ? "vector"
-                                                   : "plain",
-                           fp->nbuf, fp->npar, want);
+                           f->vkind == FV_GRID       ? "grid"
+                           : f->vkind == FV_VECTOR   ? "vector"
+                           : f->vkind == FV_WORKLIST ? "worklist"
+                                                     : "plain",
+                           fp->nbuf, fp->npar, fp->nwl, want);
     /* A GPU would hang in the grid barrier once the blocks are not all resident: the
      * runtime must launch this kernel cooperatively. Counted, not refused (a driver
      * would not know). */
@@ -231,6 +244,49 @@ static CUresult bad_pointer(const struct fake_launch *l, const char *what, uint6
                        l->fn->name, what, (unsigned long long)ptr, (unsigned long long)bytes);
 }
 
+/* A worklist header (ARCHITECTURE.md §5) at ptr, of items of type t: checked against
+ * the live allocations with both item arrays, read into w (the current count clamped
+ * to the capacity, as the kernel's min(cur_count, capacity)). */
+static bool read_worklist(enum vyre_type t, uint64_t ptr, struct vyre_worklist_arg *w) {
+    if (!fake_mem_find(ptr, 32)) return false;
+    const unsigned char *h = (const unsigned char *)(uintptr_t)ptr;
+    uint64_t cur, next;
+    memcpy(&cur, h, 8);
+    memcpy(&next, h + 8, 8);
+    memcpy(&w->cur_count, h + 16, 4);
+    memcpy(&w->next_count, h + 20, 4);
+    memcpy(&w->capacity, h + 24, 4);
+    memcpy(&w->overflow_needed, h + 28, 4);
+    if (w->cur_count > w->capacity) w->cur_count = w->capacity;
+    uint64_t bytes = (uint64_t)w->capacity * vyre_type_size(t);
+    if (bytes && (!fake_mem_find(cur, bytes) || !fake_mem_find(next, bytes))) return false;
+    w->cur = (void *)(uintptr_t)cur;
+    w->next = (void *)(uintptr_t)next;
+    return true;
+}
+
+/* The worklist headers from argument `at` on, into wl/wlp; false after poisoning the
+ * context when one is outside the live allocations. One header bound to two
+ * declarations is one worklist (both point at the same state), as on a device. */
+static bool read_worklists(const struct fake_launch *l, const struct fake_prog *fp, uint32_t at,
+                           struct vyre_worklist_arg *wl, struct vyre_worklist_arg **wlp) {
+    for (uint32_t w = 0; w < fp->nwl; w++) {
+        wlp[w] = &wl[w];
+        for (uint32_t e = 0; e < w; e++)
+            if (arg_u(l, at + e) == arg_u(l, at + w)) wlp[w] = wlp[e];
+        if (wlp[w] != &wl[w]) continue;
+        if (!read_worklist(fp->wtype[w], arg_u(l, at + w), &wl[w])) {
+            fake_poison(fake_current, CUDA_ERROR_ILLEGAL_ADDRESS, "worklist out of range");
+            fake_misuse(CUDA_SUCCESS,
+                        "kernel '%s': worklist %u's header or items are not inside a live "
+                        "allocation",
+                        l->fn->name, w + 1);
+            return false;
+        }
+    }
+    return true;
+}
+
 CUresult fake_launch_run(const struct fake_launch *l) {
     if (l->host) { /* a host operation in stream order (the fake NCCL's collectives) */
         l->host(l->host_ud);
@@ -259,6 +315,10 @@ CUresult fake_launch_run(const struct fake_launch *l) {
     for (uint32_t i = 0; i < fp->npar; i++) params[i] = arg_u(l, at++);
     struct vyre_run_args a = {
         bufs, fp->nbuf, params, fp->npar, {l->grid[0], l->grid[1], l->grid[2]}};
+    struct vyre_worklist_arg wl[VYRE_MAX_WORKLISTS], *wlp[VYRE_MAX_WORKLISTS];
+    uint32_t wl_at = at; /* the headers, written back after the run */
+    if (!read_worklists(l, fp, wl_at, wl, wlp)) return CUDA_SUCCESS;
+    at += fp->nwl;
     uint32_t *rounds_word = NULL;
     if (f->vkind == FV_VECTOR) {
         uint64_t vn = arg_u(l, at++) & 0xffffffffu;
@@ -271,8 +331,18 @@ CUresult fake_launch_run(const struct fake_launch *l) {
         rounds_word = (uint32_t *)(uintptr_t)(scratch + GRID_ROUNDS);
         for (int k = 0; k < 3; k++) a.grid[k] = (uint32_t)arg_u(l, at++);
     }
-    /* Debug PTX: the counters (2 u64 per declaration) come last; the interpreter's
-     * counts are added to them as the device's atomics would. */
+    if (f->vkind == FV_WORKLIST) { /* sized by a worklist: vyre_wn, after the counters */
+        uint64_t hp = arg_u(l, at + f->vdebug);
+        if (!fake_mem_find(hp, 32)) return bad_pointer(l, "the sizing worklist's header", hp, 32);
+        uint32_t cnt, cap;
+        memcpy(&cnt, (const unsigned char *)(uintptr_t)hp + 16, 4);
+        memcpy(&cap, (const unsigned char *)(uintptr_t)hp + 24, 4);
+        if (cnt > cap) cnt = cap; /* the kernel's min(cur_count, capacity) */
+        a.grid[0] = (uint32_t)(((uint64_t)cnt + fp->wg[0] - 1) / fp->wg[0]);
+        a.grid[1] = a.grid[2] = 1;
+    }
+    /* Debug PTX: the counters (2 u64 per declaration) come last (but for NAME_wl's
+     * vyre_wn); the interpreter's counts are added to them as the device's atomics would. */
     uint64_t *counters = NULL;
     struct vyre_oob_count *oob = NULL;
     uint32_t nd = fp->ndecl;
@@ -291,8 +361,14 @@ CUresult fake_launch_run(const struct fake_launch *l) {
     }
     struct vyre_error err;
     uint64_t rounds = 0;
-    struct vyre_ref_run_options ro = {.rounds = &rounds, .oob = oob};
+    struct vyre_ref_run_options ro = {
+        .rounds = &rounds, .oob = oob, .worklists = wlp, .nworklists = fp->nwl};
     enum vyre_status rs = vyre_ref_run(fp->p, &a, &ro, &err);
+    for (uint32_t w = 0; rs == VYRE_OK && w < fp->nwl; w++) { /* the device's atomics */
+        unsigned char *h = (unsigned char *)(uintptr_t)arg_u(l, wl_at + w);
+        memcpy(h + 20, &wlp[w]->next_count, 4);
+        memcpy(h + 28, &wlp[w]->overflow_needed, 4);
+    }
     for (uint32_t i = 0; rs == VYRE_OK && counters && i < nd; i++) {
         counters[2 * i] += oob[i].loads;
         counters[2 * i + 1] += oob[i].stores;

@@ -74,7 +74,7 @@ struct fake_mem {
 };
 
 /* The kind of a vyre entry (its `// vyre.entry` line; src/codegen/ptx_meta.c). */
-enum fake_vkind { FV_PLAIN, FV_GRID, FV_VECTOR };
+enum fake_vkind { FV_PLAIN, FV_GRID, FV_VECTOR, FV_WORKLIST };
 
 struct fake_func {
     struct fake_module *mod;

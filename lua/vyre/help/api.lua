@@ -63,6 +63,12 @@ its length (bindings must then have exactly that many elements).]=],
   ["vyre.shared"] = [=[
 vyre.shared(name, type, count) -> declaration
 A workgroup-shared array of count elements for vyre.program (k.name[i] loads/stores).]=],
+  ["vyre.worklist"] = [=[
+vyre.worklist(name, type) -> declaration
+A device worklist for vyre.program (ARCHITECTURE.md §2): k.name:len() counts the current
+items, k.name[i] reads one (a typed zero past the end), k.name:push(v) appends v to the
+next round's items (one atomic per subgroup on the GPU). Items of a round are a multiset:
+their order differs between backends. The host passes {name = be:worklist(type, cap)}.]=],
   ["vyre.param"] = [=[
 vyre.param(name, type) -> declaration
 A scalar parameter for vyre.program, passed by value at each launch (args.name).]=],
@@ -255,10 +261,14 @@ Validates and compiles p (CUDA: through the PTX, module and disk caches).]=],
 be:load_ptx(ptx, entry) -> Kernel   (CUDA only)
 A kernel from raw PTX text, launched with k:launch_raw.]=],
   ["Backend:sequence"] = [=[
-be:sequence({{k, args [, opts]}, ...} [, {prefix, times, readback, timed}]) -> arrays [, timing]
+be:sequence({{k, args [, opts]}, ...} [, {prefix, times, readback, timed, converge}])
+  -> arrays [, timing]
 Launches the steps in order with one synchronisation: steps 1..prefix once, the rest
 `times` times, then reads back each buffer, or element range {buf, first, count} (first
-1-based, count defaulting to the rest, as buf:download{first =, count =}), in readback.]=],
+1-based, count defaulting to the rest, as buf:download{first =, count =}), in readback.
+converge = {worklist = wl, max = n} in place of times: the rest run round by round, each
+round followed by wl:advance(), until a round pushes nothing (one count read per round);
+arrays.rounds is the number of rounds run. A step's opts may be {n = wl}.]=],
   ["Backend:graph"] = [=[
 be:graph({{k, args [, opts]}, ...}) -> Graph
 Captures the steps once (arguments by value) for cheap replay with g:launch(times).]=],
@@ -285,7 +295,11 @@ repeats the steps on the device until a round leaves flag[1] zero (zeroed before
 round) or max rounds ran.
 Results equal be:sequence's bit for bit; the reference backend runs it too. grid_sync
 ("auto", "cooperative", "split", "graph") forces the execution mode; "graph" replays each
-converge round as a CUDA graph (one graph launch and one flag read per round). docs/GRID.md.]=],
+converge round as a CUDA graph (one graph launch and one flag read per round).
+converge = {worklist = wl, max = n}: rounds of the steps (after the prefix), each followed
+by wl:advance(), until a round pushes nothing or max rounds ran; returns the rounds. This
+form runs one launch per step and reads wl's count after each round (it is not composed
+into one kernel yet). docs/GRID.md.]=],
   ["Backend:plan"] = [=[
 be:plan(steps [, opts]) -> plan
 What be:megakernel would do, before anything runs: {mode, reason, layers, barriers (with
@@ -388,8 +402,10 @@ Fields: k.program, k.name, k.ptx (CUDA). Launches bind buffers and params by nam
   ["Kernel:launch"] = [=[
 k:launch(args [, opts]) -> k
 One launch on resident Buffers (asynchronous on CUDA; done on return on the reference).
-opts: {n = elements | {w, h, d}, grid = {x, y, z}}; a program reading gid.y/z needs
-n = {w, h [, d]} or grid, as be:run says.]=],
+opts: {n = elements | {w, h, d} | worklist, grid = {x, y, z}}; a program reading gid.y/z
+needs n = {w, h [, d]} or grid, as be:run says. n = wl runs wl:size() invocations, the
+count read on the device (a grid-stride loop over a bounded grid, no readback); the
+program must declare a worklist. Also in be:sequence and be:graph steps.]=],
   ["Kernel:launch_timed"] = [=[
 k:launch_timed(args [, opts]) -> {wall_ns, device_ns, enqueue_ns, wait_ns}
 One launch, synchronised, with its timing.]=],
@@ -466,6 +482,39 @@ passes.select({candidates = {...}, frontier_items, reuse_count, avoided_readback
                planning_budget_ns, scratch_budget_bytes}) -> {selected, skipped, ...}
 Benchmark pass selection: mandatory first, thresholds, budgets, projected speedup (the
 product of the factors); skip reasons as the original names them. §3.11.]=],
+
+  ["Backend:worklist"] = [=[
+be:worklist(type, capacity) -> Worklist
+A device worklist of at most `capacity` items per round (numeric type), empty. Bind it by
+the declaration's name ({frontier = wl}) and size launches with it ({n = wl}).]=],
+  ["Worklist"] = [=[
+vyre.Worklist — a device worklist (be:worklist): the current items, which kernels read,
+and the next round's, which their pushes fill; wl:advance() swaps them. Fields: type,
+capacity, freed. A round that pushes past the capacity is reported (never a silent drop)
+at the next host read of the worklist (the reference: right after the launch), naming the
+capacity needed.]=],
+  ["Worklist:push"] = [=[
+wl:push(values) -> wl
+Appends a table, vyre.Array or Buffer of the item type to the current items (seeding).]=],
+  ["Worklist:size"] = [=[
+wl:size() -> integer
+The number of current items (CUDA: waits for queued work and reads the count).]=],
+  ["Worklist:pushed"] = [=[
+wl:pushed() -> integer
+The number of items pushed for the next round so far.]=],
+  ["Worklist:items"] = [=[
+wl:items() -> Array
+A copy of the current items (their order within a round is not defined).]=],
+  ["Worklist:advance"] = [=[
+wl:advance() -> wl
+The pushed items become current and the next round starts empty (CUDA: a step on the
+stream, no host synchronisation).]=],
+  ["Worklist:clear"] = [=[
+wl:clear() -> wl
+No current or pushed items, and no overflow record.]=],
+  ["Worklist:free"] = [=[
+wl:free()
+Releases the worklist's memory (idempotent; also <close> and garbage collection).]=],
 
   ["Graph"] = [=[
 vyre.Graph — launch steps captured once (be:graph), replayed with g:launch(times).]=],

@@ -107,6 +107,10 @@ buf[i] (same as k.buf[i]); out of bounds reads a typed zero.]=],
   ["Builder:store"] = [=[
 k:store(buf, i, v)
 buf[i] = v (same as k.buf[i] = v); out of bounds is dropped.]=],
+  ["Builder:push"] = [=[
+k:push(wl, v)
+Appends v (of the item type) to worklist wl's next-round items (same as k.wl:push(v);
+vyre.worklist).]=],
   ["Builder:len"] = [=[
 k:len(buf) -> Expr (u32)
 The bound element count (same as k.buf:len()).]=],

@@ -29,7 +29,7 @@ static bool sm_supported(unsigned sm) {
 static void to_args(const struct vyre_backend_launch *l, vyre_cuda_buffer **bufs,
                     struct vyre_cuda_args *a) {
     for (size_t i = 0; i < l->nbuffers; i++) bufs[i] = l->buffers[i];
-    *a = (struct vyre_cuda_args){bufs, l->nbuffers, l->params, l->nparams, l->n, l->grid};
+    *a = (struct vyre_cuda_args){bufs, l->nbuffers, l->params, l->nparams, l->n, l->grid, 0};
 }
 
 /* Steps as vyre_cuda_steps; the caller frees *cs and *bufs. */

@@ -309,6 +309,10 @@ struct vyre_cuda_kernel {
      * and its own thread limit (ARCHITECTURE.md §5). */
     CUfunction vfn;
     int vmax_threads;
+    /* The entry NAME_wl of a program with worklists (launches sized by a worklist,
+     * worklist.c) and the argument slot of its header (vyre_wn), else NULL. */
+    CUfunction wfn;
+    uint32_t wn_at;
     struct vyre_cu_gridk *grid; /* programs with grid statements (grid_launch.c), else NULL */
     /* Debug kernels (debug.c): their out-of-bounds counters (2 u64 per declaration) and
      * the declarations' names; oob is 0 for other kernels. */
@@ -330,6 +334,13 @@ VYRE_INTERNAL enum vyre_status vyre_cu_debug_attach(vyre_cuda_kernel *k, const v
 /* Kernel free: folds its counts into the pending report (debug mode on), frees them. */
 VYRE_INTERNAL void vyre_cu_debug_detach(vyre_cuda_kernel *k);
 VYRE_INTERNAL void vyre_cu_debug_destroy(struct vyre_cuda_device *d); /* device teardown */
+
+/* ---- worklists (worklist.c) ---------------------------------------------------------- */
+
+/* A launch sized by worklist header wn: writes it into the NAME_wl entry's slot and the
+ * bounded grid into g; VYRE_ERR_ARG when the kernel has no such entry. */
+VYRE_INTERNAL enum vyre_status vyre_cu_wl_sized(vyre_cuda_kernel *k, uint64_t wn, uint64_t *slot,
+                                                uint32_t g[3], struct vyre_error *err);
 
 /* ---- programs with grid statements (grid_launch.c) ------------------------------ */
 

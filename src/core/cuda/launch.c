@@ -137,11 +137,19 @@ static enum vyre_status launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_a
     if (st != VYRE_OK) return st;
     if (k->grid)
         return vyre_cu_grid_launch(k, k->slot, g, k->dev->grid_sync, err); /* grid_launch.c */
-    bool vec = vector_launch(k, k->slot, g);
+    bool vec = false;
+    if (a->wn) { /* sized by a worklist: NAME_wl on a bounded grid (worklist.c) */
+        if ((st = vyre_cu_wl_sized(k, a->wn, k->slot, g, err)) != VYRE_OK) return st;
+    } else {
+        vec = vector_launch(k, k->slot, g);
+    }
     VYRE_CU_CHECK(k->dev,
-                  vyre_cu.cuLaunchKernel(vec ? k->vfn : k->fn, g[0], g[1], g[2],
-                                         k->geom.workgroup[0], k->geom.workgroup[1],
-                                         k->geom.workgroup[2], 0, k->dev->stream, k->argv, NULL),
+                  vyre_cu.cuLaunchKernel(a->wn ? k->wfn
+                                         : vec ? k->vfn
+                                               : k->fn,
+                                         g[0], g[1], g[2], k->geom.workgroup[0],
+                                         k->geom.workgroup[1], k->geom.workgroup[2], 0,
+                                         k->dev->stream, k->argv, NULL),
                   "cuLaunchKernel", k->name, err);
     k->dev->st.launches++;
     k->dev->st.vector_launches += vec;
@@ -169,7 +177,13 @@ enum vyre_status vyre_cuda_prepare(vyre_cuda_kernel *k, const struct vyre_cuda_a
     if (st != VYRE_OK) return st;
     st = fill_args(k, a, out->slot, out->grid, err);
     if (st != VYRE_OK) return st;
-    out->vector = vector_launch(k, out->slot, out->grid);
+    if (a->wn) {
+        st = vyre_cu_wl_sized(k, a->wn, out->slot, out->grid, err);
+        if (st != VYRE_OK) return st;
+        out->sized = true;
+    } else {
+        out->vector = vector_launch(k, out->slot, out->grid);
+    }
     if (k->oob) out->slot[k->oob_at] = (uint64_t)k->oob; /* debug.c: its counters */
     for (uint32_t i = 0; i < VYRE_CUDA_MAX_ARGS; i++) out->argv[i] = &out->slot[i];
     out->kernel = k;
@@ -182,8 +196,11 @@ static enum vyre_status launch_prepared(vyre_cuda_kernel *k, struct vyre_cuda_pr
     if (st != VYRE_OK) return st;
     if (k->grid) return vyre_cu_grid_launch(k, pl->slot, pl->grid, k->dev->grid_sync, err);
     VYRE_CU_CHECK(k->dev,
-                  vyre_cu.cuLaunchKernel(pl->vector ? k->vfn : k->fn, pl->grid[0], pl->grid[1],
-                                         pl->grid[2], k->geom.workgroup[0], k->geom.workgroup[1],
+                  vyre_cu.cuLaunchKernel(pl->sized    ? k->wfn
+                                         : pl->vector ? k->vfn
+                                                      : k->fn,
+                                         pl->grid[0], pl->grid[1], pl->grid[2],
+                                         k->geom.workgroup[0], k->geom.workgroup[1],
                                          k->geom.workgroup[2], 0, k->dev->stream, pl->argv, NULL),
                   "cuLaunchKernel", k->name, err);
     k->dev->st.launches++;
@@ -509,7 +526,7 @@ static enum vyre_status run(vyre_cuda_device *d, vyre_program *p,
         d->st.bytes_up += b->bytes;
     }
     if (st == VYRE_OK) {
-        struct vyre_cuda_args a = {rs->ptrs, k->nbuffers, params, nparams, n, grid};
+        struct vyre_cuda_args a = {rs->ptrs, k->nbuffers, params, nparams, n, grid, 0};
         st = vyre_cu_launch_one(k, &a, err);
     }
     uint64_t down_off = off;

@@ -185,6 +185,18 @@ static enum vyre_status find_vector_entry(vyre_cuda_kernel *k, CUmodule mod,
     return VYRE_OK;
 }
 
+/* The entry NAME_wl of a program with worklists (src/codegen/ptx_worklist.c). */
+static enum vyre_status find_worklist_entry(vyre_cuda_kernel *k, CUmodule mod,
+                                            struct vyre_error *err) {
+    char entry[VYRE_MAX_NAME + 16], decl[VYRE_MAX_NAME + 48];
+    snprintf(entry, sizeof entry, "%.*s_wl", (int)VYRE_MAX_NAME, k->name);
+    snprintf(decl, sizeof decl, ".visible .entry %s(", entry);
+    if (!strstr(k->ptx, decl)) return VYRE_OK;
+    VYRE_CU_CHECK(k->dev, vyre_cu.cuModuleGetFunction(&k->wfn, mod, entry), "cuModuleGetFunction",
+                  k->name, err);
+    return VYRE_OK;
+}
+
 static void kernel_dispose(vyre_cuda_kernel *k) {
     free(k->argv);
     free(k->slot);
@@ -215,8 +227,10 @@ static enum vyre_status compile(vyre_cuda_device *d, vyre_program *p, vyre_cuda_
      * vector entry of an elementwise program takes one more, its count, and a debug
      * entry (which has no vector entry) its counters (debug.c) */
     bool debug = d->debug; /* as vyre_cu_ptx_get read it */
-    uint32_t nargs = 2 * p->nbuffers + p->nparams + (p->has_grid ? 4u : 0u);
-    vyre_cuda_kernel *k = kernel_new(d, nargs + 1);
+    /* worklists: one header address each after the params, passed as u64 params */
+    uint32_t nparams = p->nparams + vyre_program_worklist_count(p);
+    uint32_t nargs = 2 * p->nbuffers + nparams + (p->has_grid ? 4u : 0u);
+    vyre_cuda_kernel *k = kernel_new(d, nargs + 2);
     char *entry = entry_name(ptx);
     if (k) {
         k->ptx = malloc(len + 1);
@@ -224,7 +238,7 @@ static enum vyre_status compile(vyre_cuda_device *d, vyre_program *p, vyre_cuda_
         k->buf_types = calloc(p->nbuffers + 1, sizeof *k->buf_types);
         k->buf_access = calloc(p->nbuffers + 1, sizeof *k->buf_access);
         k->buf_counts = calloc(p->nbuffers + 1, sizeof *k->buf_counts);
-        k->param_types = calloc(p->nparams + 1, sizeof *k->param_types);
+        k->param_types = calloc(nparams + 1, sizeof *k->param_types);
     }
     if (!k || !entry || !k->ptx || !k->name || !k->buf_types || !k->buf_access || !k->buf_counts ||
         !k->param_types) {
@@ -244,7 +258,9 @@ static enum vyre_status compile(vyre_cuda_device *d, vyre_program *p, vyre_cuda_
     k->geom.name = k->name;
     memcpy(k->geom.workgroup, p->workgroup, sizeof p->workgroup);
     k->nbuffers = p->nbuffers;
-    k->nparams = p->nparams;
+    k->nparams = nparams;
+    /* NAME_wl's vyre_wn follows the entry's parameters (and a debug entry's counters) */
+    k->wn_at = nargs + (debug ? 1u : 0u);
     for (uint32_t i = 0; i < p->ndecls; i++) {
         const struct vyre_decl *dc = &p->decls[i];
         if (dc->kind == VYRE_DECL_BUFFER) {
@@ -254,11 +270,14 @@ static enum vyre_status compile(vyre_cuda_device *d, vyre_program *p, vyre_cuda_
             if (dc->nonempty) k->buf_nonempty[dc->slot / 32] |= 1u << (dc->slot % 32);
         } else if (dc->kind == VYRE_DECL_PARAM) {
             k->param_types[dc->slot] = dc->type;
+        } else if (dc->kind == VYRE_DECL_WORKLIST) {
+            k->param_types[p->nparams + dc->slot] = VYRE_U64;
         }
     }
     st = vyre_cu_module_get(d, k->ptx, len, ptx_hash, k->name, &k->module, err);
     if (st == VYRE_OK) {
         st = find_vector_entry(k, k->module->mod, err);
+        if (st == VYRE_OK) st = find_worklist_entry(k, k->module->mod, err);
         if (st == VYRE_OK) st = finish_kernel(k, k->module->mod, entry, err);
         if (st != VYRE_OK) vyre_cu_module_release(k->module);
     }

@@ -347,6 +347,7 @@ static struct vyre_decl *add_decl(vyre_program *p, enum vyre_decl_kind kind, con
     case VYRE_DECL_BUFFER: d->slot = p->nbuffers++; break;
     case VYRE_DECL_SHARED: d->slot = p->nshared++; break;
     case VYRE_DECL_PARAM: d->slot = p->nparams++; break;
+    case VYRE_DECL_WORKLIST: d->slot = p->nworklists++; break;
     }
     return d;
 }
@@ -370,6 +371,14 @@ struct vyre_decl *vyre_ir_shared(vyre_program *p, const char *name, enum vyre_ty
     }
     return d;
 }
+
+struct vyre_decl *vyre_ir_worklist(vyre_program *p, const char *name, enum vyre_type t) {
+    struct vyre_decl *d = add_decl(p, VYRE_DECL_WORKLIST, name, t);
+    if (d) d->access = VYRE_ACCESS_READ_WRITE;
+    return d;
+}
+
+bool vyre_ir_has_worklist(const vyre_program *p) { return p && p->nworklists > 0; }
 
 struct vyre_decl *vyre_ir_param(vyre_program *p, const char *name, enum vyre_type t) {
     return add_decl(p, VYRE_DECL_PARAM, name, t);
@@ -564,6 +573,14 @@ struct vyre_stmt *vyre_ir_converge(vyre_program *p, const char *flag, struct vyr
     return s->buf ? s : NULL;
 }
 
+struct vyre_stmt *vyre_ir_push_item(vyre_program *p, const char *wl, struct vyre_expr *v) {
+    struct vyre_stmt *s = new_stmt(p, VYRE_ST_PUSH, NULL);
+    if (!s) return NULL;
+    s->buf = vyre_arena_strdup(p, wl);
+    s->value = v;
+    return s->buf ? s : NULL;
+}
+
 bool vyre_stmt_has_blocks(const struct vyre_stmt *s) {
     return s && (s->kind == VYRE_ST_IF || s->kind == VYRE_ST_FOR || s->kind == VYRE_ST_CONVERGE);
 }
@@ -662,6 +679,7 @@ const char *vyre_decl_kind_name(enum vyre_decl_kind k) {
     case VYRE_DECL_BUFFER: return "buffer";
     case VYRE_DECL_SHARED: return "shared";
     case VYRE_DECL_PARAM: return "param";
+    case VYRE_DECL_WORKLIST: return "worklist";
     }
     return "?";
 }
@@ -678,6 +696,8 @@ bool vyre_program_decl(const vyre_program *p, uint32_t i, struct vyre_decl_info 
 uint32_t vyre_program_buffer_count(const vyre_program *p) { return p ? p->nbuffers : 0; }
 
 uint32_t vyre_program_param_count(const vyre_program *p) { return p ? p->nparams : 0; }
+
+uint32_t vyre_program_worklist_count(const vyre_program *p) { return p ? p->nworklists : 0; }
 
 unsigned vyre_expr_operands(const struct vyre_expr *e, struct vyre_expr *out[3]) {
     unsigned n = 0;
@@ -706,8 +726,7 @@ unsigned vyre_expr_operands(const struct vyre_expr *e, struct vyre_expr *out[3])
 static bool expr_reads(const struct vyre_expr *e, unsigned mask, unsigned axis) {
     if (!e) return false;
     if (e->kind == VYRE_EX_BUILTIN)
-        return (axis == 3 || e->u.builtin.axis == axis) &&
-               (mask & (1u << e->u.builtin.which)) != 0;
+        return (axis == 3 || e->u.builtin.axis == axis) && (mask & (1u << e->u.builtin.which)) != 0;
     struct vyre_expr *ops[3];
     unsigned n = vyre_expr_operands(e, ops);
     for (unsigned i = 0; i < n; i++)
@@ -722,8 +741,7 @@ static bool block_reads(const struct vyre_block *b, unsigned mask, unsigned axis
                                         s->from,  s->to,    s->step};
         for (size_t j = 0; j < sizeof es / sizeof es[0]; j++)
             if (expr_reads(es[j], mask, axis)) return true;
-        if (block_reads(&s->then_, mask, axis) || block_reads(&s->else_, mask, axis))
-            return true;
+        if (block_reads(&s->then_, mask, axis) || block_reads(&s->else_, mask, axis)) return true;
     }
     return false;
 }

@@ -179,7 +179,8 @@ enum vyre_stmt_kind {
     VYRE_ST_ATOMIC,       /* atomic op on buf[index] with value (and expected for cas);
                         name = variable bound to the old value, or NULL */
     VYRE_ST_GRID_BARRIER, /* the whole dispatch meets here (ARCHITECTURE.md §3) */
-    VYRE_ST_CONVERGE      /* buf = FLAG (decl), value = MAX, then_ = the round's body */
+    VYRE_ST_CONVERGE,     /* buf = FLAG (decl), value = MAX, then_ = the round's body */
+    VYRE_ST_PUSH          /* buf = worklist (decl), value: appended to the next round's items */
 };
 
 struct vyre_block {
@@ -214,7 +215,7 @@ struct vyre_program {
     uint32_t workgroup[3];
     struct vyre_decl *decls;
     uint32_t ndecls, decls_cap;
-    uint32_t nbuffers, nshared, nparams;
+    uint32_t nbuffers, nshared, nparams, nworklists;
     struct vyre_block body;
     uint32_t next_id; /* node ids handed out so far */
     bool oom;         /* an allocation failed while building */
@@ -287,6 +288,13 @@ VYRE_INTERNAL struct vyre_stmt *vyre_ir_atomic(vyre_program *p, const char *resu
 /* (converge FLAG MAX body...): the body goes into the statement's then_ block. */
 VYRE_INTERNAL struct vyre_stmt *vyre_ir_converge(vyre_program *p, const char *flag,
                                                  struct vyre_expr *max);
+/* (push WORKLIST value); (worklist NAME TYPE). */
+VYRE_INTERNAL struct vyre_stmt *vyre_ir_push_item(vyre_program *p, const char *wl,
+                                                  struct vyre_expr *v);
+VYRE_INTERNAL struct vyre_decl *vyre_ir_worklist(vyre_program *p, const char *name,
+                                                 enum vyre_type t);
+/* True when p declares a worklist. */
+VYRE_INTERNAL bool vyre_ir_has_worklist(const vyre_program *p);
 /* true for the statements that own blocks: if (then_, else_), for and converge (then_). */
 VYRE_INTERNAL bool vyre_stmt_has_blocks(const struct vyre_stmt *s);
 /* Appends; returns false on OOM. */

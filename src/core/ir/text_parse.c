@@ -34,9 +34,9 @@ struct parser {
     enum vyre_status st; /* VYRE_OK until the first failure */
 };
 
-static const char *const stmt_heads[] = {"let",    "set",          "store",   "if",
-                                         "for",    "break",        "return",  "barrier",
-                                         "atomic", "grid_barrier", "converge"};
+static const char *const stmt_heads[] = {"let",    "set",          "store",    "if",
+                                         "for",    "break",        "return",   "barrier",
+                                         "atomic", "grid_barrier", "converge", "push"};
 static const char TYPE_LIST[] = "bool i32 u32 i64 u64 f32 f64";
 
 /* ---- errors ------------------------------------------------------------------- */
@@ -264,7 +264,6 @@ static bool parse_operands(struct parser *P, struct vyre_expr **a, int n) {
     return true;
 }
 
-
 /* What the head of an expression form names (classify_form). */
 enum form_class {
     FC_BAD,
@@ -482,7 +481,8 @@ static bool parse_items(struct parser *P, struct vyre_block *into) {
 }
 
 /* After "(atomic": OP BUF INDEX [EXPECTED] VALUE ). */
-PARSE_LEAF static bool parse_atomic_rest(struct parser *P, const char *result, struct vyre_block *into) {
+PARSE_LEAF static bool parse_atomic_rest(struct parser *P, const char *result,
+                                         struct vyre_block *into) {
     char word[16], buf[VYRE_MAX_NAME + 1];
     enum vyre_atomic_op op;
     struct vyre_expr *a[3] = {NULL, NULL, NULL};
@@ -557,8 +557,7 @@ static bool parse_for(struct parser *P, struct vyre_block *into) {
 }
 
 /* After "(converge": FLAG MAX; pushes the statement (its body still empty). */
-PARSE_LEAF static struct vyre_stmt *parse_converge_head(struct parser *P,
-                                                         struct vyre_block *into) {
+PARSE_LEAF static struct vyre_stmt *parse_converge_head(struct parser *P, struct vyre_block *into) {
     char flag[VYRE_MAX_NAME + 1];
     struct vyre_expr *max;
     if (!take_name(P, "a flag buffer", flag) || !(max = parse_expr(P))) return NULL;
@@ -572,8 +571,8 @@ static bool parse_converge(struct parser *P, struct vyre_block *into) {
     return s && parse_items(P, &s->then_) && close_form(P, "(converge FLAG MAX STMT...)");
 }
 
-/* After "(let", "(set" or "(store" (kind 0, 1, 2): the rest of the statement. A leaf
- * of the statement recursion (only expressions nest inside). */
+/* After "(let", "(set", "(store" or "(push" (kind 0, 1, 2, 3): the rest of the
+ * statement. A leaf of the statement recursion (only expressions nest inside). */
 PARSE_LEAF static bool parse_assign(struct parser *P, int kind, struct vyre_block *into) {
     vyre_program *p = P->p;
     char name[VYRE_MAX_NAME + 1];
@@ -596,6 +595,12 @@ PARSE_LEAF static bool parse_assign(struct parser *P, int kind, struct vyre_bloc
             !push(P, into, vyre_ir_set(p, name, a[0])))
             return false;
         return close_form(P, "(set NAME VALUE)");
+    }
+    if (kind == 3) {
+        if (!take_name(P, "a worklist", name) || !parse_operands(P, a, 1) ||
+            !push(P, into, vyre_ir_push_item(p, name, a[0])))
+            return false;
+        return close_form(P, "(push WORKLIST VALUE)");
     }
     if (!take_name(P, "a buffer", name) || !parse_operands(P, a, 2) ||
         !push(P, into, vyre_ir_store(p, name, a[0], a[1])))
@@ -622,12 +627,24 @@ PARSE_LEAF static bool parse_simple(struct parser *P, size_t i, struct vyre_bloc
 PARSE_COLD static bool unknown_stmt(struct parser *P, const struct vyre_tok *at);
 
 /* Statement classes of classify_stmt; SC_SIMPLE + i is simple_stmts[i]. */
-enum { SC_BAD, SC_LET, SC_SET, SC_STORE, SC_IF, SC_FOR, SC_ATOMIC, SC_CONVERGE, SC_SIMPLE };
+enum {
+    SC_BAD,
+    SC_LET,
+    SC_SET,
+    SC_STORE,
+    SC_IF,
+    SC_FOR,
+    SC_ATOMIC,
+    SC_CONVERGE,
+    SC_PUSH,
+    SC_SIMPLE
+};
 
 /* At a statement's head: consumes it and returns its class (SC_BAD after reporting). */
 PARSE_LEAF static size_t classify_stmt(struct parser *P) {
     const struct vyre_tok head = P->t;
-    static const char *const words[] = {"let", "set", "store", "if", "for", "atomic", "converge"};
+    static const char *const words[] = {"let", "set",    "store",    "if",
+                                        "for", "atomic", "converge", "push"};
     if (head.kind != VYRE_TK_ATOM) {
         expected(P, "a statement name after '('", "write e.g. (store buf i v)");
         return SC_BAD;
@@ -653,6 +670,7 @@ static bool parse_stmt(struct parser *P, struct vyre_block *into) {
     case SC_FOR: return parse_for(P, into);
     case SC_ATOMIC: return parse_atomic_rest(P, NULL, into);
     case SC_CONVERGE: return parse_converge(P, into);
+    case SC_PUSH: return parse_assign(P, 3, into);
     default: return parse_simple(P, c - SC_SIMPLE, into);
     }
 }
@@ -666,15 +684,17 @@ PARSE_COLD static bool unknown_stmt(struct parser *P, const struct vyre_tok *at)
                        "%s is only allowed inside (if COND ...), right after the "
                        "condition. Fix: write (if COND (then ...) (else ...))",
                        found);
-    if (vyre_tok_is(&head, "buffer") || vyre_tok_is(&head, "shared") || vyre_tok_is(&head, "param"))
-        return fail_at(P, &head,
-                       "declaration %s after a statement or inside a block. Fix: put "
-                       "all buffer/shared/param declarations at the top of the program, before "
-                       "the first statement",
-                       found);
+    if (vyre_tok_is(&head, "buffer") || vyre_tok_is(&head, "shared") ||
+        vyre_tok_is(&head, "param") || vyre_tok_is(&head, "worklist"))
+        return fail_at(
+            P, &head,
+            "declaration %s after a statement or inside a block. Fix: put "
+            "all buffer/shared/param/worklist declarations at the top of the program, before "
+            "the first statement",
+            found);
     return fail_at(P, &head,
                    "expected a statement, found %s. Fix: use let set store if for "
-                   "break return barrier atomic grid_barrier converge (an expression must "
+                   "break return barrier atomic grid_barrier converge push (an expression must "
                    "be bound with let)",
                    found);
 }
@@ -692,6 +712,11 @@ static bool parse_decl(struct parser *P, const struct vyre_tok *head) {
         if (!take_name(P, "a param", name) || !take_type(P, &t)) return false;
         if (!vyre_ir_param(p, name, t)) return oom(P);
         return close_form(P, "(param NAME TYPE)");
+    }
+    if (vyre_tok_is(head, "worklist")) {
+        if (!take_name(P, "a worklist", name) || !take_type(P, &t)) return false;
+        if (!vyre_ir_worklist(p, name, t)) return oom(P);
+        return close_form(P, "(worklist NAME TYPE)");
     }
     if (vyre_tok_is(head, "shared")) {
         if (!take_name(P, "a shared array", name) || !take_type(P, &t) ||
@@ -748,7 +773,7 @@ static bool parse_program(struct parser *P) {
     while (P->t.kind == VYRE_TK_LP) {
         bool decl =
             peek_head(P, &head) && (vyre_tok_is(&head, "buffer") || vyre_tok_is(&head, "shared") ||
-                                    vyre_tok_is(&head, "param"));
+                                    vyre_tok_is(&head, "param") || vyre_tok_is(&head, "worklist"));
         if (decl && !in_body) {
             if (!parse_decl(P, &head)) return false;
         } else {

@@ -394,6 +394,13 @@ static void print_stmt(struct vyre_tw *w, const struct vyre_stmt *s, int indent,
     case VYRE_ST_BARRIER: tw_str(w, "(barrier)"); return;
     case VYRE_ST_ATOMIC: print_atomic(w, s); return;
     case VYRE_ST_GRID_BARRIER: tw_str(w, "(grid_barrier)"); return;
+    case VYRE_ST_PUSH:
+        tw_str(w, "(push");
+        put_name(w, s->buf);
+        tw_put(w, " ", 1);
+        print_expr(w, s->value);
+        tw_put(w, ")", 1);
+        return;
     case VYRE_ST_CONVERGE:
         tw_str(w, "(converge");
         put_name(w, s->buf);
@@ -439,8 +446,9 @@ static void print_decl(struct vyre_tw *w, const struct vyre_decl *d) {
         snprintf(num, sizeof num, " %" PRIu32 ")", d->count);
         tw_str(w, num);
         return;
+    case VYRE_DECL_WORKLIST:
     case VYRE_DECL_PARAM:
-        tw_str(w, "(param");
+        tw_str(w, d->kind == VYRE_DECL_PARAM ? "(param" : "(worklist");
         put_name(w, d->name);
         put_name(w, type_text(w, d->type));
         tw_put(w, ")", 1);

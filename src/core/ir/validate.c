@@ -299,6 +299,7 @@ static const char *decl_what(enum vyre_decl_kind k) {
     case VYRE_DECL_BUFFER: return "buffer";
     case VYRE_DECL_SHARED: return "shared array";
     case VYRE_DECL_PARAM: return "param";
+    case VYRE_DECL_WORKLIST: return "worklist";
     }
     return "declaration";
 }
@@ -308,11 +309,11 @@ static void check_decl(struct vyre_vv *v, uint32_t i, uint32_t *nbuf, uint32_t *
     struct vyre_decl *d = &v->p->decls[i];
     size_t old = vyre_vv_push(v, "decls[%u]", i);
     d->nonempty = false; /* set again by check_converge for a converge's flag */
-    bool kind_ok =
-        d->kind == VYRE_DECL_BUFFER || d->kind == VYRE_DECL_SHARED || d->kind == VYRE_DECL_PARAM;
+    bool kind_ok = d->kind == VYRE_DECL_BUFFER || d->kind == VYRE_DECL_SHARED ||
+                   d->kind == VYRE_DECL_PARAM || d->kind == VYRE_DECL_WORKLIST;
     const char *what = decl_what(d->kind);
     if (!kind_ok)
-        vyre_vv_report(v, "invalid-decl", "declare a buffer, shared array or param",
+        vyre_vv_report(v, "invalid-decl", "declare a buffer, shared array, param or worklist",
                        "declaration kind %d is unknown", (int)d->kind);
     bool type_ok = (unsigned)d->type < VYRE_TYPE_COUNT;
     if (!type_ok)
@@ -333,6 +334,8 @@ static void check_decl(struct vyre_vv *v, uint32_t i, uint32_t *nbuf, uint32_t *
         if (++*nparam == VYRE_MAX_PARAMS + 1u)
             vyre_vv_report(v, "limit-params", "pass the values through a read buffer instead",
                            "the program declares more than %u params", VYRE_MAX_PARAMS);
+    } else if (d->kind == VYRE_DECL_WORKLIST) {
+        vyre_vv_worklist_decl(v, d);
     } else if (d->kind == VYRE_DECL_SHARED) {
         if (d->count == 0)
             vyre_vv_report(v, "shared-count", "give the shared array a count of at least 1",
@@ -411,6 +414,7 @@ enum vyre_status vyre_validate(vyre_program *p, struct vyre_problems *out) {
     vyre_vv_grid_mark(v);
     if (!v->full) vyre_vv_block(v, &p->body, "body", 1);
     if (!v->full && !v->nodes_reported && p->has_grid) vyre_vv_grid_check(v);
+    if (!v->full) vyre_vv_worklist_rules(v);
     /* The uniformity analysis needs every name resolved and every subtree inside the
      * limits; on a huge program it is skipped (the program is already rejected). */
     if (!v->full && !v->nodes_reported) vyre_vv_flow(v);

@@ -43,6 +43,15 @@ uint32_t vyre_vv_buffer(struct vyre_vv *v, const char *name, const char *quote) 
     if (n->kind == VYRE_VV_DECL) {
         const struct vyre_decl *d = &v->p->decls[n->index];
         if (d->kind == VYRE_DECL_BUFFER || d->kind == VYRE_DECL_SHARED) return n->index;
+        if (d->kind == VYRE_DECL_WORKLIST) {
+            vyre_vv_report(v, "not-a-buffer",
+                           "append to a worklist with (push NAME v); read it with (load NAME i) "
+                           "and (len NAME)",
+                           "'%.64s' is a worklist: store, atomic and converge take a buffer "
+                           "(in %s)",
+                           name, quote);
+            return UINT32_MAX;
+        }
         vyre_vv_report(v, "not-a-buffer",
                        "load/len/store/atomic take a buffer or shared array name",
                        "'%.64s' is a param, not a buffer or shared array (in %s)", name, quote);
@@ -104,7 +113,9 @@ static enum vyre_type check_name(struct vyre_vv *v, struct vyre_expr *e, const c
         vyre_vv_report(v, "not-a-value",
                        "read an element with (load NAME i) or the count with (len NAME)",
                        "'%.64s' is a %s, not a value", name,
-                       d->kind == VYRE_DECL_SHARED ? "shared array" : "buffer");
+                       d->kind == VYRE_DECL_SHARED     ? "shared array"
+                       : d->kind == VYRE_DECL_WORKLIST ? "worklist"
+                                                       : "buffer");
         (void)q;
         return VYRE_VOID;
     }
@@ -126,7 +137,9 @@ static enum vyre_type check_name(struct vyre_vv *v, struct vyre_expr *e, const c
 
 static enum vyre_type check_access(struct vyre_vv *v, struct vyre_expr *e, unsigned depth,
                                    const char *q) {
-    uint32_t d = vyre_vv_buffer(v, e->u.access.buf, q);
+    /* load and len also read a worklist's current items (§2) */
+    uint32_t d = vyre_vv_find_worklist(v, e->u.access.buf);
+    if (d == UINT32_MAX) d = vyre_vv_buffer(v, e->u.access.buf, q);
     e->u.access.decl = d;
     if (e->kind == VYRE_EX_LEN) return VYRE_U32;
     enum vyre_type it = sub(v, "index", e->u.access.index, depth + 1);

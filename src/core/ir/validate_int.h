@@ -94,6 +94,12 @@ VYRE_INTERNAL enum vyre_type vyre_vv_child(struct vyre_vv *v, const char *seg, s
 VYRE_INTERNAL uint32_t vyre_vv_buffer(struct vyre_vv *v, const char *name, const char *quote);
 /* True for the index types u32/i32. */
 VYRE_INTERNAL bool vyre_vv_index_type(enum vyre_type t);
+/* validate_worklist.c: the worklist rules. */
+VYRE_INTERNAL void vyre_vv_worklist_decl(struct vyre_vv *v, const struct vyre_decl *d);
+/* The decl index of the worklist named name, or UINT32_MAX (reports nothing). */
+VYRE_INTERNAL uint32_t vyre_vv_find_worklist(const struct vyre_vv *v, const char *name);
+VYRE_INTERNAL void vyre_vv_check_push(struct vyre_vv *v, struct vyre_stmt *s, const char *q);
+VYRE_INTERNAL void vyre_vv_worklist_rules(struct vyre_vv *v);
 
 /* ---- validate_stmt.c ------------------------------------------------------------- */
 VYRE_INTERNAL void vyre_vv_block(struct vyre_vv *v, struct vyre_block *b, const char *seg,

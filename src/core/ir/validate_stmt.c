@@ -66,6 +66,7 @@ static const char *decl_kind_name(const struct vyre_decl *d) {
     case VYRE_DECL_BUFFER: return "buffer";
     case VYRE_DECL_SHARED: return "shared array";
     case VYRE_DECL_PARAM: return "param";
+    case VYRE_DECL_WORKLIST: return "worklist";
     }
     return "declaration";
 }
@@ -339,6 +340,7 @@ static void check_stmt(struct vyre_vv *v, struct vyre_stmt *s, unsigned depth) {
     case VYRE_ST_GRID_BARRIER: break; /* placement: validate_grid.c */
     case VYRE_ST_CONVERGE: check_converge(v, s, q, depth); break;
     case VYRE_ST_ATOMIC: check_atomic(v, s, q); break;
+    case VYRE_ST_PUSH: vyre_vv_check_push(v, s, q); break;
     default:
         vyre_vv_report(v, "invalid-statement", FIX_MISSING, "statement kind %d is unknown",
                        (int)s->kind);

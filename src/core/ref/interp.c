@@ -163,6 +163,7 @@ static void compile_stmt(struct compiler *c, const struct vyre_stmt *s, struct l
     case VYRE_ST_SET: emit(c, VYRE_IN_ASSIGN, s); break;
     case VYRE_ST_STORE: emit(c, VYRE_IN_STORE, s); break;
     case VYRE_ST_ATOMIC: emit(c, VYRE_IN_ATOMIC, s); break;
+    case VYRE_ST_PUSH: emit(c, VYRE_IN_PUSH, s); break;
     case VYRE_ST_IF: {
         uint32_t jf = emit(c, VYRE_IN_JUMP_IF_NOT, s);
         compile_block(c, &s->then_, "then", loop);
@@ -341,6 +342,7 @@ enum vyre_status vyre_interp_workgroup(const struct vyre_exec *x, struct vyre_la
 /* ---- argument checks ------------------------------------------------------------ */
 
 static enum vyre_status check_args(const vyre_program *p, const struct vyre_run_args *args,
+                                   struct vyre_worklist_arg *const *wl, size_t nwl,
                                    struct vyre_error *err) {
     if (args->nbuffers != p->nbuffers)
         return vyre_error_set(err, VYRE_ERR_ARG,
@@ -352,6 +354,25 @@ static enum vyre_status check_args(const vyre_program *p, const struct vyre_run_
                               "program '%s' declares %u param(s) but %zu values were given. Fix: "
                               "pass one value per `param` declaration, in order.",
                               p->name, p->nparams, args->nparams);
+    if (nwl != p->nworklists || (nwl && !wl))
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "program '%s' declares %u worklist(s) but %zu were bound. Fix: "
+                              "bind one vyre_worklist_arg per `worklist` declaration, in order.",
+                              p->name, p->nworklists, nwl);
+    for (uint32_t w = 0; w < nwl; w++) {
+        const struct vyre_worklist_arg *a = wl[w];
+        if (!a)
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "worklist %u of program '%s' is NULL. Fix: bind every "
+                                  "worklist declaration.",
+                                  w, p->name);
+        if ((a->capacity && (!a->cur || !a->next)) || a->cur_count > a->capacity)
+            return vyre_error_set(err, VYRE_ERR_ARG,
+                                  "worklist %u of program '%s' has %u current items for "
+                                  "capacity %u (or no item arrays). Fix: give cur and next "
+                                  "arrays of `capacity` elements and cur_count <= capacity.",
+                                  w, p->name, a->cur_count, a->capacity);
+    }
     if ((args->nbuffers && !args->buffers) || (args->nparams && !args->params))
         return vyre_error_set(err, VYRE_ERR_ARG,
                               "vyre_ref_run: buffer or param array is NULL while its count is "
@@ -427,7 +448,8 @@ static void run_state_free(struct run_state *st) {
 
 /* Binds buffers, params and shared storage by declaration index. */
 static bool setup_memory(const vyre_program *p, const struct vyre_run_args *args,
-                         struct vyre_oob_count *oob, struct run_state *st, size_t *shared_bytes) {
+                         struct vyre_worklist_arg *const *wl, struct vyre_oob_count *oob,
+                         struct run_state *st, size_t *shared_bytes) {
     size_t nd = p->ndecls ? p->ndecls : 1;
     st->mem = calloc(nd, sizeof *st->mem);
     st->param_bits = calloc(nd, sizeof *st->param_bits);
@@ -452,6 +474,10 @@ static bool setup_memory(const vyre_program *p, const struct vyre_run_args *args
         if (decl->kind == VYRE_DECL_BUFFER) {
             m->data = args->buffers[decl->slot].data;
             m->count = args->buffers[decl->slot].count;
+        } else if (decl->kind == VYRE_DECL_WORKLIST) {
+            m->wl = wl[decl->slot];
+            m->data = m->wl->cur;
+            m->count = m->wl->cur_count;
         } else if (decl->kind == VYRE_DECL_SHARED) {
             off = (off + 7u) & ~(size_t)7u;
             m->data = st->shared + off;
@@ -593,6 +619,8 @@ enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,
     if (!o) o = &none;
     uint64_t *rounds = o->rounds;
     struct vyre_oob_count *oob = o->oob;
+    struct vyre_worklist_arg *const *wl = o->worklists;
+    size_t nwl = o->nworklists;
     if (rounds) *rounds = 0;
     if (!p || !args)
         return vyre_error_set(err, VYRE_ERR_ARG,
@@ -600,7 +628,7 @@ enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,
                               "both.");
     enum vyre_status st_valid = vyre_ensure_valid(p, err);
     if (st_valid != VYRE_OK) return st_valid;
-    enum vyre_status status = check_args(p, args, err);
+    enum vyre_status status = check_args(p, args, wl, nwl, err);
     if (status != VYRE_OK) return status;
 
     struct run_state st;
@@ -610,7 +638,7 @@ enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,
     bool compiled =
         p->has_grid ? (nslots = compile_sections(p, &st)) > 0 : vyre_interp_compile(p, &st.code);
     if (!p->has_grid) nslots = st.code.nslots ? st.code.nslots : 1;
-    if (!compiled || !setup_memory(p, args, oob, &st, &shared_bytes)) {
+    if (!compiled || !setup_memory(p, args, wl, oob, &st, &shared_bytes)) {
         run_state_free(&st);
         return vyre_error_set(err, VYRE_ERR_NOMEM,
                               "vyre_ref_run: out of memory preparing program '%s'. Fix: free "

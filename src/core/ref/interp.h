@@ -19,6 +19,7 @@ enum vyre_ins_kind {
     VYRE_IN_FOR_NEXT,    /* var += step unless it would wrap; var < to -> pc = target */
     VYRE_IN_RETURN,      /* the invocation ends                                   */
     VYRE_IN_BARRIER,     /* park until every invocation of the workgroup is here  */
+    VYRE_IN_PUSH,        /* append eval(s->value) to worklist s->decl's next items  */
     VYRE_IN_SUBGROUP     /* hidden[slot], hidden[slot+1] = the operands of subgroup op
                             e; park like a barrier; the scheduler then writes e's
                             result into hidden[slot] (interp_subgroup.c)          */
@@ -52,8 +53,9 @@ struct vyre_mem {
     unsigned char *data;
     uint64_t count;
     enum vyre_type type;
-    uint32_t size;              /* bytes per element */
-    struct vyre_oob_count *oob; /* debug mode: this declaration's counts, else NULL */
+    uint32_t size;                /* bytes per element */
+    struct vyre_oob_count *oob;   /* debug mode: this declaration's counts, else NULL */
+    struct vyre_worklist_arg *wl; /* worklists: the binding (data/count: current items) */
 };
 
 struct vyre_exec {

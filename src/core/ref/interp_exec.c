@@ -112,6 +112,25 @@ static void exec_store(const struct vyre_exec *x, const struct vyre_lane *lane,
     else if (m->oob) /* out of bounds: dropped (debug mode: counted) */ m->oob->stores++;
 }
 
+/* (push W v): items are appended in the order the interpreter runs invocations; the
+ * GPU's order differs (a round's items are a multiset, §3). Past the capacity the item
+ * is not stored, and overflow_needed records the count the round needs. */
+static void exec_push(const struct vyre_exec *x, const struct vyre_lane *lane,
+                      const struct vyre_stmt *s) {
+    const struct vyre_mem *m = &x->mem[s->decl];
+    struct vyre_worklist_arg *w = m->wl;
+    vyre_bits v = eval(x, lane, s->value);
+    uint32_t n = w->next_count;
+    if (n < w->capacity) {
+        struct vyre_mem next = *m;
+        next.data = w->next;
+        mem_write(&next, n, v);
+    } else if (n != UINT32_MAX && n + 1u > w->overflow_needed) {
+        w->overflow_needed = n + 1u;
+    }
+    if (n != UINT32_MAX) w->next_count = n + 1u;
+}
+
 /* Atomics run one at a time in this interpreter, so "atomic" is simply read, compute,
  * write. Out of bounds: no effect, the old value reads as zero. */
 static void exec_atomic(const struct vyre_exec *x, struct vyre_lane *lane,
@@ -189,6 +208,10 @@ void vyre_interp_run_lane(const struct vyre_exec *x, struct vyre_lane *lane) {
             break;
         case VYRE_IN_ATOMIC:
             exec_atomic(x, lane, s);
+            lane->pc++;
+            break;
+        case VYRE_IN_PUSH:
+            exec_push(x, lane, s);
             lane->pc++;
             break;
         case VYRE_IN_JUMP_IF_NOT:

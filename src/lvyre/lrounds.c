@@ -1,0 +1,119 @@
+/* lrounds.c — rounds that converge on a worklist (issue 23 §1): be:sequence(steps,
+ * {converge = {worklist = wl, max = N}}) and be:megakernel with the same option. The
+ * prefix steps run once; then each round runs the other steps once and advances wl,
+ * and the loop stops after a round that pushed nothing (or after max rounds). The
+ * number of rounds run is returned, as the flag form of be:megakernel returns it.
+ *
+ * This is a host loop on both backends: after each round the runtime reads wl's count
+ * (on CUDA one synchronisation per round, and an overflow is reported there, naming the
+ * capacity needed). A megakernel with this option runs the same loop: its steps are not
+ * composed into one persistent kernel, because a worklist round must end at a launch
+ * boundary (ARCHITECTURE.md §10, "Worklists"; the device-decided round is issue 23 §2). */
+#include <string.h>
+
+#include "lbackend.h"
+#include "lvyre_box.h"
+
+/* Reads opts.converge = {worklist = wl, max = N} at opts (a table or nil). false when
+ * opts has no converge.worklist (the caller's own forms apply). */
+bool lvyre_read_wl_converge(lua_State *L, int opts, struct lvyre_backend *be,
+                            struct lvyre_worklist **wl, uint32_t *max, const char *fname) {
+    if (!lua_istable(L, opts)) return false;
+    lua_getfield(L, opts, "converge");
+    if (!lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        return false;
+    }
+    lua_getfield(L, -1, "worklist");
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 2);
+        return false;
+    }
+    struct lvyre_worklist *w = lvyre_testworklist(L, -1);
+    if (!w || !w->live || w->be != be)
+        luaL_error(L,
+                   "%s: opts.converge.worklist must be a live vyre.Worklist of this backend. "
+                   "Fix: {converge = {worklist = be:worklist('u32', capacity), max = 1000}}",
+                   fname);
+    lua_getfield(L, -2, "max");
+    int isnum = 0;
+    lua_Integer m = lua_tointegerx(L, -1, &isnum);
+    if (!isnum || m < 1 || m > (lua_Integer)UINT32_MAX)
+        luaL_error(L,
+                   "%s: opts.converge.max must be an integer >= 1 (the most rounds). Fix: "
+                   "{converge = {worklist = wl, max = 1000}}",
+                   fname);
+    lua_getfield(L, opts, "times");
+    if (!lua_isnil(L, -1))
+        luaL_error(L,
+                   "%s: opts.times and opts.converge exclude each other. Fix: converge "
+                   "repeats the steps itself (at most converge.max rounds)",
+                   fname);
+    lua_pop(L, 4);
+    *wl = w;
+    *max = (uint32_t)m;
+    return true;
+}
+
+static void add_timing(struct vyre_timing *sum, const struct vyre_timing *t) {
+    sum->wall_ns += t->wall_ns;
+    sum->device_ns += t->device_ns;
+    sum->enqueue_ns += t->enqueue_ns;
+    sum->wait_ns += t->wait_ns;
+}
+
+/* One run of steps [first, last) of cs (CUDA), synchronised, timed into *t. */
+static void cuda_run(lua_State *L, struct lvyre_backend *be, const struct vyre_cuda_step *cs,
+                     size_t n, struct vyre_timing *t, const char *fname) {
+    struct vyre_timing one = {0, 0, 0, 0};
+    struct vyre_error err;
+    struct vyre_cuda_sequence_options o = {.prefix = n, .timing = &one};
+    if (vyre_cuda_sequence(be->dev, cs, n, &o, &err) != VYRE_OK)
+        vyre_lua_raise(L, fname, &err);
+    add_timing(t, &one);
+}
+
+uint64_t lvyre_rounds_by_worklist(lua_State *L, struct lvyre_backend *be, struct lvyre_step *steps,
+                                  size_t n, size_t prefix, struct lvyre_worklist *wl, uint32_t max,
+                                  struct vyre_timing *t, const char *fname) {
+    uint64_t rounds = 0;
+    memset(t, 0, sizeof *t);
+    if (be->kind == LVYRE_REFERENCE) {
+        uint64_t t0 = lvyre_now_ns();
+        for (size_t i = 0; i < prefix; i++) lvyre_kernel_run(L, steps[i].k, &steps[i].b, fname);
+        while (rounds < max) {
+            for (size_t i = prefix; i < n; i++) lvyre_kernel_run(L, steps[i].k, &steps[i].b, fname);
+            lvyre_worklist_check(L, wl, fname);
+            lvyre_worklist_advance_ref(&wl->ref);
+            rounds++;
+            if (wl->ref.cur_count == 0) break; /* the round pushed nothing */
+        }
+        t->wall_ns = t->device_ns = t->enqueue_ns = lvyre_now_ns() - t0;
+        be->st.sequences++;
+        return rounds;
+    }
+    /* CUDA: the round's steps and then the advance, as one sequence per round */
+    struct vyre_cuda_step *cs = vyre_lua_scratch(L, (n + 2) * sizeof *cs);
+    vyre_cuda_buffer **bufs = vyre_lua_scratch(L, (n * VYRE_MAX_BUFFERS + 1) * sizeof *bufs);
+    size_t m = 0, mprefix = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (steps[i].b.empty) continue;
+        cs[m].kernel = steps[i].k->cu;
+        lvyre_cuda_args(steps[i].k, &steps[i].b, bufs + m * VYRE_MAX_BUFFERS, &cs[m].args);
+        m++;
+        if (i < prefix) mprefix = m;
+    }
+    vyre_cuda_worklist_advance_step(wl->cu, &cs[m]);
+    if (mprefix) cuda_run(L, be, cs, mprefix, t, fname);
+    while (rounds < max) {
+        cuda_run(L, be, cs + mprefix, m - mprefix + 1, t, fname);
+        rounds++;
+        struct vyre_worklist_arg s;
+        struct vyre_error err;
+        if (vyre_cuda_worklist_state(wl->cu, &s, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
+        if (s.overflow_needed)
+            lvyre_worklist_overflow_error(L, fname, wl->capacity, s.overflow_needed);
+        if (s.cur_count == 0) break; /* the round pushed nothing */
+    }
+    return rounds;
+}

@@ -1,0 +1,289 @@
+/* lworklist.c — vyre.Worklist (ARCHITECTURE.md §2, §7): `be:worklist(type, capacity)`,
+ * the host side of a device worklist. Kernels read its current items with (len W) and
+ * (load W i) and append the next round's with (push W v); wl:advance() makes those
+ * current. Passed in args by the declaration's name, and as a launch size: {n = wl}.
+ *
+ * On CUDA it owns a vyre_cuda_worklist (src/core/cuda/worklist.c): advance is a launch
+ * on the stream, and size/items/push wait for queued work. On the reference it owns the
+ * same state in host memory: a vyre_worklist_arg over two arrays of `capacity` items.
+ * Both report an overflow — pushes past the capacity, counted but not stored — on the
+ * next host read (the reference: also right after the launch), naming the capacity
+ * needed; it stays reported until wl:clear(). User value 1 keeps the backend alive. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbackend.h"
+#include "lvyre_box.h"
+
+static struct lvyre_worklist *towl(lua_State *L, int idx) {
+    return vyre_lua_checkself(L, idx, VYRE_LUA_WORKLIST);
+}
+
+struct lvyre_worklist *lvyre_testworklist(lua_State *L, int idx) {
+    return luaL_testudata(L, idx, VYRE_LUA_WORKLIST);
+}
+
+/* The live worklist self at idx (raises when freed or its backend is). */
+static struct lvyre_worklist *check_live(lua_State *L, int idx, const char *fname) {
+    struct lvyre_worklist *w = towl(L, idx);
+    if (!w->live)
+        luaL_error(L,
+                   "%s: the worklist was freed. Fix: create a new one with be:worklist(type, "
+                   "capacity)",
+                   fname);
+    if (!w->be->open)
+        luaL_error(L,
+                   "%s: the worklist's backend was freed. Fix: keep the backend open while "
+                   "its worklists are used",
+                   fname);
+    return w;
+}
+
+static void release(struct lvyre_worklist *w) {
+    if (!w->live) return;
+    w->live = false;
+    if (w->cu) vyre_cuda_worklist_free(w->cu);
+    w->cu = NULL;
+    free(w->host);
+    w->host = NULL;
+}
+
+int lvyre_worklist_overflow_error(lua_State *L, const char *fname, uint32_t capacity,
+                                  uint32_t needed) {
+    return luaL_error(L,
+                      "%s: worklist overflow: a round pushed %I items into a worklist of "
+                      "capacity %I; the items past the capacity were not stored. Fix: create "
+                      "the worklist with a capacity of at least %I (be:worklist(type, %I)), or "
+                      "wl:clear() and run the round again",
+                      fname, (LUAI_UACINT)needed, (LUAI_UACINT)capacity, (LUAI_UACINT)needed,
+                      (LUAI_UACINT)needed);
+}
+
+/* The counts (CUDA: waits and downloads the header); raises on an overflow. */
+static struct vyre_worklist_arg state(lua_State *L, struct lvyre_worklist *w, const char *fname) {
+    struct vyre_worklist_arg s;
+    if (w->be->kind == LVYRE_CUDA) {
+        struct vyre_error err;
+        if (vyre_cuda_worklist_state(w->cu, &s, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    } else {
+        s = w->ref;
+    }
+    if (s.overflow_needed) lvyre_worklist_overflow_error(L, fname, w->capacity, s.overflow_needed);
+    if (s.cur_count > w->capacity) s.cur_count = w->capacity;
+    return s;
+}
+
+void lvyre_worklist_check(lua_State *L, struct lvyre_worklist *w, const char *fname) {
+    if (w->be->kind == LVYRE_REFERENCE && w->ref.overflow_needed)
+        lvyre_worklist_overflow_error(L, fname, w->capacity, w->ref.overflow_needed);
+}
+
+/* be:worklist(type, capacity) -> vyre.Worklist, empty */
+int lvyre_backend_worklist(lua_State *L) {
+    const char *fname = "vyre.Backend:worklist";
+    struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
+    enum vyre_type t = vyre_lua_checktype(L, 2, fname);
+    lua_Integer cap = vyre_lua_optint(L, 3, -1, fname, "capacity",
+                                      "give the most items one round may push, e.g. "
+                                      "be:worklist('u32', 1 << 20)");
+    if (t == VYRE_BOOL)
+        return luaL_error(L, "%s: worklist items cannot be bool. Fix: use u32 (0/1) items", fname);
+    if (cap < 1 || cap > (lua_Integer)UINT32_MAX)
+        return luaL_error(L,
+                          "%s: capacity must be an integer from 1 to %I (got %s). Fix: give the "
+                          "most items one round may push, e.g. be:worklist('%s', 1 << 20)",
+                          fname, (LUAI_UACINT)UINT32_MAX,
+                          lua_isnoneornil(L, 3) ? "none" : luaL_tolstring(L, 3, NULL),
+                          vyre_type_name(t));
+    vyre_cuda_device *dev = be->kind == LVYRE_CUDA ? lvyre_cuda_device(L, be, fname) : NULL;
+    struct lvyre_worklist *w = lua_newuserdatauv(L, sizeof *w, 1);
+    memset(w, 0, sizeof *w);
+    w->be = be;
+    w->type = t;
+    w->capacity = (uint32_t)cap;
+    luaL_setmetatable(L, VYRE_LUA_WORKLIST);
+    lua_pushvalue(L, 1);
+    lua_setiuservalue(L, -2, 1);
+    if (dev) {
+        struct vyre_error err;
+        if (vyre_cuda_worklist_alloc(dev, t, w->capacity, &w->cu, &err) != VYRE_OK)
+            return vyre_lua_raise(L, fname, &err);
+    } else {
+        uint64_t bytes = (uint64_t)w->capacity * vyre_type_size(t);
+        w->host = vyre_lua_host_alloc(L, 2 * bytes, true, fname);
+        w->ref.cur = w->host;
+        w->ref.next = (char *)w->host + bytes;
+        w->ref.capacity = w->capacity;
+    }
+    w->live = true;
+    return 1;
+}
+
+/* wl:push(values) -> wl: appends a table, vyre.Array or Buffer of the item type to the
+ * current items. */
+static int wl_push(lua_State *L) {
+    const char *fname = "vyre.Worklist:push";
+    struct lvyre_worklist *w = check_live(L, 1, fname);
+    lua_settop(L, 2);
+    struct vyre_lua_array *a = vyre_lua_toarray(L, 2);
+    struct lvyre_buffer *b = a ? NULL : lvyre_testbuffer(L, 2);
+    if (b) {
+        if (!b->live || b->be != w->be)
+            return luaL_error(L,
+                              "%s: the Buffer is freed or belongs to another backend. Fix: "
+                              "pass a live Buffer of the worklist's backend",
+                              fname);
+        a = vyre_lua_newarray(L, b->type, b->count);
+        size_t bytes = (size_t)(b->count * vyre_type_size(b->type));
+        if (b->be->kind == LVYRE_CUDA) {
+            struct vyre_error err;
+            if (vyre_cuda_buffer_download(b->cu, 0, a->data, bytes, &err) != VYRE_OK)
+                return vyre_lua_raise(L, fname, &err);
+        } else if (bytes) {
+            memcpy(a->data, b->host, bytes);
+        }
+    } else if (!a && lua_type(L, 2) == LUA_TTABLE && !lua_getmetatable(L, 2)) {
+        a = vyre_lua_array_fromtable(L, 2, w->type, fname, NULL);
+    } else if (!a) {
+        return luaL_error(L,
+                          "%s: expected a table, a vyre.Array or a Buffer of %s (got %s). Fix: "
+                          "wl:push({1, 2, 3})",
+                          fname, vyre_type_name(w->type), luaL_typename(L, 2));
+    }
+    if (a->type != w->type)
+        return luaL_error(L,
+                          "%s: the values are %s, the worklist holds %s. Fix: convert them, "
+                          "e.g. vyre.array('%s', t)",
+                          fname, vyre_type_name(a->type), vyre_type_name(w->type),
+                          vyre_type_name(w->type));
+    struct vyre_worklist_arg s = state(L, w, fname);
+    if (a->count > (uint64_t)(w->capacity - s.cur_count))
+        return luaL_error(L,
+                          "%s: %I values after %I current items need capacity %I, the worklist "
+                          "has %I. Fix: create it with be:worklist('%s', %I) or more",
+                          fname, (LUAI_UACINT)a->count, (LUAI_UACINT)s.cur_count,
+                          (LUAI_UACINT)(a->count + s.cur_count), (LUAI_UACINT)w->capacity,
+                          vyre_type_name(w->type), (LUAI_UACINT)(a->count + s.cur_count));
+    if (w->be->kind == LVYRE_CUDA) {
+        struct vyre_error err;
+        if (vyre_cuda_worklist_push(w->cu, a->data, (uint32_t)a->count, &err) != VYRE_OK)
+            return vyre_lua_raise(L, fname, &err);
+    } else {
+        size_t es = vyre_type_size(w->type);
+        if (a->count) memcpy((char *)w->ref.cur + s.cur_count * es, a->data, a->count * es);
+        w->ref.cur_count = s.cur_count + (uint32_t)a->count;
+    }
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* wl:size() -> the number of current items */
+static int wl_size(lua_State *L) {
+    struct lvyre_worklist *w = check_live(L, 1, "vyre.Worklist:size");
+    lua_pushinteger(L, state(L, w, "vyre.Worklist:size").cur_count);
+    return 1;
+}
+
+/* wl:pushed() -> the number of items pushed for the next round so far */
+static int wl_pushed(lua_State *L) {
+    struct lvyre_worklist *w = check_live(L, 1, "vyre.Worklist:pushed");
+    lua_pushinteger(L, state(L, w, "vyre.Worklist:pushed").next_count);
+    return 1;
+}
+
+/* wl:items() -> vyre.Array of the current items (a copy) */
+static int wl_items(lua_State *L) {
+    const char *fname = "vyre.Worklist:items";
+    struct lvyre_worklist *w = check_live(L, 1, fname);
+    struct vyre_worklist_arg s = state(L, w, fname);
+    struct vyre_lua_array *a = vyre_lua_newarray(L, w->type, s.cur_count);
+    if (w->be->kind == LVYRE_CUDA) {
+        struct vyre_error err;
+        if (vyre_cuda_worklist_items(w->cu, a->data, s.cur_count, &err) != VYRE_OK)
+            return vyre_lua_raise(L, fname, &err);
+    } else if (s.cur_count) {
+        memcpy(a->data, w->ref.cur, s.cur_count * vyre_type_size(w->type));
+    }
+    return 1;
+}
+
+void lvyre_worklist_advance_ref(struct vyre_worklist_arg *r) {
+    void *c = r->cur;
+    r->cur = r->next;
+    r->next = c;
+    r->cur_count = r->next_count < r->capacity ? r->next_count : r->capacity;
+    r->next_count = 0;
+}
+
+/* wl:advance() -> wl: the pushed items become current (CUDA: on the stream) */
+static int wl_advance(lua_State *L) {
+    const char *fname = "vyre.Worklist:advance";
+    struct lvyre_worklist *w = check_live(L, 1, fname);
+    if (w->be->kind == LVYRE_CUDA) {
+        struct vyre_error err;
+        if (vyre_cuda_worklist_advance(w->cu, &err) != VYRE_OK)
+            return vyre_lua_raise(L, fname, &err);
+    } else {
+        lvyre_worklist_check(L, w, fname);
+        lvyre_worklist_advance_ref(&w->ref);
+    }
+    lua_settop(L, 1);
+    return 1;
+}
+
+/* wl:clear() -> wl: no current or pushed items, no overflow record */
+static int wl_clear(lua_State *L) {
+    const char *fname = "vyre.Worklist:clear";
+    struct lvyre_worklist *w = check_live(L, 1, fname);
+    if (w->be->kind == LVYRE_CUDA) {
+        struct vyre_error err;
+        if (vyre_cuda_worklist_clear(w->cu, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
+    } else {
+        w->ref.cur_count = w->ref.next_count = w->ref.overflow_needed = 0;
+    }
+    lua_settop(L, 1);
+    return 1;
+}
+
+static int wl_free(lua_State *L) {
+    struct lvyre_worklist *w = towl(L, 1);
+    release(w);
+    return 0;
+}
+
+static int wl_tostring(lua_State *L) {
+    struct lvyre_worklist *w = towl(L, 1);
+    lua_pushfstring(L, "vyre.Worklist(%s, capacity %d%s)", vyre_type_name(w->type),
+                    (int)w->capacity, w->live ? "" : ", freed");
+    return 1;
+}
+
+static const luaL_Reg wl_methods[] = {
+    {"push", wl_push},       {"size", wl_size},   {"pushed", wl_pushed}, {"items", wl_items},
+    {"advance", wl_advance}, {"clear", wl_clear}, {"free", wl_free},     {NULL, NULL}};
+
+/* Fields type, capacity and freed, then methods. */
+static int wl_index(lua_State *L) {
+    struct lvyre_worklist *w = towl(L, 1);
+    const char *k = lua_tostring(L, 2);
+    if (k && strcmp(k, "type") == 0) {
+        lua_pushstring(L, vyre_type_name(w->type));
+        return 1;
+    }
+    if (k && strcmp(k, "capacity") == 0) {
+        lua_pushinteger(L, w->capacity);
+        return 1;
+    }
+    if (k && strcmp(k, "freed") == 0) {
+        lua_pushboolean(L, !w->live);
+        return 1;
+    }
+    return vyre_lua_method(L);
+}
+
+static const luaL_Reg wl_meta[] = {
+    {"__gc", wl_free}, {"__close", wl_free}, {"__tostring", wl_tostring}, {NULL, NULL}};
+
+void vyre_lua_open_worklist(lua_State *L) {
+    vyre_lua_newclass_fields(L, VYRE_LUA_WORKLIST, wl_methods, wl_meta, wl_index, wl_free, false);
+}
