@@ -104,7 +104,6 @@ local function partials(g, bufs, op, extra)
   end
   return out
 end
-M.partials = partials
 
 --- lib.reduce(g, bufs [, op]) -> Lua scalar over every element of every rank.
 function M.reduce(name, timed, g, bufs, op)
