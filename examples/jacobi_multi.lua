@@ -10,29 +10,8 @@ package.path = (arg and arg[0] and arg[0]:match("^(.*)/") or ".") .. "/support/?
 local vyre = require("vyre")
 local lib = require("vyre.lib")
 
--- One strip: rows 1 .. rows of a (rows + 2) x w block, rows 0 and rows + 1 are halos.
--- `top`/`bottom` say whether the strip's first/last row is the grid's edge (held).
-local sweep = vyre.program("jacobi_strip", {workgroup = {16, 16},
-    vyre.buffer("u", "f32", "read"), vyre.buffer("v", "f32", "write"),
-    vyre.buffer("diff", "f32", "write"),
-    vyre.param("w", "u32"), vyre.param("rows", "u32"),
-    vyre.param("top", "u32"), vyre.param("bottom", "u32")},
-  function(k)
-    local x, r = k:let("x", k.gid.x), k:let("r", k.gid.y + 1) -- r: 1 .. rows
-    k:when(x:lt(k.w):land(r:le(k.rows)), function()
-      local i = k:let("i", r * k.w + x)
-      local edge_row = r:eq(1):land(k.top:eq(1)):lor(r:eq(k.rows):land(k.bottom:eq(1)))
-      local inside = x:gt(0):land(x:lt(k.w - 1)):land(edge_row:lnot())
-      k:when(inside, function()
-        local nv = k:let("nv", (k.u[i - 1] + k.u[i + 1] + k.u[i - k.w] + k.u[i + k.w]) * 0.25)
-        k.v[i] = nv
-        k.diff[i] = (nv - k.u[i]):abs()
-      end, function()
-        k.v[i] = k.u[i]
-        k.diff[i] = 0.0
-      end)
-    end)
-  end)
+-- The strip sweep (support/jacobi_strip.lua, shared with bench/multigpu/bench.lua).
+local sweep = require("jacobi_strip")
 
 local cuda = vyre.cuda
 local count = cuda.count() or 0

@@ -67,22 +67,53 @@ local function all_partials(g, t, mine)
   return out
 end
 
+-- The devices run at once and one wait covers them all, so the group's device time is
+-- not told apart from the wall time: device_ns is the wall time (an upper bound), and
+-- per (one-device timings, the one-process-per-GPU sort's) raises it where larger.
 local function timing_of(t0, per)
-  local dev = 0
-  for _, t in ipairs(per) do dev = math.max(dev, t.device_ns or 0) end
   local wall = core.now_ns() - t0
+  local dev = wall
+  for _, t in ipairs(per or {}) do dev = math.max(dev, t.device_ns or 0) end
   return { wall_ns = wall, device_ns = dev, enqueue_ns = wall, wait_ns = 0 }
+end
+
+-- The one-device reduction's launches (the same kernels and order as lib.reduce(be, buf),
+-- so each partial is bit for bit the one-device result) into a 1-element result buffer.
+local function reduce_steps(be, b, op, steps)
+  local R, U = require("vyre.lib.reduce"), require("vyre.lib.util")
+  local res = U.scratch(be, "group_reduce_res", b.type, 1)
+  R.steps(be, b.type, op, b, b.count, res, steps)
+  return res
+end
+
+-- Each device's partial of op over buf (nil for an empty one), every device's launches
+-- enqueued on its own stream before one wait for them all (g:sequence), so the devices
+-- run at once. extra(i, steps) may append more of device i's steps after its reduction.
+local function partials(g, bufs, op, extra)
+  local lists, res = {}, {}
+  for i, b in ipairs(bufs) do
+    local steps = {}
+    if b.count > 0 then res[i] = reduce_steps(g.backends[i], b, op, steps) end
+    if extra then extra(i, steps) end
+    lists[i] = steps
+  end
+  g:sequence(lists)
+  local out = {}
+  for i = 1, #bufs do
+    if res[i] then out[i] = res[i]:download({ count = 1 }):totable()[1] end
+  end
+  return out
 end
 
 --- lib.reduce(g, bufs [, op]) -> Lua scalar over every element of every rank.
 function M.reduce(name, timed, g, bufs, op)
-  local lib = require("vyre.lib")
   op = op or "add"
+  require("vyre.lib.util").check_op(name, op, { "add", "min", "max" })
   bufs = parts(name, g, bufs, "bufs")
   local t0 = core.now_ns()
-  local mine, per = {}, {}
-  local t = bufs[1] and bufs[1].type
+  local t = type(bufs[1]) == "userdata" and bufs[1].type or nil
   for i, b in ipairs(bufs) do
+    require("vyre.lib.util").check_buffer(name, g.backends[i], b, ("bufs[%d]"):format(i))
     if b.type ~= t then
       raise(name, ("bufs[%d] is %s but bufs[1] is %s"):format(i, b.type, t),
         "every device's buffer has one type")
@@ -91,13 +122,17 @@ function M.reduce(name, timed, g, bufs, op)
       raise(name, ("bufs[%d] is empty, and %s of nothing has no value"):format(i, op),
         "give every rank at least one element for min or max")
     end
-    mine[i], per[i] = lib.reduce_timed(g.backends[i], b, op)
   end
   if not NUM[t] then raise(name, "bool buffers do not reduce here", "use u32 0/1 values") end
+  local mine = partials(g, bufs, op)
+  for i = 1, #bufs do
+    if mine[i] == nil then mine[i] = (t == "f32" or t == "f64") and 0.0 or 0 end
+  end
   local all = all_partials(g, t, mine)
   local acc = all[1]
   for r = 2, #all do acc = combine(t, op, acc, all[r]) end
-  if timed then return acc, timing_of(t0, per) end
+  -- One wait covers every device, so the wall time is the group's device time too.
+  if timed then return acc, timing_of(t0) end
   return acc
 end
 
@@ -127,14 +162,19 @@ function M.scan(name, timed, g, src, dst, op, opts)
   local t0 = core.now_ns()
   local t = src[1].type
   if not NUM[t] then raise(name, "bool buffers do not scan", "use u32 0/1 values") end
-  local totals, per = {}, {}
+  local excl = type(opts) == "table" and opts.exclusive == true
   for i = 1, #src do
-    local be = g.backends[i]
-    -- the rank's total first: the scan may work in place
-    totals[i] = src[i].count > 0 and lib.reduce(be, src[i], op) or nil
-    local _, tm = lib.scan_timed(be, src[i], dst[i], op, opts)
-    per[i] = tm
+    -- the one-device checks (types, lengths, overlap, options), nothing enqueued
+    lib.steps.scan(g.backends[i], src[i], dst[i], op, opts)
   end
+  -- Every device's total (taken before its scan: the scan may work in place) and its
+  -- local scan, enqueued on every device before one wait.
+  local S = require("vyre.lib.scan")
+  local totals = partials(g, src, op, function(i, steps)
+    if src[i].count > 0 then
+      S.steps(g.backends[i], t, op, excl, src[i], dst[i], src[i].count, steps)
+    end
+  end)
   -- A rank with no elements contributes nothing: its total is the op's identity.
   local have = {}
   for i = 1, #src do have[i] = totals[i] ~= nil and 1 or 0 end
@@ -154,8 +194,8 @@ function M.scan(name, timed, g, src, dst, op, opts)
       k:launch({ d = dst[i], c = off })
     end
   end
-  for i = 1, #src do g.backends[i]:synchronize() end
-  if timed then return dst, timing_of(t0, per) end
+  g:synchronize()
+  if timed then return dst, timing_of(t0) end
   return dst
 end
 
@@ -210,6 +250,14 @@ local function gather_ints(g, t, mine, len)
   one:free()
   all:free()
   return out
+end
+
+-- The launches of lib.sort(be, keys [, values]) (its checks, its scratch: a plain call's),
+-- to run with the other devices' in one g:sequence.
+local function sort_steps(be, keys, values)
+  local U = require("vyre.lib.util")
+  return require("vyre.lib").steps.sort(be, keys, values,
+    { scratch = U.default_scratch(be, "call") })
 end
 
 -- Copies len elements from a[from..] to b[to..] (1-based), nothing when len is 0.
@@ -311,7 +359,6 @@ end
 --- lib.sort(g, keys [, values]) -> keys: sorts the concatenation of the ranks' keys (rank
 --- order) in place, stably; every rank keeps its count, so the result stays balanced.
 function M.sort(name, timed, g, keys, values)
-  local lib = require("vyre.lib")
   if g.size ~= #g.backends then
     keys = parts(name, g, keys, "keys")
     if values ~= nil then values = parts(name, g, values, "values") end
@@ -321,17 +368,17 @@ function M.sort(name, timed, g, keys, values)
   if values ~= nil then values = parts(name, g, values, "values") end
   local n, t = #keys, keys[1].type
   local t0 = core.now_ns()
-  local per = {}
+  local lists = {}
   for r = 1, n do
     if keys[r].type ~= t then
       raise(name, ("keys[%d] is %s but keys[1] is %s"):format(r, keys[r].type, t),
         "every device's keys have one type")
     end
-    local _, tm = lib.sort_timed(g.backends[r], keys[r], values and values[r])
-    per[r] = tm
+    lists[r] = sort_steps(g.backends[r], keys[r], values and values[r])
   end
+  g:sequence(lists) -- every device's local sort at once, one wait
   if n == 1 then
-    if timed then return keys, timing_of(t0, per) end
+    if timed then return keys, timing_of(t0) end
     return keys
   end
   -- Splitters: 16 regular samples per rank, sorted by image; n - 1 evenly spaced.
@@ -369,11 +416,13 @@ function M.sort(name, timed, g, keys, values)
     bk[j] = { buf = bk[j], count = total, vals = bv[j] }
   end
   for j = 1, n do
+    lists[j] = {}
     if bk[j].count > 1 then
       local kview = bk[j].buf:view(1, bk[j].count)
-      lib.sort(g.backends[j], kview, bk[j].vals and bk[j].vals:view(1, bk[j].count))
+      lists[j] = sort_steps(g.backends[j], kview, bk[j].vals and bk[j].vals:view(1, bk[j].count))
     end
   end
+  g:sequence(lists) -- the buckets' sorts at once (each after its copies: stream order)
   -- The sorted whole is bucket 1 .. n; rank r takes its count from where it starts.
   local j, off = 1, 0 -- position in the buckets
   for r = 1, n do
@@ -386,12 +435,12 @@ function M.sort(name, timed, g, keys, values)
       need, at, off = need - len, at + len, off + len
     end
   end
-  for r = 1, n do g.backends[r]:synchronize() end
+  g:synchronize()
   for q = 1, n do
     bk[q].buf:free()
     if bk[q].vals then bk[q].vals:free() end
   end
-  if timed then return keys, timing_of(t0, per) end
+  if timed then return keys, timing_of(t0) end
   return keys
 end
 

@@ -20,7 +20,10 @@
  * Fault injection: $VYRE_FAKENCCL_FAIL="N:R" makes the N-th counted call (every entry
  * but ncclGetVersion, ncclGetErrorString and ncclCommGetAsyncError) return result R;
  * $VYRE_FAKENCCL_ASYNC="N:R" lets the N-th counted call succeed and then reports R
- * from ncclCommGetAsyncError, as a failure inside a running collective does. */
+ * from ncclCommGetAsyncError, as a failure inside a running collective does.
+ * $VYRE_FAKENCCL_BUSY_US=U: after each group of collectives, ncclCommGetAsyncError says
+ * ncclInProgress for U microseconds, as a real non-blocking enqueue does for a while (a
+ * caller's poll must not add a fixed sleep on top of it). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -125,6 +128,15 @@ static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* $VYRE_FAKENCCL_BUSY_US: until when (now_s) the communicators still say in progress. */
+static double busy_until;
+
+static void start_busy(void) {
+    const char *s = getenv("VYRE_FAKENCCL_BUSY_US");
+    double us = s ? atof(s) : 0;
+    if (us > 0) busy_until = now_s() + us * 1e-6;
 }
 
 static void nap(void) {
@@ -568,7 +580,7 @@ API ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *state) {
     if (!c || !state) return ncclInvalidArgument;
     pthread_mutex_lock(&lock);
     if (c->async == ncclInProgress && complete(c)) c->async = ncclSuccess;
-    *state = c->async;
+    *state = c->async == ncclSuccess && now_s() < busy_until ? ncclInProgress : c->async;
     pthread_mutex_unlock(&lock);
     return ncclSuccess;
 }
@@ -655,8 +667,10 @@ API ncclResult_t ncclGroupEnd(void) {
     pthread_mutex_lock(&lock);
     ncclResult_t r = counted(NULL);
     if (group_depth > 0) group_depth--;
-    if (r == ncclSuccess && group_depth == 0) r = flush();
-    else if (r != ncclSuccess && group_depth == 0) nqueued = 0;
+    if (r == ncclSuccess && group_depth == 0) {
+        r = flush();
+        start_busy();
+    } else if (r != ncclSuccess && group_depth == 0) nqueued = 0;
     pthread_mutex_unlock(&lock);
     return r;
 }
