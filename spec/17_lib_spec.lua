@@ -326,13 +326,13 @@ end
 
 local function backends()
   local H = require("spec.helpers")
-  return {
+  return H.only_loaded({
     { name = "reference", tag = "", open = function() return vyre.backend("reference") end },
     { name = "cuda", tag = " #gpu", open = function()
       return assert(require("vyre.cuda").device(0))
     end },
     { name = "fake CUDA driver's", tag = " #fakecuda", open = H.fake_backend, small = true },
-  }
+  })
 end
 
 for _, kind in ipairs(backends()) do

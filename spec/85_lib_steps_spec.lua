@@ -267,14 +267,14 @@ local function names(list)
   return table.concat(t, ", ")
 end
 
-local KINDS = {
+local KINDS = H.only_loaded({
   { name = "reference", tag = "", n = 20000,
     open = function() return vyre.backend("reference") end },
   { name = "fake CUDA driver", tag = " #fakecuda", n = 9000, open = H.fake_backend },
   { name = "CUDA", tag = " #gpu", n = 1000000, open = function()
     return assert(require("vyre.cuda").device(0))
   end },
-}
+})
 
 for _, kind in ipairs(KINDS) do
   describe("vyre.lib steps forms on the " .. kind.name .. " backend" .. kind.tag, function()

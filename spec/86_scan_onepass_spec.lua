@@ -165,13 +165,13 @@ end
 
 -- The suite per backend -------------------------------------------------------------------
 
-local KINDS = {
+local KINDS = H.only_loaded({
   { name = "reference", tag = "", open = function() return vyre.backend("reference") end },
   { name = "CUDA", tag = " #gpu", open = function()
     return assert(require("vyre.cuda").device(0))
   end },
   { name = "fake CUDA driver's", tag = " #fakecuda", open = H.fake_backend, small = true },
-}
+})
 
 for _, kind in ipairs(KINDS) do
   describe("single-pass scan on the " .. kind.name .. " backend" .. kind.tag, function()

@@ -17,13 +17,13 @@ local function T(o)
 end
 
 local function backends()
-  return {
+  return H.only_loaded({
     { name = "reference", tag = "", open = function() return vyre.backend("reference") end },
     { name = "fake CUDA driver's", tag = " #fakecuda", open = H.fake_backend },
     { name = "cuda", tag = " #gpu", open = function()
       return assert(require("vyre.cuda").device(0))
     end },
-  }
+  })
 end
 
 -- n leaves (Num 0 .. n-1), each under an F; returns the e-graph.

@@ -247,11 +247,26 @@ function H.cuda_kinds()
       return assert(require("vyre.cuda").device(0))
     end },
   }
-  if (os.getenv("VYRE_LIBCUDA") or ""):find("fakecuda/libcuda.so.1", 1, true) then
+  if H.fake_loaded() then
     kinds[#kinds + 1] = { name = "the fake CUDA driver", tag = "#fakecuda", small = true,
       open = H.fake_backend }
   end
   return kinds
+end
+
+--- True where VYRE_LIBCUDA loads the fake driver (scripts/test.sh's fake pass).
+function H.fake_loaded()
+  return (os.getenv("VYRE_LIBCUDA") or ""):find("fakecuda/libcuda.so.1", 1, true) ~= nil
+end
+
+--- kinds without the fake driver's entries (open = H.fake_backend) where the fake is not
+--- loaded, so a GPU run sets up no fake describes (and a fake run keeps them).
+function H.only_loaded(kinds)
+  local out = {}
+  for _, k in ipairs(kinds) do
+    if k.open ~= H.fake_backend or H.fake_loaded() then out[#out + 1] = k end
+  end
+  return out
 end
 
 --- The fake driver's device 0 (a CUDA backend computing on the reference interpreter);

@@ -337,7 +337,15 @@ local function scan_tile(c, t, op, m, exclusive, look, init)
     publish_lines(c, t, "ci", true, "pi_")
     c.add("))")
   end
-  c.add("(let run (%s carry tpre))", op)
+  if U.is_float(t) and op ~= "add" then
+    -- Float min/max: the identity is NaN, and min(NaN, NaN) is "a NaN" whose bits differ
+    -- between the GPU (0x7fffffff) and the reference (the second operand), so the first
+    -- invocation of tile 0, whose in-tile prefix is the identity, starts from the carry
+    -- itself (the scan's init) on both backends instead of combining two NaNs.
+    c.add("(let run (select (ne tpre tpre) carry (%s carry tpre)))", op)
+  else
+    c.add("(let run (%s carry tpre))", op)
+  end
   for j = 0, m - 1 do
     local at = pad(("(add own %du32)"):format(j))
     if exclusive then
