@@ -341,8 +341,11 @@ local function scan_tile(c, t, op, m, exclusive, look, init)
     -- Float min/max: the identity is NaN, and min(NaN, NaN) is "a NaN" whose bits differ
     -- between the GPU (0x7fffffff) and the reference (the second operand), so the first
     -- invocation of tile 0, whose in-tile prefix is the identity, starts from the carry
-    -- itself (the scan's init) on both backends instead of combining two NaNs.
-    c.add("(let run (select (ne tpre tpre) carry (%s carry tpre)))", op)
+    -- itself (the scan's init) on both backends instead of combining two NaNs
+    -- (on the GPU the look-back's carry of tile 0 is itself such a NaN: take init's
+    -- literal there)
+    c.add("(let run (select (ne tpre tpre) (select (eq tile 0u32) %s carry) (%s carry tpre)))",
+      init, op)
   else
     c.add("(let run (%s carry tpre))", op)
   end
