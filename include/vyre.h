@@ -55,6 +55,13 @@ enum vyre_status vyre_error_set(struct vyre_error *err, enum vyre_status status,
 #endif
     ;
 const char *vyre_status_name(enum vyre_status status);
+/* The stable error code of a status, as error objects carry it (docs/API.md "Errors"):
+ * "oom" "arg" "parse" "validate" "runtime" "unsupported" "limit" "driver" "no_cuda"
+ * "lost" "io". */
+const char *vyre_status_code(enum vyre_status status);
+/* The fix of a message worded "what. Fix: how": a pointer to "how" inside message, or
+ * NULL when it has none; *what_len (may be NULL) gets the length of "what." before it. */
+const char *vyre_error_fix(const char *message, size_t *what_len);
 
 /* Frees memory returned by vyre (text, PTX). NULL is a no-op. */
 void vyre_free(void *ptr);

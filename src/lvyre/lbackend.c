@@ -128,28 +128,29 @@ static void push_reference_info(lua_State *L) {
 struct lvyre_backend *lvyre_checkbackend(lua_State *L, int idx, const char *fname) {
     struct lvyre_backend *be = luaL_testudata(L, idx, VYRE_LUA_BACKEND);
     if (!be)
-        luaL_error(L, "%s: called without a backend (got %s). Fix: use be:%s(...) with a colon",
-                   fname, luaL_typename(L, idx),
-                   strrchr(fname, ':') ? strrchr(fname, ':') + 1 : "method");
+        vyre_lua_fail(
+            L, "self", "%s: called without a backend (got %s). Fix: use be:%s(...) with a colon",
+            fname, luaL_typename(L, idx), strrchr(fname, ':') ? strrchr(fname, ':') + 1 : "method");
     if (!be->open)
-        luaL_error(L,
-                   "%s: the backend was freed. Fix: open it again with vyre.backend() or "
-                   "vyre.cuda.device(i)",
-                   fname);
+        vyre_lua_fail(L, "freed",
+                      "%s: the backend was freed. Fix: open it again with vyre.backend() or "
+                      "vyre.cuda.device(i)",
+                      fname);
     return be;
 }
 
 vyre_cuda_device *lvyre_cuda_device(lua_State *L, struct lvyre_backend *be, const char *fname) {
     if (be->kind != LVYRE_CUDA || !be->dev)
-        luaL_error(L,
-                   "%s: the backend has no CUDA device. Fix: use a backend from "
-                   "vyre.cuda.device(i)",
-                   fname);
+        vyre_lua_fail(L, "unsupported",
+                      "%s: the backend has no CUDA device. Fix: use a backend from "
+                      "vyre.cuda.device(i)",
+                      fname);
     return be->dev;
 }
 
 int lvyre_cuda_only(lua_State *L, const char *fname, const char *fix) {
-    return luaL_error(L, "%s: only the CUDA backend has this. Fix: %s", fname, fix);
+    return vyre_lua_fail(L, "unsupported", "%s: only the CUDA backend has this. Fix: %s", fname,
+                         fix);
 }
 
 void lvyre_pushtiming(lua_State *L, const struct vyre_cuda_timing *t) {
@@ -248,10 +249,10 @@ static int cuda_count(lua_State *L) {
 static int cuda_open(lua_State *L) {
     lua_Integer i = luaL_checkinteger(L, 1);
     if (i < 0 || i > 0xFFFF)
-        return luaL_error(L,
-                          "vyre.cuda.device: ordinal %I is out of range. Fix: "
-                          "cuda.device(0)",
-                          (LUAI_UACINT)i);
+        return vyre_lua_fail(L, "arg",
+                             "vyre.cuda.device: ordinal %I is out of range. Fix: "
+                             "cuda.device(0)",
+                             (LUAI_UACINT)i);
     struct lvyre_backend *be = new_backend(L, LVYRE_CUDA, (int)i);
     struct vyre_error err;
     enum vyre_status st = vyre_cuda_device_open((int)i, &be->dev, &err);
@@ -298,10 +299,10 @@ static int cuda_driver_version(lua_State *L) {
 static int cuda_nvtx(lua_State *L) {
     if (!lua_isnoneornil(L, 1)) {
         if (lua_type(L, 1) != LUA_TBOOLEAN)
-            return luaL_error(L,
-                              "vyre.cuda.nvtx: on must be a boolean (got %s). Fix: "
-                              "cuda.nvtx(true)",
-                              luaL_typename(L, 1));
+            return vyre_lua_fail(L, "type",
+                                 "vyre.cuda.nvtx: on must be a boolean (got %s). Fix: "
+                                 "cuda.nvtx(true)",
+                                 luaL_typename(L, 1));
         struct vyre_error err;
         if (vyre_cuda_set_nvtx(lua_toboolean(L, 1), &err) != VYRE_OK) {
             lua_pushboolean(L, 0);
@@ -371,29 +372,30 @@ static int backend_buffer(lua_State *L) {
     uint64_t n;
     if (lua_type(L, 3) == LUA_TNUMBER) {
         if (!lua_isinteger(L, 3))
-            return luaL_error(L,
-                              "%s: element count %s is not an integer. Fix: pass a whole "
-                              "count such as 1024",
-                              fname, lua_tostring(L, 3));
+            return vyre_lua_fail(L, "arg",
+                                 "%s: element count %s is not an integer. Fix: pass a whole "
+                                 "count such as 1024",
+                                 fname, lua_tostring(L, 3));
         lua_Integer v = lua_tointeger(L, 3);
         if (v < 0)
-            return luaL_error(L, "%s: element count %I is negative. Fix: pass n >= 0", fname,
-                              (LUAI_UACINT)v);
+            return vyre_lua_fail(L, "arg", "%s: element count %I is negative. Fix: pass n >= 0",
+                                 fname, (LUAI_UACINT)v);
         n = (uint64_t)v;
     } else {
         struct vyre_lua_array *a = vyre_lua_toarray(L, 3);
         if (a && a->type != t)
-            return luaL_error(L,
-                              "%s: the array holds %s but the buffer type is %s. Fix: pass "
-                              "vyre.array('%s', ...)",
-                              fname, vyre_type_name(a->type), vyre_type_name(t), vyre_type_name(t));
+            return vyre_lua_fail(L, "arg",
+                                 "%s: the array holds %s but the buffer type is %s. Fix: pass "
+                                 "vyre.array('%s', ...)",
+                                 fname, vyre_type_name(a->type), vyre_type_name(t),
+                                 vyre_type_name(t));
         if (!a && lua_type(L, 3) == LUA_TTABLE && !lua_getmetatable(L, 3))
             a = vyre_lua_array_fromtable(L, 3, t, fname, NULL); /* stays on the stack */
         if (!a)
-            return luaL_error(L,
-                              "%s: expected an element count, a vyre.Array or a table as "
-                              "argument #2 (got %s). Fix: be:buffer('%s', 1024)",
-                              fname, luaL_typename(L, 3), vyre_type_name(t));
+            return vyre_lua_fail(L, "type",
+                                 "%s: expected an element count, a vyre.Array or a table as "
+                                 "argument #2 (got %s). Fix: be:buffer('%s', 1024)",
+                                 fname, luaL_typename(L, 3), vyre_type_name(t));
         n = a->count;
         init = a->data;
     }

@@ -32,14 +32,14 @@ static uint64_t bytes_of(const struct lvyre_buffer *b) {
 
 static uint64_t check_offset(lua_State *L, int idx, const char *fname, const char *what) {
     if (!lua_isnoneornil(L, idx) && !lua_isinteger(L, idx))
-        luaL_error(L,
-                   "%s: %s must be an integer number of bytes (got %s). Fix: pass a "
-                   "multiple of the element size, e.g. 0",
-                   fname, what, luaL_tolstring(L, idx, NULL));
+        vyre_lua_fail(L, "type",
+                      "%s: %s must be an integer number of bytes (got %s). Fix: pass a "
+                      "multiple of the element size, e.g. 0",
+                      fname, what, luaL_tolstring(L, idx, NULL));
     lua_Integer v = luaL_optinteger(L, idx, 0);
     if (v < 0)
-        luaL_error(L, "%s: %s %I is negative. Fix: pass a byte offset >= 0", fname, what,
-                   (LUAI_UACINT)v);
+        vyre_lua_fail(L, "arg", "%s: %s %I is negative. Fix: pass a byte offset >= 0", fname, what,
+                      (LUAI_UACINT)v);
     return (uint64_t)v;
 }
 
@@ -48,16 +48,17 @@ static void check_range(lua_State *L, const struct lvyre_buffer *b, uint64_t off
                         const char *fname) {
     uint64_t es = vyre_type_size(b->type), total = bytes_of(b);
     if (off % es != 0 || n % es != 0)
-        luaL_error(L,
-                   "%s: byte offset %I and size %I must be non-negative multiples of the "
-                   "element size %I (%s). Fix: use whole elements",
-                   fname, (LUAI_UACINT)off, (LUAI_UACINT)n, (LUAI_UACINT)es,
-                   vyre_type_name(b->type));
+        vyre_lua_fail(L, "arg",
+                      "%s: byte offset %I and size %I must be non-negative multiples of the "
+                      "element size %I (%s). Fix: use whole elements",
+                      fname, (LUAI_UACINT)off, (LUAI_UACINT)n, (LUAI_UACINT)es,
+                      vyre_type_name(b->type));
     if (off > total || n > total - off)
-        luaL_error(L,
-                   "%s: byte offset %I with size %I is outside the %I bytes held. Fix: "
-                   "keep offset + size <= %I",
-                   fname, (LUAI_UACINT)off, (LUAI_UACINT)n, (LUAI_UACINT)total, (LUAI_UACINT)total);
+        vyre_lua_fail(L, "arg",
+                      "%s: byte offset %I with size %I is outside the %I bytes held. Fix: "
+                      "keep offset + size <= %I",
+                      fname, (LUAI_UACINT)off, (LUAI_UACINT)n, (LUAI_UACINT)total,
+                      (LUAI_UACINT)total);
 }
 
 static void release(struct lvyre_buffer *b) {
@@ -97,15 +98,15 @@ struct lvyre_buffer *lvyre_testbuffer(lua_State *L, int idx) {
 struct lvyre_buffer *lvyre_checkbuffer(lua_State *L, int idx, const char *fname) {
     struct lvyre_buffer *b = check_ud(L, idx, fname);
     if (!b->live && b->orphan)
-        luaL_error(L,
-                   "%s: this view's parent buffer was freed. Fix: keep the parent buffer "
-                   "alive (no buf:free(), no ended <close> scope) while its views are used",
-                   fname);
+        vyre_lua_fail(L, "freed",
+                      "%s: this view's parent buffer was freed. Fix: keep the parent buffer "
+                      "alive (no buf:free(), no ended <close> scope) while its views are used",
+                      fname);
     if (!b->live)
-        luaL_error(L,
-                   "%s: the buffer was freed. Fix: do not use a buffer after buf:free() or "
-                   "after its <close> scope ended",
-                   fname);
+        vyre_lua_fail(L, "freed",
+                      "%s: the buffer was freed. Fix: do not use a buffer after buf:free() or "
+                      "after its <close> scope ended",
+                      fname);
     return b;
 }
 
@@ -139,10 +140,10 @@ struct lvyre_buffer *lvyre_newbuffer(lua_State *L, int be_idx, enum vyre_type t,
         return b;
     }
     if (count > 0xFFFFFFFFull)
-        luaL_error(L,
-                   "%s: %I elements is more than a kernel can address (4294967295). Fix: "
-                   "split the data",
-                   fname, (LUAI_UACINT)count);
+        vyre_lua_fail(L, "limit",
+                      "%s: %I elements is more than a kernel can address (4294967295). Fix: "
+                      "split the data",
+                      fname, (LUAI_UACINT)count);
     if (nbytes > 0) {
         b->host = vyre_lua_host_alloc(L, nbytes, init == NULL, fname);
         if (init) memcpy(b->host, init, (size_t)nbytes);
@@ -173,13 +174,15 @@ static void elem_range(lua_State *L, int idx, const struct lvyre_buffer *b, bool
         const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
         bool first = strcmp(k, "first") == 0, count = want_count && strcmp(k, "count") == 0;
         if (!first && !count)
-            luaL_error(L, "%s: unknown range key '%s'. Fix: use {first = i%s} (elements, 1-based)",
-                       fname, luaL_tolstring(L, -2, NULL), want_count ? ", count = n" : "");
+            vyre_lua_fail(L, "arg",
+                          "%s: unknown range key '%s'. Fix: use {first = i%s} (elements, 1-based)",
+                          fname, luaL_tolstring(L, -2, NULL), want_count ? ", count = n" : "");
         int isint = 0;
         lua_Integer v = lua_tointegerx(L, -1, &isint);
         if (!isint || v < (first ? 1 : 0))
-            luaL_error(L, "%s: %s must be an integer >= %d (got %s). Fix: count elements from 1",
-                       fname, k, first ? 1 : 0, luaL_tolstring(L, -1, NULL));
+            vyre_lua_fail(L, "type",
+                          "%s: %s must be an integer >= %d (got %s). Fix: count elements from 1",
+                          fname, k, first ? 1 : 0, luaL_tolstring(L, -1, NULL));
         if (first) *off = ((uint64_t)v - 1) * es;
         else *nbytes = (uint64_t)v * es;
         lua_pop(L, 1);
@@ -191,16 +194,16 @@ static void check_elems(lua_State *L, const struct lvyre_buffer *b, uint64_t off
                         const char *fname) {
     uint64_t es = vyre_type_size(b->type);
     if (n == 0 && off / es > b->count)
-        luaL_error(L,
-                   "%s: first = %I is past the end of the %I elements held. Fix: first <= "
-                   "#buf + 1",
-                   fname, (LUAI_UACINT)(off / es + 1), (LUAI_UACINT)b->count);
+        vyre_lua_fail(L, "arg",
+                      "%s: first = %I is past the end of the %I elements held. Fix: first <= "
+                      "#buf + 1",
+                      fname, (LUAI_UACINT)(off / es + 1), (LUAI_UACINT)b->count);
     if (off / es + n / es > b->count)
-        luaL_error(L,
-                   "%s: elements %I..%I are outside the %I held. Fix: keep first + count - 1 "
-                   "<= #buf",
-                   fname, (LUAI_UACINT)(off / es + 1), (LUAI_UACINT)(off / es + n / es),
-                   (LUAI_UACINT)b->count);
+        vyre_lua_fail(L, "arg",
+                      "%s: elements %I..%I are outside the %I held. Fix: keep first + count - 1 "
+                      "<= #buf",
+                      fname, (LUAI_UACINT)(off / es + 1), (LUAI_UACINT)(off / es + n / es),
+                      (LUAI_UACINT)b->count);
 }
 
 /* buf:upload(array | table | binary string [, byte_offset | {first = i}]) -> buf */
@@ -215,20 +218,20 @@ static int buffer_upload(lua_State *L) {
     const void *src = a ? a->data : NULL;
     uint64_t nbytes = a ? a->count * vyre_type_size(a->type) : 0;
     if (a && a->type != b->type)
-        return luaL_error(L,
-                          "%s: cannot copy %s data into a %s buffer. Fix: convert the data "
-                          "first, e.g. vyre.array('%s', t)",
-                          fname, vyre_type_name(a->type), vyre_type_name(b->type),
-                          vyre_type_name(b->type));
+        return vyre_lua_fail(L, "arg",
+                             "%s: cannot copy %s data into a %s buffer. Fix: convert the data "
+                             "first, e.g. vyre.array('%s', t)",
+                             fname, vyre_type_name(a->type), vyre_type_name(b->type),
+                             vyre_type_name(b->type));
     if (!a && lua_type(L, 2) == LUA_TSTRING) { /* raw little-endian elements */
         size_t len;
         src = lua_tolstring(L, 2, &len);
         nbytes = len;
         if (len % es)
-            return luaL_error(L,
-                              "%s: %I bytes are not whole %s elements. Fix: pass a multiple "
-                              "of %I bytes",
-                              fname, (LUAI_UACINT)len, vyre_type_name(b->type), (LUAI_UACINT)es);
+            return vyre_lua_fail(L, "arg",
+                                 "%s: %I bytes are not whole %s elements. Fix: pass a multiple "
+                                 "of %I bytes",
+                                 fname, (LUAI_UACINT)len, vyre_type_name(b->type), (LUAI_UACINT)es);
         if (b->type == VYRE_BOOL) { /* keep the 0/1 word invariant: go through an Array */
             a = vyre_lua_newarray(L, VYRE_BOOL, len / es);
             for (uint64_t i = 0; i < a->count; i++)
@@ -240,10 +243,10 @@ static int buffer_upload(lua_State *L) {
         src = a->data;
         nbytes = a->count * es;
     } else if (!a) {
-        return luaL_error(L,
-                          "%s: expected a vyre.Array, a table of values or a binary string "
-                          "(got %s). Fix: buf:upload(vyre.array('%s', {...}))",
-                          fname, luaL_typename(L, 2), vyre_type_name(b->type));
+        return vyre_lua_fail(L, "type",
+                             "%s: expected a vyre.Array, a table of values or a binary string "
+                             "(got %s). Fix: buf:upload(vyre.array('%s', {...}))",
+                             fname, luaL_typename(L, 2), vyre_type_name(b->type));
     }
     if (lua_type(L, 3) == LUA_TTABLE) check_elems(L, b, off, nbytes, fname);
     check_range(L, b, off, nbytes, fname);
@@ -484,7 +487,7 @@ static const luaL_Reg buffer_methods[] = {{"upload", buffer_upload},
                                           {"random", buffer_random},
                                           {NULL, NULL}};
 
-/* Read-only fields (type, count, bytes, freed), then methods; nothing can be assigned. */
+/* Read-only fields (type, count, bytes, freed, backend), then methods; nothing can be assigned. */
 static int buffer_index(lua_State *L) {
     struct lvyre_buffer *b = tobuffer(L, 1);
     const char *k = lua_tostring(L, 2);
@@ -504,6 +507,10 @@ static int buffer_index(lua_State *L) {
     }
     if (k && strcmp(k, "freed") == 0) {
         lua_pushboolean(L, !b->live);
+        return 1;
+    }
+    if (k && strcmp(k, "backend") == 0) { /* the owner, so no one reads tostring(buf) */
+        lua_getiuservalue(L, 1, 1);
         return 1;
     }
     return vyre_lua_method(L);

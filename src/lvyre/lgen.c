@@ -47,25 +47,26 @@ static double f64_of(vyre_bits b) {
  * just below hi for draws that round up to hi. Integers: [lo, hi] inclusive. */
 static void parse_random(lua_State *L, struct vyre_lua_gen *g, const char *fname) {
     enum vyre_type t = g->type;
-    if (lua_isnoneornil(L, 2)) luaL_error(L, "%s: a seed is needed. Fix: a:random(42)", fname);
+    if (lua_isnoneornil(L, 2))
+        vyre_lua_fail(L, "arg", "%s: a seed is needed. Fix: a:random(42)", fname);
     g->seed = (uint64_t)vyre_lua_optint(L, 2, 0, fname, "the seed", "a:random(42)");
     bool ranged = !lua_isnoneornil(L, 3) || !lua_isnoneornil(L, 4);
     double flo = 0.0, fhi = 1.0;
     if (ranged && t == VYRE_BOOL)
-        luaL_error(L, "%s: a bool array takes no range. Fix: a:random(seed)", fname);
+        vyre_lua_fail(L, "arg", "%s: a bool array takes no range. Fix: a:random(seed)", fname);
     if (ranged && vyre_type_is_float(t)) {
         if (lua_type(L, 3) != LUA_TNUMBER || lua_type(L, 4) != LUA_TNUMBER)
-            luaL_error(L,
-                       "%s: lo and hi must be numbers (got %s, %s). Fix: "
-                       "a:random(seed, 0.0, 1.0)",
-                       fname, luaL_typename(L, 3), luaL_typename(L, 4));
+            vyre_lua_fail(L, "arg",
+                          "%s: lo and hi must be numbers (got %s, %s). Fix: "
+                          "a:random(seed, 0.0, 1.0)",
+                          fname, luaL_typename(L, 3), luaL_typename(L, 4));
         flo = lua_tonumber(L, 3);
         fhi = lua_tonumber(L, 4);
         if (!(flo < fhi) || isinf(flo) || isinf(fhi))
-            luaL_error(L,
-                       "%s: the range [%f, %f) is empty or not finite. Fix: pass "
-                       "finite lo < hi",
-                       fname, flo, fhi);
+            vyre_lua_fail(L, "arg",
+                          "%s: the range [%f, %f) is empty or not finite. Fix: pass "
+                          "finite lo < hi",
+                          fname, flo, fhi);
     } else if (ranged) {
         vyre_bits lo = vyre_lua_tobits(L, 3, t, fname, "lo");
         vyre_bits hi = vyre_lua_tobits(L, 4, t, fname, "hi");
@@ -73,7 +74,8 @@ static void parse_random(lua_State *L, struct vyre_lua_gen *g, const char *fname
         int64_t slo = t == VYRE_I32 ? (int32_t)(uint32_t)lo : (int64_t)lo;
         int64_t shi = t == VYRE_I32 ? (int32_t)(uint32_t)hi : (int64_t)hi;
         if (sgn ? slo > shi : lo > hi)
-            luaL_error(L, "%s: lo is above hi. Fix: pass lo <= hi (both included)", fname);
+            vyre_lua_fail(L, "arg", "%s: lo is above hi. Fix: pass lo <= hi (both included)",
+                          fname);
         g->ilo = sgn ? (uint64_t)slo : lo;
         g->span = (sgn ? (uint64_t)shi - (uint64_t)slo : hi - lo) + 1; /* 0: all 2^64 */
     }
@@ -98,10 +100,10 @@ void vyre_lua_gen_parse(lua_State *L, enum vyre_lua_gen_kind kind, enum vyre_typ
     case VYRE_LUA_FILL: g->a = vyre_lua_tobits(L, 2, t, fname, "the value"); break;
     case VYRE_LUA_IOTA:
         if (t == VYRE_BOOL)
-            luaL_error(L,
-                       "%s: a bool array has no sequence. Fix: use a:fill(true) or a "
-                       "numeric type",
-                       fname);
+            vyre_lua_fail(L, "arg",
+                          "%s: a bool array has no sequence. Fix: use a:fill(true) or a "
+                          "numeric type",
+                          fname);
         g->a = opt_bits(L, 2, 0, t, fname, "start");
         g->b = opt_bits(L, 3, 1, t, fname, "step");
         break;

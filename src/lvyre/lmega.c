@@ -77,8 +77,8 @@ static void read_mopts(lua_State *L, int idx, struct mopts *o, const char *fname
     o->times = 1;
     if (lua_isnoneornil(L, idx)) return;
     if (!lua_istable(L, idx))
-        luaL_error(L, "%s: opts must be a table (got %s). Fix: {times = 10}", fname,
-                   luaL_typename(L, idx));
+        vyre_lua_fail(L, "type", "%s: opts must be a table (got %s). Fix: {times = 10}", fname,
+                      luaL_typename(L, idx));
     lua_pushnil(L);
     while (lua_next(L, idx)) {
         const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
@@ -86,7 +86,8 @@ static void read_mopts(lua_State *L, int idx, struct mopts *o, const char *fname
             int isnum = 0;
             lua_Integer v = lua_tointegerx(L, -1, &isnum);
             if (!isnum || v < 0 || v > (lua_Integer)UINT32_MAX)
-                luaL_error(L, "%s: opts.%s must be an integer >= 0. Fix: {times = 10}", fname, k);
+                vyre_lua_fail(L, "type", "%s: opts.%s must be an integer >= 0. Fix: {times = 10}",
+                              fname, k);
             *(k[0] == 'p' ? &o->prefix : &o->times) = v;
         } else if (strcmp(k, "timed") == 0) {
             o->timed = lua_toboolean(L, -1);
@@ -94,46 +95,46 @@ static void read_mopts(lua_State *L, int idx, struct mopts *o, const char *fname
             enum vyre_cuda_grid_sync m;
             o->grid_sync = lua_tostring(L, -1);
             if (!o->grid_sync || !vyre_cuda_grid_sync_from_name(o->grid_sync, &m))
-                luaL_error(L,
-                           "%s: opts.grid_sync must be \"auto\", \"cooperative\", \"split\" or "
-                           "\"graph\". Fix: {grid_sync = \"split\"}",
-                           fname);
+                vyre_lua_fail(L, "arg",
+                              "%s: opts.grid_sync must be \"auto\", \"cooperative\", \"split\" or "
+                              "\"graph\". Fix: {grid_sync = \"split\"}",
+                              fname);
         } else if (strcmp(k, "converge") == 0) {
             if (!lua_istable(L, -1))
-                luaL_error(L,
-                           "%s: opts.converge must be {flag = buffer, max = N}. Fix: "
-                           "{converge = {flag = changed, max = 1000}}",
-                           fname);
+                vyre_lua_fail(L, "arg",
+                              "%s: opts.converge must be {flag = buffer, max = N}. Fix: "
+                              "{converge = {flag = changed, max = 1000}}",
+                              fname);
             lua_getfield(L, -1, "flag");
             o->flag = lvyre_testbuffer(L, -1);
             lua_getfield(L, -2, "max");
             int isnum = 0;
             o->max = lua_tointegerx(L, -1, &isnum);
             if (!o->flag || !o->flag->live)
-                luaL_error(L,
-                           "%s: opts.converge.flag must be a live Buffer. Fix: {converge = "
-                           "{flag = be:buffer('u32', 1), max = 1000}}",
-                           fname);
+                vyre_lua_fail(L, "arg",
+                              "%s: opts.converge.flag must be a live Buffer. Fix: {converge = "
+                              "{flag = be:buffer('u32', 1), max = 1000}}",
+                              fname);
             if (!isnum || o->max < 0 || o->max > (lua_Integer)UINT32_MAX)
-                luaL_error(L,
-                           "%s: opts.converge.max must be an integer >= 0. Fix: {converge = "
-                           "{flag = flag, max = 1000}}",
-                           fname);
+                vyre_lua_fail(L, "type",
+                              "%s: opts.converge.max must be an integer >= 0. Fix: {converge = "
+                              "{flag = flag, max = 1000}}",
+                              fname);
             lua_pop(L, 2);
             o->converge = true;
         } else {
-            luaL_error(L,
-                       "%s: unknown option '%s'. Fix: a megakernel takes prefix, times, "
-                       "converge, timed and grid_sync",
-                       fname, luaL_tolstring(L, -2, NULL));
+            vyre_lua_fail(L, "arg",
+                          "%s: unknown option '%s'. Fix: a megakernel takes prefix, times, "
+                          "converge, timed and grid_sync",
+                          fname, luaL_tolstring(L, -2, NULL));
         }
         lua_pop(L, 1);
     }
     if (o->converge && o->times != 1)
-        luaL_error(L,
-                   "%s: opts.times and opts.converge exclude each other. Fix: converge "
-                   "repeats the steps itself (at most converge.max rounds)",
-                   fname);
+        vyre_lua_fail(L, "arg",
+                      "%s: opts.times and opts.converge exclude each other. Fix: converge "
+                      "repeats the steps itself (at most converge.max rounds)",
+                      fname);
 }
 
 /* What be:plan and be:megakernel share: the steps, their buffers (one id per Buffer
@@ -204,15 +205,15 @@ static void read_call(lua_State *L, struct mcall *c, const char *fname) {
     read_mopts(L, 3, &c->o, fname);
     c->steps = lvyre_read_steps(L, 2, c->be, &c->n, fname);
     if (c->n == 0)
-        luaL_error(L, "%s: no steps. Fix: pass at least one {kernel, args, opts}", fname);
+        vyre_lua_fail(L, "arg", "%s: no steps. Fix: pass at least one {kernel, args, opts}", fname);
     if ((size_t)c->o.prefix > c->n)
-        luaL_error(L, "%s: prefix %d is longer than the %d steps. Fix: prefix <= #steps", fname,
-                   (int)c->o.prefix, (int)c->n);
+        vyre_lua_fail(L, "arg", "%s: prefix %d is longer than the %d steps. Fix: prefix <= #steps",
+                      fname, (int)c->o.prefix, (int)c->n);
     if (c->o.flag && c->o.flag->be != c->be)
-        luaL_error(L,
-                   "%s: opts.converge.flag belongs to another backend object. Fix: make it "
-                   "with this backend's be:buffer",
-                   fname);
+        vyre_lua_fail(L, "backend",
+                      "%s: opts.converge.flag belongs to another backend object. Fix: make it "
+                      "with this backend's be:buffer",
+                      fname);
     size_t most = c->n * VYRE_MAX_BUFFERS + 1;
     c->ids = vyre_lua_scratch(L, most * sizeof *c->ids);
     c->id_names = vyre_lua_scratch(L, most * sizeof *c->id_names);
@@ -309,7 +310,7 @@ static struct lvyre_kernel *plan_kernel(lua_State *L, struct mcall *c, const cha
     char *text = NULL;
     size_t len = 0;
     if (vyre_text_print(c->m->program, &text, &len) != VYRE_OK)
-        luaL_error(L, "%s: out of memory. Fix: free memory", fname);
+        vyre_lua_fail(L, "oom", "%s: out of memory. Fix: free memory", fname);
     struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
     lp->p = NULL;
     luaL_setmetatable(L, "vyre.Program");
@@ -410,17 +411,18 @@ static bool ask_policy(lua_State *L, struct mcall *c, int facts_idx, const char 
     }
     lua_pushvalue(L, facts_idx);
     if (lua_pcall(L, 1, 1, 0) != LUA_OK)
-        luaL_error(L,
-                   "%s: the megakernel policy (vyre.policy.megakernel) raised: %s. Fix: make the "
-                   "policy return {mode = \"cooperative\" | \"graph\" | \"host_loop\", reason "
-                   "= \"...\"} without raising, or pass opts.grid_sync",
-                   fname, luaL_tolstring(L, -1, NULL));
+        vyre_lua_fail(
+            L, "arg",
+            "%s: the megakernel policy (vyre.policy.megakernel) raised: %s. Fix: make the "
+            "policy return {mode = \"cooperative\" | \"graph\" | \"host_loop\", reason "
+            "= \"...\"} without raising, or pass opts.grid_sync",
+            fname, luaL_tolstring(L, -1, NULL));
     if (!lua_istable(L, -1) || lua_getfield(L, -1, "mode") != LUA_TSTRING ||
         !valid_mode(lua_tostring(L, -1)))
-        luaL_error(L,
-                   "%s: vyre.policy.megakernel returned no mode. Fix: return {mode = "
-                   "\"cooperative\" | \"graph\" | \"host_loop\", reason = \"...\"}",
-                   fname);
+        vyre_lua_fail(L, "arg",
+                      "%s: vyre.policy.megakernel returned no mode. Fix: return {mode = "
+                      "\"cooperative\" | \"graph\" | \"host_loop\", reason = \"...\"}",
+                      fname);
     snprintf(c->mode, sizeof c->mode, "%s", lua_tostring(L, -1));
     lua_getfield(L, -2, "reason");
     snprintf(c->reason, sizeof c->reason, "vyre.policy: %s",
@@ -462,10 +464,10 @@ static void choose(lua_State *L, struct mcall *c, const struct geometry *g, int 
     }
     if (strcmp(c->mode, "cooperative") == 0 && cuda && !can) {
         if (c->o.grid_sync && strcmp(c->o.grid_sync, "cooperative") == 0)
-            luaL_error(L,
-                       "%s: opts.grid_sync = \"cooperative\", but this kernel cannot run "
-                       "cooperatively here (%s). Fix: use grid_sync = \"split\" or \"auto\"",
-                       fname, !g->cooperative ? "no cooperative launch" : "0 blocks per SM");
+            vyre_lua_fail(L, "unsupported",
+                          "%s: opts.grid_sync = \"cooperative\", but this kernel cannot run "
+                          "cooperatively here (%s). Fix: use grid_sync = \"split\" or \"auto\"",
+                          fname, !g->cooperative ? "no cooperative launch" : "0 blocks per SM");
         snprintf(c->mode, sizeof c->mode, "host_loop");
         snprintf(c->reason, sizeof c->reason, "cooperative was chosen but cannot run here");
     }
@@ -710,11 +712,11 @@ int lvyre_backend_grid_sync(lua_State *L) {
     if (lua_isnil(L, 2)) return 1;
     enum vyre_cuda_grid_sync m;
     if (!vyre_cuda_grid_sync_from_name(lua_tostring(L, 2), &m))
-        return luaL_error(L,
-                          "%s: mode must be \"auto\", \"cooperative\", \"split\" or \"graph\" "
-                          "(got %s). "
-                          "Fix: be:grid_sync(\"split\")",
-                          fname, luaL_tolstring(L, 2, NULL));
+        return vyre_lua_fail(L, "arg",
+                             "%s: mode must be \"auto\", \"cooperative\", \"split\" or \"graph\" "
+                             "(got %s). "
+                             "Fix: be:grid_sync(\"split\")",
+                             fname, luaL_tolstring(L, 2, NULL));
     if (be->kind == LVYRE_CUDA) vyre_cuda_set_grid_sync(be->dev, m);
     else be->grid_sync = (int)m;
     lua_settop(L, 3);
@@ -756,10 +758,10 @@ void lvyre_mega_trim(lua_State *L, int idx) {
 static int core_set_megakernel_policy(lua_State *L) {
     const char *fname = "vyre.core.set_megakernel_policy";
     if (!lua_isnoneornil(L, 1) && !lua_isfunction(L, 1))
-        return luaL_error(L,
-                          "%s: expected a function(facts) -> {mode, reason} or nil (got %s). "
-                          "Fix: replace vyre.policy.megakernel instead",
-                          fname, luaL_typename(L, 1));
+        return vyre_lua_fail(L, "type",
+                             "%s: expected a function(facts) -> {mode, reason} or nil (got %s). "
+                             "Fix: replace vyre.policy.megakernel instead",
+                             fname, luaL_typename(L, 1));
     lua_settop(L, 1);
     lua_getfield(L, LUA_REGISTRYINDEX, POLICY);
     lua_pushvalue(L, 1);
@@ -770,10 +772,10 @@ static int core_set_megakernel_policy(lua_State *L) {
 /* core.set_plan_hook(fn | nil) -> the previous: called with each plan be:plan returns. */
 static int core_set_plan_hook(lua_State *L) {
     if (!lua_isnoneornil(L, 1) && !lua_isfunction(L, 1))
-        return luaL_error(L,
-                          "vyre.core.set_plan_hook: expected a function(plan) or nil (got %s). "
-                          "Fix: pass require('vyre.plan_view').attach",
-                          luaL_typename(L, 1));
+        return vyre_lua_fail(L, "type",
+                             "vyre.core.set_plan_hook: expected a function(plan) or nil (got %s). "
+                             "Fix: pass require('vyre.plan_view').attach",
+                             luaL_typename(L, 1));
     lua_settop(L, 1);
     lua_getfield(L, LUA_REGISTRYINDEX, PLAN_HOOK);
     lua_pushvalue(L, 1);
@@ -789,7 +791,7 @@ static int core_mega_layers(lua_State *L) {
     lua_Integer n = luaL_checkinteger(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
     if (n < 0 || n > (lua_Integer)(UINT32_MAX / 2))
-        return luaL_error(L, "%s: n = %d is out of range. Fix: 0 <= n", fname, (int)n);
+        return vyre_lua_fail(L, "arg", "%s: n = %d is out of range. Fix: 0 <= n", fname, (int)n);
     size_t ne = (size_t)lua_rawlen(L, 2);
     struct vyre_mega_dep *d = vyre_lua_scratch(L, (ne + 1) * sizeof *d);
     uint32_t *layer = vyre_lua_scratch(L, ((size_t)n + 1) * sizeof *layer);
@@ -799,11 +801,13 @@ static int core_mega_layers(lua_State *L) {
         lua_rawgeti(L, -2, 2);
         lua_Integer from = lua_tointeger(L, -2), to = lua_tointeger(L, -1);
         if (from < 1 || from > n || to < 1 || to > n)
-            return luaL_error(L, "%s: edge %d names a node outside 1..%d. Fix: number nodes from 1",
-                              fname, (int)e + 1, (int)n);
+            return vyre_lua_fail(L, "arg",
+                                 "%s: edge %d names a node outside 1..%d. Fix: number nodes from 1",
+                                 fname, (int)e + 1, (int)n);
         if (from == to)
-            return luaL_error(L, "%s: edge %d makes node %d depend on itself. Fix: drop the edge",
-                              fname, (int)e + 1, (int)from);
+            return vyre_lua_fail(L, "arg",
+                                 "%s: edge %d makes node %d depend on itself. Fix: drop the edge",
+                                 fname, (int)e + 1, (int)from);
         d[e] = (struct vyre_mega_dep){(uint32_t)from - 1, (uint32_t)to - 1, 0, VYRE_DEP_RAW};
         lua_pop(L, 3);
     }

@@ -24,10 +24,10 @@ static vyre_program *check_program(lua_State *L, int idx, const char *fname) {
     struct vyre_lua_program *lp = luaL_testudata(L, idx, VYRE_LUA_PROGRAM);
     if (!lp) vyre_lua_typeerror(L, idx, fname, VYRE_LUA_PROGRAM, program_fix);
     if (!lp->p)
-        luaL_error(L,
-                   "%s: this vyre.Program was freed. Fix: keep the program alive (do not "
-                   "call :free() or leave its <close> scope) while using it",
-                   fname);
+        vyre_lua_fail(L, "freed",
+                      "%s: this vyre.Program was freed. Fix: keep the program alive (do not "
+                      "call :free() or leave its <close> scope) while using it",
+                      fname);
     return lp->p;
 }
 
@@ -81,8 +81,9 @@ static int opt_field_int(lua_State *L, int t, const char *key, lua_Integer def, 
         int isnum = 0;
         v = lua_tointegerx(L, -1, &isnum);
         if (!isnum || v < lo || v > hi)
-            luaL_error(L, "%s: option '%s' must be an integer in %I..%I. Fix: e.g. {%s = %I}",
-                       fname, key, (LUAI_UACINT)lo, (LUAI_UACINT)hi, key, (LUAI_UACINT)def);
+            vyre_lua_fail(L, "type",
+                          "%s: option '%s' must be an integer in %I..%I. Fix: e.g. {%s = %I}",
+                          fname, key, (LUAI_UACINT)lo, (LUAI_UACINT)hi, key, (LUAI_UACINT)def);
     }
     lua_pop(L, 1);
     return (int)v;
@@ -107,8 +108,8 @@ static void check_option_keys(lua_State *L, int t, const char *const *allowed, c
             }
             luaL_pushresult(&b);
             const char *list = lua_tostring(L, -1);
-            luaL_error(L, "%s: unknown option '%s'. Fix: use %s (names are lower case)", fname, key,
-                       list);
+            vyre_lua_fail(L, "arg", "%s: unknown option '%s'. Fix: use %s (names are lower case)",
+                          fname, key, list);
         }
     }
 }
@@ -162,8 +163,20 @@ static int program_parse(lua_State *L) {
         int n = snprintf(prefix, sizeof prefix, "line %u, column %u: ", err.line, err.column);
         const char *msg = err.message;
         if (n > 0 && strncmp(msg, prefix, (size_t)n) == 0) msg += n; /* avoid saying it twice */
-        return luaL_error(L, "vyre.parse: line %d, column %d: %s", (int)err.line, (int)err.column,
-                          msg);
+        /* the object also carries line, column and the parser's own words (reason), so the
+         * CLI reports them without reading this text back */
+        vyre_lua_pusherror(L, "parse",
+                           lua_pushfstring(L, "vyre.parse: line %d, column %d: %s", (int)err.line,
+                                           (int)err.column, msg));
+        lua_pushinteger(L, err.line);
+        lua_setfield(L, -2, "line");
+        lua_pushinteger(L, err.column);
+        lua_setfield(L, -2, "column");
+        size_t what_len = 0;
+        vyre_error_fix(msg, &what_len);
+        lua_pushlstring(L, msg, what_len);
+        lua_setfield(L, -2, "reason");
+        return lua_error(L);
     }
     return vyre_lua_raise(L, "vyre.parse", &err);
 }
@@ -177,7 +190,7 @@ static int program_validate(lua_State *L) {
         lua_pushboolean(L, 1);
         return 1;
     }
-    if (st != VYRE_ERR_INVALID) return luaL_error(L, "vyre.validate: out of memory");
+    if (st != VYRE_ERR_INVALID) return vyre_lua_fail(L, "oom", "vyre.validate: out of memory");
     lua_pushboolean(L, 0);
     lua_createtable(L, (int)probs->count, 0);
     for (size_t i = 0; i < probs->count; i++) {
@@ -197,7 +210,7 @@ static int program_text(lua_State *L) {
     size_t len = 0;
     char *text = NULL;
     if (vyre_text_print(p, &text, &len) != VYRE_OK)
-        return luaL_error(L, "vyre.Program:text: out of memory");
+        return vyre_lua_fail(L, "oom", "vyre.Program:text: out of memory");
     *box = text;
     lua_pushlstring(L, text, len);
     vyre_lua_box_release(box);
@@ -299,16 +312,17 @@ static void read_opt_options(lua_State *L, int idx, const char *fname, struct vy
         return;
     }
     if (!lua_istable(L, idx))
-        luaL_error(L,
-                   "%s: opt must be a table of booleans, true or false, got %s. Fix: pass "
-                   "{cse = false} (passes: fold, simplify, copy, cse, licm, dce)",
-                   fname, luaL_typename(L, idx));
+        vyre_lua_fail(L, "type",
+                      "%s: opt must be a table of booleans, true or false, got %s. Fix: pass "
+                      "{cse = false} (passes: fold, simplify, copy, cse, licm, dce)",
+                      fname, luaL_typename(L, idx));
     check_option_keys(L, idx, names, fname);
     for (size_t i = 0; names[i]; i++) {
         int t = lua_getfield(L, idx, names[i]);
         if (t != LUA_TNIL && t != LUA_TBOOLEAN)
-            luaL_error(L, "%s: opt.%s must be a boolean, got %s. Fix: pass %s = true or false",
-                       fname, names[i], lua_typename(L, t), names[i]);
+            vyre_lua_fail(L, "type",
+                          "%s: opt.%s must be a boolean, got %s. Fix: pass %s = true or false",
+                          fname, names[i], lua_typename(L, t), names[i]);
         *fields[i] = t == LUA_TNIL || lua_toboolean(L, -1);
         lua_pop(L, 1);
     }
@@ -426,7 +440,7 @@ static int program_random(lua_State *L) {
     lp->p = NULL;
     luaL_setmetatable(L, VYRE_LUA_PROGRAM);
     lp->p = vyre_gen_random((uint64_t)seed, &opt);
-    if (!lp->p) return luaL_error(L, "vyre.random_program: out of memory");
+    if (!lp->p) return vyre_lua_fail(L, "oom", "vyre.random_program: out of memory");
     return 1;
 }
 

@@ -23,8 +23,9 @@ static void read_opts(lua_State *L, int opts, lua_Integer *prefix, lua_Integer *
     *timed = false;
     if (lua_isnoneornil(L, opts)) return;
     if (!lua_istable(L, opts))
-        luaL_error(L, "%s: opts must be a table (got %s). Fix: {times = 10, readback = {buf}}",
-                   fname, luaL_typename(L, opts));
+        vyre_lua_fail(L, "type",
+                      "%s: opts must be a table (got %s). Fix: {times = 10, readback = {buf}}",
+                      fname, luaL_typename(L, opts));
     lua_pushnil(L);
     while (lua_next(L, opts)) {
         const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
@@ -32,18 +33,18 @@ static void read_opts(lua_State *L, int opts, lua_Integer *prefix, lua_Integer *
             int isnum = 0;
             lua_Integer v = lua_tointegerx(L, -1, &isnum);
             if (!isnum || v < 0 || v > (lua_Integer)UINT32_MAX)
-                luaL_error(L,
-                           "%s: opts.%s must be an integer >= 0 (got %s). Fix: {prefix = 1, "
-                           "times = 10}",
-                           fname, k, luaL_tolstring(L, -1, NULL));
+                vyre_lua_fail(L, "type",
+                              "%s: opts.%s must be an integer >= 0 (got %s). Fix: {prefix = 1, "
+                              "times = 10}",
+                              fname, k, luaL_tolstring(L, -1, NULL));
             *(k[0] == 'p' ? prefix : times) = v;
         } else if (strcmp(k, "timed") == 0) {
             *timed = lua_toboolean(L, -1);
         } else if (strcmp(k, "readback") != 0) {
-            luaL_error(L,
-                       "%s: unknown option '%s'. Fix: a sequence takes prefix, times, "
-                       "readback and timed",
-                       fname, luaL_tolstring(L, -2, NULL));
+            vyre_lua_fail(L, "arg",
+                          "%s: unknown option '%s'. Fix: a sequence takes prefix, times, "
+                          "readback and timed",
+                          fname, luaL_tolstring(L, -2, NULL));
         }
         lua_pop(L, 1);
     }
@@ -60,10 +61,10 @@ static struct readback *read_readbacks(lua_State *L, int opts, struct lvyre_back
     }
     size_t nrb = rbt && lua_istable(L, rbt) ? (size_t)luaL_len(L, rbt) : 0;
     if (rbt && !lua_isnil(L, rbt) && !lua_istable(L, rbt))
-        luaL_error(L,
-                   "%s: opts.readback must be a list (got %s). Fix: readback = {buf, {buf2, "
-                   "0, 16}}",
-                   fname, luaL_typename(L, rbt));
+        vyre_lua_fail(L, "arg",
+                      "%s: opts.readback must be a list (got %s). Fix: readback = {buf, {buf2, "
+                      "0, 16}}",
+                      fname, luaL_typename(L, rbt));
     struct readback *rb = vyre_lua_scratch(L, (nrb + 1) * sizeof *rb);
     lua_createtable(L, (int)nrb, 0);
     int res = lua_gettop(L);
@@ -84,23 +85,23 @@ static struct readback *read_readbacks(lua_State *L, int opts, struct lvyre_back
             lua_pop(L, 3);
         }
         if (!b || !b->live || b->be != be)
-            luaL_error(L,
-                       "%s: readback %d must be a live buffer of this backend or {buf, "
-                       "byte_offset, nbytes}. Fix: e.g. readback = {{out, 0, 16}}",
-                       fname, (int)i + 1);
+            vyre_lua_fail(L, "arg",
+                          "%s: readback %d must be a live buffer of this backend or {buf, "
+                          "byte_offset, nbytes}. Fix: e.g. readback = {{out, 0, 16}}",
+                          fname, (int)i + 1);
         uint64_t es = vyre_type_size(b->type), total = b->count * es;
         if (off < 0 || (uint64_t)off > total)
-            luaL_error(L,
-                       "%s: readback %d: byte offset %I is outside the %I-byte buffer. Fix: "
-                       "byte offsets start at 0",
-                       fname, (int)i + 1, (LUAI_UACINT)off, (LUAI_UACINT)total);
+            vyre_lua_fail(L, "arg",
+                          "%s: readback %d: byte offset %I is outside the %I-byte buffer. Fix: "
+                          "byte offsets start at 0",
+                          fname, (int)i + 1, (LUAI_UACINT)off, (LUAI_UACINT)total);
         if (nbytes < 0) nbytes = (lua_Integer)(total - (uint64_t)off);
         if ((uint64_t)nbytes > total - (uint64_t)off || (uint64_t)off % es || (uint64_t)nbytes % es)
-            luaL_error(L,
-                       "%s: readback %d: range [%I, %I) must be whole %s elements inside the "
-                       "buffer of %I bytes. Fix: read whole elements",
-                       fname, (int)i + 1, (LUAI_UACINT)off, (LUAI_UACINT)(off + nbytes),
-                       vyre_type_name(b->type), (LUAI_UACINT)total);
+            vyre_lua_fail(L, "arg",
+                          "%s: readback %d: range [%I, %I) must be whole %s elements inside the "
+                          "buffer of %I bytes. Fix: read whole elements",
+                          fname, (int)i + 1, (LUAI_UACINT)off, (LUAI_UACINT)(off + nbytes),
+                          vyre_type_name(b->type), (LUAI_UACINT)total);
         struct vyre_lua_array *a = vyre_lua_newarray(L, b->type, (uint64_t)nbytes / es);
         lua_rawseti(L, res, (lua_Integer)i + 1);
         rb[i] = (struct readback){b, (uint64_t)off, (uint64_t)nbytes, a->data};
@@ -154,28 +155,28 @@ struct lvyre_step *lvyre_read_steps(lua_State *L, int idx, struct lvyre_backend 
                                     const char *fname) {
     idx = lua_absindex(L, idx);
     if (!lua_istable(L, idx))
-        luaL_error(L,
-                   "%s: steps must be a list of {kernel, args, opts} (got %s). Fix: e.g. "
-                   "{{k, {x = buf}, {n = 1024}}}",
-                   fname, luaL_typename(L, idx));
+        vyre_lua_fail(L, "arg",
+                      "%s: steps must be a list of {kernel, args, opts} (got %s). Fix: e.g. "
+                      "{{k, {x = buf}, {n = 1024}}}",
+                      fname, luaL_typename(L, idx));
     size_t count = (size_t)luaL_len(L, idx);
     struct lvyre_step *steps = vyre_lua_scratch(L, (count + 1) * sizeof *steps);
     for (size_t i = 0; i < count; i++) {
         lua_geti(L, idx, (lua_Integer)i + 1);
         int st = lua_gettop(L);
         if (!lua_istable(L, st))
-            luaL_error(L,
-                       "%s: step %d must be {kernel, args, opts}. Fix: e.g. {{k, {x = buf}, "
-                       "{n = 1024}}}",
-                       fname, (int)i + 1);
+            vyre_lua_fail(L, "arg",
+                          "%s: step %d must be {kernel, args, opts}. Fix: e.g. {{k, {x = buf}, "
+                          "{n = 1024}}}",
+                          fname, (int)i + 1);
         lua_rawgeti(L, st, 1);
         struct lvyre_kernel *k = lvyre_checkkernel(L, st + 1, fname);
         lvyre_kernel_program(L, k, fname);
         if (k->be != be)
-            luaL_error(L,
-                       "%s: step %d's kernel was compiled by another backend object. Fix: "
-                       "compile it with this backend's be:compile(p)",
-                       fname, (int)i + 1);
+            vyre_lua_fail(L, "backend",
+                          "%s: step %d's kernel was compiled by another backend object. Fix: "
+                          "compile it with this backend's be:compile(p)",
+                          fname, (int)i + 1);
         lua_rawgeti(L, st, 2);
         lua_rawgeti(L, st, 3);
         steps[i].k = k;
@@ -201,10 +202,10 @@ int lvyre_backend_sequence(lua_State *L) {
     size_t n = 0, nrb = 0;
     struct lvyre_step *steps = lvyre_read_steps(L, 2, be, &n, fname);
     if ((size_t)prefix > n)
-        return luaL_error(L,
-                          "%s: prefix %d is longer than the %d steps. Fix: prefix must be at "
-                          "most #steps",
-                          fname, (int)prefix, (int)n);
+        return vyre_lua_fail(L, "arg",
+                             "%s: prefix %d is longer than the %d steps. Fix: prefix must be at "
+                             "most #steps",
+                             fname, (int)prefix, (int)n);
     struct readback *rb = read_readbacks(L, 3, be, &nrb, fname);
     int results = lua_gettop(L);
     struct vyre_cuda_timing t = {0, 0, 0, 0};

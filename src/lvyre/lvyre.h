@@ -88,8 +88,16 @@ void vyre_lua_pushbits(lua_State *L, enum vyre_type t, vyre_bits b);
 vyre_bits vyre_lua_loadbits(const void *data, enum vyre_type t, uint64_t i);
 void vyre_lua_storebits(void *data, enum vyre_type t, uint64_t i, vyre_bits b);
 
-/* Raises "fname: <err->message>" (never returns). */
+/* Raises a vyre.Error (lerror.c) whose text is "fname: <err->message>" and whose code
+ * is vyre_status_code(err->status) (never returns). */
 int vyre_lua_raise(lua_State *L, const char *fname, const struct vyre_error *err);
+/* Raises a vyre.Error with a stable code (docs/API.md "Errors": "arg", "type", "freed",
+ * "self", "unsupported", "limit", "oom", ...) and the text formatted as by
+ * lua_pushfstring, worded "vyre.fn: what. Fix: how" (never returns). */
+int vyre_lua_fail(lua_State *L, const char *code, const char *fmt, ...);
+/* Pushes (does not raise) the vyre.Error for text with code: for functions that return
+ * nil, reason, and for callers that add fields (line, column) before lua_error. */
+void vyre_lua_pusherror(lua_State *L, const char *code, const char *text);
 
 /* The userdata of class tname at idx, or an error naming the method called and what it
  * got ("vyre.Launch:launch: called on a vyre.Buffer, not a vyre.Launch. Fix: ...") in
@@ -132,6 +140,7 @@ int vyre_lua_method(lua_State *L);
 
 /* Per-file openers, called by luaopen_vyre_core with the module table on top of
  * the stack: each registers its classes and adds its functions to that table. */
+void vyre_lua_open_error(lua_State *L); /* lerror.c: vyre.Error, core.error_new, core.extend */
 void vyre_lua_open_program(lua_State *L);
 void vyre_lua_open_fuse(lua_State *L); /* lfuse.c: core.fuse */
 void vyre_lua_open_array(lua_State *L);
