@@ -87,7 +87,7 @@ fake_pass() {
 fake_pass "" spec/5[0-4]_fakecuda_*_spec.lua spec/17_lib_spec.lua spec/30_grid_spec.lua \
   spec/31_megakernel_spec.lua spec/32_grid_graph_spec.lua spec/33_megakernel_alias_plans_spec.lua spec/42_egraph_gpu_spec.lua \
   spec/44_eqsat_gpu_spec.lua spec/69_occupancy_driver_spec.lua spec/71_buffer_views_spec.lua \
-  spec/74_debug_oob_cuda_spec.lua spec/75_targets_spec.lua spec/76_cuda_library_spec.lua \
+  spec/74_debug_oob_cuda_spec.lua spec/75_targets_spec.lua spec/76_cuda_library_spec.lua spec/88_errors_spec.lua \
   spec/80_backends_spec.lua spec/81_lib_aliasing_spec.lua
 # Every GPU generation (issue 20 §1): the runtime specs again on fake devices of other
 # SMs — Xavier, Orin, B200, RTX 50xx, GB10 and one newer than every known target (the
