@@ -33,7 +33,12 @@ local function common_cases(open)
 
   it("a method called with a dot is code 'self'", function()
     local k = be:compile(H.saxpy())
-    check(caught(k.launch, nil), "self", "called without a kernel")
+    check(caught(k.launch, nil), "self",
+      "^vyre%.Kernel:launch: called on a nil, not a vyre%.Kernel%. Fix: call it with a colon")
+    check(caught(be.run, k), "self", "^vyre%.Backend:run: called on a vyre%.Kernel, not a")
+    local eg = vyre.egraph(be)
+    check(caught(function() eg.find(nil, 0) end), "self",
+      "vyre%.EGraph:find: called on a nil, not a vyre%.EGraph")
   end)
 
   it("a bad argument value is code 'arg', a wrong type code 'type'", function()

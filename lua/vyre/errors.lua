@@ -99,6 +99,18 @@ function E.split(text)
   return e.message, e.fix
 end
 
+--- The one wording of a wrong self (the C binding's vyre_lua_wrongself says the same):
+--- "fname: called on a X, not a TNAME. Fix: call it with a colon on a TNAME, e.g.
+--- obj:method(...)", code "self", raised at `level` (as error(); default 1).
+function E.wrong_self(v, tname, fname, level)
+  local mt = getmetatable(v)
+  local got = type(mt) == "table" and rawget(mt, "__name") or type(v)
+  local method = fname:match(":([%w_]+)$") or "method"
+  level = level or 1
+  E.raise("self", ("%s: called on a %s, not a %s. Fix: call it with a colon on a %s, e.g. "
+    .. "obj:%s(...)"):format(fname, got, tname, tname, method), level > 0 and level + 1 or 0)
+end
+
 --- The code of an error value: err.code of a vyre.Error, nil for anything else.
 function E.code(e)
   if E.is(e) then return e.code end

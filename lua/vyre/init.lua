@@ -28,13 +28,25 @@ vyre.random_program = core.random_program
 --- and a u32 param NAME_len.
 vyre.fuse = core.fuse
 
--- p:dot([{max_nodes = n}]) -> Graphviz text of the program (lua/vyre/program_dot.lua).
-do
-  local index = getmetatable(core.parse("(program p (workgroup 1))")).__index
-  -- Program's __index is a C function over its methods table (its first upvalue)
-  local methods = type(index) == "table" and index or select(2, debug.getupvalue(index, 1))
-  methods.dot = require("vyre.program_dot").dot
-end
+-- Methods written in Lua attach to the C classes through core.extend, the one extension
+-- point (src/lvyre/lerror.c): p:dot([{max_nodes = n}]) -> Graphviz text of the program
+-- (lua/vyre/program_dot.lua); be:profile() -> the planners' device table built from
+-- be:info() (lua/vyre/profiles.lua), so synthetic profiles and the real device share one
+-- definition.
+core.extend("vyre.Program", { dot = require("vyre.program_dot").dot })
+core.extend("vyre.Backend", {
+  profile = function(be)
+    local mt = getmetatable(be)
+    if type(mt) ~= "table" or rawget(mt, "__name") ~= "vyre.Backend" then
+      require("vyre.errors").wrong_self(be, "vyre.Backend", "vyre.Backend:profile", 2)
+    end
+    if be.freed then
+      require("vyre.errors").raise("freed", "vyre.Backend:profile: the backend was freed. Fix: "
+        .. "open it again with vyre.backend() or vyre.cuda.device(i)", 2)
+    end
+    return require("vyre.profiles").of(be)
+  end,
+})
 vyre.types = core.types()
 
 -- The DSL (lua/vyre/dsl.lua) -------------------------------------------------
@@ -102,6 +114,10 @@ end
 -- callbacks (the C binding requires no Lua module); both modules load on first use.
 core.set_megakernel_policy(function(facts) return require("vyre.policy").decide(facts) end)
 core.set_plan_hook(function(plan) return require("vyre.plan_view").attach(plan) end)
+-- buf:fill/iota/random on CUDA run one kernel of vyre.lib.basic (src/lvyre/lbuffer.c).
+core.set_hook("generate", function(be, buf, g)
+  return require("vyre.lib.basic").generate(be, buf, g)
+end)
 
 -- Loaded on first use: vyre.lib, vyre.egraph (docs/EGRAPH.md), vyre.cuda, and planning
 -- (docs/PLANNERS.md): policies, planners, profiles and plan views.

@@ -3,6 +3,7 @@
 -- clusters), each statement's expressions as a DAG in which equal subexpressions are
 -- one node (so repeated work is visible), loads and stores linked to their buffers.
 -- Works from the canonical text, so it shows exactly what the backends run.
+local Err = require("vyre.errors")
 local M = {}
 
 -- S-expression reader for canonical text: atoms are strings, lists are tables.
@@ -49,10 +50,7 @@ local STMT = { let = true, set = true, store = true, ["if"] = true, ["for"] = tr
 
 function M.dot(p, opts)
   local ok, text = pcall(function() return p:text() end)
-  if not ok or type(text) ~= "string" then
-    error(("p:dot: called on a %s, not a vyre.Program. Fix: p:dot() with a colon")
-      :format(type(p)), 2)
-  end
+  if not ok or type(text) ~= "string" then Err.wrong_self(p, "vyre.Program", "p:dot", 2) end
   if opts ~= nil and type(opts) ~= "table" then
     error(("p:dot: options must be a table (got %s). Fix: p:dot() or p:dot{max_nodes = 1000}")
       :format(type(opts)), 2)

@@ -127,10 +127,7 @@ static void push_reference_info(lua_State *L) {
 
 struct lvyre_backend *lvyre_checkbackend(lua_State *L, int idx, const char *fname) {
     struct lvyre_backend *be = luaL_testudata(L, idx, VYRE_LUA_BACKEND);
-    if (!be)
-        vyre_lua_fail(
-            L, "self", "%s: called without a backend (got %s). Fix: use be:%s(...) with a colon",
-            fname, luaL_typename(L, idx), strrchr(fname, ':') ? strrchr(fname, ':') + 1 : "method");
+    if (!be) vyre_lua_wrongself(L, idx, VYRE_LUA_BACKEND, fname);
     if (!be->open)
         vyre_lua_fail(L, "freed",
                       "%s: the backend was freed. Fix: open it again with vyre.backend() or "
@@ -507,21 +504,7 @@ static int backend_tostring(lua_State *L) {
     return 1;
 }
 
-/* be:profile(): the planners' device table (lua/vyre/profiles.lua builds it from
- * be:info()), so the synthetic profiles and the real device share one definition. */
-static int backend_profile(lua_State *L) {
-    lvyre_checkbackend(L, 1, "vyre.Backend:profile");
-    lua_getglobal(L, "require");
-    lua_pushliteral(L, "vyre.profiles");
-    lua_call(L, 1, 1);
-    lua_getfield(L, -1, "of");
-    lua_pushvalue(L, 1);
-    lua_call(L, 1, 1);
-    return 1;
-}
-
 static const luaL_Reg backend_methods[] = {{"info", backend_info},
-                                           {"profile", backend_profile},
                                            {"stats", backend_stats},
                                            {"buffer", backend_buffer},
                                            {"compile", backend_compile},

@@ -380,11 +380,8 @@ static int buffer_generate(lua_State *L, const char *fname, enum vyre_lua_gen_ki
     struct vyre_lua_gen g;
     vyre_lua_gen_parse(L, kind, b->type, fname, &g);
     if (b->be->kind == LVYRE_CUDA) {
-        lua_getglobal(L, "require");
-        lua_pushliteral(L, "vyre.lib.basic");
-        lua_call(L, 1, 1);
-        lua_getfield(L, -1, "generate");
-        lua_getiuservalue(L, 1, 1); /* the backend */
+        vyre_lua_pushhook(L, "generate", fname); /* vyre.lib.basic.generate (init.lua) */
+        lua_getiuservalue(L, 1, 1);              /* the backend */
         lua_pushvalue(L, 1);
         push_gen(L, &g);
         lua_call(L, 3, 0);

@@ -15,10 +15,7 @@
 
 static struct lvyre_backend *checkbackend(lua_State *L, const char *fname) {
     struct lvyre_backend *be = luaL_testudata(L, 1, VYRE_LUA_BACKEND);
-    if (!be)
-        vyre_lua_fail(
-            L, "self", "%s: called without a backend (got %s). Fix: use be:%s(...) with a colon",
-            fname, luaL_typename(L, 1), strchr(fname, ':') ? strchr(fname, ':') + 1 : fname);
+    if (!be) vyre_lua_wrongself(L, 1, VYRE_LUA_BACKEND, fname);
     if (!be->open)
         vyre_lua_fail(L, "freed", "%s: the backend was freed. Fix: open a new one", fname);
     return be;

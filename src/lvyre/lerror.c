@@ -155,14 +155,56 @@ static int core_extend(lua_State *L) {
     return 0;
 }
 
+/* core.methods(tname) -> the methods table of class tname (read it; add with extend), so
+ * vyre.help lists methods without debug access to metatables. */
+static int core_methods(lua_State *L) {
+    const char *tname = luaL_checkstring(L, 1);
+    if (luaL_getmetatable(L, tname) != LUA_TTABLE) return 0;
+    if (lua_getfield(L, -1, "__index") == LUA_TFUNCTION) lua_getupvalue(L, -1, 1);
+    return lua_istable(L, -1) ? 1 : 0;
+}
+
+/* ---- hooks: Lua functions the C side calls ------------------------------------------ */
+
+#define HOOKS "vyre.hooks"
+
+/* core.set_hook(name, fn | nil) -> the previous: a Lua function the binding calls by name
+ * ("generate": buf:fill/iota/random on CUDA). lua/vyre/init.lua registers them, so the C
+ * side requires no Lua module. */
+static int core_set_hook(lua_State *L) {
+    luaL_checkstring(L, 1);
+    if (!lua_isnoneornil(L, 2) && !lua_isfunction(L, 2))
+        return vyre_lua_fail(L, "type",
+                             "vyre.core.set_hook: expected a function or nil (got %s). "
+                             "Fix: pass a function",
+                             luaL_typename(L, 2));
+    lua_settop(L, 2);
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, HOOKS);
+    lua_getfield(L, 3, lua_tostring(L, 1));
+    lua_pushvalue(L, 2);
+    lua_setfield(L, 3, lua_tostring(L, 1));
+    return 1;
+}
+
+void vyre_lua_pushhook(lua_State *L, const char *name, const char *fname) {
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, HOOKS);
+    if (lua_getfield(L, -1, name) != LUA_TFUNCTION)
+        vyre_lua_fail(L, "unsupported",
+                      "%s: needs the Lua part of vyre (hook '%s' is not "
+                      "registered). Fix: require('vyre') before using vyre.core directly",
+                      fname, name);
+    lua_remove(L, -2);
+}
+
 static const luaL_Reg error_meta[] = {{"__tostring", error_tostring},
                                       {"__concat", error_concat},
                                       {"__index", error_index},
                                       {"__len", error_len},
                                       {NULL, NULL}};
 
-static const luaL_Reg error_funcs[] = {
-    {"error_new", error_new}, {"is_error", error_is}, {"extend", core_extend}, {NULL, NULL}};
+static const luaL_Reg error_funcs[] = {{"error_new", error_new},    {"is_error", error_is},
+                                       {"extend", core_extend},     {"methods", core_methods},
+                                       {"set_hook", core_set_hook}, {NULL, NULL}};
 
 void vyre_lua_open_error(lua_State *L) {
     luaL_newmetatable(L, VYRE_LUA_ERROR);

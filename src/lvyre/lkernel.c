@@ -68,10 +68,7 @@ static void push_int_field(lua_State *L, const char *key, lua_Integer v) {
 
 struct lvyre_kernel *lvyre_checkkernel(lua_State *L, int idx, const char *fname) {
     struct lvyre_kernel *k = luaL_testudata(L, idx, VYRE_LUA_KERNEL);
-    if (!k)
-        vyre_lua_fail(
-            L, "self", "%s: called without a kernel (got %s). Fix: use k:%s(...) with a colon",
-            fname, luaL_typename(L, idx), strrchr(fname, ':') ? strrchr(fname, ':') + 1 : "launch");
+    if (!k) vyre_lua_wrongself(L, idx, VYRE_LUA_KERNEL, fname);
     if (!k->live)
         vyre_lua_fail(L, "freed",
                       "%s: the kernel was freed. Fix: compile it again with be:compile(p)", fname);
@@ -316,11 +313,7 @@ static int kernel_info(lua_State *L) {
 /* k:free(), __gc, __close: one idempotent release; drops the program reference. */
 static int kernel_free(lua_State *L) {
     struct lvyre_kernel *k = luaL_testudata(L, 1, VYRE_LUA_KERNEL);
-    if (!k)
-        return vyre_lua_fail(L, "self",
-                             "vyre.Kernel:free: called without a kernel (got %s). Fix: use "
-                             "k:free() with a colon",
-                             luaL_typename(L, 1));
+    if (!k) return vyre_lua_wrongself(L, 1, VYRE_LUA_KERNEL, "vyre.Kernel:free");
     if (!k->live) return 0;
     k->live = false;
     if (k->cu) {

@@ -373,13 +373,17 @@ void *vyre_lua_checkself(lua_State *L, int idx, const char *tname) {
     void *ud = luaL_testudata(L, idx, tname);
     if (ud) return ud;
     const char *method = running_method(L, tname);
+    return vyre_lua_wrongself(L, idx, tname, lua_pushfstring(L, "%s:%s", tname, method)), NULL;
+}
+
+int vyre_lua_wrongself(lua_State *L, int idx, const char *tname, const char *fname) {
     const char *got = luaL_typename(L, idx);
     if (luaL_getmetafield(L, idx, "__name") == LUA_TSTRING) got = lua_tostring(L, -1);
+    const char *method = strrchr(fname, ':');
     return vyre_lua_fail(L, "self",
-                         "%s:%s: called on a %s, not a %s. Fix: call it with a colon on a %s, "
+                         "%s: called on a %s, not a %s. Fix: call it with a colon on a %s, "
                          "e.g. obj:%s(...)",
-                         tname, method, got, tname, tname, method),
-           NULL;
+                         fname, got, tname, tname, method ? method + 1 : "method");
 }
 
 lua_Integer vyre_lua_optint(lua_State *L, int idx, lua_Integer def, const char *fname,

@@ -98,11 +98,18 @@ int vyre_lua_fail(lua_State *L, const char *code, const char *fmt, ...);
 /* Pushes (does not raise) the vyre.Error for text with code: for functions that return
  * nil, reason, and for callers that add fields (line, column) before lua_error. */
 void vyre_lua_pusherror(lua_State *L, const char *code, const char *text);
+/* Pushes the Lua function registered with core.set_hook(name, fn) (lerror.c), or raises
+ * "fname: needs the Lua part of vyre" with code "unsupported". */
+void vyre_lua_pushhook(lua_State *L, const char *name, const char *fname);
 
 /* The userdata of class tname at idx, or an error naming the method called and what it
  * got ("vyre.Launch:launch: called on a vyre.Buffer, not a vyre.Launch. Fix: ...") in
  * place of luaL_checkudata's "bad argument #1 to '?'". */
 void *vyre_lua_checkself(lua_State *L, int idx, const char *tname);
+/* The one wording of a wrong self, for checkers that know the method's full name fname
+ * ("vyre.Backend:run"): "fname: called on a X, not a TNAME. Fix: call it with a colon on a
+ * TNAME, e.g. obj:run(...)", code "self" (never returns). */
+int vyre_lua_wrongself(lua_State *L, int idx, const char *tname, const char *fname);
 
 /* The integer at idx (def when none or nil), else "fname: WHAT must be an integer (got
  * X). Fix: FIX" in place of luaL_optinteger's "bad argument #n to '?'". */
@@ -140,7 +147,8 @@ int vyre_lua_method(lua_State *L);
 
 /* Per-file openers, called by luaopen_vyre_core with the module table on top of
  * the stack: each registers its classes and adds its functions to that table. */
-void vyre_lua_open_error(lua_State *L); /* lerror.c: vyre.Error, core.error_new, core.extend */
+/* lerror.c: vyre.Error, core.error_new, core.extend, core.methods, core.set_hook */
+void vyre_lua_open_error(lua_State *L);
 void vyre_lua_open_program(lua_State *L);
 void vyre_lua_open_fuse(lua_State *L); /* lfuse.c: core.fuse */
 void vyre_lua_open_array(lua_State *L);
