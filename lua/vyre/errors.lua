@@ -25,7 +25,6 @@ E.CODES = {
   no_cuda = "CUDA is not usable on this machine",
   lost = "the device was lost (a sticky fault)",
   io = "a file could not be read or written",
-  callback = "a function you passed raised",
   internal = "a bug in vyre: please report it",
 }
 
