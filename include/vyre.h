@@ -108,6 +108,10 @@ uint64_t vyre_program_hash(const vyre_program *p);
 void vyre_program_hash_hex(const vyre_program *p, char out[17]);
 bool vyre_program_equal(const vyre_program *a, const vyre_program *b);
 void vyre_program_free(vyre_program *p);
+/* A deep copy of p (*out, the caller frees), the same program its canonical text parses to:
+ * unvalidated, so its first use validates it. VYRE_ERR_NOMEM on allocation failure. */
+enum vyre_status vyre_program_copy(const vyre_program *p, vyre_program **out,
+                                   struct vyre_error *err);
 const char *vyre_program_name(const vyre_program *p);
 void vyre_program_workgroup(const vyre_program *p, uint32_t out[3]);
 

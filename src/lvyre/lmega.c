@@ -307,17 +307,11 @@ static struct lvyre_kernel *plan_kernel(lua_State *L, struct mcall *c, const cha
     }
     lua_pop(L, 1);
     /* a Program of its own: the cache may evict the plan while the kernel lives */
-    char *text = NULL;
-    size_t len = 0;
-    if (vyre_text_print(c->m->program, &text, &len) != VYRE_OK)
-        vyre_lua_fail(L, "oom", "%s: out of memory. Fix: free memory", fname);
     struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
     lp->p = NULL;
     luaL_setmetatable(L, "vyre.Program");
     struct vyre_error err;
-    enum vyre_status st = vyre_text_parse(text, len, &lp->p, &err);
-    vyre_free(text);
-    if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    if (vyre_program_copy(c->m->program, &lp->p, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
     struct lvyre_kernel *k = lvyre_compile(L, 1, -1, fname);
     lua_pushvalue(L, -1);
     lua_setfield(L, -4, hex);
