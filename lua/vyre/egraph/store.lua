@@ -6,9 +6,9 @@
 -- Counts: `nids` e-class ids ever handed out (ids are 0 .. nids-1, one per added e-node),
 -- `nrows` e-nodes, `nwords` words of the children column; `dev` holds how many of each
 -- are already on the device (the rest are staged). Every buffer is u32.
-local U = require("vyre.lib.util")
+local U = require("vyre.lib.shared")
 local E = require("vyre.errors")
-local basic = require("vyre.lib.basic")
+local basic = require("vyre.lib.shared").basic
 local K = require("vyre.egraph.kernels")
 
 local S = {}
