@@ -190,38 +190,34 @@ static void read_opts(lua_State *L, int opts, struct lvyre_bound *out, const cha
                       "%s: opts must be a table (got %s). Fix: pass {n = count} or {grid = {x, "
                       "y, z}}",
                       fname, luaL_typename(L, opts));
-    lua_pushnil(L);
-    while (lua_next(L, opts)) {
-        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
-        if (k && strcmp(k, "n") == 0 && lua_istable(L, -1)) {
-            read_n3(L, lua_gettop(L), out->n3, fname);
-            out->has_n = out->has_n3 = true;
-        } else if (k && strcmp(k, "n") == 0) {
-            int isnum = 0;
-            lua_Integer n = lua_tointegerx(L, -1, &isnum);
-            if (!isnum || lua_type(L, -1) != LUA_TNUMBER || n < 0)
-                vyre_lua_fail(L, "arg",
-                              "%s: opts.n must be a non-negative integer or {w, h [, d]} (got %s). "
-                              "Fix: {n = 1024}",
-                              fname, luaL_tolstring(L, -1, NULL));
-            out->n = (uint64_t)n;
-            out->has_n = true;
-        } else if (k && strcmp(k, "grid") == 0) {
-            if (!lua_istable(L, -1))
-                vyre_lua_fail(L, "type",
-                              "%s: opts.grid must be a table {x, y, z} (got %s). Fix: {grid = "
-                              "{4, 1, 1}}",
-                              fname, luaL_typename(L, -1));
-            vyre_lua_checkgrid(L, lua_gettop(L), out->grid, fname);
-            out->has_grid = true;
-        } else {
+    static const char *const keys[] = {"n", "grid", NULL};
+    vyre_lua_checkopts(L, opts, keys, fname);
+    int ty = lua_getfield(L, opts, "n");
+    if (ty == LUA_TTABLE) {
+        read_n3(L, lua_gettop(L), out->n3, fname);
+        out->has_n = out->has_n3 = true;
+    } else if (ty != LUA_TNIL) {
+        int isnum = 0;
+        lua_Integer n = lua_tointegerx(L, -1, &isnum);
+        if (!isnum || lua_type(L, -1) != LUA_TNUMBER || n < 0)
             vyre_lua_fail(L, "arg",
-                          "%s: unknown option '%s'. Fix: a launch takes {n = elements}, {n = {w, "
-                          "h, d}} or {grid = {x, y, z}} (names are lower case)",
-                          fname, luaL_tolstring(L, -2, NULL));
-        }
-        lua_pop(L, 1);
+                          "%s: opts.n must be a non-negative integer or {w, h [, d]} (got %s). "
+                          "Fix: {n = 1024}",
+                          fname, luaL_tolstring(L, -1, NULL));
+        out->n = (uint64_t)n;
+        out->has_n = true;
     }
+    lua_pop(L, 1);
+    if (lua_getfield(L, opts, "grid") != LUA_TNIL) {
+        if (!lua_istable(L, -1))
+            vyre_lua_fail(L, "type",
+                          "%s: opts.grid must be a table {x, y, z} (got %s). Fix: {grid = "
+                          "{4, 1, 1}}",
+                          fname, luaL_typename(L, -1));
+        vyre_lua_checkgrid(L, lua_gettop(L), out->grid, fname);
+        out->has_grid = true;
+    }
+    lua_pop(L, 1);
 }
 
 /* What the options mean once the program's workgroup is known: n = {w, h, d} becomes

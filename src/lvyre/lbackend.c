@@ -165,8 +165,7 @@ uint64_t lvyre_now_ns(void) { return vyre_cuda_now_ns(); }
 /* Raises at the caller of vyre.reference.new (level 2), not at reference.lua. */
 static int new_error(lua_State *L, const char *fmt, const char *what) {
     luaL_where(L, 2);
-    lua_pushfstring(L, fmt, what);
-    lua_concat(L, 2);
+    vyre_lua_pusherror(L, "arg", lua_pushfstring(L, fmt, what), lua_tostring(L, -1));
     return lua_error(L);
 }
 
@@ -181,23 +180,18 @@ static int reference_new(lua_State *L) {
                              "vyre.reference.new: options must be a table (got %s). Fix: "
                              "vyre.reference.new() or vyre.reference.new{max_steps = n}",
                              luaL_typename(L, 1));
-        lua_pushnil(L);
-        while (lua_next(L, 1)) {
-            if (lua_type(L, -2) == LUA_TSTRING && strcmp(lua_tostring(L, -2), "debug") == 0) {
-                if (lua_type(L, -1) != LUA_TBOOLEAN)
-                    return new_error(L,
-                                     "vyre.reference.new: debug must be a boolean (got %s). "
-                                     "Fix: {debug = true}",
-                                     luaL_typename(L, -1));
-                debug = lua_toboolean(L, -1);
-                lua_pop(L, 1);
-                continue;
-            }
-            if (lua_type(L, -2) != LUA_TSTRING || strcmp(lua_tostring(L, -2), "max_steps") != 0)
+        static const char *const keys[] = {"max_steps", "debug", NULL};
+        vyre_lua_checkopts(L, 1, keys, "vyre.reference.new");
+        if (lua_getfield(L, 1, "debug") != LUA_TNIL) {
+            if (lua_type(L, -1) != LUA_TBOOLEAN)
                 return new_error(L,
-                                 "vyre.reference.new: unknown option %s. Fix: the options are "
-                                 "max_steps and debug",
-                                 luaL_tolstring(L, -2, NULL));
+                                 "vyre.reference.new: debug must be a boolean (got %s). "
+                                 "Fix: {debug = true}",
+                                 luaL_typename(L, -1));
+            debug = lua_toboolean(L, -1);
+        }
+        lua_pop(L, 1);
+        if (lua_getfield(L, 1, "max_steps") != LUA_TNIL) {
             lua_Integer n = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
             if (n <= 0)
                 return new_error(L,
@@ -206,8 +200,8 @@ static int reference_new(lua_State *L) {
                                  "e.g. {max_steps = 10^9 // 1}",
                                  luaL_tolstring(L, -1, NULL));
             max_steps = (uint64_t)n;
-            lua_pop(L, 1);
         }
+        lua_pop(L, 1);
     }
     struct lvyre_backend *be = new_backend(L, LVYRE_REFERENCE, 0);
     be->max_steps = max_steps;

@@ -35,8 +35,8 @@ static void push_error(lua_State *L, const char *code, const char *text, const c
     luaL_setmetatable(L, VYRE_LUA_ERROR);
 }
 
-void vyre_lua_pusherror(lua_State *L, const char *code, const char *text) {
-    push_error(L, code, text, "");
+void vyre_lua_pusherror(lua_State *L, const char *code, const char *text, const char *where) {
+    push_error(L, code, text, where ? where : "");
 }
 
 int vyre_lua_fail(lua_State *L, const char *code, const char *fmt, ...) {

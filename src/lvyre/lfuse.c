@@ -32,14 +32,8 @@ static int core_fuse(lua_State *L) {
             return vyre_lua_fail(L, "type",
                                  "%s: options must be a table (got %s). Fix: {internal = {'tmp'}}",
                                  fname, luaL_typename(L, 2));
-        lua_pushnil(L);
-        while (lua_next(L, 2)) {
-            if (lua_type(L, -2) != LUA_TSTRING || strcmp(lua_tostring(L, -2), "internal") != 0)
-                return vyre_lua_fail(L, "arg",
-                                     "%s: unknown option %s. Fix: the only option is internal",
-                                     fname, luaL_tolstring(L, -2, NULL));
-            lua_pop(L, 1);
-        }
+        static const char *const keys[] = {"internal", NULL};
+        vyre_lua_checkopts(L, 2, keys, fname);
         if (lua_getfield(L, 2, "internal") != LUA_TNIL) {
             if (!lua_istable(L, -1))
                 return vyre_lua_fail(L, "arg",

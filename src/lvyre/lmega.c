@@ -79,19 +79,31 @@ static void read_mopts(lua_State *L, int idx, struct mopts *o, const char *fname
     if (!lua_istable(L, idx))
         vyre_lua_fail(L, "type", "%s: opts must be a table (got %s). Fix: {times = 10}", fname,
                       luaL_typename(L, idx));
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
-        if (strcmp(k, "prefix") == 0 || strcmp(k, "times") == 0) {
+    static const char *const keys[] = {"prefix", "times", "timed", "grid_sync", "converge", NULL};
+    vyre_lua_checkopts(L, idx, keys, fname);
+    for (int i = 0; i < 2; i++) {
+        if (lua_getfield(L, idx, keys[i]) != LUA_TNIL) {
             int isnum = 0;
             lua_Integer v = lua_tointegerx(L, -1, &isnum);
             if (!isnum || v < 0 || v > (lua_Integer)UINT32_MAX)
                 vyre_lua_fail(L, "type", "%s: opts.%s must be an integer >= 0. Fix: {times = 10}",
-                              fname, k);
-            *(k[0] == 'p' ? &o->prefix : &o->times) = v;
-        } else if (strcmp(k, "timed") == 0) {
-            o->timed = lua_toboolean(L, -1);
-        } else if (strcmp(k, "grid_sync") == 0) {
+                              fname, keys[i]);
+            *(i == 0 ? &o->prefix : &o->times) = v;
+        }
+        lua_pop(L, 1);
+    }
+    lua_getfield(L, idx, "timed");
+    o->timed = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    /* grid_sync and converge: the value stays on the stack while it is read (grid_sync's
+     * string is used after this returns; idx's table keeps it alive) */
+    for (int i = 3; i < 5; i++) {
+        if (lua_getfield(L, idx, keys[i]) == LUA_TNIL) {
+            lua_pop(L, 1);
+            continue;
+        }
+        const char *k = keys[i];
+        if (strcmp(k, "grid_sync") == 0) {
             enum vyre_cuda_grid_sync m;
             o->grid_sync = lua_tostring(L, -1);
             if (!o->grid_sync || !vyre_cuda_grid_sync_from_name(o->grid_sync, &m))
@@ -122,11 +134,6 @@ static void read_mopts(lua_State *L, int idx, struct mopts *o, const char *fname
                               fname);
             lua_pop(L, 2);
             o->converge = true;
-        } else {
-            vyre_lua_fail(L, "arg",
-                          "%s: unknown option '%s'. Fix: a megakernel takes prefix, times, "
-                          "converge, timed and grid_sync",
-                          fname, luaL_tolstring(L, -2, NULL));
         }
         lua_pop(L, 1);
     }

@@ -89,31 +89,6 @@ static int opt_field_int(lua_State *L, int t, const char *key, lua_Integer def, 
     return (int)v;
 }
 
-/* Raises naming fname when the options table at t has a key not in allowed (NULL-ended):
- * a misspelt option must not be ignored. */
-static void check_option_keys(lua_State *L, int t, const char *const *allowed, const char *fname) {
-    lua_pushnil(L);
-    while (lua_next(L, t)) {
-        lua_pop(L, 1);
-        const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-        bool known = false;
-        for (size_t i = 0; k && allowed[i]; i++) known = known || strcmp(k, allowed[i]) == 0;
-        if (!known) {
-            const char *key = luaL_tolstring(L, -1, NULL);
-            luaL_Buffer b;
-            luaL_buffinit(L, &b);
-            for (size_t i = 0; allowed[i]; i++) {
-                if (i) luaL_addstring(&b, ", ");
-                luaL_addstring(&b, allowed[i]);
-            }
-            luaL_pushresult(&b);
-            const char *list = lua_tostring(L, -1);
-            vyre_lua_fail(L, "arg", "%s: unknown option '%s'. Fix: use %s (names are lower case)",
-                          fname, key, list);
-        }
-    }
-}
-
 static bool opt_field_bool(lua_State *L, int t, const char *key) {
     lua_getfield(L, t, key);
     bool v = lua_toboolean(L, -1);
@@ -167,7 +142,8 @@ static int program_parse(lua_State *L) {
          * CLI reports them without reading this text back */
         vyre_lua_pusherror(L, "parse",
                            lua_pushfstring(L, "vyre.parse: line %d, column %d: %s", (int)err.line,
-                                           (int)err.column, msg));
+                                           (int)err.column, msg),
+                           NULL);
         lua_pushinteger(L, err.line);
         lua_setfield(L, -2, "line");
         lua_pushinteger(L, err.column);
@@ -316,7 +292,7 @@ static void read_opt_options(lua_State *L, int idx, const char *fname, struct vy
                       "%s: opt must be a table of booleans, true or false, got %s. Fix: pass "
                       "{cse = false} (passes: fold, simplify, copy, cse, licm, dce)",
                       fname, luaL_typename(L, idx));
-    check_option_keys(L, idx, names, fname);
+    vyre_lua_checkopts(L, idx, names, fname);
     for (size_t i = 0; names[i]; i++) {
         int t = lua_getfield(L, idx, names[i]);
         if (t != LUA_TNIL && t != LUA_TBOOLEAN)
@@ -365,7 +341,7 @@ static int program_ptx(lua_State *L) {
         if (!lua_istable(L, 2))
             vyre_lua_typeerror(L, 2, "vyre.ptx", "table of options", "vyre.ptx(p, {sm = 90})");
         static const char *const keys[] = {"sm", "opt", "debug", NULL};
-        check_option_keys(L, 2, keys, "vyre.ptx");
+        vyre_lua_checkopts(L, 2, keys, "vyre.ptx");
         opt.sm = (unsigned)opt_field_int(L, 2, "sm", 70, 0, 1000, "vyre.ptx");
         opt.debug = opt_field_bool(L, 2, "debug");
         lua_getfield(L, 2, "opt");
@@ -425,7 +401,7 @@ static int program_random(lua_State *L) {
         static const char *const keys[] = {
             "max_stmts",      "max_depth",   "allow_barriers",   "allow_approx", "allow_invalid",
             "allow_subgroup", "elementwise", "allow_opt_shapes", "allow_grid",   NULL};
-        check_option_keys(L, 2, keys, f);
+        vyre_lua_checkopts(L, 2, keys, f);
         opt.max_stmts = (uint32_t)opt_field_int(L, 2, "max_stmts", 8, 1, 10000, f);
         opt.max_depth = (uint32_t)opt_field_int(L, 2, "max_depth", 4, 1, 100, f);
         opt.allow_barriers = opt_field_bool(L, 2, "allow_barriers");

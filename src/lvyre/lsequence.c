@@ -26,28 +26,24 @@ static void read_opts(lua_State *L, int opts, lua_Integer *prefix, lua_Integer *
         vyre_lua_fail(L, "type",
                       "%s: opts must be a table (got %s). Fix: {times = 10, readback = {buf}}",
                       fname, luaL_typename(L, opts));
-    lua_pushnil(L);
-    while (lua_next(L, opts)) {
-        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
-        if (strcmp(k, "prefix") == 0 || strcmp(k, "times") == 0) {
+    static const char *const keys[] = {"prefix", "times", "readback", "timed", NULL};
+    vyre_lua_checkopts(L, opts, keys, fname);
+    for (int i = 0; i < 2; i++) {
+        if (lua_getfield(L, opts, keys[i]) != LUA_TNIL) {
             int isnum = 0;
             lua_Integer v = lua_tointegerx(L, -1, &isnum);
             if (!isnum || v < 0 || v > (lua_Integer)UINT32_MAX)
                 vyre_lua_fail(L, "type",
                               "%s: opts.%s must be an integer >= 0 (got %s). Fix: {prefix = 1, "
                               "times = 10}",
-                              fname, k, luaL_tolstring(L, -1, NULL));
-            *(k[0] == 'p' ? prefix : times) = v;
-        } else if (strcmp(k, "timed") == 0) {
-            *timed = lua_toboolean(L, -1);
-        } else if (strcmp(k, "readback") != 0) {
-            vyre_lua_fail(L, "arg",
-                          "%s: unknown option '%s'. Fix: a sequence takes prefix, times, "
-                          "readback and timed",
-                          fname, luaL_tolstring(L, -2, NULL));
+                              fname, keys[i], luaL_tolstring(L, -1, NULL));
+            *(i == 0 ? prefix : times) = v;
         }
         lua_pop(L, 1);
     }
+    lua_getfield(L, opts, "timed");
+    *timed = lua_toboolean(L, -1);
+    lua_pop(L, 1);
 }
 
 /* Reads opts.readback = {buf | {buf, byte_offset, nbytes}, ...}: the destination arrays

@@ -343,6 +343,31 @@ void *vyre_lua_host_alloc(lua_State *L, uint64_t bytes, bool zero, const char *f
     return mem;
 }
 
+/* ---- options ---------------------------------------------------------------- */
+
+void vyre_lua_checkopts(lua_State *L, int t, const char *const *allowed, const char *fname) {
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        lua_pop(L, 1);
+        const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        bool known = false;
+        for (size_t i = 0; k && allowed[i]; i++) known = known || strcmp(k, allowed[i]) == 0;
+        if (!known) {
+            const char *key = luaL_tolstring(L, -1, NULL);
+            luaL_Buffer b;
+            luaL_buffinit(L, &b);
+            for (size_t i = 0; allowed[i]; i++) {
+                if (i) luaL_addstring(&b, ", ");
+                luaL_addstring(&b, allowed[i]);
+            }
+            luaL_pushresult(&b);
+            const char *list = lua_tostring(L, -1);
+            vyre_lua_fail(L, "arg", "%s: unknown option '%s'. Fix: use %s (names are lower case)",
+                          fname, key, list);
+        }
+    }
+}
+
 /* ---- self checks -------------------------------------------------------------- */
 
 /* The name under which the running C function sits in tname's method table (found by

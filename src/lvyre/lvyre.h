@@ -95,9 +95,9 @@ int vyre_lua_raise(lua_State *L, const char *fname, const struct vyre_error *err
  * "self", "unsupported", "limit", "oom", ...) and the text formatted as by
  * lua_pushfstring, worded "vyre.fn: what. Fix: how" (never returns). */
 int vyre_lua_fail(lua_State *L, const char *code, const char *fmt, ...);
-/* Pushes (does not raise) the vyre.Error for text with code: for functions that return
- * nil, reason, and for callers that add fields (line, column) before lua_error. */
-void vyre_lua_pusherror(lua_State *L, const char *code, const char *text);
+/* Pushes (does not raise) the vyre.Error for text with code and the position prefix
+ * where (NULL: none), for callers that add fields (line, column) before lua_error. */
+void vyre_lua_pusherror(lua_State *L, const char *code, const char *text, const char *where);
 /* Pushes the Lua function registered with core.set_hook(name, fn) (lerror.c), or raises
  * "fname: needs the Lua part of vyre" with code "unsupported". */
 void vyre_lua_pushhook(lua_State *L, const char *name, const char *fname);
@@ -110,6 +110,12 @@ void *vyre_lua_checkself(lua_State *L, int idx, const char *tname);
  * ("vyre.Backend:run"): "fname: called on a X, not a TNAME. Fix: call it with a colon on a
  * TNAME, e.g. obj:run(...)", code "self" (never returns). */
 int vyre_lua_wrongself(lua_State *L, int idx, const char *tname, const char *fname);
+
+/* The one option-key check of every options table the binding reads: raises "fname:
+ * unknown option 'k'. Fix: use A, B, ... (names are lower case)" when the table at t has
+ * a key not in allowed (NULL-ended), so a misspelt option is never ignored. The caller
+ * reads the values with lua_getfield. */
+void vyre_lua_checkopts(lua_State *L, int t, const char *const *allowed, const char *fname);
 
 /* The integer at idx (def when none or nil), else "fname: WHAT must be an integer (got
  * X). Fix: FIX" in place of luaL_optinteger's "bad argument #n to '?'". */
