@@ -8,6 +8,7 @@
 --   device(i [, {debug = b}]) -> backend | nil, reason    (i is 0-based; default 0)
 --   nvtx([on])  -> enabled, built | false, reason (profiler ranges)
 --   profile(name) -> a synthetic device profile ("h100", "h200", "a100", "rtx5090", ...)
+local Err = require("vyre.errors")
 local core = require("vyre.core")
 local profiles = require("vyre.profiles")
 
@@ -37,7 +38,8 @@ M.driver_version = core.cuda_driver_version
 --- the reason. No GPU needed to switch.
 function M.nvtx(on)
   if on ~= nil and type(on) ~= "boolean" then
-    error(string.format("vyre.cuda.nvtx: on must be a boolean (got %s). Fix: cuda.nvtx(true)",
+    Err.raise("type",
+      string.format("vyre.cuda.nvtx: on must be a boolean (got %s). Fix: cuda.nvtx(true)",
       type(on)), 2)
   end
   return core.cuda_nvtx(on)
@@ -51,7 +53,8 @@ local cached = {}
 
 local function check_ordinal(i, fname)
   if math.type(i) ~= "integer" or i < 0 then
-    error(string.format("%s: ordinal must be an integer >= 0 (got %s). Fix: cuda.device(0)",
+    Err.raise("arg",
+      string.format("%s: ordinal must be an integer >= 0 (got %s). Fix: cuda.device(0)",
       fname, tostring(i)), 3)
   end
 end
@@ -61,16 +64,19 @@ end
 local function check_opts(opts, fname)
   if opts == nil then return end
   if type(opts) ~= "table" then
-    error(string.format("%s: options must be a table (got %s). Fix: %s(0, {debug = true})",
+    Err.raise("type",
+      string.format("%s: options must be a table (got %s). Fix: %s(0, {debug = true})",
       fname, type(opts), (fname:gsub("^vyre%.", ""))), 3)
   end
   for k, v in pairs(opts) do
     if k ~= "debug" then
-      error(string.format("%s: unknown option %s. Fix: the option is debug (max_steps is the "
+      Err.raise("arg",
+        string.format("%s: unknown option %s. Fix: the option is debug (max_steps is the "
         .. "reference backend's: vyre.reference.new)", fname, tostring(k)), 3)
     end
     if type(v) ~= "boolean" then
-      error(string.format("%s: debug must be a boolean (got %s). Fix: {debug = true}", fname,
+      Err.raise("type",
+        string.format("%s: debug must be a boolean (got %s). Fix: {debug = true}", fname,
         type(v)), 3)
     end
   end

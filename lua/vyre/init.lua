@@ -2,6 +2,7 @@
 -- backend choice (CUDA when it works, else the CPU reference), PTX. Users write
 -- require("vyre.cuda"): this table seen through lua/vyre/cuda.lua, with the CUDA device
 -- functions added. Everything heavy is in vyre.core (C); this file wires the pieces.
+local Err = require("vyre.errors")
 local core = require("vyre.core")
 local dsl = require("vyre.dsl")
 
@@ -101,7 +102,8 @@ function vyre.backend(name, opts)
     if not mod then return nil, why end
     return mod.device(0, opts)
   end
-  error(string.format("vyre.backend: unknown backend '%s'. Fix: use 'reference' or 'cuda' "
+  Err.raise("arg",
+    string.format("vyre.backend: unknown backend '%s'. Fix: use 'reference' or 'cuda' "
     .. "(or no argument for the best available)", tostring(name)), 2)
 end
 

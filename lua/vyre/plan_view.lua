@@ -177,7 +177,7 @@ end
 --- attach(plan) -> plan, with :dot() and __tostring. Raises on a non-table.
 function M.attach(plan)
   if type(plan) ~= "table" then
-    error(("vyre.plan_view.attach: plan must be a table (got %s). Fix: pass the table "
+    Err.raise("type", ("vyre.plan_view.attach: plan must be a table (got %s). Fix: pass the table "
       .. "be:plan returns"):format(type(plan)), 2)
   end
   return setmetatable(plan, mt)

@@ -52,12 +52,14 @@ function M.dot(p, opts)
   local ok, text = pcall(function() return p:text() end)
   if not ok or type(text) ~= "string" then Err.wrong_self(p, "vyre.Program", "p:dot", 2) end
   if opts ~= nil and type(opts) ~= "table" then
-    error(("p:dot: options must be a table (got %s). Fix: p:dot() or p:dot{max_nodes = 1000}")
+    Err.raise("type",
+      ("p:dot: options must be a table (got %s). Fix: p:dot() or p:dot{max_nodes = 1000}")
       :format(type(opts)), 2)
   end
   local limit = opts and opts.max_nodes or 400
   if math.type(limit) ~= "integer" or limit < 1 then
-    error(("p:dot: max_nodes must be a positive integer (got %s). Fix: p:dot{max_nodes = 1000}")
+    Err.raise("arg",
+      ("p:dot: max_nodes must be a positive integer (got %s). Fix: p:dot{max_nodes = 1000}")
       :format(tostring(limit)), 2)
   end
   local tree = read(text)
@@ -75,7 +77,8 @@ function M.dot(p, opts)
     if ids[key] then return ids[key] end
     nexpr = nexpr + 1
     if nexpr > limit then
-      error(("p:dot: program '%s' has more than %d distinct expressions. Fix: p:dot{max_nodes "
+      Err.raise("limit",
+        ("p:dot: program '%s' has more than %d distinct expressions. Fix: p:dot{max_nodes "
         .. "= n} for a larger graph, or draw a smaller program"):format(tree[2], limit), 3)
     end
     local id = "e" .. nexpr
