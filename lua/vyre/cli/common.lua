@@ -141,7 +141,8 @@ local function entries_of(value, path)
       list[#list + 1] = { program = vyre.parse(v), label = label }
     elseif type(v) == "table" and v.program ~= nil then
       if not is_program(v.program) and type(v.program) ~= "string" then
-        error(("%s: the field 'program' is a %s. Fix: set program = vyre.program(...) or "
+        Err.raise("type",
+          ("%s: the field 'program' is a %s. Fix: set program = vyre.program(...) or "
           .. "vyre.parse(text)"):format(path, type(v.program)), 0)
       end
       local p = is_program(v.program) and v.program or vyre.parse(v.program)
@@ -155,12 +156,14 @@ local function entries_of(value, path)
     if type(value) == "table" and #value > 0 then
       for i, v in ipairs(value) do
         if not add(v, ("%s[%d]"):format(path, i)) then
-          error(("%s: element %d of the returned list is a %s. Fix: return Programs (or "
+          Err.raise("type",
+            ("%s: element %d of the returned list is a %s. Fix: return Programs (or "
             .. "{program = p, args = ...} tables)"):format(path, i, type(v)), 0)
         end
       end
     else
-      error(("%s: the file returned %s, not a program. Fix: end the file with `return p` "
+      Err.raise("type",
+        ("%s: the file returned %s, not a program. Fix: end the file with `return p` "
         .. "(a vyre.Program, program text, or {program = p, args = {...}, opts = {...}})")
         :format(path, value == nil and "nothing" or "a " .. type(value)), 0)
     end

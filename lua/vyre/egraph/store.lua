@@ -45,7 +45,7 @@ function S.run(eg, fname, steps, readback)
     { readback = readback, timed = clock and true or nil })
   if not ok then
     local full = fname:find("^vyre%.") and fname or ("vyre.EGraph:" .. fname)
-    error(("%s: %s"):format(full, tostring(res)), 0)
+    error(E.wrap(full .. ": ", res), 0) -- keeps the cause's code (oom, lost, driver)
   end
   if clock then S.tick(clock, t) end
   return res

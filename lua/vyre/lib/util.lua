@@ -193,7 +193,9 @@ end
 function U.fill(template, vars)
   return (template:gsub("%$(%u[%u%d]*)", function(k)
     local v = vars[k]
-    if v == nil then error("vyre.lib internal: template variable $" .. k .. " unset", 2) end
+    if v == nil then
+      E.raise("internal", "vyre.lib internal: template variable $" .. k .. " unset", 2)
+    end
     return tostring(v)
   end))
 end
@@ -224,7 +226,7 @@ function U.kernel(be, key, gen)
     local text = gen()
     local ok, p = pcall(vyre.parse, text)
     if not ok then
-      error("vyre.lib internal: kernel " .. key .. " does not parse: " .. tostring(p)
+      E.raise("internal", "vyre.lib internal: kernel " .. key .. " does not parse: " .. tostring(p)
         .. "\n" .. text, 0)
     end
     k = be:compile(p)
