@@ -112,6 +112,18 @@ describe("error objects", function()
     assert.has_error(function() E.new("no-such-code", "x") end)
   end)
 
+  it("buf:random's CUDA kernel is written in C from the host generator's description",
+    function()
+      -- one description (src/lvyre/lgen.c) for the host loop and the kernel text; that they
+      -- give the same elements is checked on the fake driver by spec 71
+      for _, t in ipairs(vyre.types) do
+        local text = vyre.core.random_kernel_text(t)
+        assert.matches("^%(program lib_random_" .. t, text)
+        assert.is_true((vyre.validate(vyre.parse(text))))
+      end
+      check(caught(vyre.core.random_kernel_text, "f16"), "arg", "unknown type")
+    end)
+
   it("every code has a meaning written down", function()
     for code, meaning in pairs(E.CODES) do
       assert.is_string(code)

@@ -275,6 +275,7 @@ int luaopen_vyre_core(lua_State *L) {
     lua_pushinteger(L, (lua_Integer)VYRE_CODEGEN_VERSION);
     lua_setfield(L, -2, "codegen_version");
     vyre_lua_open_error(L);
+    vyre_lua_open_gen(L);
     vyre_lua_open_array(L);
     vyre_lua_open_program(L);
     vyre_lua_open_fuse(L);

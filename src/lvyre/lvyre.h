@@ -155,6 +155,7 @@ int vyre_lua_method(lua_State *L);
  * the stack: each registers its classes and adds its functions to that table. */
 /* lerror.c: vyre.Error, core.error_new, core.extend, core.methods, core.set_hook */
 void vyre_lua_open_error(lua_State *L);
+void vyre_lua_open_gen(lua_State *L); /* lgen.c: core.random_kernel_text */
 void vyre_lua_open_program(lua_State *L);
 void vyre_lua_open_fuse(lua_State *L); /* lfuse.c: core.fuse */
 void vyre_lua_open_array(lua_State *L);
