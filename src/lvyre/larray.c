@@ -20,15 +20,12 @@
  * array releases its views; a view owns no memory and unlinks itself. */
 static void array_release(struct vyre_lua_array *a) {
     if (a->type == VYRE_VOID) return;
-    while (a->views) {
-        a->views->orphan = true;
-        array_release(a->views);
+    while (a->vn.views) {
+        a->vn.views->orphan = true;
+        array_release(VYRE_LUA_VIEW_OF(struct vyre_lua_array, a->vn.views));
     }
     if (a->parent) {
-        if (a->vprev) a->vprev->vnext = a->vnext;
-        else a->parent->views = a->vnext;
-        if (a->vnext) a->vnext->vprev = a->vprev;
-        a->vnext = a->vprev = NULL;
+        vyre_lua_vunlink(&a->parent->vn, &a->vn);
     } else {
         free(a->data);
     }
@@ -49,7 +46,7 @@ static struct vyre_lua_array *check_ud(lua_State *L, int idx, const char *fname)
 
 static struct vyre_lua_array *check_live(lua_State *L, int idx, const char *fname) {
     struct vyre_lua_array *a = check_ud(L, idx, fname);
-    if (a->type == VYRE_VOID && a->orphan)
+    if (a->type == VYRE_VOID && a->vn.orphan)
         vyre_lua_fail(L, "freed",
                       "%s: this view's parent array was freed. Fix: keep the parent array "
                       "alive (no :free(), no ended <close> scope) while its views are used",
@@ -542,9 +539,7 @@ static int array_view(lua_State *L) {
     if (count > 0) v->data = (char *)a->data + (size_t)first0 * vyre_type_size(a->type);
     v->count = count;
     v->parent = root;
-    v->vnext = root->views;
-    if (root->views) root->views->vprev = v;
-    root->views = v;
+    vyre_lua_vlink(&root->vn, &v->vn);
     v->type = a->type;
     return 1;
 }

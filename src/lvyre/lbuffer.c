@@ -64,9 +64,9 @@ static void check_range(lua_State *L, const struct lvyre_buffer *b, uint64_t off
 static void release(struct lvyre_buffer *b) {
     if (!b->live) return;
     b->live = false;
-    while (b->views) { /* freeing the owner ends its views (each unlinks itself) */
-        b->views->orphan = true;
-        release(b->views);
+    while (b->vn.views) { /* freeing the owner ends its views (each unlinks itself) */
+        b->vn.views->orphan = true;
+        release(VYRE_LUA_VIEW_OF(struct lvyre_buffer, b->vn.views));
     }
     if (b->cu) {
         vyre_cuda_buffer *cu = b->cu;
@@ -74,10 +74,7 @@ static void release(struct lvyre_buffer *b) {
         vyre_cuda_buffer_free(cu); /* errors are deferred to the device's next call */
     }
     if (b->parent) { /* a view: owns no memory and counts in no statistic */
-        if (b->vprev) b->vprev->vnext = b->vnext;
-        else b->parent->views = b->vnext;
-        if (b->vnext) b->vnext->vprev = b->vprev;
-        b->vnext = b->vprev = NULL;
+        vyre_lua_vunlink(&b->parent->vn, &b->vn);
         b->host = NULL;
         return;
     }
@@ -97,7 +94,7 @@ struct lvyre_buffer *lvyre_testbuffer(lua_State *L, int idx) {
 
 struct lvyre_buffer *lvyre_checkbuffer(lua_State *L, int idx, const char *fname) {
     struct lvyre_buffer *b = check_ud(L, idx, fname);
-    if (!b->live && b->orphan)
+    if (!b->live && b->vn.orphan)
         vyre_lua_fail(L, "freed",
                       "%s: this view's parent buffer was freed. Fix: keep the parent buffer "
                       "alive (no buf:free(), no ended <close> scope) while its views are used",
@@ -338,9 +335,7 @@ static int buffer_view(lua_State *L) {
     }
     v->count = count;
     v->parent = root;
-    v->vnext = root->views;
-    if (root->views) root->views->vprev = v;
-    root->views = v;
+    vyre_lua_vlink(&root->vn, &v->vn);
     v->live = true;
     return 1;
 }

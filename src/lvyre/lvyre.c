@@ -344,6 +344,22 @@ void *vyre_lua_host_alloc(lua_State *L, uint64_t bytes, bool zero, const char *f
     return mem;
 }
 
+/* ---- views (lvyre.h) -------------------------------------------------------- */
+
+void vyre_lua_vlink(struct vyre_lua_vnode *owner, struct vyre_lua_vnode *view) {
+    view->prev = NULL;
+    view->next = owner->views;
+    if (owner->views) owner->views->prev = view;
+    owner->views = view;
+}
+
+void vyre_lua_vunlink(struct vyre_lua_vnode *owner, struct vyre_lua_vnode *view) {
+    if (view->prev) view->prev->next = view->next;
+    else owner->views = view->next;
+    if (view->next) view->next->prev = view->prev;
+    view->next = view->prev = NULL;
+}
+
 /* ---- options ---------------------------------------------------------------- */
 
 void vyre_lua_checkopts(lua_State *L, int t, const char *const *allowed, const char *fname) {

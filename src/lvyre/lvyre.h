@@ -7,6 +7,7 @@
 #define VYRE_LVYRE_H
 
 #include <lauxlib.h>
+#include <stddef.h>
 #include <lua.h>
 
 #include "vyre.h"
@@ -27,6 +28,18 @@ struct vyre_lua_program {
     vyre_program *p;
 };
 
+/* The list of live views an owner keeps, for Arrays and Buffers alike (lvyre.c): a view
+ * links itself into its owner's list when made and unlinks when released; releasing the
+ * owner marks each view orphan (for the message) and releases it first. */
+struct vyre_lua_vnode {
+    struct vyre_lua_vnode *views, *next, *prev; /* owner: its views; view: its siblings */
+    bool orphan;
+};
+void vyre_lua_vlink(struct vyre_lua_vnode *owner, struct vyre_lua_vnode *view);
+void vyre_lua_vunlink(struct vyre_lua_vnode *owner, struct vyre_lua_vnode *view);
+/* The struct of type T whose vnode member `vn` is at node n. */
+#define VYRE_LUA_VIEW_OF(T, n) ((T *)(void *)((char *)(n)-offsetof(T, vn)))
+
 /* vyre.Array: a host array of `count` elements of `type`, stored contiguously as
  * vyre_type_size(type) bytes each (bool as 32-bit 0/1 words). data == NULL only
  * when count == 0 or after release. */
@@ -37,8 +50,8 @@ struct vyre_lua_array {
     /* a:view: a view's data points into its parent's (user value 1 keeps the parent
      * alive); the parent lists its live views, and releasing it releases them too
      * (they are marked orphan, for the message). NULL for an ordinary array. */
-    struct vyre_lua_array *parent, *views, *vnext, *vprev;
-    bool orphan;
+    struct vyre_lua_array *parent;
+    struct vyre_lua_vnode vn;
 };
 
 /* Checkers raise the standard "bad argument #i to 'f' (vyre.X expected, got Y)"
