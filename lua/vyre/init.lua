@@ -113,9 +113,12 @@ function vyre.help(x)
 end
 
 -- The megakernel policy and the plan view attach to the runtime through registered
--- callbacks (the C binding requires no Lua module); both modules load on first use.
-core.set_megakernel_policy(function(facts) return require("vyre.policy").decide(facts) end)
-core.set_plan_hook(function(plan) return require("vyre.plan_view").attach(plan) end)
+-- hooks (core.set_hook, the one registry of them: the C binding requires no Lua module);
+-- both modules load on first use.
+core.set_hook("megakernel_policy", function(facts)
+  return require("vyre.policy").decide(facts)
+end)
+core.set_hook("plan", function(plan) return require("vyre.plan_view").attach(plan) end)
 -- buf:fill/iota/random on CUDA run one kernel of vyre.lib.basic (src/lvyre/lbuffer.c).
 core.set_hook("generate", function(be, buf, g)
   return require("vyre.lib.basic").generate(be, buf, g)

@@ -169,8 +169,8 @@ static int core_methods(lua_State *L) {
 #define HOOKS "vyre.hooks"
 
 /* core.set_hook(name, fn | nil) -> the previous: a Lua function the binding calls by name
- * ("generate": buf:fill/iota/random on CUDA). lua/vyre/init.lua registers them, so the C
- * side requires no Lua module. */
+ * ("generate": buf:fill/iota/random on CUDA; "megakernel_policy" and "plan": lmega.c).
+ * lua/vyre/init.lua registers them, so the C side requires no Lua module. */
 static int core_set_hook(lua_State *L) {
     luaL_checkstring(L, 1);
     if (!lua_isnoneornil(L, 2) && !lua_isfunction(L, 2))
@@ -179,21 +179,32 @@ static int core_set_hook(lua_State *L) {
                              "Fix: pass a function",
                              luaL_typename(L, 2));
     lua_settop(L, 2);
+    return vyre_lua_sethook(L, lua_tostring(L, 1), 2);
+}
+
+int vyre_lua_gethook(lua_State *L, const char *name) {
     luaL_getsubtable(L, LUA_REGISTRYINDEX, HOOKS);
-    lua_getfield(L, 3, lua_tostring(L, 1));
-    lua_pushvalue(L, 2);
-    lua_setfield(L, 3, lua_tostring(L, 1));
-    return 1;
+    int t = lua_getfield(L, -1, name);
+    lua_remove(L, -2);
+    return t;
 }
 
 void vyre_lua_pushhook(lua_State *L, const char *name, const char *fname) {
-    luaL_getsubtable(L, LUA_REGISTRYINDEX, HOOKS);
-    if (lua_getfield(L, -1, name) != LUA_TFUNCTION)
+    if (vyre_lua_gethook(L, name) != LUA_TFUNCTION)
         vyre_lua_fail(L, "unsupported",
                       "%s: needs the Lua part of vyre (hook '%s' is not "
                       "registered). Fix: require('vyre') before using vyre.core directly",
                       fname, name);
+}
+
+int vyre_lua_sethook(lua_State *L, const char *name, int idx) {
+    idx = lua_absindex(L, idx);
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, HOOKS);
+    lua_getfield(L, -1, name);
+    lua_pushvalue(L, idx);
+    lua_setfield(L, -3, name);
     lua_remove(L, -2);
+    return 1;
 }
 
 static const luaL_Reg error_meta[] = {{"__tostring", error_tostring},

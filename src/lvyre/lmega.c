@@ -394,19 +394,19 @@ static bool valid_mode(const char *m) {
                  strcmp(m, "host_loop") == 0);
 }
 
-/* Registry key of the megakernel policy: a function(facts) -> {mode, reason} that
- * vyre.policy registers when it loads (core.set_megakernel_policy), so that this file
- * requires no Lua module and the policy has one home (lua/vyre/policy.lua, whose
- * vyre.policy.megakernel the user replaces). */
-static const char POLICY[] = "vyre.megakernel.policy";
-/* Registry key of the function(plan) that gives a plan its methods (plan:dot(), a
- * readable tostring): vyre registers lua/vyre/plan_view.lua's attach. */
-static const char PLAN_HOOK[] = "vyre.megakernel.plan_hook";
+/* Hook (core.set_hook, lerror.c) of the megakernel policy: a function(facts) -> {mode,
+ * reason} that lua/vyre/init.lua registers, so that this file requires no Lua module and
+ * the policy has one home (lua/vyre/policy.lua, whose vyre.policy.megakernel the user
+ * replaces). */
+static const char POLICY[] = "megakernel_policy";
+/* Hook of the function(plan) that gives a plan its methods (plan:dot(), a readable
+ * tostring): vyre registers lua/vyre/plan_view.lua's attach. */
+static const char PLAN_HOOK[] = "plan";
 
 /* Calls the registered policy with the facts at facts_idx and copies its choice into c;
  * false when none is registered. A policy that raises is reported with a Fix. */
 static bool ask_policy(lua_State *L, struct mcall *c, int facts_idx, const char *fname) {
-    if (lua_getfield(L, LUA_REGISTRYINDEX, POLICY) != LUA_TFUNCTION) {
+    if (vyre_lua_gethook(L, POLICY) != LUA_TFUNCTION) {
         lua_pop(L, 1);
         return false;
     }
@@ -572,7 +572,7 @@ static void push_plan(lua_State *L, const struct mcall *c, const struct geometry
     lua_pushvalue(L, facts_idx);
     lua_setfield(L, -2, "facts");
     /* plan:dot() and a readable tostring: the hook vyre registers (plan_view.attach) */
-    if (lua_getfield(L, LUA_REGISTRYINDEX, PLAN_HOOK) == LUA_TFUNCTION) {
+    if (vyre_lua_gethook(L, PLAN_HOOK) == LUA_TFUNCTION) {
         lua_pushvalue(L, -2); /* the plan */
         lua_call(L, 1, 0);
     } else {
@@ -764,10 +764,7 @@ static int core_set_megakernel_policy(lua_State *L) {
                              "Fix: replace vyre.policy.megakernel instead",
                              fname, luaL_typename(L, 1));
     lua_settop(L, 1);
-    lua_getfield(L, LUA_REGISTRYINDEX, POLICY);
-    lua_pushvalue(L, 1);
-    lua_setfield(L, LUA_REGISTRYINDEX, POLICY);
-    return 1;
+    return vyre_lua_sethook(L, POLICY, 1);
 }
 
 /* core.set_plan_hook(fn | nil) -> the previous: called with each plan be:plan returns. */
@@ -778,10 +775,7 @@ static int core_set_plan_hook(lua_State *L) {
                              "Fix: pass require('vyre.plan_view').attach",
                              luaL_typename(L, 1));
     lua_settop(L, 1);
-    lua_getfield(L, LUA_REGISTRYINDEX, PLAN_HOOK);
-    lua_pushvalue(L, 1);
-    lua_setfield(L, LUA_REGISTRYINDEX, PLAN_HOOK);
-    return 1;
+    return vyre_lua_sethook(L, PLAN_HOOK, 1);
 }
 
 /* core.mega_layers(n, edges) -> layer (per node, 1-based), nlayers; or nil and the list

@@ -114,6 +114,11 @@ void vyre_lua_pusherror(lua_State *L, const char *code, const char *text, const 
 /* Pushes the Lua function registered with core.set_hook(name, fn) (lerror.c), or raises
  * "fname: needs the Lua part of vyre" with code "unsupported". */
 void vyre_lua_pushhook(lua_State *L, const char *name, const char *fname);
+/* Pushes the hook registered under name (or nil) and returns its Lua type. */
+int vyre_lua_gethook(lua_State *L, const char *name);
+/* Registers the value at idx (a function or nil) as hook name; pushes the previous one
+ * and returns 1 (the result of core.set_hook and the two older setters of lmega.c). */
+int vyre_lua_sethook(lua_State *L, const char *name, int idx);
 
 /* The userdata of class tname at idx, or an error naming the method called and what it
  * got ("vyre.Launch:launch: called on a vyre.Buffer, not a vyre.Launch. Fix: ...") in
