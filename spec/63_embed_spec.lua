@@ -91,7 +91,7 @@ describe("buf:device_ptr()", function()
     assert.matches("vyre.Buffer:device_ptr: the buffer was freed. Fix:", err, 1, true)
     ok, err = pcall(b.device_ptr, {})
     assert.is_false(ok)
-    assert.matches("vyre.Buffer:device_ptr: bad argument #1", err, 1, true)
+    assert.matches("vyre.Buffer:device_ptr: called on a table, not a vyre.Buffer", err, 1, true)
   end)
 
   it("is the CUDA device pointer on a GPU #gpu", function()

@@ -37,6 +37,8 @@ static void array_release(struct vyre_lua_array *a) {
 /* The array userdata at idx (live or freed), or raises naming fname. */
 static struct vyre_lua_array *check_ud(lua_State *L, int idx, const char *fname) {
     struct vyre_lua_array *a = luaL_testudata(L, idx, VYRE_LUA_ARRAY);
+    if (!a && idx == 1 && strncmp(fname, VYRE_LUA_ARRAY ":", sizeof VYRE_LUA_ARRAY) == 0)
+        vyre_lua_wrongself(L, idx, VYRE_LUA_ARRAY, fname); /* a method called with a dot */
     if (!a)
         vyre_lua_typeerror(L, idx, fname, VYRE_LUA_ARRAY,
                            "pass an array made by vyre.array(type, n | table | string), and "

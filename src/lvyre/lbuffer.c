@@ -19,6 +19,8 @@ static struct lvyre_buffer *tobuffer(lua_State *L, int idx) {
 /* The buffer userdata at idx (live or freed), or raises naming fname. */
 static struct lvyre_buffer *check_ud(lua_State *L, int idx, const char *fname) {
     struct lvyre_buffer *b = luaL_testudata(L, idx, VYRE_LUA_BUFFER);
+    if (!b && idx == 1 && strncmp(fname, VYRE_LUA_BUFFER ":", sizeof VYRE_LUA_BUFFER) == 0)
+        vyre_lua_wrongself(L, idx, VYRE_LUA_BUFFER, fname); /* a method called with a dot */
     if (!b)
         vyre_lua_typeerror(L, idx, fname, VYRE_LUA_BUFFER,
                            "pass a buffer made by be:buffer(type, n), and call methods with a "
