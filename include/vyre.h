@@ -55,6 +55,13 @@ enum vyre_status vyre_error_set(struct vyre_error *err, enum vyre_status status,
 #endif
     ;
 const char *vyre_status_name(enum vyre_status status);
+/* The stable error code of a status, as error objects carry it (docs/API.md "Errors"):
+ * "oom" "arg" "parse" "validate" "runtime" "unsupported" "limit" "driver" "no_cuda"
+ * "lost" "io". */
+const char *vyre_status_code(enum vyre_status status);
+/* The fix of a message worded "what. Fix: how": a pointer to "how" inside message, or
+ * NULL when it has none; *what_len (may be NULL) gets the length of "what." before it. */
+const char *vyre_error_fix(const char *message, size_t *what_len);
 
 /* Frees memory returned by vyre (text, PTX). NULL is a no-op. */
 void vyre_free(void *ptr);
@@ -109,6 +116,10 @@ uint64_t vyre_program_hash(const vyre_program *p);
 void vyre_program_hash_hex(const vyre_program *p, char out[17]);
 bool vyre_program_equal(const vyre_program *a, const vyre_program *b);
 void vyre_program_free(vyre_program *p);
+/* A deep copy of p (*out, the caller frees), the same program its canonical text parses to:
+ * unvalidated, so its first use validates it. VYRE_ERR_NOMEM on allocation failure. */
+enum vyre_status vyre_program_copy(const vyre_program *p, vyre_program **out,
+                                   struct vyre_error *err);
 const char *vyre_program_name(const vyre_program *p);
 void vyre_program_workgroup(const vyre_program *p, uint32_t out[3]);
 

@@ -74,7 +74,7 @@ describe("errors name the function and give a fix", function()
   end)
 
   it("rejects methods called with a dot", function()
-    assert.matches("vyre.Backend:run: called without a backend",
+    assert.matches("vyre.Backend:run: called on a vyre.Program, not a vyre.Backend",
       H.error_of(be.run, p, {}), 1, true)
     assert.matches("bad argument #1 to '.-' %(vyre.Program expected, got string%)",
       H.error_of(p.text, "x"))

@@ -143,7 +143,8 @@ describe("object types (by their registered metatables)", function()
   -- Every class the C module registers: one type per kind of object, whichever
   -- backend made it. vyre.Box and vyre.ProblemsBox are internal holders of C
   -- memory that never reach user code.
-  local internal = { ["vyre.Box"] = true, ["vyre.ProblemsBox"] = true }
+  -- vyre.Error is the class of error values (tables, lerror.c), not a resource.
+  local internal = { ["vyre.Box"] = true, ["vyre.ProblemsBox"] = true, ["vyre.Error"] = true }
   local classes = {}
   for key, mt in pairs(debug.getregistry()) do
     if type(key) == "string" and key:find("^vyre%.") and type(mt) == "table" and

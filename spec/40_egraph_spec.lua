@@ -337,7 +337,7 @@ describe("vyre.egraph errors", function()
         "vyre.EGraph:extract: the cost of op 'x' must be an integer in [1, 2^40]" },
       { function() eg:extract(x, "size") end,
         "vyre.EGraph:extract: argument 2 (cost) must be a table" },
-      { function() eg.find(nil, 0) end, "vyre.EGraph:find: called without an e-graph" },
+      { function() eg.find(nil, 0) end, "vyre.EGraph:find: called on a nil, not a vyre.EGraph" },
     }
     for _, c in ipairs(cases) do
       local m = msg(c[1])

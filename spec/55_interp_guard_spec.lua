@@ -69,7 +69,7 @@ describe("the reference run guard", function()
     assert.matches("vyre.reference.new: max_steps must be a positive integer (got -1). Fix:",
       H.error_of(vyre.reference.new, { max_steps = -1 }), 1, true)
     assert.matches(
-      "vyre.reference.new: unknown option foo. Fix: the options are max_steps and debug",
+      "vyre.reference.new: unknown option 'foo'. Fix: use max_steps, debug (names are lower case)",
       H.error_of(vyre.reference.new, { foo = 1 }), 1, true)
     assert.matches("vyre.reference.new: options must be a table (got number)",
       H.error_of(vyre.reference.new, 3), 1, true)

@@ -35,7 +35,7 @@ describe("methods called on the wrong object", function()
     local g = be:graph({ { k, { v = v } } })
     assert.matches("vyre.Graph:launch: called on a string, not a vyre.Graph",
       H.error_of(g.launch, "x"), 1, true)
-    assert.matches("vyre.Kernel:launch: called without a kernel",
+    assert.matches("vyre.Kernel:launch: called on a vyre.Buffer, not a vyre.Kernel",
       H.error_of(k.launch, v, {}), 1, true)
   end)
 

@@ -63,7 +63,12 @@ local function hammer(be)
     calls = calls + 1
     if ok then return end
     errors = errors + 1
-    if type(e) ~= "string" or not e:find("Fix", 1, true) then
+    -- a vyre.Error (code, message, fix; docs/API.md "Errors") or, from Lua's own
+    -- argument checks, a string; either way with a Fix
+    local is_error = require("vyre.errors").is(e)
+    if is_error and not (e.code and e.fix) then
+      bad[#bad + 1] = label .. ": no code or fix: " .. tostring(e)
+    elseif not is_error and (type(e) ~= "string" or not e:find("Fix", 1, true)) then
       bad[#bad + 1] = label .. ": " .. tostring(e)
     end
   end

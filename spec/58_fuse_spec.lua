@@ -138,7 +138,7 @@ describe("vyre.fuse", function()
       H.error_of(vyre.fuse, { a, typed }), 1, true)
     assert.matches("internal buffer 'nope' is not a buffer of any program",
       H.error_of(vyre.fuse, { a }, { internal = { "nope" } }), 1, true)
-    assert.matches("vyre.fuse: unknown option foo", H.error_of(vyre.fuse, { a }, { foo = 1 }), 1,
+    assert.matches("vyre.fuse: unknown option 'foo'", H.error_of(vyre.fuse, { a }, { foo = 1 }), 1,
       true)
     assert.matches("vyre.fuse: expected a list of programs", H.error_of(vyre.fuse, a), 1, true)
   end)

@@ -91,7 +91,7 @@ describe("buf:pointer()", function()
     assert.matches("vyre.Buffer:pointer: the buffer was freed. Fix:", err, 1, true)
     ok, err = pcall(b.pointer, {})
     assert.is_false(ok)
-    assert.matches("vyre.Buffer:pointer: bad argument #1", err, 1, true)
+    assert.matches("vyre.Buffer:pointer: called on a table, not a vyre.Buffer", err, 1, true)
   end)
 
   it("is the CUDA device pointer on a GPU #gpu", function()

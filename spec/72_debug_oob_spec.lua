@@ -129,7 +129,7 @@ describe("debug mode on the reference backend", function()
       H.error_of(be.debug, be, 1))
     assert.matches("vyre.reference.new: debug must be a boolean (got string). Fix:",
       H.error_of(vyre.reference.new, { debug = "yes" }), 1, true)
-    assert.matches("called without a backend", H.error_of(be.oob_report, 3))
+    assert.matches("called on a number, not a vyre.Backend", H.error_of(be.oob_report, 3))
     be:free()
     assert.matches("freed", H.error_of(be.oob_report, be))
   end)

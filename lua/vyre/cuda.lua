@@ -12,6 +12,7 @@
 -- (spec/76_cuda_library_spec.lua checks), so nothing is shadowed: available/count/cache
 -- are CUDA's, profile(name) is vyre.profiles.get. pairs() lists the device functions
 -- only (the help and the API reference list them as "vyre.cuda.*").
+local Err = require("vyre.errors")
 local vyre = require("vyre")
 local device = require("vyre.cuda_device")
 
@@ -23,7 +24,7 @@ return setmetatable(M, {
   __name = "vyre.cuda",
   -- a write would land here only and hide the library's name from this view alone
   __newindex = function(_, k)
-    error(string.format("vyre.cuda: cannot set '%s': the module is read-only. Fix: keep "
+    Err.raise("arg", string.format("vyre.cuda: cannot set '%s': the module is read-only. Fix: keep "
       .. "your own values in a local table", tostring(k)), 2)
   end,
 })

@@ -8,6 +8,7 @@
 --   device(i [, {debug = b}]) -> backend | nil, reason    (i is 0-based; default 0)
 --   nvtx([on])  -> enabled, built | false, reason (profiler ranges)
 --   profile(name) -> a synthetic device profile ("h100", "h200", "a100", "rtx5090", ...)
+local Err = require("vyre.errors")
 local core = require("vyre.core")
 local profiles = require("vyre.profiles")
 
@@ -37,7 +38,8 @@ M.driver_version = core.cuda_driver_version
 --- the reason. No GPU needed to switch.
 function M.nvtx(on)
   if on ~= nil and type(on) ~= "boolean" then
-    error(string.format("vyre.cuda.nvtx: on must be a boolean (got %s). Fix: cuda.nvtx(true)",
+    Err.raise("type",
+      string.format("vyre.cuda.nvtx: on must be a boolean (got %s). Fix: cuda.nvtx(true)",
       type(on)), 2)
   end
   return core.cuda_nvtx(on)
@@ -51,7 +53,8 @@ local cached = {}
 
 local function check_ordinal(i, fname)
   if math.type(i) ~= "integer" or i < 0 then
-    error(string.format("%s: ordinal must be an integer >= 0 (got %s). Fix: cuda.device(0)",
+    Err.raise("arg",
+      string.format("%s: ordinal must be an integer >= 0 (got %s). Fix: cuda.device(0)",
       fname, tostring(i)), 3)
   end
 end
@@ -61,16 +64,19 @@ end
 local function check_opts(opts, fname)
   if opts == nil then return end
   if type(opts) ~= "table" then
-    error(string.format("%s: options must be a table (got %s). Fix: %s(0, {debug = true})",
+    Err.raise("type",
+      string.format("%s: options must be a table (got %s). Fix: %s(0, {debug = true})",
       fname, type(opts), (fname:gsub("^vyre%.", ""))), 3)
   end
   for k, v in pairs(opts) do
     if k ~= "debug" then
-      error(string.format("%s: unknown option %s. Fix: the option is debug (max_steps is the "
+      Err.raise("arg",
+        string.format("%s: unknown option %s. Fix: the option is debug (max_steps is the "
         .. "reference backend's: vyre.reference.new)", fname, tostring(k)), 3)
     end
     if type(v) ~= "boolean" then
-      error(string.format("%s: debug must be a boolean (got %s). Fix: {debug = true}", fname,
+      Err.raise("type",
+        string.format("%s: debug must be a boolean (got %s). Fix: {debug = true}", fname,
         type(v)), 3)
     end
   end
@@ -122,13 +128,14 @@ M.nccl_id = core.nccl_id
 local function check_group_opts(opts)
   if opts == nil then return nil end
   if type(opts) ~= "table" then
-    error(string.format("vyre.cuda.group: options must be a table (got %s). Fix: "
+    Err.raise("type", string.format("vyre.cuda.group: options must be a table (got %s). Fix: "
       .. "vyre.cuda.group({0, 1}, {timeout = 60})", type(opts)), 3)
   end
   for k in pairs(opts) do
     if k ~= "timeout" and k ~= "device" then
-      error(string.format("vyre.cuda.group: unknown option %s. Fix: the options are timeout "
-        .. "(seconds) and device (the ordinal of a one-process-per-GPU rank)", tostring(k)), 3)
+      Err.raise("arg", string.format("vyre.cuda.group: unknown option %s. Fix: the options "
+        .. "are timeout (seconds) and device (the ordinal of a one-process-per-GPU rank)",
+        tostring(k)), 3)
     end
   end
   return opts
@@ -143,14 +150,15 @@ function M.group(spec, opts)
   opts = check_group_opts(opts)
   local timeout = opts and opts.timeout
   if type(spec) ~= "table" then
-    error(string.format("vyre.cuda.group: expected a list of device ordinals or {rank =, "
-      .. "size =, id =} (got %s). Fix: vyre.cuda.group({0, 1})", type(spec)), 2)
+    Err.raise("type", string.format("vyre.cuda.group: expected a list of device ordinals or "
+      .. "{rank =, size =, id =} (got %s). Fix: vyre.cuda.group({0, 1})", type(spec)), 2)
   end
   if spec.rank ~= nil or spec.size ~= nil or spec.id ~= nil then
     local rank, size, id = spec.rank, spec.size, spec.id
     if math.type(rank) ~= "integer" or math.type(size) ~= "integer" or type(id) ~= "string" then
-      error("vyre.cuda.group: {rank =, size =, id =} needs integers rank and size and the id "
-        .. "string. Fix: vyre.cuda.group({rank = r, size = n, id = vyre.cuda.nccl_id()})", 2)
+      Err.raise("type", "vyre.cuda.group: {rank =, size =, id =} needs integers rank and size "
+        .. "and the id string. Fix: vyre.cuda.group({rank = r, size = n, "
+        .. "id = vyre.cuda.nccl_id()})", 2)
     end
     local dev = opts and opts.device
     if dev == nil then
@@ -160,7 +168,7 @@ function M.group(spec, opts)
     end
     check_ordinal(dev, "vyre.cuda.group")
     local be, why = M.device(dev)
-    if not be then error("vyre.cuda.group: " .. tostring(why), 2) end
+    if not be then Err.raise("no_cuda", "vyre.cuda.group: " .. tostring(why), 2) end
     local ok, g = pcall(core.cuda_group_rank, be, rank, size, id, timeout)
     if not ok then error(g, 2) end -- the caller's position, not this file's
     return g
@@ -169,11 +177,11 @@ function M.group(spec, opts)
   for i, ord in ipairs(spec) do
     check_ordinal(ord, "vyre.cuda.group")
     local be, why = M.device(ord)
-    if not be then error("vyre.cuda.group: " .. tostring(why), 2) end
+    if not be then Err.raise("no_cuda", "vyre.cuda.group: " .. tostring(why), 2) end
     bes[i] = be
   end
   if #bes == 0 then
-    error("vyre.cuda.group: no devices. Fix: vyre.cuda.group({0, 1})", 2)
+    Err.raise("arg", "vyre.cuda.group: no devices. Fix: vyre.cuda.group({0, 1})", 2)
   end
   local ok, g = pcall(core.cuda_group, bes, timeout)
   if not ok then error(g, 2) end
@@ -187,13 +195,16 @@ function M.group_from_env(opts)
   local size = math.tointeger(tonumber(os.getenv("VYRE_SIZE") or ""))
   local id = os.getenv("VYRE_NCCL_ID")
   if not rank or not size or not id or id == "" then
-    error("vyre.cuda.group_from_env: VYRE_RANK, VYRE_SIZE and VYRE_NCCL_ID are not all set. "
+    Err.raise("arg", "vyre.cuda.group_from_env: VYRE_RANK, VYRE_SIZE and VYRE_NCCL_ID are not "
+      .. "all set. "
       .. "Fix: start the script with `vyre launch -n N script.lua`, or use "
       .. "vyre.cuda.group({rank =, size =, id =})", 2)
   end
   local ok, g = pcall(M.group, { rank = rank, size = size, id = id }, opts)
   if not ok then
-    error((tostring(g):gsub("^vyre%.cuda%.group:", "vyre.cuda.group_from_env:")), 2)
+    if not Err.is(g) then error(g, 2) end -- not vyre's: as it came
+    local text = g.message .. (g.fix and " Fix: " .. g.fix or "")
+    Err.raise(g.code, (text:gsub("^vyre%.cuda%.group:", "vyre.cuda.group_from_env:")), 2)
   end
   return g
 end

@@ -3,22 +3,12 @@
 -- builder collects statement text, and the finished text goes through the same
 -- parser and validator as hand-written programs, so the DSL adds no semantics.
 local core = require("vyre.core")
+local Err = require("vyre.errors")
 
 local M = {}
 
 local THIS_SOURCE = debug.getinfo(1, "S").source
 
--- Raises msg at the first stack frame outside this file (the user's line).
-local function raise(msg)
-  local lvl = 2
-  while true do
-    local info = debug.getinfo(lvl, "S")
-    if not info then lvl = 1 break end
-    if info.source ~= THIS_SOURCE and info.what ~= "C" then break end
-    lvl = lvl + 1
-  end
-  error(msg, lvl)
-end
 
 -- "file:line" of the first stack frame outside this file: where the user built a node.
 local function site()
@@ -39,9 +29,14 @@ local building = {}
 
 -- `where` is a public function ("vyre.buffer") or an operation inside a
 -- vyre.program body ("mul", "k:let"), which is reported under vyre.program.
+-- The error carries `op` (where) and `reason` (what, without the Fix), so vyre.lib can
+-- re-word a DSL error without reading its text.
 local function fail(where, fmt, ...)
   local prefix = where:find("^vyre%.") and where or ("vyre.program: " .. where)
-  raise(prefix .. ": " .. string.format(fmt, ...))
+  local text = string.format(fmt, ...)
+  local what = Err.split(text)
+  Err.raise_outside("dsl.lua", "arg", prefix .. ": " .. text, true,
+    { op = where, reason = (what:gsub("%.$", "")) })
 end
 
 -- Types, operand classes, reserved names and atomic ops come from libvyre (the
@@ -783,17 +778,17 @@ function M.program(name, spec, fn)
   if not ran then error(body, 0) end
   for _, made in ipairs(k._bools) do
     if not rawget(made.expr, "_used") then
-      error(string.format("vyre.program: %s: the condition %s is built but never used: Lua's "
-        .. "'and'/'or' keep only one operand (a and b is b) and drop the other. Fix: combine "
-        .. "conditions with a:land(b) or a:lor(b)", made.site, made.expr.text), 0)
+      Err.raise("arg", string.format("vyre.program: %s: the condition %s is built but never "
+        .. "used: Lua's 'and'/'or' keep only one operand (a and b is b) and drop the other. "
+        .. "Fix: combine conditions with a:land(b) or a:lor(b)", made.site, made.expr.text), 0)
     end
   end
   if body ~= "" then lines[#lines + 1] = "  " .. body end
   local text = table.concat(lines, "\n") .. ")\n"
   local ok, p = pcall(core.parse, text)
   if not ok then
-    error("vyre.program: the generated text does not parse (" .. tostring(p) .. "). Text:\n"
-      .. text, 2)
+    Err.raise("internal", "vyre.program: the generated text does not parse (" .. tostring(p)
+      .. "). Text:\n" .. text, 2)
   end
   local valid, problems = core.validate(p)
   if not valid then
@@ -801,8 +796,9 @@ function M.program(name, spec, fn)
     local pr = problems[1]
     local more = #problems > 1 and string.format(" (%d more problems in this program; the "
       .. "first may cause the others)", #problems - 1) or ""
-    error(string.format("vyre.program: %s: %s%s. Fix: %s", path_site(root, pr.path,
-      program_site), pr.message:gsub("%.$", ""), more, dsl_fix(pr.fix)), 0)
+    local at = path_site(root, pr.path, program_site)
+    Err.raise("validate", string.format("vyre.program: %s: %s%s. Fix: %s", at,
+      pr.message:gsub("%.$", ""), more, dsl_fix(pr.fix)), 0, { site = at, problems = problems })
   end
   return p
 end

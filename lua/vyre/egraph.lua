@@ -19,6 +19,7 @@
 -- calls). Adding a node equal to an existing one is not looked up at once: rebuild finds
 -- it congruent and unites the two, so find(id) is then the older id. The canonical id of
 -- an e-class is the smallest id in it, on both backends and whatever the GPU's timing.
+local Err = require("vyre.errors")
 local S = require("vyre.egraph.store")
 local R = require("vyre.egraph.rebuild")
 local image = require("vyre.egraph.image")
@@ -34,9 +35,9 @@ EGraph.__name = "vyre.EGraph"
 
 local function check_self(eg, fname)
   if getmetatable(eg) ~= EGraph then
-    S.raise(fname, "called without an e-graph", ("call it as eg:%s(...)"):format(fname))
+    Err.wrong_self(eg, "vyre.EGraph", "vyre.EGraph:" .. fname, Err.outside("egraph"))
   end
-  if eg.freed then S.raise(fname, "the e-graph was freed", "use a live e-graph") end
+  if eg.freed then S.raise(fname, "the e-graph was freed", "use a live e-graph", "freed") end
 end
 
 local function new(be, fname)

@@ -9,13 +9,14 @@
 -- result over the concatenation, for float add it differs from it only by the order of
 -- the partial sums (ranks, then chunks).
 local core = require("vyre.core")
+local Err = require("vyre.errors")
 
 local M = {}
 
 local NUM = { i32 = true, u32 = true, i64 = true, u64 = true, f32 = true, f64 = true }
 
-local function raise(name, what, fix)
-  error(("vyre.lib.%s: %s. Fix: %s"):format(name, what, fix), 3)
+local function raise(name, what, fix, code)
+  Err.raise(code or "arg", ("vyre.lib.%s: %s. Fix: %s"):format(name, what, fix), 3)
 end
 
 --- true when x is a vyre.Group.

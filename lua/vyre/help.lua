@@ -112,14 +112,7 @@ local function methods_of(tname)
     end
     return m
   end
-  local mt = debug.getregistry()[tname]
-  local idx = type(mt) == "table" and mt.__index
-  if type(idx) == "table" then return idx end
-  if type(idx) == "function" then
-    local _, up = debug.getupvalue(idx, 1)
-    if type(up) == "table" then return up end
-  end
-  return nil
+  return require("vyre.core").methods(tname)
 end
 H.methods_of = methods_of
 

@@ -2,6 +2,7 @@
 -- backend choice (CUDA when it works, else the CPU reference), PTX. Users write
 -- require("vyre.cuda"): this table seen through lua/vyre/cuda.lua, with the CUDA device
 -- functions added. Everything heavy is in vyre.core (C); this file wires the pieces.
+local Err = require("vyre.errors")
 local core = require("vyre.core")
 local dsl = require("vyre.dsl")
 
@@ -28,13 +29,25 @@ vyre.random_program = core.random_program
 --- and a u32 param NAME_len.
 vyre.fuse = core.fuse
 
--- p:dot([{max_nodes = n}]) -> Graphviz text of the program (lua/vyre/program_dot.lua).
-do
-  local index = getmetatable(core.parse("(program p (workgroup 1))")).__index
-  -- Program's __index is a C function over its methods table (its first upvalue)
-  local methods = type(index) == "table" and index or select(2, debug.getupvalue(index, 1))
-  methods.dot = require("vyre.program_dot").dot
-end
+-- Methods written in Lua attach to the C classes through core.extend, the one extension
+-- point (src/lvyre/lerror.c): p:dot([{max_nodes = n}]) -> Graphviz text of the program
+-- (lua/vyre/program_dot.lua); be:profile() -> the planners' device table built from
+-- be:info() (lua/vyre/profiles.lua), so synthetic profiles and the real device share one
+-- definition.
+core.extend("vyre.Program", { dot = require("vyre.program_dot").dot })
+core.extend("vyre.Backend", {
+  profile = function(be)
+    local mt = getmetatable(be)
+    if type(mt) ~= "table" or rawget(mt, "__name") ~= "vyre.Backend" then
+      require("vyre.errors").wrong_self(be, "vyre.Backend", "vyre.Backend:profile", 2)
+    end
+    if be.freed then
+      require("vyre.errors").raise("freed", "vyre.Backend:profile: the backend was freed. Fix: "
+        .. "open it again with vyre.backend() or vyre.cuda.device(i)", 2)
+    end
+    return require("vyre.profiles").of(be)
+  end,
+})
 vyre.types = core.types()
 
 -- The DSL (lua/vyre/dsl.lua) -------------------------------------------------
@@ -90,7 +103,8 @@ function vyre.backend(name, opts)
     if not mod then return nil, why end
     return mod.device(0, opts)
   end
-  error(string.format("vyre.backend: unknown backend '%s'. Fix: use 'reference' or 'cuda' "
+  Err.raise("arg",
+    string.format("vyre.backend: unknown backend '%s'. Fix: use 'reference' or 'cuda' "
     .. "(or no argument for the best available)", tostring(name)), 2)
 end
 
@@ -100,9 +114,16 @@ function vyre.help(x)
 end
 
 -- The megakernel policy and the plan view attach to the runtime through registered
--- callbacks (the C binding requires no Lua module); both modules load on first use.
-core.set_megakernel_policy(function(facts) return require("vyre.policy").decide(facts) end)
-core.set_plan_hook(function(plan) return require("vyre.plan_view").attach(plan) end)
+-- hooks (core.set_hook, the one registry of them: the C binding requires no Lua module);
+-- both modules load on first use.
+core.set_hook("megakernel_policy", function(facts)
+  return require("vyre.policy").decide(facts)
+end)
+core.set_hook("plan", function(plan) return require("vyre.plan_view").attach(plan) end)
+-- buf:fill/iota/random on CUDA run one kernel of vyre.lib.basic (src/lvyre/lbuffer.c).
+core.set_hook("generate", function(be, buf, g)
+  return require("vyre.lib.basic").generate(be, buf, g)
+end)
 
 -- Loaded on first use: vyre.lib, vyre.egraph (docs/EGRAPH.md), vyre.cuda, and planning
 -- (docs/PLANNERS.md): policies, planners, profiles and plan views.

@@ -7,6 +7,7 @@
 --   plan:dot()         -> "digraph plan { ... }"    (`dot -Tsvg` renders it)
 --   tostring(plan)     -> "plan: cooperative — ..."
 -- The plan's shape: docs/PLANNERS.md §4.
+local Err = require("vyre.errors")
 local M = {}
 
 local methods = {}
@@ -15,7 +16,7 @@ local mt = { __index = methods, __name = "vyre.Plan" }
 local KINDS = { RAW = "read after write", WAR = "write after read", WAW = "write after write" }
 
 local function fail(what, fix)
-  error(("vyre.Plan:dot: %s. Fix: %s"):format(what, fix), 3)
+  Err.fail("arg", "vyre.Plan:dot", what, fix, 3)
 end
 
 -- A Graphviz double-quoted string: quotes and backslashes escaped, newlines as \n.
@@ -176,7 +177,7 @@ end
 --- attach(plan) -> plan, with :dot() and __tostring. Raises on a non-table.
 function M.attach(plan)
   if type(plan) ~= "table" then
-    error(("vyre.plan_view.attach: plan must be a table (got %s). Fix: pass the table "
+    Err.raise("type", ("vyre.plan_view.attach: plan must be a table (got %s). Fix: pass the table "
       .. "be:plan returns"):format(type(plan)), 2)
   end
   return setmetatable(plan, mt)

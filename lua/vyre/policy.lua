@@ -12,6 +12,7 @@
 local profiles = require("vyre.profiles")
 local callback = require("vyre.callback")
 
+local Err = require("vyre.errors")
 local M = {}
 
 M.MODES = { cooperative = true, graph = true, split = true }
@@ -28,7 +29,7 @@ local COST_KEYS = { "launch_ns", "graph_node_ns", "graph_launch_ns", "readback_n
   "barrier_ns" }
 
 local function fail(fname, what, fix, level)
-  error(("%s: %s. Fix: %s"):format(fname, what, fix), (level or 2) + 1)
+  Err.fail("arg", fname, what, fix, (level or 2) + 1)
 end
 
 local function check_int(facts, k, min, fname, required)

@@ -8,6 +8,7 @@
 --   profiles.names()       -> {"a100", "h100", ...}
 --   profiles.of(be)        -> the profile of a backend (what be:profile() returns)
 -- Also reachable as vyre.cuda.profile(name). Field meanings: docs/PLANNERS.md §1.
+local Err = require("vyre.errors")
 local M = {}
 
 local KiB, MiB = 1024, 1024 * 1024
@@ -146,14 +147,16 @@ end
 --- get(name) -> a new profile table (callers may change it). Names are case-insensitive.
 function M.get(name)
   if type(name) ~= "string" then
-    error(("vyre.cuda.profile: name must be a string (got %s). Fix: vyre.cuda.profile(\"h100\")")
+    Err.raise("type",
+      ("vyre.cuda.profile: name must be a string (got %s). Fix: vyre.cuda.profile(\"h100\")")
       :format(type(name)), 2)
   end
   local key = name:lower()
   if key == "reference" then return finish(copy(REFERENCE)) end
   local s = SPECS[key]
   if not s then
-    error(("vyre.cuda.profile: unknown profile '%s'. Fix: use one of %s, or be:profile() "
+    Err.raise("arg",
+      ("vyre.cuda.profile: unknown profile '%s'. Fix: use one of %s, or be:profile() "
       .. "for a real device"):format(name, table.concat(M.names(), ", ")), 2)
   end
   return finish(copy(s))
@@ -218,7 +221,8 @@ M.FIELDS = {
 --- check(p, fname) -> p, or raises naming the first missing or mistyped field.
 function M.check(p, fname)
   if type(p) ~= "table" then
-    error(("%s: profile must be a table (got %s). Fix: pass vyre.cuda.profile(\"h100\") or "
+    Err.raise("type",
+      ("%s: profile must be a table (got %s). Fix: pass vyre.cuda.profile(\"h100\") or "
       .. "be:profile()"):format(fname, type(p)), 3)
   end
   local keys = {}
@@ -226,7 +230,8 @@ function M.check(p, fname)
   table.sort(keys)
   for _, k in ipairs(keys) do
     if type(p[k]) ~= M.FIELDS[k] then
-      error(("%s: profile.%s must be a %s (got %s). Fix: start from vyre.cuda.profile(\"h100\") "
+      Err.raise("type",
+        ("%s: profile.%s must be a %s (got %s). Fix: start from vyre.cuda.profile(\"h100\") "
         .. "and change fields"):format(fname, k, M.FIELDS[k], type(p[k])), 3)
     end
   end

@@ -3,6 +3,7 @@
 -- clusters), each statement's expressions as a DAG in which equal subexpressions are
 -- one node (so repeated work is visible), loads and stores linked to their buffers.
 -- Works from the canonical text, so it shows exactly what the backends run.
+local Err = require("vyre.errors")
 local M = {}
 
 -- S-expression reader for canonical text: atoms are strings, lists are tables.
@@ -49,17 +50,16 @@ local STMT = { let = true, set = true, store = true, ["if"] = true, ["for"] = tr
 
 function M.dot(p, opts)
   local ok, text = pcall(function() return p:text() end)
-  if not ok or type(text) ~= "string" then
-    error(("p:dot: called on a %s, not a vyre.Program. Fix: p:dot() with a colon")
-      :format(type(p)), 2)
-  end
+  if not ok or type(text) ~= "string" then Err.wrong_self(p, "vyre.Program", "p:dot", 2) end
   if opts ~= nil and type(opts) ~= "table" then
-    error(("p:dot: options must be a table (got %s). Fix: p:dot() or p:dot{max_nodes = 1000}")
+    Err.raise("type",
+      ("p:dot: options must be a table (got %s). Fix: p:dot() or p:dot{max_nodes = 1000}")
       :format(type(opts)), 2)
   end
   local limit = opts and opts.max_nodes or 400
   if math.type(limit) ~= "integer" or limit < 1 then
-    error(("p:dot: max_nodes must be a positive integer (got %s). Fix: p:dot{max_nodes = 1000}")
+    Err.raise("arg",
+      ("p:dot: max_nodes must be a positive integer (got %s). Fix: p:dot{max_nodes = 1000}")
       :format(tostring(limit)), 2)
   end
   local tree = read(text)
@@ -77,7 +77,8 @@ function M.dot(p, opts)
     if ids[key] then return ids[key] end
     nexpr = nexpr + 1
     if nexpr > limit then
-      error(("p:dot: program '%s' has more than %d distinct expressions. Fix: p:dot{max_nodes "
+      Err.raise("limit",
+        ("p:dot: program '%s' has more than %d distinct expressions. Fix: p:dot{max_nodes "
         .. "= n} for a larger graph, or draw a smaller program"):format(tree[2], limit), 3)
     end
     local id = "e" .. nexpr

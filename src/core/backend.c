@@ -383,15 +383,9 @@ vyre_backend *vyre_backend_buffer_backend(const vyre_backend_buffer *b) {
 
 /* ---- kernels ------------------------------------------------------------------------- */
 
-/* A copy of p by its canonical text: the kernel owns it, the caller may free p. */
+/* A validated copy of p: the kernel owns it, the caller may free p. */
 static enum vyre_status copy_program(vyre_program *p, vyre_program **out, struct vyre_error *err) {
-    char *text = NULL;
-    size_t len = 0;
-    if (vyre_text_print(p, &text, &len) != VYRE_OK)
-        return vyre_error_set(err, VYRE_ERR_NOMEM,
-                              "vyre_backend_compile: out of host memory. Fix: free memory");
-    enum vyre_status st = vyre_text_parse(text, len, out, err);
-    vyre_free(text);
+    enum vyre_status st = vyre_program_copy(p, out, err);
     if (st == VYRE_OK) st = vyre_program_check(*out, err);
     return st;
 }

@@ -54,10 +54,10 @@ static const struct lvyre_decl *find_decl(const struct lvyre_layout *lay, const 
 static void unknown_name(lua_State *L, int key, const struct lvyre_layout *lay, const char *fname) {
     const char *k = luaL_tolstring(L, key, NULL);
     push_names(L, lay);
-    luaL_error(L,
-               "%s: unknown argument '%s': program '%s' declares %s. Fix: use one of those "
-               "names",
-               fname, k, lay->name, lua_tostring(L, -1));
+    vyre_lua_fail(L, "arg",
+                  "%s: unknown argument '%s': program '%s' declares %s. Fix: use one of those "
+                  "names",
+                  fname, k, lay->name, lua_tostring(L, -1));
 }
 
 /* The common cases without building a message: a float for f32/f64, an integer in range
@@ -106,9 +106,9 @@ static void check_param(lua_State *L, int v, const struct lvyre_decl *d, struct 
     int tv = lua_type(L, v);
     int want = d->type == VYRE_BOOL ? LUA_TBOOLEAN : LUA_TNUMBER;
     if (tv != want)
-        luaL_error(L, "%s: param '%s' (%s) needs a %s, got %s. Fix: pass {%s = %s}", fname, d->name,
-                   vyre_type_name(d->type), lua_typename(L, want), lua_typename(L, tv), d->name,
-                   example_value(d->type));
+        vyre_lua_fail(L, "arg", "%s: param '%s' (%s) needs a %s, got %s. Fix: pass {%s = %s}",
+                      fname, d->name, vyre_type_name(d->type), lua_typename(L, want),
+                      lua_typename(L, tv), d->name, example_value(d->type));
     char what[96];
     snprintf(what, sizeof what, "param '%s'", d->name);
     out->params[d->slot] = vyre_lua_tobits(L, v, d->type, fname, what);
@@ -118,22 +118,22 @@ static void check_param(lua_State *L, int v, const struct lvyre_decl *d, struct 
 static void bind_buffer(lua_State *L, struct lvyre_buffer *b, const struct lvyre_decl *d,
                         struct lvyre_backend *be, struct lvyre_bound *out, const char *fname) {
     if (!b->live)
-        luaL_error(L,
-                   "%s: buffer '%s' was freed. Fix: do not pass a buffer after buf:free() "
-                   "or after its <close> scope ended",
-                   fname, d->name);
+        vyre_lua_fail(L, "freed",
+                      "%s: buffer '%s' was freed. Fix: do not pass a buffer after buf:free() "
+                      "or after its <close> scope ended",
+                      fname, d->name);
     if (b->be != be)
-        luaL_error(L,
-                   "%s: buffer '%s' must be a vyre.Buffer of this %s backend (it belongs to "
-                   "another backend object). Fix: create it with this backend's "
-                   "be:buffer('%s', n)",
-                   fname, d->name, backend_name(be), vyre_type_name(d->type));
+        vyre_lua_fail(L, "backend",
+                      "%s: buffer '%s' must be a vyre.Buffer of this %s backend (it belongs to "
+                      "another backend object). Fix: create it with this backend's "
+                      "be:buffer('%s', n)",
+                      fname, d->name, backend_name(be), vyre_type_name(d->type));
     if (b->type != d->type)
-        luaL_error(L,
-                   "%s: buffer '%s' is declared %s but the buffer holds %s. Fix: pass a %s "
-                   "buffer",
-                   fname, d->name, vyre_type_name(d->type), vyre_type_name(b->type),
-                   vyre_type_name(d->type));
+        vyre_lua_fail(L, "arg",
+                      "%s: buffer '%s' is declared %s but the buffer holds %s. Fix: pass a %s "
+                      "buffer",
+                      fname, d->name, vyre_type_name(d->type), vyre_type_name(b->type),
+                      vyre_type_name(d->type));
     out->buf[d->slot] = b;
 }
 
@@ -148,18 +148,18 @@ static void bind_host(lua_State *L, int v, int holder, const struct lvyre_decl *
         a = vyre_lua_array_fromtable(L, v, d->type, fname, prefix);
         lua_rawseti(L, holder, (lua_Integer)d->slot + 1);
     } else if (!a) {
-        luaL_error(L,
-                   "%s: buffer '%s' (%s, %s) needs a buffer, vyre.Array or table, got %s. "
-                   "Fix: pass {%s = vyre.array('%s', {...})}",
-                   fname, d->name, vyre_type_name(d->type), vyre_access_name(d->access),
-                   luaL_typename(L, v), d->name, vyre_type_name(d->type));
+        vyre_lua_fail(L, "arg",
+                      "%s: buffer '%s' (%s, %s) needs a buffer, vyre.Array or table, got %s. "
+                      "Fix: pass {%s = vyre.array('%s', {...})}",
+                      fname, d->name, vyre_type_name(d->type), vyre_access_name(d->access),
+                      luaL_typename(L, v), d->name, vyre_type_name(d->type));
     }
     if (a->type != d->type)
-        luaL_error(L,
-                   "%s: buffer '%s' is declared %s but the array holds %s. Fix: pass "
-                   "vyre.array('%s', ...)",
-                   fname, d->name, vyre_type_name(d->type), vyre_type_name(a->type),
-                   vyre_type_name(d->type));
+        vyre_lua_fail(L, "arg",
+                      "%s: buffer '%s' is declared %s but the array holds %s. Fix: pass "
+                      "vyre.array('%s', ...)",
+                      fname, d->name, vyre_type_name(d->type), vyre_type_name(a->type),
+                      vyre_type_name(d->type));
     out->arr[d->slot] = a;
 }
 
@@ -170,10 +170,10 @@ static void read_n3(lua_State *L, int idx, uint64_t n3[3], const char *fname) {
         int isnum = 1;
         lua_Integer v = lua_isnil(L, -1) && a > 0 ? 1 : lua_tointegerx(L, -1, &isnum);
         if (!isnum || v < 0 || (a == 0 && lua_isnil(L, -1)))
-            luaL_error(L,
-                       "%s: opts.n axis %d must be an integer >= 0. Fix: {n = 1024} or {n = {w, "
-                       "h}} for a 2-D launch",
-                       fname, a + 1);
+            vyre_lua_fail(L, "type",
+                          "%s: opts.n axis %d must be an integer >= 0. Fix: {n = 1024} or {n = {w, "
+                          "h}} for a 2-D launch",
+                          fname, a + 1);
         n3[a] = (uint64_t)v;
         lua_pop(L, 1);
     }
@@ -187,45 +187,41 @@ static void read_opts(lua_State *L, int opts, struct lvyre_bound *out, const cha
     out->has_grid = false;
     if (lua_isnoneornil(L, opts)) return;
     if (!lua_istable(L, opts))
-        luaL_error(L,
-                   "%s: opts must be a table (got %s). Fix: pass {n = count} or {grid = {x, "
-                   "y, z}}",
-                   fname, luaL_typename(L, opts));
-    lua_pushnil(L);
-    while (lua_next(L, opts)) {
-        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
-        struct lvyre_worklist *wn = k && strcmp(k, "n") == 0 ? lvyre_testworklist(L, -1) : NULL;
-        if (wn) { /* sized by a worklist: its current count, read on the device */
-            out->sized = wn;
-        } else if (k && strcmp(k, "n") == 0 && lua_istable(L, -1)) {
-            read_n3(L, lua_gettop(L), out->n3, fname);
-            out->has_n = out->has_n3 = true;
-        } else if (k && strcmp(k, "n") == 0) {
-            int isnum = 0;
-            lua_Integer n = lua_tointegerx(L, -1, &isnum);
-            if (!isnum || lua_type(L, -1) != LUA_TNUMBER || n < 0)
-                luaL_error(L,
-                           "%s: opts.n must be a non-negative integer, {w, h [, d]} or a "
-                           "vyre.Worklist (got %s). Fix: {n = 1024}",
-                           fname, luaL_tolstring(L, -1, NULL));
-            out->n = (uint64_t)n;
-            out->has_n = true;
-        } else if (k && strcmp(k, "grid") == 0) {
-            if (!lua_istable(L, -1))
-                luaL_error(L,
-                           "%s: opts.grid must be a table {x, y, z} (got %s). Fix: {grid = "
-                           "{4, 1, 1}}",
-                           fname, luaL_typename(L, -1));
-            vyre_lua_checkgrid(L, lua_gettop(L), out->grid, fname);
-            out->has_grid = true;
-        } else {
-            luaL_error(L,
-                       "%s: unknown option '%s'. Fix: a launch takes {n = elements}, {n = {w, "
-                       "h, d}}, {n = worklist} or {grid = {x, y, z}} (names are lower case)",
-                       fname, luaL_tolstring(L, -2, NULL));
-        }
-        lua_pop(L, 1);
+        vyre_lua_fail(L, "type",
+                      "%s: opts must be a table (got %s). Fix: pass {n = count} or {grid = {x, "
+                      "y, z}}",
+                      fname, luaL_typename(L, opts));
+    static const char *const keys[] = {"n", "grid", NULL};
+    vyre_lua_checkopts(L, opts, keys, fname);
+    int ty = lua_getfield(L, opts, "n");
+    struct lvyre_worklist *wn = ty == LUA_TUSERDATA ? lvyre_testworklist(L, -1) : NULL;
+    if (wn) { /* sized by a worklist: its current count, read on the device */
+        out->sized = wn;
+    } else if (ty == LUA_TTABLE) {
+        read_n3(L, lua_gettop(L), out->n3, fname);
+        out->has_n = out->has_n3 = true;
+    } else if (ty != LUA_TNIL) {
+        int isnum = 0;
+        lua_Integer n = lua_tointegerx(L, -1, &isnum);
+        if (!isnum || lua_type(L, -1) != LUA_TNUMBER || n < 0)
+            vyre_lua_fail(L, "arg",
+                          "%s: opts.n must be a non-negative integer, {w, h [, d]} or a "
+                          "vyre.Worklist (got %s). Fix: {n = 1024}",
+                          fname, luaL_tolstring(L, -1, NULL));
+        out->n = (uint64_t)n;
+        out->has_n = true;
     }
+    lua_pop(L, 1);
+    if (lua_getfield(L, opts, "grid") != LUA_TNIL) {
+        if (!lua_istable(L, -1))
+            vyre_lua_fail(L, "type",
+                          "%s: opts.grid must be a table {x, y, z} (got %s). Fix: {grid = "
+                          "{4, 1, 1}}",
+                          fname, luaL_typename(L, -1));
+        vyre_lua_checkgrid(L, lua_gettop(L), out->grid, fname);
+        out->has_grid = true;
+    }
+    lua_pop(L, 1);
 }
 
 /* What the options mean once the program's workgroup is known: n = {w, h, d} becomes
@@ -253,23 +249,23 @@ static void resolve_geometry(lua_State *L, const struct lvyre_layout *lay, struc
     out->empty = out->has_n && out->n == 0;
     if (out->sized) { /* sized by a worklist: like a scalar n, known only on the device */
         if (out->has_n || out->has_grid)
-            luaL_error(L,
-                       "%s: opts.n = worklist cannot be combined with opts.grid. Fix: pass "
-                       "one of them",
-                       fname);
+            vyre_lua_fail(L, "arg",
+                          "%s: opts.n = worklist cannot be combined with opts.grid. Fix: pass "
+                          "one of them",
+                          fname);
         out->has_n = true;
     }
     if (out->has_grid || out->empty || lay->reads_ngroups) return;
     for (int a = 1; a < 3; a++) {
         if (!lay->reads_axis[a]) continue;
         char c = "xyz"[a];
-        luaL_error(L,
-                   "%s: program '%s' reads gid.%c or wgid.%c, but the launch is sized from %s, "
-                   "which gives one workgroup on %c: %c would only span 0..%d and the rest of "
-                   "the space is never computed. Fix: launch with n = {%s} or grid = {x, y, "
-                   "z} (or read ngroups.%c in the program to cover any grid)",
-                   fname, lay->name, c, c, out->has_n ? "a scalar n" : "the buffers", c, c,
-                   (int)lay->workgroup[a] - 1, a == 1 ? "W, H" : "W, H, D", c);
+        vyre_lua_fail(L, "arg",
+                      "%s: program '%s' reads gid.%c or wgid.%c, but the launch is sized from %s, "
+                      "which gives one workgroup on %c: %c would only span 0..%d and the rest of "
+                      "the space is never computed. Fix: launch with n = {%s} or grid = {x, y, "
+                      "z} (or read ngroups.%c in the program to cover any grid)",
+                      fname, lay->name, c, c, out->has_n ? "a scalar n" : "the buffers", c, c,
+                      (int)lay->workgroup[a] - 1, a == 1 ? "W, H" : "W, H, D", c);
     }
 }
 
@@ -319,25 +315,26 @@ static void bind_worklist(lua_State *L, int v, const struct lvyre_decl *d, struc
                           struct lvyre_bound *out, const char *fname) {
     struct lvyre_worklist *w = lvyre_testworklist(L, v);
     if (!w)
-        luaL_error(L,
-                   "%s: worklist '%s' (%s) needs a vyre.Worklist, got %s. Fix: pass {%s = "
-                   "be:worklist('%s', capacity)}",
-                   fname, d->name, vyre_type_name(d->type), luaL_typename(L, v), d->name,
-                   vyre_type_name(d->type));
+        vyre_lua_fail(L, "type",
+                      "%s: worklist '%s' (%s) needs a vyre.Worklist, got %s. Fix: pass {%s = "
+                      "be:worklist('%s', capacity)}",
+                      fname, d->name, vyre_type_name(d->type), luaL_typename(L, v), d->name,
+                      vyre_type_name(d->type));
     if (!w->live)
-        luaL_error(L, "%s: worklist '%s' was freed. Fix: do not pass a worklist after wl:free()",
-                   fname, d->name);
+        vyre_lua_fail(L, "freed",
+                      "%s: worklist '%s' was freed. Fix: do not pass a worklist after wl:free()",
+                      fname, d->name);
     if (w->be != be)
-        luaL_error(L,
-                   "%s: worklist '%s' belongs to another backend object. Fix: create it with "
-                   "this backend's be:worklist('%s', capacity)",
-                   fname, d->name, vyre_type_name(d->type));
+        vyre_lua_fail(L, "backend",
+                      "%s: worklist '%s' belongs to another backend object. Fix: create it with "
+                      "this backend's be:worklist('%s', capacity)",
+                      fname, d->name, vyre_type_name(d->type));
     if (w->type != d->type)
-        luaL_error(L,
-                   "%s: worklist '%s' is declared %s but the worklist holds %s. Fix: pass a "
-                   "worklist of %s",
-                   fname, d->name, vyre_type_name(d->type), vyre_type_name(w->type),
-                   vyre_type_name(d->type));
+        vyre_lua_fail(L, "type",
+                      "%s: worklist '%s' is declared %s but the worklist holds %s. Fix: pass a "
+                      "worklist of %s",
+                      fname, d->name, vyre_type_name(d->type), vyre_type_name(w->type),
+                      vyre_type_name(d->type));
     out->wl[d->slot] = w;
     /* CUDA: the kernel takes the header's address after the scalar params */
     out->params[out->nparams_scalar + d->slot] = w->cu ? vyre_cuda_worklist_header(w->cu) : 0;
@@ -362,31 +359,31 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
     for (uint32_t s = 0; s < lay->nworklists; s++) out->wl[s] = NULL;
     read_opts(L, opts, out, fname);
     if (lay->nworklists && mode == LVYRE_MATCH_RUN)
-        luaL_error(L,
-                   "%s: program '%s' declares a worklist; be:run takes none. Fix: compile it "
-                   "(k = be:compile(p)) and k:launch(args) with {NAME = be:worklist(type, "
-                   "capacity)}",
-                   fname, lay->name);
+        vyre_lua_fail(L, "arg",
+                      "%s: program '%s' declares a worklist; be:run takes none. Fix: compile it "
+                      "(k = be:compile(p)) and k:launch(args) with {NAME = be:worklist(type, "
+                      "capacity)}",
+                      fname, lay->name);
     if (out->sized) {
         if (!out->sized->live || out->sized->be != be)
-            luaL_error(L,
-                       "%s: opts.n is a freed worklist or one of another backend. Fix: pass "
-                       "a live worklist of this backend",
-                       fname);
+            vyre_lua_fail(L, "arg",
+                          "%s: opts.n is a freed worklist or one of another backend. Fix: pass "
+                          "a live worklist of this backend",
+                          fname);
         if (!lay->nworklists)
-            luaL_error(L,
-                       "%s: opts.n is a worklist but program '%s' declares none, so it cannot "
-                       "read the count on the device. Fix: declare (worklist NAME TYPE) in "
-                       "the program, or pass a number",
-                       fname, lay->name);
+            vyre_lua_fail(L, "arg",
+                          "%s: opts.n is a worklist but program '%s' declares none, so it cannot "
+                          "read the count on the device. Fix: declare (worklist NAME TYPE) in "
+                          "the program, or pass a number",
+                          fname, lay->name);
     }
     resolve_geometry(L, lay, out, fname);
     bool has_args = !lua_isnoneornil(L, args);
     if (has_args && !lua_istable(L, args))
-        luaL_error(L,
-                   "%s: args must be a table of name = value (got %s). Fix: pass {x = array, "
-                   "a = 2.0}",
-                   fname, luaL_typename(L, args));
+        vyre_lua_fail(L, "type",
+                      "%s: args must be a table of name = value (got %s). Fix: pass {x = array, "
+                      "a = 2.0}",
+                      fname, luaL_typename(L, args));
     /* One pass over the args table: names matched by pointer, the values that are right
      * taken as they are. Anything else is only marked, and checked below in declaration
      * order, so the same mistakes always give the same first error. */
@@ -403,10 +400,10 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
             }
             if (!d) unknown_name(L, key, lay, fname);
             if (d->kind == VYRE_DECL_SHARED)
-                luaL_error(L,
-                           "%s: '%s' is a shared (workgroup) array and cannot be bound. Fix: "
-                           "remove it from the args table",
-                           fname, d->name);
+                vyre_lua_fail(L, "arg",
+                              "%s: '%s' is a shared (workgroup) array and cannot be bound. Fix: "
+                              "remove it from the args table",
+                              fname, d->name);
             if (d->kind == VYRE_DECL_PARAM) {
                 pseen[d->slot] =
                     fast_param(L, v, d->type, &out->params[d->slot]) ? SEEN_OK : SEEN_CHECK;
@@ -436,10 +433,10 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
             check_param(L, lua_gettop(L), d, out, fname);
             lua_pop(L, 1);
         } else if (d->kind == VYRE_DECL_PARAM && pseen[d->slot] == SEEN_NONE) {
-            luaL_error(L,
-                       "%s: missing param '%s' (%s). Fix: pass it in the args table: {%s = "
-                       "%s}",
-                       fname, d->name, vyre_type_name(d->type), d->name, example_value(d->type));
+            vyre_lua_fail(L, "arg",
+                          "%s: missing param '%s' (%s). Fix: pass it in the args table: {%s = "
+                          "%s}",
+                          fname, d->name, vyre_type_name(d->type), d->name, example_value(d->type));
         } else if (d->kind == VYRE_DECL_BUFFER && bseen[d->slot] == SEEN_CHECK) {
             lua_getfield(L, args, d->name);
             int v = lua_gettop(L);
@@ -456,11 +453,11 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
                 }
                 bind_host(L, v, holder, d, out, fname);
             } else {
-                luaL_error(L,
-                           "%s: buffer '%s' must be a vyre.Buffer of this %s backend (got "
-                           "%s). Fix: create it with be:buffer('%s', n)",
-                           fname, d->name, backend_name(be), luaL_typename(L, v),
-                           vyre_type_name(d->type));
+                vyre_lua_fail(L, "type",
+                              "%s: buffer '%s' must be a vyre.Buffer of this %s backend (got "
+                              "%s). Fix: create it with be:buffer('%s', n)",
+                              fname, d->name, backend_name(be), luaL_typename(L, v),
+                              vyre_type_name(d->type));
             }
             lua_settop(L, holder ? holder : v - 1);
         }
@@ -473,33 +470,34 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
             lua_pop(L, 1);
         }
         if (d->kind == VYRE_DECL_WORKLIST && !out->wl[d->slot])
-            luaL_error(L,
-                       "%s: missing worklist '%s' (%s). Fix: pass it in the args table: {%s = "
-                       "be:worklist('%s', capacity)}",
-                       fname, d->name, vyre_type_name(d->type), d->name, vyre_type_name(d->type));
+            vyre_lua_fail(L, "arg",
+                          "%s: missing worklist '%s' (%s). Fix: pass it in the args table: {%s = "
+                          "be:worklist('%s', capacity)}",
+                          fname, d->name, vyre_type_name(d->type), d->name,
+                          vyre_type_name(d->type));
         if (d->kind != VYRE_DECL_BUFFER) continue;
         uint64_t bound = out->buf[d->slot]   ? out->buf[d->slot]->count
                          : out->arr[d->slot] ? out->arr[d->slot]->count
                                              : d->count;
         if (d->count > 0 && bound != d->count) /* both backends: §10 "Bindings" */
-            luaL_error(L,
-                       "%s: buffer '%s' is declared with %I elements but %I were bound. Fix: "
-                       "bind exactly %I elements, or declare the buffer without a count",
-                       fname, d->name, (LUAI_UACINT)d->count, (LUAI_UACINT)bound,
-                       (LUAI_UACINT)d->count);
+            vyre_lua_fail(L, "arg",
+                          "%s: buffer '%s' is declared with %I elements but %I were bound. Fix: "
+                          "bind exactly %I elements, or declare the buffer without a count",
+                          fname, d->name, (LUAI_UACINT)d->count, (LUAI_UACINT)bound,
+                          (LUAI_UACINT)d->count);
         if (out->buf[d->slot] || out->arr[d->slot]) continue;
         if (mode == LVYRE_MATCH_LAUNCH)
-            luaL_error(L,
-                       "%s: missing buffer '%s' (%s, %s). Fix: pass a buffer from "
-                       "be:buffer('%s', n) in the args table",
-                       fname, d->name, vyre_type_name(d->type), vyre_access_name(d->access),
-                       vyre_type_name(d->type));
+            vyre_lua_fail(L, "arg",
+                          "%s: missing buffer '%s' (%s, %s). Fix: pass a buffer from "
+                          "be:buffer('%s', n) in the args table",
+                          fname, d->name, vyre_type_name(d->type), vyre_access_name(d->access),
+                          vyre_type_name(d->type));
         if (d->access != VYRE_ACCESS_WRITE)
-            luaL_error(L,
-                       "%s: missing buffer '%s' (%s, %s). Fix: pass it in the args table: "
-                       "{%s = vyre.array('%s', {...})}",
-                       fname, d->name, vyre_type_name(d->type), vyre_access_name(d->access),
-                       d->name, vyre_type_name(d->type));
+            vyre_lua_fail(L, "arg",
+                          "%s: missing buffer '%s' (%s, %s). Fix: pass it in the args table: "
+                          "{%s = vyre.array('%s', {...})}",
+                          fname, d->name, vyre_type_name(d->type), vyre_access_name(d->access),
+                          d->name, vyre_type_name(d->type));
     }
 }
 
@@ -519,10 +517,10 @@ uint64_t lvyre_output_count(lua_State *L, const struct lvyre_layout *lay,
     for (uint32_t s = 0; s < lay->nbuffers; s++)
         if (counts[s] > best) best = counts[s];
     if (best == 0)
-        luaL_error(L,
-                   "%s: cannot size write buffer '%s': it has no declared count, no opts.n "
-                   "was given and no other buffer is bound. Fix: pass {n = count} in opts or "
-                   "bind '%s'",
-                   fname, d->name, d->name);
+        vyre_lua_fail(L, "arg",
+                      "%s: cannot size write buffer '%s': it has no declared count, no opts.n "
+                      "was given and no other buffer is bound. Fix: pass {n = count} in opts or "
+                      "bind '%s'",
+                      fname, d->name, d->name);
     return best;
 }

@@ -20,15 +20,12 @@
  * array releases its views; a view owns no memory and unlinks itself. */
 static void array_release(struct vyre_lua_array *a) {
     if (a->type == VYRE_VOID) return;
-    while (a->views) {
-        a->views->orphan = true;
-        array_release(a->views);
+    while (a->vn.views) {
+        a->vn.views->orphan = true;
+        array_release(VYRE_LUA_VIEW_OF(struct vyre_lua_array, a->vn.views));
     }
     if (a->parent) {
-        if (a->vprev) a->vprev->vnext = a->vnext;
-        else a->parent->views = a->vnext;
-        if (a->vnext) a->vnext->vprev = a->vprev;
-        a->vnext = a->vprev = NULL;
+        vyre_lua_vunlink(&a->parent->vn, &a->vn);
     } else {
         vyre_lua_host_free(a->data, a->count * vyre_type_size(a->type));
     }
@@ -40,6 +37,8 @@ static void array_release(struct vyre_lua_array *a) {
 /* The array userdata at idx (live or freed), or raises naming fname. */
 static struct vyre_lua_array *check_ud(lua_State *L, int idx, const char *fname) {
     struct vyre_lua_array *a = luaL_testudata(L, idx, VYRE_LUA_ARRAY);
+    if (!a && idx == 1 && strncmp(fname, VYRE_LUA_ARRAY ":", sizeof VYRE_LUA_ARRAY) == 0)
+        vyre_lua_wrongself(L, idx, VYRE_LUA_ARRAY, fname); /* a method called with a dot */
     if (!a)
         vyre_lua_typeerror(L, idx, fname, VYRE_LUA_ARRAY,
                            "pass an array made by vyre.array(type, n | table | string), and "
@@ -49,16 +48,16 @@ static struct vyre_lua_array *check_ud(lua_State *L, int idx, const char *fname)
 
 static struct vyre_lua_array *check_live(lua_State *L, int idx, const char *fname) {
     struct vyre_lua_array *a = check_ud(L, idx, fname);
-    if (a->type == VYRE_VOID && a->orphan)
-        luaL_error(L,
-                   "%s: this view's parent array was freed. Fix: keep the parent array "
-                   "alive (no :free(), no ended <close> scope) while its views are used",
-                   fname);
+    if (a->type == VYRE_VOID && a->vn.orphan)
+        vyre_lua_fail(L, "freed",
+                      "%s: this view's parent array was freed. Fix: keep the parent array "
+                      "alive (no :free(), no ended <close> scope) while its views are used",
+                      fname);
     if (a->type == VYRE_VOID)
-        luaL_error(L,
-                   "%s: this vyre.Array was freed. Fix: keep the array alive (do not call "
-                   ":free() or leave its <close> scope) while using it",
-                   fname);
+        vyre_lua_fail(L, "freed",
+                      "%s: this vyre.Array was freed. Fix: keep the array alive (do not call "
+                      ":free() or leave its <close> scope) while using it",
+                      fname);
     return a;
 }
 
@@ -73,20 +72,20 @@ static uint64_t check_index(lua_State *L, const struct vyre_lua_array *a, int id
     int isnum = 0;
     lua_Integer i = lua_tointegerx(L, idx, &isnum);
     if (!isnum || lua_type(L, idx) != LUA_TNUMBER)
-        luaL_error(L,
-                   "%s: index %s is not an integer. Fix: index arrays with integers "
-                   "1..#a",
-                   fname, luaL_tolstring(L, idx, NULL));
+        vyre_lua_fail(L, "arg",
+                      "%s: index %s is not an integer. Fix: index arrays with integers "
+                      "1..#a",
+                      fname, luaL_tolstring(L, idx, NULL));
     if (i < 1 || (uint64_t)i > a->count) {
         if (a->count == 0)
-            luaL_error(L,
-                       "%s: index %I is out of range: the array is empty. Fix: create "
-                       "it with a size, e.g. vyre.array('%s', n)",
-                       fname, (LUAI_UACINT)i, vyre_type_name(a->type));
-        luaL_error(L,
-                   "%s: index %I is out of range (valid indices are 1..%I). Fix: "
-                   "arrays are 1-based; use an index between 1 and #a",
-                   fname, (LUAI_UACINT)i, (LUAI_UACINT)a->count);
+            vyre_lua_fail(L, "arg",
+                          "%s: index %I is out of range: the array is empty. Fix: create "
+                          "it with a size, e.g. vyre.array('%s', n)",
+                          fname, (LUAI_UACINT)i, vyre_type_name(a->type));
+        vyre_lua_fail(L, "arg",
+                      "%s: index %I is out of range (valid indices are 1..%I). Fix: "
+                      "arrays are 1-based; use an index between 1 and #a",
+                      fname, (LUAI_UACINT)i, (LUAI_UACINT)a->count);
     }
     return (uint64_t)(i - 1);
 }
@@ -166,10 +165,10 @@ struct vyre_lua_array *vyre_lua_array_fromtable(lua_State *L, int tidx, enum vyr
 
 struct vyre_lua_array *vyre_lua_newarray(lua_State *L, enum vyre_type t, uint64_t count) {
     if (count > ARRAY_MAX_COUNT)
-        luaL_error(L,
-                   "vyre.array: %I elements is more than the limit of 4294967295. Fix: "
-                   "split the data into smaller arrays",
-                   (LUAI_UACINT)count);
+        vyre_lua_fail(L, "limit",
+                      "vyre.array: %I elements is more than the limit of 4294967295. Fix: "
+                      "split the data into smaller arrays",
+                      (LUAI_UACINT)count);
     struct vyre_lua_array *a = lua_newuserdatauv(L, sizeof *a, 0);
     memset(a, 0, sizeof *a);
     a->type = t;
@@ -196,10 +195,10 @@ static int array_new(lua_State *L) {
         int isnum = 0;
         lua_Integer n = lua_tointegerx(L, 2, &isnum);
         if (!isnum || n < 0)
-            return luaL_error(L,
-                              "vyre.array: size %s is not a non-negative integer. Fix: "
-                              "pass an element count such as 1024",
-                              lua_tostring(L, 2));
+            return vyre_lua_fail(L, "arg",
+                                 "vyre.array: size %s is not a non-negative integer. Fix: "
+                                 "pass an element count such as 1024",
+                                 lua_tostring(L, 2));
         vyre_lua_newarray(L, t, (uint64_t)n);
         return 1;
     }
@@ -212,21 +211,21 @@ static int array_new(lua_State *L) {
         size_t len;
         const char *s = lua_tolstring(L, 2, &len);
         if (len % esize)
-            return luaL_error(L,
-                              "vyre.array: a binary string of %I bytes is not a whole "
-                              "number of %s elements (%I bytes each). Fix: pass a string "
-                              "whose length is a multiple of %I",
-                              (LUAI_UACINT)len, vyre_type_name(t), (LUAI_UACINT)esize,
-                              (LUAI_UACINT)esize);
+            return vyre_lua_fail(L, "arg",
+                                 "vyre.array: a binary string of %I bytes is not a whole "
+                                 "number of %s elements (%I bytes each). Fix: pass a string "
+                                 "whose length is a multiple of %I",
+                                 (LUAI_UACINT)len, vyre_type_name(t), (LUAI_UACINT)esize,
+                                 (LUAI_UACINT)esize);
         struct vyre_lua_array *a = vyre_lua_newarray(L, t, len / esize);
         fill_from_string(L, a, s);
         return 1;
     }
     default:
-        return luaL_error(L,
-                          "vyre.array: expected an element count, a table or a binary "
-                          "string as argument #2 (got %s). Fix: vyre.array('%s', {1, 2, 3})",
-                          luaL_typename(L, 2), vyre_type_name(t));
+        return vyre_lua_fail(L, "type",
+                             "vyre.array: expected an element count, a table or a binary "
+                             "string as argument #2 (got %s). Fix: vyre.array('%s', {1, 2, 3})",
+                             luaL_typename(L, 2), vyre_type_name(t));
     }
 }
 
@@ -259,10 +258,10 @@ static int array_index(lua_State *L) {
 static int array_newindex(lua_State *L) {
     struct vyre_lua_array *a = check_live(L, 1, "vyre.Array");
     if (lua_type(L, 2) != LUA_TNUMBER)
-        return luaL_error(L,
-                          "vyre.Array: cannot set field '%s'. Fix: arrays only take "
-                          "integer indices 1..#a",
-                          luaL_tolstring(L, 2, NULL));
+        return vyre_lua_fail(L, "arg",
+                             "vyre.Array: cannot set field '%s'. Fix: arrays only take "
+                             "integer indices 1..#a",
+                             luaL_tolstring(L, 2, NULL));
     uint64_t i = check_index(L, a, 2, "vyre.Array");
     char what[48];
     snprintf(what, sizeof what, "element [%llu]", (unsigned long long)(i + 1));
@@ -279,10 +278,10 @@ static int array_len(lua_State *L) {
 static int array_totable(lua_State *L) {
     struct vyre_lua_array *a = check_live(L, 1, "vyre.Array:totable");
     if (a->count > (uint64_t)INT32_MAX)
-        return luaL_error(L,
-                          "vyre.Array:totable: %I elements do not fit a Lua table. Fix: "
-                          "read ranges with a[i]",
-                          (LUAI_UACINT)a->count);
+        return vyre_lua_fail(L, "limit",
+                             "vyre.Array:totable: %I elements do not fit a Lua table. Fix: "
+                             "read ranges with a[i]",
+                             (LUAI_UACINT)a->count);
     lua_createtable(L, (int)a->count, 0);
     for (uint64_t i = 0; i < a->count; i++) {
         vyre_lua_array_push(L, a, i);
@@ -405,10 +404,10 @@ static int array_element_text(lua_State *L) {
     struct vyre_lua_array *a = check_live(L, 1, "vyre.core.element_text");
     lua_Integer i = luaL_checkinteger(L, 2);
     if (i < 1 || (uint64_t)i > a->count)
-        return luaL_error(L,
-                          "vyre.core.element_text: index %I is outside 1..%I. Fix: pass an "
-                          "index of the array",
-                          (LUAI_UACINT)i, (LUAI_UACINT)a->count);
+        return vyre_lua_fail(L, "arg",
+                             "vyre.core.element_text: index %I is outside 1..%I. Fix: pass an "
+                             "index of the array",
+                             (LUAI_UACINT)i, (LUAI_UACINT)a->count);
     char s[64];
     elem_text(s, sizeof s, a, (uint64_t)i - 1);
     lua_pushstring(L, s);
@@ -422,10 +421,10 @@ static int l_float_text(lua_State *L) {
     const char *t = luaL_optstring(L, 2, "f64");
     bool f32 = strcmp(t, "f32") == 0;
     if (!f32 && strcmp(t, "f64") != 0)
-        return luaL_error(L,
-                          "vyre.core.float_text: type must be 'f32' or 'f64' (got %s). Fix: "
-                          "core.float_text(x, 'f32')",
-                          t);
+        return vyre_lua_fail(L, "arg",
+                             "vyre.core.float_text: type must be 'f32' or 'f64' (got %s). Fix: "
+                             "core.float_text(x, 'f32')",
+                             t);
     uint64_t bits;
     if (f32) {
         float f = (float)d;
@@ -495,25 +494,25 @@ static int array_from_string(lua_State *L) {
     struct vyre_lua_array *a = check_live(L, 1, fname);
     size_t len;
     if (lua_type(L, 2) != LUA_TSTRING)
-        return luaL_error(L,
-                          "%s: expected a string of raw bytes (got %s). Fix: "
-                          "a:from_string(other:bytes())",
-                          fname, luaL_typename(L, 2));
+        return vyre_lua_fail(L, "type",
+                             "%s: expected a string of raw bytes (got %s). Fix: "
+                             "a:from_string(other:bytes())",
+                             fname, luaL_typename(L, 2));
     const char *s = lua_tolstring(L, 2, &len);
     lua_Integer first = vyre_lua_optint(L, 3, 1, fname, "first", "a 1-based element index, e.g. 1");
     size_t es = vyre_type_size(a->type);
     if (len % es)
-        return luaL_error(L,
-                          "%s: %I bytes are not a whole number of %s elements (%I bytes "
-                          "each). Fix: pass whole elements",
-                          fname, (LUAI_UACINT)len, vyre_type_name(a->type), (LUAI_UACINT)es);
+        return vyre_lua_fail(L, "arg",
+                             "%s: %I bytes are not a whole number of %s elements (%I bytes "
+                             "each). Fix: pass whole elements",
+                             fname, (LUAI_UACINT)len, vyre_type_name(a->type), (LUAI_UACINT)es);
     if (first < 1 || (uint64_t)(first - 1) > a->count ||
         len / es > a->count - (uint64_t)(first - 1))
-        return luaL_error(L,
-                          "%s: %I elements from element %I do not fit the %I held. Fix: "
-                          "keep first >= 1 and first + #s / %I - 1 <= #a",
-                          fname, (LUAI_UACINT)(len / es), (LUAI_UACINT)first, (LUAI_UACINT)a->count,
-                          (LUAI_UACINT)es);
+        return vyre_lua_fail(L, "arg",
+                             "%s: %I elements from element %I do not fit the %I held. Fix: "
+                             "keep first >= 1 and first + #s / %I - 1 <= #a",
+                             fname, (LUAI_UACINT)(len / es), (LUAI_UACINT)first,
+                             (LUAI_UACINT)a->count, (LUAI_UACINT)es);
     if (len) memcpy((char *)a->data + (size_t)(first - 1) * es, s, len);
     if (a->type == VYRE_BOOL) /* keep the 0/1 word invariant */
         for (uint64_t i = (uint64_t)(first - 1); i < (uint64_t)(first - 1) + len / es; i++)
@@ -543,9 +542,7 @@ static int array_view(lua_State *L) {
     if (count > 0) v->data = (char *)a->data + (size_t)first0 * vyre_type_size(a->type);
     v->count = count;
     v->parent = root;
-    v->vnext = root->views;
-    if (root->views) root->views->vprev = v;
-    root->views = v;
+    vyre_lua_vlink(&root->vn, &v->vn);
     v->type = a->type;
     return 1;
 }

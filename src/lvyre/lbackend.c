@@ -126,29 +126,27 @@ static void push_reference_info(lua_State *L) {
 
 struct lvyre_backend *lvyre_checkbackend(lua_State *L, int idx, const char *fname) {
     struct lvyre_backend *be = luaL_testudata(L, idx, VYRE_LUA_BACKEND);
-    if (!be)
-        luaL_error(L, "%s: called without a backend (got %s). Fix: use be:%s(...) with a colon",
-                   fname, luaL_typename(L, idx),
-                   strrchr(fname, ':') ? strrchr(fname, ':') + 1 : "method");
+    if (!be) vyre_lua_wrongself(L, idx, VYRE_LUA_BACKEND, fname);
     if (!be->open)
-        luaL_error(L,
-                   "%s: the backend was freed. Fix: open it again with vyre.backend() or "
-                   "vyre.cuda.device(i)",
-                   fname);
+        vyre_lua_fail(L, "freed",
+                      "%s: the backend was freed. Fix: open it again with vyre.backend() or "
+                      "vyre.cuda.device(i)",
+                      fname);
     return be;
 }
 
 vyre_cuda_device *lvyre_cuda_device(lua_State *L, struct lvyre_backend *be, const char *fname) {
     if (be->kind != LVYRE_CUDA || !be->dev)
-        luaL_error(L,
-                   "%s: the backend has no CUDA device. Fix: use a backend from "
-                   "vyre.cuda.device(i)",
-                   fname);
+        vyre_lua_fail(L, "unsupported",
+                      "%s: the backend has no CUDA device. Fix: use a backend from "
+                      "vyre.cuda.device(i)",
+                      fname);
     return be->dev;
 }
 
 int lvyre_cuda_only(lua_State *L, const char *fname, const char *fix) {
-    return luaL_error(L, "%s: only the CUDA backend has this. Fix: %s", fname, fix);
+    return vyre_lua_fail(L, "unsupported", "%s: only the CUDA backend has this. Fix: %s", fname,
+                         fix);
 }
 
 void lvyre_pushtiming(lua_State *L, const struct vyre_timing *t) {
@@ -166,8 +164,7 @@ uint64_t lvyre_now_ns(void) { return vyre_cuda_now_ns(); }
 /* Raises at the caller of vyre.reference.new (level 2), not at reference.lua. */
 static int new_error(lua_State *L, const char *fmt, const char *what) {
     luaL_where(L, 2);
-    lua_pushfstring(L, fmt, what);
-    lua_concat(L, 2);
+    vyre_lua_pusherror(L, "arg", lua_pushfstring(L, fmt, what), lua_tostring(L, -1));
     return lua_error(L);
 }
 
@@ -182,23 +179,18 @@ static int reference_new(lua_State *L) {
                              "vyre.reference.new: options must be a table (got %s). Fix: "
                              "vyre.reference.new() or vyre.reference.new{max_steps = n}",
                              luaL_typename(L, 1));
-        lua_pushnil(L);
-        while (lua_next(L, 1)) {
-            if (lua_type(L, -2) == LUA_TSTRING && strcmp(lua_tostring(L, -2), "debug") == 0) {
-                if (lua_type(L, -1) != LUA_TBOOLEAN)
-                    return new_error(L,
-                                     "vyre.reference.new: debug must be a boolean (got %s). "
-                                     "Fix: {debug = true}",
-                                     luaL_typename(L, -1));
-                debug = lua_toboolean(L, -1);
-                lua_pop(L, 1);
-                continue;
-            }
-            if (lua_type(L, -2) != LUA_TSTRING || strcmp(lua_tostring(L, -2), "max_steps") != 0)
+        static const char *const keys[] = {"max_steps", "debug", NULL};
+        vyre_lua_checkopts(L, 1, keys, "vyre.reference.new");
+        if (lua_getfield(L, 1, "debug") != LUA_TNIL) {
+            if (lua_type(L, -1) != LUA_TBOOLEAN)
                 return new_error(L,
-                                 "vyre.reference.new: unknown option %s. Fix: the options are "
-                                 "max_steps and debug",
-                                 luaL_tolstring(L, -2, NULL));
+                                 "vyre.reference.new: debug must be a boolean (got %s). "
+                                 "Fix: {debug = true}",
+                                 luaL_typename(L, -1));
+            debug = lua_toboolean(L, -1);
+        }
+        lua_pop(L, 1);
+        if (lua_getfield(L, 1, "max_steps") != LUA_TNIL) {
             lua_Integer n = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
             if (n <= 0)
                 return new_error(L,
@@ -207,8 +199,8 @@ static int reference_new(lua_State *L) {
                                  "e.g. {max_steps = 10^9 // 1}",
                                  luaL_tolstring(L, -1, NULL));
             max_steps = (uint64_t)n;
-            lua_pop(L, 1);
         }
+        lua_pop(L, 1);
     }
     struct lvyre_backend *be = new_backend(L, LVYRE_REFERENCE, 0);
     be->max_steps = max_steps;
@@ -247,10 +239,10 @@ static int cuda_count(lua_State *L) {
 static int cuda_open(lua_State *L) {
     lua_Integer i = luaL_checkinteger(L, 1);
     if (i < 0 || i > 0xFFFF)
-        return luaL_error(L,
-                          "vyre.cuda.device: ordinal %I is out of range. Fix: "
-                          "cuda.device(0)",
-                          (LUAI_UACINT)i);
+        return vyre_lua_fail(L, "arg",
+                             "vyre.cuda.device: ordinal %I is out of range. Fix: "
+                             "cuda.device(0)",
+                             (LUAI_UACINT)i);
     struct lvyre_backend *be = new_backend(L, LVYRE_CUDA, (int)i);
     struct vyre_error err;
     enum vyre_status st = vyre_cuda_device_open((int)i, &be->dev, &err);
@@ -299,10 +291,10 @@ static int cuda_driver_version(lua_State *L) {
 static int cuda_nvtx(lua_State *L) {
     if (!lua_isnoneornil(L, 1)) {
         if (lua_type(L, 1) != LUA_TBOOLEAN)
-            return luaL_error(L,
-                              "vyre.cuda.nvtx: on must be a boolean (got %s). Fix: "
-                              "cuda.nvtx(true)",
-                              luaL_typename(L, 1));
+            return vyre_lua_fail(L, "type",
+                                 "vyre.cuda.nvtx: on must be a boolean (got %s). Fix: "
+                                 "cuda.nvtx(true)",
+                                 luaL_typename(L, 1));
         struct vyre_error err;
         if (vyre_cuda_set_nvtx(lua_toboolean(L, 1), &err) != VYRE_OK) {
             lua_pushboolean(L, 0);
@@ -350,10 +342,10 @@ static int info_index(lua_State *L) {
     const char *k = lua_tostring(L, 2);
     for (size_t i = 0; k && i < sizeof INFO_RENAMED / sizeof INFO_RENAMED[0]; i++)
         if (strcmp(k, INFO_RENAMED[i][0]) == 0)
-            return luaL_error(L,
-                              "vyre.Backend:info: the field %s is now %s (one vocabulary with "
-                              "be:profile() and vyre.profiles). Fix: read info.%s",
-                              k, INFO_RENAMED[i][1], INFO_RENAMED[i][1]);
+            return vyre_lua_fail(L, "arg",
+                                 "vyre.Backend:info: the field %s is now %s (one vocabulary with "
+                                 "be:profile() and vyre.profiles). Fix: read info.%s",
+                                 k, INFO_RENAMED[i][1], INFO_RENAMED[i][1]);
     return 0;
 }
 
@@ -411,29 +403,30 @@ static int backend_buffer(lua_State *L) {
     uint64_t n;
     if (lua_type(L, 3) == LUA_TNUMBER) {
         if (!lua_isinteger(L, 3))
-            return luaL_error(L,
-                              "%s: element count %s is not an integer. Fix: pass a whole "
-                              "count such as 1024",
-                              fname, lua_tostring(L, 3));
+            return vyre_lua_fail(L, "arg",
+                                 "%s: element count %s is not an integer. Fix: pass a whole "
+                                 "count such as 1024",
+                                 fname, lua_tostring(L, 3));
         lua_Integer v = lua_tointeger(L, 3);
         if (v < 0)
-            return luaL_error(L, "%s: element count %I is negative. Fix: pass n >= 0", fname,
-                              (LUAI_UACINT)v);
+            return vyre_lua_fail(L, "arg", "%s: element count %I is negative. Fix: pass n >= 0",
+                                 fname, (LUAI_UACINT)v);
         n = (uint64_t)v;
     } else {
         struct vyre_lua_array *a = vyre_lua_toarray(L, 3);
         if (a && a->type != t)
-            return luaL_error(L,
-                              "%s: the array holds %s but the buffer type is %s. Fix: pass "
-                              "vyre.array('%s', ...)",
-                              fname, vyre_type_name(a->type), vyre_type_name(t), vyre_type_name(t));
+            return vyre_lua_fail(L, "arg",
+                                 "%s: the array holds %s but the buffer type is %s. Fix: pass "
+                                 "vyre.array('%s', ...)",
+                                 fname, vyre_type_name(a->type), vyre_type_name(t),
+                                 vyre_type_name(t));
         if (!a && lua_type(L, 3) == LUA_TTABLE && !lua_getmetatable(L, 3))
             a = vyre_lua_array_fromtable(L, 3, t, fname, NULL); /* stays on the stack */
         if (!a)
-            return luaL_error(L,
-                              "%s: expected an element count, a vyre.Array or a table as "
-                              "argument #2 (got %s). Fix: be:buffer('%s', 1024)",
-                              fname, luaL_typename(L, 3), vyre_type_name(t));
+            return vyre_lua_fail(L, "type",
+                                 "%s: expected an element count, a vyre.Array or a table as "
+                                 "argument #2 (got %s). Fix: be:buffer('%s', 1024)",
+                                 fname, luaL_typename(L, 3), vyre_type_name(t));
         n = a->count;
         init = a->data;
     }
@@ -542,21 +535,7 @@ static int backend_tostring(lua_State *L) {
     return 1;
 }
 
-/* be:profile(): the planners' device table (lua/vyre/profiles.lua builds it from
- * be:info()), so the synthetic profiles and the real device share one definition. */
-static int backend_profile(lua_State *L) {
-    lvyre_checkbackend(L, 1, "vyre.Backend:profile");
-    lua_getglobal(L, "require");
-    lua_pushliteral(L, "vyre.profiles");
-    lua_call(L, 1, 1);
-    lua_getfield(L, -1, "of");
-    lua_pushvalue(L, 1);
-    lua_call(L, 1, 1);
-    return 1;
-}
-
 static const luaL_Reg backend_methods[] = {{"info", backend_info},
-                                           {"profile", backend_profile},
                                            {"stats", backend_stats},
                                            {"buffer", backend_buffer},
                                            {"compile", backend_compile},

@@ -76,9 +76,9 @@ struct lvyre_buffer {
     /* buf:view: a view aliases its parent's storage from element `first` (0-based) and
      * keeps the parent alive through user value 2; the parent lists its live views, so
      * freeing it ends them (they report `orphan`). Views of views name the owner. */
-    struct lvyre_buffer *parent, *views, *vnext, *vprev;
+    struct lvyre_buffer *parent;
+    struct vyre_lua_vnode vn;
     uint64_t first;
-    bool orphan;
 };
 
 /* The declarations of a program as the matcher reads them: names are interned Lua

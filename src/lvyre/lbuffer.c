@@ -19,6 +19,8 @@ static struct lvyre_buffer *tobuffer(lua_State *L, int idx) {
 /* The buffer userdata at idx (live or freed), or raises naming fname. */
 static struct lvyre_buffer *check_ud(lua_State *L, int idx, const char *fname) {
     struct lvyre_buffer *b = luaL_testudata(L, idx, VYRE_LUA_BUFFER);
+    if (!b && idx == 1 && strncmp(fname, VYRE_LUA_BUFFER ":", sizeof VYRE_LUA_BUFFER) == 0)
+        vyre_lua_wrongself(L, idx, VYRE_LUA_BUFFER, fname); /* a method called with a dot */
     if (!b)
         vyre_lua_typeerror(L, idx, fname, VYRE_LUA_BUFFER,
                            "pass a buffer made by be:buffer(type, n), and call methods with a "
@@ -35,24 +37,25 @@ static void check_range(lua_State *L, const struct lvyre_buffer *b, uint64_t off
                         const char *fname) {
     uint64_t es = vyre_type_size(b->type), total = bytes_of(b);
     if (off % es != 0 || n % es != 0)
-        luaL_error(L,
-                   "%s: byte offset %I and size %I must be non-negative multiples of the "
-                   "element size %I (%s). Fix: use whole elements",
-                   fname, (LUAI_UACINT)off, (LUAI_UACINT)n, (LUAI_UACINT)es,
-                   vyre_type_name(b->type));
+        vyre_lua_fail(L, "arg",
+                      "%s: byte offset %I and size %I must be non-negative multiples of the "
+                      "element size %I (%s). Fix: use whole elements",
+                      fname, (LUAI_UACINT)off, (LUAI_UACINT)n, (LUAI_UACINT)es,
+                      vyre_type_name(b->type));
     if (off > total || n > total - off)
-        luaL_error(L,
-                   "%s: byte offset %I with size %I is outside the %I bytes held. Fix: "
-                   "keep offset + size <= %I",
-                   fname, (LUAI_UACINT)off, (LUAI_UACINT)n, (LUAI_UACINT)total, (LUAI_UACINT)total);
+        vyre_lua_fail(L, "arg",
+                      "%s: byte offset %I with size %I is outside the %I bytes held. Fix: "
+                      "keep offset + size <= %I",
+                      fname, (LUAI_UACINT)off, (LUAI_UACINT)n, (LUAI_UACINT)total,
+                      (LUAI_UACINT)total);
 }
 
 static void release(struct lvyre_buffer *b) {
     if (!b->live) return;
     b->live = false;
-    while (b->views) { /* freeing the owner ends its views (each unlinks itself) */
-        b->views->orphan = true;
-        release(b->views);
+    while (b->vn.views) { /* freeing the owner ends its views (each unlinks itself) */
+        b->vn.views->orphan = true;
+        release(VYRE_LUA_VIEW_OF(struct lvyre_buffer, b->vn.views));
     }
     if (b->cu) {
         vyre_cuda_buffer *cu = b->cu;
@@ -60,10 +63,7 @@ static void release(struct lvyre_buffer *b) {
         vyre_cuda_buffer_free(cu); /* errors are deferred to the device's next call */
     }
     if (b->parent) { /* a view: owns no memory and counts in no statistic */
-        if (b->vprev) b->vprev->vnext = b->vnext;
-        else b->parent->views = b->vnext;
-        if (b->vnext) b->vnext->vprev = b->vprev;
-        b->vnext = b->vprev = NULL;
+        vyre_lua_vunlink(&b->parent->vn, &b->vn);
         b->host = NULL;
         return;
     }
@@ -83,16 +83,16 @@ struct lvyre_buffer *lvyre_testbuffer(lua_State *L, int idx) {
 
 struct lvyre_buffer *lvyre_checkbuffer(lua_State *L, int idx, const char *fname) {
     struct lvyre_buffer *b = check_ud(L, idx, fname);
-    if (!b->live && b->orphan)
-        luaL_error(L,
-                   "%s: this view's parent buffer was freed. Fix: keep the parent buffer "
-                   "alive (no buf:free(), no ended <close> scope) while its views are used",
-                   fname);
+    if (!b->live && b->vn.orphan)
+        vyre_lua_fail(L, "freed",
+                      "%s: this view's parent buffer was freed. Fix: keep the parent buffer "
+                      "alive (no buf:free(), no ended <close> scope) while its views are used",
+                      fname);
     if (!b->live)
-        luaL_error(L,
-                   "%s: the buffer was freed. Fix: do not use a buffer after buf:free() or "
-                   "after its <close> scope ended",
-                   fname);
+        vyre_lua_fail(L, "freed",
+                      "%s: the buffer was freed. Fix: do not use a buffer after buf:free() or "
+                      "after its <close> scope ended",
+                      fname);
     return b;
 }
 
@@ -126,10 +126,10 @@ struct lvyre_buffer *lvyre_newbuffer(lua_State *L, int be_idx, enum vyre_type t,
         return b;
     }
     if (count > 0xFFFFFFFFull)
-        luaL_error(L,
-                   "%s: %I elements is more than a kernel can address (4294967295). Fix: "
-                   "split the data",
-                   fname, (LUAI_UACINT)count);
+        vyre_lua_fail(L, "limit",
+                      "%s: %I elements is more than a kernel can address (4294967295). Fix: "
+                      "split the data",
+                      fname, (LUAI_UACINT)count);
     if (nbytes > 0) {
         b->host = vyre_lua_host_alloc(L, nbytes, init == NULL, fname);
         if (init) memcpy(b->host, init, (size_t)nbytes);
@@ -165,17 +165,17 @@ static bool read_range(lua_State *L, int idx, const struct lvyre_buffer *b, bool
         bool first = strcmp(k, "first") == 0, count = want_count && strcmp(k, "count") == 0;
         bool boff = strcmp(k, "byte_offset") == 0, bn = want_count && strcmp(k, "nbytes") == 0;
         if (!first && !count && !boff && !bn)
-            luaL_error(L,
-                       "%s: unknown range key '%s'. Fix: use {first = i%s} (elements, 1-based), "
-                       "or bytes by name {byte_offset = o%s}",
-                       fname, luaL_tolstring(L, -2, NULL), want_count ? ", count = n" : "",
-                       want_count ? ", nbytes = n" : "");
+            vyre_lua_fail(L, "arg",
+                          "%s: unknown range key '%s'. Fix: use {first = i%s} (elements, 1-based), "
+                          "or bytes by name {byte_offset = o%s}",
+                          fname, luaL_tolstring(L, -2, NULL), want_count ? ", count = n" : "",
+                          want_count ? ", nbytes = n" : "");
         int isint = 0;
         lua_Integer v = lua_tointegerx(L, -1, &isint);
         if (!isint || v < (first ? 1 : 0))
-            luaL_error(L, "%s: %s must be an integer >= %d (got %s). Fix: %s", fname, k,
-                       first ? 1 : 0, luaL_tolstring(L, -1, NULL),
-                       first || count ? "count elements from 1" : "pass a byte count >= 0");
+            vyre_lua_fail(L, "type", "%s: %s must be an integer >= %d (got %s). Fix: %s", fname, k,
+                          first ? 1 : 0, luaL_tolstring(L, -1, NULL),
+                          first || count ? "count elements from 1" : "pass a byte count >= 0");
         if (first) *off = ((uint64_t)v - 1) * es;
         else if (count) *nbytes = (uint64_t)v * es;
         else if (boff) *off = (uint64_t)v;
@@ -185,10 +185,10 @@ static bool read_range(lua_State *L, int idx, const struct lvyre_buffer *b, bool
         lua_pop(L, 1);
     }
     if (elems && bytes)
-        luaL_error(L,
-                   "%s: a range is either elements {first =, count =} or bytes {byte_offset =, "
-                   "nbytes =}, not both. Fix: use one form",
-                   fname);
+        vyre_lua_fail(L, "arg",
+                      "%s: a range is either elements {first =, count =} or bytes {byte_offset =, "
+                      "nbytes =}, not both. Fix: use one form",
+                      fname);
     return bytes > 0;
 }
 
@@ -203,20 +203,21 @@ static void positional_range(lua_State *L, int idx, const struct lvyre_buffer *b
     if (count && !lua_isnoneornil(L, idx + 1) && (!nint || n < 0)) isint = 0;
     if (isint && o >= 0 && (uint64_t)o % es == 0 && (n < 0 || (uint64_t)n % es == 0)) {
         if (n >= 0)
-            luaL_error(L,
-                       "%s: a range is no longer positional bytes (%I, %I). Fix: write "
-                       "{first = %I, count = %I} (elements), or {byte_offset = %I, nbytes = %I}",
-                       fname, (LUAI_UACINT)o, (LUAI_UACINT)n, (LUAI_UACINT)((uint64_t)o / es + 1),
-                       (LUAI_UACINT)((uint64_t)n / es), (LUAI_UACINT)o, (LUAI_UACINT)n);
-        luaL_error(L,
-                   "%s: a range is no longer a positional byte offset (%I). Fix: write {first = "
-                   "%I} (elements), or {byte_offset = %I}",
-                   fname, (LUAI_UACINT)o, (LUAI_UACINT)((uint64_t)o / es + 1), (LUAI_UACINT)o);
+            vyre_lua_fail(L, "type",
+                          "%s: a range is no longer positional bytes (%I, %I). Fix: write "
+                          "{first = %I, count = %I} (elements), or {byte_offset = %I, nbytes = %I}",
+                          fname, (LUAI_UACINT)o, (LUAI_UACINT)n,
+                          (LUAI_UACINT)((uint64_t)o / es + 1), (LUAI_UACINT)((uint64_t)n / es),
+                          (LUAI_UACINT)o, (LUAI_UACINT)n);
+        vyre_lua_fail(L, "type",
+                      "%s: a range is no longer a positional byte offset (%I). Fix: write {first = "
+                      "%I} (elements), or {byte_offset = %I}",
+                      fname, (LUAI_UACINT)o, (LUAI_UACINT)((uint64_t)o / es + 1), (LUAI_UACINT)o);
     }
-    luaL_error(L,
-               "%s: a range is a table: {first = i, count = n} (elements, 1-based) or "
-               "{byte_offset = o, nbytes = n} (got %s). Fix: pass one of those",
-               fname, luaL_tolstring(L, idx, NULL));
+    vyre_lua_fail(L, "type",
+                  "%s: a range is a table: {first = i, count = n} (elements, 1-based) or "
+                  "{byte_offset = o, nbytes = n} (got %s). Fix: pass one of those",
+                  fname, luaL_tolstring(L, idx, NULL));
 }
 
 /* check_range in the words of an element range (the {first, count} forms). */
@@ -224,16 +225,16 @@ static void check_elems(lua_State *L, const struct lvyre_buffer *b, uint64_t off
                         const char *fname) {
     uint64_t es = vyre_type_size(b->type);
     if (n == 0 && off / es > b->count)
-        luaL_error(L,
-                   "%s: first = %I is past the end of the %I elements held. Fix: first <= "
-                   "#buf + 1",
-                   fname, (LUAI_UACINT)(off / es + 1), (LUAI_UACINT)b->count);
+        vyre_lua_fail(L, "arg",
+                      "%s: first = %I is past the end of the %I elements held. Fix: first <= "
+                      "#buf + 1",
+                      fname, (LUAI_UACINT)(off / es + 1), (LUAI_UACINT)b->count);
     if (off / es + n / es > b->count)
-        luaL_error(L,
-                   "%s: elements %I..%I are outside the %I held. Fix: keep first + count - 1 "
-                   "<= #buf",
-                   fname, (LUAI_UACINT)(off / es + 1), (LUAI_UACINT)(off / es + n / es),
-                   (LUAI_UACINT)b->count);
+        vyre_lua_fail(L, "arg",
+                      "%s: elements %I..%I are outside the %I held. Fix: keep first + count - 1 "
+                      "<= #buf",
+                      fname, (LUAI_UACINT)(off / es + 1), (LUAI_UACINT)(off / es + n / es),
+                      (LUAI_UACINT)b->count);
 }
 
 /* buf:upload(array | table | binary string [, {first = i} | {byte_offset = o}]) -> buf */
@@ -249,20 +250,20 @@ static int buffer_upload(lua_State *L) {
     const void *src = a ? a->data : NULL;
     uint64_t nbytes = a ? a->count * vyre_type_size(a->type) : 0;
     if (a && a->type != b->type)
-        return luaL_error(L,
-                          "%s: cannot copy %s data into a %s buffer. Fix: convert the data "
-                          "first, e.g. vyre.array('%s', t)",
-                          fname, vyre_type_name(a->type), vyre_type_name(b->type),
-                          vyre_type_name(b->type));
+        return vyre_lua_fail(L, "arg",
+                             "%s: cannot copy %s data into a %s buffer. Fix: convert the data "
+                             "first, e.g. vyre.array('%s', t)",
+                             fname, vyre_type_name(a->type), vyre_type_name(b->type),
+                             vyre_type_name(b->type));
     if (!a && lua_type(L, 2) == LUA_TSTRING) { /* raw little-endian elements */
         size_t len;
         src = lua_tolstring(L, 2, &len);
         nbytes = len;
         if (len % es)
-            return luaL_error(L,
-                              "%s: %I bytes are not whole %s elements. Fix: pass a multiple "
-                              "of %I bytes",
-                              fname, (LUAI_UACINT)len, vyre_type_name(b->type), (LUAI_UACINT)es);
+            return vyre_lua_fail(L, "arg",
+                                 "%s: %I bytes are not whole %s elements. Fix: pass a multiple "
+                                 "of %I bytes",
+                                 fname, (LUAI_UACINT)len, vyre_type_name(b->type), (LUAI_UACINT)es);
         if (b->type == VYRE_BOOL) { /* keep the 0/1 word invariant: go through an Array */
             a = vyre_lua_newarray(L, VYRE_BOOL, len / es);
             for (uint64_t i = 0; i < a->count; i++)
@@ -274,10 +275,10 @@ static int buffer_upload(lua_State *L) {
         src = a->data;
         nbytes = a->count * es;
     } else if (!a) {
-        return luaL_error(L,
-                          "%s: expected a vyre.Array, a table of values or a binary string "
-                          "(got %s). Fix: buf:upload(vyre.array('%s', {...}))",
-                          fname, luaL_typename(L, 2), vyre_type_name(b->type));
+        return vyre_lua_fail(L, "type",
+                             "%s: expected a vyre.Array, a table of values or a binary string "
+                             "(got %s). Fix: buf:upload(vyre.array('%s', {...}))",
+                             fname, luaL_typename(L, 2), vyre_type_name(b->type));
     }
     if (!by_bytes) check_elems(L, b, off, nbytes, fname);
     check_range(L, b, off, nbytes, fname);
@@ -366,9 +367,7 @@ static int buffer_view(lua_State *L) {
     }
     v->count = count;
     v->parent = root;
-    v->vnext = root->views;
-    if (root->views) root->views->vprev = v;
-    root->views = v;
+    vyre_lua_vlink(&root->vn, &v->vn);
     v->live = true;
     return 1;
 }
@@ -408,11 +407,8 @@ static int buffer_generate(lua_State *L, const char *fname, enum vyre_lua_gen_ki
     struct vyre_lua_gen g;
     vyre_lua_gen_parse(L, kind, b->type, fname, &g);
     if (b->be->kind == LVYRE_CUDA) {
-        lua_getglobal(L, "require");
-        lua_pushliteral(L, "vyre.lib.basic");
-        lua_call(L, 1, 1);
-        lua_getfield(L, -1, "generate");
-        lua_getiuservalue(L, 1, 1); /* the backend */
+        vyre_lua_pushhook(L, "generate", fname); /* vyre.lib.basic.generate (init.lua) */
+        lua_getiuservalue(L, 1, 1);              /* the backend */
         lua_pushvalue(L, 1);
         push_gen(L, &g);
         lua_call(L, 3, 0);
@@ -493,13 +489,18 @@ static int core_buffer_extent(lua_State *L) {
     return 3;
 }
 
-static const luaL_Reg buffer_methods[] = {
-    {"upload", buffer_upload},   {"download", buffer_download}, {"zero", buffer_zero},
-    {"pointer", buffer_pointer}, {"view", buffer_view},         {"fill", buffer_fill},
-    {"iota", buffer_iota},       {"random", buffer_random},     {"copy_to", lvyre_buffer_copy_to},
-    {NULL, NULL}};
+static const luaL_Reg buffer_methods[] = {{"upload", buffer_upload},
+                                          {"download", buffer_download},
+                                          {"zero", buffer_zero},
+                                          {"pointer", buffer_pointer},
+                                          {"view", buffer_view},
+                                          {"fill", buffer_fill},
+                                          {"iota", buffer_iota},
+                                          {"random", buffer_random},
+                                          {"copy_to", lvyre_buffer_copy_to},
+                                          {NULL, NULL}};
 
-/* Read-only fields (type, count, bytes, freed), then methods; nothing can be assigned. */
+/* Read-only fields (type, count, bytes, freed, backend), then methods; nothing can be assigned. */
 static int buffer_index(lua_State *L) {
     struct lvyre_buffer *b = tobuffer(L, 1);
     const char *k = lua_tostring(L, 2);
@@ -519,6 +520,10 @@ static int buffer_index(lua_State *L) {
     }
     if (k && strcmp(k, "freed") == 0) {
         lua_pushboolean(L, !b->live);
+        return 1;
+    }
+    if (k && strcmp(k, "backend") == 0) { /* the owner, so no one reads tostring(buf) */
+        lua_getiuservalue(L, 1, 1);
         return 1;
     }
     return vyre_lua_method(L);

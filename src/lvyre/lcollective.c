@@ -25,18 +25,19 @@ static struct lvyre_collective *tocoll(lua_State *L, int idx) {
 void lvyre_collective_check(lua_State *L, const void *ud, const char *fname) {
     const struct lvyre_collective *c = ud;
     if (!c->k)
-        luaL_error(L, "%s: a collective step was freed. Fix: build it again with g:collective",
-                   fname);
+        vyre_lua_fail(L, "freed",
+                      "%s: a collective step was freed. Fix: build it again with g:collective",
+                      fname);
     if (!lvyre_group_live(c->g))
-        luaL_error(L,
-                   "%s: the group of a collective step was freed. Fix: keep the group "
-                   "alive (no g:free()) while its steps are used",
-                   fname);
+        vyre_lua_fail(L, "freed",
+                      "%s: the group of a collective step was freed. Fix: keep the group "
+                      "alive (no g:free()) while its steps are used",
+                      fname);
     if (!c->src->live || (c->dst && !c->dst->live))
-        luaL_error(L,
-                   "%s: a buffer of a collective step was freed. Fix: keep the buffers "
-                   "alive while steps use them",
-                   fname);
+        vyre_lua_fail(L, "freed",
+                      "%s: a buffer of a collective step was freed. Fix: keep the buffers "
+                      "alive while steps use them",
+                      fname);
 }
 
 vyre_cuda_kernel *lvyre_testcollective(lua_State *L, int idx, const void **ud, const char *fname) {
@@ -73,7 +74,8 @@ static enum vyre_nccl_op op_of(lua_State *L, int idx, const char *fname) {
     if (strcmp(s, "prod") == 0) return VYRE_NCCL_PROD;
     if (strcmp(s, "min") == 0) return VYRE_NCCL_MIN;
     if (strcmp(s, "max") == 0) return VYRE_NCCL_MAX;
-    luaL_error(L, "%s: unknown op '%s'. Fix: \"add\", \"prod\", \"min\" or \"max\"", fname, s);
+    vyre_lua_fail(L, "arg", "%s: unknown op '%s'. Fix: \"add\", \"prod\", \"min\" or \"max\"",
+                  fname, s);
     return VYRE_NCCL_ADD;
 }
 
@@ -89,10 +91,10 @@ int lvyre_group_collective(lua_State *L) {
     for (int i = 0; names[i]; i++)
         if (strcmp(names[i], name) == 0) which = i;
     if (which < 0)
-        return luaL_error(L,
-                          "%s: unknown collective '%s'. Fix: all_reduce, broadcast, reduce, "
-                          "all_gather, reduce_scatter, all_to_all, send or recv",
-                          f, name);
+        return vyre_lua_fail(L, "arg",
+                             "%s: unknown collective '%s'. Fix: all_reduce, broadcast, reduce, "
+                             "all_gather, reduce_scatter, all_to_all, send or recv",
+                             f, name);
     enum vyre_nccl_coll coll = (enum vyre_nccl_coll)which;
     bool two = is_list(L, 4);
     int dst = 0, at = 4, root = 0;
@@ -107,10 +109,10 @@ int lvyre_group_collective(lua_State *L) {
     case VYRE_NCCL_SEND:
     case VYRE_NCCL_RECV:
         if (lvyre_group_local(g) != 1)
-            return luaL_error(L,
-                              "%s: send and recv steps are for groups of one process per GPU. "
-                              "Fix: use vyre.cuda.group({rank =, size =, id =})",
-                              f);
+            return vyre_lua_fail(L, "unsupported",
+                                 "%s: send and recv steps are for groups of one process per GPU. "
+                                 "Fix: use vyre.cuda.group({rank =, size =, id =})",
+                                 f);
         dst = coll == VYRE_NCCL_RECV ? 3 : 0;
         root = (int)vyre_lua_optint(L, 4, -1, f, "peer", "the other rank's number");
         break;
@@ -192,13 +194,13 @@ int lvyre_group_sequence(lua_State *L) {
         lua_pop(L, 1);
     }
     if (times < 0 || times > (lua_Integer)UINT32_MAX)
-        return luaL_error(L, "%s: opts.times must be >= 0. Fix: {times = 10}", f);
+        return vyre_lua_fail(L, "arg", "%s: opts.times must be >= 0. Fix: {times = 10}", f);
     int n = lvyre_group_local(g);
     if ((int)luaL_len(L, 2) != n)
-        return luaL_error(L,
-                          "%s: %d step lists for %d devices. Fix: one list per entry of "
-                          "g.backends, in that order",
-                          f, (int)luaL_len(L, 2), n);
+        return vyre_lua_fail(L, "arg",
+                             "%s: %d step lists for %d devices. Fix: one list per entry of "
+                             "g.backends, in that order",
+                             f, (int)luaL_len(L, 2), n);
     const struct vyre_cuda_step *lists[64];
     size_t counts[64];
     vyre_cuda_device *devs[64];

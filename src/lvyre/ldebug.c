@@ -15,10 +15,9 @@
 
 static struct lvyre_backend *checkbackend(lua_State *L, const char *fname) {
     struct lvyre_backend *be = luaL_testudata(L, 1, VYRE_LUA_BACKEND);
-    if (!be)
-        luaL_error(L, "%s: called without a backend (got %s). Fix: use be:%s(...) with a colon",
-                   fname, luaL_typename(L, 1), strchr(fname, ':') ? strchr(fname, ':') + 1 : fname);
-    if (!be->open) luaL_error(L, "%s: the backend was freed. Fix: open a new one", fname);
+    if (!be) vyre_lua_wrongself(L, 1, VYRE_LUA_BACKEND, fname);
+    if (!be->open)
+        vyre_lua_fail(L, "freed", "%s: the backend was freed. Fix: open a new one", fname);
     return be;
 }
 
@@ -46,8 +45,8 @@ int lvyre_backend_debug(lua_State *L) {
     struct lvyre_backend *be = checkbackend(L, "vyre.Backend:debug");
     if (!lua_isnoneornil(L, 2)) {
         if (lua_type(L, 2) != LUA_TBOOLEAN)
-            return luaL_error(
-                L, "vyre.Backend:debug: on must be a boolean (got %s). Fix: be:debug(true)",
+            return vyre_lua_fail(
+                L, "type", "vyre.Backend:debug: on must be a boolean (got %s). Fix: be:debug(true)",
                 luaL_typename(L, 2));
         bool on = lua_toboolean(L, 2);
         if (be->kind == LVYRE_CUDA) {
@@ -102,7 +101,8 @@ struct vyre_oob_count *lvyre_oob_begin(lua_State *L, struct lvyre_backend *be,
     if (nd + 1 > be->oob_cap) {
         struct vyre_oob_count *n = realloc(be->oob, (nd + 1) * sizeof *n);
         if (!n) {
-            luaL_error(L, "%s: out of memory for the debug counts. Fix: free memory", fname);
+            vyre_lua_fail(L, "oom", "%s: out of memory for the debug counts. Fix: free memory",
+                          fname);
             return NULL;
         }
         be->oob = n;

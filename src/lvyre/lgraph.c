@@ -61,27 +61,27 @@ static void check_live(lua_State *L, const struct lvyre_graph *g, const char *fn
             continue;
         }
         if (!s->k->live)
-            luaL_error(L,
-                       "%s: step %d's kernel was freed. Fix: keep kernels alive while a graph "
-                       "uses them",
-                       fname, (int)i + 1);
+            vyre_lua_fail(L, "freed",
+                          "%s: step %d's kernel was freed. Fix: keep kernels alive while a graph "
+                          "uses them",
+                          fname, (int)i + 1);
         for (uint32_t b = 0; b < s->k->lay->nbuffers; b++)
             if (!s->b.buf[b]->live)
-                luaL_error(L,
-                           "%s: step %d's buffer %d was freed. Fix: keep buffers alive while "
-                           "a graph uses them",
-                           fname, (int)i + 1, (int)b + 1);
+                vyre_lua_fail(L, "freed",
+                              "%s: step %d's buffer %d was freed. Fix: keep buffers alive while "
+                              "a graph uses them",
+                              fname, (int)i + 1, (int)b + 1);
         for (uint32_t w = 0; w < s->k->lay->nworklists; w++)
             if (!s->b.wl[w]->live)
-                luaL_error(L,
-                           "%s: step %d's worklist %d was freed. Fix: keep worklists alive "
-                           "while a graph uses them",
-                           fname, (int)i + 1, (int)w + 1);
+                vyre_lua_fail(L, "freed",
+                              "%s: step %d's worklist %d was freed. Fix: keep worklists alive "
+                              "while a graph uses them",
+                              fname, (int)i + 1, (int)w + 1);
         if (s->b.sized && !s->b.sized->live)
-            luaL_error(L,
-                       "%s: step %d is sized by a freed worklist. Fix: keep worklists alive "
-                       "while a graph uses them",
-                       fname, (int)i + 1);
+            vyre_lua_fail(L, "freed",
+                          "%s: step %d is sized by a freed worklist. Fix: keep worklists alive "
+                          "while a graph uses them",
+                          fname, (int)i + 1);
     }
 }
 
@@ -122,11 +122,12 @@ int lvyre_backend_graph(lua_State *L) {
 static int graph_launch(lua_State *L) {
     const char *fname = "vyre.Graph:launch";
     struct lvyre_graph *g = tograph(L, 1);
-    if (!g->live) return luaL_error(L, "%s: the graph was freed. Fix: capture it again", fname);
+    if (!g->live)
+        return vyre_lua_fail(L, "freed", "%s: the graph was freed. Fix: capture it again", fname);
     lua_Integer times = vyre_lua_optint(L, 2, 1, fname, "times", "g:launch(1)");
     bool timed = lua_toboolean(L, 3);
     if (times < 0 || times > (lua_Integer)UINT32_MAX)
-        return luaL_error(L, "%s: times must be >= 0. Fix: g:launch(1)", fname);
+        return vyre_lua_fail(L, "arg", "%s: times must be >= 0. Fix: g:launch(1)", fname);
     check_live(L, g, fname);
     struct vyre_timing t = {0, 0, 0, 0};
     if (g->be->kind == LVYRE_CUDA && !g->cu) {

@@ -29,7 +29,8 @@ static struct lvyre_group *togroup(lua_State *L, int idx) {
 struct lvyre_group *lvyre_checkgroup(lua_State *L, int idx, const char *fname) {
     struct lvyre_group *g = togroup(L, idx);
     if (!g->live)
-        luaL_error(L, "%s: the group was freed. Fix: open a new one with vyre.cuda.group", fname);
+        vyre_lua_fail(L, "freed",
+                      "%s: the group was freed. Fix: open a new one with vyre.cuda.group", fname);
     return g;
 }
 
@@ -60,7 +61,8 @@ static struct lvyre_group *new_group(lua_State *L, int list) {
 static double opt_timeout(lua_State *L, int idx, const char *fname) {
     if (lua_isnoneornil(L, idx)) return 0;
     if (!lua_isnumber(L, idx) || lua_tonumber(L, idx) <= 0)
-        luaL_error(L, "%s: timeout must be a number of seconds > 0. Fix: {timeout = 60}", fname);
+        vyre_lua_fail(L, "arg", "%s: timeout must be a number of seconds > 0. Fix: {timeout = 60}",
+                      fname);
     return (double)lua_tonumber(L, idx);
 }
 
@@ -71,9 +73,9 @@ static int cuda_group(lua_State *L) {
     double timeout = opt_timeout(L, 2, fname);
     int n = (int)luaL_len(L, 1);
     if (n < 1 || n > MAX_LOCAL)
-        return luaL_error(L,
-                          "%s: give 1 to %d device ordinals (got %d). Fix: vyre.cuda.group({0, 1})",
-                          fname, MAX_LOCAL, n);
+        return vyre_lua_fail(
+            L, "arg", "%s: give 1 to %d device ordinals (got %d). Fix: vyre.cuda.group({0, 1})",
+            fname, MAX_LOCAL, n);
     vyre_cuda_device *devs[MAX_LOCAL];
     for (int i = 0; i < n; i++) {
         lua_geti(L, 1, i + 1);
@@ -118,7 +120,8 @@ static enum vyre_nccl_op check_op(lua_State *L, int idx, const char *fname) {
     if (strcmp(s, "prod") == 0) return VYRE_NCCL_PROD;
     if (strcmp(s, "min") == 0) return VYRE_NCCL_MIN;
     if (strcmp(s, "max") == 0) return VYRE_NCCL_MAX;
-    luaL_error(L, "%s: unknown op '%s'. Fix: \"add\", \"prod\", \"min\" or \"max\"", fname, s);
+    vyre_lua_fail(L, "arg", "%s: unknown op '%s'. Fix: \"add\", \"prod\", \"min\" or \"max\"",
+                  fname, s);
     return VYRE_NCCL_ADD;
 }
 
@@ -129,36 +132,37 @@ static struct lvyre_buffer *list_buffer(lua_State *L, struct lvyre_group *g, int
     struct lvyre_buffer *b = lvyre_testbuffer(L, idx);
     if (!b) {
         if (!lua_istable(L, idx))
-            luaL_error(L,
-                       "%s: %s must be a list of Buffers, one per device of the group (got %s). "
-                       "Fix: {buf_on_dev0, buf_on_dev1, ...} in the order of g.backends",
-                       fname, what, luaL_typename(L, idx));
+            vyre_lua_fail(L, "type",
+                          "%s: %s must be a list of Buffers, one per device of the group (got %s). "
+                          "Fix: {buf_on_dev0, buf_on_dev1, ...} in the order of g.backends",
+                          fname, what, luaL_typename(L, idx));
         int len = (int)luaL_len(L, idx);
         if (len != g->n)
-            luaL_error(L,
-                       "%s: %s has %d Buffers but the group drives %d devices here. Fix: one "
-                       "Buffer per entry of g.backends, in that order",
-                       fname, what, len, g->n);
+            vyre_lua_fail(L, "arg",
+                          "%s: %s has %d Buffers but the group drives %d devices here. Fix: one "
+                          "Buffer per entry of g.backends, in that order",
+                          fname, what, len, g->n);
         lua_geti(L, idx, i + 1);
         b = lvyre_testbuffer(L, -1);
         lua_pop(L, 1); /* the list keeps it alive */
         if (!b)
-            luaL_error(L, "%s: %s[%d] is not a Buffer. Fix: one Buffer per device", fname, what,
-                       i + 1);
+            vyre_lua_fail(L, "type", "%s: %s[%d] is not a Buffer. Fix: one Buffer per device",
+                          fname, what, i + 1);
     } else if (g->n != 1) {
-        luaL_error(L,
-                   "%s: %s is one Buffer but the group drives %d devices here. Fix: pass a "
-                   "list, one Buffer per entry of g.backends",
-                   fname, what, g->n);
+        vyre_lua_fail(L, "arg",
+                      "%s: %s is one Buffer but the group drives %d devices here. Fix: pass a "
+                      "list, one Buffer per entry of g.backends",
+                      fname, what, g->n);
     }
     if (!b->live)
-        luaL_error(L, "%s: %s[%d] was freed. Fix: keep buffers alive while collectives use them",
-                   fname, what, i + 1);
+        vyre_lua_fail(L, "freed",
+                      "%s: %s[%d] was freed. Fix: keep buffers alive while collectives use them",
+                      fname, what, i + 1);
     if (b->be->kind != LVYRE_CUDA || b->be->dev != vyre_nccl_comm_device(g->comms[i]))
-        luaL_error(L,
-                   "%s: %s[%d] belongs to another backend than g.backends[%d]. Fix: make it "
-                   "with g.backends[%d]:buffer(...)",
-                   fname, what, i + 1, i + 1, i + 1);
+        vyre_lua_fail(L, "backend",
+                      "%s: %s[%d] belongs to another backend than g.backends[%d]. Fix: make it "
+                      "with g.backends[%d]:buffer(...)",
+                      fname, what, i + 1, i + 1, i + 1);
     return b;
 }
 
@@ -239,11 +243,11 @@ static int group_all_to_all(lua_State *L) {
 static int point_to_point(lua_State *L, enum vyre_nccl_coll coll, const char *f) {
     struct lvyre_group *g = lvyre_checkgroup(L, 1, f);
     if (g->n != 1)
-        return luaL_error(L,
-                          "%s: send and recv are for groups of one process per GPU (this one "
-                          "drives %d devices). Fix: use buf:copy_to(dst) between devices of "
-                          "one process, or vyre.cuda.group({rank =, size =, id =})",
-                          f, g->n);
+        return vyre_lua_fail(L, "unsupported",
+                             "%s: send and recv are for groups of one process per GPU (this one "
+                             "drives %d devices). Fix: use buf:copy_to(dst) between devices of "
+                             "one process, or vyre.cuda.group({rank =, size =, id =})",
+                             f, g->n);
     int peer = (int)vyre_lua_optint(L, 3, -1, f, "peer", "the other rank's number");
     return issue(L, g, coll, 2, coll == VYRE_NCCL_RECV ? 2 : 0, VYRE_NCCL_ADD, peer, f);
 }
@@ -326,11 +330,11 @@ int lvyre_buffer_copy_to(lua_State *L) {
     const char *f = "vyre.Buffer:copy_to";
     struct lvyre_buffer *s = lvyre_checkbuffer(L, 1, f), *d = lvyre_checkbuffer(L, 2, f);
     if (s->type != d->type || s->count > d->count)
-        return luaL_error(L,
-                          "%s: cannot copy %s[%I] into %s[%I]. Fix: a destination of the same "
-                          "type with at least as many elements (or a view of the source)",
-                          f, vyre_type_name(s->type), (LUAI_UACINT)s->count,
-                          vyre_type_name(d->type), (LUAI_UACINT)d->count);
+        return vyre_lua_fail(L, "arg",
+                             "%s: cannot copy %s[%I] into %s[%I]. Fix: a destination of the same "
+                             "type with at least as many elements (or a view of the source)",
+                             f, vyre_type_name(s->type), (LUAI_UACINT)s->count,
+                             vyre_type_name(d->type), (LUAI_UACINT)d->count);
     uint64_t bytes = s->count * vyre_type_size(s->type);
     if (s->be->kind == LVYRE_REFERENCE && d->be->kind == LVYRE_REFERENCE) {
         if (bytes) memmove(d->host, s->host, (size_t)bytes);
@@ -339,10 +343,10 @@ int lvyre_buffer_copy_to(lua_State *L) {
         if (vyre_cuda_buffer_copy(s->cu, 0, d->cu, 0, bytes, &err) != VYRE_OK)
             return vyre_lua_raise(L, f, &err);
     } else {
-        return luaL_error(L,
-                          "%s: one buffer is on the reference backend and one on CUDA. Fix: "
-                          "download (buf:download()) and upload instead",
-                          f);
+        return vyre_lua_fail(L, "backend",
+                             "%s: one buffer is on the reference backend and one on CUDA. Fix: "
+                             "download (buf:download()) and upload instead",
+                             f);
     }
     lua_settop(L, 1);
     return 1;

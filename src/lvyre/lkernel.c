@@ -85,26 +85,24 @@ static void push_int_field(lua_State *L, const char *key, lua_Integer v) {
 
 struct lvyre_kernel *lvyre_checkkernel(lua_State *L, int idx, const char *fname) {
     struct lvyre_kernel *k = luaL_testudata(L, idx, VYRE_LUA_KERNEL);
-    if (!k)
-        luaL_error(L, "%s: called without a kernel (got %s). Fix: use k:%s(...) with a colon",
-                   fname, luaL_typename(L, idx),
-                   strrchr(fname, ':') ? strrchr(fname, ':') + 1 : "launch");
+    if (!k) vyre_lua_wrongself(L, idx, VYRE_LUA_KERNEL, fname);
     if (!k->live)
-        luaL_error(L, "%s: the kernel was freed. Fix: compile it again with be:compile(p)", fname);
+        vyre_lua_fail(L, "freed",
+                      "%s: the kernel was freed. Fix: compile it again with be:compile(p)", fname);
     return k;
 }
 
 vyre_program *lvyre_kernel_program(lua_State *L, struct lvyre_kernel *k, const char *fname) {
     if (!k->prog)
-        luaL_error(L,
-                   "%s: this kernel was loaded from raw PTX and has no program. Fix: use "
-                   "k:launch_raw(grid, block, args)",
-                   fname);
+        vyre_lua_fail(L, "arg",
+                      "%s: this kernel was loaded from raw PTX and has no program. Fix: use "
+                      "k:launch_raw(grid, block, args)",
+                      fname);
     if (!k->prog->p)
-        luaL_error(L,
-                   "%s: the kernel's vyre.Program was freed. Fix: keep the program alive "
-                   "while its kernels are used",
-                   fname);
+        vyre_lua_fail(L, "freed",
+                      "%s: the kernel's vyre.Program was freed. Fix: keep the program alive "
+                      "while its kernels are used",
+                      fname);
     return k->prog->p;
 }
 
@@ -115,8 +113,9 @@ struct lvyre_kernel *lvyre_compile(lua_State *L, int be_idx, int prog_idx, const
     vyre_program *p = vyre_lua_checkprogram_named(L, prog_idx, fname);
     struct vyre_error err;
     if (vyre_program_check(p, &err) != VYRE_OK)
-        luaL_error(L, "%s: %s. Fix: correct the program (vyre.validate(p) lists every problem)",
-                   fname, err.message);
+        vyre_lua_fail(L, "validate",
+                      "%s: %s. Fix: correct the program (vyre.validate(p) lists every problem)",
+                      fname, err.message);
     struct lvyre_kernel *k = lua_newuserdatauv(L, sizeof *k, 3);
     memset(k, 0, sizeof *k);
     k->be = be;
@@ -226,15 +225,16 @@ static int kernel_launch_timed(lua_State *L) {
 
 static void read_dim3(lua_State *L, int idx, uint32_t out[3], const char *fname, const char *what) {
     if (!lua_istable(L, idx))
-        luaL_error(L, "%s: %s must be a table {x, y, z} (got %s). Fix: e.g. {1, 1, 1}", fname, what,
-                   luaL_typename(L, idx));
+        vyre_lua_fail(L, "type", "%s: %s must be a table {x, y, z} (got %s). Fix: e.g. {1, 1, 1}",
+                      fname, what, luaL_typename(L, idx));
     for (int a = 0; a < 3; a++) {
         lua_rawgeti(L, idx, a + 1);
         lua_Integer v = lua_isnil(L, -1) && a > 0
                             ? 1
                             : vyre_lua_optint(L, -1, 0, fname, what, "e.g. {1, 1, 1}");
         if (v < 1 || v > (lua_Integer)UINT32_MAX)
-            luaL_error(L, "%s: %s axis %d must be >= 1. Fix: e.g. {1, 1, 1}", fname, what, a + 1);
+            vyre_lua_fail(L, "arg", "%s: %s axis %d must be >= 1. Fix: e.g. {1, 1, 1}", fname, what,
+                          a + 1);
         out[a] = (uint32_t)v;
         lua_pop(L, 1);
     }
@@ -252,8 +252,8 @@ static int kernel_launch_raw(lua_State *L) {
     read_dim3(L, 3, block, fname, "block");
     int n = lua_isnoneornil(L, 4) ? 0 : (int)luaL_len(L, 4);
     if (n > RAW_MAX_ARGS)
-        return luaL_error(L, "%s: %d arguments, at most %d. Fix: pass fewer", fname, n,
-                          RAW_MAX_ARGS);
+        return vyre_lua_fail(L, "limit", "%s: %d arguments, at most %d. Fix: pass fewer", fname, n,
+                             RAW_MAX_ARGS);
     uint64_t vals[RAW_MAX_ARGS];
     void *argv[RAW_MAX_ARGS];
     for (int i = 0; i < n; i++) {
@@ -261,10 +261,10 @@ static int kernel_launch_raw(lua_State *L) {
         struct lvyre_buffer *b = lvyre_testbuffer(L, -1);
         if (b) {
             if (!b->live || b->be->kind != LVYRE_CUDA)
-                return luaL_error(L,
-                                  "%s: argument %d is not a live CUDA buffer. Fix: pass a "
-                                  "live buffer of this device",
-                                  fname, i + 1);
+                return vyre_lua_fail(L, "arg",
+                                     "%s: argument %d is not a live CUDA buffer. Fix: pass a "
+                                     "live buffer of this device",
+                                     fname, i + 1);
             vals[i] = vyre_cuda_buffer_pointer(b->cu);
         } else if (lua_istable(L, -1)) {
             lua_rawgeti(L, -1, 1);
@@ -332,11 +332,7 @@ static int kernel_info(lua_State *L) {
 /* k:free(), __gc, __close: one idempotent release; drops the program reference. */
 static int kernel_free(lua_State *L) {
     struct lvyre_kernel *k = luaL_testudata(L, 1, VYRE_LUA_KERNEL);
-    if (!k)
-        return luaL_error(L,
-                          "vyre.Kernel:free: called without a kernel (got %s). Fix: use "
-                          "k:free() with a colon",
-                          luaL_typename(L, 1));
+    if (!k) return vyre_lua_wrongself(L, 1, VYRE_LUA_KERNEL, "vyre.Kernel:free");
     if (!k->live) return 0;
     k->live = false;
     if (k->cu) {

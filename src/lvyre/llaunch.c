@@ -17,8 +17,9 @@ struct lvyre_launch {
 static struct lvyre_launch *checklaunch(lua_State *L, const char *fname) {
     struct lvyre_launch *l = vyre_lua_checkself(L, 1, VYRE_LUA_LAUNCH);
     if (!l->k)
-        luaL_error(L, "%s: the bound launch was freed. Fix: bind again with k:bind(args, opts)",
-                   fname);
+        vyre_lua_fail(L, "freed",
+                      "%s: the bound launch was freed. Fix: bind again with k:bind(args, opts)",
+                      fname);
     return l;
 }
 
@@ -68,27 +69,27 @@ static int launch_launch(lua_State *L) {
     const char *fname = "vyre.Launch:launch";
     struct lvyre_launch *l = checklaunch(L, fname);
     if (!l->k->live)
-        return luaL_error(L,
-                          "%s: the kernel was freed. Fix: keep the kernel alive while its "
-                          "bound launches are used",
-                          fname);
+        return vyre_lua_fail(L, "freed",
+                             "%s: the kernel was freed. Fix: keep the kernel alive while its "
+                             "bound launches are used",
+                             fname);
     for (uint32_t s = 0; s < l->k->lay->nbuffers; s++)
         if (!l->b.buf[s]->live)
-            return luaL_error(L,
-                              "%s: bound buffer %d was freed. Fix: bind again with live "
-                              "buffers",
-                              fname, (int)s + 1);
+            return vyre_lua_fail(L, "freed",
+                                 "%s: bound buffer %d was freed. Fix: bind again with live "
+                                 "buffers",
+                                 fname, (int)s + 1);
     for (uint32_t s = 0; s < l->k->lay->nworklists; s++)
         if (!l->b.wl[s]->live)
-            return luaL_error(L,
-                              "%s: bound worklist %d was freed. Fix: bind again with live "
-                              "worklists",
-                              fname, (int)s + 1);
+            return vyre_lua_fail(L, "freed",
+                                 "%s: bound worklist %d was freed. Fix: bind again with live "
+                                 "worklists",
+                                 fname, (int)s + 1);
     if (l->b.sized && !l->b.sized->live)
-        return luaL_error(L,
-                          "%s: the worklist sizing this launch was freed. Fix: bind again "
-                          "with a live worklist",
-                          fname);
+        return vyre_lua_fail(L, "freed",
+                             "%s: the worklist sizing this launch was freed. Fix: bind again "
+                             "with a live worklist",
+                             fname);
     if (l->k->be->kind == LVYRE_REFERENCE || l->b.empty) {
         lvyre_kernel_run(L, l->k, &l->b, fname); /* runs nothing when opts.n was 0 */
     } else {

@@ -83,40 +83,53 @@ static void read_mopts(lua_State *L, int idx, struct mopts *o, const char *fname
     o->times = 1;
     if (lua_isnoneornil(L, idx)) return;
     if (!lua_istable(L, idx))
-        luaL_error(L, "%s: opts must be a table (got %s). Fix: {times = 10}", fname,
-                   luaL_typename(L, idx));
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
-        if (strcmp(k, "prefix") == 0 || strcmp(k, "times") == 0) {
+        vyre_lua_fail(L, "type", "%s: opts must be a table (got %s). Fix: {times = 10}", fname,
+                      luaL_typename(L, idx));
+    static const char *const keys[] = {"prefix", "times", "timed", "grid_sync", "converge", NULL};
+    vyre_lua_checkopts(L, idx, keys, fname);
+    for (int i = 0; i < 2; i++) {
+        if (lua_getfield(L, idx, keys[i]) != LUA_TNIL) {
             int isnum = 0;
             lua_Integer v = lua_tointegerx(L, -1, &isnum);
             if (!isnum || v < 0 || v > (lua_Integer)UINT32_MAX)
-                luaL_error(L, "%s: opts.%s must be an integer >= 0. Fix: {times = 10}", fname, k);
-            *(k[0] == 'p' ? &o->prefix : &o->times) = v;
-        } else if (strcmp(k, "timed") == 0) {
-            o->timed = lua_toboolean(L, -1);
-        } else if (strcmp(k, "grid_sync") == 0) {
+                vyre_lua_fail(L, "type", "%s: opts.%s must be an integer >= 0. Fix: {times = 10}",
+                              fname, keys[i]);
+            *(i == 0 ? &o->prefix : &o->times) = v;
+        }
+        lua_pop(L, 1);
+    }
+    lua_getfield(L, idx, "timed");
+    o->timed = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    /* grid_sync and converge: the value stays on the stack while it is read (grid_sync's
+     * string is used after this returns; idx's table keeps it alive) */
+    for (int i = 3; i < 5; i++) {
+        if (lua_getfield(L, idx, keys[i]) == LUA_TNIL) {
+            lua_pop(L, 1);
+            continue;
+        }
+        const char *k = keys[i];
+        if (strcmp(k, "grid_sync") == 0) {
             enum vyre_cuda_grid_sync m;
             o->grid_sync = lua_tostring(L, -1);
             if (!o->grid_sync || !vyre_cuda_grid_sync_from_name(o->grid_sync, &m))
-                luaL_error(L,
-                           "%s: opts.grid_sync must be \"auto\", \"cooperative\", \"split\" or "
-                           "\"graph\"%s. Fix: {grid_sync = \"split\"}",
-                           fname, renamed_mode(o->grid_sync));
+                vyre_lua_fail(L, "arg",
+                              "%s: opts.grid_sync must be \"auto\", \"cooperative\", \"split\" or "
+                              "\"graph\"%s. Fix: {grid_sync = \"split\"}",
+                              fname, renamed_mode(o->grid_sync));
         } else if (strcmp(k, "converge") == 0) {
             if (!lua_istable(L, -1))
-                luaL_error(L,
-                           "%s: opts.converge must be {flag = buffer, max = N} or {worklist = "
-                           "wl, max = N}. Fix: {converge = {flag = changed, max = 1000}}",
-                           fname);
+                vyre_lua_fail(L, "arg",
+                              "%s: opts.converge must be {flag = buffer, max = N} or {worklist = "
+                              "wl, max = N}. Fix: {converge = {flag = changed, max = 1000}}",
+                              fname);
             lua_getfield(L, -1, "worklist");
             if (!lua_isnil(L, -1))
-                luaL_error(L,
-                           "%s: converge = {worklist = wl} runs rounds of launches, which "
-                           "have no composed plan. Fix: call be:megakernel(steps, opts) "
-                           "directly, or plan a {flag = buf, max = N} form",
-                           fname);
+                vyre_lua_fail(L, "unsupported",
+                              "%s: converge = {worklist = wl} runs rounds of launches, which "
+                              "have no composed plan. Fix: call be:megakernel(steps, opts) "
+                              "directly, or plan a {flag = buf, max = N} form",
+                              fname);
             lua_pop(L, 1);
             lua_getfield(L, -1, "flag");
             o->flag = lvyre_testbuffer(L, -1);
@@ -124,30 +137,25 @@ static void read_mopts(lua_State *L, int idx, struct mopts *o, const char *fname
             int isnum = 0;
             o->max = lua_tointegerx(L, -1, &isnum);
             if (!o->flag || !o->flag->live)
-                luaL_error(L,
-                           "%s: opts.converge.flag must be a live Buffer. Fix: {converge = "
-                           "{flag = be:buffer('u32', 1), max = 1000}}",
-                           fname);
+                vyre_lua_fail(L, "arg",
+                              "%s: opts.converge.flag must be a live Buffer. Fix: {converge = "
+                              "{flag = be:buffer('u32', 1), max = 1000}}",
+                              fname);
             if (!isnum || o->max < 0 || o->max > (lua_Integer)UINT32_MAX)
-                luaL_error(L,
-                           "%s: opts.converge.max must be an integer >= 0. Fix: {converge = "
-                           "{flag = flag, max = 1000}}",
-                           fname);
+                vyre_lua_fail(L, "type",
+                              "%s: opts.converge.max must be an integer >= 0. Fix: {converge = "
+                              "{flag = flag, max = 1000}}",
+                              fname);
             lua_pop(L, 2);
             o->converge = true;
-        } else {
-            luaL_error(L,
-                       "%s: unknown option '%s'. Fix: a megakernel takes prefix, times, "
-                       "converge, timed and grid_sync",
-                       fname, luaL_tolstring(L, -2, NULL));
         }
         lua_pop(L, 1);
     }
     if (o->converge && o->times != 1)
-        luaL_error(L,
-                   "%s: opts.times and opts.converge exclude each other. Fix: converge "
-                   "repeats the steps itself (at most converge.max rounds)",
-                   fname);
+        vyre_lua_fail(L, "arg",
+                      "%s: opts.times and opts.converge exclude each other. Fix: converge "
+                      "repeats the steps itself (at most converge.max rounds)",
+                      fname);
 }
 
 /* What be:plan and be:megakernel share: the steps, their buffers (one id per Buffer
@@ -219,27 +227,27 @@ static void read_call(lua_State *L, struct mcall *c, const char *fname) {
     c->steps = lvyre_read_steps(L, 2, c->be, &c->n, fname);
     for (size_t i = 0; i < c->n; i++)
         if (c->steps[i].coll)
-            luaL_error(L,
-                       "%s: step %d is a collective; a megakernel holds kernels only. Fix: "
-                       "use be:sequence or be:graph for steps with collectives",
-                       fname, (int)i + 1);
+            vyre_lua_fail(L, "unsupported",
+                          "%s: step %d is a collective; a megakernel holds kernels only. Fix: "
+                          "use be:sequence or be:graph for steps with collectives",
+                          fname, (int)i + 1);
     if (c->n == 0)
-        luaL_error(L, "%s: no steps. Fix: pass at least one {kernel, args, opts}", fname);
+        vyre_lua_fail(L, "arg", "%s: no steps. Fix: pass at least one {kernel, args, opts}", fname);
     for (size_t i = 0; i < c->n; i++) /* a worklist round ends at a launch (lrounds.c) */
         if (c->steps[i].k->lay->nworklists)
-            luaL_error(L,
-                       "%s: step %d's program '%s' declares a worklist, which a composed "
-                       "megakernel cannot advance. Fix: pass converge = {worklist = wl, max = "
-                       "N} (rounds of launches), or run the steps with be:sequence",
-                       fname, (int)i + 1, c->steps[i].k->lay->name);
+            vyre_lua_fail(L, "unsupported",
+                          "%s: step %d's program '%s' declares a worklist, which a composed "
+                          "megakernel cannot advance. Fix: pass converge = {worklist = wl, max = "
+                          "N} (rounds of launches), or run the steps with be:sequence",
+                          fname, (int)i + 1, c->steps[i].k->lay->name);
     if ((size_t)c->o.prefix > c->n)
-        luaL_error(L, "%s: prefix %d is longer than the %d steps. Fix: prefix <= #steps", fname,
-                   (int)c->o.prefix, (int)c->n);
+        vyre_lua_fail(L, "arg", "%s: prefix %d is longer than the %d steps. Fix: prefix <= #steps",
+                      fname, (int)c->o.prefix, (int)c->n);
     if (c->o.flag && c->o.flag->be != c->be)
-        luaL_error(L,
-                   "%s: opts.converge.flag belongs to another backend object. Fix: make it "
-                   "with this backend's be:buffer",
-                   fname);
+        vyre_lua_fail(L, "backend",
+                      "%s: opts.converge.flag belongs to another backend object. Fix: make it "
+                      "with this backend's be:buffer",
+                      fname);
     size_t most = c->n * VYRE_MAX_BUFFERS + 1;
     c->ids = vyre_lua_scratch(L, most * sizeof *c->ids);
     c->id_names = vyre_lua_scratch(L, most * sizeof *c->id_names);
@@ -333,17 +341,11 @@ static struct lvyre_kernel *plan_kernel(lua_State *L, struct mcall *c, const cha
     }
     lua_pop(L, 1);
     /* a Program of its own: the cache may evict the plan while the kernel lives */
-    char *text = NULL;
-    size_t len = 0;
-    if (vyre_text_print(c->m->program, &text, &len) != VYRE_OK)
-        luaL_error(L, "%s: out of memory. Fix: free memory", fname);
     struct vyre_lua_program *lp = lua_newuserdatauv(L, sizeof *lp, 0);
     lp->p = NULL;
     luaL_setmetatable(L, "vyre.Program");
     struct vyre_error err;
-    enum vyre_status st = vyre_text_parse(text, len, &lp->p, &err);
-    vyre_free(text);
-    if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    if (vyre_program_copy(c->m->program, &lp->p, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
     struct lvyre_kernel *k = lvyre_compile(L, 1, -1, fname);
     lua_pushvalue(L, -1);
     lua_setfield(L, -4, hex);
@@ -431,35 +433,36 @@ static bool valid_mode(const char *m) {
            (strcmp(m, "cooperative") == 0 || strcmp(m, "graph") == 0 || strcmp(m, "split") == 0);
 }
 
-/* Registry key of the megakernel policy: a function(facts) -> {mode, reason} that
- * vyre.policy registers when it loads (core.set_megakernel_policy), so that this file
- * requires no Lua module and the policy has one home (lua/vyre/policy.lua, whose
- * vyre.policy.megakernel the user replaces). */
-static const char POLICY[] = "vyre.megakernel.policy";
-/* Registry key of the function(plan) that gives a plan its methods (plan:dot(), a
- * readable tostring): vyre registers lua/vyre/plan_view.lua's attach. */
-static const char PLAN_HOOK[] = "vyre.megakernel.plan_hook";
+/* Hook (core.set_hook, lerror.c) of the megakernel policy: a function(facts) -> {mode,
+ * reason} that lua/vyre/init.lua registers, so that this file requires no Lua module and
+ * the policy has one home (lua/vyre/policy.lua, whose vyre.policy.megakernel the user
+ * replaces). */
+static const char POLICY[] = "megakernel_policy";
+/* Hook of the function(plan) that gives a plan its methods (plan:dot(), a readable
+ * tostring): vyre registers lua/vyre/plan_view.lua's attach. */
+static const char PLAN_HOOK[] = "plan";
 
 /* Calls the registered policy with the facts at facts_idx and copies its choice into c;
  * false when none is registered. A policy that raises is reported with a Fix. */
 static bool ask_policy(lua_State *L, struct mcall *c, int facts_idx, const char *fname) {
-    if (lua_getfield(L, LUA_REGISTRYINDEX, POLICY) != LUA_TFUNCTION) {
+    if (vyre_lua_gethook(L, POLICY) != LUA_TFUNCTION) {
         lua_pop(L, 1);
         return false;
     }
     lua_pushvalue(L, facts_idx);
     if (lua_pcall(L, 1, 1, 0) != LUA_OK)
-        luaL_error(L,
-                   "%s: the megakernel policy (vyre.policy.megakernel) raised: %s. Fix: make the "
-                   "policy return {mode = \"cooperative\" | \"graph\" | \"split\", reason "
-                   "= \"...\"} without raising, or pass opts.grid_sync",
-                   fname, luaL_tolstring(L, -1, NULL));
+        vyre_lua_fail(
+            L, "arg",
+            "%s: the megakernel policy (vyre.policy.megakernel) raised: %s. Fix: make the "
+            "policy return {mode = \"cooperative\" | \"graph\" | \"split\", reason "
+            "= \"...\"} without raising, or pass opts.grid_sync",
+            fname, luaL_tolstring(L, -1, NULL));
     if (!lua_istable(L, -1) || lua_getfield(L, -1, "mode") != LUA_TSTRING ||
         !valid_mode(lua_tostring(L, -1)))
-        luaL_error(L,
-                   "%s: vyre.policy.megakernel returned no mode%s. Fix: return {mode = "
-                   "\"cooperative\" | \"graph\" | \"split\", reason = \"...\"}",
-                   fname, renamed_mode(lua_tostring(L, -1)));
+        vyre_lua_fail(L, "arg",
+                      "%s: vyre.policy.megakernel returned no mode%s. Fix: return {mode = "
+                      "\"cooperative\" | \"graph\" | \"split\", reason = \"...\"}",
+                      fname, renamed_mode(lua_tostring(L, -1)));
     snprintf(c->mode, sizeof c->mode, "%s", lua_tostring(L, -1));
     lua_getfield(L, -2, "reason");
     snprintf(c->reason, sizeof c->reason, "vyre.policy: %s",
@@ -498,10 +501,10 @@ static void choose(lua_State *L, struct mcall *c, const struct geometry *g, int 
     }
     if (strcmp(c->mode, "cooperative") == 0 && cuda && !can) {
         if (c->o.grid_sync && strcmp(c->o.grid_sync, "cooperative") == 0)
-            luaL_error(L,
-                       "%s: opts.grid_sync = \"cooperative\", but this kernel cannot run "
-                       "cooperatively here (%s). Fix: use grid_sync = \"split\" or \"auto\"",
-                       fname, !g->cooperative ? "no cooperative launch" : "0 blocks per SM");
+            vyre_lua_fail(L, "unsupported",
+                          "%s: opts.grid_sync = \"cooperative\", but this kernel cannot run "
+                          "cooperatively here (%s). Fix: use grid_sync = \"split\" or \"auto\"",
+                          fname, !g->cooperative ? "no cooperative launch" : "0 blocks per SM");
         snprintf(c->mode, sizeof c->mode, "split");
         snprintf(c->reason, sizeof c->reason, "cooperative was chosen but cannot run here");
     }
@@ -605,7 +608,7 @@ static void push_plan(lua_State *L, const struct mcall *c, const struct geometry
     lua_pushvalue(L, facts_idx);
     lua_setfield(L, -2, "facts");
     /* plan:dot() and a readable tostring: the hook vyre registers (plan_view.attach) */
-    if (lua_getfield(L, LUA_REGISTRYINDEX, PLAN_HOOK) == LUA_TFUNCTION) {
+    if (vyre_lua_gethook(L, PLAN_HOOK) == LUA_TFUNCTION) {
         lua_pushvalue(L, -2); /* the plan */
         lua_call(L, 1, 0);
     } else {
@@ -663,8 +666,8 @@ int lvyre_backend_megakernel(lua_State *L) {
         size_t n = 0;
         struct lvyre_step *steps = lvyre_read_steps(L, 2, wbe, &n, fname);
         if (prefix < 0 || (size_t)prefix > n)
-            return luaL_error(L, "%s: opts.prefix must be from 0 to #steps. Fix: {prefix = 1}",
-                              fname);
+            return vyre_lua_fail(
+                L, "arg", "%s: opts.prefix must be from 0 to #steps. Fix: {prefix = 1}", fname);
         struct vyre_timing t;
         uint64_t rounds =
             lvyre_rounds_by_worklist(L, wbe, steps, n, (size_t)prefix, wl, max, &t, fname);
@@ -768,11 +771,11 @@ int lvyre_backend_grid_sync(lua_State *L) {
     if (lua_isnil(L, 2)) return 1;
     enum vyre_cuda_grid_sync m;
     if (!vyre_cuda_grid_sync_from_name(lua_tostring(L, 2), &m))
-        return luaL_error(L,
-                          "%s: mode must be \"auto\", \"cooperative\", \"split\" or \"graph\" "
-                          "(got %s)%s. "
-                          "Fix: be:grid_sync(\"split\")",
-                          fname, luaL_tolstring(L, 2, NULL), renamed_mode(lua_tostring(L, 2)));
+        return vyre_lua_fail(L, "arg",
+                             "%s: mode must be \"auto\", \"cooperative\", \"split\" or \"graph\" "
+                             "(got %s)%s. "
+                             "Fix: be:grid_sync(\"split\")",
+                             fname, luaL_tolstring(L, 2, NULL), renamed_mode(lua_tostring(L, 2)));
     if (be->kind == LVYRE_CUDA) vyre_cuda_set_grid_sync(be->dev, m);
     else be->grid_sync = (int)m;
     lua_settop(L, 3);
@@ -814,29 +817,23 @@ void lvyre_mega_trim(lua_State *L, int idx) {
 static int core_set_megakernel_policy(lua_State *L) {
     const char *fname = "vyre.core.set_megakernel_policy";
     if (!lua_isnoneornil(L, 1) && !lua_isfunction(L, 1))
-        return luaL_error(L,
-                          "%s: expected a function(facts) -> {mode, reason} or nil (got %s). "
-                          "Fix: replace vyre.policy.megakernel instead",
-                          fname, luaL_typename(L, 1));
+        return vyre_lua_fail(L, "type",
+                             "%s: expected a function(facts) -> {mode, reason} or nil (got %s). "
+                             "Fix: replace vyre.policy.megakernel instead",
+                             fname, luaL_typename(L, 1));
     lua_settop(L, 1);
-    lua_getfield(L, LUA_REGISTRYINDEX, POLICY);
-    lua_pushvalue(L, 1);
-    lua_setfield(L, LUA_REGISTRYINDEX, POLICY);
-    return 1;
+    return vyre_lua_sethook(L, POLICY, 1);
 }
 
 /* core.set_plan_hook(fn | nil) -> the previous: called with each plan be:plan returns. */
 static int core_set_plan_hook(lua_State *L) {
     if (!lua_isnoneornil(L, 1) && !lua_isfunction(L, 1))
-        return luaL_error(L,
-                          "vyre.core.set_plan_hook: expected a function(plan) or nil (got %s). "
-                          "Fix: pass require('vyre.plan_view').attach",
-                          luaL_typename(L, 1));
+        return vyre_lua_fail(L, "type",
+                             "vyre.core.set_plan_hook: expected a function(plan) or nil (got %s). "
+                             "Fix: pass require('vyre.plan_view').attach",
+                             luaL_typename(L, 1));
     lua_settop(L, 1);
-    lua_getfield(L, LUA_REGISTRYINDEX, PLAN_HOOK);
-    lua_pushvalue(L, 1);
-    lua_setfield(L, LUA_REGISTRYINDEX, PLAN_HOOK);
-    return 1;
+    return vyre_lua_sethook(L, PLAN_HOOK, 1);
 }
 
 /* core.mega_layers(n, edges) -> layer (per node, 1-based), nlayers; or nil and the list
@@ -847,7 +844,7 @@ static int core_mega_layers(lua_State *L) {
     lua_Integer n = luaL_checkinteger(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
     if (n < 0 || n > (lua_Integer)(UINT32_MAX / 2))
-        return luaL_error(L, "%s: n = %d is out of range. Fix: 0 <= n", fname, (int)n);
+        return vyre_lua_fail(L, "arg", "%s: n = %d is out of range. Fix: 0 <= n", fname, (int)n);
     size_t ne = (size_t)lua_rawlen(L, 2);
     struct vyre_mega_dep *d = vyre_lua_scratch(L, (ne + 1) * sizeof *d);
     uint32_t *layer = vyre_lua_scratch(L, ((size_t)n + 1) * sizeof *layer);
@@ -857,11 +854,13 @@ static int core_mega_layers(lua_State *L) {
         lua_rawgeti(L, -2, 2);
         lua_Integer from = lua_tointeger(L, -2), to = lua_tointeger(L, -1);
         if (from < 1 || from > n || to < 1 || to > n)
-            return luaL_error(L, "%s: edge %d names a node outside 1..%d. Fix: number nodes from 1",
-                              fname, (int)e + 1, (int)n);
+            return vyre_lua_fail(L, "arg",
+                                 "%s: edge %d names a node outside 1..%d. Fix: number nodes from 1",
+                                 fname, (int)e + 1, (int)n);
         if (from == to)
-            return luaL_error(L, "%s: edge %d makes node %d depend on itself. Fix: drop the edge",
-                              fname, (int)e + 1, (int)from);
+            return vyre_lua_fail(L, "arg",
+                                 "%s: edge %d makes node %d depend on itself. Fix: drop the edge",
+                                 fname, (int)e + 1, (int)from);
         d[e] = (struct vyre_mega_dep){(uint32_t)from - 1, (uint32_t)to - 1, 0, VYRE_DEP_RAW};
         lua_pop(L, 3);
     }

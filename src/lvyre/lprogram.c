@@ -24,10 +24,10 @@ static vyre_program *check_program(lua_State *L, int idx, const char *fname) {
     struct vyre_lua_program *lp = luaL_testudata(L, idx, VYRE_LUA_PROGRAM);
     if (!lp) vyre_lua_typeerror(L, idx, fname, VYRE_LUA_PROGRAM, program_fix);
     if (!lp->p)
-        luaL_error(L,
-                   "%s: this vyre.Program was freed. Fix: keep the program alive (do not "
-                   "call :free() or leave its <close> scope) while using it",
-                   fname);
+        vyre_lua_fail(L, "freed",
+                      "%s: this vyre.Program was freed. Fix: keep the program alive (do not "
+                      "call :free() or leave its <close> scope) while using it",
+                      fname);
     return lp->p;
 }
 
@@ -81,36 +81,12 @@ static int opt_field_int(lua_State *L, int t, const char *key, lua_Integer def, 
         int isnum = 0;
         v = lua_tointegerx(L, -1, &isnum);
         if (!isnum || v < lo || v > hi)
-            luaL_error(L, "%s: option '%s' must be an integer in %I..%I. Fix: e.g. {%s = %I}",
-                       fname, key, (LUAI_UACINT)lo, (LUAI_UACINT)hi, key, (LUAI_UACINT)def);
+            vyre_lua_fail(L, "type",
+                          "%s: option '%s' must be an integer in %I..%I. Fix: e.g. {%s = %I}",
+                          fname, key, (LUAI_UACINT)lo, (LUAI_UACINT)hi, key, (LUAI_UACINT)def);
     }
     lua_pop(L, 1);
     return (int)v;
-}
-
-/* Raises naming fname when the options table at t has a key not in allowed (NULL-ended):
- * a misspelt option must not be ignored. */
-static void check_option_keys(lua_State *L, int t, const char *const *allowed, const char *fname) {
-    lua_pushnil(L);
-    while (lua_next(L, t)) {
-        lua_pop(L, 1);
-        const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-        bool known = false;
-        for (size_t i = 0; k && allowed[i]; i++) known = known || strcmp(k, allowed[i]) == 0;
-        if (!known) {
-            const char *key = luaL_tolstring(L, -1, NULL);
-            luaL_Buffer b;
-            luaL_buffinit(L, &b);
-            for (size_t i = 0; allowed[i]; i++) {
-                if (i) luaL_addstring(&b, ", ");
-                luaL_addstring(&b, allowed[i]);
-            }
-            luaL_pushresult(&b);
-            const char *list = lua_tostring(L, -1);
-            luaL_error(L, "%s: unknown option '%s'. Fix: use %s (names are lower case)", fname, key,
-                       list);
-        }
-    }
 }
 
 static bool opt_field_bool(lua_State *L, int t, const char *key) {
@@ -162,8 +138,21 @@ static int program_parse(lua_State *L) {
         int n = snprintf(prefix, sizeof prefix, "line %u, column %u: ", err.line, err.column);
         const char *msg = err.message;
         if (n > 0 && strncmp(msg, prefix, (size_t)n) == 0) msg += n; /* avoid saying it twice */
-        return luaL_error(L, "vyre.parse: line %d, column %d: %s", (int)err.line, (int)err.column,
-                          msg);
+        /* the object also carries line, column and the parser's own words (reason), so the
+         * CLI reports them without reading this text back */
+        vyre_lua_pusherror(L, "parse",
+                           lua_pushfstring(L, "vyre.parse: line %d, column %d: %s", (int)err.line,
+                                           (int)err.column, msg),
+                           NULL);
+        lua_pushinteger(L, err.line);
+        lua_setfield(L, -2, "line");
+        lua_pushinteger(L, err.column);
+        lua_setfield(L, -2, "column");
+        size_t what_len = 0;
+        vyre_error_fix(msg, &what_len);
+        lua_pushlstring(L, msg, what_len);
+        lua_setfield(L, -2, "reason");
+        return lua_error(L);
     }
     return vyre_lua_raise(L, "vyre.parse", &err);
 }
@@ -177,7 +166,7 @@ static int program_validate(lua_State *L) {
         lua_pushboolean(L, 1);
         return 1;
     }
-    if (st != VYRE_ERR_INVALID) return luaL_error(L, "vyre.validate: out of memory");
+    if (st != VYRE_ERR_INVALID) return vyre_lua_fail(L, "oom", "vyre.validate: out of memory");
     lua_pushboolean(L, 0);
     lua_createtable(L, (int)probs->count, 0);
     for (size_t i = 0; i < probs->count; i++) {
@@ -197,7 +186,7 @@ static int program_text(lua_State *L) {
     size_t len = 0;
     char *text = NULL;
     if (vyre_text_print(p, &text, &len) != VYRE_OK)
-        return luaL_error(L, "vyre.Program:text: out of memory");
+        return vyre_lua_fail(L, "oom", "vyre.Program:text: out of memory");
     *box = text;
     lua_pushlstring(L, text, len);
     vyre_lua_box_release(box);
@@ -299,16 +288,17 @@ static void read_opt_options(lua_State *L, int idx, const char *fname, struct vy
         return;
     }
     if (!lua_istable(L, idx))
-        luaL_error(L,
-                   "%s: opt must be a table of booleans, true or false, got %s. Fix: pass "
-                   "{cse = false} (passes: fold, simplify, copy, cse, licm, dce)",
-                   fname, luaL_typename(L, idx));
-    check_option_keys(L, idx, names, fname);
+        vyre_lua_fail(L, "type",
+                      "%s: opt must be a table of booleans, true or false, got %s. Fix: pass "
+                      "{cse = false} (passes: fold, simplify, copy, cse, licm, dce)",
+                      fname, luaL_typename(L, idx));
+    vyre_lua_checkopts(L, idx, names, fname);
     for (size_t i = 0; names[i]; i++) {
         int t = lua_getfield(L, idx, names[i]);
         if (t != LUA_TNIL && t != LUA_TBOOLEAN)
-            luaL_error(L, "%s: opt.%s must be a boolean, got %s. Fix: pass %s = true or false",
-                       fname, names[i], lua_typename(L, t), names[i]);
+            vyre_lua_fail(L, "type",
+                          "%s: opt.%s must be a boolean, got %s. Fix: pass %s = true or false",
+                          fname, names[i], lua_typename(L, t), names[i]);
         *fields[i] = t == LUA_TNIL || lua_toboolean(L, -1);
         lua_pop(L, 1);
     }
@@ -351,7 +341,7 @@ static int program_ptx(lua_State *L) {
         if (!lua_istable(L, 2))
             vyre_lua_typeerror(L, 2, "vyre.ptx", "table of options", "vyre.ptx(p, {sm = 90})");
         static const char *const keys[] = {"sm", "opt", "debug", NULL};
-        check_option_keys(L, 2, keys, "vyre.ptx");
+        vyre_lua_checkopts(L, 2, keys, "vyre.ptx");
         opt.sm = (unsigned)opt_field_int(L, 2, "sm", 70, 0, 1000, "vyre.ptx");
         opt.debug = opt_field_bool(L, 2, "debug");
         lua_getfield(L, 2, "opt");
@@ -412,7 +402,7 @@ static int program_random(lua_State *L) {
         static const char *const keys[] = {
             "max_stmts",      "max_depth",   "allow_barriers",   "allow_approx", "allow_invalid",
             "allow_subgroup", "elementwise", "allow_opt_shapes", "allow_grid",   NULL};
-        check_option_keys(L, 2, keys, f);
+        vyre_lua_checkopts(L, 2, keys, f);
         opt.max_stmts = (uint32_t)opt_field_int(L, 2, "max_stmts", 8, 1, 10000, f);
         opt.max_depth = (uint32_t)opt_field_int(L, 2, "max_depth", 4, 1, 100, f);
         opt.allow_barriers = opt_field_bool(L, 2, "allow_barriers");
@@ -427,7 +417,7 @@ static int program_random(lua_State *L) {
     lp->p = NULL;
     luaL_setmetatable(L, VYRE_LUA_PROGRAM);
     lp->p = vyre_gen_random((uint64_t)seed, &opt);
-    if (!lp->p) return luaL_error(L, "vyre.random_program: out of memory");
+    if (!lp->p) return vyre_lua_fail(L, "oom", "vyre.random_program: out of memory");
     return 1;
 }
 

@@ -21,10 +21,10 @@ static int ref_grid(lua_State *L) {
         int isnum = 0;
         elems = lua_tointegerx(L, 3, &isnum);
         if (!isnum || elems < 0)
-            return luaL_error(L,
-                              "%s: n must be a non-negative integer (got %s). Fix: pass "
-                              "{n = element_count}",
-                              fname, luaL_tolstring(L, 3, NULL));
+            return vyre_lua_fail(L, "arg",
+                                 "%s: n must be a non-negative integer (got %s). Fix: pass "
+                                 "{n = element_count}",
+                                 fname, luaL_tolstring(L, 3, NULL));
     }
     uint32_t explicit_grid[3], out[3];
     bool has_grid = !lua_isnoneornil(L, 4);

@@ -31,24 +31,24 @@ bool lvyre_read_wl_converge(lua_State *L, int opts, struct lvyre_backend *be,
     }
     struct lvyre_worklist *w = lvyre_testworklist(L, -1);
     if (!w || !w->live || w->be != be)
-        luaL_error(L,
-                   "%s: opts.converge.worklist must be a live vyre.Worklist of this backend. "
-                   "Fix: {converge = {worklist = be:worklist('u32', capacity), max = 1000}}",
-                   fname);
+        vyre_lua_fail(L, "arg",
+                      "%s: opts.converge.worklist must be a live vyre.Worklist of this backend. "
+                      "Fix: {converge = {worklist = be:worklist('u32', capacity), max = 1000}}",
+                      fname);
     lua_getfield(L, -2, "max");
     int isnum = 0;
     lua_Integer m = lua_tointegerx(L, -1, &isnum);
     if (!isnum || m < 1 || m > (lua_Integer)UINT32_MAX)
-        luaL_error(L,
-                   "%s: opts.converge.max must be an integer >= 1 (the most rounds). Fix: "
-                   "{converge = {worklist = wl, max = 1000}}",
-                   fname);
+        vyre_lua_fail(L, "arg",
+                      "%s: opts.converge.max must be an integer >= 1 (the most rounds). Fix: "
+                      "{converge = {worklist = wl, max = 1000}}",
+                      fname);
     lua_getfield(L, opts, "times");
     if (!lua_isnil(L, -1))
-        luaL_error(L,
-                   "%s: opts.times and opts.converge exclude each other. Fix: converge "
-                   "repeats the steps itself (at most converge.max rounds)",
-                   fname);
+        vyre_lua_fail(L, "arg",
+                      "%s: opts.times and opts.converge exclude each other. Fix: converge "
+                      "repeats the steps itself (at most converge.max rounds)",
+                      fname);
     lua_pop(L, 4);
     *wl = w;
     *max = (uint32_t)m;
@@ -68,8 +68,7 @@ static void cuda_run(lua_State *L, struct lvyre_backend *be, const struct vyre_c
     struct vyre_timing one = {0, 0, 0, 0};
     struct vyre_error err;
     struct vyre_cuda_sequence_options o = {.prefix = n, .timing = &one};
-    if (vyre_cuda_sequence(be->dev, cs, n, &o, &err) != VYRE_OK)
-        vyre_lua_raise(L, fname, &err);
+    if (vyre_cuda_sequence(be->dev, cs, n, &o, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
     add_timing(t, &one);
 }
 

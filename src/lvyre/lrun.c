@@ -74,10 +74,10 @@ static int run(lua_State *L, bool timed) {
     vyre_program *p = vyre_lua_checkprogram_named(L, 2, fname);
     struct vyre_error err;
     if (vyre_program_check(p, &err) != VYRE_OK)
-        return luaL_error(L,
-                          "%s: %s. Fix: correct the program (vyre.validate(p) lists every "
-                          "problem)",
-                          fname, err.message);
+        return vyre_lua_fail(L, "validate",
+                             "%s: %s. Fix: correct the program (vyre.validate(p) lists every "
+                             "problem)",
+                             fname, err.message);
     const struct lvyre_layout *lay = lvyre_layout_push(L, 2); /* 5 */
     struct lvyre_bound *b = vyre_lua_scratch(L, sizeof *b);   /* 6 */
     struct run_io *io = vyre_lua_scratch(L, sizeof *io);      /* 7 */

@@ -15,7 +15,8 @@ struct readback {
 
 /* ---- static helpers ------------------------------------------------------ */
 
-/* Reads opts {prefix =, times =, readback =, timed =}; rejects any other key. */
+/* Reads opts {prefix =, times =, readback =, timed =} (converge is lrounds.c's); rejects any
+ * other key. */
 static void read_opts(lua_State *L, int opts, lua_Integer *prefix, lua_Integer *times, bool *timed,
                       const char *fname) {
     *prefix = 0;
@@ -23,30 +24,27 @@ static void read_opts(lua_State *L, int opts, lua_Integer *prefix, lua_Integer *
     *timed = false;
     if (lua_isnoneornil(L, opts)) return;
     if (!lua_istable(L, opts))
-        luaL_error(L, "%s: opts must be a table (got %s). Fix: {times = 10, readback = {buf}}",
-                   fname, luaL_typename(L, opts));
-    lua_pushnil(L);
-    while (lua_next(L, opts)) {
-        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
-        if (strcmp(k, "prefix") == 0 || strcmp(k, "times") == 0) {
+        vyre_lua_fail(L, "type",
+                      "%s: opts must be a table (got %s). Fix: {times = 10, readback = {buf}}",
+                      fname, luaL_typename(L, opts));
+    static const char *const keys[] = {"prefix", "times", "readback", "timed", "converge", NULL};
+    vyre_lua_checkopts(L, opts, keys, fname);
+    for (int i = 0; i < 2; i++) {
+        if (lua_getfield(L, opts, keys[i]) != LUA_TNIL) {
             int isnum = 0;
             lua_Integer v = lua_tointegerx(L, -1, &isnum);
             if (!isnum || v < 0 || v > (lua_Integer)UINT32_MAX)
-                luaL_error(L,
-                           "%s: opts.%s must be an integer >= 0 (got %s). Fix: {prefix = 1, "
-                           "times = 10}",
-                           fname, k, luaL_tolstring(L, -1, NULL));
-            *(k[0] == 'p' ? prefix : times) = v;
-        } else if (strcmp(k, "timed") == 0) {
-            *timed = lua_toboolean(L, -1);
-        } else if (strcmp(k, "readback") != 0 && strcmp(k, "converge") != 0) {
-            luaL_error(L,
-                       "%s: unknown option '%s'. Fix: a sequence takes prefix, times, "
-                       "readback, timed and converge = {worklist = wl, max = N}",
-                       fname, luaL_tolstring(L, -2, NULL));
+                vyre_lua_fail(L, "type",
+                              "%s: opts.%s must be an integer >= 0 (got %s). Fix: {prefix = 1, "
+                              "times = 10}",
+                              fname, keys[i], luaL_tolstring(L, -1, NULL));
+            *(i == 0 ? prefix : times) = v;
         }
         lua_pop(L, 1);
     }
+    lua_getfield(L, opts, "timed");
+    *timed = lua_toboolean(L, -1);
+    lua_pop(L, 1);
 }
 
 /* Reads opts.readback = {buf | {buf, first, count}, ...}: element ranges, first 1-based
@@ -61,10 +59,10 @@ static struct readback *read_readbacks(lua_State *L, int opts, struct lvyre_back
     }
     size_t nrb = rbt && lua_istable(L, rbt) ? (size_t)luaL_len(L, rbt) : 0;
     if (rbt && !lua_isnil(L, rbt) && !lua_istable(L, rbt))
-        luaL_error(L,
-                   "%s: opts.readback must be a list (got %s). Fix: readback = {buf, {buf2, "
-                   "1, 4}}",
-                   fname, luaL_typename(L, rbt));
+        vyre_lua_fail(L, "arg",
+                      "%s: opts.readback must be a list (got %s). Fix: readback = {buf, {buf2, "
+                      "1, 4}}",
+                      fname, luaL_typename(L, rbt));
     struct readback *rb = vyre_lua_scratch(L, (nrb + 1) * sizeof *rb);
     lua_createtable(L, (int)nrb, 0);
     int res = lua_gettop(L);
@@ -85,26 +83,27 @@ static struct readback *read_readbacks(lua_State *L, int opts, struct lvyre_back
             lua_pop(L, 3);
         }
         if (!b || !b->live || b->be != be)
-            luaL_error(L,
-                       "%s: readback %d must be a live buffer of this backend or {buf, first, "
-                       "count}. Fix: e.g. readback = {{out, 1, 4}} (elements 1..4)",
-                       fname, (int)i + 1);
+            vyre_lua_fail(L, "arg",
+                          "%s: readback %d must be a live buffer of this backend or {buf, first, "
+                          "count}. Fix: e.g. readback = {{out, 1, 4}} (elements 1..4)",
+                          fname, (int)i + 1);
         uint64_t total = b->count;
         if (first < 1 || (uint64_t)first > total + 1)
-            luaL_error(L,
-                       "%s: readback %d: first element %I is outside the buffer of %I elements. "
-                       "Fix: ranges are in elements, first from 1 to #buf (count defaults to the "
-                       "rest)",
-                       fname, (int)i + 1, (LUAI_UACINT)first, (LUAI_UACINT)total);
+            vyre_lua_fail(
+                L, "arg",
+                "%s: readback %d: first element %I is outside the buffer of %I elements. "
+                "Fix: ranges are in elements, first from 1 to #buf (count defaults to the "
+                "rest)",
+                fname, (int)i + 1, (LUAI_UACINT)first, (LUAI_UACINT)total);
         uint64_t f0 = (uint64_t)first - 1;
         if (count < 0) count = (lua_Integer)(total - f0);
         if ((uint64_t)count > total - f0)
-            luaL_error(L,
-                       "%s: readback %d: elements %I..%I run past the end of the buffer of %I "
-                       "elements. Fix: ranges are {buf, first, count} in elements; keep first + "
-                       "count - 1 <= #buf",
-                       fname, (int)i + 1, (LUAI_UACINT)first, (LUAI_UACINT)(first + count - 1),
-                       (LUAI_UACINT)total);
+            vyre_lua_fail(L, "arg",
+                          "%s: readback %d: elements %I..%I run past the end of the buffer of %I "
+                          "elements. Fix: ranges are {buf, first, count} in elements; keep first + "
+                          "count - 1 <= #buf",
+                          fname, (int)i + 1, (LUAI_UACINT)first, (LUAI_UACINT)(first + count - 1),
+                          (LUAI_UACINT)total);
         struct vyre_lua_array *a = vyre_lua_newarray(L, b->type, (uint64_t)count);
         lua_rawseti(L, res, (lua_Integer)i + 1);
         rb[i] = (struct readback){b, f0, (uint64_t)count, a->data};
@@ -153,28 +152,28 @@ struct lvyre_step *lvyre_read_steps(lua_State *L, int idx, struct lvyre_backend 
                                     const char *fname) {
     idx = lua_absindex(L, idx);
     if (!lua_istable(L, idx))
-        luaL_error(L,
-                   "%s: steps must be a list of {kernel, args, opts} (got %s). Fix: e.g. "
-                   "{{k, {x = buf}, {n = 1024}}}",
-                   fname, luaL_typename(L, idx));
+        vyre_lua_fail(L, "arg",
+                      "%s: steps must be a list of {kernel, args, opts} (got %s). Fix: e.g. "
+                      "{{k, {x = buf}, {n = 1024}}}",
+                      fname, luaL_typename(L, idx));
     size_t count = (size_t)luaL_len(L, idx);
     struct lvyre_step *steps = vyre_lua_scratch(L, (count + 1) * sizeof *steps);
     for (size_t i = 0; i < count; i++) {
         lua_geti(L, idx, (lua_Integer)i + 1);
         int st = lua_gettop(L);
         if (!lua_istable(L, st))
-            luaL_error(L,
-                       "%s: step %d must be {kernel, args, opts}. Fix: e.g. {{k, {x = buf}, "
-                       "{n = 1024}}}",
-                       fname, (int)i + 1);
+            vyre_lua_fail(L, "arg",
+                          "%s: step %d must be {kernel, args, opts}. Fix: e.g. {{k, {x = buf}, "
+                          "{n = 1024}}}",
+                          fname, (int)i + 1);
         lua_rawgeti(L, st, 1);
         steps[i].coll = lvyre_testcollective(L, st + 1, &steps[i].collud, fname);
         if (steps[i].coll) { /* a collective step {c} of g:collective */
             if (be->kind != LVYRE_CUDA || vyre_cuda_kernel_device(steps[i].coll) != be->dev)
-                luaL_error(L,
-                           "%s: step %d is a collective of another device. Fix: put step i "
-                           "of g:collective(...) into the steps of g.backends[i]",
-                           fname, (int)i + 1);
+                vyre_lua_fail(L, "backend",
+                              "%s: step %d is a collective of another device. Fix: put step i "
+                              "of g:collective(...) into the steps of g.backends[i]",
+                              fname, (int)i + 1);
             steps[i].k = NULL;
             memset(&steps[i].b, 0, sizeof steps[i].b);
             lua_settop(L, st - 1);
@@ -183,10 +182,10 @@ struct lvyre_step *lvyre_read_steps(lua_State *L, int idx, struct lvyre_backend 
         struct lvyre_kernel *k = lvyre_checkkernel(L, st + 1, fname);
         lvyre_kernel_program(L, k, fname);
         if (k->be != be)
-            luaL_error(L,
-                       "%s: step %d's kernel was compiled by another backend object. Fix: "
-                       "compile it with this backend's be:compile(p)",
-                       fname, (int)i + 1);
+            vyre_lua_fail(L, "backend",
+                          "%s: step %d's kernel was compiled by another backend object. Fix: "
+                          "compile it with this backend's be:compile(p)",
+                          fname, (int)i + 1);
         lua_rawgeti(L, st, 2);
         lua_rawgeti(L, st, 3);
         steps[i].k = k;
@@ -212,18 +211,18 @@ int lvyre_backend_sequence(lua_State *L) {
     size_t n = 0, nrb = 0;
     struct lvyre_step *steps = lvyre_read_steps(L, 2, be, &n, fname);
     if ((size_t)prefix > n)
-        return luaL_error(L,
-                          "%s: prefix %d is longer than the %d steps. Fix: prefix must be at "
-                          "most #steps",
-                          fname, (int)prefix, (int)n);
+        return vyre_lua_fail(L, "arg",
+                             "%s: prefix %d is longer than the %d steps. Fix: prefix must be at "
+                             "most #steps",
+                             fname, (int)prefix, (int)n);
     struct lvyre_worklist *wl = NULL;
     uint32_t max = 0;
     bool conv = lvyre_read_wl_converge(L, 3, be, &wl, &max, fname);
     if (!conv && !lua_isnoneornil(L, 3) && (lua_getfield(L, 3, "converge"), !lua_isnil(L, -1)))
-        return luaL_error(L,
-                          "%s: opts.converge must be {worklist = wl, max = N}. Fix: "
-                          "{converge = {worklist = wl, max = 1000}}",
-                          fname);
+        return vyre_lua_fail(L, "arg",
+                             "%s: opts.converge must be {worklist = wl, max = N}. Fix: "
+                             "{converge = {worklist = wl, max = 1000}}",
+                             fname);
     struct readback *rb = read_readbacks(L, 3, be, &nrb, fname);
     int results = lua_gettop(L);
     struct vyre_timing t = {0, 0, 0, 0};

@@ -23,7 +23,8 @@ static int core_spawn(lua_State *L) {
     luaL_checktype(L, 1, LUA_TTABLE);
     luaL_checktype(L, 2, LUA_TTABLE);
     size_t argc = (size_t)luaL_len(L, 1);
-    if (argc == 0) return luaL_error(L, "%s: argv is empty. Fix: {program, args...}", fname);
+    if (argc == 0)
+        return vyre_lua_fail(L, "arg", "%s: argv is empty. Fix: {program, args...}", fname);
     char **argv = vyre_lua_scratch(L, (argc + 1) * sizeof *argv);
     for (size_t i = 0; i < argc; i++) {
         lua_geti(L, 1, (lua_Integer)i + 1);

@@ -52,21 +52,21 @@ static vyre_bits int_bits(lua_State *L, int idx, enum vyre_type t, const char *f
             d < 18446744073709551616.0)
             return (vyre_bits)d;
         if (d != floor(d) || isnan(d))
-            luaL_error(L,
-                       "%s: %s = %s is not an exact integer, so it cannot be a %s. "
-                       "Fix: round it first (math.floor) or use a float type",
-                       fname, what, lua_tostring(L, idx), vyre_type_name(t));
-        luaL_error(L, "%s: %s = %s is out of range for %s. Fix: pass a value in range", fname, what,
-                   lua_tostring(L, idx), vyre_type_name(t));
+            vyre_lua_fail(L, "arg",
+                          "%s: %s = %s is not an exact integer, so it cannot be a %s. "
+                          "Fix: round it first (math.floor) or use a float type",
+                          fname, what, lua_tostring(L, idx), vyre_type_name(t));
+        vyre_lua_fail(L, "arg", "%s: %s = %s is out of range for %s. Fix: pass a value in range",
+                      fname, what, lua_tostring(L, idx), vyre_type_name(t));
     }
     lua_Integer lo, hi;
     int_range(t, &lo, &hi);
     if (v < lo || v > hi)
-        luaL_error(L,
-                   "%s: %s = %I is out of range for %s (%I..%I). Fix: pass a value "
-                   "in range (values are never wrapped silently)",
-                   fname, what, (LUAI_UACINT)v, vyre_type_name(t), (LUAI_UACINT)lo,
-                   (LUAI_UACINT)hi);
+        vyre_lua_fail(L, "arg",
+                      "%s: %s = %I is out of range for %s (%I..%I). Fix: pass a value "
+                      "in range (values are never wrapped silently)",
+                      fname, what, (LUAI_UACINT)v, vyre_type_name(t), (LUAI_UACINT)lo,
+                      (LUAI_UACINT)hi);
     if (t == VYRE_I32) return (vyre_bits)(uint32_t)(int32_t)v;
     return (vyre_bits)v;
 }
@@ -101,8 +101,8 @@ enum vyre_type vyre_lua_checktype(lua_State *L, int idx, const char *fname) {
     const char *name = lua_tostring(L, idx);
     enum vyre_type t;
     if (lua_type(L, idx) != LUA_TSTRING || !vyre_type_from_name(name, &t))
-        luaL_error(L, "%s: unknown type %s. Fix: use one of %s", fname,
-                   name ? name : luaL_typename(L, idx), type_list);
+        vyre_lua_fail(L, "arg", "%s: unknown type %s. Fix: use one of %s", fname,
+                      name ? name : luaL_typename(L, idx), type_list);
     return t;
 }
 
@@ -111,16 +111,16 @@ vyre_bits vyre_lua_tobits(lua_State *L, int idx, enum vyre_type t, const char *f
     idx = lua_absindex(L, idx);
     if (t == VYRE_BOOL) {
         if (lua_type(L, idx) != LUA_TBOOLEAN)
-            luaL_error(L,
-                       "%s: %s must be a boolean for type bool (got %s). Fix: pass true "
-                       "or false",
-                       fname, what, luaL_typename(L, idx));
+            vyre_lua_fail(L, "type",
+                          "%s: %s must be a boolean for type bool (got %s). Fix: pass true "
+                          "or false",
+                          fname, what, luaL_typename(L, idx));
         return lua_toboolean(L, idx) ? 1u : 0u;
     }
     if (lua_type(L, idx) != LUA_TNUMBER)
-        luaL_error(L, "%s: %s must be a number for type %s (got %s). Fix: pass a Lua %s", fname,
-                   what, vyre_type_name(t), luaL_typename(L, idx),
-                   vyre_type_is_float(t) ? "number" : "integer");
+        vyre_lua_fail(L, "type", "%s: %s must be a number for type %s (got %s). Fix: pass a Lua %s",
+                      fname, what, vyre_type_name(t), luaL_typename(L, idx),
+                      vyre_type_is_float(t) ? "number" : "integer");
     if (t == VYRE_F32) {
         float f = (float)lua_tonumber(L, idx);
         uint32_t u;
@@ -191,12 +191,8 @@ int vyre_lua_typeerror(lua_State *L, int idx, const char *fname, const char *exp
     if (luaL_getmetafield(L, idx, "__name") == LUA_TSTRING)
         got = lua_tostring(L, -1); /* stays on the stack until luaL_error */
     else got = luaL_typename(L, idx);
-    return luaL_error(L, "%s: bad argument #%d to '%s' (%s expected, got %s). Fix: %s", fname, idx,
-                      shortname, expected, got, fix);
-}
-
-int vyre_lua_raise(lua_State *L, const char *fname, const struct vyre_error *err) {
-    return luaL_error(L, "%s: %s", fname, err->message);
+    return vyre_lua_fail(L, "type", "%s: bad argument #%d to '%s' (%s expected, got %s). Fix: %s",
+                         fname, idx, shortname, expected, got, fix);
 }
 
 /* Objects hold no assignable fields: `buf.count = 1e9` or `buf.free = nil` would
@@ -205,10 +201,10 @@ int vyre_lua_raise(lua_State *L, const char *fname, const struct vyre_error *err
 static int readonly_newindex(lua_State *L) {
     const char *tname = "vyre object";
     if (luaL_getmetafield(L, 1, "__name") == LUA_TSTRING) tname = lua_tostring(L, -1);
-    return luaL_error(L,
-                      "%s: fields and methods are read-only (tried to set %s). Fix: keep your "
-                      "own data in a Lua table beside the object",
-                      tname, luaL_tolstring(L, 2, NULL));
+    return vyre_lua_fail(L, "arg",
+                         "%s: fields and methods are read-only (tried to set %s). Fix: keep your "
+                         "own data in a Lua table beside the object",
+                         tname, luaL_tolstring(L, 2, NULL));
 }
 
 /* Puts readonly_newindex into the metatable on top unless the class has its own. */
@@ -250,7 +246,7 @@ void vyre_lua_newclass_fields(lua_State *L, const char *tname, const luaL_Reg *m
 }
 
 static int renamed_method(lua_State *L) {
-    return luaL_error(L, "%s", lua_tostring(L, lua_upvalueindex(1)));
+    return vyre_lua_fail(L, "arg", "%s", lua_tostring(L, lua_upvalueindex(1)));
 }
 
 void vyre_lua_add_renamed(lua_State *L, const char *tname, const struct vyre_lua_renamed *list) {
@@ -296,6 +292,8 @@ int luaopen_vyre_core(lua_State *L) {
     lua_setfield(L, -2, "version");
     lua_pushinteger(L, (lua_Integer)VYRE_CODEGEN_VERSION);
     lua_setfield(L, -2, "codegen_version");
+    vyre_lua_open_error(L);
+    vyre_lua_open_gen(L);
     vyre_lua_open_array(L);
     vyre_lua_open_program(L);
     vyre_lua_open_fuse(L);
@@ -309,8 +307,9 @@ int luaopen_vyre_core(lua_State *L) {
  * raises naming fname. Shared by both backends so a grid means the same everywhere. */
 void vyre_lua_checkgrid(lua_State *L, int idx, uint32_t g[3], const char *fname) {
     if (lua_type(L, idx) != LUA_TTABLE)
-        luaL_error(L, "%s: grid must be a table {x, y, z} (got %s). Fix: e.g. grid = {4}", fname,
-                   luaL_typename(L, idx));
+        vyre_lua_fail(L, "type",
+                      "%s: grid must be a table {x, y, z} (got %s). Fix: e.g. grid = {4}", fname,
+                      luaL_typename(L, idx));
     for (int a = 0; a < 3; a++) {
         lua_rawgeti(L, idx, a + 1);
         if (lua_isnil(L, -1)) {
@@ -321,8 +320,9 @@ void vyre_lua_checkgrid(lua_State *L, int idx, uint32_t g[3], const char *fname)
         lua_Integer v = 1; /* a missing y or z axis is 1 */
         if (!(lua_isnil(L, -1) && a > 0)) v = lua_tointegerx(L, -1, &isnum);
         if (!isnum || v < 1 || v > (lua_Integer)UINT32_MAX)
-            luaL_error(L, "%s: grid axis %d must be an integer >= 1. Fix: e.g. grid = {4, 1, 1}",
-                       fname, a + 1);
+            vyre_lua_fail(L, "type",
+                          "%s: grid axis %d must be an integer >= 1. Fix: e.g. grid = {4, 1, 1}",
+                          fname, a + 1);
         g[a] = (uint32_t)v;
         lua_pop(L, 1);
     }
@@ -359,12 +359,12 @@ static bool host_reserve(uint64_t bytes, uint64_t cap) {
 void *vyre_lua_host_alloc(lua_State *L, uint64_t bytes, bool zero, const char *fname) {
     uint64_t cap = host_cap();
     if (bytes > cap || bytes > (uint64_t)SIZE_MAX)
-        luaL_error(L,
-                   "%s: %I bytes of host memory is more than the host cap of %I bytes (half "
-                   "of this machine's memory, or VYRE_HOST_MAX_BYTES). Fix: keep large data "
-                   "on the device (be:buffer, filled by a kernel or vyre.lib), split it, or "
-                   "raise VYRE_HOST_MAX_BYTES",
-                   fname, (LUAI_UACINT)bytes, (LUAI_UACINT)cap);
+        vyre_lua_fail(L, "limit",
+                      "%s: %I bytes of host memory is more than the host cap of %I bytes (half "
+                      "of this machine's memory, or VYRE_HOST_MAX_BYTES). Fix: keep large data "
+                      "on the device (be:buffer, filled by a kernel or vyre.lib), split it, or "
+                      "raise VYRE_HOST_MAX_BYTES",
+                      fname, (LUAI_UACINT)bytes, (LUAI_UACINT)cap);
     uint64_t kib = bytes >> 10;
     if (kib > 0) lua_gc(L, LUA_GCSTEP, kib > INT32_MAX ? INT32_MAX : (int)kib);
     if (!host_reserve(bytes, cap)) {
@@ -372,22 +372,22 @@ void *vyre_lua_host_alloc(lua_State *L, uint64_t bytes, bool zero, const char *f
          * CUDA out-of-memory path does. */
         lua_gc(L, LUA_GCCOLLECT);
         if (!host_reserve(bytes, cap))
-            luaL_error(L,
-                       "%s: %I bytes of host memory would bring the live arrays and reference "
-                       "buffers to %I bytes, more than the host cap of %I bytes (half of this "
-                       "machine's memory, or VYRE_HOST_MAX_BYTES). Fix: free arrays and buffers "
-                       "you no longer need (a:free(), buf:free()), keep large data on the "
-                       "device, or raise VYRE_HOST_MAX_BYTES",
-                       fname, (LUAI_UACINT)bytes,
-                       (LUAI_UACINT)(atomic_load(&host_live) + bytes), (LUAI_UACINT)cap);
+            vyre_lua_fail(L, "limit",
+                          "%s: %I bytes of host memory would bring the live arrays and reference "
+                          "buffers to %I bytes, more than the host cap of %I bytes (half of this "
+                          "machine's memory, or VYRE_HOST_MAX_BYTES). Fix: free arrays and buffers "
+                          "you no longer need (a:free(), buf:free()), keep large data on the "
+                          "device, or raise VYRE_HOST_MAX_BYTES",
+                          fname, (LUAI_UACINT)bytes, (LUAI_UACINT)(atomic_load(&host_live) + bytes),
+                          (LUAI_UACINT)cap);
     }
     void *mem = zero ? calloc(1, (size_t)bytes) : malloc((size_t)bytes);
     if (!mem) {
         atomic_fetch_sub(&host_live, bytes);
-        luaL_error(L,
-                   "%s: out of host memory for %I bytes. Fix: free arrays and buffers you "
-                   "no longer need (or collectgarbage()), or use smaller ones",
-                   fname, (LUAI_UACINT)bytes);
+        vyre_lua_fail(L, "oom",
+                      "%s: out of host memory for %I bytes. Fix: free arrays and buffers you "
+                      "no longer need (or collectgarbage()), or use smaller ones",
+                      fname, (LUAI_UACINT)bytes);
     }
     return mem;
 }
@@ -399,6 +399,47 @@ void vyre_lua_host_free(void *mem, uint64_t bytes) {
 }
 
 uint64_t vyre_lua_host_live(void) { return atomic_load(&host_live); }
+
+/* ---- views (lvyre.h) -------------------------------------------------------- */
+
+void vyre_lua_vlink(struct vyre_lua_vnode *owner, struct vyre_lua_vnode *view) {
+    view->prev = NULL;
+    view->next = owner->views;
+    if (owner->views) owner->views->prev = view;
+    owner->views = view;
+}
+
+void vyre_lua_vunlink(struct vyre_lua_vnode *owner, struct vyre_lua_vnode *view) {
+    if (view->prev) view->prev->next = view->next;
+    else owner->views = view->next;
+    if (view->next) view->next->prev = view->prev;
+    view->next = view->prev = NULL;
+}
+
+/* ---- options ---------------------------------------------------------------- */
+
+void vyre_lua_checkopts(lua_State *L, int t, const char *const *allowed, const char *fname) {
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        lua_pop(L, 1);
+        const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        bool known = false;
+        for (size_t i = 0; k && allowed[i]; i++) known = known || strcmp(k, allowed[i]) == 0;
+        if (!known) {
+            const char *key = luaL_tolstring(L, -1, NULL);
+            luaL_Buffer b;
+            luaL_buffinit(L, &b);
+            for (size_t i = 0; allowed[i]; i++) {
+                if (i) luaL_addstring(&b, ", ");
+                luaL_addstring(&b, allowed[i]);
+            }
+            luaL_pushresult(&b);
+            const char *list = lua_tostring(L, -1);
+            vyre_lua_fail(L, "arg", "%s: unknown option '%s'. Fix: use %s (names are lower case)",
+                          fname, key, list);
+        }
+    }
+}
 
 /* ---- self checks -------------------------------------------------------------- */
 
@@ -430,13 +471,17 @@ void *vyre_lua_checkself(lua_State *L, int idx, const char *tname) {
     void *ud = luaL_testudata(L, idx, tname);
     if (ud) return ud;
     const char *method = running_method(L, tname);
+    return vyre_lua_wrongself(L, idx, tname, lua_pushfstring(L, "%s:%s", tname, method)), NULL;
+}
+
+int vyre_lua_wrongself(lua_State *L, int idx, const char *tname, const char *fname) {
     const char *got = luaL_typename(L, idx);
     if (luaL_getmetafield(L, idx, "__name") == LUA_TSTRING) got = lua_tostring(L, -1);
-    return luaL_error(L,
-                      "%s:%s: called on a %s, not a %s. Fix: call it with a colon on a %s, "
-                      "e.g. obj:%s(...)",
-                      tname, method, got, tname, tname, method),
-           NULL;
+    const char *method = strrchr(fname, ':');
+    return vyre_lua_fail(L, "self",
+                         "%s: called on a %s, not a %s. Fix: call it with a colon on a %s, "
+                         "e.g. obj:%s(...)",
+                         fname, got, tname, tname, method ? method + 1 : "method");
 }
 
 lua_Integer vyre_lua_optint(lua_State *L, int idx, lua_Integer def, const char *fname,
@@ -445,8 +490,8 @@ lua_Integer vyre_lua_optint(lua_State *L, int idx, lua_Integer def, const char *
     int isint = 0;
     lua_Integer v = lua_tointegerx(L, idx, &isint);
     if (!isint || lua_type(L, idx) != LUA_TNUMBER)
-        luaL_error(L, "%s: %s must be an integer (got %s). Fix: %s", fname, what,
-                   luaL_tolstring(L, idx, NULL), fix);
+        vyre_lua_fail(L, "type", "%s: %s must be an integer (got %s). Fix: %s", fname, what,
+                      luaL_tolstring(L, idx, NULL), fix);
     return v;
 }
 
@@ -456,19 +501,19 @@ uint64_t vyre_lua_view_range(lua_State *L, uint64_t held, const char *fname, con
     snprintf(fix, sizeof fix, "%s:view(1, 10) (elements, 1-based)", self);
     lua_Integer first = vyre_lua_optint(L, 2, 0, fname, "first", fix);
     if (lua_isnoneornil(L, 2) || first < 1 || (uint64_t)(first - 1) > held)
-        luaL_error(L,
-                   "%s: first must be an element index 1..%I (got %s). Fix: %s:view(first, "
-                   "count) with 1 <= first <= #%s + 1",
-                   fname, (LUAI_UACINT)(held + 1), luaL_tolstring(L, 2, NULL), self, self);
+        vyre_lua_fail(L, "arg",
+                      "%s: first must be an element index 1..%I (got %s). Fix: %s:view(first, "
+                      "count) with 1 <= first <= #%s + 1",
+                      fname, (LUAI_UACINT)(held + 1), luaL_tolstring(L, 2, NULL), self, self);
     uint64_t rest = held - (uint64_t)(first - 1);
     snprintf(fix, sizeof fix, "%s:view(1, 10) (a number of elements)", self);
     lua_Integer n = vyre_lua_optint(L, 3, (lua_Integer)rest, fname, "count", fix);
     if (n < 0 || (uint64_t)n > rest)
-        luaL_error(L,
-                   "%s: count %I from element %I does not fit the %I elements held. Fix: keep "
-                   "0 <= count <= #%s - first + 1 (%I here)",
-                   fname, (LUAI_UACINT)n, (LUAI_UACINT)first, (LUAI_UACINT)held, self,
-                   (LUAI_UACINT)rest);
+        vyre_lua_fail(L, "arg",
+                      "%s: count %I from element %I does not fit the %I elements held. Fix: keep "
+                      "0 <= count <= #%s - first + 1 (%I here)",
+                      fname, (LUAI_UACINT)n, (LUAI_UACINT)first, (LUAI_UACINT)held, self,
+                      (LUAI_UACINT)rest);
     *count = (uint64_t)n;
     return (uint64_t)(first - 1);
 }

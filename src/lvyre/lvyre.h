@@ -7,6 +7,7 @@
 #define VYRE_LVYRE_H
 
 #include <lauxlib.h>
+#include <stddef.h>
 #include <lua.h>
 
 #include "vyre.h"
@@ -27,6 +28,18 @@ struct vyre_lua_program {
     vyre_program *p;
 };
 
+/* The list of live views an owner keeps, for Arrays and Buffers alike (lvyre.c): a view
+ * links itself into its owner's list when made and unlinks when released; releasing the
+ * owner marks each view orphan (for the message) and releases it first. */
+struct vyre_lua_vnode {
+    struct vyre_lua_vnode *views, *next, *prev; /* owner: its views; view: its siblings */
+    bool orphan;
+};
+void vyre_lua_vlink(struct vyre_lua_vnode *owner, struct vyre_lua_vnode *view);
+void vyre_lua_vunlink(struct vyre_lua_vnode *owner, struct vyre_lua_vnode *view);
+/* The struct of type T whose vnode member `vn` is at node n. */
+#define VYRE_LUA_VIEW_OF(T, n) ((T *)(void *)((char *)(n)-offsetof(T, vn)))
+
 /* vyre.Array: a host array of `count` elements of `type`, stored contiguously as
  * vyre_type_size(type) bytes each (bool as 32-bit 0/1 words). data == NULL only
  * when count == 0 or after release. */
@@ -37,8 +50,8 @@ struct vyre_lua_array {
     /* a:view: a view's data points into its parent's (user value 1 keeps the parent
      * alive); the parent lists its live views, and releasing it releases them too
      * (they are marked orphan, for the message). NULL for an ordinary array. */
-    struct vyre_lua_array *parent, *views, *vnext, *vprev;
-    bool orphan;
+    struct vyre_lua_array *parent;
+    struct vyre_lua_vnode vn;
 };
 
 /* Checkers raise the standard "bad argument #i to 'f' (vyre.X expected, got Y)"
@@ -88,13 +101,39 @@ void vyre_lua_pushbits(lua_State *L, enum vyre_type t, vyre_bits b);
 vyre_bits vyre_lua_loadbits(const void *data, enum vyre_type t, uint64_t i);
 void vyre_lua_storebits(void *data, enum vyre_type t, uint64_t i, vyre_bits b);
 
-/* Raises "fname: <err->message>" (never returns). */
+/* Raises a vyre.Error (lerror.c) whose text is "fname: <err->message>" and whose code
+ * is vyre_status_code(err->status) (never returns). */
 int vyre_lua_raise(lua_State *L, const char *fname, const struct vyre_error *err);
+/* Raises a vyre.Error with a stable code (docs/API.md "Errors": "arg", "type", "freed",
+ * "self", "unsupported", "limit", "oom", ...) and the text formatted as by
+ * lua_pushfstring, worded "vyre.fn: what. Fix: how" (never returns). */
+int vyre_lua_fail(lua_State *L, const char *code, const char *fmt, ...);
+/* Pushes (does not raise) the vyre.Error for text with code and the position prefix
+ * where (NULL: none), for callers that add fields (line, column) before lua_error. */
+void vyre_lua_pusherror(lua_State *L, const char *code, const char *text, const char *where);
+/* Pushes the Lua function registered with core.set_hook(name, fn) (lerror.c), or raises
+ * "fname: needs the Lua part of vyre" with code "unsupported". */
+void vyre_lua_pushhook(lua_State *L, const char *name, const char *fname);
+/* Pushes the hook registered under name (or nil) and returns its Lua type. */
+int vyre_lua_gethook(lua_State *L, const char *name);
+/* Registers the value at idx (a function or nil) as hook name; pushes the previous one
+ * and returns 1 (the result of core.set_hook and the two older setters of lmega.c). */
+int vyre_lua_sethook(lua_State *L, const char *name, int idx);
 
 /* The userdata of class tname at idx, or an error naming the method called and what it
  * got ("vyre.Launch:launch: called on a vyre.Buffer, not a vyre.Launch. Fix: ...") in
  * place of luaL_checkudata's "bad argument #1 to '?'". */
 void *vyre_lua_checkself(lua_State *L, int idx, const char *tname);
+/* The one wording of a wrong self, for checkers that know the method's full name fname
+ * ("vyre.Backend:run"): "fname: called on a X, not a TNAME. Fix: call it with a colon on a
+ * TNAME, e.g. obj:run(...)", code "self" (never returns). */
+int vyre_lua_wrongself(lua_State *L, int idx, const char *tname, const char *fname);
+
+/* The one option-key check of every options table the binding reads: raises "fname:
+ * unknown option 'k'. Fix: use A, B, ... (names are lower case)" when the table at t has
+ * a key not in allowed (NULL-ended), so a misspelt option is never ignored. The caller
+ * reads the values with lua_getfield. */
+void vyre_lua_checkopts(lua_State *L, int t, const char *const *allowed, const char *fname);
 
 /* The integer at idx (def when none or nil), else "fname: WHAT must be an integer (got
  * X). Fix: FIX" in place of luaL_optinteger's "bad argument #n to '?'". */
@@ -146,6 +185,9 @@ void vyre_lua_add_renamed(lua_State *L, const char *tname, const struct vyre_lua
 
 /* Per-file openers, called by luaopen_vyre_core with the module table on top of
  * the stack: each registers its classes and adds its functions to that table. */
+/* lerror.c: vyre.Error, core.error_new, core.extend, core.methods, core.set_hook */
+void vyre_lua_open_error(lua_State *L);
+void vyre_lua_open_gen(lua_State *L); /* lgen.c: core.random_kernel_text */
 void vyre_lua_open_program(lua_State *L);
 void vyre_lua_open_fuse(lua_State *L); /* lfuse.c: core.fuse */
 void vyre_lua_open_array(lua_State *L);

@@ -27,15 +27,15 @@ struct lvyre_worklist *lvyre_testworklist(lua_State *L, int idx) {
 static struct lvyre_worklist *check_live(lua_State *L, int idx, const char *fname) {
     struct lvyre_worklist *w = towl(L, idx);
     if (!w->live)
-        luaL_error(L,
-                   "%s: the worklist was freed. Fix: create a new one with be:worklist(type, "
-                   "capacity)",
-                   fname);
+        vyre_lua_fail(L, "freed",
+                      "%s: the worklist was freed. Fix: create a new one with be:worklist(type, "
+                      "capacity)",
+                      fname);
     if (!w->be->open)
-        luaL_error(L,
-                   "%s: the worklist's backend was freed. Fix: keep the backend open while "
-                   "its worklists are used",
-                   fname);
+        vyre_lua_fail(L, "freed",
+                      "%s: the worklist's backend was freed. Fix: keep the backend open while "
+                      "its worklists are used",
+                      fname);
     return w;
 }
 
@@ -50,13 +50,13 @@ static void release(struct lvyre_worklist *w) {
 
 int lvyre_worklist_overflow_error(lua_State *L, const char *fname, uint32_t capacity,
                                   uint32_t needed) {
-    return luaL_error(L,
-                      "%s: worklist overflow: a round pushed %I items into a worklist of "
-                      "capacity %I; the items past the capacity were not stored. Fix: create "
-                      "the worklist with a capacity of at least %I (be:worklist(type, %I)), or "
-                      "wl:clear() and run the round again",
-                      fname, (LUAI_UACINT)needed, (LUAI_UACINT)capacity, (LUAI_UACINT)needed,
-                      (LUAI_UACINT)needed);
+    return vyre_lua_fail(L, "limit",
+                         "%s: worklist overflow: a round pushed %I items into a worklist of "
+                         "capacity %I; the items past the capacity were not stored. Fix: create "
+                         "the worklist with a capacity of at least %I (be:worklist(type, %I)), or "
+                         "wl:clear() and run the round again",
+                         fname, (LUAI_UACINT)needed, (LUAI_UACINT)capacity, (LUAI_UACINT)needed,
+                         (LUAI_UACINT)needed);
 }
 
 /* The counts (CUDA: waits and downloads the header); raises on an overflow. */
@@ -87,14 +87,15 @@ int lvyre_backend_worklist(lua_State *L) {
                                       "give the most items one round may push, e.g. "
                                       "be:worklist('u32', 1 << 20)");
     if (t == VYRE_BOOL)
-        return luaL_error(L, "%s: worklist items cannot be bool. Fix: use u32 (0/1) items", fname);
+        return vyre_lua_fail(L, "type",
+                             "%s: worklist items cannot be bool. Fix: use u32 (0/1) items", fname);
     if (cap < 1 || cap > (lua_Integer)UINT32_MAX)
-        return luaL_error(L,
-                          "%s: capacity must be an integer from 1 to %I (got %s). Fix: give the "
-                          "most items one round may push, e.g. be:worklist('%s', 1 << 20)",
-                          fname, (LUAI_UACINT)UINT32_MAX,
-                          lua_isnoneornil(L, 3) ? "none" : luaL_tolstring(L, 3, NULL),
-                          vyre_type_name(t));
+        return vyre_lua_fail(L, "arg",
+                             "%s: capacity must be an integer from 1 to %I (got %s). Fix: give the "
+                             "most items one round may push, e.g. be:worklist('%s', 1 << 20)",
+                             fname, (LUAI_UACINT)UINT32_MAX,
+                             lua_isnoneornil(L, 3) ? "none" : luaL_tolstring(L, 3, NULL),
+                             vyre_type_name(t));
     vyre_cuda_device *dev = be->kind == LVYRE_CUDA ? lvyre_cuda_device(L, be, fname) : NULL;
     struct lvyre_worklist *w = lua_newuserdatauv(L, sizeof *w, 1);
     memset(w, 0, sizeof *w);
@@ -129,10 +130,10 @@ static int wl_push(lua_State *L) {
     struct lvyre_buffer *b = a ? NULL : lvyre_testbuffer(L, 2);
     if (b) {
         if (!b->live || b->be != w->be)
-            return luaL_error(L,
-                              "%s: the Buffer is freed or belongs to another backend. Fix: "
-                              "pass a live Buffer of the worklist's backend",
-                              fname);
+            return vyre_lua_fail(L, "backend",
+                                 "%s: the Buffer is freed or belongs to another backend. Fix: "
+                                 "pass a live Buffer of the worklist's backend",
+                                 fname);
         a = vyre_lua_newarray(L, b->type, b->count);
         size_t bytes = (size_t)(b->count * vyre_type_size(b->type));
         if (b->be->kind == LVYRE_CUDA) {
@@ -145,25 +146,25 @@ static int wl_push(lua_State *L) {
     } else if (!a && lua_type(L, 2) == LUA_TTABLE && !lua_getmetatable(L, 2)) {
         a = vyre_lua_array_fromtable(L, 2, w->type, fname, NULL);
     } else if (!a) {
-        return luaL_error(L,
-                          "%s: expected a table, a vyre.Array or a Buffer of %s (got %s). Fix: "
-                          "wl:push({1, 2, 3})",
-                          fname, vyre_type_name(w->type), luaL_typename(L, 2));
+        return vyre_lua_fail(L, "type",
+                             "%s: expected a table, a vyre.Array or a Buffer of %s (got %s). Fix: "
+                             "wl:push({1, 2, 3})",
+                             fname, vyre_type_name(w->type), luaL_typename(L, 2));
     }
     if (a->type != w->type)
-        return luaL_error(L,
-                          "%s: the values are %s, the worklist holds %s. Fix: convert them, "
-                          "e.g. vyre.array('%s', t)",
-                          fname, vyre_type_name(a->type), vyre_type_name(w->type),
-                          vyre_type_name(w->type));
+        return vyre_lua_fail(L, "type",
+                             "%s: the values are %s, the worklist holds %s. Fix: convert them, "
+                             "e.g. vyre.array('%s', t)",
+                             fname, vyre_type_name(a->type), vyre_type_name(w->type),
+                             vyre_type_name(w->type));
     struct vyre_worklist_arg s = state(L, w, fname);
     if (a->count > (uint64_t)(w->capacity - s.cur_count))
-        return luaL_error(L,
-                          "%s: %I values after %I current items need capacity %I, the worklist "
-                          "has %I. Fix: create it with be:worklist('%s', %I) or more",
-                          fname, (LUAI_UACINT)a->count, (LUAI_UACINT)s.cur_count,
-                          (LUAI_UACINT)(a->count + s.cur_count), (LUAI_UACINT)w->capacity,
-                          vyre_type_name(w->type), (LUAI_UACINT)(a->count + s.cur_count));
+        return vyre_lua_fail(L, "limit",
+                             "%s: %I values after %I current items need capacity %I, the worklist "
+                             "has %I. Fix: create it with be:worklist('%s', %I) or more",
+                             fname, (LUAI_UACINT)a->count, (LUAI_UACINT)s.cur_count,
+                             (LUAI_UACINT)(a->count + s.cur_count), (LUAI_UACINT)w->capacity,
+                             vyre_type_name(w->type), (LUAI_UACINT)(a->count + s.cur_count));
     if (w->be->kind == LVYRE_CUDA) {
         struct vyre_error err;
         if (vyre_cuda_worklist_push(w->cu, a->data, (uint32_t)a->count, &err) != VYRE_OK)

@@ -788,6 +788,41 @@ static void test_generated(void) {
     CHECK(tried >= 240);
 }
 
+/* vyre_program_copy gives the program the text parses to: equal, the same text and
+ * hash, unvalidated, and valid exactly when the original is; for grid and optimiser
+ * shapes too (it replaced print-and-parse copies in backend.c, mega.c, grid_launch.c,
+ * the optimiser and lmega.c). */
+static void test_copy(void) {
+    for (uint64_t seed = 1; seed <= 300; seed++) {
+        struct vyre_gen_options opt = {.max_stmts = 10,
+                                       .max_depth = 5,
+                                       .allow_barriers = seed % 2 == 0,
+                                       .allow_approx = seed % 3 == 0,
+                                       .allow_grid = seed % 4 == 0,
+                                       .allow_opt_shapes = seed % 7 == 0,
+                                       .allow_subgroup = seed % 11 == 0,
+                                       .allow_invalid = seed % 5 == 0};
+        vyre_program *p = vyre_gen_random(seed, &opt);
+        CHECK(p != NULL);
+        if (!p) continue;
+        struct vyre_error err;
+        bool valid = vyre_program_check(p, &err) == VYRE_OK;
+        vyre_program *q = NULL;
+        CHECK(vyre_program_copy(p, &q, &err) == VYRE_OK);
+        CHECK(q && vyre_program_equal(p, q));
+        CHECK(q && vyre_program_hash(p) == vyre_program_hash(q));
+        char *tp = NULL, *tq = NULL;
+        if (q && vyre_text_print(p, &tp, NULL) == VYRE_OK &&
+            vyre_text_print(q, &tq, NULL) == VYRE_OK)
+            CHECK(strcmp(tp, tq) == 0);
+        CHECK(q && (vyre_program_check(q, &err) == VYRE_OK) == valid);
+        vyre_free(tp);
+        vyre_free(tq);
+        vyre_program_free(q);
+        vyre_program_free(p);
+    }
+}
+
 int main(void) {
     RUN_TEST(test_canonical_texts);
     RUN_TEST(test_worklist_text);
@@ -802,5 +837,6 @@ int main(void) {
     RUN_TEST(test_mutations);
     RUN_TEST(test_broken_program);
     RUN_TEST(test_generated);
+    RUN_TEST(test_copy);
     return harness_finish();
 }

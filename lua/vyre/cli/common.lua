@@ -7,6 +7,7 @@
 -- exists but cannot be read), 2 the command line is wrong (unknown option, bad or
 -- out-of-range value, no FILE, a FILE that does not exist or is a directory).
 local vyre = require("vyre")
+local Err = require("vyre.errors")
 
 local M = {}
 
@@ -116,9 +117,11 @@ end
 
 --- Splits "what. Fix: how" into what, how (how is nil when there is no Fix part).
 function M.split_fix(msg)
-  local what, fix = msg:match("^(.-)%.? Fix: (.*)$")
-  if what then return what, fix end
-  return msg, nil
+  if Err.is(msg) then return msg.where .. msg.message:gsub("%.$", ""), msg.fix end
+  -- a reason returned as text (cuda.available): split by the core's one rule
+  local what, fix = Err.split(tostring(msg))
+  if fix then what = what:gsub("%.$", "") end
+  return what, fix
 end
 
 local function is_program(x)
@@ -138,7 +141,8 @@ local function entries_of(value, path)
       list[#list + 1] = { program = vyre.parse(v), label = label }
     elseif type(v) == "table" and v.program ~= nil then
       if not is_program(v.program) and type(v.program) ~= "string" then
-        error(("%s: the field 'program' is a %s. Fix: set program = vyre.program(...) or "
+        Err.raise("type",
+          ("%s: the field 'program' is a %s. Fix: set program = vyre.program(...) or "
           .. "vyre.parse(text)"):format(path, type(v.program)), 0)
       end
       local p = is_program(v.program) and v.program or vyre.parse(v.program)
@@ -152,12 +156,14 @@ local function entries_of(value, path)
     if type(value) == "table" and #value > 0 then
       for i, v in ipairs(value) do
         if not add(v, ("%s[%d]"):format(path, i)) then
-          error(("%s: element %d of the returned list is a %s. Fix: return Programs (or "
+          Err.raise("type",
+            ("%s: element %d of the returned list is a %s. Fix: return Programs (or "
             .. "{program = p, args = ...} tables)"):format(path, i, type(v)), 0)
         end
       end
     else
-      error(("%s: the file returned %s, not a program. Fix: end the file with `return p` "
+      Err.raise("type",
+        ("%s: the file returned %s, not a program. Fix: end the file with `return p` "
         .. "(a vyre.Program, program text, or {program = p, args = {...}, opts = {...}})")
         :format(path, value == nil and "nothing" or "a " .. type(value)), 0)
     end
@@ -185,11 +191,10 @@ function M.load_programs(path, extra)
   if not M.is_lua_file(path) then
     local ok, p = pcall(vyre.parse, src)
     if ok then return { { program = p, label = path, text = src } } end
-    local msg = tostring(p):gsub("^vyre%.parse: ", "")
-    local line, col, rest = msg:match("^line (%d+), column (%d+): (.*)$")
-    local what, fix = M.split_fix(rest or msg)
+    local what, fix = M.split_fix(p)
+    if Err.is(p) and p.reason then what = p.reason:gsub("%.$", "") end
     return nil, { { where = path, code = "syntax", message = what, fix = fix,
-      line = tonumber(line), column = tonumber(col) } }
+      line = Err.is(p) and p.line or nil, column = Err.is(p) and p.column or nil } }
   end
   local env = setmetatable({ vyre = vyre, arg = extra or {} }, { __index = _G })
   local chunk, lerr = load(src, "@" .. path, "t", env)
@@ -209,14 +214,14 @@ function M.load_programs(path, extra)
   core.validate = validate
   if ok then ok, value = pcall(entries_of, value, path) end
   if ok then return value end
-  local what, fix = M.split_fix(tostring(value))
+  local what, fix = M.split_fix(value)
   local f = failed[#failed]
   if not f then
     return nil, { { where = path, code = "lua", message = what,
       fix = fix or "correct the Lua code" } }
   end
   -- The DSL named the Lua line of the program's first problem: that one gets it.
-  local site = what:match("^vyre%.program: ([^:]+:%d+): ")
+  local site = Err.is(value) and value.site or nil
   local problems = {}
   for i, pr in ipairs(f.problems) do
     problems[i] = { where = i == 1 and site or path, program = f.program.name, code = pr.code,
@@ -263,13 +268,13 @@ function M.backend(name)
       why = err
     end
     if name == "cuda" then
-      local what, fix = M.split_fix(tostring(why))
+      local what, fix = M.split_fix(why)
       return nil, ("CUDA is not usable here: %s. Fix: %s--backend reference runs the same "
         .. "program on the CPU"):format(what, fix and (fix:gsub("%.$", "") .. "; or ") or "")
     end
     -- The reason without its Fix: the line says why, --backend cuda gives the whole text.
     return vyre.backend("reference"), ("backend: reference (CUDA not usable: %s)")
-      :format((M.split_fix(tostring(why))))
+      :format((M.split_fix(why)))
   end
   return vyre.backend("reference"), "backend: reference (CPU interpreter)"
 end

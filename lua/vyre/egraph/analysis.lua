@@ -19,6 +19,7 @@
 -- in bulk (add_many and union_many on the device), then a rebuild, until a round adds no
 -- e-node and merges nothing.
 local U = require("vyre.lib.util")
+local Err = require("vyre.errors")
 local scan = require("vyre.lib.scan")
 local S = require("vyre.egraph.store")
 local R = require("vyre.egraph.rebuild")
@@ -223,7 +224,9 @@ function AN.compute(eg, fname, idx)
       sweeps = sweeps + SWEEPS
       if res[1][SWEEPS] == 0 then break end
       if sweeps > 2 * nids + 2 * SWEEPS then
-        error("vyre.EGraph:" .. fname .. " internal: the analysis did not converge", 0)
+        Err.raise("internal", "vyre.EGraph:" .. fname
+          .. ": the analysis did not converge (a bug in vyre). Fix: "
+          .. "please report it with the rules and terms that led here", 0)
       end
     end
   end
@@ -279,7 +282,9 @@ function AN.modify(eg, fname)
     local n2, c2 = eg:size()
     if n2 == nodes and c2 == classes then break end
     if rounds > 64 then
-      error("vyre.EGraph:" .. fname .. " internal: constant folding did not settle", 0)
+      Err.raise("internal", "vyre.EGraph:" .. fname
+          .. ": constant folding did not settle (a bug in vyre). Fix: "
+          .. "please report it with the rules and terms that led here", 0)
     end
   end
   return rounds

@@ -157,7 +157,8 @@ function M.extract(eg, fname, roots, cost)
       if res[1][k] == 0 then done = true end
     end
     if not done and sweeps > n + SWEEPS then
-      error("vyre.EGraph:extract internal: costs did not converge", 0)
+      require("vyre.errors").raise("internal",
+        "vyre.EGraph:extract internal: costs did not converge", 0)
     end
   end
   if n > 0 then

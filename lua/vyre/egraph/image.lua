@@ -9,7 +9,7 @@
 -- registry. Class ids and children are canonical; children offsets are relative to the
 -- children span. Leaf rows (ops of arity 0) hold their payload as two children words.
 local lib = require("vyre.lib")
-local scan = require("vyre.lib.scan")
+local scan = require("vyre.lib.shared").scan
 local S = require("vyre.egraph.store")
 local K = require("vyre.egraph.kernels")
 local R = require("vyre.egraph.rebuild")
@@ -140,7 +140,7 @@ local CHECK = [[
 ]]
 
 local function check_kernel(be)
-  return require("vyre.lib.util").kernel(be, "egraph:check_image", function() return CHECK end)
+  return require("vyre.lib.shared").kernel(be, "egraph:check_image", function() return CHECK end)
 end
 
 local function check_spans(fname, spans, nbytes)

@@ -18,7 +18,7 @@
 -- so every union ends even when a load sees a stale pointer. The final pointers (after
 -- `eg_compress`, whose walks only read) are the set minima whatever the timing, and each
 -- successful CAS merges two sets, so merge counts are exact too.
-local U = require("vyre.lib.util")
+local U = require("vyre.lib.shared")
 
 local K = {}
 

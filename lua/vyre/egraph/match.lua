@@ -18,10 +18,10 @@
 -- The count kernel counts all matches, before `when` (stat[0], for the scheduler), and
 -- the kept ones (per invocation, for the scan); with filter = 1 only new matches are kept, with
 -- filter = 0 all are, and a layout with a flag column records which are new.
-local U = require("vyre.lib.util")
+local U = require("vyre.lib.shared")
 local lib = require("vyre.lib")
-local scan = require("vyre.lib.scan")
-local basic = require("vyre.lib.basic")
+local scan = require("vyre.lib.shared").scan
+local basic = require("vyre.lib.shared").basic
 local S = require("vyre.egraph.store")
 
 local M = {}

@@ -16,7 +16,7 @@
 -- per congruence class of e-nodes, the first in insertion order. Afterwards the children
 -- column is compacted too. Every count reported is exact and the same on both backends.
 local lib = require("vyre.lib")
-local scan = require("vyre.lib.scan")
+local scan = require("vyre.lib.shared").scan
 local S = require("vyre.egraph.store")
 local K = require("vyre.egraph.kernels")
 

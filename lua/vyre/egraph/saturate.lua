@@ -16,7 +16,7 @@
 -- and applied then, with the same substitution, so applying it again changes nothing:
 -- only new matches are applied. The scheduler still sees the count of all matches, so
 -- the e-graph after every iteration is the one the naive search gives.
-local U = require("vyre.lib.util")
+local U = require("vyre.lib.shared")
 local S = require("vyre.egraph.store")
 local rules = require("vyre.egraph.rules")
 local match = require("vyre.egraph.match")

@@ -6,8 +6,9 @@
 -- Counts: `nids` e-class ids ever handed out (ids are 0 .. nids-1, one per added e-node),
 -- `nrows` e-nodes, `nwords` words of the children column; `dev` holds how many of each
 -- are already on the device (the rest are staged). Every buffer is u32.
-local U = require("vyre.lib.util")
-local basic = require("vyre.lib.basic")
+local U = require("vyre.lib.shared")
+local E = require("vyre.errors")
+local basic = require("vyre.lib.shared").basic
 local K = require("vyre.egraph.kernels")
 
 local S = {}
@@ -19,11 +20,12 @@ S.LIMIT = 0xfffffff0
 
 -- Errors -------------------------------------------------------------------------------
 
---- Raises "vyre.EGraph:<fname>: <what>. Fix: <fix>" at the caller's line (fname may be a
---- full name such as "vyre.egraph" or "vyre.egraph.from_image").
-function S.raise(fname, what, fix)
+--- Raises "vyre.EGraph:<fname>: <what>. Fix: <fix>" (a vyre.Error with `code`, default
+--- "arg") at the caller's line (fname may be a full name such as "vyre.egraph" or
+--- "vyre.egraph.from_image").
+function S.raise(fname, what, fix, code)
   local full = fname:find("^vyre%.") and fname or ("vyre.EGraph:" .. fname)
-  U.raise_outside("egraph", ("%s: %s. Fix: %s"):format(full, what, fix))
+  E.raise_outside("egraph", code or "arg", E.format(full, what, fix))
 end
 
 local mt_name = U.mt_name
@@ -43,7 +45,7 @@ function S.run(eg, fname, steps, readback)
     { readback = readback, timed = clock and true or nil })
   if not ok then
     local full = fname:find("^vyre%.") and fname or ("vyre.EGraph:" .. fname)
-    error(("%s: %s"):format(full, tostring(res)), 0)
+    error(E.wrap(full .. ": ", res), 0) -- keeps the cause's code (oom, lost, driver)
   end
   if clock then S.tick(clock, t) end
   return res
@@ -299,14 +301,14 @@ end
 --- Array or a table is uploaded to a scratch buffer), and its element count.
 function S.device_u32(eg, fname, src, what, role)
   if S.is_buffer(src) then
-    if src.freed then S.raise(fname, what .. " was freed", "pass a live buffer") end
+    if src.freed then S.raise(fname, what .. " was freed", "pass a live buffer", "freed") end
     if src.type ~= "u32" then
-      S.raise(fname, ("%s is a %s buffer"):format(what, src.type), "pass a u32 buffer of ids")
+      S.raise(fname, ("%s is a %s buffer"):format(what, src.type), "pass a u32 buffer of ids",
+        "type")
     end
-    local kind = tostring(src):match("^vyre%.Buffer%((%w+)")
-    if kind and kind ~= eg.be.name then
+    if src.backend.name ~= eg.be.name then
       S.raise(fname, what .. " belongs to another backend",
-        "create it with the e-graph's backend")
+        "create it with the e-graph's backend", "backend")
     end
     S.check_not_own(eg, fname, src, what)
     return src, src.count
@@ -326,8 +328,8 @@ function S.device_u32(eg, fname, src, what, role)
     if n > 0 then
       local ok, err = pcall(b.upload, b, src)
       if not ok then
-        S.raise(fname, what .. " holds a value that is not a u32 id (" .. tostring(err)
-          :gsub("^.-: ", "") .. ")", "pass integer e-class ids")
+        S.raise(fname, what .. " holds a value that is not a u32 id (" .. E.parts(err) .. ")",
+          "pass integer e-class ids", E.code(err))
       end
     end
     return b, n
@@ -382,10 +384,9 @@ function S.add_leaves(eg, fname, op, src)
     end
     n = #src
     if S.is_buffer(src) then
-      local kind = tostring(src):match("^vyre%.Buffer%((%w+)")
-      if kind and kind ~= be.name then
+      if src.backend.name ~= be.name then
         S.raise(fname, "argument 2 (payloads) belongs to another backend",
-          "create it with the e-graph's backend")
+          "create it with the e-graph's backend", "backend")
       end
       S.check_not_own(eg, fname, src, "argument 2 (payloads)")
       buf = src

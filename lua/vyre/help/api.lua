@@ -11,7 +11,11 @@ PTX (vyre.ptx), host arrays (vyre.array) and backends (vyre.backend): CUDA when 
 else the CPU reference interpreter, with bit-identical results. Types: Program, Array,
 Backend, Buffer, Kernel, Launch, Graph; DSL: Builder (the k of a program body), Expr.
 Modules: vyre.cuda, vyre.reference, vyre.lib, vyre.egraph (EGraph); planning:
-vyre.policy, vyre.profiles, vyre.plan_view, vyre.planners.*. vyre.help(x) explains any.]=],
+vyre.policy, vyre.profiles, vyre.plan_view, vyre.planners.*. vyre.help(x) explains any.
+Errors are vyre.Error values: err.code (stable: "arg", "type", "self", "freed", "backend",
+"unsupported", "limit", "oom", "parse", "validate", "runtime", "driver", "no_cuda",
+"lost", "io", "internal"), err.message, err.fix; tostring(err) is the whole
+"vyre.fn: what. Fix: how" (docs/ERRORS.md).]=],
   ["vyre.version"] = [=[
 vyre.version -> "0.1.0"
 The library version (also in the disk cache key of compiled kernels).]=],
@@ -352,7 +356,8 @@ Releases this backend object (its buffers and kernels keep the device until free
 
   ["Buffer"] = [=[
 vyre.Buffer — a resident buffer (device memory on CUDA, host memory on the reference)
-Fields: buf.type, buf.count, buf.bytes, buf.freed; #buf. Bind it by name in launches.]=],
+Fields: buf.type, buf.count, buf.bytes, buf.freed, buf.backend (the Backend that made it);
+#buf. Bind it by name in launches.]=],
   ["Buffer:upload"] = [=[
 buf:upload(array | table | binary string [, {first = i} | {byte_offset = o}]) -> buf
 Copies host data into the buffer, from element first (1-based) or, by name, at a byte

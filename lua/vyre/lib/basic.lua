@@ -1,5 +1,6 @@
 -- vyre.lib.basic — fill, iota and copy (docs/LIB.md): one invocation per element.
 local U = require("vyre.lib.util")
+local core = require("vyre.core")
 
 local M = {}
 
@@ -30,41 +31,6 @@ local COPY = [[
   (let i (gid x))
   (if (lt i n) (then (store dst i (load src i)))))
 ]]
-
--- Seeded random elements (buf:random on CUDA, lgen.c): element i is splitmix64 draw i
--- from the seed, made into the element exactly as the host loop does. $V is the value.
-local RANDOM = [[
-(program lib_random_$T (workgroup 256)
-  (buffer buf $T write)
-  (param seed u64)
-  (param lo $F)
-  (param hi $F)
-  (param prev $F)
-  (param ilo u64)
-  (param span u64)
-  (param n u32)
-  (let i (gid x))
-  (if (lt i n) (then
-    (let z0 (add seed (mul (add (cast u64 i) 1u64) 11400714819323198485u64)))
-    (let z1 (mul (xor z0 (shr z0 30u64)) 13787848793156543929u64))
-    (let z2 (mul (xor z1 (shr z1 27u64)) 10723151780598845931u64))
-    (let x (xor z2 (shr z2 31u64)))
-    $STORE)))
-]]
-
--- The store of the element made from draw x, per type: bool the top bit; a float in
--- [lo, hi) from the top 24 or 53 bits (prev, the value just below hi, for draws that round
--- up to hi); an integer ilo + floor(x * span / 2^64), or x itself when span is 0.
-local FLOAT_STORE = [[(let r (add lo (mul (sub hi lo) (mul (cast %s (shr x %du64)) %s))))
-    (store buf i (select (ge r hi) prev r))]]
-local RANDOM_STORE = {
-  bool = "(store buf i (ne (shr x 63u64) 0u64))",
-  f32 = FLOAT_STORE:format("f32", 40, "0x1p-24f32"),
-  f64 = FLOAT_STORE:format("f64", 11, "0x1p-53f64"),
-}
-local INT_VALUE = "(select (eq span 0u64) x (add ilo (mulhi x span)))"
-local INT_CAST = { u64 = "%s", i64 = "(bitcast i64 %s)", u32 = "(cast u32 %s)",
-  i32 = "(cast i32 %s)" }
 
 --- The text of lib.copy's kernel for type t (the fake CUDA driver computes only programs
 --- a test registered).
@@ -226,10 +192,10 @@ M.fill = M.plain("fill")
 M.iota = M.plain("iota")
 M.copy = M.plain("copy")
 
+-- buf:random's kernel: written by src/lvyre/lgen.c from the description its host loop
+-- (a:random, reference buffers) uses too, so the elements match bit for bit.
 local function random_text(t)
-  local float = t == "f32" or t == "f64"
-  local store = RANDOM_STORE[t] or ("(store buf i %s)"):format(INT_CAST[t]:format(INT_VALUE))
-  return U.fill(RANDOM, { T = t, F = float and t or "u64", STORE = store })
+  return core.random_kernel_text(t)
 end
 
 --- The texts of the kernels M.generate may launch (the fake CUDA driver computes only

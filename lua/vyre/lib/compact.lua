@@ -10,6 +10,7 @@
 -- condition is a flags buffer, a predicate written as text over `x`, or a Lua function
 -- that builds the predicate with the DSL (called once per function and element type).
 local U = require("vyre.lib.util")
+local Err = require("vyre.errors")
 local callback = require("vyre.callback")
 local reduce = require("vyre.lib.reduce")
 local scan = require("vyre.lib.scan")
@@ -122,11 +123,14 @@ local fn_preds = setmetatable({}, { __mode = "k" })
 -- The DSL's "vyre.program: [where: ]what. Fix: how" as (what, how), without the position
 -- and without the k:when this file adds.
 local function dsl_message(err)
-  local msg = tostring(err)
-  msg = msg:match("vyre%.program: (.*)$") or msg
-  msg = msg:gsub("^k:when: ", "")
-  local what, fix = msg:match("^(.-)%.?%s+Fix: (.*)$")
-  return what or msg, fix
+  if Err.is(err) and err.reason then
+    local op = err.op
+    if op == "k:when" then return err.reason, err.fix end
+    return (op:find("^vyre%.") and "" or op .. ": ") .. err.reason, err.fix
+  end
+  local what, fix = Err.parts(err)
+  if fix then what = what:gsub("%.$", "") end
+  return what, fix
 end
 
 --- The predicate text that fn builds for an element of type t: fn gets the element as a

@@ -5,6 +5,7 @@
 -- be:sequence (optionally timed).
 local vyre = require("vyre")
 local core = require("vyre.core")
+local E = require("vyre.errors")
 
 local U = {}
 
@@ -18,28 +19,10 @@ U.MAXG = 1024       -- most workgroups of a chunked pass (about one wave on an H
 
 -- Errors ----------------------------------------------------------------------------
 
---- Raises msg at the line of the first caller whose file is not under lua/vyre/<dir>
---- ("lib", "egraph"): errors of vyre.lib and vyre.egraph point at the user's code.
-function U.raise_outside(dir, msg)
-  local lvl = 2 -- the caller; getinfo and error count from this frame alike
-  while true do
-    local info = debug.getinfo(lvl, "S")
-    if not info then
-      lvl = 0
-      break
-    end
-    local src = info.source or ""
-    if not src:find("vyre/" .. dir, 1, true) and not src:find("vyre\\" .. dir, 1, true) then
-      break
-    end
-    lvl = lvl + 1
-  end
-  error(msg, lvl)
-end
-
---- Raises "vyre.lib.<name>: <what>. Fix: <fix>" at the caller's line.
-function U.raise(name, what, fix)
-  U.raise_outside("lib", ("vyre.lib.%s: %s. Fix: %s"):format(name, what, fix))
+--- Raises "vyre.lib.<name>: <what>. Fix: <fix>" (a vyre.Error with `code`, default
+--- "arg"; lua/vyre/errors.lua) at the line of the first caller outside lua/vyre/lib.
+function U.raise(name, what, fix, code)
+  E.raise_outside("lib", code or "arg", E.format("vyre.lib." .. name, what, fix))
 end
 
 --- The __name of v's metatable (vyre.Buffer, vyre.Backend, ...), or nil.
@@ -58,10 +41,10 @@ end
 function U.check_backend(name, be)
   if mt_name(be) ~= "vyre.Backend" then
     U.raise(name, "argument 1 must be a vyre.Backend, got " .. describe(be),
-      "pass vyre.backend() or require('vyre.cuda').device(0) as the first argument")
+      "pass vyre.backend() or require('vyre.cuda').device(0) as the first argument", "type")
   end
   if be.freed then
-    U.raise(name, "the backend was freed", "use a live backend")
+    U.raise(name, "the backend was freed", "use a live backend", "freed")
   end
 end
 
@@ -80,15 +63,15 @@ U.list_has = list_has
 function U.check_buffer(name, be, buf, what, types)
   if mt_name(buf) ~= "vyre.Buffer" then
     U.raise(name, ("%s must be a vyre.Buffer, got %s"):format(what, describe(buf)),
-      "create it with be:buffer(type, n | array) on the backend you pass")
+      "create it with be:buffer(type, n | array) on the backend you pass", "type")
   end
   if buf.freed then
-    U.raise(name, what .. " was freed", "pass a live buffer")
+    U.raise(name, what .. " was freed", "pass a live buffer", "freed")
   end
-  local kind = tostring(buf):match("^vyre%.Buffer%((%w+)")
-  if kind and kind ~= be.name then
+  local kind = buf.backend.name
+  if kind ~= be.name then
     U.raise(name, ("%s belongs to a %s backend, not to the %s backend passed"):format(
-      what, kind, be.name), "create buffers with the backend you pass to vyre.lib")
+      what, kind, be.name), "create buffers with the backend you pass to vyre.lib", "backend")
   end
   if types and not list_has(types, buf.type) then
     U.raise(name, ("%s has type %s, which is not supported here"):format(what, buf.type),
@@ -210,7 +193,9 @@ end
 function U.fill(template, vars)
   return (template:gsub("%$(%u[%u%d]*)", function(k)
     local v = vars[k]
-    if v == nil then error("vyre.lib internal: template variable $" .. k .. " unset", 2) end
+    if v == nil then
+      E.raise("internal", "vyre.lib internal: template variable $" .. k .. " unset", 2)
+    end
     return tostring(v)
   end))
 end
@@ -241,7 +226,7 @@ function U.kernel(be, key, gen)
     local text = gen()
     local ok, p = pcall(vyre.parse, text)
     if not ok then
-      error("vyre.lib internal: kernel " .. key .. " does not parse: " .. tostring(p)
+      E.raise("internal", "vyre.lib internal: kernel " .. key .. " does not parse: " .. tostring(p)
         .. "\n" .. text, 0)
     end
     k = be:compile(p)
@@ -263,8 +248,9 @@ function U.user_kernel(name, be, key, text, fix)
   if k then return k end
   local ok, res = pcall(function() return be:compile(vyre.parse(text)) end)
   if not ok then
-    local msg = tostring(res):gsub("^.-vyre%.", "vyre.", 1)
-    U.raise(name, "the predicate does not compile (" .. msg .. ")", fix)
+    local msg, why = E.parts(res)
+    if why then msg = msg .. " Fix: " .. why end
+    U.raise(name, "the predicate does not compile (" .. msg .. ")", fix, E.code(res))
   end
   c[key] = res
   return res
@@ -434,12 +420,11 @@ function U.run(name, be, steps, readback, timed)
   end
   local ok, res, t = pcall(be.sequence, be, steps, { readback = readback, timed = timed })
   if not ok then
-    local msg = tostring(res)
-    if msg:find("of this", 1, true) and msg:find("backend", 1, true) then
+    if E.code(res) == "backend" then
       U.raise(name, "a buffer passed belongs to another backend object than the one passed",
-        "create every buffer with the backend you pass to vyre.lib")
+        "create every buffer with the backend you pass to vyre.lib", "backend")
     end
-    error(("vyre.lib.%s: %s"):format(name, msg), 0)
+    error(E.wrap(("vyre.lib.%s: "):format(name), res), 0)
   end
   return res, t
 end

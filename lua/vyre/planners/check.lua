@@ -1,11 +1,13 @@
 -- vyre.planners.check — argument checks shared by the planners, so every planner words
 -- its errors the same way: "fname: what went wrong. Fix: how". `level` counts from the
 -- planner function the user called (1 = that function's caller).
+local Err = require("vyre.errors")
 local M = {}
 
 --- Raises "fname: what. Fix: fix" at the caller of the planner function.
 function M.fail(fname, what, fix, level)
-  error(("%s: %s. Fix: %s"):format(fname, what, fix), (level or 1) + 2)
+  -- reason: what went wrong without the name, for a planner that re-words the error
+  Err.raise("arg", Err.format(fname, what, fix), (level or 1) + 2, { reason = what })
 end
 
 function M.table(v, name, fname, fix)

@@ -101,7 +101,7 @@ function M.sample(plan, measured)
   local ok, err = pcall(gate.csv, { s })
   if not ok then
     check.fail(fname, ("the measurement does not make a sample: %s"):format(
-      tostring(err):gsub("^.-vyre%.planners%.speedup_gate%.csv: ", ""):gsub("%. Fix:.*$", "")),
+      require("vyre.errors").is(err) and err.reason or tostring(err)),
       "give host_orchestrated_ns, resident_ns, graph_nodes, graph_edges and the device's "
       .. "memory and compute capability (or profile =)")
   end

@@ -113,11 +113,7 @@ enum vyre_status vyre_cu_grid_attach(vyre_cuda_kernel *k, vyre_program *p, struc
     k->grid = gk;
     gk->nargs = 2 * p->nbuffers + p->nparams;
     gk->mode = "none";
-    char *text = NULL;
-    size_t len = 0;
-    if (vyre_text_print(p, &text, &len) != VYRE_OK) return nomem(err);
-    enum vyre_status st = vyre_text_parse(text, len, &gk->prog, err);
-    vyre_free(text);
+    enum vyre_status st = vyre_program_copy(p, &gk->prog, err);
     if (st == VYRE_OK) st = vyre_ensure_valid(gk->prog, err);
     if (st != VYRE_OK) return st;
     if (!vyre_sections(gk->prog, &gk->sections, &gk->nsections)) return nomem(err);

@@ -45,4 +45,37 @@ const char *vyre_status_name(enum vyre_status status) {
     return "unknown status";
 }
 
+const char *vyre_status_code(enum vyre_status status) {
+    switch (status) {
+    case VYRE_OK: return "ok";
+    case VYRE_ERR_NOMEM: return "oom";
+    case VYRE_ERR_ARG: return "arg";
+    case VYRE_ERR_SYNTAX: return "parse";
+    case VYRE_ERR_INVALID: return "validate";
+    case VYRE_ERR_RUNTIME: return "runtime";
+    case VYRE_ERR_UNSUPPORTED: return "unsupported";
+    case VYRE_ERR_LIMIT: return "limit";
+    case VYRE_ERR_CUDA: return "driver";
+    case VYRE_ERR_NO_CUDA: return "no_cuda";
+    case VYRE_ERR_DEVICE_LOST: return "lost";
+    case VYRE_ERR_IO: return "io";
+    }
+    return "internal";
+}
+
+/* The house wording is "what. Fix: how": the fix is the text after the last "Fix: " that
+ * starts the message or follows a space or newline. Kept here, beside the record every
+ * message is written into, so no layer above reads another's wording. */
+const char *vyre_error_fix(const char *message, size_t *what_len) {
+    const char *fix = NULL;
+    for (const char *s = message ? strstr(message, "Fix: ") : NULL; s; s = strstr(s + 1, "Fix: "))
+        if (s == message || s[-1] == ' ' || s[-1] == '\n') fix = s;
+    if (what_len) {
+        size_t n = fix ? (size_t)(fix - message) : (message ? strlen(message) : 0);
+        while (fix && n > 0 && (message[n - 1] == ' ' || message[n - 1] == '\n')) n--;
+        *what_len = n;
+    }
+    return fix ? fix + 5 : NULL;
+}
+
 void vyre_free(void *ptr) { free(ptr); }

@@ -394,13 +394,8 @@ static enum vyre_status step_text(const struct vyre_mega_step *st, uint32_t j, c
                                   bool same_wg, struct sbuf *text, struct sbuf *decls,
                                   struct vyre_error *err) {
     const vyre_program *sp = st->program;
-    char *src = NULL;
-    size_t len = 0;
-    if (vyre_text_print(sp, &src, &len) != VYRE_OK)
-        return fail(err, VYRE_ERR_NOMEM, "out of memory. Fix: free memory");
     vyre_program *p = NULL;
-    enum vyre_status s = vyre_text_parse(src, len, &p, err);
-    vyre_free(src);
+    enum vyre_status s = vyre_program_copy(sp, &p, err);
     if (s != VYRE_OK) return s;
     const uint32_t *w = sp->workgroup;
     uint32_t t = w[0] * w[1] * w[2], mt = mw[0] * mw[1] * mw[2];

@@ -96,12 +96,6 @@ enum vyre_status vyre_opt_resolve(const struct vyre_opt_options *given,
     return vyre_opt_options_default(out, err);
 }
 
-static enum vyre_status reparse(const char *text, vyre_program **out, struct vyre_error *err) {
-    enum vyre_status st = vyre_text_parse(text, strlen(text), out, err);
-    if (st == VYRE_OK) st = vyre_ensure_valid(*out, err);
-    return st;
-}
-
 static uint32_t run_pass(int i, vyre_program *p) {
     switch (i) {
     case P_FOLD: return vyre_opt_fold_count(p);
@@ -137,12 +131,9 @@ enum vyre_status vyre_opt_run(vyre_program **pp, const struct vyre_opt_options *
         stats->rounds++;
         for (int i = 0; i < P_COUNT; i++) {
             if (!*field(&on, i)) continue;
-            char *snap = NULL;
-            size_t len = 0;
-            if (vyre_text_print(*pp, &snap, &len) != VYRE_OK)
-                return vyre_error_set(err, VYRE_ERR_NOMEM,
-                                      "optimiser: out of memory. Fix: "
-                                      "free memory");
+            vyre_program *snap = NULL;
+            st = vyre_program_copy(*pp, &snap, err);
+            if (st != VYRE_OK) return st;
             uint32_t n = run_pass(i, *pp);
             bool ok = !(*pp)->oom;
             if (ok && n) {
@@ -153,17 +144,18 @@ enum vyre_status vyre_opt_run(vyre_program **pp, const struct vyre_opt_options *
             }
             if (!ok) {
                 /* undo: back to the snapshot, and this pass is off from now on */
-                vyre_program *back = NULL;
-                st = reparse(snap, &back, err);
-                vyre_free(snap);
-                if (st != VYRE_OK) return st;
+                st = vyre_ensure_valid(snap, err);
+                if (st != VYRE_OK) {
+                    vyre_program_free(snap);
+                    return st;
+                }
                 vyre_program_free(*pp);
-                *pp = back;
+                *pp = snap;
                 *field(&on, i) = false;
                 stats->undone++;
                 continue;
             }
-            vyre_free(snap);
+            vyre_program_free(snap);
             *counts[i] += n;
             changed += n;
         }
@@ -186,13 +178,9 @@ enum vyre_status vyre_program_optimize(vyre_program *p, const struct vyre_opt_op
     if (st != VYRE_OK) return st;
     st = vyre_ensure_valid(p, err);
     if (st != VYRE_OK) return st;
-    char *text = NULL;
-    size_t len = 0;
-    if (vyre_text_print(p, &text, &len) != VYRE_OK)
-        return vyre_error_set(err, VYRE_ERR_NOMEM, "optimiser: out of memory. Fix: free memory");
     vyre_program *q = NULL;
-    st = reparse(text, &q, err);
-    vyre_free(text);
+    st = vyre_program_copy(p, &q, err);
+    if (st == VYRE_OK) st = vyre_ensure_valid(q, err);
     if (st == VYRE_OK) st = vyre_opt_run(&q, &opts, report, NULL, err);
     if (st != VYRE_OK) {
         vyre_program_free(q);

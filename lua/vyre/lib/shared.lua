@@ -1,0 +1,19 @@
+-- vyre.lib.shared — the helpers of vyre.lib that other layers (vyre.egraph) may use, and
+-- the only way they reach inside vyre.lib: the rest of lua/vyre/lib is private to it, so
+-- vyre.lib can change its helpers without breaking a caller it does not know. Besides
+-- these, other layers call vyre.lib's public functions (require("vyre.lib")).
+local U = require("vyre.lib.util")
+local basic = require("vyre.lib.basic")
+local scan = require("vyre.lib.scan")
+
+return {
+  fill = U.fill,         -- text templating: $NAME -> vars[NAME]
+  kernel = U.kernel,     -- the per-backend cache of compiled kernels
+  overlap = U.overlap,   -- how the memory of two buffers relates (nil, "same", "overlap")
+  mt_name = U.mt_name,   -- the __name of a value's metatable
+  list_has = U.list_has, -- membership in a list
+  cdiv = U.cdiv,         -- ceil(a / b)
+  -- launch builders that append to a be:sequence step list
+  scan = { steps = scan.steps },
+  basic = { fill_steps = basic.fill_steps },
+}
