@@ -154,9 +154,12 @@ describe("error objects on the reference backend", function()
   common_cases(function() return vyre.backend("reference") end)
 end)
 
-describe("error objects on the fake CUDA driver #fakecuda", function()
-  common_cases(H.fake_backend)
-end)
+-- (only where the fake driver is loaded: a GPU run sets up no fake describes)
+if H.fake_loaded() then
+  describe("error objects on the fake CUDA driver #fakecuda", function()
+    common_cases(H.fake_backend)
+  end)
+end
 
 describe("error objects on CUDA #gpu", function()
   common_cases(function() return assert(vyre.backend("cuda")) end)
