@@ -89,6 +89,13 @@ describe("the reference run guard", function()
     assert.matches("stopped after 77 steps", out, 1, true)
   end)
 
+  -- Shell lines that wait (up to 30 s) until FILE holds MARKER: the child has started
+  -- and is about to run, so the signal cannot land while Lua is still loading.
+  local function WAIT_FOR(marker, file)
+    return ("i=0; while ! grep -q %s '%s' 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; "
+      .. "i=$((i + 1)); done\n"):format(marker, file)
+  end
+
   it("turns Ctrl-C (SIGINT) into an error and the script goes on", function()
     local script = os.tmpname()
     local f = assert(io.open(script, "w"))
@@ -98,8 +105,10 @@ describe("the reference run guard", function()
       "print(ok, e)\nprint('still alive')\n")
     f:close()
     local sh = assert(io.open(script .. ".sh", "w"))
-    sh:write(LUA, " ", script, " > ", script, ".out 2>&1 &\npid=$!\nsleep 1\n",
-      "kill -INT $pid\nwait $pid\necho rc=$?\n")
+    -- the signal goes once the child says it is spinning (a loaded machine may take
+    -- longer than any fixed delay to start it), then a little later, inside the run
+    sh:write(LUA, " ", script, " > ", script, ".out 2>&1 &\npid=$!\n", WAIT_FOR("spinning",
+      script .. ".out"), "sleep 0.5\n", "kill -INT $pid\nwait $pid\necho rc=$?\n")
     sh:close()
     local h = io.popen("sh " .. script .. ".sh")
     local rc = h:read("a")
@@ -137,14 +146,15 @@ describe("the reference run guard", function()
   -- Runs `body` (Lua) in a child lua5.4 and sends it SIGINT after `delay` seconds;
   -- returns the child's output and its "rc=N" line. `timeout` ends a child that
   -- ignored the signal (rc=124).
-  local function interrupted_child(body, delay)
+  local function interrupted_child(body, delay, marker)
     local script = os.tmpname()
     local f = assert(io.open(script, "w"))
     f:write("local vyre = require('vyre')\nlocal be = vyre.reference.new()\n", body)
     f:close()
     local sh = assert(io.open(script .. ".sh", "w"))
-    sh:write("timeout 30 env ", LUA, " ", script, " > ", script, ".out 2>&1 &\npid=$!\nsleep ",
-      delay, "\nkill -INT $pid\nwait $pid\necho rc=$?\n")
+    sh:write("timeout 30 env ", LUA, " ", script, " > ", script, ".out 2>&1 &\npid=$!\n",
+      WAIT_FOR(marker, script .. ".out"), "sleep ", delay,
+      "\nkill -INT $pid\nwait $pid\necho rc=$?\n")
     sh:close()
     local h = io.popen("sh " .. script .. ".sh")
     local rc = h:read("a")
@@ -163,7 +173,7 @@ describe("the reference run guard", function()
       "io.stdout:write('running\\n') io.stdout:flush()\n",
       "local ok, e = pcall(be.run, be, vyre.parse([[", WIDE, "]]), {o = {0}},\n",
       "  {grid = {2147483647, 65535, 1}})\n",
-      "print(ok, e)\nprint('still alive')\n" }), 1)
+      "print(ok, e)\nprint('still alive')\n" }), 0.5, "running")
     assert.matches("rc=0", rc, 1, true)
     assert.matches("program 'wide' was interrupted", out, 1, true)
     assert.matches("still alive", out, 1, true)
@@ -176,10 +186,11 @@ describe("the reference run guard", function()
     local out, rc = interrupted_child(table.concat({
       "local p = vyre.parse([[", WIDE, "]])\n",
       "local t0 = os.time()\n",
+      "io.stdout:write('looping\\n') io.stdout:flush()\n",
       "while os.time() - t0 < 8 do\n",
       "  local ok, e = pcall(be.run, be, p, {o = {0}}, {grid = {2000}})\n",
       "  if not ok then print('stopped: ' .. tostring(e)) os.exit(3) end\n",
-      "end\nprint('all runs completed')\n" }), 1)
+      "end\nprint('all runs completed')\n" }), 0.5, "looping")
     assert.is_nil(out:find("all runs completed", 1, true))
     assert.matches("rc=3", rc, 1, true)
     assert.truthy(out:find("interrupted", 1, true))
