@@ -18,61 +18,10 @@ local NUM = { "i32", "u32", "i64", "u64", "f32", "f64" }
 
 -- Lua models of the types ------------------------------------------------------------
 
-local function f32(x)
-  return (string.unpack("<f", string.pack("<f", x)))
-end
-
-local NAN = 0 / 0
-local function isnan(x) return x ~= x end
-
-local function fmin(a, b)
-  if isnan(a) then return b end
-  if isnan(b) then return a end
-  if a == 0 and b == 0 then return (1 / a < 0) and a or b end
-  return a < b and a or b
-end
-
-local function fmax(a, b)
-  if isnan(a) then return b end
-  if isnan(b) then return a end
-  if a == 0 and b == 0 then return (1 / a > 0) and a or b end
-  return a > b and a or b
-end
-
-local function wrap_i32(v) return ((v + 0x80000000) & 0xffffffff) - 0x80000000 end
-
-local OPS = {
-  i32 = { add = function(a, b) return wrap_i32(a + b) end, min = math.min, max = math.max },
-  u32 = { add = function(a, b) return (a + b) & 0xffffffff end, min = math.min,
-    max = math.max },
-  i64 = { add = function(a, b) return a + b end, min = math.min, max = math.max },
-  u64 = { add = function(a, b) return a + b end,
-    min = function(a, b) return math.ult(b, a) and b or a end,
-    max = function(a, b) return math.ult(a, b) and b or a end },
-  f32 = { add = function(a, b) return f32(a + b) end, min = fmin, max = fmax },
-  f64 = { add = function(a, b) return a + b end, min = fmin, max = fmax },
-}
-
-local IDENTITY = {
-  i32 = { add = 0, min = 0x7fffffff, max = -0x80000000 },
-  u32 = { add = 0, min = 0xffffffff, max = 0 },
-  i64 = { add = 0, min = math.maxinteger, max = math.mininteger },
-  u64 = { add = 0, min = -1, max = 0 },
-  f32 = { add = -0.0, min = NAN, max = NAN },
-  f64 = { add = -0.0, min = NAN, max = NAN },
-}
-
-local function is_float(t) return t == "f32" or t == "f64" end
-
--- Bit-exact equality of two values of type t (floats: -0 differs from +0), except that
--- any two NaNs are the same (vyre leaves NaN payloads free).
-local function same(t, a, b)
-  if a == b then
-    if a == 0 and is_float(t) then return 1 / a == 1 / b end
-    return true
-  end
-  return is_float(t) and isnan(a) and isnan(b)
-end
+local LM = require("spec.lib_model")
+local f32, NAN, isnan, fmin, fmax = LM.f32, LM.NAN, LM.isnan, LM.fmin, LM.fmax
+local wrap_i32, OPS, IDENTITY, is_float, same = LM.wrap_i32, LM.OPS, LM.IDENTITY,
+  LM.is_float, LM.same
 
 -- Random values of type t (floats over many exponents, exactly representable).
 local function random_value(t)
