@@ -5,7 +5,7 @@
  * (PyTorch's dependency) puts it — a fixed list of globs, see `search` below and
  * docs/MULTIGPU.md. Before the first dlopen NCCL_NVLS_ENABLE=0 is set unless the
  * environment sets it: NVLink multicast can put shared GPUs out of service, and vyre
- * never asks for it (nor calls cuMulticastCreate). Also the unique id as hex text and
+ * never asks for it (nor creates driver multicast objects). Also the unique id as hex text and
  * NCCL's errors as vyre errors. */
 #define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
