@@ -23,21 +23,7 @@ local f32, NAN, isnan, fmin, fmax = LM.f32, LM.NAN, LM.isnan, LM.fmin, LM.fmax
 local wrap_i32, OPS, IDENTITY, is_float, same = LM.wrap_i32, LM.OPS, LM.IDENTITY,
   LM.is_float, LM.same
 
--- Random values of type t (floats over many exponents, exactly representable).
-local function random_value(t)
-  if t == "i32" then return math.random(-0x80000000, 0x7fffffff) end
-  if t == "u32" then return math.random(0, 0xffffffff) end
-  if t == "i64" or t == "u64" then return math.random(0) end
-  local v = (math.random() * 2 - 1) * 2.0 ^ math.random(-12, 12)
-  return t == "f32" and f32(v) or v
-end
-
-local function random_list(t, n, seed)
-  math.randomseed(seed)
-  local xs = {}
-  for i = 1, n do xs[i] = random_value(t) end
-  return xs
-end
+local random_value, random_list = LM.random_value, LM.random_list
 
 -- Compares a downloaded Array with a Lua list (first #want elements).
 local function assert_list(t, want, got, what)

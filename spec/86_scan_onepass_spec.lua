@@ -20,7 +20,7 @@ local OPS_ = { "add", "min", "max" }
 -- Lua models of the types (spec/lib_model.lua, shared with spec 17) ------------------------
 
 local LM = require("spec.lib_model")
-local f32, OPS, IDENTITY, is_float, same = LM.f32, LM.OPS, LM.IDENTITY, LM.is_float, LM.same
+local OPS, IDENTITY, is_float, same = LM.OPS, LM.IDENTITY, LM.is_float, LM.same
 
 local function init_of(t, op, excl)
   if excl and op == "add" and is_float(t) then return 0.0 end
@@ -28,19 +28,7 @@ local function init_of(t, op, excl)
 end
 
 
-local function random_value(t)
-  if t == "i32" then return math.random(-0x80000000, 0x7fffffff) end
-  if t == "u32" then return math.random(0, 0xffffffff) end
-  if t == "i64" or t == "u64" then return math.random(0) end
-  local v = (math.random() * 2 - 1) * 2.0 ^ math.random(-12, 12)
-  return t == "f32" and f32(v) or v
-end
-local function random_list(t, n, seed)
-  math.randomseed(seed)
-  local xs = {}
-  for i = 1, n do xs[i] = random_value(t) end
-  return xs
-end
+local random_list = LM.random_list
 
 -- The expected scan: the association order's model for floats, the plain fold otherwise
 -- (integer ops give the same bits in any order).

@@ -59,4 +59,22 @@ function M.same(t, a, b)
   return M.is_float(t) and M.isnan(a) and M.isnan(b)
 end
 
+--- A random value of type t (floats of either sign over 2^-12 .. 2^12, exactly
+--- representable in t).
+function M.random_value(t)
+  if t == "i32" then return math.random(-0x80000000, 0x7fffffff) end
+  if t == "u32" then return math.random(0, 0xffffffff) end
+  if t == "i64" or t == "u64" then return math.random(0) end
+  local v = (math.random() * 2 - 1) * 2.0 ^ math.random(-12, 12)
+  return t == "f32" and M.f32(v) or v
+end
+
+--- n random values of type t from seed.
+function M.random_list(t, n, seed)
+  math.randomseed(seed)
+  local xs = {}
+  for i = 1, n do xs[i] = M.random_value(t) end
+  return xs
+end
+
 return M
