@@ -466,17 +466,31 @@ void vyre_nccl_probe(struct vyre_nccl_info *out);
 enum vyre_status vyre_nccl_id(char out[VYRE_NCCL_ID_CHARS + 1], struct vyre_error *err);
 
 typedef struct vyre_nccl_comm vyre_nccl_comm; /* one rank's communicator */
-/* Communicators are non-blocking: every wait on NCCL (initialisation, a collective's
- * enqueue, vyre_nccl_wait) gives up after timeout_s seconds (<= 0: $VYRE_NCCL_TIMEOUT,
- * default 300) and aborts the communicator, so a peer that never comes cannot hang the
- * caller. */
-/* One process, n devices: comms[i] is rank i on devs[i]. */
-enum vyre_status vyre_nccl_init_all(vyre_cuda_device *const *devs, int n, double timeout_s,
+/* How a communicator waits. A non-blocking communicator never lets a peer that never
+ * comes hang the caller: every wait on NCCL (initialisation, a collective's enqueue,
+ * vyre_nccl_wait) gives up after timeout_s seconds and aborts it. The price is NCCL's:
+ * each non-blocking group launch runs on a thread NCCL starts for it, about 0.2 ms per
+ * call, which dominates collectives below ~64 MiB. A blocking communicator enqueues on
+ * the caller's thread (what torch.distributed uses by default); vyre_nccl_wait still polls
+ * with the timeout, but an enqueue or a first connection to a peer that never comes can
+ * block inside NCCL. DEFAULT is blocking for one process driving every rank (its peers
+ * live in the same process and cannot go missing) and non-blocking for one rank per
+ * process. */
+enum vyre_nccl_mode { VYRE_NCCL_MODE_DEFAULT = 0, VYRE_NCCL_BLOCKING, VYRE_NCCL_NONBLOCKING };
+struct vyre_nccl_options {
+    double timeout_s;         /* <= 0: $VYRE_NCCL_TIMEOUT, default 300 */
+    enum vyre_nccl_mode mode; /* see above */
+};
+/* One process, n devices: comms[i] is rank i on devs[i]. opts may be NULL (defaults). */
+enum vyre_status vyre_nccl_init_all(vyre_cuda_device *const *devs, int n,
+                                    const struct vyre_nccl_options *opts,
                                     vyre_nccl_comm **comms, struct vyre_error *err);
 /* One process per rank: rank `rank` of `size` on d, id from vyre_nccl_id of one rank. */
 enum vyre_status vyre_nccl_init_rank(vyre_cuda_device *d, int rank, int size, const char *id,
-                                     double timeout_s, vyre_nccl_comm **out,
-                                     struct vyre_error *err);
+                                     const struct vyre_nccl_options *opts,
+                                     vyre_nccl_comm **out, struct vyre_error *err);
+/* Whether c enqueues on the caller's thread (VYRE_NCCL_BLOCKING) or not. */
+bool vyre_nccl_comm_blocking(const vyre_nccl_comm *c);
 /* Destroys the communicator (aborts it when it failed or timed out); NULL is a no-op. */
 void vyre_nccl_comm_free(vyre_nccl_comm *c);
 int vyre_nccl_comm_rank(const vyre_nccl_comm *c);

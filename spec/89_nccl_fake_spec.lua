@@ -494,7 +494,8 @@ describe("NCCL groups on the fake NCCL #fakecuda", function()
     -- machine (the bound is 150 us a call on average, the best of three tries).
     local out = child("VYRE_FAKECUDA_DEVICES=2 VYRE_FAKENCCL_BUSY_US=20", [[
       local c = require('vyre.cuda'); local core = require('vyre.core')
-      local g = c.group({0, 1})
+      local g = c.group({0, 1}, {blocking = false})
+      assert(g.blocking == false)
       local bufs = { g.backends[1]:buffer('f32', { 1 }), g.backends[2]:buffer('f32', { 2 }) }
       g:all_reduce(bufs); g:synchronize()
       local best = math.huge
@@ -509,6 +510,32 @@ describe("NCCL groups on the fake NCCL #fakecuda", function()
     assert.is_not_nil(us, out)
     assert.is_true(us >= 20, out) -- the fake's progress time is waited for
     assert.is_true(us < 150, out)
+  end)
+
+  it("g.blocking: one process blocks by default, one rank per process does not", function()
+    local out = child("VYRE_FAKECUDA_DEVICES=2", [[
+      local c = require('vyre.cuda')
+      local function sum(g)
+        local bufs = { g.backends[1]:buffer("i32", { 1, 2 }),
+          g.backends[2]:buffer("i32", { 10, 20 }) }
+        g:all_reduce(bufs); g:synchronize()
+        return table.concat(bufs[2]:download():totable(), ',')
+      end
+      local a = c.group({0, 1})
+      print('default', a.blocking, sum(a)); a:free()
+      local b = c.group({0, 1}, {blocking = false})
+      print('nonblocking', b.blocking, sum(b)); b:free()
+      local r = c.group({rank = 0, size = 1, id = c.nccl_id()})
+      print('rank', r.blocking); r:free()
+      local r2 = c.group({rank = 0, size = 1, id = c.nccl_id()}, {blocking = true})
+      print('rank blocking', r2.blocking); r2:free()
+      print(pcall(c.group, {0, 1}, {blocking = 'yes'}))]])
+    assert.truthy(out:find("default\ttrue\t11,22", 1, true), out)
+    assert.truthy(out:find("nonblocking\tfalse\t11,22", 1, true), out)
+    assert.truthy(out:find("rank\tfalse", 1, true), out)
+    assert.truthy(out:find("rank blocking\ttrue", 1, true), out)
+    assert.truthy(out:find("blocking must be true or false", 1, true), out)
+    assert.truthy(out:find("Fix:", 1, true), out)
   end)
 
   it("without peer access, copies are staged through host memory", function()

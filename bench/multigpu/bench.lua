@@ -45,22 +45,42 @@ local info = g.backends[1]:info()
 print(("# %d x %s, driver %d, NCCL %s (%s), %s"):format(n, info.name, info.driver_version,
   nccl.version_string, nccl.path, os.date("!%Y-%m-%d %H:%M UTC")))
 
-print("\n| all_reduce bytes | time (us) | algbw (GB/s) | busbw (GB/s) |")
+-- One warm-up call and a wait, then --iters calls and one wait: the baseline's loop.
+local function all_reduce_row(grp, bytes)
+  local bufs = {}
+  for r = 1, n do bufs[r] = grp.backends[r]:buffer("f32", bytes // 4) end
+  grp:all_reduce(bufs)
+  grp:synchronize() -- warm-up: connections, buffers
+  local t0 = core.now_ns()
+  for _ = 1, opts.iters do grp:all_reduce(bufs) end
+  grp:synchronize()
+  local t = (core.now_ns() - t0) / 1e9 / opts.iters
+  for r = 1, n do bufs[r]:free() end
+  local alg = bytes / t / 1e9
+  return ("| %d | %.1f | %.2f | %.2f |"):format(bytes, t * 1e6, alg, alg * 2 * (n - 1) / n)
+end
+
+print(("\n| all_reduce bytes (%s) | time (us) | algbw (GB/s) | busbw (GB/s) |")
+  :format(g.blocking and "blocking" or "non-blocking"))
 print("|---|---|---|---|")
 local bytes = 1 << 20
 while bytes <= opts.max do
-  local bufs = {}
-  for r = 1, n do bufs[r] = g.backends[r]:buffer("f32", bytes // 4) end
-  g:all_reduce(bufs)
-  g:synchronize() -- warm-up: connections, buffers
-  local t0 = core.now_ns()
-  for _ = 1, opts.iters do g:all_reduce(bufs) end
-  g:synchronize()
-  local t = (core.now_ns() - t0) / 1e9 / opts.iters
-  local alg = bytes / t / 1e9
-  print(("| %d | %.1f | %.2f | %.2f |"):format(bytes, t * 1e6, alg, alg * 2 * (n - 1) / n))
-  for r = 1, n do bufs[r]:free() end
+  print(all_reduce_row(g, bytes))
   bytes = bytes * 4
+end
+
+do
+  -- The same small calls on non-blocking communicators (the default of one rank per
+  -- process): NCCL starts a thread for each of their group launches (docs/MULTIGPU.md).
+  local nb = cuda.group(ords, { blocking = false })
+  print("\n| all_reduce bytes (non-blocking) | time (us) | algbw (GB/s) | busbw (GB/s) |")
+  print("|---|---|---|---|")
+  local b2 = 1 << 20
+  while b2 <= math.min(opts.max, 16 << 20) do
+    print(all_reduce_row(nb, b2))
+    b2 = b2 * 4
+  end
+  nb:free()
 end
 
 do

@@ -132,23 +132,32 @@ local function check_group_opts(opts)
       .. "vyre.cuda.group({0, 1}, {timeout = 60})", type(opts)), 3)
   end
   for k in pairs(opts) do
-    if k ~= "timeout" and k ~= "device" then
+    if k ~= "timeout" and k ~= "device" and k ~= "blocking" then
       Err.raise("arg", string.format("vyre.cuda.group: unknown option %s. Fix: the options "
-        .. "are timeout (seconds) and device (the ordinal of a one-process-per-GPU rank)",
-        tostring(k)), 3)
+        .. "are timeout (seconds), blocking (true or false) and device (the ordinal of a "
+        .. "one-process-per-GPU rank)", tostring(k)), 3)
     end
   end
   return opts
 end
 
---- group(ordinals | {rank =, size =, id =} [, {timeout =, device =}]) -> vyre.Group.
+--- group(ordinals | {rank =, size =, id =} [, {timeout =, blocking =, device =}]) -> vyre.Group.
 --- A list of ordinals: one process drives those GPUs (g.backends[i] is
 --- vyre.cuda.device(ordinals[i])). {rank, size, id}: this process is one rank of a group
 --- of processes (bin/vyre launch; id from vyre.cuda.nccl_id() on one rank), on device
 --- opts.device (default $VYRE_LOCAL_RANK, else rank modulo the device count).
+--- opts.blocking: NCCL's blocking communicators (the default for a list of ordinals,
+--- whose ranks all live in this process) enqueue on the caller's thread; non-blocking
+--- ones (the default for one rank per process) cannot hang on a peer that never comes but
+--- cost ~0.2 ms per collective (docs/MULTIGPU.md).
 function M.group(spec, opts)
   opts = check_group_opts(opts)
   local timeout = opts and opts.timeout
+  local blocking = opts and opts.blocking
+  if blocking ~= nil and type(blocking) ~= "boolean" then
+    Err.raise("type", string.format("vyre.cuda.group: blocking must be true or false (got %s). "
+      .. "Fix: vyre.cuda.group({0, 1}, {blocking = true})", type(blocking)), 2)
+  end
   if type(spec) ~= "table" then
     Err.raise("type", string.format("vyre.cuda.group: expected a list of device ordinals or "
       .. "{rank =, size =, id =} (got %s). Fix: vyre.cuda.group({0, 1})", type(spec)), 2)
@@ -169,7 +178,7 @@ function M.group(spec, opts)
     check_ordinal(dev, "vyre.cuda.group")
     local be, why = M.device(dev)
     if not be then Err.raise("no_cuda", "vyre.cuda.group: " .. tostring(why), 2) end
-    local ok, g = pcall(core.cuda_group_rank, be, rank, size, id, timeout)
+    local ok, g = pcall(core.cuda_group_rank, be, rank, size, id, timeout, blocking)
     if not ok then error(g, 2) end -- the caller's position, not this file's
     return g
   end
@@ -183,7 +192,7 @@ function M.group(spec, opts)
   if #bes == 0 then
     Err.raise("arg", "vyre.cuda.group: no devices. Fix: vyre.cuda.group({0, 1})", 2)
   end
-  local ok, g = pcall(core.cuda_group, bes, timeout)
+  local ok, g = pcall(core.cuda_group, bes, timeout, blocking)
   if not ok then error(g, 2) end
   return g
 end

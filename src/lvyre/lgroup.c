@@ -58,19 +58,31 @@ static struct lvyre_group *new_group(lua_State *L, int list) {
     return g;
 }
 
-static double opt_timeout(lua_State *L, int idx, const char *fname) {
-    if (lua_isnoneornil(L, idx)) return 0;
-    if (!lua_isnumber(L, idx) || lua_tonumber(L, idx) <= 0)
-        vyre_lua_fail(L, "arg", "%s: timeout must be a number of seconds > 0. Fix: {timeout = 60}",
-                      fname);
-    return (double)lua_tonumber(L, idx);
+/* The timeout (seconds) at idx and the blocking choice (nil: the default) at idx + 1. */
+static struct vyre_nccl_options opt_nccl(lua_State *L, int idx, const char *fname) {
+    struct vyre_nccl_options o = {0, VYRE_NCCL_MODE_DEFAULT};
+    if (!lua_isnoneornil(L, idx)) {
+        if (!lua_isnumber(L, idx) || lua_tonumber(L, idx) <= 0)
+            vyre_lua_fail(L, "arg",
+                          "%s: timeout must be a number of seconds > 0. Fix: {timeout = 60}",
+                          fname);
+        o.timeout_s = (double)lua_tonumber(L, idx);
+    }
+    if (!lua_isnoneornil(L, idx + 1)) {
+        if (!lua_isboolean(L, idx + 1))
+            vyre_lua_fail(L, "arg", "%s: blocking must be true or false. Fix: {blocking = true}",
+                          fname);
+        o.mode = lua_toboolean(L, idx + 1) ? VYRE_NCCL_BLOCKING : VYRE_NCCL_NONBLOCKING;
+    }
+    return o;
 }
 
-/* core.cuda_group(backends [, timeout]) -> Group: one process, one rank per backend. */
+/* core.cuda_group(backends [, timeout [, blocking]]) -> Group: one process, one rank per
+ * backend. */
 static int cuda_group(lua_State *L) {
     const char *fname = "vyre.cuda.group";
     luaL_checktype(L, 1, LUA_TTABLE);
-    double timeout = opt_timeout(L, 2, fname);
+    struct vyre_nccl_options o = opt_nccl(L, 2, fname);
     int n = (int)luaL_len(L, 1);
     if (n < 1 || n > MAX_LOCAL)
         return vyre_lua_fail(
@@ -84,7 +96,7 @@ static int cuda_group(lua_State *L) {
     }
     struct lvyre_group *g = new_group(L, 1);
     struct vyre_error err;
-    if (vyre_nccl_init_all(devs, n, timeout, g->comms, &err) != VYRE_OK)
+    if (vyre_nccl_init_all(devs, n, &o, g->comms, &err) != VYRE_OK)
         return vyre_lua_raise(L, fname, &err);
     g->n = n;
     g->size = n;
@@ -93,19 +105,20 @@ static int cuda_group(lua_State *L) {
     return 1;
 }
 
-/* core.cuda_group_rank(be, rank, size, id [, timeout]) -> Group: this process's rank. */
+/* core.cuda_group_rank(be, rank, size, id [, timeout [, blocking]]) -> Group: this
+ * process's rank. */
 static int cuda_group_rank(lua_State *L) {
     const char *fname = "vyre.cuda.group";
     vyre_cuda_device *d = lvyre_cuda_device(L, lvyre_checkbackend(L, 1, fname), fname);
     int rank = (int)luaL_checkinteger(L, 2), size = (int)luaL_checkinteger(L, 3);
     const char *id = luaL_checkstring(L, 4);
-    double timeout = opt_timeout(L, 5, fname);
+    struct vyre_nccl_options o = opt_nccl(L, 5, fname);
     lua_createtable(L, 1, 0);
     lua_pushvalue(L, 1);
     lua_rawseti(L, -2, 1);
     struct lvyre_group *g = new_group(L, lua_gettop(L));
     struct vyre_error err;
-    if (vyre_nccl_init_rank(d, rank, size, id, timeout, &g->comms[0], &err) != VYRE_OK)
+    if (vyre_nccl_init_rank(d, rank, size, id, &o, &g->comms[0], &err) != VYRE_OK)
         return vyre_lua_raise(L, fname, &err);
     g->n = 1;
     g->size = size;
@@ -281,6 +294,10 @@ static int group_index(lua_State *L) {
     }
     if (k && strcmp(k, "freed") == 0) {
         lua_pushboolean(L, !g->live);
+        return 1;
+    }
+    if (k && strcmp(k, "blocking") == 0) {
+        lua_pushboolean(L, g->n > 0 && vyre_nccl_comm_blocking(g->comms[0]));
         return 1;
     }
     return vyre_lua_method(L);

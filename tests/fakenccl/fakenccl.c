@@ -95,6 +95,10 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct clique *cliques[MAX_LOCAL];
 static int ncliques;
 static int group_depth;
+/* Blocking inits inside a group: NCCL defers them to ncclGroupEnd, which waits for them
+ * (one thread can initialise every rank of a clique that way). */
+static struct fcomm *deferred_init[MAX_LOCAL];
+static int ndeferred;
 static struct call *queued;
 static size_t nqueued, capqueued;
 static unsigned long long ncalls;
@@ -508,6 +512,8 @@ static bool complete(struct fcomm *c) {
     return true;
 }
 
+static ncclResult_t wait_joined(struct fcomm *c);
+
 static ncclResult_t init_rank(ncclComm_t *out, int nranks, ncclUniqueId id, int rank,
                               bool blocking) {
     if (!out || nranks < 1 || nranks > MAX_RANKS || rank < 0 || rank >= nranks)
@@ -535,8 +541,16 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, ncclUniqueId id, int 
     write_file(path, "", 0, NULL, 0);
     c->async = ncclInProgress;
     *out = (ncclComm_t)(void *)c;
+    bool defer = blocking && group_depth > 0 && ndeferred < MAX_LOCAL;
+    if (defer) deferred_init[ndeferred++] = c;
     pthread_mutex_unlock(&lock);
     if (!blocking) return ncclInProgress;
+    if (defer) return ncclSuccess;
+    return wait_joined(c);
+}
+
+/* A blocking init's wait: every rank joined, or ncclRemoteError after the wait limit. */
+static ncclResult_t wait_joined(struct fcomm *c) {
     double end = now_s() + wait_limit();
     for (;;) {
         pthread_mutex_lock(&lock);
@@ -671,7 +685,12 @@ API ncclResult_t ncclGroupEnd(void) {
         r = flush();
         start_busy();
     } else if (r != ncclSuccess && group_depth == 0) nqueued = 0;
+    struct fcomm *inits[MAX_LOCAL];
+    int ninits = group_depth == 0 ? ndeferred : 0;
+    if (ninits) memcpy(inits, deferred_init, sizeof inits[0] * (size_t)ninits);
+    if (group_depth == 0) ndeferred = 0;
     pthread_mutex_unlock(&lock);
+    for (int i = 0; i < ninits && r == ncclSuccess; i++) r = wait_joined(inits[i]);
     return r;
 }
 

@@ -11,11 +11,14 @@ cuda.nccl_id() -> string
 A new NCCL unique id (256 hex digits): made by one rank and given to every rank of a
 group of processes (vyre.cuda.group({rank =, size =, id =})).]=],
   ["vyre.cuda.group"] = [=[
-cuda.group(ordinals | {rank =, size =, id =} [, {timeout =, device =}]) -> Group
+cuda.group(ordinals | {rank =, size =, id =} [, {timeout =, blocking =, device =}]) -> Group
 A list of ordinals: this process drives those GPUs, one rank each. {rank, size, id}: this
 process is one rank of a group of processes, on opts.device (default $VYRE_LOCAL_RANK,
 else rank modulo the device count). Waits on NCCL give up after opts.timeout seconds
-($VYRE_NCCL_TIMEOUT, default 300) and abort the group instead of hanging.]=],
+($VYRE_NCCL_TIMEOUT, default 300) and abort the group instead of hanging. opts.blocking
+(g.blocking): blocking NCCL communicators enqueue on this thread (default for a list of
+ordinals); non-blocking ones (default for one rank per process) cannot hang on a lost
+peer but cost ~0.2 ms per collective (docs/MULTIGPU.md).]=],
   ["vyre.cuda.group_from_env"] = [=[
 cuda.group_from_env([opts]) -> Group
 This process's rank of the group `vyre launch` started (VYRE_RANK, VYRE_SIZE,
@@ -24,7 +27,7 @@ VYRE_NCCL_ID, VYRE_LOCAL_RANK). opts as for cuda.group.]=],
   ["Group"] = [=[
 vyre.Group — NCCL communicators over CUDA backends (docs/MULTIGPU.md)
 Fields: g.size (ranks), g.rank (the first rank driven here), g.backends (the backends
-of the devices driven here, in rank order), g.freed. Collectives take lists of Buffers,
+of the devices driven here, in rank order), g.blocking (NCCL mode), g.freed. Collectives take lists of Buffers,
 one per entry of g.backends (or one Buffer when there is one), and run asynchronously
 on each device's stream, ordered with its kernels.]=],
   ["Group:all_reduce"] = [=[

@@ -121,26 +121,28 @@ static enum vyre_status settle(vyre_nccl_comm *const *c, size_t n, const char *c
     }
 }
 
-static vyre_nccl_comm *new_comm(struct vyre_cuda_device *d, int rank, int size, double t) {
+static vyre_nccl_comm *new_comm(struct vyre_cuda_device *d, int rank, int size, double t,
+                                bool blocking) {
     vyre_nccl_comm *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->dev = d;
     c->rank = rank;
     c->size = size;
     c->timeout_s = t;
+    c->blocking = blocking;
     c->local = 1;
     c->refs = 1;
     vyre_cuda_device_retain(d);
     return c;
 }
 
-static ncclConfig_t nonblocking_config(void) {
+static ncclConfig_t comm_config(bool blocking) {
     ncclConfig_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.size = sizeof cfg;
     cfg.magic = VYRE_NCCL_API_MAGIC;
     cfg.version = VYRE_NCCL_CONFIG_VERSION;
-    cfg.blocking = 0;
+    cfg.blocking = blocking ? 1 : 0;
     cfg.cgaClusterSize = cfg.minCTAs = cfg.maxCTAs = cfg.splitShare = VYRE_NCCL_UNDEF_INT;
     cfg.netName = NULL;
     return cfg;
@@ -164,9 +166,20 @@ static bool parse_id(const char *hex, ncclUniqueId *id) {
     return true;
 }
 
+static bool wants_blocking(const struct vyre_nccl_options *o, bool dflt) {
+    if (!o || o->mode == VYRE_NCCL_MODE_DEFAULT) return dflt;
+    return o->mode == VYRE_NCCL_BLOCKING;
+}
+
+static double opts_timeout(const struct vyre_nccl_options *o) {
+    return resolve_timeout(o ? o->timeout_s : 0);
+}
+
+bool vyre_nccl_comm_blocking(const vyre_nccl_comm *c) { return c && c->blocking; }
+
 enum vyre_status vyre_nccl_init_rank(vyre_cuda_device *d, int rank, int size, const char *id,
-                                     double timeout_s, vyre_nccl_comm **out,
-                                     struct vyre_error *err) {
+                                     const struct vyre_nccl_options *opts,
+                                     vyre_nccl_comm **out, struct vyre_error *err) {
     if (!out) return vyre_error_set(err, VYRE_ERR_ARG, "group: out is NULL. Fix: pass a pointer.");
     *out = NULL;
     const struct vyre_nccl_lib *l = vyre_nccl_load();
@@ -185,12 +198,19 @@ enum vyre_status vyre_nccl_init_rank(vyre_cuda_device *d, int rank, int size, co
                               VYRE_NCCL_ID_CHARS);
     enum vyre_status st = vyre_cu_enter(d, err);
     if (st != VYRE_OK) return st;
-    vyre_nccl_comm *c = new_comm(d, rank, size, resolve_timeout(timeout_s));
+    if (opts && (opts->mode < VYRE_NCCL_MODE_DEFAULT || opts->mode > VYRE_NCCL_NONBLOCKING))
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "group: mode %d is not a vyre_nccl_mode. Fix: use "
+                              "VYRE_NCCL_MODE_DEFAULT, VYRE_NCCL_BLOCKING or "
+                              "VYRE_NCCL_NONBLOCKING.",
+                              (int)opts->mode);
+    bool blocking = wants_blocking(opts, false);
+    vyre_nccl_comm *c = new_comm(d, rank, size, opts_timeout(opts), blocking);
     if (!c)
         return vyre_error_set(err, VYRE_ERR_NOMEM, "group: out of host memory. Fix: free memory.");
     ncclResult_t r;
     if (l->ncclCommInitRankConfig) {
-        ncclConfig_t cfg = nonblocking_config();
+        ncclConfig_t cfg = comm_config(blocking);
         r = l->ncclCommInitRankConfig(&c->comm, size, uid, rank, &cfg);
     } else {
         r = l->ncclCommInitRank(&c->comm, size, uid, rank); /* old NCCL: blocking */
@@ -212,7 +232,8 @@ enum vyre_status vyre_nccl_init_rank(vyre_cuda_device *d, int rank, int size, co
     return VYRE_OK;
 }
 
-enum vyre_status vyre_nccl_init_all(vyre_cuda_device *const *devs, int n, double timeout_s,
+enum vyre_status vyre_nccl_init_all(vyre_cuda_device *const *devs, int n,
+                                    const struct vyre_nccl_options *opts,
                                     vyre_nccl_comm **comms, struct vyre_error *err) {
     const struct vyre_nccl_lib *l = vyre_nccl_load();
     if (!devs || !comms || n < 1)
@@ -227,11 +248,19 @@ enum vyre_status vyre_nccl_init_all(vyre_cuda_device *const *devs, int n, double
                                       "group: device %d is listed twice. Fix: list each GPU "
                                       "once, e.g. {0, 1}.",
                                       devs[i]->ordinal);
-    double t = resolve_timeout(timeout_s);
+    if (opts && (opts->mode < VYRE_NCCL_MODE_DEFAULT || opts->mode > VYRE_NCCL_NONBLOCKING))
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "group: mode %d is not a vyre_nccl_mode. Fix: use "
+                              "VYRE_NCCL_MODE_DEFAULT, VYRE_NCCL_BLOCKING or "
+                              "VYRE_NCCL_NONBLOCKING.",
+                              (int)opts->mode);
+    /* Every rank lives in this process, so none can go missing: blocking by default. */
+    bool blocking = wants_blocking(opts, true);
+    double t = opts_timeout(opts);
     enum vyre_status st = VYRE_OK;
     for (int i = 0; i < n && st == VYRE_OK; i++) {
         st = vyre_cu_enter(devs[i], err);
-        if (st == VYRE_OK && !(comms[i] = new_comm(devs[i], i, n, t)))
+        if (st == VYRE_OK && !(comms[i] = new_comm(devs[i], i, n, t, blocking)))
             st =
                 vyre_error_set(err, VYRE_ERR_NOMEM, "group: out of host memory. Fix: free memory.");
         if (st == VYRE_OK) comms[i]->local = n;
@@ -247,7 +276,7 @@ enum vyre_status vyre_nccl_init_all(vyre_cuda_device *const *devs, int n, double
         if (r != ncclSuccess) call = "ncclGetUniqueId";
         if (r == ncclSuccess) r = l->ncclGroupStart();
         for (int i = 0; i < n && r == ncclSuccess; i++) {
-            ncclConfig_t cfg = nonblocking_config();
+            ncclConfig_t cfg = comm_config(blocking);
             st = vyre_cu_enter(devs[i], err);
             if (st != VYRE_OK) break;
             r = l->ncclCommInitRankConfig(&comms[i]->comm, n, uid, i, &cfg);

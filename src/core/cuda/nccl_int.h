@@ -29,6 +29,7 @@ struct vyre_nccl_comm {
     int rank, size;
     int local; /* ranks this process drives: size (init_all) or 1 (init_rank) */
     double timeout_s;
+    bool blocking; /* ncclConfig_t.blocking: enqueues on the caller's thread */
     bool failed; /* an error or a timeout: destroyed by abort */
     int refs;    /* the owner's and one per collective step; the NCCL comm goes first */
 };
