@@ -413,6 +413,44 @@ describe("NCCL groups on the fake NCCL #fakecuda", function()
           g:free()
         end)
 
+      it(("sort on %d devices: all-equal keys, an empty rank and -0/NaN stay stable"):format(size),
+        function()
+          local ords = {}
+          for i = 1, size do ords[i] = i - 1 end
+          local g = cuda.group(ords)
+          local one = cuda.device(0)
+          local cases = {
+            { t = "u32", gen = function() return 7 end },
+            { t = "f32", gen = function(i)
+              return ({ 0.0, -0.0, 0 / 0, -1.5, 2.5 })[i % 5 + 1] end },
+          }
+          for _, case in ipairs(cases) do
+            local keys, vals, allk, allv = {}, {}, {}, {}
+            for r = 1, size do
+              local k, v = {}, {}
+              local len = r == 2 and 0 or 5 + 3 * r -- rank 2 holds nothing
+              for i = 1, len do
+                k[i], v[i] = case.gen(#allv), #allv + 1
+                allk[#allk + 1], allv[#allv + 1] = k[i], #allv + 1
+              end
+              keys[r] = g.backends[r]:buffer(case.t, k)
+              vals[r] = g.backends[r]:buffer("u32", v)
+            end
+            local wk, wv = one:buffer(case.t, allk), one:buffer("u32", allv)
+            lib.sort(g, keys, vals)
+            lib.sort(one, wk, wv)
+            local gk, gv = {}, {}
+            for r = 1, size do
+              assert.equal(r == 2 and 0 or 5 + 3 * r, keys[r].count)
+              for _, x in ipairs(get(vals[r])) do gv[#gv + 1] = x end
+              gk[#gk + 1] = keys[r]:download():bytes()
+            end
+            assert.equal(wk:download():bytes(), table.concat(gk), case.t .. " key bits")
+            assert.same(get(wv), gv, case.t .. " values (stable)")
+          end
+          g:free()
+        end)
+
       it(("reduce and scan on %d devices equal one device's over the concatenation"):format(size),
         function()
           local ords = {}

@@ -357,8 +357,94 @@ local function sort_ranks(timed, g, keys, values)
   return keys
 end
 
+-- Bucket b of each key: the number of splitters (n - 1 unsigned images, ascending) below
+-- its image, so bucket j holds the images in (split[j-1], split[j]] as upper_bound cuts.
+local function bucket_kernel(be, t)
+  local U = require("vyre.lib.util")
+  return U.kernel(be, "group_bucket_" .. t, function()
+    local stmt, img = require("vyre.lib.sort").key_image(t, "(load k i)", "img")
+    local ut = WIDE[t] and "u64" or "u32"
+    return ([[
+(program group_bucket_%s (workgroup 256)
+  (buffer k %s read)
+  (buffer split %s read)
+  (buffer bid u32 write)
+  (param n u32)
+  (let i (gid x))
+  (if (lt i n) (then
+    %s
+    (let b 0u32)
+    (for j 0u32 (len split) 1u32
+      (if (lt (load split j) %s) (then (set b (add b 1u32)))))
+    (store bid i b))))
+]]):format(t, t, ut, stmt or "", img)
+  end)
+end
+
+-- dst[i] = src[perm[i]]: a partition applied to keys or values.
+local function gather_kernel(be, t)
+  local U = require("vyre.lib.util")
+  return U.kernel(be, "group_gather_" .. t, function()
+    return ([[
+(program group_gather_%s (workgroup 256)
+  (buffer src %s read)
+  (buffer perm u32 read)
+  (buffer dst %s write)
+  (param n u32)
+  (let i (gid x))
+  (if (lt i n) (then (store dst i (load src (load perm i))))))
+]]):format(t, t, t)
+  end)
+end
+
+-- Splitters from samples of the unsorted keys: OVERSAMPLE evenly strided elements per
+-- rank and device, sorted by image, n - 1 evenly spaced (a few small downloads).
+local OVERSAMPLE = 64
+
+local function unsorted_splitters(keys, n)
+  local samples = {}
+  for r = 1, #keys do
+    local c = keys[r].count
+    local m = math.min(OVERSAMPLE * n, c)
+    for s = 1, m do samples[#samples + 1] = image_at(keys[r], ((2 * s - 1) * c) // (2 * m)) end
+  end
+  return splitters(samples, n), #samples
+end
+
+-- Rank r's keys (and values) partitioned stably into the n buckets on device r: the
+-- bucket of every key, a stable argsort of the bucket ids (one radix pass over their few
+-- bits), a gather; and each bucket's size (a histogram of the ids). Returns the steps and
+-- the buffers to read and free.
+local function partition_steps(be, k, v, split, n)
+  local lib = require("vyre.lib")
+  local U = require("vyre.lib.util")
+  local c = k.count
+  if c == 0 then return {}, { counts = be:buffer("u32", n):fill(0) } end
+  local p = { bid = be:buffer("u32", c), perm = be:buffer("u32", c), pk = be:buffer(k.type, c),
+    pv = v and be:buffer(v.type, c), counts = be:buffer("u32", n),
+    split = be:buffer(WIDE[k.type] and "u64" or "u32", split) }
+  local bits = 1
+  while (1 << bits) < n do bits = bits + 1 end
+  local steps = { { bucket_kernel(be, k.type), { k = k, split = p.split, bid = p.bid, n = c },
+    { n = c } } }
+  local function add(list) for _, s in ipairs(list) do steps[#steps + 1] = s end end
+  add(lib.steps.histogram(be, p.bid, n, 0, n, { out = p.counts }))
+  add(lib.steps.argsort(be, p.bid, { out = p.perm, bits = { 0, bits },
+    scratch = U.default_scratch(be, "call") }))
+  steps[#steps + 1] = { gather_kernel(be, k.type), { src = k, perm = p.perm, dst = p.pk, n = c },
+    { n = c } }
+  if v then
+    steps[#steps + 1] = { gather_kernel(be, v.type),
+      { src = v, perm = p.perm, dst = p.pv, n = c }, { n = c } }
+  end
+  return steps, p
+end
+
 --- lib.sort(g, keys [, values]) -> keys: sorts the concatenation of the ranks' keys (rank
 --- order) in place, stably; every rank keeps its count, so the result stays balanced.
+--- One process: partition first (splitters from samples of the unsorted keys; each
+--- device splits its keys stably into n buckets in one pass), then bucket j's pieces go
+--- to device j in rank order, one sort per bucket, and each rank takes its count back.
 function M.sort(name, timed, g, keys, values)
   if g.size ~= #g.backends then
     keys = parts(name, g, keys, "keys")
@@ -369,34 +455,35 @@ function M.sort(name, timed, g, keys, values)
   if values ~= nil then values = parts(name, g, values, "values") end
   local n, t = #keys, keys[1].type
   local t0 = core.now_ns()
-  local lists = {}
   for r = 1, n do
     if keys[r].type ~= t then
       raise(name, ("keys[%d] is %s but keys[1] is %s"):format(r, keys[r].type, t),
         "every device's keys have one type")
     end
-    lists[r] = sort_steps(g.backends[r], keys[r], values and values[r])
   end
-  g:sequence(lists) -- every device's local sort at once, one wait
+  local lists = {}
   if n == 1 then
+    lists[1] = sort_steps(g.backends[1], keys[1], values and values[1])
+    g:sequence(lists)
     if timed then return keys, timing_of(t0) end
     return keys
   end
-  -- Splitters: 16 regular samples per rank, sorted by image; n - 1 evenly spaced.
-  local samples = {}
-  for r = 1, n do
-    local c = keys[r].count
-    for s = 1, math.min(16, c) do samples[#samples + 1] = image_at(keys[r], (c * s) // 17) end
+  local split, nsamples = unsorted_splitters(keys, n)
+  if nsamples == 0 then -- every rank empty
+    if timed then return keys, timing_of(t0) end
+    return keys
   end
-  local split = splitters(samples, n)
-  -- cut[r][j]: where bucket j (keys with image in (split[j-1], split[j]]) starts in rank r.
+  local part = {}
+  for r = 1, n do
+    lists[r], part[r] = partition_steps(g.backends[r], keys[r], values and values[r], split, n)
+  end
+  g:sequence(lists) -- every device partitions at once, one wait
+  -- cut[r][j]: where bucket j starts in rank r's partitioned keys.
   local cut = {}
   for r = 1, n do
+    local cnt = part[r].counts:download():totable()
     cut[r] = { 0 }
-    for j = 1, n - 1 do
-      cut[r][j + 1] = #samples > 0 and upper_bound(keys[r], split[j]) or 0
-    end
-    cut[r][n + 1] = keys[r].count
+    for j = 1, n do cut[r][j + 1] = cut[r][j] + cnt[j] end
   end
   -- Bucket j gathers its pieces from every rank, in rank order (stability), on device j.
   local bk, bv = {}, {}
@@ -409,8 +496,8 @@ function M.sort(name, timed, g, keys, values)
     for r = 1, n do
       local len = cut[r][j + 1] - cut[r][j]
       if len > 0 then
-        keys[r]:view(cut[r][j] + 1, len):copy_to(bk[j]:view(at + 1, len))
-        if values then values[r]:view(cut[r][j] + 1, len):copy_to(bv[j]:view(at + 1, len)) end
+        part[r].pk:view(cut[r][j] + 1, len):copy_to(bk[j]:view(at + 1, len))
+        if values then part[r].pv:view(cut[r][j] + 1, len):copy_to(bv[j]:view(at + 1, len)) end
       end
       at = at + len
     end
@@ -440,6 +527,7 @@ function M.sort(name, timed, g, keys, values)
   for q = 1, n do
     bk[q].buf:free()
     if bk[q].vals then bk[q].vals:free() end
+    for _, b in pairs(part[q]) do b:free() end
   end
   if timed then return keys, timing_of(t0) end
   return keys

@@ -645,4 +645,7 @@ function M.argsort_steps_form(name, be, keys, opts)
   return argsort_build(name, be, S, keys, opts.out, o, np, count)
 end
 
+--- The unsigned image of a key (statements, expression), for vyre.group_lib's buckets.
+M.key_image = base_image
+
 return M
