@@ -130,8 +130,8 @@ function M.shared(be, o)
     tostring(o.weights and true or false))
   local c = cache[be]
   if c and c.key == key and not c.g.col.freed then return c.g end
-  if c then -- the previous shape goes first (its buffers may be large)
-    for _, b in ipairs({ c.g.rowptr, c.g.col, c.g.wt }) do if not b.freed then b:free() end end
+  if c then -- the previous shape is dropped first (its buffers may be large; an instance
+    -- still using it keeps it alive)
     cache[be] = nil
     collectgarbage()
   end
