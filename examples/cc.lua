@@ -29,5 +29,6 @@ for v = 1, g.nodes do
   common.check(got[v] == want[v], "label[%d] = %d, want %d", v - 1, got[v], want[v])
   if want[v] == v - 1 then comps = comps + 1 end
 end
-print(("cc: %d vertices, %d edges on %s, %d components (labelled by their smallest vertex) — matches")
+print(("cc: %d vertices, %d edges on %s, %d components (labelled by their smallest "
+  .. "vertex) — matches")
   :format(g.nodes, g.edges, be.name, comps))

@@ -42,5 +42,6 @@ for v = 1, n do
 end
 common.check(l1 <= 10 * tol, "L1 distance %g to the Lua model exceeds %g", l1, 10 * tol)
 common.check(math.abs(rounds - lua_rounds) <= 2, "%d rounds, the Lua model %d", rounds, lua_rounds)
-print(("pagerank: %d vertices, %d edges on %s, %d rounds to residual %g, top vertex %d (%.5f), L1 to Lua %.2g — matches")
+print(("pagerank: %d vertices, %d edges on %s, %d rounds to residual %g, top vertex %d "
+  .. "(%.5f), L1 to Lua %.2g — matches")
   :format(n, g.edges, be.name, rounds, tol, top - 1, got[top], l1))

@@ -37,5 +37,6 @@ for v = 1, g.nodes do
   common.check(got[v] == want[v], "dist[%d] = %d, Dijkstra says %d", v - 1, got[v], want[v])
   if want[v] ~= INF then reached, far = reached + 1, math.max(far, want[v]) end
 end
-print(("sssp (%s layout): %d vertices, %d edges on %s, %d reached, farthest at %d, %d rounds — matches")
+print(("sssp (%s layout): %d vertices, %d edges on %s, %d reached, farthest at %d, "
+  .. "%d rounds — matches")
   :format(layout, g.nodes, g.edges, be.name, reached, far, rounds))

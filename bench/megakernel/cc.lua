@@ -149,7 +149,9 @@ function M.setup(be, o)
     stats:free()
     if s[1] ~= 0 then return false, ("%d component-label rule violations"):format(s[1]) end
     local msg = ("%d components over %d vertices"):format(s[2], g.nodes)
-    if g.entries > M.LUA_LIMIT then return true, msg .. " (device check only: too large for Lua)" end
+    if g.entries > M.LUA_LIMIT then
+      return true, msg .. " (device check only: too large for Lua)"
+    end
     local want = M.lua_labels(g.rowptr:download():totable(), g.col:download():totable())
     local got = parent:download():totable()
     for v = 1, g.nodes do

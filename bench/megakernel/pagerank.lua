@@ -13,7 +13,8 @@
 local common = require("bench.megakernel.common")
 local graph = require("bench.megakernel.graph")
 
-local M = { name = "pagerank", title = "PageRank to a tolerance (f32, residual by lib.steps.reduce)" }
+local M = { name = "pagerank",
+  title = "PageRank to a tolerance (f32, residual by lib.steps.reduce)" }
 
 M.DAMPING = 0.85
 
