@@ -47,6 +47,11 @@ function M.kernel(be, text)
   return k
 end
 
+--- Drops this backend's compiled kernels (they go with the next garbage collection).
+function M.release(be)
+  kernels[be] = nil
+end
+
 --- The host paths' first step: flag[0] = 0 (the megakernel's runtime zeroes it itself).
 M.ZERO_FLAG = [[
 (program zero_flag (workgroup 1)

@@ -140,6 +140,11 @@ function M.shared(be, o)
   return g
 end
 
+--- Drops this backend's cached graph and compiled kernels (freed by the next collection).
+function M.release(be)
+  cache[be], kernels[be] = nil, nil
+end
+
 local MASK = 0xffffffff
 
 local function mix(h0)
