@@ -7,7 +7,7 @@
 --      intermediate pointer jumping: each visited vertex is pointed at its grandparent)
 --      and hook the larger onto the smaller with a cas on the larger's parent; a failed
 --      cas (another invocation hooked it first) continues from the value it saw;
---   3. cc_flatten: parent[v] = v's representative.
+--   3. cc_flatten: parent[v] = v's representative (a plain walk up: see M.FLATTEN).
 -- Hooks only ever point a root at a smaller vertex, so every tree's root is the smallest
 -- vertex of its component: the labels (min vertex id per component) are canonical and
 -- the same on every backend, whatever the order of the atomics. The pointer-jumping
@@ -75,14 +75,21 @@ M.HOOK = ([[
                   (if (eq ra a) (then (break)))
                   (set a ra))))))))))]]):format(find("v", "a"), find("u", "b"))
 
-M.FLATTEN = ([[
+-- No pointer jumping here: an invocation writes only its own vertex, so no store of a
+-- grandparent by a walk through v can land after v's root was stored (a race that
+-- would leave v pointing at a non-root).
+M.FLATTEN = [[
 (program cc_flatten (workgroup 256)
   (buffer parent u32 read_write)
   (let v (gid x))
   (if (lt v (len parent))
     (then
-%s
-      (store parent v r))))]]):format(find("v", "r"))
+      (let r v)
+      (for it 0u32 4294967295u32 1u32
+        (let p (load parent r))
+        (if (ge p r) (then (break)))
+        (set r p))
+      (store parent v r))))]]
 
 -- stats: [0] violations, [1] components (vertices that are their own label).
 M.CHECK = [[

@@ -56,7 +56,7 @@ M.SIZES = {
     bfs_wl22_subgroup = { scale = 22, edge_factor = 16 },
     sssp = { scale = 18, edge_factor = 16 },
     cc = { scale = 18, edge_factor = 16 },
-    pagerank = { scale = 18, edge_factor = 16, tol = 1e-5 },
+    pagerank = { scale = 16, edge_factor = 16, tol = 1e-5 },
   },
   small = {
     bfs_grid = { width = 20, height = 12 },
