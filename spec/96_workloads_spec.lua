@@ -104,6 +104,31 @@ local function backend_suite(get_be)
     end
   end)
 
+  it("direction-optimising BFS: the top-down levels and rounds, push only or pull only too",
+    function()
+      local B = W.bfs_wl
+      local div = B.DIV
+      for _, sh in ipairs(SHAPES) do
+        local key = table.concat(sh, "/")
+        -- 0: never pull; 2^20: pull from the second round on; the default in between
+        for _, d in ipairs({ div, 0, 1 << 20 }) do
+          B.DIV = d
+          local ok, err = pcall(function()
+            for _, layout in ipairs({ "item", "subgroup" }) do
+              local inst = B.setup(be, size(sh, { layout = layout, direction = true }))
+              assert.are.equal(3, #inst.steps)
+              local rounds, bytes = all_modes(be, inst, ("bfs_do %s div %d %s"):format(layout,
+                d, key))
+              assert.matches("equal to plain Lua BFS", select(2, inst.check(rounds)), 1, true)
+              record(be, "bfs_wl", key, rounds, bytes) -- the top-down BFS's results
+            end
+          end)
+          B.DIV = div
+          assert(ok, err)
+        end
+      end
+    end)
+
   it("SSSP by worklist: distances equal Dijkstra in both layouts and every mode", function()
     for _, sh in ipairs(SHAPES) do
       local key = table.concat(sh, "/")

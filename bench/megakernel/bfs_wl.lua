@@ -21,9 +21,13 @@ M.DECLS = [[
   (buffer col u32 read)
   (buffer level u32 read_write)]]
 
---- The round's program text in a layout.
-function M.text(layout)
-  return expand.program("bfs_wl_" .. layout, layout, { decls = M.DECLS,
+--- The round's program text in a layout; direction = true: the top-down (push) round of
+--- the direction-optimising BFS, which acts only while mode[0] says push.
+function M.text(layout, direction)
+  local decls = M.DECLS
+  if direction then decls = decls .. "\n  (buffer mode u32 read)" end
+  return expand.program((direction and "bfs_do_push_" or "bfs_wl_") .. layout, layout, {
+    decls = decls, guard = direction and "(eq (load mode 0u32) 0u32)" or nil,
     prologue = function(v, _, s)
       return ("      (let d%s (add (load level %s) 1u32))"):format(s, v)
     end,
@@ -32,6 +36,46 @@ function M.text(layout)
         .. "        (if (eq old%s 4294967295u32) (then (push frontier %s)))"):format(s, w, s, s, w)
     end })
 end
+
+-- Direction-optimising BFS (Beamer et al.): a round is decide, push, pull. decide (one
+-- invocation) sets mode[0] = pull while the frontier holds more than 1/DIV of the
+-- vertices, and mode[1] = the frontier's level (all its items share it). push is the
+-- top-down round above, idle in pull mode; pull (an invocation per vertex, idle in push
+-- mode) lets each unreached vertex scan its row for a neighbour on the frontier's level,
+-- take level + 1 and push itself, stopping at the first. Only v writes level[v] in pull,
+-- and a vertex reached this round has level + 1, never the level looked for, so levels,
+-- rounds and the pushed set are those of the top-down BFS on every backend.
+M.DIV = 20
+
+M.DECIDE = [[
+(program bfs_do_decide (workgroup 1)
+  (buffer level u32 read)
+  (buffer mode u32 write)
+  (param div u32)
+  (worklist frontier u32)
+  (let n (len frontier))
+  (store mode 0u32 (select (gt (mul n div) (len level)) 1u32 0u32))
+  (store mode 1u32 (load level (load frontier 0u32))))]]
+
+M.PULL = [[
+(program bfs_do_pull (workgroup 256)
+  (buffer rowptr u32 read)
+  (buffer col u32 read)
+  (buffer level u32 read_write)
+  (buffer mode u32 read)
+  (worklist frontier u32)
+  (let v (gid x))
+  (if (land (ne (load mode 0u32) 0u32) (lt v (len level)))
+    (then
+      (if (eq (load level v) 4294967295u32)
+        (then
+          (let cur (load mode 1u32))
+          (for e (load rowptr v) (load rowptr (add v 1u32)) 1u32
+            (if (eq (load level (load col e)) cur)
+              (then
+                (store level v (add cur 1u32))
+                (push frontier v)
+                (break)))))))))]]
 
 -- stats: [0] edges breaking the rules, [1] deepest level, [2] vertices reached, [3] the
 -- entries of reached rows (the edges traversed, counted twice: once per direction).
@@ -119,14 +163,23 @@ function M.setup(be, o)
   local choice, dstats = M.choose(g, o.layout)
   local level = be:buffer("u32", g.nodes)
   local wl = be:worklist("u32", g.nodes)
-  local k = common.kernel(be, M.text(choice.layout))
+  local k = common.kernel(be, M.text(choice.layout, o.direction))
+  local steps = { { k, { rowptr = g.rowptr, col = g.col, level = level, frontier = wl },
+    { n = wl } } }
+  if o.direction then
+    local mode = be:buffer("u32", 2)
+    steps[1][2].mode = mode
+    table.insert(steps, 1, { common.kernel(be, M.DECIDE), { level = level, mode = mode,
+      div = M.DIV, frontier = wl }, { n = 1 } })
+    steps[3] = { common.kernel(be, M.PULL), { rowptr = g.rowptr, col = g.col, level = level,
+      mode = mode, frontier = wl }, { n = g.nodes } }
+  end
   local inst = {
     worklist = wl, output = level, nodes = g.nodes, edges = g.edges, graph = g,
     max_rounds = o.max_rounds or 100000, layout = choice, degree_stats = dstats,
     -- each reached row once, its entries' col and level: about 12 bytes an entry per BFS
     bytes_per_round = 12 * g.entries // 8,
-    steps = { { k, { rowptr = g.rowptr, col = g.col, level = level, frontier = wl },
-      { n = wl } } },
+    steps = steps, direction = o.direction or false,
   }
   function inst.reset()
     level:fill(common.INF)
@@ -150,14 +203,16 @@ function M.setup(be, o)
   return inst
 end
 
---- A variant of M with the layout fixed (the bench compares the layouts).
-function M.with_layout(layout, name)
+--- A variant of M with the layout fixed (nil: the policy's) and, with direction, the
+--- direction-optimising rounds (the bench compares them).
+function M.with_layout(layout, name, direction)
   local V = setmetatable({ name = name or (M.name .. "_" .. layout),
-    title = M.title .. ", layout " .. layout }, { __index = M })
+    title = M.title .. (layout and (", layout " .. layout) or "")
+      .. (direction and ", direction-optimising" or "") }, { __index = M })
   function V.setup(be, o)
     local c = {}
     for key, v in pairs(o) do c[key] = v end
-    c.layout = layout
+    c.layout, c.direction = layout, direction
     return M.setup(be, c)
   end
   return V

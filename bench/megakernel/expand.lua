@@ -13,21 +13,28 @@
 --   expand.program(name, layout, {decls =, prologue = f(v, i, sfx), edge = f(e, w, sfx)})
 -- decls: declaration text (rowptr and col must be among them; the worklist `frontier`
 -- is added); prologue: statements run once per item v (index i in the round's items),
--- whose names end in sfx; edge: statements run per entry e with neighbour w.
+-- whose names end in sfx; edge: statements run per entry e with neighbour w; guard
+-- (optional): a grid-uniform condition (e.g. a load of a mode word) without which the
+-- round does nothing.
 local M = {}
 
 M.LAYOUTS = { "item", "subgroup" }
 
+local function guarded(o, cond)
+  return o.guard and ("(land %s %s)"):format(o.guard, cond) or cond
+end
+
 local function item(o)
   return ([[
   (let i (gid x))
-  (if (lt i (len frontier))
+  (if %s
     (then
       (let v (load frontier i))
 %s
       (for e (load rowptr v) (load rowptr (add v 1u32)) 1u32
         (let w (load col e))
-%s)))]]):format(o.prologue("v", "i", ""), o.edge("e", "w", ""))
+%s)))]]):format(guarded(o, "(lt i (len frontier))"), o.prologue("v", "i", ""),
+    o.edge("e", "w", ""))
 end
 
 -- Light items as in "item"; then, for each heavy item of the subgroup in lane order
@@ -38,7 +45,7 @@ local function subgroup(o)
   return ([[
   (let i (gid x))
   (let n (len frontier))
-  (let ok (lt i n))
+  (let ok %s)
   (let v (load frontier (select ok i 0u32)))
   (let rb (load rowptr v))
   (let re (load rowptr (add v 1u32)))
@@ -59,7 +66,8 @@ local function subgroup(o)
 %s
         (for eh (add (load rowptr vh) lane) (load rowptr (add vh 1u32)) 32u32
           (let wh (load col eh))
-%s))))]]):format(o.prologue("v", "i", ""), o.edge("e", "w", ""), o.prologue("vh", "ih", "_h"),
+%s))))]]):format(guarded(o, "(lt i n)"), o.prologue("v", "i", ""), o.edge("e", "w", ""),
+    o.prologue("vh", "ih", "_h"),
     o.edge("eh", "wh", "_h"))
 end
 
