@@ -175,7 +175,7 @@ function M.run(be, opts)
                 local ok, msg = inst.check(rounds)
                 r.check = { ok = ok, msg = msg }
                 -- BFS by worklist: the edges it traversed (GTEPS) and its layout
-                r.traversed, r.layout = inst.traversed, inst.layout
+                r.traversed, r.layout, r.direction = inst.traversed, inst.layout, inst.direction
                 log(("  check: %s (%s)"):format(ok and "ok" or "FAILED", msg))
               elseif bytes ~= first_bytes or rounds ~= first_rounds then
                 r.agree = ("%s gave %s than %s"):format(mode, rounds ~= first_rounds
@@ -211,6 +211,14 @@ local function policy_pick(res, r, rounds)
   return ok and c.mode or ("error: " .. tostring(c))
 end
 
+-- The policy's pick, or why there is none: a megakernel whose be:plan was refused (a
+-- worklist converge runs as a round loop of launches, with no composed plan).
+local function pick(res, r, rounds)
+  local m = r.modes.megakernel
+  if m and m.plan and m.plan.unavailable then return "no composed plan (worklist rounds)" end
+  return policy_pick(res, r, rounds)
+end
+
 --- markdown(res) -> a table: per workload the rounds, the check, each mode's best time
 --- (and per round), the speedups of the megakernel, and the policy's pick.
 function M.markdown(res)
@@ -237,7 +245,7 @@ function M.markdown(res)
       rounds, r.check and (r.check.ok and "ok" or "FAILED: " .. r.check.msg) or "—",
       cell(r.modes.host_loop), cell(r.modes.graph), cell(r.modes.megakernel),
       (h and k) and ("%.2fx"):format(h.ns / k.ns) or "—",
-      (g and k) and ("%.2fx"):format(g.ns / k.ns) or "—", policy_pick(res, r, rounds))
+      (g and k) and ("%.2fx"):format(g.ns / k.ns) or "—", pick(res, r, rounds))
     if r.agree ~= true then out[#out + 1] = ("\n**Modes disagree on %s: %s**\n"):format(r.name,
       r.agree) end
   end
@@ -257,7 +265,8 @@ function M.markdown(res)
         if not (b and r.traversed) then return "—" end
         return ("%.3f"):format(r.traversed / b.ns)
       end
-      out[#out + 1] = ("| %s | %s | %s | %s | %s | %s | %s |"):format(r.name, r.layout.layout,
+      out[#out + 1] = ("| %s | %s | %s | %s | %s | %s | %s |"):format(r.name,
+        r.layout.layout .. (r.direction and " + push/pull" or ""),
         r.layout.reason, r.traversed and tostring(r.traversed) or "—", teps(r.modes.host_loop),
         teps(r.modes.graph), teps(r.modes.megakernel))
     end
