@@ -170,7 +170,7 @@ function M.setup(be, o)
     stats:free()
     if s[1] ~= 0 then return false, ("%d shortest-path rule violations"):format(s[1]) end
     local msg = ("%d of %d vertices reached, largest distance %d"):format(s[2], g.nodes, s[3])
-    if g.entries > M.LUA_LIMIT then return true, msg end
+    if g.entries > M.LUA_LIMIT then return true, msg .. " (device check; too large for Lua)" end
     local want = M.lua_dist(g.rowptr:download():totable(), g.col:download():totable(),
       g.wt:download():totable())
     local got = dist:download():totable()
