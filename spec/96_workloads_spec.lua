@@ -188,6 +188,33 @@ end
 
 describe("worklist workloads on the reference", function()
   backend_suite(function() return vyre.backend("reference") end)
+
+  it("the device checks alone (graphs too large for Lua) pass a result and refuse a bad one",
+    function()
+      local be = vyre.backend("reference")
+      for _, name in ipairs({ "bfs_wl", "sssp", "cc" }) do
+        local M = W[name]
+        local limit = M.LUA_LIMIT
+        M.LUA_LIMIT = 0
+        local ok, err = pcall(function()
+          local inst = M.setup(be, size(SHAPES[3]))
+          inst.reset()
+          local rounds = common.host_loop(be, inst)
+          local good, msg = inst.check(rounds)
+          assert.is_true(good, name .. ": " .. tostring(msg))
+          assert.matches("device", msg, 1, true)
+          assert.is_nil(msg:find("plain Lua", 1, true))
+          local arr = inst.output:download()
+          local i = #arr
+          while arr[i] == common.INF or arr[i] == 0 do i = i - 1 end
+          arr[i] = arr[i] + 1 -- a reached vertex one further away (cc: another label)
+          inst.output:upload(arr)
+          assert.is_false((inst.check(rounds)), name)
+        end)
+        M.LUA_LIMIT = limit
+        assert(ok, err)
+      end
+    end)
 end)
 
 describe("vyre.policy.expansion", function()
