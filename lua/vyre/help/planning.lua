@@ -7,7 +7,8 @@ return {
 require("vyre.policy") -> the policy module (also vyre.policy)
 The choices the runtime asks Lua for: policy.megakernel(facts) picks how be:megakernel
 and be:plan run their steps (cooperative, graph or split). Replace the function to
-change the choice; decide still refuses a cooperative grid that could hang. §2.]=],
+change the choice; decide still refuses a cooperative grid that could hang. §2.
+policy.expansion(stats) picks a worklist round's expansion layout (docs/GRID.md).]=],
   ["vyre.policy.megakernel"] = [=[
 vyre.policy.megakernel(facts) -> {mode = "cooperative" | "graph" | "split", reason}
 The current megakernel policy (default_megakernel until you assign your own function);
