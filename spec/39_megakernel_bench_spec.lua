@@ -27,10 +27,12 @@ describe("megakernel bench workloads (reference, small)", function()
     res = suite.run(ref, { size = "small", samples = 1, seed = 3 })
   end)
 
-  it("runs the four workloads", function()
-    local names = {}
+  it("runs every workload (the four of issue 10 first; issue 23's are spec 96's)", function()
+    local names, want = {}, {}
     for i, r in ipairs(res.workloads) do names[i] = r.name end
-    assert.are.same({ "bfs_grid", "dataflow", "jacobi", "rmat" }, names)
+    for i, W in ipairs(suite.WORKLOADS) do want[i] = W.name end
+    assert.are.same(want, names)
+    assert.are.same(suite.FLAG_WORKLOADS, { names[1], names[2], names[3], names[4] })
   end)
 
   it("every result passes its plain-Lua check and the modes agree", function()
@@ -39,7 +41,7 @@ describe("megakernel bench workloads (reference, small)", function()
       assert.are.equal(true, r.agree, r.name)
       local h, g = r.modes.host_loop.samples[1], r.modes.graph.samples[1]
       assert.are.equal(h.rounds, g.rounds, r.name)
-      assert.is_true(h.rounds > 1, r.name)
+      assert.is_true(h.rounds > 1 or r.name == "cc", r.name) -- cc runs its pipeline once
       local k = r.modes.megakernel
       if k.samples then
         assert.are.equal(h.rounds, k.samples[1].rounds, r.name .. " megakernel rounds")

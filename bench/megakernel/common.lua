@@ -47,6 +47,11 @@ function M.kernel(be, text)
   return k
 end
 
+--- Drops this backend's compiled kernels (they go with the next garbage collection).
+function M.release(be)
+  kernels[be] = nil
+end
+
 --- The host paths' first step: flag[0] = 0 (the megakernel's runtime zeroes it itself).
 M.ZERO_FLAG = [[
 (program zero_flag (workgroup 1)
@@ -87,8 +92,62 @@ local function delta(a, b)
   return d
 end
 
+-- Worklist workloads (w.worklist, issue 23 §3): a round is the steps sized by the
+-- worklist, then wl:advance(); the loop stops after a round that pushed nothing (the
+-- host reads the count: one synchronisation per round). One-shot workloads (w.once):
+-- the steps run once (rounds = 1).
+local function host_loop_wl(be, w)
+  local s0 = stats_of(be)
+  local t0 = now_ns()
+  local rounds = w.max_rounds
+  if w.once then
+    be:sequence(w.steps)
+    be:synchronize()
+    rounds = 1
+  else
+    for r = 1, w.max_rounds do
+      be:sequence(w.steps)
+      w.worklist:advance()
+      if w.worklist:size() == 0 then
+        rounds = r
+        break
+      end
+    end
+  end
+  local ns = now_ns() - t0
+  return rounds, ns, delta(s0, stats_of(be))
+end
+
+local function graph_wl(be, w)
+  local t = now_ns()
+  local g = be:graph(w.steps)
+  local capture = now_ns() - t
+  local s0 = stats_of(be)
+  local t0 = now_ns()
+  local rounds = w.max_rounds
+  if w.once then
+    g:launch(1)
+    be:synchronize()
+    rounds = 1
+  else
+    for r = 1, w.max_rounds do
+      g:launch(1)
+      w.worklist:advance()
+      if w.worklist:size() == 0 then
+        rounds = r
+        break
+      end
+    end
+  end
+  local ns = now_ns() - t0
+  local d = delta(s0, stats_of(be))
+  g:free()
+  return rounds, ns, d, capture
+end
+
 --- host_loop(be, w) -> rounds, ns, stats delta: one be:sequence per round.
 function M.host_loop(be, w)
+  if w.worklist or w.once then return host_loop_wl(be, w) end
   local steps = with_zero(be, w)
   local opts = { readback = { w.flag } }
   local s0 = stats_of(be)
@@ -107,6 +166,7 @@ end
 
 --- graph(be, w) -> rounds, ns, stats delta, capture ns: the round as one graph.
 function M.graph(be, w)
+  if w.worklist or w.once then return graph_wl(be, w) end
   local t = now_ns()
   local g = be:graph(with_zero(be, w))
   local capture = now_ns() - t
@@ -137,12 +197,24 @@ end
 --- round, recorded at the first call and replayed; "split": the host split).
 function M.megakernel(be, w, grid_sync)
   local opts = { converge = { flag = w.flag, max = w.max_rounds }, grid_sync = grid_sync }
+  if w.worklist then
+    opts.converge = { worklist = w.worklist, max = w.max_rounds }
+  elseif w.once then
+    opts.converge, opts.times = nil, 1
+  end
   local plan
   local okp, fp = pcall(function() return be.plan end)
-  if okp and type(fp) == "function" then plan = be:plan(w.steps, opts) end
+  if okp and type(fp) == "function" then
+    -- be:plan has no composed plan for a worklist converge yet (a host round loop):
+    -- the plan is then the reason it gave, and the run goes on
+    local ok, p = pcall(be.plan, be, w.steps, opts)
+    plan = ok and p or { unavailable = tostring(p) }
+  end
+  if w.layout and plan then plan.expansion = w.layout end
   local s0 = stats_of(be)
   local t0 = now_ns()
   local r = be:megakernel(w.steps, opts)
+  if w.once then be:synchronize() end
   local ns = now_ns() - t0
   if type(r) == "table" then r = r.rounds end
   return r, ns, delta(s0, stats_of(be)), plan

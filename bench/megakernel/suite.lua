@@ -11,12 +11,37 @@ local now_ns = require("vyre.core").now_ns
 
 local M = {}
 
+local bfs_wl = require("bench.megakernel.bfs_wl")
+
+-- A workload under another name (its own row and size).
+local function renamed(W, name, title)
+  return setmetatable({ name = name, title = title or W.title }, { __index = W })
+end
+
 M.WORKLOADS = {
   require("bench.megakernel.bfs_grid"),
   require("bench.megakernel.dataflow"),
   require("bench.megakernel.jacobi"),
   (require("bench.megakernel.rmat")),
+  -- issue 23 §3: the worklist workloads; BFS with the policy's layout and with each
+  -- layout forced, at two scales
+  -- (direction-optimising rows _do: push/pull rounds, the policy's layout for the push
+  -- rounds; rows of one scale stand together, so they share one graph build)
+  bfs_wl,
+  bfs_wl.with_layout("item"),
+  bfs_wl.with_layout("subgroup"),
+  bfs_wl.with_layout(nil, "bfs_wl_do", true),
+  renamed(bfs_wl, "bfs_wl22", bfs_wl.title .. ", scale 22"),
+  bfs_wl.with_layout("item", "bfs_wl22_item"),
+  bfs_wl.with_layout("subgroup", "bfs_wl22_subgroup"),
+  bfs_wl.with_layout(nil, "bfs_wl22_do", true),
+  require("bench.megakernel.sssp"),
+  require("bench.megakernel.cc"),
+  (require("bench.megakernel.pagerank")),
 }
+
+-- The workloads of issue 10 §3 (the original four), for the specs that name them.
+M.FLAG_WORKLOADS = { "bfs_grid", "dataflow", "jacobi", "rmat" }
 
 M.MODES = { "host_loop", "graph", "megakernel" }
 
@@ -27,12 +52,34 @@ M.SIZES = {
     dataflow = { blocks = 100000, words = 8 },
     jacobi = { n = 256, tol = 3e-5 },
     rmat = { scale = 20, edge_factor = 16 },
+    bfs_wl = { scale = 20, edge_factor = 16 },
+    bfs_wl_item = { scale = 20, edge_factor = 16 },
+    bfs_wl_subgroup = { scale = 20, edge_factor = 16 },
+    bfs_wl22 = { scale = 22, edge_factor = 16 },
+    bfs_wl22_item = { scale = 22, edge_factor = 16 },
+    bfs_wl22_subgroup = { scale = 22, edge_factor = 16 },
+    bfs_wl_do = { scale = 20, edge_factor = 16 },
+    bfs_wl22_do = { scale = 22, edge_factor = 16 },
+    sssp = { scale = 18, edge_factor = 16 },
+    cc = { scale = 18, edge_factor = 16 },
+    pagerank = { scale = 16, edge_factor = 16, tol = 1e-5 },
   },
   small = {
     bfs_grid = { width = 20, height = 12 },
     dataflow = { blocks = 200, words = 2 },
     jacobi = { n = 12, tol = 1e-3 },
     rmat = { scale = 7, edge_factor = 4 },
+    bfs_wl = { scale = 7, edge_factor = 8 },
+    bfs_wl_item = { scale = 7, edge_factor = 8 },
+    bfs_wl_subgroup = { scale = 7, edge_factor = 8 },
+    bfs_wl22 = { scale = 8, edge_factor = 8 },
+    bfs_wl22_item = { scale = 8, edge_factor = 8 },
+    bfs_wl22_subgroup = { scale = 8, edge_factor = 8 },
+    bfs_wl_do = { scale = 7, edge_factor = 8 },
+    bfs_wl22_do = { scale = 8, edge_factor = 8 },
+    sssp = { scale = 7, edge_factor = 8 },
+    cc = { scale = 7, edge_factor = 8 },
+    pagerank = { scale = 7, edge_factor = 8, tol = 1e-6 },
   },
 }
 
@@ -41,6 +88,17 @@ M.SIZES = {
 M.GATE = {
   bfs_grid = { factor = 5 }, dataflow = { factor = 5 }, jacobi = { factor = 5 },
   rmat = { factor = 1, min_repetitions = 1 },
+  -- issue 23 §4: R-MAT BFS >= 2x its host loop; SSSP, CC and PageRank >= 3x
+  bfs_wl = { factor = 2, min_repetitions = 1 },
+  bfs_wl_item = { factor = 2, min_repetitions = 1 },
+  bfs_wl_subgroup = { factor = 2, min_repetitions = 1 },
+  bfs_wl22 = { factor = 2, min_repetitions = 1 },
+  bfs_wl22_item = { factor = 2, min_repetitions = 1 },
+  bfs_wl22_subgroup = { factor = 2, min_repetitions = 1 },
+  bfs_wl_do = { factor = 2, min_repetitions = 1 },
+  bfs_wl22_do = { factor = 2, min_repetitions = 1 },
+  sssp = { factor = 3, min_repetitions = 1 }, cc = { factor = 3, min_repetitions = 1 },
+  pagerank = { factor = 3, min_repetitions = 1 },
 }
 
 local function describe_size(o)
@@ -117,6 +175,8 @@ function M.run(be, opts)
                 first_bytes, first_rounds, first_mode = bytes, rounds, mode
                 local ok, msg = inst.check(rounds)
                 r.check = { ok = ok, msg = msg }
+                -- BFS by worklist: the edges it traversed (GTEPS) and its layout
+                r.traversed, r.layout, r.direction = inst.traversed, inst.layout, inst.direction
                 log(("  check: %s (%s)"):format(ok and "ok" or "FAILED", msg))
               elseif bytes ~= first_bytes or rounds ~= first_rounds then
                 r.agree = ("%s gave %s than %s"):format(mode, rounds ~= first_rounds
@@ -152,6 +212,14 @@ local function policy_pick(res, r, rounds)
   return ok and c.mode or ("error: " .. tostring(c))
 end
 
+-- The policy's pick, or why there is none: a megakernel whose be:plan was refused (a
+-- worklist converge runs as a round loop of launches, with no composed plan).
+local function pick(res, r, rounds)
+  local m = r.modes.megakernel
+  if m and m.plan and m.plan.unavailable then return "no composed plan (worklist rounds)" end
+  return policy_pick(res, r, rounds)
+end
+
 --- markdown(res) -> a table: per workload the rounds, the check, each mode's best time
 --- (and per round), the speedups of the megakernel, and the policy's pick.
 function M.markdown(res)
@@ -178,9 +246,31 @@ function M.markdown(res)
       rounds, r.check and (r.check.ok and "ok" or "FAILED: " .. r.check.msg) or "—",
       cell(r.modes.host_loop), cell(r.modes.graph), cell(r.modes.megakernel),
       (h and k) and ("%.2fx"):format(h.ns / k.ns) or "—",
-      (g and k) and ("%.2fx"):format(g.ns / k.ns) or "—", policy_pick(res, r, rounds))
+      (g and k) and ("%.2fx"):format(g.ns / k.ns) or "—", pick(res, r, rounds))
     if r.agree ~= true then out[#out + 1] = ("\n**Modes disagree on %s: %s**\n"):format(r.name,
       r.agree) end
+  end
+  -- The worklist workloads' expansion layout, and GTEPS where the edges are counted
+  -- (Graph500: the undirected edges of the reached component, per second of the run).
+  local extra = false
+  for _, r in ipairs(res.workloads) do
+    if r.layout then
+      if not extra then
+        out[#out + 1] = "\n| workload | layout | why | traversed edges | host loop GTEPS "
+          .. "| graph GTEPS | megakernel GTEPS |"
+        out[#out + 1] = "|---|---|---|---:|---:|---:|---:|"
+        extra = true
+      end
+      local function teps(m)
+        local b = best(m)
+        if not (b and r.traversed) then return "—" end
+        return ("%.3f"):format(r.traversed / b.ns)
+      end
+      out[#out + 1] = ("| %s | %s | %s | %s | %s | %s | %s |"):format(r.name,
+        r.layout.layout .. (r.direction and " + push/pull" or ""),
+        r.layout.reason, r.traversed and tostring(r.traversed) or "—", teps(r.modes.host_loop),
+        teps(r.modes.graph), teps(r.modes.megakernel))
+    end
   end
   return table.concat(out, "\n") .. "\n"
 end

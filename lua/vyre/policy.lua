@@ -224,4 +224,69 @@ function M.decide(facts, profile)
   return choice
 end
 
+--- The default expansion rule (issue 23 §3; docs/GRID.md "Expansion layouts"): a worklist
+--- round walks each item's row of a CSR graph either with an invocation per item or, for
+--- items of degree >= stats.subgroup (32), with a whole subgroup per item. The subgroup
+--- layout pays a ballot and a loop per subgroup, and wins when enough of the round's
+--- entries sit in heavy rows that one lane per row would serialise them: here when heavy
+--- rows hold at least a quarter of the entries and the largest row is at least 4
+--- subgroups long. stats: {items, edges, max_degree, heavy_edges [, heavy_items,
+--- subgroup]} (bench/megakernel/graph.lua degree_stats builds it from rowptr).
+function M.default_expansion(stats)
+  local fname = "vyre.policy.expansion"
+  if type(stats) ~= "table" then
+    fail(fname, ("stats must be a table (got %s)"):format(type(stats)),
+      "pass {items =, edges =, max_degree =, heavy_edges =} (degree statistics of the graph)")
+  end
+  for _, k in ipairs({ "items", "edges", "max_degree", "heavy_edges" }) do
+    local v = stats[k]
+    if math.type(v) ~= "integer" or v < 0 then
+      fail(fname, ("stats.%s must be an integer >= 0 (got %s)"):format(k, tostring(v)),
+        ("count it from the row starts, e.g. %s = 0"):format(k))
+    end
+  end
+  if stats.heavy_edges > stats.edges then
+    fail(fname, ("stats.heavy_edges (%d) exceeds stats.edges (%d)"):format(stats.heavy_edges,
+      stats.edges), "heavy_edges counts the entries of rows of degree >= 32 only")
+  end
+  local sg = stats.subgroup or 32
+  local share = stats.edges > 0 and stats.heavy_edges / stats.edges or 0
+  local mean = stats.items > 0 and stats.edges / stats.items or 0
+  local shape = ("mean degree %.1f, max %d, %.0f%% of entries in rows of degree >= %d")
+    :format(mean, stats.max_degree, 100 * share, sg)
+  if share >= 0.25 and stats.max_degree >= 4 * sg then
+    return { layout = "subgroup", reason = "skewed degrees (" .. shape .. "): a subgroup per "
+      .. "heavy item" }
+  end
+  return { layout = "item", reason = "few heavy rows (" .. shape .. "): an invocation per item" }
+end
+
+M.expansion = M.default_expansion
+
+--- choose_expansion(stats) -> {layout, reason}: calls the current policy.expansion (the
+--- user's, if replaced) and checks its answer.
+function M.choose_expansion(stats)
+  local fname = "vyre.policy.choose_expansion"
+  local choice
+  if M.expansion == M.default_expansion then
+    choice = M.expansion(stats)
+  else
+    local ok, res = callback.call("vyre.policy.expansion (a user policy)", M.expansion, stats)
+    if not ok then
+      fail(fname, res, "make the policy return {layout = 'item' | 'subgroup', reason = '...'} "
+        .. "without raising, or restore vyre.policy.expansion = vyre.policy.default_expansion")
+    end
+    choice = res
+  end
+  if type(choice) ~= "table" or (choice.layout ~= "item" and choice.layout ~= "subgroup") then
+    fail(fname, ("vyre.policy.expansion returned %s, not {layout = 'item' | 'subgroup'}")
+      :format(type(choice) == "table" and ("layout " .. tostring(choice.layout))
+        or type(choice)), "return a table with layout 'item' or 'subgroup' and a reason")
+  end
+  if type(choice.reason) ~= "string" or choice.reason == "" then
+    choice.reason = "chosen by a user policy (no reason given)"
+  end
+  return choice
+end
+
 return M

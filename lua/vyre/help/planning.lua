@@ -7,7 +7,8 @@ return {
 require("vyre.policy") -> the policy module (also vyre.policy)
 The choices the runtime asks Lua for: policy.megakernel(facts) picks how be:megakernel
 and be:plan run their steps (cooperative, graph or split). Replace the function to
-change the choice; decide still refuses a cooperative grid that could hang. §2.]=],
+change the choice; decide still refuses a cooperative grid that could hang. §2.
+policy.expansion(stats) picks a worklist round's expansion layout (docs/GRID.md).]=],
   ["vyre.policy.megakernel"] = [=[
 vyre.policy.megakernel(facts) -> {mode = "cooperative" | "graph" | "split", reason}
 The current megakernel policy (default_megakernel until you assign your own function);
@@ -38,6 +39,22 @@ vyre.policy.costs(facts) -> {cooperative =, graph =, split =}, rounds
 The cost model: estimated nanoseconds of the whole execution in each mode (launches,
 graph nodes, barriers, flag readbacks, memory traffic), and the rounds it assumed.
 Needs completed facts (policy.complete).]=],
+  ["vyre.policy.expansion"] = [=[
+vyre.policy.expansion(stats) -> {layout = "item" | "subgroup", reason}
+The current expansion policy (default_expansion until you assign your own): how a
+worklist round walks the CSR rows of its items — an invocation per item, or a subgroup
+per item of degree >= 32. Called through policy.choose_expansion. docs/GRID.md.]=],
+  ["vyre.policy.default_expansion"] = [=[
+vyre.policy.default_expansion(stats) -> {layout, reason}
+The default rule over degree statistics {items, edges, max_degree, heavy_edges}: the
+subgroup layout when rows of degree >= 32 hold at least a quarter of the entries and the
+largest row is >= 128 long (skewed graphs such as R-MAT), else an invocation per item.
+Bad statistics raise "vyre.policy.expansion: ... Fix: ...".]=],
+  ["vyre.policy.choose_expansion"] = [=[
+vyre.policy.choose_expansion(stats) -> {layout, reason}
+Calls the current policy.expansion (a user's, through the callback guard) and checks the
+answer: a layout other than "item" or "subgroup" raises with a Fix; a missing reason is
+filled in. The worklist workloads of bench/megakernel (bfs_wl, sssp) ask it.]=],
 
   ["vyre.profiles"] = [=[
 require("vyre.profiles") -> the device profile module (also vyre.profiles)

@@ -1,0 +1,222 @@
+-- bench/megakernel/bfs_wl.lua — BFS by worklist on an R-MAT graph in CSR (issue 23 §3):
+-- the frontier is a vyre.Worklist; a round expands every current vertex (layout "item" or
+-- "subgroup", expand.lua) and pushes each neighbour it reaches first (the cas from
+-- unseen to level + 1 succeeds once per vertex, so the next frontier holds every vertex
+-- once, in an order that may differ between backends; the levels do not). Rounds run
+-- until one pushes nothing: depth + 1 rounds.
+-- Checked by a device kernel the way Graph500 validates a BFS (every edge joins two
+-- reached vertices at most one level apart, or two unreached ones; every reached vertex
+-- but the source has a neighbour one level closer) and, on graphs of at most
+-- M.LUA_LIMIT entries, bit for bit against a queue BFS in plain Lua.
+local common = require("bench.megakernel.common")
+local graph = require("bench.megakernel.graph")
+local expand = require("bench.megakernel.expand")
+
+local M = { name = "bfs_wl", title = "BFS by worklist, R-MAT graph (CSR)", worklist = true }
+
+M.LUA_LIMIT = 1 << 22
+
+M.DECLS = [[
+  (buffer rowptr u32 read)
+  (buffer col u32 read)
+  (buffer level u32 read_write)]]
+
+--- The round's program text in a layout; direction = true: the top-down (push) round of
+--- the direction-optimising BFS, which acts only while mode[0] says push.
+function M.text(layout, direction)
+  local decls = M.DECLS
+  if direction then decls = decls .. "\n  (buffer mode u32 read)" end
+  return expand.program((direction and "bfs_do_push_" or "bfs_wl_") .. layout, layout, {
+    decls = decls, guard = direction and "(eq (load mode 0u32) 0u32)" or nil,
+    prologue = function(v, _, s)
+      return ("      (let d%s (add (load level %s) 1u32))"):format(s, v)
+    end,
+    edge = function(_, w, s)
+      return ("        (let old%s (atomic cas level %s 4294967295u32 d%s))\n"
+        .. "        (if (eq old%s 4294967295u32) (then (push frontier %s)))"):format(s, w, s, s, w)
+    end })
+end
+
+-- Direction-optimising BFS (Beamer et al.): a round is decide, push, pull. decide (one
+-- invocation) sets mode[0] = pull while the frontier holds more than 1/DIV of the
+-- vertices, and mode[1] = the frontier's level (all its items share it). push is the
+-- top-down round above, idle in pull mode; pull (an invocation per vertex, idle in push
+-- mode) lets each unreached vertex scan its row for a neighbour on the frontier's level,
+-- take level + 1 and push itself, stopping at the first. Only v writes level[v] in pull,
+-- and a vertex reached this round has level + 1, never the level looked for, so levels,
+-- rounds and the pushed set are those of the top-down BFS on every backend.
+M.DIV = 20
+
+M.DECIDE = [[
+(program bfs_do_decide (workgroup 1)
+  (buffer level u32 read)
+  (buffer mode u32 write)
+  (param div u32)
+  (worklist frontier u32)
+  (let n (len frontier))
+  (store mode 0u32 (select (gt (mul n div) (len level)) 1u32 0u32))
+  (store mode 1u32 (load level (load frontier 0u32))))]]
+
+M.PULL = [[
+(program bfs_do_pull (workgroup 256)
+  (buffer rowptr u32 read)
+  (buffer col u32 read)
+  (buffer level u32 read_write)
+  (buffer mode u32 read)
+  (worklist frontier u32)
+  (let v (gid x))
+  (if (land (ne (load mode 0u32) 0u32) (lt v (len level)))
+    (then
+      (if (eq (load level v) 4294967295u32)
+        (then
+          (let cur (load mode 1u32))
+          (for e (load rowptr v) (load rowptr (add v 1u32)) 1u32
+            (if (eq (load level (load col e)) cur)
+              (then
+                (store level v (add cur 1u32))
+                (push frontier v)
+                (break)))))))))]]
+
+-- stats: [0] edges breaking the rules, [1] deepest level, [2] vertices reached, [3] the
+-- entries of reached rows (the edges traversed, counted twice: once per direction).
+M.CHECK = [[
+(program bfs_wl_check (workgroup 256)
+  (buffer rowptr u32 read)
+  (buffer col u32 read)
+  (buffer level u32 read)
+  (buffer stats u32 read_write)
+  (let v (gid x))
+  (if (lt v (sub (len rowptr) 1u32))
+    (then
+      (let lv (load level v))
+      (let seen (ne lv 4294967295u32))
+      (let parent (select (eq v 0u32) 1u32 0u32))
+      (let bad (select (land (eq v 0u32) (ne lv 0u32)) 1u32 0u32))
+      (let rb (load rowptr v))
+      (let re (load rowptr (add v 1u32)))
+      (for e rb re 1u32
+        (let lw (load level (load col e)))
+        (if (ne seen (ne lw 4294967295u32)) (then (set bad (add bad 1u32))))
+        (if (land seen (lor (lt (add lw 1u32) lv) (lt (add lv 1u32) lw)))
+          (then (set bad (add bad 1u32))))
+        (if (land seen (eq (add lw 1u32) lv)) (then (set parent 1u32))))
+      (if (land seen (eq parent 0u32)) (then (set bad (add bad 1u32))))
+      (if (ne bad 0u32) (then (atomic add stats 0u32 bad)))
+      (if seen
+        (then
+          (atomic max stats 1u32 lv)
+          (atomic add stats 2u32 1u32)
+          (atomic add stats 3u32 (sub re rb)))))))]]
+
+--- Plain Lua BFS levels from vertex 0 over 1-based CSR tables.
+function M.lua_levels(rowptr, col)
+  local INF = common.INF
+  local n = #rowptr - 1
+  local lv = {}
+  for v = 1, n do lv[v] = INF end
+  lv[1] = 0
+  local q, h = { 0 }, 1
+  while q[h] do
+    local v = q[h]
+    h = h + 1
+    local d = lv[v + 1] + 1
+    for e = rowptr[v + 1] + 1, rowptr[v + 2] do
+      local w = col[e]
+      if lv[w + 1] == INF then
+        lv[w + 1] = d
+        q[#q + 1] = w
+      end
+    end
+  end
+  return lv
+end
+
+--- device_check(be, g, level, rounds) -> ok, msg, stats {bad, depth, reached, entries}.
+function M.device_check(be, g, level, rounds)
+  local stats = be:buffer("u32", 4)
+  be:sequence({ { common.kernel(be, M.CHECK), { rowptr = g.rowptr, col = g.col, level = level,
+    stats = stats }, { n = g.nodes } } })
+  local s = stats:download():totable()
+  stats:free()
+  local st = { bad = s[1], depth = s[2], reached = s[3], entries = s[4] }
+  if st.bad ~= 0 then
+    return false, ("%d Graph500 rule violations in the levels"):format(st.bad), st
+  end
+  if rounds ~= st.depth + 1 then
+    return false, ("%d rounds, depth %d (want %d rounds)"):format(rounds, st.depth,
+      st.depth + 1), st
+  end
+  return true, ("%d of %d vertices reached, depth %d"):format(st.reached, g.nodes, st.depth), st
+end
+
+--- The layout this graph gets: opts.layout, else vyre.policy.choose_expansion of its
+--- degree statistics. Returns the choice {layout, reason} and the statistics.
+function M.choose(g, layout)
+  local stats = graph.degree_stats(g.rowptr:download():totable())
+  if layout then return { layout = layout, reason = "forced (opts.layout)" }, stats end
+  return require("vyre.policy").choose_expansion(stats), stats
+end
+
+--- setup(be, {scale, edge_factor, seed [, layout]}) -> a worklist workload instance.
+function M.setup(be, o)
+  local g = graph.shared(be, { scale = o.scale, edge_factor = o.edge_factor, seed = o.seed })
+  local choice, dstats = M.choose(g, o.layout)
+  local level = be:buffer("u32", g.nodes)
+  local wl = be:worklist("u32", g.nodes)
+  local k = common.kernel(be, M.text(choice.layout, o.direction))
+  local steps = { { k, { rowptr = g.rowptr, col = g.col, level = level, frontier = wl },
+    { n = wl } } }
+  if o.direction then
+    local mode = be:buffer("u32", 2)
+    steps[1][2].mode = mode
+    table.insert(steps, 1, { common.kernel(be, M.DECIDE), { level = level, mode = mode,
+      div = M.DIV, frontier = wl }, { n = 1 } })
+    steps[3] = { common.kernel(be, M.PULL), { rowptr = g.rowptr, col = g.col, level = level,
+      mode = mode, frontier = wl }, { n = g.nodes } }
+  end
+  local inst = {
+    worklist = wl, output = level, nodes = g.nodes, edges = g.edges, graph = g,
+    max_rounds = o.max_rounds or 100000, layout = choice, degree_stats = dstats,
+    -- each reached row once, its entries' col and level: about 12 bytes an entry per BFS
+    bytes_per_round = 12 * g.entries // 8,
+    steps = steps, direction = o.direction or false,
+  }
+  function inst.reset()
+    level:fill(common.INF)
+    level:upload({ 0 })
+    wl:clear()
+    wl:push({ 0 })
+  end
+  function inst.check(rounds)
+    local ok, msg, st = M.device_check(be, g, level, rounds)
+    inst.traversed = st.entries // 2
+    if not ok then return ok, msg end
+    if g.entries > M.LUA_LIMIT then return ok, msg .. " (Graph500 rules on the device)" end
+    local want = M.lua_levels(g.rowptr:download():totable(), g.col:download():totable())
+    local got = level:download():totable()
+    for v = 1, g.nodes do
+      if got[v] ~= want[v] then
+        return false, ("level[%d] = %d, plain Lua BFS says %d"):format(v - 1, got[v], want[v])
+      end
+    end
+    return true, msg .. "; equal to plain Lua BFS"
+  end
+  return inst
+end
+
+--- A variant of M with the layout fixed (nil: the policy's) and, with direction, the
+--- direction-optimising rounds (the bench compares them).
+function M.with_layout(layout, name, direction)
+  local V = setmetatable({ name = name or (M.name .. "_" .. layout),
+    title = M.title .. (layout and (", layout " .. layout) or "")
+      .. (direction and ", direction-optimising" or "") }, { __index = M })
+  function V.setup(be, o)
+    local c = {}
+    for key, v in pairs(o) do c[key] = v end
+    c.layout, c.direction = layout, direction
+    return M.setup(be, c)
+  end
+  return V
+end
+
+return M
