@@ -171,6 +171,11 @@ do
   lib.release(g.backends[1])
   print(("\nglobal sort of %d u32 keys: %d GPUs %.2f ms, one GPU %.2f ms, speedup %.2fx")
     :format(per * n, n, tg * 1e3, t1 * 1e3, t1 / tg))
+  local ph = {}
+  for _, p in ipairs(require("vyre.group_lib").last_sort_phases or {}) do
+    ph[#ph + 1] = ("%s %.2f ms"):format(p[1], p[2] / 1e6)
+  end
+  if #ph > 0 then print("  phases (wall): " .. table.concat(ph, ", ")) end
 end
 
 do

@@ -398,15 +398,31 @@ local function gather_kernel(be, t)
 end
 
 -- Splitters from samples of the unsorted keys: OVERSAMPLE evenly strided elements per
--- rank and device, sorted by image, n - 1 evenly spaced (a few small downloads).
+-- rank and device, gathered on each device and read in one download each, sorted by
+-- image, n - 1 evenly spaced.
 local OVERSAMPLE = 64
 
 local function unsorted_splitters(keys, n)
   local samples = {}
   for r = 1, #keys do
-    local c = keys[r].count
+    local k = keys[r]
+    local c = k.count
     local m = math.min(OVERSAMPLE * n, c)
-    for s = 1, m do samples[#samples + 1] = image_at(keys[r], ((2 * s - 1) * c) // (2 * m)) end
+    if m > 0 then
+      local be = k.backend
+      local pos = {}
+      for s = 1, m do pos[s] = ((2 * s - 1) * c) // (2 * m) end
+      local idx, got = be:buffer("u32", pos), be:buffer(k.type, m)
+      gather_kernel(be, k.type):launch({ src = k, perm = idx, dst = got, n = m }, { n = m })
+      local w = WIDE[k.type] and 8 or 4
+      local raw = got:download():bytes()
+      for s = 1, m do
+        samples[#samples + 1] = image(k.type,
+          (string.unpack(w == 8 and "<i8" or "<I4", raw, (s - 1) * w + 1)))
+      end
+      idx:free()
+      got:free()
+    end
   end
   return splitters(samples, n), #samples
 end
@@ -420,8 +436,12 @@ local function partition_steps(be, k, v, split, n)
   local U = require("vyre.lib.util")
   local c = k.count
   if c == 0 then return {}, { counts = be:buffer("u32", n):fill(0) } end
-  local p = { bid = be:buffer("u32", c), perm = be:buffer("u32", c), pk = be:buffer(k.type, c),
-    pv = v and be:buffer(v.type, c), counts = be:buffer("u32", n),
+  -- The large buffers are the backend's scratch (kept between calls, as lib.sort's are):
+  -- allocating and freeing gigabytes per call cost more than the partition itself.
+  local S = U.default_scratch(be, "call")
+  local function big(role, t) return U.scratch(S, "group_sort_" .. role, t, c):view(1, c) end
+  local p = { bid = big("bid", "u32"), perm = big("perm", "u32"), pk = big("keys", k.type),
+    pv = v and big("values", v.type), counts = be:buffer("u32", n),
     split = be:buffer(WIDE[k.type] and "u64" or "u32", split) }
   local bits = 1
   while (1 << bits) < n do bits = bits + 1 end
@@ -453,6 +473,7 @@ function M.sort(name, timed, g, keys, values)
   end
   keys = parts(name, g, keys, "keys")
   if values ~= nil then values = parts(name, g, values, "values") end
+  local U = require("vyre.lib.util")
   local n, t = #keys, keys[1].type
   local t0 = core.now_ns()
   for r = 1, n do
@@ -468,7 +489,16 @@ function M.sort(name, timed, g, keys, values)
     if timed then return keys, timing_of(t0) end
     return keys
   end
+  local phases = {}
+  M.last_sort_phases = phases -- wall ns per phase of the last call (bench/multigpu prints them)
+  local tp = core.now_ns()
+  local function phase(what)
+    local now = core.now_ns()
+    phases[#phases + 1] = { what, now - tp }
+    tp = now
+  end
   local split, nsamples = unsorted_splitters(keys, n)
+  phase("splitters")
   if nsamples == 0 then -- every rank empty
     if timed then return keys, timing_of(t0) end
     return keys
@@ -478,6 +508,7 @@ function M.sort(name, timed, g, keys, values)
     lists[r], part[r] = partition_steps(g.backends[r], keys[r], values and values[r], split, n)
   end
   g:sequence(lists) -- every device partitions at once, one wait
+  phase("partition")
   -- cut[r][j]: where bucket j starts in rank r's partitioned keys.
   local cut = {}
   for r = 1, n do
@@ -490,8 +521,9 @@ function M.sort(name, timed, g, keys, values)
   for j = 1, n do
     local total = 0
     for r = 1, n do total = total + cut[r][j + 1] - cut[r][j] end
-    bk[j] = g.backends[j]:buffer(t, math.max(total, 1))
-    bv[j] = values and g.backends[j]:buffer(values[1].type, math.max(total, 1))
+    local S = U.default_scratch(g.backends[j], "call")
+    bk[j] = U.scratch(S, "group_sort_bucket", t, total)
+    bv[j] = values and U.scratch(S, "group_sort_bucket_values", values[1].type, total)
     local at = 0
     for r = 1, n do
       local len = cut[r][j + 1] - cut[r][j]
@@ -510,7 +542,9 @@ function M.sort(name, timed, g, keys, values)
       lists[j] = sort_steps(g.backends[j], kview, bk[j].vals and bk[j].vals:view(1, bk[j].count))
     end
   end
+  phase("exchange")
   g:sequence(lists) -- the buckets' sorts at once (each after its copies: stream order)
+  phase("bucket sort")
   -- The sorted whole is bucket 1 .. n; rank r takes its count from where it starts.
   local j, off = 1, 0 -- position in the buckets
   for r = 1, n do
@@ -524,10 +558,10 @@ function M.sort(name, timed, g, keys, values)
     end
   end
   g:synchronize()
+  phase("back")
   for q = 1, n do
-    bk[q].buf:free()
-    if bk[q].vals then bk[q].vals:free() end
-    for _, b in pairs(part[q]) do b:free() end
+    part[q].counts:free()
+    if part[q].split then part[q].split:free() end
   end
   if timed then return keys, timing_of(t0) end
   return keys
