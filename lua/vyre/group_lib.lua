@@ -216,23 +216,6 @@ end
 
 local WIDE = { i64 = true, u64 = true, f64 = true }
 
--- Element i (0-based) of buf as its sort image (one small download).
-local function image_at(buf, i)
-  local w = WIDE[buf.type] and 8 or 4
-  local raw = buf:download({ byte_offset = i * w, nbytes = w }):bytes()
-  return image(buf.type, (string.unpack(w == 8 and "<i8" or "<I4", raw)))
-end
-
--- The number of elements of the sorted buf whose image is <= img (upper bound).
-local function upper_bound(buf, img)
-  local lo, hi = 0, buf.count
-  while lo < hi do
-    local mid = (lo + hi) // 2
-    if math.ult(img, image_at(buf, mid)) then hi = mid else lo = mid + 1 end
-  end
-  return lo
-end
-
 -- Splitters from every rank's samples: n - 1 evenly spaced images of the sorted samples.
 local function splitters(samples, n)
   table.sort(samples, math.ult)
@@ -264,97 +247,6 @@ end
 -- Copies len elements from a[from..] to b[to..] (1-based), nothing when len is 0.
 local function move(a, from, b, to, len)
   if len > 0 then a:view(from, len):copy_to(b:view(to, len)) end
-end
-
--- One process per GPU: the same sample sort with the buckets moved by two all_to_all
--- (blocks padded to the largest piece, whose sizes every rank knows from the counts).
-local function sort_ranks(timed, g, keys, values)
-  local lib = require("vyre.lib")
-  local be, me, n = g.backends[1], g.rank, g.size
-  local k, v = keys[1], values and values[1]
-  local t, vt = k.type, v and v.type
-  local t0 = core.now_ns()
-  local _, tm = lib.sort_timed(be, k, v)
-  local c = k.count
-  local S = 16
-  local mine = {}
-  for s = 1, math.min(S, c) do mine[s] = image_at(k, (c * s) // 17) end
-  local ns = #mine
-  for s = ns + 1, S do mine[s] = 0 end
-  local all = gather_ints(g, "i64", mine, S)
-  local counts = gather_ints(g, "u32", { ns }, 1)
-  local samples = {}
-  for q = 0, n - 1 do for s = 1, counts[q + 1] do samples[#samples + 1] = all[q * S + s] end end
-  local split = splitters(samples, n)
-  local cut = { 0 }
-  for j = 1, n - 1 do cut[j + 1] = #samples > 0 and upper_bound(k, split[j]) or 0 end
-  cut[n + 1] = c
-  local row = {}
-  for j = 1, n do row[j] = cut[j + 1] - cut[j] end
-  local flat = gather_ints(g, "u64", row, n) -- flat[q * n + j]: rank q's piece of bucket j
-  local function piece(q, j) return flat[q * n + j] end
-  local m = 1
-  for _, x in ipairs(flat) do m = math.max(m, x) end
-  -- 1: piece j of every rank to rank j
-  local sk, rk = be:buffer(t, n * m), be:buffer(t, n * m)
-  local sv, rv = v and be:buffer(vt, n * m), v and be:buffer(vt, n * m)
-  for j = 1, n do
-    move(k, cut[j] + 1, sk, (j - 1) * m + 1, row[j])
-    if v then move(v, cut[j] + 1, sv, (j - 1) * m + 1, row[j]) end
-  end
-  g:all_to_all(sk, rk)
-  if v then g:all_to_all(sv, rv) end
-  local tot, start = {}, {}
-  for j = 1, n do
-    tot[j] = 0
-    for q = 0, n - 1 do tot[j] = tot[j] + piece(q, j) end
-    start[j] = j == 1 and 0 or start[j - 1] + tot[j - 1]
-  end
-  local total = tot[me + 1]
-  local bk, bv = be:buffer(t, math.max(total, 1)), v and be:buffer(vt, math.max(total, 1))
-  local at = 0
-  for q = 0, n - 1 do
-    local len = piece(q, me + 1)
-    move(rk, q * m + 1, bk, at + 1, len)
-    if v then move(rv, q * m + 1, bv, at + 1, len) end
-    at = at + len
-  end
-  if total > 1 then lib.sort(be, bk:view(1, total), bv and bv:view(1, total)) end
-  -- 2: rank r's output is the global range [out[r], out[r] + size[r]); bucket j holds
-  -- [start[j], start[j] + tot[j]).
-  local size, out = {}, {}
-  for r = 0, n - 1 do
-    size[r + 1] = 0
-    for j = 1, n do size[r + 1] = size[r + 1] + piece(r, j) end
-    out[r + 1] = r == 0 and 0 or out[r] + size[r]
-  end
-  local function overlap(j, r) -- of bucket j and output r: first global index, length
-    local a = math.max(start[j], out[r])
-    local b = math.min(start[j] + tot[j], out[r] + size[r])
-    return a, math.max(0, b - a)
-  end
-  local m2 = 1
-  for j = 1, n do for r = 1, n do m2 = math.max(m2, select(2, overlap(j, r))) end end
-  local sk2, rk2 = be:buffer(t, n * m2), be:buffer(t, n * m2)
-  local sv2, rv2 = v and be:buffer(vt, n * m2), v and be:buffer(vt, n * m2)
-  for r = 1, n do
-    local a, len = overlap(me + 1, r)
-    move(bk, a - start[me + 1] + 1, sk2, (r - 1) * m2 + 1, len)
-    if v then move(bv, a - start[me + 1] + 1, sv2, (r - 1) * m2 + 1, len) end
-  end
-  g:all_to_all(sk2, rk2)
-  if v then g:all_to_all(sv2, rv2) end
-  for j = 1, n do
-    local a, len = overlap(j, me + 1)
-    move(rk2, (j - 1) * m2 + 1, k, a - out[me + 1] + 1, len)
-    if v then move(rv2, (j - 1) * m2 + 1, v, a - out[me + 1] + 1, len) end
-  end
-  g:synchronize()
-  for _, b in ipairs({ sk, rk, sv, rv, bk, bv, sk2, rk2, sv2, rv2 }) do
-    if b then b:free() end
-  end
-  if timed then return keys, timing_of(t0, { tm }) end
-  return keys
 end
 
 -- Bucket b of each key: the number of splitters (n - 1 unsigned images, ascending) below
@@ -402,26 +294,30 @@ end
 -- image, n - 1 evenly spaced.
 local OVERSAMPLE = 64
 
+-- The sort images of m evenly strided elements of the unsorted k (one download).
+local function sample_images(k, m)
+  local out = {}
+  if m <= 0 then return out end
+  local be, c = k.backend, k.count
+  local pos = {}
+  for s = 1, m do pos[s] = ((2 * s - 1) * c) // (2 * m) end
+  local idx, got = be:buffer("u32", pos), be:buffer(k.type, m)
+  gather_kernel(be, k.type):launch({ src = k, perm = idx, dst = got, n = m }, { n = m })
+  local w = WIDE[k.type] and 8 or 4
+  local raw = got:download():bytes()
+  for s = 1, m do
+    out[s] = image(k.type, (string.unpack(w == 8 and "<i8" or "<I4", raw, (s - 1) * w + 1)))
+  end
+  idx:free()
+  got:free()
+  return out
+end
+
 local function unsorted_splitters(keys, n)
   local samples = {}
   for r = 1, #keys do
-    local k = keys[r]
-    local c = k.count
-    local m = math.min(OVERSAMPLE * n, c)
-    if m > 0 then
-      local be = k.backend
-      local pos = {}
-      for s = 1, m do pos[s] = ((2 * s - 1) * c) // (2 * m) end
-      local idx, got = be:buffer("u32", pos), be:buffer(k.type, m)
-      gather_kernel(be, k.type):launch({ src = k, perm = idx, dst = got, n = m }, { n = m })
-      local w = WIDE[k.type] and 8 or 4
-      local raw = got:download():bytes()
-      for s = 1, m do
-        samples[#samples + 1] = image(k.type,
-          (string.unpack(w == 8 and "<i8" or "<I4", raw, (s - 1) * w + 1)))
-      end
-      idx:free()
-      got:free()
+    for _, x in ipairs(sample_images(keys[r], math.min(OVERSAMPLE * n, keys[r].count))) do
+      samples[#samples + 1] = x
     end
   end
   return splitters(samples, n), #samples
@@ -458,6 +354,106 @@ local function partition_steps(be, k, v, split, n)
       { src = v, perm = p.perm, dst = p.pv, n = c }, { n = c } }
   end
   return steps, p
+end
+
+-- One process per GPU: the same partition-first sample sort, the pieces moved by an
+-- all_to_all (blocks padded to the largest piece, whose sizes every rank knows from the
+-- gathered counts), one sort per bucket, and a second all_to_all that gives every rank
+-- its count back.
+local function sort_ranks(timed, g, keys, values)
+  local U = require("vyre.lib.util")
+  local lib = require("vyre.lib")
+  local be, me, n = g.backends[1], g.rank, g.size
+  local k, v = keys[1], values and values[1]
+  local t, vt = k.type, v and v.type
+  local t0 = core.now_ns()
+  local S = OVERSAMPLE * n
+  local mine = sample_images(k, math.min(S, k.count))
+  local ns = #mine
+  for s = ns + 1, S do mine[s] = 0 end
+  local all = gather_ints(g, "i64", mine, S)
+  local counts = gather_ints(g, "u32", { ns }, 1)
+  local samples = {}
+  for q = 0, n - 1 do for s = 1, counts[q + 1] do samples[#samples + 1] = all[q * S + s] end end
+  if #samples == 0 then -- every rank empty
+    if timed then return keys, timing_of(t0) end
+    return keys
+  end
+  local split = splitters(samples, n)
+  local steps, p = partition_steps(be, k, v, split, n)
+  if #steps > 0 then be:sequence(steps) end
+  local cnt = p.counts:download():totable()
+  local cut, row = { 0 }, {}
+  for j = 1, n do
+    row[j] = cnt[j]
+    cut[j + 1] = cut[j] + cnt[j]
+  end
+  local flat = gather_ints(g, "u64", row, n) -- flat[q * n + j]: rank q's piece of bucket j
+  local function piece(q, j) return flat[q * n + j] end
+  local m = 1
+  for _, x in ipairs(flat) do m = math.max(m, x) end
+  -- 1: piece j of every rank to rank j
+  local sk, rk = be:buffer(t, n * m), be:buffer(t, n * m)
+  local sv, rv = v and be:buffer(vt, n * m), v and be:buffer(vt, n * m)
+  for j = 1, n do
+    move(p.pk, cut[j] + 1, sk, (j - 1) * m + 1, row[j])
+    if v then move(p.pv, cut[j] + 1, sv, (j - 1) * m + 1, row[j]) end
+  end
+  g:all_to_all(sk, rk)
+  if v then g:all_to_all(sv, rv) end
+  local tot, start = {}, {}
+  for j = 1, n do
+    tot[j] = 0
+    for q = 0, n - 1 do tot[j] = tot[j] + piece(q, j) end
+    start[j] = j == 1 and 0 or start[j - 1] + tot[j - 1]
+  end
+  local total = tot[me + 1]
+  local Sc = U.default_scratch(be, "call")
+  local bk = U.scratch(Sc, "group_sort_bucket", t, total)
+  local bv = v and U.scratch(Sc, "group_sort_bucket_values", vt, total)
+  local at = 0
+  for q = 0, n - 1 do
+    local len = piece(q, me + 1)
+    move(rk, q * m + 1, bk, at + 1, len)
+    if v then move(rv, q * m + 1, bv, at + 1, len) end
+    at = at + len
+  end
+  if total > 1 then lib.sort(be, bk:view(1, total), bv and bv:view(1, total)) end
+  -- 2: rank r's output is the global range [out[r], out[r] + size[r]); bucket j holds
+  -- [start[j], start[j] + tot[j]).
+  local size, out = {}, {}
+  for r = 0, n - 1 do
+    size[r + 1] = 0
+    for j = 1, n do size[r + 1] = size[r + 1] + piece(r, j) end
+    out[r + 1] = r == 0 and 0 or out[r] + size[r]
+  end
+  local function overlap(j, r) -- of bucket j and output r: first global index, length
+    local a = math.max(start[j], out[r])
+    local b = math.min(start[j] + tot[j], out[r] + size[r])
+    return a, math.max(0, b - a)
+  end
+  local m2 = 1
+  for j = 1, n do for r = 1, n do m2 = math.max(m2, select(2, overlap(j, r))) end end
+  local sk2, rk2 = be:buffer(t, n * m2), be:buffer(t, n * m2)
+  local sv2, rv2 = v and be:buffer(vt, n * m2), v and be:buffer(vt, n * m2)
+  for r = 1, n do
+    local a, len = overlap(me + 1, r)
+    move(bk, a - start[me + 1] + 1, sk2, (r - 1) * m2 + 1, len)
+    if v then move(bv, a - start[me + 1] + 1, sv2, (r - 1) * m2 + 1, len) end
+  end
+  g:all_to_all(sk2, rk2)
+  if v then g:all_to_all(sv2, rv2) end
+  for j = 1, n do
+    local a, len = overlap(j, me + 1)
+    move(rk2, (j - 1) * m2 + 1, k, a - out[me + 1] + 1, len)
+    if v then move(rv2, (j - 1) * m2 + 1, v, a - out[me + 1] + 1, len) end
+  end
+  g:synchronize()
+  for _, b in ipairs({ sk, rk, sv, rv, sk2, rk2, sv2, rv2, p.counts, p.split }) do
+    if b then b:free() end
+  end
+  if timed then return keys, timing_of(t0) end
+  return keys
 end
 
 --- lib.sort(g, keys [, values]) -> keys: sorts the concatenation of the ranks' keys (rank
