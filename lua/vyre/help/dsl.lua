@@ -145,6 +145,9 @@ plain booleans. A Lua number next to an expression takes its type. help("sqrt") 
   ["Expr:subgroup_reduce"] = "v:subgroup_reduce(op) -> Expr\nop (add min max and or xor) over "
     .. "the subgroup's lanes; the same bits in every lane.",
   ["Expr:subgroup_scan"] = "v:subgroup_scan(op) -> Expr\nInclusive scan of op over the lanes.",
+  ["Expr:match_any"] = "v:match_any() -> Expr (u32)\nBit j set when lane j of the subgroup "
+    .. "is present and its v has the same bits as this lane's (floats: -0 and +0 differ, "
+    .. "equal NaN bits match; docs/SUBGROUPS.md). match.any.sync on the GPU.",
   ["Expr:subgroup_all"] = "c:subgroup_all() -> Expr (bool)\nc is true in every present lane.",
   ["Expr:subgroup_any"] = "c:subgroup_any() -> Expr (bool)\nc is true in some present lane.",
 
