@@ -232,7 +232,9 @@ the device.]=],
   ["vyre.lib.segmented_reduce"] = "lib.segmented_reduce(be, values, offsets, out [, op]) -> "
     .. "out\nOne reduction per segment (CSR offsets, u32, nsegments + 1).",
   ["vyre.lib.segmented_scan"] = "lib.segmented_scan(be, values, offsets, dst [, op] "
-    .. "[, {exclusive}]) -> dst\nA scan restarting at each segment.",
+    .. "[, {exclusive}]) -> dst\nA scan restarting at each segment (CSR offsets); segments "
+    .. "over 4096 elements are split into chunks\nover the whole grid, in a fixed order "
+    .. "(docs/LIB.md): the same bits on every device.",
   ["vyre.lib.release"] = "lib.release(be)\nFrees the scratch buffers and kernels kept for be.",
   ["vyre.lib.geometry"] = "lib.geometry -> {workgroup, items, tile, max_groups}\nThe fixed "
     .. "launch geometry (it decides the bits of float sums).",
