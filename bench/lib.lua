@@ -15,7 +15,8 @@
 -- lib_compact_u32_ms / torch_compact_i32_ms, lib_sort_{u32,f32,u64}_ms /
 -- cupy_sort_{u32,f32,u64}_ms, lib_sort_u32_kv_ms / torch_sort_i32_kv_ms,
 -- lib_copy_u32_gbps / cupy_copy_u32_gbps; lib_segreduce_mix_ratio is the segmented time
--- over the unsegmented one (target <= 1.5).
+-- over the unsegmented one (target <= 1.5); lib_segscan_mix_ratio the same for the
+-- segmented scan, and lib_segscan_mix_vs_scan its time over an unsegmented scan.
 local vyre = require("vyre")
 local lib = require("vyre.lib")
 local onepass = require("vyre.lib.scan_onepass")
@@ -215,4 +216,9 @@ do
   seg = best(function() return lib.segmented_scan_timed(be, values, offsets, dst) end)
   out("lib_segscan_mix_ms", seg / 1e6, "ms")
   out("lib_segscan_mix_ratio", seg / flat, "x")
+  -- the load-balanced segmented scan (segmented_scan_lb.lua) against an unsegmented scan
+  -- of the same elements, which moves as many bytes (read n, write n)
+  local sflat = best(function() return lib.scan_timed(be, values, dst, "add") end)
+  out("lib_scan_mix_ms", sflat / 1e6, "ms")
+  out("lib_segscan_mix_vs_scan", seg / sflat, "x")
 end

@@ -104,6 +104,8 @@ local OP = {
   xor = function(t, a, b) return wrap(t, a ~ b) end,
 }
 
+local same -- below
+
 -- v, arg: 0-based lanes 0..n-1 of one subgroup; returns the 0-based results.
 local function model(kind, op, t, v, arg, n)
   local out = {}
@@ -132,6 +134,14 @@ local function model(kind, op, t, v, arg, n)
       w, d = nw, d // 2
     end
     for i = 0, n - 1 do out[i] = w[0] end
+  elseif kind == "match_any" then -- the lanes with the same bits (one NaN pattern here)
+    for i = 0, n - 1 do
+      local m = 0
+      for j = 0, n - 1 do
+        if same(t, v[j], v[i]) then m = m | (1 << j) end
+      end
+      out[i] = m
+    end
   elseif kind == "subgroup_scan" then
     local w = {}
     for j = 0, n - 1 do w[j] = v[j] end
@@ -157,7 +167,7 @@ local function model(kind, op, t, v, arg, n)
 end
 
 -- Same value, NaN equal to any NaN, -0 different from +0.
-local function same(t, a, b)
+function same(t, a, b)
   if t == "f32" or t == "f64" then
     if a ~= a and b ~= b then return true end
     local f = t == "f32" and "<f" or "<d"
@@ -174,6 +184,7 @@ for _, k in ipairs({ "ballot", "subgroup_all", "subgroup_any" }) do
 end
 for _, t in ipairs(NUMERIC) do
   for _, k in ipairs(SHUFFLES) do cases[#cases + 1] = { kind = k, t = t } end
+  cases[#cases + 1] = { kind = "match_any", t = t }
   for _, op in ipairs(COMBINERS) do
     if not (BITWISE[op] and IS_FLOAT[t]) then
       cases[#cases + 1] = { kind = "subgroup_reduce", op = op, t = t }
@@ -183,7 +194,7 @@ for _, t in ipairs(NUMERIC) do
 end
 
 local function out_type(c)
-  if c.kind == "ballot" then return "u32" end
+  if c.kind == "ballot" or c.kind == "match_any" then return "u32" end
   if c.kind == "subgroup_all" or c.kind == "subgroup_any" then return "bool" end
   return c.t
 end
@@ -191,7 +202,7 @@ end
 local function program_of(c, wg)
   local expr
   if c.op then expr = ("(%s %s v)"):format(c.kind, c.op)
-  elseif c.t == "bool" then expr = ("(%s v)"):format(c.kind)
+  elseif c.t == "bool" or c.kind == "match_any" then expr = ("(%s v)"):format(c.kind)
   else expr = ("(%s v a)"):format(c.kind) end
   local text = ([[
 (program sg (workgroup %d %d %d)

@@ -277,6 +277,12 @@ for _, name in ipairs({ "subgroup_reduce", "subgroup_scan" }) do
   end
 end
 
+-- v:match_any(): the u32 mask of the lanes whose v has the same bits as this lane's.
+function methods.match_any(v)
+  v = subgroup_value(v, "match_any")
+  return E("u32", "(match_any " .. v.text .. ")")
+end
+
 function methods.subgroup_all(c)
   return track(E("bool", "(subgroup_all " .. coerce(c, "bool", "subgroup_all").text .. ")"))
 end

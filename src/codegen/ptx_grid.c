@@ -218,138 +218,31 @@ static struct ptx_reg grid_sync(struct ptx_ctx *c, enum gs_action act, uint32_t 
 
 /* ---- sections ---------------------------------------------------------------------- */
 
-static void mark_expr(struct ptx_ctx *c, const struct vyre_expr *e, bool *used) {
-    if (!e) return;
-    if (e->kind == VYRE_EX_LOAD && c->p->decls[e->u.access.decl].kind == VYRE_DECL_SHARED)
-        used[e->u.access.decl] = true;
-    struct vyre_expr *ops[3];
-    unsigned n = vyre_expr_operands(e, ops);
-    for (unsigned i = 0; i < n; i++) mark_expr(c, ops[i], used);
-}
-
-static void mark_block(struct ptx_ctx *c, const struct vyre_block *b, uint32_t first,
-                       uint32_t count, bool *used) {
-    for (uint32_t i = first; i < first + count; i++) {
-        const struct vyre_stmt *s = b->items[i];
-        const struct vyre_expr *es[] = {s->value, s->index, s->expected, s->cond,
-                                        s->from,  s->to,    s->step};
-        for (size_t k = 0; k < sizeof es / sizeof es[0]; k++) mark_expr(c, es[k], used);
-        if ((s->kind == VYRE_ST_STORE || s->kind == VYRE_ST_ATOMIC) &&
-            c->p->decls[s->decl].kind == VYRE_DECL_SHARED)
-            used[s->decl] = true;
-        mark_block(c, &s->then_, 0, s->then_.count, used);
-        mark_block(c, &s->else_, 0, s->else_.count, used);
-    }
-}
-
-/* An if that no workgroup runs both branches of: its condition reads only wgid, wgsize,
- * ngroups, params, len and literals, so every invocation of a workgroup takes the same
- * branch (the megakernel's step dispatch is a chain of these). */
-static bool wg_uniform(const struct vyre_expr *e) {
-    if (!e) return true;
-    switch (e->kind) {
-    case VYRE_EX_NAME: return e->u.name.ref == VYRE_REF_PARAM;
-    case VYRE_EX_LOAD:
-    case VYRE_EX_SUBGROUP: return false;
-    case VYRE_EX_BUILTIN: return e->u.builtin.which != VYRE_GID && e->u.builtin.which != VYRE_LID;
-    default: break;
-    }
-    struct vyre_expr *ops[3];
-    unsigned n = vyre_expr_operands(e, ops);
-    for (unsigned k = 0; k < n; k++)
-        if (!wg_uniform(ops[k])) return false;
-    return true;
-}
-
-static bool exclusive_if(const struct vyre_stmt *s) {
-    return s->kind == VYRE_ST_IF && wg_uniform(s->cond);
-}
-
-/* Places the shared arrays in `place` that statements [first, first + count) of b use,
- * from offset base; returns the end. An array used only inside one branch of an
- * exclusive if shares space with the arrays of the other branch: no workgroup runs
- * both, and the section zero-fills the whole window for each workgroup anyway. */
-static uint32_t region(struct ptx_ctx *c, const struct vyre_block *b, uint32_t first,
-                       uint32_t count, const bool *place, uint32_t base, unsigned depth) {
-    const vyre_program *p = c->p;
-    size_t nd = p->ndecls ? p->ndecls : 1u;
-    /* owner: 0 unused, 1 local, 2 + 2*i + branch for branch (0 then, 1 else) of item i */
-    uint32_t *owner = calloc(nd, sizeof *owner);
-    bool *u = calloc(nd, sizeof *u);
-    bool *sub = calloc(nd, sizeof *sub);
-    if (!owner || !u || !sub || depth > VYRE_MAX_NESTING) {
-        if (depth <= VYRE_MAX_NESTING) vyre_ptx_fail(c, VYRE_ERR_NOMEM, "ptx: out of memory");
-        free(owner);
-        free(u);
-        free(sub);
-        return base;
-    }
-    for (uint32_t i = first; i < first + count; i++) {
-        const struct vyre_stmt *s = b->items[i];
-        bool ex = exclusive_if(s);
-        for (int br = 0; br < (ex ? 2 : 1); br++) {
-            memset(u, 0, nd * sizeof *u);
-            if (ex) {
-                const struct vyre_block *blk = br ? &s->else_ : &s->then_;
-                mark_block(c, blk, 0, blk->count, u);
-            } else {
-                mark_block(c, b, i, 1, u);
-            }
-            uint32_t tag = ex ? 2u + 2u * (i - first) + (uint32_t)br : 1u;
-            for (uint32_t d = 0; d < p->ndecls; d++) {
-                if (!u[d] || !place[d]) continue;
-                if (owner[d] == 0) owner[d] = tag;
-                else if (owner[d] != tag) owner[d] = 1u;
-            }
-        }
-    }
-    uint32_t off = base;
-    for (uint32_t d = 0; d < p->ndecls; d++) {
-        if (owner[d] != 1u) continue;
-        off = (off + 7u) & ~7u;
-        c->gs_off[d] = off;
-        off += (uint32_t)(p->decls[d].count * vyre_type_size(p->decls[d].type));
-    }
-    for (uint32_t i = first; i < first + count; i++) {
-        const struct vyre_stmt *s = b->items[i];
-        if (!exclusive_if(s)) continue;
-        uint32_t end = off;
-        for (uint32_t br = 0; br < 2; br++) {
-            uint32_t tag = 2u + 2u * (i - first) + br;
-            bool any = false;
-            for (uint32_t d = 0; d < p->ndecls; d++) {
-                sub[d] = owner[d] == tag;
-                any |= sub[d];
-            }
-            if (!any) continue;
-            const struct vyre_block *blk = br ? &s->else_ : &s->then_;
-            uint32_t e = region(c, blk, 0, blk->count, sub, off, depth + 1);
-            if (e > end) end = e;
-        }
-        off = end;
-    }
-    free(owner);
-    free(u);
-    free(sub);
-    return off;
-}
-
-/* Lays out the shared arrays the section uses from offset 0 (8-byte aligned); returns
- * the section's bytes. */
+/* Lays out the shared arrays the section uses from offset 0 (shared_layout.c, the same
+ * code the validator checks the limit with); returns the section's bytes. */
 static uint32_t layout(struct ptx_ctx *c, const struct vyre_block *b, uint32_t first,
                        uint32_t count) {
     const vyre_program *p = c->p;
-    bool *place = malloc((p->ndecls ? p->ndecls : 1u) * sizeof *place);
-    if (!place) {
+    uint64_t *off = calloc(p->ndecls ? p->ndecls : 1u, sizeof *off);
+    bool oom = off == NULL;
+    uint64_t bytes = off ? vyre_shared_section(p, b, first, count, off, &oom) : 0;
+    if (oom) {
+        free(off);
         vyre_ptx_fail(c, VYRE_ERR_NOMEM, "ptx: out of memory. Fix: free memory");
         return 0;
     }
-    for (uint32_t d = 0; d < p->ndecls; d++) place[d] = p->decls[d].kind == VYRE_DECL_SHARED;
-    uint32_t off = region(c, b, first, count, place, 0, 1);
-    free(place);
-    off = (off + 7u) & ~7u;
-    if (off > c->gs_smem) c->gs_smem = off;
-    return off;
+    for (uint32_t d = 0; d < p->ndecls; d++)
+        if (p->decls[d].kind == VYRE_DECL_SHARED) c->gs_off[d] = (uint32_t)off[d];
+    free(off);
+    if (bytes + VYRE_GRID_SHARED_WORD > VYRE_MAX_SHARED_BYTES) {
+        vyre_ptx_fail(c, VYRE_ERR_LIMIT,
+                      "ptx: a section needs %llu bytes of shared memory, more than the %u a "
+                      "workgroup may use. Fix: shrink the shared arrays of that section",
+                      (unsigned long long)bytes, VYRE_MAX_SHARED_BYTES - VYRE_GRID_SHARED_WORD);
+        return 0;
+    }
+    if (bytes > c->gs_smem) c->gs_smem = (uint32_t)bytes;
+    return (uint32_t)bytes;
 }
 
 struct ptx_reg vyre_ptx_grid_shared(struct ptx_ctx *c, uint32_t decl) {

@@ -14,6 +14,7 @@
  *     wrapping add, min, max and the bitwise ops do not depend on the order; sm_70/75
  *     take the butterfly;
  *   - scan is Hillis-Steele with shfl.sync.up (the source lane - d is always present);
+ *   - match_any is match.any.sync over the present lanes (bits compared, any type);
  *   - 64-bit values move as two 32-bit shuffles.
  * Float combinations keep the document's operand order (the lower lane's value on
  * the left), so every lane of a pair computes the same bits. The validator allows the
@@ -275,6 +276,16 @@ static struct ptx_reg vote(struct ptx_ctx *c, const struct vyre_expr *e) {
     return d;
 }
 
+/* match.any.sync (sm_70+) over the present lanes: it compares the operand's bits,
+ * which is the document's rule for floats too (-0 and +0 differ, equal NaNs match). */
+static struct ptx_reg match_any(struct ptx_ctx *c, const struct vyre_expr *e) {
+    struct ptx_reg v = vyre_ptx_expr(c, e->u.op.a[0]);
+    struct ptx_reg d = vyre_ptx_reg(c, PTX_R);
+    unsigned bits = vyre_type_size(e->u.op.a[0]->type) == 8 ? 64u : 32u;
+    vyre_ptx_ins(c, "match.any.sync.b%u %s, %s, %s", bits, d.s, v.s, c->sg_mask.s);
+    return d;
+}
+
 struct ptx_reg vyre_ptx_subgroup(struct ptx_ctx *c, const struct vyre_expr *e) {
     if (!c->sg) {
         vyre_ptx_fail(c, VYRE_ERR_INVALID,
@@ -294,6 +305,7 @@ struct ptx_reg vyre_ptx_subgroup(struct ptx_ctx *c, const struct vyre_expr *e) {
     case VYRE_SG_ANY: return vote(c, e);
     case VYRE_SG_REDUCE: return reduce(c, e);
     case VYRE_SG_SCAN: return scan(c, e);
+    case VYRE_SG_MATCH_ANY: return match_any(c, e);
     case VYRE_SG_SHUFFLE:
     case VYRE_SG_SHUFFLE_XOR:
     case VYRE_SG_SHUFFLE_UP:

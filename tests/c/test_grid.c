@@ -482,6 +482,61 @@ static void test_ptx(void) {
     vyre_program_free(p);
 }
 
+/* ---- shared memory of programs with grid statements (shared_layout.c) ---------------- */
+
+/* The PTX of vyre_ptx_emit for text at sm_90 contains needle and assembles. */
+static void ptx_has(const char *text, const char *needle) {
+    vyre_program *p = parse(text);
+    if (!p) return;
+    struct vyre_ptx_options po = {.sm = 90};
+    char *ptx = NULL;
+    CHECK(vyre_ptx_emit(p, &po, &ptx, NULL, &err) == VYRE_OK);
+    CHECK_STR_CONTAINS(ptx, needle);
+    if (ptx) CHECK(harness_ptxas_ok(ptx, 90, false));
+    vyre_free(ptx);
+    vyre_program_free(p);
+}
+
+/* The validator's shared-memory rule for a program with grid statements is the PTX's
+ * window: the largest section (arrays of exclusive branches overlapped, as a
+ * megakernel's steps are) plus the grid barrier's 4-byte word, not the sum of every
+ * array; a program without grid statements still adds up its arrays. */
+static void test_shared_window(void) {
+#define SW_HEAD "(program w (workgroup 32) (buffer o u32 read_write) (shared a u32 10000) " \
+                "(shared b u32 10000) "
+    /* two sections of 40000 bytes each: one window of 40000 */
+    const char *two = SW_HEAD "(store a (lid x) 1u32) (store o (gid x) (load a 0u32)) "
+                              "(grid_barrier) (store b (lid x) 2u32) "
+                              "(store o (gid x) (load b 1u32)))";
+    CHECK(valid(two));
+    ptx_has(two, ".shared .align 8 .b8 vy_smem[40000];");
+    /* both in one section: 80000 */
+    CHECK(has_problem(SW_HEAD "(store a (lid x) 1u32) (store b (lid x) 1u32) (grid_barrier))",
+                      "shared-size", "decls"));
+    /* the branches of an if on wgid (a megakernel's step dispatch) overlap */
+    const char *excl = SW_HEAD "(grid_barrier) (if (lt (wgid x) 2u32) "
+                               "(then (store a (lid x) 1u32) (store o (gid x) (load a 3u32))) "
+                               "(else (store b (lid x) 1u32) (store o (gid x) (load b 3u32)))))";
+    CHECK(valid(excl));
+    ptx_has(excl, ".shared .align 8 .b8 vy_smem[40000];");
+    /* ... the branches of an if on lid do not (a workgroup may run both) */
+    CHECK(has_problem(SW_HEAD "(grid_barrier) (if (lt (lid x) 2u32) "
+                              "(then (store a (lid x) 1u32)) (else (store b (lid x) 1u32))))",
+                      "shared-size", "decls"));
+    /* the limit counts the window's 8-byte alignment and the barrier's word: 49144 + 4
+     * fits (and assembles), 49148 (49152 aligned) + 4 does not */
+    const char *edge = "(program w (workgroup 32) (buffer o u32 read_write) (shared a u32 12286) "
+                       "(store a (lid x) 1u32) (grid_barrier))";
+    CHECK(valid(edge));
+    ptx_has(edge, "vy_smem[49144];");
+    CHECK(has_problem("(program w (workgroup 32) (buffer o u32 read_write) "
+                      "(shared a u32 12287) (store a (lid x) 1u32) (grid_barrier))",
+                      "shared-size", "decls"));
+    /* without grid statements the arrays still add up */
+    CHECK(has_problem(SW_HEAD "(store a (lid x) 1u32))", "shared-size", "decls[2]"));
+#undef SW_HEAD
+}
+
 int main(void) {
     RUN_TEST(test_text);
     RUN_TEST(test_validate);
@@ -492,5 +547,6 @@ int main(void) {
     RUN_TEST(test_replay);
     RUN_TEST(test_random);
     RUN_TEST(test_ptx);
+    RUN_TEST(test_shared_window);
     return harness_finish();
 }

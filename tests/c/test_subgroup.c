@@ -58,7 +58,8 @@ static const char ALL_FORMS[] = "(program forms (workgroup 48)\n"
                                 "  (let s3 (shuffle_down (shuffle v 0u32) n))\n"
                                 "  (let r (subgroup_reduce max v))\n"
                                 "  (let q (subgroup_scan add (subgroup_reduce xor l)))\n"
-                                "  (store o (lid x) (add b q)))\n";
+                                "  (let m (match_any (cast f64 v)))\n"
+                                "  (store o (lid x) (add (add b q) (match_any l))))\n";
 
 static void test_text(void) {
     vyre_program *p = parse(ALL_FORMS);
@@ -123,6 +124,10 @@ static const struct {
     {"(let s (subgroup_reduce add v)) (if (gt s 0x0p+0f32) (then (store o 0u32 1u32)))", "", ""},
     {"(store d 0u32 (subgroup_scan min (cast f64 v)))", "", ""},
     {"(store o 0u32 (ballot 1u32))", "operand-type", "body[1].value"},
+    {"(store o 0u32 (match_any v))", "", ""},
+    {"(store o 0u32 (match_any (gt v 0x0p+0f32)))", "operand-type", "body[1].value"},
+    {"(if (lt (lid x) 4u32) (then (store o 0u32 (match_any (lid x)))))", "subgroup-divergent",
+     "body[1].then[0].value"},
     {"(store o 0u32 (cast u32 (subgroup_all (lid x))))", "operand-type", "body[1].value.arg"},
     {"(store o 0u32 (shuffle (lid x) pi))", "lane-type", "body[1].value.b"},
     {"(store o 0u32 (cast u32 (shuffle (gt v v) 0u32)))", "operand-type", "body[1].value.arg"},
@@ -242,6 +247,12 @@ static void model(enum vyre_subgroup k, enum vyre_op op, enum vyre_type t, const
         case VYRE_SG_SHUFFLE_DOWN: src = i + a; break;
         case VYRE_SG_REDUCE: out[i] = bfly(op, t, v, n, 0, 1); continue;
         case VYRE_SG_SCAN: out[i] = hs(op, t, v, i, 5); continue;
+        case VYRE_SG_MATCH_ANY: { /* the bits compared, present lanes only */
+            uint32_t mask = 0;
+            for (uint32_t j = 0; j < n; j++) mask |= (uint32_t)(v[j] == v[i]) << j;
+            out[i] = mask;
+            continue;
+        }
         default: continue;
         }
         out[i] = v[src < n ? src : i];
@@ -361,7 +372,7 @@ static void run_case(enum vyre_subgroup k, enum vyre_op op, enum vyre_type t, si
     enum vyre_type in_t = cond                                       ? VYRE_BOOL
                           : (k == VYRE_SG_SIZE || k == VYRE_SG_LANE) ? VYRE_U32
                                                                      : t;
-    enum vyre_type out_t = k == VYRE_SG_BALLOT                      ? VYRE_U32
+    enum vyre_type out_t = k == VYRE_SG_BALLOT || k == VYRE_SG_MATCH_ANY ? VYRE_U32
                            : (k == VYRE_SG_ALL || k == VYRE_SG_ANY) ? VYRE_BOOL
                                                                     : in_t;
     char expr[96];
@@ -450,6 +461,7 @@ static void test_interp_and_ptx(void) {
             enum vyre_type t = numeric[ti];
             for (int k = VYRE_SG_SHUFFLE; k <= VYRE_SG_SHUFFLE_DOWN; k++)
                 run_case((enum vyre_subgroup)k, VYRE_OP_COUNT, t, g);
+            run_case(VYRE_SG_MATCH_ANY, VYRE_OP_COUNT, t, g);
             for (size_t c = 0; c < sizeof combiners / sizeof combiners[0]; c++) {
                 if (!vyre_subgroup_op_admits(combiners[c], t)) continue;
                 run_case(VYRE_SG_REDUCE, combiners[c], t, g);
@@ -467,6 +479,8 @@ static void test_interp_and_ptx(void) {
         CHECK_STR_CONTAINS(b->text, "shfl.sync.up.b32");
         CHECK_STR_CONTAINS(b->text, "vote.sync.ballot.b32");
         CHECK_STR_CONTAINS(b->text, "vote.sync.all.pred");
+        CHECK_STR_CONTAINS(b->text, "match.any.sync.b32");
+        CHECK_STR_CONTAINS(b->text, "match.any.sync.b64");
         CHECK(harness_ptxas_ok(b->text, sms[s], false));
         /* redux.sync exists from sm_80: sm_70 takes the butterfly for every type */
         CHECK((strstr(b->text, "redux.sync") != NULL) == (sms[s] >= 80));

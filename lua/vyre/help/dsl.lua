@@ -145,6 +145,9 @@ plain booleans. A Lua number next to an expression takes its type. help("sqrt") 
   ["Expr:subgroup_reduce"] = "v:subgroup_reduce(op) -> Expr\nop (add min max and or xor) over "
     .. "the subgroup's lanes; the same bits in every lane.",
   ["Expr:subgroup_scan"] = "v:subgroup_scan(op) -> Expr\nInclusive scan of op over the lanes.",
+  ["Expr:match_any"] = "v:match_any() -> Expr (u32)\nBit j set when lane j of the subgroup "
+    .. "is present and its v has the same bits as this lane's (floats: -0 and +0 differ, "
+    .. "equal NaN bits match; docs/SUBGROUPS.md). match.any.sync on the GPU.",
   ["Expr:subgroup_all"] = "c:subgroup_all() -> Expr (bool)\nc is true in every present lane.",
   ["Expr:subgroup_any"] = "c:subgroup_any() -> Expr (bool)\nc is true in some present lane.",
 
@@ -229,7 +232,9 @@ the device.]=],
   ["vyre.lib.segmented_reduce"] = "lib.segmented_reduce(be, values, offsets, out [, op]) -> "
     .. "out\nOne reduction per segment (CSR offsets, u32, nsegments + 1).",
   ["vyre.lib.segmented_scan"] = "lib.segmented_scan(be, values, offsets, dst [, op] "
-    .. "[, {exclusive}]) -> dst\nA scan restarting at each segment.",
+    .. "[, {exclusive}]) -> dst\nA scan restarting at each segment (CSR offsets); segments "
+    .. "over 4096 elements are split into chunks\nover the whole grid, in a fixed order "
+    .. "(docs/LIB.md): the same bits on every device.",
   ["vyre.lib.release"] = "lib.release(be)\nFrees the scratch buffers and kernels kept for be.",
   ["vyre.lib.geometry"] = "lib.geometry -> {workgroup, items, tile, max_groups}\nThe fixed "
     .. "launch geometry (it decides the bits of float sums).",

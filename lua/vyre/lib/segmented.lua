@@ -4,10 +4,14 @@
 -- version: one invocation per segment folds its segment left to right (float results are
 -- the sequential fold, the same bits on both backends). Work O(#values + #segments);
 -- span O(longest segment), and the loads of one invocation are not coalesced, so few
--- long segments run slowly: fine for many short segments (e-graph classes).
+-- long segments run slowly: fine for many short segments (e-graph classes). Both are
+-- load-balanced now (segmented_lb.lua, segmented_scan_lb.lua): segments longer than 4096
+-- elements are split into chunks over the whole grid; `config.enabled = false` there
+-- restores the one-invocation-per-segment kernels below.
 local U = require("vyre.lib.util")
 local scan = require("vyre.lib.scan")
 local lb = require("vyre.lib.segmented_lb")
+local slb = require("vyre.lib.segmented_scan_lb")
 
 local M = {}
 
@@ -140,10 +144,12 @@ local function check_scan(name, be, values, offsets, dst, op, opts, allowed)
   return op, opts, nseg
 end
 
-local function scan_steps(be, values, offsets, dst, op, excl, nseg)
+local function scan_steps(be, S, values, offsets, dst, op, excl, nseg)
   local t = values.type
   local steps = {}
-  if nseg > 0 then
+  if nseg > 0 and slb.config.enabled then -- load-balanced (segmented_scan_lb.lua)
+    slb.scan_steps(be, S, values, offsets, dst, op, excl, nseg, steps)
+  elseif nseg > 0 then
     local k = U.kernel(be, "segscan:" .. t .. ":" .. op .. ":" .. tostring(excl), function()
       local step
       if excl then
@@ -163,7 +169,7 @@ end
 function M.scan(name, timed, be, values, offsets, dst, op, opts)
   local nseg
   op, opts, nseg = check_scan(name, be, values, offsets, dst, op, opts, { "exclusive" })
-  local _, timing = U.run(name, be, scan_steps(be, values, offsets, dst, op,
+  local _, timing = U.run(name, be, scan_steps(be, be, values, offsets, dst, op,
     opts.exclusive == true, nseg), nil, timed)
   return dst, timing
 end
@@ -173,8 +179,8 @@ function M.scan_steps_form(name, be, values, offsets, dst, op, opts)
   local nseg
   op, opts, nseg = check_scan(name, be, values, offsets, dst, op, opts,
     { "exclusive", "scratch" })
-  U.scratch_of(name, be, opts.scratch)
-  return scan_steps(be, values, offsets, dst, op, opts.exclusive == true, nseg)
+  local S = U.scratch_of(name, be, opts.scratch)
+  return scan_steps(be, S, values, offsets, dst, op, opts.exclusive == true, nseg)
 end
 
 return M

@@ -80,6 +80,7 @@ enum vyre_subgroup {
     VYRE_SG_SHUFFLE_DOWN, /* (shuffle_down V DELTA) */
     VYRE_SG_REDUCE,       /* (subgroup_reduce OP V) */
     VYRE_SG_SCAN,         /* (subgroup_scan OP V), inclusive */
+    VYRE_SG_MATCH_ANY,    /* (match_any V): u32 mask of present lanes with V's bits */
     VYRE_SG_COUNT
 };
 #define VYRE_SUBGROUP_WIDTH 32u
@@ -321,6 +322,22 @@ VYRE_INTERNAL char *vyre_stmt_text(const struct vyre_stmt *s, char *buf, size_t 
 VYRE_INTERNAL enum vyre_status vyre_text_print_part(const vyre_program *p, const char *name,
                                                     const char *extra, const struct vyre_block *b,
                                                     uint32_t first, uint32_t count, char **out);
+
+/* Shared memory of a program with grid statements (shared_layout.c), as its PTX lays it
+ * out: vyre_shared_section places the arrays statements [first, first + count) of b use
+ * (byte offsets into off_out[decl] when not NULL; arrays of exclusive branches overlap)
+ * and returns the section's bytes; vyre_shared_grid_bytes is the whole window (largest
+ * section) plus the grid barrier's word. Needs resolved declaration indices and the
+ * validator's grid marks. *oom is set when memory ran out. */
+#define VYRE_GRID_SHARED_WORD 4u /* ptx_grid.c's vy_word, after the 8-aligned window */
+VYRE_INTERNAL uint64_t vyre_shared_section(const vyre_program *p, const struct vyre_block *b,
+                                           uint32_t first, uint32_t count, uint64_t *off_out,
+                                           bool *oom);
+VYRE_INTERNAL uint64_t vyre_shared_grid_bytes(const vyre_program *p, bool *oom);
+/* Marks used[decl] for every shared array statements [first, first + count) of b use
+ * (load, store, atomic or len). */
+VYRE_INTERNAL void vyre_shared_used(const vyre_program *p, const struct vyre_block *b,
+                                    uint32_t first, uint32_t count, bool *used);
 
 /* Ensures the program is validated; on failure formats all problems into err. */
 VYRE_INTERNAL enum vyre_status vyre_ensure_valid(vyre_program *p, struct vyre_error *err);

@@ -23,6 +23,7 @@ static const struct {
     [VYRE_SG_SHUFFLE_DOWN] = {"shuffle_down", 2},
     [VYRE_SG_REDUCE] = {"subgroup_reduce", 1},
     [VYRE_SG_SCAN] = {"subgroup_scan", 1},
+    [VYRE_SG_MATCH_ANY] = {"match_any", 1},
 };
 
 const char *vyre_subgroup_name(enum vyre_subgroup k) {

@@ -336,6 +336,7 @@ static const char *const sg_shapes[VYRE_SG_COUNT] = {
     [VYRE_SG_SHUFFLE_DOWN] = "(shuffle_down VALUE DELTA)",
     [VYRE_SG_REDUCE] = "(subgroup_reduce OP VALUE)",
     [VYRE_SG_SCAN] = "(subgroup_scan OP VALUE)",
+    [VYRE_SG_MATCH_ANY] = "(match_any VALUE)",
 };
 
 static struct vyre_expr *parse_subgroup(struct parser *P, enum vyre_subgroup k) {
@@ -445,7 +446,7 @@ PARSE_COLD static struct vyre_expr *unknown_form(struct parser *P, const struct 
                 "unknown expression form %s. Fix: use gid lid wgid wgsize ngroups "
                 "load len select cast bitcast fma, a subgroup op (subgroup_size "
                 "subgroup_lane ballot subgroup_all subgroup_any shuffle shuffle_xor "
-                "shuffle_up shuffle_down subgroup_reduce subgroup_scan) or an operator "
+                "shuffle_up shuffle_down subgroup_reduce subgroup_scan match_any) or an operator "
                 "(add sub mul div rem and or "
                 "xor shl shr eq ne lt le gt ge min max land lor mulhi neg not lnot abs sqrt "
                 "rsqrt floor ceil round trunc exp exp2 log log2 sin cos tanh popcount clz ctz "

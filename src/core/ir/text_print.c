@@ -501,7 +501,8 @@ enum vyre_status vyre_text_print(const vyre_program *p, char **out, size_t *out_
     return VYRE_OK;
 }
 
-/* A program made of part of p: p's header under another name, p's declarations, more
+/* A program made of part of p: p's header under another name, p's declarations (of the
+ * shared arrays, those the statements use), more
  * declarations already written as text (extra, may be NULL), and statements
  * [first, first + count) of block b. The CUDA host split builds one kernel per section
  * of a program with grid statements this way. */
@@ -526,10 +527,18 @@ enum vyre_status vyre_text_print_part(const vyre_program *p, const char *name, c
     snprintf(num, sizeof num, " (workgroup %" PRIu32 " %" PRIu32 " %" PRIu32 ")", wg[0], wg[1],
              wg[2]);
     tw_str(&w, num);
+    /* only the shared arrays the section uses: the others take no room in its kernel
+     * (as in the cooperative kernel's window, shared_layout.c), so a megakernel's
+     * section kernel needs its own steps' arrays, not every step's */
+    bool *used = calloc(p->ndecls ? p->ndecls : 1u, sizeof *used);
+    if (!used) return VYRE_ERR_NOMEM;
+    vyre_shared_used(p, b, first, count, used);
     for (uint32_t i = 0; i < p->ndecls; i++) {
+        if (p->decls[i].kind == VYRE_DECL_SHARED && !used[i]) continue;
         tw_put(&w, "\n  ", 3);
         print_decl(&w, &p->decls[i]);
     }
+    free(used);
     if (extra) tw_str(&w, extra);
     for (uint32_t i = first; i < first + count && i < b->count; i++) {
         tw_put(&w, "\n  ", 3);

@@ -341,7 +341,13 @@ static void check_decl(struct vyre_vv *v, uint32_t i, uint32_t *nbuf, uint32_t *
             vyre_vv_report(v, "shared-count", "give the shared array a count of at least 1",
                            "the shared array '%.64s' has count 0", d->name ? d->name : "");
         uint64_t before = *shared_bytes;
-        *shared_bytes += (uint64_t)d->count * (type_ok ? vyre_type_size(d->type) : 4u);
+        uint64_t bytes = (uint64_t)d->count * (type_ok ? vyre_type_size(d->type) : 4u);
+        /* A program with grid statements overlaps the arrays of different sections and
+         * of exclusive branches (shared_layout.c): its window is checked once the body's
+         * names are resolved (check_grid_shared); here only an array that cannot fit
+         * on its own. */
+        *shared_bytes = v->p->has_grid ? bytes : before + bytes;
+        if (v->p->has_grid) before = 0;
         if (before <= VYRE_MAX_SHARED_BYTES && *shared_bytes > VYRE_MAX_SHARED_BYTES)
             vyre_vv_report(
                 v, "shared-size", "shrink the shared arrays or split the workgroup's work",
@@ -377,6 +383,29 @@ static void check_header(struct vyre_vv *v) {
         check_decl(v, i, &nbuf, &nparam, &shared_bytes);
 }
 
+/* The shared window of a program with grid statements, as the PTX lays it out: the
+ * largest section, arrays of exclusive branches overlapped (a megakernel's steps),
+ * plus the grid barrier's word. Needs every name resolved, so it runs last. */
+static void check_grid_shared(struct vyre_vv *v) {
+    bool oom = false;
+    uint64_t bytes = vyre_shared_grid_bytes(v->p, &oom);
+    if (oom) {
+        v->nomem = true;
+        return;
+    }
+    if (bytes > VYRE_MAX_SHARED_BYTES) {
+        size_t old = vyre_vv_push(v, "decls");
+        vyre_vv_report(v, "shared-size",
+                       "shrink the shared arrays of the largest section, or move steps that "
+                       "run together into separate grid sections",
+                       "shared arrays need %llu bytes in the largest grid section (sections "
+                       "and exclusive branches overlap; 4 bytes are the grid barrier's), "
+                       "more than the %u bytes a workgroup may use",
+                       (unsigned long long)bytes, VYRE_MAX_SHARED_BYTES);
+        vyre_vv_pop(v, old);
+    }
+}
+
 /* ---- entry points ------------------------------------------------------------------ */
 
 /* Copies the slot tables into the program's arena (they live as long as it). */
@@ -410,14 +439,15 @@ enum vyre_status vyre_validate(vyre_program *p, struct vyre_problems *out) {
     v->probs = probs;
     p->validated = false;
 
+    vyre_vv_grid_mark(v); /* first: the shared-memory rule depends on it */
     check_header(v);
-    vyre_vv_grid_mark(v);
     if (!v->full) vyre_vv_block(v, &p->body, "body", 1);
     if (!v->full && !v->nodes_reported && p->has_grid) vyre_vv_grid_check(v);
     if (!v->full) vyre_vv_worklist_rules(v);
     /* The uniformity analysis needs every name resolved and every subtree inside the
      * limits; on a huge program it is skipped (the program is already rejected). */
     if (!v->full && !v->nodes_reported) vyre_vv_flow(v);
+    if (!v->full && !probs->count && p->has_grid) check_grid_shared(v);
     bool builder_oom = p->oom;
     if (builder_oom) {
         vyre_vv_pop(v, 0);

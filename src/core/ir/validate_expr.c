@@ -359,6 +359,17 @@ static enum vyre_type check_subgroup(struct vyre_vv *v, struct vyre_expr *e, uns
             return VYRE_VOID;
         }
         return k == VYRE_SG_BALLOT ? VYRE_U32 : VYRE_BOOL;
+    case VYRE_SG_MATCH_ANY:
+        if (ta == VYRE_VOID) return VYRE_VOID;
+        if (ta == VYRE_BOOL) {
+            vyre_vv_report(v, "operand-type",
+                           "match (select c 1u32 0u32), or use (ballot c) and its complement",
+                           "match_any needs a numeric (i32 u32 i64 u64 f32 f64) value, got bool "
+                           "in %s",
+                           q);
+            return VYRE_VOID;
+        }
+        return VYRE_U32;
     case VYRE_SG_REDUCE:
     case VYRE_SG_SCAN: {
         enum vyre_op op = e->u.op.op;

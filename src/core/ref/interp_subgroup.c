@@ -121,6 +121,13 @@ static void subgroup_results(const struct vyre_expr *e, const vyre_bits *v, cons
         for (uint32_t i = 0; i < n; i++) out[i] = v[i];
         scan(e->u.op.op, t, out, n);
         return;
+    case VYRE_SG_MATCH_ANY: /* bit j: lane j present with the same bits (floats too) */
+        for (uint32_t i = 0; i < n; i++) {
+            vyre_bits m = 0;
+            for (uint32_t j = 0; j < n; j++) m |= (vyre_bits)(v[j] == v[i]) << j;
+            out[i] = m;
+        }
+        return;
     default: /* size and lane are never hoisted */ break;
     }
     for (uint32_t i = 0; i < n; i++) out[i] = acc;
