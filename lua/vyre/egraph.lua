@@ -189,9 +189,12 @@ function EGraph:image()
   return image.image(self, "image")
 end
 
-function EGraph:extract(roots, cost)
+--- eg:extract(roots, cost [, opts]) -> term, text, cost [, dag report]: cost is an op
+--- table, a function(name, arity) or cost expressions (vyre.egraph.costfn); opts.dag
+--- extracts with shared sub-terms counted once (vyre.egraph.dag_extract).
+function EGraph:extract(roots, cost, opts)
   check_self(self, "extract")
-  return extract.extract(self, "extract", roots, cost)
+  return extract.extract(self, "extract", roots, cost, opts)
 end
 
 --- eg:buffers() -> the device columns as they are now (settled): {parent, row_class,
