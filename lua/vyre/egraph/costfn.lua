@@ -153,8 +153,9 @@ local function rowcost(exprs, arities)
   for i = 1, #exprs do maxar = math.max(maxar, arities[i]) end
   local cs = {}
   for k = 1, math.min(maxar, M.MAXCHILD) do
-    cs[#cs + 1] = ("      (let c%d 0i64)\n      (if (land (lnot leaf) (gt len %du32)) (then (set c%d "
-      .. "(bitcast i64 (load ccost (load children (add o %du32)))))))"):format(k, k - 1, k, k - 1)
+    cs[#cs + 1] = ("      (let c%d 0i64)\n      (if (land (lnot leaf) (gt len %du32))\n"
+      .. "        (then (set c%d (bitcast i64 (load ccost (load children (add o %du32)))))))")
+      :format(k, k - 1, k, k - 1)
   end
   return U.fill([[
       (let op (load row_op r))

@@ -6,8 +6,9 @@
 -- reaches from the roots (sweeps to a fixed point) and sum their e-nodes' op costs (the
 -- DAG cost); then let every class re-choose the row of least marginal cost, its op cost
 -- plus the tree costs of the children not already marked (a child used anyway costs
--- nothing more), among the rows whose children all have a strictly smaller tree cost
--- than the class (the tree costs order the classes, so any such choice is acyclic).
+-- nothing more), among the rows whose children all come before the class in the
+-- order of (tree cost, id): a strict total order, so any such choice is acyclic, and
+-- the tree choice is among them (its children are strictly cheaper).
 -- Keep the new choice while its DAG cost drops. So greedy <= DAG cost of the tree
 -- choice <= tree cost.
 --
@@ -99,11 +100,11 @@ local MARGINAL = [[
           (for k 0u32 (load row_len r) 1u32
             (let ch (load children (add o k)))
             (let chc (load ccost ch))
-            (if (ge chc cc) (then (set okf 0u32)))
+            (if (lnot (lor (lt chc cc) (land (eq chc cc) (lt ch cls)))) (then (set okf 0u32)))
             (let seen 0u32)
             (for j 0u32 k 1u32
               (if (eq (load children (add o j)) ch) (then (set seen 1u32))))
-            (if (land (eq seen 0u32) (land (eq (load mark ch) 0u32) (lt chc cc)))
+            (if (land (eq seen 0u32) (land (eq (load mark ch) 0u32) (ne chc $INF)))
               (then (set m (add m chc)))))))
       (let ok (ne okf 0u32))]]
 

@@ -25,7 +25,6 @@
 -- were joined by earlier edges and the recursion ends.
 local U = require("vyre.lib.shared")
 local S = require("vyre.egraph.store")
-local K = require("vyre.egraph.kernels")
 
 local X = {}
 

@@ -122,7 +122,7 @@ end
 
 -- Bellman-Ford sweeps of kernel `k` (args with slot) until one changes nothing.
 local function sweep(eg, fname, k, args, expr)
-  local be, n = eg.be, eg.dev.nrows
+  local n = eg.dev.nrows
   local sweeps, done = 0, n == 0
   while not done do
     local steps = {}
