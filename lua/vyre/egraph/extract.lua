@@ -25,8 +25,9 @@ local INF = -1   -- u64 all ones, as a Lua integer
 local function op_costs(eg, fname, cost)
   local ops, list = eg.reg, {}
   if type(cost) ~= "table" and type(cost) ~= "function" then
-    S.raise(fname, "argument 2 (cost) must be a table op name -> cost or a function, got "
-      .. type(cost), "pass e.g. {Add = 1, Num = 1} or function(name, arity) return 1 end")
+    S.raise(fname, "argument 2 (cost) must be a table op name -> cost, a function or a "
+      .. "cost expression string, got " .. type(cost), "pass e.g. {Add = 1, Num = 1}, "
+      .. "function(name, arity) return 1 end or \"(+ 1 sum)\"")
   end
   for i, name in ipairs(ops.names) do
     local c
