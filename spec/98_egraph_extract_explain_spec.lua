@@ -598,3 +598,51 @@ for _, kind in ipairs(backends()) do
     end)
   end)
 end
+
+-- The device's results against the reference's: costs, DAG reports and proofs must be
+-- the same (the union log is sorted per batch, so the GPU's atomics do not show).
+for _, kind in ipairs(backends()) do
+  if kind.name ~= "reference" then
+    describe("vyre.egraph extraction and proofs: the " .. kind.name .. " backend against the "
+      .. "reference" .. kind.tag, function()
+      local be, ref
+      setup(function()
+        be = kind.open()
+        ref = vyre.backend("reference")
+      end)
+
+      local function outcome(b)
+        local res = {}
+        for seed = 1, 4 do
+          local eg, root = random_graph(b, 9500 + seed, 40, 8)
+          local _, x1, c1 = eg:extract(root, "(+ 1 max)")
+          local _, x2, c2, rep = eg:extract(root, { L = 2, F = 1, G = 1, H = 3 }, { dag = true })
+          local _, x3, c3, grep = eg:extract(root, { L = 2, F = 1, G = 1, H = 3 },
+            { dag = true, exact_limit = 0 })
+          res[#res + 1] = { x1, c1, x2, c2, rep.tree, rep.tree_dag, rep.greedy, rep.exact, x3,
+            c3, grep.greedy }
+        end
+        local eg = vyre.egraph(b, { explanations = true })
+        local roots = MW.setup(eg)
+        eg:run{ iterations = 4, scheduler = vyre.egraph.simple(), time_limit = 600 }
+        local cost = {}
+        for _, o in ipairs(MW.OPS) do cost[o[1]] = 1 end
+        cost.Sub = 9
+        for i, r in ipairs(eg:extract(roots, cost)) do
+          local p = eg:explain(MW.TERMS[i], r.text)
+          local steps = {}
+          for j, st in ipairs(p) do
+            steps[j] = table.concat({ st.before, st.rule, st.direction,
+              table.concat(st.at, "."), st.after }, " | ")
+          end
+          res[#res + 1] = steps
+        end
+        return res
+      end
+
+      it("gives the reference's costs, DAG reports and proofs", function()
+        assert.are.same(outcome(ref), outcome(be))
+      end)
+    end)
+  end
+end
