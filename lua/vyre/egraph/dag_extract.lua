@@ -308,20 +308,74 @@ function M.problem(eg, snap, roots, opcost, costv, epoch)
   return rows, #order
 end
 
+-- The mandatory closure of every class: the classes any solution holding it must hold
+-- too (itself, and, transitively, the children common to all of its rows).
+local function mandatory(rows)
+  local common = {}
+  for c, list in pairs(rows) do
+    local cnt, out = {}, {}
+    for _, e in ipairs(list) do
+      for _, ch in ipairs(e.kids) do cnt[ch] = (cnt[ch] or 0) + 1 end
+    end
+    for ch, k in pairs(cnt) do
+      if k == #list then out[#out + 1] = ch end
+    end
+    table.sort(out)
+    common[c] = out
+  end
+  local out = {}
+  for c in pairs(rows) do
+    local seen, list, stack = { [c] = true }, { c }, { c }
+    while #stack > 0 do
+      local x = table.remove(stack)
+      for _, d in ipairs(common[x] or {}) do
+        if not seen[d] then
+          seen[d] = true
+          list[#list + 1] = d
+          stack[#stack + 1] = d
+        end
+      end
+    end
+    out[c] = list
+  end
+  return out
+end
+
 --- Branch and bound for the least DAG cost. rows: M.problem's; ub: a known solution's
 --- cost (choice ubchoice, class -> row) or nil; budget: search nodes. Returns the best
 --- choice (class -> row), its cost, whether it is proved optimal and the nodes searched.
+--- The bound: the cost of the rows picked so far plus the cheapest row of every class
+--- that is not picked but is mandatory for a needed class (counted once).
 function M.exact(rows, roots, ub, ubchoice, budget)
   local best, bestchoice = ub or math.huge, {}
   for c, r in pairs(ubchoice or {}) do bestchoice[c] = r end
   local minrow = {}
   for c, list in pairs(rows) do minrow[c] = list[1] and list[1].cost or math.huge end
+  local mand = mandatory(rows)
   local pick = {}        -- class -> chosen entry
   local need = {}        -- class -> number of chosen parents (or roots) needing it
-  local lbsum = 0        -- sum of minrow over needed, unpicked classes
+  local cover = {}       -- class -> number of unpicked needed classes it is mandatory for
+  local lbx = 0          -- sum of minrow over covered, unpicked classes
   local nodes, complete = 0, true
+  local function add_open(c)
+    for _, d in ipairs(mand[c]) do
+      local k = (cover[d] or 0) + 1
+      cover[d] = k
+      if k == 1 and not pick[d] then lbx = lbx + minrow[d] end
+    end
+  end
+  local function remove_open(c)
+    for _, d in ipairs(mand[c]) do
+      local k = cover[d] - 1
+      cover[d] = k
+      if k == 0 and not pick[d] then lbx = lbx - minrow[d] end
+    end
+  end
   for _, c in ipairs(roots) do
-    if not need[c] then need[c] = 0 lbsum = lbsum + minrow[c] end
+    if not need[c] then
+      need[c] = 0
+      add_open(c)
+    end
     need[c] = need[c] + 1
   end
   -- true when class `to` reaches class `from` through picked rows (a cycle if picked)
@@ -339,7 +393,7 @@ function M.exact(rows, roots, ub, ubchoice, budget)
   local function search(cost)
     nodes = nodes + 1
     if nodes > budget then complete = false return end
-    if cost + lbsum >= best then return end
+    if cost + lbx >= best then return end
     -- the needed, unpicked class with the fewest rows
     local c, nrows = nil, math.huge
     for x in pairs(need) do
@@ -353,7 +407,6 @@ function M.exact(rows, roots, ub, ubchoice, budget)
       for x, e in pairs(pick) do bestchoice[x] = e.row end
       return
     end
-    lbsum = lbsum - minrow[c]
     for _, e in ipairs(rows[c]) do
       local cyc = false
       for _, ch in ipairs(e.kids) do
@@ -361,26 +414,29 @@ function M.exact(rows, roots, ub, ubchoice, budget)
       end
       if not cyc then
         pick[c] = e
+        if (cover[c] or 0) > 0 then lbx = lbx - minrow[c] end
         local added = {}
         for _, ch in ipairs(e.kids) do
           if not need[ch] then
             need[ch] = 0
             added[#added + 1] = ch
-            if not pick[ch] then lbsum = lbsum + minrow[ch] end
+            if not pick[ch] then add_open(ch) end
           end
           need[ch] = need[ch] + 1
         end
+        remove_open(c)
         search(cost + e.cost)
+        add_open(c)
         for _, ch in ipairs(e.kids) do need[ch] = need[ch] - 1 end
         for _, ch in ipairs(added) do
           need[ch] = nil
-          if not pick[ch] then lbsum = lbsum - minrow[ch] end
+          if not pick[ch] then remove_open(ch) end
         end
         pick[c] = nil
+        if (cover[c] or 0) > 0 then lbx = lbx + minrow[c] end
         if not complete then break end
       end
     end
-    lbsum = lbsum + minrow[c]
   end
   search(0)
   return bestchoice, best, complete, nodes

@@ -224,7 +224,7 @@ local function dag(eg, fname, opts, roots, opcost, ccost, best, snap, costv)
   if nclasses <= (opts.exact_limit or 1000) then
     local ub = {}
     for c in pairs(rows) do ub[c] = gv[c + 1] end
-    local ch, cost, complete, nodes = D.exact(rows, uroots, greedy, ub, opts.budget or 1000000)
+    local ch, cost, complete, nodes = D.exact(rows, uroots, greedy, ub, opts.budget or 100000)
     for c, r in pairs(ch) do chosen[c + 1] = r end
     report.method, report.dag, report.optimal, report.nodes = "exact", cost, complete, nodes
     report.exact = complete and cost or nil
@@ -269,7 +269,7 @@ function M.extract(eg, fname, roots, cost, opts)
     local v = opts[k]
     if v ~= nil and (math.type(v) ~= "integer" or v < 0) then
       S.raise(fname, ("opts.%s must be a non-negative integer, got %s"):format(k,
-        tostring(v)), "e.g. exact_limit = 1000, budget = 1000000")
+        tostring(v)), "e.g. exact_limit = 1000, budget = 100000")
     end
   end
   local ccost, best, opcost = tree(eg, fname, cost)

@@ -95,7 +95,7 @@ op name -> string: integers, payload, arity, sum, max, c1 .. c8 (the children's 
 + - * max min abs, (if test a b) with < <= > >= == != and or not, e.g. "(+ 1 max)" for
 depth. opts.dag = true counts shared sub-terms once (op costs only): greedy on the
 device, exact branch and bound on the host up to opts.exact_limit classes (1000) and
-opts.budget search nodes (10^6); the report (4th result, or the list's .dag) has tree,
+opts.budget search nodes (10^5); the report (4th result, or the list's .dag) has tree,
 tree_dag, greedy, exact, dag, method, optimal, classes. Rebuilds first if needed; the
 result does not depend on timing.]=],
   ["EGraph:buffers"] = [=[
