@@ -457,6 +457,28 @@ for _, kind in ipairs(backends()) do
       assert.is_true(c <= rep.greedy)
     end)
 
+    it("proves a DAG of about 10^3 classes optimal within the search budget", function()
+      -- a chain of 990 F, every 7th class also (G x (L 1)): each needs one e-node, and the
+      -- mandatory closure makes the bound at the root already the greedy's cost
+      local eg = vyre.egraph(be)
+      eg:op("L", 0)
+      eg:op("F", 1)
+      eg:op("G", 2)
+      local x = eg:leaf("L", 0)
+      local alt = eg:leaf("L", 1)
+      for i = 1, 990 do
+        local y = eg:add("F", x)
+        if i % 7 == 0 then eg:union(y, eg:add("G", x, alt)) end
+        x = y
+      end
+      local _, _, c, rep = eg:extract(x, { L = 1, F = 1, G = 1 }, { dag = true })
+      assert.are.equal(992, rep.classes)
+      assert.are.equal("exact", rep.method)
+      assert.is_true(rep.optimal)
+      assert.are.equal(991, c)
+      assert.is_true(rep.nodes < 100)
+    end)
+
     -- §5: explanations ------------------------------------------------------------------
 
     it("leaves the math workload's e-graph as it is without explanations", function()
