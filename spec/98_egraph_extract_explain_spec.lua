@@ -617,6 +617,10 @@ for _, kind in ipairs(backends()) do
       ok, e = pcall(vyre.egraph, be, { explain = true })
       assert.is_false(ok)
       assert.matches("vyre.egraph: unknown option 'explain'.*Fix: ", tostring(e))
+      ok, e = pcall(vyre.egraph, be, { explanations = 1 })
+      assert.is_false(ok)
+      assert.matches("vyre.egraph: explanations must be a boolean, got number.*Fix: ",
+        tostring(e))
     end)
   end)
 end

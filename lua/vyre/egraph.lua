@@ -73,6 +73,10 @@ local function new(be, fname, opts)
           "the only option is explanations = true")
       end
     end
+    if opts.explanations ~= nil and type(opts.explanations) ~= "boolean" then
+      S.raise(fname or "vyre.egraph", ("explanations must be a boolean, got %s"):format(
+        type(opts.explanations)), "pass {explanations = true} or leave it out")
+    end
     if opts.explanations then explain.enable(eg) end
   end
   return eg
