@@ -191,8 +191,9 @@ local function tree(eg, fname, cost)
         .. "(arithmetic wraps at 64 bits)")
     end
     if expr and res[1][10] > 0 then
-      S.raise(fname, ("the cost expressions gave %d chosen e-nodes a cost not greater "
-        .. "than a child's, so the extracted term could be infinite"):format(res[1][10]),
+      S.raise(fname, ("the cost expressions gave %d e-nodes of their class's least cost "
+        .. "a cost not greater than a child's, so the extracted term could be infinite")
+        :format(res[1][10]),
         "make each e-node's cost exceed each child's cost, e.g. (+ 1 sum) or (+ 1 max)")
     end
   end
