@@ -335,7 +335,10 @@ describe("vyre.egraph errors", function()
       { function() eg:union_many({ { 0 } }) end, "vyre.EGraph:union_many: pair 1 is not" },
       { function() eg:extract(x, { x = 0, f = 1 }) end,
         "vyre.EGraph:extract: the cost of op 'x' must be an integer in [1, 2^40]" },
+      -- a string is a cost expression (issue 25 §4, spec 98); an unknown name is refused
       { function() eg:extract(x, "size") end,
+        "vyre.EGraph:extract: the cost expression 'size' of op 'f': 'size' is not a name" },
+      { function() eg:extract(x, true) end,
         "vyre.EGraph:extract: argument 2 (cost) must be a table" },
       { function() eg.find(nil, 0) end, "vyre.EGraph:find: called on a nil, not a vyre.EGraph" },
     }

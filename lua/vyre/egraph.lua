@@ -28,6 +28,7 @@ local rules = require("vyre.egraph.rules")
 local run = require("vyre.egraph.run")
 local query = require("vyre.egraph.query")
 local analysis = require("vyre.egraph.analysis")
+local explain = require("vyre.egraph.explain")
 
 local EGraph = {}
 EGraph.__index = EGraph
@@ -40,7 +41,7 @@ local function check_self(eg, fname)
   if eg.freed then S.raise(fname, "the e-graph was freed", "use a live e-graph", "freed") end
 end
 
-local function new(be, fname)
+local function new(be, fname, opts)
   local mt = getmetatable(be)
   if type(mt) ~= "table" or rawget(mt, "__name") ~= "vyre.Backend" then
     S.raise(fname or "vyre.egraph", "argument 1 must be a vyre.Backend, got "
@@ -61,6 +62,23 @@ local function new(be, fname)
     leaf_dirty = true,
   }, EGraph)
   eg.stat = be:buffer("u32", 64)
+  if opts ~= nil then
+    if type(opts) ~= "table" then
+      S.raise(fname or "vyre.egraph", "argument 2 (opts) must be a table",
+        "pass {explanations = true} or nothing")
+    end
+    for k in pairs(opts) do
+      if k ~= "explanations" then
+        S.raise(fname or "vyre.egraph", ("unknown option '%s'"):format(tostring(k)),
+          "the only option is explanations = true")
+      end
+    end
+    if opts.explanations ~= nil and type(opts.explanations) ~= "boolean" then
+      S.raise(fname or "vyre.egraph", ("explanations must be a boolean, got %s"):format(
+        type(opts.explanations)), "pass {explanations = true} or leave it out")
+    end
+    if opts.explanations then explain.enable(eg) end
+  end
   return eg
 end
 
@@ -189,9 +207,12 @@ function EGraph:image()
   return image.image(self, "image")
 end
 
-function EGraph:extract(roots, cost)
+--- eg:extract(roots, cost [, opts]) -> term, text, cost [, dag report]: cost is an op
+--- table, a function(name, arity) or cost expressions (vyre.egraph.costfn); opts.dag
+--- extracts with shared sub-terms counted once (vyre.egraph.dag_extract).
+function EGraph:extract(roots, cost, opts)
   check_self(self, "extract")
-  return extract.extract(self, "extract", roots, cost)
+  return extract.extract(self, "extract", roots, cost, opts)
 end
 
 --- eg:buffers() -> the device columns as they are now (settled): {parent, row_class,
@@ -229,6 +250,7 @@ function EGraph:rule(name, lhs, rhs, opts)
     end
   end
   self.rule_list[#self.rule_list + 1] = r
+  r.xindex = #self.rule_list
   return #self.rule_list
 end
 
@@ -298,6 +320,13 @@ function EGraph:equiv(t1, t2)
   return query.equiv(self, "equiv", t1, t2)
 end
 
+--- eg:explain(t1, t2) -> proof: a list of rewrite steps {before =, rule =, direction =,
+--- after =, at =} from t1 to t2 (terms as text or ids); needs {explanations = true}.
+function EGraph:explain(t1, t2)
+  check_self(self, "explain")
+  return explain.explain(self, "explain", t1, t2)
+end
+
 --- eg:free(): frees the device buffers now (idempotent).
 function EGraph:free()
   if self.freed then return end
@@ -314,7 +343,7 @@ end
 EGraph.__close = EGraph.free
 
 local M = setmetatable({}, {
-  __call = function(_, be) return new(be, "vyre.egraph") end,
+  __call = function(_, be, opts) return new(be, "vyre.egraph", opts) end,
 })
 M.EGraph = EGraph
 --- Schedulers for eg:run: egg's backoff (the default) and run-every-rule.

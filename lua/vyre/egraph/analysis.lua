@@ -263,7 +263,9 @@ local function add_constants(eg, fname)
   local pairs_ = S.exact(eg, "an_pairs", 2 * k)
   S.run(eg, fname, { { kernel(be, "pairs", PAIRS), { cls = cls, pairs = pairs_, k = k,
     first = first }, S.grid(k) } })
+  eg.xwhy = 2 -- explanations (explain.lua): these unions are the analysis's
   eg:union_many(pairs_)
+  eg.xwhy = nil
   return k
 end
 

@@ -12,6 +12,8 @@ local S = require("vyre.egraph.store")
 local K = require("vyre.egraph.kernels")
 local callback = require("vyre.callback")
 local image = require("vyre.egraph.image")
+local costfn = require("vyre.egraph.costfn")
+local D = require("vyre.egraph.dag_extract")
 
 local M = {}
 
@@ -23,8 +25,9 @@ local INF = -1   -- u64 all ones, as a Lua integer
 local function op_costs(eg, fname, cost)
   local ops, list = eg.reg, {}
   if type(cost) ~= "table" and type(cost) ~= "function" then
-    S.raise(fname, "argument 2 (cost) must be a table op name -> cost or a function, got "
-      .. type(cost), "pass e.g. {Add = 1, Num = 1} or function(name, arity) return 1 end")
+    S.raise(fname, "argument 2 (cost) must be a table op name -> cost, a function or a "
+      .. "cost expression string, got " .. type(cost), "pass e.g. {Add = 1, Num = 1}, "
+      .. "function(name, arity) return 1 end or \"(+ 1 sum)\"")
   end
   for i, name in ipairs(ops.names) do
     local c
@@ -47,6 +50,7 @@ local function op_costs(eg, fname, cost)
   end
   local b = S.exact(eg, "opcost", math.max(#list, 1), "u64")
   if #list > 0 then b:upload(list) end
+  eg.opcost_list = list
   return b
 end
 
@@ -117,17 +121,42 @@ function M.snapshot(eg, fname)
   return eg.snap
 end
 
---- eg:extract(roots, cost): roots is an id or a list of ids; returns term, text, cost for
---- one id, or a list of {term =, text =, cost =} for a list.
-function M.extract(eg, fname, roots, cost)
-  local single = math.type(roots) == "integer"
-  local list = single and { roots } or roots
-  if type(list) ~= "table" then
-    S.raise(fname, "argument 1 (roots) must be an e-class id or a list of ids, got "
-      .. type(roots), "pass eg:add(...)'s id or a list of ids")
+-- Bellman-Ford sweeps of kernel `k` (args with slot) until one changes nothing.
+local function sweep(eg, fname, k, args, expr)
+  local n = eg.dev.nrows
+  local sweeps, done = 0, n == 0
+  while not done do
+    local steps = {}
+    S.zero_stat(eg, SWEEPS, steps)
+    for j = 0, SWEEPS - 1 do
+      local a = {}
+      for key, v in pairs(args) do a[key] = v end
+      a.slot = j
+      steps[#steps + 1] = { k, a, S.grid(n) }
+    end
+    local res = S.run(eg, fname, steps, { S.stat_readback(eg, SWEEPS) })
+    for j = 1, SWEEPS do
+      sweeps = sweeps + 1
+      if res[1][j] == 0 then done = true end
+    end
+    if not done and sweeps > n + SWEEPS then
+      if expr then
+        S.raise(fname, ("the cost expressions did not reach a fixed point in %d sweeps")
+          :format(sweeps), "make each e-node's cost grow with its children's costs "
+          .. "(monotone) and exceed each of them, e.g. (+ 1 sum) or (+ 1 max)")
+      end
+      require("vyre.errors").raise("internal",
+        "vyre.EGraph:extract internal: costs did not converge", 0)
+    end
   end
-  for i = 1, #list do S.check_id(eg, fname, list[i], ("root %d"):format(i)) end
-  local opcost = op_costs(eg, fname, cost)
+end
+
+--- Tree costs and choices on the device: ccost (u64 per id) and best (u32 per id), with
+--- the op cost Buffer (nil for expressions).
+local function tree(eg, fname, cost)
+  local expr = costfn.is_expr(cost)
+  local exprs = expr and costfn.compile(eg, fname, cost)
+  local opcost = not expr and op_costs(eg, fname, cost) or nil
   if not eg.clean then eg:rebuild() end
   S.settle(eg)
   -- row_epoch's top bit marks subsumed rows, which extraction skips
@@ -138,50 +167,139 @@ function M.extract(eg, fname, roots, cost)
   lib.fill(be, ccost, INF)
   lib.fill(be, best, S.MAXU32)
   local args = { row_epoch = eg.row_epoch, isleaf = eg.isleaf, opcost = opcost,
-    children = eg.children,
-    row_class = eg.row_class, row_op = eg.row_op, row_off = eg.row_off, row_len = eg.row_len,
-    ccost = ccost, stat = eg.stat, n = n, slot = 0 }
-  local sweeps, done = 0, n == 0
-  while not done do
-    local steps = {}
-    S.zero_stat(eg, SWEEPS, steps)
-    for k = 0, SWEEPS - 1 do
-      local a = {}
-      for key, v in pairs(args) do a[key] = v end
-      a.slot = k
-      steps[#steps + 1] = { K.cost(be), a, S.grid(n) }
-    end
-    local res = S.run(eg, fname, steps, { S.stat_readback(eg, SWEEPS) })
-    for k = 1, SWEEPS do
-      sweeps = sweeps + 1
-      if res[1][k] == 0 then done = true end
-    end
-    if not done and sweeps > n + SWEEPS then
-      require("vyre.errors").raise("internal",
-        "vyre.EGraph:extract internal: costs did not converge", 0)
-    end
+    children = eg.children, row_class = eg.row_class, row_op = eg.row_op,
+    row_off = eg.row_off, row_len = eg.row_len, ccost = ccost, stat = eg.stat, n = n,
+    slot = 0 }
+  local kcost, kbest = K.cost(be), K.best(be)
+  if expr then
+    kcost, kbest = costfn.kernels(be, exprs, eg.reg.arity)
+    args.opcost = nil
   end
+  sweep(eg, fname, kcost, args, expr)
   if n > 0 then
-    S.run(eg, fname, { { K.best(be), { row_epoch = eg.row_epoch, isleaf = eg.isleaf,
-      opcost = opcost,
-      children = eg.children, row_class = eg.row_class, row_op = eg.row_op,
-      row_off = eg.row_off, row_len = eg.row_len, ccost = ccost, best = best, n = n },
-      S.grid(n) } })
+    local a = {}
+    for key, v in pairs(args) do a[key] = v end
+    a.slot, a.best = nil, best
+    if not expr then a.stat = nil end
+    local steps = {}
+    if expr then S.zero_stat(eg, 10, steps) end
+    steps[#steps + 1] = { kbest, a, S.grid(n) }
+    local res = S.run(eg, fname, steps, expr and { S.stat_readback(eg, 10) } or nil)
+    if expr and res[1][9] > 0 then
+      S.raise(fname, ("the cost expressions gave %d e-nodes a cost outside [1, 2^62]")
+        :format(res[1][9]), "keep every e-node's cost a positive integer below 2^62 "
+        .. "(arithmetic wraps at 64 bits)")
+    end
+    if expr and res[1][10] > 0 then
+      S.raise(fname, ("the cost expressions gave %d e-nodes of their class's least cost "
+        .. "a cost not greater than a child's, so the extracted term could be infinite")
+        :format(res[1][10]),
+        "make each e-node's cost exceed each child's cost, e.g. (+ 1 sum) or (+ 1 max)")
+    end
   end
+  return ccost, best, opcost
+end
+
+-- DAG extraction (dag_extract.lua): the greedy choice on the device, then the exact
+-- one on the host when the classes reachable from the roots are at most exact_limit.
+-- Returns the choice (per id + 1 -> row) and the report.
+local function dag(eg, fname, opts, roots, opcost, ccost, best, snap, costv)
+  local oplist, nids = eg.opcost_list, eg.dev.nids
+  local uroots, seen, tree_cost = {}, {}, 0
+  for _, c in ipairs(roots) do
+    if not seen[c] then
+      seen[c] = true
+      uroots[#uroots + 1] = c
+      tree_cost = tree_cost + costv[c + 1]
+    end
+  end
+  local choice, greedy, d0, rounds = D.greedy(eg, fname, opcost, ccost, best, uroots)
+  local gv = choice:download({ count = math.max(nids, 1) })
+  local chosen = {}
+  for i = 1, math.max(nids, 1) do chosen[i] = gv[i] end
+  local report = { tree = tree_cost, tree_dag = d0, greedy = greedy, rounds = rounds,
+    method = "greedy", dag = greedy, optimal = false }
+  local epoch = eg.dev.nrows > 0 and eg.row_epoch:download({ count = eg.dev.nrows }) or {}
+  local rows, nclasses = D.problem(eg, snap, uroots, oplist, costv, epoch)
+  report.classes = nclasses
+  if nclasses <= (opts.exact_limit or 1000) then
+    local ub = {}
+    for c in pairs(rows) do ub[c] = gv[c + 1] end
+    local ch, cost, complete, nodes = D.exact(rows, uroots, greedy, ub, opts.budget or 100000)
+    for c, r in pairs(ch) do chosen[c + 1] = r end
+    report.method, report.dag, report.optimal, report.nodes = "exact", cost, complete, nodes
+    report.exact = complete and cost or nil
+  end
+  local check = D.dag_cost(eg, snap, chosen, uroots, oplist)
+  if check ~= report.dag then
+    require("vyre.errors").raise("internal", ("vyre.EGraph:extract internal: the DAG "
+      .. "choice costs %s, not %d"):format(tostring(check), report.dag), 0)
+  end
+  return chosen, report
+end
+
+local DAG_OPTS = { dag = true, exact_limit = true, budget = true }
+
+--- eg:extract(roots, cost [, opts]): roots is an id or a list of ids; returns term,
+--- text, cost for one id, or a list of {term =, text =, cost =} for a list. With
+--- opts.dag, also the DAG report (4th result, or the list's `dag` field).
+function M.extract(eg, fname, roots, cost, opts)
+  local single = math.type(roots) == "integer"
+  local list = single and { roots } or roots
+  if type(list) ~= "table" then
+    S.raise(fname, "argument 1 (roots) must be an e-class id or a list of ids, got "
+      .. type(roots), "pass eg:add(...)'s id or a list of ids")
+  end
+  for i = 1, #list do S.check_id(eg, fname, list[i], ("root %d"):format(i)) end
+  if opts ~= nil and type(opts) ~= "table" then
+    S.raise(fname, "argument 3 (opts) must be a table", "pass {dag = true} or nothing")
+  end
+  opts = opts or {}
+  for k in pairs(opts) do
+    if not DAG_OPTS[k] then
+      S.raise(fname, ("unknown option '%s'"):format(tostring(k)),
+        "use dag = true, exact_limit = n (classes) or budget = n (search nodes)")
+    end
+  end
+  if opts.dag and costfn.is_expr(cost) then
+    S.raise(fname, "DAG extraction needs a cost per op (a table op name -> integer or a "
+      .. "function(name, arity)), not cost expressions",
+      "pass integer op costs with {dag = true}, or extract tree costs with expressions")
+  end
+  for _, k in ipairs({ "exact_limit", "budget" }) do
+    local v = opts[k]
+    if v ~= nil and (math.type(v) ~= "integer" or v < 0) then
+      S.raise(fname, ("opts.%s must be a non-negative integer, got %s"):format(k,
+        tostring(v)), "e.g. exact_limit = 1000, budget = 100000")
+    end
+  end
+  local ccost, best, opcost = tree(eg, fname, cost)
+  local nids = eg.dev.nids
   local snap = M.snapshot(eg, fname)
   local bestv = best:download({ count = math.max(nids, 1) })
   local costv = ccost:download({ count = math.max(nids, 1) })
-  local memo, out = {}, {}
+  local canon = {}
   for i, root in ipairs(list) do
     local c = snap.parent[root + 1]
     if bestv[c + 1] == S.MAXU32 then
       S.raise(fname, ("e-class %d has no finite term (every e-node in it depends on "
         .. "itself)"):format(root), "extract a class that contains a term")
     end
-    local r = build(eg, snap, bestv, c, memo)
-    out[i] = { term = r.term, text = r.text, cost = costv[c + 1] }
+    canon[i] = c
   end
-  if single then return out[1].term, out[1].text, out[1].cost end
+  local report
+  if opts.dag then
+    bestv, report = dag(eg, fname, opts, canon, opcost, ccost, best, snap, costv)
+  end
+  local memo, out = {}, {}
+  for i = 1, #list do
+    local c = canon[i]
+    local r = build(eg, snap, bestv, c, memo)
+    local cst = report and D.dag_cost(eg, snap, bestv, { c }, eg.opcost_list) or costv[c + 1]
+    out[i] = { term = r.term, text = r.text, cost = cst }
+  end
+  if single then return out[1].term, out[1].text, out[1].cost, report end
+  out.dag = report
   return out
 end
 

@@ -43,6 +43,7 @@ function R.canon(eg, fname)
   local n = eg.dev.nrows
   local keys = S.exact(eg, "keys", n)
   local vals = S.exact(eg, "vals", n)
+  if eg.xlog then require("vyre.egraph.explain").capture(eg, fname) end
   R.epochs(eg, fname)
   if n > 0 then
     S.run(eg, fname, { { K.canon(eg.be), { parent = eg.parent, isleaf = eg.isleaf,
@@ -70,6 +71,7 @@ local function compact_rows(eg, fname, keep, dups)
     row_epoch = eg.row_epoch, out_class = eg.alt_class, out_op = eg.alt_op,
     out_off = eg.alt_off, out_len = eg.alt_len, out_epoch = eg.alt_epoch, n = n }, S.grid(n) }
   S.run(eg, fname, steps)
+  if eg.xlog then require("vyre.egraph.explain").scatter(eg, fname, keep, rank, n, n - dups) end
   for main, alt in pairs(ALT) do eg[main], eg[alt] = eg[alt], eg[main] end
   eg.dev.nrows = n - dups
   eg.nrows = eg.dev.nrows
@@ -91,6 +93,7 @@ local DROP = [[
 function R.drop_rows(eg, fname, rows)
   local n, k = eg.dev.nrows, #rows
   if k == 0 then return end
+  if eg.xlog then require("vyre.egraph.explain").capture(eg, fname) end
   local keep = S.exact(eg, "keep", n)
   local list = S.exact(eg, "drop_rows", k)
   list:upload(rows)
@@ -158,6 +161,7 @@ function R.rounds(eg, fname)
     steps[#steps + 1] = { K.heads(be), { keys = keys, start = start, n = n }, S.grid(n) }
     scan.steps(be, "u32", "max", false, start, start, n, steps)
     S.zero_stat(eg, 2, steps)
+    if eg.xlog then require("vyre.egraph.explain").cong_steps(eg, steps, vals, start, n) end
     steps[#steps + 1] = { K.match(be), { parent = eg.parent, children = eg.children,
       row_class = eg.row_class, row_op = eg.row_op, row_off = eg.row_off, row_len = eg.row_len,
       vals = vals, start = start, keep = keep, row_epoch = eg.row_epoch, stat = eg.stat,
@@ -165,6 +169,7 @@ function R.rounds(eg, fname)
     steps[#steps + 1] = { K.compress(be), { parent = eg.parent, n = eg.dev.nids },
       S.grid(eg.dev.nids) }
     local res = S.run(eg, fname, steps, { S.stat_readback(eg, 2) })
+    if eg.xlog then require("vyre.egraph.explain").after_round(eg) end
     local merged, dups = res[1][1], res[1][2]
     report[rounds] = { rows = n, unions = merged, duplicates = dups }
     unions = unions + merged

@@ -115,11 +115,17 @@ end
 function A.apply(eg, fname, rule, sub, m, lay)
   if m == 0 then return 0 end
   local merges = 0
+  -- explanations (explain.lua): the union of a rule of one pattern joins its left-hand
+  -- side instantiated anew (a term one rewrite from the right-hand side), and the
+  -- rebuild finds that term congruent to the matched e-node
+  local lhs = eg.xlog and #rule.pats == 1 and rule.pats[1]
+  if eg.xlog then eg.xwhy = 2 + rule.xindex end
   for _, pr in ipairs(rule.unions) do
-    local a = instantiate(eg, fname, sub, m, lay, pr[1])
+    local a = instantiate(eg, fname, sub, m, lay, lhs and pr[1].kind == "root" and lhs or pr[1])
     local b = instantiate(eg, fname, sub, m, lay, pr[2])
     merges = merges + eg:union_many(gather(eg, fname, sub, m, { a, b }, "ap_pairs"))
   end
+  eg.xwhy = nil
   return merges
 end
 

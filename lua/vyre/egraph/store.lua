@@ -256,6 +256,9 @@ function S.flush(eg)
   eg.dev.nrows, eg.dev.nwords, eg.dev.nids = eg.nrows, eg.nwords, eg.nids
   eg.pend = { op = {}, len = {}, off = {}, words = {} }
   if nu > 0 then
+    if eg.xlog then
+      require("vyre.egraph.explain").log_pairs(eg, "flush", eg.x_pend_pairs, nu, 0)
+    end
     eg.punion = {}
     eg.uf_dirty = true
     eg.merges = eg.merges + res[1][1]
@@ -457,6 +460,7 @@ function S.union_many(eg, fname, src)
   steps[#steps + 1] = { K.union_pairs(eg.be), { parent = eg.parent, pairs = buf,
     stat = eg.stat, n = nw // 2, slot = 0 }, S.grid(nw // 2) }
   res = S.run(eg, fname, steps, { S.stat_readback(eg, 1) })
+  if eg.xlog then require("vyre.egraph.explain").log_pairs(eg, fname, buf, nw // 2) end
   eg.uf_dirty = true
   S.changed(eg)
   eg.merges = eg.merges + res[1][1]

@@ -3,11 +3,12 @@
 -- then what it does; spec/62_help_spec.lua fails when a function or method has none.
 return {
   ["vyre.egraph"] = [=[
-vyre.egraph(be) -> EGraph
+vyre.egraph(be [, {explanations = true}]) -> EGraph
 An empty e-graph whose e-nodes, e-classes and union-find live in buffers of be (a
 vyre.Backend of either kind); its rebuild runs there as vyre programs, bit-identical on
-the reference interpreter and CUDA. Raises "vyre.egraph: ..." for a non-backend or a
-freed one. docs/EGRAPH.md.]=],
+the reference interpreter and CUDA. With explanations = true it also logs, on the
+device, every id's term and the reason of every union, for eg:explain. Raises
+"vyre.egraph: ..." for a non-backend, a freed one or an unknown option. docs/EGRAPH.md.]=],
   ["vyre.egraph.from_image"] = [=[
 vyre.egraph.from_image(be, image, spans) -> EGraph
 A new e-graph holding the e-nodes of an image from eg:image(): image is a u32 Buffer of
@@ -86,10 +87,17 @@ eg:image() -> u32 Buffer, spans
 The device image of the canonical graph (the ORIGINAL.md layout) in a new buffer, with
 the span table (offset, bytes, count of each part) that vyre.egraph.from_image reads.]=],
   ["EGraph:extract"] = [=[
-eg:extract(roots, cost) -> term, text, cost | {{term =, text =, cost =}, ...}
+eg:extract(roots, cost [, opts]) -> term, text, cost [, report] | {{term =, text =, cost =}, ...}
 The cheapest term of each root (an id, or a list of ids) by a fixed point on the device;
 cost: a table op name -> cost or a function (name, arity) -> cost, integers in
-[1, 2^40]. Rebuilds first if needed; the result does not depend on timing.]=],
+[1, 2^40]; or cost expressions (egg's CostFunction), one string for every op or a table
+op name -> string: integers, payload, arity, sum, max, c1 .. c8 (the children's costs),
++ - * max min abs, (if test a b) with < <= > >= == != and or not, e.g. "(+ 1 max)" for
+depth. opts.dag = true counts shared sub-terms once (op costs only): greedy on the
+device, exact branch and bound on the host up to opts.exact_limit classes (1000) and
+opts.budget search nodes (10^5); the report (4th result, or the list's .dag) has tree,
+tree_dag, greedy, exact, dag, method, optimal, classes. Rebuilds first if needed; the
+result does not depend on timing.]=],
   ["EGraph:buffers"] = [=[
 eg:buffers() -> {parent, row_class, row_op, row_off, row_len, children, isleaf},
                 {ids, rows, words}
@@ -158,6 +166,13 @@ e-graph has no analysis.]=],
 eg:equiv(t1, t2) -> boolean
 egglog's check: true when both terms (or e-class ids) are in the e-graph and in one
 e-class; false when one is absent or they differ.]=],
+  ["EGraph:explain"] = [=[
+eg:explain(t1, t2) -> {{before =, rule =, direction =, after =, at =}, ...}
+egg's explain_equivalence on an e-graph made with {explanations = true}: a proof that
+t1 and t2 (term texts or ids) are equal, as rewrite steps of the whole term; rule is a
+rule's name ("union" for eg:union, "analysis" for the constant analysis), direction
+"=>" or "<=", at the position (child indexes from the root). Terms not in the e-graph
+are added first, as egg does. Raises when the terms are not equal.]=],
   ["EGraph:free"] = [=[
 eg:free()
 Frees the device buffers now (idempotent; <close> calls it too).]=],
