@@ -6,13 +6,14 @@
 -- span O(longest segment), and the loads of one invocation are not coalesced, so few
 -- long segments run slowly: fine for many short segments (e-graph classes).
 local U = require("vyre.lib.util")
+local T = require("vyre.lib.template")
 local scan = require("vyre.lib.scan")
 local lb = require("vyre.lib.segmented_lb")
 
 local M = {}
 
-local REDUCE = [[
-(program lib_segreduce_$T_$OP (workgroup 256)
+local REDUCE = T.new("segreduce", [[
+(program lib_segreduce_$T_$OP (workgroup $WG)
   (buffer values $T read)
   (buffer offsets u32 read)
   (buffer out $T write)
@@ -29,10 +30,10 @@ local REDUCE = [[
           (set acc (load values b))
           (for i (add b 1u32) e 1u32 (set acc ($OP acc (load values i))))))
       (store out s acc))))
-]]
+]])
 
-local SCAN = [[
-(program lib_segscan_$T_$OP_$E (workgroup 256)
+local SCAN = T.new("segscan", [[
+(program lib_segscan_$T_$OP_$E (workgroup $WG)
   (buffer values $T read)
   (buffer offsets u32 read)
   (buffer dst $T write)
@@ -51,7 +52,11 @@ local SCAN = [[
           (for i (add b 1u32) e 1u32
             (let xi (load values i))
 $STEP))))))
-]]
+]])
+
+-- The step of the segmented scan for element xi: exclusive (store, then fold) or inclusive.
+local STEP_EXCL = T.new("segexcl", "(store dst i acc)\n(set acc ($OP acc xi))")
+local STEP_INCL = T.new("segincl", "(set acc ($OP acc xi))\n(store dst i acc)")
 
 local OPS = { "add", "min", "max" }
 
@@ -93,7 +98,7 @@ local function reduce_steps(be, values, offsets, out, op, nseg)
     lb.reduce_steps(be, values, offsets, out, op, nseg, steps)
   elseif nseg > 0 then
     local k = U.kernel(be, "segreduce:" .. t .. ":" .. op, function()
-      return U.fill(REDUCE, { T = t, OP = op, EMPTY = U.empty_value(op, t) })
+      return REDUCE:render({ T = t, OP = op, EMPTY = U.empty_value(op, t) })
     end)
     steps[1] = { k, { values = values, offsets = offsets, out = out, nseg = nseg },
       { grid = { U.cdiv(nseg, U.WG) } } }
@@ -145,14 +150,9 @@ local function scan_steps(be, values, offsets, dst, op, excl, nseg)
   local steps = {}
   if nseg > 0 then
     local k = U.kernel(be, "segscan:" .. t .. ":" .. op .. ":" .. tostring(excl), function()
-      local step
-      if excl then
-        step = ("            (store dst i acc)\n            (set acc (%s acc xi))"):format(op)
-      else
-        step = ("            (set acc (%s acc xi))\n            (store dst i acc)"):format(op)
-      end
-      return U.fill(SCAN, { T = t, OP = op, E = excl and "e" or "i",
-        FIRST = excl and scan.init(op, t, true) or "x0", STEP = step })
+      return SCAN:render({ T = t, OP = op, E = excl and "e" or "i",
+        FIRST = excl and scan.init(op, t, true) or "x0",
+        STEP = (excl and STEP_EXCL or STEP_INCL)({ OP = op }) })
     end)
     steps[1] = { k, { values = values, offsets = offsets, dst = dst, nseg = nseg },
       { grid = { U.cdiv(nseg, U.WG) } } }
