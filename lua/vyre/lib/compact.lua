@@ -11,6 +11,7 @@
 -- that builds the predicate with the DSL (called once per function and element type).
 local U = require("vyre.lib.util")
 local T = require("vyre.lib.template")
+local F = require("vyre.lib.fragments")
 local GEO = require("vyre.lib.geometry")
 local Err = require("vyre.errors")
 local callback = require("vyre.callback")
@@ -27,10 +28,7 @@ $INPUT
   (shared red u32 $WG)
   (param n u32)
   (param chunk u32)
-  (let l (lid x))
-  (let g (wgid x))
-  (let cbeg (min (mul g chunk) n))
-  (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))
+$CHUNK
   (let acc 0u32)
   (for gi (add cbeg l) cend ${WG}u32
 $LOADX
@@ -54,11 +52,8 @@ $FLAGS
   (shared sb u32 $WG)
   (param n u32)
   (param chunk u32)
-  (let l (lid x))
-  (let g (wgid x))
-  (let cbeg (min (mul g chunk) n))
-  (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))
-  (let ntiles (div (add (sub cend cbeg) ${TILE_M1}u32) ${TILE}u32))
+$CHUNK
+$TILES
   (let obase (load part g))
   (for t 0u32 ntiles 1u32
     (let base (add cbeg (mul t ${TILE}u32)))
@@ -212,7 +207,7 @@ local function kernels(name, be, t, flags_type, pred, count)
     keep, key = keep_of_flags(flags_type), "flags:" .. flags_type
     flagdecl = FLAGS_DECL({ FT = flags_type })
   end
-  local count_text = COUNT:render({
+  local count_text = COUNT:render({ CHUNK = F.CHUNK(),
     T = t, KEEP = keep, TREE = reduce.tree("add"),
     INPUT = pred and SRC_DECL({ T = t }) or flagdecl,
     LOADX = pred and LOADX() or "",
@@ -220,7 +215,7 @@ local function kernels(name, be, t, flags_type, pred, count)
   local bs = scan.block_scan({ arr = "fl", m = GEO.ITEMS, t = "u32", op = "add",
     carry = "0u32", exclusive = true, store = false, pad = true, sa = "sa", sb = "sb",
     tot = "ftot", i = "fi", x = "fx", r = "fr", hook = GATHER() })
-  local scatter_text = SCATTER:render({
+  local scatter_text = SCATTER:render({ CHUNK = F.CHUNK(), TILES = F.TILES(),
     T = t, KEEP = keep, FLAGS = flagdecl, SCAN = bs, PK = U.pad("k"),
   })
   local fix = "write a bool expression over the element x, e.g. \"(gt x 0i32)\" for an i32 "

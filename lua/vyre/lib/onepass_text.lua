@@ -9,10 +9,11 @@
 local U = require("vyre.lib.util")
 local T = require("vyre.lib.template")
 local G = require("vyre.lib.geometry")
+local F = require("vyre.lib.fragments")
 
 local P = {}
 
-local WIDE = { u64 = true, i64 = true, f64 = true }
+local WIDE = F.WIDE
 P.WIDE = WIDE
 
 -- Whether op on t gives the same bits in any association (integer add wraps; float
@@ -56,28 +57,7 @@ end
 -- The padded shared index of index text e (one word skipped per 2^PAD_SHIFT).
 local function pad(e) return ("(add %s (shr %s ${PAD_SHIFT}u32))"):format(e, e) end
 
--- The bits of value text v of type t as a u64 (64-bit types) or u32 expression.
-local function bits(t, v)
-  if t == "u32" or t == "u64" then return v end
-  return ("(bitcast %s %s)"):format(WIDE[t] and "u64" or "u32", v)
-end
-
--- A look-back word: (tag << 32) | half, both u32 expressions.
-local function word(tag, half)
-  return ("(or (shl (cast u64 %s) 32u64) (cast u64 %s))"):format(tag, half)
-end
-
-local function tag_of(w) return ("(cast u32 (shr %s 32u64))"):format(w) end
-
--- The value of type t held by the low halves of words lo (and hi for 64-bit types).
-local function decode(t, lo, hi)
-  if not WIDE[t] then
-    local b = ("(cast u32 %s)"):format(lo)
-    return t == "u32" and b or ("(bitcast %s %s)"):format(t, b)
-  end
-  local b = ("(or (shl %s 32u64) (and %s 4294967295u64))"):format(hi, lo)
-  return t == "u64" and b or ("(bitcast %s %s)"):format(t, b)
-end
+local bits, decode, word, tag_of = F.bits, F.decode, F.word, F.tag_of
 
 -- Fragments ---------------------------------------------------------------------------------
 
@@ -290,10 +270,32 @@ end
 
 -- Scan kernels ---------------------------------------------------------------------------
 
+-- The count param and the names every fragment reads: l, lane (in its warp), w (warp).
+local function prologue(c)
+  c.add("  (param n u32)")
+  c.add("(let l (lid x))")
+  c.add("(let lane (and l %du32))", G.WARP - 1)
+  c.add("(let w (shr l ${WARP_LOG2}u32))")
+end
+
 --- The value an exclusive scan starts from (as lib.scan: +0.0 for float add).
 function P.scan_init(op, t, exclusive)
   if exclusive and op == "add" and U.is_float(t) then return U.zero(t) end
   return U.identity(op, t)
+end
+
+-- Lines of a tile's look-back, after its tile prefix (tagg): invocation 0 publishes the
+-- aggregate ($PUBA), all look back for the carry ($LOOK), invocation 0 publishes the
+-- inclusive prefix ci = carry op tagg ($PUBI).
+local function look_lines(c, op)
+  c.add("(if (eq l 0u32) (then")
+  c.add("$PUBA")
+  c.add("))")
+  c.add("$LOOK")
+  c.add("(if (eq l 0u32) (then")
+  c.add("(let ci (%s carry tagg))", op)
+  c.add("$PUBI")
+  c.add("))")
 end
 
 -- Lines of one tile of the scan: load, tile prefix, [look-back], outputs, store. `carry`
@@ -311,16 +313,7 @@ local function scan_tile(c, t, op, m, exclusive, look)
   c.add("(let own (mul l %du32))", m)
   for j = 0, m - 1 do c.add("(let x_%d (load sm %s))", j, pad(("(add own %du32)"):format(j))) end
   c.add("$TP")
-  if look then
-    c.add("(if (eq l 0u32) (then")
-    c.add("$PUBA")
-    c.add("))")
-    c.add("$LOOK")
-    c.add("(if (eq l 0u32) (then")
-    c.add("(let ci ($OP carry tagg))")
-    c.add("$PUBI")
-    c.add("))")
-  end
+  if look then look_lines(c, "$OP") end
   if U.is_float(t) and op ~= "add" then
     -- Float min/max: the identity is NaN, and min(NaN, NaN) is "a NaN" whose bits differ
     -- between the GPU (0x7fffffff) and the reference (the second operand), so the first
@@ -362,10 +355,7 @@ function P.scan_text(t, op, exclusive, look, m, cfg)
   if look then c.add("$DECLS") end
   c.add("  (shared sm $T %d)", tsize + (tsize >> G.PAD_SHIFT))
   c.add("  (shared wsum $T %d)", G.WARPS)
-  c.add("  (param n u32)")
-  c.add("(let l (lid x))")
-  c.add("(let lane (and l %du32))", G.WARP - 1)
-  c.add("(let w (shr l ${WARP_LOG2}u32))")
+  prologue(c)
   if look then
     c.add("$TAKE")
     scan_tile(c, t, op, m, exclusive, true)
@@ -413,16 +403,7 @@ local function compact_tile(c, m, look)
     c.add("(let f_%d (load fl %s))", j, pad(("(add own %du32)"):format(j)))
   end
   c.add("$TP")
-  if look then
-    c.add("(if (eq l 0u32) (then")
-    c.add("$PUBA")
-    c.add("))")
-    c.add("$LOOK")
-    c.add("(if (eq l 0u32) (then")
-    c.add("(let ci (add carry tagg))")
-    c.add("$PUBI")
-    c.add("))")
-  end
+  if look then look_lines(c, "add") end
   -- every invocation has read its elements (the tile prefix's barrier): sm is free
   c.add("(let rk tpre)")
   for j = 0, m - 1 do
@@ -451,10 +432,7 @@ function P.compact_text(t, flags_type, pred, look, m, cfg)
   c.add("  (shared sm $T %d)", tsize + (tsize >> G.PAD_SHIFT))
   c.add("  (shared fl u32 %d)", tsize + (tsize >> G.PAD_SHIFT))
   c.add("  (shared wsum u32 %d)", G.WARPS)
-  c.add("  (param n u32)")
-  c.add("(let l (lid x))")
-  c.add("(let lane (and l %du32))", G.WARP - 1)
-  c.add("(let w (shr l ${WARP_LOG2}u32))")
+  prologue(c)
   if look then
     c.add("$TAKE")
     compact_tile(c, m, true)

@@ -9,6 +9,7 @@
 -- in a fixed order, so float sums have the same bits on every run and on every backend.
 local U = require("vyre.lib.util")
 local T = require("vyre.lib.template")
+local F = require("vyre.lib.fragments")
 local GEO = require("vyre.lib.geometry")
 
 local M = {}
@@ -51,10 +52,7 @@ local KERNEL = T.new("reduce", [[
   (shared red $T $WG)
   (param n u32)
   (param chunk u32)
-  (let l (lid x))
-  (let g (wgid x))
-  (let cbeg (min (mul g chunk) n))
-  (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))
+$CHUNK
   (let first (add cbeg l))
 $FOLD
   (store red l acc)
@@ -83,7 +81,7 @@ end
 -- The kernel's text; result: what workgroup g stores (the tree's total, or a rewrite).
 local function text(t, op, result)
   local id = U.identity(op, t)
-  return KERNEL:render({ T = t, OP = op, TREE = M.tree(op), RESULT = result,
+  return KERNEL:render({ T = t, OP = op, TREE = M.tree(op), RESULT = result, CHUNK = F.CHUNK(),
     FOLD = M.fold({ first = "first", stop = "cend", src = "src", acc = "acc", op = op,
       id = id, before = ("(let acc %s)"):format(id) }) })
 end

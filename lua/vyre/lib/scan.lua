@@ -9,6 +9,7 @@
 -- The tile scan (block_scan) is shared with compact and sort.
 local U = require("vyre.lib.util")
 local T = require("vyre.lib.template")
+local F = require("vyre.lib.fragments")
 local GEO = require("vyre.lib.geometry")
 local reduce = require("vyre.lib.reduce")
 local onepass = require("vyre.lib.scan_onepass")
@@ -91,11 +92,8 @@ $DECLS
   (shared sb $T $WG)
   (param n u32)
   (param chunk u32)
-  (let l (lid x))
-  (let g (wgid x))
-  (let cbeg (min (mul g chunk) n))
-  (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))
-  (let ntiles (div (add (sub cend cbeg) ${TILE_M1}u32) ${TILE}u32))
+$CHUNK
+$TILES
   (let carry $CARRY0)
   (for t 0u32 ntiles 1u32
     (let base (add cbeg (mul t ${TILE}u32)))
@@ -141,7 +139,7 @@ function M.kernel(be, t, op, exclusive, carry, total, count, lets)
     local scan = M.block_scan({ arr = "tile", m = GEO.ITEMS, t = t, op = op, carry = "carry",
       exclusive = exclusive, store = true, pad = true, sa = "sa", sb = "sb", tot = "ttot",
       i = "ti", x = "tx", r = "tr" })
-    return KERNEL:render({
+    return KERNEL:render({ CHUNK = F.CHUNK(), TILES = F.TILES(),
       T = t, OP = op, VARIANT = variant, ID = U.identity(op, t), CARRY0 = carry0,
       DECLS = decls, SCAN = scan, PK = U.pad("k"), PK2 = U.pad("k2"),
       TAIL = total and TAIL() or "",

@@ -7,6 +7,7 @@
 -- long segments run slowly: fine for many short segments (e-graph classes).
 local U = require("vyre.lib.util")
 local T = require("vyre.lib.template")
+local F = require("vyre.lib.fragments")
 local scan = require("vyre.lib.scan")
 local lb = require("vyre.lib.segmented_lb")
 
@@ -21,14 +22,12 @@ local REDUCE = T.new("segreduce", [[
   (let s (gid x))
   (if (lt s nseg)
     (then
-      (let nv (len values))
-      (let b (load offsets s))
-      (let e (min (load offsets (add s 1u32)) nv))
+$SEGMENT
       (let acc $EMPTY)
       (if (lt b e)
         (then
           (set acc (load values b))
-          (for i (add b 1u32) e 1u32 (set acc ($OP acc (load values i))))))
+          $FOLD))
       (store out s acc))))
 ]])
 
@@ -41,9 +40,7 @@ local SCAN = T.new("segscan", [[
   (let s (gid x))
   (if (lt s nseg)
     (then
-      (let nv (len values))
-      (let b (load offsets s))
-      (let e (min (load offsets (add s 1u32)) nv))
+$SEGMENT
       (if (lt b e)
         (then
           (let x0 (load values b))
@@ -59,6 +56,9 @@ local STEP_EXCL = T.new("segexcl", "(store dst i acc)\n(set acc ($OP acc xi))")
 local STEP_INCL = T.new("segincl", "(set acc ($OP acc xi))\n(store dst i acc)")
 
 local OPS = { "add", "min", "max" }
+
+-- Segment s of the invocation: nv, b, e.
+local function SEG() return F.SEGMENT({ S = "s", B = "b", E = "e" }) end
 
 local function check_common(name, be, values, offsets, out, what, op)
   U.check_backend(name, be)
@@ -98,7 +98,8 @@ local function reduce_steps(be, values, offsets, out, op, nseg)
     lb.reduce_steps(be, values, offsets, out, op, nseg, steps)
   elseif nseg > 0 then
     local k = U.kernel(be, "segreduce:" .. t .. ":" .. op, function()
-      return REDUCE:render({ T = t, OP = op, EMPTY = U.empty_value(op, t) })
+      return REDUCE:render({ T = t, OP = op, EMPTY = U.empty_value(op, t), SEGMENT = SEG(),
+        FOLD = F.SEQFOLD({ B = "b", E = "e", ACC = "acc", OP = op }) })
     end)
     steps[1] = { k, { values = values, offsets = offsets, out = out, nseg = nseg },
       { grid = { U.cdiv(nseg, U.WG) } } }
@@ -151,7 +152,7 @@ local function scan_steps(be, values, offsets, dst, op, excl, nseg)
   if nseg > 0 then
     local k = U.kernel(be, "segscan:" .. t .. ":" .. op .. ":" .. tostring(excl), function()
       return SCAN:render({ T = t, OP = op, E = excl and "e" or "i",
-        FIRST = excl and scan.init(op, t, true) or "x0",
+        FIRST = excl and scan.init(op, t, true) or "x0", SEGMENT = SEG(),
         STEP = (excl and STEP_EXCL or STEP_INCL)({ OP = op }) })
     end)
     steps[1] = { k, { values = values, offsets = offsets, dst = dst, nseg = nseg },

@@ -23,6 +23,7 @@ local U = require("vyre.lib.util")
 local T = require("vyre.lib.template")
 local GEO = require("vyre.lib.geometry")
 local reduce = require("vyre.lib.reduce")
+local F = require("vyre.lib.fragments")
 
 local M = {}
 
@@ -32,7 +33,7 @@ M.config = { enabled = true }
 M.LONG = GEO.SEG_LONG   -- longer segments are split into chunks
 M.CHUNK = GEO.SEG_CHUNK -- elements per chunk of a long segment
 
-local WIDE = { u64 = true, i64 = true, f64 = true }
+local WIDE = F.WIDE
 local EPOCHS = GEO.EPOCHS
 local launches = setmetatable({}, { __mode = "k" }) -- meta -> launches of kernel 2 so far
 
@@ -50,9 +51,7 @@ local SHORT = T.new("segshort", [[
   (let s (gid x))
   (if (lt s nseg)
     (then
-      (let nv (len values))
-      (let b (load offsets s))
-      (let e (min (load offsets (add s 1u32)) nv))
+$SEGMENT
       (let long false)
       (if (land (lt b e) (gt (sub e b) ${SEG_LONG}u32))
         (then
@@ -71,23 +70,11 @@ local SHORT = T.new("segshort", [[
           (if (lt b e)
             (then
               (set acc (load values b))
-              (for i (add b 1u32) e 1u32 (set acc ($OP acc (load values i))))))
+              $FOLD))
           (store out s acc))))))
 ]])
 
-local function bits(t, v)
-  if t == "u32" or t == "u64" then return v end
-  return ("(bitcast %s %s)"):format(WIDE[t] and "u64" or "u32", v)
-end
-
-local function decode(t, lo, hi)
-  if not WIDE[t] then
-    local b = ("(cast u32 %s)"):format(lo)
-    return t == "u32" and b or ("(bitcast %s %s)"):format(t, b)
-  end
-  local b = ("(or (shl %s 32u64) (and %s 4294967295u64))"):format(hi, lo)
-  return t == "u64" and b or ("(bitcast %s %s)"):format(t, b)
-end
+local bits, decode = F.bits, F.decode
 
 -- rpartial: the partial of slot index $IDX, read with a plain load and then, while its
 -- tag is not this launch's (ep), with atomics (the writer published it with an atomic
@@ -163,9 +150,7 @@ local LONG = T.new("seglong", [[
   (let ep (load sep 0u32))
   (let pos (sub ow 1u32))
   (let sg (load lng pos))
-  (let nv (len values))
-  (let sb (load offsets sg))
-  (let se (min (load offsets (add sg 1u32)) nv))
+$SEGMENT
   (let nch (load lnch pos))
   (let base (load lbase pos))
   (let slot g)
@@ -212,6 +197,7 @@ local function long_text(t, op)
   local id = U.identity(op, t)
   return LONG:render({
     T = t, OP = op, ID = id, TREE = reduce.tree(op),
+    SEGMENT = F.SEGMENT({ S = "sg", B = "sb", E = "se" }),
     FOLD1 = reduce.fold({ first = "(add cb l)", stop = "ce", src = "values", acc = "c_acc",
       op = op, id = id, before = "" }),
     FOLD2 = FOLD2({ OP = op, READ = read_partial(t, "(add base @fq)", "@rv") }),
@@ -220,7 +206,9 @@ local function long_text(t, op)
 end
 
 local function short_text(t, op)
-  return SHORT:render({ T = t, OP = op, EMPTY = U.empty_value(op, t) })
+  return SHORT:render({ T = t, OP = op, EMPTY = U.empty_value(op, t),
+    SEGMENT = F.SEGMENT({ S = "s", B = "b", E = "e" }),
+    FOLD = F.SEQFOLD({ B = "b", E = "e", ACC = "acc", OP = op }) })
 end
 
 M.short_text, M.long_text = short_text, long_text
