@@ -282,7 +282,16 @@ function K.collect()
     return user_kernel(name, be, key, text, fix)
   end
   local be = vyre.backend("reference")
+  -- from the knobs' defaults, whatever a spec run before this one left
+  local saved, saved_lb = {}, seglb.config.enabled
+  for k, v in pairs(onepass.config) do saved[k] = v end
+  local c = onepass.config
+  c.enabled, c.items, c.window, c.small, c.lag = true, nil, 256, 4, 0
+  seglb.config.enabled = true
   local ok, err = pcall(build_all, be)
+  for k in pairs(c) do c[k] = nil end
+  for k, v in pairs(saved) do c[k] = v end
+  seglb.config.enabled = saved_lb
   U.kernel, U.user_kernel = kernel, user_kernel
   lib.release(be)
   if not ok then error(err, 0) end
