@@ -22,8 +22,8 @@
 --   text given as an instance's argument is the text of the template whose parameter
 --   the instance fills, so `@name` there is that template's local (a fragment nested
 --   in a fragment names the outer one's locals as its outputs).
--- Rendering is deterministic: the same instance gives the same text (the kernel caches
--- and the fake CUDA driver key on it).
+-- Rendering is deterministic: the same instance gives the same text (the PTX and module
+-- caches key on the program hash of that text).
 local E = require("vyre.errors")
 local G = require("vyre.lib.geometry")
 
