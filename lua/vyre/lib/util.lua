@@ -220,15 +220,22 @@ end
 local kernels = setmetatable({}, { __mode = "k" })
 local scratch = setmetatable({}, { __mode = "k" })
 
---- The compiled kernel for key on be, built by gen() (text) the first time; one of its
---- own while be's debug mode is on (it counts out-of-bounds accesses).
-function U.kernel(be, key, gen)
+-- be's kernel cache and the key under which key's kernel lives there (debug apart).
+local function cache_of(be, key)
   if be:debug() then key = key .. "#debug" end
   local c = kernels[be]
   if not c then
     c = {}
     kernels[be] = c
   end
+  return c, key
+end
+
+--- The compiled kernel for key on be, built by gen() (text) the first time; one of its
+--- own while be's debug mode is on (it counts out-of-bounds accesses).
+function U.kernel(be, key, gen)
+  local c
+  c, key = cache_of(be, key)
   local k = c[key]
   if not k then
     local text = gen()
@@ -246,12 +253,8 @@ end
 --- Compiles text on be under key, raising a vyre.lib error (with the cause) when the text
 --- does not parse or validate: for kernels that embed user text (compact's predicate).
 function U.user_kernel(name, be, key, text, fix)
-  if be:debug() then key = key .. "#debug" end
-  local c = kernels[be]
-  if not c then
-    c = {}
-    kernels[be] = c
-  end
+  local c
+  c, key = cache_of(be, key)
   local k = c[key]
   if k then return k end
   local ok, res = pcall(function() return be:compile(vyre.parse(text)) end)
