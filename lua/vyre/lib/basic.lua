@@ -1,47 +1,48 @@
 -- vyre.lib.basic — fill, iota and copy (docs/LIB.md): one invocation per element.
 local U = require("vyre.lib.util")
+local T = require("vyre.lib.template")
 local core = require("vyre.core")
 
 local M = {}
 
-local FILL = [[
-(program lib_fill_$T (workgroup 256)
+local FILL = T.new("fill", [[
+(program lib_fill_$T (workgroup $WG)
   (buffer buf $T write)
   (param value $T)
   (param n u32)
   (let i (gid x))
   (if (lt i n) (then (store buf i value))))
-]]
+]])
 
-local IOTA = [[
-(program lib_iota_$T (workgroup 256)
+local IOTA = T.new("iota", [[
+(program lib_iota_$T (workgroup $WG)
   (buffer buf $T write)
   (param start $T)
   (param step $T)
   (param n u32)
   (let i (gid x))
   (if (lt i n) (then (store buf i (add start (mul (cast $T i) step))))))
-]]
+]])
 
-local COPY = [[
-(program lib_copy_$T (workgroup 256)
+local COPY = T.new("copy", [[
+(program lib_copy_$T (workgroup $WG)
   (buffer src $T read)
   (buffer dst $T write)
   (param n u32)
   (let i (gid x))
   (if (lt i n) (then (store dst i (load src i)))))
-]]
+]])
 
 --- The text of lib.copy's kernel for type t (the fake CUDA driver computes only programs
 --- a test registered).
-function M.copy_text(t) return U.fill(COPY, { T = t }) end
+function M.copy_text(t) return COPY:render({ T = t }) end
 
 -- Device-count lets of the one-invocation-per-element kernels.
 local DEV_N = { "(let n n1)" }
 
 local function kernel(be, what, template, t, count)
   return U.kernel_n(be, what .. ":" .. t, function()
-    return U.fill(template, { T = t })
+    return template:render({ T = t })
   end, count, DEV_N)
 end
 
@@ -203,9 +204,9 @@ end
 function M.generator_texts()
   local texts = {}
   for _, t in ipairs(U.ALL_TYPES) do
-    texts[#texts + 1] = U.fill(FILL, { T = t })
+    texts[#texts + 1] = FILL:render({ T = t })
     texts[#texts + 1] = random_text(t)
-    if t ~= "bool" then texts[#texts + 1] = U.fill(IOTA, { T = t }) end
+    if t ~= "bool" then texts[#texts + 1] = IOTA:render({ T = t }) end
   end
   return texts
 end

@@ -10,6 +10,9 @@
 -- condition is a flags buffer, a predicate written as text over `x`, or a Lua function
 -- that builds the predicate with the DSL (called once per function and element type).
 local U = require("vyre.lib.util")
+local T = require("vyre.lib.template")
+local F = require("vyre.lib.fragments")
+local GEO = require("vyre.lib.geometry")
 local Err = require("vyre.errors")
 local callback = require("vyre.callback")
 local reduce = require("vyre.lib.reduce")
@@ -18,93 +21,88 @@ local onepass = require("vyre.lib.scan_onepass")
 
 local M = {}
 
-local COUNT = [[
-(program lib_compact_count_$T (workgroup 256)
+local COUNT = T.new("compactcount", [[
+(program lib_compact_count_$T (workgroup $WG)
 $INPUT
   (buffer part u32 write)
-  (shared red u32 256)
+  (shared red u32 $WG)
   (param n u32)
   (param chunk u32)
-  (let l (lid x))
-  (let g (wgid x))
-  (let cbeg (min (mul g chunk) n))
-  (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))
+$CHUNK
   (let acc 0u32)
-  (for gi (add cbeg l) cend 256u32
+  (for gi (add cbeg l) cend ${WG}u32
 $LOADX
     (set acc (add acc (select $KEEP 1u32 0u32))))
   (store red l acc)
   (barrier)
 $TREE
   (if (eq l 0u32) (then (store part g (load red 0u32)))))
-]]
+]])
 
-local SCATTER = [[
-(program lib_compact_$T (workgroup 256)
+local SCATTER = T.new("compact", [[
+(program lib_compact_$T (workgroup $WG)
   (buffer src $T read)
 $FLAGS
   (buffer dst $T write)
   (buffer part u32 read)
-  (shared tile $T 2112)
-  (shared fl u32 2112)
-  (shared ot $T 2048)
-  (shared sa u32 256)
-  (shared sb u32 256)
+  (shared tile $T $TILEP)
+  (shared fl u32 $TILEP)
+  (shared ot $T $TILE)
+  (shared sa u32 $WG)
+  (shared sb u32 $WG)
   (param n u32)
   (param chunk u32)
-  (let l (lid x))
-  (let g (wgid x))
-  (let cbeg (min (mul g chunk) n))
-  (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))
-  (let ntiles (div (add (sub cend cbeg) 2047u32) 2048u32))
+$CHUNK
+$TILES
   (let obase (load part g))
   (for t 0u32 ntiles 1u32
-    (let base (add cbeg (mul t 2048u32)))
-    (for j 0u32 8u32 1u32
-      (let k (add (mul j 256u32) l))
+    (let base (add cbeg (mul t ${TILE}u32)))
+    (for j 0u32 ${ITEMS}u32 1u32
+      (let k (add (mul j ${WG}u32) l))
       (let gi (add base k))
       (let x (load src gi))
-      (let pk (add k (shr k 5u32)))
+      (let pk $PK)
       (store tile pk x)
       (store fl pk (select (land (lt gi cend) $KEEP) 1u32 0u32)))
     (barrier)
 $SCAN
-    (for j2 0u32 8u32 1u32
-      (let k2 (add (mul j2 256u32) l))
-      (if (lt k2 bs_tot) (then (store dst (add obase k2) (load ot k2)))))
-    (set obase (add obase bs_tot))
+    (for j2 0u32 ${ITEMS}u32 1u32
+      (let k2 (add (mul j2 ${WG}u32) l))
+      (if (lt k2 ftot) (then (store dst (add obase k2) (load ot k2)))))
+    (set obase (add obase ftot))
     (barrier)))
-]]
+]])
 
 -- Step 2: one workgroup scans the G <= 1024 counts exclusively in place (4 per
 -- invocation) and writes the total. Its own small kernel rather than the scan's tile
 -- kernel: a third of the shared memory, so that a compaction and a scan fit together in
 -- one be:megakernel (whose program declares the shared arrays of all its steps).
-local PARTS = [[
-(program lib_compact_parts (workgroup 256)
+local PARTS = T.new("compactparts", [[
+(program lib_compact_parts (workgroup $WG)
   (buffer part u32 read_write)
   (buffer total u32 write)
-  (shared tile u32 1056)
-  (shared sa u32 256)
-  (shared sb u32 256)
+  (shared tile u32 ${PARTS_TILEP})
+  (shared sa u32 $WG)
+  (shared sb u32 $WG)
   (param n u32)
   (let l (lid x))
-  (for j 0u32 4u32 1u32
-    (let k (add (mul j 256u32) l))
-    (store tile (add k (shr k 5u32)) (select (lt k n) (load part k) 0u32)))
+  (for j 0u32 ${PARTS_ITEMS}u32 1u32
+    (let k (add (mul j ${WG}u32) l))
+    (store tile $PK (select (lt k n) (load part k) 0u32)))
   (barrier)
 $SCAN
-  (for j2 0u32 4u32 1u32
-    (let k2 (add (mul j2 256u32) l))
-    (if (lt k2 n) (then (store part k2 (load tile (add k2 (shr k2 5u32)))))))
-  (if (eq l 0u32) (then (store total 0u32 bs_tot))))
-]]
+  (for j2 0u32 ${PARTS_ITEMS}u32 1u32
+    (let k2 (add (mul j2 ${WG}u32) l))
+    (if (lt k2 n) (then (store part k2 (load tile $PK2)))))
+  (if (eq l 0u32) (then (store total 0u32 ptot))))
+]])
 
 local function parts_kernel(be, count)
   return U.kernel_n(be, "compact_parts", function()
-    local bs = scan.block_scan({ p = "bs_", arr = "tile", m = 4, t = "u32", op = "add",
-      carry = "0u32", exclusive = true, store = true, pad = true, sa = "sa", sb = "sb" })
-    return U.fill(PARTS, { SCAN = "  " .. bs:gsub("\n", "\n  ") })
+    local bs = scan.block_scan({ arr = "tile", m = GEO.PARTS_ITEMS, t = "u32", op = "add",
+      carry = "0u32", exclusive = true, store = true, pad = true, sa = "sa", sb = "sb",
+      tot = "ptot", i = "pi", x = "px", r = "pr" })
+    return PARTS:render({ SCAN = bs, PK = U.pad("k"), PK2 = U.pad("k2") })
   end, count, { "(let c1 " .. U.chunk_expr("n1") .. ")",
     "(let n (div (add n1 (sub c1 1u32)) c1))" })
 end
@@ -185,10 +183,20 @@ local function function_predicate(name, t, fn)
   return text
 end
 
+local KEEP_BOOL = T.new("keepbool", "(load flags gi)")
+local KEEP_INT = T.new("keepint", "(ne (load flags gi) 0$FT)")
+local FLAGS_DECL = T.new("flagsdecl", "  (buffer flags $FT read)")
+local SRC_DECL = T.new("srcdecl", "  (buffer src $T read)")
+local LOADX = T.new("loadx", "    (let x (load src gi))")
+-- with the scan's ftot, fi, fx, fr: a kept element goes to its rank in the tile
+local GATHER = T.new("gather", "(if (ne fx 0u32) (then (store ot fr (load tile fi))))")
+
+--- The keep condition of a flags buffer of type ft: text (an instance rendered).
 local function keep_of_flags(ft)
-  if ft == "bool" then return "(load flags gi)" end
-  return ("(ne (load flags gi) 0%s)"):format(ft)
+  if ft == "bool" then return T.text(KEEP_BOOL()) end
+  return T.text(KEEP_INT({ FT = ft }))
 end
+M.keep_of_flags = keep_of_flags
 
 -- The two kernels for element type t and a flags buffer type or a predicate.
 local function kernels(name, be, t, flags_type, pred, count)
@@ -197,18 +205,18 @@ local function kernels(name, be, t, flags_type, pred, count)
     keep, key, flagdecl = pred, "pred:" .. pred, ""
   else
     keep, key = keep_of_flags(flags_type), "flags:" .. flags_type
-    flagdecl = ("  (buffer flags %s read)"):format(flags_type)
+    flagdecl = FLAGS_DECL({ FT = flags_type })
   end
-  local count_text = U.fill(COUNT, {
+  local count_text = COUNT:render({ CHUNK = F.CHUNK(),
     T = t, KEEP = keep, TREE = reduce.tree("add"),
-    INPUT = pred and ("  (buffer src %s read)"):format(t) or flagdecl,
-    LOADX = pred and "    (let x (load src gi))" or "",
+    INPUT = pred and SRC_DECL({ T = t }) or flagdecl,
+    LOADX = pred and LOADX() or "",
   })
-  local bs = scan.block_scan({ p = "bs_", arr = "fl", m = 8, t = "u32", op = "add",
+  local bs = scan.block_scan({ arr = "fl", m = GEO.ITEMS, t = "u32", op = "add",
     carry = "0u32", exclusive = true, store = false, pad = true, sa = "sa", sb = "sb",
-    hook = "(if (ne bs_x 0u32) (then (store ot bs_r (load tile bs_i))))" })
-  local scatter_text = U.fill(SCATTER, {
-    T = t, KEEP = keep, FLAGS = flagdecl, SCAN = "    " .. bs:gsub("\n", "\n    "),
+    tot = "ftot", i = "fi", x = "fx", r = "fr", hook = GATHER() })
+  local scatter_text = SCATTER:render({ CHUNK = F.CHUNK(), TILES = F.TILES(),
+    T = t, KEEP = keep, FLAGS = flagdecl, SCAN = bs, PK = U.pad("k"),
   })
   local fix = "write a bool expression over the element x, e.g. \"(gt x 0i32)\" for an i32 "
     .. "buffer (literals carry their type)"

@@ -10,14 +10,16 @@
 --   i64/u64: floor(f64(x - lo) * scale), scale = bins / f64(hi - lo); clamped
 -- Values outside [lo, hi), and NaN, are not counted.
 local U = require("vyre.lib.util")
+local T = require("vyre.lib.template")
+local GEO = require("vyre.lib.geometry")
 local basic = require("vyre.lib.basic")
 
 local M = {}
 
-M.SHARED_BINS = 4096
+M.SHARED_BINS = GEO.SHARED_BINS
 
-local KERNEL = [[
-(program lib_histogram_$T_$MODE (workgroup 256)
+local KERNEL = T.new("histogram", [[
+(program lib_histogram_$T_$MODE (workgroup $WG)
   (buffer src $T read)
   (buffer out u32 read_write)
 $SHARED
@@ -27,7 +29,7 @@ $SHARED
   (param hi $T)
   (param scale $ST)
   (let l (lid x))
-  (let stride (mul (ngroups x) 256u32))
+  (let stride (mul (ngroups x) ${WG}u32))
   (let top (sub nb 1u32))
   (for i (gid x) n stride
     (let x (load src i))
@@ -35,13 +37,15 @@ $SHARED
     (let b $BIN)
     (if ok (then (atomic add $H (min b top) 1u32))))
 $FLUSH)
-]]
+]])
 
-local FLUSH = [[
+-- The shared histogram h added into out: each workgroup its nonzero counts.
+local FLUSH = T.new("flush", [[
   (barrier)
-  (for bi l nb 256u32
+  (for bi l nb ${WG}u32
     (let c (load h bi))
-    (if (gt c 0u32) (then (atomic add out bi c))))]]
+    (if (gt c 0u32) (then (atomic add out bi c))))]])
+local SHARED = T.new("hshared", "  (shared h u32 ${SHARED_BINS})")
 
 local BIN = {
   f32 = "(cast u32 (floor (mul (sub x lo) scale)))",
@@ -57,11 +61,11 @@ local SCALE_TYPE = { f32 = "f32", f64 = "f64", u32 = "u64", i32 = "u64", u64 = "
 local function kernel(be, t, shared, count)
   local mode = shared and "shared" or "global"
   return U.kernel_n(be, "histogram:" .. t .. ":" .. mode, function()
-    return U.fill(KERNEL, {
+    return KERNEL:render({
       T = t, MODE = mode, ST = SCALE_TYPE[t], BIN = BIN[t],
-      SHARED = shared and ("  (shared h u32 %d)"):format(M.SHARED_BINS) or "",
+      SHARED = shared and SHARED() or "",
       H = shared and "h" or "out",
-      FLUSH = shared and FLUSH or "",
+      FLUSH = shared and FLUSH() or "",
     })
   end, count, { "(let n n1)" })
 end

@@ -8,52 +8,88 @@
 -- takes two passes: n -> G <= 1024 partials -> 1. No float atomics: every operation is
 -- in a fixed order, so float sums have the same bits on every run and on every backend.
 local U = require("vyre.lib.util")
+local T = require("vyre.lib.template")
+local F = require("vyre.lib.fragments")
+local GEO = require("vyre.lib.geometry")
 
 local M = {}
 
-local KERNEL = [[
-(program lib_reduce_$T_$OP (workgroup 256)
+-- The fold of a chunk: invocation l folds FIRST, FIRST + WG, ... < STOP in that order
+-- into $ACC (bound by the caller to the identity), UNROLL loads at a time (a load past
+-- the end gives the identity $ID). BEFORE goes between the count and the loop (reduce
+-- binds its accumulator there). Shared with segmented_lb, whose long segments reduce
+-- their chunks the same way. The unrolled lines follow geometry's UNROLL, so the
+-- template's text is built from it once.
+local FOLD = (function()
+  local lines = {
+    "(let @cnt (select (lt $FIRST $STOP) (add (div (sub (sub $STOP $FIRST) 1u32) ${WG}u32) "
+      .. "1u32) 0u32))",
+    "$BEFORE",
+    "(for @k 0u32 @cnt ${UNROLL}u32",
+    "  (let @i0 (add $FIRST (mul @k ${WG}u32)))",
+    "  (let @v0 (load $SRC @i0))",
+  }
+  local combine = "$ACC"
+  for j = 1, GEO.UNROLL - 1 do
+    lines[#lines + 1] = ("  (let @v%d (select (lt (add @k %du32) @cnt) (load $SRC (add @i0 "
+      .. "%du32)) $ID))"):format(j, j, j * GEO.WG)
+  end
+  for j = 0, GEO.UNROLL - 1 do combine = ("($OP %s @v%d)"):format(combine, j) end
+  lines[#lines + 1] = "  (set $ACC " .. combine .. "))"
+  return T.new("fold", table.concat(lines, "\n"))
+end)()
+
+--- The fold fragment: o = {first, stop, src, acc, op, id, before} (texts; before may be "").
+function M.fold(o)
+  return FOLD({ FIRST = o.first, STOP = o.stop, SRC = o.src, ACC = o.acc, OP = o.op,
+    ID = o.id, BEFORE = o.before })
+end
+
+local KERNEL = T.new("reduce", [[
+(program lib_reduce_$T_$OP (workgroup $WG)
   (buffer src $T read)
   (buffer part $T write)
-  (shared red $T 256)
+  (shared red $T $WG)
   (param n u32)
   (param chunk u32)
-  (let l (lid x))
-  (let g (wgid x))
-  (let cbeg (min (mul g chunk) n))
-  (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))
+$CHUNK
   (let first (add cbeg l))
-  (let cnt (select (lt first cend) (add (div (sub (sub cend first) 1u32) 256u32) 1u32) 0u32))
-  (let acc $ID)
-  (for k 0u32 cnt 4u32
-    (let i0 (add first (mul k 256u32)))
-    (let v0 (load src i0))
-    (let v1 (select (lt (add k 1u32) cnt) (load src (add i0 256u32)) $ID))
-    (let v2 (select (lt (add k 2u32) cnt) (load src (add i0 512u32)) $ID))
-    (let v3 (select (lt (add k 3u32) cnt) (load src (add i0 768u32)) $ID))
-    (set acc ($OP ($OP ($OP ($OP acc v0) v1) v2) v3)))
+$FOLD
   (store red l acc)
   (barrier)
 $TREE
-  (if (eq l 0u32) (then (store part g (load red 0u32)))))
-]]
+  (if (eq l 0u32) (then (store part g $RESULT))))
+]])
 
---- The tree over red[0..256) as text (8 unrolled levels, a barrier after each).
+-- One level of the tree over red[0..WG): red[l] = red[l] op red[l + half].
+local TREE_LEVEL = T.new("tree", [[
+  (if (lt l $HALFu32) (then (store red l ($OP (load red l) (load red (add l $HALFu32))))))
+  (barrier)]])
+
+--- The tree over red[0..WG) (WG_LOG2 unrolled levels, a barrier after each): a list of
+--- instances for a template parameter.
 function M.tree(op)
   local out = {}
-  local half = 128
+  local half = GEO.WG // 2
   while half >= 1 do
-    out[#out + 1] = ("  (if (lt l %du32) (then (store red l (%s (load red l) "
-      .. "(load red (add l %du32))))))\n  (barrier)"):format(half, op, half)
+    out[#out + 1] = TREE_LEVEL({ HALF = half, OP = op })
     half = half // 2
   end
-  return table.concat(out, "\n")
+  return out
+end
+
+-- The kernel's text; result: what workgroup g stores (the tree's total, or a rewrite).
+local function text(t, op, result)
+  local id = U.identity(op, t)
+  return KERNEL:render({ T = t, OP = op, TREE = M.tree(op), RESULT = result, CHUNK = F.CHUNK(),
+    FOLD = M.fold({ first = "first", stop = "cend", src = "src", acc = "acc", op = op,
+      id = id, before = ("(let acc %s)"):format(id) }) })
 end
 
 --- The compiled chunk-reduce kernel of type t and op on be (cached).
 function M.kernel(be, t, op)
   return U.kernel(be, "reduce:" .. t .. ":" .. op, function()
-    return U.fill(KERNEL, { T = t, OP = op, ID = U.identity(op, t), TREE = M.tree(op) })
+    return text(t, op, "(load red 0u32)")
   end)
 end
 
@@ -61,26 +97,15 @@ end
 M.PARTS = { "(let c1 " .. U.chunk_expr("n1") .. ")",
   "(let n (div (add n1 (sub c1 1u32)) c1))", "(let chunk n)" }
 
-local function gen(t, op)
-  return function()
-    return U.fill(KERNEL, { T = t, OP = op, ID = U.identity(op, t), TREE = M.tree(op) })
-  end
-end
-
 --- The chunk-reduce kernel; with count, its device-count variant with lets. A float sum of
 --- a device count of 0 stores +0.0 (as a plain call returns), not the identity -0.0.
 function M.kernel_n(be, t, op, count, lets)
-  local g = gen(t, op)
+  local result = "(load red 0u32)"
   if count and op == "add" and U.is_float(t) then
-    local plain = g
-    g = function()
-      local text, k = plain():gsub("%(store part g %(load red 0u32%)%)",
-        ("(store part g (select (eq n1 0u32) %s (load red 0u32)))"):format(U.zero(t)))
-      assert(k == 1, "vyre.lib internal: no final store to rewrite")
-      return text
-    end
+    result = ("(select (eq n1 0u32) %s (load red 0u32))"):format(U.zero(t))
   end
-  return U.kernel_n(be, "reduce:" .. t .. ":" .. op, g, count, lets)
+  return U.kernel_n(be, "reduce:" .. t .. ":" .. op, function() return text(t, op, result) end,
+    count, lets)
 end
 
 --- Appends to steps the launches reducing src[0..n) (n >= 1) into res[0]; with count (a

@@ -10,13 +10,14 @@
 -- one invocation per run, folding its values left to right (like segmented_reduce).
 -- Every step is deterministic; the count is the only value a plain call reads back.
 local U = require("vyre.lib.util")
+local T = require("vyre.lib.template")
 local basic = require("vyre.lib.basic")
 local compact = require("vyre.lib.compact")
 
 local M = {}
 
-local HEADS = [[
-(program lib_heads_$T (workgroup 256)
+local HEADS = T.new("heads", [[
+(program lib_heads_$T (workgroup $WG)
   (buffer src $T read)
   (buffer flags u32 write)
   (param n u32)
@@ -25,11 +26,11 @@ local HEADS = [[
     (let a (load src i))
     (let b (load src (sub (max i 1u32) 1u32)))
     (store flags i (select (lor (eq i 0u32) (ne $A $B)) 1u32 0u32)))))
-]]
+]])
 
 -- counts[j] = (start of run j + 1, or n for the last) - start of run j, for j < count
-local LENGTHS = [[
-(program lib_run_lengths (workgroup 256)
+local LENGTHS = T.new("runlengths", [[
+(program lib_run_lengths (workgroup $WG)
   (buffer starts u32 read)
   (buffer total u32 read)
   (buffer counts u32 write)
@@ -39,11 +40,11 @@ local LENGTHS = [[
   (if (lt j c) (then
     (let e (select (lt (add j 1u32) c) (load starts (min (add j 1u32) (sub n 1u32))) n))
     (store counts j (sub e (load starts j))))))
-]]
+]])
 
 -- out[j] = the left fold of values over run j, for j < count
-local FOLD = [[
-(program lib_reduce_by_key_$T_$OP (workgroup 256)
+local FOLD = T.new("runfold", [[
+(program lib_reduce_by_key_$T_$OP (workgroup $WG)
   (buffer starts u32 read)
   (buffer total u32 read)
   (buffer values $T read)
@@ -57,7 +58,10 @@ local FOLD = [[
     (let acc (load values b))
     (for i (add b 1u32) e 1u32 (set acc ($OP acc (load values i))))
     (store out j acc))))
-]]
+]])
+
+-- An element's bits for the comparison of neighbours: floats compare as integers.
+local BITS = T.new("bits", "(bitcast $UT $V)")
 
 local UINT = { f32 = "u32", f64 = "u64" }
 
@@ -66,10 +70,8 @@ local DEV_N = { "(let n n1)" }
 local function heads_kernel(be, t, count)
   return U.kernel_n(be, "heads:" .. t, function()
     local a, b = "a", "b"
-    if UINT[t] then
-      a, b = ("(bitcast %s a)"):format(UINT[t]), ("(bitcast %s b)"):format(UINT[t])
-    end
-    return U.fill(HEADS, { T = t, A = a, B = b })
+    if UINT[t] then a, b = BITS({ UT = UINT[t], V = "a" }), BITS({ UT = UINT[t], V = "b" }) end
+    return HEADS:render({ T = t, A = a, B = b })
   end, count, DEV_N)
 end
 
@@ -163,7 +165,8 @@ P.run_length = {
   build = function(name, be, S, a, total, count)
     local steps = {}
     local starts = runs_steps(name, be, S, a.src, a.vout, total, steps, true, count)
-    steps[#steps + 1] = { U.kernel_n(be, "run_lengths", function() return LENGTHS end, count,
+    steps[#steps + 1] = { U.kernel_n(be, "run_lengths", function() return LENGTHS:render() end,
+      count,
       DEV_N), nargs({ starts = starts, total = total, counts = a.cout }, a.n, count), grid(a.n) }
     return steps
   end,
@@ -194,7 +197,7 @@ P.reduce_by_key = {
     local starts = runs_steps(name, be, S, a.keys, a.kout, total, steps, true, count)
     local t = a.values.type
     local k = U.kernel_n(be, "reduce_by_key:" .. t .. ":" .. a.op, function()
-      return U.fill(FOLD, { T = t, OP = a.op })
+      return FOLD:render({ T = t, OP = a.op })
     end, count, DEV_N)
     steps[#steps + 1] = { k, nargs({ starts = starts, total = total, values = a.values,
       out = a.vout }, a.n, count), grid(a.n) }

@@ -8,94 +8,113 @@
 -- At most 16384 elements (8 tiles) are scanned by step 3 alone, in one workgroup.
 -- The tile scan (block_scan) is shared with compact and sort.
 local U = require("vyre.lib.util")
+local T = require("vyre.lib.template")
+local F = require("vyre.lib.fragments")
+local GEO = require("vyre.lib.geometry")
 local reduce = require("vyre.lib.reduce")
 local onepass = require("vyre.lib.scan_onepass")
 
 local M = {}
 
---- Statements that scan the shared array o.arr of WG * o.m entries in place, invocation l
---- owning the entries l*m .. l*m+m-1 (padded indices when o.pad). Each invocation folds
---- its entries, the 256 sums are scanned (Hillis-Steele, double-buffered in o.sa/o.sb),
---- and each invocation rewrites its entries starting from op(o.carry, its exclusive
---- prefix). Names start with o.p; afterwards <p>tot holds the tile's total. o.hook, when
---- given, is text run for each entry before it is rewritten, with <p>i (its index),
---- <p>x (its value) and <p>r (its exclusive prefix, carry included) in scope. The caller
---- has filled o.arr and passed a barrier; the statements end with a barrier.
+-- block_scan: statements that scan the shared array $ARR of WG * $M entries in place,
+-- invocation l (the caller's `l`) owning the entries l*M .. l*M+M-1 (padded indices in
+-- the "bscanp" form). Each invocation folds its entries, the WG sums are scanned
+-- (Hillis-Steele, double-buffered in $SA/$SB), and each invocation rewrites its entries
+-- starting from $CARRY op its exclusive prefix. The caller names what it reads: $TOT (the
+-- tile's total, afterwards), and for $HOOK (text run for each entry before it is
+-- rewritten) $I (the entry's index), $X (its value) and $R (its exclusive prefix, carry
+-- included). The caller has filled $ARR and passed a barrier; the statements end with a
+-- barrier. The index expressions differ by padding, so there is one template per form.
+local function block_scan_template(name, padded)
+  local function own(j)
+    local e = ("(add (mul l $Mu32) %s)"):format(j)
+    if not padded then return e end
+    return ("(add %s (shr %s ${PAD_SHIFT}u32))"):format(e, e)
+  end
+  return T.new(name, table.concat({
+    "(let @acc $ID)",
+    "(for @j 0u32 $Mu32 1u32 (set @acc ($OP @acc (load $ARR " .. own("@j") .. "))))",
+    "(store $SA l @acc)",
+    "(barrier)",
+    "$STEPS",
+    "(let $TOT (load $SA ${WG_M1}u32))",
+    "(let $R (select (gt l 0u32) ($OP $CARRY (load $SA (sub l 1u32))) $CARRY))",
+    "(for @k 0u32 $Mu32 1u32",
+    "  (let $I " .. own("@k") .. ")",
+    "  (let $X (load $ARR $I))",
+    "  $HOOK",
+    "  $BODY)",
+    "(barrier)",
+  }, "\n"))
+end
+local BLOCK_SCAN = { padded = block_scan_template("bscanp", true),
+  plain = block_scan_template("bscan", false) }
+
+-- One Hillis-Steele step over the WG sums: $TO[l] = $FROM[l - D] op $FROM[l] (l >= D).
+local HS_STEP = T.new("hsstep", [[
+(store $TO l (select (ge l $Du32) ($OP (load $FROM (sub l $Du32)) (load $FROM l)) (load $FROM l)))
+(barrier)]])
+
+-- What block_scan does with each entry: store its exclusive or inclusive prefix, or only
+-- advance the running prefix (the hook does the rest).
+local BODY = {
+  exclusive = T.new("bsexcl", "(store $ARR $I $R)\n  (set $R ($OP $R $X))"),
+  inclusive = T.new("bsincl", "(set $R ($OP $R $X))\n  (store $ARR $I $R)"),
+  none = T.new("bsnone", "(set $R ($OP $R $X))"),
+}
+
+--- The block_scan fragment (above). o = {arr, m, t, op, carry, exclusive, store, pad, sa,
+--- sb, tot, i, x, r [, hook]}: the texts and names it takes.
 function M.block_scan(o)
-  local p, op, t = o.p, o.op, o.t
-  local function ix(e) return o.pad and U.pad(e) or e end
-  local own = ("(add (mul l %du32) %s)"):format(o.m, "%s")
-  local L = {}
-  local function add(s) L[#L + 1] = s end
-  add(("(let %sacc %s)"):format(p, U.identity(op, t)))
-  add(("(for %sj 0u32 %du32 1u32 (set %sacc (%s %sacc (load %s %s))))"):format(
-    p, o.m, p, op, p, o.arr, ix(own:format(p .. "j"))))
-  add(("(store %s l %sacc)"):format(o.sa, p))
-  add("(barrier)")
-  local from, to = o.sa, o.sb
-  for s = 0, 7 do
-    local d = 1 << s
-    add(("(store %s l (select (ge l %du32) (%s (load %s (sub l %du32)) (load %s l)) "
-      .. "(load %s l)))"):format(to, d, op, from, d, from, from))
-    add("(barrier)")
+  local steps, from, to = {}, o.sa, o.sb
+  for s = 0, GEO.WG_LOG2 - 1 do
+    steps[#steps + 1] = HS_STEP({ TO = to, FROM = from, D = 1 << s, OP = o.op })
     from, to = to, from
   end
-  -- after 8 steps the inclusive scan of the sums is back in o.sa
-  add(("(let %stot (load %s 255u32))"):format(p, o.sa))
-  add(("(let %sr (select (gt l 0u32) (%s %s (load %s (sub l 1u32))) %s))"):format(
-    p, op, o.carry, o.sa, o.carry))
-  local body = {}
-  body[#body + 1] = ("(let %si %s)"):format(p, ix(own:format(p .. "k")))
-  body[#body + 1] = ("(let %sx (load %s %si))"):format(p, o.arr, p)
-  if o.hook then body[#body + 1] = o.hook end
-  if o.store then
-    if o.exclusive then
-      body[#body + 1] = ("(store %s %si %sr)"):format(o.arr, p, p)
-      body[#body + 1] = ("(set %sr (%s %sr %sx))"):format(p, op, p, p)
-    else
-      body[#body + 1] = ("(set %sr (%s %sr %sx))"):format(p, op, p, p)
-      body[#body + 1] = ("(store %s %si %sr)"):format(o.arr, p, p)
-    end
-  else
-    body[#body + 1] = ("(set %sr (%s %sr %sx))"):format(p, op, p, p)
-  end
-  add(("(for %sk 0u32 %du32 1u32\n  %s)"):format(p, o.m, table.concat(body, "\n  ")))
-  add("(barrier)")
-  return table.concat(L, "\n")
+  -- after WG_LOG2 (even) steps the inclusive scan of the sums is back in o.sa
+  assert(from == o.sa, "vyre.lib internal: block_scan needs an even number of steps")
+  local body = o.store and (o.exclusive and BODY.exclusive or BODY.inclusive) or BODY.none
+  local bargs = { R = o.r, OP = o.op, X = o.x }
+  if o.store then bargs.ARR, bargs.I = o.arr, o.i end
+  local tmpl = o.pad and BLOCK_SCAN.padded or BLOCK_SCAN.plain
+  return tmpl({ ID = U.identity(o.op, o.t), M = o.m, OP = o.op, ARR = o.arr, SA = o.sa,
+    STEPS = steps, TOT = o.tot, R = o.r, CARRY = o.carry, I = o.i, X = o.x,
+    HOOK = o.hook or "", BODY = body(bargs) })
 end
 
-local KERNEL = [[
-(program lib_scan_$T_$OP_$VARIANT (workgroup 256)
+local KERNEL = T.new("scan", [[
+(program lib_scan_$T_$OP_$VARIANT (workgroup $WG)
   (buffer src $T read)
   (buffer dst $T write)
 $DECLS
-  (shared tile $T 2112)
-  (shared sa $T 256)
-  (shared sb $T 256)
+  (shared tile $T $TILEP)
+  (shared sa $T $WG)
+  (shared sb $T $WG)
   (param n u32)
   (param chunk u32)
-  (let l (lid x))
-  (let g (wgid x))
-  (let cbeg (min (mul g chunk) n))
-  (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))
-  (let ntiles (div (add (sub cend cbeg) 2047u32) 2048u32))
+$CHUNK
+$TILES
   (let carry $CARRY0)
   (for t 0u32 ntiles 1u32
-    (let base (add cbeg (mul t 2048u32)))
-    (for j 0u32 8u32 1u32
-      (let k (add (mul j 256u32) l))
+    (let base (add cbeg (mul t ${TILE}u32)))
+    (for j 0u32 ${ITEMS}u32 1u32
+      (let k (add (mul j ${WG}u32) l))
       (let gi (add base k))
-      (store tile (add k (shr k 5u32)) (select (lt gi cend) (load src gi) $ID)))
+      (store tile $PK (select (lt gi cend) (load src gi) $ID)))
     (barrier)
 $SCAN
-    (for j2 0u32 8u32 1u32
-      (let k2 (add (mul j2 256u32) l))
+    (for j2 0u32 ${ITEMS}u32 1u32
+      (let k2 (add (mul j2 ${WG}u32) l))
       (let gi2 (add base k2))
-      (if (lt gi2 cend) (then (store dst gi2 (load tile (add k2 (shr k2 5u32)))))))
-    (set carry ($OP carry bs_tot))
+      (if (lt gi2 cend) (then (store dst gi2 (load tile $PK2)))))
+    (set carry ($OP carry ttot))
     (barrier))
 $TAIL)
-]]
+]])
+
+local DECL = T.new("decl", "  (buffer $NAME $T $MODE)")
+local CARRY_PART = T.new("carrypart", "(select (eq g 0u32) $INIT (load part g))")
+local TAIL = T.new("scantail", "  (if (eq l 0u32) (then (store total 0u32 carry)))")
 
 --- The value an exclusive scan starts from: the identity, except +0.0 for float add
 --- (the identity -0.0 would surprise; -0.0 + x and +0.0 + x differ only for x = -0.0).
@@ -113,25 +132,23 @@ function M.kernel(be, t, op, exclusive, carry, total, count, lets)
   return U.kernel_n(be, ("scan:%s:%s:%s"):format(t, op, variant), function()
     local init = M.init(op, t, exclusive)
     local decls = {}
-    if carry == "part" then decls[#decls + 1] = ("  (buffer part %s read)"):format(t) end
-    if total then decls[#decls + 1] = ("  (buffer total %s write)"):format(t) end
+    if carry == "part" then decls[#decls + 1] = DECL({ NAME = "part", T = t, MODE = "read" }) end
+    if total then decls[#decls + 1] = DECL({ NAME = "total", T = t, MODE = "write" }) end
     local carry0 = init
-    if carry == "part" then
-      carry0 = ("(select (eq g 0u32) %s (load part g))"):format(init)
-    end
-    local scan = M.block_scan({ p = "bs_", arr = "tile", m = 8, t = t, op = op,
-      carry = "carry", exclusive = exclusive, store = true, pad = true, sa = "sa", sb = "sb" })
-    return U.fill(KERNEL, {
+    if carry == "part" then carry0 = CARRY_PART({ INIT = init }) end
+    local scan = M.block_scan({ arr = "tile", m = GEO.ITEMS, t = t, op = op, carry = "carry",
+      exclusive = exclusive, store = true, pad = true, sa = "sa", sb = "sb", tot = "ttot",
+      i = "ti", x = "tx", r = "tr" })
+    return KERNEL:render({ CHUNK = F.CHUNK(), TILES = F.TILES(),
       T = t, OP = op, VARIANT = variant, ID = U.identity(op, t), CARRY0 = carry0,
-      DECLS = table.concat(decls, "\n"),
-      SCAN = "    " .. scan:gsub("\n", "\n    "),
-      TAIL = total and "  (if (eq l 0u32) (then (store total 0u32 carry)))" or "",
+      DECLS = decls, SCAN = scan, PK = U.pad("k"), PK2 = U.pad("k2"),
+      TAIL = total and TAIL() or "",
     })
   end, count, lets)
 end
 
 -- The most elements step 3 scans alone, in one workgroup (8 tiles).
-local SINGLE = 8 * U.TILE
+local SINGLE = GEO.SINGLE_TILES * U.TILE
 
 -- Device-count lets (U.dev_text): the single-workgroup scan; and the three passes, which
 -- do what the single scan does when the count is at most SINGLE (pass 1 and 2 idle, pass
@@ -139,13 +156,14 @@ local SINGLE = 8 * U.TILE
 local SMALL = ("(let small (le n1 %du32))"):format(SINGLE)
 local CH = U.chunk_expr("n1")
 local DEV = {
-  single = { "(let n n1)", "(let chunk n1)", "(let ntmax (div (add ncap 2047u32) 2048u32))" },
+  single = { "(let n n1)", "(let chunk n1)",
+    ("(let ntmax (div (add ncap %du32) %du32))"):format(GEO.TILE_M1, GEO.TILE) },
   reduce = { SMALL, "(let n (select small 0u32 n1))", "(let chunk " .. CH .. ")" },
   parts = { "(let c1 " .. CH .. ")", ("(let n (select (le n1 %du32) 0u32 "
     .. "(div (add n1 (sub c1 1u32)) c1)))"):format(SINGLE), "(let chunk n)" },
   chunks = { SMALL, "(let n n1)", "(let chunk (select small n1 " .. CH .. "))",
-    ("(let ntmax (max (div (add (min ncap %du32) 2047u32) 2048u32) (div %s 2048u32)))"):format(
-      SINGLE, U.chunk_expr("ncap")) },
+    ("(let ntmax (max (div (add (min ncap %du32) %du32) %du32) (div %s %du32)))"):format(
+      SINGLE, GEO.TILE_M1, GEO.TILE, U.chunk_expr("ncap"), GEO.TILE) },
 }
 
 --- Appends the launches that scan src[0..n) into dst[0..n) (n >= 1; dst may be src);
@@ -162,7 +180,7 @@ function M.steps(be, t, op, exclusive, src, dst, n, steps, S, count)
     return a
   end
   local ntiles = U.cdiv(n, U.TILE)
-  if ntiles <= 8 then
+  if ntiles <= GEO.SINGLE_TILES then
     steps[#steps + 1] = { M.kernel(be, t, op, exclusive, "none", false, count, DEV.single),
       args({ src = src, dst = dst, n = n, chunk = n }), { grid = { 1 } } }
     return

@@ -9,14 +9,16 @@
 -- elements are split into chunks over the whole grid; `config.enabled = false` there
 -- restores the one-invocation-per-segment kernels below.
 local U = require("vyre.lib.util")
+local T = require("vyre.lib.template")
+local F = require("vyre.lib.fragments")
 local scan = require("vyre.lib.scan")
 local lb = require("vyre.lib.segmented_lb")
 local slb = require("vyre.lib.segmented_scan_lb")
 
 local M = {}
 
-local REDUCE = [[
-(program lib_segreduce_$T_$OP (workgroup 256)
+local REDUCE = T.new("segreduce", [[
+(program lib_segreduce_$T_$OP (workgroup $WG)
   (buffer values $T read)
   (buffer offsets u32 read)
   (buffer out $T write)
@@ -24,19 +26,17 @@ local REDUCE = [[
   (let s (gid x))
   (if (lt s nseg)
     (then
-      (let nv (len values))
-      (let b (load offsets s))
-      (let e (min (load offsets (add s 1u32)) nv))
+$SEGMENT
       (let acc $EMPTY)
       (if (lt b e)
         (then
           (set acc (load values b))
-          (for i (add b 1u32) e 1u32 (set acc ($OP acc (load values i))))))
+          $FOLD))
       (store out s acc))))
-]]
+]])
 
-local SCAN = [[
-(program lib_segscan_$T_$OP_$E (workgroup 256)
+local SCAN = T.new("segscan", [[
+(program lib_segscan_$T_$OP_$E (workgroup $WG)
   (buffer values $T read)
   (buffer offsets u32 read)
   (buffer dst $T write)
@@ -44,9 +44,7 @@ local SCAN = [[
   (let s (gid x))
   (if (lt s nseg)
     (then
-      (let nv (len values))
-      (let b (load offsets s))
-      (let e (min (load offsets (add s 1u32)) nv))
+$SEGMENT
       (if (lt b e)
         (then
           (let x0 (load values b))
@@ -55,9 +53,16 @@ local SCAN = [[
           (for i (add b 1u32) e 1u32
             (let xi (load values i))
 $STEP))))))
-]]
+]])
+
+-- The step of the segmented scan for element xi: exclusive (store, then fold) or inclusive.
+local STEP_EXCL = T.new("segexcl", "(store dst i acc)\n(set acc ($OP acc xi))")
+local STEP_INCL = T.new("segincl", "(set acc ($OP acc xi))\n(store dst i acc)")
 
 local OPS = { "add", "min", "max" }
+
+-- Segment s of the invocation: nv, b, e.
+local function SEG() return F.SEGMENT({ S = "s", B = "b", E = "e" }) end
 
 local function check_common(name, be, values, offsets, out, what, op)
   U.check_backend(name, be)
@@ -97,7 +102,8 @@ local function reduce_steps(be, values, offsets, out, op, nseg)
     lb.reduce_steps(be, values, offsets, out, op, nseg, steps)
   elseif nseg > 0 then
     local k = U.kernel(be, "segreduce:" .. t .. ":" .. op, function()
-      return U.fill(REDUCE, { T = t, OP = op, EMPTY = U.empty_value(op, t) })
+      return REDUCE:render({ T = t, OP = op, EMPTY = U.empty_value(op, t), SEGMENT = SEG(),
+        FOLD = F.SEQFOLD({ B = "b", E = "e", ACC = "acc", OP = op }) })
     end)
     steps[1] = { k, { values = values, offsets = offsets, out = out, nseg = nseg },
       { grid = { U.cdiv(nseg, U.WG) } } }
@@ -151,14 +157,9 @@ local function scan_steps(be, S, values, offsets, dst, op, excl, nseg)
     slb.scan_steps(be, S, values, offsets, dst, op, excl, nseg, steps)
   elseif nseg > 0 then
     local k = U.kernel(be, "segscan:" .. t .. ":" .. op .. ":" .. tostring(excl), function()
-      local step
-      if excl then
-        step = ("            (store dst i acc)\n            (set acc (%s acc xi))"):format(op)
-      else
-        step = ("            (set acc (%s acc xi))\n            (store dst i acc)"):format(op)
-      end
-      return U.fill(SCAN, { T = t, OP = op, E = excl and "e" or "i",
-        FIRST = excl and scan.init(op, t, true) or "x0", STEP = step })
+      return SCAN:render({ T = t, OP = op, E = excl and "e" or "i",
+        FIRST = excl and scan.init(op, t, true) or "x0", SEGMENT = SEG(),
+        STEP = (excl and STEP_EXCL or STEP_INCL)({ OP = op }) })
     end)
     steps[1] = { k, { values = values, offsets = offsets, dst = dst, nseg = nseg },
       { grid = { U.cdiv(nseg, U.WG) } } }

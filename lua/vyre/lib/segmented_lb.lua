@@ -20,22 +20,25 @@
 -- the counters and advances the epoch of the partials' tags, so nothing is zeroed
 -- between calls.
 local U = require("vyre.lib.util")
+local T = require("vyre.lib.template")
+local GEO = require("vyre.lib.geometry")
 local reduce = require("vyre.lib.reduce")
+local F = require("vyre.lib.fragments")
 
 local M = {}
 
 -- enabled false: segmented_reduce takes the one-invocation-per-segment kernel alone.
 M.config = { enabled = true }
 
-M.LONG = 4096  -- longer segments are split into chunks
-M.CHUNK = 4096 -- elements per chunk of a long segment
+M.LONG = GEO.SEG_LONG   -- longer segments are split into chunks
+M.CHUNK = GEO.SEG_CHUNK -- elements per chunk of a long segment
 
-local WIDE = { u64 = true, i64 = true, f64 = true }
-local EPOCHS = 0x7fffffff
+local WIDE = F.WIDE
+local EPOCHS = GEO.EPOCHS
 local launches = setmetatable({}, { __mode = "k" }) -- meta -> launches of kernel 2 so far
 
-local SHORT = [[
-(program lib_segred_short_$T_$OP (workgroup 256)
+local SHORT = T.new("segshort", [[
+(program lib_segred_short_$T_$OP (workgroup $WG)
   (buffer values $T read)
   (buffer offsets u32 read)
   (buffer out $T write)
@@ -48,13 +51,11 @@ local SHORT = [[
   (let s (gid x))
   (if (lt s nseg)
     (then
-      (let nv (len values))
-      (let b (load offsets s))
-      (let e (min (load offsets (add s 1u32)) nv))
+$SEGMENT
       (let long false)
-      (if (land (lt b e) (gt (sub e b) $LONGu32))
+      (if (land (lt b e) (gt (sub e b) ${SEG_LONG}u32))
         (then
-          (let nch (div (add (sub e b) $CHM1u32) $CHUNKu32))
+          (let nch (div (add (sub e b) ${SEG_CHUNK_M1}u32) ${SEG_CHUNK}u32))
           (let base (atomic add meta 1u32 nch))
           (if (land (lt base cap) (le nch (sub cap base)))
             (then
@@ -69,82 +70,55 @@ local SHORT = [[
           (if (lt b e)
             (then
               (set acc (load values b))
-              (for i (add b 1u32) e 1u32 (set acc ($OP acc (load values i))))))
+              $FOLD))
           (store out s acc))))))
-]]
+]])
 
--- The chunk fold of reduce.lua: invocation l folds first, first + 256, ... < stop, four
--- loads at a time (the order of the operations is the sequential one), into `acc_`.
-local function fold_lines(first, stop, load, p, op, id)
-  return U.fill([[
-  (let $Pcnt (select (lt $FIRST $STOP) (add (div (sub (sub $STOP $FIRST) 1u32) 256u32) 1u32) 0u32))
-  (for $Pk 0u32 $Pcnt 4u32
-    (let $Pi0 (add $FIRST (mul $Pk 256u32)))
-    (let $Pv0 $LOAD0)
-    (let $Pv1 (select (lt (add $Pk 1u32) $Pcnt) $LOAD1 $ID))
-    (let $Pv2 (select (lt (add $Pk 2u32) $Pcnt) $LOAD2 $ID))
-    (let $Pv3 (select (lt (add $Pk 3u32) $Pcnt) $LOAD3 $ID))
-    (set $Pacc ($OP ($OP ($OP ($OP $Pacc $Pv0) $Pv1) $Pv2) $Pv3)))]], {
-    P = p, FIRST = first, STOP = stop, ID = id, OP = op,
-    LOAD0 = load(p .. "i0"), LOAD1 = load(("(add %si0 256u32)"):format(p)),
-    LOAD2 = load(("(add %si0 512u32)"):format(p)), LOAD3 = load(("(add %si0 768u32)"):format(p)),
-  })
-end
+local bits, decode = F.bits, F.decode
 
-local function bits(t, v)
-  if t == "u32" or t == "u64" then return v end
-  return ("(bitcast %s %s)"):format(WIDE[t] and "u64" or "u32", v)
-end
-
-local function decode(t, lo, hi)
-  if not WIDE[t] then
-    local b = ("(cast u32 %s)"):format(lo)
-    return t == "u32" and b or ("(bitcast %s %s)"):format(t, b)
-  end
-  local b = ("(or (shl %s 32u64) (and %s 4294967295u64))"):format(hi, lo)
-  return t == "u64" and b or ("(bitcast %s %s)"):format(t, b)
-end
-
--- The partial of slot index expression idx, read with a plain load and then, while its
--- tag is not this launch's, with atomics (the writer published it with an atomic
--- exchange; any tagged value is the final one). Binds <p>v.
-local function read_partial(t, idx, p)
+-- rpartial: the partial of slot index $IDX, read with a plain load and then, while its
+-- tag is not this launch's (ep), with atomics (the writer published it with an atomic
+-- exchange; any tagged value is the final one). Binds $V. One template per word count.
+local function read_partial(t, idx, v)
   local nw = WIDE[t] and 2 or 1
-  local L = {}
-  L[#L + 1] = ("(let %sb (mul %s %du32))"):format(p, idx, nw)
-  for k = 0, nw - 1 do
-    L[#L + 1] = ("(let %sw%d (load pw (add %sb %du32)))"):format(p, k, p, k)
-  end
-  local ok = ("(eq (cast u32 (shr %sw0 32u64)) ep)"):format(p)
-  if nw == 2 then
-    ok = ("(land %s (eq (cast u32 (shr %sw1 32u64)) ep))"):format(ok, p)
-  end
-  L[#L + 1] = ("(for %sit 0u32 4294967295u32 1u32"):format(p)
+  local L = { ("(let @b (mul $IDX %du32))"):format(nw) }
+  for k = 0, nw - 1 do L[#L + 1] = ("(let @w%d (load pw (add @b %du32)))"):format(k, k) end
+  local ok = "(eq (cast u32 (shr @w0 32u64)) ep)"
+  if nw == 2 then ok = ("(land %s (eq (cast u32 (shr @w1 32u64)) ep))"):format(ok) end
+  L[#L + 1] = "(for @it 0u32 4294967295u32 1u32"
   L[#L + 1] = ("  (if %s (then (break)))"):format(ok)
   for k = 0, nw - 1 do
-    L[#L + 1] = ("  (let %sa%d (atomic or pw (add %sb %du32) 0u64))"):format(p, k, p, k)
-    L[#L + 1] = ("  (set %sw%d %sa%d)"):format(p, k, p, k)
+    L[#L + 1] = ("  (let @a%d (atomic or pw (add @b %du32) 0u64))"):format(k, k)
+    L[#L + 1] = ("  (set @w%d @a%d)"):format(k, k)
   end
   L[#L + 1] = "  )"
-  L[#L + 1] = ("(let %sv %s)"):format(p, decode(t, p .. "w0", p .. "w1"))
-  return table.concat(L, "\n")
+  L[#L + 1] = ("(let $V %s)"):format(decode(t, "@w0", "@w1"))
+  return T.new("rpartial", table.concat(L, "\n"))({ IDX = idx, V = v })
 end
+
+-- The word of the partial (tag ep); 64-bit types publish two words.
+local PUBLISH = T.new("publish", "(atomic exchange pw slot (or (shl (cast u64 ep) 32u64) "
+  .. "(cast u64 $BITS)))")
+local PUBLISH2 = T.new("publishwide", [[
+(let @pb $BITS)
+(atomic exchange pw (mul slot 2u32)
+  (or (shl (cast u64 ep) 32u64) (cast u64 (cast u32 @pb))))
+(atomic exchange pw (add (mul slot 2u32) 1u32)
+  (or (shl (cast u64 ep) 32u64) (cast u64 (cast u32 (shr @pb 32u64)))))]])
 
 local function publish_partial(t, v)
-  local word = "(or (shl (cast u64 ep) 32u64) (cast u64 %s))"
-  if not WIDE[t] then
-    return ("(atomic exchange pw slot %s)"):format(word:format(bits(t, v)))
-  end
-  return ("(let pb %s)\n(atomic exchange pw (mul slot 2u32) %s)\n"
-    .. "(atomic exchange pw (add (mul slot 2u32) 1u32) %s)"):format(bits(t, v),
-      word:format("(cast u32 pb)"), word:format("(cast u32 (shr pb 32u64))"))
+  if not WIDE[t] then return PUBLISH({ BITS = bits(t, v) }) end
+  return PUBLISH2({ BITS = bits(t, v) })
 end
 
-local function long_text(t, op)
-  local id = U.identity(op, t)
-  local tree = reduce.tree(op)
-  return U.fill([[
-(program lib_segred_long_$T_$OP (workgroup 256)
+-- The second fold: partials l, l + WG, ... of the entry, in that order, from the identity.
+local FOLD2 = T.new("partials", [[
+      (for @fq l nch ${WG}u32
+$READ
+        (set f_acc ($OP f_acc @rv)))]])
+
+local LONG = T.new("seglong", [[
+(program lib_segred_long_$T_$OP (workgroup $WG)
   (buffer values $T read)
   (buffer offsets u32 read)
   (buffer out $T write)
@@ -154,7 +128,7 @@ local function long_text(t, op)
   (buffer lnch u32 read)
   (buffer cnt u32 read_write)
   (buffer pw u64 read_write)
-  (shared red $T 256)
+  (shared red $T $WG)
   (shared own u32 1)
   (shared sep u32 1)
   (shared sl u32 1)
@@ -168,7 +142,7 @@ local function long_text(t, op)
       (store sl 0u32 0u32)))
   (barrier)
   (let m (load meta 0u32))
-  (for q l m 256u32
+  (for q l m ${WG}u32
     (let qb (load lbase q))
     (if (land (ge g qb) (lt (sub g qb) (load lnch q))) (then (store own 0u32 (add q 1u32)))))
   (barrier)
@@ -176,14 +150,12 @@ local function long_text(t, op)
   (let ep (load sep 0u32))
   (let pos (sub ow 1u32))
   (let sg (load lng pos))
-  (let nv (len values))
-  (let sb (load offsets sg))
-  (let se (min (load offsets (add sg 1u32)) nv))
+$SEGMENT
   (let nch (load lnch pos))
   (let base (load lbase pos))
   (let slot g)
-  (let cb (add sb (mul (sub g base) $CHUNKu32)))
-  (let ce (select (lt (sub se cb) $CHUNKu32) se (add cb $CHUNKu32)))
+  (let cb (add sb (mul (sub g base) ${SEG_CHUNK}u32)))
+  (let ce (select (lt (sub se cb) ${SEG_CHUNK}u32) se (add cb ${SEG_CHUNK}u32)))
   (let c_acc $ID)
   (if (ne ow 0u32)
     (then
@@ -218,26 +190,25 @@ $TREE
           (atomic exchange meta 0u32 0u32)
           (atomic exchange meta 1u32 0u32)
           (atomic exchange meta 3u32 0u32)
-          (atomic exchange meta 2u32 (select (ge ep $EPOCHSu32) 0u32 ep)))))))
-]], {
-    T = t, OP = op, ID = id, TREE = tree, CHUNK = M.CHUNK, EPOCHS = EPOCHS,
-    FOLD1 = fold_lines("(add cb l)", "ce", function(i) return ("(load values %s)"):format(i) end,
-      "c_", op, id),
-    FOLD2 = (function()
-      -- partials l, l + 256, ... of the entry, in that order, from the identity
-      return ([[
-      (for fq l nch 256u32
-%s
-        (set f_acc (%s f_acc r_v)))]]):format(
-        "        " .. read_partial(t, "(add base fq)", "r_"):gsub("\n", "\n        "), op)
-    end)(),
-    PUBLISH = "      " .. publish_partial(t, "part"):gsub("\n", "\n      "),
+          (atomic exchange meta 2u32 (select (ge ep ${EPOCHS}u32) 0u32 ep)))))))
+]])
+
+local function long_text(t, op)
+  local id = U.identity(op, t)
+  return LONG:render({
+    T = t, OP = op, ID = id, TREE = reduce.tree(op),
+    SEGMENT = F.SEGMENT({ S = "sg", B = "sb", E = "se" }),
+    FOLD1 = reduce.fold({ first = "(add cb l)", stop = "ce", src = "values", acc = "c_acc",
+      op = op, id = id, before = "" }),
+    FOLD2 = FOLD2({ OP = op, READ = read_partial(t, "(add base @fq)", "@rv") }),
+    PUBLISH = publish_partial(t, "part"),
   })
 end
 
 local function short_text(t, op)
-  return U.fill(SHORT, { T = t, OP = op, EMPTY = U.empty_value(op, t), LONG = M.LONG,
-    CHUNK = M.CHUNK, CHM1 = M.CHUNK - 1 })
+  return SHORT:render({ T = t, OP = op, EMPTY = U.empty_value(op, t),
+    SEGMENT = F.SEGMENT({ S = "s", B = "b", E = "e" }),
+    FOLD = F.SEQFOLD({ B = "b", E = "e", ACC = "acc", OP = op }) })
 end
 
 M.short_text, M.long_text = short_text, long_text

@@ -7,7 +7,9 @@ local basic = require("vyre.lib.basic")
 local scan = require("vyre.lib.scan")
 
 return {
-  fill = U.fill,         -- text templating: $NAME -> vars[NAME]
+  fill = U.fill,         -- unchecked $NAME -> vars[NAME] (until egraph moves to templates)
+  template = require("vyre.lib.template"), -- vyre.lib's kernel templates (docs/LIB.md)
+  geometry = require("vyre.lib.geometry"), -- the one table of vyre.lib's kernel geometry
   kernel = U.kernel,     -- the per-backend cache of compiled kernels
   overlap = U.overlap,   -- how the memory of two buffers relates (nil, "same", "overlap")
   mt_name = U.mt_name,   -- the __name of a value's metatable

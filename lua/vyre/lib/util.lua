@@ -6,16 +6,18 @@
 local vyre = require("vyre")
 local core = require("vyre.core")
 local E = require("vyre.errors")
+local G = require("vyre.lib.geometry")
+local T = require("vyre.lib.template")
 
 local U = {}
 
--- Geometry shared by the primitives (docs/LIB.md, "Geometry"). Changing any of these
--- changes the order of float operations, hence the bits of float sums and scans.
-U.WG = 256          -- invocations per workgroup
-U.ITEMS = 8         -- elements per invocation per tile
-U.TILE = 2048       -- WG * ITEMS: elements per tile
-U.TILEP = 2112      -- TILE + TILE / 32: a tile padded against shared-memory bank conflicts
-U.MAXG = 1024       -- most workgroups of a chunked pass (about one wave on an H100)
+-- Geometry shared by the primitives: vyre.lib.geometry's, named here too for the Lua
+-- drivers that size grids (one table: change it there).
+U.WG = G.WG          -- invocations per workgroup
+U.ITEMS = G.ITEMS    -- elements per invocation per tile
+U.TILE = G.TILE      -- WG * ITEMS: elements per tile
+U.TILEP = G.TILEP    -- TILE + TILE / 32: a tile padded against shared-memory bank conflicts
+U.MAXG = G.MAXG      -- most workgroups of a chunked pass (about one wave on an H100)
 
 -- Errors ----------------------------------------------------------------------------
 
@@ -187,7 +189,10 @@ function U.empty_value(op, t)
   return INT[t].min
 end
 
--- Text templating -------------------------------------------------------------------
+-- Text ----------------------------------------------------------------------------------
+-- vyre.lib's kernels are written with vyre.lib.template. U.fill is the older unchecked
+-- substitution, kept only for lib/sort.lua and vyre.egraph (through vyre.lib.shared)
+-- until they move to templates too.
 
 --- Replaces $NAME (capitals and digits) with vars[NAME]; a missing one is an error.
 function U.fill(template, vars)
@@ -200,9 +205,12 @@ function U.fill(template, vars)
   end))
 end
 
---- The padded shared index of the element at index expression e (one word skipped per 32).
+local PAD = T.new("pad", "(add $E (shr $E ${PAD_SHIFT}u32))")
+
+--- The padded shared index of the element at index expression e (one word skipped per
+--- 2^PAD_SHIFT): a template instance.
 function U.pad(e)
-  return ("(add %s (shr %s 5u32))"):format(e, e)
+  return PAD({ E = e })
 end
 
 -- Caches ------------------------------------------------------------------------------
@@ -212,15 +220,22 @@ end
 local kernels = setmetatable({}, { __mode = "k" })
 local scratch = setmetatable({}, { __mode = "k" })
 
---- The compiled kernel for key on be, built by gen() (text) the first time; one of its
---- own while be's debug mode is on (it counts out-of-bounds accesses).
-function U.kernel(be, key, gen)
+-- be's kernel cache and the key under which key's kernel lives there (debug apart).
+local function cache_of(be, key)
   if be:debug() then key = key .. "#debug" end
   local c = kernels[be]
   if not c then
     c = {}
     kernels[be] = c
   end
+  return c, key
+end
+
+--- The compiled kernel for key on be, built by gen() (text) the first time; one of its
+--- own while be's debug mode is on (it counts out-of-bounds accesses).
+function U.kernel(be, key, gen)
+  local c
+  c, key = cache_of(be, key)
   local k = c[key]
   if not k then
     local text = gen()
@@ -238,12 +253,8 @@ end
 --- Compiles text on be under key, raising a vyre.lib error (with the cause) when the text
 --- does not parse or validate: for kernels that embed user text (compact's predicate).
 function U.user_kernel(name, be, key, text, fix)
-  if be:debug() then key = key .. "#debug" end
-  local c = kernels[be]
-  if not c then
-    c = {}
-    kernels[be] = c
-  end
+  local c
+  c, key = cache_of(be, key)
   local k = c[key]
   if k then return k end
   local ok, res = pcall(function() return be:compile(vyre.parse(text)) end)
@@ -348,9 +359,11 @@ end
 
 --- The device expression of U.chunks' chunk for the u32 expression n (at least one tile,
 --- so that a division by it is defined).
+local CHUNK = T.new("chunk", "(mul ${TILE}u32 (max 1u32 (div (add (div (add $N ${TILE_M1}u32) "
+  .. "${TILE}u32) ${MAXG_M1}u32) ${MAXG}u32)))")
+
 function U.chunk_expr(n)
-  return ("(mul 2048u32 (max 1u32 (div (add (div (add %s 2047u32) 2048u32) 1023u32) "
-    .. "1024u32)))"):format(n)
+  return CHUNK:render({ N = n })
 end
 
 --- Checks opts.count: nil, or a u32 Buffer of at least one element that shares no memory
@@ -382,11 +395,11 @@ function U.dev_text(text, lets)
   -- only): the tile loops run to ntmax (a bound over every count <= ncap), and tiles past
   -- the real end hold only the identity and store nothing.
   local nt
-  t, nt = t:gsub("%(let ntiles %(div %(add %(sub cend cbeg%) 2047u32%) 2048u32%)%)",
-    "(let ntiles ntmax)")
+  t, nt = t:gsub(("%%(let ntiles %%(div %%(add %%(sub cend cbeg%%) %du32%%) %du32%%)%%)"):format(
+    G.TILE_M1, G.TILE), "(let ntiles ntmax)")
   local all = { table.unpack(lets) }
   if nt > 0 and not table.concat(lets, " "):find("(let ntmax", 1, true) then
-    all[#all + 1] = "(let ntmax (div " .. U.chunk_expr("ncap") .. " 2048u32))"
+    all[#all + 1] = ("(let ntmax (div %s %du32))"):format(U.chunk_expr("ncap"), G.TILE)
   end
   local head = "(let n1 (min (load ncount 0u32) ncap))\n  " .. table.concat(all, "\n  ")
   local pos = t:find("\n  %(let ")
