@@ -169,7 +169,8 @@ describe("the runtime's grids and refusals on the fake driver #fakecuda", functi
     assert.are.equal(g.blocks, log[1].grid[1])
     assert.are.equal(g.blocks, blocks)
     -- the fake's occupancy rule is the estimator's: the estimate gives the same grid
-    assert.are.equal(g.blocks, occ.grid(prof, kernel_shape(k), { virtual_workgroups = 1000 }).blocks)
+    local est = occ.grid(prof, kernel_shape(k), { virtual_workgroups = 1000 })
+    assert.are.equal(g.blocks, est.blocks)
     assert.is_true(g.blocks < 1000)
     for _, v in ipairs(x:download():totable()) do assert.are.equal(0, v) end
   end)
@@ -191,8 +192,9 @@ describe("the runtime's grids and refusals on the fake driver #fakecuda", functi
     end
     assert.are.equal(1, #coop)
     assert.are.equal(plan.grid.blocks, coop[1].grid[1])
-    local g = occ.grid(be:profile(), { workgroup = plan.grid.threads, registers = 32 },
-      { virtual_workgroups = plan.grid.virtual_workgroups, blocks_per_sm = plan.grid.blocks_per_sm })
+    local g = occ.grid(be:profile(), { workgroup = plan.grid.threads },
+      { virtual_workgroups = plan.grid.virtual_workgroups,
+        blocks_per_sm = plan.grid.blocks_per_sm })
     assert.are.equal(plan.grid.blocks, g.blocks)
     assert.is_true(plan.grid.blocks < plan.grid.virtual_workgroups)
     for _, v in ipairs(x:download():totable()) do assert.are.equal(0, v) end
@@ -254,9 +256,9 @@ emit("raw", ok and "ran" or err, cap.check(prof, { kernel = "bigblock", block = 
           :gsub("PTX_TEXT", (("%q"):format(PTX):gsub("%%", "%%%%")))
         -- a file, not lua -e: the program texts span lines
         local path = os.tmpname()
-        local f = assert(io.open(path, "w"))
-        f:write(code)
-        f:close()
+        local file = assert(io.open(path, "w"))
+        file:write(code)
+        file:close()
         local pipe = io.popen(("VYRE_FAKECUDA_SM=%d VYRE_FAKECUDA_COOPERATIVE=0 LUA_PATH=%q "
           .. "LUA_CPATH=%q lua5.4 %s 2>&1"):format(sm, package.path, package.cpath, path))
         local out = pipe:read("a")
