@@ -246,8 +246,7 @@ enum vyre_status vyre_cuda_device_limits(vyre_cuda_device *d, struct vyre_device
  * a cooperative launch and one co-resident block per SM): the check whose message every
  * refusal of the runtime for an unrunnable kernel raises (vyre_capability_check). */
 enum vyre_status vyre_cuda_kernel_capability(vyre_cuda_kernel *k, bool cooperative,
-                                             struct vyre_cap_verdict *out,
-                                             struct vyre_error *err);
+                                             struct vyre_cap_verdict *out, struct vyre_error *err);
 enum vyre_status vyre_cuda_kernel_occupancy(vyre_cuda_kernel *k, int *per_sm, bool *cooperative,
                                             struct vyre_error *err);
 const char *vyre_cuda_kernel_ptx(const vyre_cuda_kernel *k);

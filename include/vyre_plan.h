@@ -16,8 +16,8 @@ extern "C" {
 
 /* The limits the planners read (lua/vyre/profiles.lua's fields of the same names). */
 struct vyre_device_limits {
-    const char *name;  /* for messages; NULL: "the device" */
-    unsigned sm;       /* 10 x major + minor */
+    const char *name; /* for messages; NULL: "the device" */
+    unsigned sm;      /* 10 x major + minor */
     uint32_t sms, warp_size, max_threads_per_block, max_threads_per_sm, max_blocks_per_sm;
     uint32_t registers_per_sm, registers_per_block, max_registers_per_thread;
     uint64_t shared_bytes_per_sm, shared_bytes_per_block; /* per block: the opt-in maximum */
@@ -36,10 +36,10 @@ enum vyre_occ_limiter {
 };
 enum vyre_occ_zero {
     VYRE_OCC_RUNS,
-    VYRE_OCC_ZERO_WORKGROUP,         /* 0 or over max_threads_per_block */
-    VYRE_OCC_ZERO_REGISTERS_THREAD,  /* over max_registers_per_thread */
-    VYRE_OCC_ZERO_REGISTERS_BLOCK,   /* registers x workgroup over registers_per_block */
-    VYRE_OCC_ZERO_SHARED             /* over shared_bytes_per_block */
+    VYRE_OCC_ZERO_WORKGROUP,        /* 0 or over max_threads_per_block */
+    VYRE_OCC_ZERO_REGISTERS_THREAD, /* over max_registers_per_thread */
+    VYRE_OCC_ZERO_REGISTERS_BLOCK,  /* registers x workgroup over registers_per_block */
+    VYRE_OCC_ZERO_SHARED            /* over shared_bytes_per_block */
 };
 const char *vyre_occ_limiter_name(enum vyre_occ_limiter l); /* "threads", ... or NULL */
 const char *vyre_occ_zero_name(enum vyre_occ_zero z);       /* "workgroup_size", ... or NULL */
@@ -88,13 +88,13 @@ enum vyre_cap_code {
 const char *vyre_cap_code_name(enum vyre_cap_code c); /* "sm_version", ... or NULL */
 
 struct vyre_cap_request {
-    const char *kernel;           /* the name in the verdict */
-    unsigned min_sm;              /* 0: any */
-    uint64_t threads_per_block;   /* the block's threads */
-    uint32_t kernel_max_threads;  /* the function's own limit (register use); 0: unknown */
+    const char *kernel;          /* the name in the verdict */
+    unsigned min_sm;             /* 0: any */
+    uint64_t threads_per_block;  /* the block's threads */
+    uint32_t kernel_max_threads; /* the function's own limit (register use); 0: unknown */
     uint64_t shared_bytes;
     bool cooperative, tensor_cores;
-    int blocks_per_sm;            /* co-resident blocks (with cooperative); < 0: unknown */
+    int blocks_per_sm; /* co-resident blocks (with cooperative); < 0: unknown */
 };
 
 struct vyre_cap_failure {

@@ -12,9 +12,8 @@
 static const char *const limiter_names[] = {NULL, "threads", "registers", "shared", "blocks"};
 static const char *const zero_names[] = {NULL, "workgroup_size", "registers_per_thread",
                                          "registers_per_block", "shared_per_block"};
-static const char *const cap_names[] = {"sm_version",         "threads_per_block",
-                                        "shared_memory",      "cooperative_launch",
-                                        "co_residency",       "tensor_cores"};
+static const char *const cap_names[] = {"sm_version",         "threads_per_block", "shared_memory",
+                                        "cooperative_launch", "co_residency",      "tensor_cores"};
 
 const char *vyre_occ_limiter_name(enum vyre_occ_limiter l) {
     return (unsigned)l <= VYRE_OCC_BLOCKS ? limiter_names[l] : NULL;
@@ -30,8 +29,8 @@ const char *vyre_cap_code_name(enum vyre_cap_code c) {
 
 /* ---- occupancy ----------------------------------------------------------------------------- */
 
-enum vyre_status vyre_occupancy_calc(const struct vyre_device_limits *d, uint32_t wg,
-                                     uint32_t regs, uint64_t shared, struct vyre_occupancy *out,
+enum vyre_status vyre_occupancy_calc(const struct vyre_device_limits *d, uint32_t wg, uint32_t regs,
+                                     uint64_t shared, struct vyre_occupancy *out,
                                      struct vyre_error *err) {
     if (!d || !out)
         return vyre_error_set(err, VYRE_ERR_ARG,
@@ -179,7 +178,9 @@ static void line_field(char *buf, size_t n, size_t *off, const struct vyre_cap_f
         break;
     case VYRE_CAP_THREADS_PER_BLOCK:
     case VYRE_CAP_SHARED_MEMORY: put(buf, n, off, "%s(requested=%llu,max=%llu)", name, a, h); break;
-    case VYRE_CAP_CO_RESIDENCY: put(buf, n, off, "%s(required=%llu,actual=%llu)", name, a, h); break;
+    case VYRE_CAP_CO_RESIDENCY:
+        put(buf, n, off, "%s(required=%llu,actual=%llu)", name, a, h);
+        break;
     default:
         put(buf, n, off, "%s(required=%s,actual=%s)", name, a ? "true" : "false",
             h ? "true" : "false");
@@ -192,8 +193,8 @@ static void fail(struct vyre_cap_verdict *v, enum vyre_cap_code c, uint64_t aske
 }
 
 enum vyre_status vyre_capability_check(const struct vyre_device_limits *d,
-                                       const struct vyre_cap_request *r,
-                                       struct vyre_cap_verdict *v, struct vyre_error *err) {
+                                       const struct vyre_cap_request *r, struct vyre_cap_verdict *v,
+                                       struct vyre_error *err) {
     if (!d || !r || !v)
         return vyre_error_set(err, VYRE_ERR_ARG,
                               "vyre_capability_check: NULL argument. Fix: pass the limits, the "

@@ -478,7 +478,8 @@ static bool ask_policy(lua_State *L, struct mcall *c, int facts_idx, const char 
 static void refuse_cooperative(lua_State *L, struct lvyre_kernel *k, const char *fname) {
     struct vyre_cap_verdict *v = vyre_lua_scratch(L, sizeof *v);
     struct vyre_error err;
-    if (vyre_cuda_kernel_capability(k->cu, true, v, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    if (vyre_cuda_kernel_capability(k->cu, true, v, &err) != VYRE_OK)
+        vyre_lua_raise(L, fname, &err);
     vyre_lua_fail(L, "unsupported", "%s: opts.grid_sync = \"cooperative\" refused: %s", fname,
                   v->message);
 }

@@ -10,7 +10,7 @@
 
 static uint64_t field_u64(lua_State *L, int t, const char *k) {
     lua_getfield(L, t, k);
-    lua_Integer v = lua_isinteger(L, -1) ? lua_tointeger(L, -1)
+    lua_Integer v = lua_isinteger(L, -1)  ? lua_tointeger(L, -1)
                     : lua_isnumber(L, -1) ? (lua_Integer)lua_tonumber(L, -1)
                                           : 0;
     lua_pop(L, 1);
@@ -48,7 +48,8 @@ static void limits_of(lua_State *L, int t, struct vyre_device_limits *d) {
     d->max_registers_per_thread = field_u32(L, t, "max_registers_per_thread");
     d->shared_bytes_per_sm = field_u64(L, t, "shared_bytes_per_sm");
     d->shared_bytes_per_block = field_u64(L, t, "shared_bytes_per_block_optin");
-    if (!d->shared_bytes_per_block) d->shared_bytes_per_block = field_u64(L, t, "shared_bytes_per_block");
+    if (!d->shared_bytes_per_block)
+        d->shared_bytes_per_block = field_u64(L, t, "shared_bytes_per_block");
     d->max_grid_x = field_u64(L, t, "max_grid_x");
     d->cooperative_launch = field_bool(L, t, "cooperative_launch");
     d->tensor_cores = field_bool(L, t, "tensor_cores");

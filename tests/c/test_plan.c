@@ -9,12 +9,21 @@
 #include "harness.h"
 #include "vyre_plan.h"
 
-static const struct vyre_device_limits H100 = {
-    .name = "h100", .sm = 90, .sms = 132, .warp_size = 32, .max_threads_per_block = 1024,
-    .max_threads_per_sm = 2048, .max_blocks_per_sm = 32, .registers_per_sm = 65536,
-    .registers_per_block = 65536, .max_registers_per_thread = 255,
-    .shared_bytes_per_sm = 233472, .shared_bytes_per_block = 232448, .max_grid_x = 2147483647u,
-    .cooperative_launch = true, .tensor_cores = true};
+static const struct vyre_device_limits H100 = {.name = "h100",
+                                               .sm = 90,
+                                               .sms = 132,
+                                               .warp_size = 32,
+                                               .max_threads_per_block = 1024,
+                                               .max_threads_per_sm = 2048,
+                                               .max_blocks_per_sm = 32,
+                                               .registers_per_sm = 65536,
+                                               .registers_per_block = 65536,
+                                               .max_registers_per_thread = 255,
+                                               .shared_bytes_per_sm = 233472,
+                                               .shared_bytes_per_block = 232448,
+                                               .max_grid_x = 2147483647u,
+                                               .cooperative_launch = true,
+                                               .tensor_cores = true};
 
 static struct vyre_occupancy occ(uint32_t wg, uint32_t regs, uint64_t shared) {
     struct vyre_occupancy o;
@@ -30,9 +39,9 @@ static void test_occupancy(void) {
     static const struct {
         uint32_t wg, regs, shared, blocks;
         enum vyre_occ_limiter lim;
-    } rows[] = {{64, 8, 0, 32, VYRE_OCC_THREADS},       {256, 8, 0, 8, VYRE_OCC_THREADS},
-                {1024, 8, 0, 2, VYRE_OCC_THREADS},      {32, 8, 0, 32, VYRE_OCC_BLOCKS},
-                {128, 10, 40960, 5, VYRE_OCC_SHARED},   {256, 10, 24576, 8, VYRE_OCC_THREADS}};
+    } rows[] = {{64, 8, 0, 32, VYRE_OCC_THREADS},     {256, 8, 0, 8, VYRE_OCC_THREADS},
+                {1024, 8, 0, 2, VYRE_OCC_THREADS},    {32, 8, 0, 32, VYRE_OCC_BLOCKS},
+                {128, 10, 40960, 5, VYRE_OCC_SHARED}, {256, 10, 24576, 8, VYRE_OCC_THREADS}};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         struct vyre_occupancy o = occ(rows[i].wg, rows[i].regs, rows[i].shared);
         CHECK_EQ_U64(o.blocks_per_sm, rows[i].blocks);
@@ -84,8 +93,8 @@ static void test_capability(void) {
     struct vyre_cap_verdict *v = calloc(1, sizeof *v);
     struct vyre_error err;
     if (!v) return;
-    struct vyre_cap_request r = {.kernel = "k", .min_sm = 70, .threads_per_block = 256,
-                                 .blocks_per_sm = -1};
+    struct vyre_cap_request r = {
+        .kernel = "k", .min_sm = 70, .threads_per_block = 256, .blocks_per_sm = -1};
     CHECK(vyre_capability_check(&H100, &r, v, &err) == VYRE_OK);
     CHECK(v->ok && v->nfailures == 0 && v->message[0] == '\0');
     CHECK(strcmp(v->line, "cuda-kernel-capability-v1|kernel=k|status=ok") == 0);
@@ -93,22 +102,26 @@ static void test_capability(void) {
     old.sm = 75;
     old.cooperative_launch = false;
     old.tensor_cores = false;
-    r = (struct vyre_cap_request){.kernel = "k", .min_sm = 80, .threads_per_block = 1024,
-                                  .kernel_max_threads = 640, .shared_bytes = 300000,
-                                  .cooperative = true, .tensor_cores = true,
+    r = (struct vyre_cap_request){.kernel = "k",
+                                  .min_sm = 80,
+                                  .threads_per_block = 1024,
+                                  .kernel_max_threads = 640,
+                                  .shared_bytes = 300000,
+                                  .cooperative = true,
+                                  .tensor_cores = true,
                                   .blocks_per_sm = 0};
     CHECK(vyre_capability_check(&old, &r, v, &err) == VYRE_OK);
     CHECK(!v->ok);
     CHECK_EQ_U64(v->nfailures, 5); /* co_residency is not asked without cooperative launch */
     static const enum vyre_cap_code order[] = {VYRE_CAP_SM_VERSION, VYRE_CAP_THREADS_PER_BLOCK,
-                                               VYRE_CAP_SHARED_MEMORY,
-                                               VYRE_CAP_COOPERATIVE_LAUNCH, VYRE_CAP_TENSOR_CORES};
+                                               VYRE_CAP_SHARED_MEMORY, VYRE_CAP_COOPERATIVE_LAUNCH,
+                                               VYRE_CAP_TENSOR_CORES};
     for (uint32_t i = 0; i < 5 && i < v->nfailures; i++) CHECK(v->failures[i].code == order[i]);
-    CHECK(strcmp(v->line, "cuda-kernel-capability-v1|kernel=k|status=blocked|fix=sm_version("
-                          "required=8.0,actual=7.5),threads_per_block(requested=1024,max=640),"
-                          "shared_memory(requested=300000,max=232448),cooperative_launch("
-                          "required=true,actual=false),tensor_cores(required=true,actual=false)") ==
-          0);
+    CHECK(strcmp(v->line,
+                 "cuda-kernel-capability-v1|kernel=k|status=blocked|fix=sm_version("
+                 "required=8.0,actual=7.5),threads_per_block(requested=1024,max=640),"
+                 "shared_memory(requested=300000,max=232448),cooperative_launch("
+                 "required=true,actual=false),tensor_cores(required=true,actual=false)") == 0);
     CHECK(strncmp(v->message, "kernel 'k' cannot run on h100: ", 31) == 0);
     char why[256], fix[256], want[600];
     for (uint32_t i = 0; i < v->nfailures; i++) {
@@ -121,8 +134,8 @@ static void test_capability(void) {
     CHECK(strstr(v->message, ". Fix: ") != NULL);
     CHECK(strstr(v->message, "the function's own") != NULL);
     /* co-residency: cooperative launch present, nothing resident */
-    r = (struct vyre_cap_request){.kernel = "m", .threads_per_block = 64, .cooperative = true,
-                                  .blocks_per_sm = 0};
+    r = (struct vyre_cap_request){
+        .kernel = "m", .threads_per_block = 64, .cooperative = true, .blocks_per_sm = 0};
     CHECK(vyre_capability_check(&H100, &r, v, &err) == VYRE_OK);
     CHECK(v->nfailures == 1 && v->failures[0].code == VYRE_CAP_CO_RESIDENCY);
     CHECK(strstr(v->line, "co_residency(required=1,actual=0)") != NULL);

@@ -18,13 +18,16 @@ void vyre_cu_limits(const struct vyre_cuda_device *d, struct vyre_device_limits 
     out->sm = in->sm;
     out->sms = in->sms > 0 ? (uint32_t)in->sms : 0;
     out->warp_size = in->warp_size > 0 ? (uint32_t)in->warp_size : 32u;
-    out->max_threads_per_block = (uint32_t)(in->max_threads_per_block > 0 ? in->max_threads_per_block : 0);
+    out->max_threads_per_block =
+        (uint32_t)(in->max_threads_per_block > 0 ? in->max_threads_per_block : 0);
     out->max_threads_per_sm = (uint32_t)(in->max_threads_per_sm > 0 ? in->max_threads_per_sm : 0);
     out->max_blocks_per_sm = (uint32_t)(in->max_blocks_per_sm > 0 ? in->max_blocks_per_sm : 0);
     out->registers_per_sm = (uint32_t)(in->registers_per_sm > 0 ? in->registers_per_sm : 0);
-    out->registers_per_block = (uint32_t)(in->registers_per_block > 0 ? in->registers_per_block : 0);
+    out->registers_per_block =
+        (uint32_t)(in->registers_per_block > 0 ? in->registers_per_block : 0);
     out->max_registers_per_thread = 255; /* every sm_70+ part (profiles.lua says the same) */
-    out->shared_bytes_per_sm = (uint64_t)(in->shared_bytes_per_sm > 0 ? in->shared_bytes_per_sm : 0);
+    out->shared_bytes_per_sm =
+        (uint64_t)(in->shared_bytes_per_sm > 0 ? in->shared_bytes_per_sm : 0);
     int shared = in->shared_bytes_per_block_optin > 0 ? in->shared_bytes_per_block_optin
                                                       : in->shared_bytes_per_block;
     out->shared_bytes_per_block = (uint64_t)(shared > 0 ? shared : 0);
@@ -50,7 +53,8 @@ enum vyre_status vyre_cu_resident(vyre_cuda_kernel *k, CUfunction fn, int *per_s
     *per_sm = 0;
     if (vyre_cu.cuOccupancyMaxActiveBlocksPerMultiprocessor) {
         VYRE_CU_CHECK(
-            k->dev, vyre_cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, fn, (int)threads, 0),
+            k->dev,
+            vyre_cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, fn, (int)threads, 0),
             "cuOccupancyMaxActiveBlocksPerMultiprocessor", k->name, err);
         return VYRE_OK;
     }
@@ -84,8 +88,7 @@ static void request_of(const vyre_cuda_kernel *k, int max_threads, bool cooperat
 }
 
 enum vyre_status vyre_cuda_kernel_capability(vyre_cuda_kernel *k, bool cooperative,
-                                             struct vyre_cap_verdict *out,
-                                             struct vyre_error *err) {
+                                             struct vyre_cap_verdict *out, struct vyre_error *err) {
     if (!k || !out)
         return vyre_error_set(err, VYRE_ERR_ARG,
                               "vyre_cuda_kernel_capability: NULL argument. Fix: pass a kernel "

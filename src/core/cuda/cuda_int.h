@@ -182,8 +182,9 @@ VYRE_INTERNAL enum vyre_status vyre_cu_resident(vyre_cuda_kernel *k, CUfunction 
  * unknown) asked: "launch of 'K' refused: " + the capability check's message, status
  * as given. Cold path: only called once a limit failed. */
 VYRE_INTERNAL enum vyre_status vyre_cu_refuse(vyre_cuda_kernel *k, const char *name,
-                                              uint64_t threads, int max_threads, bool cooperative, int per_sm,
-                                              enum vyre_status status, struct vyre_error *err);
+                                              uint64_t threads, int max_threads, bool cooperative,
+                                              int per_sm, enum vyre_status status,
+                                              struct vyre_error *err);
 
 /* Entry of every public call: reports a lost device or a deferred error, then
  * makes the primary context current on the calling thread. */
@@ -315,7 +316,7 @@ struct vyre_cuda_kernel {
     uint32_t *buf_counts;         /* per buffer: the declared COUNT, 0 when sized at launch */
     /* Bit i: buffer i is a converge flag and must hold at least one element. */
     uint32_t buf_nonempty[(VYRE_MAX_BUFFERS + 31) / 32];
-    enum vyre_type *param_types;  /* per param */
+    enum vyre_type *param_types; /* per param */
     /* The argument block, built once: argv[i] points at slot[i]. Launches write
      * values in place, so the hot path allocates nothing. */
     void **argv;
@@ -329,7 +330,7 @@ struct vyre_cuda_kernel {
      * worklist.c) and the argument slot of its header (vyre_wn), else NULL. */
     CUfunction wfn;
     uint32_t wn_at;
-    uint32_t wl_grid; /* {n = wl} launches' bounded grid (worklist.c), 0: not sized yet */
+    uint32_t wl_grid;           /* {n = wl} launches' bounded grid (worklist.c), 0: not sized yet */
     struct vyre_cu_gridk *grid; /* programs with grid statements (grid_launch.c), else NULL */
     /* Debug kernels (debug.c): their out-of-bounds counters (2 u64 per declaration) and
      * the declarations' names; oob is 0 for other kernels. */

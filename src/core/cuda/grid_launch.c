@@ -248,7 +248,8 @@ static enum vyre_status split_section(void *ud, uint32_t index, const vyre_bits 
     const uint32_t *wg = k->geom.workgroup;
     uint64_t threads = (uint64_t)wg[0] * wg[1] * wg[2];
     if (sk->max_threads > 0 && threads > (uint64_t)sk->max_threads)
-        return vyre_cu_refuse(k, sk->name, threads, sk->max_threads, false, -1, VYRE_ERR_LIMIT, err);
+        return vyre_cu_refuse(k, sk->name, threads, sk->max_threads, false, -1, VYRE_ERR_LIMIT,
+                              err);
     int tr = vyre_trace_push("round section", sk->name);
     CUresult cr = vyre_cu.cuLaunchKernel(sk->fn, r->g[0], r->g[1], r->g[2], wg[0], wg[1], wg[2], 0,
                                          k->dev->stream, sk->argv, NULL);
