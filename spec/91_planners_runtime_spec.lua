@@ -6,7 +6,8 @@
 -- vyre.planners.capability's diagnostic: the same failures, the same Fix. Both come from
 -- one C implementation (include/vyre_plan.h). The #fakecuda parts read the launches the
 -- fake driver accepted from its launch log, and run the refusals in child processes at
--- sm_72 and sm_90 (VYRE_FAKECUDA_SM) without cooperative launch.
+-- sm_72 and sm_90 (VYRE_FAKECUDA_SM) without cooperative launch; the #gpu part checks the
+-- cooperative grid and a thread-limit refusal on a real device.
 local vyre = require("vyre")
 local H = require("spec.helpers")
 local core = require("vyre.core")
@@ -285,4 +286,44 @@ emit("raw", ok and "ran" or err, cap.check(prof, { kernel = "bigblock", block = 
         end
       end)
   end
+end)
+
+-- On a GPU (run by the lead on an H100): the persistent grid of a cooperative launch
+-- (k:occupancy()'s fourth result) is occupancy.grid's with the driver's blocks per SM,
+-- and a block over the limit is refused in the capability check's words. (The bounded
+-- grid of {n = wl} is not observable on a real driver: ngroups there is the virtual
+-- grid; the fake's launch log checks it above.)
+describe("the runtime's grids and refusals on a GPU #gpu", function()
+  local be = assert(require("vyre.cuda").device(0))
+
+  it("launches a cooperative grid program on occupancy.grid's grid", function()
+    local prev = be:grid_sync("cooperative")
+    local k = be:compile(vyre.parse(COUNTDOWN))
+    local groups = 20000
+    local init = {}
+    for i = 1, 32 * groups do init[i] = i % 3 end
+    local x, flag = be:buffer("u32", init), be:buffer("u32", 1)
+    k:launch({ x = x, flag = flag, max = 100 }, { n = 32 * groups })
+    be:synchronize()
+    be:grid_sync(prev)
+    local per_sm, _, mode, blocks = k:occupancy()
+    assert.are.equal("cooperative", mode)
+    local i = k:info()
+    local g = occ.grid(be:profile(), { workgroup = 32, registers = i.registers,
+      shared_bytes = i.shared_bytes }, { virtual_workgroups = groups, blocks_per_sm = per_sm })
+    assert.are.equal(g.blocks, blocks)
+    assert.is_true(blocks > 0 and blocks <= groups)
+    for _, v in ipairs(x:download():totable()) do assert.are.equal(0, v) end
+  end)
+
+  it("refuses a block over the thread limit with the planner's message", function()
+    local raw = be:load_ptx(".version 7.0\n.target sm_70\n.address_size 64\n"
+      .. ".visible .entry bigblock()\n{\n\tret;\n}\n", "bigblock")
+    local ok, err = pcall(raw.launch_raw, raw, { 1 }, { 32, 32, 2 }, {})
+    assert.is_false(ok)
+    local v = cap.check(be:profile(), { kernel = "bigblock", block = { 32, 32, 2 } })
+    assert.are.same({ "threads_per_block" }, reasons(v.line))
+    assert.truthy(tostring(err):find(v.message, 1, true), tostring(err))
+    assert.is_false(be:lost())
+  end)
 end)
