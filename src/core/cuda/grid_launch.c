@@ -60,6 +60,8 @@ struct vyre_cu_gridk {
     struct round_graph *graphs[ROUND_GRAPHS]; /* graph mode: recorded rounds, newest first */
     uint32_t *pinned; /* graph mode: the flag's landing word (cuMemHostAlloc), or NULL */
     int copies;       /* graph mode: flag memset/copy inside the graph: 0 untried, 1, -1 no */
+    /* the device's limits, read at attach, for vyre_occupancy_grid at each launch */
+    struct vyre_device_limits lim;
 };
 
 /* ---- modes -------------------------------------------------------------------------- */
@@ -128,6 +130,7 @@ enum vyre_status vyre_cu_grid_attach(vyre_cuda_kernel *k, vyre_program *p, struc
     VYRE_CU_CHECK(d, vyre_cu.cuMemsetD8Async(gk->scratch, 0, SCRATCH_BYTES, d->stream),
                   "cuMemsetD8Async", k->name, err);
     /* co-residency, asked once: the driver's occupancy (capability.c) */
+    vyre_cu_limits(d, &gk->lim);
     return vyre_cu_resident(k, k->fn, &gk->per_sm, err);
 }
 
@@ -175,9 +178,8 @@ static enum vyre_status launch_cooperative(vyre_cuda_kernel *k, const uint32_t g
     struct vyre_cuda_device *d = k->dev;
     uint64_t nv = (uint64_t)g[0] * g[1] * g[2];
     /* the co-resident grid: the rule be:plan and vyre.planners.occupancy.grid report */
-    struct vyre_device_limits lim;
-    vyre_cu_limits(d, &lim);
-    uint32_t blocks = vyre_occupancy_grid(&lim, VYRE_SIZE_COOPERATIVE, (uint32_t)gk->per_sm, nv);
+    uint32_t blocks =
+        vyre_occupancy_grid(&gk->lim, VYRE_SIZE_COOPERATIVE, (uint32_t)gk->per_sm, nv);
     uint32_t at = gk->nargs;
     k->slot[at] = (uint64_t)gk->scratch;
     for (uint32_t a = 0; a < 3; a++) k->slot[at + 1 + a] = g[a];
