@@ -481,7 +481,9 @@ static void refuse_cooperative(lua_State *L, struct lvyre_kernel *k, const char 
     if (vyre_cuda_kernel_capability(k->cu, true, v, &err) != VYRE_OK)
         vyre_lua_raise(L, fname, &err);
     vyre_lua_fail(L, "unsupported", "%s: opts.grid_sync = \"cooperative\" refused: %s", fname,
-                  v->message);
+                  v->ok ? "the device reports no co-resident grid for it. Fix: use grid_sync = "
+                          "\"split\" or \"auto\""
+                        : v->message);
 }
 
 /* The mode: opts.grid_sync if given, else the registered policy. Without one (vyre.core
