@@ -11,6 +11,7 @@
 #define VYRE_CUDA_H
 
 #include "vyre.h"
+#include "vyre_plan.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -236,6 +237,16 @@ enum vyre_status vyre_cuda_kernel_rounds(vyre_cuda_kernel *k, uint64_t *out,
 const char *vyre_cuda_kernel_grid_mode(const vyre_cuda_kernel *k, uint32_t *blocks);
 /* Co-residency: blocks per SM the driver reports for the kernel (0 when it cannot run
  * cooperatively) and whether the device has cooperative launch. */
+/* The device's limits for the planners of vyre_plan.h (what be:profile() reads too);
+ * cooperative_launch is false where the driver lacks cuLaunchCooperativeKernel. */
+enum vyre_status vyre_cuda_device_limits(vyre_cuda_device *d, struct vyre_device_limits *out,
+                                         struct vyre_error *err);
+/* The capability verdict of launching k as compiled (its workgroup against the device's
+ * and the function's own thread limit, vyre's lowest target sm_70, and with cooperative
+ * a cooperative launch and one co-resident block per SM): the check whose message every
+ * refusal of the runtime for an unrunnable kernel raises (vyre_capability_check). */
+enum vyre_status vyre_cuda_kernel_capability(vyre_cuda_kernel *k, bool cooperative,
+                                             struct vyre_cap_verdict *out, struct vyre_error *err);
 enum vyre_status vyre_cuda_kernel_occupancy(vyre_cuda_kernel *k, int *per_sm, bool *cooperative,
                                             struct vyre_error *err);
 const char *vyre_cuda_kernel_ptx(const vyre_cuda_kernel *k);

@@ -67,7 +67,7 @@ note "runtime specs on the fake CUDA driver (build/fakecuda/libcuda.so.1; no GPU
 # the reference at trimmed sizes (each spec's header says which): 17 vyre.lib, 30 grid
 # barriers, 31 megakernels, 32 grid sync "graph", 42/44 the e-graph and equality
 # saturation; and 69 k:occupancy, 71 buffer views, 74 the debug mode's out-of-bounds counts,
-# 82 worklists.
+# 82 worklists, 91 the runtime's grids and refusals against the planners.
 # fake_pass ENV SPEC...: runs the specs with ENV (assignments, may be empty) and adds
 # their totals.
 fake_pass() {
@@ -92,7 +92,8 @@ fake_pass "" spec/5[0-4]_fakecuda_*_spec.lua spec/17_lib_spec.lua spec/30_grid_s
   spec/80_backends_spec.lua spec/81_lib_aliasing_spec.lua spec/82_worklist_spec.lua \
   spec/85_lib_steps_spec.lua \
   spec/86_scan_onepass_spec.lua spec/87_egraph_v2_spec.lua spec/88_errors_spec.lua \
-  spec/93_match_op_spec.lua spec/94_segscan_lb_spec.lua spec/96_workloads_spec.lua \
+  spec/91_planners_runtime_spec.lua spec/93_match_op_spec.lua \
+  spec/94_segscan_lb_spec.lua spec/96_workloads_spec.lua \
   spec/98_egraph_extract_explain_spec.lua
 # Every GPU generation (issue 20 §1): the runtime specs again on fake devices of other
 # SMs — Xavier, Orin, B200, RTX 50xx, GB10 and one newer than every known target (the

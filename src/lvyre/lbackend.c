@@ -601,6 +601,7 @@ void vyre_lua_open_backend(lua_State *L) {
     vyre_lua_add_renamed(L, VYRE_LUA_BACKEND, renamed);
     luaL_setfuncs(L, backend_funcs, 0);
     lvyre_mega_open(L);
+    lvyre_plan_open(L);
     lua_createtable(L, 0, 1);
     lua_pushcfunction(L, testing_defer_error);
     lua_setfield(L, -2, "defer_error");

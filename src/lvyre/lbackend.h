@@ -240,6 +240,7 @@ void lvyre_mega_trim(lua_State *L, int idx); /* drops the backend's compiled meg
 void lvyre_mega_stats(lua_State *L, struct lvyre_backend *be);
 void lvyre_mega_release(struct lvyre_backend *be);
 void lvyre_mega_open(lua_State *L);
+void lvyre_plan_open(lua_State *L); /* lplan.c: the planners of vyre_plan.h */
 
 /* ---- ldebug.c: the reference backend's debug mode (ARCHITECTURE.md §3, §7) ---- */
 int lvyre_backend_debug(lua_State *L);      /* be:debug([on]) */

@@ -377,8 +377,10 @@ static void measure(lua_State *L, struct mcall *c, struct lvyre_kernel *k, vyre_
         vyre_lua_raise(L, fname, &err);
     g->sms = info.sms;
     g->max_threads_per_sm = info.max_threads_per_sm;
-    uint64_t most = (uint64_t)g->per_sm * (uint64_t)g->sms;
-    g->blocks = (uint32_t)(most < g->groups[0] ? most : g->groups[0]);
+    /* the grid the runtime launches, by its own rule (vyre_plan.h) */
+    struct vyre_device_limits lim;
+    if (vyre_cuda_device_limits(c->be->dev, &lim, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    g->blocks = vyre_occupancy_grid(&lim, VYRE_SIZE_COOPERATIVE, (uint32_t)g->per_sm, g->groups[0]);
 }
 
 static void set_int(lua_State *L, const char *k, lua_Integer v) {
@@ -471,11 +473,24 @@ static bool ask_policy(lua_State *L, struct mcall *c, int facts_idx, const char 
     return true;
 }
 
+/* opts.grid_sync = "cooperative" where it cannot run: the capability check's words, as
+ * vyre.planners.capability says them (vyre_cuda_kernel_capability). */
+static void refuse_cooperative(lua_State *L, struct lvyre_kernel *k, const char *fname) {
+    struct vyre_cap_verdict *v = vyre_lua_scratch(L, sizeof *v);
+    struct vyre_error err;
+    if (vyre_cuda_kernel_capability(k->cu, true, v, &err) != VYRE_OK)
+        vyre_lua_raise(L, fname, &err);
+    vyre_lua_fail(L, "unsupported", "%s: opts.grid_sync = \"cooperative\" refused: %s", fname,
+                  v->ok ? "the device reports no co-resident grid for it. Fix: use grid_sync = "
+                          "\"split\" or \"auto\""
+                        : v->message);
+}
+
 /* The mode: opts.grid_sync if given, else the registered policy. Without one (vyre.core
  * used without vyre.policy), the reference runs its sections in order and a CUDA device
  * runs the kernel the way its grid sync setting says ("auto": the runtime's own rule). */
-static void choose(lua_State *L, struct mcall *c, const struct geometry *g, int facts_idx,
-                   const char *fname) {
+static void choose(lua_State *L, struct mcall *c, struct lvyre_kernel *k, const struct geometry *g,
+                   int facts_idx, const char *fname) {
     bool cuda = c->be->kind == LVYRE_CUDA;
     bool can = cuda && g->cooperative && g->per_sm > 0;
     if (c->o.grid_sync && strcmp(c->o.grid_sync, "auto") != 0) {
@@ -501,10 +516,7 @@ static void choose(lua_State *L, struct mcall *c, const struct geometry *g, int 
     }
     if (strcmp(c->mode, "cooperative") == 0 && cuda && !can) {
         if (c->o.grid_sync && strcmp(c->o.grid_sync, "cooperative") == 0)
-            vyre_lua_fail(L, "unsupported",
-                          "%s: opts.grid_sync = \"cooperative\", but this kernel cannot run "
-                          "cooperatively here (%s). Fix: use grid_sync = \"split\" or \"auto\"",
-                          fname, !g->cooperative ? "no cooperative launch" : "0 blocks per SM");
+            refuse_cooperative(L, k, fname);
         snprintf(c->mode, sizeof c->mode, "split");
         snprintf(c->reason, sizeof c->reason, "cooperative was chosen but cannot run here");
     }
@@ -626,7 +638,7 @@ static struct lvyre_kernel *prepare(lua_State *L, struct mcall *c, vyre_bits *pa
     *facts_idx = lua_gettop(L);
     /* the composition is cached; the mode is decided afresh (the policy may change),
      * into this call's own record: a policy that plans other compositions cannot touch it */
-    choose(L, c, g, *facts_idx, fname);
+    choose(L, c, k, g, *facts_idx, fname);
     return k;
 }
 

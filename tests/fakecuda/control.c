@@ -272,6 +272,9 @@ char *vyre_fakecuda_control(const char *cmd, int *ok) {
                      (unsigned long long)computed, (unsigned long long)skipped,
                      (unsigned long long)refused);
         good = true;
+    } else if (strcmp(cmd, "launch log") == 0 || strcmp(cmd, "launch log clear") == 0) {
+        out = fake_launch_log(cmd[10] != '\0');
+        good = true;
     } else if (strcmp(cmd, "config") == 0) {
         out = malloc(1024);
         if (out)

@@ -212,6 +212,9 @@ CUresult fake_launch_run(const struct fake_launch *l);
 const char *fake_refusal(void);
 void fake_refusal_clear(void);
 void fake_launch_clear(struct fake_launch *l);
+/* The dimensions of the last launches the driver accepted (control "launch log"; under
+ * the driver's lock): one line each, oldest first; "launch log clear" empties it. */
+char *fake_launch_log(bool clear);
 bool fake_func_live(const struct fake_func *fn);
 struct fake_stream *fake_stream_get(CUstream s, CUresult *r);
 /* Appends to a capturing stream's graph, or runs now. */

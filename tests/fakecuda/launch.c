@@ -6,6 +6,7 @@
  * What a launch computes is exec.c's: every kernel vyre emits runs on the reference
  * interpreter; foreign PTX is refused. Cooperative launches are checked against the
  * occupancy the fake reports. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,33 @@ static int occupancy(const struct fake_func *f, int block_size) {
     if (fake_cfg.occupancy) return fake_cfg.occupancy;
     int n = 2048 / block_size;
     return n > 32 ? 32 : n;
+}
+
+/* ---- the launch log: what specs compare a plan's grid with -------------------------------- */
+
+#define LOG_LINES 64u
+static char launch_log[LOG_LINES][192];
+static unsigned log_next, log_count;
+
+static void log_launch(const struct fake_func *f, const unsigned g[3], const unsigned b[3],
+                       bool cooperative) {
+    snprintf(launch_log[log_next], sizeof launch_log[0], "%s %s grid=%u,%u,%u block=%u,%u,%u",
+             f->name, cooperative ? "cooperative" : "plain", g[0], g[1], g[2], b[0], b[1], b[2]);
+    log_next = (log_next + 1) % LOG_LINES;
+    if (log_count < LOG_LINES) log_count++;
+}
+
+char *fake_launch_log(bool clear) {
+    char *out = malloc((size_t)LOG_LINES * sizeof launch_log[0] + 1);
+    if (!out) return NULL;
+    size_t off = 0;
+    out[0] = '\0';
+    for (unsigned i = 0; !clear && i < log_count; i++) {
+        unsigned at = (log_next + LOG_LINES - log_count + i) % LOG_LINES;
+        off += (size_t)snprintf(out + off, sizeof launch_log[0] + 1, "%s\n", launch_log[at]);
+    }
+    if (clear) log_count = 0;
+    return out;
 }
 
 /* ---- the entry points -------------------------------------------------------------------- */
@@ -85,6 +113,7 @@ static CUresult launch(const char *call, CUfunction fn, const unsigned grid[3],
         }
     }
     if (r == CUDA_SUCCESS) r = fake_stream_submit(st, &l);
+    if (r == CUDA_SUCCESS) log_launch(f, grid, block, cooperative);
     fake_launch_clear(&l);
     fake_end();
     return r;

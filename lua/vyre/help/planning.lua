@@ -105,6 +105,11 @@ an impossible shape gives occupancy 0 with `zero` naming the limit. §3.1.]=],
 occupancy.pick(profile, {registers =, shared_bytes =, candidates = {...}}) -> best | nil, why
 calc for the workgroup size (candidates, default every multiple of the warp size up to
 the device maximum) with the highest occupancy, ties to the smaller one.]=],
+  ["vyre.planners.occupancy.grid"] = [=[
+occupancy.grid(profile, {workgroup, registers, shared_bytes}, {sizing = "cooperative" |
+               "bounded", virtual_workgroups, blocks_per_sm}) -> {blocks, blocks_per_sm, ...}
+The grid the CUDA runtime launches: cooperative min(virtual, blocks/SM x SMs); bounded
+({n = wl}) blocks/SM x SMs. blocks_per_sm: the driver's (k:occupancy()), else calc's.]=],
   ["vyre.planners.occupancy.concurrency"] = [=[
 occupancy.concurrency(profile, {kernel, ...}) -> {verdict, cause, reason}
 "concurrent" when the device runs kernels concurrently, each can run and one block of
@@ -112,9 +117,11 @@ each fits on one SM together; else "serialize" with the first cause
 (device_unsupported, kernel_unrunnable, warp_residency, register_pressure, shared_memory).]=],
   ["vyre.planners.capability.check"] = [=[
 capability.check(profile, {kernel, min_sm = "8.0", threads_per_block | block, shared_bytes,
-                 cooperative, tensor_cores}) -> {kernel, status, failures, line}
+                 kernel_max_threads, cooperative, blocks_per_sm, tensor_cores})
+  -> {kernel, status, failures, line, message}
 Can this kernel run on this device: status "ok" or "blocked" with every unmet
-requirement in a fixed order, each with what was asked and what the device has. §3.2.]=],
+requirement in a fixed order, each with what was asked, what the device has, reason and
+fix; `message` is what the CUDA runtime raises when it refuses the kernel. §3.2.]=],
   ["vyre.planners.capability.line"] = [=[
 capability.line(verdict) -> "cuda-kernel-capability-v1|kernel=<k>|status=ok" | "...|fix=..."
 The one-line verdict (the original's stable format) for logs and CI.]=],

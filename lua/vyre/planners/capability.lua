@@ -2,14 +2,18 @@
 -- exactly is missing: the original's kernel capability diagnostics, with its verdict
 -- line so logs and CI can grep one stable format.
 --   cap.check(profile, {kernel = "bfs", min_sm = "8.0", threads_per_block = 256
---                        (or block = {x, y, z}), shared_bytes = 0, cooperative = false,
---                        tensor_cores = false})
---     -> {kernel, status = "ok" | "blocked", failures = {{code, ...}, ...}, line}
+--                        (or block = {x, y, z}), kernel_max_threads = 0, shared_bytes = 0,
+--                        cooperative = false, blocks_per_sm = nil, tensor_cores = false})
+--     -> {kernel, status = "ok" | "blocked", failures = {{code, ..., reason, fix}, ...},
+--         line, message}
+-- The check is libvyre's vyre_capability_check (include/vyre_plan.h): `message` is word
+-- for word what the CUDA runtime raises when it refuses that kernel on that device.
 --   cap.requirements(program [, {cooperative =, tensor_cores =, min_sm =}]) -> requirements
 -- Failures, in this order: sm_version, threads_per_block, shared_memory,
--- cooperative_launch, tensor_cores. docs/PLANNERS.md §3.2.
+-- cooperative_launch, co_residency, tensor_cores. docs/PLANNERS.md §3.2.
 local check = require("vyre.planners.check")
 local profiles = require("vyre.profiles")
+local core = require("vyre.core")
 
 local M = {}
 
@@ -66,43 +70,47 @@ function M.check(profile, req)
     check.fail(fname, ("requirements.kernel must be a non-empty name without '|', ',', '(', "
       .. "')', '=' or spaces (got %s)"):format(tostring(kernel)), "kernel = \"bfs_expand\"")
   end
-  local failures = {}
+  local min_sm = 0
   if req.min_sm ~= nil then
     local major, minor = parse_sm(req.min_sm, fname)
-    if profile.cc_major * 10 + profile.cc_minor < major * 10 + minor then
-      failures[#failures + 1] = { code = "sm_version", required = ("%d.%d"):format(major, minor),
-        actual = ("%d.%d"):format(profile.cc_major, profile.cc_minor) }
-    end
+    min_sm = major * 10 + minor
   end
   local threads = threads_of(req, fname)
-  if threads > profile.max_threads_per_block then
-    failures[#failures + 1] = { code = "threads_per_block", requested = threads,
-      max = profile.max_threads_per_block }
-  end
   local shared = check.int(req, "shared_bytes", 0, fname, 0, "requirements")
-  local shared_max = profile.shared_bytes_per_block_optin or profile.shared_bytes_per_block
-  if shared > shared_max then
-    failures[#failures + 1] = { code = "shared_memory", requested = shared, max = shared_max }
-  end
   local coop = check.bool(req, "cooperative", fname, false, "requirements")
-  if coop and not profile.cooperative_launch then
-    failures[#failures + 1] = { code = "cooperative_launch", required = true, actual = false }
-  end
   local tensor = check.bool(req, "tensor_cores", fname, false, "requirements")
-  if tensor and not profile.tensor_cores then
-    failures[#failures + 1] = { code = "tensor_cores", required = true, actual = false }
+  local kmax = check.int(req, "kernel_max_threads", 0, fname, 0, "requirements")
+  local per_sm = req.blocks_per_sm ~= nil
+    and check.int(req, "blocks_per_sm", 0, fname, nil, "requirements") or nil
+  -- libvyre's check (vyre_capability_check): the one whose message the CUDA runtime raises
+  -- when it refuses a kernel, so both list the same failures with the same Fix.
+  local v = core.capability_check(profile, { kernel = kernel, min_sm = min_sm,
+    threads_per_block = threads, kernel_max_threads = kmax, shared_bytes = shared,
+    cooperative = coop, tensor_cores = tensor, blocks_per_sm = per_sm })
+  local failures = {}
+  for i, f in ipairs(v.failures) do
+    local out = { code = f.code, reason = f.reason, fix = f.fix }
+    if f.code == "sm_version" then
+      out.required = ("%d.%d"):format(f.asked // 10, f.asked % 10)
+      out.actual = ("%d.%d"):format(f.have // 10, f.have % 10)
+    elseif f.code == "threads_per_block" or f.code == "shared_memory" then
+      out.requested, out.max = f.asked, f.have
+    elseif f.code == "co_residency" then
+      out.required, out.actual = f.asked, f.have
+    else
+      out.required, out.actual = f.asked ~= 0, f.have ~= 0
+    end
+    failures[i] = out
   end
-  local v = { kernel = kernel, status = #failures == 0 and "ok" or "blocked",
-    failures = failures, device = profile.name }
-  v.line = M.line(v)
-  return v
+  return { kernel = kernel, status = v.ok and "ok" or "blocked", failures = failures,
+    device = profile.name, line = v.line, message = v.message }
 end
 
 -- The fields of each failure in the verdict line, in order.
 local FIELDS = {
   sm_version = { "required", "actual" }, threads_per_block = { "requested", "max" },
   shared_memory = { "requested", "max" }, cooperative_launch = { "required", "actual" },
-  tensor_cores = { "required", "actual" },
+  co_residency = { "required", "actual" }, tensor_cores = { "required", "actual" },
 }
 
 --- line(verdict) -> "cuda-kernel-capability-v1|kernel=<k>|status=ok", or

@@ -7,11 +7,15 @@
 --   occ.concurrency(profile, {kernel, ...}) -> {verdict = "concurrent" | "serialize",
 --     cause = nil | "device_unsupported" | "kernel_unrunnable" | "warp_residency"
 --           | "register_pressure" | "shared_memory", reason}
+--   occ.grid(profile, kernel, {sizing = "cooperative" | "bounded", virtual_workgroups,
+--            blocks_per_sm}) -> {blocks, blocks_per_sm, sms, sizing, source, occupancy}
 -- The rule is the original's (docs/PLANNERS.md §3.1) plus the hardware's cap on resident
 -- blocks per SM; register allocation granularity is not modelled (the CUDA backend asks
--- the driver, cuOccupancyMaxActiveBlocksPerMultiprocessor, when it has a device).
+-- the driver, cuOccupancyMaxActiveBlocksPerMultiprocessor, when it has a device). calc and
+-- grid are libvyre's (vyre_plan.h), the functions the CUDA runtime sizes its grids with.
 local check = require("vyre.planners.check")
 local profiles = require("vyre.profiles")
+local core = require("vyre.core")
 
 local M = {}
 
@@ -32,47 +36,13 @@ local function workgroup_of(k, fname)
   return check.int(k, "workgroup", 0, fname, nil, "kernel")
 end
 
--- The limits of one kernel shape; no argument checks (the callers did them).
+-- The limits of one kernel shape; no argument checks (the callers did them). The rule is
+-- libvyre's vyre_occupancy_calc (include/vyre_plan.h), the one the CUDA runtime sizes its
+-- grids by where the driver gives no answer of its own.
 local function calc(p, wg, regs, shared)
-  local r = { workgroup = wg, registers = regs, shared_bytes = shared, blocks_per_sm = 0,
-    warps_per_sm = 0, occupancy_bps = 0, occupancy = 0 }
-  local shared_max = p.shared_bytes_per_block_optin or p.shared_bytes_per_block
-  if wg == 0 or wg > p.max_threads_per_block then
-    r.zero, r.reason = "workgroup_size", ("workgroup %d is not in 1..%d"):format(wg,
-      p.max_threads_per_block)
-  elseif regs > p.max_registers_per_thread then
-    r.zero, r.reason = "registers_per_thread", ("%d registers per thread exceed %d"):format(regs,
-      p.max_registers_per_thread)
-  elseif regs * wg > p.registers_per_block then
-    r.zero, r.reason = "registers_per_block", ("%d registers x %d threads exceed %d per block")
-      :format(regs, wg, p.registers_per_block)
-  elseif shared > shared_max then
-    r.zero, r.reason = "shared_per_block", ("%d shared bytes exceed %d per block"):format(shared,
-      shared_max)
-  end
-  if r.zero then return r end
-  local warps_per_block = (wg + p.warp_size - 1) // p.warp_size
-  local max_warps = p.max_threads_per_sm // p.warp_size
-  -- The SM allocates whole warps: a block of 100 threads takes 4 warps, so the thread
-  -- limit is counted in warps (the original's threads / workgroup would give 20 blocks
-  -- of 100 on a 2048-thread SM, 125% occupancy).
-  local limits = {
-    { "threads", max_warps // warps_per_block },
-    { "registers", regs > 0 and p.registers_per_sm // (regs * wg) or math.maxinteger },
-    { "shared", shared > 0 and p.shared_bytes_per_sm // shared or math.maxinteger },
-    { "blocks", p.max_blocks_per_sm },
-  }
-  local best = limits[1]
-  for i = 2, #limits do
-    if limits[i][2] < best[2] then best = limits[i] end
-  end
-  r.blocks_per_sm = best[2]
-  r.limiter = best[1]
-  r.warps_per_sm = r.blocks_per_sm * warps_per_block
-  r.occupancy_bps = r.warps_per_sm * 10000 // max_warps
+  local r = core.occupancy_calc(p, wg, regs, shared)
+  r.registers, r.shared_bytes = regs, shared
   r.occupancy = r.occupancy_bps / 10000
-  r.reason = ("%d blocks of %d threads per SM (limited by %s): %d of %d warps"):format(
-    r.blocks_per_sm, wg, r.limiter, r.warps_per_sm, max_warps)
   return r
 end
 
@@ -185,6 +155,39 @@ function M.concurrency(profile, kernels)
   end
   return { verdict = "concurrent", reason = ("one block of each of the %d kernels fits on one "
     .. "SM: %d warps, %d registers, %d shared bytes"):format(#occ, warps, regs, shared) }
+end
+
+local SIZINGS = { cooperative = true, bounded = true }
+
+--- grid(profile, kernel, opts) -> {blocks, blocks_per_sm, sms, sizing, source, occupancy}:
+--- the grid the CUDA runtime launches for kernel (calc's fields) under opts.sizing:
+--- "cooperative" (a megakernel or grid program's persistent grid: min(virtual_workgroups,
+--- blocks/SM x SMs, max grid)) or "bounded" (a launch sized by a worklist, {n = wl}:
+--- blocks/SM x SMs, at least one per SM). blocks/SM is opts.blocks_per_sm when given
+--- (the driver's answer, k:occupancy() — what the runtime uses on a device), else calc's.
+--- The same function as the runtime's (vyre_occupancy_grid), so the answer is its grid.
+function M.grid(profile, kernel, opts)
+  local fname = "vyre.planners.occupancy.grid"
+  profiles.check(profile, fname)
+  local regs, shared = kernel_args(kernel, fname)
+  opts = opts or {}
+  check.table(opts, "opts", fname, "pass {sizing = \"cooperative\", virtual_workgroups = n}")
+  local sizing = opts.sizing or "cooperative"
+  if not SIZINGS[sizing] then
+    check.fail(fname, ("opts.sizing must be \"cooperative\" or \"bounded\" (got %s)"):format(
+      tostring(sizing)), "sizing = \"cooperative\" (a grid barrier) or \"bounded\" ({n = wl})")
+  end
+  local virtual = 0
+  if sizing == "cooperative" then
+    virtual = check.int(opts, "virtual_workgroups", 0, fname, nil, "opts")
+  end
+  local occ = calc(profile, workgroup_of(kernel, fname), regs, shared)
+  local per_sm, source = occ.blocks_per_sm, "estimate"
+  if opts.blocks_per_sm ~= nil then
+    per_sm, source = check.int(opts, "blocks_per_sm", 0, fname, nil, "opts"), "driver"
+  end
+  return { blocks = core.occupancy_grid(profile, sizing, per_sm, virtual), blocks_per_sm = per_sm,
+    sms = profile.sms, sizing = sizing, source = source, occupancy = occ }
 end
 
 return M

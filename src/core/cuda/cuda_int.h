@@ -169,6 +169,23 @@ struct vyre_cuda_device {
     uint32_t nacc, acc_cap;
 };
 
+/* ---- the planners (capability.c; include/vyre_plan.h) ------------------------------ */
+
+/* d's limits as the planners read them (vyre_cuda_device_limits without checks). */
+VYRE_INTERNAL void vyre_cu_limits(const struct vyre_cuda_device *d, struct vyre_device_limits *out);
+/* Resident blocks per SM of fn (one of k's entries) at k's workgroup: the driver's
+ * cuOccupancyMaxActiveBlocksPerMultiprocessor, else vyre_occupancy_calc. */
+VYRE_INTERNAL enum vyre_status vyre_cu_resident(vyre_cuda_kernel *k, CUfunction fn, int *per_sm,
+                                                struct vyre_error *err);
+/* Refuses a launch of k (or of its entry `name`, NULL: k's) of blocks of `threads` (0:
+ * k's workgroup) whose function allows max_threads (0: unknown), with cooperative (and per_sm co-resident blocks, < 0
+ * unknown) asked: "launch of 'K' refused: " + the capability check's message, status
+ * as given. Cold path: only called once a limit failed. */
+VYRE_INTERNAL enum vyre_status vyre_cu_refuse(vyre_cuda_kernel *k, const char *name,
+                                              uint64_t threads, int max_threads, bool cooperative,
+                                              int per_sm, enum vyre_status status,
+                                              struct vyre_error *err);
+
 /* Entry of every public call: reports a lost device or a deferred error, then
  * makes the primary context current on the calling thread. */
 VYRE_INTERNAL enum vyre_status vyre_cu_enter(struct vyre_cuda_device *d, struct vyre_error *err);
@@ -299,7 +316,7 @@ struct vyre_cuda_kernel {
     uint32_t *buf_counts;         /* per buffer: the declared COUNT, 0 when sized at launch */
     /* Bit i: buffer i is a converge flag and must hold at least one element. */
     uint32_t buf_nonempty[(VYRE_MAX_BUFFERS + 31) / 32];
-    enum vyre_type *param_types;  /* per param */
+    enum vyre_type *param_types; /* per param */
     /* The argument block, built once: argv[i] points at slot[i]. Launches write
      * values in place, so the hot path allocates nothing. */
     void **argv;
@@ -313,6 +330,7 @@ struct vyre_cuda_kernel {
      * worklist.c) and the argument slot of its header (vyre_wn), else NULL. */
     CUfunction wfn;
     uint32_t wn_at;
+    uint32_t wl_grid;           /* {n = wl} launches' bounded grid (worklist.c), 0: not sized yet */
     struct vyre_cu_gridk *grid; /* programs with grid statements (grid_launch.c), else NULL */
     /* Debug kernels (debug.c): their out-of-bounds counters (2 u64 per declaration) and
      * the declarations' names; oob is 0 for other kernels. */

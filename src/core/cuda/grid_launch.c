@@ -60,6 +60,8 @@ struct vyre_cu_gridk {
     struct round_graph *graphs[ROUND_GRAPHS]; /* graph mode: recorded rounds, newest first */
     uint32_t *pinned; /* graph mode: the flag's landing word (cuMemHostAlloc), or NULL */
     int copies;       /* graph mode: flag memset/copy inside the graph: 0 untried, 1, -1 no */
+    /* the device's limits, read at attach, for vyre_occupancy_grid at each launch */
+    struct vyre_device_limits lim;
 };
 
 /* ---- modes -------------------------------------------------------------------------- */
@@ -127,14 +129,9 @@ enum vyre_status vyre_cu_grid_attach(vyre_cuda_kernel *k, vyre_program *p, struc
     if (st != VYRE_OK) return st;
     VYRE_CU_CHECK(d, vyre_cu.cuMemsetD8Async(gk->scratch, 0, SCRATCH_BYTES, d->stream),
                   "cuMemsetD8Async", k->name, err);
-    uint32_t threads = p->workgroup[0] * p->workgroup[1] * p->workgroup[2];
-    int n = 0;
-    if (vyre_cu.cuOccupancyMaxActiveBlocksPerMultiprocessor)
-        VYRE_CU_CHECK(
-            d, vyre_cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, k->fn, (int)threads, 0),
-            "cuOccupancyMaxActiveBlocksPerMultiprocessor", k->name, err);
-    gk->per_sm = n;
-    return VYRE_OK;
+    /* co-residency, asked once: the driver's occupancy (capability.c) */
+    vyre_cu_limits(d, &gk->lim);
+    return vyre_cu_resident(k, k->fn, &gk->per_sm, err);
 }
 
 static void round_graph_free(vyre_cuda_kernel *k, struct round_graph *rg) {
@@ -180,9 +177,9 @@ static enum vyre_status launch_cooperative(vyre_cuda_kernel *k, const uint32_t g
     struct vyre_cu_gridk *gk = k->grid;
     struct vyre_cuda_device *d = k->dev;
     uint64_t nv = (uint64_t)g[0] * g[1] * g[2];
-    uint64_t most = (uint64_t)gk->per_sm * (uint64_t)d->info.sms;
-    if (most > (uint64_t)d->info.max_grid[0]) most = (uint64_t)d->info.max_grid[0];
-    uint32_t blocks = (uint32_t)(nv < most ? nv : most);
+    /* the co-resident grid: the rule be:plan and vyre.planners.occupancy.grid report */
+    uint32_t blocks =
+        vyre_occupancy_grid(&gk->lim, VYRE_SIZE_COOPERATIVE, (uint32_t)gk->per_sm, nv);
     uint32_t at = gk->nargs;
     k->slot[at] = (uint64_t)gk->scratch;
     for (uint32_t a = 0; a < 3; a++) k->slot[at + 1 + a] = g[a];
@@ -253,12 +250,8 @@ static enum vyre_status split_section(void *ud, uint32_t index, const vyre_bits 
     const uint32_t *wg = k->geom.workgroup;
     uint64_t threads = (uint64_t)wg[0] * wg[1] * wg[2];
     if (sk->max_threads > 0 && threads > (uint64_t)sk->max_threads)
-        return vyre_error_set(err, VYRE_ERR_LIMIT,
-                              "launch of '%s' refused: section %u needs %llu threads per "
-                              "workgroup, the kernel allows %d (register use). Fix: use a "
-                              "smaller workgroup",
-                              k->name, (unsigned)index, (unsigned long long)threads,
-                              sk->max_threads);
+        return vyre_cu_refuse(k, sk->name, threads, sk->max_threads, false, -1, VYRE_ERR_LIMIT,
+                              err);
     int tr = vyre_trace_push("round section", sk->name);
     CUresult cr = vyre_cu.cuLaunchKernel(sk->fn, r->g[0], r->g[1], r->g[2], wg[0], wg[1], wg[2], 0,
                                          k->dev->stream, sk->argv, NULL);
@@ -507,16 +500,9 @@ static enum vyre_status grid_launch(vyre_cuda_kernel *k, const uint64_t *slot, c
                                     enum vyre_cuda_grid_sync mode, struct vyre_error *err) {
     struct vyre_cu_gridk *gk = k->grid;
     bool coop = can_cooperate(k);
-    if (mode == VYRE_GRID_COOPERATIVE && !coop)
-        return vyre_error_set(
-            err, VYRE_ERR_UNSUPPORTED,
-            "launch of '%s': a cooperative launch is impossible here (%s). Fix: use grid sync "
-            "\"split\", \"graph\" or \"auto\", which run one kernel per section",
-            k->name,
-            !k->dev->info.cooperative_launch ? "the device has no cooperative launch"
-            : !vyre_cu.cuLaunchCooperativeKernel
-                ? "the driver has no cuLaunchCooperativeKernel"
-                : "the driver reports 0 co-resident blocks of this kernel per SM");
+    if (mode == VYRE_GRID_COOPERATIVE && !coop) /* worded by the capability check */
+        return vyre_cu_refuse(k, NULL, 0, k->max_threads, true, gk->per_sm, VYRE_ERR_UNSUPPORTED,
+                              err);
     if (slot != k->slot) memcpy(k->slot, slot, gk->nargs * sizeof *k->slot);
     if (mode == VYRE_GRID_SPLIT || mode == VYRE_GRID_GRAPH || !coop)
         return launch_split(k, k->slot, g, mode == VYRE_GRID_GRAPH, err);

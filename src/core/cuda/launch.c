@@ -34,13 +34,10 @@ static enum vyre_status check_geometry(vyre_cuda_kernel *k, const uint32_t grid[
             return limit_error(k, err, gnames[a], grid[a], (uint64_t)in->max_grid[a],
                                "launch fewer workgroups on that axis or spread them over x.");
     }
-    if (threads > (uint64_t)in->max_threads_per_block)
-        return limit_error(k, err, "threads per workgroup", threads,
-                           (uint64_t)in->max_threads_per_block, "use a smaller workgroup.");
-    if (k->max_threads > 0 && threads > (uint64_t)k->max_threads)
-        return limit_error(k, err, "threads per workgroup for this kernel (register use)", threads,
-                           (uint64_t)k->max_threads,
-                           "use a smaller workgroup or simplify the program.");
+    /* a block the kernel cannot run: refused in the capability check's words */
+    if (threads > (uint64_t)in->max_threads_per_block ||
+        (k->max_threads > 0 && threads > (uint64_t)k->max_threads))
+        return vyre_cu_refuse(k, NULL, threads, k->max_threads, false, -1, VYRE_ERR_LIMIT, err);
     return VYRE_OK;
 }
 

@@ -183,15 +183,18 @@ enum vyre_status vyre_cu_wl_sized(vyre_cuda_kernel *k, uint64_t wn, uint64_t *sl
                               "program, or size the launch with a number.",
                               k->name);
     slot[k->wn_at] = wn;
-    /* a bounded grid: as many workgroups as the device keeps resident at once (each
-     * SM's thread limit over the workgroup size), at least one per SM */
-    const struct vyre_cuda_info *in = &k->dev->info;
-    uint32_t wg = k->geom.workgroup[0] * k->geom.workgroup[1] * k->geom.workgroup[2];
-    int sms = in->sms > 0 ? in->sms : 1;
-    int per = in->max_threads_per_sm > 0 ? in->max_threads_per_sm / (int)(wg ? wg : 1) : 1;
-    if (in->max_blocks_per_sm > 0 && per > in->max_blocks_per_sm) per = in->max_blocks_per_sm;
-    if (per < 1) per = 1;
-    g[0] = (uint32_t)sms * (uint32_t)per;
+    /* a bounded grid: as many workgroups as the device keeps resident at once (the
+     * driver's occupancy of the NAME_wl entry, asked once), at least one per SM; sized
+     * by vyre_occupancy_grid, the rule vyre.planners.occupancy.grid reports */
+    if (!k->wl_grid) {
+        int per = 0;
+        enum vyre_status st = vyre_cu_resident(k, k->wfn, &per, err);
+        if (st != VYRE_OK) return st;
+        struct vyre_device_limits lim;
+        vyre_cu_limits(k->dev, &lim);
+        k->wl_grid = vyre_occupancy_grid(&lim, VYRE_SIZE_BOUNDED, per > 0 ? (uint32_t)per : 0, 0);
+    }
+    g[0] = k->wl_grid;
     g[1] = g[2] = 1;
     return VYRE_OK;
 }
