@@ -562,7 +562,22 @@ enum vyre_status vyre_cuda_grid_run(vyre_cuda_kernel *k, const struct vyre_cuda_
         st = vyre_cu_grid_launch(k, k->slot, g, o->mode == VYRE_GRID_AUTO ? d->grid_sync : o->mode,
                                  err);
     if (st == VYRE_OK) st = vyre_cu_timer_enqueued(d, &t, err);
+    /* A cooperative run's rounds are on the device: their copy is queued behind the
+     * kernel (after the stop event, outside the timed region), so the completion wait
+     * is the run's one synchronisation and vyre_cuda_kernel_rounds has nothing to wait
+     * for. */
+    uint32_t w = 0;
+    bool copied = false;
+    if (st == VYRE_OK && k->grid->pending) {
+        CUresult r = vyre_cu.cuMemcpyDtoHAsync(&w, k->grid->scratch + SCRATCH_ROUNDS, 4, d->stream);
+        if (r != CUDA_SUCCESS) st = vyre_cu_fail(d, r, "cuMemcpyDtoHAsync", k->name, err);
+        copied = st == VYRE_OK;
+    }
     if (st == VYRE_OK) st = vyre_cu_sync(d, k->name, err);
+    if (st == VYRE_OK && copied) {
+        k->grid->rounds = w;
+        k->grid->pending = false;
+    }
     if (st == VYRE_OK) vyre_cu_timer_finish(d, &t);
     return st;
 }
