@@ -43,7 +43,7 @@ struct ptx_ctx {
      * "a section ran since the last barrier" predicate, shared offsets per decl in
      * the current section, and where a `return` goes. */
     bool grid, in_section;
-    struct ptx_reg gs_scr, gs_ng[3], gs_nv, gs_nb, gs_wgid[3], gs_dirty, gs_tid0, gs_1d;
+    struct ptx_reg gs_scr, gs_ng[3], gs_nv, gs_nb, gs_wgid[3], gs_dirty, gs_tid0, gs_1d, gs_add;
     uint32_t *gs_off;
     uint32_t gs_smem, gs_label;
     char gs_ret[24];

@@ -450,7 +450,11 @@ static void test_ptx(void) {
             CHECK(vyre_ptx_emit(p, &po, &ptx, NULL, &err) == VYRE_OK);
             CHECK_STR_CONTAINS(ptx, ".param .u64 vy_scratch");
             CHECK_STR_CONTAINS(ptx, "ld.acquire.gpu.global.u32");
-            CHECK_STR_CONTAINS(ptx, "atom.relaxed.gpu.global.add.u32");
+            /* the barrier: one release atomic per block, a relaxed spin, one acquire;
+             * a plain barrier has no separate fence (the atomic releases) */
+            CHECK_STR_CONTAINS(ptx, "atom.release.gpu.global.add.u32");
+            CHECK_STR_CONTAINS(ptx, "ld.relaxed.gpu.global.u32");
+            if (k == 0) CHECK(ptx && !strstr(ptx, "fence."));
             if (k == 1) CHECK_STR_CONTAINS(ptx, "st.release.gpu.global.u32"); /* converge */
             CHECK(ptx && !strstr(ptx, "%ctaid.y")); /* the physical grid is 1-D */
             CHECK(harness_ptxas_ok(ptx, sms[t], false));
