@@ -112,6 +112,38 @@ enum vyre_status vyre_mega_args(const struct vyre_mega *m, const struct vyre_meg
                                 const vyre_bits *const *step_params, uint32_t times, uint32_t max,
                                 vyre_bits *params, uint32_t grid[3], struct vyre_error *err);
 
+/* ---- the device work-queue planner (workqueue.c; docs/PLANNERS.md §3.12) -------------
+ * Sizes a resident device work queue (a worklist) whose rounds drain on the device and
+ * whose host reads only the final state. Inputs in items and bytes; a worklist of item
+ * type T has entry_bytes = 2 * sizeof T (its current and next item arrays) and
+ * control_bytes = 32 (its header). */
+struct vyre_workqueue_profile {
+    uint64_t initial_items;   /* items present before the first round */
+    uint64_t capacity;        /* items per round; 0: initial + expansion, within budget */
+    uint64_t expansion_items; /* capacity 0: headroom for the items the rounds push */
+    uint64_t entry_bytes;     /* resident bytes per item of capacity (> 0) */
+    uint64_t control_bytes;   /* counters, flags, header */
+    uint64_t budget_bytes;    /* the device memory the queue may hold */
+    uint64_t drain_items;     /* items one device-side drain window covers; 0: all */
+    bool host_participates;   /* a host read per round: refused (that is a host loop) */
+};
+
+struct vyre_workqueue_plan {
+    uint64_t capacity, queue_bytes, control_bytes, resident_bytes;
+    uint32_t initial_occupancy_bps; /* initial items / capacity, in 1/10000 */
+    bool chunked;                   /* more than one drain window covers the capacity */
+    uint64_t items_per_chunk, chunks;
+    bool final_only_host_sync; /* always true for a plan that was made */
+};
+
+/* The plan, or VYRE_ERR_ARG with a Fix: entry_bytes 0, no capacity (capacity and
+ * initial + expansion both 0), initial items over a given capacity, host participation,
+ * the resident bytes over the budget (the message gives the bytes needed), or a byte
+ * count past 2^64. With capacity 0 the capacity is initial + expansion, clamped to
+ * what the budget holds (never below the initial items: that is the over-budget error). */
+enum vyre_status vyre_workqueue_plan(const struct vyre_workqueue_profile *in,
+                                     struct vyre_workqueue_plan *out, struct vyre_error *err);
+
 /* ---- the plan cache (mega_cache.c) ----------------------------------------------------
  * A bounded table of plans by key (the caller's hash of everything the plan depends on:
  * step programs, bindings and their memory, options), least recently used out. Each

@@ -56,6 +56,100 @@ describe("device convergence: barriers per round (both backends' plans)", functi
   end)
 end)
 
+describe("vyre.planners.workqueue (the original's device work-queue planner)", function()
+  local wq = require("vyre.planners").workqueue
+
+  it("plans a final-only resident queue", function()
+    local p = wq.plan({ initial_items = 256, capacity = 1024, entry_bytes = 16,
+      control_bytes = 128, budget_bytes = 32768 })
+    assert.are.same({ 1024, 16384, 128, 16512, 2500, true, "single_resident_drain", 1 },
+      { p.capacity, p.queue_bytes, p.control_bytes, p.resident_bytes, p.initial_occupancy_bps,
+        p.final_only_host_sync, p.strategy, p.chunks })
+  end)
+
+  it("uses the expansion headroom within the budget, never below the initial items", function()
+    local p = wq.plan({ initial_items = 4, expansion_items = 12, entry_bytes = 8,
+      control_bytes = 64, budget_bytes = 256 })
+    assert.are.same({ 16, 128, 192, 2500 }, { p.capacity, p.queue_bytes, p.resident_bytes,
+      p.initial_occupancy_bps })
+    -- clamped: 100 asked, (96 - 16) / 8 = 10 fit
+    p = wq.plan({ initial_items = 4, expansion_items = 100, entry_bytes = 8, control_bytes = 16,
+      budget_bytes = 96 })
+    assert.are.same({ 10, 80, 96, 4000 }, { p.capacity, p.queue_bytes, p.resident_bytes,
+      p.initial_occupancy_bps })
+    local e = H.error_of(wq.plan, { initial_items = 8, expansion_items = 100, entry_bytes = 16,
+      control_bytes = 64, budget_bytes = 128 })
+    assert.truthy(e:find("need 192 bytes but the budget is 128", 1, true), e)
+    assert.truthy(e:find("Fix: raise budget_bytes to at least 192", 1, true), e)
+  end)
+
+  it("splits the capacity into drain windows (backpressure)", function()
+    local p = wq.plan({ initial_items = 4096, capacity = 65536, entry_bytes = 16,
+      control_bytes = 128, budget_bytes = 2 << 20, drain_items = 8192 })
+    assert.are.same({ "chunked_resident_drain", 8192, 8, 1048704 },
+      { p.strategy, p.items_per_chunk, p.chunks, p.resident_bytes })
+    -- occupancy and windows exact at the top of the range
+    p = wq.plan({ initial_items = math.maxinteger, capacity = math.maxinteger, entry_bytes = 1,
+      drain_items = 65536 })
+    assert.are.same({ 10000, 65536, (math.maxinteger - 1) // 65536 + 1 },
+      { p.initial_occupancy_bps, p.items_per_chunk, p.chunks })
+  end)
+
+  it("refuses what the original refuses, with a Fix", function()
+    local cases = {
+      { { capacity = 8 }, "entry_bytes is 0" },
+      { { entry_bytes = 4 }, "no capacity" },
+      { { initial_items = 9, capacity = 8, entry_bytes = 16 }, "9 initial items exceed the "
+        .. "capacity of 8" },
+      { { initial_items = 1, capacity = 8, entry_bytes = 16, control_bytes = 64,
+        budget_bytes = 128 }, "needs 192 resident bytes but the budget is 128" },
+      { { capacity = 8, entry_bytes = 16, host_sync = "host_participates" }, "host loop" },
+      { { capacity = 8, entry_bytes = 16, host_sync = "sometimes" }, "host_sync must be" },
+      { { capacity = -1, entry_bytes = 16 }, "capacity must be an integer" },
+      { { capacity = math.maxinteger, entry_bytes = 4 }, "passed 2^64" },
+    }
+    for _, c in ipairs(cases) do
+      local e = H.error_of(wq.plan, c[1])
+      assert.truthy(e:find("vyre.planners.workqueue.plan: ", 1, true), e)
+      assert.truthy(e:find(c[2], 1, true), e)
+      assert.truthy(e:find(". Fix: ", 1, true), e)
+    end
+  end)
+
+  it("sizes be:worklist without a capacity, and wl:plan() shows the plan", function()
+    local be = H.ref()
+    local wl = be:worklist("u32")
+    local want = wq.plan(wq.worklist("u32", { expansion_items = 1 << 20, budget_bytes = 1 << 30 }))
+    assert.are.equal(want.capacity, wl.capacity)
+    assert.are.same(want, wl:plan())
+    assert.are.equal(1 << 20, wl.capacity)
+    -- the budget clamps the headroom: (32 + 2 * 8 * n <= 1000) -> 60 f64 items
+    local small = be:worklist("f64", { expansion_items = 1000, budget_bytes = 1000 })
+    assert.are.equal(60, small.capacity)
+    assert.are.equal(992, small:plan().resident_bytes)
+    -- an explicit capacity is the caller's own
+    local fixed = be:worklist("u32", 100)
+    assert.are.same({ 100, 800, 832 }, { fixed.capacity, fixed:plan().queue_bytes,
+      fixed:plan().resident_bytes })
+    -- the sized worklist works: push, advance, overflow reported with the capacity needed
+    local k = be:compile(vyre.parse([[
+(program twice (workgroup 8)
+  (worklist w u32)
+  (let i (gid x))
+  (if (lt i (len w)) (then (push w (load w i)) (push w (add (load w i) 1u32)))))]]))
+    small = be:worklist("u32", { expansion_items = 6, budget_bytes = 1 << 20 })
+    assert.are.equal(6, small.capacity)
+    small:push({ 1, 2, 3 })
+    k:launch({ w = small }, { n = small })
+    small:advance()
+    assert.are.equal(6, small:size())
+    local e = H.error_of(k.launch, k, { w = small }, { n = small })
+    assert.truthy(e:find("capacity of at least 12", 1, true), e)
+    local bad = H.error_of(be.worklist, be, "u32", { initial_items = 10, budget_bytes = 64 })
+    assert.truthy(bad:find("vyre.Backend:worklist: ", 1, true) and bad:find("Fix: ", 1, true), bad)
+  end)
+end)
+
 for _, kind in ipairs(H.cuda_kinds()) do
 describe("device convergence on " .. kind.name .. " " .. kind.tag, function()
   local gpu
@@ -80,6 +174,20 @@ describe("device convergence on " .. kind.name .. " " .. kind.tag, function()
     assert.is_true(t.device_ns > 0 and t.device_ns <= t.wall_ns)
     local xs = x:download():totable()
     for i = 1, #xs do assert.are.equal(0, xs[i]) end
+  end)
+
+  it("sizes be:worklist from the planner with the device's memory and resident grid",
+    function()
+    local info = gpu:info()
+    local wq = require("vyre.planners").workqueue
+    local wl = gpu:worklist("u32")
+    local want = wq.plan(wq.worklist("u32", { expansion_items = 1 << 20,
+      budget_bytes = info.memory_bytes // 4, drain_items = info.sms * info.max_threads_per_sm }))
+    assert.are.same(want, wl:plan())
+    assert.are.equal(info.sms * info.max_threads_per_sm, wl:plan().items_per_chunk)
+    wl:push({ 5, 6, 7 })
+    assert.are.equal(3, wl:size())
+    wl:free()
   end)
 end)
 end
