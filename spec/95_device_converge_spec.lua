@@ -23,6 +23,99 @@ local COPY = [[
   (let i (gid x))
   (if (lt i (len y)) (then (store y i (load x (rem i (len x)))))))]]
 
+-- BFS whose rounds converge on its worklist inside one dispatch: (converge front MAX ...)
+-- advances `front` at every round's end on the device (issue 23 §2).
+local BFS_CONVERGE = [[
+(program bfs_conv (workgroup 32)
+  (worklist front u32)
+  (buffer rowptr u32 read)
+  (buffer col u32 read)
+  (buffer level u32 read_write)
+  (param maxr u32)
+  (converge front maxr
+    (let i (gid x))
+    (if (lt i (len front))
+      (then
+        (let v (load front i))
+        (let d (add (load level v) 1u32))
+        (for e (load rowptr v) (load rowptr (add v 1u32)) 1u32
+          (let u (load col e))
+          (let old (atomic cas level u 4294967295u32 d))
+          (if (eq old 4294967295u32) (then (push front u))))))))]]
+
+-- The same round as a program of its own, for the host loop (be:sequence converge).
+local BFS_ROUND = [[
+(program bfs_round (workgroup 32)
+  (worklist front u32)
+  (buffer rowptr u32 read)
+  (buffer col u32 read)
+  (buffer level u32 read_write)
+  (let i (gid x))
+  (if (lt i (len front))
+    (then
+      (let v (load front i))
+      (let d (add (load level v) 1u32))
+      (for e (load rowptr v) (load rowptr (add v 1u32)) 1u32
+        (let u (load col e))
+        (let old (atomic cas level u 4294967295u32 d))
+        (if (eq old 4294967295u32) (then (push front u)))))))]]
+
+local INF = 0xffffffff
+
+-- A seeded graph in CSR (each vertex: its successor and two pseudo-random chords).
+local function graph(n, seed)
+  local rowptr, col = { 0 }, {}
+  local s = seed
+  for v = 0, n - 1 do
+    s = (s * 1103515245 + 12345) % 2147483648
+    for _, u in ipairs({ (v + 1) % n, s % n, (v * 7 + seed) % n }) do col[#col + 1] = u end
+    rowptr[#rowptr + 1] = #col
+  end
+  return rowptr, col
+end
+
+-- Levels from vertex 0 in plain Lua, and the rounds a frontier BFS runs (max level + 1).
+local function lua_bfs(n, rowptr, col)
+  local lvl = { [0] = 0 }
+  local q, h, top = { 0 }, 1, 0
+  while h <= #q do
+    local v = q[h]
+    h = h + 1
+    for e = rowptr[v + 1], rowptr[v + 2] - 1 do
+      local u = col[e + 1]
+      if lvl[u] == nil then
+        lvl[u] = lvl[v] + 1
+        if lvl[u] > top then top = lvl[u] end
+        q[#q + 1] = u
+      end
+    end
+  end
+  local out = {}
+  for i = 0, n - 1 do out[i + 1] = lvl[i] or INF end
+  return out, top + 1
+end
+
+-- Runs BFS_CONVERGE on be: levels (a table), rounds, the worklist.
+-- Runs BFS_CONVERGE on be: levels (a table), rounds, the worklist, the kernel, and the
+-- synchronisations the launch and k:rounds() took.
+local function run_converge(be, n, rowptr, col, max, cap)
+  local k = be:compile(vyre.parse(BFS_CONVERGE))
+  local init = {}
+  for i = 1, n do init[i] = INF end
+  init[1] = 0
+  local lv = be:buffer("u32", init)
+  local wl = be:worklist("u32", cap or n)
+  wl:push({ 0 })
+  local args = { front = wl, rowptr = be:buffer("u32", rowptr), col = be:buffer("u32", col),
+    level = lv, maxr = max or 1000 }
+  be:synchronize()
+  local s0 = be:stats().syncs or 0
+  k:launch(args, { grid = { (n + 31) // 32, 1, 1 } })
+  local rounds = k:rounds()
+  local syncs = (be:stats().syncs or 0) - s0
+  return lv:download():totable(), rounds, wl, k, syncs
+end
+
 -- The grid barriers of a composed megakernel's PTX: "// grid barrier N" comments.
 local function barriers(text)
   local n = 0
@@ -53,6 +146,59 @@ describe("device convergence: barriers per round (both backends' plans)", functi
     local b1 = barriers(vyre.ptx(p1, { sm = 90 }))
     local b2 = barriers(vyre.ptx(p2, { sm = 90 }))
     assert.are.equal(1, b2 - b1)
+  end)
+end)
+
+describe("converge on a worklist, on the reference", function()
+  it("runs BFS rounds in one dispatch: plain Lua's levels, one round per level", function()
+    for _, n in ipairs({ 1, 40, 300 }) do
+      local rowptr, col = graph(n, n)
+      local want, rounds = lua_bfs(n, rowptr, col)
+      local got, r, wl = run_converge(H.ref(), n, rowptr, col)
+      assert.are.same(want, got)
+      assert.are.equal(rounds, r)
+      assert.are.equal(0, wl:size()) -- the last round pushed nothing
+    end
+  end)
+
+  it("gives the host loop's levels and rounds bit for bit (be:sequence converge)", function()
+    local be = H.ref()
+    local n = 500
+    local rowptr, col = graph(n, 7)
+    local got, r = run_converge(be, n, rowptr, col)
+    local k = be:compile(vyre.parse(BFS_ROUND))
+    local init = {}
+    for i = 1, n do init[i] = INF end
+    init[1] = 0
+    local lv = be:buffer("u32", init)
+    local wl = be:worklist("u32", n)
+    wl:push({ 0 })
+    local out = be:sequence({ { k, { front = wl, rowptr = be:buffer("u32", rowptr),
+      col = be:buffer("u32", col), level = lv }, { n = wl } } },
+      { converge = { worklist = wl, max = 1000 } })
+    assert.are.equal(out.rounds, r)
+    assert.are.same(lv:download():totable(), got)
+  end)
+
+  it("stops at MAX rounds with the pushed items current", function()
+    local n = 300
+    local rowptr, col = graph(n, 3)
+    local _, rounds = lua_bfs(n, rowptr, col)
+    assert.is_true(rounds > 3)
+    local got, r, wl = run_converge(H.ref(), n, rowptr, col, 3)
+    assert.are.equal(3, r)
+    local fresh = 0
+    for i = 1, n do if got[i] == 3 then fresh = fresh + 1 end end
+    assert.are.equal(fresh, wl:size()) -- level 3's vertices wait as the current items
+  end)
+
+  it("stops after a round that overflowed and reports the capacity needed", function()
+    local n = 300
+    local rowptr, col = graph(n, 5)
+    local e = H.error_of(run_converge, H.ref(), n, rowptr, col, 1000, 2)
+    assert.truthy(e:find("worklist overflow", 1, true), e)
+    assert.truthy(e:find("worklist of capacity 2", 1, true), e)
+    assert.truthy(e:find("Fix: create the worklist with a capacity of at least", 1, true), e)
   end)
 end)
 
@@ -174,6 +320,42 @@ describe("device convergence on " .. kind.name .. " " .. kind.tag, function()
     assert.is_true(t.device_ns > 0 and t.device_ns <= t.wall_ns)
     local xs = x:download():totable()
     for i = 1, #xs do assert.are.equal(0, xs[i]) end
+  end)
+
+  for _, mode in ipairs({ "cooperative", "split", "graph" }) do
+    it("converges on a worklist in one dispatch, " .. mode .. ": the reference's levels and "
+      .. "rounds", function()
+      local n = kind.small and 400 or 20000
+      local rowptr, col = graph(n, 11)
+      local want, rounds = lua_bfs(n, rowptr, col)
+      local old = gpu:grid_sync(mode)
+      local ok, got, r, wl, k, syncs = pcall(run_converge, gpu, n, rowptr, col)
+      gpu:grid_sync(old)
+      assert(ok, got)
+      assert.are.same(want, got)
+      assert.are.equal(rounds, r)
+      assert.are.equal(0, wl:size())
+      local occ = { k:occupancy() }
+      assert.are.equal(mode, occ[3])
+      if mode == "cooperative" then
+        -- the rounds ran on the device: k:rounds()' one wait is the only sync
+        assert.are.equal(1, syncs)
+      else
+        -- the split reads the worklist's header between rounds
+        assert.is_true(syncs >= rounds)
+      end
+    end)
+  end
+
+  it("reports a device-side overflow after the run, naming the capacity needed", function()
+    local n = 300
+    local rowptr, col = graph(n, 5)
+    local e = H.error_of(function()
+      local _, _, wl = run_converge(gpu, n, rowptr, col, 1000, 2)
+      return wl:size()
+    end)
+    assert.truthy(e:find("worklist overflow", 1, true), e)
+    assert.truthy(e:find("capacity of at least", 1, true), e)
   end)
 
   it("sizes be:worklist from the planner with the device's memory and resident grid",

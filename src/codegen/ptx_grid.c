@@ -167,7 +167,7 @@ static struct ptx_reg grid_sync(struct ptx_ctx *c, enum gs_action act, uint32_t 
     struct ptx_reg dec = vyre_ptx_reg(c, PTX_R), cont = vyre_ptx_reg(c, PTX_P);
     vyre_pbuf_printf(&c->body, "\t// grid barrier %u%s\n", n,
                      act == GS_ZERO    ? " (converge entry: zero the flag)"
-                     : act == GS_ROUND ? " (converge round: read the flag)"
+                     : act == GS_ROUND ? " (converge round: read the flag / advance the worklist)"
                                        : "");
     vyre_ptx_ins(c, "bar.sync 0");
     vyre_ptx_ins(c, "@!%s bra GB%u_wait", c->gs_tid0.s, n);
@@ -181,7 +181,20 @@ static struct ptx_reg grid_sync(struct ptx_ctx *c, enum gs_action act, uint32_t 
     vyre_ptx_ins(c, "setp.ne.u32 %s, %s, 0", last.s, flip.s);
     vyre_ptx_ins(c, "@!%s bra GB%u_spin", last.s, n);
     vyre_ptx_ins(c, "fence.acq_rel.gpu"); /* with the atomic's read: acquire everyone's */
-    if (act != GS_PLAIN) {
+    if (c->p->decls[decl].kind == VYRE_DECL_WORKLIST) {
+        /* converge on a worklist: entry nothing; a round's end advances it */
+        if (act == GS_ROUND) {
+            struct ptx_reg pushed = vyre_ptx_reg(c, PTX_P), more = vyre_ptx_reg(c, PTX_P);
+            struct ptx_reg r = vyre_ptx_reg(c, PTX_R);
+            vyre_ptx_wl_advance(c, decl, pushed);
+            vyre_ptx_ins(c, "setp.lt.and.u32 %s, %s, %s, %s", more.s, next.s, max.s, pushed.s);
+            vyre_ptx_ins(c, "selp.u32 %s, 1, 0, %s", dec.s, more.s);
+            vyre_ptx_ins(c, "st.relaxed.gpu.global.u32 [%s+%d], %s", scr, GS_DECISION, dec.s);
+            vyre_ptx_ins(c, "ld.relaxed.gpu.global.u32 %s, [%s+%d]", r.s, scr, GS_ROUNDS);
+            vyre_ptx_ins(c, "add.u32 %s, %s, 1", r.s, r.s);
+            vyre_ptx_ins(c, "st.relaxed.gpu.global.u32 [%s+%d], %s", scr, GS_ROUNDS, r.s);
+        }
+    } else {
         struct ptx_reg has;
         flag_addr(c, decl, &has);
         const char *fp = c->decl_ptr[decl].s;
@@ -403,6 +416,7 @@ static void section(struct ptx_ctx *c, const struct vyre_block *b, uint32_t firs
     vyre_pbuf_printf(&c->body, "GS%u_go:\n", n);
     vyre_ptx_ins(c, "setp.eq.u32 %s, %s, %s", c->gs_dirty.s, c->gs_nb.s, c->gs_nb.s); /* true */
     uint32_t bytes = layout(c, b, first, count);
+    vyre_ptx_wl_reload(c); /* a converge may have advanced a worklist since the last */
     struct ptx_reg v = vyre_ptx_reg(c, PTX_RD), nb = vyre_ptx_reg(c, PTX_RD);
     struct ptx_reg t = vyre_ptx_reg(c, PTX_RD), u = vyre_ptx_reg(c, PTX_RD);
     struct ptx_reg k = vyre_ptx_reg(c, PTX_RD), q = vyre_ptx_reg(c, PTX_P);
