@@ -70,6 +70,24 @@ struct vyre_mega_options {
      * overlaps memory some step writes is declared read_write in the composed program
      * (a `read` buffer may be loaded through the non-coherent cache on the GPU). */
     const struct vyre_mega_memory *memory;
+    /* worklist ids 0..nworklists-1 (declared mg_w0.. in the composed program) and their
+     * item types; converge_wl: converge on worklist `wl` instead of a flag (each round
+     * ends by advancing it on the device; the loop stops after a round that pushed
+     * nothing, overflowed it, or mg_max rounds) */
+    uint32_t nworklists;
+    const enum vyre_type *worklist_types;
+    bool converge_wl;
+    uint32_t wl;
+    /* per step (NULL: no step binds a worklist): step_worklists[j] is the worklist id
+     * each `worklist` declaration of step j binds (per worklist slot), and sized_by[j]
+     * the worklist id that sizes step j ({n = wl}), or UINT32_MAX. A sized step covers
+     * ceil(len / workgroup.x) workgroups, read on the device each round; its grid[0]
+     * must cover the most that worklist can hold (ceil(capacity / workgroup.x)).
+     * Worklists add no dependency between the steps of a round: loads read the current
+     * items, pushes append to the next round's, and the items change only at the round's
+     * end (the converge's advance). */
+    const uint32_t *const *step_worklists;
+    const uint32_t *sized_by;
 };
 
 struct vyre_mega {

@@ -116,6 +116,40 @@ local function run_converge(be, n, rowptr, col, max, cap)
   return lv:download():totable(), rounds, wl, k, syncs
 end
 
+-- A second step of each round: counts the current items (reads the worklist, writes a
+-- buffer of its own), so a round has two steps in one layer.
+local COUNT = [[
+(program count_items (workgroup 32)
+  (worklist front u32)
+  (buffer seen u32 read_write)
+  (let i (gid x))
+  (if (lt i (len front)) (then (atomic add seen 0u32 1u32))))]]
+
+-- be:megakernel over BFS_ROUND (+ COUNT) sized by the worklist, converging on it.
+local function run_mega(be, n, rowptr, col, mode, cap, with_count)
+  local k = be:compile(vyre.parse(BFS_ROUND))
+  local init = {}
+  for i = 1, n do init[i] = INF end
+  init[1] = 0
+  local lv = be:buffer("u32", init)
+  local wl = be:worklist("u32", cap or n)
+  wl:push({ 0 })
+  local seen = be:buffer("u32", 1)
+  local steps = { { k, { front = wl, rowptr = be:buffer("u32", rowptr),
+    col = be:buffer("u32", col), level = lv }, { n = wl } } }
+  if with_count then
+    steps[2] = { be:compile(vyre.parse(COUNT)), { front = wl, seen = seen }, { n = wl } }
+  end
+  local opts = { converge = { worklist = wl, max = 1000 }, grid_sync = mode, timed = true }
+  local plan = be:plan(steps, opts)
+  be:synchronize()
+  local s0 = be:stats().syncs or 0
+  local rounds, t = be:megakernel(steps, opts)
+  local syncs = (be:stats().syncs or 0) - s0
+  return { levels = lv:download():totable(), rounds = rounds, wl = wl, plan = plan,
+    syncs = syncs, timing = t, seen = seen:download():totable()[1] }
+end
+
 -- The grid barriers of a composed megakernel's PTX: "// grid barrier N" comments.
 local function barriers(text)
   local n = 0
@@ -198,6 +232,68 @@ describe("converge on a worklist, on the reference", function()
     local e = H.error_of(run_converge, H.ref(), n, rowptr, col, 1000, 2)
     assert.truthy(e:find("worklist overflow", 1, true), e)
     assert.truthy(e:find("worklist of capacity 2", 1, true), e)
+    assert.truthy(e:find("Fix: create the worklist with a capacity of at least", 1, true), e)
+  end)
+end)
+
+describe("megakernels converging on a worklist, on the reference", function()
+  it("composes the rounds into one program: plain Lua's levels, the host loop's rounds",
+    function()
+    local n = 400
+    local rowptr, col = graph(n, 13)
+    local want, rounds = lua_bfs(n, rowptr, col)
+    local be = H.ref()
+    local r = run_mega(be, n, rowptr, col, nil, nil, true)
+    assert.are.same(want, r.levels)
+    assert.are.equal(rounds, r.rounds)
+    assert.are.equal(0, r.wl:size())
+    -- COUNT saw every vertex reached once, as a current item of some round
+    local reached = 0
+    for i = 1, n do if want[i] ~= INF then reached = reached + 1 end end
+    assert.are.equal(reached, r.seen)
+    -- the plan: one layer (worklists add no dependency inside a round), the converge on
+    -- the composed worklist, the work-queue plan of the worklist, where rounds are decided
+    local p = r.plan
+    assert.are.equal(1, #p.layers)
+    assert.are.same({ 1, 2 }, p.layers[1].steps)
+    assert.truthy(p.text:find("(converge mg_w0 mg_max", 1, true), p.text)
+    assert.truthy(p.text:find("(worklist mg_w0 u32)", 1, true))
+    assert.are.equal(n, p.worklist.capacity)
+    assert.are.equal("worklist", p.facts.converge_on)
+    assert.truthy(p.reason:find("worklist rounds", 1, true), p.reason)
+    -- the same steps as a host loop (be:sequence): bit for bit
+    local k = be:compile(vyre.parse(BFS_ROUND))
+    local init = {}
+    for i = 1, n do init[i] = INF end
+    init[1] = 0
+    local lv = be:buffer("u32", init)
+    local wl = be:worklist("u32", n)
+    wl:push({ 0 })
+    local out = be:sequence({ { k, { front = wl, rowptr = be:buffer("u32", rowptr),
+      col = be:buffer("u32", col), level = lv }, { n = wl } } },
+      { converge = { worklist = wl, max = 1000 } })
+    assert.are.equal(out.rounds, r.rounds)
+    assert.are.same(lv:download():totable(), r.levels)
+  end)
+
+  it("costs one barrier per round beyond its layers' (the advance is the round barrier's "
+    .. "action)", function()
+    local n = 64
+    local rowptr, col = graph(n, 2)
+    local one = run_mega(H.ref(), n, rowptr, col).plan
+    local two = run_mega(H.ref(), n, rowptr, col, nil, nil, true).plan
+    -- COUNT joins BFS_ROUND's layer: the same barriers
+    assert.are.equal(barriers(vyre.ptx(vyre.parse(one.text), { sm = 90 })),
+      barriers(vyre.ptx(vyre.parse(two.text), { sm = 90 })))
+    -- prefix/rounds entry barrier, converge entry, the round's barrier: 3 in all
+    assert.are.equal(3, barriers(vyre.ptx(vyre.parse(one.text), { sm = 90 })))
+  end)
+
+  it("reports an overflow after the run, naming the capacity needed", function()
+    local n = 300
+    local rowptr, col = graph(n, 5)
+    local e = H.error_of(run_mega, H.ref(), n, rowptr, col, nil, 2)
+    assert.truthy(e:find("worklist overflow", 1, true), e)
     assert.truthy(e:find("Fix: create the worklist with a capacity of at least", 1, true), e)
   end)
 end)
@@ -346,6 +442,37 @@ describe("device convergence on " .. kind.name .. " " .. kind.tag, function()
       end
     end)
   end
+
+  for _, mode in ipairs({ "cooperative", "split", "graph" }) do
+    it("runs a megakernel converging on a worklist, " .. mode, function()
+      local n = kind.small and 400 or 50000
+      local rowptr, col = graph(n, 17)
+      local want, rounds = lua_bfs(n, rowptr, col)
+      local r = run_mega(gpu, n, rowptr, col, mode, nil, true)
+      assert.are.same(want, r.levels)
+      assert.are.equal(rounds, r.rounds)
+      assert.are.equal(0, r.wl:size())
+      assert.are.equal(mode, r.plan.mode)
+      if mode == "cooperative" then
+        -- rounds decided on the device: the completion wait is the call's one sync (the
+        -- rounds and the worklist header come back with it), outside the device events
+        assert.are.equal(1, r.syncs)
+        assert.truthy(r.plan.reason:find("advanced and decided on the device", 1, true))
+        assert.is_true(r.timing.device_ns > 0)
+      else
+        assert.is_true(r.syncs >= rounds)
+        assert.truthy(r.plan.reason:find("a host loop", 1, true), r.plan.reason)
+      end
+    end)
+  end
+
+  it("reports a megakernel's device-side overflow right after the run", function()
+    local n = 300
+    local rowptr, col = graph(n, 5)
+    local e = H.error_of(run_mega, gpu, n, rowptr, col, "cooperative", 2)
+    assert.truthy(e:find("vyre.Backend:megakernel: worklist overflow", 1, true), e)
+    assert.truthy(e:find("capacity of at least", 1, true), e)
+  end)
 
   it("reports a device-side overflow after the run, naming the capacity needed", function()
     local n = 300

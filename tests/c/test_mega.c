@@ -115,7 +115,7 @@ static void test_compose(void) {
     struct vyre_mega_step s[] = {
         {inc, b0, {4, 1, 1}}, {copy, b01, {2, 1, 1}}, {sum, b12, {2, 2, 1}}, {inc, b0, {4, 1, 1}}};
     enum vyre_type types[] = {VYRE_U32, VYRE_U32, VYRE_U32};
-    struct vyre_mega_options o = {1, true, false, 0, NULL};
+    struct vyre_mega_options o = {1, true, false, 0, NULL, 0, NULL, false, 0, NULL, NULL};
     struct vyre_mega *m = NULL;
     CHECK(vyre_mega_build(s, 4, 3, types, &o, &m, &err) == VYRE_OK);
     if (!m) {
@@ -158,7 +158,7 @@ static void test_compose(void) {
     uint32_t bd[] = {0, 1};
     struct vyre_mega_step sd[] = {{dec, bd, {2, 1, 1}}};
     enum vyre_type ft[] = {VYRE_U32, VYRE_F32};
-    struct vyre_mega_options oc = {0, false, true, 1, NULL};
+    struct vyre_mega_options oc = {0, false, true, 1, NULL, 0, NULL, false, 0, NULL, NULL};
     CHECK(vyre_mega_build(sd, 1, 2, ft, &oc, &m, &err) == VYRE_ERR_ARG);
     /* ... and runs rounds until the flag stays 0 */
     ft[1] = VYRE_U32;
@@ -229,7 +229,7 @@ static void test_alias_deps(void) {
     /* the composed program: three layers, out = 1 on the interpreter, and P is
      * read_write although only its view is written after the copy reads it */
     enum vyre_type types[] = {VYRE_U32, VYRE_U32, VYRE_U32};
-    struct vyre_mega_options o = {0, false, false, 0, mem};
+    struct vyre_mega_options o = {0, false, false, 0, mem, 0, NULL, false, 0, NULL, NULL};
     struct vyre_mega *m = NULL;
     CHECK(vyre_mega_build(s, 3, 3, types, &o, &m, &err) == VYRE_OK);
     if (m) {
@@ -264,7 +264,7 @@ static void test_null_args(void) {
                           nobuf[] = {{set, NULL, {1, 1, 1}}};
     struct vyre_mega_dep *d = NULL, dep = {0, 1, 0, VYRE_DEP_RAW};
     enum vyre_type types[] = {VYRE_U32};
-    struct vyre_mega_options o = {0, false, false, 0, NULL};
+    struct vyre_mega_options o = {0, false, false, 0, NULL, 0, NULL, false, 0, NULL, NULL};
     struct vyre_mega *m = NULL;
     vyre_bits params[8];
 #define NULL_ARG(call)                           \
@@ -323,7 +323,7 @@ static struct vyre_mega *plan_set(void) {
     static const uint32_t b0[] = {0};
     struct vyre_mega_step s[] = {{cache_prog, b0, {1, 1, 1}}};
     enum vyre_type types[] = {VYRE_U32};
-    struct vyre_mega_options o = {0, false, false, 0, NULL};
+    struct vyre_mega_options o = {0, false, false, 0, NULL, 0, NULL, false, 0, NULL, NULL};
     struct vyre_mega *m = NULL;
     struct vyre_error e;
     if (vyre_mega_build(s, 1, 1, types, &o, &m, &e) != VYRE_OK) return NULL;

@@ -611,6 +611,10 @@ enum vyre_status vyre_cuda_grid_run(vyre_cuda_kernel *k, const struct vyre_cuda_
         if (r != CUDA_SUCCESS) st = vyre_cu_fail(d, r, "cuMemcpyDtoHAsync", k->name, err);
         copied = st == VYRE_OK;
     }
+    if (st == VYRE_OK && o->watch && o->watched) {
+        CUresult r = vyre_cu.cuMemcpyDtoHAsync(o->watched, (CUdeviceptr)o->watch, 32, d->stream);
+        if (r != CUDA_SUCCESS) st = vyre_cu_fail(d, r, "cuMemcpyDtoHAsync", k->name, err);
+    }
     if (st == VYRE_OK) st = vyre_cu_sync(d, k->name, err);
     if (st == VYRE_OK && copied) {
         k->grid->rounds = w;
