@@ -214,6 +214,32 @@ describe("converge on a worklist, on the reference", function()
     assert.are.same(lv:download():totable(), got)
   end)
 
+  it("is spelled k:converge(k.frontier, max, fn) in the DSL", function()
+    local P = vyre.program("halve", { workgroup = 4,
+      vyre.worklist("w", "u32"), vyre.buffer("seen", "u32"), vyre.param("max", "u32") },
+      function(k)
+        k:converge(k.w, k.max, function()
+          local i = k:let("i", k.gid.x)
+          k:when(i:lt(k.w:len()), function()
+            local v = k:let("v", k.w[i] >> 1)
+            k:atomic("add", k.seen, 0, 1)
+            k:when(v:gt(0), function() k.w:push(v) end)
+          end)
+        end)
+      end)
+    assert.truthy(tostring(P):find("(converge w max", 1, true), tostring(P))
+    local be = H.ref()
+    local k = be:compile(P)
+    local wl = be:worklist("u32", 64)
+    wl:push({ 40, 7, 1 })
+    local seen = be:buffer("u32", 1)
+    k:launch({ w = wl, seen = seen, max = 100 }, { grid = { 4, 1, 1 } })
+    -- 40 20 10 5 2 1 | 7 3 1 | 1: the items of every round, 6 rounds
+    assert.are.equal(6, k:rounds())
+    assert.are.equal(10, seen:download():totable()[1])
+    assert.are.equal(0, wl:size())
+  end)
+
   it("stops at MAX rounds with the pushed items current", function()
     local n = 300
     local rowptr, col = graph(n, 3)

@@ -300,10 +300,12 @@ round) or max rounds ran.
 Results equal be:sequence's bit for bit; the reference backend runs it too. grid_sync
 ("auto", "cooperative", "split", "graph") forces the execution mode; "graph" replays each
 converge round as a CUDA graph (one graph launch and one flag read per round).
-converge = {worklist = wl, max = n}: rounds of the steps (after the prefix), each followed
-by wl:advance(), until a round pushes nothing or max rounds ran; returns the rounds. This
-form runs one launch per step and reads wl's count after each round (it is not composed
-into one kernel yet). docs/GRID.md.]=],
+converge = {worklist = wl, max = n}: rounds of the steps (after the prefix), composed
+into the kernel too; each round ends by advancing wl ON THE DEVICE (cooperative: no host
+sync until the end), until a round pushes nothing, overflows wl (raised right after the
+run with the capacity needed) or max rounds ran; returns the rounds. Steps may be sized
+by a worklist ({n = wl}: len read each round). Split/graph modes run these rounds as a
+host loop (one header read per round); be:plan's reason says which. docs/GRID.md.]=],
   ["Backend:plan"] = [=[
 be:plan(steps [, opts]) -> plan
 What be:megakernel would do, before anything runs: {mode, reason, layers, barriers (with
