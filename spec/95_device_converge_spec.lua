@@ -324,6 +324,45 @@ describe("megakernels converging on a worklist, on the reference", function()
   end)
 end)
 
+local function find_ptxas()
+  for _, path in ipairs({ os.getenv("PTXAS") or "", "/usr/local/cuda/bin/ptxas" }) do
+    if path ~= "" and io.open(path, "r") then return path end
+  end
+  local h = io.popen("command -v ptxas 2>/dev/null")
+  local p = h and h:read("l")
+  if h then h:close() end
+  return p
+end
+
+describe("device convergence PTX", function()
+  it("assembles with ptxas (sm_75, sm_80, sm_90): the converge program and the composed "
+    .. "worklist megakernel", function()
+    local ptxas = find_ptxas()
+    if not ptxas or ptxas == "" then
+      pending("no ptxas on this machine: set PTXAS or install the CUDA toolkit")
+      return
+    end
+    local n = 64
+    local rowptr, col = graph(n, 2)
+    local texts = { BFS_CONVERGE, run_mega(H.ref(), n, rowptr, col, nil, nil, true).plan.text }
+    local path = os.tmpname()
+    for _, t in ipairs(texts) do
+      for _, sm in ipairs({ 75, 80, 90 }) do
+        local ptx = vyre.ptx(vyre.parse(t), { sm = sm })
+        -- the barrier: one release atomic, a relaxed spin, one acquire; the advance
+        assert.truthy(ptx:find("atom.release.gpu.global.add.u32", 1, true))
+        assert.truthy(ptx:find("st.relaxed.gpu.global.u64", 1, true))
+        local f = assert(io.open(path, "w"))
+        f:write(ptx)
+        f:close()
+        local ok = os.execute(("%s -arch=sm_%d %s -o /dev/null"):format(ptxas, sm, path))
+        assert.is_true(ok == true or ok == 0, ("ptxas sm_%d failed"):format(sm))
+      end
+    end
+    os.remove(path)
+  end)
+end)
+
 describe("vyre.planners.workqueue (the original's device work-queue planner)", function()
   local wq = require("vyre.planners").workqueue
 
