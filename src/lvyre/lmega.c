@@ -576,8 +576,8 @@ static void choose(lua_State *L, struct mcall *c, const struct geometry *g, int 
                  !cuda   ? "; worklist rounds: the reference advances the worklist between rounds"
                  : device ? "; worklist rounds: advanced and decided on the device (no host "
                             "sync until the end)"
-                          : "; worklist rounds: a host loop (one kernel per layer, one header "
-                            "read per round: the grid cannot run cooperatively here)");
+                          : "; worklist rounds: a host loop in this mode (one kernel per "
+                            "layer, one header read per round)");
     }
 }
 
