@@ -240,6 +240,17 @@ describe("converge on a worklist, on the reference", function()
     assert.are.equal(0, wl:size())
   end)
 
+  it("refuses to size a program with grid statements by a worklist, with a Fix", function()
+    local be = H.ref()
+    local k = be:compile(vyre.parse(BFS_CONVERGE))
+    local wl = be:worklist("u32", 8)
+    local b = be:buffer("u32", 8)
+    local e = H.error_of(k.launch, k, { front = wl, rowptr = b, col = b, level = b, maxr = 3 },
+      { n = wl })
+    assert.truthy(e:find("cannot be sized by a worklist", 1, true), e)
+    assert.truthy(e:find("Fix: give it a grid", 1, true), e)
+  end)
+
   it("stops at MAX rounds with the pushed items current", function()
     local n = 300
     local rowptr, col = graph(n, 3)
@@ -537,6 +548,16 @@ describe("device convergence on " .. kind.name .. " " .. kind.tag, function()
     local e = H.error_of(run_mega, gpu, n, rowptr, col, "cooperative", 2)
     assert.truthy(e:find("vyre.Backend:megakernel: worklist overflow", 1, true), e)
     assert.truthy(e:find("capacity of at least", 1, true), e)
+  end)
+
+  it("refuses to size a program with grid statements by a worklist, with a Fix", function()
+    local k = gpu:compile(vyre.parse(BFS_CONVERGE))
+    local wl = gpu:worklist("u32", 8)
+    local b = gpu:buffer("u32", 8)
+    local e = H.error_of(k.launch, k, { front = wl, rowptr = b, col = b, level = b, maxr = 3 },
+      { n = wl })
+    assert.truthy(e:find("cannot be sized by a worklist", 1, true), e)
+    assert.truthy(e:find("Fix: ", 1, true), e)
   end)
 
   it("reports a device-side overflow after the run, naming the capacity needed", function()
