@@ -150,6 +150,34 @@ local function run_mega(be, n, rowptr, col, mode, cap, with_count)
     syncs = syncs, timing = t, seen = seen:download():totable()[1] }
 end
 
+-- A step with shared memory and a workgroup barrier, sized by its worklist: each round
+-- halves the items (through a shared tile) and pushes the non-zero halves.
+local HALVE_SHARED = [[
+(program halve_sh (workgroup 8)
+  (worklist w u32)
+  (buffer seen u32 read_write)
+  (shared tile u32 8)
+  (let i (gid x))
+  (let l (lid x))
+  (if (lt i (len w)) (then (store tile l (load w i))))
+  (barrier)
+  (if (lt i (len w))
+    (then
+      (let v (shr (load tile l) 1u32))
+      (atomic add seen 0u32 1u32)
+      (if (gt v 0u32) (then (push w v))))))]]
+
+-- rounds, items seen, items left: 40 7 1 100 3 halve in 7 rounds through 19 items
+local function run_halve(be)
+  local k = be:compile(vyre.parse(HALVE_SHARED))
+  local wl = be:worklist("u32", 64)
+  wl:push({ 40, 7, 1, 100, 3 })
+  local seen = be:buffer("u32", 1)
+  local r = be:megakernel({ { k, { w = wl, seen = seen }, { n = wl } } },
+    { converge = { worklist = wl, max = 100 } })
+  return { r, seen:download():totable()[1], wl:size() }
+end
+
 -- The grid barriers of a composed megakernel's PTX: "// grid barrier N" comments.
 local function barriers(text)
   local n = 0
@@ -324,6 +352,10 @@ describe("megakernels converging on a worklist, on the reference", function()
       barriers(vyre.ptx(vyre.parse(two.text), { sm = 90 })))
     -- prefix/rounds entry barrier, converge entry, the round's barrier: 3 in all
     assert.are.equal(3, barriers(vyre.ptx(vyre.parse(one.text), { sm = 90 })))
+  end)
+
+  it("sizes a step with shared memory and a barrier by the worklist", function()
+    assert.are.same({ 7, 19, 0 }, run_halve(H.ref()))
   end)
 
   it("reports an overflow after the run, naming the capacity needed", function()
@@ -541,6 +573,10 @@ describe("device convergence on " .. kind.name .. " " .. kind.tag, function()
       end
     end)
   end
+
+  it("sizes a megakernel step with shared memory and a barrier by the worklist", function()
+    assert.are.same({ 7, 19, 0 }, run_halve(gpu))
+  end)
 
   it("reports a megakernel's device-side overflow right after the run", function()
     local n = 300
