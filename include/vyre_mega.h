@@ -104,6 +104,13 @@ struct vyre_mega {
     uint32_t nbarriers;
     uint32_t workgroup[3];
     uint32_t remapped; /* steps whose workgroup was re-mapped onto the megakernel's */
+    /* per step: a step sized by a worklist that drains in windows — its workgroups
+     * loop over ceil(len / wgsize.x) with a stride of the step's own grid[0], so the
+     * caller may give it a grid[0] of one drain window (vyre_workqueue_plan's
+     * items_per_chunk / wgsize.x) instead of the worklist's whole capacity. Only a step
+     * without `return` and shared arrays drains so (a shared array must start zeroed
+     * for each workgroup); the others cover the capacity. */
+    bool *drains;
     uint64_t key;      /* hash of the composition: step programs, bindings, options */
 };
 

@@ -358,6 +358,23 @@ describe("megakernels converging on a worklist, on the reference", function()
     assert.are.same({ 7, 19, 0 }, run_halve(H.ref()))
   end)
 
+  it("drains a sized step in windows of the work-queue plan (backpressure)", function()
+    local n = 500
+    local rowptr, col = graph(n, 21)
+    local want, rounds = lua_bfs(n, rowptr, col)
+    -- a drain window of 64 items: 2 workgroups of 32 loop over each round's items
+    local r = run_mega(H.ref(), n, rowptr, col, nil, { capacity = n, drain_items = 64 })
+    assert.are.same(want, r.levels)
+    assert.are.equal(rounds, r.rounds)
+    assert.are.equal(2, r.plan.grid.virtual_workgroups)
+    assert.are.equal("chunked_resident_drain", r.plan.worklist.strategy)
+    assert.truthy(r.plan.text:find("(for mg1_c mg1_v mg1_dgx", 1, true), r.plan.text)
+    -- without a window the layer covers the capacity
+    local whole = run_mega(H.ref(), n, rowptr, col)
+    assert.are.equal((n + 31) // 32, whole.plan.grid.virtual_workgroups)
+    assert.are.same(want, whole.levels)
+  end)
+
   it("reports an overflow after the run, naming the capacity needed", function()
     local n = 300
     local rowptr, col = graph(n, 5)
@@ -576,6 +593,17 @@ describe("device convergence on " .. kind.name .. " " .. kind.tag, function()
 
   it("sizes a megakernel step with shared memory and a barrier by the worklist", function()
     assert.are.same({ 7, 19, 0 }, run_halve(gpu))
+  end)
+
+  it("drains a sized megakernel step in windows, cooperatively", function()
+    local n = kind.small and 500 or 50000
+    local rowptr, col = graph(n, 21)
+    local want, rounds = lua_bfs(n, rowptr, col)
+    local r = run_mega(gpu, n, rowptr, col, "cooperative", { capacity = n, drain_items = 64 })
+    assert.are.same(want, r.levels)
+    assert.are.equal(rounds, r.rounds)
+    assert.are.equal(2, r.plan.grid.virtual_workgroups)
+    assert.are.equal(1, r.syncs)
   end)
 
   it("reports a megakernel's device-side overflow right after the run", function()

@@ -685,9 +685,25 @@ static void push_plan(lua_State *L, const struct mcall *c, const struct geometry
 }
 
 /* Everything up to the mode; leaves the Kernel and the facts on the stack. */
+/* A step sized by a worklist that drains in windows (vyre_mega.drains) covers one drain
+ * window of workgroups, the work-queue plan's items_per_chunk (CUDA: the resident grid's
+ * threads), instead of the worklist's whole capacity: each round its workgroups loop
+ * over the current items, and the layer's virtual grid stays small. */
+static void drain_windows(struct mcall *c) {
+    for (size_t j = 0; j < c->n; j++) {
+        const struct lvyre_worklist *w = c->steps[j].b.sized;
+        if (!w || !c->m->drains[j]) continue;
+        uint32_t w0 = c->steps[j].k->lay->workgroup[0];
+        uint64_t win = w->plan.items_per_chunk / w0 + (w->plan.items_per_chunk % w0 != 0);
+        if (win == 0) win = 1;
+        if (win < c->ms[j].grid[0]) c->ms[j].grid[0] = (uint32_t)win;
+    }
+}
+
 static struct lvyre_kernel *prepare(lua_State *L, struct mcall *c, vyre_bits *params,
                                     struct geometry *g, int *facts_idx, const char *fname) {
     read_call(L, c, fname);
+    drain_windows(c);
     struct lvyre_kernel *k = plan_kernel(L, c, fname);
     measure(L, c, k, params, g, fname);
     push_facts(L, c, g);

@@ -393,11 +393,21 @@ static enum vyre_status fail(struct vyre_error *err, enum vyre_status st, const 
     return vyre_error_set(err, st, "megakernel: %s", msg);
 }
 
+static bool block_returns(const struct vyre_block *b) {
+    for (uint32_t i = 0; i < b->count; i++) {
+        const struct vyre_stmt *s = b->items[i];
+        if (s->kind == VYRE_ST_RETURN || block_returns(&s->then_) || block_returns(&s->else_))
+            return true;
+    }
+    return false;
+}
+
 /* The statements of step j (1-based), renamed, with the prelude that gives them the
- * step's geometry; appended to text. */
+ * step's geometry; appended to text. *drains: the sized step loops over its workgroups
+ * in windows of its own grid (vyre_mega.drains). */
 static enum vyre_status step_text(const struct vyre_mega_step *st, uint32_t j, const uint32_t mw[3],
                                   bool same_wg, const uint32_t *wl, uint32_t sized_by,
-                                  struct sbuf *text, struct sbuf *decls,
+                                  struct sbuf *text, struct sbuf *decls, bool *drains,
                                   struct vyre_error *err) {
     const vyre_program *sp = st->program;
     vyre_program *p = NULL;
@@ -406,6 +416,7 @@ static enum vyre_status step_text(const struct vyre_mega_step *st, uint32_t j, c
     const uint32_t *w = sp->workgroup;
     uint32_t t = w[0] * w[1] * w[2], mt = mw[0] * mw[1] * mw[2];
     bool sized = sized_by != UINT32_MAX;
+    *drains = sized && !block_returns(&sp->body) && sp->nshared == 0;
     struct renamer r = {p, st, wl, sized, j, !same_wg, w, false};
     if (!same_wg && t < mt && block_syncs(&p->body)) {
         vyre_program_free(p);
@@ -444,9 +455,12 @@ static enum vyre_status step_text(const struct vyre_mega_step *st, uint32_t j, c
                   "%uu32) 0u32) 1u32 0u32)))",
                   j, sized_by, w[0], sized_by, w[0]);
         sb_printf(text, "\n(let mg%u_dgy 1u32)\n(let mg%u_dgz 1u32)", j, j);
-        sb_printf(text, "\n(if (lt mg%u_v mg%u_dgx) (then", j, j);
-        sb_printf(text, "\n(let mg%u_wgx mg%u_v)\n(let mg%u_wgy 0u32)\n(let mg%u_wgz 0u32)", j, j,
-                  j, j);
+        if (*drains) /* workgroups v, v + window, ... below this round's count */
+            sb_printf(text, "\n(for mg%u_c mg%u_v mg%u_dgx (sub mg%u_end mg%u_off)", j, j, j, j, j);
+        else
+            sb_printf(text, "\n(if (lt mg%u_v mg%u_dgx) (then", j, j);
+        sb_printf(text, "\n(let mg%u_wgx mg%u_%s)\n(let mg%u_wgy 0u32)\n(let mg%u_wgz 0u32)", j,
+                  j, *drains ? "c" : "v", j, j);
     } else {
         sb_printf(text, "\n(let mg%u_t (div mg%u_v mg%u_gx))", j, j, j);
         sb_printf(text, "\n(let mg%u_wgx (rem mg%u_v mg%u_gx))", j, j, j);
@@ -468,7 +482,7 @@ static enum vyre_status step_text(const struct vyre_mega_step *st, uint32_t j, c
     }
     if (!same_wg && t < mt) sb_printf(text, "\n(if (lt (lid x) %uu32) (then%s))", t, body);
     else sb_printf(text, "%s", body);
-    if (sized) sb_printf(text, "))");
+    if (sized) sb_printf(text, *drains ? ")" : "))");
     free(body);
     return VYRE_OK;
 }
@@ -476,6 +490,7 @@ static enum vyre_status step_text(const struct vyre_mega_step *st, uint32_t j, c
 struct build {
     const struct vyre_mega_step *steps;
     const struct vyre_mega_options *o;
+    struct vyre_mega *m;
     uint32_t n;
     uint32_t mw[3];
     bool same_wg;
@@ -492,7 +507,7 @@ static enum vyre_status layer_text(struct build *B, const uint32_t *layer, uint3
         const uint32_t *wl = B->o->step_worklists ? B->o->step_worklists[j] : NULL;
         uint32_t by = B->o->sized_by ? B->o->sized_by[j] : UINT32_MAX;
         enum vyre_status s = step_text(&B->steps[j], j + 1, B->mw, B->same_wg, wl, by, &B->text,
-                                       &B->decls, err);
+                                       &B->decls, &B->m->drains[j], err);
         if (s != VYRE_OK) return s;
         sb_printf(&B->text, ") (else");
         open++;
@@ -716,14 +731,15 @@ enum vyre_status vyre_mega_build(const struct vyre_mega_step *steps, uint32_t n,
     m->layer = calloc(n, sizeof *m->layer);
     m->barriers = calloc(n, sizeof *m->barriers);
     m->after_layer = calloc(n, sizeof *m->after_layer);
+    m->drains = calloc(n, sizeof *m->drains);
     enum vyre_status s = VYRE_OK;
-    if (!m->layer || !m->barriers || !m->after_layer)
+    if (!m->layer || !m->barriers || !m->after_layer || !m->drains)
         s = fail(err, VYRE_ERR_NOMEM, "out of memory. Fix: free memory");
     if (s == VYRE_OK) s = vyre_mega_deps(steps, n, o->memory, &m->deps, &m->ndeps, err);
     if (s == VYRE_OK) s = plan_layers(m, o->prefix, err);
     if (s == VYRE_OK) {
         pick_barriers(m);
-        struct build B = {steps, o, n, {0, 0, 0}, true, {0}, {0}};
+        struct build B = {steps, o, m, n, {0, 0, 0}, true, {0}, {0}};
         memcpy(B.mw, steps[0].program->workgroup, sizeof B.mw);
         uint32_t most = 0;
         for (uint32_t j = 0; j < n; j++) {
@@ -759,6 +775,7 @@ void vyre_mega_free(struct vyre_mega *m) {
     free(m->deps);
     free(m->barriers);
     free(m->after_layer);
+    free(m->drains);
     free(box);
 }
 
