@@ -343,6 +343,11 @@ enum vyre_status vyre_cuda_sequence(vyre_cuda_device *d, const struct vyre_cuda_
 struct vyre_cuda_grid_options {
     enum vyre_cuda_grid_sync mode;
     struct vyre_timing *timing;
+    /* 0, or a worklist header (vyre_cuda_worklist_header): its 32 bytes are copied into
+     * `watched` behind the kernel, within the run's one synchronisation (a megakernel
+     * that converges on the worklist reports an overflow right after the run) */
+    uint64_t watch;
+    void *watched;
 };
 enum vyre_status vyre_cuda_grid_run(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
                                     const struct vyre_cuda_grid_options *o, struct vyre_error *err);

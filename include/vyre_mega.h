@@ -70,6 +70,24 @@ struct vyre_mega_options {
      * overlaps memory some step writes is declared read_write in the composed program
      * (a `read` buffer may be loaded through the non-coherent cache on the GPU). */
     const struct vyre_mega_memory *memory;
+    /* worklist ids 0..nworklists-1 (declared mg_w0.. in the composed program) and their
+     * item types; converge_wl: converge on worklist `wl` instead of a flag (each round
+     * ends by advancing it on the device; the loop stops after a round that pushed
+     * nothing, overflowed it, or mg_max rounds) */
+    uint32_t nworklists;
+    const enum vyre_type *worklist_types;
+    bool converge_wl;
+    uint32_t wl;
+    /* per step (NULL: no step binds a worklist): step_worklists[j] is the worklist id
+     * each `worklist` declaration of step j binds (per worklist slot), and sized_by[j]
+     * the worklist id that sizes step j ({n = wl}), or UINT32_MAX. A sized step covers
+     * ceil(len / workgroup.x) workgroups, read on the device each round; its grid[0]
+     * must cover the most that worklist can hold (ceil(capacity / workgroup.x)).
+     * Worklists add no dependency between the steps of a round: loads read the current
+     * items, pushes append to the next round's, and the items change only at the round's
+     * end (the converge's advance). */
+    const uint32_t *const *step_worklists;
+    const uint32_t *sized_by;
 };
 
 struct vyre_mega {
@@ -86,6 +104,13 @@ struct vyre_mega {
     uint32_t nbarriers;
     uint32_t workgroup[3];
     uint32_t remapped; /* steps whose workgroup was re-mapped onto the megakernel's */
+    /* per step: a step sized by a worklist that drains in windows — its workgroups
+     * loop over ceil(len / wgsize.x) with a stride of the step's own grid[0], so the
+     * caller may give it a grid[0] of one drain window (vyre_workqueue_plan's
+     * items_per_chunk / wgsize.x) instead of the worklist's whole capacity. Only a step
+     * without `return` and shared arrays drains so (a shared array must start zeroed
+     * for each workgroup); the others cover the capacity. */
+    bool *drains;
     uint64_t key;      /* hash of the composition: step programs, bindings, options */
 };
 
@@ -111,6 +136,38 @@ void vyre_mega_free(struct vyre_mega *m);
 enum vyre_status vyre_mega_args(const struct vyre_mega *m, const struct vyre_mega_step *steps,
                                 const vyre_bits *const *step_params, uint32_t times, uint32_t max,
                                 vyre_bits *params, uint32_t grid[3], struct vyre_error *err);
+
+/* ---- the device work-queue planner (workqueue.c; docs/PLANNERS.md §3.12) -------------
+ * Sizes a resident device work queue (a worklist) whose rounds drain on the device and
+ * whose host reads only the final state. Inputs in items and bytes; a worklist of item
+ * type T has entry_bytes = 2 * sizeof T (its current and next item arrays) and
+ * control_bytes = 32 (its header). */
+struct vyre_workqueue_profile {
+    uint64_t initial_items;   /* items present before the first round */
+    uint64_t capacity;        /* items per round; 0: initial + expansion, within budget */
+    uint64_t expansion_items; /* capacity 0: headroom for the items the rounds push */
+    uint64_t entry_bytes;     /* resident bytes per item of capacity (> 0) */
+    uint64_t control_bytes;   /* counters, flags, header */
+    uint64_t budget_bytes;    /* the device memory the queue may hold */
+    uint64_t drain_items;     /* items one device-side drain window covers; 0: all */
+    bool host_participates;   /* a host read per round: refused (that is a host loop) */
+};
+
+struct vyre_workqueue_plan {
+    uint64_t capacity, queue_bytes, control_bytes, resident_bytes;
+    uint32_t initial_occupancy_bps; /* initial items / capacity, in 1/10000 */
+    bool chunked;                   /* more than one drain window covers the capacity */
+    uint64_t items_per_chunk, chunks;
+    bool final_only_host_sync; /* always true for a plan that was made */
+};
+
+/* The plan, or VYRE_ERR_ARG with a Fix: entry_bytes 0, no capacity (capacity and
+ * initial + expansion both 0), initial items over a given capacity, host participation,
+ * the resident bytes over the budget (the message gives the bytes needed), or a byte
+ * count past 2^64. With capacity 0 the capacity is initial + expansion, clamped to
+ * what the budget holds (never below the initial items: that is the over-budget error). */
+enum vyre_status vyre_workqueue_plan(const struct vyre_workqueue_profile *in,
+                                     struct vyre_workqueue_plan *out, struct vyre_error *err);
 
 /* ---- the plan cache (mega_cache.c) ----------------------------------------------------
  * A bounded table of plans by key (the caller's hash of everything the plan depends on:

@@ -5,7 +5,9 @@
 --   graph      the same round captured once as a CUDA graph; g:launch(1) + flag download
 --   megakernel be:megakernel(steps, {converge = {flag =, max =}}) (issue 10, section 2)
 -- Each returns the rounds run (the last round is the one that left the flag zero) and
--- the wall time of the loop; setup (compile, capture, uploads) is outside the timing.
+-- the time of the loop (host loop, graph: wall time, their syncs are the point;
+-- megakernel: device events, the completion wait outside); setup (compile, capture,
+-- uploads) is outside the timing.
 local vyre = require("vyre")
 local now_ns = require("vyre.core").now_ns
 
@@ -195,8 +197,15 @@ end
 --- megakernel(be, w [, grid_sync]) -> rounds, ns, stats delta, plan (nil without be:plan).
 --- grid_sync forces the execution mode ("graph": the mode's CUDA graph per converge
 --- round, recorded at the first call and replayed; "split": the host split).
+--- ns is the device time between the run's two stream events (timing.device_ns): the
+--- timed region holds the launch and the rounds decided on the device, not the
+--- completion wait, which comes after the stop event (so in a cooperative run the
+--- stats' one sync is outside it). Modes that loop on the host (split, graph) sync
+--- inside the events' interval; their stats say so. Where the backend has no device
+--- clock (the reference: device_ns is the wall time) the wall time is used.
 function M.megakernel(be, w, grid_sync)
-  local opts = { converge = { flag = w.flag, max = w.max_rounds }, grid_sync = grid_sync }
+  local opts = { converge = { flag = w.flag, max = w.max_rounds }, grid_sync = grid_sync,
+    timed = true }
   if w.worklist then
     opts.converge = { worklist = w.worklist, max = w.max_rounds }
   elseif w.once then
@@ -205,18 +214,19 @@ function M.megakernel(be, w, grid_sync)
   local plan
   local okp, fp = pcall(function() return be.plan end)
   if okp and type(fp) == "function" then
-    -- be:plan has no composed plan for a worklist converge yet (a host round loop):
-    -- the plan is then the reason it gave, and the run goes on
+    -- a composition be:plan refuses: the plan is then the reason it gave, and the run
+    -- goes on
     local ok, p = pcall(be.plan, be, w.steps, opts)
     plan = ok and p or { unavailable = tostring(p) }
   end
   if w.layout and plan then plan.expansion = w.layout end
   local s0 = stats_of(be)
   local t0 = now_ns()
-  local r = be:megakernel(w.steps, opts)
+  local r, timing = be:megakernel(w.steps, opts)
   if w.once then be:synchronize() end
   local ns = now_ns() - t0
   if type(r) == "table" then r = r.rounds end
+  if type(timing) == "table" and (timing.device_ns or 0) > 0 then ns = timing.device_ns end
   return r, ns, delta(s0, stats_of(be)), plan
 end
 

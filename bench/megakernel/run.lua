@@ -56,6 +56,11 @@ local g, gwhy = suite.gate(res)
 local lines = { md }
 if g then
   lines[#lines + 1] = "\nSpeedup gate (host loop / megakernel, per workload):\n"
+  lines[#lines + 1] = "Timed regions: the host loop's wall time (its per-round syncs are what it "
+    .. "measures); the megakernel's device events around its launch (timing.device_ns), the "
+    .. "completion wait and the rounds' copy queued after the stop event. speedup_gate.csv's "
+    .. "timed_host_syncs = the call's syncs - 1 (that completion wait): 0 for a cooperative "
+    .. "run, whose rounds are decided on the device.\n"
   local names = {}
   for n in pairs(g.verdicts) do names[#names + 1] = n end
   table.sort(names)

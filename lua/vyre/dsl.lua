@@ -709,7 +709,9 @@ function B:barrier() self:_emit("(barrier)") end
 --- variables declared before it are not visible after it.
 function B:grid_barrier() self:_emit("(grid_barrier)") end
 --- k:converge(flag, max, fn): FLAG[0] = 0, then rounds of fn's statements while a round
---- leaves flag[0] non-zero and fewer than max (u32) rounds ran.
+--- leaves flag[0] non-zero and fewer than max (u32) rounds ran. On a worklist
+--- (k:converge(k.frontier, max, fn)) each round ends by advancing it, and the loop stops
+--- after a round that pushed nothing (or overflowed it, or max rounds).
 function B:converge(flag, max, fn)
   local d = buf_decl(self, flag, "k:converge")
   max = coerce(max, "u32", "k:converge")

@@ -38,7 +38,7 @@ H.LUA_TYPES = { ["vyre.EGraph"] = { "vyre.egraph", "EGraph" },
 H.MODULES = { "vyre.cuda", "vyre.reference", "vyre.lib", "vyre.egraph", "vyre.policy",
   "vyre.profiles", "vyre.plan_view" }
 for _, n in ipairs({ "capability", "compaction", "convergence", "fusion", "multiquery",
-  "occupancy", "passes", "session", "speedup_gate", "topology", "waves" }) do
+  "occupancy", "passes", "session", "speedup_gate", "topology", "waves", "workqueue" }) do
   H.MODULES[#H.MODULES + 1] = "vyre.planners." .. n
 end
 local is_module = {}

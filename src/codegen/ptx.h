@@ -43,7 +43,7 @@ struct ptx_ctx {
      * "a section ran since the last barrier" predicate, shared offsets per decl in
      * the current section, and where a `return` goes. */
     bool grid, in_section;
-    struct ptx_reg gs_scr, gs_ng[3], gs_nv, gs_nb, gs_wgid[3], gs_dirty, gs_tid0, gs_1d;
+    struct ptx_reg gs_scr, gs_ng[3], gs_nv, gs_nb, gs_wgid[3], gs_dirty, gs_tid0, gs_1d, gs_add;
     uint32_t *gs_off;
     uint32_t gs_smem, gs_label;
     char gs_ret[24];
@@ -165,6 +165,12 @@ VYRE_INTERNAL void vyre_ptx_wl_params(struct ptx_ctx *c, struct vyre_pbuf *out, 
  * count become decl_ptr/decl_len, so load and len lower as for a buffer. */
 VYRE_INTERNAL void vyre_ptx_wl_prologue(struct ptx_ctx *c);
 VYRE_INTERNAL void vyre_ptx_wl_push(struct ptx_ctx *c, const struct vyre_stmt *s);
+/* Programs with grid statements: re-reads every worklist's header into the registers
+ * the prologue loaded (a converge on a worklist advances it between sections), and the
+ * action of a converge round's barrier on worklist decl: unless the round overflowed,
+ * advance it; *pushed gets "the round pushed something and did not overflow". */
+VYRE_INTERNAL void vyre_ptx_wl_reload(struct ptx_ctx *c);
+VYRE_INTERNAL void vyre_ptx_wl_advance(struct ptx_ctx *c, uint32_t decl, struct ptx_reg pushed);
 /* In NAME_wl: wgid.x, ngroups.x and gid.x of the virtual workgroup (false: usual). */
 VYRE_INTERNAL bool vyre_ptx_wl_builtin(struct ptx_ctx *c, const struct vyre_expr *e,
                                        struct ptx_reg *out);

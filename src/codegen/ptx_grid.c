@@ -3,31 +3,36 @@
  * (a 1-D physical grid); each runs the program's virtual workgroups of a section in
  * a grid-stride loop, with wgid, gid and ngroups computed from the virtual grid the
  * runtime passes, so they keep the dispatch's meaning. Between sections all blocks
- * meet at our own grid barrier:
+ * meet at our own grid barrier, one word (scratch+16) and one atomic per block:
  *
  *   bar.sync 0
- *   thread 0: fence.acq_rel.gpu (release the block's writes); one atomic add on a word
- *             whose bit 31 flips when the last block arrives; spin on ld.acquire
+ *   thread 0: atom.release.gpu.add [word], a   (block 0: a = 0x80000001 - blocks, else 1;
+ *             the release publishes the block's writes, which bar.sync ordered before it)
+ *             spin on ld.relaxed.gpu until bit 31 of the word differs from the old value's,
+ *             then one ld.acquire.gpu of the word (it reads the last arrival's value or a
+ *             later one of the same chain of atomics, so it synchronises with every block's
+ *             release; an acquire per spin iteration would invalidate L1 every time)
  *   bar.sync 0
  *
- * and, for a converge loop's barriers, which carry an action:
+ * The word's low 31 bits are 0 between barriers (the adds sum to 0x80000000), so bit 31
+ * flips exactly at the last arrival, and that block knows it is last from its own
+ * atomic: (old + a) ^ old has bit 31 set. A converge loop's barriers carry an action
+ * which that last block runs while the others wait on a generation word (scratch+4):
  *
  *   bar.sync 0
- *   thread 0: gen = [scratch+4]; fence.acq_rel.gpu (release the block's writes);
- *             old = atom.add [scratch+0], 1
- *             last block (old == blocks-1): fence.acq_rel.gpu (acquire everyone's);
- *                 [scratch+0] = 0; the barrier's action; st.release [scratch+4] = gen+1
- *             others: spin on ld.acquire [scratch+4] until it differs from gen
+ *   thread 0: gen = ld.relaxed [scratch+4]; atom.release.gpu.add [word], a
+ *             last: fence.acq_rel.gpu (acquire everyone's writes); the action;
+ *                   st.release.gpu [scratch+4] = gen + 1
+ *             others: spin ld.relaxed [scratch+4] == gen, then one ld.acquire
  *   bar.sync 0
  *
- * an arrival counter and a generation in a word the runtime owns (zeroed once; every
- * barrier leaves the counter at 0). A converge loop's barriers carry an action that
- * the last block runs while everyone waits: zero the flag at entry; at the end of a
- * round read the flag, decide whether another round runs, zero the flag if so, count
- * the round ([scratch+12], reported as `rounds`) and publish the decision
- * ([scratch+8]), which thread 0 of each block passes to its block through shared
- * memory. A section boundary costs a barrier only when a section ran since the last
- * one (the `dirty` predicate, grid-uniform), so adjacent boundaries are one barrier.
+ * The action: zero the flag at entry; at the end of a round read the flag, decide
+ * whether another round runs, zero the flag if so, count the round ([scratch+12],
+ * reported as `rounds`) and publish the decision ([scratch+8]), which thread 0 of each
+ * block passes to its block through shared memory. So a converge round costs one
+ * barrier: the flag test is folded into the barrier that ends the round's last layer.
+ * A section boundary costs a barrier only when a section ran since the last one (the
+ * `dirty` predicate, grid-uniform), so adjacent boundaries are one barrier.
  *
  * Each section is zero-filled shared memory (its own arrays laid out from offset 0 of
  * one window, so the window is the largest section's need), its statements, and for
@@ -38,8 +43,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Byte offsets in the scratch block the runtime passes (vyre_cuda: 16 bytes, zeroed). */
-#define GS_COUNT 0
+/* Byte offsets in the scratch block the runtime passes (vyre_cuda: 32 bytes, zeroed);
+ * word 0 (the arrival counter of an earlier scheme) is unused. */
 #define GS_GEN 4
 #define GS_DECISION 8
 #define GS_ROUNDS 12
@@ -106,6 +111,12 @@ void vyre_ptx_grid_prologue(struct ptx_ctx *c) {
     vyre_ptx_ins(c, "@%s st.relaxed.gpu.global.u32 [%s+%d], 0", p.s, c->gs_scr.s, GS_ROUNDS);
     c->gs_dirty = vyre_ptx_reg(c, PTX_P);
     vyre_ptx_ins(c, "setp.ne.u32 %s, %s, %s", c->gs_dirty.s, b.s, b.s); /* false */
+    /* the barrier word's add, once: block 0 0x80000001 - blocks, the others 1 */
+    struct ptx_reg b0 = vyre_ptx_reg(c, PTX_P);
+    c->gs_add = vyre_ptx_reg(c, PTX_R);
+    vyre_ptx_ins(c, "setp.eq.u32 %s, %s, 0", b0.s, b.s);
+    vyre_ptx_ins(c, "sub.u32 %s, 0x80000001, %s", c->gs_add.s, c->gs_nb.s);
+    vyre_ptx_ins(c, "@!%s mov.u32 %s, 1", b0.s, c->gs_add.s);
 }
 
 /* ---- the barrier ------------------------------------------------------------------ */
@@ -116,30 +127,24 @@ static void flag_addr(struct ptx_ctx *c, uint32_t decl, struct ptx_reg *has) {
     vyre_ptx_ins(c, "setp.ne.u32 %s, %s, 0", has->s, c->decl_len[decl].s);
 }
 
-/* A plain grid barrier in one word (the scheme cooperative groups uses): thread 0 of
- * block 0 adds 0x80000000 - (blocks - 1), every other block 1, so the word's bit 31
- * flips exactly when the last block arrives, and each block waits for the flip. One
- * atomic per block and no reset: the low bits return to where they were. */
+/* A plain grid barrier (the header's scheme): one release atomic per block on the
+ * barrier word, a relaxed spin for the flip of bit 31, one acquire load. */
 static void plain_sync(struct ptx_ctx *c, unsigned n) {
     const char *scr = c->gs_scr.s;
-    struct ptx_reg add = vyre_ptx_reg(c, PTX_R), old = vyre_ptx_reg(c, PTX_R);
-    struct ptx_reg cur = vyre_ptx_reg(c, PTX_R), cta = vyre_ptx_reg(c, PTX_R);
-    struct ptx_reg b0 = vyre_ptx_reg(c, PTX_P), q = vyre_ptx_reg(c, PTX_P);
+    struct ptx_reg old = vyre_ptx_reg(c, PTX_R), cur = vyre_ptx_reg(c, PTX_R);
+    struct ptx_reg q = vyre_ptx_reg(c, PTX_P);
     vyre_pbuf_printf(&c->body, "\t// grid barrier %u\n", n);
     vyre_ptx_ins(c, "bar.sync 0");
     vyre_ptx_ins(c, "@!%s bra GB%u_wait", c->gs_tid0.s, n);
-    vyre_ptx_ins(c, "mov.u32 %s, %%ctaid.x", cta.s);
-    vyre_ptx_ins(c, "setp.eq.u32 %s, %s, 0", b0.s, cta.s);
-    vyre_ptx_ins(c, "sub.u32 %s, 0x80000001, %s", add.s, c->gs_nb.s);
-    vyre_ptx_ins(c, "@!%s mov.u32 %s, 1", b0.s, add.s);
-    vyre_ptx_ins(c, "fence.acq_rel.gpu");
-    vyre_ptx_ins(c, "atom.relaxed.gpu.global.add.u32 %s, [%s+%d], %s", old.s, scr, GS_FAST, add.s);
+    vyre_ptx_ins(c, "atom.release.gpu.global.add.u32 %s, [%s+%d], %s", old.s, scr, GS_FAST,
+                 c->gs_add.s);
     vyre_pbuf_printf(&c->body, "GB%u_spin:\n", n);
-    vyre_ptx_ins(c, "ld.acquire.gpu.global.u32 %s, [%s+%d]", cur.s, scr, GS_FAST);
+    vyre_ptx_ins(c, "ld.relaxed.gpu.global.u32 %s, [%s+%d]", cur.s, scr, GS_FAST);
     vyre_ptx_ins(c, "xor.b32 %s, %s, %s", cur.s, cur.s, old.s);
     vyre_ptx_ins(c, "and.b32 %s, %s, 0x80000000", cur.s, cur.s);
     vyre_ptx_ins(c, "setp.eq.u32 %s, %s, 0", q.s, cur.s);
     vyre_ptx_ins(c, "@%s bra GB%u_spin", q.s, n);
+    vyre_ptx_ins(c, "ld.acquire.gpu.global.u32 %s, [%s+%d]", cur.s, scr, GS_FAST);
     vyre_pbuf_printf(&c->body, "GB%u_wait:\n", n);
     vyre_ptx_ins(c, "bar.sync 0");
 }
@@ -158,23 +163,38 @@ static struct ptx_reg grid_sync(struct ptx_ctx *c, enum gs_action act, uint32_t 
     const char *scr = c->gs_scr.s;
     struct ptx_reg gen = vyre_ptx_reg(c, PTX_R), old = vyre_ptx_reg(c, PTX_R);
     struct ptx_reg g2 = vyre_ptx_reg(c, PTX_R), last = vyre_ptx_reg(c, PTX_P);
-    struct ptx_reg nb1 = vyre_ptx_reg(c, PTX_R), q = vyre_ptx_reg(c, PTX_P);
+    struct ptx_reg flip = vyre_ptx_reg(c, PTX_R), q = vyre_ptx_reg(c, PTX_P);
     struct ptx_reg dec = vyre_ptx_reg(c, PTX_R), cont = vyre_ptx_reg(c, PTX_P);
     vyre_pbuf_printf(&c->body, "\t// grid barrier %u%s\n", n,
                      act == GS_ZERO    ? " (converge entry: zero the flag)"
-                     : act == GS_ROUND ? " (converge round: read the flag)"
+                     : act == GS_ROUND ? " (converge round: read the flag / advance the worklist)"
                                        : "");
     vyre_ptx_ins(c, "bar.sync 0");
     vyre_ptx_ins(c, "@!%s bra GB%u_wait", c->gs_tid0.s, n);
     vyre_ptx_ins(c, "ld.relaxed.gpu.global.u32 %s, [%s+%d]", gen.s, scr, GS_GEN);
-    vyre_ptx_ins(c, "fence.acq_rel.gpu");
-    vyre_ptx_ins(c, "atom.relaxed.gpu.global.add.u32 %s, [%s+%d], 1", old.s, scr, GS_COUNT);
-    vyre_ptx_ins(c, "sub.u32 %s, %s, 1", nb1.s, c->gs_nb.s);
-    vyre_ptx_ins(c, "setp.eq.u32 %s, %s, %s", last.s, old.s, nb1.s);
+    vyre_ptx_ins(c, "atom.release.gpu.global.add.u32 %s, [%s+%d], %s", old.s, scr, GS_FAST,
+                 c->gs_add.s);
+    /* last to arrive: this block's add flipped bit 31 */
+    vyre_ptx_ins(c, "add.u32 %s, %s, %s", flip.s, old.s, c->gs_add.s);
+    vyre_ptx_ins(c, "xor.b32 %s, %s, %s", flip.s, flip.s, old.s);
+    vyre_ptx_ins(c, "and.b32 %s, %s, 0x80000000", flip.s, flip.s);
+    vyre_ptx_ins(c, "setp.ne.u32 %s, %s, 0", last.s, flip.s);
     vyre_ptx_ins(c, "@!%s bra GB%u_spin", last.s, n);
-    vyre_ptx_ins(c, "fence.acq_rel.gpu");
-    vyre_ptx_ins(c, "st.relaxed.gpu.global.u32 [%s+%d], 0", scr, GS_COUNT);
-    if (act != GS_PLAIN) {
+    vyre_ptx_ins(c, "fence.acq_rel.gpu"); /* with the atomic's read: acquire everyone's */
+    if (c->p->decls[decl].kind == VYRE_DECL_WORKLIST) {
+        /* converge on a worklist: entry nothing; a round's end advances it */
+        if (act == GS_ROUND) {
+            struct ptx_reg pushed = vyre_ptx_reg(c, PTX_P), more = vyre_ptx_reg(c, PTX_P);
+            struct ptx_reg r = vyre_ptx_reg(c, PTX_R);
+            vyre_ptx_wl_advance(c, decl, pushed);
+            vyre_ptx_ins(c, "setp.lt.and.u32 %s, %s, %s, %s", more.s, next.s, max.s, pushed.s);
+            vyre_ptx_ins(c, "selp.u32 %s, 1, 0, %s", dec.s, more.s);
+            vyre_ptx_ins(c, "st.relaxed.gpu.global.u32 [%s+%d], %s", scr, GS_DECISION, dec.s);
+            vyre_ptx_ins(c, "ld.relaxed.gpu.global.u32 %s, [%s+%d]", r.s, scr, GS_ROUNDS);
+            vyre_ptx_ins(c, "add.u32 %s, %s, 1", r.s, r.s);
+            vyre_ptx_ins(c, "st.relaxed.gpu.global.u32 [%s+%d], %s", scr, GS_ROUNDS, r.s);
+        }
+    } else {
         struct ptx_reg has;
         flag_addr(c, decl, &has);
         const char *fp = c->decl_ptr[decl].s;
@@ -199,9 +219,10 @@ static struct ptx_reg grid_sync(struct ptx_ctx *c, enum gs_action act, uint32_t 
     vyre_ptx_ins(c, "st.release.gpu.global.u32 [%s+%d], %s", scr, GS_GEN, g2.s);
     vyre_ptx_ins(c, "bra GB%u_out", n);
     vyre_pbuf_printf(&c->body, "GB%u_spin:\n", n);
-    vyre_ptx_ins(c, "ld.acquire.gpu.global.u32 %s, [%s+%d]", g2.s, scr, GS_GEN);
+    vyre_ptx_ins(c, "ld.relaxed.gpu.global.u32 %s, [%s+%d]", g2.s, scr, GS_GEN);
     vyre_ptx_ins(c, "setp.eq.u32 %s, %s, %s", q.s, g2.s, gen.s);
     vyre_ptx_ins(c, "@%s bra GB%u_spin", q.s, n);
+    vyre_ptx_ins(c, "ld.acquire.gpu.global.u32 %s, [%s+%d]", g2.s, scr, GS_GEN);
     vyre_pbuf_printf(&c->body, "GB%u_out:\n", n);
     if (act == GS_ROUND) {
         vyre_ptx_ins(c, "ld.relaxed.gpu.global.u32 %s, [%s+%d]", dec.s, scr, GS_DECISION);
@@ -288,6 +309,7 @@ static void section(struct ptx_ctx *c, const struct vyre_block *b, uint32_t firs
     vyre_pbuf_printf(&c->body, "GS%u_go:\n", n);
     vyre_ptx_ins(c, "setp.eq.u32 %s, %s, %s", c->gs_dirty.s, c->gs_nb.s, c->gs_nb.s); /* true */
     uint32_t bytes = layout(c, b, first, count);
+    vyre_ptx_wl_reload(c); /* a converge may have advanced a worklist since the last */
     struct ptx_reg v = vyre_ptx_reg(c, PTX_RD), nb = vyre_ptx_reg(c, PTX_RD);
     struct ptx_reg t = vyre_ptx_reg(c, PTX_RD), u = vyre_ptx_reg(c, PTX_RD);
     struct ptx_reg k = vyre_ptx_reg(c, PTX_RD), q = vyre_ptx_reg(c, PTX_P);

@@ -96,6 +96,50 @@ void vyre_ptx_wl_prologue(struct ptx_ctx *c) {
     }
 }
 
+void vyre_ptx_wl_reload(struct ptx_ctx *c) {
+    const vyre_program *p = c->p;
+    if (!p->nworklists || !c->wl) return;
+    for (uint32_t i = 0; i < p->ndecls; i++) {
+        if (p->decls[i].kind != VYRE_DECL_WORKLIST) continue;
+        const char *h = c->wl->hdr[i].s;
+        struct ptx_reg cnt = vyre_ptx_reg(c, PTX_R);
+        vyre_ptx_ins(c, "ld.global.u64 %s, [%s]", c->decl_ptr[i].s, h);
+        vyre_ptx_ins(c, "ld.global.u64 %s, [%s+8]", c->wl->next[i].s, h);
+        vyre_ptx_ins(c, "ld.global.u32 %s, [%s+16]", cnt.s, h);
+        vyre_ptx_ins(c, "ld.global.u32 %s, [%s+24]", c->wl->cap[i].s, h);
+        vyre_ptx_ins(c, "min.u32 %s, %s, %s", c->decl_len[i].s, cnt.s, c->wl->cap[i].s);
+    }
+}
+
+/* Run by the last block to arrive at the barrier that ends a converge round, after it
+ * acquired every block's pushes: the same advance as the runtime's (worklist.c), with
+ * the pushed count clamped to the capacity, skipped when the round overflowed (the host
+ * reports the overflow after the run, naming the capacity needed). */
+void vyre_ptx_wl_advance(struct ptx_ctx *c, uint32_t decl, struct ptx_reg pushed) {
+    if (!c->wl) {
+        vyre_ptx_fail(c, VYRE_ERR_INVALID,
+                      "ptx: converge on a worklist without its prologue. Fix: validate the "
+                      "program first");
+        return;
+    }
+    const char *h = c->wl->hdr[decl].s;
+    struct ptx_reg n = vyre_ptx_reg(c, PTX_R), cap = vyre_ptx_reg(c, PTX_R);
+    struct ptx_reg ov = vyre_ptx_reg(c, PTX_R), ok = vyre_ptx_reg(c, PTX_P);
+    struct ptx_reg a = vyre_ptx_reg(c, PTX_RD), b = vyre_ptx_reg(c, PTX_RD);
+    vyre_ptx_ins(c, "ld.relaxed.gpu.global.u32 %s, [%s+20]", n.s, h);
+    vyre_ptx_ins(c, "ld.relaxed.gpu.global.u32 %s, [%s+24]", cap.s, h);
+    vyre_ptx_ins(c, "ld.relaxed.gpu.global.u32 %s, [%s+28]", ov.s, h);
+    vyre_ptx_ins(c, "setp.eq.u32 %s, %s, 0", ok.s, ov.s);
+    vyre_ptx_ins(c, "@%s ld.relaxed.gpu.global.u64 %s, [%s]", ok.s, a.s, h);
+    vyre_ptx_ins(c, "@%s ld.relaxed.gpu.global.u64 %s, [%s+8]", ok.s, b.s, h);
+    vyre_ptx_ins(c, "@%s st.relaxed.gpu.global.u64 [%s], %s", ok.s, h, b.s);
+    vyre_ptx_ins(c, "@%s st.relaxed.gpu.global.u64 [%s+8], %s", ok.s, h, a.s);
+    vyre_ptx_ins(c, "min.u32 %s, %s, %s", n.s, n.s, cap.s);
+    vyre_ptx_ins(c, "@%s st.relaxed.gpu.global.u32 [%s+16], %s", ok.s, h, n.s);
+    vyre_ptx_ins(c, "@%s st.relaxed.gpu.global.u32 [%s+20], 0", ok.s, h);
+    vyre_ptx_ins(c, "setp.ne.and.u32 %s, %s, 0, %s", pushed.s, n.s, ok.s);
+}
+
 void vyre_ptx_wl_push(struct ptx_ctx *c, const struct vyre_stmt *s) {
     if (!c->wl) {
         vyre_ptx_fail(c, VYRE_ERR_INVALID,

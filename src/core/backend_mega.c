@@ -126,7 +126,8 @@ static enum vyre_status compose(vyre_backend *be, const struct vyre_backend_step
         s->ms[j].buffers = ids;
         s->params[j] = a->params;
     }
-    struct vyre_mega_options mo = {(uint32_t)o->prefix, o->flag == NULL, o->flag != NULL, 0, NULL};
+    struct vyre_mega_options mo = {(uint32_t)o->prefix, o->flag == NULL, o->flag != NULL, 0, NULL,
+                                   0,                   NULL,           false, 0, NULL, NULL};
     if (o->flag) {
         if (o->flag->obj.be != be || o->flag->type != VYRE_U32 || o->flag->count < 1 ||
             o->flag->orphan)

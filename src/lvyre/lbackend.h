@@ -94,6 +94,7 @@ struct lvyre_worklist {
     vyre_cuda_worklist *cu;
     void *host;
     struct vyre_worklist_arg ref;
+    struct vyre_workqueue_plan plan; /* how its capacity was sized (wl:plan()) */
 };
 
 struct lvyre_decl {
@@ -195,6 +196,8 @@ const struct lvyre_decl *lvyre_layout_slot(const struct lvyre_layout *lay, enum 
 struct lvyre_worklist *lvyre_testworklist(lua_State *L, int idx); /* NULL if not one */
 int lvyre_backend_worklist(lua_State *L);                         /* be:worklist */
 void vyre_lua_open_worklist(lua_State *L);
+/* Pushes a work-queue plan as a table (lworklist.c). */
+void lvyre_push_workqueue_plan(lua_State *L, const struct vyre_workqueue_plan *p);
 /* Raises the overflow error (the capacity needed) / raises if w (reference) overflowed. */
 int lvyre_worklist_overflow_error(lua_State *L, const char *fname, uint32_t capacity,
                                   uint32_t needed);

@@ -50,6 +50,12 @@ static void run_reference(lua_State *L, struct lvyre_kernel *k, const struct lvy
         lvyre_worklist_check(L, b->wl[s], fname); /* an overflow not reported yet */
         wl[s] = &b->wl[s]->ref;
     }
+    if (b->sized && vyre_program_has_grid(p))
+        vyre_lua_fail(L, "arg",
+                      "%s: a program with grid statements cannot be sized by a worklist (its "
+                      "rounds change the count). Fix: give it a grid (or n = a number) covering "
+                      "the most items, and guard with (lt i (len W)) inside",
+                      fname);
     if (b->sized) { /* {n = wl}: the current count, as the device reads it */
         lvyre_worklist_check(L, b->sized, fname);
         uint32_t n = b->sized->ref.cur_count, wg = lay->workgroup[0];

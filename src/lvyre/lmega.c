@@ -69,6 +69,7 @@ struct mopts {
     lua_Integer prefix, times, max;
     bool converge, timed;
     struct lvyre_buffer *flag;
+    struct lvyre_worklist *wl; /* converge = {worklist = wl}: on the device (issue 23 §2) */
     const char *grid_sync; /* NULL: the policy decides */
 };
 
@@ -124,11 +125,11 @@ static void read_mopts(lua_State *L, int idx, struct mopts *o, const char *fname
                               "wl, max = N}. Fix: {converge = {flag = changed, max = 1000}}",
                               fname);
             lua_getfield(L, -1, "worklist");
-            if (!lua_isnil(L, -1))
-                vyre_lua_fail(L, "unsupported",
-                              "%s: converge = {worklist = wl} runs rounds of launches, which "
-                              "have no composed plan. Fix: call be:megakernel(steps, opts) "
-                              "directly, or plan a {flag = buf, max = N} form",
+            o->wl = lua_isnil(L, -1) ? NULL : lvyre_testworklist(L, -1);
+            if (!lua_isnil(L, -1) && (!o->wl || !o->wl->live))
+                vyre_lua_fail(L, "arg",
+                              "%s: opts.converge.worklist must be a live vyre.Worklist. Fix: "
+                              "{converge = {worklist = be:worklist('u32'), max = 1000}}",
                               fname);
             lua_pop(L, 1);
             lua_getfield(L, -1, "flag");
@@ -136,7 +137,12 @@ static void read_mopts(lua_State *L, int idx, struct mopts *o, const char *fname
             lua_getfield(L, -2, "max");
             int isnum = 0;
             o->max = lua_tointegerx(L, -1, &isnum);
-            if (!o->flag || !o->flag->live)
+            if (o->wl && !lua_isnil(L, -2))
+                vyre_lua_fail(L, "arg",
+                              "%s: opts.converge has both a flag and a worklist. Fix: converge on "
+                              "one: {worklist = wl, max = N} or {flag = buf, max = N}",
+                              fname);
+            if (!o->wl && (!o->flag || !o->flag->live))
                 vyre_lua_fail(L, "arg",
                               "%s: opts.converge.flag must be a live Buffer. Fix: {converge = "
                               "{flag = be:buffer('u32', 1), max = 1000}}",
@@ -167,6 +173,9 @@ struct mcall {
     struct lvyre_buffer **ids; /* distinct Buffers, in order of first binding */
     const char **id_names;     /* the first name each is bound under */
     uint32_t nids, flag_id;
+    struct lvyre_worklist **wls; /* distinct Worklists; the converge's is id 0 */
+    uint32_t nwls;
+    uint32_t **step_wl, *sized_by; /* per step: worklist ids, the sizing one */
     struct vyre_mega_step *ms;
     const vyre_bits **sp;
     struct mopts o;
@@ -197,6 +206,13 @@ static struct vyre_mega_memory *memory_of(lua_State *L, const struct mcall *c) {
         mem[i].bytes = b->count * es;
     }
     return mem;
+}
+
+static uint32_t worklist_id(struct mcall *c, struct lvyre_worklist *w) {
+    for (uint32_t i = 0; i < c->nwls; i++)
+        if (c->wls[i] == w) return i;
+    c->wls[c->nwls] = w;
+    return c->nwls++;
 }
 
 static uint32_t buffer_id(struct mcall *c, struct lvyre_buffer *b, const char *name) {
@@ -233,16 +249,14 @@ static void read_call(lua_State *L, struct mcall *c, const char *fname) {
                           fname, (int)i + 1);
     if (c->n == 0)
         vyre_lua_fail(L, "arg", "%s: no steps. Fix: pass at least one {kernel, args, opts}", fname);
-    for (size_t i = 0; i < c->n; i++) /* a worklist round ends at a launch (lrounds.c) */
-        if (c->steps[i].k->lay->nworklists)
-            vyre_lua_fail(L, "unsupported",
-                          "%s: step %d's program '%s' declares a worklist, which a composed "
-                          "megakernel cannot advance. Fix: pass converge = {worklist = wl, max = "
-                          "N} (rounds of launches), or run the steps with be:sequence",
-                          fname, (int)i + 1, c->steps[i].k->lay->name);
     if ((size_t)c->o.prefix > c->n)
         vyre_lua_fail(L, "arg", "%s: prefix %d is longer than the %d steps. Fix: prefix <= #steps",
                       fname, (int)c->o.prefix, (int)c->n);
+    if (c->o.wl && c->o.wl->be != c->be)
+        vyre_lua_fail(L, "backend",
+                      "%s: opts.converge.worklist belongs to another backend object. Fix: make "
+                      "it with this backend's be:worklist",
+                      fname);
     if (c->o.flag && c->o.flag->be != c->be)
         vyre_lua_fail(L, "backend",
                       "%s: opts.converge.flag belongs to another backend object. Fix: make it "
@@ -254,6 +268,15 @@ static void read_call(lua_State *L, struct mcall *c, const char *fname) {
     c->ms = vyre_lua_scratch(L, c->n * sizeof *c->ms);
     c->sp = vyre_lua_scratch(L, c->n * sizeof *c->sp);
     uint32_t *bind = vyre_lua_scratch(L, most * sizeof *bind);
+    /* worklists: one id per Worklist object (the converge's first), per step its
+     * declarations' ids and the one sizing it ({n = wl}) */
+    size_t wmost = c->n * VYRE_MAX_WORKLISTS + c->n + 1;
+    c->wls = vyre_lua_scratch(L, wmost * sizeof *c->wls);
+    uint32_t *wbind = vyre_lua_scratch(L, (c->n * VYRE_MAX_WORKLISTS + 1) * sizeof *wbind);
+    c->step_wl = vyre_lua_scratch(L, (c->n + 1) * sizeof *c->step_wl);
+    c->sized_by = vyre_lua_scratch(L, (c->n + 1) * sizeof *c->sized_by);
+    c->nwls = 0;
+    if (c->o.wl) c->wls[c->nwls++] = c->o.wl;
     uint64_t key = 0xCBF29CE484222325ull;
     for (size_t j = 0; j < c->n; j++) {
         struct lvyre_step *s = &c->steps[j];
@@ -267,8 +290,22 @@ static void read_call(lua_State *L, struct mcall *c, const char *fname) {
             bind[j * VYRE_MAX_BUFFERS + i] = buffer_id(c, s->b.buf[i], d->name);
             key = mix(key, bind[j * VYRE_MAX_BUFFERS + i]);
         }
-        if (s->b.empty) memset(m->grid, 0, sizeof m->grid);
-        else lvyre_kernel_grid(L, s->k, &s->b, m->grid, fname);
+        c->step_wl[j] = wbind + j * VYRE_MAX_WORKLISTS;
+        for (uint32_t i = 0; i < lay->nworklists; i++) {
+            wbind[j * VYRE_MAX_WORKLISTS + i] = worklist_id(c, s->b.wl[i]);
+            key = mix(key, 0x3000u + wbind[j * VYRE_MAX_WORKLISTS + i]);
+        }
+        c->sized_by[j] = s->b.sized ? worklist_id(c, s->b.sized) : UINT32_MAX;
+        key = mix(key, 0x7000u + c->sized_by[j]);
+        if (s->b.sized) { /* the layer covers the most the worklist can hold */
+            uint32_t w0 = lay->workgroup[0];
+            m->grid[0] = s->b.sized->capacity / w0 + (s->b.sized->capacity % w0 != 0);
+            m->grid[1] = m->grid[2] = 1;
+        } else if (s->b.empty) {
+            memset(m->grid, 0, sizeof m->grid);
+        } else {
+            lvyre_kernel_grid(L, s->k, &s->b, m->grid, fname);
+        }
         c->sp[j] = s->b.params;
         uint64_t groups = (uint64_t)m->grid[0] * m->grid[1] * m->grid[2];
         c->total_groups += groups;
@@ -287,7 +324,8 @@ static void read_call(lua_State *L, struct mcall *c, const char *fname) {
                 mem[j].offset < mem[i].offset + mem[i].bytes)
                 key = mix(mix(key, 0xA11A5u + i), j);
     key = mix(key, (uint64_t)c->o.prefix);
-    key = mix(key, c->o.converge ? 2u + c->flag_id * 4u : (c->o.times != 1 ? 1u : 0u));
+    key = mix(key, c->o.wl ? 3u : c->o.converge ? 2u + c->flag_id * 4u : (c->o.times != 1 ? 1u : 0u));
+    for (uint32_t w = 0; w < c->nwls; w++) key = mix(key, 0x5000u + (uint64_t)c->wls[w]->type);
     key = mix(key, (uint64_t)c->be->kind * 1000u + (uint64_t)c->be->ordinal);
     /* not the grid size nor opts.grid_sync: the composition does not depend on them (the
      * mode is decided per call, the launch values computed per call) */
@@ -301,8 +339,19 @@ static void read_call(lua_State *L, struct mcall *c, const char *fname) {
     if (c->m) return;
     enum vyre_type *types = vyre_lua_scratch(L, (c->nids + 1) * sizeof *types);
     for (uint32_t i = 0; i < c->nids; i++) types[i] = c->ids[i]->type;
-    struct vyre_mega_options mo = {(uint32_t)c->o.prefix, c->o.times != 1, c->o.converge,
-                                   c->flag_id, mem};
+    enum vyre_type *wtypes = vyre_lua_scratch(L, (c->nwls + 1) * sizeof *wtypes);
+    for (uint32_t w = 0; w < c->nwls; w++) wtypes[w] = c->wls[w]->type;
+    struct vyre_mega_options mo = {(uint32_t)c->o.prefix,
+                                   c->o.times != 1,
+                                   c->o.converge && !c->o.wl,
+                                   c->flag_id,
+                                   mem,
+                                   c->nwls,
+                                   wtypes,
+                                   c->o.wl != NULL,
+                                   0,
+                                   (const uint32_t *const *)c->step_wl,
+                                   c->sized_by};
     if (vyre_mega_build(c->ms, (uint32_t)c->n, c->nids, types, &mo, &c->ref->m, &err) != VYRE_OK)
         vyre_lua_raise(L, fname, &err);
     c->m = c->ref->m;
@@ -423,6 +472,10 @@ static void push_facts(lua_State *L, const struct mcall *c, const struct geometr
     else set_int(L, "times", c->o.times > 0 ? c->o.times : 1);
     lua_pushboolean(L, c->o.converge);
     lua_setfield(L, -2, "converge");
+    if (c->o.wl) {
+        lua_pushliteral(L, "worklist");
+        lua_setfield(L, -2, "converge_on");
+    }
     set_int(L, "bytes_per_round", (lua_Integer)c->bytes_per_round);
     if (c->o.grid_sync) {
         lua_pushstring(L, c->o.grid_sync);
@@ -520,12 +573,23 @@ static void choose(lua_State *L, struct mcall *c, struct lvyre_kernel *k, const 
         snprintf(c->mode, sizeof c->mode, "split");
         snprintf(c->reason, sizeof c->reason, "cooperative was chosen but cannot run here");
     }
-    if (strcmp(c->mode, "graph") == 0) {
+    if (strcmp(c->mode, "graph") == 0 && !c->o.wl) {
         size_t l = strlen(c->reason);
         snprintf(c->reason + l, sizeof c->reason - l, "%s",
                  cuda ? "; graph: one kernel per layer, each converge round captured once as a "
                         "CUDA graph, then one graph launch + one flag readback per round"
                       : "; the reference interpreter runs the sections one after another");
+    }
+    if (c->o.wl) { /* where the worklist's rounds are decided */
+        bool device = strcmp(c->mode, "cooperative") == 0 ||
+                      (strcmp(c->mode, "auto") == 0 && g->cooperative && g->per_sm > 0);
+        size_t l = strlen(c->reason);
+        snprintf(c->reason + l, sizeof c->reason - l, "%s",
+                 !cuda   ? "; worklist rounds: the reference advances the worklist between rounds"
+                 : device ? "; worklist rounds: advanced and decided on the device (no host "
+                            "sync until the end)"
+                          : "; worklist rounds: a host loop in this mode (one kernel per "
+                            "layer, one header read per round)");
     }
 }
 
@@ -617,6 +681,10 @@ static void push_plan(lua_State *L, const struct mcall *c, const struct geometry
     }
     vyre_lua_box_release(box);
     lua_pop(L, 1);
+    if (c->o.wl) { /* the converge's worklist: how the work-queue planner sized it */
+        lvyre_push_workqueue_plan(L, &c->o.wl->plan);
+        lua_setfield(L, -2, "worklist");
+    }
     lua_pushvalue(L, facts_idx);
     lua_setfield(L, -2, "facts");
     /* plan:dot() and a readable tostring: the hook vyre registers (plan_view.attach) */
@@ -629,9 +697,25 @@ static void push_plan(lua_State *L, const struct mcall *c, const struct geometry
 }
 
 /* Everything up to the mode; leaves the Kernel and the facts on the stack. */
+/* A step sized by a worklist that drains in windows (vyre_mega.drains) covers one drain
+ * window of workgroups, the work-queue plan's items_per_chunk (CUDA: the resident grid's
+ * threads), instead of the worklist's whole capacity: each round its workgroups loop
+ * over the current items, and the layer's virtual grid stays small. */
+static void drain_windows(struct mcall *c) {
+    for (size_t j = 0; j < c->n; j++) {
+        const struct lvyre_worklist *w = c->steps[j].b.sized;
+        if (!w || !c->m->drains[j]) continue;
+        uint32_t w0 = c->steps[j].k->lay->workgroup[0];
+        uint64_t win = w->plan.items_per_chunk / w0 + (w->plan.items_per_chunk % w0 != 0);
+        if (win == 0) win = 1;
+        if (win < c->ms[j].grid[0]) c->ms[j].grid[0] = (uint32_t)win;
+    }
+}
+
 static struct lvyre_kernel *prepare(lua_State *L, struct mcall *c, vyre_bits *params,
                                     struct geometry *g, int *facts_idx, const char *fname) {
     read_call(L, c, fname);
+    drain_windows(c);
     struct lvyre_kernel *k = plan_kernel(L, c, fname);
     measure(L, c, k, params, g, fname);
     push_facts(L, c, g);
@@ -659,35 +743,11 @@ int lvyre_backend_plan(lua_State *L) {
     return 1;
 }
 
-/* be:megakernel(steps, {prefix, times | converge = {flag, max}, timed, grid_sync}) ->
+/* be:megakernel(steps, {prefix, times | converge = {flag | worklist, max}, timed, grid_sync}) ->
  * rounds [, timing]: the steps as one program with grid barriers between dependent
  * layers; the results are those of be:sequence(steps, {prefix, times}). */
 int lvyre_backend_megakernel(lua_State *L) {
     const char *fname = "vyre.Backend:megakernel";
-    struct lvyre_worklist *wl = NULL;
-    uint32_t max = 0;
-    struct lvyre_backend *wbe = lvyre_checkbackend(L, 1, fname);
-    if (lvyre_read_wl_converge(L, 3, wbe, &wl, &max, fname)) {
-        /* converge on a worklist: the round loop of lrounds.c (a launch per step) */
-        lua_getfield(L, 3, "prefix");
-        lua_Integer prefix =
-            lua_isnil(L, -1) ? 0 : vyre_lua_optint(L, -1, 0, fname, "opts.prefix", "{prefix = 1}");
-        lua_getfield(L, 3, "timed");
-        bool timed = lua_toboolean(L, -1);
-        lua_pop(L, 2);
-        size_t n = 0;
-        struct lvyre_step *steps = lvyre_read_steps(L, 2, wbe, &n, fname);
-        if (prefix < 0 || (size_t)prefix > n)
-            return vyre_lua_fail(
-                L, "arg", "%s: opts.prefix must be from 0 to #steps. Fix: {prefix = 1}", fname);
-        struct vyre_timing t;
-        uint64_t rounds =
-            lvyre_rounds_by_worklist(L, wbe, steps, n, (size_t)prefix, wl, max, &t, fname);
-        lua_pushinteger(L, (lua_Integer)rounds);
-        if (!timed) return 1;
-        lvyre_pushtiming(L, &t); /* the one timing record: times only (issue 21 §5) */
-        return 2;
-    }
     struct mcall c;
     memset(&c, 0, sizeof c);
     struct geometry g;
@@ -697,6 +757,12 @@ int lvyre_backend_megakernel(lua_State *L) {
     struct lvyre_bound *b = vyre_lua_scratch(L, sizeof *b);
     for (uint32_t i = 0; i < c.nids; i++) b->buf[i] = c.ids[i];
     memcpy(b->params, params, sizeof params);
+    /* worklists: after the composed program's scalar params (CUDA: their headers) */
+    b->nparams_scalar = k->lay->nparams;
+    for (uint32_t w = 0; w < c.nwls; w++) {
+        b->wl[w] = c.wls[w];
+        b->params[k->lay->nparams + w] = c.wls[w]->cu ? vyre_cuda_worklist_header(c.wls[w]->cu) : 0;
+    }
     b->has_grid = true;
     memcpy(b->grid, g.groups, sizeof b->grid);
     struct vyre_timing t = {0, 0, 0, 0};
@@ -704,22 +770,29 @@ int lvyre_backend_megakernel(lua_State *L) {
     struct vyre_error err;
     if (c.be->kind == LVYRE_CUDA) {
         lvyre_cuda_device(L, c.be, fname);
-        /* the plan's mode goes with this run only: the device's setting stays as it is */
+        /* the plan's mode goes with this run only: the device's setting stays as it is;
+         * a worklist converge's header comes back with the run's one sync (overflow) */
+        unsigned char hdr[32] = {0};
         struct vyre_cuda_grid_options go = {strcmp(c.mode, "cooperative") == 0
                                                 ? VYRE_GRID_COOPERATIVE
                                             : strcmp(c.mode, "graph") == 0 ? VYRE_GRID_GRAPH
                                             : strcmp(c.mode, "auto") == 0  ? VYRE_GRID_AUTO
                                                                            : VYRE_GRID_SPLIT,
-                                            &t};
+                                            &t, c.o.wl ? vyre_cuda_worklist_header(c.o.wl->cu) : 0,
+                                            hdr};
         vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
         struct vyre_cuda_args a = {NULL, 0, NULL, 0, 0, NULL, 0};
         lvyre_cuda_args(k, b, bufs, &a);
         enum vyre_status st = vyre_cuda_grid_run(k->cu, &a, &go, &err);
         if (st == VYRE_OK) st = vyre_cuda_kernel_rounds(k->cu, &rounds, &err);
         if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
+        uint32_t cap, need; /* header +24 capacity, +28 overflow_needed */
+        memcpy(&cap, hdr + 24, 4);
+        memcpy(&need, hdr + 28, 4);
+        if (c.o.wl && need) lvyre_worklist_overflow_error(L, fname, cap, need);
     } else {
         uint64_t t0 = lvyre_now_ns();
-        lvyre_kernel_run(L, k, b, fname);
+        lvyre_kernel_run(L, k, b, fname); /* raises an overflow after the run */
         t.wall_ns = t.device_ns = t.enqueue_ns = lvyre_now_ns() - t0;
         rounds = k->rounds;
     }

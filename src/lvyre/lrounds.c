@@ -6,9 +6,8 @@
  *
  * This is a host loop on both backends: after each round the runtime reads wl's count
  * (on CUDA one synchronisation per round, and an overflow is reported there, naming the
- * capacity needed). A megakernel with this option runs the same loop: its steps are not
- * composed into one persistent kernel, because a worklist round must end at a launch
- * boundary (ARCHITECTURE.md §10, "Worklists"; the device-decided round is issue 23 §2). */
+ * capacity needed). be:sequence uses it; be:megakernel composes the rounds into one
+ * program that converges on the worklist instead (lmega.c, issue 23 §2). */
 #include <string.h>
 
 #include "lbackend.h"

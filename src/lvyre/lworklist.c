@@ -78,30 +78,150 @@ void lvyre_worklist_check(lua_State *L, struct lvyre_worklist *w, const char *fn
         lvyre_worklist_overflow_error(L, fname, w->capacity, w->ref.overflow_needed);
 }
 
-/* be:worklist(type, capacity) -> vyre.Worklist, empty */
+/* ---- sizing: the device work-queue planner (src/core/ir/workqueue.c) ------------------ */
+
+/* Without a capacity a worklist holds the items the rounds may push (expansion_items,
+ * default WL_HEADROOM) within a budget of device memory; a drain window is the items
+ * one pass of the resident grid covers. */
+#define WL_HEADROOM ((uint64_t)1 << 20)
+#define WL_REF_BUDGET ((uint64_t)1 << 30)
+#define WL_HEADER 32u
+
+static uint64_t opt_u64(lua_State *L, int t, const char *k, uint64_t def, const char *fname) {
+    lua_getfield(L, t, k);
+    uint64_t v = def;
+    if (!lua_isnil(L, -1)) {
+        int ok = 0;
+        lua_Integer i = lua_tointegerx(L, -1, &ok);
+        if (!ok || i < 0)
+            vyre_lua_fail(L, "arg", "%s: %s must be an integer >= 0 (got %s). Fix: {%s = 1024}",
+                          fname, k, luaL_tolstring(L, -1, NULL), k);
+        v = (uint64_t)i;
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
+/* The profile of a worklist of type t on be: argument idx is nil (sized by the planner),
+ * a capacity, or {capacity, initial_items, expansion_items, budget_bytes, drain_items}. */
+static void wl_profile(lua_State *L, int idx, struct lvyre_backend *be, enum vyre_type t,
+                       struct vyre_workqueue_profile *pr, const char *fname) {
+    memset(pr, 0, sizeof *pr);
+    pr->entry_bytes = 2u * vyre_type_size(t); /* the current and the next items */
+    pr->control_bytes = WL_HEADER;
+    pr->expansion_items = WL_HEADROOM;
+    pr->budget_bytes = WL_REF_BUDGET;
+    if (be && be->kind == LVYRE_CUDA) {
+        struct vyre_cuda_info in;
+        struct vyre_error err;
+        if (vyre_cuda_device_info(lvyre_cuda_device(L, be, fname), &in, &err) != VYRE_OK)
+            vyre_lua_raise(L, fname, &err);
+        pr->budget_bytes = in.memory_bytes / 4u;
+        pr->drain_items = (uint64_t)in.sms * (uint64_t)in.max_threads_per_sm;
+    }
+    if (lua_isnoneornil(L, idx)) return;
+    if (lua_type(L, idx) == LUA_TNUMBER) {
+        lua_Integer cap = vyre_lua_optint(L, idx, -1, fname, "capacity",
+                                          "give the most items one round may push, e.g. "
+                                          "be:worklist('u32', 1 << 20)");
+        if (cap < 1 || cap > (lua_Integer)UINT32_MAX)
+            vyre_lua_fail(L, "arg",
+                          "%s: capacity must be an integer from 1 to %I (got %s). Fix: give the "
+                          "most items one round may push, e.g. be:worklist('%s', 1 << 20), or "
+                          "leave it out to size from the work-queue planner",
+                          fname, (LUAI_UACINT)UINT32_MAX, luaL_tolstring(L, idx, NULL),
+                          vyre_type_name(t));
+        pr->capacity = (uint64_t)cap;
+        pr->budget_bytes = UINT64_MAX; /* the caller's own size: the allocation decides */
+        return;
+    }
+    if (lua_type(L, idx) != LUA_TTABLE)
+        vyre_lua_fail(L, "arg",
+                      "%s: argument 3 must be a capacity or {initial_items, expansion_items, "
+                      "budget_bytes, drain_items} (got %s). Fix: be:worklist('%s', 1 << 20)",
+                      fname, luaL_typename(L, idx), vyre_type_name(t));
+    pr->capacity = opt_u64(L, idx, "capacity", 0, fname);
+    pr->initial_items = opt_u64(L, idx, "initial_items", 0, fname);
+    pr->expansion_items = opt_u64(L, idx, "expansion_items", pr->expansion_items, fname);
+    pr->budget_bytes = opt_u64(L, idx, "budget_bytes", pr->budget_bytes, fname);
+    pr->drain_items = opt_u64(L, idx, "drain_items", pr->drain_items, fname);
+}
+
+void lvyre_push_workqueue_plan(lua_State *L, const struct vyre_workqueue_plan *p) {
+    lua_createtable(L, 0, 9);
+    static const char *const k[] = {"capacity", "queue_bytes", "control_bytes",
+                                    "resident_bytes", "items_per_chunk", "chunks"};
+    const uint64_t v[] = {p->capacity,       p->queue_bytes,     p->control_bytes,
+                          p->resident_bytes, p->items_per_chunk, p->chunks};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        lua_pushinteger(L, (lua_Integer)v[i]);
+        lua_setfield(L, -2, k[i]);
+    }
+    lua_pushinteger(L, p->initial_occupancy_bps);
+    lua_setfield(L, -2, "initial_occupancy_bps");
+    lua_pushstring(L, p->chunked ? "chunked_resident_drain" : "single_resident_drain");
+    lua_setfield(L, -2, "strategy");
+    lua_pushboolean(L, p->final_only_host_sync);
+    lua_setfield(L, -2, "final_only_host_sync");
+}
+
+/* core.workqueue_plan(profile) -> plan: the planner on its own (vyre.planners.workqueue);
+ * profile = {initial_items, capacity, expansion_items, entry_bytes, control_bytes,
+ * budget_bytes, drain_items, host_sync = "final_only" | "host_participates"}. */
+static int core_workqueue_plan(lua_State *L) {
+    const char *fname = "vyre.planners.workqueue.plan";
+    luaL_checktype(L, 1, LUA_TTABLE);
+    struct vyre_workqueue_profile pr;
+    memset(&pr, 0, sizeof pr);
+    pr.initial_items = opt_u64(L, 1, "initial_items", 0, fname);
+    pr.capacity = opt_u64(L, 1, "capacity", 0, fname);
+    pr.expansion_items = opt_u64(L, 1, "expansion_items", 0, fname);
+    pr.entry_bytes = opt_u64(L, 1, "entry_bytes", 0, fname);
+    pr.control_bytes = opt_u64(L, 1, "control_bytes", 0, fname);
+    pr.budget_bytes = opt_u64(L, 1, "budget_bytes", UINT64_MAX, fname);
+    pr.drain_items = opt_u64(L, 1, "drain_items", 0, fname);
+    lua_getfield(L, 1, "host_sync");
+    const char *hs = lua_tostring(L, -1);
+    if (hs && strcmp(hs, "host_participates") == 0) pr.host_participates = true;
+    else if (hs && strcmp(hs, "final_only") != 0)
+        return vyre_lua_fail(L, "arg",
+                             "%s: host_sync must be \"final_only\" or \"host_participates\" (got "
+                             "%s). Fix: {host_sync = \"final_only\"}",
+                             fname, hs);
+    struct vyre_workqueue_plan p;
+    struct vyre_error err;
+    if (vyre_workqueue_plan(&pr, &p, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
+    lvyre_push_workqueue_plan(L, &p);
+    return 1;
+}
+
+/* be:worklist(type [, capacity | {initial_items, expansion_items, budget_bytes,
+ * drain_items, capacity}]) -> vyre.Worklist, empty; sized by the work-queue planner */
 int lvyre_backend_worklist(lua_State *L) {
     const char *fname = "vyre.Backend:worklist";
     struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
     enum vyre_type t = vyre_lua_checktype(L, 2, fname);
-    lua_Integer cap = vyre_lua_optint(L, 3, -1, fname, "capacity",
-                                      "give the most items one round may push, e.g. "
-                                      "be:worklist('u32', 1 << 20)");
     if (t == VYRE_BOOL)
         return vyre_lua_fail(L, "type",
                              "%s: worklist items cannot be bool. Fix: use u32 (0/1) items", fname);
-    if (cap < 1 || cap > (lua_Integer)UINT32_MAX)
-        return vyre_lua_fail(L, "arg",
-                             "%s: capacity must be an integer from 1 to %I (got %s). Fix: give the "
-                             "most items one round may push, e.g. be:worklist('%s', 1 << 20)",
-                             fname, (LUAI_UACINT)UINT32_MAX,
-                             lua_isnoneornil(L, 3) ? "none" : luaL_tolstring(L, 3, NULL),
-                             vyre_type_name(t));
+    struct vyre_workqueue_profile pr;
+    wl_profile(L, 3, be, t, &pr, fname);
+    struct vyre_workqueue_plan plan;
+    struct vyre_error perr;
+    if (vyre_workqueue_plan(&pr, &plan, &perr) != VYRE_OK) return vyre_lua_raise(L, fname, &perr);
+    if (plan.capacity > UINT32_MAX) { /* the header counts in u32 */
+        pr.capacity = UINT32_MAX;
+        if (vyre_workqueue_plan(&pr, &plan, &perr) != VYRE_OK)
+            return vyre_lua_raise(L, fname, &perr);
+    }
+    lua_Integer cap = (lua_Integer)plan.capacity;
     vyre_cuda_device *dev = be->kind == LVYRE_CUDA ? lvyre_cuda_device(L, be, fname) : NULL;
     struct lvyre_worklist *w = lua_newuserdatauv(L, sizeof *w, 1);
     memset(w, 0, sizeof *w);
     w->be = be;
     w->type = t;
     w->capacity = (uint32_t)cap;
+    w->plan = plan;
     luaL_setmetatable(L, VYRE_LUA_WORKLIST);
     lua_pushvalue(L, 1);
     lua_setiuservalue(L, -2, 1);
@@ -232,6 +352,13 @@ static int wl_advance(lua_State *L) {
     return 1;
 }
 
+/* wl:plan() -> the work-queue plan that sized it (capacity, bytes, drain windows) */
+static int wl_plan(lua_State *L) {
+    struct lvyre_worklist *w = towl(L, 1);
+    lvyre_push_workqueue_plan(L, &w->plan);
+    return 1;
+}
+
 /* wl:clear() -> wl: no current or pushed items, no overflow record */
 static int wl_clear(lua_State *L) {
     const char *fname = "vyre.Worklist:clear";
@@ -261,7 +388,8 @@ static int wl_tostring(lua_State *L) {
 
 static const luaL_Reg wl_methods[] = {
     {"push", wl_push},       {"size", wl_size},   {"pushed", wl_pushed}, {"items", wl_items},
-    {"advance", wl_advance}, {"clear", wl_clear}, {"free", wl_free},     {NULL, NULL}};
+    {"advance", wl_advance}, {"clear", wl_clear}, {"free", wl_free},     {"plan", wl_plan},
+    {NULL, NULL}};
 
 /* Fields type, capacity and freed, then methods. */
 static int wl_index(lua_State *L) {
@@ -287,4 +415,6 @@ static const luaL_Reg wl_meta[] = {
 
 void vyre_lua_open_worklist(lua_State *L) {
     vyre_lua_newclass_fields(L, VYRE_LUA_WORKLIST, wl_methods, wl_meta, wl_index, wl_free, false);
+    lua_pushcfunction(L, core_workqueue_plan); /* into the module table on top */
+    lua_setfield(L, -2, "workqueue_plan");
 }

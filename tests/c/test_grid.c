@@ -98,6 +98,20 @@ static const char CONVERGE[] = "(program countdown (workgroup 4)\n"
                                "        (store x i (sub (load x i) 1u32))\n"
                                "        (store flag 0u32 1u32)))))\n";
 
+/* A converge on a worklist (issue 23 §2): each round halves the items and pushes the
+ * non-zero halves; the rounds' end advances the worklist on the device. */
+static const char WL_CONVERGE[] = "(program halve (workgroup 4)\n"
+                                  "  (worklist w u32)\n"
+                                  "  (buffer seen u32 read_write)\n"
+                                  "  (param max u32)\n"
+                                  "  (converge w max\n"
+                                  "    (let i (gid x))\n"
+                                  "    (if (lt i (len w))\n"
+                                  "      (then\n"
+                                  "        (let v (shr (load w i) 1u32))\n"
+                                  "        (atomic add seen 0u32 1u32)\n"
+                                  "        (if (gt v 0u32) (then (push w v)))))))\n";
+
 static void test_text(void) {
     const char *texts[] = {EXCHANGE, CONVERGE};
     for (size_t k = 0; k < 2; k++) {
@@ -371,12 +385,13 @@ static void test_replay(void) {
     memset(&plain, 0, sizeof plain);
     memset(&replay, 0, sizeof replay);
     plain.kslot = replay.kslot = p->body.items[2]->slot;
-    struct vyre_grid_ops ops = {&plain, mock_section, mock_zero, mock_read, NULL, NULL, NULL, NULL};
+    struct vyre_grid_ops ops = {&plain, mock_section, mock_zero, mock_read, NULL,
+                                NULL,   NULL,         NULL,      NULL};
     uint64_t r1 = 0, r2 = 0, r3 = 0;
     CHECK(vyre_grid_run(&env, secs, n, &ops, &r1, &err) == VYRE_OK);
     CHECK_EQ_U64(r1, 21);
     struct vyre_grid_ops rops = {&replay,   mock_section, mock_zero, mock_read,
-                                 mock_open, mock_close,   mock_run,  NULL};
+                                 mock_open, mock_close,   mock_run,  NULL, NULL};
     CHECK(vyre_grid_run(&env, secs, n, &rops, &r2, &err) == VYRE_OK);
     CHECK_EQ_U64(r2, 21);
     CHECK_EQ_U64(replay.n, 3);     /* one recording per value of k */
@@ -439,8 +454,8 @@ static void test_random(void) {
 }
 
 static void test_ptx(void) {
-    const char *texts[] = {EXCHANGE, CONVERGE};
-    for (size_t k = 0; k < 2; k++) {
+    const char *texts[] = {EXCHANGE, CONVERGE, WL_CONVERGE};
+    for (size_t k = 0; k < 3; k++) {
         vyre_program *p = parse(texts[k]);
         if (!p) continue;
         for (int t = 0; t < 3; t++) {
@@ -450,8 +465,15 @@ static void test_ptx(void) {
             CHECK(vyre_ptx_emit(p, &po, &ptx, NULL, &err) == VYRE_OK);
             CHECK_STR_CONTAINS(ptx, ".param .u64 vy_scratch");
             CHECK_STR_CONTAINS(ptx, "ld.acquire.gpu.global.u32");
-            CHECK_STR_CONTAINS(ptx, "atom.relaxed.gpu.global.add.u32");
-            if (k == 1) CHECK_STR_CONTAINS(ptx, "st.release.gpu.global.u32"); /* converge */
+            /* the barrier: one release atomic per block, a relaxed spin, one acquire;
+             * a plain barrier has no separate fence (the atomic releases) */
+            CHECK_STR_CONTAINS(ptx, "atom.release.gpu.global.add.u32");
+            CHECK_STR_CONTAINS(ptx, "ld.relaxed.gpu.global.u32");
+            if (k == 0) CHECK(ptx && !strstr(ptx, "fence."));
+            if (k >= 1) CHECK_STR_CONTAINS(ptx, "st.release.gpu.global.u32"); /* converge */
+            /* the worklist's advance, by the last block to arrive: the item pointers
+             * swap and the pushed count becomes current, unless the round overflowed */
+            if (k == 2) CHECK_STR_CONTAINS(ptx, "st.relaxed.gpu.global.u64");
             CHECK(ptx && !strstr(ptx, "%ctaid.y")); /* the physical grid is 1-D */
             CHECK(harness_ptxas_ok(ptx, sms[t], false));
             vyre_free(ptx);

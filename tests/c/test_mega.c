@@ -115,7 +115,7 @@ static void test_compose(void) {
     struct vyre_mega_step s[] = {
         {inc, b0, {4, 1, 1}}, {copy, b01, {2, 1, 1}}, {sum, b12, {2, 2, 1}}, {inc, b0, {4, 1, 1}}};
     enum vyre_type types[] = {VYRE_U32, VYRE_U32, VYRE_U32};
-    struct vyre_mega_options o = {1, true, false, 0, NULL};
+    struct vyre_mega_options o = {1, true, false, 0, NULL, 0, NULL, false, 0, NULL, NULL};
     struct vyre_mega *m = NULL;
     CHECK(vyre_mega_build(s, 4, 3, types, &o, &m, &err) == VYRE_OK);
     if (!m) {
@@ -158,7 +158,7 @@ static void test_compose(void) {
     uint32_t bd[] = {0, 1};
     struct vyre_mega_step sd[] = {{dec, bd, {2, 1, 1}}};
     enum vyre_type ft[] = {VYRE_U32, VYRE_F32};
-    struct vyre_mega_options oc = {0, false, true, 1, NULL};
+    struct vyre_mega_options oc = {0, false, true, 1, NULL, 0, NULL, false, 0, NULL, NULL};
     CHECK(vyre_mega_build(sd, 1, 2, ft, &oc, &m, &err) == VYRE_ERR_ARG);
     /* ... and runs rounds until the flag stays 0 */
     ft[1] = VYRE_U32;
@@ -229,7 +229,7 @@ static void test_alias_deps(void) {
     /* the composed program: three layers, out = 1 on the interpreter, and P is
      * read_write although only its view is written after the copy reads it */
     enum vyre_type types[] = {VYRE_U32, VYRE_U32, VYRE_U32};
-    struct vyre_mega_options o = {0, false, false, 0, mem};
+    struct vyre_mega_options o = {0, false, false, 0, mem, 0, NULL, false, 0, NULL, NULL};
     struct vyre_mega *m = NULL;
     CHECK(vyre_mega_build(s, 3, 3, types, &o, &m, &err) == VYRE_OK);
     if (m) {
@@ -255,6 +255,65 @@ static void test_alias_deps(void) {
     vyre_program_free(cp);
 }
 
+/* Worklists (issue 23): a step's worklist declarations become the composed program's
+ * (one per id), a step sized by a worklist gets ngroups from its len each round, and the
+ * rounds converge on the worklist; bad ids are refused with a Fix. */
+static const char WL_STEP[] = "(program halve (workgroup 4)\n"
+                              "  (worklist w u32)\n"
+                              "  (buffer seen u32 read_write)\n"
+                              "  (let i (gid x))\n"
+                              "  (if (lt i (len w))\n"
+                              "    (then (atomic add seen 0u32 (cast u32 (ngroups x)))\n"
+                              "      (push w (shr (load w i) 1u32)))))\n";
+
+static void test_worklists(void) {
+    vyre_program *hp = parse(WL_STEP);
+    if (!hp) return;
+    uint32_t b0[] = {0}, w0[] = {0}, sized[] = {0}, unsized[] = {UINT32_MAX};
+    const uint32_t *swl[] = {w0};
+    struct vyre_mega_step s[] = {{hp, b0, {3, 1, 1}}};
+    enum vyre_type types[] = {VYRE_U32}, wtypes[] = {VYRE_U32};
+    struct vyre_mega_options o = {0, false, false, 0, NULL, 1, wtypes, true, 0, swl, sized};
+    struct vyre_mega *m = NULL;
+    CHECK(vyre_mega_build(s, 1, 1, types, &o, &m, &err) == VYRE_OK);
+    if (m) {
+        char *text = NULL;
+        CHECK(vyre_text_print(m->program, &text, NULL) == VYRE_OK);
+        if (text) {
+            CHECK_STR_CONTAINS(text, "(worklist mg_w0 u32)");
+            CHECK_STR_CONTAINS(text, "(converge mg_w0 mg_max");
+            CHECK_STR_CONTAINS(text, "(len mg_w0)");
+            CHECK_STR_CONTAINS(text, "(push mg_w0");
+            CHECK_STR_CONTAINS(text, "mg1_dgx"); /* ngroups from len, each round */
+        }
+        vyre_free(text);
+        vyre_mega_free(m);
+    }
+    /* not sized: ngroups is the step's static grid again */
+    o.sized_by = unsized;
+    CHECK(vyre_mega_build(s, 1, 1, types, &o, &m, &err) == VYRE_OK);
+    if (m) {
+        char *text = NULL;
+        CHECK(vyre_text_print(m->program, &text, NULL) == VYRE_OK);
+        if (text) CHECK(strstr(text, "mg1_dgx") == NULL);
+        vyre_free(text);
+        vyre_mega_free(m);
+    }
+    o.sized_by = sized;
+    o.wl = 1; /* no such worklist */
+    CHECK_EQ_U64(vyre_mega_build(s, 1, 1, types, &o, &m, &err), VYRE_ERR_ARG);
+    CHECK_STR_CONTAINS(err.message, "Fix:");
+    o.wl = 0;
+    o.converge = true; /* both forms */
+    CHECK_EQ_U64(vyre_mega_build(s, 1, 1, types, &o, &m, &err), VYRE_ERR_ARG);
+    CHECK_STR_CONTAINS(err.message, "pick one");
+    o.converge = false;
+    o.step_worklists = NULL; /* the step's worklist unbound */
+    CHECK_EQ_U64(vyre_mega_build(s, 1, 1, types, &o, &m, &err), VYRE_ERR_ARG);
+    CHECK_STR_CONTAINS(err.message, "step_worklists");
+    vyre_program_free(hp);
+}
+
 /* Every entry point answers VYRE_ERR_ARG with a Fix for a NULL it needs. */
 static void test_null_args(void) {
     vyre_program *set = parse(SET);
@@ -264,7 +323,7 @@ static void test_null_args(void) {
                           nobuf[] = {{set, NULL, {1, 1, 1}}};
     struct vyre_mega_dep *d = NULL, dep = {0, 1, 0, VYRE_DEP_RAW};
     enum vyre_type types[] = {VYRE_U32};
-    struct vyre_mega_options o = {0, false, false, 0, NULL};
+    struct vyre_mega_options o = {0, false, false, 0, NULL, 0, NULL, false, 0, NULL, NULL};
     struct vyre_mega *m = NULL;
     vyre_bits params[8];
 #define NULL_ARG(call)                           \
@@ -323,7 +382,7 @@ static struct vyre_mega *plan_set(void) {
     static const uint32_t b0[] = {0};
     struct vyre_mega_step s[] = {{cache_prog, b0, {1, 1, 1}}};
     enum vyre_type types[] = {VYRE_U32};
-    struct vyre_mega_options o = {0, false, false, 0, NULL};
+    struct vyre_mega_options o = {0, false, false, 0, NULL, 0, NULL, false, 0, NULL, NULL};
     struct vyre_mega *m = NULL;
     struct vyre_error e;
     if (vyre_mega_build(s, 1, 1, types, &o, &m, &e) != VYRE_OK) return NULL;
@@ -418,6 +477,7 @@ int main(void) {
     RUN_TEST(test_compose);
     RUN_TEST(test_alias_deps);
     RUN_TEST(test_null_args);
+    RUN_TEST(test_worklists);
     RUN_TEST(test_cache);
     RUN_TEST(test_cache_threads);
     return harness_finish();

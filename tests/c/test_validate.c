@@ -750,9 +750,17 @@ static void test_worklist_rules(void) {
     EXPECT(parse("(program w (workgroup 1) (worklist f bool))"), "worklist-type", "decls[0]");
     EXPECT(parse("(program w (workgroup 1) (worklist f u32) (store f 0u32 1u32))"), "not-a-buffer",
            "body[0]");
-    pr = EXPECT(parse("(program w (workgroup 1) (worklist f u32) (grid_barrier))"), "worklist-grid",
-                "decls[0]");
-    CHECK_STR_CONTAINS(pr.fix, "converge = {worklist = wl}");
+    /* issue 23 §2: worklists and grid statements go together; a converge may run on a
+     * worklist (advanced at every round's end); its len is not grid-uniform */
+    VALID_TEXT("(program w (workgroup 1) (worklist f u32) (grid_barrier))");
+    VALID_TEXT("(program w (workgroup 4) (worklist f u32) (param m u32) (converge f m "
+               "(let i (gid x)) (if (lt i (len f)) (then (push f (load f i))))))");
+    pr = EXPECT(parse("(program w (workgroup 1) (worklist f u32) (buffer o u32 write) "
+                      "(for k 0u32 (len f) (grid_barrier)))"),
+                "grid-nonuniform", "body[0].to");
+    CHECK_STR_CONTAINS(pr.message, "the length of a worklist");
+    pr = EXPECT(parse("(program w (workgroup 1) (shared f u32 4) (param m u32) (converge f m))"),
+                "converge-flag", "body[0]");
 }
 
 int main(void) {

@@ -26,7 +26,8 @@
  *           current count of the vyre_wn header read at launch (the kernel reads it on
  *           the device), whatever bounded grid the runtime launched.
  * Pushes go to the worklists' next items as the device's would; the pushed count and
- * the overflow word are written back into each header afterwards.
+ * the overflow word are written back into each header afterwards (a grid kernel's whole
+ * header: its converge on a worklist advances it between rounds, as the device does).
  *
  * PTX without the block (hand-written, `be:load_ptx`) is foreign: its launches are
  * refused with CUDA_ERROR_NOT_SUPPORTED (cuGetErrorString says why), unless a test
@@ -368,6 +369,12 @@ CUresult fake_launch_run(const struct fake_launch *l) {
         unsigned char *h = (unsigned char *)(uintptr_t)arg_u(l, wl_at + w);
         memcpy(h + 20, &wlp[w]->next_count, 4);
         memcpy(h + 28, &wlp[w]->overflow_needed, 4);
+        if (f->vkind == FV_GRID) { /* a converge on it advanced it on the device */
+            uint64_t cur = (uint64_t)(uintptr_t)wlp[w]->cur, next = (uint64_t)(uintptr_t)wlp[w]->next;
+            memcpy(h, &cur, 8);
+            memcpy(h + 8, &next, 8);
+            memcpy(h + 16, &wlp[w]->cur_count, 4);
+        }
     }
     for (uint32_t i = 0; rs == VYRE_OK && counters && i < nd; i++) {
         counters[2 * i] += oob[i].loads;

@@ -300,10 +300,12 @@ round) or max rounds ran.
 Results equal be:sequence's bit for bit; the reference backend runs it too. grid_sync
 ("auto", "cooperative", "split", "graph") forces the execution mode; "graph" replays each
 converge round as a CUDA graph (one graph launch and one flag read per round).
-converge = {worklist = wl, max = n}: rounds of the steps (after the prefix), each followed
-by wl:advance(), until a round pushes nothing or max rounds ran; returns the rounds. This
-form runs one launch per step and reads wl's count after each round (it is not composed
-into one kernel yet). docs/GRID.md.]=],
+converge = {worklist = wl, max = n}: rounds of the steps (after the prefix), composed
+into the kernel too; each round ends by advancing wl ON THE DEVICE (cooperative: no host
+sync until the end), until a round pushes nothing, overflows wl (raised right after the
+run with the capacity needed) or max rounds ran; returns the rounds. Steps may be sized
+by a worklist ({n = wl}: len read each round). Split/graph modes run these rounds as a
+host loop (one header read per round); be:plan's reason says which. docs/GRID.md.]=],
   ["Backend:plan"] = [=[
 be:plan(steps [, opts]) -> plan
 What be:megakernel would do, before anything runs: {mode, reason, layers, barriers (with
@@ -487,11 +489,30 @@ passes.select({candidates = {...}, frontier_items, reuse_count, avoided_readback
                planning_budget_ns, scratch_budget_bytes}) -> {selected, skipped, ...}
 Benchmark pass selection: mandatory first, thresholds, budgets, projected speedup (the
 product of the factors); skip reasons as the original names them. §3.11.]=],
+  ["vyre.planners.workqueue.plan"] = [=[
+workqueue.plan({entry_bytes, control_bytes, budget_bytes, capacity | expansion_items,
+                initial_items, drain_items, host_sync = "final_only"}) -> plan
+The device work-queue planner: capacity (a given one, or initial + expansion within the
+budget), queue/resident bytes, initial occupancy (bps), drain windows (strategy,
+items_per_chunk, chunks). be:worklist sizes with it. §3.12.]=],
+  ["vyre.planners.workqueue.worklist"] = [=[
+workqueue.worklist(type [, opts]) -> profile
+The planner's profile of a worklist of that item type (entry_bytes = 2 x item size,
+control_bytes = 32) with opts' capacity, initial/expansion items, budget and drain.]=],
 
   ["Backend:worklist"] = [=[
-be:worklist(type, capacity) -> Worklist
-A device worklist of at most `capacity` items per round (numeric type), empty. Bind it by
-the declaration's name ({frontier = wl}) and size launches with it ({n = wl}).]=],
+be:worklist(type [, capacity | {expansion_items, initial_items, budget_bytes,
+            drain_items, capacity}]) -> Worklist
+A device worklist of at most `capacity` items per round (numeric type), empty. Without a
+capacity the work-queue planner sizes it: expansion_items (default 2^20) within
+budget_bytes (CUDA: a quarter of the device's memory; reference: 1 GiB); wl:plan() shows
+the plan. Bind it by the declaration's name ({frontier = wl}) and size launches with it
+({n = wl}).]=],
+  ["Worklist:plan"] = [=[
+wl:plan() -> table
+The work-queue plan that sized the worklist: capacity, queue_bytes, control_bytes,
+resident_bytes, initial_occupancy_bps, strategy, items_per_chunk, chunks (drain windows:
+CUDA's default window is the resident grid's threads), final_only_host_sync.]=],
   ["Worklist"] = [=[
 vyre.Worklist — a device worklist (be:worklist): the current items, which kernels read,
 and the next round's, which their pushes fill; wl:advance() swaps them. Fields: type,

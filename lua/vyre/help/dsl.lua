@@ -94,7 +94,9 @@ k:converge(flag, max, function() ... end)
 Sets flag[0] = 0, then repeats the body's statements in rounds while a round leaves
 flag[0] non-zero and fewer than max (u32) rounds ran: an iterate-until-done loop on the
 device (flag: a writable u32, i32 or bool buffer; max grid-uniform; k:rounds() gives the
-rounds run). docs/GRID.md.]=],
+rounds run). On a worklist, k:converge(k.frontier, max, fn): each round ends by advancing
+it (the pushed items become current), and the loop stops after a round that pushed
+nothing or overflowed it (reported after the run). docs/GRID.md.]=],
   ["Builder:break_"] = [=[
 k:break_()
 Leaves the innermost k:for_ loop.]=],

@@ -12,11 +12,12 @@
 --   vyre.planners.compaction    result compaction (+ readback: one compacted transfer)
 --   vyre.planners.session       resident graph session (+ speedup-gate samples)
 --   vyre.planners.passes        benchmark pass selection
+--   vyre.planners.workqueue     device work queues: capacity, headroom, drain windows
 -- Rules, inputs, outputs and errors: docs/PLANNERS.md.
 local M = {}
 
 M.NAMES = { "capability", "compaction", "convergence", "fusion", "multiquery", "occupancy",
-  "passes", "session", "speedup_gate", "topology", "waves" }
+  "passes", "session", "speedup_gate", "topology", "waves", "workqueue" }
 
 local known = {}
 for _, n in ipairs(M.NAMES) do known[n] = true end

@@ -113,7 +113,7 @@ enum vyre_status vyre_cu_grid_attach(vyre_cuda_kernel *k, vyre_program *p, struc
     struct vyre_cu_gridk *gk = calloc(1, sizeof *gk);
     if (!gk) return nomem(err);
     k->grid = gk;
-    gk->nargs = 2 * p->nbuffers + p->nparams;
+    gk->nargs = 2 * p->nbuffers + p->nparams + vyre_program_worklist_count(p); /* §5 order */
     gk->mode = "none";
     enum vyre_status st = vyre_program_copy(p, &gk->prog, err);
     if (st == VYRE_OK) st = vyre_ensure_valid(gk->prog, err);
@@ -284,6 +284,44 @@ static enum vyre_status split_flag_zero(void *ud, uint32_t decl, struct vyre_err
     if (cst != VYRE_OK) return cst;
     VYRE_CU_CHECK(r->k->dev, vyre_cu.cuMemsetD8Async(flag_ptr(r, decl), 0, 4, r->k->dev->stream),
                   "cuMemsetD8Async", r->k->name, err);
+    return VYRE_OK;
+}
+
+/* The end of a converge round on a worklist in the split (sections.h): the host reads
+ * the worklist's header (one synchronisation, as a flag round has), and unless the round
+ * overflowed writes it back advanced: item arrays swapped, the pushed count (clamped to
+ * the capacity) current, the next count 0. The cooperative kernel does the same on the
+ * device (ptx_grid.c). */
+static enum vyre_status split_wl_round(void *ud, uint32_t decl, bool *more,
+                                       struct vyre_error *err) {
+    struct split_run *r = ud;
+    struct vyre_cuda_device *d = r->k->dev;
+    const vyre_program *p = r->k->grid->prog;
+    *more = false;
+    enum vyre_status cst = no_capture(r->k, err);
+    if (cst != VYRE_OK) return cst;
+    CUdeviceptr h = (CUdeviceptr)r->slot[2 * p->nbuffers + p->nparams + p->decls[decl].slot];
+    uint64_t ptr[2];
+    uint32_t cnt[4]; /* cur_count, next_count, capacity, overflow_needed */
+    unsigned char raw[32];
+    VYRE_CU_CHECK(d, vyre_cu.cuMemcpyDtoHAsync(raw, h, sizeof raw, d->stream),
+                  "cuMemcpyDtoHAsync", r->k->name, err);
+    enum vyre_status st = vyre_cu_sync(d, r->k->name, err);
+    if (st != VYRE_OK) return st;
+    d->st.bytes_down += sizeof raw;
+    memcpy(ptr, raw, sizeof ptr);
+    memcpy(cnt, raw + 16, sizeof cnt);
+    if (cnt[3]) return VYRE_OK; /* overflow: stop, reported at the next host read */
+    uint64_t swapped[2] = {ptr[1], ptr[0]};
+    uint32_t counts[2] = {cnt[1] < cnt[2] ? cnt[1] : cnt[2], 0};
+    memcpy(raw, swapped, sizeof swapped);
+    memcpy(raw + 16, counts, sizeof counts);
+    VYRE_CU_CHECK(d, vyre_cu.cuMemcpyHtoDAsync(h, raw, 24, d->stream), "cuMemcpyHtoDAsync",
+                  r->k->name, err);
+    st = vyre_cu_sync(d, r->k->name, err); /* raw is on this stack frame */
+    if (st != VYRE_OK) return st;
+    d->st.bytes_up += 24;
+    *more = counts[0] > 0;
     return VYRE_OK;
 }
 
@@ -480,8 +518,8 @@ static enum vyre_status launch_split(vyre_cuda_kernel *k, const uint64_t *slot, 
     struct vyre_grid_env env = {p, params, counts, {0, 0, 0}, {g[0], g[1], g[2]}};
     memcpy(env.wgsize, p->workgroup, sizeof env.wgsize);
     struct split_run r = {k, slot, g, NULL, false, 0};
-    struct vyre_grid_ops ops = {&r,   split_section, split_flag_zero, split_flag_read, NULL, NULL,
-                                NULL, NULL};
+    struct vyre_grid_ops ops = {&r,   split_section, split_flag_zero, split_flag_read, NULL,
+                                NULL, NULL,          split_wl_round,  NULL};
     if (graph) {
         ops.round_open = round_open;
         ops.round_close = round_close;
@@ -548,7 +586,26 @@ enum vyre_status vyre_cuda_grid_run(vyre_cuda_kernel *k, const struct vyre_cuda_
         st = vyre_cu_grid_launch(k, k->slot, g, o->mode == VYRE_GRID_AUTO ? d->grid_sync : o->mode,
                                  err);
     if (st == VYRE_OK) st = vyre_cu_timer_enqueued(d, &t, err);
+    /* A cooperative run's rounds are on the device: their copy is queued behind the
+     * kernel (after the stop event, outside the timed region), so the completion wait
+     * is the run's one synchronisation and vyre_cuda_kernel_rounds has nothing to wait
+     * for. */
+    uint32_t w = 0;
+    bool copied = false;
+    if (st == VYRE_OK && k->grid->pending) {
+        CUresult r = vyre_cu.cuMemcpyDtoHAsync(&w, k->grid->scratch + SCRATCH_ROUNDS, 4, d->stream);
+        if (r != CUDA_SUCCESS) st = vyre_cu_fail(d, r, "cuMemcpyDtoHAsync", k->name, err);
+        copied = st == VYRE_OK;
+    }
+    if (st == VYRE_OK && o->watch && o->watched) {
+        CUresult r = vyre_cu.cuMemcpyDtoHAsync(o->watched, (CUdeviceptr)o->watch, 32, d->stream);
+        if (r != CUDA_SUCCESS) st = vyre_cu_fail(d, r, "cuMemcpyDtoHAsync", k->name, err);
+    }
     if (st == VYRE_OK) st = vyre_cu_sync(d, k->name, err);
+    if (st == VYRE_OK && copied) {
+        k->grid->rounds = w;
+        k->grid->pending = false;
+    }
     if (st == VYRE_OK) vyre_cu_timer_finish(d, &t);
     return st;
 }

@@ -55,6 +55,12 @@ static enum vyre_status fill_args(vyre_cuda_kernel *k, const struct vyre_cuda_ar
                                   uint64_t *slot, uint32_t g[3], struct vyre_error *err) {
     if (a->nbuffers != k->nbuffers) return bad_args(k, err, "buffers", a->nbuffers, k->nbuffers);
     if (a->nparams != k->nparams) return bad_args(k, err, "params", a->nparams, k->nparams);
+    if (a->wn && k->grid) /* its rounds change the count: which one would size it? */
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "launch of '%s': a program with grid statements cannot be sized "
+                              "by a worklist. Fix: give it a grid (or n = a number) covering the "
+                              "most items, and guard with (lt i (len W)) inside",
+                              k->name);
     uint64_t counts[VYRE_MAX_BUFFERS + 1];
     uint32_t nb = k->nbuffers;
     for (uint32_t i = 0; i < nb; i++) {

@@ -272,6 +272,8 @@ static void sb_printf(struct sbuf *b, const char *fmt, ...) {
 struct renamer {
     vyre_program *p; /* the step's copy */
     const struct vyre_mega_step *step;
+    const uint32_t *wl; /* the step's worklist ids (per worklist slot) */
+    bool sized;         /* sized by a worklist: ngroups is mg<J>_dg* */
     uint32_t j;        /* step number (1-based in names) */
     bool remap;        /* lid comes from the megakernel's 1-D workgroup */
     const uint32_t *w; /* the step's workgroup */
@@ -295,6 +297,7 @@ static char *rn(struct renamer *r, const char *fmt, ...) {
 static const char *buf_name(struct renamer *r, const char *name) {
     const struct vyre_decl *d = vyre_ir_find_decl(r->p, name);
     if (d && d->kind == VYRE_DECL_BUFFER) return rn(r, "mg_b%u", r->step->buffers[d->slot]);
+    if (d && d->kind == VYRE_DECL_WORKLIST) return rn(r, "mg_w%u", r->wl[d->slot]);
     return rn(r, "s%u_%s", r->j, name);
 }
 
@@ -321,8 +324,10 @@ static void rename_expr(struct renamer *r, struct vyre_expr *e) {
         case VYRE_WGID:
         case VYRE_GID:
         case VYRE_NGROUPS: {
+            /* a step sized by a worklist: ngroups is computed each round (mg<J>_dg*) */
             const char *what = e->u.builtin.which == VYRE_WGID  ? "wg"
                                : e->u.builtin.which == VYRE_GID ? "gid"
+                               : r->sized                       ? "dg"
                                                                 : "g";
             e->kind = VYRE_EX_NAME;
             e->u.name.name = rn(r, "mg%u_%s%c", r->j, what, ax[a]);
@@ -388,10 +393,21 @@ static enum vyre_status fail(struct vyre_error *err, enum vyre_status st, const 
     return vyre_error_set(err, st, "megakernel: %s", msg);
 }
 
+static bool block_returns(const struct vyre_block *b) {
+    for (uint32_t i = 0; i < b->count; i++) {
+        const struct vyre_stmt *s = b->items[i];
+        if (s->kind == VYRE_ST_RETURN || block_returns(&s->then_) || block_returns(&s->else_))
+            return true;
+    }
+    return false;
+}
+
 /* The statements of step j (1-based), renamed, with the prelude that gives them the
- * step's geometry; appended to text. */
+ * step's geometry; appended to text. *drains: the sized step loops over its workgroups
+ * in windows of its own grid (vyre_mega.drains). */
 static enum vyre_status step_text(const struct vyre_mega_step *st, uint32_t j, const uint32_t mw[3],
-                                  bool same_wg, struct sbuf *text, struct sbuf *decls,
+                                  bool same_wg, const uint32_t *wl, uint32_t sized_by,
+                                  struct sbuf *text, struct sbuf *decls, bool *drains,
                                   struct vyre_error *err) {
     const vyre_program *sp = st->program;
     vyre_program *p = NULL;
@@ -399,7 +415,9 @@ static enum vyre_status step_text(const struct vyre_mega_step *st, uint32_t j, c
     if (s != VYRE_OK) return s;
     const uint32_t *w = sp->workgroup;
     uint32_t t = w[0] * w[1] * w[2], mt = mw[0] * mw[1] * mw[2];
-    struct renamer r = {p, st, j, !same_wg, w, false};
+    bool sized = sized_by != UINT32_MAX;
+    *drains = sized && !block_returns(&sp->body) && sp->nshared == 0;
+    struct renamer r = {p, st, wl, sized, j, !same_wg, w, false};
     if (!same_wg && t < mt && block_syncs(&p->body)) {
         vyre_program_free(p);
         return fail(err, VYRE_ERR_UNSUPPORTED,
@@ -429,10 +447,26 @@ static enum vyre_status step_text(const struct vyre_mega_step *st, uint32_t j, c
     if (s != VYRE_OK) return fail(err, VYRE_ERR_NOMEM, "out of memory. Fix: free memory");
     static const char ax[3] = {'x', 'y', 'z'};
     sb_printf(text, "\n(let mg%u_v (sub (wgid x) mg%u_off))", j, j);
-    sb_printf(text, "\n(let mg%u_t (div mg%u_v mg%u_gx))", j, j, j);
-    sb_printf(text, "\n(let mg%u_wgx (rem mg%u_v mg%u_gx))", j, j, j);
-    sb_printf(text, "\n(let mg%u_wgy (rem mg%u_t mg%u_gy))", j, j, j);
-    sb_printf(text, "\n(let mg%u_wgz (div mg%u_t mg%u_gy))", j, j, j);
+    if (sized) {
+        /* {n = wl}: ceil(len / wgsize.x) workgroups this round, 1-D; the layer's virtual
+         * grid covers the capacity, the rest skip */
+        sb_printf(text,
+                  "\n(let mg%u_dgx (add (div (len mg_w%u) %uu32) (select (ne (rem (len mg_w%u) "
+                  "%uu32) 0u32) 1u32 0u32)))",
+                  j, sized_by, w[0], sized_by, w[0]);
+        sb_printf(text, "\n(let mg%u_dgy 1u32)\n(let mg%u_dgz 1u32)", j, j);
+        if (*drains) /* workgroups v, v + window, ... below this round's count */
+            sb_printf(text, "\n(for mg%u_c mg%u_v mg%u_dgx (sub mg%u_end mg%u_off)", j, j, j, j, j);
+        else
+            sb_printf(text, "\n(if (lt mg%u_v mg%u_dgx) (then", j, j);
+        sb_printf(text, "\n(let mg%u_wgx mg%u_%s)\n(let mg%u_wgy 0u32)\n(let mg%u_wgz 0u32)", j,
+                  j, *drains ? "c" : "v", j, j);
+    } else {
+        sb_printf(text, "\n(let mg%u_t (div mg%u_v mg%u_gx))", j, j, j);
+        sb_printf(text, "\n(let mg%u_wgx (rem mg%u_v mg%u_gx))", j, j, j);
+        sb_printf(text, "\n(let mg%u_wgy (rem mg%u_t mg%u_gy))", j, j, j);
+        sb_printf(text, "\n(let mg%u_wgz (div mg%u_t mg%u_gy))", j, j, j);
+    }
     if (!same_wg) {
         sb_printf(text, "\n(let mg%u_lidx (rem (lid x) %uu32))", j, w[0]);
         sb_printf(text, "\n(let mg%u_lidy (rem (div (lid x) %uu32) %uu32))", j, w[0], w[1]);
@@ -448,12 +482,15 @@ static enum vyre_status step_text(const struct vyre_mega_step *st, uint32_t j, c
     }
     if (!same_wg && t < mt) sb_printf(text, "\n(if (lt (lid x) %uu32) (then%s))", t, body);
     else sb_printf(text, "%s", body);
+    if (sized) sb_printf(text, *drains ? ")" : "))");
     free(body);
     return VYRE_OK;
 }
 
 struct build {
     const struct vyre_mega_step *steps;
+    const struct vyre_mega_options *o;
+    struct vyre_mega *m;
     uint32_t n;
     uint32_t mw[3];
     bool same_wg;
@@ -467,8 +504,10 @@ static enum vyre_status layer_text(struct build *B, const uint32_t *layer, uint3
     for (uint32_t j = from; j < to; j++) {
         if (layer[j] != l) continue;
         sb_printf(&B->text, "\n(if (lt (wgid x) mg%u_end) (then", j + 1);
-        enum vyre_status s =
-            step_text(&B->steps[j], j + 1, B->mw, B->same_wg, &B->text, &B->decls, err);
+        const uint32_t *wl = B->o->step_worklists ? B->o->step_worklists[j] : NULL;
+        uint32_t by = B->o->sized_by ? B->o->sized_by[j] : UINT32_MAX;
+        enum vyre_status s = step_text(&B->steps[j], j + 1, B->mw, B->same_wg, wl, by, &B->text,
+                                       &B->decls, &B->m->drains[j], err);
         if (s != VYRE_OK) return s;
         sb_printf(&B->text, ") (else");
         open++;
@@ -549,9 +588,10 @@ static enum vyre_status compose(struct vyre_mega *m, struct build *B, const enum
         if (m->layer[j] + 1u > nl0) nl0 = m->layer[j] + 1u;
     enum vyre_status s = layers_text(B, m->layer, 0, nl0, 0, prefix, err);
     if (s != VYRE_OK) return s;
-    bool rounds = o->repeat || o->converge;
+    bool rounds = o->repeat || o->converge || o->converge_wl;
     if (prefix && prefix < B->n) sb_printf(&B->text, "\n(grid_barrier)");
-    if (o->converge) sb_printf(&B->text, "\n(converge mg_b%u mg_max", o->flag);
+    if (o->converge_wl) sb_printf(&B->text, "\n(converge mg_w%u mg_max", o->wl);
+    else if (o->converge) sb_printf(&B->text, "\n(converge mg_b%u mg_max", o->flag);
     else if (o->repeat) sb_printf(&B->text, "\n(for mg_round 0u32 mg_times 1u32 (grid_barrier)");
     s = layers_text(B, m->layer, nl0, m->nlayers - nl0, prefix, B->n, err);
     if (s != VYRE_OK) return s;
@@ -584,6 +624,8 @@ static enum vyre_status compose(struct vyre_mega *m, struct build *B, const enum
                   acc[b] & (ACC_W | ACC_W2) ? "read_write" : "read");
     free(acc);
     free(one);
+    for (uint32_t w = 0; w < o->nworklists; w++)
+        sb_printf(&all, "\n  (worklist mg_w%u %s)", w, vyre_type_name(o->worklist_types[w]));
     sb_printf(&all, "%s", B->decls.s ? B->decls.s : "");
     for (uint32_t j = 0; j < B->n; j++) {
         uint32_t k = j + 1;
@@ -595,7 +637,7 @@ static enum vyre_status compose(struct vyre_mega *m, struct build *B, const enum
                 sb_printf(&all, "\n  (param s%u_%s %s)", k, sp->decls[d].name,
                           vyre_type_name(sp->decls[d].type));
     }
-    if (o->converge) sb_printf(&all, "\n  (param mg_max u32)");
+    if (o->converge || o->converge_wl) sb_printf(&all, "\n  (param mg_max u32)");
     else if (o->repeat) sb_printf(&all, "\n  (param mg_times u32)");
     sb_printf(&all, "%s)\n", B->text.s ? B->text.s : "");
     if (all.oom || B->text.oom || B->decls.oom) {
@@ -634,6 +676,15 @@ enum vyre_status vyre_mega_build(const struct vyre_mega_step *steps, uint32_t n,
                     "the flag buffer id %u is not below %u. Fix: pass a bound "
                     "buffer id",
                     o->flag, nbuffers);
+    if (o->converge && o->converge_wl)
+        return fail(err, VYRE_ERR_ARG,
+                    "converge on a flag and on a worklist at once. Fix: pick one");
+    if (o->converge_wl && o->wl >= o->nworklists)
+        return fail(err, VYRE_ERR_ARG,
+                    "the converge worklist id %u is not below %u. Fix: pass a bound worklist id",
+                    o->wl, o->nworklists);
+    if (o->nworklists && !o->worklist_types)
+        return fail(err, VYRE_ERR_ARG, "no worklist types. Fix: pass worklist_types");
     if (o->converge && buffer_types[o->flag] != VYRE_U32 && buffer_types[o->flag] != VYRE_I32 &&
         buffer_types[o->flag] != VYRE_BOOL)
         return fail(err, VYRE_ERR_ARG,
@@ -653,6 +704,17 @@ enum vyre_status vyre_mega_build(const struct vyre_mega_step *steps, uint32_t n,
                         "step %u ('%s') has grid statements of its own. Fix: split it at its "
                         "grid barriers into several steps",
                         j + 1, p->name);
+        for (uint32_t i = 0; i < p->nworklists; i++)
+            if (!o->step_worklists || !o->step_worklists[j] ||
+                o->step_worklists[j][i] >= o->nworklists)
+                return fail(err, VYRE_ERR_ARG,
+                            "step %u binds no worklist id below %u for its worklist %u. Fix: "
+                            "fill options.step_worklists",
+                            j + 1, o->nworklists, i + 1);
+        if (o->sized_by && o->sized_by[j] != UINT32_MAX && o->sized_by[j] >= o->nworklists)
+            return fail(err, VYRE_ERR_ARG,
+                        "step %u is sized by worklist id %u of %u. Fix: a bound worklist id",
+                        j + 1, o->sized_by[j], o->nworklists);
         for (uint32_t i = 0; i < p->nbuffers; i++)
             if (steps[j].buffers[i] >= nbuffers)
                 return fail(err, VYRE_ERR_ARG,
@@ -669,14 +731,15 @@ enum vyre_status vyre_mega_build(const struct vyre_mega_step *steps, uint32_t n,
     m->layer = calloc(n, sizeof *m->layer);
     m->barriers = calloc(n, sizeof *m->barriers);
     m->after_layer = calloc(n, sizeof *m->after_layer);
+    m->drains = calloc(n, sizeof *m->drains);
     enum vyre_status s = VYRE_OK;
-    if (!m->layer || !m->barriers || !m->after_layer)
+    if (!m->layer || !m->barriers || !m->after_layer || !m->drains)
         s = fail(err, VYRE_ERR_NOMEM, "out of memory. Fix: free memory");
     if (s == VYRE_OK) s = vyre_mega_deps(steps, n, o->memory, &m->deps, &m->ndeps, err);
     if (s == VYRE_OK) s = plan_layers(m, o->prefix, err);
     if (s == VYRE_OK) {
         pick_barriers(m);
-        struct build B = {steps, n, {0, 0, 0}, true, {0}, {0}};
+        struct build B = {steps, o, m, n, {0, 0, 0}, true, {0}, {0}};
         memcpy(B.mw, steps[0].program->workgroup, sizeof B.mw);
         uint32_t most = 0;
         for (uint32_t j = 0; j < n; j++) {
@@ -712,6 +775,7 @@ void vyre_mega_free(struct vyre_mega *m) {
     free(m->deps);
     free(m->barriers);
     free(m->after_layer);
+    free(m->drains);
     free(box);
 }
 

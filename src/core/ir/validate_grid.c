@@ -56,8 +56,15 @@ static const struct vyre_expr *nonuniform(const struct gv *g, const struct vyre_
                                           const char **why, unsigned depth) {
     if (!e || depth > VYRE_MAX_EXPR_DEPTH) return NULL;
     switch (e->kind) {
-    case VYRE_EX_LIT:
-    case VYRE_EX_LEN: return NULL;
+    case VYRE_EX_LIT: return NULL;
+    case VYRE_EX_LEN:
+        /* a worklist's length changes at every round its converge advances it */
+        if (e->u.access.decl < g->v->p->ndecls &&
+            g->v->p->decls[e->u.access.decl].kind == VYRE_DECL_WORKLIST) {
+            *why = "the length of a worklist (it changes from round to round)";
+            return e;
+        }
+        return NULL;
     case VYRE_EX_NAME:
         if (e->u.name.ref == VYRE_REF_PARAM) return NULL;
         if (e->u.name.ref == VYRE_REF_VAR && e->u.name.index < g->v->nslots &&

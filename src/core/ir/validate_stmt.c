@@ -270,9 +270,12 @@ static void check_for(struct vyre_vv *v, struct vyre_stmt *s, unsigned depth) {
 /* (converge FLAG MAX body...): FLAG a global u32/i32/bool buffer the runtime may write,
  * MAX a u32 (its grid uniformity is validate_grid.c's business). */
 static void check_converge(struct vyre_vv *v, struct vyre_stmt *s, const char *q, unsigned depth) {
-    uint32_t d = vyre_vv_buffer(v, s->buf, q);
+    /* (converge W MAX ...) on a worklist W: each round ends by advancing W; the loop
+     * stops after a round that pushed nothing (or overflowed W, or MAX rounds) */
+    uint32_t w = vyre_vv_find_worklist(v, s->buf);
+    uint32_t d = w != UINT32_MAX ? w : vyre_vv_buffer(v, s->buf, q);
     s->decl = d;
-    if (d != UINT32_MAX) {
+    if (d != UINT32_MAX && w == UINT32_MAX) {
         struct vyre_decl *dc = &v->p->decls[d];
         dc->nonempty = dc->kind == VYRE_DECL_BUFFER;
         bool word = dc->type == VYRE_U32 || dc->type == VYRE_I32 || dc->type == VYRE_BOOL;

@@ -60,21 +60,7 @@ void vyre_vv_check_push(struct vyre_vv *v, struct vyre_stmt *s, const char *q) {
     }
 }
 
-/* A worklist's rounds are the runtime's (a launch, or a step of a sequence or
- * megakernel): a program that also runs its own grid-level rounds would need the
- * worklist advanced inside one dispatch, which neither backend does. */
-void vyre_vv_worklist_rules(struct vyre_vv *v) {
-    if (!v->p->has_grid || !v->p->nworklists) return;
-    for (uint32_t i = 0; i < v->p->ndecls; i++) {
-        const struct vyre_decl *d = &v->p->decls[i];
-        if (d->kind != VYRE_DECL_WORKLIST) continue;
-        size_t old = vyre_vv_push(v, "decls[%u]", i);
-        vyre_vv_report(v, "worklist-grid",
-                       "keep grid_barrier/converge out of programs with worklists: run the "
-                       "rounds as steps of be:megakernel or be:sequence with "
-                       "converge = {worklist = wl}",
-                       "the worklist '%.64s' is declared in a program with grid statements",
-                       d->name ? d->name : "");
-        vyre_vv_pop(v, old);
-    }
-}
+/* Worklists and grid statements go together since issue 23 §2: a converge on a
+ * worklist advances it at every round boundary inside one dispatch (both backends), and
+ * len of a worklist is not grid-uniform (validate_grid.c). Nothing else to check. */
+void vyre_vv_worklist_rules(struct vyre_vv *v) { (void)v; }

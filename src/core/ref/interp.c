@@ -582,6 +582,30 @@ static enum vyre_status ref_flag_read(void *ud, uint32_t decl, bool *set, struct
     return VYRE_OK;
 }
 
+/* The end of a converge round on a worklist (sections.h): advance it in place (the
+ * binding's own state: the caller sees the rounds' result), and every declaration
+ * bound to it reads the new current items. */
+static enum vyre_status ref_wl_round(void *ud, uint32_t decl, bool *more, struct vyre_error *err) {
+    (void)err;
+    struct ref_grid *g = ud;
+    struct vyre_worklist_arg *w = g->x->mem[decl].wl;
+    *more = false;
+    if (w->overflow_needed) return VYRE_OK;
+    void *c = w->cur;
+    w->cur = w->next;
+    w->next = c;
+    w->cur_count = w->next_count < w->capacity ? w->next_count : w->capacity;
+    w->next_count = 0;
+    const vyre_program *p = g->x->p;
+    for (uint32_t d = 0; d < p->ndecls; d++) {
+        if (p->decls[d].kind != VYRE_DECL_WORKLIST || g->x->mem[d].wl != w) continue;
+        g->x->mem[d].data = w->cur;
+        g->x->mem[d].count = w->cur_count;
+    }
+    *more = w->cur_count > 0;
+    return VYRE_OK;
+}
+
 /* A grid-level loop iteration or converge round takes one step of the run's budget, as
  * a loop iteration inside a section does, and sees interrupts: a grid loop whose
  * sections hold no loop of their own would otherwise never stop. */
@@ -680,8 +704,8 @@ enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,
             memcpy(env.wgsize, x.wgsize, sizeof env.wgsize);
             memcpy(env.ngroups, x.ngroups, sizeof env.ngroups);
             struct ref_grid g = {&st, &x, shared_bytes, nslots, args->grid};
-            struct vyre_grid_ops ops = {&g,   ref_section, ref_flag_zero, ref_flag_read,
-                                        NULL, NULL,        NULL,          ref_tick};
+            struct vyre_grid_ops ops = {&g,   ref_section, ref_flag_zero, ref_flag_read, NULL,
+                                        NULL, NULL,        ref_wl_round,  ref_tick};
             status = vyre_grid_run(&env, st.sections, st.nsections, &ops, rounds, err);
             free(counts);
         }

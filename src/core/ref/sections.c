@@ -166,8 +166,34 @@ static enum vyre_status run_replayed(struct runner *R, const struct vyre_stmt *s
     return st;
 }
 
+/* A converge on a worklist: body; r++; the worklist advances (wl_round); stop when the
+ * round pushed nothing, overflowed, or r == MAX. No flag, no replay (a recorded round
+ * would have to record the advance's decision too). */
+static enum vyre_status run_converge_wl(struct runner *R, const struct vyre_stmt *s) {
+    const struct vyre_grid_ops *ops = R->ops;
+    uint32_t max = (uint32_t)eval(R, s->value), r = 0;
+    enum vyre_status st = VYRE_OK;
+    if (!ops->wl_round)
+        return vyre_error_set(R->err, VYRE_ERR_UNSUPPORTED,
+                              "program '%s': this executor cannot advance a worklist between "
+                              "rounds. Fix: run it on the reference or cooperatively on CUDA",
+                              R->env->p->name);
+    while (r < max) {
+        st = run_block(R, &s->then_);
+        if (st != VYRE_OK) break;
+        r++;
+        bool more = false;
+        st = ops->wl_round(ops->ud, s->decl, &more, R->err);
+        if (st != VYRE_OK || !more || r == max) break;
+        if (ops->tick && (st = ops->tick(ops->ud, R->err)) != VYRE_OK) break; /* back edge */
+    }
+    R->rounds += r;
+    return st;
+}
+
 static enum vyre_status run_converge(struct runner *R, const struct vyre_stmt *s) {
     const struct vyre_grid_ops *ops = R->ops;
+    if (R->env->p->decls[s->decl].kind == VYRE_DECL_WORKLIST) return run_converge_wl(R, s);
     bool has = R->env->counts[s->decl] > 0;
     uint32_t max = (uint32_t)eval(R, s->value), r = 0;
     if (has && max > 0 && ops->round_open && !holds_converge(&s->then_))

@@ -47,6 +47,13 @@ struct vyre_grid_ops {
                                    bool *recorded, struct vyre_error *err);
     enum vyre_status (*round_close)(void *ud, enum vyre_status st, struct vyre_error *err);
     enum vyre_status (*round_run)(void *ud, bool *set, struct vyre_error *err);
+    /* The end of a round of a converge on worklist `decl` (p->decls[decl].kind is
+     * VYRE_DECL_WORKLIST), after every section before it has finished: when the round
+     * overflowed the worklist, *more = false and nothing changes (the overflow is
+     * reported after the run); else the pushed items become current (the item arrays
+     * swap, the count is the pushed count clamped to the capacity, the next count 0)
+     * and *more = the new count > 0. */
+    enum vyre_status (*wl_round)(void *ud, uint32_t decl, bool *more, struct vyre_error *err);
     /* Optional (the reference): called at every back edge of a grid-level loop (before
      * its next iteration, or the next converge round); an error stops the run (the step
      * budget, an interrupt). */
