@@ -31,6 +31,7 @@ G.TILE_M1 = G.TILE - 1
 G.SEG_CHUNK_M1 = G.SEG_CHUNK - 1
 G.PARTS_TILEP = G.WG * G.PARTS_ITEMS + (G.WG * G.PARTS_ITEMS) // 32
 G.WG_M1 = G.WG - 1
+G.WARP_M1 = G.WARP - 1   -- a lane is l & WARP_M1
 G.MAXG_M1 = G.MAXG - 1
 
 assert(G.WG * G.ITEMS == G.TILE and G.TILE + (G.TILE >> G.PAD_SHIFT) == G.TILEP
