@@ -254,8 +254,18 @@ local function build_all(be)
       counts(function(c)
         lib.steps.sort(be, keys, vals, { count = c, scratch = S })
         lib.steps.sort(be, keys, nil, { count = c, scratch = S, bits = { 4, 20 } })
+        if U.is_float(kt) then
+          lib.steps.sort(be, keys, vals, { count = c, scratch = S, order = "numpy" })
+          lib.steps.sort(be, keys, nil, { count = c, scratch = S, order = "numpy",
+            bits = { 0, 16 } })
+        end
       end)
     end
+    -- the tile knob (an odd number of keys per invocation)
+    local sortcfg = require("vyre.lib.sort").config
+    with(sortcfg, { items = 5 }, function()
+      lib.steps.sort(be, be:buffer(kt, 3000), be:buffer("i64", 3000), { scratch = S })
+    end)
   end
 end
 
