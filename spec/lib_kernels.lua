@@ -247,7 +247,7 @@ local function build_all(be)
       end)
     end
   end
-  -- sort (not templated here: a guard that the shared helpers it uses did not change)
+  -- sort: each key type, with values and without, a bits range and the numpy order
   for _, kt in ipairs({ "u32", "i32", "f32", "u64", "i64", "f64" }) do
     for _, n in ipairs({ 100, 40000 }) do
       local keys, vals = be:buffer(kt, n), be:buffer("u32", n)
