@@ -1,8 +1,8 @@
 -- vyre.lib.util — the pieces every vyre.lib primitive shares (docs/LIB.md): argument
 -- checks that raise "vyre.lib.<name>: what went wrong. Fix: how", the per-backend
 -- caches of compiled kernels and scratch buffers (weak-keyed by backend), the type
--- table (literals, identities), text templating, and running a list of launches as one
--- be:sequence (optionally timed).
+-- table (literals, identities), the padding fragment, device counts, and running a list
+-- of launches as one be:sequence (optionally timed).
 local vyre = require("vyre")
 local core = require("vyre.core")
 local E = require("vyre.errors")
@@ -190,20 +190,7 @@ function U.empty_value(op, t)
 end
 
 -- Text ----------------------------------------------------------------------------------
--- vyre.lib's kernels are written with vyre.lib.template. U.fill is the older unchecked
--- substitution, kept only for lib/sort.lua and vyre.egraph (through vyre.lib.shared)
--- until they move to templates too.
-
---- Replaces $NAME (capitals and digits) with vars[NAME]; a missing one is an error.
-function U.fill(template, vars)
-  return (template:gsub("%$(%u[%u%d]*)", function(k)
-    local v = vars[k]
-    if v == nil then
-      E.raise("internal", "vyre.lib internal: template variable $" .. k .. " unset", 2)
-    end
-    return tostring(v)
-  end))
-end
+-- vyre.lib's kernels are written with vyre.lib.template (docs/LIB.md).
 
 local PAD = T.new("pad", "(add $E (shr $E ${PAD_SHIFT}u32))")
 
