@@ -68,6 +68,27 @@ describe("92 vyre.lib.template", function()
       require("vyre.lib").geometry)
   end)
 
+  it("makes a kernel's device-count variant from the same template (no text rewriting)",
+    function()
+    local k = T.new("k", "(program p (workgroup $WG)\n  (buffer b u32 write)\n$NDECL\n$NLETS\n"
+      .. "  (let l (lid x))\n$TILES\n  (for t 0u32 ntiles 1u32 (store b t n)))")
+    local host = k:render(U.with_count({}, nil, { tiles = true }))
+    assert.matches("%(param n u32%)", host)
+    assert.is_nil(host:find("ncount", 1, true))
+    assert.matches("%(let ntiles %(div", host)
+    local dev = k:render(U.with_count({}, { "(let n n1)" }, { tiles = true }))
+    assert.is_nil(dev:find("(param n u32)", 1, true))
+    assert.matches("%(buffer ncount u32 read%)%s+%(param ncap u32%)", dev)
+    assert.matches("%(let n1 %(min %(load ncount 0u32%) ncap%)%)%s+%(let n n1%)%s+"
+      .. "%(let ntmax %(div", dev)
+    assert.matches("%(let ntiles ntmax%)", dev)
+    vyre.parse(host)
+    vyre.parse(dev)
+    assert.is_nil(U.dev_text)
+    -- a tiled template given no tiles option misses $TILES: refused, never half rendered
+    assert.is_false(pcall(function() return k:render(U.with_count({}, nil)) end))
+  end)
+
   it("leaves no hand-written geometry or unchecked substitution in the lib kernels", function()
     -- geometry.lua is where the numbers live
     local dir = "lua/vyre/lib/"

@@ -15,8 +15,8 @@ F.CHUNK = T.new("chunkhead", [[
   (let cbeg (min (mul g chunk) n))
   (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))]])
 
---- tiles: binds ntiles, the tiles of the chunk [cbeg, cend). vyre.lib.util's dev_text
---- finds this statement to bound the tile loop under a device count.
+--- tiles: binds ntiles, the tiles of the chunk [cbeg, cend) (under a device count,
+--- vyre.lib.util's with_count binds a uniform bound instead).
 F.TILES = T.new("tiles", "  (let ntiles (div (add (sub cend cbeg) ${TILE_M1}u32) ${TILE}u32))")
 
 --- segment: segment $S of CSR offsets over buffer values, clipped to it; binds nv (the

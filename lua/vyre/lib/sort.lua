@@ -290,7 +290,8 @@ local function pass_template(kt, vt, m, o)
     c.add("(shared gb u32 $RADIX)")
     c.add("(shared ws u32 $WARPS)")
     c.add("(shared sid u32 1)")
-    c.add("(param n u32)")
+    c.add("$NDECL")
+    c.add("$NLETS")
     c.add("(let l (lid x))")
     -- this pass's epoch: lib_sort_init stored the last of this call's np epochs in st's
     -- last word
@@ -316,19 +317,20 @@ end
 -- A look-back word of this pass: (flag << 32) | count.
 local function word(flag, count) return F.word(("(or (shl ep 1u32) %s)"):format(flag), count) end
 
-local function pass_text(kt, vt, m, p, o, np)
-  return pass_template(kt, vt, m, o):render({ P = p, EPOFF = p + 1, NP = np,
+local function pass_text(kt, vt, m, p, o, np, dev)
+  return pass_template(kt, vt, m, o):render(U.with_count({ P = p, EPOFF = p + 1, NP = np,
     SH = ("%d%s"):format(G.RADIX_BITS * p, WIDE[kt] and "u64" or "u32"),
     PUBLISH = PUBLISH({ WORD = word("fl", "tot") }),
     LOOKBACK = LOOKBACK({ GOF = ("%du32"):format(G.RADIX * p),
       WORD = word("1u32", "(add ex tot)") }),
-    WPRE = LOWER_WARPS({ OUT = "wpre" }) })
+    WPRE = LOWER_WARPS({ OUT = "wpre" }) }, dev))
 end
 
 -- One kernel per pass: the digit's shift is a literal (no run-time shift masking).
 local function pass_kernel(be, kt, vt, m, p, o, np, count)
   return U.kernel_n(be, ("sort_pass:%s:%s:%d:%d:%d%s"):format(kt, vt or "none", m, p, np,
-    o.tag), function() return pass_text(kt, vt, m, p, o, np) end, count, { "(let n n1)" })
+    o.tag), function(dev) return pass_text(kt, vt, m, p, o, np, dev) end, count,
+    { "(let n n1)" })
 end
 
 -- Histograms -----------------------------------------------------------------------------
@@ -345,9 +347,8 @@ local function ghist_template(kt, np, o)
     c.add("(buffer kin %s read)", kt)
     c.add("(buffer gh u32 read_write)")
     c.add("(shared cnt u32 %d)", G.RADIX * np)
-    c.add("(param n u32)")
-    c.add("(param chunk u32)")
-    c.indent(0) -- (the fragment's statements are indented as the kernel's)
+    c.add("$NDECL")
+    c.add("$NLETS")
     c.add("$CHUNK")
     c.indent(2)
     c.add("(for @t cbeg cend ${TILE}u32")
@@ -374,8 +375,9 @@ local function ghist_template(kt, np, o)
 end
 
 local function ghist_kernel(be, kt, np, o, count)
-  return U.kernel_n(be, ("sort_ghist:%s:%d%s"):format(kt, np, o.tag), function()
-    return ghist_template(kt, np, o):render({ CHUNK = F.CHUNK() })
+  return U.kernel_n(be, ("sort_ghist:%s:%d%s"):format(kt, np, o.tag), function(dev)
+    return ghist_template(kt, np, o):render(U.with_count({ CHUNK = F.CHUNK() }, dev,
+      { chunk = true }))
   end, count, U.N_ELEMS)
 end
 
