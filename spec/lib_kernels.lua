@@ -247,15 +247,25 @@ local function build_all(be)
       end)
     end
   end
-  -- sort (not templated here: a guard that the shared helpers it uses did not change)
+  -- sort: each key type, with values and without, a bits range and the numpy order
   for _, kt in ipairs({ "u32", "i32", "f32", "u64", "i64", "f64" }) do
     for _, n in ipairs({ 100, 40000 }) do
       local keys, vals = be:buffer(kt, n), be:buffer("u32", n)
       counts(function(c)
         lib.steps.sort(be, keys, vals, { count = c, scratch = S })
         lib.steps.sort(be, keys, nil, { count = c, scratch = S, bits = { 4, 20 } })
+        if U.is_float(kt) then
+          lib.steps.sort(be, keys, vals, { count = c, scratch = S, order = "numpy" })
+          lib.steps.sort(be, keys, nil, { count = c, scratch = S, order = "numpy",
+            bits = { 0, 16 } })
+        end
       end)
     end
+    -- the tile knob (an odd number of keys per invocation)
+    local sortcfg = require("vyre.lib.sort").config
+    with(sortcfg, { items = 5 }, function()
+      lib.steps.sort(be, be:buffer(kt, 3000), be:buffer("i64", 3000), { scratch = S })
+    end)
   end
 end
 

@@ -9,7 +9,8 @@ local FILL = T.new("fill", [[
 (program lib_fill_$T (workgroup $WG)
   (buffer buf $T write)
   (param value $T)
-  (param n u32)
+$NDECL
+$NLETS
   (let i (gid x))
   (if (lt i n) (then (store buf i value))))
 ]])
@@ -19,7 +20,8 @@ local IOTA = T.new("iota", [[
   (buffer buf $T write)
   (param start $T)
   (param step $T)
-  (param n u32)
+$NDECL
+$NLETS
   (let i (gid x))
   (if (lt i n) (then (store buf i (add start (mul (cast $T i) step))))))
 ]])
@@ -28,21 +30,22 @@ local COPY = T.new("copy", [[
 (program lib_copy_$T (workgroup $WG)
   (buffer src $T read)
   (buffer dst $T write)
-  (param n u32)
+$NDECL
+$NLETS
   (let i (gid x))
   (if (lt i n) (then (store dst i (load src i)))))
 ]])
 
 --- The text of lib.copy's kernel for type t (the fake CUDA driver computes only programs
 --- a test registered).
-function M.copy_text(t) return COPY:render({ T = t }) end
+function M.copy_text(t) return COPY:render(U.with_count({ T = t })) end
 
 -- Device-count lets of the one-invocation-per-element kernels.
 local DEV_N = { "(let n n1)" }
 
 local function kernel(be, what, template, t, count)
-  return U.kernel_n(be, what .. ":" .. t, function()
-    return template:render({ T = t })
+  return U.kernel_n(be, what .. ":" .. t, function(dev)
+    return template:render(U.with_count({ T = t }, dev))
   end, count, DEV_N)
 end
 

@@ -26,8 +26,8 @@ local COUNT = T.new("compactcount", [[
 $INPUT
   (buffer part u32 write)
   (shared red u32 $WG)
-  (param n u32)
-  (param chunk u32)
+$NDECL
+$NLETS
 $CHUNK
   (let acc 0u32)
   (for gi (add cbeg l) cend ${WG}u32
@@ -50,8 +50,8 @@ $FLAGS
   (shared ot $T $TILE)
   (shared sa u32 $WG)
   (shared sb u32 $WG)
-  (param n u32)
-  (param chunk u32)
+$NDECL
+$NLETS
 $CHUNK
 $TILES
   (let obase (load part g))
@@ -84,7 +84,8 @@ local PARTS = T.new("compactparts", [[
   (shared tile u32 ${PARTS_TILEP})
   (shared sa u32 $WG)
   (shared sb u32 $WG)
-  (param n u32)
+$NDECL
+$NLETS
   (let l (lid x))
   (for j 0u32 ${PARTS_ITEMS}u32 1u32
     (let k (add (mul j ${WG}u32) l))
@@ -98,11 +99,11 @@ $SCAN
 ]])
 
 local function parts_kernel(be, count)
-  return U.kernel_n(be, "compact_parts", function()
+  return U.kernel_n(be, "compact_parts", function(dev)
     local bs = scan.block_scan({ arr = "tile", m = GEO.PARTS_ITEMS, t = "u32", op = "add",
       carry = "0u32", exclusive = true, store = true, pad = true, sa = "sa", sb = "sb",
       tot = "ptot", i = "pi", x = "px", r = "pr" })
-    return PARTS:render({ SCAN = bs, PK = U.pad("k"), PK2 = U.pad("k2") })
+    return PARTS:render(U.with_count({ SCAN = bs, PK = U.pad("k"), PK2 = U.pad("k2") }, dev))
   end, count, { "(let c1 " .. U.chunk_expr("n1") .. ")",
     "(let n (div (add n1 (sub c1 1u32)) c1))" })
 end
@@ -207,27 +208,24 @@ local function kernels(name, be, t, flags_type, pred, count)
     keep, key = keep_of_flags(flags_type), "flags:" .. flags_type
     flagdecl = FLAGS_DECL({ FT = flags_type })
   end
-  local count_text = COUNT:render({ CHUNK = F.CHUNK(),
+  -- with count, the device-count variants (U.with_count)
+  local dev = count and U.N_ELEMS or nil
+  local count_text = COUNT:render(U.with_count({ CHUNK = F.CHUNK(),
     T = t, KEEP = keep, TREE = reduce.tree("add"),
     INPUT = pred and SRC_DECL({ T = t }) or flagdecl,
     LOADX = pred and LOADX() or "",
-  })
+  }, dev, { chunk = true }))
   local bs = scan.block_scan({ arr = "fl", m = GEO.ITEMS, t = "u32", op = "add",
     carry = "0u32", exclusive = true, store = false, pad = true, sa = "sa", sb = "sb",
     tot = "ftot", i = "fi", x = "fx", r = "fr", hook = GATHER() })
-  local scatter_text = SCATTER:render({ CHUNK = F.CHUNK(), TILES = F.TILES(),
+  local scatter_text = SCATTER:render(U.with_count({ CHUNK = F.CHUNK(),
     T = t, KEEP = keep, FLAGS = flagdecl, SCAN = bs, PK = U.pad("k"),
-  })
+  }, dev, { chunk = true, tiles = true }))
   local fix = "write a bool expression over the element x, e.g. \"(gt x 0i32)\" for an i32 "
     .. "buffer (literals carry their type)"
-  local dev = ""
-  if count then
-    count_text, scatter_text = U.dev_text(count_text, U.N_ELEMS), U.dev_text(scatter_text,
-      U.N_ELEMS)
-    dev = "#dev"
-  end
-  return U.user_kernel(name, be, "compact_count:" .. t .. ":" .. key .. dev, count_text, fix),
-    U.user_kernel(name, be, "compact:" .. t .. ":" .. key .. dev, scatter_text, fix)
+  local tag = count and "#dev" or ""
+  return U.user_kernel(name, be, "compact_count:" .. t .. ":" .. key .. tag, count_text, fix),
+    U.user_kernel(name, be, "compact:" .. t .. ":" .. key .. tag, scatter_text, fix)
 end
 
 --- Checks the arguments of compact and its steps form; returns pred, flags.

@@ -15,8 +15,8 @@ F.CHUNK = T.new("chunkhead", [[
   (let cbeg (min (mul g chunk) n))
   (let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))]])
 
---- tiles: binds ntiles, the tiles of the chunk [cbeg, cend). vyre.lib.util's dev_text
---- finds this statement to bound the tile loop under a device count.
+--- tiles: binds ntiles, the tiles of the chunk [cbeg, cend) (under a device count,
+--- vyre.lib.util's with_count binds a uniform bound instead).
 F.TILES = T.new("tiles", "  (let ntiles (div (add (sub cend cbeg) ${TILE_M1}u32) ${TILE}u32))")
 
 --- segment: segment $S of CSR offsets over buffer values, clipped to it; binds nv (the
@@ -30,6 +30,38 @@ F.SEGMENT = T.new("segment", [[
 --- $ACC to values[$B]).
 F.SEQFOLD = T.new("seqfold",
   "(for @i (add $B 1u32) $E 1u32 (set $ACC ($OP $ACC (load values @i))))")
+
+--- register: a segmented kernel's invocation for segment s = [b, e) (caller's names)
+--- registers it as long when it has more than $LONG elements: ceil(len / $CHUNK) chunk
+--- slots from counter meta[1] (all or none, within cap) and an entry of the lists lng,
+--- lbase, lnch at counter meta[0]. Binds long (true when registered) in the caller's
+--- scope; CHUNK_M1 is $CHUNK - 1.
+F.REGISTER = T.new("register", [[
+      (let long false)
+      (if (land (lt b e) (gt (sub e b) ${LONG}u32))
+        (then
+          (let @nch (div (add (sub e b) ${CHUNK_M1}u32) ${CHUNK}u32))
+          (let @base (atomic add meta 1u32 @nch))
+          (if (land (lt @base cap) (le @nch (sub cap @base)))
+            (then
+              (let @pos (atomic add meta 0u32 1u32))
+              (store lng @pos s)
+              (store lbase @pos @base)
+              (store lnch @pos @nch)
+              (set long true)))))]])
+
+-- The step of a sequential (segmented) scan for element i of value xi, with the running
+-- value acc (names of the caller's loop); dst is the output buffer. Inclusive: fold, then
+-- store. Exclusive: store $V, then fold.
+local SCANSTEP_INCL = T.new("scanincl", "(set acc ($OP acc xi))\n(store dst i acc)")
+local SCANSTEP_EXCL = T.new("scanexcl", "(store dst i $V)\n(set acc ($OP acc xi))")
+
+--- scanstep: the step above for op; v nil: inclusive, else exclusive storing v (acc, or
+--- an expression choosing the exclusive init at the segment's head).
+function F.scanstep(op, v)
+  if v == nil then return SCANSTEP_INCL({ OP = op }) end
+  return SCANSTEP_EXCL({ OP = op, V = v })
+end
 
 -- Look-back words ----------------------------------------------------------------------
 -- A published value travels as one u64 word per 32 bits, (tag << 32) | 32 bits of the

@@ -24,6 +24,12 @@ local G = {
   SEG_LONG = 4096,     -- segmented reduce: longer segments are split into chunks
   SEG_CHUNK = 4096,    -- elements per chunk of a long segment
   EPOCHS = 0x7fffffff, -- look-back epochs run over 1 .. EPOCHS (tags fit 32 bits)
+  RADIX = 256,         -- sort: digits of a pass (8-bit digits; invocation d owns digit d)
+  RADIX_BITS = 8,      -- log2(RADIX): bits of a digit
+  SHARED_BYTES = 49152, -- shared memory a workgroup may use (sort sizes its tiles to fit)
+  -- sort: keys per invocation per tile, by key width and payload (measured on an H100,
+  -- docs/LIB.md): 32-bit keys alone, with 32-bit values; 64-bit keys alone, with values
+  SORT_K32 = 32, SORT_KV32 = 18, SORT_K64 = 16, SORT_KV64 = 12,
 }
 
 -- Derived values, written once here so that templates never compute them by hand.
@@ -31,10 +37,14 @@ G.TILE_M1 = G.TILE - 1
 G.SEG_CHUNK_M1 = G.SEG_CHUNK - 1
 G.PARTS_TILEP = G.WG * G.PARTS_ITEMS + (G.WG * G.PARTS_ITEMS) // 32
 G.WG_M1 = G.WG - 1
+G.WARP_M1 = G.WARP - 1   -- a lane is l & WARP_M1
 G.MAXG_M1 = G.MAXG - 1
+G.RADIX_M1 = G.RADIX - 1 -- a digit's mask
+G.SORT_WH = G.WARPS * G.RADIX -- sort: a tile's digit counters, one row per warp
 
 assert(G.WG * G.ITEMS == G.TILE and G.TILE + (G.TILE >> G.PAD_SHIFT) == G.TILEP
   and G.WARP * G.WARPS == G.WG and 1 << G.WARP_LOG2 == G.WARP and 1 << G.WG_LOG2 == G.WG
-  and G.WG * G.PARTS_ITEMS == G.MAXG, "vyre.lib.geometry: inconsistent geometry")
+  and G.WG * G.PARTS_ITEMS == G.MAXG and G.RADIX == G.WG and 1 << G.RADIX_BITS == G.RADIX,
+  "vyre.lib.geometry: inconsistent geometry")
 
 return G

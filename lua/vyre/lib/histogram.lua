@@ -23,11 +23,12 @@ local KERNEL = T.new("histogram", [[
   (buffer src $T read)
   (buffer out u32 read_write)
 $SHARED
-  (param n u32)
+$NDECL
   (param nb u32)
   (param lo $T)
   (param hi $T)
   (param scale $ST)
+$NLETS
   (let l (lid x))
   (let stride (mul (ngroups x) ${WG}u32))
   (let top (sub nb 1u32))
@@ -60,13 +61,13 @@ local SCALE_TYPE = { f32 = "f32", f64 = "f64", u32 = "u64", i32 = "u64", u64 = "
 
 local function kernel(be, t, shared, count)
   local mode = shared and "shared" or "global"
-  return U.kernel_n(be, "histogram:" .. t .. ":" .. mode, function()
-    return KERNEL:render({
+  return U.kernel_n(be, "histogram:" .. t .. ":" .. mode, function(dev)
+    return KERNEL:render(U.with_count({
       T = t, MODE = mode, ST = SCALE_TYPE[t], BIN = BIN[t],
       SHARED = shared and SHARED() or "",
       H = shared and "h" or "out",
       FLUSH = shared and FLUSH() or "",
-    })
+    }, dev))
   end, count, { "(let n n1)" })
 end
 

@@ -50,8 +50,8 @@ local KERNEL = T.new("reduce", [[
   (buffer src $T read)
   (buffer part $T write)
   (shared red $T $WG)
-  (param n u32)
-  (param chunk u32)
+$NDECL
+$NLETS
 $CHUNK
   (let first (add cbeg l))
 $FOLD
@@ -79,11 +79,13 @@ function M.tree(op)
 end
 
 -- The kernel's text; result: what workgroup g stores (the tree's total, or a rewrite).
-local function text(t, op, result)
+-- dev: nil, or the lets of a device count (U.with_count).
+local function text(t, op, result, dev)
   local id = U.identity(op, t)
-  return KERNEL:render({ T = t, OP = op, TREE = M.tree(op), RESULT = result, CHUNK = F.CHUNK(),
-    FOLD = M.fold({ first = "first", stop = "cend", src = "src", acc = "acc", op = op,
-      id = id, before = ("(let acc %s)"):format(id) }) })
+  return KERNEL:render(U.with_count({ T = t, OP = op, TREE = M.tree(op), RESULT = result,
+    CHUNK = F.CHUNK(), FOLD = M.fold({ first = "first", stop = "cend", src = "src",
+      acc = "acc", op = op, id = id, before = ("(let acc %s)"):format(id) }) }, dev,
+    { chunk = true }))
 end
 
 --- The compiled chunk-reduce kernel of type t and op on be (cached).
@@ -104,8 +106,9 @@ function M.kernel_n(be, t, op, count, lets)
   if count and op == "add" and U.is_float(t) then
     result = ("(select (eq n1 0u32) %s (load red 0u32))"):format(U.zero(t))
   end
-  return U.kernel_n(be, "reduce:" .. t .. ":" .. op, function() return text(t, op, result) end,
-    count, lets)
+  return U.kernel_n(be, "reduce:" .. t .. ":" .. op, function(dev)
+    return text(t, op, result, dev)
+  end, count, lets)
 end
 
 --- Appends to steps the launches reducing src[0..n) (n >= 1) into res[0]; with count (a

@@ -20,7 +20,8 @@ local HEADS = T.new("heads", [[
 (program lib_heads_$T (workgroup $WG)
   (buffer src $T read)
   (buffer flags u32 write)
-  (param n u32)
+$NDECL
+$NLETS
   (let i (gid x))
   (if (lt i n) (then
     (let a (load src i))
@@ -34,7 +35,8 @@ local LENGTHS = T.new("runlengths", [[
   (buffer starts u32 read)
   (buffer total u32 read)
   (buffer counts u32 write)
-  (param n u32)
+$NDECL
+$NLETS
   (let j (gid x))
   (let c (load total 0u32))
   (if (lt j c) (then
@@ -49,7 +51,8 @@ local FOLD = T.new("runfold", [[
   (buffer total u32 read)
   (buffer values $T read)
   (buffer out $T write)
-  (param n u32)
+$NDECL
+$NLETS
   (let j (gid x))
   (let c (load total 0u32))
   (if (lt j c) (then
@@ -68,10 +71,10 @@ local UINT = { f32 = "u32", f64 = "u64" }
 local DEV_N = { "(let n n1)" }
 
 local function heads_kernel(be, t, count)
-  return U.kernel_n(be, "heads:" .. t, function()
+  return U.kernel_n(be, "heads:" .. t, function(dev)
     local a, b = "a", "b"
     if UINT[t] then a, b = BITS({ UT = UINT[t], V = "a" }), BITS({ UT = UINT[t], V = "b" }) end
-    return HEADS:render({ T = t, A = a, B = b })
+    return HEADS:render(U.with_count({ T = t, A = a, B = b }, dev))
   end, count, DEV_N)
 end
 
@@ -165,9 +168,11 @@ P.run_length = {
   build = function(name, be, S, a, total, count)
     local steps = {}
     local starts = runs_steps(name, be, S, a.src, a.vout, total, steps, true, count)
-    steps[#steps + 1] = { U.kernel_n(be, "run_lengths", function() return LENGTHS:render() end,
-      count,
-      DEV_N), nargs({ starts = starts, total = total, counts = a.cout }, a.n, count), grid(a.n) }
+    local k = U.kernel_n(be, "run_lengths", function(dev)
+      return LENGTHS:render(U.with_count({}, dev))
+    end, count, DEV_N)
+    steps[#steps + 1] = { k, nargs({ starts = starts, total = total, counts = a.cout }, a.n,
+      count), grid(a.n) }
     return steps
   end,
 }
@@ -196,8 +201,8 @@ P.reduce_by_key = {
     local steps = {}
     local starts = runs_steps(name, be, S, a.keys, a.kout, total, steps, true, count)
     local t = a.values.type
-    local k = U.kernel_n(be, "reduce_by_key:" .. t .. ":" .. a.op, function()
-      return FOLD:render({ T = t, OP = a.op })
+    local k = U.kernel_n(be, "reduce_by_key:" .. t .. ":" .. a.op, function(dev)
+      return FOLD:render(U.with_count({ T = t, OP = a.op }, dev))
     end, count, DEV_N)
     steps[#steps + 1] = { k, nargs({ starts = starts, total = total, values = a.values,
       out = a.vout }, a.n, count), grid(a.n) }

@@ -90,8 +90,8 @@ $DECLS
   (shared tile $T $TILEP)
   (shared sa $T $WG)
   (shared sb $T $WG)
-  (param n u32)
-  (param chunk u32)
+$NDECL
+$NLETS
 $CHUNK
 $TILES
   (let carry $CARRY0)
@@ -129,7 +129,7 @@ end
 function M.kernel(be, t, op, exclusive, carry, total, count, lets)
   local variant = (exclusive and "e" or "i") .. (carry == "part" and "c" or "n")
     .. (total and "t" or "")
-  return U.kernel_n(be, ("scan:%s:%s:%s"):format(t, op, variant), function()
+  return U.kernel_n(be, ("scan:%s:%s:%s"):format(t, op, variant), function(dev)
     local init = M.init(op, t, exclusive)
     local decls = {}
     if carry == "part" then decls[#decls + 1] = DECL({ NAME = "part", T = t, MODE = "read" }) end
@@ -139,18 +139,18 @@ function M.kernel(be, t, op, exclusive, carry, total, count, lets)
     local scan = M.block_scan({ arr = "tile", m = GEO.ITEMS, t = t, op = op, carry = "carry",
       exclusive = exclusive, store = true, pad = true, sa = "sa", sb = "sb", tot = "ttot",
       i = "ti", x = "tx", r = "tr" })
-    return KERNEL:render({ CHUNK = F.CHUNK(), TILES = F.TILES(),
+    return KERNEL:render(U.with_count({ CHUNK = F.CHUNK(),
       T = t, OP = op, VARIANT = variant, ID = U.identity(op, t), CARRY0 = carry0,
       DECLS = decls, SCAN = scan, PK = U.pad("k"), PK2 = U.pad("k2"),
       TAIL = total and TAIL() or "",
-    })
+    }, dev, { chunk = true, tiles = true }))
   end, count, lets)
 end
 
 -- The most elements step 3 scans alone, in one workgroup (8 tiles).
 local SINGLE = GEO.SINGLE_TILES * U.TILE
 
--- Device-count lets (U.dev_text): the single-workgroup scan; and the three passes, which
+-- Device-count lets (U.with_count): the single-workgroup scan; and the three passes, which
 -- do what the single scan does when the count is at most SINGLE (pass 1 and 2 idle, pass
 -- 3's workgroup 0 scans everything from the init).
 local SMALL = ("(let small (le n1 %du32))"):format(SINGLE)

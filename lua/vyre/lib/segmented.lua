@@ -55,10 +55,6 @@ $SEGMENT
 $STEP))))))
 ]])
 
--- The step of the segmented scan for element xi: exclusive (store, then fold) or inclusive.
-local STEP_EXCL = T.new("segexcl", "(store dst i acc)\n(set acc ($OP acc xi))")
-local STEP_INCL = T.new("segincl", "(set acc ($OP acc xi))\n(store dst i acc)")
-
 local OPS = { "add", "min", "max" }
 
 -- Segment s of the invocation: nv, b, e.
@@ -159,7 +155,7 @@ local function scan_steps(be, S, values, offsets, dst, op, excl, nseg)
     local k = U.kernel(be, "segscan:" .. t .. ":" .. op .. ":" .. tostring(excl), function()
       return SCAN:render({ T = t, OP = op, E = excl and "e" or "i",
         FIRST = excl and scan.init(op, t, true) or "x0", SEGMENT = SEG(),
-        STEP = (excl and STEP_EXCL or STEP_INCL)({ OP = op }) })
+        STEP = F.scanstep(op, excl and "acc" or nil) })
     end)
     steps[1] = { k, { values = values, offsets = offsets, dst = dst, nseg = nseg },
       { grid = { U.cdiv(nseg, U.WG) } } }

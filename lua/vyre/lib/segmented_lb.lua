@@ -52,18 +52,7 @@ local SHORT = T.new("segshort", [[
   (if (lt s nseg)
     (then
 $SEGMENT
-      (let long false)
-      (if (land (lt b e) (gt (sub e b) ${SEG_LONG}u32))
-        (then
-          (let nch (div (add (sub e b) ${SEG_CHUNK_M1}u32) ${SEG_CHUNK}u32))
-          (let base (atomic add meta 1u32 nch))
-          (if (land (lt base cap) (le nch (sub cap base)))
-            (then
-              (let pos (atomic add meta 0u32 1u32))
-              (store lng pos s)
-              (store lbase pos base)
-              (store lnch pos nch)
-              (set long true)))))
+$REGISTER
       (if (lnot long)
         (then
           (let acc $EMPTY)
@@ -208,6 +197,7 @@ end
 local function short_text(t, op)
   return SHORT:render({ T = t, OP = op, EMPTY = U.empty_value(op, t),
     SEGMENT = F.SEGMENT({ S = "s", B = "b", E = "e" }),
+    REGISTER = F.REGISTER({ LONG = M.LONG, CHUNK = M.CHUNK, CHUNK_M1 = M.CHUNK - 1 }),
     FOLD = F.SEQFOLD({ B = "b", E = "e", ACC = "acc", OP = op }) })
 end
 

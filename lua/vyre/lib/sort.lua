@@ -26,31 +26,41 @@
 --   5. the tile is written out coalesced: element i of digit d goes to
 --      (global start of d for this tile) + i - (start of d in the tile).
 local U = require("vyre.lib.util")
+local T = require("vyre.lib.template")
+local G = require("vyre.lib.geometry")
+local F = require("vyre.lib.fragments")
 local basic = require("vyre.lib.basic")
 
 local M = {}
 
 local KEY_TYPES = { "u32", "i32", "f32", "u64", "i64", "f64" }
 local VALUE_TYPES = { "u32", "i32", "f32", "u64", "i64", "f64" }
-local WIDE = { u64 = true, i64 = true, f64 = true }
+local WIDE = F.WIDE
 
--- Keys per invocation per tile, by key width and payload (measured on an H100, docs/LIB.md):
--- bigger tiles spread the per-tile costs (shared-memory zero fill, tile number, look-back,
--- barriers) over more keys, until registers cut the workgroups per SM. items_of caps them
--- so the shared tiles and the 9 KiB of counters fit the 48 KiB a workgroup may use.
-local ITEMS = { k32 = 32, kv32 = 18, k64 = 16, kv64 = 12 }
+-- Keys per invocation per tile, by key width and payload (vyre.lib.geometry's SORT_*,
+-- measured on an H100, docs/LIB.md): bigger tiles spread the per-tile costs (shared-memory
+-- zero fill, tile number, look-back, barriers) over more keys, until registers cut the
+-- workgroups per SM. items_of caps them so the shared tiles and the counters fit the
+-- shared memory a workgroup may use.
+local ITEMS = { k32 = G.SORT_K32, kv32 = G.SORT_KV32, k64 = G.SORT_K64, kv64 = G.SORT_KV64 }
+
+-- The bytes of a pass kernel's shared counters: wh, gb, ws and sid (pass_template).
+local COUNTER_BYTES = 4 * (G.SORT_WH + G.RADIX + G.WARPS + 1)
 
 -- Internal tuning for device experiments: config.items overrides ITEMS (still capped).
 M.config = { items = nil }
 
 local function items_of(kt, vt)
   local bytes = (WIDE[kt] and 8 or 4) + (vt and (WIDE[vt] and 8 or 4) or 0)
-  local fit = (49152 - 9252) // (256 * bytes)
+  local fit = (G.SHARED_BYTES - COUNTER_BYTES) // (G.WG * bytes)
   local default = ITEMS[(vt and "kv" or "k") .. (WIDE[kt] and "64" or "32")]
   return math.min(M.config.items or default, fit)
 end
 
--- Text helpers ---------------------------------------------------------------------------
+-- Template text -------------------------------------------------------------------------
+-- A pass kernel unrolls its keys per invocation and the histogram its digit positions, so
+-- their template text is written for each shape once (cached) and goes through T.new like
+-- any other; what varies within a shape (the pass, its shift) is a parameter.
 
 --- A line collector: add(fmt, ...) appends fmt:format(...) indented by `pad` spaces.
 local function collector()
@@ -63,6 +73,17 @@ local function collector()
   function c.indent(n) pad = string.rep(" ", n) end
   function c.text() return table.concat(lines, "\n") end
   return c
+end
+
+local templates = {} -- shape key -> template (the text of a shape is built once)
+
+local function cached(name, key, build)
+  local t = templates[key]
+  if not t then
+    t = T.new(name, build())
+    templates[key] = t
+  end
+  return t
 end
 
 --- The order-preserving unsigned image of key expression k: (statements, expression).
@@ -86,11 +107,12 @@ local function base_image(kt, k, name)
 end
 
 --- The image the sort orders by, under the options o (o.order, o.lo, o.hi; nil: the
---- default): "numpy" maps -0 to +0 before the image and every NaN to the largest image
---- (all ones), so NaNs sort last in input order; bits {lo, hi} keep image bits lo..hi-1,
---- moved down to bit 0 (the passes then cover only those bits).
+--- default), as template text binding `name` (a template local, @...): "numpy" maps -0
+--- to +0 before the image and every NaN to the largest image (all ones), so NaNs sort
+--- last in input order; bits {lo, hi} keep image bits lo..hi-1, moved down to bit 0 (the
+--- passes then cover only those bits). Returns (statements or nil, expression).
 local function image(kt, k, name, o)
-  if not o or o.tag == "" then return base_image(kt, k, name) end
+  if o.tag == "" then return base_image(kt, k, name) end
   local L, src = {}, k
   local w = WIDE[kt] and 64 or 32
   local it = WIDE[kt] and "u64" or "u32"
@@ -103,8 +125,7 @@ local function image(kt, k, name, o)
   local s, img = base_image(kt, src, name .. "_b")
   if s then L[#L + 1] = s end
   if numpy then
-    img = ("(select (ne %s %s) %s %s)"):format(k, k, w == 64 and "18446744073709551615u64"
-      or "4294967295u32", img)
+    img = ("(select (ne %s %s) %s %s)"):format(k, k, U.INT[it].max, img)
   end
   if o.lo > 0 then img = ("(shr %s %d%s)"):format(img, o.lo, it) end
   if o.hi - o.lo < w then
@@ -114,39 +135,40 @@ local function image(kt, k, name, o)
   return table.concat(L, "\n"), name
 end
 
---- Statements binding `d` (u32, 0..255) to the digit of key expression k at the shift
---- expression sh (u32 for 32-bit keys, u64 for 64-bit ones), using `tmp` for the image.
+--- The digit (u32, 0 .. RADIX-1) of image expression img at the shift expression sh (u32
+--- for 32-bit keys, u64 for 64-bit ones).
+local function digit(kt, img, sh)
+  if WIDE[kt] then return ("(cast u32 (and (shr %s %s) ${RADIX_M1}u64))"):format(img, sh) end
+  return ("(and (shr %s %s) ${RADIX_M1}u32)"):format(img, sh)
+end
+
+--- Lines binding `d` to the digit of key expression k at shift sh, using `tmp` (a local)
+--- for the image.
 local function digit_lines(c, kt, k, d, tmp, sh, o)
   local s, img = image(kt, k, tmp, o)
   if s then c.add(s) end
-  if WIDE[kt] then
-    c.add("(let %s (cast u32 (and (shr %s %s) 255u64)))", d, img, sh)
-  else
-    c.add("(let %s (and (shr %s %s) 255u32))", d, img, sh)
-  end
+  c.add("(let %s %s)", d, digit(kt, img, sh))
 end
 
---- Lines binding `pre` to the sum of ws[0 .. w) (the totals of the lower warps).
-local function lower_warps(c, pre)
-  local terms = {}
-  for z = 0, 6 do
-    terms[#terms + 1] = ("(select (gt w %du32) (load ws %du32) 0u32)"):format(z, z)
+--- lowerwarps: binds $OUT to the sum of ws[0 .. w) (the totals of the warps below l's;
+--- the last warp is never below).
+local LOWER_WARPS = (function()
+  local e = "(select (gt w 0u32) (load ws 0u32) 0u32)"
+  for z = 1, G.WARPS - 2 do
+    e = ("(add %s (select (gt w %du32) (load ws %du32) 0u32))"):format(e, z, z)
   end
-  local e = terms[1]
-  for z = 2, #terms do e = ("(add %s %s)"):format(e, terms[z]) end
-  c.add("(let %s %s)", pre, e)
-end
+  return T.new("lowerwarps", "(let $OUT " .. e .. ")")
+end)()
 
 -- The pass kernel ------------------------------------------------------------------------
 
--- The look-back words: st[tile * 256 + d] = (flag << 32) | count of digit d, with flag =
+-- The look-back words: st[tile * RADIX + d] = (flag << 32) | count of digit d, with flag =
 -- 2 * ep + inclusive (count of tiles 0..tile) or 2 * ep (this tile's count only). Each
 -- pass has its own epoch ep >= 1, so words of an earlier pass or call, or of a new zeroed
 -- buffer, read as not yet published.
-local PUBLISH = [[
+local PUBLISH = T.new("sortpublish", [[
 (let fl (select (eq tile 0u32) 1u32 0u32))
-(atomic exchange st (add (mul tile 256u32) l) (or (shl (cast u64 (or (shl ep 1u32) fl)) 32u64)
-  (cast u64 tot)))]]
+(atomic exchange st (add (mul tile ${RADIX}u32) l) $WORD)]])
 
 -- Invocation l sums digit l over the tiles before this one, nearest first, until a word
 -- holds an inclusive count. A word is read with a plain load first: a stale copy is harmless
@@ -156,70 +178,72 @@ local PUBLISH = [[
 -- Workgroups take tile numbers in the order they start (ctr), so every tile waited on
 -- belongs to a workgroup that already runs: no assumption on the order workgroups run in
 -- (on the reference backend, workgroups run one after another: the walk never waits).
-local LOOKBACK = [[
+-- Binds ex and stores gb[l], the global start of digit l for this tile minus its start
+-- in the tile (gof + $GOF: this pass's digit starts).
+local LOOKBACK = T.new("sortlookback", [[
 (let ex 0u32)
 (if (gt tile 0u32)
   (then
-    (let kk (sub tile 1u32))
-    (for it 0u32 4294967295u32 1u32
-      (let wi (add (mul kk 256u32) l))
-      (let wv (load st wi))
-      (if (ne (shr (cast u32 (shr wv 32u64)) 1u32) ep)
-        (then (let wa (atomic or st wi 0u64)) (set wv wa)))
-      (let hi (cast u32 (shr wv 32u64)))
-      (if (eq (shr hi 1u32) ep)
+    (let @kk (sub tile 1u32))
+    (for @it 0u32 4294967295u32 1u32
+      (let @wi (add (mul @kk ${RADIX}u32) l))
+      (let @wv (load st @wi))
+      (if (ne (shr (cast u32 (shr @wv 32u64)) 1u32) ep)
+        (then (let @wa (atomic or st @wi 0u64)) (set @wv @wa)))
+      (let @hi (cast u32 (shr @wv 32u64)))
+      (if (eq (shr @hi 1u32) ep)
         (then
-          (set ex (add ex (cast u32 wv)))
-          (if (ne (and hi 1u32) 0u32) (then (break)))
-          (set kk (sub kk 1u32)))))
-    (atomic exchange st (add (mul tile 256u32) l) (or (shl (cast u64 (or (shl ep 1u32) 1u32))
-      32u64) (cast u64 (add ex tot))))))
-(store gb l (sub (add (load gof (add $GOF l)) ex) sx))]]
+          (set ex (add ex (cast u32 @wv)))
+          (if (ne (and @hi 1u32) 0u32) (then (break)))
+          (set @kk (sub @kk 1u32)))))
+    (atomic exchange st (add (mul tile ${RADIX}u32) l) $WORD)))
+(store gb l (sub (add (load gof (add $GOF l)) ex) sx))]])
 
---- The statements of one tile (steps 1-5 above). In scope: l, lane, w, wofs, wq, ltm,
---- tile, base (the tile's first key), tn (its number of keys), ep. sh is the digit's shift
---- as a literal of the image type, gofs the literal offset of this pass's digit starts.
-local function tile_body(c, kt, vt, m, sh, gofs, o)
-  -- 1. load (warp-striped: round j of lane i is tile key wq + 32 j + i) and count
+--- The template text of one tile (steps 1-5 above) for m keys per invocation. In scope:
+--- l, lane, w, wofs, wq, ltm, tile, base (the tile's first key), tn (its number of keys),
+--- ep. $SH is the digit's shift as a literal of the image type; $PUBLISH and $LOOKBACK
+--- the instances above.
+local function tile_body(c, kt, vt, m, o)
+  -- 1. load (warp-striped: round j of lane i is tile key wq + WARP j + i) and count
   for j = 0, m - 1 do
-    c.add("(let q_%d (add (add wq %du32) lane))", j, 32 * j)
+    c.add("(let q_%d (add (add wq %du32) lane))", j, G.WARP * j)
     c.add("(let ok_%d (lt q_%d tn))", j, j)
     c.add("(let k_%d (load kin (add base q_%d)))", j, j)
     if vt then c.add("(let v_%d (load vin (add base q_%d)))", j, j) end
   end
   for j = 0, m - 1 do
-    digit_lines(c, kt, "k_" .. j, "da_" .. j, "ia_" .. j, sh, o)
+    digit_lines(c, kt, "k_" .. j, "da_" .. j, "@ia_" .. j, "$SH", o)
     c.add("(atomic add wh (add wofs da_%d) (select ok_%d 1u32 0u32))", j, j)
   end
   c.add("(barrier)")
   -- 2. invocation l owns digit l: exclusive offsets over the warps, tile total, scan
-  for z = 0, 7 do c.add("(let c_%d (load wh (add l %du32)))", z, 256 * z) end
+  for z = 0, G.WARPS - 1 do c.add("(let c_%d (load wh (add l %du32)))", z, G.RADIX * z) end
   local sum = "c_0"
-  for z = 1, 7 do sum = ("(add %s c_%d)"):format(sum, z) end
+  for z = 1, G.WARPS - 1 do sum = ("(add %s c_%d)"):format(sum, z) end
   c.add("(let tot %s)", sum)
-  c.add(PUBLISH)
+  c.add("$PUBLISH")
   c.add("(let inc (subgroup_scan add tot))")
-  c.add("(if (eq lane 31u32) (then (store ws w inc)))")
+  c.add("(if (eq lane ${WARP_M1}u32) (then (store ws w inc)))")
   c.add("(barrier)")
-  lower_warps(c, "wpre")
+  c.add("$WPRE")
   c.add("(let sx (sub (add wpre inc) tot))")
   c.add("(let o_0 sx)")
   c.add("(store wh l o_0)")
-  for z = 1, 7 do
+  for z = 1, G.WARPS - 1 do
     c.add("(let o_%d (add o_%d c_%d))", z, z - 1, z - 1)
-    c.add("(store wh (add l %du32) o_%d)", 256 * z, z)
+    c.add("(store wh (add l %du32) o_%d)", G.RADIX * z, z)
   end
   -- 3. where this tile's keys of digit l go: gb[l] + (index in the sorted tile)
-  c.add(U.fill(LOOKBACK, { GOF = ("%du32"):format(gofs) }))
+  c.add("$LOOKBACK")
   c.add("(barrier)")
   -- 4. rank: peers by match_any (the lanes of the round with this digit) within the lanes
   -- holding a key (ballot ok), the highest peer bumps the warp's counter. Every lane adds
   -- (0 but for the highest peer), so no branch splits the rounds; the highest peer's old
   -- value does not depend on the order of the zeros. A slot past tn stores nowhere.
   for j = 0, m - 1 do
-    digit_lines(c, kt, "k_" .. j, "db_" .. j, "ib_" .. j, sh, o)
+    digit_lines(c, kt, "k_" .. j, "db_" .. j, "@ib_" .. j, "$SH", o)
     c.add("(let pm_%d (and (ballot ok_%d) (match_any db_%d)))", j, j, j)
-    c.add("(let ld_%d (sub 31u32 (clz pm_%d)))", j, j)
+    c.add("(let ld_%d (sub ${WARP_M1}u32 (clz pm_%d)))", j, j)
     c.add("(let a_%d (atomic add wh (add wofs db_%d) (select (eq lane ld_%d) (popcount pm_%d) "
       .. "0u32)))", j, j, j, j)
     c.add("(let r_%d (select ok_%d (add (shuffle a_%d ld_%d) (popcount (and pm_%d ltm))) "
@@ -231,172 +255,187 @@ local function tile_body(c, kt, vt, m, sh, gofs, o)
   -- 5. write out: consecutive invocations write consecutive keys of a digit run (a slot
   -- past tn stores to index 2^32 - 1, which no buffer has: dropped)
   for j = 0, m - 1 do
-    c.add("(let i_%d (add l %du32))", j, 256 * j)
+    c.add("(let i_%d (add l %du32))", j, G.WG * j)
     c.add("(let x_%d (load tk i_%d))", j, j)
-    local s, img = image(kt, "x_" .. j, "ic_" .. j, o)
+    local s, img = image(kt, "x_" .. j, "@ic_" .. j, o)
     if s then c.add(s) end
-    local d = WIDE[kt] and ("(cast u32 (and (shr %s %s) 255u64))"):format(img, sh)
-      or ("(and (shr %s %s) 255u32)"):format(img, sh)
-    c.add("(let p_%d (select (lt i_%d tn) (add (load gb %s) i_%d) 4294967295u32))", j, j, d, j)
+    c.add("(let p_%d (select (lt i_%d tn) (add (load gb %s) i_%d) 4294967295u32))", j, j,
+      digit(kt, img, "$SH"), j)
     c.add("(store kout p_%d x_%d)", j, j)
     if vt then c.add("(store vout p_%d (load tv i_%d))", j, j) end
   end
 end
 
-local function pass_text(kt, vt, m, p, o, np)
-  local tile = 256 * m
-  local c = collector()
-  c.add("(program lib_sort_%s_%s_%d_p%d%s (workgroup 256)", kt, vt or "none", m, p, o.tag)
-  c.indent(2)
-  c.add("(buffer kin %s read)", kt)
-  c.add("(buffer kout %s write)", kt)
-  if vt then
-    c.add("(buffer vin %s read)", vt)
-    c.add("(buffer vout %s write)", vt)
-  end
-  c.add("(buffer gof u32 read)")
-  c.add("(buffer ctr u32 read_write)")
-  c.add("(buffer st u64 read_write)")
-  c.add("(shared tk %s %d)", kt, tile)
-  if vt then c.add("(shared tv %s %d)", vt, tile) end
-  c.add("(shared wh u32 2048)")
-  c.add("(shared gb u32 256)")
-  c.add("(shared ws u32 8)")
-  c.add("(shared sid u32 1)")
-  c.add("(param n u32)")
-  c.add("(let l (lid x))")
-  -- this pass's epoch: lib_sort_init stored the last of this call's np epochs in st's
-  -- last word
-  c.add("(let ep (add (sub (cast u32 (load st (sub (len st) 1u32))) %du32) %du32))", np, p + 1)
-  c.add("(let lane (and l 31u32))")
-  c.add("(let w (shr l 5u32))")
-  c.add("(let wofs (mul w 256u32))")
-  c.add("(let wq (mul w %du32))", 32 * m)
-  c.add("(let ltm (sub (shl 1u32 lane) 1u32))")
-  -- the tile number: the order in which workgroups start (see LOOKBACK)
-  c.add("(if (eq l 0u32) (then (let t0 (atomic add ctr %du32 1u32)) (store sid 0u32 t0)))", p)
-  c.add("(barrier)")
-  c.add("(let tile (load sid 0u32))")
-  c.add("(let base (mul tile %du32))", tile)
-  -- (a tile past the end, as under a device count, has no keys: it publishes zeros)
-  c.add("(let tn (select (lt base n) (min %du32 (sub n base)) 0u32))", tile)
-  tile_body(c, kt, vt, m, ("%d%s"):format(8 * p, WIDE[kt] and "u64" or "u32"), 256 * p, o)
-  c.add(")")
-  return c.text()
+--- The pass kernel's template for key type kt, value type vt (or nil), m keys per
+--- invocation and order o. Parameters: P (the pass), EPOFF (p + 1), NP (passes of the
+--- call), SH (the digit's shift), the fragments, and the device count's $NDECL/$NLETS.
+local function pass_template(kt, vt, m, o)
+  return cached("sortpass", ("pass:%s:%s:%d%s"):format(kt, vt or "none", m, o.tag), function()
+    local tile = G.WG * m
+    local c = collector()
+    c.add("(program lib_sort_%s_%s_%d_p$P%s (workgroup $WG)", kt, vt or "none", m, o.tag)
+    c.indent(2)
+    c.add("(buffer kin %s read)", kt)
+    c.add("(buffer kout %s write)", kt)
+    if vt then
+      c.add("(buffer vin %s read)", vt)
+      c.add("(buffer vout %s write)", vt)
+    end
+    c.add("(buffer gof u32 read)")
+    c.add("(buffer ctr u32 read_write)")
+    c.add("(buffer st u64 read_write)")
+    c.add("(shared tk %s %d)", kt, tile)
+    if vt then c.add("(shared tv %s %d)", vt, tile) end
+    c.add("(shared wh u32 ${SORT_WH})")
+    c.add("(shared gb u32 $RADIX)")
+    c.add("(shared ws u32 $WARPS)")
+    c.add("(shared sid u32 1)")
+    c.indent(0) -- (these values are indented as the kernel's lines)
+    c.add("$NDECL")
+    c.add("$NLETS")
+    c.indent(2)
+    c.add("(let l (lid x))")
+    -- this pass's epoch: lib_sort_init stored the last of this call's np epochs in st's
+    -- last word
+    c.add("(let ep (add (sub (cast u32 (load st (sub (len st) 1u32))) ${NP}u32) ${EPOFF}u32))")
+    c.add("(let lane (and l ${WARP_M1}u32))")
+    c.add("(let w (shr l ${WARP_LOG2}u32))")
+    c.add("(let wofs (mul w ${RADIX}u32))")
+    c.add("(let wq (mul w %du32))", G.WARP * m)
+    c.add("(let ltm (sub (shl 1u32 lane) 1u32))")
+    -- the tile number: the order in which workgroups start (see LOOKBACK)
+    c.add("(if (eq l 0u32) (then (let @t0 (atomic add ctr ${P}u32 1u32)) (store sid 0u32 @t0)))")
+    c.add("(barrier)")
+    c.add("(let tile (load sid 0u32))")
+    c.add("(let base (mul tile %du32))", tile)
+    -- (a tile past the end, as under a device count, has no keys: it publishes zeros)
+    c.add("(let tn (select (lt base n) (min %du32 (sub n base)) 0u32))", tile)
+    tile_body(c, kt, vt, m, o)
+    c.add(")")
+    return c.text()
+  end)
+end
+
+-- A look-back word of this pass: (flag << 32) | count.
+local function word(flag, count) return F.word(("(or (shl ep 1u32) %s)"):format(flag), count) end
+
+local function pass_text(kt, vt, m, p, o, np, dev)
+  return pass_template(kt, vt, m, o):render(U.with_count({ P = p, EPOFF = p + 1, NP = np,
+    SH = ("%d%s"):format(G.RADIX_BITS * p, WIDE[kt] and "u64" or "u32"),
+    PUBLISH = PUBLISH({ WORD = word("fl", "tot") }),
+    LOOKBACK = LOOKBACK({ GOF = ("%du32"):format(G.RADIX * p),
+      WORD = word("1u32", "(add ex tot)") }),
+    WPRE = LOWER_WARPS({ OUT = "wpre" }) }, dev))
 end
 
 -- One kernel per pass: the digit's shift is a literal (no run-time shift masking).
 local function pass_kernel(be, kt, vt, m, p, o, np, count)
   return U.kernel_n(be, ("sort_pass:%s:%s:%d:%d:%d%s"):format(kt, vt or "none", m, p, np,
-    o.tag), function() return pass_text(kt, vt, m, p, o, np) end, count, { "(let n n1)" })
+    o.tag), function(dev) return pass_text(kt, vt, m, p, o, np, dev) end, count,
+    { "(let n n1)" })
 end
 
 -- Histograms -----------------------------------------------------------------------------
 
---- Counts the digits of the workgroup's chunk of kin into the shared table cnt: np rows
---- of 256 counters, one per digit position (shifts 0, 8, ...), 8 loads in flight per
---- invocation; slots past the chunk add 0.
-local function count_lines(c, kt, np, o)
-  c.add("(let cbeg (min (mul g chunk) n))")
-  c.add("(let cend (select (lt chunk (sub n cbeg)) (add cbeg chunk) n))")
-  c.add("(for t cbeg cend 2048u32")
-  for j = 0, 7 do
-    c.add("  (let i_%d (add (add t %du32) l))", j, 256 * j)
-    c.add("  (let k_%d (load kin i_%d))", j, j)
-  end
-  for j = 0, 7 do
-    c.add("  (let ok_%d (select (lt i_%d cend) 1u32 0u32))", j, j)
-    local s, img = image(kt, "k_" .. j, "im_" .. j, o)
-    if s then c.add("  " .. s) end
-    for p = 0, np - 1 do
-      local d
-      if WIDE[kt] then
-        d = ("(cast u32 (and (shr %s %du64) 255u64))"):format(img, 8 * p)
-      else
-        d = ("(and (shr %s %du32) 255u32)"):format(img, 8 * p)
-      end
-      c.add("  (atomic add cnt (add %s %du32) ok_%d)", d, 256 * p, j)
-    end
-  end
-  c.add("  )")
-  c.add("(barrier)")
-end
-
--- The digit counts of every pass at once (onesweep), added into gh with global atomics.
-local function ghist_kernel(be, kt, np, o, count)
-  return U.kernel_n(be, ("sort_ghist:%s:%d%s"):format(kt, np, o.tag), function()
+--- The digit counts of every pass at once (onesweep), added into gh with global atomics:
+--- the workgroup's chunk of kin (F.CHUNK) counts into the shared table cnt, np rows of
+--- RADIX counters (one per digit position: shifts 0, RADIX_BITS, ...), ITEMS loads in
+--- flight per invocation; slots past the chunk add 0.
+local function ghist_template(kt, np, o)
+  return cached("sortghist", ("ghist:%s:%d%s"):format(kt, np, o.tag), function()
     local c = collector()
-    c.add("(program lib_sort_ghist_%s%s (workgroup 256)", kt, o.tag)
+    c.add("(program lib_sort_ghist_%s%s (workgroup $WG)", kt, o.tag)
     c.indent(2)
     c.add("(buffer kin %s read)", kt)
     c.add("(buffer gh u32 read_write)")
-    c.add("(shared cnt u32 %d)", 256 * np)
-    c.add("(param n u32)")
-    c.add("(param chunk u32)")
-    c.add("(let l (lid x))")
-    c.add("(let g (wgid x))")
-    count_lines(c, kt, np, o)
-    c.add("(for e l %du32 256u32", 256 * np)
-    c.add("  (let ce (load cnt e))")
-    c.add("  (if (ne ce 0u32) (then (atomic add gh e ce)))))")
+    c.add("(shared cnt u32 %d)", G.RADIX * np)
+    c.indent(0) -- (these values are indented as the kernel's lines)
+    c.add("$NDECL")
+    c.add("$NLETS")
+    c.add("$CHUNK")
+    c.indent(2)
+    c.add("(for @t cbeg cend ${TILE}u32")
+    for j = 0, G.ITEMS - 1 do
+      c.add("  (let @i_%d (add (add @t %du32) l))", j, G.WG * j)
+      c.add("  (let @k_%d (load kin @i_%d))", j, j)
+    end
+    for j = 0, G.ITEMS - 1 do
+      c.add("  (let @ok_%d (select (lt @i_%d cend) 1u32 0u32))", j, j)
+      local s, img = image(kt, "@k_" .. j, "@im_" .. j, o)
+      if s then c.add("  " .. s) end
+      for p = 0, np - 1 do
+        local sh = ("%d%s"):format(G.RADIX_BITS * p, WIDE[kt] and "u64" or "u32")
+        c.add("  (atomic add cnt (add %s %du32) @ok_%d)", digit(kt, img, sh), G.RADIX * p, j)
+      end
+    end
+    c.add("  )")
+    c.add("(barrier)")
+    c.add("(for @e l %du32 ${WG}u32", G.RADIX * np)
+    c.add("  (let @ce (load cnt @e))")
+    c.add("  (if (ne @ce 0u32) (then (atomic add gh @e @ce)))))")
     return c.text()
+  end)
+end
+
+local function ghist_kernel(be, kt, np, o, count)
+  return U.kernel_n(be, ("sort_ghist:%s:%d%s"):format(kt, np, o.tag), function(dev)
+    return ghist_template(kt, np, o):render(U.with_count({ CHUNK = F.CHUNK() }, dev,
+      { chunk = true }))
   end, count, U.N_ELEMS)
 end
 
 -- Also takes the call's np epochs of the look-back words (see LOOKBACK) on the device, so
 -- that a steps list replayed (be:graph, be:megakernel times) takes new ones each run: st's
--- last word holds the last epoch taken. Past 2^31 - 1 the words are zeroed and epochs
+-- last word holds the last epoch taken. Past EPOCHS the words are zeroed and epochs
 -- start again at 1 (a zeroed word reads as unpublished).
-local INIT = [[
-(program lib_sort_init (workgroup 256)
+local INIT = T.new("sortinit", [[
+(program lib_sort_init (workgroup $WG)
   (buffer gh u32 write)
   (buffer ctr u32 write)
   (buffer st u64 read_write)
   (param np u32)
   (let l (lid x))
-  (for e l (len gh) 256u32 (store gh e 0u32))
+  (for @e l (len gh) ${WG}u32 (store gh @e 0u32))
   (if (lt l (len ctr)) (then (store ctr l 0u32)))
   (let last (sub (len st) 1u32))
   (let e0 (cast u32 (load st last)))
-  (let wrap (gt e0 (sub 2147483647u32 np)))
+  (let wrap (gt e0 (sub ${EPOCHS}u32 np)))
   (barrier)
-  (if wrap (then (for i l last 256u32 (store st i 0u64))))
+  (if wrap (then (for @i l last ${WG}u32 (store st @i 0u64))))
   (if (eq l 0u32) (then (store st last (cast u64 (select wrap np (add e0 np)))))))
-]]
+]])
 
--- Exclusive scans of np rows of 256 digit counts (one workgroup): gof = where each
+-- Exclusive scans of np rows of RADIX digit counts (one workgroup): gof = where each
 -- digit's keys start in the output of each pass.
-local GSCAN = [[
-(program lib_sort_gscan (workgroup 256)
+local GSCAN = T.new("sortgscan", [[
+(program lib_sort_gscan (workgroup $WG)
   (buffer gh u32 read)
   (buffer gof u32 write)
-  (shared ws u32 8)
+  (shared ws u32 $WARPS)
   (param np u32)
   (let l (lid x))
-  (let lane (and l 31u32))
-  (let w (shr l 5u32))
+  (let lane (and l ${WARP_M1}u32))
+  (let w (shr l ${WARP_LOG2}u32))
   (for p 0u32 np 1u32
-    (let v (load gh (add (mul p 256u32) l)))
+    (let v (load gh (add (mul p ${RADIX}u32) l)))
     (let inc (subgroup_scan add v))
-    (if (eq lane 31u32) (then (store ws w inc)))
+    (if (eq lane ${WARP_M1}u32) (then (store ws w inc)))
     (barrier)
-$PRE
-    (store gof (add (mul p 256u32) l) (sub (add wpre inc) v))
+    $PRE
+    (store gof (add (mul p ${RADIX}u32) l) (sub (add wpre inc) v))
     (barrier)))
-]]
+]])
 
 local function gscan_kernel(be)
   return U.kernel(be, "sort_gscan", function()
-    local c = collector()
-    c.indent(4)
-    lower_warps(c, "wpre")
-    return U.fill(GSCAN, { PRE = c.text() })
+    return GSCAN:render({ PRE = LOWER_WARPS({ OUT = "wpre" }) })
   end)
 end
 
 -- Arguments ------------------------------------------------------------------------------
 
 local BITS = { u32 = 32, i32 = 32, f32 = 32, u64 = 64, i64 = 64, f64 = 64 }
+local MAX_PASSES = 64 // G.RADIX_BITS -- of a 64-bit key
 
 --- Checks the order options (bits, order) for key type kt; returns o = {lo, hi, order,
 --- tag} (tag "" for the default order over every bit) and np, the number of passes.
@@ -428,7 +467,7 @@ local function order_of(name, kt, opts)
   local o = { lo = lo, hi = hi, order = order or "total", tag = "" }
   if order == "numpy" then o.tag = o.tag .. "_np" end
   if lo ~= 0 or hi ~= w then o.tag = o.tag .. ("_b%d_%d"):format(lo, hi) end
-  return o, (hi - lo + 7) // 8
+  return o, (hi - lo + G.RADIX_BITS - 1) // G.RADIX_BITS
 end
 
 --- The ping-pong buffers: opts.scratch.keys/values (a table), else from scratch object S.
@@ -485,18 +524,19 @@ local function sort_steps(be, S, kt, vt, m, n, bufs, o, np, steps, count)
     if count then a.n, a.chunk, a.ncount, a.ncap = nil, nil, count, n end
     return a
   end
-  local ntiles = U.cdiv(n, 256 * m)
-  local gh = U.scratch(S, "sort_gh", "u32", 2048)
-  local gof = U.scratch(S, "sort_gof", "u32", 2048)
-  local ctr = U.scratch(S, "sort_ctr", "u32", 8)
+  local ntiles = U.cdiv(n, G.WG * m)
+  -- a row of digit counts (and starts) and a tile counter per pass, for the most passes
+  local gh = U.scratch(S, "sort_gh", "u32", MAX_PASSES * G.RADIX)
+  local gof = U.scratch(S, "sort_gof", "u32", MAX_PASSES * G.RADIX)
+  local ctr = U.scratch(S, "sort_ctr", "u32", MAX_PASSES)
   -- one word per tile and digit, and the epoch word (INIT) last
-  local st = U.scratch(S, "sort_state", "u64", ntiles * 256 + 1)
-  local chunk, G = U.chunks(n)
+  local st = U.scratch(S, "sort_state", "u64", ntiles * G.RADIX + 1)
+  local chunk, ngroups = U.chunks(n)
   local keys, values = bufs[1], bufs[3]
-  steps[#steps + 1] = { U.kernel(be, "sort_init", function() return INIT end),
+  steps[#steps + 1] = { U.kernel(be, "sort_init", function() return INIT:render() end),
     { gh = gh, ctr = ctr, st = st, np = np }, { grid = { 1 } } }
   steps[#steps + 1] = { ghist_kernel(be, kt, np, o, count),
-    nargs({ kin = bufs[1], gh = gh, n = n, chunk = chunk }), { grid = { G } } }
+    nargs({ kin = bufs[1], gh = gh, n = n, chunk = chunk }), { grid = { ngroups } } }
   steps[#steps + 1] = { gscan_kernel(be), { gh = gh, gof = gof, np = np }, { grid = { 1 } } }
   for p = 0, np - 1 do
     local a = nargs({ kin = bufs[1], kout = bufs[2], gof = gof, ctr = ctr, st = st, n = n })

@@ -1,13 +1,14 @@
 -- vyre.lib.util — the pieces every vyre.lib primitive shares (docs/LIB.md): argument
 -- checks that raise "vyre.lib.<name>: what went wrong. Fix: how", the per-backend
 -- caches of compiled kernels and scratch buffers (weak-keyed by backend), the type
--- table (literals, identities), text templating, and running a list of launches as one
--- be:sequence (optionally timed).
+-- table (literals, identities), the padding fragment, device counts, and running a list
+-- of launches as one be:sequence (optionally timed).
 local vyre = require("vyre")
 local core = require("vyre.core")
 local E = require("vyre.errors")
 local G = require("vyre.lib.geometry")
 local T = require("vyre.lib.template")
+local F = require("vyre.lib.fragments")
 
 local U = {}
 
@@ -190,20 +191,7 @@ function U.empty_value(op, t)
 end
 
 -- Text ----------------------------------------------------------------------------------
--- vyre.lib's kernels are written with vyre.lib.template. U.fill is the older unchecked
--- substitution, kept only for lib/sort.lua and vyre.egraph (through vyre.lib.shared)
--- until they move to templates too.
-
---- Replaces $NAME (capitals and digits) with vars[NAME]; a missing one is an error.
-function U.fill(template, vars)
-  return (template:gsub("%$(%u[%u%d]*)", function(k)
-    local v = vars[k]
-    if v == nil then
-      E.raise("internal", "vyre.lib internal: template variable $" .. k .. " unset", 2)
-    end
-    return tostring(v)
-  end))
-end
+-- vyre.lib's kernels are written with vyre.lib.template (docs/LIB.md).
 
 local PAD = T.new("pad", "(add $E (shr $E ${PAD_SHIFT}u32))")
 
@@ -382,36 +370,53 @@ function U.check_count(name, be, c, outputs)
   return c
 end
 
---- Rewrites kernel text for a device count: the params n (and chunk) become lets computed
---- from `ncount` (a u32 buffer, element 0) and `ncap` (the host's bound, #buf). lets is
---- the list of statements ("(let n ...)", "(let chunk ...)") put before the first one of
---- the program; they may use n1 = min(ncount[0], ncap).
-function U.dev_text(text, lets)
-  local t, k = text:gsub("\n  %(param n u32%)",
-    "\n  (buffer ncount u32 read)\n  (param ncap u32)", 1)
-  assert(k == 1, "vyre.lib internal: no (param n u32) to rewrite")
-  t = t:gsub("\n  %(param chunk u32%)", "", 1)
-  -- A loop holding barriers must have a bound the validator sees as uniform (params
-  -- only): the tile loops run to ntmax (a bound over every count <= ncap), and tiles past
-  -- the real end hold only the identity and store nothing.
-  local nt
-  t, nt = t:gsub(("%%(let ntiles %%(div %%(add %%(sub cend cbeg%%) %du32%%) %du32%%)%%)"):format(
-    G.TILE_M1, G.TILE), "(let ntiles ntmax)")
-  local all = { table.unpack(lets) }
-  if nt > 0 and not table.concat(lets, " "):find("(let ntmax", 1, true) then
-    all[#all + 1] = ("(let ntmax (div %s %du32))"):format(U.chunk_expr("ncap"), G.TILE)
+-- A kernel template that works on the first n elements declares them with $NDECL (its
+-- params n, and chunk for a chunked one), puts $NLETS before its first statement and,
+-- tiled, binds ntiles with $TILES; U.with_count fills them for the host's count or for a
+-- device count, so the two variants are one template.
+local NDECL = T.new("ndecl", "  (param n u32)")
+local NDECL_CHUNK = T.new("ndeclchunk", "  (param n u32)\n  (param chunk u32)")
+local NDECL_DEV = T.new("ndecldev", "  (buffer ncount u32 read)\n  (param ncap u32)")
+local NLETS_DEV = T.new("nletsdev", "  (let n1 (min (load ncount 0u32) ncap))\n$LETS")
+-- A loop holding barriers must have a bound the validator sees as uniform (params only):
+-- under a device count the tile loops run to ntmax (a bound over every count <= ncap),
+-- and tiles past the real end hold only the identity and store nothing.
+local TILES_DEV = T.new("ntilesdev", "  (let ntiles ntmax)")
+local NTMAX = T.new("ntmax", "(let ntmax (div $CH ${TILE}u32))")
+
+--- Fills args' $NDECL and $NLETS (and $TILES when o.tiles) and returns args. dev nil: the
+--- host's count (params n, and chunk when o.chunk). dev a list of lets: a device count,
+--- read from `ncount` (a u32 buffer, element 0) and bounded by `ncap` (the host's bound,
+--- #buf); the lets ("(let n ...)", "(let chunk ...)") bind what the params did and may
+--- use n1 = min(ncount[0], ncap). A tiled kernel whose lets bind no ntmax gets the bound
+--- of the host's chunked geometry of ncap.
+function U.with_count(args, dev, o)
+  o = o or {}
+  if not dev then
+    args.NDECL = o.chunk and NDECL_CHUNK() or NDECL()
+    args.NLETS = ""
+    if o.tiles then args.TILES = F.TILES() end
+    return args
   end
-  local head = "(let n1 (min (load ncount 0u32) ncap))\n  " .. table.concat(all, "\n  ")
-  local pos = t:find("\n  %(let ")
-  assert(pos, "vyre.lib internal: no statement to put the count before")
-  return t:sub(1, pos + 2) .. head .. "\n  " .. t:sub(pos + 3)
+  local lets = {}
+  for i, l in ipairs(dev) do lets[i] = "  " .. l end
+  if o.tiles then
+    args.TILES = TILES_DEV()
+    if not table.concat(dev, " "):find("(let ntmax", 1, true) then
+      lets[#lets + 1] = NTMAX({ CH = U.chunk_expr("ncap") })
+    end
+  end
+  args.NDECL = NDECL_DEV()
+  args.NLETS = NLETS_DEV({ LETS = lets })
+  return args
 end
 
---- The kernel for key from gen(), or (count given) its device-count variant with lets.
+--- The kernel for key from gen(dev) (dev nil), or (count given) its device-count variant
+--- gen(lets) (U.with_count).
 function U.kernel_n(be, key, gen, count, lets)
-  if not count then return U.kernel(be, key, gen) end
+  if not count then return U.kernel(be, key, function() return gen(nil) end) end
   return U.kernel(be, key .. "#dev:" .. table.concat(lets, ";"), function()
-    return U.dev_text(gen(), lets)
+    return gen(lets)
   end)
 end
 
