@@ -27,8 +27,9 @@ VYRE_NCCL_ID, VYRE_LOCAL_RANK). opts as for cuda.group.]=],
   ["Group"] = [=[
 vyre.Group — NCCL communicators over CUDA backends (docs/MULTIGPU.md)
 Fields: g.size (ranks), g.rank (the first rank driven here), g.backends (the backends
-of the devices driven here, in rank order), g.blocking (NCCL mode), g.freed. Collectives take lists of Buffers,
-one per entry of g.backends (or one Buffer when there is one), and run asynchronously
+of the devices driven here, in rank order), g.blocking (NCCL mode), g.freed.
+Collectives take lists of Buffers, one per entry of g.backends (or one Buffer when
+there is one), and run asynchronously
 on each device's stream, ordered with its kernels.]=],
   ["Group:all_reduce"] = [=[
 g:all_reduce(bufs [, dst] [, op]) -> g
