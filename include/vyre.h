@@ -201,10 +201,17 @@ void vyre_problems_format(const vyre_program *p, const struct vyre_problems *pro
 
 /* ---- launch geometry (§5) ---------------------------------------------- */
 
-/* grid: explicit if explicit_grid != NULL; else ceil(n / workgroup.x) when n > 0;
+/* What sizes one launch (zero-initialise, set what you have; o itself may be NULL: every
+ * field 0, one workgroup). */
+struct vyre_grid_options {
+    const uint64_t *buffer_counts; /* elements bound to each buffer declaration, in order */
+    size_t nbuffers;               /* entries of buffer_counts */
+    uint64_t n;                    /* elements to cover (0: the largest bound buffer) */
+    const uint32_t *grid;          /* NULL, or explicit workgroups per axis (wins) */
+};
+/* grid: explicit if o->grid != NULL; else ceil(n / workgroup.x) when n > 0;
  * else ceil(max(buffer_counts) / workgroup.x). At least 1 workgroup. */
-enum vyre_status vyre_launch_grid(const vyre_program *p, const uint64_t *buffer_counts,
-                                  size_t nbuffers, uint64_t n, const uint32_t *explicit_grid,
+enum vyre_status vyre_launch_grid(const vyre_program *p, const struct vyre_grid_options *o,
                                   uint32_t out[3], struct vyre_error *err);
 
 /* ---- reference interpreter -------------------------------------------- */

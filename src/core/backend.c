@@ -103,7 +103,8 @@ static enum vyre_status bind_args(const char *fname, const vyre_backend_kernel *
     l->nparams = k->nparams;
     l->n = a->n;
     l->grid = a->grid;
-    return vyre_launch_grid(k->p, c, k->nbuffers, a->n, a->grid, l->resolved, err);
+    struct vyre_grid_options go = {c, k->nbuffers, a->n, a->grid};
+    return vyre_launch_grid(k->p, &go, l->resolved, err);
 }
 
 /* ---- recorded launches (shared with the reference backend) ------------------------ */

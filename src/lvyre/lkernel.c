@@ -146,8 +146,8 @@ void lvyre_kernel_grid(lua_State *L, struct lvyre_kernel *k, const struct lvyre_
     lvyre_bound_counts(k->lay, b, counts);
     struct vyre_error err;
     vyre_error_clear(&err);
-    if (vyre_launch_grid(p, counts, k->lay->nbuffers, b->n, b->has_grid ? b->grid : NULL, grid,
-                         &err) != VYRE_OK)
+    struct vyre_grid_options o = {counts, k->lay->nbuffers, b->n, b->has_grid ? b->grid : NULL};
+    if (vyre_launch_grid(p, &o, grid, &err) != VYRE_OK)
         vyre_lua_raise(L, fname, &err);
 }
 

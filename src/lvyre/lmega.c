@@ -366,8 +366,8 @@ static void measure(lua_State *L, struct mcall *c, struct lvyre_kernel *k, vyre_
     struct vyre_error err;
     memset(g, 0, sizeof *g);
     const struct vyre_mega *m = c->m;
-    if (vyre_mega_args(m, c->ms, c->sp, (uint32_t)c->o.times, (uint32_t)c->o.max, params, g->groups,
-                       &err) != VYRE_OK)
+    struct vyre_mega_args_options ao = {c->ms, c->sp, (uint32_t)c->o.times, (uint32_t)c->o.max};
+    if (vyre_mega_args(m, &ao, params, g->groups, &err) != VYRE_OK)
         vyre_lua_raise(L, fname, &err);
     g->threads = m->workgroup[0] * m->workgroup[1] * m->workgroup[2];
     if (c->be->kind != LVYRE_CUDA) return;
