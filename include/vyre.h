@@ -181,6 +181,10 @@ struct vyre_problem {
     char path[256];    /* node path, e.g. "body[2].then[0].value" */
     char message[512]; /* the rule broken, quoting the node's canonical text */
     char fix[384];     /* how to fix it (without the "Fix: " prefix) */
+    /* The type a conversion of the node at path fixes it with, when the fix is a cast
+     * ("u32"), else "": the fix's facts as data, so another front end (the Lua DSL)
+     * words its own fix from code and cast without parsing this one's text syntax. */
+    char cast[8];
 };
 
 struct vyre_problems {
