@@ -201,6 +201,13 @@ struct vyre_backend_ops {
     /* default: an empty report; *out is malloc'd (free()) */
     enum vyre_status (*oob_report)(void *ctx, struct vyre_backend_oob **out, size_t *n,
                                    struct vyre_error *err);
+    /* gives cached memory back (pools, unused modules); default: nothing cached, VYRE_OK */
+    enum vyre_status (*trim)(void *ctx, struct vyre_error *err);
+    /* a sticky fault poisoned the device; default: false (never) */
+    bool (*lost)(void *ctx);
+    /* the backend's own device object, for extensions that only it has (a CUDA
+     * backend's vyre_cuda_device: NCCL groups, raw PTX, peers); default: NULL */
+    void *(*native_device)(void *ctx);
 };
 
 /* Wraps ops + ctx into a backend object (for registry entries' open functions). name is
@@ -313,6 +320,18 @@ enum vyre_status vyre_backend_megakernel(vyre_backend *be, const struct vyre_bac
 
 /* Waits for all queued work; reports a device fault or an error deferred from a free. */
 enum vyre_status vyre_backend_synchronize(vyre_backend *be, struct vyre_error *err);
+/* Gives cached memory back (a device's pools and unused modules); VYRE_OK when the
+ * backend caches nothing. */
+enum vyre_status vyre_backend_trim(vyre_backend *be, struct vyre_error *err);
+/* True once a sticky fault poisoned the backend's device (every later call fails; open
+ * a new backend). Never for the reference; false for NULL. */
+bool vyre_backend_lost(vyre_backend *be);
+/* The backend's own device object, or NULL when it has none (the reference) or for NULL:
+ * for the "cuda" backend the vyre_cuda_device * it runs on (vyre_cuda.h), owned by the
+ * backend (do not release it; it lives until vyre_backend_close). The one way to reach
+ * what only that backend has (NCCL groups, raw PTX, peer copies) without a
+ * backend-kind test. */
+void *vyre_backend_native_device(vyre_backend *be);
 /* Fills out[0..cap) with the backend's counters; *n gets how many were written. */
 enum vyre_status vyre_backend_stats(vyre_backend *be, struct vyre_backend_stat *out, size_t cap,
                                     size_t *n, struct vyre_error *err);

@@ -713,6 +713,20 @@ enum vyre_status vyre_backend_synchronize(vyre_backend *be, struct vyre_error *e
     return be->ops->synchronize(be->ctx, err);
 }
 
+enum vyre_status vyre_backend_trim(vyre_backend *be, struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
+    if (!be) return null_arg(err, "vyre_backend_trim", "be", "pass an open backend");
+    return be->ops->trim ? be->ops->trim(be->ctx, err) : VYRE_OK;
+}
+
+bool vyre_backend_lost(vyre_backend *be) {
+    return be && be->ops->lost && be->ops->lost(be->ctx);
+}
+
+void *vyre_backend_native_device(vyre_backend *be) {
+    return be && be->ops->native_device ? be->ops->native_device(be->ctx) : NULL;
+}
+
 enum vyre_status vyre_backend_stats(vyre_backend *be, struct vyre_backend_stat *out, size_t cap,
                                     size_t *n, struct vyre_error *err) {
     VYRE_ERR_SCRATCH(err);

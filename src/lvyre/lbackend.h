@@ -12,6 +12,7 @@
 #define VYRE_LBACKEND_H
 
 #include "lvyre.h"
+#include "vyre_backend.h"
 #include "vyre_cuda.h"
 #include "vyre_mega.h"
 
@@ -53,8 +54,14 @@ struct lvyre_ref_stats {
 struct lvyre_backend {
     enum lvyre_kind kind;
     bool open;                  /* false once freed */
-    int ordinal;                /* CUDA device ordinal; 0 for the reference */
-    vyre_cuda_device *dev;      /* CUDA only; NULL once freed */
+    int ordinal;                /* device ordinal; 0 for the reference */
+    /* The backend of the C interface this object wraps (vyre_backend.h), opened through
+     * the registry; NULL once freed. Name, info, synchronize, trim, lost and debug mode
+     * are its operations; the families not yet moved onto it test `kind`. */
+    vyre_backend *core;
+    const char *name;           /* vyre_backend_name(core): static, kept after free */
+    char label[40];             /* tostring's: the name, and the ordinal of a device */
+    vyre_cuda_device *dev;      /* vyre_backend_native_device(core): NULL without one */
     const void *buffer_mt;      /* the Buffer metatable: telling a Buffer costs no lookup */
     struct lvyre_ref_stats st;  /* reference only */
     uint64_t max_steps;         /* reference only: vyre_ref_run_options.max_steps (0: default) */
@@ -146,6 +153,10 @@ struct lvyre_bound {
 };
 
 /* ---- lbackend.c ---- */
+/* The backend's registered name ("reference", "cuda"), from the backend itself. */
+static inline const char *lvyre_backend_name(const struct lvyre_backend *be) {
+    return be && be->name ? be->name : "?";
+}
 struct lvyre_backend *lvyre_checkbackend(lua_State *L, int idx, const char *fname);
 /* The device of a live CUDA backend, with its out-of-memory handler armed. */
 vyre_cuda_device *lvyre_cuda_device(lua_State *L, struct lvyre_backend *be, const char *fname);

@@ -461,7 +461,7 @@ static int buffer_len(lua_State *L) {
 
 static int buffer_tostring(lua_State *L) {
     struct lvyre_buffer *b = tobuffer(L, 1);
-    const char *kind = b->be && b->be->kind == LVYRE_CUDA ? "cuda" : "reference";
+    const char *kind = lvyre_backend_name(b->be);
     if (!b->live) lua_pushfstring(L, "vyre.Buffer(%s, %s, freed)", kind, vyre_type_name(b->type));
     else if (b->parent)
         lua_pushfstring(L, "vyre.Buffer(%s, %s, %I, view of %I from %I)", kind,

@@ -32,7 +32,7 @@ static struct lvyre_kernel *self_kernel(lua_State *L, const char *fname) {
 }
 
 static const char *kind_name(const struct lvyre_kernel *k) {
-    return k->be->kind == LVYRE_CUDA ? "cuda" : "reference";
+    return lvyre_backend_name(k->be);
 }
 
 static uint64_t prod3(const uint32_t v[3]) { return (uint64_t)v[0] * v[1] * v[2]; }

@@ -117,7 +117,7 @@ static int launch_tostring(lua_State *L) {
     if (!l->k) lua_pushstring(L, "vyre.Launch(freed)");
     else
         lua_pushfstring(L, "vyre.Launch(%s, %s)",
-                        l->k->be->kind == LVYRE_CUDA ? "cuda" : "reference", l->k->name);
+                        lvyre_backend_name(l->k->be), l->k->name);
     return 1;
 }
 

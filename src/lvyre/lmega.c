@@ -400,7 +400,7 @@ static void push_occupancy(lua_State *L, const struct geometry *g) {
 static void push_facts(lua_State *L, const struct mcall *c, const struct geometry *g) {
     const struct vyre_mega *m = c->m;
     lua_createtable(L, 0, 16);
-    lua_pushstring(L, c->be->kind == LVYRE_CUDA ? "cuda" : "reference");
+    lua_pushstring(L, lvyre_backend_name(c->be));
     lua_setfield(L, -2, "backend");
     lua_pushboolean(L, g->cooperative);
     lua_setfield(L, -2, "cooperative");

@@ -641,6 +641,13 @@ static void test_stats(vyre_backend *be) {
     CHECK(n >= 9);
     uint64_t x;
     CHECK(!vyre_backend_stat(be, "no_such_counter", &x));
+    /* trim, lost and the native device: the reference has none, "cuda" its device */
+    OK(vyre_backend_trim(be, &e_));
+    CHECK(!vyre_backend_lost(be));
+    CHECK((vyre_backend_native_device(be) == NULL) == is_ref(be));
+    FAILS(VYRE_ERR_ARG, vyre_backend_trim(NULL, &e_));
+    CHECK(!vyre_backend_lost(NULL));
+    CHECK(vyre_backend_native_device(NULL) == NULL);
 }
 
 /* supports, info and the wrapper's checks: misuse is an error with a Fix, never a crash. */

@@ -310,6 +310,14 @@ static enum vyre_status cu_set_debug(void *ctx, bool on, struct vyre_error *err)
     return vyre_cuda_set_debug(((struct cu_ctx *)ctx)->d, on, err);
 }
 
+static enum vyre_status cu_trim(void *ctx, struct vyre_error *err) {
+    return vyre_cuda_trim(((struct cu_ctx *)ctx)->d, err);
+}
+
+static bool cu_lost(void *ctx) { return vyre_cuda_device_lost(((struct cu_ctx *)ctx)->d); }
+
+static void *cu_native_device(void *ctx) { return ((struct cu_ctx *)ctx)->d; }
+
 static enum vyre_status cu_oob_report(void *ctx, struct vyre_backend_oob **out, size_t *n,
                                       struct vyre_error *err) {
     struct vyre_cuda_oob *r = NULL;
@@ -363,6 +371,9 @@ static const struct vyre_backend_ops cu_ops = {
     .kernel_rounds = cu_kernel_rounds,
     .set_debug = cu_set_debug,
     .oob_report = cu_oob_report,
+    .trim = cu_trim,
+    .lost = cu_lost,
+    .native_device = cu_native_device,
 };
 
 static bool cu_available(char *why, size_t whysz) {
