@@ -64,6 +64,8 @@ struct vyre_backend_info {
     bool cooperative;           /* grid programs can run as one cooperative kernel */
     bool graphs_native;         /* graph replay is the device's own (else recorded steps) */
     bool debug;                 /* in debug mode now */
+    bool host_memory;           /* buffers are host memory the CPU addresses directly
+                                   (vyre_backend_buffer_address is a host pointer) */
 };
 
 /* One counter of vyre_backend_stats. Names are the backend's own; where two backends
@@ -208,6 +210,17 @@ struct vyre_backend_ops {
     /* the backend's own device object, for extensions that only it has (a CUDA
      * backend's vyre_cuda_device: NCCL groups, raw PTX, peers); default: NULL */
     void *(*native_device)(void *ctx);
+    /* the address of a buffer's first element for interop (a device address, or a host
+     * pointer when info.host_memory); default: 0 */
+    uint64_t (*buffer_address)(void *ctx, void *buf);
+    /* the buffer's object in the native device's terms (a vyre_cuda_buffer); default:
+     * NULL */
+    void *(*buffer_native)(void *ctx, void *buf);
+    /* count elements from the start of src into the start of dst, dst being a buffer of
+     * dst_ctx, a backend with these same ops (another device of this kind); default:
+     * staged through host memory by download and upload */
+    enum vyre_status (*buffer_copy)(void *ctx, void *src, void *dst_ctx, void *dst,
+                                    enum vyre_type t, uint64_t count, struct vyre_error *err);
 };
 
 /* Wraps ops + ctx into a backend object (for registry entries' open functions). name is
@@ -259,6 +272,12 @@ enum vyre_status vyre_backend_buffer_view(vyre_backend_buffer *b, uint64_t first
 /* count elements from src into b from element first; ordered after queued launches. */
 enum vyre_status vyre_backend_buffer_upload(vyre_backend_buffer *b, uint64_t first, const void *src,
                                             uint64_t count, struct vyre_error *err);
+/* Copies count elements from the start of src into the start of dst (same type, ranges
+ * checked), on any two backends: a backend's own copy between its buffers and between
+ * devices of its kind (CUDA: the peer path, else staged; ordered after the work queued
+ * on both), else staged through host memory. */
+enum vyre_status vyre_backend_buffer_copy(vyre_backend_buffer *src, vyre_backend_buffer *dst,
+                                          uint64_t count, struct vyre_error *err);
 /* Waits for queued work, then copies count elements from element first into dst. */
 enum vyre_status vyre_backend_buffer_download(vyre_backend_buffer *b, uint64_t first, void *dst,
                                               uint64_t count, struct vyre_error *err);
@@ -266,6 +285,13 @@ enum vyre_status vyre_backend_buffer_zero(vyre_backend_buffer *b, struct vyre_er
 enum vyre_type vyre_backend_buffer_type(const vyre_backend_buffer *b);
 uint64_t vyre_backend_buffer_count(const vyre_backend_buffer *b);
 vyre_backend *vyre_backend_buffer_backend(const vyre_backend_buffer *b);
+/* The address of b's first element, for a host's own code or raw kernels: a device
+ * address (CUdeviceptr) on a GPU, a host pointer where vyre_backend_info.host_memory;
+ * 0 when b is empty, NULL or an ended view. Valid until b is freed. */
+uint64_t vyre_backend_buffer_address(const vyre_backend_buffer *b);
+/* b as the native device's object (vyre_backend_native_device): the vyre_cuda_buffer of
+ * a "cuda" buffer, owned by b; NULL for a backend without a native device. */
+void *vyre_backend_buffer_native(const vyre_backend_buffer *b);
 
 /* ---- kernels and launches ----------------------------------------------------------- */
 

@@ -51,3 +51,49 @@ describe("vyre.backends on the fake CUDA driver #fakecuda", function()
     assert.is_nil(cuda.reason)
   end)
 end)
+
+-- The binding is a layer over these backends (issue 21 §2): a vyre.Backend's name,
+-- info, counters and buffers are its backend's own.
+describe("a vyre.Backend over its registered backend", function()
+  it("takes its name from the backend and counts buffers and transfers there", function()
+    local be = vyre.reference.new()
+    assert.are.equal("reference", be.name)
+    assert.are.equal("reference", be:info().backend)
+    local b = be:buffer("u32", { 1, 2, 3, 4 }) -- one upload of 16 bytes
+    local v = b:view(2, 2)
+    assert.are.same({ 2, 3 }, v:download():totable()) -- one download of 8 bytes
+    local st = be:stats()
+    assert.are.equal(1, st.live_buffers) -- a view owns no memory
+    assert.are.equal(16, st.live_buffer_bytes)
+    assert.are.same({ 1, 16, 1, 8 }, { st.uploads, st.bytes_up, st.downloads, st.bytes_down })
+    b:free()
+    assert.are.equal(0, be:stats().live_buffers)
+    assert.are.equal(0, be:stats().runs) -- be:run's counter is the binding's, on every backend
+  end)
+
+  it("copies between buffers of one backend and of two", function()
+    local a, b = vyre.reference.new(), vyre.reference.new()
+    local x = a:buffer("i32", { 5, 6, 7 })
+    local y = b:buffer("i32", 4)
+    x:copy_to(y)
+    assert.are.same({ 5, 6, 7, 0 }, y:download():totable())
+    x:view(2):copy_to(x) -- overlapping views of one buffer
+    assert.are.same({ 6, 7, 7 }, x:download():totable())
+  end)
+end)
+
+describe("a buffer copied between the reference and CUDA #fakecuda", function()
+  it("is staged through host memory both ways", function()
+    local cu = assert(require("vyre.cuda").device(0))
+    local ref = vyre.reference.new()
+    local x = ref:buffer("f32", { 1.5, 2.5 })
+    local d = cu:buffer("f32", 2)
+    x:copy_to(d)
+    assert.are.same({ 1.5, 2.5 }, d:download():totable())
+    local back = ref:buffer("f32", 3)
+    d:copy_to(back)
+    assert.are.same({ 1.5, 2.5, 0 }, back:download():totable())
+    assert.are.equal("cuda", cu.name)
+    assert.is_true(cu:info().backend == "cuda" and cu:info().name ~= "cuda")
+  end)
+end)

@@ -146,6 +146,13 @@ vyre_cuda_device *lvyre_cuda_device(lua_State *L, struct lvyre_backend *be, cons
     return be->dev;
 }
 
+void lvyre_backend_unref(struct lvyre_backend *be) {
+    if (--be->nbuffers == 0 && !be->open) {
+        vyre_backend_close(be->core);
+        be->core = NULL;
+    }
+}
+
 int lvyre_cuda_only(lua_State *L, const char *fname, const char *fix) {
     return vyre_lua_fail(L, "unsupported", "%s: only the CUDA backend has this. Fix: %s", fname,
                          fix);
@@ -211,6 +218,10 @@ static int reference_new(lua_State *L) {
         return vyre_lua_raise(L, "vyre.reference.new", &err);
     be->name = vyre_backend_name(be->core);
     snprintf(be->label, sizeof be->label, "%s", be->name);
+    struct vyre_backend_info in;
+    if (vyre_backend_info(be->core, &in, &err) != VYRE_OK)
+        return vyre_lua_raise(L, "vyre.reference.new", &err);
+    be->host_memory = in.host_memory;
     be->max_steps = max_steps;
     be->debug = debug;
     be->open = true;
@@ -265,6 +276,10 @@ static int cuda_open(lua_State *L) {
     be->name = vyre_backend_name(be->core);
     snprintf(be->label, sizeof be->label, "%s %d", be->name, be->ordinal);
     be->dev = vyre_backend_native_device(be->core); /* owned by core */
+    struct vyre_backend_info in;
+    if (vyre_backend_info(be->core, &in, &err) != VYRE_OK)
+        return vyre_lua_raise(L, "vyre.cuda.device", &err);
+    be->host_memory = in.host_memory;
     be->open = true;
     vyre_cuda_set_oom_handler(be->dev, oom_gc, main_thread(L));
     const char *env = getenv("VYRE_DEBUG"); /* as vyre.reference.new reads it */
@@ -383,22 +398,28 @@ static int backend_info(lua_State *L) {
     return 1;
 }
 
+/* be:stats(): the backend's counters (vyre_backend_stats), plus those the binding keeps
+ * for what it runs itself, added by name (lbackend.h), plus the plan counters. */
 static int backend_stats(lua_State *L) {
-    struct lvyre_backend *be = lvyre_checkbackend(L, 1, "vyre.Backend:stats");
-    if (be->kind == LVYRE_CUDA) {
-        struct vyre_cuda_stats s;
-        vyre_cuda_device_stats(be->dev, &s);
-        lua_createtable(L, 0, 32);
-#define PUSH_STAT(name, doc) set_int(L, #name, (lua_Integer)s.name);
-        VYRE_CUDA_STATS(PUSH_STAT)
-#undef PUSH_STAT
-        lvyre_mega_stats(L, be);
-        return 1;
+    const char *fname = "vyre.Backend:stats";
+    struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
+    struct vyre_backend_stat s[VYRE_BACKEND_MAX_STATS];
+    size_t n = 0;
+    struct vyre_error err;
+    if (vyre_backend_stats(be->core, s, VYRE_BACKEND_MAX_STATS, &n, &err) != VYRE_OK)
+        return vyre_lua_raise(L, fname, &err);
+    lua_createtable(L, 0, (int)n + 8);
+    for (size_t i = 0; i < n; i++) set_int(L, s[i].name, (lua_Integer)s[i].value);
+    /* runs (be:run) is the binding's on every backend; the others add to the backend's */
+#define ADD_STAT(nm)                                                                    \
+    {                                                                                   \
+        bool has = lua_getfield(L, -1, #nm) == LUA_TNUMBER || strcmp(#nm, "runs") == 0; \
+        lua_Integer v = lua_tointeger(L, -1) + (lua_Integer)be->st.nm;                  \
+        lua_pop(L, 1);                                                                  \
+        if (has) set_int(L, #nm, v);                                                    \
     }
-    lua_createtable(L, 0, 16);
-#define PUSH_REF_STAT(name) set_int(L, #name, (lua_Integer)be->st.name);
-    LVYRE_REF_STATS(PUSH_REF_STAT)
-#undef PUSH_REF_STAT
+    LVYRE_REF_STATS(ADD_STAT)
+#undef ADD_STAT
     lvyre_mega_stats(L, be);
     return 1;
 }
@@ -458,7 +479,7 @@ static int backend_synchronize(lua_State *L) {
     struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
     struct vyre_error err;
     if (vyre_backend_synchronize(be->core, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
-    be->st.syncs++; /* the reference's counter (lbackend.h); a device counts its own */
+
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -513,9 +534,11 @@ static int backend_load_ptx(lua_State *L) {
 static int backend_free(lua_State *L) {
     struct lvyre_backend *be = tobackend(L, 1);
     if (be->dev) vyre_cuda_set_oom_handler(be->dev, NULL, NULL);
-    be->dev = NULL; /* core owned it */
-    vyre_backend_close(be->core); /* buffers and kernels keep their own device references */
-    be->core = NULL;
+    be->dev = NULL; /* core owns it */
+    if (be->nbuffers == 0) { /* else the last buffer's release closes it */
+        vyre_backend_close(be->core); /* kernels keep their own device references */
+        be->core = NULL;
+    }
     lvyre_oob_free(L, be);
     lvyre_mega_release(be);
     be->open = false;

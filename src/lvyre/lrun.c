@@ -101,6 +101,7 @@ static int run(lua_State *L, bool timed) {
                                           .timing = timed ? &t : NULL,
                                           .rounds = &rounds};
         if (vyre_cuda_run(d, p, &o, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
+        be->st.runs++; /* be:run's counter is the binding's on every backend */
     } else {
         uint64_t counts[VYRE_MAX_BUFFERS];
         for (uint32_t s = 0; s < lay->nbuffers; s++) counts[s] = io->in[s].count;

@@ -318,6 +318,23 @@ static bool cu_lost(void *ctx) { return vyre_cuda_device_lost(((struct cu_ctx *)
 
 static void *cu_native_device(void *ctx) { return ((struct cu_ctx *)ctx)->d; }
 
+static uint64_t cu_buffer_address(void *ctx, void *buf) {
+    (void)ctx;
+    return vyre_cuda_buffer_pointer(buf);
+}
+
+static enum vyre_status cu_buffer_copy(void *ctx, void *src, void *dst_ctx, void *dst,
+                                       enum vyre_type t, uint64_t count, struct vyre_error *err) {
+    (void)ctx;
+    (void)dst_ctx; /* the buffers know their devices: peer path or staged */
+    return vyre_cuda_buffer_copy(src, 0, dst, 0, count * vyre_type_size(t), err);
+}
+
+static void *cu_buffer_native(void *ctx, void *buf) {
+    (void)ctx;
+    return buf; /* the handle is the vyre_cuda_buffer */
+}
+
 static enum vyre_status cu_oob_report(void *ctx, struct vyre_backend_oob **out, size_t *n,
                                       struct vyre_error *err) {
     struct vyre_cuda_oob *r = NULL;
@@ -374,6 +391,9 @@ static const struct vyre_backend_ops cu_ops = {
     .trim = cu_trim,
     .lost = cu_lost,
     .native_device = cu_native_device,
+    .buffer_address = cu_buffer_address,
+    .buffer_native = cu_buffer_native,
+    .buffer_copy = cu_buffer_copy,
 };
 
 static bool cu_available(char *why, size_t whysz) {
