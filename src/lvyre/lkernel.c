@@ -245,7 +245,7 @@ static void read_dim3(lua_State *L, int idx, uint32_t out[3], const char *fname,
 static int kernel_launch_raw(lua_State *L) {
     const char *fname = "vyre.Kernel:launch_raw";
     struct lvyre_kernel *k = lvyre_checkkernel(L, 1, fname);
-    if (k->be->kind != LVYRE_CUDA)
+    if (!k->cu) /* raw launches are a native device's (be:load_ptx) */
         return lvyre_cuda_only(L, fname, "raw launches need a kernel from be:load_ptx on CUDA");
     uint32_t grid[3], block[3];
     read_dim3(L, 2, grid, fname, "grid");
@@ -260,7 +260,7 @@ static int kernel_launch_raw(lua_State *L) {
         lua_geti(L, 4, i + 1);
         struct lvyre_buffer *b = lvyre_testbuffer(L, -1);
         if (b) {
-            if (!b->live || b->be->kind != LVYRE_CUDA)
+            if (!b->live || !b->cu) /* a native device's buffer */
                 return vyre_lua_fail(L, "arg",
                                      "%s: argument %d is not a live CUDA buffer. Fix: pass a "
                                      "live buffer of this device",
@@ -311,7 +311,7 @@ static int kernel_info(lua_State *L) {
         }
         lua_setfield(L, -2, "workgroup");
     }
-    if (k->be->kind != LVYRE_CUDA) return 1;
+    if (!k->cu) return 1; /* the rest is a native device's (registers, PTX versions) */
     struct vyre_cuda_kernel_info in;
     struct vyre_error err;
     if (vyre_cuda_kernel_info(k->cu, &in, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
