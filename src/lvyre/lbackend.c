@@ -253,6 +253,20 @@ static int cuda_count(lua_State *L) {
     return 1;
 }
 
+/* Whether the registry says backend name can be opened here; false with its reason
+ * (the runtime's own words, as vyre.cuda.available() gives them) in why. */
+static bool registry_available(const char *name, char *why, size_t whysz) {
+    struct vyre_backend_entry e[8];
+    size_t n = 0;
+    if (vyre_backend_list(e, 8, &n, NULL) != VYRE_OK) return true; /* open will say */
+    for (size_t i = 0; i < n && i < 8; i++)
+        if (strcmp(e[i].name, name) == 0 && !e[i].available) {
+            snprintf(why, whysz, "%s", e[i].reason);
+            return false;
+        }
+    return true;
+}
+
 /* core.cuda_open(i) -> Backend | nil, reason (0-based ordinal). The userdata exists
  * before the device is opened, so an error leaves nothing unowned. */
 static int cuda_open(lua_State *L) {
@@ -262,6 +276,12 @@ static int cuda_open(lua_State *L) {
                              "vyre.cuda.device: ordinal %I is out of range. Fix: "
                              "cuda.device(0)",
                              (LUAI_UACINT)i);
+    char why[512];
+    if (!registry_available("cuda", why, sizeof why)) {
+        lua_pushnil(L);
+        lua_pushstring(L, why);
+        return 2;
+    }
     struct lvyre_backend *be = new_backend(L, LVYRE_CUDA, (int)i);
     struct vyre_error err;
     enum vyre_status st = vyre_backend_open("cuda", (int)i, NULL, &be->core, &err);
