@@ -221,6 +221,8 @@ struct vyre_backend_ops {
      * staged through host memory by download and upload */
     enum vyre_status (*buffer_copy)(void *ctx, void *src, void *dst_ctx, void *dst,
                                     enum vyre_type t, uint64_t count, struct vyre_error *err);
+    /* the kernel as the native device's object (a vyre_cuda_kernel); default: NULL */
+    void *(*kernel_native)(void *ctx, void *kernel);
 };
 
 /* Wraps ops + ctx into a backend object (for registry entries' open functions). name is
@@ -302,6 +304,9 @@ enum vyre_status vyre_backend_compile(vyre_backend *be, vyre_program *p, vyre_ba
 void vyre_backend_kernel_free(vyre_backend_kernel *k);
 /* The kernel's copy of its program (owned by the kernel). */
 vyre_program *vyre_backend_kernel_program(const vyre_backend_kernel *k);
+/* k as the native device's object (vyre_backend_native_device): the vyre_cuda_kernel of a
+ * "cuda" kernel, owned by k; NULL for a backend without a native device, or for NULL. */
+void *vyre_backend_kernel_native(const vyre_backend_kernel *k);
 /* Converge rounds of the kernel's last launch (0 without grid statements). */
 enum vyre_status vyre_backend_kernel_rounds(vyre_backend_kernel *k, uint64_t *out,
                                             struct vyre_error *err);

@@ -473,6 +473,11 @@ void vyre_backend_kernel_free(vyre_backend_kernel *k) {
 
 vyre_program *vyre_backend_kernel_program(const vyre_backend_kernel *k) { return k ? k->p : NULL; }
 
+void *vyre_backend_kernel_native(const vyre_backend_kernel *k) {
+    if (!k || !k->obj.be->ops->kernel_native) return NULL;
+    return k->obj.be->ops->kernel_native(k->obj.be->ctx, k->h);
+}
+
 enum vyre_status vyre_backend_kernel_rounds(vyre_backend_kernel *k, uint64_t *out,
                                             struct vyre_error *err) {
     VYRE_ERR_SCRATCH(err);

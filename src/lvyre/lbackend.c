@@ -147,7 +147,7 @@ vyre_cuda_device *lvyre_cuda_device(lua_State *L, struct lvyre_backend *be, cons
 }
 
 void lvyre_backend_unref(struct lvyre_backend *be) {
-    if (--be->nbuffers == 0 && !be->open) {
+    if (--be->nchildren == 0 && !be->open) {
         vyre_backend_close(be->core);
         be->core = NULL;
     }
@@ -555,7 +555,7 @@ static int backend_free(lua_State *L) {
     struct lvyre_backend *be = tobackend(L, 1);
     if (be->dev) vyre_cuda_set_oom_handler(be->dev, NULL, NULL);
     be->dev = NULL; /* core owns it */
-    if (be->nbuffers == 0) { /* else the last buffer's release closes it */
+    if (be->nchildren == 0) { /* else the last buffer's or kernel's release closes it */
         vyre_backend_close(be->core); /* kernels keep their own device references */
         be->core = NULL;
     }

@@ -65,9 +65,9 @@ struct lvyre_backend {
     char label[40];             /* tostring's: the name, and the ordinal of a device */
     vyre_cuda_device *dev;      /* vyre_backend_native_device(core): NULL without one */
     bool host_memory;           /* vyre_backend_info.host_memory: buffers are host memory */
-    /* Buffers (and views) of core still alive: be:free() closes core only once the last
-     * is released (lvyre_backend_unref), since closing it frees them. */
-    uint64_t nbuffers;
+    /* Buffers (views included) and kernels of core still alive: be:free() closes core
+     * only once the last is released (lvyre_backend_unref), since closing frees them. */
+    uint64_t nchildren;
     const void *buffer_mt;      /* the Buffer metatable: telling a Buffer costs no lookup */
     struct lvyre_ref_stats st;  /* reference only */
     uint64_t max_steps;         /* reference only: vyre_ref_run_options.max_steps (0: default) */
@@ -132,7 +132,8 @@ struct lvyre_layout {
 struct lvyre_kernel {
     struct lvyre_backend *be; /* kept alive by user value 1 */
     bool live;
-    vyre_cuda_kernel *cu;           /* CUDA only */
+    vyre_backend_kernel *h;         /* the backend's kernel; NULL for raw PTX and once freed */
+    vyre_cuda_kernel *cu;           /* vyre_backend_kernel_native(h), or a raw PTX module */
     struct vyre_lua_program *prog;  /* NULL for raw PTX; user value 2 keeps it alive */
     const struct lvyre_layout *lay; /* NULL for raw PTX; user value 3 keeps it alive */
     char name[72];
@@ -166,7 +167,8 @@ static inline const char *lvyre_backend_name(const struct lvyre_backend *be) {
     return be && be->name ? be->name : "?";
 }
 struct lvyre_backend *lvyre_checkbackend(lua_State *L, int idx, const char *fname);
-/* A buffer of be's core was freed: closes core when be was freed and this was the last. */
+/* A buffer or kernel of be's core was freed: closes core when be was freed and this was
+ * the last. */
 void lvyre_backend_unref(struct lvyre_backend *be);
 /* The device of a live CUDA backend, with its out-of-memory handler armed. */
 vyre_cuda_device *lvyre_cuda_device(lua_State *L, struct lvyre_backend *be, const char *fname);

@@ -71,7 +71,7 @@ static void release(struct lvyre_buffer *b) {
 /* Takes the new backend buffer h into b (live from here: release frees it). */
 static void adopt(struct lvyre_buffer *b, vyre_backend_buffer *h, uint64_t count) {
     b->h = h;
-    b->be->nbuffers++;
+    b->be->nchildren++;
     b->count = count;
     b->live = true;
     b->cu = vyre_backend_buffer_native(h);

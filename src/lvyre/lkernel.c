@@ -128,13 +128,11 @@ struct lvyre_kernel *lvyre_compile(lua_State *L, int be_idx, int prog_idx, const
     k->lay = lvyre_layout_push(L, prog_idx);
     lua_setiuservalue(L, -2, 3);
     snprintf(k->name, sizeof k->name, "%s", vyre_program_name(p));
-    if (be->kind == LVYRE_CUDA) {
-        if (vyre_cuda_compile(lvyre_cuda_device(L, be, fname), p, &k->cu, &err) != VYRE_OK)
-            vyre_lua_raise(L, fname, &err);
-    } else {
-        be->st.compiles++;
-        be->st.live_kernels++;
-    }
+    if (!be->core)
+        vyre_lua_fail(L, "freed", "%s: the backend was freed. Fix: open a new one", fname);
+    if (vyre_backend_compile(be->core, p, &k->h, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    be->nchildren++;
+    k->cu = vyre_backend_kernel_native(k->h); /* launches still reach it directly */
     k->live = true;
     return k;
 }
@@ -335,12 +333,14 @@ static int kernel_free(lua_State *L) {
     if (!k) return vyre_lua_wrongself(L, 1, VYRE_LUA_KERNEL, "vyre.Kernel:free");
     if (!k->live) return 0;
     k->live = false;
-    if (k->cu) {
-        vyre_cuda_kernel *cu = k->cu;
-        k->cu = NULL;
-        vyre_cuda_kernel_free(cu);
+    vyre_cuda_kernel *raw = k->h ? NULL : k->cu; /* a raw PTX module is the binding's */
+    k->cu = NULL;
+    if (k->h) {
+        vyre_backend_kernel_free(k->h);
+        k->h = NULL;
+        lvyre_backend_unref(k->be);
     }
-    if (k->be && k->be->kind == LVYRE_REFERENCE) k->be->st.live_kernels--;
+    vyre_cuda_kernel_free(raw); /* NULL: no-op */
     k->prog = NULL;
     lua_pushnil(L);
     lua_setiuservalue(L, 1, 2);

@@ -663,6 +663,10 @@ static void test_stats(vyre_backend *be) {
     vyre_backend_buffer_free(hb);
     CHECK(vyre_backend_buffer_address(NULL) == 0);
     CHECK(vyre_backend_buffer_native(NULL) == NULL);
+    vyre_backend_kernel *kk = compile_text(be, INC);
+    CHECK((vyre_backend_kernel_native(kk) != NULL) == (vyre_backend_native_device(be) != NULL));
+    vyre_backend_kernel_free(kk);
+    CHECK(vyre_backend_kernel_native(NULL) == NULL);
 }
 
 /* supports, info and the wrapper's checks: misuse is an error with a Fix, never a crash. */
