@@ -764,9 +764,7 @@ enum vyre_status vyre_backend_trim(vyre_backend *be, struct vyre_error *err) {
     return be->ops->trim ? be->ops->trim(be->ctx, err) : VYRE_OK;
 }
 
-bool vyre_backend_lost(vyre_backend *be) {
-    return be && be->ops->lost && be->ops->lost(be->ctx);
-}
+bool vyre_backend_lost(vyre_backend *be) { return be && be->ops->lost && be->ops->lost(be->ctx); }
 
 void *vyre_backend_native_device(vyre_backend *be) {
     return be && be->ops->native_device ? be->ops->native_device(be->ctx) : NULL;

@@ -430,7 +430,7 @@ static int backend_stats(lua_State *L) {
         return vyre_lua_raise(L, fname, &err);
     lua_createtable(L, 0, (int)n + 8);
     for (size_t i = 0; i < n; i++) set_int(L, s[i].name, (lua_Integer)s[i].value);
-    /* runs (be:run) is the binding's on every backend; the others add to the backend's */
+        /* runs (be:run) is the binding's on every backend; the others add to the backend's */
 #define ADD_STAT(nm)                                                                    \
     {                                                                                   \
         bool has = lua_getfield(L, -1, #nm) == LUA_TNUMBER || strcmp(#nm, "runs") == 0; \
@@ -554,8 +554,8 @@ static int backend_load_ptx(lua_State *L) {
 static int backend_free(lua_State *L) {
     struct lvyre_backend *be = tobackend(L, 1);
     if (be->dev) vyre_cuda_set_oom_handler(be->dev, NULL, NULL);
-    be->dev = NULL; /* core owns it */
-    if (be->nchildren == 0) { /* else the last buffer's or kernel's release closes it */
+    be->dev = NULL;                   /* core owns it */
+    if (be->nchildren == 0) {         /* else the last buffer's or kernel's release closes it */
         vyre_backend_close(be->core); /* kernels keep their own device references */
         be->core = NULL;
     }

@@ -55,16 +55,18 @@ struct lvyre_ref_stats {
 
 struct lvyre_backend {
     enum lvyre_kind kind;
-    bool open;                  /* false once freed */
-    int ordinal;                /* device ordinal; 0 for the reference */
+    bool open;   /* false once freed */
+    int ordinal; /* device ordinal; 0 for the reference */
     /* The backend of the C interface this object wraps (vyre_backend.h), opened through
-     * the registry; NULL once freed. Name, info, synchronize, trim, lost and debug mode
-     * are its operations; the families not yet moved onto it test `kind`. */
+     * the registry; closed (NULL) once freed and its last buffer or kernel released.
+     * Name, info, counters, synchronize, trim, lost, debug mode, buffers and kernels are
+     * its; the families not yet moved onto it (launches, sequences, graphs, run,
+     * megakernels, worklists) test `kind`. */
     vyre_backend *core;
-    const char *name;           /* vyre_backend_name(core): static, kept after free */
-    char label[40];             /* tostring's: the name, and the ordinal of a device */
-    vyre_cuda_device *dev;      /* vyre_backend_native_device(core): NULL without one */
-    bool host_memory;           /* vyre_backend_info.host_memory: buffers are host memory */
+    const char *name;      /* vyre_backend_name(core): static, kept after free */
+    char label[40];        /* tostring's: the name, and the ordinal of a device */
+    vyre_cuda_device *dev; /* vyre_backend_native_device(core): NULL without one */
+    bool host_memory;      /* vyre_backend_info.host_memory: buffers are host memory */
     /* Buffers (views included) and kernels of core still alive: be:free() closes core
      * only once the last is released (lvyre_backend_unref), since closing frees them. */
     uint64_t nchildren;

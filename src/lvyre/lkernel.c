@@ -31,9 +31,7 @@ static struct lvyre_kernel *self_kernel(lua_State *L, const char *fname) {
     return lvyre_checkkernel(L, 1, fname);
 }
 
-static const char *kind_name(const struct lvyre_kernel *k) {
-    return lvyre_backend_name(k->be);
-}
+static const char *kind_name(const struct lvyre_kernel *k) { return lvyre_backend_name(k->be); }
 
 static uint64_t prod3(const uint32_t v[3]) { return (uint64_t)v[0] * v[1] * v[2]; }
 
@@ -145,8 +143,7 @@ void lvyre_kernel_grid(lua_State *L, struct lvyre_kernel *k, const struct lvyre_
     struct vyre_error err;
     vyre_error_clear(&err);
     struct vyre_grid_options o = {counts, k->lay->nbuffers, b->n, b->has_grid ? b->grid : NULL};
-    if (vyre_launch_grid(p, &o, grid, &err) != VYRE_OK)
-        vyre_lua_raise(L, fname, &err);
+    if (vyre_launch_grid(p, &o, grid, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
 }
 
 void lvyre_cuda_args(const struct lvyre_kernel *k, const struct lvyre_bound *b,

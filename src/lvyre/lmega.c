@@ -367,8 +367,7 @@ static void measure(lua_State *L, struct mcall *c, struct lvyre_kernel *k, vyre_
     memset(g, 0, sizeof *g);
     const struct vyre_mega *m = c->m;
     struct vyre_mega_args_options ao = {c->ms, c->sp, (uint32_t)c->o.times, (uint32_t)c->o.max};
-    if (vyre_mega_args(m, &ao, params, g->groups, &err) != VYRE_OK)
-        vyre_lua_raise(L, fname, &err);
+    if (vyre_mega_args(m, &ao, params, g->groups, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
     g->threads = m->workgroup[0] * m->workgroup[1] * m->workgroup[2];
     if (!k->cu) return; /* occupancy is a native device's fact */
     struct vyre_cuda_info info;

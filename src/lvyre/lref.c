@@ -32,8 +32,7 @@ static int ref_grid(lua_State *L) {
     struct vyre_error err;
     vyre_error_clear(&err);
     struct vyre_grid_options o = {counts, n, (uint64_t)elems, has_grid ? explicit_grid : NULL};
-    if (vyre_launch_grid(p, &o, out, &err) != VYRE_OK)
-        return vyre_lua_raise(L, fname, &err);
+    if (vyre_launch_grid(p, &o, out, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
     for (int a = 0; a < 3; a++) lua_pushinteger(L, (lua_Integer)out[a]);
     return 3;
 }

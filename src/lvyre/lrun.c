@@ -106,8 +106,7 @@ static int run(lua_State *L, bool timed) {
         uint64_t counts[VYRE_MAX_BUFFERS];
         for (uint32_t s = 0; s < lay->nbuffers; s++) counts[s] = io->in[s].count;
         struct vyre_run_args args = {io->in, lay->nbuffers, b->params, lay->nparams, {1, 1, 1}};
-        struct vyre_grid_options go = {counts, lay->nbuffers, b->n,
-                                       b->has_grid ? b->grid : NULL};
+        struct vyre_grid_options go = {counts, lay->nbuffers, b->n, b->has_grid ? b->grid : NULL};
         if (vyre_launch_grid(p, &go, args.grid, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
         struct vyre_oob_count *oob = lvyre_oob_begin(L, be, p, fname); /* NULL: not debug */

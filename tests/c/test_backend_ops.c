@@ -657,7 +657,8 @@ static void test_stats(vyre_backend *be) {
     OK(vyre_backend_buffer_view(hb, 2, 2, &hv, &e_));
     CHECK(vyre_backend_buffer_address(hb) != 0);
     CHECK_EQ_U64(vyre_backend_buffer_address(hv) - vyre_backend_buffer_address(hb), 8);
-    if (in.host_memory) CHECK_EQ_U64(((const uint32_t *)(uintptr_t)vyre_backend_buffer_address(hv))[0], 3);
+    if (in.host_memory)
+        CHECK_EQ_U64(((const uint32_t *)(uintptr_t)vyre_backend_buffer_address(hv))[0], 3);
     CHECK((vyre_backend_buffer_native(hb) != NULL) == (vyre_backend_native_device(be) != NULL));
     vyre_backend_buffer_free(hv);
     vyre_backend_buffer_free(hb);

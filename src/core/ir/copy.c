@@ -88,8 +88,8 @@ enum vyre_status vyre_program_copy(const vyre_program *p, vyre_program **out,
     for (uint32_t i = 0; ok && i < p->ndecls; i++) {
         const struct vyre_decl *d = &p->decls[i];
         struct vyre_decl *c =
-            d->kind == VYRE_DECL_BUFFER     ? vyre_ir_buffer(q, d->name, d->type, d->access, d->count)
-            : d->kind == VYRE_DECL_SHARED   ? vyre_ir_shared(q, d->name, d->type, d->count)
+            d->kind == VYRE_DECL_BUFFER   ? vyre_ir_buffer(q, d->name, d->type, d->access, d->count)
+            : d->kind == VYRE_DECL_SHARED ? vyre_ir_shared(q, d->name, d->type, d->count)
             : d->kind == VYRE_DECL_WORKLIST ? vyre_ir_worklist(q, d->name, d->type)
                                             : vyre_ir_param(q, d->name, d->type);
         ok = c != NULL;
