@@ -181,6 +181,10 @@ struct vyre_problem {
     char path[256];    /* node path, e.g. "body[2].then[0].value" */
     char message[512]; /* the rule broken, quoting the node's canonical text */
     char fix[384];     /* how to fix it (without the "Fix: " prefix) */
+    /* The type a conversion of the node at path fixes it with, when the fix is a cast
+     * ("u32"), else "": the fix's facts as data, so another front end (the Lua DSL)
+     * words its own fix from code and cast without parsing this one's text syntax. */
+    char cast[8];
 };
 
 struct vyre_problems {
@@ -201,10 +205,17 @@ void vyre_problems_format(const vyre_program *p, const struct vyre_problems *pro
 
 /* ---- launch geometry (§5) ---------------------------------------------- */
 
-/* grid: explicit if explicit_grid != NULL; else ceil(n / workgroup.x) when n > 0;
+/* What sizes one launch (zero-initialise, set what you have; o itself may be NULL: every
+ * field 0, one workgroup). */
+struct vyre_grid_options {
+    const uint64_t *buffer_counts; /* elements bound to each buffer declaration, in order */
+    size_t nbuffers;               /* entries of buffer_counts */
+    uint64_t n;                    /* elements to cover (0: the largest bound buffer) */
+    const uint32_t *grid;          /* NULL, or explicit workgroups per axis (wins) */
+};
+/* grid: explicit if o->grid != NULL; else ceil(n / workgroup.x) when n > 0;
  * else ceil(max(buffer_counts) / workgroup.x). At least 1 workgroup. */
-enum vyre_status vyre_launch_grid(const vyre_program *p, const uint64_t *buffer_counts,
-                                  size_t nbuffers, uint64_t n, const uint32_t *explicit_grid,
+enum vyre_status vyre_launch_grid(const vyre_program *p, const struct vyre_grid_options *o,
                                   uint32_t out[3], struct vyre_error *err);
 
 /* ---- reference interpreter -------------------------------------------- */

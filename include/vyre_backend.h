@@ -64,6 +64,8 @@ struct vyre_backend_info {
     bool cooperative;           /* grid programs can run as one cooperative kernel */
     bool graphs_native;         /* graph replay is the device's own (else recorded steps) */
     bool debug;                 /* in debug mode now */
+    bool host_memory;           /* buffers are host memory the CPU addresses directly
+                                   (vyre_backend_buffer_address is a host pointer) */
 };
 
 /* One counter of vyre_backend_stats. Names are the backend's own; where two backends
@@ -201,6 +203,26 @@ struct vyre_backend_ops {
     /* default: an empty report; *out is malloc'd (free()) */
     enum vyre_status (*oob_report)(void *ctx, struct vyre_backend_oob **out, size_t *n,
                                    struct vyre_error *err);
+    /* gives cached memory back (pools, unused modules); default: nothing cached, VYRE_OK */
+    enum vyre_status (*trim)(void *ctx, struct vyre_error *err);
+    /* a sticky fault poisoned the device; default: false (never) */
+    bool (*lost)(void *ctx);
+    /* the backend's own device object, for extensions that only it has (a CUDA
+     * backend's vyre_cuda_device: NCCL groups, raw PTX, peers); default: NULL */
+    void *(*native_device)(void *ctx);
+    /* the address of a buffer's first element for interop (a device address, or a host
+     * pointer when info.host_memory); default: 0 */
+    uint64_t (*buffer_address)(void *ctx, void *buf);
+    /* the buffer's object in the native device's terms (a vyre_cuda_buffer); default:
+     * NULL */
+    void *(*buffer_native)(void *ctx, void *buf);
+    /* count elements from the start of src into the start of dst, dst being a buffer of
+     * dst_ctx, a backend with these same ops (another device of this kind); default:
+     * staged through host memory by download and upload */
+    enum vyre_status (*buffer_copy)(void *ctx, void *src, void *dst_ctx, void *dst,
+                                    enum vyre_type t, uint64_t count, struct vyre_error *err);
+    /* the kernel as the native device's object (a vyre_cuda_kernel); default: NULL */
+    void *(*kernel_native)(void *ctx, void *kernel);
 };
 
 /* Wraps ops + ctx into a backend object (for registry entries' open functions). name is
@@ -252,6 +274,12 @@ enum vyre_status vyre_backend_buffer_view(vyre_backend_buffer *b, uint64_t first
 /* count elements from src into b from element first; ordered after queued launches. */
 enum vyre_status vyre_backend_buffer_upload(vyre_backend_buffer *b, uint64_t first, const void *src,
                                             uint64_t count, struct vyre_error *err);
+/* Copies count elements from the start of src into the start of dst (same type, ranges
+ * checked), on any two backends: a backend's own copy between its buffers and between
+ * devices of its kind (CUDA: the peer path, else staged; ordered after the work queued
+ * on both), else staged through host memory. */
+enum vyre_status vyre_backend_buffer_copy(vyre_backend_buffer *src, vyre_backend_buffer *dst,
+                                          uint64_t count, struct vyre_error *err);
 /* Waits for queued work, then copies count elements from element first into dst. */
 enum vyre_status vyre_backend_buffer_download(vyre_backend_buffer *b, uint64_t first, void *dst,
                                               uint64_t count, struct vyre_error *err);
@@ -259,6 +287,13 @@ enum vyre_status vyre_backend_buffer_zero(vyre_backend_buffer *b, struct vyre_er
 enum vyre_type vyre_backend_buffer_type(const vyre_backend_buffer *b);
 uint64_t vyre_backend_buffer_count(const vyre_backend_buffer *b);
 vyre_backend *vyre_backend_buffer_backend(const vyre_backend_buffer *b);
+/* The address of b's first element, for a host's own code or raw kernels: a device
+ * address (CUdeviceptr) on a GPU, a host pointer where vyre_backend_info.host_memory;
+ * 0 when b is empty, NULL or an ended view. Valid until b is freed. */
+uint64_t vyre_backend_buffer_address(const vyre_backend_buffer *b);
+/* b as the native device's object (vyre_backend_native_device): the vyre_cuda_buffer of
+ * a "cuda" buffer, owned by b; NULL for a backend without a native device. */
+void *vyre_backend_buffer_native(const vyre_backend_buffer *b);
 
 /* ---- kernels and launches ----------------------------------------------------------- */
 
@@ -269,6 +304,9 @@ enum vyre_status vyre_backend_compile(vyre_backend *be, vyre_program *p, vyre_ba
 void vyre_backend_kernel_free(vyre_backend_kernel *k);
 /* The kernel's copy of its program (owned by the kernel). */
 vyre_program *vyre_backend_kernel_program(const vyre_backend_kernel *k);
+/* k as the native device's object (vyre_backend_native_device): the vyre_cuda_kernel of a
+ * "cuda" kernel, owned by k; NULL for a backend without a native device, or for NULL. */
+void *vyre_backend_kernel_native(const vyre_backend_kernel *k);
 /* Converge rounds of the kernel's last launch (0 without grid statements). */
 enum vyre_status vyre_backend_kernel_rounds(vyre_backend_kernel *k, uint64_t *out,
                                             struct vyre_error *err);
@@ -313,6 +351,18 @@ enum vyre_status vyre_backend_megakernel(vyre_backend *be, const struct vyre_bac
 
 /* Waits for all queued work; reports a device fault or an error deferred from a free. */
 enum vyre_status vyre_backend_synchronize(vyre_backend *be, struct vyre_error *err);
+/* Gives cached memory back (a device's pools and unused modules); VYRE_OK when the
+ * backend caches nothing. */
+enum vyre_status vyre_backend_trim(vyre_backend *be, struct vyre_error *err);
+/* True once a sticky fault poisoned the backend's device (every later call fails; open
+ * a new backend). Never for the reference; false for NULL. */
+bool vyre_backend_lost(vyre_backend *be);
+/* The backend's own device object, or NULL when it has none (the reference) or for NULL:
+ * for the "cuda" backend the vyre_cuda_device * it runs on (vyre_cuda.h), owned by the
+ * backend (do not release it; it lives until vyre_backend_close). The one way to reach
+ * what only that backend has (NCCL groups, raw PTX, peer copies) without a
+ * backend-kind test. */
+void *vyre_backend_native_device(vyre_backend *be);
 /* Fills out[0..cap) with the backend's counters; *n gets how many were written. */
 enum vyre_status vyre_backend_stats(vyre_backend *be, struct vyre_backend_stat *out, size_t cap,
                                     size_t *n, struct vyre_error *err);

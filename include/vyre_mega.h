@@ -130,11 +130,18 @@ enum vyre_status vyre_mega_build(const struct vyre_mega_step *steps, uint32_t n,
 struct vyre_mega *vyre_mega_retain(struct vyre_mega *m);
 void vyre_mega_free(struct vyre_mega *m);
 
+/* What vyre_mega_args reads besides the plan (zero-initialise, set what you need). */
+struct vyre_mega_args_options {
+    const struct vyre_mega_step *steps;  /* the m->nsteps steps the plan was built from */
+    const vyre_bits *const *step_params; /* step_params[j]: step j's own params, as a launch
+                                            takes them (NULL only when there are no steps) */
+    uint32_t times;                      /* rounds of the repeated steps (mg_times) */
+    uint32_t max_rounds;                 /* bound of the converge loop (mg_max) */
+};
 /* Launch values of the composed program: params (vyre_program_param_count of
- * m->program values, in declaration order) from each step's own params (step_params[j]
- * holds step j's, as a launch takes them) and times / max; grid: the virtual grid. */
-enum vyre_status vyre_mega_args(const struct vyre_mega *m, const struct vyre_mega_step *steps,
-                                const vyre_bits *const *step_params, uint32_t times, uint32_t max,
+ * m->program values, in declaration order) from each step's grid and own params and
+ * times / max_rounds; grid: the virtual grid. */
+enum vyre_status vyre_mega_args(const struct vyre_mega *m, const struct vyre_mega_args_options *o,
                                 vyre_bits *params, uint32_t grid[3], struct vyre_error *err);
 
 /* ---- the device work-queue planner (workqueue.c; docs/PLANNERS.md §3.12) -------------

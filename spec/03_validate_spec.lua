@@ -36,7 +36,7 @@ describe("vyre.validate", function()
     assert.are.same({
       code = "type-mismatch", path = "body[1].value",
       message = "add needs two operands of the same type, got u32 and i32 in (add 1u32 1i32)",
-      fix = "wrap the i32 operand in (cast u32 ...)",
+      fix = "wrap the i32 operand in (cast u32 ...)", cast = "u32",
     }, probs[2])
     assert.are.equal("body[0].value", probs[1].path)
     assert.are.equal("body[2]", probs[3].path)
@@ -89,6 +89,20 @@ describe("vyre.validate", function()
     assert.are.equal("set-loop-variable", probs[3].code)
     assert.are.equal("body[2].body[0]", probs[3].path)
     assert.are.equal(3, #probs)
+  end)
+
+  it("names the type a cast fixes a problem with as data (cast), and only then", function()
+    local probs = problems([[
+(program c (workgroup 64)
+  (buffer o u32 read_write)
+  (store o 1.0f32 1u32)
+  (let x (add 1u32 1i32))
+  (store o 0u32 (rem 1.0f32 2.0f32)))
+]])
+    assert.are.same({ "index-type", "type-mismatch", "rem-float" }, codes(probs))
+    assert.are.equal("u32", probs[1].cast)
+    assert.are.equal("u32", probs[2].cast)
+    assert.is_nil(probs[3].cast) -- rem on floats: no cast makes it right
   end)
 
   it("rejects non-bool conditions and mismatched store values", function()

@@ -64,8 +64,9 @@ static int frames_reference(struct engine *e, vyre_program *step, vyre_program *
     uint64_t counts[2] = {e->n, e->n};
     struct vyre_run_args sargs = {sbufs, 2, NULL, 3, {0, 0, 0}};
     struct vyre_run_args hargs = {hbufs, 2, NULL, 0, {0, 0, 0}};
-    if (st == 0 && (vyre_launch_grid(step, counts, 2, 0, NULL, sargs.grid, &err) != VYRE_OK ||
-                    vyre_launch_grid(height, counts, 2, 0, NULL, hargs.grid, &err) != VYRE_OK))
+    struct vyre_grid_options go = {.buffer_counts = counts, .nbuffers = 2};
+    if (st == 0 && (vyre_launch_grid(step, &go, sargs.grid, &err) != VYRE_OK ||
+                    vyre_launch_grid(height, &go, hargs.grid, &err) != VYRE_OK))
         st = fail("vyre_launch_grid", &err);
     for (int frame = 0; st == 0 && frame < e->frames; frame++) {
         vyre_bits params[3] = {f32_bits(engine_dt(frame)), f32_bits(ENGINE_GRAVITY),

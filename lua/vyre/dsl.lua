@@ -538,23 +538,38 @@ local function auto_name(k)
   return "_v" .. k._auto
 end
 
--- The DSL spelling of a fix the validator writes in the text format.
-local DSL_FIXES = {
-  { "%(cast (%w+) [^)]*%)", "vyre.cast('%1', e)" },
-  { "%(ne c 0u32%)", "c:ne(0)" },
-  { "%(add %(mul a b%) c%)", "a * b + c" },
-  { "%(let NAME [^)]*%)", "k:let('name', e)" },
-  { "%(param NAME TYPE%)", "vyre.param('name', 'type')" },
-  { "%(buffer NAME TYPE ACCESS%)", "vyre.buffer('name', 'type', 'read')" },
-  { "%(shared NAME TYPE COUNT%)", "vyre.shared('name', 'type', count)" },
-  { "%(workgroup (%d+)%)", "{workgroup = %1}" },
-  { "%(load NAME i%)", "k.name[i]" },
-  { "%(len NAME%)", "k.name:len()" },
+-- The DSL's own fix for a validator problem, chosen by the problem's stable code and its
+-- structured cast (the type a conversion fixes it with), so the validator's wording, which
+-- names text-format syntax, is never parsed. A code not listed keeps the validator's fix.
+local DSL_FIX = {
+  ["workgroup-size"] = "give every axis at least 1 and at most 1024 invocations in all, "
+    .. "e.g. {workgroup = 256}",
+  ["undeclared-name"] = "declare it first: vyre.buffer, vyre.shared or vyre.param in the spec "
+    .. "table, or k:let('name', e) in the body",
+  ["not-a-buffer"] = "append to a worklist with k.name:push(v); read it with k.name[i] and "
+    .. "k.name:len()",
+  ["not-a-value"] = "read an element with k.name[i] or the count with k.name:len()",
+  ["index-type"] = "wrap the index in vyre.cast('%s', e)",
+  ["lane-type"] = "wrap it in vyre.cast('%s', e)",
+  ["loop-type"] = "loop bounds are i32, u32, i64 or u64: use vyre.cast('%s', e)",
+  ["type-mismatch"] = "convert the other operand with vyre.cast('%s', e) so the types agree",
+  ["condition-type"] = "compare it first, e.g. c:ne(0)",
+  ["set-not-variable"] = "copy it into a variable with k:let('name', e) and set that, or store "
+    .. "into memory with k.name[i] = v",
+  ["converge-flag"] = "declare the flag as vyre.buffer('name', 'u32', 'read_write') (u32, i32 "
+    .. "or bool, access write or read_write): the loop zeroes flag[0] each round",
+  ["operand-type"] = "give the operation operands of the kind it takes: vyre.cast('type', e) "
+    .. "converts a value, vyre.bitcast('u32', x) reaches a float's bits, x:ne(0) makes a "
+    .. "bool, and a * b + c is the integer form of vyre.fma",
 }
 
-local function dsl_fix(fix)
-  for _, r in ipairs(DSL_FIXES) do fix = fix:gsub(r[1], r[2]) end
-  return fix
+local function dsl_fix(pr)
+  local fix = DSL_FIX[pr.code]
+  if pr.cast and (not fix or not fix:find("%s", 1, true)) then
+    return string.format("convert it with vyre.cast('%s', e)", pr.cast)
+  end
+  if not fix then return pr.fix end
+  return (fix:gsub("%%s", pr.cast or "type"))
 end
 
 -- The user's line of the statement a validator path (body[2].then[0].value) names.
@@ -806,7 +821,7 @@ function M.program(name, spec, fn)
       .. "first may cause the others)", #problems - 1) or ""
     local at = path_site(root, pr.path, program_site)
     Err.raise("validate", string.format("vyre.program: %s: %s%s. Fix: %s", at,
-      pr.message:gsub("%.$", ""), more, dsl_fix(pr.fix)), 0, { site = at, problems = problems })
+      pr.message:gsub("%.$", ""), more, dsl_fix(pr)), 0, { site = at, problems = problems })
   end
   return p
 end

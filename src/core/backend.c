@@ -103,7 +103,8 @@ static enum vyre_status bind_args(const char *fname, const vyre_backend_kernel *
     l->nparams = k->nparams;
     l->n = a->n;
     l->grid = a->grid;
-    return vyre_launch_grid(k->p, c, k->nbuffers, a->n, a->grid, l->resolved, err);
+    struct vyre_grid_options go = {c, k->nbuffers, a->n, a->grid};
+    return vyre_launch_grid(k->p, &go, l->resolved, err);
 }
 
 /* ---- recorded launches (shared with the reference backend) ------------------------ */
@@ -380,6 +381,46 @@ uint64_t vyre_backend_buffer_count(const vyre_backend_buffer *b) { return b ? b-
 vyre_backend *vyre_backend_buffer_backend(const vyre_backend_buffer *b) {
     return b ? b->obj.be : NULL;
 }
+enum vyre_status vyre_backend_buffer_copy(vyre_backend_buffer *src, vyre_backend_buffer *dst,
+                                          uint64_t count, struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
+    const char *fname = "vyre_backend_buffer_copy";
+    if (!src || !dst) return null_arg(err, fname, "src or dst", "pass two buffers");
+    enum vyre_status st = check_live(fname, src, err);
+    if (st == VYRE_OK) st = check_live(fname, dst, err);
+    if (st != VYRE_OK) return st;
+    if (src->type != dst->type || count > src->count || count > dst->count)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "%s: cannot copy %llu %s elements from %llu into %llu %s. Fix: a "
+                              "destination of the same type, count <= both buffers' counts",
+                              fname, (unsigned long long)count, vyre_type_name(src->type),
+                              (unsigned long long)src->count, (unsigned long long)dst->count,
+                              vyre_type_name(dst->type));
+    if (!count) return VYRE_OK;
+    vyre_backend *sb = src->obj.be, *db = dst->obj.be;
+    if (sb->ops == db->ops && sb->ops->buffer_copy)
+        return sb->ops->buffer_copy(sb->ctx, src->h, db->ctx, dst->h, src->type, count, err);
+    uint64_t bytes = count * vyre_type_size(src->type);
+    void *tmp = bytes <= SIZE_MAX ? malloc((size_t)bytes) : NULL;
+    if (!tmp)
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "%s: out of host memory to stage %llu bytes. Fix: free memory or "
+                              "copy in parts (views)",
+                              fname, (unsigned long long)bytes);
+    st = vyre_backend_buffer_download(src, 0, tmp, count, err);
+    if (st == VYRE_OK) st = vyre_backend_buffer_upload(dst, 0, tmp, count, err);
+    free(tmp);
+    return st;
+}
+
+uint64_t vyre_backend_buffer_address(const vyre_backend_buffer *b) {
+    if (!b || b->orphan || !b->count || !b->obj.be->ops->buffer_address) return 0;
+    return b->obj.be->ops->buffer_address(b->obj.be->ctx, b->h);
+}
+void *vyre_backend_buffer_native(const vyre_backend_buffer *b) {
+    if (!b || b->orphan || !b->obj.be->ops->buffer_native) return NULL;
+    return b->obj.be->ops->buffer_native(b->obj.be->ctx, b->h);
+}
 
 /* ---- kernels ------------------------------------------------------------------------- */
 
@@ -431,6 +472,11 @@ void vyre_backend_kernel_free(vyre_backend_kernel *k) {
 }
 
 vyre_program *vyre_backend_kernel_program(const vyre_backend_kernel *k) { return k ? k->p : NULL; }
+
+void *vyre_backend_kernel_native(const vyre_backend_kernel *k) {
+    if (!k || !k->obj.be->ops->kernel_native) return NULL;
+    return k->obj.be->ops->kernel_native(k->obj.be->ctx, k->h);
+}
 
 enum vyre_status vyre_backend_kernel_rounds(vyre_backend_kernel *k, uint64_t *out,
                                             struct vyre_error *err) {
@@ -710,6 +756,18 @@ enum vyre_status vyre_backend_synchronize(vyre_backend *be, struct vyre_error *e
     VYRE_ERR_SCRATCH(err);
     if (!be) return null_arg(err, "vyre_backend_synchronize", "be", "pass an open backend");
     return be->ops->synchronize(be->ctx, err);
+}
+
+enum vyre_status vyre_backend_trim(vyre_backend *be, struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
+    if (!be) return null_arg(err, "vyre_backend_trim", "be", "pass an open backend");
+    return be->ops->trim ? be->ops->trim(be->ctx, err) : VYRE_OK;
+}
+
+bool vyre_backend_lost(vyre_backend *be) { return be && be->ops->lost && be->ops->lost(be->ctx); }
+
+void *vyre_backend_native_device(vyre_backend *be) {
+    return be && be->ops->native_device ? be->ops->native_device(be->ctx) : NULL;
 }
 
 enum vyre_status vyre_backend_stats(vyre_backend *be, struct vyre_backend_stat *out, size_t cap,

@@ -119,8 +119,8 @@ static enum vyre_status compose(vyre_backend *be, const struct vyre_backend_step
             c[i] = b->count;
             ids[i] = buffer_id(s, nids, b);
         }
-        enum vyre_status st =
-            vyre_launch_grid(k->p, c, k->nbuffers, a->n, a->grid, s->ms[j].grid, err);
+        struct vyre_grid_options go = {c, k->nbuffers, a->n, a->grid};
+        enum vyre_status st = vyre_launch_grid(k->p, &go, s->ms[j].grid, err);
         if (st != VYRE_OK) return st;
         s->ms[j].program = k->p;
         s->ms[j].buffers = ids;
@@ -148,7 +148,8 @@ static enum vyre_status compose(vyre_backend *be, const struct vyre_backend_step
     if (!s->mparams)
         return vyre_error_set(err, VYRE_ERR_NOMEM, "%s: out of host memory. Fix: free memory",
                               fname);
-    return vyre_mega_args(s->m, s->ms, s->params, o->times, o->max_rounds, s->mparams, grid, err);
+    struct vyre_mega_args_options ao = {s->ms, s->params, o->times, o->max_rounds};
+    return vyre_mega_args(s->m, &ao, s->mparams, grid, err);
 }
 
 enum vyre_status vyre_backend_megakernel(vyre_backend *be, const struct vyre_backend_step *steps,

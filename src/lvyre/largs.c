@@ -21,10 +21,6 @@ static const char *example_value(enum vyre_type t) {
     return "1";
 }
 
-static const char *backend_name(const struct lvyre_backend *be) {
-    return be->kind == LVYRE_CUDA ? "cuda" : "reference";
-}
-
 /* "x, y, a": the names an args table may use, for the unknown-name error. */
 static void push_names(lua_State *L, const struct lvyre_layout *lay) {
     luaL_Buffer b;
@@ -127,7 +123,7 @@ static void bind_buffer(lua_State *L, struct lvyre_buffer *b, const struct lvyre
                       "%s: buffer '%s' must be a vyre.Buffer of this %s backend (it belongs to "
                       "another backend object). Fix: create it with this backend's "
                       "be:buffer('%s', n)",
-                      fname, d->name, backend_name(be), vyre_type_name(d->type));
+                      fname, d->name, lvyre_backend_name(be), vyre_type_name(d->type));
     if (b->type != d->type)
         vyre_lua_fail(L, "arg",
                       "%s: buffer '%s' is declared %s but the buffer holds %s. Fix: pass a %s "
@@ -456,7 +452,7 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
                 vyre_lua_fail(L, "type",
                               "%s: buffer '%s' must be a vyre.Buffer of this %s backend (got "
                               "%s). Fix: create it with be:buffer('%s', n)",
-                              fname, d->name, backend_name(be), luaL_typename(L, v),
+                              fname, d->name, lvyre_backend_name(be), luaL_typename(L, v),
                               vyre_type_name(d->type));
             }
             lua_settop(L, holder ? holder : v - 1);

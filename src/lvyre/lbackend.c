@@ -53,6 +53,7 @@ static void set_int3(lua_State *L, const char *k, const int v[3]) {
 static struct lvyre_backend *new_backend(lua_State *L, enum lvyre_kind kind, int ordinal) {
     struct lvyre_backend *be = lua_newuserdatauv(L, sizeof *be, 0);
     memset(be, 0, sizeof *be);
+    snprintf(be->label, sizeof be->label, "?"); /* until the backend opens */
     be->kind = kind;
     be->ordinal = ordinal;
     luaL_getmetatable(L, VYRE_LUA_BUFFER);
@@ -62,12 +63,12 @@ static struct lvyre_backend *new_backend(lua_State *L, enum lvyre_kind kind, int
     return be;
 }
 
-static void push_cuda_info(lua_State *L, vyre_cuda_device *d, const char *fname) {
+/* The properties only a CUDA device has (its native device object), over the common
+ * ones in the table on top; name becomes the GPU's. */
+static void add_cuda_info(lua_State *L, vyre_cuda_device *d, const char *fname) {
     struct vyre_cuda_info in;
     struct vyre_error err;
     if (vyre_cuda_device_info(d, &in, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
-    lua_createtable(L, 0, 32);
-    set_str(L, "backend", "cuda");
     set_str(L, "name", in.name);
     set_str(L, "device", in.name);
     set_int(L, "ordinal", in.ordinal);
@@ -104,21 +105,22 @@ static void push_cuda_info(lua_State *L, vyre_cuda_device *d, const char *fname)
     set_int(L, "shared_bytes_per_sm", in.shared_bytes_per_sm);
     lua_pushboolean(L, in.concurrent_kernels);
     lua_setfield(L, -2, "concurrent_kernels");
-    set_str(L, "version", VYRE_VERSION);
-    lua_pushboolean(L, vyre_cuda_device_lost(d));
-    lua_setfield(L, -2, "lost");
 }
 
-static void push_reference_info(lua_State *L) {
-    lua_createtable(L, 0, 8);
-    set_str(L, "backend", "reference");
-    set_str(L, "name", "reference");
-    set_str(L, "device", "CPU reference interpreter");
+/* be:info()'s common part, from the backend's vyre_backend_info. */
+static void push_info(lua_State *L, struct lvyre_backend *be, const char *fname) {
+    struct vyre_backend_info in;
+    struct vyre_error err;
+    if (vyre_backend_info(be->core, &in, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    lua_createtable(L, 0, 40);
+    set_str(L, "backend", be->name);
+    set_str(L, "name", be->name);
+    set_str(L, "device", in.device);
     set_str(L, "version", VYRE_VERSION);
-    set_int(L, "max_threads_per_block", 1024);
-    set_int(L, "shared_bytes_per_block", 49152);
-    set_int(L, "warp_size", 1);
-    lua_pushboolean(L, 0);
+    set_int(L, "max_threads_per_block", in.max_threads_per_block);
+    set_int(L, "shared_bytes_per_block", in.shared_bytes_per_block);
+    set_int(L, "warp_size", in.warp_size);
+    lua_pushboolean(L, vyre_backend_lost(be->core));
     lua_setfield(L, -2, "lost");
 }
 
@@ -136,12 +138,19 @@ struct lvyre_backend *lvyre_checkbackend(lua_State *L, int idx, const char *fnam
 }
 
 vyre_cuda_device *lvyre_cuda_device(lua_State *L, struct lvyre_backend *be, const char *fname) {
-    if (be->kind != LVYRE_CUDA || !be->dev)
+    if (!be->dev)
         vyre_lua_fail(L, "unsupported",
                       "%s: the backend has no CUDA device. Fix: use a backend from "
                       "vyre.cuda.device(i)",
                       fname);
     return be->dev;
+}
+
+void lvyre_backend_unref(struct lvyre_backend *be) {
+    if (--be->nchildren == 0 && !be->open) {
+        vyre_backend_close(be->core);
+        be->core = NULL;
+    }
 }
 
 int lvyre_cuda_only(lua_State *L, const char *fname, const char *fix) {
@@ -203,6 +212,16 @@ static int reference_new(lua_State *L) {
         lua_pop(L, 1);
     }
     struct lvyre_backend *be = new_backend(L, LVYRE_REFERENCE, 0);
+    struct vyre_backend_options o = {.debug = debug, .max_steps = max_steps};
+    struct vyre_error err;
+    if (vyre_backend_open("reference", 0, &o, &be->core, &err) != VYRE_OK)
+        return vyre_lua_raise(L, "vyre.reference.new", &err);
+    be->name = vyre_backend_name(be->core);
+    snprintf(be->label, sizeof be->label, "%s", be->name);
+    struct vyre_backend_info in;
+    if (vyre_backend_info(be->core, &in, &err) != VYRE_OK)
+        return vyre_lua_raise(L, "vyre.reference.new", &err);
+    be->host_memory = in.host_memory;
     be->max_steps = max_steps;
     be->debug = debug;
     be->open = true;
@@ -234,6 +253,20 @@ static int cuda_count(lua_State *L) {
     return 1;
 }
 
+/* Whether the registry says backend name can be opened here; false with its reason
+ * (the runtime's own words, as vyre.cuda.available() gives them) in why. */
+static bool registry_available(const char *name, char *why, size_t whysz) {
+    struct vyre_backend_entry e[8];
+    size_t n = 0;
+    if (vyre_backend_list(e, 8, &n, NULL) != VYRE_OK) return true; /* open will say */
+    for (size_t i = 0; i < n && i < 8; i++)
+        if (strcmp(e[i].name, name) == 0 && !e[i].available) {
+            snprintf(why, whysz, "%s", e[i].reason);
+            return false;
+        }
+    return true;
+}
+
 /* core.cuda_open(i) -> Backend | nil, reason (0-based ordinal). The userdata exists
  * before the device is opened, so an error leaves nothing unowned. */
 static int cuda_open(lua_State *L) {
@@ -243,9 +276,15 @@ static int cuda_open(lua_State *L) {
                              "vyre.cuda.device: ordinal %I is out of range. Fix: "
                              "cuda.device(0)",
                              (LUAI_UACINT)i);
+    char why[512];
+    if (!registry_available("cuda", why, sizeof why)) {
+        lua_pushnil(L);
+        lua_pushstring(L, why);
+        return 2;
+    }
     struct lvyre_backend *be = new_backend(L, LVYRE_CUDA, (int)i);
     struct vyre_error err;
-    enum vyre_status st = vyre_cuda_device_open((int)i, &be->dev, &err);
+    enum vyre_status st = vyre_backend_open("cuda", (int)i, NULL, &be->core, &err);
     /* Environmental: no driver, a lost device, or one vyre cannot serve (below sm_70, a
      * driver too old for every target it could run: device.c, target.c). */
     if (st == VYRE_ERR_NO_CUDA || st == VYRE_ERR_DEVICE_LOST || st == VYRE_ERR_UNSUPPORTED) {
@@ -254,6 +293,13 @@ static int cuda_open(lua_State *L) {
         return 2;
     }
     if (st != VYRE_OK) return vyre_lua_raise(L, "vyre.cuda.device", &err);
+    be->name = vyre_backend_name(be->core);
+    snprintf(be->label, sizeof be->label, "%s %d", be->name, be->ordinal);
+    be->dev = vyre_backend_native_device(be->core); /* owned by core */
+    struct vyre_backend_info in;
+    if (vyre_backend_info(be->core, &in, &err) != VYRE_OK)
+        return vyre_lua_raise(L, "vyre.cuda.device", &err);
+    be->host_memory = in.host_memory;
     be->open = true;
     vyre_cuda_set_oom_handler(be->dev, oom_gc, main_thread(L));
     const char *env = getenv("VYRE_DEBUG"); /* as vyre.reference.new reads it */
@@ -352,12 +398,11 @@ static int info_index(lua_State *L) {
 static int backend_info(lua_State *L) {
     const char *fname = "vyre.Backend:info";
     struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
-    if (be->kind == LVYRE_CUDA) {
-        push_cuda_info(L, lvyre_cuda_device(L, be, fname), fname);
+    push_info(L, be, fname);
+    if (be->dev) { /* a device's own vocabulary, as vyre.profiles names it */
+        add_cuda_info(L, be->dev, fname);
         lvyre_push_peers(L, be->dev, be->ordinal); /* how copies to each other device go */
         lua_setfield(L, -2, "peers");
-    } else {
-        push_reference_info(L);
     }
     /* Kept under a private registry key, not a "vyre.*" type name: it is no object type. */
     static const char INFO_META = 0;
@@ -373,22 +418,28 @@ static int backend_info(lua_State *L) {
     return 1;
 }
 
+/* be:stats(): the backend's counters (vyre_backend_stats), plus those the binding keeps
+ * for what it runs itself, added by name (lbackend.h), plus the plan counters. */
 static int backend_stats(lua_State *L) {
-    struct lvyre_backend *be = lvyre_checkbackend(L, 1, "vyre.Backend:stats");
-    if (be->kind == LVYRE_CUDA) {
-        struct vyre_cuda_stats s;
-        vyre_cuda_device_stats(be->dev, &s);
-        lua_createtable(L, 0, 32);
-#define PUSH_STAT(name, doc) set_int(L, #name, (lua_Integer)s.name);
-        VYRE_CUDA_STATS(PUSH_STAT)
-#undef PUSH_STAT
-        lvyre_mega_stats(L, be);
-        return 1;
+    const char *fname = "vyre.Backend:stats";
+    struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
+    struct vyre_backend_stat s[VYRE_BACKEND_MAX_STATS];
+    size_t n = 0;
+    struct vyre_error err;
+    if (vyre_backend_stats(be->core, s, VYRE_BACKEND_MAX_STATS, &n, &err) != VYRE_OK)
+        return vyre_lua_raise(L, fname, &err);
+    lua_createtable(L, 0, (int)n + 8);
+    for (size_t i = 0; i < n; i++) set_int(L, s[i].name, (lua_Integer)s[i].value);
+        /* runs (be:run) is the binding's on every backend; the others add to the backend's */
+#define ADD_STAT(nm)                                                                    \
+    {                                                                                   \
+        bool has = lua_getfield(L, -1, #nm) == LUA_TNUMBER || strcmp(#nm, "runs") == 0; \
+        lua_Integer v = lua_tointeger(L, -1) + (lua_Integer)be->st.nm;                  \
+        lua_pop(L, 1);                                                                  \
+        if (has) set_int(L, #nm, v);                                                    \
     }
-    lua_createtable(L, 0, 16);
-#define PUSH_REF_STAT(name) set_int(L, #name, (lua_Integer)be->st.name);
-    LVYRE_REF_STATS(PUSH_REF_STAT)
-#undef PUSH_REF_STAT
+    LVYRE_REF_STATS(ADD_STAT)
+#undef ADD_STAT
     lvyre_mega_stats(L, be);
     return 1;
 }
@@ -447,9 +498,8 @@ static int backend_synchronize(lua_State *L) {
     const char *fname = "vyre.Backend:synchronize";
     struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
     struct vyre_error err;
-    if (be->kind == LVYRE_CUDA && vyre_cuda_synchronize(be->dev, &err) != VYRE_OK)
-        return vyre_lua_raise(L, fname, &err);
-    if (be->kind == LVYRE_REFERENCE) be->st.syncs++;
+    if (vyre_backend_synchronize(be->core, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
+
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -461,8 +511,7 @@ static int backend_trim(lua_State *L) {
     struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
     struct vyre_error err;
     lvyre_mega_trim(L, 1); /* compiled megakernels (lmega.c) */
-    if (be->kind == LVYRE_CUDA && vyre_cuda_trim(be->dev, &err) != VYRE_OK)
-        return vyre_lua_raise(L, fname, &err);
+    if (vyre_backend_trim(be->core, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -470,7 +519,7 @@ static int backend_trim(lua_State *L) {
 /* be:lost() -> true once a sticky fault poisoned the device (never on the reference). */
 static int backend_lost(lua_State *L) {
     struct lvyre_backend *be = tobackend(L, 1);
-    lua_pushboolean(L, be->kind == LVYRE_CUDA && be->dev && vyre_cuda_device_lost(be->dev));
+    lua_pushboolean(L, vyre_backend_lost(be->core)); /* false once freed (core NULL) */
     return 1;
 }
 
@@ -478,7 +527,7 @@ static int backend_lost(lua_State *L) {
 static int backend_load_ptx(lua_State *L) {
     const char *fname = "vyre.Backend:load_ptx";
     struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
-    if (be->kind != LVYRE_CUDA)
+    if (!be->dev) /* PTX is a CUDA device's own (vyre_backend_native_device) */
         return lvyre_cuda_only(L, fname, "load PTX on a backend from vyre.cuda.device(i)");
     if (lua_type(L, 2) != LUA_TSTRING)
         vyre_lua_typeerror(L, 2, fname, "PTX text string", "be:load_ptx(ptx_text, 'entry_name')");
@@ -504,11 +553,11 @@ static int backend_load_ptx(lua_State *L) {
  * made from it keep the device alive until they are released too. Idempotent. */
 static int backend_free(lua_State *L) {
     struct lvyre_backend *be = tobackend(L, 1);
-    if (be->dev) {
-        vyre_cuda_device *d = be->dev;
-        be->dev = NULL;
-        vyre_cuda_set_oom_handler(d, NULL, NULL);
-        vyre_cuda_device_release(d);
+    if (be->dev) vyre_cuda_set_oom_handler(be->dev, NULL, NULL);
+    be->dev = NULL;                   /* core owns it */
+    if (be->nchildren == 0) {         /* else the last buffer's or kernel's release closes it */
+        vyre_backend_close(be->core); /* kernels keep their own device references */
+        be->core = NULL;
     }
     lvyre_oob_free(L, be);
     lvyre_mega_release(be);
@@ -518,12 +567,8 @@ static int backend_free(lua_State *L) {
 
 static int backend_tostring(lua_State *L) {
     struct lvyre_backend *be = tobackend(L, 1);
-    if (be->kind == LVYRE_REFERENCE) {
-        lua_pushstring(L, be->open ? "vyre.Backend(reference)" : "vyre.Backend(reference, freed)");
-        return 1;
-    }
-    if (!be->dev) {
-        lua_pushfstring(L, "vyre.Backend(cuda %d, freed)", be->ordinal);
+    if (!be->dev) { /* no device of its own (the reference), or freed */
+        lua_pushfstring(L, "vyre.Backend(%s%s)", be->label, be->open ? "" : ", freed");
         return 1;
     }
     struct vyre_cuda_info in;
@@ -560,7 +605,7 @@ static int backend_index(lua_State *L) {
     struct lvyre_backend *be = tobackend(L, 1);
     const char *k = lua_tostring(L, 2);
     if (k && strcmp(k, "name") == 0) {
-        lua_pushstring(L, be->kind == LVYRE_CUDA ? "cuda" : "reference");
+        lua_pushstring(L, be->name ? be->name : "");
         return 1;
     }
     if (k && strcmp(k, "ordinal") == 0) {

@@ -12,6 +12,7 @@
 #define VYRE_LBACKEND_H
 
 #include "lvyre.h"
+#include "vyre_backend.h"
 #include "vyre_cuda.h"
 #include "vyre_mega.h"
 
@@ -26,7 +27,9 @@
 
 enum lvyre_kind { LVYRE_REFERENCE, LVYRE_CUDA };
 
-/* Counters of the reference backend (the CUDA device keeps its own in C). */
+/* Counters the binding keeps for what it still runs itself (reference runs, launches,
+ * sequences and graphs); be:stats() adds them to the backend's own (vyre_backend_stats)
+ * by name. Buffers and transfers are counted by the backend. */
 #define LVYRE_REF_STATS(X) \
     X(runs)                \
     X(launches)            \
@@ -52,9 +55,21 @@ struct lvyre_ref_stats {
 
 struct lvyre_backend {
     enum lvyre_kind kind;
-    bool open;                  /* false once freed */
-    int ordinal;                /* CUDA device ordinal; 0 for the reference */
-    vyre_cuda_device *dev;      /* CUDA only; NULL once freed */
+    bool open;   /* false once freed */
+    int ordinal; /* device ordinal; 0 for the reference */
+    /* The backend of the C interface this object wraps (vyre_backend.h), opened through
+     * the registry; closed (NULL) once freed and its last buffer or kernel released.
+     * Name, info, counters, synchronize, trim, lost, debug mode, buffers and kernels are
+     * its; the families not yet moved onto it (launches, sequences, graphs, run,
+     * megakernels, worklists) test `kind`. */
+    vyre_backend *core;
+    const char *name;      /* vyre_backend_name(core): static, kept after free */
+    char label[40];        /* tostring's: the name, and the ordinal of a device */
+    vyre_cuda_device *dev; /* vyre_backend_native_device(core): NULL without one */
+    bool host_memory;      /* vyre_backend_info.host_memory: buffers are host memory */
+    /* Buffers (views included) and kernels of core still alive: be:free() closes core
+     * only once the last is released (lvyre_backend_unref), since closing frees them. */
+    uint64_t nchildren;
     const void *buffer_mt;      /* the Buffer metatable: telling a Buffer costs no lookup */
     struct lvyre_ref_stats st;  /* reference only */
     uint64_t max_steps;         /* reference only: vyre_ref_run_options.max_steps (0: default) */
@@ -71,8 +86,10 @@ struct lvyre_buffer {
     enum vyre_type type;
     uint64_t count;
     bool live;
-    vyre_cuda_buffer *cu; /* CUDA storage */
-    void *host;           /* reference storage: count elements (NULL when 0) */
+    vyre_backend_buffer *h; /* the backend's buffer (vyre_backend.h); NULL once freed */
+    /* Read from h once, for the families that still reach storage directly: */
+    vyre_cuda_buffer *cu; /* vyre_backend_buffer_native(h): a native device's buffer */
+    void *host;           /* host_memory: the elements' host address (NULL when empty) */
     /* buf:view: a view aliases its parent's storage from element `first` (0-based) and
      * keeps the parent alive through user value 2; the parent lists its live views, so
      * freeing it ends them (they report `orphan`). Views of views name the owner. */
@@ -118,7 +135,8 @@ struct lvyre_layout {
 struct lvyre_kernel {
     struct lvyre_backend *be; /* kept alive by user value 1 */
     bool live;
-    vyre_cuda_kernel *cu;           /* CUDA only */
+    vyre_backend_kernel *h;         /* the backend's kernel; NULL for raw PTX and once freed */
+    vyre_cuda_kernel *cu;           /* vyre_backend_kernel_native(h), or a raw PTX module */
     struct vyre_lua_program *prog;  /* NULL for raw PTX; user value 2 keeps it alive */
     const struct lvyre_layout *lay; /* NULL for raw PTX; user value 3 keeps it alive */
     char name[72];
@@ -147,7 +165,14 @@ struct lvyre_bound {
 };
 
 /* ---- lbackend.c ---- */
+/* The backend's registered name ("reference", "cuda"), from the backend itself. */
+static inline const char *lvyre_backend_name(const struct lvyre_backend *be) {
+    return be && be->name ? be->name : "?";
+}
 struct lvyre_backend *lvyre_checkbackend(lua_State *L, int idx, const char *fname);
+/* A buffer or kernel of be's core was freed: closes core when be was freed and this was
+ * the last. */
+void lvyre_backend_unref(struct lvyre_backend *be);
 /* The device of a live CUDA backend, with its out-of-memory handler armed. */
 vyre_cuda_device *lvyre_cuda_device(lua_State *L, struct lvyre_backend *be, const char *fname);
 /* Raises "fname: not available on the reference backend. Fix: ..." for CUDA-only calls. */

@@ -1,5 +1,6 @@
-/* lbuffer.c — vyre.Buffer: a resident buffer of either backend (device memory on CUDA,
- * host memory on the reference). upload/download of the whole buffer or a byte
+/* lbuffer.c — vyre.Buffer: a buffer of the backend's (vyre_backend_buffer of
+ * vyre_backend.h: device memory on CUDA, host memory on the reference), whose every
+ * operation is the backend's. upload/download of the whole buffer or a byte
  * range, zero, fill/iota/random, views (buf:view), pointer/device_ptr (interop), free,
  * #buf, buf.type / buf.count / buf.bytes / buf.freed, and __gc/__close/free sharing one
  * idempotent release. User value 1 is the backend, so the backend (and its device)
@@ -57,22 +58,24 @@ static void release(struct lvyre_buffer *b) {
         b->vn.views->orphan = true;
         release(VYRE_LUA_VIEW_OF(struct lvyre_buffer, b->vn.views));
     }
-    if (b->cu) {
-        vyre_cuda_buffer *cu = b->cu;
-        b->cu = NULL;
-        vyre_cuda_buffer_free(cu); /* errors are deferred to the device's next call */
-    }
-    if (b->parent) { /* a view: owns no memory and counts in no statistic */
-        vyre_lua_vunlink(&b->parent->vn, &b->vn);
-        b->host = NULL;
-        return;
-    }
-    if (b->be && b->be->kind == LVYRE_REFERENCE) {
-        b->be->st.live_buffers--;
-        b->be->st.live_buffer_bytes -= bytes_of(b);
-    }
-    vyre_lua_host_free(b->host, bytes_of(b));
+    vyre_backend_buffer *h = b->h;
+    b->h = NULL;
+    b->cu = NULL;
     b->host = NULL;
+    if (b->parent) vyre_lua_vunlink(&b->parent->vn, &b->vn); /* a view owns no memory */
+    else if (b->be->host_memory) vyre_lua_host_unreserve(bytes_of(b));
+    vyre_backend_buffer_free(h); /* a device's errors are deferred to its next call */
+    lvyre_backend_unref(b->be);
+}
+
+/* Takes the new backend buffer h into b (live from here: release frees it). */
+static void adopt(struct lvyre_buffer *b, vyre_backend_buffer *h, uint64_t count) {
+    b->h = h;
+    b->be->nchildren++;
+    b->count = count;
+    b->live = true;
+    b->cu = vyre_backend_buffer_native(h);
+    b->host = b->be->host_memory ? (void *)(uintptr_t)vyre_backend_buffer_address(h) : NULL;
 }
 
 /* ---- shared helpers (lbackend.h) ----------------------------------------- */
@@ -111,34 +114,24 @@ struct lvyre_buffer *lvyre_newbuffer(lua_State *L, int be_idx, enum vyre_type t,
     b->type = t;
     uint64_t nbytes = count * vyre_type_size(t);
     struct vyre_error err;
-    if (be->kind == LVYRE_CUDA) {
-        vyre_cuda_device *d = lvyre_cuda_device(L, be, fname);
-        if (vyre_cuda_buffer_alloc(d, t, count, &b->cu, &err) != VYRE_OK)
-            vyre_lua_raise(L, fname, &err);
-        b->count = count;
-        b->live = true;
-        /* A buffer from a count starts zeroed, as on the reference (one async memset). */
-        enum vyre_status st = VYRE_OK;
-        if (nbytes > 0)
-            st = init ? vyre_cuda_buffer_upload(b->cu, 0, init, nbytes, &err)
-                      : vyre_cuda_buffer_zero(b->cu, &err);
-        if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
-        return b;
+    if (!be->core)
+        vyre_lua_fail(L, "freed", "%s: the backend was freed. Fix: open a new one", fname);
+    if (be->host_memory) { /* host memory counts toward the host cap, as arrays do */
+        if (count > 0xFFFFFFFFull)
+            vyre_lua_fail(L, "limit",
+                          "%s: %I elements is more than a kernel can address (4294967295). Fix: "
+                          "split the data",
+                          fname, (LUAI_UACINT)count);
+        if (nbytes > 0) vyre_lua_host_reserve(L, nbytes, fname);
     }
-    if (count > 0xFFFFFFFFull)
-        vyre_lua_fail(L, "limit",
-                      "%s: %I elements is more than a kernel can address (4294967295). Fix: "
-                      "split the data",
-                      fname, (LUAI_UACINT)count);
-    if (nbytes > 0) {
-        b->host = vyre_lua_host_alloc(L, nbytes, init == NULL, fname);
-        if (init) memcpy(b->host, init, (size_t)nbytes);
+    vyre_backend_buffer *h = NULL;
+    if (vyre_backend_buffer_alloc(be->core, t, count, &h, &err) != VYRE_OK) {
+        if (be->host_memory) vyre_lua_host_unreserve(nbytes);
+        vyre_lua_raise(L, fname, &err);
     }
-    b->count = count;
-    b->live = true;
-    be->st.live_buffers++;
-    be->st.buffers_created++;
-    be->st.live_buffer_bytes += nbytes;
+    adopt(b, h, count); /* zeroed by the backend */
+    if (init && count && vyre_backend_buffer_upload(h, 0, init, count, &err) != VYRE_OK)
+        vyre_lua_raise(L, fname, &err);
     return b;
 }
 
@@ -282,15 +275,9 @@ static int buffer_upload(lua_State *L) {
     }
     if (!by_bytes) check_elems(L, b, off, nbytes, fname);
     check_range(L, b, off, nbytes, fname);
-    if (b->be->kind == LVYRE_CUDA) {
-        struct vyre_error err;
-        if (vyre_cuda_buffer_upload(b->cu, off, src, nbytes, &err) != VYRE_OK)
-            return vyre_lua_raise(L, fname, &err);
-    } else {
-        if (nbytes) memcpy((char *)b->host + off, src, (size_t)nbytes);
-        b->be->st.uploads++;
-        b->be->st.bytes_up += nbytes;
-    }
+    struct vyre_error err;
+    if (vyre_backend_buffer_upload(b->h, off / es, src, nbytes / es, &err) != VYRE_OK)
+        return vyre_lua_raise(L, fname, &err);
     lua_settop(L, 1);
     return 1;
 }
@@ -307,16 +294,11 @@ static int buffer_download(lua_State *L) {
     if (nbytes == UINT64_MAX) nbytes = off <= total ? total - off : 0;
     if (!by_bytes) check_elems(L, b, off, nbytes, fname);
     check_range(L, b, off, nbytes, fname);
-    struct vyre_lua_array *a = vyre_lua_newarray(L, b->type, nbytes / vyre_type_size(b->type));
-    if (b->be->kind == LVYRE_CUDA) {
-        struct vyre_error err;
-        if (vyre_cuda_buffer_download(b->cu, off, a->data, nbytes, &err) != VYRE_OK)
-            return vyre_lua_raise(L, fname, &err);
-    } else {
-        if (nbytes) memcpy(a->data, (const char *)b->host + off, (size_t)nbytes);
-        b->be->st.downloads++;
-        b->be->st.bytes_down += nbytes;
-    }
+    uint64_t es = vyre_type_size(b->type);
+    struct vyre_lua_array *a = vyre_lua_newarray(L, b->type, nbytes / es);
+    struct vyre_error err;
+    if (vyre_backend_buffer_download(b->h, off / es, a->data, nbytes / es, &err) != VYRE_OK)
+        return vyre_lua_raise(L, fname, &err);
     return 1;
 }
 
@@ -324,12 +306,8 @@ static int buffer_download(lua_State *L) {
 static int buffer_zero(lua_State *L) {
     const char *fname = "vyre.Buffer:zero";
     struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, fname);
-    if (b->be->kind == LVYRE_CUDA) {
-        struct vyre_error err;
-        if (vyre_cuda_buffer_zero(b->cu, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
-    } else if (b->host) {
-        memset(b->host, 0, (size_t)bytes_of(b));
-    }
+    struct vyre_error err;
+    if (vyre_backend_buffer_zero(b->h, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
     lua_settop(L, 1);
     return 1;
 }
@@ -357,18 +335,13 @@ static int buffer_view(lua_State *L) {
     v->be = b->be;
     v->type = b->type;
     v->first = base;
-    if (b->be->kind == LVYRE_CUDA) {
-        struct vyre_error err;
-        lvyre_cuda_device(L, b->be, fname);
-        if (vyre_cuda_buffer_view(root->cu, base, count, &v->cu, &err) != VYRE_OK)
-            return vyre_lua_raise(L, fname, &err);
-    } else if (count > 0) {
-        v->host = (char *)root->host + base * vyre_type_size(b->type);
-    }
-    v->count = count;
-    v->parent = root;
+    struct vyre_error err;
+    vyre_backend_buffer *h = NULL;
+    if (vyre_backend_buffer_view(root->h, base, count, &h, &err) != VYRE_OK)
+        return vyre_lua_raise(L, fname, &err);
+    v->parent = root; /* before adopt: release unlinks a view, and frees no host bytes */
     vyre_lua_vlink(&root->vn, &v->vn);
-    v->live = true;
+    adopt(v, h, count);
     return 1;
 }
 
@@ -399,14 +372,14 @@ static void push_gen(lua_State *L, const struct vyre_lua_gen *g) {
 }
 
 /* buf:fill / buf:iota / buf:random: the elements the same vyre.Array method gives
- * (lgen.c). The reference fills its host memory in place; CUDA runs one kernel of
- * vyre.lib.basic, enqueued after the queued launches like any launch. */
+ * (lgen.c). A backend of host memory (the reference) is filled in place; any other runs
+ * one kernel of vyre.lib.basic, enqueued after the queued launches like any launch. */
 static int buffer_generate(lua_State *L, const char *fname, enum vyre_lua_gen_kind kind) {
     struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, fname);
     lua_settop(L, 4);
     struct vyre_lua_gen g;
     vyre_lua_gen_parse(L, kind, b->type, fname, &g);
-    if (b->be->kind == LVYRE_CUDA) {
+    if (!b->be->host_memory) {
         vyre_lua_pushhook(L, "generate", fname); /* vyre.lib.basic.generate (init.lua) */
         lua_getiuservalue(L, 1, 1);              /* the backend */
         lua_pushvalue(L, 1);
@@ -441,9 +414,7 @@ static int buffer_random(lua_State *L) {
  * buffer is freed. (One name: buf:device_ptr() was the same thing and now raises.) */
 static int buffer_pointer(lua_State *L) {
     struct lvyre_buffer *b = lvyre_checkbuffer(L, 1, "vyre.Buffer:pointer");
-    uint64_t addr =
-        b->be->kind == LVYRE_CUDA ? vyre_cuda_buffer_pointer(b->cu) : (uint64_t)(uintptr_t)b->host;
-    lua_pushinteger(L, (lua_Integer)addr);
+    lua_pushinteger(L, (lua_Integer)vyre_backend_buffer_address(b->h));
     return 1;
 }
 
@@ -461,7 +432,7 @@ static int buffer_len(lua_State *L) {
 
 static int buffer_tostring(lua_State *L) {
     struct lvyre_buffer *b = tobuffer(L, 1);
-    const char *kind = b->be && b->be->kind == LVYRE_CUDA ? "cuda" : "reference";
+    const char *kind = lvyre_backend_name(b->be);
     if (!b->live) lua_pushfstring(L, "vyre.Buffer(%s, %s, freed)", kind, vyre_type_name(b->type));
     else if (b->parent)
         lua_pushfstring(L, "vyre.Buffer(%s, %s, %I, view of %I from %I)", kind,

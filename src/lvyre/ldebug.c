@@ -2,11 +2,12 @@
  * launches count their out-of-bounds loads and stores per declaration; be:oob_report()
  * gives the counts by declaration name. Results do not change: loads past the end still
  * read zero and stores are still dropped.
- * Reference: every run and launch counts (vyre_ref_run_options.oob); the report lives in the
- * registry under the backend's address (a light userdata) and is dropped with the
- * backend; the per-run counts are one block the backend keeps.
- * CUDA: kernels compiled while it is on count on the device (vyre_cuda_set_debug); the
- * device keeps the counts until a report. */
+ * The mode and the backend's own counts are the backend's (vyre_backend_set_debug,
+ * vyre_backend_oob_report: a CUDA device counts in the kernels compiled while it is on).
+ * The reference runs the binding still makes itself (lkernel.c, lrun.c) count here
+ * (vyre_ref_run_options.oob): that report lives in the registry under the backend's
+ * address (a light userdata) and is dropped with the backend; the per-run counts are
+ * one block the backend keeps. be:oob_report() gives both, summed by name. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,11 +50,9 @@ int lvyre_backend_debug(lua_State *L) {
                 L, "type", "vyre.Backend:debug: on must be a boolean (got %s). Fix: be:debug(true)",
                 luaL_typename(L, 2));
         bool on = lua_toboolean(L, 2);
-        if (be->kind == LVYRE_CUDA) {
-            struct vyre_error err;
-            if (vyre_cuda_set_debug(be->dev, on, &err) != VYRE_OK)
-                return vyre_lua_raise(L, "vyre.Backend:debug", &err);
-        }
+        struct vyre_error err;
+        if (vyre_backend_set_debug(be->core, on, &err) != VYRE_OK)
+            return vyre_lua_raise(L, "vyre.Backend:debug", &err);
         be->debug = on;
         drop_report(L, be);
     }
@@ -61,36 +60,43 @@ int lvyre_backend_debug(lua_State *L) {
     return 1;
 }
 
-/* The CUDA device's report as be:oob_report's table. */
-static int cuda_report(lua_State *L, struct lvyre_backend *be) {
-    void **box = vyre_lua_newbox(L); /* frees the report if building the table raises */
-    struct vyre_cuda_oob *r = NULL;
-    size_t n = 0;
-    struct vyre_error err;
-    if (vyre_cuda_oob_report(be->dev, &r, &n, &err) != VYRE_OK)
-        return vyre_lua_raise(L, "vyre.Backend:oob_report", &err);
-    *box = r;
-    lua_createtable(L, 0, (int)n);
-    for (size_t i = 0; i < n; i++) {
+static void add_field(lua_State *L, const char *key, uint64_t n) {
+    lua_Integer old = lua_getfield(L, -1, key) == LUA_TNUMBER ? lua_tointeger(L, -1) : 0;
+    lua_pop(L, 1);
+    lua_pushinteger(L, old + (lua_Integer)n);
+    lua_setfield(L, -2, key);
+}
+
+/* Adds loads and stores of declaration name into the report table on top. */
+static void add_counts(lua_State *L, const char *name, uint64_t loads, uint64_t stores) {
+    if (lua_getfield(L, -1, name) != LUA_TTABLE) {
+        lua_pop(L, 1);
         lua_createtable(L, 0, 2);
-        lua_pushinteger(L, (lua_Integer)r[i].loads);
-        lua_setfield(L, -2, "loads");
-        lua_pushinteger(L, (lua_Integer)r[i].stores);
-        lua_setfield(L, -2, "stores");
-        lua_setfield(L, -2, r[i].name);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, name);
     }
-    vyre_lua_box_release(box);
-    return 1;
+    add_field(L, "loads", loads);
+    add_field(L, "stores", stores);
+    lua_pop(L, 1);
 }
 
 /* be:oob_report() -> {name = {loads = n, stores = n}, ...}: the declarations that had
  * out-of-bounds accesses since debug mode was switched on or the last report (which
  * this one resets); {} when there were none or debug mode is off. */
 int lvyre_backend_oob_report(lua_State *L) {
-    struct lvyre_backend *be = checkbackend(L, "vyre.Backend:oob_report");
-    if (be->kind == LVYRE_CUDA) return cuda_report(L, be);
+    const char *fname = "vyre.Backend:oob_report";
+    struct lvyre_backend *be = checkbackend(L, fname);
+    void **box = vyre_lua_newbox(L); /* frees the report if building the table raises */
+    struct vyre_backend_oob *r = NULL;
+    size_t n = 0;
+    struct vyre_error err;
+    if (vyre_backend_oob_report(be->core, &r, &n, &err) != VYRE_OK)
+        return vyre_lua_raise(L, fname, &err);
+    *box = r;
     if (!push_report(L, be, false)) lua_newtable(L);
     drop_report(L, be);
+    for (size_t i = 0; i < n; i++) add_counts(L, r[i].name, r[i].loads, r[i].stores);
+    vyre_lua_box_release(box);
     return 1;
 }
 
@@ -112,13 +118,6 @@ struct vyre_oob_count *lvyre_oob_begin(lua_State *L, struct lvyre_backend *be,
     return be->oob;
 }
 
-static void add_field(lua_State *L, const char *key, uint64_t n) {
-    lua_Integer old = lua_getfield(L, -1, key) == LUA_TNUMBER ? lua_tointeger(L, -1) : 0;
-    lua_pop(L, 1);
-    lua_pushinteger(L, old + (lua_Integer)n);
-    lua_setfield(L, -2, key);
-}
-
 void lvyre_oob_end(lua_State *L, struct lvyre_backend *be, const vyre_program *p) {
     if (!be->debug || !be->oob) return;
     uint32_t nd = vyre_program_decl_count(p);
@@ -128,15 +127,7 @@ void lvyre_oob_end(lua_State *L, struct lvyre_backend *be, const vyre_program *p
         struct vyre_decl_info d;
         if ((c->loads == 0 && c->stores == 0) || !vyre_program_decl(p, i, &d)) continue;
         if (!pushed) pushed = push_report(L, be, true);
-        if (lua_getfield(L, -1, d.name) != LUA_TTABLE) {
-            lua_pop(L, 1);
-            lua_createtable(L, 0, 2);
-            lua_pushvalue(L, -1);
-            lua_setfield(L, -3, d.name);
-        }
-        add_field(L, "loads", c->loads);
-        add_field(L, "stores", c->stores);
-        lua_pop(L, 1);
+        add_counts(L, d.name, c->loads, c->stores);
     }
     if (pushed) lua_pop(L, 1);
 }

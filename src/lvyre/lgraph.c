@@ -174,8 +174,7 @@ static int graph_free(lua_State *L) {
 
 static int graph_tostring(lua_State *L) {
     struct lvyre_graph *g = tograph(L, 1);
-    lua_pushfstring(L, "vyre.Graph(%s, %d steps%s)",
-                    g->be && g->be->kind == LVYRE_CUDA ? "cuda" : "reference", (int)g->nsteps,
+    lua_pushfstring(L, "vyre.Graph(%s, %d steps%s)", lvyre_backend_name(g->be), (int)g->nsteps,
                     g->live ? "" : ", freed");
     return 1;
 }

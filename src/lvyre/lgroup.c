@@ -171,7 +171,7 @@ static struct lvyre_buffer *list_buffer(lua_State *L, struct lvyre_group *g, int
         vyre_lua_fail(L, "freed",
                       "%s: %s[%d] was freed. Fix: keep buffers alive while collectives use them",
                       fname, what, i + 1);
-    if (b->be->kind != LVYRE_CUDA || b->be->dev != vyre_nccl_comm_device(g->comms[i]))
+    if (!b->cu || b->be->dev != vyre_nccl_comm_device(g->comms[i])) /* native: NCCL's */
         vyre_lua_fail(L, "backend",
                       "%s: %s[%d] belongs to another backend than g.backends[%d]. Fix: make it "
                       "with g.backends[%d]:buffer(...)",
@@ -352,19 +352,9 @@ int lvyre_buffer_copy_to(lua_State *L) {
                              "type with at least as many elements (or a view of the source)",
                              f, vyre_type_name(s->type), (LUAI_UACINT)s->count,
                              vyre_type_name(d->type), (LUAI_UACINT)d->count);
-    uint64_t bytes = s->count * vyre_type_size(s->type);
-    if (s->be->kind == LVYRE_REFERENCE && d->be->kind == LVYRE_REFERENCE) {
-        if (bytes) memmove(d->host, s->host, (size_t)bytes);
-    } else if (s->be->kind == LVYRE_CUDA && d->be->kind == LVYRE_CUDA) {
-        struct vyre_error err;
-        if (vyre_cuda_buffer_copy(s->cu, 0, d->cu, 0, bytes, &err) != VYRE_OK)
-            return vyre_lua_raise(L, f, &err);
-    } else {
-        return vyre_lua_fail(L, "backend",
-                             "%s: one buffer is on the reference backend and one on CUDA. Fix: "
-                             "download (buf:download()) and upload instead",
-                             f);
-    }
+    struct vyre_error err; /* the backend's copy (peer or staged), or staged between two */
+    if (vyre_backend_buffer_copy(s->h, d->h, s->count, &err) != VYRE_OK)
+        return vyre_lua_raise(L, f, &err);
     lua_settop(L, 1);
     return 1;
 }

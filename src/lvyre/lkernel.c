@@ -31,9 +31,7 @@ static struct lvyre_kernel *self_kernel(lua_State *L, const char *fname) {
     return lvyre_checkkernel(L, 1, fname);
 }
 
-static const char *kind_name(const struct lvyre_kernel *k) {
-    return k->be->kind == LVYRE_CUDA ? "cuda" : "reference";
-}
+static const char *kind_name(const struct lvyre_kernel *k) { return lvyre_backend_name(k->be); }
 
 static uint64_t prod3(const uint32_t v[3]) { return (uint64_t)v[0] * v[1] * v[2]; }
 
@@ -134,13 +132,11 @@ struct lvyre_kernel *lvyre_compile(lua_State *L, int be_idx, int prog_idx, const
     k->lay = lvyre_layout_push(L, prog_idx);
     lua_setiuservalue(L, -2, 3);
     snprintf(k->name, sizeof k->name, "%s", vyre_program_name(p));
-    if (be->kind == LVYRE_CUDA) {
-        if (vyre_cuda_compile(lvyre_cuda_device(L, be, fname), p, &k->cu, &err) != VYRE_OK)
-            vyre_lua_raise(L, fname, &err);
-    } else {
-        be->st.compiles++;
-        be->st.live_kernels++;
-    }
+    if (!be->core)
+        vyre_lua_fail(L, "freed", "%s: the backend was freed. Fix: open a new one", fname);
+    if (vyre_backend_compile(be->core, p, &k->h, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    be->nchildren++;
+    k->cu = vyre_backend_kernel_native(k->h); /* launches still reach it directly */
     k->live = true;
     return k;
 }
@@ -152,9 +148,8 @@ void lvyre_kernel_grid(lua_State *L, struct lvyre_kernel *k, const struct lvyre_
     lvyre_bound_counts(k->lay, b, counts);
     struct vyre_error err;
     vyre_error_clear(&err);
-    if (vyre_launch_grid(p, counts, k->lay->nbuffers, b->n, b->has_grid ? b->grid : NULL, grid,
-                         &err) != VYRE_OK)
-        vyre_lua_raise(L, fname, &err);
+    struct vyre_grid_options o = {counts, k->lay->nbuffers, b->n, b->has_grid ? b->grid : NULL};
+    if (vyre_launch_grid(p, &o, grid, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
 }
 
 void lvyre_cuda_args(const struct lvyre_kernel *k, const struct lvyre_bound *b,
@@ -251,7 +246,7 @@ static void read_dim3(lua_State *L, int idx, uint32_t out[3], const char *fname,
 static int kernel_launch_raw(lua_State *L) {
     const char *fname = "vyre.Kernel:launch_raw";
     struct lvyre_kernel *k = lvyre_checkkernel(L, 1, fname);
-    if (k->be->kind != LVYRE_CUDA)
+    if (!k->cu) /* raw launches are a native device's (be:load_ptx) */
         return lvyre_cuda_only(L, fname, "raw launches need a kernel from be:load_ptx on CUDA");
     uint32_t grid[3], block[3];
     read_dim3(L, 2, grid, fname, "grid");
@@ -266,7 +261,7 @@ static int kernel_launch_raw(lua_State *L) {
         lua_geti(L, 4, i + 1);
         struct lvyre_buffer *b = lvyre_testbuffer(L, -1);
         if (b) {
-            if (!b->live || b->be->kind != LVYRE_CUDA)
+            if (!b->live || !b->cu) /* a native device's buffer */
                 return vyre_lua_fail(L, "arg",
                                      "%s: argument %d is not a live CUDA buffer. Fix: pass a "
                                      "live buffer of this device",
@@ -317,7 +312,7 @@ static int kernel_info(lua_State *L) {
         }
         lua_setfield(L, -2, "workgroup");
     }
-    if (k->be->kind != LVYRE_CUDA) return 1;
+    if (!k->cu) return 1; /* the rest is a native device's (registers, PTX versions) */
     struct vyre_cuda_kernel_info in;
     struct vyre_error err;
     if (vyre_cuda_kernel_info(k->cu, &in, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
@@ -341,12 +336,14 @@ static int kernel_free(lua_State *L) {
     if (!k) return vyre_lua_wrongself(L, 1, VYRE_LUA_KERNEL, "vyre.Kernel:free");
     if (!k->live) return 0;
     k->live = false;
-    if (k->cu) {
-        vyre_cuda_kernel *cu = k->cu;
-        k->cu = NULL;
-        vyre_cuda_kernel_free(cu);
+    vyre_cuda_kernel *raw = k->h ? NULL : k->cu; /* a raw PTX module is the binding's */
+    k->cu = NULL;
+    if (k->h) {
+        vyre_backend_kernel_free(k->h);
+        k->h = NULL;
+        lvyre_backend_unref(k->be);
     }
-    if (k->be && k->be->kind == LVYRE_REFERENCE) k->be->st.live_kernels--;
+    vyre_cuda_kernel_free(raw); /* NULL: no-op */
     k->prog = NULL;
     lua_pushnil(L);
     lua_setiuservalue(L, 1, 2);

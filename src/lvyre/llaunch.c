@@ -115,9 +115,7 @@ static int launch_free(lua_State *L) {
 static int launch_tostring(lua_State *L) {
     struct lvyre_launch *l = vyre_lua_checkself(L, 1, VYRE_LUA_LAUNCH);
     if (!l->k) lua_pushstring(L, "vyre.Launch(freed)");
-    else
-        lua_pushfstring(L, "vyre.Launch(%s, %s)",
-                        l->k->be->kind == LVYRE_CUDA ? "cuda" : "reference", l->k->name);
+    else lua_pushfstring(L, "vyre.Launch(%s, %s)", lvyre_backend_name(l->k->be), l->k->name);
     return 1;
 }
 

@@ -415,11 +415,10 @@ static void measure(lua_State *L, struct mcall *c, struct lvyre_kernel *k, vyre_
     struct vyre_error err;
     memset(g, 0, sizeof *g);
     const struct vyre_mega *m = c->m;
-    if (vyre_mega_args(m, c->ms, c->sp, (uint32_t)c->o.times, (uint32_t)c->o.max, params, g->groups,
-                       &err) != VYRE_OK)
-        vyre_lua_raise(L, fname, &err);
+    struct vyre_mega_args_options ao = {c->ms, c->sp, (uint32_t)c->o.times, (uint32_t)c->o.max};
+    if (vyre_mega_args(m, &ao, params, g->groups, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
     g->threads = m->workgroup[0] * m->workgroup[1] * m->workgroup[2];
-    if (c->be->kind != LVYRE_CUDA) return;
+    if (!k->cu) return; /* occupancy is a native device's fact */
     struct vyre_cuda_info info;
     if (vyre_cuda_device_info(c->be->dev, &info, &err) != VYRE_OK ||
         vyre_cuda_kernel_occupancy(k->cu, &g->per_sm, &g->cooperative, &err) != VYRE_OK)
@@ -451,7 +450,7 @@ static void push_occupancy(lua_State *L, const struct geometry *g) {
 static void push_facts(lua_State *L, const struct mcall *c, const struct geometry *g) {
     const struct vyre_mega *m = c->m;
     lua_createtable(L, 0, 16);
-    lua_pushstring(L, c->be->kind == LVYRE_CUDA ? "cuda" : "reference");
+    lua_pushstring(L, lvyre_backend_name(c->be));
     lua_setfield(L, -2, "backend");
     lua_pushboolean(L, g->cooperative);
     lua_setfield(L, -2, "cooperative");
@@ -465,7 +464,7 @@ static void push_facts(lua_State *L, const struct mcall *c, const struct geometr
     set_int(L, "barriers", m->nlayers ? m->nlayers - 1 : 0);
     set_int(L, "rounds", c->o.converge ? c->o.max : c->o.times);
     /* the names vyre.policy reads (docs/PLANNERS.md §2) */
-    lua_pushboolean(L, c->be->kind == LVYRE_CUDA && g->cooperative && g->per_sm > 0);
+    lua_pushboolean(L, g->cooperative && g->per_sm > 0); /* measured on a native device only */
     lua_setfield(L, -2, "fits");
     if (g->per_sm > 0) set_int(L, "blocks_per_sm", g->per_sm);
     if (c->o.converge) set_int(L, "max_rounds", c->o.max > 0 ? c->o.max : 1);
@@ -830,7 +829,7 @@ int lvyre_kernel_occupancy(lua_State *L) {
     const char *mode = "reference";
     uint32_t blocks = 0;
     struct vyre_error err;
-    if (k->be->kind == LVYRE_CUDA) {
+    if (k->cu) { /* a native device's kernel: the driver's occupancy */
         if (vyre_cuda_kernel_occupancy(k->cu, &per_sm, &coop, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
         mode = vyre_cuda_kernel_grid_mode(k->cu, &blocks);

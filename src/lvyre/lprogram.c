@@ -66,11 +66,12 @@ static void set_integer(lua_State *L, const char *key, lua_Integer value) {
 }
 
 static void push_problem(lua_State *L, const struct vyre_problem *pr) {
-    lua_createtable(L, 0, 4);
+    lua_createtable(L, 0, 5);
     set_string(L, "code", pr->code);
     set_string(L, "path", pr->path);
     set_string(L, "message", pr->message);
     set_string(L, "fix", pr->fix);
+    if (pr->cast[0]) set_string(L, "cast", pr->cast); /* absent: the fix is not a cast */
 }
 
 static int opt_field_int(lua_State *L, int t, const char *key, lua_Integer def, lua_Integer lo,
@@ -157,7 +158,7 @@ static int program_parse(lua_State *L) {
     return vyre_lua_raise(L, "vyre.parse", &err);
 }
 
-/* vyre.validate(p) -> true | false, {{code, path, message, fix}...}, summary */
+/* vyre.validate(p) -> true | false, {{code, path, message, fix [, cast]}...}, summary */
 static int program_validate(lua_State *L) {
     vyre_program *p = check_program(L, 1, "vyre.validate");
     struct vyre_problems *probs = new_problems_box(L);

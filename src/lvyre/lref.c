@@ -31,9 +31,8 @@ static int ref_grid(lua_State *L) {
     if (has_grid) vyre_lua_checkgrid(L, 4, explicit_grid, fname);
     struct vyre_error err;
     vyre_error_clear(&err);
-    if (vyre_launch_grid(p, counts, n, (uint64_t)elems, has_grid ? explicit_grid : NULL, out,
-                         &err) != VYRE_OK)
-        return vyre_lua_raise(L, fname, &err);
+    struct vyre_grid_options o = {counts, n, (uint64_t)elems, has_grid ? explicit_grid : NULL};
+    if (vyre_launch_grid(p, &o, out, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
     for (int a = 0; a < 3; a++) lua_pushinteger(L, (lua_Integer)out[a]);
     return 3;
 }

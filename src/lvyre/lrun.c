@@ -101,12 +101,13 @@ static int run(lua_State *L, bool timed) {
                                           .timing = timed ? &t : NULL,
                                           .rounds = &rounds};
         if (vyre_cuda_run(d, p, &o, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
+        be->st.runs++; /* be:run's counter is the binding's on every backend */
     } else {
         uint64_t counts[VYRE_MAX_BUFFERS];
         for (uint32_t s = 0; s < lay->nbuffers; s++) counts[s] = io->in[s].count;
         struct vyre_run_args args = {io->in, lay->nbuffers, b->params, lay->nparams, {1, 1, 1}};
-        if (vyre_launch_grid(p, counts, lay->nbuffers, b->n, b->has_grid ? b->grid : NULL,
-                             args.grid, &err) != VYRE_OK)
+        struct vyre_grid_options go = {counts, lay->nbuffers, b->n, b->has_grid ? b->grid : NULL};
+        if (vyre_launch_grid(p, &go, args.grid, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
         struct vyre_oob_count *oob = lvyre_oob_begin(L, be, p, fname); /* NULL: not debug */
         uint64_t t0 = lvyre_now_ns();

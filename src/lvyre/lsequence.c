@@ -169,7 +169,7 @@ struct lvyre_step *lvyre_read_steps(lua_State *L, int idx, struct lvyre_backend 
         lua_rawgeti(L, st, 1);
         steps[i].coll = lvyre_testcollective(L, st + 1, &steps[i].collud, fname);
         if (steps[i].coll) { /* a collective step {c} of g:collective */
-            if (be->kind != LVYRE_CUDA || vyre_cuda_kernel_device(steps[i].coll) != be->dev)
+            if (!be->dev || vyre_cuda_kernel_device(steps[i].coll) != be->dev) /* native */
                 vyre_lua_fail(L, "backend",
                               "%s: step %d is a collective of another device. Fix: put step i "
                               "of g:collective(...) into the steps of g.backends[i]",

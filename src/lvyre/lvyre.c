@@ -356,7 +356,7 @@ static bool host_reserve(uint64_t bytes, uint64_t cap) {
     return true;
 }
 
-void *vyre_lua_host_alloc(lua_State *L, uint64_t bytes, bool zero, const char *fname) {
+void vyre_lua_host_reserve(lua_State *L, uint64_t bytes, const char *fname) {
     uint64_t cap = host_cap();
     if (bytes > cap || bytes > (uint64_t)SIZE_MAX)
         vyre_lua_fail(L, "limit",
@@ -381,6 +381,12 @@ void *vyre_lua_host_alloc(lua_State *L, uint64_t bytes, bool zero, const char *f
                           fname, (LUAI_UACINT)bytes, (LUAI_UACINT)(atomic_load(&host_live) + bytes),
                           (LUAI_UACINT)cap);
     }
+}
+
+void vyre_lua_host_unreserve(uint64_t bytes) { atomic_fetch_sub(&host_live, bytes); }
+
+void *vyre_lua_host_alloc(lua_State *L, uint64_t bytes, bool zero, const char *fname) {
+    vyre_lua_host_reserve(L, bytes, fname);
     void *mem = zero ? calloc(1, (size_t)bytes) : malloc((size_t)bytes);
     if (!mem) {
         atomic_fetch_sub(&host_live, bytes);

@@ -153,6 +153,11 @@ uint64_t vyre_lua_view_range(lua_State *L, uint64_t held, const char *fname, con
  * memory outside the Lua allocator is otherwise invisible to its pacing. Raises on
  * failure; bytes > 0. */
 void *vyre_lua_host_alloc(lua_State *L, uint64_t bytes, bool zero, const char *fname);
+/* The cap, collector step and accounting of vyre_lua_host_alloc without the allocation,
+ * for host memory another layer allocates (a host-memory backend's buffers); raises as
+ * it does. vyre_lua_host_unreserve gives the bytes back. */
+void vyre_lua_host_reserve(lua_State *L, uint64_t bytes, const char *fname);
+void vyre_lua_host_unreserve(uint64_t bytes);
 /* Frees what vyre_lua_host_alloc gave (bytes: the size asked for); NULL is a no-op. */
 void vyre_lua_host_free(void *mem, uint64_t bytes);
 /* Host bytes live in arrays and reference buffers of this process (the capped total). */

@@ -641,6 +641,33 @@ static void test_stats(vyre_backend *be) {
     CHECK(n >= 9);
     uint64_t x;
     CHECK(!vyre_backend_stat(be, "no_such_counter", &x));
+    /* trim, lost and the native device: the reference has none, "cuda" its device */
+    OK(vyre_backend_trim(be, &e_));
+    CHECK(!vyre_backend_lost(be));
+    CHECK((vyre_backend_native_device(be) == NULL) == is_ref(be));
+    FAILS(VYRE_ERR_ARG, vyre_backend_trim(NULL, &e_));
+    CHECK(!vyre_backend_lost(NULL));
+    CHECK(vyre_backend_native_device(NULL) == NULL);
+    /* a buffer's address and native object; host memory is the address itself */
+    struct vyre_backend_info in;
+    OK(vyre_backend_info(be, &in, &e_));
+    CHECK(in.host_memory == is_ref(be));
+    uint32_t vals[4] = {1, 2, 3, 4};
+    vyre_backend_buffer *hb = buffer(be, VYRE_U32, 4, vals), *hv = NULL;
+    OK(vyre_backend_buffer_view(hb, 2, 2, &hv, &e_));
+    CHECK(vyre_backend_buffer_address(hb) != 0);
+    CHECK_EQ_U64(vyre_backend_buffer_address(hv) - vyre_backend_buffer_address(hb), 8);
+    if (in.host_memory)
+        CHECK_EQ_U64(((const uint32_t *)(uintptr_t)vyre_backend_buffer_address(hv))[0], 3);
+    CHECK((vyre_backend_buffer_native(hb) != NULL) == (vyre_backend_native_device(be) != NULL));
+    vyre_backend_buffer_free(hv);
+    vyre_backend_buffer_free(hb);
+    CHECK(vyre_backend_buffer_address(NULL) == 0);
+    CHECK(vyre_backend_buffer_native(NULL) == NULL);
+    vyre_backend_kernel *kk = compile_text(be, INC);
+    CHECK((vyre_backend_kernel_native(kk) != NULL) == (vyre_backend_native_device(be) != NULL));
+    vyre_backend_kernel_free(kk);
+    CHECK(vyre_backend_kernel_native(NULL) == NULL);
 }
 
 /* supports, info and the wrapper's checks: misuse is an error with a Fix, never a crash. */

@@ -92,7 +92,8 @@ static void saxpy_case(uint32_t n, bool timed) {
     vyre_bits a = f_bits(2.5f);
     uint32_t grid[3];
     uint64_t counts[2] = {n, n};
-    CHECK_EQ_U64(vyre_launch_grid(p, counts, 2, 0, NULL, grid, &err), VYRE_OK);
+    struct vyre_grid_options go = {.buffer_counts = counts, .nbuffers = 2};
+    CHECK_EQ_U64(vyre_launch_grid(p, &go, grid, &err), VYRE_OK);
     clock_t t0 = clock();
     CHECK_EQ_U64(run(p, b, 2, &a, 1, grid[0], grid[1], grid[2]), VYRE_OK);
     double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
@@ -513,42 +514,55 @@ static void test_multi_dim(void) {
     vyre_program_free(p);
 }
 
+/* vyre_launch_grid with the options spelt out, as the cases below vary them. */
+static enum vyre_status grid_of(vyre_program *p, const uint64_t *counts, size_t nb, uint64_t n,
+                                const uint32_t *ex, uint32_t g[3]) {
+    struct vyre_grid_options o = {counts, nb, n, ex};
+    return vyre_launch_grid(p, &o, g, &err);
+}
+
 static void test_grid(void) {
     vyre_program *p = vyre_program_new("g", 256, 1, 1);
     uint32_t g[3];
     uint64_t counts[3] = {10, 1000, 257};
-    CHECK_EQ_U64(vyre_launch_grid(p, counts, 3, 0, NULL, g, &err), VYRE_OK);
+    CHECK_EQ_U64(grid_of(p, counts, 3, 0, NULL, g), VYRE_OK);
     CHECK_EQ_U64(g[0], 4);
     CHECK_EQ_U64(g[1], 1);
     CHECK_EQ_U64(g[2], 1);
-    CHECK_EQ_U64(vyre_launch_grid(p, counts, 3, 257, NULL, g, &err), VYRE_OK);
+    CHECK_EQ_U64(grid_of(p, counts, 3, 257, NULL, g), VYRE_OK);
     CHECK_EQ_U64(g[0], 2);
-    CHECK_EQ_U64(vyre_launch_grid(p, counts, 3, 256, NULL, g, &err), VYRE_OK);
+    CHECK_EQ_U64(grid_of(p, counts, 3, 256, NULL, g), VYRE_OK);
     CHECK_EQ_U64(g[0], 1);
-    CHECK_EQ_U64(vyre_launch_grid(p, NULL, 0, 0, NULL, g, &err), VYRE_OK); /* at least 1 */
+    CHECK_EQ_U64(grid_of(p, NULL, 0, 0, NULL, g), VYRE_OK); /* at least 1 */
+    CHECK_EQ_U64(g[0], 1);
+    g[0] = 0;
+    CHECK_EQ_U64(vyre_launch_grid(p, NULL, g, &err), VYRE_OK); /* NULL options: all 0 */
     CHECK_EQ_U64(g[0], 1);
     uint32_t ex[3] = {7, 8, 9};
-    CHECK_EQ_U64(vyre_launch_grid(p, counts, 3, 99999, ex, g, &err), VYRE_OK);
+    CHECK_EQ_U64(grid_of(p, counts, 3, 99999, ex, g), VYRE_OK);
     CHECK_EQ_U64(g[0], 7);
     CHECK_EQ_U64(g[1], 8);
     CHECK_EQ_U64(g[2], 9);
     uint32_t zero[3] = {4, 0, 1};
-    CHECK_EQ_U64(vyre_launch_grid(p, NULL, 0, 0, zero, g, &err), VYRE_ERR_ARG);
+    CHECK_EQ_U64(grid_of(p, NULL, 0, 0, zero, g), VYRE_ERR_ARG);
     CHECK_STR_CONTAINS(err.message, "axis y");
     CHECK_STR_CONTAINS(err.message, "Fix:");
     uint32_t big[3] = {1, 65536, 1};
-    CHECK_EQ_U64(vyre_launch_grid(p, NULL, 0, 0, big, g, &err), VYRE_ERR_LIMIT);
+    CHECK_EQ_U64(grid_of(p, NULL, 0, 0, big, g), VYRE_ERR_LIMIT);
     CHECK_STR_CONTAINS(err.message, "65535");
     uint32_t bigx[3] = {0x80000000u, 1, 1};
-    CHECK_EQ_U64(vyre_launch_grid(p, NULL, 0, 0, bigx, g, &err), VYRE_ERR_LIMIT);
+    CHECK_EQ_U64(grid_of(p, NULL, 0, 0, bigx, g), VYRE_ERR_LIMIT);
     CHECK_STR_CONTAINS(err.message, "2147483647");
     uint64_t huge = UINT64_C(1) << 40;
-    CHECK_EQ_U64(vyre_launch_grid(p, NULL, 0, huge, NULL, g, &err), VYRE_ERR_LIMIT);
+    CHECK_EQ_U64(grid_of(p, NULL, 0, huge, NULL, g), VYRE_ERR_LIMIT);
     CHECK_STR_CONTAINS(err.message, "Fix:");
     uint32_t maxx[3] = {2147483647u, 65535, 65535};
-    CHECK_EQ_U64(vyre_launch_grid(p, NULL, 0, 0, maxx, g, &err), VYRE_OK);
+    CHECK_EQ_U64(grid_of(p, NULL, 0, 0, maxx, g), VYRE_OK);
+    struct vyre_grid_options lying = {.buffer_counts = NULL, .nbuffers = 2};
+    CHECK_EQ_U64(vyre_launch_grid(p, &lying, g, &err), VYRE_ERR_ARG);
+    CHECK_STR_CONTAINS(err.message, "Fix:");
     p->workgroup[0] = 0; /* only reachable by poking the struct */
-    CHECK_EQ_U64(vyre_launch_grid(p, counts, 3, 0, NULL, g, &err), VYRE_ERR_ARG);
+    CHECK_EQ_U64(grid_of(p, counts, 3, 0, NULL, g), VYRE_ERR_ARG);
     CHECK_STR_CONTAINS(err.message, "workgroup size 0");
     vyre_program_free(p);
 }

@@ -143,7 +143,8 @@ static void test_compose(void) {
     const vyre_bits *sp[] = {p0, NULL, NULL, p3};
     vyre_bits params[64];
     uint32_t grid[3];
-    CHECK(vyre_mega_args(m, s, sp, 3, 0, params, grid, &err) == VYRE_OK);
+    struct vyre_mega_args_options ao = {.steps = s, .step_params = sp, .times = 3};
+    CHECK(vyre_mega_args(m, &ao, params, grid, &err) == VYRE_OK);
     CHECK_EQ_U64(grid[0], 8); /* the widest layer: sum (2 x 2) and inc (4) side by side */
     uint32_t *mb[] = {x2, y2, acc2};
     uint64_t mn[] = {128, 128, 4};
@@ -167,7 +168,8 @@ static void test_compose(void) {
         uint32_t v[100], f[1] = {5};
         for (uint32_t i = 0; i < 100; i++) v[i] = i % 9;
         const vyre_bits *none[] = {NULL};
-        CHECK(vyre_mega_args(m, sd, none, 0, 50, params, grid, &err) == VYRE_OK);
+        struct vyre_mega_args_options ac = {.steps = sd, .step_params = none, .max_rounds = 50};
+        CHECK(vyre_mega_args(m, &ac, params, grid, &err) == VYRE_OK);
         uint32_t *vb[] = {v, f};
         uint64_t vn[] = {100, 1};
         CHECK_EQ_U64(run(m->program, vb, vn, params, m->program->nparams, grid), 9);
@@ -239,7 +241,8 @@ static void test_alias_deps(void) {
         const vyre_bits *sp[] = {one, NULL, two};
         vyre_bits params[64];
         uint32_t grid[3];
-        CHECK(vyre_mega_args(m, s, sp, 1, 0, params, grid, &err) == VYRE_OK);
+        struct vyre_mega_args_options ao = {.steps = s, .step_params = sp, .times = 1};
+        CHECK(vyre_mega_args(m, &ao, params, grid, &err) == VYRE_OK);
         uint32_t *mb[] = {P, out, P};
         uint64_t mn[] = {4, 1, 2};
         run(m->program, mb, mn, params, m->program->nparams, grid);
@@ -349,11 +352,15 @@ static void test_null_args(void) {
     CHECK(vyre_mega_build(s, 1, 1, types, &o, &m, &err) == VYRE_OK);
     const vyre_bits one[] = {1};
     const vyre_bits *sp[] = {one};
-    NULL_ARG(vyre_mega_args(NULL, s, sp, 1, 0, params, grid, &err));
-    NULL_ARG(vyre_mega_args(m, NULL, sp, 1, 0, params, grid, &err));
-    NULL_ARG(vyre_mega_args(m, s, NULL, 1, 0, params, grid, &err));
-    NULL_ARG(vyre_mega_args(m, s, sp, 1, 0, NULL, grid, &err));
-    NULL_ARG(vyre_mega_args(m, s, sp, 1, 0, params, NULL, &err));
+    struct vyre_mega_args_options ao = {.steps = s, .step_params = sp, .times = 1};
+    struct vyre_mega_args_options nosteps = {.steps = NULL, .step_params = sp, .times = 1};
+    struct vyre_mega_args_options noparams = {.steps = s, .step_params = NULL, .times = 1};
+    NULL_ARG(vyre_mega_args(NULL, &ao, params, grid, &err));
+    NULL_ARG(vyre_mega_args(m, NULL, params, grid, &err));
+    NULL_ARG(vyre_mega_args(m, &nosteps, params, grid, &err));
+    NULL_ARG(vyre_mega_args(m, &noparams, params, grid, &err));
+    NULL_ARG(vyre_mega_args(m, &ao, NULL, grid, &err));
+    NULL_ARG(vyre_mega_args(m, &ao, params, NULL, &err));
     struct vyre_mega_cache_stats st;
     vyre_mega_cache *c = NULL;
     NULL_ARG(vyre_mega_cache_new(0, NULL, &err));

@@ -610,7 +610,8 @@ static void test_random(void) {
                 }
             }
             struct vyre_run_args args = {bufs, nb, params, np, {1, 1, 1}};
-            CHECK_EQ_U64(vyre_launch_grid(p, counts, nb, 0, NULL, args.grid, &err), VYRE_OK);
+            struct vyre_grid_options go = {.buffer_counts = counts, .nbuffers = nb};
+            CHECK_EQ_U64(vyre_launch_grid(p, &go, args.grid, &err), VYRE_OK);
             vyre_error_clear(&err);
             st = vyre_ref_run(p, &args, NULL, &err);
             if (st != VYRE_OK)

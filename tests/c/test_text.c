@@ -821,6 +821,15 @@ static void test_copy(void) {
         vyre_program_free(q);
         vyre_program_free(p);
     }
+    /* worklists stay worklists (the random generator declares none) */
+    vyre_program *w = NULL, *c = NULL;
+    struct vyre_error err;
+    CHECK(vyre_text_parse(WORKLIST, strlen(WORKLIST), &w, &err) == VYRE_OK);
+    CHECK(w && vyre_program_copy(w, &c, &err) == VYRE_OK);
+    CHECK(c && vyre_program_equal(w, c));
+    CHECK(c && vyre_program_check(c, &err) == VYRE_OK);
+    vyre_program_free(c);
+    vyre_program_free(w);
 }
 
 int main(void) {

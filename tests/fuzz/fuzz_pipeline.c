@@ -71,7 +71,8 @@ static void run_reference(vyre_program *p, const uint8_t *data, size_t size) {
     vyre_error_clear(&err);
     struct vyre_run_args args = {bufs, nb, params, np, {1, 1, 1}};
     struct vyre_ref_run_options ro = {.max_steps = FUZZ_STEPS};
-    if (vyre_launch_grid(p, counts, nb, FUZZ_ELEMS, NULL, args.grid, &err) == VYRE_OK) {
+    struct vyre_grid_options go = {.buffer_counts = counts, .nbuffers = nb, .n = FUZZ_ELEMS};
+    if (vyre_launch_grid(p, &go, args.grid, &err) == VYRE_OK) {
         uint32_t wg[3];
         vyre_program_workgroup(p, wg);
         uint64_t inv = (uint64_t)args.grid[0] * args.grid[1] * args.grid[2] * wg[0] * wg[1] * wg[2];

@@ -33,7 +33,8 @@ floats and comments). Raises "vyre.parse: line L, column C: what. Fix: how".]=],
   ["vyre.validate"] = [=[
 vyre.validate(p) -> true | false, problems, message
 Checks every rule and reports all problems at once: each is {code, path, message, fix}
-(path like "body[2].then[0].value"); message is one text listing them. Also p:validate().]=],
+(path like "body[2].then[0].value"), plus cast (a type name) when converting to that
+type fixes it; message is one text listing them. Also p:validate().]=],
   ["vyre.ptx"] = [=[
 vyre.ptx(p [, {sm = 70, opt = {...}, debug = false}]) -> PTX text
 The PTX the CUDA backend compiles for p (after the optimiser and bounds-check

@@ -86,5 +86,7 @@ Releases the step (a sequence or graph using it must not run afterwards).]=],
 buf:copy_to(dst) -> buf
 Copies the whole buffer to the start of dst (same type, at least as many elements) on
 any device: the driver's peer path when the devices allow it, else staged through host
-memory (be:info().peers says which). Ordered after the work queued on both devices.]=],
+memory (be:info().peers says which). Ordered after the work queued on both devices.
+Between two backends of different kinds (reference and CUDA) it is staged through host
+memory.]=],
 }

@@ -17,14 +17,6 @@ struct cu_ctx {
     vyre_cuda_device *d;
 };
 
-/* The §5 ABI targets the runtime can emit for (vyre_ptx_emit). */
-static bool sm_supported(unsigned sm) {
-    static const unsigned sms[] = {70, 75, 80, 86, 89, 90};
-    for (size_t i = 0; i < sizeof sms / sizeof sms[0]; i++)
-        if (sms[i] == sm) return true;
-    return false;
-}
-
 /* vyre_cuda_args of a checked launch; bufs is scratch of l->nbuffers entries. */
 static void to_args(const struct vyre_backend_launch *l, vyre_cuda_buffer **bufs,
                     struct vyre_cuda_args *a) {
@@ -84,13 +76,9 @@ static bool cu_supports(void *ctx, vyre_program *p, char *why, size_t whysz) {
         snprintf(why, whysz, "%s", err.message);
         return false;
     }
-    if (!sm_supported(in.sm)) {
-        snprintf(why, whysz,
-                 "cuda backend: the device is sm_%u, and vyre emits PTX for sm 70, 75, 80, "
-                 "86, 89 and 90 only. Fix: run on the reference backend or a supported GPU",
-                 in.sm);
-        return false;
-    }
+    /* No check of the device's sm here: vyre_cuda_device_open already refused a device
+     * no PTX target serves, and every other one runs the highest target its driver loads
+     * (target.c), sm_72, sm_87 and the newer parts included. */
     uint32_t wg[3];
     vyre_program_workgroup(p, wg);
     uint64_t threads = (uint64_t)wg[0] * wg[1] * wg[2];
@@ -310,6 +298,36 @@ static enum vyre_status cu_set_debug(void *ctx, bool on, struct vyre_error *err)
     return vyre_cuda_set_debug(((struct cu_ctx *)ctx)->d, on, err);
 }
 
+static enum vyre_status cu_trim(void *ctx, struct vyre_error *err) {
+    return vyre_cuda_trim(((struct cu_ctx *)ctx)->d, err);
+}
+
+static bool cu_lost(void *ctx) { return vyre_cuda_device_lost(((struct cu_ctx *)ctx)->d); }
+
+static void *cu_native_device(void *ctx) { return ((struct cu_ctx *)ctx)->d; }
+
+static uint64_t cu_buffer_address(void *ctx, void *buf) {
+    (void)ctx;
+    return vyre_cuda_buffer_pointer(buf);
+}
+
+static enum vyre_status cu_buffer_copy(void *ctx, void *src, void *dst_ctx, void *dst,
+                                       enum vyre_type t, uint64_t count, struct vyre_error *err) {
+    (void)ctx;
+    (void)dst_ctx; /* the buffers know their devices: peer path or staged */
+    return vyre_cuda_buffer_copy(src, 0, dst, 0, count * vyre_type_size(t), err);
+}
+
+static void *cu_kernel_native(void *ctx, void *kernel) {
+    (void)ctx;
+    return kernel; /* the handle is the vyre_cuda_kernel */
+}
+
+static void *cu_buffer_native(void *ctx, void *buf) {
+    (void)ctx;
+    return buf; /* the handle is the vyre_cuda_buffer */
+}
+
 static enum vyre_status cu_oob_report(void *ctx, struct vyre_backend_oob **out, size_t *n,
                                       struct vyre_error *err) {
     struct vyre_cuda_oob *r = NULL;
@@ -363,6 +381,13 @@ static const struct vyre_backend_ops cu_ops = {
     .kernel_rounds = cu_kernel_rounds,
     .set_debug = cu_set_debug,
     .oob_report = cu_oob_report,
+    .trim = cu_trim,
+    .lost = cu_lost,
+    .native_device = cu_native_device,
+    .buffer_address = cu_buffer_address,
+    .buffer_native = cu_buffer_native,
+    .buffer_copy = cu_buffer_copy,
+    .kernel_native = cu_kernel_native,
 };
 
 static bool cu_available(char *why, size_t whysz) {

@@ -103,7 +103,8 @@ static enum vyre_status fill_args(vyre_cuda_kernel *k, const struct vyre_cuda_ar
         counts[i] = b->count;
     }
     for (uint32_t i = 0; i < k->nparams; i++) slot[2 * nb + i] = a->params[i];
-    enum vyre_status st = vyre_launch_grid(&k->geom, counts, nb, a->n, a->grid, g, err);
+    struct vyre_grid_options go = {counts, nb, a->n, a->grid};
+    enum vyre_status st = vyre_launch_grid(&k->geom, &go, g, err);
     if (st != VYRE_OK) return st;
     return check_geometry(k, g, k->geom.workgroup, err);
 }

@@ -779,13 +779,14 @@ void vyre_mega_free(struct vyre_mega *m) {
     free(box);
 }
 
-enum vyre_status vyre_mega_args(const struct vyre_mega *m, const struct vyre_mega_step *steps,
-                                const vyre_bits *const *step_params, uint32_t times, uint32_t max,
+enum vyre_status vyre_mega_args(const struct vyre_mega *m, const struct vyre_mega_args_options *o,
                                 vyre_bits *params, uint32_t grid[3], struct vyre_error *err) {
-    if (!m || !steps || !params || !grid || (!step_params && m->nsteps))
+    if (!m || !o || !o->steps || !params || !grid || (!o->step_params && m->nsteps))
         return fail(err, VYRE_ERR_ARG,
-                    "vyre_mega_args: NULL argument. Fix: pass the plan, its steps, their "
-                    "params, and params and grid to fill");
+                    "vyre_mega_args: NULL argument. Fix: pass the plan, options with its steps "
+                    "and their params, and params and grid to fill");
+    const struct vyre_mega_step *steps = o->steps;
+    const vyre_bits *const *step_params = o->step_params;
     uint64_t *layer_total = calloc(m->nlayers ? m->nlayers : 1u, sizeof *layer_total);
     if (!layer_total) return fail(err, VYRE_ERR_NOMEM, "out of memory. Fix: free memory");
     uint32_t k = 0;
@@ -816,8 +817,8 @@ enum vyre_status vyre_mega_args(const struct vyre_mega *m, const struct vyre_meg
         converge |= strcmp(nm, "mg_max") == 0;
         repeat |= strcmp(nm, "mg_times") == 0;
     }
-    if (converge) params[k++] = max;
-    else if (repeat) params[k++] = times;
+    if (converge) params[k++] = o->max_rounds;
+    else if (repeat) params[k++] = o->times;
     grid[0] = (uint32_t)most;
     grid[1] = grid[2] = 1;
     free(layer_total);

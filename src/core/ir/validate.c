@@ -45,7 +45,8 @@ static void copy_path(const struct vyre_vv *v, char *out, size_t size) {
     out[size - 1] = '\0';
 }
 
-void vyre_vv_report(struct vyre_vv *v, const char *code, const char *fix, const char *fmt, ...) {
+static void vreport(struct vyre_vv *v, const char *code, enum vyre_type cast, const char *fix,
+                    const char *fmt, va_list ap) {
     if (v->full) return;
     struct vyre_problem *pr;
     if (v->probs->count >= VYRE_MAX_PROBLEMS) {
@@ -63,11 +64,24 @@ void vyre_vv_report(struct vyre_vv *v, const char *code, const char *fix, const 
     if (!pr) return;
     snprintf(pr->code, sizeof pr->code, "%s", code);
     copy_path(v, pr->path, sizeof pr->path);
+    vsnprintf(pr->message, sizeof pr->message, fmt, ap);
+    snprintf(pr->fix, sizeof pr->fix, "%s", fix);
+    if (cast != VYRE_VOID) snprintf(pr->cast, sizeof pr->cast, "%s", vyre_type_name(cast));
+}
+
+void vyre_vv_report(struct vyre_vv *v, const char *code, const char *fix, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(pr->message, sizeof pr->message, fmt, ap);
+    vreport(v, code, VYRE_VOID, fix, fmt, ap);
     va_end(ap);
-    snprintf(pr->fix, sizeof pr->fix, "%s", fix);
+}
+
+void vyre_vv_report_cast(struct vyre_vv *v, const char *code, enum vyre_type cast, const char *fix,
+                         const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(v, code, cast, fix, fmt, ap);
+    va_end(ap);
 }
 
 void vyre_problems_free(struct vyre_problems *probs) {

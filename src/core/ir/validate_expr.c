@@ -146,9 +146,9 @@ static enum vyre_type check_access(struct vyre_vv *v, struct vyre_expr *e, unsig
     if (it != VYRE_VOID && !vyre_vv_index_type(it)) {
         char qi[VYRE_VV_QUOTE];
         size_t old = vyre_vv_push(v, "index");
-        vyre_vv_report(v, "index-type", "wrap the index in (cast u32 ...)",
-                       "the index %s of %s is %s; indices are u32 or i32",
-                       vyre_vv_qe(e->u.access.index, qi), q, tn(it));
+        vyre_vv_report_cast(v, "index-type", VYRE_U32, "wrap the index in (cast u32 ...)",
+                            "the index %s of %s is %s; indices are u32 or i32",
+                            vyre_vv_qe(e->u.access.index, qi), q, tn(it));
         vyre_vv_pop(v, old);
     }
     return decl_type(v, d);
@@ -226,9 +226,9 @@ static enum vyre_type check_binary(struct vyre_vv *v, struct vyre_expr *e, unsig
                      "(cast %s ...)",
                      tn(ta));
         else snprintf(fix, sizeof fix, "wrap the %s operand in (cast %s ...)", tn(tb), tn(ta));
-        vyre_vv_report(v, "type-mismatch", fix,
-                       "%s needs two operands of the same type, got %s and %s in %s",
-                       vyre_op_name(op), tn(ta), tn(tb), q);
+        vyre_vv_report_cast(v, "type-mismatch", ta, fix,
+                            "%s needs two operands of the same type, got %s and %s in %s",
+                            vyre_op_name(op), tn(ta), tn(tb), q);
         return VYRE_VOID;
     }
     if (!vyre_op_admits(op, ta)) {
@@ -252,8 +252,9 @@ static enum vyre_type check_binary(struct vyre_vv *v, struct vyre_expr *e, unsig
         else
             snprintf(fix, sizeof fix, "convert the operands with (cast TYPE ...) to a %s type",
                      need);
-        vyre_vv_report(v, "operand-type", fix, "%s needs %s operands, got %s in %s",
-                       vyre_op_name(op), need, tn(ta), q);
+        vyre_vv_report_cast(
+            v, "operand-type", cls != VYRE_OPC_BOOL && ta == VYRE_BOOL ? VYRE_U32 : VYRE_VOID, fix,
+            "%s needs %s operands, got %s in %s", vyre_op_name(op), need, tn(ta), q);
         return VYRE_VOID;
     }
     return vyre_op_result_type(op, ta);
@@ -274,10 +275,10 @@ static enum vyre_type check_select(struct vyre_vv *v, struct vyre_expr *e, unsig
     if (ta != tb) {
         char fix[128];
         snprintf(fix, sizeof fix, "wrap the %s arm in (cast %s ...)", tn(tb), tn(ta));
-        vyre_vv_report(v, "type-mismatch", fix,
-                       "select needs two arms of the same type, got %s "
-                       "and %s in %s",
-                       tn(ta), tn(tb), q);
+        vyre_vv_report_cast(v, "type-mismatch", ta, fix,
+                            "select needs two arms of the same type, got %s "
+                            "and %s in %s",
+                            tn(ta), tn(tb), q);
         return VYRE_VOID;
     }
     return ta;
@@ -315,9 +316,9 @@ static enum vyre_type check_fma(struct vyre_vv *v, struct vyre_expr *e, unsigned
     if (ta != tb || ta != tc) {
         char fix[128];
         snprintf(fix, sizeof fix, "wrap the other operands in (cast %s ...)", tn(ta));
-        vyre_vv_report(v, "type-mismatch", fix,
-                       "fma needs three operands of the same type, got %s, %s and %s in %s", tn(ta),
-                       tn(tb), tn(tc), q);
+        vyre_vv_report_cast(v, "type-mismatch", ta, fix,
+                            "fma needs three operands of the same type, got %s, %s and %s in %s",
+                            tn(ta), tn(tb), tn(tc), q);
         return VYRE_VOID;
     }
     if (!vyre_type_is_float(ta)) {
@@ -400,9 +401,9 @@ static enum vyre_type check_subgroup(struct vyre_vv *v, struct vyre_expr *e, uns
         if (tb != VYRE_VOID && tb != VYRE_U32) {
             char qb[VYRE_VV_QUOTE];
             size_t old = vyre_vv_push(v, "b");
-            vyre_vv_report(v, "lane-type", "wrap it in (cast u32 ...)",
-                           "the lane, mask or delta %s of %s is %s; it must be u32",
-                           vyre_vv_qe(e->u.op.a[1], qb), q, tn(tb));
+            vyre_vv_report_cast(v, "lane-type", VYRE_U32, "wrap it in (cast u32 ...)",
+                                "the lane, mask or delta %s of %s is %s; it must be u32",
+                                vyre_vv_qe(e->u.op.a[1], qb), q, tn(tb));
             vyre_vv_pop(v, old);
         }
         if (ta == VYRE_VOID || tb == VYRE_VOID) return VYRE_VOID;

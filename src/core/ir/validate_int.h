@@ -65,6 +65,10 @@ struct vyre_vv {
  * caller; the message is printf-formatted here). */
 VYRE_INTERNAL void vyre_vv_report(struct vyre_vv *v, const char *code, const char *fix,
                                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The same for a problem a cast to type `cast` fixes (recorded in vyre_problem.cast). */
+VYRE_INTERNAL void vyre_vv_report_cast(struct vyre_vv *v, const char *code, enum vyre_type cast,
+                                       const char *fix, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 /* Appends ".seg" (or "seg" at the start) to the path; returns the old length. */
 VYRE_INTERNAL size_t vyre_vv_push(struct vyre_vv *v, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -107,8 +107,8 @@ static void want_type(struct vyre_vv *v, const char *seg, const struct vyre_expr
     char q[VYRE_VV_QUOTE], fix[96];
     size_t old = vyre_vv_push(v, "%s", seg);
     snprintf(fix, sizeof fix, "wrap the value in (cast %s ...)", tn(want));
-    vyre_vv_report(v, "type-mismatch", fix, "%s must be %s, got %s from %s", what, tn(want),
-                   tn(got), vyre_vv_qe(e, q));
+    vyre_vv_report_cast(v, "type-mismatch", want, fix, "%s must be %s, got %s from %s", what,
+                        tn(want), tn(got), vyre_vv_qe(e, q));
     vyre_vv_pop(v, old);
 }
 
@@ -116,8 +116,8 @@ static void want_index(struct vyre_vv *v, const struct vyre_expr *e, enum vyre_t
     if (t == VYRE_VOID || vyre_vv_index_type(t)) return;
     char q[VYRE_VV_QUOTE];
     size_t old = vyre_vv_push(v, "index");
-    vyre_vv_report(v, "index-type", "wrap the index in (cast u32 ...)",
-                   "the index %s is %s; indices are u32 or i32", vyre_vv_qe(e, q), tn(t));
+    vyre_vv_report_cast(v, "index-type", VYRE_U32, "wrap the index in (cast u32 ...)",
+                        "the index %s is %s; indices are u32 or i32", vyre_vv_qe(e, q), tn(t));
     vyre_vv_pop(v, old);
 }
 
@@ -241,9 +241,10 @@ static void check_for(struct vyre_vv *v, struct vyre_stmt *s, unsigned depth) {
         } else if (!vyre_type_is_int(t[i])) {
             char q[VYRE_VV_QUOTE];
             size_t old = vyre_vv_push(v, "%s", segs[i]);
-            vyre_vv_report(
-                v, "loop-type", "loop bounds are i32, u32, i64 or u64: use (cast u32 ...)",
-                "the loop %s %s is %s, not an integer", segs[i], vyre_vv_qe(ex[i], q), tn(t[i]));
+            vyre_vv_report_cast(v, "loop-type", VYRE_U32,
+                                "loop bounds are i32, u32, i64 or u64: use (cast u32 ...)",
+                                "the loop %s %s is %s, not an integer", segs[i],
+                                vyre_vv_qe(ex[i], q), tn(t[i]));
             vyre_vv_pop(v, old);
             ok = false;
         }
@@ -254,8 +255,9 @@ static void check_for(struct vyre_vv *v, struct vyre_stmt *s, unsigned depth) {
             char q[VYRE_VV_QUOTE], fix[96];
             size_t old = vyre_vv_push(v, "%s", segs[i]);
             snprintf(fix, sizeof fix, "wrap it in (cast %s ...)", tn(t[0]));
-            vyre_vv_report(v, "type-mismatch", fix, "the loop %s %s is %s but the start is %s",
-                           segs[i], vyre_vv_qe(ex[i], q), tn(t[i]), tn(t[0]));
+            vyre_vv_report_cast(v, "type-mismatch", t[0], fix,
+                                "the loop %s %s is %s but the start is %s", segs[i],
+                                vyre_vv_qe(ex[i], q), tn(t[i]), tn(t[0]));
             vyre_vv_pop(v, old);
         }
     }

@@ -53,9 +53,9 @@ void vyre_vv_check_push(struct vyre_vv *v, struct vyre_stmt *s, const char *q) {
         char qv[VYRE_VV_QUOTE], fix[96];
         size_t old = vyre_vv_push(v, "value");
         snprintf(fix, sizeof fix, "wrap it in (cast %s ...)", tn(want));
-        vyre_vv_report(v, "type-mismatch", fix,
-                       "the pushed value %s is %s but the worklist '%.64s' holds %s",
-                       vyre_vv_qe(s->value, qv), tn(t), s->buf, tn(want));
+        vyre_vv_report_cast(v, "type-mismatch", want, fix,
+                            "the pushed value %s is %s but the worklist '%.64s' holds %s",
+                            vyre_vv_qe(s->value, qv), tn(t), s->buf, tn(want));
         vyre_vv_pop(v, old);
     }
 }

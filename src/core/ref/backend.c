@@ -155,7 +155,24 @@ static enum vyre_status ref_info(void *ctx, struct vyre_backend_info *out, struc
     out->warp_size = 1;
     out->cooperative = true; /* sections run one after the other over the whole grid */
     out->debug = c->debug;
+    out->host_memory = true;
     return VYRE_OK;
+}
+
+/* memmove: src and dst may be views of one buffer that overlap */
+static enum vyre_status ref_buffer_copy(void *ctx, void *src, void *dst_ctx, void *dst,
+                                        enum vyre_type t, uint64_t count, struct vyre_error *err) {
+    (void)ctx;
+    (void)dst_ctx;
+    (void)err;
+    memmove(((struct ref_buf *)dst)->host, ((const struct ref_buf *)src)->host,
+            (size_t)(count * vyre_type_size(t)));
+    return VYRE_OK;
+}
+
+static uint64_t ref_buffer_address(void *ctx, void *buf) {
+    (void)ctx;
+    return (uint64_t)(uintptr_t)((const struct ref_buf *)buf)->host;
 }
 
 static enum vyre_status ref_buffer_alloc(void *ctx, enum vyre_type t, uint64_t count, void **out,
@@ -418,6 +435,8 @@ static const struct vyre_backend_ops ref_ops = {
     .kernel_rounds = ref_kernel_rounds,
     .set_debug = ref_set_debug,
     .oob_report = ref_oob_report,
+    .buffer_address = ref_buffer_address,
+    .buffer_copy = ref_buffer_copy,
     /* supports: every valid program runs here (the wrapper validates);
      * prepare: the wrapper's default (checked arguments kept, launched by ref_launch) */
 };

@@ -8,9 +8,14 @@
 
 static uint64_t ceil_div(uint64_t n, uint64_t d) { return n / d + (n % d != 0); }
 
-enum vyre_status vyre_launch_grid(const vyre_program *p, const uint64_t *buffer_counts,
-                                  size_t nbuffers, uint64_t n, const uint32_t *explicit_grid,
+enum vyre_status vyre_launch_grid(const vyre_program *p, const struct vyre_grid_options *o,
                                   uint32_t out[3], struct vyre_error *err) {
+    static const struct vyre_grid_options none;
+    if (!o) o = &none;
+    const uint64_t *buffer_counts = o->buffer_counts;
+    size_t nbuffers = o->nbuffers;
+    uint64_t n = o->n;
+    const uint32_t *explicit_grid = o->grid;
     static const char axis_name[3] = {'x', 'y', 'z'};
     if (!p || !out)
         return vyre_error_set(err, VYRE_ERR_ARG,
@@ -19,7 +24,7 @@ enum vyre_status vyre_launch_grid(const vyre_program *p, const uint64_t *buffer_
     if (nbuffers > 0 && !buffer_counts)
         return vyre_error_set(
             err, VYRE_ERR_ARG,
-            "vyre_launch_grid: %zu buffer counts announced but the array is NULL. "
+            "vyre_launch_grid: %zu buffer counts announced but o->buffer_counts is NULL. "
             "Fix: pass the counts or nbuffers = 0.",
             nbuffers);
     for (unsigned a = 0; a < 3; a++) {
