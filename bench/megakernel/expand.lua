@@ -13,7 +13,7 @@
 --               degree (expand_degrees), scans them inclusively on the device
 --               (vyre.lib.steps.scan with the item count in a 1-element buffer: no
 --               readback), then a fixed grid strides over the round's entries in chunks
---               of EDGE_CHUNK: a chunk finds the item holding its first entry by one
+--               of at most EDGE_CHUNK: a chunk finds the item holding its first entry by one
 --               binary search in the scanned degrees and walks on from there, item by
 --               item. Every invocation gets the same number of entries whatever the
 --               degrees; the cost is the scan's launches (three layers in a megakernel)
@@ -35,9 +35,9 @@ local M = {}
 
 M.LAYOUTS = { "item", "subgroup", "edges" }
 
--- Entries per chunk of the "edges" layout: one binary search (about log2(items) loads of
--- the scanned degrees, cached) is shared by this many entries, and a chunk is small
--- enough that a round of a few thousand entries still spreads over many invocations.
+-- The most entries per chunk of the "edges" layout: one binary search (about log2(items)
+-- loads of the scanned degrees, cached) is shared by up to this many entries; rounds with
+-- fewer entries than invocations x EDGE_CHUNK take smaller chunks (edges() below).
 M.EDGE_CHUNK = 16
 
 local function guarded(o, cond)
@@ -93,7 +93,11 @@ end
 
 -- The edge-balanced round's last step. escan[i] = the inclusive scan of the round's
 -- degrees (item i's entries are the round's entries escan[i-1] .. escan[i]), total =
--- escan[n-1]. Chunk c holds the round's entries k0 = c*C .. k1 = min(k0 + C, total); its
+-- escan[n-1]. The chunk size C is total / invocations rounded up, at least 1 and at most
+-- EDGE_CHUNK: a small round (the hub's, early on) spreads over every invocation, one or
+-- two entries each, instead of leaving most idle while a few walk 16 entries in a row; a
+-- large one takes chunks of EDGE_CHUNK and strides. Chunk c holds the round's entries
+-- k0 = c*C .. k1 = min(k0 + C, total); its
 -- first item is the first i with escan[i] > k0 (binary search over [0, n-1]); it then
 -- walks items i, i+1, ... taking each one's entries that fall inside the chunk (a row
 -- that spans chunks is walked piecewise by several invocations). ib is item i's first
@@ -106,9 +110,10 @@ local function edges(o)
     (then
       (let total (load escan (sub n 1u32)))
       (let stride (mul (ngroups x) 256u32))
-      (for c (gid x) (div (add total %du32) %du32) stride
-        (let k0 (mul c %du32))
-        (let k1 (min (add k0 %du32) total))
+      (let csz (max 1u32 (min %du32 (div (add total (sub stride 1u32)) stride))))
+      (for c (gid x) (div (add total (sub csz 1u32)) csz) stride
+        (let k0 (mul c csz))
+        (let k1 (min (add k0 csz) total))
         (let lo 0u32)
         (let hi (sub n 1u32))
         (for s 0u32 32u32 1u32
@@ -129,7 +134,7 @@ local function edges(o)
             (let w (load col e))
 %s)
           (set k (min ie k1))
-          (set ib ie)))))]]):format(guarded(o, "(gt n 0u32)"), C - 1, C, C, C,
+          (set ib ie)))))]]):format(guarded(o, "(gt n 0u32)"), C,
     o.prologue("v", "i", ""), o.edge("e", "w", ""))
 end
 
