@@ -16,8 +16,8 @@
 --               of at most EDGE_CHUNK: a chunk finds the item holding its first entry by one
 --               binary search in the scanned degrees and walks on from there, item by
 --               item. Every invocation gets the same number of entries whatever the
---               degrees; the cost is the scan's launches (three layers in a megakernel)
---               and one search per chunk.
+--               degrees; the cost is the degree and scan launches (up to four more
+--               layers in a megakernel) and one search per chunk.
 -- Which one a run uses: vyre.policy.expansion(degree statistics) (docs/GRID.md).
 --
 --   expand.program(name, layout, {decls =, prologue = f(v, i, sfx), edge = f(e, w, sfx)})

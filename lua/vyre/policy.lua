@@ -235,8 +235,9 @@ end
 ---    hub's subgroup walks max_degree / 32 entries per lane, so this says the hub keeps its
 ---    subgroup busy at least 8x (256 / 32) as long as a whole average workgroup, and the
 ---    round waits for it (R-MAT: max/mean is 4300 at scale 20, 10000 at scale 22). The
----    factor is a judgement, not a fit: "edges" pays a scan of the round's degrees (three
----    more layers) and a binary search per chunk, so it needs a hub well beyond the rest.
+---    factor is a judgement, not a fit: "edges" pays a degree step and a scan of the
+---    round's degrees (up to four more layers) and a binary search per chunk, so it needs
+---    a hub well beyond the rest.
 ---  * "subgroup" when heavy rows hold at least a quarter of the entries and the largest
 ---    row is at least 4 subgroups long: one lane per row would serialise them.
 ---  * else "item".
