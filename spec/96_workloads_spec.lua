@@ -168,6 +168,16 @@ local function backend_suite(get_be)
           assert.matches(name == "sssp" and "equal to Dijkstra" or "equal to plain Lua BFS",
             select(2, inst.check(rounds)), 1, true)
           record(be, name .. "_edges_small_grid", key, rounds, bytes)
+          -- a CUDA device: the cooperative kernel (rounds advanced and decided on the
+          -- device) and the host split give the same bytes
+          if be.name ~= "reference" and c[1] < 15 then
+            for _, gs in ipairs({ "cooperative", "split" }) do
+              inst.reset()
+              local r = common.megakernel(be, inst, gs)
+              assert.are.equal(rounds, r, name .. " " .. gs)
+              assert.is_true(bytes == common.bytes(inst.output), name .. " " .. gs .. " bytes")
+            end
+          end
           -- the subgroup layout's bytes on the same graph
           local sg = W[name].setup(be, { scale = c[1], edge_factor = c[2], seed = c[3],
             layout = "subgroup" })
