@@ -23,7 +23,8 @@
 --   expand.program(name, layout, {decls =, prologue = f(v, i, sfx), edge = f(e, w, sfx)})
 -- decls: declaration text (rowptr and col must be among them; the worklist `frontier`
 -- is added, and for "edges" the scanned degrees `escan`); prologue: statements run once
--- per item v (index i in the round's items), whose names end in sfx; edge: statements run
+-- per item v (index i in the round's items; "edges": once per chunk the item's row
+-- touches, so they must not write), whose names end in sfx; edge: statements run
 -- per entry e with neighbour w; guard (optional): a grid-uniform condition (e.g. a load of
 -- a mode word) without which the round does nothing.
 --   expand.steps(be, layout, kernel, args, {capacity =, entries = [, scratch =]})
@@ -97,11 +98,11 @@ end
 -- EDGE_CHUNK: a small round (the hub's, early on) spreads over every invocation, one or
 -- two entries each, instead of leaving most idle while a few walk 16 entries in a row; a
 -- large one takes chunks of EDGE_CHUNK and strides. Chunk c holds the round's entries
--- k0 = c*C .. k1 = min(k0 + C, total); its
--- first item is the first i with escan[i] > k0 (binary search over [0, n-1]); it then
--- walks items i, i+1, ... taking each one's entries that fall inside the chunk (a row
--- that spans chunks is walked piecewise by several invocations). ib is item i's first
--- round entry; zero-degree items take no entry and are stepped over.
+-- k0 = c*C .. k1 = min(k0 + C, total); its first item is the first i with escan[i] > k0
+-- (binary search over [0, n-1]); it then walks items i, i+1, ... taking each one's
+-- entries that fall inside the chunk (a row that spans chunks is walked piecewise by
+-- several invocations, each running the item's prologue: it must only read). ib is item
+-- i's first round entry; zero-degree items take no entry and are stepped over.
 local function edges(o)
   local C = M.EDGE_CHUNK
   return ([[
