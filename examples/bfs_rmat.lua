@@ -3,14 +3,18 @@
 -- sort, row starts). The frontier is a vyre.Worklist: a round expands every current
 -- vertex and pushes each neighbour it reaches first; be:megakernel runs the rounds until
 -- one pushes nothing. vyre.policy.expansion picks the expansion layout from the degree
--- statistics (an invocation per vertex, or a subgroup per high-degree vertex; docs/GRID.md);
--- both layouts run here. The levels are checked against a queue BFS in plain Lua.
+-- statistics (an invocation per vertex, a subgroup per high-degree vertex, or
+-- edge-balanced chunks of the round's entries; docs/GRID.md); all three run here, the
+-- chosen one first. "edges" makes the round several steps (the frontier's degrees, their
+-- scan on the device, the balanced walk): expand.steps builds them, and be:megakernel
+-- runs them as one kernel. The levels are checked against a queue BFS in plain Lua.
 local dir = arg and arg[0] and arg[0]:match("^(.*)/") or "."
 package.path = dir .. "/support/?.lua;" .. dir .. "/../?.lua;" .. package.path
 local vyre = require("vyre.cuda")
 local common = require("common")
 local graph = require("bench.megakernel.graph")
 local bfs = require("bench.megakernel.bfs_wl")
+local expand = require("bench.megakernel.expand")
 
 local UNSEEN = 0xffffffff
 local be = common.backend()
@@ -24,14 +28,17 @@ local want = bfs.lua_levels(rowptr, col)
 local depth = 0
 for _, l in ipairs(want) do if l ~= UNSEEN and l > depth then depth = l end end
 
-for _, layout in ipairs({choice.layout, choice.layout == "item" and "subgroup" or "item"}) do
+local layouts = {choice.layout}
+for _, l in ipairs(expand.LAYOUTS) do if l ~= choice.layout then layouts[#layouts + 1] = l end end
+for _, layout in ipairs(layouts) do
   local round = be:compile(vyre.parse(bfs.text(layout)))
   local level = be:buffer("u32", vyre.array("u32", g.nodes):fill(UNSEEN))
   level:upload({0})                                  -- the source: vertex 0 (the R-MAT hub)
   local frontier <close> = be:worklist("u32", g.nodes) -- each vertex is pushed at most once
   frontier:push({0})
-  local rounds = be:megakernel({{round, {rowptr = g.rowptr, col = g.col, level = level,
-    frontier = frontier}, {n = frontier}}}, {converge = {worklist = frontier, max = 1000}})
+  local steps = expand.steps(be, layout, round, {rowptr = g.rowptr, col = g.col, level = level,
+    frontier = frontier}, {capacity = g.nodes, entries = g.entries})
+  local rounds = be:megakernel(steps, {converge = {worklist = frontier, max = 1000}})
   local got = level:download()
   for v = 1, g.nodes do
     common.check(got[v] == want[v], "%s: level[%d] = %d, want %d", layout, v - 1, got[v], want[v])

@@ -1,16 +1,20 @@
 -- 96: the worklist workloads of issue 23 §3 (bench/megakernel: graph, bfs_wl, sssp, cc,
 -- pagerank; the examples bfs_rmat, sssp, cc, pagerank): the device-built R-MAT CSR equals
--- the plain Lua build; BFS levels (both expansion layouts), SSSP distances (both layouts)
--- and CC labels equal plain Lua bit for bit, PageRank is within its tolerance of the Lua
--- model, in every run mode (host loop, graph, megakernel), each mode giving the same bytes
--- and rounds; the checks refuse a corrupted result; vyre.policy.expansion chooses by
--- degree statistics and refuses bad input with a Fix. Every result is bit for bit the
--- same on the reference and on the fake CUDA driver (#fakecuda) and on a GPU (#gpu), where
+-- the plain Lua build; BFS levels (the three expansion layouts: item, subgroup, edges),
+-- SSSP distances (the three layouts) and CC labels equal plain Lua bit for bit, PageRank
+-- is within its tolerance of the Lua model, in every run mode (host loop, graph,
+-- megakernel), each mode giving the same bytes and rounds; the checks refuse a corrupted
+-- result; vyre.policy.expansion chooses by degree statistics ("edges" for a hub of at
+-- least 256 x the mean degree) and refuses bad input with a Fix. Every result is bit for
+-- bit the same on the reference and on the fake CUDA driver (#fakecuda) and on a GPU (#gpu), where
 -- the items of a round arrive in another order.
 local vyre = require("vyre")
 local H = require("spec.helpers")
 local common = require("bench.megakernel.common")
 local graph = require("bench.megakernel.graph")
+local expand = require("bench.megakernel.expand")
+
+local LAYOUTS = expand.LAYOUTS
 
 local W = {
   bfs_wl = require("bench.megakernel.bfs_wl"),
@@ -85,11 +89,11 @@ local function backend_suite(get_be)
     end
   end)
 
-  it("BFS by worklist: levels equal plain Lua BFS in both layouts and every mode", function()
+  it("BFS by worklist: levels equal plain Lua BFS in every layout and every mode", function()
     for _, sh in ipairs(SHAPES) do
       local key = table.concat(sh, "/")
       local layout_bytes
-      for _, layout in ipairs({ "item", "subgroup" }) do
+      for _, layout in ipairs(LAYOUTS) do
         local inst = W.bfs_wl.setup(be, size(sh, { layout = layout }))
         local rounds, bytes = all_modes(be, inst, "bfs_wl " .. layout .. " " .. key)
         local ok, msg = inst.check(rounds)
@@ -114,9 +118,13 @@ local function backend_suite(get_be)
         for _, d in ipairs({ div, 0, 1 << 20 }) do
           B.DIV = d
           local ok, err = pcall(function()
-            for _, layout in ipairs({ "item", "subgroup" }) do
+            for _, layout in ipairs(LAYOUTS) do
               local inst = B.setup(be, size(sh, { layout = layout, direction = true }))
-              assert.are.equal(3, #inst.steps)
+              -- decide, the push round (one step, or degrees + scan + walk), pull
+              local push = #expand.steps(be, layout, inst.steps[2][1], inst.steps[2][2],
+                { capacity = inst.nodes, entries = inst.graph.entries })
+              assert.are.equal(2 + push, #inst.steps)
+              assert.is_true(layout == "edges" and push >= 3 or push == 1)
               local rounds, bytes = all_modes(be, inst, ("bfs_do %s div %d %s"):format(layout,
                 d, key))
               assert.matches("equal to plain Lua BFS", select(2, inst.check(rounds)), 1, true)
@@ -129,16 +137,58 @@ local function backend_suite(get_be)
       end
     end)
 
-  it("SSSP by worklist: distances equal Dijkstra in both layouts and every mode", function()
+  it("SSSP by worklist: distances equal Dijkstra in every layout and every mode", function()
     for _, sh in ipairs(SHAPES) do
       local key = table.concat(sh, "/")
-      for _, layout in ipairs({ "item", "subgroup" }) do
+      for _, layout in ipairs(LAYOUTS) do
         local inst = W.sssp.setup(be, size(sh, { layout = layout }))
         local rounds, bytes = all_modes(be, inst, "sssp " .. layout .. " " .. key)
         assert.matches("equal to Dijkstra", select(2, inst.check(rounds)), 1, true)
         record(be, "sssp", key, rounds, bytes)
       end
     end
+  end)
+
+  it("edges layout: a grid smaller than the round (the stride loop), chunks of 1 and 5, a "
+    .. "scan of more than one tile pass: the same levels and distances", function()
+    local threads, chunk = expand.edge_threads, expand.EDGE_CHUNK
+    local ok, err = pcall(function()
+      -- scale 15: 32768 items of capacity, so the device-counted scan takes its three
+      -- passes (more than 16384 elements); 256 invocations stride over every round
+      for _, c in ipairs({ { 15, 2, 7, 256, 16 }, { 8, 4, 9, 256, 1 }, { 8, 4, 9, 512, 5 } }) do
+        expand.edge_threads = function() return c[4] end
+        expand.EDGE_CHUNK = c[5]
+        local key = ("%d/%d/%d"):format(c[1], c[2], c[3])
+        for _, name in ipairs({ "bfs_wl", "sssp" }) do
+          local inst = W[name].setup(be, { scale = c[1], edge_factor = c[2], seed = c[3],
+            layout = "edges" })
+          if c[1] == 15 then assert.is_true(#inst.steps >= (name == "sssp" and 6 or 5)) end
+          local rounds, bytes = all_modes(be, inst, ("%s edges %s chunk %d"):format(name, key,
+            c[5]))
+          assert.matches(name == "sssp" and "equal to Dijkstra" or "equal to plain Lua BFS",
+            select(2, inst.check(rounds)), 1, true)
+          record(be, name .. "_edges_small_grid", key, rounds, bytes)
+          -- a CUDA device: the cooperative kernel (rounds advanced and decided on the
+          -- device) and the host split give the same bytes
+          if be.name ~= "reference" and c[1] < 15 then
+            for _, gs in ipairs({ "cooperative", "split" }) do
+              inst.reset()
+              local r = common.megakernel(be, inst, gs)
+              assert.are.equal(rounds, r, name .. " " .. gs)
+              assert.is_true(bytes == common.bytes(inst.output), name .. " " .. gs .. " bytes")
+            end
+          end
+          -- the subgroup layout's bytes on the same graph
+          local sg = W[name].setup(be, { scale = c[1], edge_factor = c[2], seed = c[3],
+            layout = "subgroup" })
+          local r2, b2 = run(be, sg, "host_loop")
+          assert.are.equal(rounds, r2)
+          assert.is_true(bytes == b2, name .. " " .. key .. ": edges vs subgroup bytes")
+        end
+      end
+    end)
+    expand.edge_threads, expand.EDGE_CHUNK = threads, chunk
+    assert(ok, err)
   end)
 
   it("CC: labels (smallest vertex per component) equal union-find in every mode", function()
@@ -242,6 +292,33 @@ describe("vyre.policy.expansion", function()
         max_degree = 200, heavy_edges = 200 }).layout)
     end)
 
+  it("takes the edges layout when a hub is >= 256 x the mean degree (R-MAT scale 20)",
+    function()
+      -- R-MAT scale 20, edge factor 16: mean 32, max 137951 (measured on the H100 run)
+      local st = { items = 1 << 20, edges = 32 << 20, max_degree = 137951,
+        heavy_edges = 28 << 20 }
+      local c = policy.choose_expansion(st)
+      assert.are.equal("edges", c.layout)
+      assert.matches("max >= 256 x mean", c.reason, 1, true)
+      -- the boundary: 256 x mean is edges, one less is subgroup
+      st.max_degree = 256 * 32
+      assert.are.equal("edges", policy.choose_expansion(st).layout)
+      st.max_degree = 256 * 32 - 1
+      assert.are.equal("subgroup", policy.choose_expansion(st).layout)
+      -- a smaller workgroup lowers the bar
+      st.workgroup = 128
+      assert.are.equal("edges", policy.choose_expansion(st).layout)
+      -- a hub among flat rows (few heavy entries) is not skewed: item
+      assert.are.equal("item", policy.choose_expansion({ items = 100000, edges = 400000,
+        max_degree = 50000, heavy_edges = 50000 }).layout)
+      -- the R-MAT graph of scale 14 built here: edges (scale 9 is subgroup, above)
+      local be = vyre.backend("reference")
+      local g = graph.build(be, { scale = 14, edge_factor = 16, seed = 1 })
+      local gs = graph.degree_stats(g.rowptr:download():totable())
+      assert.is_true(gs.max_degree >= 256 * gs.edges / gs.items)
+      assert.are.equal("edges", policy.choose_expansion(gs).layout)
+    end)
+
   it("refuses bad statistics with a Fix, and checks a user policy's answer", function()
     local e = H.error_of(policy.choose_expansion, { items = 1, edges = 2, max_degree = 1 })
     assert.matches("stats.heavy_edges must be an integer", e, 1, true)
@@ -249,6 +326,10 @@ describe("vyre.policy.expansion", function()
     assert.matches("exceeds stats.edges", H.error_of(policy.choose_expansion,
       { items = 1, edges = 2, max_degree = 9, heavy_edges = 3 }), 1, true)
     assert.matches("stats must be a table", H.error_of(policy.choose_expansion, 5), 1, true)
+    local e3 = H.error_of(policy.choose_expansion, { items = 1, edges = 2, max_degree = 2,
+      heavy_edges = 0, workgroup = 0 })
+    assert.matches("stats.workgroup must be an integer >= 1", e3, 1, true)
+    assert.matches("Fix:", e3, 1, true)
     policy.expansion = function() return { layout = "warp" } end
     assert.matches("layout warp", H.error_of(policy.choose_expansion, {}), 1, true)
     policy.expansion = function() error("boom") end
@@ -268,6 +349,10 @@ describe("vyre.policy.expansion", function()
     assert.are.same({ layout = "item", reason = "test policy" }, inst.layout)
     inst = W.bfs_wl.setup(be, size(SHAPES[2], { layout = "subgroup" }))
     assert.are.equal("subgroup", inst.layout.layout)
+    policy.expansion = function() return { layout = "edges", reason = "test policy" } end
+    inst = W.sssp.setup(be, size(SHAPES[2]))
+    assert.are.equal("edges", inst.layout.layout)
+    assert.are.equal(inst.nodes, inst.expansion.escan.count)
     assert.matches("layout 'warp' is not", H.error_of(W.bfs_wl.text, "warp"), 1, true)
   end)
 end)
@@ -320,7 +405,7 @@ describe("worklist workloads on a GPU #gpu", function()
     local be = assert(cuda.device(0))
     for _, name in ipairs({ "bfs_wl", "sssp" }) do
       local bytes
-      for _, layout in ipairs({ "item", "subgroup" }) do
+      for _, layout in ipairs(LAYOUTS) do
         local inst = W[name].setup(be, { scale = 14, edge_factor = 16, seed = 2, layout = layout })
         local _, b = all_modes(be, inst, name .. " " .. layout)
         if bytes then assert.is_true(bytes == b, name .. " layouts") end
@@ -328,6 +413,27 @@ describe("worklist workloads on a GPU #gpu", function()
       end
     end
     all_modes(be, W.cc.setup(be, { scale = 14, edge_factor = 16, seed = 2 }), "cc")
+  end)
+
+  it("scale 18: the edges layout on the resident grid equals the subgroup layout", function()
+    local be = assert(cuda.device(0))
+    for _, name in ipairs({ "bfs_wl", "sssp" }) do
+      local bytes, rounds
+      for _, layout in ipairs({ "subgroup", "edges" }) do
+        local inst = W[name].setup(be, { scale = 18, edge_factor = 16, seed = 4, layout = layout })
+        if layout == "edges" then
+          -- the resident grid, not one invocation per chunk of the graph
+          assert.is_true(expand.edge_threads(be, inst.graph.entries)
+            < inst.graph.entries // expand.EDGE_CHUNK)
+        end
+        local r, b = all_modes(be, inst, name .. " " .. layout .. " scale 18")
+        if bytes then
+          assert.are.equal(rounds, r, name .. " rounds")
+          assert.is_true(bytes == b, name .. " layouts")
+        end
+        bytes, rounds = b, r
+      end
+    end
     all_modes(be, W.pagerank.setup(be, { scale = 14, edge_factor = 16, seed = 2, tol = 1e-5 }),
       "pagerank")
   end)

@@ -1,6 +1,6 @@
 -- bench/megakernel/bfs_wl.lua — BFS by worklist on an R-MAT graph in CSR (issue 23 §3):
--- the frontier is a vyre.Worklist; a round expands every current vertex (layout "item" or
--- "subgroup", expand.lua) and pushes each neighbour it reaches first (the cas from
+-- the frontier is a vyre.Worklist; a round expands every current vertex (layout "item",
+-- "subgroup" or "edges", expand.lua) and pushes each neighbour it reaches first (the cas from
 -- unseen to level + 1 succeeds once per vertex, so the next frontier holds every vertex
 -- once, in an order that may differ between backends; the levels do not). Rounds run
 -- until one pushes nothing: depth + 1 rounds.
@@ -31,9 +31,14 @@ function M.text(layout, direction)
     prologue = function(v, _, s)
       return ("      (let d%s (add (load level %s) 1u32))"):format(s, v)
     end,
+    -- a plain load first: a neighbour already reached (most of them, in the large
+    -- rounds) costs no atomic; a stale unseen only costs a cas that fails
     edge = function(_, w, s)
-      return ("        (let old%s (atomic cas level %s 4294967295u32 d%s))\n"
-        .. "        (if (eq old%s 4294967295u32) (then (push frontier %s)))"):format(s, w, s, s, w)
+      return ("        (if (eq (load level %s) 4294967295u32)\n"
+        .. "          (then\n"
+        .. "            (let old%s (atomic cas level %s 4294967295u32 d%s))\n"
+        .. "            (if (eq old%s 4294967295u32) (then (push frontier %s)))))"):format(w, s, w,
+        s, s, w)
     end })
 end
 
@@ -164,22 +169,24 @@ function M.setup(be, o)
   local level = be:buffer("u32", g.nodes)
   local wl = be:worklist("u32", g.nodes)
   local k = common.kernel(be, M.text(choice.layout, o.direction))
-  local steps = { { k, { rowptr = g.rowptr, col = g.col, level = level, frontier = wl },
-    { n = wl } } }
+  local args = { rowptr = g.rowptr, col = g.col, level = level, frontier = wl }
+  local mode = o.direction and be:buffer("u32", 2) or nil
+  args.mode = mode
+  -- the push round: one step, or ("edges") degrees, their scan and the balanced walk
+  local steps, extra = expand.steps(be, choice.layout, k, args, { capacity = g.nodes,
+    entries = g.entries })
   if o.direction then
-    local mode = be:buffer("u32", 2)
-    steps[1][2].mode = mode
     table.insert(steps, 1, { common.kernel(be, M.DECIDE), { level = level, mode = mode,
       div = M.DIV, frontier = wl }, { n = 1 } })
-    steps[3] = { common.kernel(be, M.PULL), { rowptr = g.rowptr, col = g.col, level = level,
-      mode = mode, frontier = wl }, { n = g.nodes } }
+    steps[#steps + 1] = { common.kernel(be, M.PULL), { rowptr = g.rowptr, col = g.col,
+      level = level, mode = mode, frontier = wl }, { n = g.nodes } }
   end
   local inst = {
     worklist = wl, output = level, nodes = g.nodes, edges = g.edges, graph = g,
     max_rounds = o.max_rounds or 100000, layout = choice, degree_stats = dstats,
     -- each reached row once, its entries' col and level: about 12 bytes an entry per BFS
     bytes_per_round = 12 * g.entries // 8,
-    steps = steps, direction = o.direction or false,
+    steps = steps, direction = o.direction or false, expansion = extra,
   }
   function inst.reset()
     level:fill(common.INF)

@@ -1,8 +1,9 @@
 -- bench/megakernel/run.lua — the megakernel benchmark's command line (README.md here).
 --   lua5.4 bench/megakernel/run.lua [--backend cuda|reference] [--size full|small]
 --     [--seed N] [--samples N] [--modes host_loop,graph,megakernel[,mega_graph,mega_split]]
---     [--only bfs_grid,dataflow,jacobi,rmat,bfs_wl,bfs_wl_item,bfs_wl_subgroup,bfs_wl22,
---             bfs_wl22_item,bfs_wl22_subgroup,sssp,cc,pagerank] [--barrier N] [--out DIR]
+--     [--only bfs_grid,dataflow,jacobi,rmat,bfs_wl,bfs_wl_item,bfs_wl_subgroup,bfs_wl_edges,
+--             bfs_wl_do,bfs_wl22,bfs_wl22_item,bfs_wl22_subgroup,bfs_wl22_edges,bfs_wl22_do,
+--             sssp,sssp_subgroup,cc,pagerank] [--barrier N] [--out DIR]
 -- Prints the progress and the markdown table; with --out writes DIR/megakernel.md and,
 -- when megakernel samples exist, DIR/speedup_gate.csv (the speedup gate's evidence).
 -- Exit status: 0 when every check passed and the modes agree, 1 otherwise, 2 when the

@@ -2,9 +2,11 @@
 -- a frontier) on an R-MAT graph in CSR with u32 weights 1..64 (graph.lua), from vertex 0.
 -- A round is two steps over the current items:
 --   1. sssp_snap: snap[i] = dist[item i]; queued[item] = 0 (it may be pushed again);
---   2. the expansion (layout "item" or "subgroup", expand.lua): for each neighbour w,
---      nd = snap[i] + wt[e]; atomic min dist[w] nd; if that lowered dist[w] and w is not
---      queued yet (atomic or queued[w] 1 returned 0), push w.
+--   2. the expansion (layout "item", "subgroup" or "edges", expand.lua; "edges" adds the
+--      degree and scan steps before it): for each neighbour w, nd = snap[i] + wt[e]; if
+--      nd is below dist[w] (a plain load: most relaxations fail and cost no atomic),
+--      atomic min dist[w] nd; if that lowered dist[w] and w is not queued yet (atomic or
+--      queued[w] 1 returned 0), push w.
 -- Every item relaxes with its distance at the start of the round (the snapshot), so the
 -- rounds and the set of pushed vertices do not depend on the order of the items or of
 -- the atomics: dist after each round is min over the round's relaxations, on every
@@ -49,14 +51,18 @@ function M.text(layout)
       return ("      (let d%s (load snap %s))"):format(s, i)
     end,
     edge = function(e, w, s)
+      -- dist only falls during a round, so a stale plain load is never below the
+      -- current value: skipping the atomic when nd >= it loses no relaxation
       return ([[
         (let nd%s (add d%s (load wt %s)))
-        (let old%s (atomic min dist %s nd%s))
-        (if (gt old%s nd%s)
+        (if (lt nd%s (load dist %s))
           (then
-            (let q%s (atomic or queued %s 1u32))
-            (if (eq q%s 0u32) (then (push frontier %s)))))]]):format(s, s, e, s, w, s, s, s, s, w,
-        s, w)
+            (let old%s (atomic min dist %s nd%s))
+            (if (gt old%s nd%s)
+              (then
+                (let q%s (atomic or queued %s 1u32))
+                (if (eq q%s 0u32) (then (push frontier %s)))))))]]):format(s, s, e, s, w, s, w,
+        s, s, s, s, w, s, w)
     end })
 end
 
@@ -144,6 +150,9 @@ function M.setup(be, o)
   local dist = be:buffer("u32", g.nodes)
   local snap, queued = be:buffer("u32", g.nodes), be:buffer("u32", g.nodes)
   local wl = be:worklist("u32", g.nodes)
+  local relax, extra = expand.steps(be, choice.layout, common.kernel(be, M.text(choice.layout)),
+    { rowptr = g.rowptr, col = g.col, wt = g.wt, snap = snap, dist = dist, queued = queued,
+      frontier = wl }, { capacity = g.nodes, entries = g.entries })
   local inst = {
     worklist = wl, output = dist, nodes = g.nodes, edges = g.edges, graph = g,
     max_rounds = o.max_rounds or 100000, layout = choice, degree_stats = dstats,
@@ -151,10 +160,10 @@ function M.setup(be, o)
     steps = {
       { common.kernel(be, M.SNAP), { dist = dist, snap = snap, queued = queued, frontier = wl },
         { n = wl } },
-      { common.kernel(be, M.text(choice.layout)), { rowptr = g.rowptr, col = g.col, wt = g.wt,
-        snap = snap, dist = dist, queued = queued, frontier = wl }, { n = wl } },
     },
+    expansion = extra,
   }
+  for _, st in ipairs(relax) do inst.steps[#inst.steps + 1] = st end
   function inst.reset()
     dist:fill(common.INF)
     dist:upload({ 0 })
@@ -183,6 +192,19 @@ function M.setup(be, o)
     return true, msg .. "; equal to Dijkstra in plain Lua"
   end
   return inst
+end
+
+--- A variant of M with the layout fixed (the bench compares it with the policy's).
+function M.with_layout(layout, name)
+  local V = setmetatable({ name = name or (M.name .. "_" .. layout),
+    title = M.title .. ", layout " .. layout }, { __index = M })
+  function V.setup(be, o)
+    local c = {}
+    for key, v in pairs(o) do c[key] = v end
+    c.layout = layout
+    return M.setup(be, c)
+  end
+  return V
 end
 
 return M

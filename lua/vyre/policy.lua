@@ -225,13 +225,24 @@ function M.decide(facts, profile)
 end
 
 --- The default expansion rule (issue 23 §3; docs/GRID.md "Expansion layouts"): a worklist
---- round walks each item's row of a CSR graph either with an invocation per item or, for
---- items of degree >= stats.subgroup (32), with a whole subgroup per item. The subgroup
---- layout pays a ballot and a loop per subgroup, and wins when enough of the round's
---- entries sit in heavy rows that one lane per row would serialise them: here when heavy
---- rows hold at least a quarter of the entries and the largest row is at least 4
---- subgroups long. stats: {items, edges, max_degree, heavy_edges [, heavy_items,
---- subgroup]} (bench/megakernel/graph.lua degree_stats builds it from rowptr).
+--- round walks each item's row of a CSR graph with an invocation per item ("item"), a
+--- whole subgroup per item of degree >= stats.subgroup (32) ("subgroup"), or an
+--- edge-balanced split of the round's entries ("edges": the degrees scanned on the
+--- device, every invocation a fixed chunk of entries). Rules, in order:
+---  * "edges" when the largest row is at least stats.workgroup (256) times the mean
+---    degree (and heavy rows hold a quarter of the entries, as below). In the subgroup
+---    layout an ordinary workgroup's lanes each walk about one row, mean entries; the
+---    hub's subgroup walks max_degree / 32 entries per lane, so this says the hub keeps its
+---    subgroup busy at least 8x (256 / 32) as long as a whole average workgroup, and the
+---    round waits for it (R-MAT: max/mean is 4300 at scale 20, 10000 at scale 22). The
+---    factor is a judgement, not a fit: "edges" pays a degree step and a scan of the
+---    round's degrees (up to four more layers) and a binary search per chunk, so it needs
+---    a hub well beyond the rest.
+---  * "subgroup" when heavy rows hold at least a quarter of the entries and the largest
+---    row is at least 4 subgroups long: one lane per row would serialise them.
+---  * else "item".
+--- stats: {items, edges, max_degree, heavy_edges [, heavy_items, subgroup, workgroup]}
+--- (bench/megakernel/graph.lua degree_stats builds it from rowptr).
 function M.default_expansion(stats)
   local fname = "vyre.policy.expansion"
   if type(stats) ~= "table" then
@@ -245,16 +256,28 @@ function M.default_expansion(stats)
         ("count it from the row starts, e.g. %s = 0"):format(k))
     end
   end
+  for _, k in ipairs({ "subgroup", "workgroup" }) do
+    local v = stats[k]
+    if v ~= nil and (math.type(v) ~= "integer" or v < 1) then
+      fail(fname, ("stats.%s must be an integer >= 1 (got %s)"):format(k, tostring(v)),
+        ("leave stats.%s out for the default (%d)"):format(k, k == "subgroup" and 32 or 256))
+    end
+  end
   if stats.heavy_edges > stats.edges then
     fail(fname, ("stats.heavy_edges (%d) exceeds stats.edges (%d)"):format(stats.heavy_edges,
       stats.edges), "heavy_edges counts the entries of rows of degree >= 32 only")
   end
-  local sg = stats.subgroup or 32
+  local sg, wg = stats.subgroup or 32, stats.workgroup or 256
   local share = stats.edges > 0 and stats.heavy_edges / stats.edges or 0
   local mean = stats.items > 0 and stats.edges / stats.items or 0
   local shape = ("mean degree %.1f, max %d, %.0f%% of entries in rows of degree >= %d")
     :format(mean, stats.max_degree, 100 * share, sg)
-  if share >= 0.25 and stats.max_degree >= 4 * sg then
+  local skewed = share >= 0.25 and stats.max_degree >= 4 * sg
+  if skewed and mean > 0 and stats.max_degree >= wg * mean then
+    return { layout = "edges", reason = ("hub-dominated degrees (%s; max >= %d x mean): "
+      .. "edge-balanced chunks"):format(shape, wg) }
+  end
+  if skewed then
     return { layout = "subgroup", reason = "skewed degrees (" .. shape .. "): a subgroup per "
       .. "heavy item" }
   end
@@ -262,6 +285,8 @@ function M.default_expansion(stats)
 end
 
 M.expansion = M.default_expansion
+
+M.LAYOUTS = { item = true, subgroup = true, edges = true }
 
 --- choose_expansion(stats) -> {layout, reason}: calls the current policy.expansion (the
 --- user's, if replaced) and checks its answer.
@@ -273,15 +298,17 @@ function M.choose_expansion(stats)
   else
     local ok, res = callback.call("vyre.policy.expansion (a user policy)", M.expansion, stats)
     if not ok then
-      fail(fname, res, "make the policy return {layout = 'item' | 'subgroup', reason = '...'} "
-        .. "without raising, or restore vyre.policy.expansion = vyre.policy.default_expansion")
+      fail(fname, res, "make the policy return {layout = 'item' | 'subgroup' | 'edges', "
+        .. "reason = '...'} without raising, or restore vyre.policy.expansion = "
+        .. "vyre.policy.default_expansion")
     end
     choice = res
   end
-  if type(choice) ~= "table" or (choice.layout ~= "item" and choice.layout ~= "subgroup") then
-    fail(fname, ("vyre.policy.expansion returned %s, not {layout = 'item' | 'subgroup'}")
-      :format(type(choice) == "table" and ("layout " .. tostring(choice.layout))
-        or type(choice)), "return a table with layout 'item' or 'subgroup' and a reason")
+  if type(choice) ~= "table" or not M.LAYOUTS[choice.layout] then
+    fail(fname, ("vyre.policy.expansion returned %s, not {layout = 'item' | 'subgroup' | "
+      .. "'edges'}"):format(type(choice) == "table" and ("layout " .. tostring(choice.layout))
+        or type(choice)), "return a table with layout 'item', 'subgroup' or 'edges' and a "
+      .. "reason")
   end
   if type(choice.reason) ~= "string" or choice.reason == "" then
     choice.reason = "chosen by a user policy (no reason given)"

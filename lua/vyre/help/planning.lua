@@ -40,20 +40,23 @@ The cost model: estimated nanoseconds of the whole execution in each mode (launc
 graph nodes, barriers, flag readbacks, memory traffic), and the rounds it assumed.
 Needs completed facts (policy.complete).]=],
   ["vyre.policy.expansion"] = [=[
-vyre.policy.expansion(stats) -> {layout = "item" | "subgroup", reason}
+vyre.policy.expansion(stats) -> {layout = "item" | "subgroup" | "edges", reason}
 The current expansion policy (default_expansion until you assign your own): how a
-worklist round walks the CSR rows of its items — an invocation per item, or a subgroup
-per item of degree >= 32. Called through policy.choose_expansion. docs/GRID.md.]=],
+worklist round walks the CSR rows of its items — an invocation per item, a subgroup
+per item of degree >= 32, or edge-balanced chunks of the round's entries (degrees
+scanned on the device). Called through policy.choose_expansion. docs/GRID.md.]=],
   ["vyre.policy.default_expansion"] = [=[
 vyre.policy.default_expansion(stats) -> {layout, reason}
-The default rule over degree statistics {items, edges, max_degree, heavy_edges}: the
-subgroup layout when rows of degree >= 32 hold at least a quarter of the entries and the
-largest row is >= 128 long (skewed graphs such as R-MAT), else an invocation per item.
-Bad statistics raise "vyre.policy.expansion: ... Fix: ...".]=],
+The default rule over degree statistics {items, edges, max_degree, heavy_edges [,
+subgroup = 32, workgroup = 256]}: skewed when rows of degree >= 32 hold at least a
+quarter of the entries and the largest row is >= 128 long; then "edges" if the largest
+row is also >= workgroup x the mean degree (a hub: R-MAT at scale >= 14), else
+"subgroup"; not skewed: an invocation per item ("item"). Bad statistics raise
+"vyre.policy.expansion: ... Fix: ...".]=],
   ["vyre.policy.choose_expansion"] = [=[
 vyre.policy.choose_expansion(stats) -> {layout, reason}
 Calls the current policy.expansion (a user's, through the callback guard) and checks the
-answer: a layout other than "item" or "subgroup" raises with a Fix; a missing reason is
+answer: a layout other than "item", "subgroup" or "edges" raises with a Fix; a missing reason is
 filled in. The worklist workloads of bench/megakernel (bfs_wl, sssp) ask it.]=],
 
   ["vyre.profiles"] = [=[
