@@ -13,6 +13,7 @@ local K = require("vyre.egraph.kernels")
 local callback = require("vyre.callback")
 local image = require("vyre.egraph.image")
 
+local P = require("vyre.egraph.payload")
 local M = {}
 
 local SWEEPS = 8 -- Bellman-Ford sweeps per sequence (one readback each 8)
@@ -81,8 +82,9 @@ local function build(eg, snap, best, c, memo)
         local t = { op = names[op + 1] }
         local text
         if eg.reg.arity[op + 1] == 0 then
-          t.payload = payload(snap.words, off)
-          text = ("(%s %d)"):format(t.op, t.payload)
+          local bits = payload(snap.words, off)
+          t.payload = P.decode(eg, op, bits)
+          text = ("(%s %s)"):format(t.op, P.text(eg, op, bits))
         else
           local parts = { "(" .. t.op }
           for k = 1, len do
@@ -200,7 +202,7 @@ local function node_of(eg, s, r)
   local node = { op = eg.reg.names[op + 1] }
   local off, len = s.off[r + 1], s.len[r + 1]
   if eg.reg.arity[op + 1] == 0 then
-    node.payload = payload(s.words, off)
+    node.payload = P.decode(eg, op, payload(s.words, off))
   else
     for k = 1, len do node[k] = s.words[off + k] end
   end

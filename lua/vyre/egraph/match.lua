@@ -144,29 +144,88 @@ function M.uses_analysis(when)
   return require("vyre.egraph.rules").uses_analysis(when)
 end
 
---- The i64 expression of a guard/payload expression over the kernel's variables.
-function M.expr64(e)
-  local k = e.kind
-  if k == "int" then return ("%di64"):format(e.value) end
-  if k == "cvar" then return ("(cast i64 v_%s)"):format(e.name) end
-  if k == "aval" then return ("(load an_val v_%s)"):format(e.name) end
-  if k == "ahas" then return ("(eq (load an_state v_%s) 1u32)"):format(e.name) end
-  if k == "pvar" then
-    return ("(bitcast i64 (or (cast u64 p_%s_lo) (shl (cast u64 p_%s_hi) 32u64)))"):format(
-      e.name, e.name)
+local P = require("vyre.egraph.payload")
+
+-- Converts code of type from to type to (i64, f64 or bool).
+local function conv(code, from, to)
+  if from == to then return code end
+  if to == "bool" then
+    return from == "f64" and ("(ne %s 0x0p+0f64)"):format(code) or ("(ne %s 0i64)"):format(code)
   end
-  local a = {}
-  for i, x in ipairs(e.args) do a[i] = M.expr64(x) end
+  if from == "bool" then
+    return to == "f64" and ("(select %s 0x1p+0f64 0x0p+0f64)"):format(code)
+      or ("(select %s 1i64 0i64)"):format(code)
+  end
+  return ("(cast %s %s)"):format(to, code)
+end
+M.conv = conv
+
+local BIN = { ["+"] = "add", ["-"] = "sub", ["*"] = "mul", ["/"] = "div", ["=="] = "eq",
+  ["!="] = "ne", ["<"] = "lt", ["<="] = "le", [">"] = "gt", [">="] = "ge" }
+
+--- The code of a guard/payload expression over the kernel's variables, and its type
+--- (e.ty: "i64", "f64" or "bool"; rules.lua types every node). Payload variables and
+--- analysis values are 64-bit words, read as f64 where their type says so.
+function M.code(e)
+  local k = e.kind
+  if k == "int" then return ("%di64"):format(e.value), "i64" end
+  if k == "num" then return P.f64_lit(e.value), "f64" end
+  if k == "cvar" then return ("(cast i64 v_%s)"):format(e.name), "i64" end
+  if k == "aval" then
+    local c = ("(load an_val v_%s)"):format(e.name)
+    if e.ty == "f64" then return ("(bitcast f64 %s)"):format(c), "f64" end
+    return c, "i64"
+  end
+  if k == "ahas" then return ("(eq (load an_state v_%s) 1u32)"):format(e.name), "bool" end
+  if k == "uval" then
+    local c = ("(load an_%s v_%s)"):format(e.an, e.name)
+    if e.ty == "f64" then return ("(bitcast f64 %s)"):format(c), "f64" end
+    if e.ty == "bool" then return ("(ne %s 0i64)"):format(c), "bool" end
+    return c, "i64"
+  end
+  if k == "pvar" then
+    local w = ("(or (cast u64 p_%s_lo) (shl (cast u64 p_%s_hi) 32u64))"):format(e.name, e.name)
+    if e.ty == "f64" then return ("(bitcast f64 %s)"):format(w), "f64" end
+    return ("(bitcast i64 %s)"):format(w), "i64"
+  end
   local f = e.fn
-  local bin = { ["+"] = "add", ["-"] = "sub", ["*"] = "mul", ["=="] = "eq", ["!="] = "ne",
-    ["<"] = "lt", ["<="] = "le", [">"] = "gt", [">="] = "ge" }
-  if bin[f] then return ("(%s %s %s)"):format(bin[f], a[1], a[2]) end
-  if f == "neg" then return ("(sub 0i64 %s)"):format(a[1]) end
-  if f == "not" then return ("(lnot %s)"):format(a[1]) end
-  local op = f == "and" and "land" or "lor"
-  local s = a[1]
-  for i = 2, #a do s = ("(%s %s %s)"):format(op, s, a[i]) end
-  return s
+  local a, t = {}, {}
+  for i, x in ipairs(e.args) do a[i], t[i] = M.code(x) end
+  if f == "not" then return ("(lnot %s)"):format(conv(a[1], t[1], "bool")), "bool" end
+  if f == "and" or f == "or" then
+    local op = f == "and" and "land" or "lor"
+    local s = conv(a[1], t[1], "bool")
+    for i = 2, #a do s = ("(%s %s %s)"):format(op, s, conv(a[i], t[i], "bool")) end
+    return s, "bool"
+  end
+  -- arithmetic computes in e.ty; a comparison in f64 when an operand is f64
+  local ty = e.ty
+  if ty == "bool" then
+    ty = "i64"
+    for i = 1, #t do if t[i] == "f64" then ty = "f64" end end
+  end
+  for i = 1, #a do a[i] = conv(a[i], t[i], ty) end
+  if f == "neg" then
+    return ("(sub %s %s)"):format(ty == "f64" and "0x0p+0f64" or "0i64", a[1]), ty
+  end
+  local code = ("(%s %s %s)"):format(BIN[f], a[1], a[2])
+  if e.kind == "cmp" then return code, "bool" end
+  -- -0.0 + 0.0 is 0.0: f64 results have one zero (payload.lua)
+  if ty == "f64" then code = ("(add %s 0x0p+0f64)"):format(code) end
+  return code, ty
+end
+
+--- The device predicate of a `when` expression (bool code).
+function M.expr64(e)
+  local c, t = M.code(e)
+  return conv(c, t, "bool")
+end
+
+--- The i64 payload bits of a right-hand payload expression.
+function M.bits64(e)
+  local c, t = M.code(e)
+  if t == "f64" then return ("(bitcast i64 %s)"):format(c) end
+  return conv(c, t, "i64")
 end
 
 -- The steps of a pattern's join, in order: {let = name, e = expr} | {check = expr} |
@@ -328,6 +387,12 @@ function M.text(pat, lay, when, mode)
   (let s (subgroup_reduce add tot))
   (if (land (eq (subgroup_lane) 0u32) (ne s 0u32)) (then (atomic add stat 0u32 s)))]]
   end
+  local anbuf = M.uses_analysis(when)
+    and "  (buffer an_state u32 read)\n  (buffer an_val i64 read)\n" or ""
+  local vr = {}
+  for name in pairs(require("vyre.egraph.rules").values_read(when)) do vr[#vr + 1] = name end
+  table.sort(vr)
+  for _, name in ipairs(vr) do anbuf = anbuf .. ("  (buffer an_%s i64 read)\n"):format(name) end
   return U.fill([[
 (program eq_$MODE (workgroup 256)
   (buffer row_op u32 read)
@@ -359,8 +424,7 @@ $ANBUF  (param n u32)
 $BODY
       (if (eq m 0u32) (then (store cnt_out i cnt)))))
 $TOTAL)
-]], { MODE = mode, BODY = body, TOTAL = total, ANBUF = M.uses_analysis(when)
-    and "  (buffer an_state u32 read)\n  (buffer an_val i64 read)\n" or "" })
+]], { MODE = mode, BODY = body, TOTAL = total, ANBUF = anbuf })
 end
 
 --- Searches one pattern over the index: returns m (kept matches), the substitution
@@ -389,6 +453,9 @@ function M.search(eg, fname, idx, pat, lay, when, role, since)
     sub = S.exact(eg, "m_dummy", 1), stat = eg.stat, n = n, base = base,
     m = 0, since = since or 0, filter = lay.flag and 0 or 1, withsub = lay.withsub and 1 or 0 }
   if M.uses_analysis(when) then args.an_state, args.an_val = eg.an_state, eg.an_val end
+  for name in pairs(require("vyre.egraph.rules").values_read(when)) do
+    args["an_" .. name] = eg.analyses[name].val
+  end
   local steps = {}
   S.zero_stat(eg, 1, steps)
   steps[#steps + 1] = { kc.count, args, S.grid(n) }

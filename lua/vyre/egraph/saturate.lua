@@ -88,7 +88,7 @@ local function payloads(eg, fname, sub, m, lay, e)
     (then
 %s
       (store out i %s))))
-]]):format(table.concat(lets, "\n"), match.expr64(e))
+]]):format(table.concat(lets, "\n"), match.bits64(e))
   local out = S.exact(eg, "ap_pay", m, "i64")
   S.run(eg, fname, { { kernel(eg.be, text), { sub = sub, out = out, m = m }, S.grid(m) } })
   return out
@@ -100,7 +100,11 @@ local function instantiate(eg, fname, sub, m, lay, t)
   if t.kind == "var" then return { col = lay.class[t.name] } end
   if t.kind == "leaf" then
     local p = t.payload
-    if p.kind == "int" then return { id = eg:leaf(t.op, p.value), step = 0 } end
+    if p.kind == "int" then
+      -- the literal's bits, as the pattern read them (payload.lua)
+      return { id = S.stage(eg, t.op, { p.value & 0xffffffff, (p.value >> 32) & 0xffffffff }),
+        step = 0 }
+    end
     local first = eg:add_many(t.op, payloads(eg, fname, sub, m, lay, p))
     return { id = first, step = 1 }
   end
