@@ -427,6 +427,75 @@ $TOTAL)
 ]], { MODE = mode, BODY = body, TOTAL = total, ANBUF = anbuf })
 end
 
+--- The text of the count or write kernel of a bare-variable pattern (egg's `?a => ...`):
+--- one invocation per id; a canonical class with a live (not subsumed) row is a match,
+--- new when one of its rows is new (row_epoch >= since).
+function M.var_text(pat, lay, when, mode)
+  local leaf
+  if mode == "count" then
+    leaf = "(set tot 1u32)\n$WHEN(if (lor (eq filter 0u32) (ne fresh 0u32)) (then "
+      .. "(set cnt 1u32)))$END"
+  else
+    local parts = { "(store sub at i)" }
+    parts[#parts + 1] = ("(store sub (add (mul %s m) at) i)"):format(u32lit(lay.class[pat.name]))
+    if lay.flag then
+      parts[#parts + 1] = ("(store sub (add (mul %s m) at) fresh)"):format(u32lit(lay.flag))
+    end
+    parts[#parts + 1] = "(set at (add at 1u32))"
+    leaf = ("$WHEN(if (lor (eq filter 0u32) (ne fresh 0u32)) (then\n%s))$END"):format(
+      table.concat(parts, "\n"))
+  end
+  local wopen = when and ("(if %s (then\n"):format(M.expr64(when)) or ""
+  leaf = leaf:gsub("%$WHEN", function() return wopen end)
+  leaf = leaf:gsub("%$END", function() return when and "))" or "" end)
+  local anbuf = M.uses_analysis(when)
+    and "  (buffer an_state u32 read)\n  (buffer an_val i64 read)\n" or ""
+  local vr = {}
+  for name in pairs(require("vyre.egraph.rules").values_read(when)) do vr[#vr + 1] = name end
+  table.sort(vr)
+  for _, name in ipairs(vr) do anbuf = anbuf .. ("  (buffer an_%s i64 read)\n"):format(name) end
+  local total = mode == "count" and [[
+  (let s (subgroup_reduce add tot))
+  (if (land (eq (subgroup_lane) 0u32) (ne s 0u32)) (then (atomic add stat 0u32 s)))]] or ""
+  return U.fill([[
+(program eq_var_$MODE (workgroup 256)
+  (buffer parent u32 read)
+  (buffer cls_rows u32 read)
+  (buffer cstart u32 read)
+  (buffer cend u32 read)
+  (buffer row_epoch u32 read)
+  (buffer cnt_out u32 read_write)
+  (buffer sub u32 write)
+  (buffer stat u32 read_write)
+$ANBUF  (param n u32)
+  (param m u32)
+  (param since u32)
+  (param filter u32)
+  (param withsub u32)
+  (let i (gid x))
+  (let tot 0u32)
+  (if (lt i n)
+    (then
+      (let cnt 0u32)
+      (let at (select (eq m 0u32) 0u32 (load cnt_out i)))
+      (let live 0u32)
+      (let fresh 0u32)
+      (if (eq (load parent i) i)
+        (then
+          (for q (load cstart i) (load cend i) 1u32
+            (let e (load row_epoch (load cls_rows q)))
+            (if (lor (ne withsub 0u32) (eq (and e $SUB) 0u32)) (then (set live 1u32)))
+            (if (ge (and e 2147483647u32) since) (then (set fresh 1u32))))))
+      (if (ne live 0u32)
+        (then
+          (let v_$VAR i)
+$LEAF))
+      (if (eq m 0u32) (then (store cnt_out i cnt)))))
+$TOTAL)
+]], { MODE = mode, ANBUF = anbuf, SUB = M.SUBSUMED, VAR = pat.name, LEAF = leaf,
+    TOTAL = total })
+end
+
 --- Searches one pattern over the index: returns m (kept matches), the substitution
 --- buffer (ncols * m u32, column-major; role names the exact-size scratch buffer) and
 --- the number of all matches. since: the least epoch of a new row (0: all are new);
@@ -434,14 +503,17 @@ end
 function M.search(eg, fname, idx, pat, lay, when, role, since)
   local be = eg.be
   local op = pat.op
-  local base, stop = idx.ostart[op + 1] or 0, idx.oend[op + 1] or 0
+  local var = pat.kind == "var"
+  local base, stop = 0, eg.dev.nids
+  if not var then base, stop = idx.ostart[op + 1] or 0, idx.oend[op + 1] or 0 end
   local n = stop - base
-  if n <= 0 then return 0, nil, 0 end
+  if n <= 0 or idx.n == 0 then return 0, nil, 0 end
   pat.kc = pat.kc or setmetatable({}, { __mode = "k" })
   local kc = pat.kc[be]
   if not kc then
     -- keyed by the text: patterns of other e-graphs on the same backend share kernels
-    local tc, tw = M.text(pat, lay, when, "count"), M.text(pat, lay, when, "write")
+    local gen = var and M.var_text or M.text
+    local tc, tw = gen(pat, lay, when, "count"), gen(pat, lay, when, "write")
     kc = { count = kernel(be, tc, function() return tc end),
       write = kernel(be, tw, function() return tw end) }
     pat.kc[be] = kc
@@ -452,6 +524,12 @@ function M.search(eg, fname, idx, pat, lay, when, role, since)
     cstart = idx.cstart, cend = idx.cend, cnt_out = cnt, row_epoch = eg.row_epoch,
     sub = S.exact(eg, "m_dummy", 1), stat = eg.stat, n = n, base = base,
     m = 0, since = since or 0, filter = lay.flag and 0 or 1, withsub = lay.withsub and 1 or 0 }
+  if var then
+    args = { parent = eg.parent, cls_rows = idx.cls_rows, cstart = idx.cstart,
+      cend = idx.cend, row_epoch = eg.row_epoch, cnt_out = cnt, sub = args.sub,
+      stat = eg.stat, n = n, m = 0, since = args.since, filter = args.filter,
+      withsub = args.withsub }
+  end
   if M.uses_analysis(when) then args.an_state, args.an_val = eg.an_state, eg.an_val end
   for name in pairs(require("vyre.egraph.rules").values_read(when)) do
     args["an_" .. name] = eg.analyses[name].val

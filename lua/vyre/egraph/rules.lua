@@ -256,6 +256,7 @@ end
 local function check_depth(fname, pats, texts, when, guarded)
   local match = require("vyre.egraph.match")
   local single = #pats == 1
+  if pats[1].kind == "var" then return end -- one small kernel of its own (match.var_text)
   local function short(t) return #t <= 60 and t or (t:sub(1, 57) .. "...") end
   for i, pat in ipairs(pats) do
     local dev_when = single and when or nil
@@ -310,14 +311,18 @@ function R.compile(eg, fname, name, lhs, rhs, opts)
   local pats = {}
   for i, text in ipairs(lhs_list) do
     local t = term(fname, eg, R.sexp(fname, text), "lhs", vars, text)
-    if t.kind == "var" then
-      S.raise(fname, ("left-hand pattern '%s' is a bare variable"):format(text),
-        "match an op at the root, e.g. (Add ?a ?b)")
+    if t.kind == "var" and (#lhs_list > 1 or opts.subsume) then
+      -- a single bare variable matches every e-class (egg's `?a => (+ ?a 0)`)
+      S.raise(fname, ("left-hand pattern '%s' is a bare variable in a %s"):format(text,
+        opts.subsume and "rule with subsume = true" or "multi-pattern rule"),
+        "match an op at the root, e.g. (Add ?a ?b); a bare ?a is a rule of one pattern")
     end
     pats[i] = t
   end
-  local unions = {}
-  if type(rhs) == "string" then
+  local unions, applier = {}, nil
+  if type(rhs) == "function" then
+    applier = rhs -- a Lua applier (applier.lua), run on the host per match
+  elseif type(rhs) == "string" then
     unions[1] = { { kind = "root" }, term(fname, eg, R.sexp(fname, rhs), "rhs", vars, rhs) }
   elseif type(rhs) == "table" and #rhs > 0 then
     for i, pr in ipairs(rhs) do
@@ -329,8 +334,8 @@ function R.compile(eg, fname, name, lhs, rhs, opts)
         term(fname, eg, R.sexp(fname, pr[2]), "rhs", vars, pr[2]) }
     end
   else
-    S.raise(fname, ("argument 3 (rhs) must be a pattern string or a list of pairs, got %s")
-      :format(type(rhs)), "pass e.g. \"(Add ?b ?a)\"")
+    S.raise(fname, ("argument 3 (rhs) must be a pattern string, a list of pairs or a Lua "
+      .. "function (an applier), got %s"):format(type(rhs)), "pass e.g. \"(Add ?b ?a)\"")
   end
   local when
   if opts.when ~= nil then
@@ -360,7 +365,7 @@ function R.compile(eg, fname, name, lhs, rhs, opts)
   for v in pairs(vars) do names[#names + 1] = v end
   table.sort(names)
   return { name = name, lhs = lhs_list, rhs = rhs, pats = pats, unions = unions, vars = vars,
-    varnames = names, when = when, when_text = opts.when, guard = opts.guard,
+    varnames = names, when = when, when_text = opts.when, guard = opts.guard, applier = applier,
     subsume = opts.subsume or nil }
 end
 

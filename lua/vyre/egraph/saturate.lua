@@ -118,6 +118,7 @@ end
 --- right-hand sides and unites.
 function A.apply(eg, fname, rule, sub, m, lay)
   if m == 0 then return 0 end
+  if rule.applier then return require("vyre.egraph.applier").apply(eg, fname, rule, sub, m, lay) end
   local merges = 0
   for _, pr in ipairs(rule.unions) do
     local a = instantiate(eg, fname, sub, m, lay, pr[1])

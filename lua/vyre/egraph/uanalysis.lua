@@ -491,6 +491,7 @@ function UA.compute(eg, fname, an, idx)
     end
   end
   an.val = bufs[cur]
+  an.n = nids
   an.sweeps = sweeps
   return sweeps
 end
@@ -529,8 +530,10 @@ end
 --- All values of analysis name, by canonical id (a host table; the appliers' view).
 function UA.values(eg, name)
   local an = eg.analyses[name]
-  local n = eg.dev.nids
-  if n == 0 or not an.val then return {} end
+  if not an.val then return {} end
+  -- the ids of the graph the values were computed on (new ids have none yet)
+  local n = math.min(an.n or 0, #an.val)
+  if n == 0 then return {} end
   local w = an.val:download({ count = n })
   local out = {}
   for i = 1, n do out[i - 1] = word_value(w[i], an.ty) end
