@@ -187,6 +187,7 @@ function AN.declare(eg, fname, name, spec)
     S.raise(fname, "prune must be a boolean, and needs modify = true",
       "pass modify = true, prune = true to keep only the leaves of constant classes")
   end
+  eg.an_idx = nil
   eg.an_spec = { leaf = leaf, fold = fold, modify = spec.modify or false,
     prune = spec.prune or false }
 end
@@ -246,9 +247,12 @@ end
 function AN.current(eg, fname)
   if not eg.clean then R.rebuild(eg, fname) end
   S.settle(eg)
-  local idx = match.index(eg, fname)
+  -- the values stay valid while the query index does (any change drops eg.qidx)
+  if eg.qidx and eg.an_idx == eg.qidx then return end
+  local idx = eg.qidx or match.index(eg, fname)
   eg.qidx = idx
   AN.compute(eg, fname, idx)
+  eg.an_idx = idx
 end
 
 --- egg's modify for constant folding, on the rebuilt graph: every class with one value

@@ -142,7 +142,6 @@ function S.op(eg, name, arity, ptype)
       .. "leaf ops (arity 0), got %s with arity %d"):format(name, tostring(ptype), arity),
       "e.g. eg:op(\"Num\", 0, \"f64\") or eg:op(\"Sym\", 0, \"sym\")")
   end
-  ptype = ptype or "i64"
   local ops = eg.reg
   ops.ptype = ops.ptype or {}
   local id = ops.byname[name]
@@ -151,7 +150,7 @@ function S.op(eg, name, arity, ptype)
       S.raise("op", ("op '%s' is already registered with arity %d, not %d"):format(name,
         ops.arity[id + 1], arity), "register each op once, or use another name")
     end
-    if (ops.ptype[id + 1] or "i64") ~= ptype then
+    if ptype ~= nil and (ops.ptype[id + 1] or "i64") ~= ptype then
       S.raise("op", ("op '%s' is already registered with payload type %s, not %s"):format(
         name, ops.ptype[id + 1] or "i64", ptype), "register each op once, or use another name")
     end
@@ -160,7 +159,7 @@ function S.op(eg, name, arity, ptype)
   id = #ops.names
   ops.names[id + 1] = name
   ops.arity[id + 1] = arity
-  ops.ptype[id + 1] = ptype
+  ops.ptype[id + 1] = ptype or "i64"
   ops.byname[name] = id
   eg.leaf_dirty = true
   return id

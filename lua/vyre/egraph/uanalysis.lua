@@ -390,6 +390,7 @@ function UA.declare(eg, fname, name, spec)
   end
   eg.analyses = eg.analyses or {}
   eg.analyses[name] = an
+  eg.ua_idx = nil
   eg.analysis_order = eg.analysis_order or {}
   eg.analysis_order[#eg.analysis_order + 1] = name
 end
@@ -507,9 +508,12 @@ end
 function UA.current(eg, fname)
   if not eg.clean then require("vyre.egraph.rebuild").rebuild(eg, fname) end
   S.settle(eg)
-  local idx = require("vyre.egraph.match").index(eg, fname)
+  -- the values stay valid while the query index does (any change drops eg.qidx)
+  if eg.qidx and eg.ua_idx == eg.qidx then return eg.qidx end
+  local idx = eg.qidx or require("vyre.egraph.match").index(eg, fname)
   eg.qidx = idx
   UA.compute_all(eg, fname, idx)
+  eg.ua_idx = idx
   return idx
 end
 
