@@ -9,7 +9,6 @@
 local vyre = require("vyre")
 local H = require("spec.helpers")
 local X = require("spec.egraph_langs")
-local UA = require("vyre.egraph.uanalysis")
 
 local function T(o)
   if o.time_limit == nil then o.time_limit = 600 end
@@ -277,13 +276,15 @@ for _, kind in ipairs(backends()) do
         end, "(child k) needs k in [0, 1)" },
         { function() eg:analysis("t", { type = "i64", merge = "(/ a b)", make = { Num = "0" } })
         end, "divides f64 values only" },
-        { function() eg:analysis("t", { type = "i64", merge = "(band a 1.5)", make = { Num = "0" } })
+        { function()
+          eg:analysis("t", { type = "i64", merge = "(band a 1.5)", make = { Num = "0" } })
         end, "(band x y) needs i64 operands" },
         { function() eg:analysis("t", { type = "i64", merge = "a", make = { Nope = "0" } }) end,
           "unknown op 'Nope'" },
         { function() eg:analysis("t", { type = "i64", merge = "a", make = { Num = "0" },
           modify = { leaf = "F" } }) end, "has arity 1" },
-        { function() eg:analysis("t", { type = "i64", merge = "a", make = { Num = "0" }, speed = 1 })
+        { function()
+          eg:analysis("t", { type = "i64", merge = "a", make = { Num = "0" }, speed = 1 })
         end, "unknown option 'speed'" },
         { function() eg:value("nope", 0) end, "has no analysis 'nope'" },
         { function() eg:rule("r", "(F ?a)", "?a", { when = "(value nope ?a)" }) end,

@@ -126,9 +126,9 @@ function EGraph:leaf(op, value)
   end
   local bits, want = payload.encode(self, id, value)
   if not bits then
-    S.raise("leaf", ("the payload must be %s (op '%s'), got %s"):format(want, self.reg.names[id + 1],
-      tostring(value)), ("pass a value of the op's payload type (%s; eg:op(name, 0, "
-      .. "\"i64\" | \"f64\" | \"sym\"))"):format(payload.type_of(self, id)))
+    S.raise("leaf", ("the payload must be %s (op '%s'), got %s"):format(want,
+      self.reg.names[id + 1], tostring(value)), ("pass a value of the op's payload type "
+      .. "(%s; eg:op(name, 0, \"i64\" | \"f64\" | \"sym\"))"):format(payload.type_of(self, id)))
   end
   return S.stage(self, id, { bits & 0xffffffff, (bits >> 32) & 0xffffffff })
 end

@@ -352,7 +352,8 @@ function R.compile(eg, fname, name, lhs, rhs, opts)
     if R.uses_analysis(when) or next(R.values_read(when)) then
       if #lhs_list ~= 1 then
         S.raise(fname, ("when '%s' reads an analysis in a multi-pattern rule")
-          :format(opts.when), "read analyses ((const ?x), (value NAME ?x)) in rules of one left-hand pattern")
+          :format(opts.when),
+          "read analyses ((const ?x), (value NAME ?x)) in rules of one left-hand pattern")
       end
     end
   end

@@ -71,7 +71,9 @@ local function parse(fname, s, env, what, text)
       "see docs/EGRAPH.md, \"User analyses\", for the expression language")
   end
   if type(s) == "string" then
-    if s == "true" or s == "false" then return { kind = "lit", ty = "bool", value = s == "true" } end
+    if s == "true" or s == "false" then
+      return { kind = "lit", ty = "bool", value = s == "true" }
+    end
     local n = tonumber(s)
     if n then
       if math.type(n) == "integer" and not s:find("[%.eEpP]") then
@@ -251,7 +253,8 @@ local function lua_eval(e, env)
     return 1 << (x & 63)
   end
   local x, y = lua_conv(a[1], e.args[1].ty, e.opty), lua_conv(a[2], e.args[2].ty, e.opty)
-  local f, r = e.fn, nil
+  local f = e.fn
+  local r
   if f == "+" then r = x + y
   elseif f == "-" then r = x - y
   elseif f == "*" then r = x * y
