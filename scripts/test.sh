@@ -91,7 +91,8 @@ fake_pass "" spec/5[0-4]_fakecuda_*_spec.lua spec/17_lib_spec.lua spec/30_grid_s
   spec/74_debug_oob_cuda_spec.lua spec/75_targets_spec.lua spec/76_cuda_library_spec.lua \
   spec/80_backends_spec.lua spec/81_lib_aliasing_spec.lua spec/82_worklist_spec.lua \
   spec/85_lib_steps_spec.lua \
-  spec/86_scan_onepass_spec.lua spec/87_egraph_v2_spec.lua spec/88_errors_spec.lua
+  spec/86_scan_onepass_spec.lua spec/87_egraph_v2_spec.lua spec/88_errors_spec.lua \
+  spec/97_egraph_analysis_spec.lua
 # Every GPU generation (issue 20 §1): the runtime specs again on fake devices of other
 # SMs — Xavier, Orin, B200, RTX 50xx, GB10 and one newer than every known target (the
 # runtime must pick the highest known target and let the JIT take it).

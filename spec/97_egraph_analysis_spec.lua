@@ -92,12 +92,14 @@ for _, kind in ipairs(backends()) do
       eg:rule("half", "(Half (Num ?p))", "(Num (* ?p 0.5))", { when = "(> ?p 3.25)" })
       eg:rule("div", "(Half (Num ?p))", "(Num (/ ?p 4))", { when = "(< ?p 1e9)" })
       eg:rule("x-is-7", "(Var x)", "(Int 7)")
+      eg:rule("trunc", "(Half (Num ?p))", "(Int ?p)") -- an f64 variable under an i64 leaf
       local rep = eg:run(T{ iterations = 5, scheduler = vyre.egraph.simple() })
       assert.are.equal("saturated", rep.stop)
       assert.are.equal(eg:find(s), eg:lookup("(Num 3.5)"))
       assert.is_true(eg:equiv("(Half (Num 3.5))", "(Num 1.75)"))
       assert.is_true(eg:equiv("(Half (Num 3.5))", "(Num 0.875)"))
       assert.is_true(eg:equiv(x, "(Int 7)"))
+      assert.is_true(eg:equiv("(Half (Num 3.5))", "(Int 3)"))
       assert.are.equal(eg:find(x), eg:find(first + 1))
       assert.is_false(eg:equiv(first, x))
       local seen = {}

@@ -221,10 +221,12 @@ function M.expr64(e)
   return conv(c, t, "bool")
 end
 
---- The i64 payload bits of a right-hand payload expression.
-function M.bits64(e)
+--- The payload bits (i64 code) of a right-hand payload expression for a leaf of payload
+--- type pt: the value is converted to pt's arithmetic type first (an f64 variable under
+--- an i64 leaf truncates; an i64 one under an f64 leaf converts).
+function M.bits64(e, pt)
   local c, t = M.code(e)
-  if t == "f64" then return ("(bitcast i64 %s)"):format(c) end
+  if pt == "f64" then return ("(bitcast i64 %s)"):format(conv(c, t, "f64")) end
   return conv(c, t, "i64")
 end
 

@@ -69,7 +69,7 @@ local function gather(eg, fname, sub, m, srcs, role)
 end
 
 -- The i64 payload of each match from a payload expression.
-local function payloads(eg, fname, sub, m, lay, e)
+local function payloads(eg, fname, sub, m, lay, e, op)
   local lets = {}
   for name, col in pairs(lay.payload) do
     lets[#lets + 1] = ("      (let p_%s_lo (load sub (add (mul %s m) i)))"):format(name,
@@ -88,7 +88,8 @@ local function payloads(eg, fname, sub, m, lay, e)
     (then
 %s
       (store out i %s))))
-]]):format(table.concat(lets, "\n"), match.bits64(e))
+]]):format(table.concat(lets, "\n"),
+    match.bits64(e, require("vyre.egraph.payload").type_of(eg, op)))
   local out = S.exact(eg, "ap_pay", m, "i64")
   S.run(eg, fname, { { kernel(eg.be, text), { sub = sub, out = out, m = m }, S.grid(m) } })
   return out
@@ -105,7 +106,7 @@ local function instantiate(eg, fname, sub, m, lay, t)
       return { id = S.stage(eg, t.op, { p.value & 0xffffffff, (p.value >> 32) & 0xffffffff }),
         step = 0 }
     end
-    local first = eg:add_many(t.op, payloads(eg, fname, sub, m, lay, p))
+    local first = eg:add_many(t.op, payloads(eg, fname, sub, m, lay, p, t.op))
     return { id = first, step = 1 }
   end
   local srcs = {}
