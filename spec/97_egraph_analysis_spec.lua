@@ -262,6 +262,89 @@ for _, kind in ipairs(backends()) do
       assert.is_nil(eg2:lookup("(Neg (Neg (Num 5)))"))
     end)
 
+    it("has the none/one/conflict lattice as type \"const\": the built-in's values", function()
+      math.randomseed(973)
+      local both = "(and (one? (child 0)) (one? (child 1)))"
+      local function declare(eg, of)
+        eg:analysis("k", { type = "const", of = of, make = { Num = "payload",
+          Add = "(if " .. both .. " (one (+ (val (child 0)) (val (child 1)))) none)",
+          Mul = "(if " .. both .. " (* (val (child 0)) (val (child 1))) none)",
+          Neg = "(if (one? (child 0)) (neg (val (child 0))) none)" },
+          modify = { leaf = "Num" } })
+      end
+      -- the join: none the unit, equal values stay, anything else conflict
+      local probe = vyre.egraph(be)
+      probe:op("Num", 0)
+      probe:op("Add", 2)
+      probe:op("Mul", 2)
+      probe:op("Neg", 1)
+      declare(probe)
+      local m = probe.analyses.k.merge
+      local function rnd()
+        local r = math.random(0, 4)
+        return r == 0 and "none" or r == 1 and "conflict" or math.random(-2, 2)
+      end
+      for _ = 1, 1000 do
+        local a, b, c = rnd(), rnd(), rnd()
+        assert.are.equal(m(a, b), m(b, a))
+        assert.are.equal(m(m(a, b), c), m(a, m(b, c)))
+        assert.are.equal(a, m(a, a))
+        assert.are.equal(a, m(a, "none"))
+      end
+      for _, of in ipairs({ "i64", "f64" }) do
+        for _ = 1, 2 do
+          local eg = vyre.egraph(be)
+          eg:op("Num", 0, of)
+          eg:op("Var", 0)
+          eg:op("Add", 2)
+          eg:op("Mul", 2)
+          eg:op("Neg", 1)
+          eg:analysis("const", { leaf = "Num", fold = { Add = "+", Mul = "*", Neg = "neg" } })
+          declare(eg, of)
+          local ids = {}
+          for _ = 1, 10 do
+            local v = math.random(-3, 3)
+            ids[#ids + 1] = eg:leaf("Num", of == "f64" and v * 0.5 or v)
+          end
+          ids[#ids + 1] = eg:leaf("Var", 1)
+          for _ = 1, 50 do
+            local r = math.random(3)
+            if r == 1 then
+              ids[#ids + 1] = eg:add("Neg", ids[math.random(#ids)])
+            else
+              ids[#ids + 1] = eg:add(r == 2 and "Add" or "Mul", ids[math.random(#ids)],
+                ids[math.random(#ids)])
+            end
+          end
+          for _ = 1, 6 do eg:union(ids[math.random(#ids)], ids[math.random(#ids)]) end
+          eg:rebuild()
+          local states = {}
+          for _, c in ipairs(eg:classes()) do
+            local want = { eg:const(c) }
+            assert.are.same(want, { eg:value("k", c) })
+            states[want[2]] = true
+          end
+          assert.is_true(states.one and states.none and true)
+        end
+      end
+      -- modify adds the leaf of every one; `when` reads (has k ?x) and (value k ?x)
+      local eg = vyre.egraph(be)
+      eg:op("Num", 0)
+      eg:op("Add", 2)
+      eg:op("Mul", 2)
+      eg:op("Neg", 1)
+      eg:op("Abs", 1)
+      declare(eg)
+      eg:rule("abs", "(Abs ?a)", "?a", { when = "(and (has k ?a) (>= (value k ?a) 0))" })
+      local t = eg:add("Abs", eg:add("Add", eg:leaf("Num", 2), eg:leaf("Num", 5)))
+      local u = eg:add("Abs", eg:add("Neg", eg:leaf("Num", 5)))
+      assert.are.equal("saturated", eg:run(T{ iterations = 3 }).stop)
+      assert.is_true(eg:equiv(t, "(Num 7)"))
+      assert.are.same({ 7, "one" }, { eg:value("k", t) })
+      assert.is_true(eg:equiv("(Neg (Num 5))", "(Num -5)"))
+      assert.are.same({ nil, "none" }, { eg:value("k", u) })
+    end)
+
     it("refuses bad analyses with a Fix", function()
       local eg = graph()
       local cases = {
@@ -293,6 +376,17 @@ for _, kind in ipairs(backends()) do
           "which the e-graph does not have" },
         { function() eg:rule("r", { "(F ?a)", "(F ?b)" }, "?a", { when = "(value depth ?a)" }) end,
           "multi-pattern" },
+        { function() eg:rule("r", "(F ?a)", "?a", { when = "(has depth ?a)" }) end,
+          "needs a \"const\" analysis" },
+        { function() eg:analysis("t", { type = "const", merge = "a", make = { Num = "0" } }) end,
+          "built-in join" },
+        { function()
+          eg:analysis("t", { type = "i64", of = "f64", merge = "a", make = { Num = "0" } })
+        end, "of is the value type" },
+        { function() eg:analysis("t", { type = "const", make = { F = "(+ (child 0) 1)" } }) end,
+          "takes values, not constants" },
+        { function() eg:analysis("t", { type = "const", make = { F = "(one? 1)" } }) end,
+          "needs a constant c" },
       }
       for i, c in ipairs(cases) do
         local ok, err = pcall(expect_error, c[1], c[2])

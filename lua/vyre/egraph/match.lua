@@ -177,6 +177,7 @@ function M.code(e)
     return c, "i64"
   end
   if k == "ahas" then return ("(eq (load an_state v_%s) 1u32)"):format(e.name), "bool" end
+  if k == "uhas" then return ("(eq (load an_%s_st v_%s) 1i64)"):format(e.an, e.name), "bool" end
   if k == "uval" then
     local c = ("(load an_%s v_%s)"):format(e.an, e.name)
     if e.ty == "f64" then return ("(bitcast f64 %s)"):format(c), "f64" end
@@ -394,7 +395,11 @@ function M.text(pat, lay, when, mode)
   local vr = {}
   for name in pairs(require("vyre.egraph.rules").values_read(when)) do vr[#vr + 1] = name end
   table.sort(vr)
-  for _, name in ipairs(vr) do anbuf = anbuf .. ("  (buffer an_%s i64 read)\n"):format(name) end
+  local reads = require("vyre.egraph.rules").values_read(when)
+  for _, name in ipairs(vr) do
+    anbuf = anbuf .. ("  (buffer an_%s i64 read)\n"):format(name)
+    if reads[name] then anbuf = anbuf .. ("  (buffer an_%s_st i64 read)\n"):format(name) end
+  end
   return U.fill([[
 (program eq_$MODE (workgroup 256)
   (buffer row_op u32 read)
@@ -455,7 +460,11 @@ function M.var_text(pat, lay, when, mode)
   local vr = {}
   for name in pairs(require("vyre.egraph.rules").values_read(when)) do vr[#vr + 1] = name end
   table.sort(vr)
-  for _, name in ipairs(vr) do anbuf = anbuf .. ("  (buffer an_%s i64 read)\n"):format(name) end
+  local reads = require("vyre.egraph.rules").values_read(when)
+  for _, name in ipairs(vr) do
+    anbuf = anbuf .. ("  (buffer an_%s i64 read)\n"):format(name)
+    if reads[name] then anbuf = anbuf .. ("  (buffer an_%s_st i64 read)\n"):format(name) end
+  end
   local total = mode == "count" and [[
   (let s (subgroup_reduce add tot))
   (if (land (eq (subgroup_lane) 0u32) (ne s 0u32)) (then (atomic add stat 0u32 s)))]] or ""
@@ -533,8 +542,9 @@ function M.search(eg, fname, idx, pat, lay, when, role, since)
       withsub = args.withsub }
   end
   if M.uses_analysis(when) then args.an_state, args.an_val = eg.an_state, eg.an_val end
-  for name in pairs(require("vyre.egraph.rules").values_read(when)) do
+  for name, const in pairs(require("vyre.egraph.rules").values_read(when)) do
     args["an_" .. name] = eg.analyses[name].val
+    if const then args["an_" .. name .. "_st"] = eg.analyses[name].st end
   end
   local steps = {}
   S.zero_stat(eg, 1, steps)

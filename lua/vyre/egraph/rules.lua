@@ -210,7 +210,7 @@ local function guard(fname, eg, s, vars, text)
     return { kind = s[1] == "const" and "aval" or "ahas", name = name,
       ty = s[1] == "const" and ty or "bool" }
   end
-  if type(s) == "table" and s[1] == "value" and #s == 3 and is_var(s[3]) then
+  if type(s) == "table" and (s[1] == "value" or s[1] == "has") and #s == 3 and is_var(s[3]) then
     -- a user analysis's value (uanalysis.lua)
     local name = s[3]:sub(2)
     local an = eg.analyses and eg.analyses[s[2]]
@@ -223,7 +223,15 @@ local function guard(fname, eg, s, vars, text)
       S.raise(fname, ("when '%s': (value %s ?%s) needs an e-class variable of the left-hand "
         .. "side"):format(text, s[2], name), "apply it to a variable bound under an op")
     end
-    return { kind = "uval", an = s[2], name = name, ty = an.ty == "u64" and "i64" or an.ty }
+    if s[1] == "has" and an.ty ~= "const" then
+      S.raise(fname, ("when '%s': (has %s ?%s) needs a \"const\" analysis"):format(text, s[2],
+        name), ("read the value with (value %s ?%s)"):format(s[2], name))
+    end
+    local ty = an.ty == "const" and an.of or an.ty
+    if s[1] == "has" then
+      return { kind = "uhas", an = s[2], name = name, ty = "bool", const = true }
+    end
+    return { kind = "uval", an = s[2], name = name, ty = ty, const = an.ty == "const" }
   end
   if type(s) == "table" then
     local f = s[1]
@@ -387,11 +395,12 @@ function R.pattern(eg, fname, text, ground)
   return t, vars
 end
 
---- The user analyses expression e reads ((value NAME ?x)), as a set {NAME = true}.
+--- The user analyses expression e reads ((value NAME ?x), (has NAME ?x)), as a table
+--- {NAME = true when a "const" analysis (its state buffer is read too), else false}.
 function R.values_read(e, out)
   out = out or {}
   if not e then return out end
-  if e.kind == "uval" then out[e.an] = true end
+  if e.kind == "uval" or e.kind == "uhas" then out[e.an] = out[e.an] or e.const or false end
   for _, a in ipairs(e.args or {}) do R.values_read(a, out) end
   return out
 end

@@ -43,7 +43,7 @@ local P = require("vyre.egraph.payload")
 
 local UA = {}
 
-local TYPES = { i64 = true, f64 = true, bool = true }
+local TYPES = { i64 = true, f64 = true, bool = true, const = true }
 local BIN = { ["+"] = "add", ["-"] = "sub", ["*"] = "mul", ["/"] = "div", min = "min",
   max = "max", band = "and", bor = "or", bxor = "xor", ["=="] = "eq", ["!="] = "ne",
   ["<"] = "lt", ["<="] = "le", [">"] = "gt", [">="] = "ge" }
@@ -74,6 +74,7 @@ local function parse(fname, s, env, what, text)
     if s == "true" or s == "false" then
       return { kind = "lit", ty = "bool", value = s == "true" }
     end
+    if s == "none" and env.of then return { kind = "none", ty = "const" } end
     local n = tonumber(s)
     if n then
       if math.type(n) == "integer" and not s:find("[%.eEpP]") then
@@ -106,6 +107,32 @@ local function parse(fname, s, env, what, text)
   local args = {}
   for i = 2, #s do args[i - 1] = parse(fname, s[i], env, what, text) end
   local n = #args
+  -- the constant lattice (type "const"): none, (one x), (one? c), (val c)
+  if env.of and (f == "one" or f == "one?" or f == "val") then
+    if n ~= 1 then bad(("(%s x) takes 1 operand, got %d"):format(f, n)) end
+    if f == "one" then
+      if args[1].ty == "const" or args[1].ty == "bool" then bad("(one x) needs a number x") end
+      return { kind = "one", ty = "const", args = args }
+    end
+    if args[1].ty ~= "const" then bad(("(%s c) needs a constant c"):format(f)) end
+    return { kind = f == "one?" and "isone" or "val", ty = f == "one?" and "bool" or env.of,
+      args = args }
+  end
+  if f == "if" and n == 3 and (args[2].ty == "const" or args[3].ty == "const") then
+    for i = 2, 3 do
+      if args[i].ty ~= "const" then
+        if args[i].ty == "bool" then bad("(if c x y) needs x and y of one type") end
+        args[i] = { kind = "one", ty = "const", args = { args[i] } }
+      end
+    end
+    return { kind = "if", ty = "const", args = args }
+  end
+  for _, a in ipairs(args) do
+    if a.ty == "const" then
+      bad(("(%s ...) takes values, not constants"):format(f),
+        "read a constant with (val c) and (one? c), and make one with (one x) or none")
+    end
+  end
   local function want(cnt)
     if n ~= cnt then bad(("(%s ...) takes %d operands, got %d"):format(f, cnt, n)) end
   end
@@ -166,8 +193,31 @@ end
 UA.decode, UA.encode = decode, encode
 
 -- The code of expression e; names maps a, b, v, payload to code; child k reads vin.
-local function code(e, names)
+-- A constant (type "const") is a pair {st = i64 code (0 none, 1 one, 2 conflict),
+-- x = code of its value} (x is 0 unless st is 1).
+local code
+local function pair(e, names)
   local k = e.kind
+  if k == "none" then return { st = "0i64", x = names.zero } end
+  if k == "one" then
+    return { st = "1i64", x = conv(code(e.args[1], names), e.args[1].ty, names.of) }
+  end
+  if k == "var" then return names[e.name] end
+  if k == "child" then
+    local c = ("(load children (add o %du32))"):format(e.k)
+    return { st = ("(load sin %s)"):format(c), x = decode(("(load vin %s)"):format(c), names.of) }
+  end
+  -- if
+  local c = conv(code(e.args[1], names), e.args[1].ty, "bool")
+  local a, b = pair(e.args[2], names), pair(e.args[3], names)
+  return { st = ("(select %s %s %s)"):format(c, a.st, b.st),
+    x = ("(select %s %s %s)"):format(c, a.x, b.x) }
+end
+
+function code(e, names)
+  local k = e.kind
+  if k == "isone" then return ("(eq %s 1i64)"):format(pair(e.args[1], names).st) end
+  if k == "val" then return pair(e.args[1], names).x end
   if k == "lit" then
     if e.ty == "bool" then return e.value and "true" or "false" end
     if e.ty == "f64" then return P.f64_lit(e.value) end
@@ -177,6 +227,7 @@ local function code(e, names)
   if k == "child" then
     return decode(("(load vin (load children (add o %du32)))"):format(e.k), e.ty)
   end
+  if k == "if" and e.ty == "const" then error("a constant pair has no single code") end
   local a = {}
   for i, x in ipairs(e.args or {}) do a[i] = code(x, names) end
   if k == "if" then
@@ -215,7 +266,7 @@ end
 local function f64_of(x) return math.type(x) == "integer" and x + 0.0 or x end
 
 local function lua_conv(x, from, to)
-  if from == to then return x end
+  if from == to or to == "const" then return x end
   if to == "bool" then return x ~= 0 end
   if from == "bool" then return to == "f64" and (x and 1.0 or 0.0) or (x and 1 or 0) end
   if to == "f64" then return f64_of(x) end
@@ -227,6 +278,15 @@ end
 local function lua_eval(e, env)
   local k = e.kind
   if k == "lit" then return e.value end
+  -- constants in Lua: "none", "conflict" or the value itself (one)
+  if k == "none" then return "none" end
+  if k == "one" then return lua_conv(lua_eval(e.args[1], env), e.args[1].ty, env.of) end
+  if k == "isone" then return type(lua_eval(e.args[1], env)) == "number" end
+  if k == "val" then
+    local c = lua_eval(e.args[1], env)
+    if type(c) == "number" then return c end
+    return env.of == "f64" and 0.0 or 0
+  end
   if k == "var" then return env[e.name] end
   if k == "child" then return env.children[e.k + 1] end
   local a = {}
@@ -304,9 +364,10 @@ function UA.declare(eg, fname, name, spec)
       "pass e.g. {type = \"i64\", bottom = 0, make = {Num = \"payload\"}, merge = \"(max a b)\"}")
   end
   for k in pairs(spec) do
-    if k ~= "type" and k ~= "bottom" and k ~= "make" and k ~= "merge" and k ~= "modify" then
+    if k ~= "type" and k ~= "bottom" and k ~= "make" and k ~= "merge" and k ~= "modify"
+      and k ~= "of" then
       S.raise(fname, ("unknown option '%s'"):format(tostring(k)),
-        "use type, bottom, make, merge and modify")
+        "use type, of, bottom, make, merge and modify")
     end
   end
   if eg.analyses and eg.analyses[name] then
@@ -315,27 +376,46 @@ function UA.declare(eg, fname, name, spec)
   end
   local ty = spec.type
   if not TYPES[ty] then
-    S.raise(fname, ("type must be \"i64\", \"f64\" or \"bool\", got %s"):format(tostring(ty)),
-      "pick the type of the values (a bitset is an i64)")
+    S.raise(fname, ("type must be \"i64\", \"f64\", \"bool\" or \"const\", got %s"):format(
+      tostring(ty)), "pick the type of the values (a bitset is an i64)")
   end
-  local an = { name = name, ty = ty, make = {}, makefn = {} }
+  if ty == "const" and (spec.merge ~= nil or spec.bottom ~= nil) then
+    S.raise(fname, "a \"const\" analysis has the built-in join and bottom none",
+      "leave merge and bottom out")
+  end
+  if spec.of ~= nil and (ty ~= "const" or spec.of ~= "i64" and spec.of ~= "f64") then
+    S.raise(fname, "of is the value type of a \"const\" analysis: \"i64\" or \"f64\"",
+      "pass type = \"const\", of = \"f64\", or leave of out")
+  end
+  local of = ty == "const" and (spec.of or "i64") or nil
+  local an = { name = name, ty = ty, of = of, make = {}, makefn = {} }
+  if ty == "const" then
+    an.bottom = "none"
+    an.merge = function(a, b)
+      if a == "none" then return b end
+      if b == "none" or a == b then return a end
+      return "conflict"
+    end
+  end
   -- bottom: a literal of the type
-  local bt = parse(fname, sexp(fname, spec.bottom == nil and (ty == "bool" and "false"
-    or ty == "f64" and "0.0" or "0") or spec.bottom, "bottom"), {}, "bottom",
+  local bt = ty ~= "const" and parse(fname, sexp(fname, spec.bottom == nil and (ty == "bool"
+    and "false" or ty == "f64" and "0.0" or "0") or spec.bottom, "bottom"), {}, "bottom",
     tostring(spec.bottom))
-  if bt.kind ~= "lit" then
+  if bt and bt.kind ~= "lit" then
     S.raise(fname, "bottom must be a literal", "pass e.g. bottom = 0, -1, 0.0 or false")
   end
-  an.bottom = lua_conv(bt.value, bt.ty, ty)
+  if bt then an.bottom = lua_conv(bt.value, bt.ty, ty) end
   -- merge over a, b
-  if spec.merge == nil then
+  if spec.merge == nil and ty ~= "const" then
     S.raise(fname, "merge is missing", "pass merge = \"(...)\" over a and b, a join such as "
       .. "\"(max a b)\" or \"(band a b)\"")
   end
-  local me = parse(fname, sexp(fname, spec.merge, "merge"), { a = ty, b = ty }, "merge",
-    tostring(spec.merge))
-  an.merge_e = me
-  an.merge = function(a, b) return lua_conv(lua_eval(me, { a = a, b = b }), me.ty, ty) end
+  if ty ~= "const" then
+    local me = parse(fname, sexp(fname, spec.merge, "merge"), { a = ty, b = ty }, "merge",
+      tostring(spec.merge))
+    an.merge_e = me
+    an.merge = function(a, b) return lua_conv(lua_eval(me, { a = a, b = b }), me.ty, ty) end
+  end
   -- make per op
   if type(spec.make) ~= "table" or next(spec.make) == nil then
     S.raise(fname, "make must be a table {op name = expression}",
@@ -347,14 +427,21 @@ function UA.declare(eg, fname, name, spec)
   for _, opname in ipairs(ops) do
     local op = S.opid(eg, fname, opname)
     local arity = eg.reg.arity[op + 1]
-    local env = { child = arity > 0 and ty or nil, arity = arity,
+    local env = { child = arity > 0 and ty or nil, arity = arity, of = of,
       payload = arity == 0 and P.arith(P.type_of(eg, op)) or nil }
     local text = spec.make[opname]
     local e = parse(fname, sexp(fname, text, "make of '" .. tostring(opname) .. "'"), env,
       "make of '" .. tostring(opname) .. "'", tostring(text))
+    if ty == "const" and e.ty ~= "const" then
+      if e.ty == "bool" then
+        S.raise(fname, ("make of '%s' is a boolean"):format(tostring(opname)),
+          "return a constant: (one x), none or a number (taken as (one x))")
+      end
+      e = { kind = "one", ty = "const", args = { e } }
+    end
     an.make[op] = e
     an.makefn[op] = function(pay, kids)
-      return lua_conv(lua_eval(e, { payload = pay, children = kids }), e.ty, ty)
+      return lua_conv(lua_eval(e, { payload = pay, children = kids, of = of }), e.ty, ty)
     end
   end
   an.ops = {}
@@ -381,12 +468,12 @@ function UA.declare(eg, fname, name, spec)
     if m.prune ~= nil and type(m.prune) ~= "boolean" then
       S.raise(fname, "modify.prune must be a boolean", "pass prune = true or leave it out")
     end
-    local we = parse(fname, sexp(fname, m.when or "true", "modify.when"), { v = ty },
-      "modify.when", tostring(m.when))
+    local we = parse(fname, sexp(fname, m.when or (of and "(one? v)" or "true"), "modify.when"),
+      { v = ty, of = of }, "modify.when", tostring(m.when))
     local pt = P.type_of(eg, leaf)
-    local pe = parse(fname, sexp(fname, m.payload or "v", "modify.payload"), { v = ty },
-      "modify.payload", tostring(m.payload))
-    if pe.ty == "bool" then
+    local pe = parse(fname, sexp(fname, m.payload or (of and "(val v)" or "v"),
+      "modify.payload"), { v = ty, of = of }, "modify.payload", tostring(m.payload))
+    if pe.ty == "bool" or pe.ty == "const" then
       S.raise(fname, "modify.payload must be a number", "pass an i64 or f64 expression of v")
     end
     an.modify = { leaf = leaf, when = we, payload = pe, pt = pt, prune = m.prune or false }
@@ -400,7 +487,79 @@ end
 
 -- The device ---------------------------------------------------------------------------
 
+-- The sweep of a "const" analysis: the make of each row is a pair (st, x); the join is
+-- the built-in one (none the unit, equal values stay, anything else conflict; values
+-- compared by their words). vst/vx hold the class's pair, sin/sout the states. As in the
+-- built-in constant analysis (analysis.lua) the class's previous value is joined in: the
+-- lattice has height 2, so the sweeps end whatever the makes do (a make that gives none
+-- for a conflicting child is not monotone), and a user "const" analysis with the
+-- built-in's makes gives the built-in's values (spec 97).
+local function const_sweep_text(eg, an)
+  local of = an.of
+  local zero = of == "f64" and "0x0p+0f64" or "0i64"
+  local arms = {}
+  for _, op in ipairs(an.ops) do
+    local names = { zero = zero, of = of }
+    if eg.reg.arity[op + 1] == 0 then
+      local w = "(bitcast i64 (or (cast u64 (load children o)) "
+        .. "(shl (cast u64 (load children (add o 1u32))) 32u64)))"
+      names.payload = P.type_of(eg, op) == "f64" and ("(bitcast f64 %s)"):format(w) or w
+    end
+    local m = pair(an.make[op], names)
+    arms[#arms + 1] = (([[
+            (if (eq op $OPu32)
+              (then
+                (let ms$OP $ST)
+                (let mx$OP $X)
+                (if (eq ms$OP 1i64)
+                  (then
+                    (if (eq vst 0i64)
+                      (then (set vst 1i64) (set vx mx$OP))
+                      (else (if (land (eq vst 1i64) (ne $VW $MW)) (then (set vst 2i64)))))))
+                (if (eq ms$OP 2i64) (then (set vst 2i64)))))]]):gsub("%$(%u+)", {
+      OP = tostring(op), ST = m.st, X = m.x, VW = encode("vx", of),
+      MW = encode("mx" .. op, of) }))
+  end
+  return ([[
+(program eg_an_%s (workgroup 256)
+  (buffer parent u32 read)
+  (buffer cls_rows u32 read)
+  (buffer cstart u32 read)
+  (buffer cend u32 read)
+  (buffer row_op u32 read)
+  (buffer row_off u32 read)
+  (buffer children u32 read)
+  (buffer vin i64 read)
+  (buffer vout i64 write)
+  (buffer sin i64 read)
+  (buffer sout i64 write)
+  (buffer stat u32 read_write)
+  (param n u32)
+  (param slot u32)
+  (let c (gid x))
+  (let changed 0u32)
+  (if (lt c n)
+    (then
+      (let vst (load sin c))
+      (let vx %s)
+      (if (eq (load parent c) c)
+        (then
+          (for q (load cstart c) (load cend c) 1u32
+            (let r (load cls_rows q))
+            (let op (load row_op r))
+            (let o (load row_off r))
+%s)))
+      (let w (select (eq vst 1i64) %s 0i64))
+      (store vout c w)
+      (store sout c vst)
+      (if (lor (ne w (load vin c)) (ne vst (load sin c))) (then (set changed 1u32)))))
+  (let cs (subgroup_reduce add changed))
+  (if (land (eq (subgroup_lane) 0u32) (ne cs 0u32)) (then (atomic add stat slot cs))))
+]]):format(an.name, decode("(load vin c)", of), table.concat(arms, "\n"), encode("vx", of))
+end
+
 local function sweep_text(eg, an)
+  if an.ty == "const" then return const_sweep_text(eg, an) end
   local ty = an.ty
   local arms = {}
   for _, op in ipairs(an.ops) do
@@ -467,7 +626,16 @@ function UA.compute(eg, fname, an, idx)
   local bufs = { S.exact(eg, "ua_" .. an.name .. "_a", n, "i64"),
     S.exact(eg, "ua_" .. an.name .. "_b", n, "i64") }
   local init = {}
-  require("vyre.lib.basic").fill_steps(be, bufs[1], value_word(an.bottom, an.ty), n, init)
+  local fill = require("vyre.lib.basic").fill_steps
+  local sts
+  if an.ty == "const" then
+    sts = { S.exact(eg, "ua_" .. an.name .. "_sa", n, "i64"),
+      S.exact(eg, "ua_" .. an.name .. "_sb", n, "i64") }
+    fill(be, bufs[1], 0, n, init)
+    fill(be, sts[1], 0, n, init)
+  else
+    fill(be, bufs[1], value_word(an.bottom, an.ty), n, init)
+  end
   S.run(eg, fname, init)
   local cur, sweeps = 1, 0
   if nids > 0 and eg.dev.nrows > 0 then
@@ -481,7 +649,7 @@ function UA.compute(eg, fname, an, idx)
         steps[#steps + 1] = { k, { parent = eg.parent, cls_rows = idx.cls_rows,
           cstart = idx.cstart, cend = idx.cend, row_op = eg.row_op, row_off = eg.row_off,
           children = eg.children, vin = bufs[cur], vout = bufs[nxt], stat = eg.stat,
-          n = nids, slot = s }, S.grid(nids) }
+          n = nids, slot = s, sin = sts and sts[cur], sout = sts and sts[nxt] }, S.grid(nids) }
         cur = nxt
       end
       local res = S.run(eg, fname, steps, { S.stat_readback(eg, SWEEPS) })
@@ -495,6 +663,7 @@ function UA.compute(eg, fname, an, idx)
     end
   end
   an.val = bufs[cur]
+  an.st = sts and sts[cur]
   an.n = nids
   an.sweeps = sweeps
   return sweeps
@@ -531,7 +700,13 @@ function UA.value(eg, fname, name, c)
   S.check_id(eg, fname, c, "argument 2")
   UA.current(eg, fname)
   local root = eg.parent:download({ first = c + 1, count = 1 })[1]
-  return word_value(an.val:download({ first = root + 1, count = 1 })[1], an.ty)
+  local w = an.val:download({ first = root + 1, count = 1 })[1]
+  if an.ty == "const" then
+    local st = an.st:download({ first = root + 1, count = 1 })[1]
+    if st == 1 then return word_value(w, an.of), "one" end
+    return nil, st == 0 and "none" or "conflict"
+  end
+  return word_value(w, an.ty)
 end
 
 --- All values of analysis name, by canonical id (a host table; the appliers' view).
@@ -543,21 +718,41 @@ function UA.values(eg, name)
   if n == 0 then return {} end
   local w = an.val:download({ count = n })
   local out = {}
+  if an.ty == "const" then
+    -- a constant reaches Lua as its value, or "none" / "conflict"
+    local st = an.st:download({ count = n })
+    for i = 1, n do
+      out[i - 1] = st[i] == 1 and word_value(w[i], an.of) or st[i] == 0 and "none"
+        or "conflict"
+    end
+    return out
+  end
   for i = 1, n do out[i - 1] = word_value(w[i], an.ty) end
   return out
 end
 
 -- modify ------------------------------------------------------------------------------
 
+-- modify's v: the class's value (a pair for a "const" analysis, from buffer st too).
+local function v_names(an)
+  if an.ty == "const" then
+    local zero = an.of == "f64" and "0x0p+0f64" or "0i64"
+    return { v = { st = "(load st c)", x = decode("(load val c)", an.of) }, zero = zero,
+      of = an.of }, "  (buffer st i64 read)\n"
+  end
+  return { v = "v" }, ""
+end
+
 local function flags_text(an)
   local m = an.modify
+  local names, stbuf = v_names(an)
   return ([[
 (program eg_ua_flags (workgroup 256)
   (buffer parent u32 read)
   (buffer cstart u32 read)
   (buffer cend u32 read)
   (buffer val i64 read)
-  (buffer flag u32 write)
+%s  (buffer flag u32 write)
   (param n u32)
   (let c (gid x))
   (if (lt c n)
@@ -565,12 +760,14 @@ local function flags_text(an)
       (let v %s)
       (store flag c (select (land (land (eq (load parent c) c)
         (lt (load cstart c) (load cend c))) %s) 1u32 0u32)))))
-]]):format(decode("(load val c)", an.ty), conv(code(m.when, { v = "v" }), m.when.ty, "bool"))
+]]):format(stbuf, an.ty == "const" and "0i64" or decode("(load val c)", an.ty),
+    conv(code(m.when, names), m.when.ty, "bool"))
 end
 
 local function pick_text(an)
   local m = an.modify
-  local p = code(m.payload, { v = "v" })
+  local names, stbuf = v_names(an)
+  local p = code(m.payload, names)
   local bits = m.pt == "f64" and ("(bitcast i64 %s)"):format(conv(p, m.payload.ty, "f64"))
     or conv(p, m.payload.ty, "i64")
   return ([[
@@ -578,7 +775,7 @@ local function pick_text(an)
   (buffer flag u32 read)
   (buffer rank u32 read)
   (buffer val i64 read)
-  (buffer pay i64 write)
+%s  (buffer pay i64 write)
   (buffer cls u32 write)
   (param n u32)
   (let c (gid x))
@@ -589,7 +786,7 @@ local function pick_text(an)
           (let v %s)
           (store pay (load rank c) %s)
           (store cls (load rank c) c))))))
-]]):format(decode("(load val c)", an.ty), bits)
+]]):format(stbuf, an.ty == "const" and "0i64" or decode("(load val c)", an.ty), bits)
 end
 
 --- Runs flag kernel text (args; it writes flag[c] = 1 for the classes to modify) and an
@@ -713,10 +910,10 @@ function UA.modify(eg, fname)
       an.ktexts = an.ktexts or { flags = flags_text(an), pick = pick_text(an) }
       rounds = rounds + UA.rounds(eg, fname, ("analysis '%s'"):format(name), function(idx)
         return UA.flags(eg, fname, an.ktexts.flags, { parent = eg.parent, cstart = idx.cstart,
-          cend = idx.cend, val = an.val })
+          cend = idx.cend, val = an.val, st = an.st })
       end, function(flag, rank, k)
         UA.add_flagged(eg, fname, an.modify.leaf, flag, rank, k, an.ktexts.pick,
-          { val = an.val })
+          { val = an.val, st = an.st })
       end, an.modify.prune)
     end
   end
