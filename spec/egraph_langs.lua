@@ -1,9 +1,10 @@
 -- spec/egraph_langs.lua — the languages of egg's tests/lambda.rs and tests/math.rs written
 -- for vyre.egraph (read for facts: the ops, the rules, the conditions; spec 97 ports the
--- tests). Lambda: i64 Num and Bool leaves, interned Sym leaves, a constant analysis over
--- Num and a free-variable analysis whose value is a 64-bit set of symbols (bit = symbol
--- number mod 64: an over-approximation, so capture avoidance may rename a binder that did
--- not need it, never the other way). Math: f64 Const leaves, Sym leaves, the constant
+-- tests). Lambda: i64 Num and Bool leaves, interned Sym leaves, a "const" analysis over
+-- Num and Bool (tagged) and a free-variable analysis whose value is a 64-bit set of
+-- symbols (bit = symbol number mod 64: an over-approximation, so capture avoidance may
+-- rename a binder that did not need it, never the other way). egg's if-elim rule
+-- (ConditionEqual) is left out. Math: f64 Const leaves, Sym leaves, the constant
 -- analysis with f64 folding (egg's ConstantFold) and an is_sym analysis.
 local vyre = require("vyre")
 
@@ -14,7 +15,20 @@ X.LAMBDA_OPS = { { "Num", 0 }, { "Bool", 0 }, { "Sym", 0, "sym" }, { "Var", 1 },
 function X.lambda_graph(be)
   local eg = vyre.egraph(be)
   for _, o in ipairs(X.LAMBDA_OPS) do eg:op(o[1], o[2], o[3]) end
-  eg:analysis("const", { leaf = "Num", fold = { Add = "+" }, modify = true })
+  -- egg's constant: a Num or a Bool (Add folds Nums, = folds two constants to a Bool),
+  -- one "const" analysis over tagged values: Num n is 2n, Bool b is 2b + 1; modify adds
+  -- the Num or the Bool leaf by the tag
+  local nums = "(and (one? (child 0)) (one? (child 1)) (== (band (val (child 0)) 1) 0) "
+    .. "(== (band (val (child 1)) 1) 0))"
+  eg:analysis("lc", { type = "const", make = { Num = "(shl payload 1)",
+    Bool = "(bor (shl payload 1) 1)",
+    Add = "(if " .. nums .. " (+ (val (child 0)) (val (child 1))) none)",
+    Eq = "(if (and (one? (child 0)) (one? (child 1))) "
+      .. "(if (== (val (child 0)) (val (child 1))) 3 1) none)" },
+    modify = { { leaf = "Num", when = "(and (one? v) (== (band (val v) 1) 0))",
+      payload = "(sar (val v) 1)" },
+      { leaf = "Bool", when = "(and (one? v) (== (band (val v) 1) 1))",
+        payload = "(sar (val v) 1)" } } })
   eg:analysis("fv", { type = "i64", bottom = -1, merge = "(band a b)", make = {
     Num = "0", Bool = "0", Sym = "(bit payload)", Var = "(child 0)",
     Add = "(bor (child 0) (child 1))", Eq = "(bor (child 0) (child 1))",
@@ -33,7 +47,7 @@ function X.lambda_graph(be)
     { "let-app", "(Let ?v ?e (App ?a ?b))", "(App (Let ?v ?e ?a) (Let ?v ?e ?b))" },
     { "let-add", "(Let ?v ?e (Add ?a ?b))", "(Add (Let ?v ?e ?a) (Let ?v ?e ?b))" },
     { "let-eq", "(Let ?v ?e (Eq ?a ?b))", "(Eq (Let ?v ?e ?a) (Let ?v ?e ?b))" },
-    { "let-const", "(Let ?v ?e ?c)", "?c", { when = "(const? ?c)" } },
+    { "let-const", "(Let ?v ?e ?c)", "?c", { when = "(has lc ?c)" } },
     { "let-if", "(Let ?v ?e (If ?cond ?then ?else))",
       "(If (Let ?v ?e ?cond) (Let ?v ?e ?then) (Let ?v ?e ?else))" },
     { "let-var-same", "(Let ?v1 ?e (Var ?v1))", "?e" },

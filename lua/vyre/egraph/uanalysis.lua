@@ -31,8 +31,8 @@
 --              i64, f64, or a symbol's number), (child k) (child k's value)
 --   arithmetic (+ x y) (- x y) (* x y) (/ x y) (neg x) (min x y) (max x y): i64 wraps;
 --              an operation with an f64 operand computes in f64; / only in f64
---   bits       (band x y) (bor x y) (bxor x y) (bnot x) (shl x k) (shr x k) (bit k) = 1 << k,
---              shift counts taken mod 64 (logical shr)
+--   bits       (band x y) (bor x y) (bxor x y) (bnot x) (shl x k) (shr x k) (sar x k)
+--              (bit k) = 1 << k, shift counts taken mod 64 (shr logical, sar arithmetic)
 --   logic      (== x y) (!= x y) (< x y) (<= x y) (> x y) (>= x y) (and ...) (or ...) (not x)
 --   other      (if c x y), (f64 x), (i64 x) (f64 -> i64 truncates)
 local U = require("vyre.lib.util")
@@ -50,7 +50,7 @@ local BIN = { ["+"] = "add", ["-"] = "sub", ["*"] = "mul", ["/"] = "div", min = 
 local CMP = { ["=="] = true, ["!="] = true, ["<"] = true, ["<="] = true, [">"] = true,
   [">="] = true }
 local BITS = { band = true, bor = true, bxor = true, bnot = true, shl = true, shr = true,
-  bit = true }
+  sar = true, bit = true }
 
 -- Parsing ------------------------------------------------------------------------------
 
@@ -163,7 +163,7 @@ local function parse(fname, s, env, what, text)
     if f ~= "neg" and args[1].ty ~= "i64" then bad(("(%s x) needs an i64 operand"):format(f)) end
     return { kind = "un", fn = f, ty = ty == "bool" and "i64" or ty, args = args }
   end
-  if BIN[f] or f == "shl" or f == "shr" then
+  if BIN[f] or f == "shl" or f == "shr" or f == "sar" then
     want(2)
     local ty = (args[1].ty == "f64" or args[2].ty == "f64") and "f64" or "i64"
     if BITS[f] and ty == "f64" then bad(("(%s x y) needs i64 operands"):format(f)) end
@@ -255,6 +255,7 @@ function code(e, names)
   if e.fn == "shr" then
     return ("(bitcast i64 (shr (bitcast u64 %s) (bitcast u64 (and %s 63i64))))"):format(x, y)
   end
+  if e.fn == "sar" then return ("(shr %s (and %s 63i64))"):format(x, y) end
   local c = ("(%s %s %s)"):format(BIN[e.fn], x, y)
   -- one zero for f64 results (payload.lua): -0.0 + 0.0 is 0.0
   if k == "bin" and e.ty == "f64" then c = ("(add %s 0x0p+0f64)"):format(c) end
@@ -326,6 +327,7 @@ local function lua_eval(e, env)
   elseif f == "bxor" then r = x ~ y
   elseif f == "shl" then r = x << (y & 63)
   elseif f == "shr" then r = x >> (y & 63)
+  elseif f == "sar" then r = (y & 63) == 63 and (x < 0 and -1 or 0) or x // (1 << (y & 63))
   elseif f == "==" then return x == y
   elseif f == "!=" then return x ~= y
   elseif f == "<" then return x < y
@@ -448,11 +450,18 @@ function UA.declare(eg, fname, name, spec)
   for op in pairs(an.make) do an.ops[#an.ops + 1] = op end
   table.sort(an.ops)
   -- modify
-  if spec.modify ~= nil then
-    local m = spec.modify
+  -- modify: one table or a list of them (e.g. a leaf of one op per kind of constant)
+  if spec.modify ~= nil and type(spec.modify) ~= "table" then
+    S.raise(fname, "modify must be a table {leaf =, when =, payload =, prune =} or a list "
+      .. "of them", "pass e.g. modify = {leaf = \"Num\", when = \"(!= v 0)\"}")
+  end
+  local mlist = spec.modify == nil and {} or spec.modify[1] == nil and { spec.modify }
+    or spec.modify
+  an.modifies = {}
+  for _, m in ipairs(mlist) do
     if type(m) ~= "table" then
-      S.raise(fname, "modify must be a table {leaf =, when =, payload =, prune =}",
-        "pass e.g. modify = {leaf = \"Num\", when = \"(!= v 0)\"}")
+      S.raise(fname, "modify must be a table {leaf =, when =, payload =, prune =} or a list "
+        .. "of them", "pass e.g. modify = {leaf = \"Num\", when = \"(!= v 0)\"}")
     end
     for k in pairs(m) do
       if k ~= "leaf" and k ~= "when" and k ~= "payload" and k ~= "prune" then
@@ -476,7 +485,8 @@ function UA.declare(eg, fname, name, spec)
     if pe.ty == "bool" or pe.ty == "const" then
       S.raise(fname, "modify.payload must be a number", "pass an i64 or f64 expression of v")
     end
-    an.modify = { leaf = leaf, when = we, payload = pe, pt = pt, prune = m.prune or false }
+    an.modifies[#an.modifies + 1] = { leaf = leaf, when = we, payload = pe, pt = pt,
+      prune = m.prune or false }
   end
   eg.analyses = eg.analyses or {}
   eg.analyses[name] = an
@@ -743,8 +753,7 @@ local function v_names(an)
   return { v = "v" }, ""
 end
 
-local function flags_text(an)
-  local m = an.modify
+local function flags_text(an, m)
   local names, stbuf = v_names(an)
   return ([[
 (program eg_ua_flags (workgroup 256)
@@ -764,8 +773,7 @@ local function flags_text(an)
     conv(code(m.when, names), m.when.ty, "bool"))
 end
 
-local function pick_text(an)
-  local m = an.modify
+local function pick_text(an, m)
   local names, stbuf = v_names(an)
   local p = code(m.payload, names)
   local bits = m.pt == "f64" and ("(bitcast i64 %s)"):format(conv(p, m.payload.ty, "f64"))
@@ -906,15 +914,15 @@ function UA.modify(eg, fname)
   local rounds = 0
   for _, name in ipairs(eg.analysis_order or {}) do
     local an = eg.analyses[name]
-    if an.modify then
-      an.ktexts = an.ktexts or { flags = flags_text(an), pick = pick_text(an) }
+    for _, m in ipairs(an.modifies) do
+      m.ktexts = m.ktexts or { flags = flags_text(an, m), pick = pick_text(an, m) }
       rounds = rounds + UA.rounds(eg, fname, ("analysis '%s'"):format(name), function(idx)
-        return UA.flags(eg, fname, an.ktexts.flags, { parent = eg.parent, cstart = idx.cstart,
+        return UA.flags(eg, fname, m.ktexts.flags, { parent = eg.parent, cstart = idx.cstart,
           cend = idx.cend, val = an.val, st = an.st })
       end, function(flag, rank, k)
-        UA.add_flagged(eg, fname, an.modify.leaf, flag, rank, k, an.ktexts.pick,
+        UA.add_flagged(eg, fname, m.leaf, flag, rank, k, m.ktexts.pick,
           { val = an.val, st = an.st })
-      end, an.modify.prune)
+      end, m.prune)
     end
   end
   return rounds

@@ -47,8 +47,9 @@ string of symbol number x. A "sym" leaf's payload is its symbol number.]=],
   ["EGraph:value"] = [=[
 eg:value(name, c) -> value
 c's e-class's value in user analysis name (an integer, a float or a boolean, by the
-analysis's type); rebuilds and recomputes first (the values are kept until the graph
-changes). Raises when the e-graph has no analysis of that name.]=],
+analysis's type; for type "const": value | nil, "none" | "one" | "conflict");
+rebuilds and recomputes first (the values are kept until the graph changes). Raises
+when the e-graph has no analysis of that name.]=],
   ["EGraph:ops"] = [=[
 eg:ops() -> {{name =, arity =}, ...}
 The registered operators in id order (id = index - 1).]=],
@@ -160,8 +161,9 @@ is added). A rule marks its matched e-nodes with eg:rule(..., {subsume = true}).
   ["EGraph:analysis"] = [=[
 eg:analysis("const", {leaf = "Num", fold = {Add = "+", Sub = "-", Mul = "*", Neg = "neg"},
             modify = true, prune = false})
-eg:analysis(name, {type = "i64" | "f64" | "bool", bottom =, make = {Op = expr, ...},
-            merge = expr, modify = {leaf =, when =, payload =, prune =}})
+eg:analysis(name, {type = "i64" | "f64" | "bool" | "const", of =, bottom =,
+            make = {Op = expr, ...}, merge = expr, modify = {leaf =, when =, payload =,
+            prune =} or a list of them})
 "const" is the built-in constant-folding analysis, computed on the device: each e-class
 is none, one value or conflict; a leaf of op `leaf` is its payload, a folded op of
 constant children is the arithmetic (i64 wrapping, or f64 when the leaf op's payload is
@@ -170,7 +172,9 @@ as (const ?x) and (const? ?x); modify = true adds the constant's leaf to every c
 one value (egg's constant folding), prune = true then keeps only the leaves of those
 classes (egg's pruning). Any other name declares a user analysis: make gives an
 e-node's value from payload and (child k), merge (over a, b) must be a join with bottom
-its unit, written in the expression language of docs/EGRAPH.md ("User analyses");
+its unit, written in the expression language of docs/EGRAPH.md ("User analyses"); type
+"const" is the none/one/conflict lattice with the built-in join (none, (one x), (one? c),
+(val c); when reads (has name ?x));
 computed on the device to a fixed point on every rebuilt graph; `when` reads it as
 (value name ?x), Lua appliers as ctx.value(name, c); modify adds (leaf payload(v)) to
 every class where when(v) holds.]=],
