@@ -823,7 +823,11 @@ function UA.add_flagged(eg, fname, leaf, flag, rank, k, text, args)
   local pairs_ = S.exact(eg, "ua_pairs", 2 * k)
   S.run(eg, fname, { { kernel(be, UA.PAIRS), { cls = cls, pairs = pairs_, k = k,
     first = first }, S.grid(k) } })
-  S.union_many(eg, fname, pairs_)
+  -- explanations (on main, explain.lua) read eg.xwhy: these unions are the analysis's
+  eg.xwhy = 2
+  local ok, err = pcall(S.union_many, eg, fname, pairs_)
+  eg.xwhy = nil
+  if not ok then error(err, 0) end
 end
 
 UA.PAIRS = [[
