@@ -6,7 +6,7 @@
 --     merge = "(band a b)",
 --     modify = {leaf = "Op", when = "(...v...)", payload = "(...v...)", prune = false}})
 --
--- Each e-class holds one value of the analysis's type (i64, f64 or bool), as a 64-bit
+-- Each e-class holds one value of the analysis's type (i64, f64, bool or const), as a 64-bit
 -- word per id (the f64's bits, 0 or 1 for bool). `make` gives, per op, the value of one
 -- e-node from its payload and its children's values; `merge` joins two values; `bottom`
 -- is the value of a class before any make (merge's unit). make and merge are written in
@@ -35,6 +35,14 @@
 --              (bit k) = 1 << k, shift counts taken mod 64 (shr logical, sar arithmetic)
 --   logic      (== x y) (!= x y) (< x y) (<= x y) (> x y) (>= x y) (and ...) (or ...) (not x)
 --   other      (if c x y), (f64 x), (i64 x) (f64 -> i64 truncates)
+--   constants  (type "const" only) none, (one x), (one? c), (val c): the none < one(x) <
+--              conflict lattice of the built-in analysis, with its join and bottom none;
+--              stored as a state word and a value word per id, and (unlike the other
+--              types) the previous value is joined in at every sweep, as analysis.lua's
+--
+-- modify is one table {leaf, when, payload, prune} or a list of them: each adds the leaf
+-- (leaf payload(v)) to the classes where when(v) holds (analysis.lua's constant folding
+-- shares UA.rounds, UA.flags and UA.add_flagged), then prune keeps only their leaves.
 local U = require("vyre.lib.util")
 local Err = require("vyre.errors")
 local scan = require("vyre.lib.scan")
