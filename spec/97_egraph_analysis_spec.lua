@@ -629,6 +629,24 @@ for _, kind in ipairs(backends()) do
         "(* x (- (* 3 x) 14))", { iterations = 60, node_limit = 100000 }) })
     end)
 
+    it("ports math_simplify_root, math_simplify_factor, math_powers, math_diff_ln and "
+      .. "math_diff_simple2", function()
+      for _, c in ipairs({
+        { "(/ 1 (- (/ (+ 1 (sqrt five)) 2) (/ (- 1 (sqrt five)) 2)))", "(/ 1 (sqrt five))",
+          75000 },
+        { "(* (+ x 3) (+ x 1))", "(+ (+ (* x x) (* 4 x)) 3)" },
+        { "(* (pow 2 x) (pow 2 y))", "(pow 2 (+ x y))" },
+        { "(d x (ln x))", "(/ 1 x)" },
+        { "(d x (+ 1 (* y x)))", "y" },
+      }) do
+        local eg = X.math_graph(be, true)
+        local t, g = X.math_term(eg, c[1]), X.math_term(eg, c[2])
+        local rep = eg:run(T{ iterations = 30, node_limit = c[3] or 10000, until_ = { t, g } })
+        assert.are.equal("until", rep.stop, c[1])
+        assert.is_true(eg:equiv(t, g))
+      end
+    end)
+
     it("folds f64 constants, divisions by non-zero only", function()
       local eg = X.math_graph(be, true)
       local h = X.math_term(eg, "(/ 1 2)")
