@@ -166,10 +166,17 @@ local function iteration(eg, fname, st, list, rsname)
   -- the constant analysis for `when`'s (const ?x), when a rule of this run reads it
   if eg.an_spec then
     for _, rule in ipairs(list) do
-      if rules.uses_analysis(rule.when) then
+      if rules.uses_analysis(rule.when) or rule.applier then
         AN.compute(eg, fname, idx)
         break
       end
+    end
+  end
+  -- the user analyses, when a rule reads one (`when`'s (value NAME ?x), a Lua applier)
+  for _, rule in ipairs(list) do
+    if next(rules.values_read(rule.when)) or rule.applier then
+      require("vyre.egraph.uanalysis").compute_all(eg, fname, idx)
+      break
     end
   end
   -- rows changed from here on (apply and rebuild) get this search's epoch
