@@ -25,6 +25,7 @@
 -- were joined by earlier edges and the recursion ends.
 local U = require("vyre.lib.shared")
 local S = require("vyre.egraph.store")
+local P = require("vyre.egraph.payload")
 
 local X = {}
 
@@ -265,7 +266,7 @@ local function logs(eg)
   return L
 end
 
--- The term of id as a tree {op = name, payload = n | [k] = subterm}, memoised (shared
+-- The term of id as a tree {op = name, payload = text | [k] = subterm}, memoised (shared
 -- sub-terms are the same table), and its text.
 local function termer(eg, L)
   local memo, tmemo = {}, {}
@@ -281,7 +282,9 @@ local function termer(eg, L)
         local op, off = L.op[x + 1], L.off[x + 1]
         local ready, t = true, { op = names[op + 1] }
         if arity[op + 1] == 0 then
-          t.payload = L.words[off + 1] | (L.words[off + 2] << 32)
+          -- the text as the op's payload type prints it (payload.lua), which reads back as
+          -- the same bits: f64 (0.5), sym (x), i64
+          t.payload = P.text(eg, op, L.words[off + 1] | (L.words[off + 2] << 32))
         else
           for k = 1, L.len[x + 1] do
             local ch = L.words[off + k]
@@ -300,7 +303,7 @@ local function termer(eg, L)
     if tmemo[t] then return tmemo[t] end
     local s
     if t.payload then
-      s = ("(%s %d)"):format(t.op, t.payload)
+      s = ("(%s %s)"):format(t.op, t.payload)
     else
       local parts = { "(" .. t.op }
       for k = 1, #t do parts[#parts + 1] = text(t[k]) end
@@ -493,7 +496,12 @@ local function term_id(eg, fname, t, what, L, cache)
   local k = find(pat)
   if k then return cache[k], false end
   local function add(p)
-    if p.kind == "leaf" then return eg:leaf(p.op, p.payload.value) end
+    if p.kind == "leaf" then
+      -- a ground literal's value is already the payload's bits (rules.lua reads it by the
+      -- op's type), staged as saturate.instantiate stages it
+      local b = p.payload.value
+      return S.stage(eg, p.op, { b & 0xffffffff, (b >> 32) & 0xffffffff })
+    end
     local kids = {}
     for i, a in ipairs(p.args) do kids[i] = add(a) end
     return eg:add(p.op, table.unpack(kids))

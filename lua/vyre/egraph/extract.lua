@@ -362,7 +362,10 @@ function M.dot(eg, fname)
       local r = s.grows[p + 1]
       first[c] = first[c] or r
       local nd = node_of(eg, s, r)
-      local label = nd.payload and ("%s %d"):format(nd.op, nd.payload) or nd.op
+      local op = s.op[r + 1]
+      -- the payload as its type prints (payload.lua): f64 and sym are not integers
+      local label = nd.payload ~= nil and ("%s %s"):format(nd.op,
+        P.text(eg, op, payload(s.words, s.off[r + 1]))) or nd.op
       L[#L + 1] = ("    n%d [label=%q];"):format(r, label)
     end
     L[#L + 1] = "  }"
