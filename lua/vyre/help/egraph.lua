@@ -105,7 +105,8 @@ cost: a table op name -> cost or a function (name, arity) -> cost, integers in
 [1, 2^40]; or cost expressions (egg's CostFunction), one string for every op or a table
 op name -> string: integers, payload, arity, sum, max, c1 .. c8 (the children's costs),
 + - * max min abs, (if test a b) with < <= > >= == != and or not, e.g. "(+ 1 max)" for
-depth. opts.dag = true counts shared sub-terms once (op costs only): greedy on the
+depth; payload is an integer (an f64 leaf's value truncated toward zero, a sym leaf's
+symbol number). opts.dag = true counts shared sub-terms once (op costs only): greedy on the
 device, exact branch and bound on the host up to opts.exact_limit classes (1000) and
 opts.budget search nodes (10^5); the report (4th result, or the list's .dag) has tree,
 tree_dag, greedy, exact, dag, method, optimal, classes. Rebuilds first if needed; the
