@@ -24,29 +24,52 @@
 --   ctx.leaf(op, value)  adds a leaf; ctx.union(a, b) unites two e-classes
 -- It returns nothing (no rewrite), a term (text, with optional extra bindings) or an
 -- e-class id to unite with s.root, or a list of such terms and ids.
+-- With explanations (explain.lua) its unions are logged as the rule's: each result is
+-- united with the left-hand side instantiated anew (one rewrite from it, as for pattern
+-- rules of one pattern; a bare-variable or multi-pattern rule unites s.root), and
+-- ctx.union(a, b) joins a and b as one step of the rule. They are united together after
+-- the rule's last match (one union_many) instead of staged.
 local S = require("vyre.egraph.store")
 local P = require("vyre.egraph.payload")
 local callback = require("vyre.callback")
 
 local AP = {}
 
--- The substitutions (column-major, layout lay) as Lua tables.
+-- The substitutions (column-major, layout lay) as Lua tables, and each one's payload
+-- variables as raw bits (for explanations' left-hand instances).
 local function rows(eg, rule, sub, m, lay)
   local a = sub:download({ count = m * lay.ncols })
   local types = require("vyre.egraph.rules").types(rule.vars)
-  local out = {}
+  local out, raw = {}, {}
   for i = 1, m do
-    local r = { root = a[i] }
+    local r, rb = { root = a[i] }, {}
     for name, col in pairs(lay.class) do r[name] = a[col * m + i] end
     for name, col in pairs(lay.payload) do
       local bits = a[col * m + i] | (a[(col + 1) * m + i] << 32)
       local t = types[name]
+      rb[name] = bits
       r[name] = t == "f64" and P.bits_f64(bits) or t == "sym" and (P.name(eg, bits) or bits)
         or bits
     end
-    out[i] = r
+    out[i], raw[i] = r, rb
   end
-  return out
+  return out, raw
+end
+
+-- Explanations (explain.lua): stages the left-hand pattern t instantiated with match r
+-- (class variables as their ids, payload variables as their bits rb) and returns its id,
+-- as saturate.apply does for pattern rules, so the logged union joins lhs[s] and the
+-- applier's result, one rewrite apart; the rebuild finds lhs[s] congruent to the match.
+local function lhs_instance(eg, t, r, rb)
+  if t.kind == "var" then return r[t.name] end
+  if t.kind == "leaf" then
+    local p = t.payload
+    local b = p.kind == "pvar" and rb[p.name] or p.value
+    return S.stage(eg, t.op, { b & 0xffffffff, (b >> 32) & 0xffffffff })
+  end
+  local kids = {}
+  for k, a in ipairs(t.args) do kids[k] = lhs_instance(eg, a, r, rb) end
+  return S.stage(eg, t.op, kids)
 end
 
 -- Adds term s (parsed S-expression) with bindings env; returns its e-class id.
@@ -99,7 +122,17 @@ end
 --- Applies the m matches of a rule whose right-hand side is a Lua function.
 function AP.apply(eg, fname, rule, sub, m, lay)
   if m == 0 then return 0 end
-  local list = rows(eg, rule, sub, m, lay)
+  local list, raw = rows(eg, rule, sub, m, lay)
+  -- with explanations the unions are collected and united at the end as the rule's
+  -- (eg.xwhy), not staged as user unions
+  local xpairs = eg.xlog and {}
+  local function unite(a, b)
+    if xpairs then
+      xpairs[#xpairs + 1], xpairs[#xpairs + 2] = a, b
+    else
+      eg:union(a, b)
+    end
+  end
   local cache = {}
   local function term(text, env)
     local parsed = cache[text]
@@ -139,11 +172,15 @@ function AP.apply(eg, fname, rule, sub, m, lay)
     return term(text, env)
   end
   function ctx.leaf(op, value) return eg:leaf(op, value) end
-  function ctx.union(a, b) eg:union(a, b) end
+  function ctx.union(a, b)
+    S.check_id(eg, fname, a, "ctx.union argument 1")
+    S.check_id(eg, fname, b, "ctx.union argument 2")
+    unite(a, b)
+  end
   local what = ("the applier of rule '%s'"):format(rule.name)
   local fix = ("make the applier of rule '%s' return nil, a term, an e-class id or a list "
     .. "of them, without raising or yielding"):format(rule.name)
-  for _, r in ipairs(list) do
+  for i, r in ipairs(list) do
     cur = r
     local ok, res, extra = callback.call(what, function(s, c)
       local a, b = rule.applier(s, c)
@@ -162,8 +199,18 @@ function AP.apply(eg, fname, rule, sub, m, lay)
       if math.type(id) ~= "integer" or id < 0 or id >= eg.nids then
         S.raise(fname, ("%s returned %s"):format(what, tostring(o)), fix)
       end
-      eg:union(r.root, id)
+      local from = r.root
+      if xpairs and #rule.pats == 1 and rule.pats[1].kind ~= "var" then
+        from = lhs_instance(eg, rule.pats[1], r, raw[i])
+      end
+      unite(from, id)
     end
+  end
+  if xpairs and #xpairs > 0 then
+    eg.xwhy = 2 + rule.xindex
+    local ok, err = pcall(S.union_many, eg, fname, xpairs)
+    eg.xwhy = nil
+    if not ok then error(err, 0) end
   end
   return 0
 end
