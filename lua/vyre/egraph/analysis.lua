@@ -25,6 +25,7 @@ local R = require("vyre.egraph.rebuild")
 local match = require("vyre.egraph.match")
 local P = require("vyre.egraph.payload")
 local UA = require("vyre.egraph.uanalysis")
+local SC = require("vyre.egraph.schema") -- column declarations (schema.lua)
 
 local AN = {}
 
@@ -32,7 +33,7 @@ local FOLD = { ["+"] = 2, ["-"] = 3, ["*"] = 4, neg = 5, ["/"] = 6 }
 local SWEEPS = 8
 
 local function kernel(be, name, text)
-  return U.kernel(be, "eqsat_an:" .. name, function() return text end)
+  return U.kernel(be, "eqsat_an:" .. name, function() return SC.expand(text) end)
 end
 
 -- The fold arithmetic of the sweep in i64 (wrapping) or in f64 (the values' bits; a
@@ -51,19 +52,17 @@ ARITH_TEXT.f64.NONZERO = "(ne (bitcast f64 vb) 0x0p+0f64)"
 
 local SWEEP = [[
 (program eg_const_sweep (workgroup 256)
-  (buffer parent u32 read)
+  (columns read parent)
   (buffer cls_rows u32 read)
   (buffer cstart u32 read)
   (buffer cend u32 read)
-  (buffer row_op u32 read)
-  (buffer row_off u32 read)
-  (buffer children u32 read)
+  (columns read row_op row_off children)
   (buffer fold u32 read)
   (buffer st_in u32 read)
   (buffer val_in i64 read)
   (buffer st_out u32 write)
   (buffer val_out i64 write)
-  (buffer stat u32 read_write)
+  (columns read_write stat)
   (param n u32)
   (param slot u32)
   (let c (gid x))
@@ -116,7 +115,7 @@ local SWEEP = [[
 
 local FLAGS = [[
 (program eg_const_flags (workgroup 256)
-  (buffer parent u32 read)
+  (columns read parent)
   (buffer st u32 read)
   (buffer flag u32 write)
   (param n u32)

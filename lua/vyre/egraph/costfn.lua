@@ -17,6 +17,7 @@ local U = require("vyre.lib.shared")
 local S = require("vyre.egraph.store")
 local rules = require("vyre.egraph.rules")
 local P = require("vyre.egraph.payload")
+local SC = require("vyre.egraph.schema") -- column declarations (schema.lua)
 
 local M = {}
 
@@ -197,15 +198,9 @@ end
 
 local COST = [[
 (program eg_xcost (workgroup 256)
-  (buffer row_epoch u32 read)
-  (buffer isleaf u32 read)
-  (buffer children u32 read)
-  (buffer row_class u32 read)
-  (buffer row_op u32 read)
-  (buffer row_off u32 read)
-  (buffer row_len u32 read)
+  (columns read row_epoch isleaf children row_class row_op row_off row_len)
   (buffer ccost u64 read_write)
-  (buffer stat u32 read_write)
+  (columns read_write stat)
   (param n u32)
   (param slot u32)
   (let r (gid x))
@@ -221,16 +216,10 @@ $ROWCOST
 
 local BEST = [[
 (program eg_xbest (workgroup 256)
-  (buffer row_epoch u32 read)
-  (buffer isleaf u32 read)
-  (buffer children u32 read)
-  (buffer row_class u32 read)
-  (buffer row_op u32 read)
-  (buffer row_off u32 read)
-  (buffer row_len u32 read)
+  (columns read row_epoch isleaf children row_class row_op row_off row_len)
   (buffer ccost u64 read)
   (buffer best u32 read_write)
-  (buffer stat u32 read_write)
+  (columns read_write stat)
   (param n u32)
   (let r (gid x))
   (if (lt r n)
@@ -245,7 +234,7 @@ $ROWCOST
 ]]
 
 local function kernel(be, name, text)
-  return U.kernel(be, "egraph:" .. name .. ":" .. text, function() return text end)
+  return U.kernel(be, "egraph:" .. name .. ":" .. text, function() return SC.expand(text) end)
 end
 
 --- The sweep and best kernels of the compiled expressions.

@@ -24,6 +24,7 @@
 -- or one rebuild round; inside a batch, sorted), so the children of a congruence edge
 -- were joined by earlier edges and the recursion ends.
 local U = require("vyre.lib.shared")
+local SC = require("vyre.egraph.schema") -- column declarations (schema.lua)
 local S = require("vyre.egraph.store")
 local P = require("vyre.egraph.payload")
 
@@ -32,19 +33,13 @@ local X = {}
 X.USER, X.CONG, X.ANALYSIS, X.RULE0 = 0, 1, 2, 2
 
 local function kernel(be, name, text)
-  return U.kernel(be, "egraph:x_" .. name, function() return text end)
+  return U.kernel(be, "egraph:x_" .. name, function() return SC.expand(text) end)
 end
 
 local CAPTURE = [[
 (program eg_x_capture (workgroup 256)
-  (buffer row_class u32 read)
-  (buffer row_op u32 read)
-  (buffer row_off u32 read)
-  (buffer row_len u32 read)
-  (buffer xrow_id u32 write)
-  (buffer xt_op u32 write)
-  (buffer xt_len u32 write)
-  (buffer xt_off u32 write)
+  (columns read row_class row_op row_off row_len)
+  (columns write xrow_id xt_op xt_len xt_off)
   (param r0 u32)
   (param n u32)
   (param w0 u32)
@@ -62,8 +57,8 @@ local CAPTURE = [[
 
 local WORDS = [[
 (program eg_x_words (workgroup 256)
-  (buffer children u32 read)
-  (buffer xt_words u32 write)
+  (columns read children)
+  (columns write xt_words)
   (param n u32)
   (param w0 u32)
   (param xw u32)
@@ -75,7 +70,7 @@ local SCATTER = [[
 (program eg_x_scatter (workgroup 256)
   (buffer keep u32 read)
   (buffer rank u32 read)
-  (buffer xrow_id u32 read)
+  (columns read xrow_id)
   (buffer out u32 write)
   (param n u32)
   (let r (gid x))
@@ -86,10 +81,7 @@ local SCATTER = [[
 local PAIRS = [[
 (program eg_x_pairs (workgroup 256)
   (buffer pairs u32 read)
-  (buffer xu_a u32 write)
-  (buffer xu_b u32 write)
-  (buffer xu_why u32 write)
-  (buffer xu_batch u32 write)
+  (columns write xu_a xu_b xu_why xu_batch)
   (param n u32)
   (param base u32)
   (param why u32)
@@ -106,18 +98,12 @@ local PAIRS = [[
 -- eg_match's comparison, recording each duplicate row's first equal row.
 local CONG = [[
 (program eg_x_cong (workgroup 256)
-  (buffer children u32 read)
-  (buffer row_op u32 read)
-  (buffer row_off u32 read)
-  (buffer row_len u32 read)
+  (columns read children row_op row_off row_len)
   (buffer vals u32 read)
   (buffer start u32 read)
-  (buffer xrow_id u32 read)
+  (columns read xrow_id)
   (buffer xcnt u32 read_write)
-  (buffer xu_a u32 write)
-  (buffer xu_b u32 write)
-  (buffer xu_why u32 write)
-  (buffer xu_batch u32 write)
+  (columns write xu_a xu_b xu_why xu_batch)
   (param n u32)
   (param base u32)
   (param batch u32)

@@ -19,6 +19,7 @@
 -- the kept ones (per invocation, for the scan); with filter = 1 only new matches are kept, with
 -- filter = 0 all are, and a layout with a flag column records which are new.
 local U = require("vyre.lib.shared")
+local SC = require("vyre.egraph.schema") -- column declarations (schema.lua)
 local lib = require("vyre.lib")
 local scan = require("vyre.lib.shared").scan
 local basic = require("vyre.lib.shared").basic
@@ -402,18 +403,15 @@ function M.text(pat, lay, when, mode)
   end
   return U.fill([[
 (program eq_$MODE (workgroup 256)
-  (buffer row_op u32 read)
-  (buffer row_off u32 read)
-  (buffer row_class u32 read)
-  (buffer children u32 read)
+  (columns read row_op row_off row_class children)
   (buffer op_rows u32 read)
   (buffer cls_rows u32 read)
   (buffer cstart u32 read)
   (buffer cend u32 read)
-  (buffer row_epoch u32 read)
+  (columns read row_epoch)
   (buffer cnt_out u32 read_write)
   (buffer sub u32 write)
-  (buffer stat u32 read_write)
+  (columns read_write stat)
 $ANBUF  (param n u32)
   (param base u32)
   (param m u32)
@@ -470,14 +468,14 @@ function M.var_text(pat, lay, when, mode)
   (if (land (eq (subgroup_lane) 0u32) (ne s 0u32)) (then (atomic add stat 0u32 s)))]] or ""
   return U.fill([[
 (program eq_var_$MODE (workgroup 256)
-  (buffer parent u32 read)
+  (columns read parent)
   (buffer cls_rows u32 read)
   (buffer cstart u32 read)
   (buffer cend u32 read)
-  (buffer row_epoch u32 read)
+  (columns read row_epoch)
   (buffer cnt_out u32 read_write)
   (buffer sub u32 write)
-  (buffer stat u32 read_write)
+  (columns read_write stat)
 $ANBUF  (param n u32)
   (param m u32)
   (param since u32)
@@ -565,6 +563,14 @@ function M.search(eg, fname, idx, pat, lay, when, role, since)
   wargs.cnt_out, wargs.sub, wargs.m = cs, sub, m
   S.run(eg, fname, { { kc.write, wargs, S.grid(n) } })
   return m, sub, total
+end
+
+-- The kernels' column lines (columns ...) expanded (schema.lua) wherever the text goes:
+-- the kernel cache and M.problem's validation.
+do
+  local text, var_text = M.text, M.var_text
+  function M.text(...) return SC.expand(text(...)) end
+  function M.var_text(...) return SC.expand(var_text(...)) end
 end
 
 return M

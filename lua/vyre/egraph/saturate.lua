@@ -17,6 +17,7 @@
 -- only new matches are applied. The scheduler still sees the count of all matches, so
 -- the e-graph after every iteration is the one the naive search gives.
 local U = require("vyre.lib.shared")
+local SC = require("vyre.egraph.schema") -- column declarations (schema.lua)
 local S = require("vyre.egraph.store")
 local rules = require("vyre.egraph.rules")
 local match = require("vyre.egraph.match")
@@ -25,7 +26,7 @@ local callback = require("vyre.callback")
 local A = {}
 
 local function kernel(be, text)
-  return U.kernel(be, "eqsat:" .. text, function() return text end)
+  return U.kernel(be, "eqsat:" .. text, function() return SC.expand(text) end)
 end
 
 local function u32lit(v) return ("%du32"):format(v) end
@@ -138,7 +139,7 @@ end
 local SUBSUME = [[
 (program eq_subsume (workgroup 256)
   (buffer sub u32 read)
-  (buffer row_epoch u32 read_write)
+  (columns read_write row_epoch)
   (param m u32)
   (param col u32)
   (let i (gid x))

@@ -44,6 +44,7 @@
 -- (leaf payload(v)) to the classes where when(v) holds (analysis.lua's constant folding
 -- shares UA.rounds, UA.flags and UA.add_flagged), then prune keeps only their leaves.
 local U = require("vyre.lib.util")
+local SC = require("vyre.egraph.schema") -- column declarations (schema.lua)
 local Err = require("vyre.errors")
 local scan = require("vyre.lib.scan")
 local S = require("vyre.egraph.store")
@@ -540,18 +541,16 @@ local function const_sweep_text(eg, an)
   end
   return ([[
 (program eg_an_%s (workgroup 256)
-  (buffer parent u32 read)
+  (columns read parent)
   (buffer cls_rows u32 read)
   (buffer cstart u32 read)
   (buffer cend u32 read)
-  (buffer row_op u32 read)
-  (buffer row_off u32 read)
-  (buffer children u32 read)
+  (columns read row_op row_off children)
   (buffer vin i64 read)
   (buffer vout i64 write)
   (buffer sin i64 read)
   (buffer sout i64 write)
-  (buffer stat u32 read_write)
+  (columns read_write stat)
   (param n u32)
   (param slot u32)
   (let c (gid x))
@@ -596,16 +595,14 @@ local function sweep_text(eg, an)
   end
   return ([[
 (program eg_an_%s (workgroup 256)
-  (buffer parent u32 read)
+  (columns read parent)
   (buffer cls_rows u32 read)
   (buffer cstart u32 read)
   (buffer cend u32 read)
-  (buffer row_op u32 read)
-  (buffer row_off u32 read)
-  (buffer children u32 read)
+  (columns read row_op row_off children)
   (buffer vin i64 read)
   (buffer vout i64 write)
-  (buffer stat u32 read_write)
+  (columns read_write stat)
   (param n u32)
   (param slot u32)
   (let c (gid x))
@@ -633,7 +630,7 @@ end
 local SWEEPS = 8
 
 local function kernel(be, text)
-  return U.kernel(be, "eqsat_ua:" .. text, function() return text end)
+  return U.kernel(be, "eqsat_ua:" .. text, function() return SC.expand(text) end)
 end
 
 --- Computes analysis an on the rebuilt, settled graph with index idx (match.index) into
@@ -765,7 +762,7 @@ local function flags_text(an, m)
   local names, stbuf = v_names(an)
   return ([[
 (program eg_ua_flags (workgroup 256)
-  (buffer parent u32 read)
+  (columns read parent)
   (buffer cstart u32 read)
   (buffer cend u32 read)
   (buffer val i64 read)
@@ -853,13 +850,10 @@ UA.PAIRS = [[
 
 local PRUNE = [[
 (program eg_ua_prune (workgroup 256)
-  (buffer parent u32 read)
-  (buffer row_class u32 read)
-  (buffer row_op u32 read)
-  (buffer isleaf u32 read)
+  (columns read parent row_class row_op isleaf)
   (buffer flag u32 read)
   (buffer keep u32 write)
-  (buffer stat u32 read_write)
+  (columns read_write stat)
   (param n u32)
   (let r (gid x))
   (let dropped 0u32)
