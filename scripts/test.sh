@@ -94,7 +94,8 @@ fake_pass "" spec/5[0-4]_fakecuda_*_spec.lua spec/17_lib_spec.lua spec/30_grid_s
   spec/86_scan_onepass_spec.lua spec/87_egraph_v2_spec.lua spec/88_errors_spec.lua \
   spec/91_planners_runtime_spec.lua spec/93_match_op_spec.lua \
   spec/94_segscan_lb_spec.lua spec/95_device_converge_spec.lua \
-  spec/96_workloads_spec.lua spec/98_egraph_extract_explain_spec.lua
+  spec/96_workloads_spec.lua spec/97_egraph_analysis_spec.lua \
+  spec/98_egraph_extract_explain_spec.lua
 # Every GPU generation (issue 20 §1): the runtime specs again on fake devices of other
 # SMs — Xavier, Orin, B200, RTX 50xx, GB10 and one newer than every known target (the
 # runtime must pick the highest known target and let the JIT take it).

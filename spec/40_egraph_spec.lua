@@ -363,4 +363,30 @@ describe("vyre.egraph errors", function()
       1, true))
     assert.are.equal("vyre.EGraph(freed)", tostring(eg))
   end)
+
+  -- issue 21 §7: the e-graph's column schema in one place (lua/vyre/egraph/schema.lua)
+  it("declares the e-graph's columns from one schema", function()
+    local SC = require("vyre.egraph.schema")
+    assert.are.equal("  (buffer row_op u32 read)\n  (buffer children u32 read)\n"
+      .. "  (buffer stat u32 read_write)\n(let x 1u32)",
+      SC.expand("  (columns read row_op children)\n  (columns read_write stat)\n(let x 1u32)"))
+    local ok, e = pcall(SC.expand, "(columns read nope)")
+    assert.is_false(ok)
+    assert.truthy(tostring(e):find("'nope' is not a column of schema.lua", 1, true), tostring(e))
+    ok, e = pcall(SC.expand, "(columns readonly row_op)")
+    assert.is_false(ok)
+    assert.truthy(tostring(e):find("the access must be read, write or read_write", 1, true),
+      tostring(e))
+    -- no egraph module declares a schema column by hand any more
+    for _, f in ipairs({ "analysis", "costfn", "dag_extract", "explain", "image", "kernels",
+      "match", "rebuild", "run", "saturate", "uanalysis" }) do
+      local h = assert(io.open("lua/vyre/egraph/" .. f .. ".lua"))
+      local text = h:read("a")
+      h:close()
+      for name in pairs(SC.COLUMNS) do
+        assert.is_nil(text:find("(buffer " .. name .. " ", 1, true),
+          ("%s.lua declares column %s by hand"):format(f, name))
+      end
+    end
+  end)
 end)

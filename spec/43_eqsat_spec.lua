@@ -348,7 +348,7 @@ describe("vyre.egraph equality saturation", function()
       { function() eg:rule("r", "(Sub ?a ?b)", "?a") end, "unknown op 'Sub'" },
       { function() eg:rule("r", "(Add ?a)", "?a") end, "'Add' takes 2 children, got 1" },
       { function() eg:rule("r", "(Add ?a ?b)", "?c") end, "uses ?c, which no left-hand" },
-      { function() eg:rule("r", "?a", "?a") end, "is a bare variable" },
+      { function() eg:rule("r", { "?a", "(Add ?a ?b)" }, "?a") end, "is a bare variable" },
       { function() eg:rule("r", "(Add ?a (Const ?a))", "?a") end, "both as an e-class" },
       { function() eg:rule("r", "(Add ?a ?b)", "(Const (+ ?a 1))") end, "payload variable ?a" },
       { function() eg:rule("r", "(Add (Const ?x) ?b)", "(Const (/ ?x 2))") end, "payload must be" },

@@ -558,7 +558,7 @@ for _, kind in ipairs(backends()) do
       assert.are.equal(3, rep[1].found["div-self"])
       assert.are.equal(2, rep[1].matches["div-self"])
       for _, c in ipairs({
-        { function() eg:analysis("free-vars", {}) end, "unknown analysis" },
+        { function() eg:analysis("free-vars", {}) end, "an analysis name must be" },
         { function() eg:analysis("const", { leaf = "Add" }) end, "has arity 2" },
         { function() eg:analysis("const", { leaf = "Num", fold = { Neg = "+" } }) end,
           "fold of 'Neg'" },

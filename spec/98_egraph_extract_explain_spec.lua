@@ -622,6 +622,145 @@ for _, kind in ipairs(backends()) do
       assert.matches("vyre.egraph: explanations must be a boolean, got number.*Fix: ",
         tostring(e))
     end)
+
+    -- typed payloads (issue 25 §2) in cost expressions and proofs ----------------------
+
+    it("gives cost expressions an f64 leaf's value and a sym leaf's number", function()
+      local eg = vyre.egraph(be)
+      eg:op("Num", 0, "f64")
+      eg:op("Var", 0, "sym")
+      eg:op("Add", 2)
+      local a, b = eg:leaf("Num", 2.75), eg:leaf("Num", -3.5)
+      local v, w = eg:leaf("Var", "q"), eg:leaf("Var", "p")
+      eg:union(a, b)
+      eg:union(v, w)
+      local root = eg:add("Add", a, v)
+      local half = eg:add("Add", eg:leaf("Num", 0.5), w)
+      eg:rebuild()
+      -- 2.75 costs 1 + 2, -3.5 costs 10 + 3 (truncated toward zero); the raw bits of
+      -- 2.75 would be past 2^62 and raise
+      local cost = { Num = "(if (< payload 0) (+ 10 (abs payload)) (+ 1 payload))",
+        Var = "(+ 5 (* 10 payload))", Add = "(+ 1 sum)" }
+      local function trunc(x) return x < 0 and math.ceil(x) or math.floor(x) end
+      local function fn(nd, cc)
+        if nd.op == "Num" then
+          local pl = trunc(nd.payload)
+          return pl < 0 and 10 + math.abs(pl) or 1 + pl
+        end
+        if nd.op == "Var" then return 5 + 10 * eg:symbol(nd.payload) end
+        return 1 + cc[1] + cc[2]
+      end
+      local _, text, c = eg:extract(root, cost)
+      assert.are.equal("(Add (Num 2.75) (Var q))", text)
+      assert.are.equal(1 + 3 + 5, c)
+      assert.are.equal(model_cost(eg, root, fn), c)
+      local _, text2, c2 = eg:extract(half, cost)
+      assert.are.equal("(Add (Num 0.5) (Var q))", text2)
+      assert.are.equal(1 + 1 + 5, c2)
+      assert.are.equal(model_cost(eg, half, fn), c2)
+      -- dot prints payloads by their type
+      local dot = eg:dot()
+      assert.is_truthy(dot:find('label="Num 2.75"', 1, true), dot)
+      assert.is_truthy(dot:find('label="Var p"', 1, true), dot)
+    end)
+
+    it("proves equalities over f64 and symbol payloads, printed and added by type",
+      function()
+      local eg = vyre.egraph(be, { explanations = true })
+      eg:op("Num", 0, "f64")
+      eg:op("Var", 0, "sym")
+      eg:op("Add", 2)
+      eg:rule("comm-add", "(Add ?a ?b)", "(Add ?b ?a)")
+      eg:rule("fold-add", "(Add (Num ?x) (Num ?y))", "(Num (+ ?x ?y))")
+      eg:add("Add", eg:leaf("Var", "x"), eg:add("Add", eg:leaf("Num", 0.5),
+        eg:leaf("Num", 1.25)))
+      eg:run{ iterations = 3, time_limit = 600 }
+      local rules = { ["comm-add"] = { "comm-add", "(Add ?a ?b)", "(Add ?b ?a)" } }
+      -- fold-add computes its payload: replayed by adding the two numbers
+      local function check(proof, t1, t2)
+        local cur = show(read(t1))
+        for i, st in ipairs(proof) do
+          assert.are.equal(cur, st.before, "step " .. i)
+          if st.rule == "fold-add" then
+            local bt, at_ = read(st.before), read(st.after)
+            assert.are.equal(show(replace(bt, st.at, 1, at(at_, st.at))), show(at_))
+            local sum, num = at(bt, st.at), at(at_, st.at)
+            if st.direction == "<=" then sum, num = num, sum end
+            assert.are.equal("Add", sum[1])
+            assert.are.equal("Num", sum[2][1])
+            assert.are.equal("Num", sum[3][1])
+            assert.are.equal("Num", num[1])
+            assert.are.equal(tonumber(sum[2][2]) + tonumber(sum[3][2]), tonumber(num[2]))
+          else
+            assert.are.equal("comm-add", st.rule)
+            assert.is_true(replay(st, rules[st.rule]))
+          end
+          cur = st.after
+        end
+        assert.are.equal(show(read(t2)), cur)
+      end
+      local start = "(Add (Var x) (Add (Num 0.5) (Num 1.25)))"
+      local goal = "(Add (Num 1.75) (Var x))"
+      assert.is_true(eg:equiv(start, goal))
+      local p = eg:explain(start, goal)
+      local folds = 0
+      for _, st in ipairs(p) do
+        if st.rule == "fold-add" then folds = folds + 1 end
+      end
+      assert.are.equal(1, folds)
+      check(p, start, goal)
+      check(eg:explain(goal, start), goal, start)
+      -- a term never added as one: explain adds it, its leaves staged as their bits
+      local fresh = "(Add (Var x) (Num 1.75))"
+      local p2 = eg:explain(fresh, start)
+      assert.is_true(#p2 > 0)
+      check(p2, fresh, start)
+    end)
+
+    it("logs a Lua applier's unions as its rule's and the analyses' as \"analysis\"",
+      function()
+      local sizes = {}
+      for _, ex in ipairs({ false, true }) do
+        local eg = vyre.egraph(be, { explanations = ex })
+        eg:op("Num", 0)
+        eg:op("Var", 0, "sym")
+        eg:op("Add", 2)
+        eg:op("Mul", 2)
+        eg:op("Neg", 1)
+        eg:analysis("const", { leaf = "Num", fold = { Add = "+" }, modify = true })
+        eg:rule("swap", "(Add ?a (Var ?v))", function() return "(Add (Var ?v) ?a)" end)
+        eg:rule("neg", "(Neg ?a)", function(_, ctx)
+          ctx.union(ctx.add("(Neg ?a)"), ctx.add("(Mul ?a (Num -1))"))
+        end)
+        eg:add("Add", eg:leaf("Num", 2), eg:leaf("Var", "y"))
+        eg:add("Neg", eg:leaf("Var", "z"))
+        eg:add("Add", eg:leaf("Num", 2), eg:leaf("Num", 3))
+        eg:run{ iterations = 2, time_limit = 600 }
+        eg:rebuild()
+        sizes[#sizes + 1] = table.concat({ eg:size() }, "/")
+        if ex then
+          local swap = { "swap", "(Add ?a (Var ?v))", "(Add (Var ?v) ?a)" }
+          local p = eg:explain("(Add (Num 2) (Var y))", "(Add (Var y) (Num 2))")
+          assert.are.equal(1, #p)
+          assert.are.same({ "(Add (Num 2) (Var y))", "swap", "=>", "(Add (Var y) (Num 2))" },
+            { p[1].before, p[1].rule, p[1].direction, p[1].after })
+          assert.is_true(replay(p[1], swap))
+          p = eg:explain("(Add (Var y) (Num 2))", "(Add (Num 2) (Var y))")
+          assert.are.equal(1, #p)
+          assert.are.same({ "swap", "<=" }, { p[1].rule, p[1].direction })
+          assert.is_true(replay(p[1], swap))
+          p = eg:explain("(Neg (Var z))", "(Mul (Var z) (Num -1))")
+          assert.is_true(#p >= 1)
+          for _, st in ipairs(p) do assert.are.equal("neg", st.rule) end
+          assert.are.equal("(Mul (Var z) (Num -1))", p[#p].after)
+          p = eg:explain("(Add (Num 2) (Num 3))", "(Num 5)")
+          assert.are.equal(1, #p)
+          assert.are.same({ "(Add (Num 2) (Num 3))", "analysis", "=>", "(Num 5)" },
+            { p[1].before, p[1].rule, p[1].direction, p[1].after })
+        end
+      end
+      assert.are.equal(sizes[1], sizes[2])
+    end)
   end)
 end
 

@@ -29,6 +29,7 @@ local run = require("vyre.egraph.run")
 local query = require("vyre.egraph.query")
 local analysis = require("vyre.egraph.analysis")
 local explain = require("vyre.egraph.explain")
+local payload = require("vyre.egraph.payload")
 
 local EGraph = {}
 EGraph.__index = EGraph
@@ -82,10 +83,23 @@ local function new(be, fname, opts)
   return eg
 end
 
---- eg:op(name, arity) -> op id (registers it; the same name again returns the same id).
-function EGraph:op(name, arity)
+--- eg:op(name, arity [, ptype]) -> op id (registers it; the same name again returns the
+--- same id). ptype, for a leaf op: the payload type "i64" (default), "f64" or "sym".
+function EGraph:op(name, arity, ptype)
   check_self(self, "op")
-  return S.op(self, name, arity)
+  return S.op(self, name, arity, ptype)
+end
+
+--- eg:symbol(x) -> the symbol number of string x (interning it), or the string of number x.
+function EGraph:symbol(x)
+  check_self(self, "symbol")
+  if type(x) == "string" then return payload.intern(self, x) end
+  local s = payload.name(self, x)
+  if s == nil then
+    S.raise("symbol", ("%s is not a symbol number of this e-graph"):format(tostring(x)),
+      "pass a string to intern it, or a number eg:symbol(string) returned")
+  end
+  return s
 end
 
 --- eg:ops() -> {{name =, arity =}, ...} in id order (id = index - 1).
@@ -119,19 +133,22 @@ function EGraph:add(op, ...)
   return S.stage(self, id, words)
 end
 
---- eg:leaf(op, payload) -> e-class id of a leaf (op of arity 0) carrying an integer.
-function EGraph:leaf(op, payload)
+--- eg:leaf(op, value) -> e-class id of a leaf (op of arity 0) carrying value: an integer,
+--- a number (f64 ops) or a string (sym ops).
+function EGraph:leaf(op, value)
   check_self(self, "leaf")
   local id = S.opid(self, "leaf", op)
   if self.reg.arity[id + 1] ~= 0 then
     S.raise("leaf", ("'%s' has arity %d, not 0"):format(self.reg.names[id + 1],
       self.reg.arity[id + 1]), "register leaf ops with arity 0, e.g. eg:op(\"Num\", 0)")
   end
-  if math.type(payload) ~= "integer" then
-    S.raise("leaf", ("the payload must be an integer, got %s"):format(tostring(payload)),
-      "pass a Lua integer (64-bit); map symbols to integers yourself")
+  local bits, want = payload.encode(self, id, value)
+  if not bits then
+    S.raise("leaf", ("the payload must be %s (op '%s'), got %s"):format(want,
+      self.reg.names[id + 1], tostring(value)), ("pass a value of the op's payload type "
+      .. "(%s; eg:op(name, 0, \"i64\" | \"f64\" | \"sym\"))"):format(payload.type_of(self, id)))
   end
-  return S.stage(self, id, { payload & 0xffffffff, (payload >> 32) & 0xffffffff })
+  return S.stage(self, id, { bits & 0xffffffff, (bits >> 32) & 0xffffffff })
 end
 
 --- eg:add_many(op, children) -> first id, count. For an op of arity N >= 1, children
@@ -301,11 +318,18 @@ function EGraph:subsume(term)
   return query.subsume(self, "subsume", term)
 end
 
---- eg:analysis("const", {leaf =, fold =, modify =}): the built-in constant-folding
---- e-class analysis, computed on the device (vyre.egraph.analysis).
+--- eg:analysis("const", {leaf =, fold =, modify =, prune =}): the built-in constant-folding
+--- e-class analysis; eg:analysis(name, {type =, bottom =, make =, merge =, modify =}): a
+--- user analysis (vyre.egraph.uanalysis). Both are computed on the device.
 function EGraph:analysis(name, spec)
   check_self(self, "analysis")
   analysis.declare(self, "analysis", name, spec)
+end
+
+--- eg:value(name, c) -> c's e-class's value in user analysis name (vyre.egraph.uanalysis).
+function EGraph:value(name, c)
+  check_self(self, "value")
+  return require("vyre.egraph.uanalysis").value(self, "value", name, c)
 end
 
 --- eg:const(c) -> value | nil, "none" | "one" | "conflict": c's e-class's constant.

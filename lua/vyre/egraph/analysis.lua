@@ -20,35 +20,49 @@
 -- e-node and merges nothing.
 local U = require("vyre.lib.util")
 local Err = require("vyre.errors")
-local scan = require("vyre.lib.scan")
 local S = require("vyre.egraph.store")
 local R = require("vyre.egraph.rebuild")
 local match = require("vyre.egraph.match")
+local P = require("vyre.egraph.payload")
+local UA = require("vyre.egraph.uanalysis")
+local SC = require("vyre.egraph.schema") -- column declarations (schema.lua)
 
 local AN = {}
 
-local FOLD = { ["+"] = 2, ["-"] = 3, ["*"] = 4, neg = 5 }
+local FOLD = { ["+"] = 2, ["-"] = 3, ["*"] = 4, neg = 5, ["/"] = 6 }
 local SWEEPS = 8
 
 local function kernel(be, name, text)
-  return U.kernel(be, "eqsat_an:" .. name, function() return text end)
+  return U.kernel(be, "eqsat_an:" .. name, function() return SC.expand(text) end)
 end
+
+-- The fold arithmetic of the sweep in i64 (wrapping) or in f64 (the values' bits; a
+-- division folds only by a non-zero divisor, as egg's; -0.0 + 0.0 gives the one zero).
+local ARITH_TEXT = {
+  i64 = { NEG = "(sub 0i64 va)", ADD = "(add va vb)", SUB = "(sub va vb)", MUL = "(mul va vb)",
+    DIV = "0i64", NONZERO = "false" },
+  f64 = {},
+}
+for k, op in pairs({ ADD = "add", SUB = "sub", MUL = "mul", DIV = "div" }) do
+  ARITH_TEXT.f64[k] = ("(bitcast i64 (add (%s (bitcast f64 va) (bitcast f64 vb)) 0x0p+0f64))")
+    :format(op)
+end
+ARITH_TEXT.f64.NEG = "(bitcast i64 (add (sub 0x0p+0f64 (bitcast f64 va)) 0x0p+0f64))"
+ARITH_TEXT.f64.NONZERO = "(ne (bitcast f64 vb) 0x0p+0f64)"
 
 local SWEEP = [[
 (program eg_const_sweep (workgroup 256)
-  (buffer parent u32 read)
+  (columns read parent)
   (buffer cls_rows u32 read)
   (buffer cstart u32 read)
   (buffer cend u32 read)
-  (buffer row_op u32 read)
-  (buffer row_off u32 read)
-  (buffer children u32 read)
+  (columns read row_op row_off children)
   (buffer fold u32 read)
   (buffer st_in u32 read)
   (buffer val_in i64 read)
   (buffer st_out u32 write)
   (buffer val_out i64 write)
-  (buffer stat u32 read_write)
+  (columns read_write stat)
   (param n u32)
   (param slot u32)
   (let c (gid x))
@@ -76,15 +90,16 @@ local SWEEP = [[
                 (let sa (load st_in a))
                 (let va (load val_in a))
                 (if (eq f 5u32)
-                  (then (if (eq sa 1u32) (then (set ms 1u32) (set mv (sub 0i64 va)))))
+                  (then (if (eq sa 1u32) (then (set ms 1u32) (set mv $NEG))))
                   (else
                     (let b (load children (add o 1u32)))
                     (let vb (load val_in b))
-                    (if (land (eq sa 1u32) (eq (load st_in b) 1u32))
+                    (if (land (land (eq sa 1u32) (eq (load st_in b) 1u32))
+                      (lor (ne f 6u32) $NONZERO))
                       (then
                         (set ms 1u32)
-                        (set mv (select (eq f 2u32) (add va vb)
-                          (select (eq f 3u32) (sub va vb) (mul va vb))))))))))
+                        (set mv (select (eq f 2u32) $ADD
+                          (select (eq f 3u32) $SUB (select (eq f 4u32) $MUL $DIV))))))))))
             (if (eq ms 1u32)
               (then
                 (if (eq s 0u32)
@@ -100,7 +115,7 @@ local SWEEP = [[
 
 local FLAGS = [[
 (program eg_const_flags (workgroup 256)
-  (buffer parent u32 read)
+  (columns read parent)
   (buffer st u32 read)
   (buffer flag u32 write)
   (param n u32)
@@ -126,19 +141,6 @@ local PICK = [[
           (store cls (load rank c) c))))))
 ]]
 
-local PAIRS = [[
-(program eg_const_pairs (workgroup 256)
-  (buffer cls u32 read)
-  (buffer pairs u32 write)
-  (param k u32)
-  (param first u32)
-  (let i (gid x))
-  (if (lt i k)
-    (then
-      (store pairs (mul i 2u32) (load cls i))
-      (store pairs (add (mul i 2u32) 1u32) (add first i)))))
-]]
-
 --- The lattice's join in Lua (the specs' oracle): values {state, v}.
 function AN.join(a, b)
   if a[1] == 0 then return { b[1], b[2] } end
@@ -149,17 +151,15 @@ end
 
 --- eg:analysis("const", {leaf = op, fold = {op = "+" | "-" | "*" | "neg"}, modify =}).
 function AN.declare(eg, fname, name, spec)
-  if name ~= "const" then
-    S.raise(fname, ("unknown analysis '%s'"):format(tostring(name)),
-      "use the built-in \"const\" (constant folding); other analyses are not written yet")
-  end
+  if name ~= "const" then return UA.declare(eg, fname, name, spec) end
   if type(spec) ~= "table" then
     S.raise(fname, "argument 2 must be a table {leaf =, fold =, modify =}",
       "pass e.g. {leaf = \"Num\", fold = {Add = \"+\"}, modify = true}")
   end
   for k in pairs(spec) do
-    if k ~= "leaf" and k ~= "fold" and k ~= "modify" then
-      S.raise(fname, ("unknown option '%s'"):format(tostring(k)), "use leaf, fold and modify")
+    if k ~= "leaf" and k ~= "fold" and k ~= "modify" and k ~= "prune" then
+      S.raise(fname, ("unknown option '%s'"):format(tostring(k)),
+        "use leaf, fold, modify and prune")
     end
   end
   local leaf = S.opid(eg, fname, spec.leaf)
@@ -171,17 +171,24 @@ function AN.declare(eg, fname, name, spec)
   for opname, f in pairs(spec.fold or {}) do
     local op = S.opid(eg, fname, opname)
     local want = f == "neg" and 1 or 2
-    if not FOLD[f] or eg.reg.arity[op + 1] ~= want then
-      S.raise(fname, ("fold of '%s' must be \"+\", \"-\", \"*\" (arity 2) or \"neg\" "
-        .. "(arity 1) matching its arity %d, got %s"):format(opname, eg.reg.arity[op + 1],
-        tostring(f)), "e.g. fold = {Add = \"+\", Neg = \"neg\"}")
+    if not FOLD[f] or eg.reg.arity[op + 1] ~= want
+      or f == "/" and P.type_of(eg, leaf) ~= "f64" then
+      S.raise(fname, ("fold of '%s' must be \"+\", \"-\", \"*\", \"/\" (f64 constants only; "
+        .. "arity 2) or \"neg\" (arity 1) matching its arity %d, got %s"):format(opname,
+        eg.reg.arity[op + 1], tostring(f)), "e.g. fold = {Add = \"+\", Neg = \"neg\"}")
     end
     fold[op] = FOLD[f]
   end
   if spec.modify ~= nil and type(spec.modify) ~= "boolean" then
     S.raise(fname, "modify must be a boolean", "pass modify = true to add constants' e-nodes")
   end
-  eg.an_spec = { leaf = leaf, fold = fold, modify = spec.modify or false }
+  if spec.prune ~= nil and (type(spec.prune) ~= "boolean" or spec.prune and not spec.modify) then
+    S.raise(fname, "prune must be a boolean, and needs modify = true",
+      "pass modify = true, prune = true to keep only the leaves of constant classes")
+  end
+  eg.an_idx = nil
+  eg.an_spec = { leaf = leaf, fold = fold, modify = spec.modify or false,
+    prune = spec.prune or false }
 end
 
 -- The per-op fold codes (1 the constant leaf) as a device buffer.
@@ -207,7 +214,8 @@ function AN.compute(eg, fname, idx)
   local cur, sweeps = 1, 0
   if nids > 0 and eg.dev.nrows > 0 then
     local fold = fold_buffer(eg)
-    local k = kernel(be, "sweep", SWEEP)
+    local ty = P.type_of(eg, eg.an_spec.leaf) == "f64" and "f64" or "i64"
+    local k = kernel(be, "sweep_" .. ty, (SWEEP:gsub("%$(%u+)", ARITH_TEXT[ty])))
     while true do
       local steps = {}
       S.zero_stat(eg, SWEEPS, steps)
@@ -238,58 +246,28 @@ end
 function AN.current(eg, fname)
   if not eg.clean then R.rebuild(eg, fname) end
   S.settle(eg)
-  local idx = match.index(eg, fname)
+  -- the values stay valid while the query index does (any change drops eg.qidx)
+  if eg.qidx and eg.an_idx == eg.qidx then return end
+  local idx = eg.qidx or match.index(eg, fname)
   eg.qidx = idx
   AN.compute(eg, fname, idx)
+  eg.an_idx = idx
 end
 
--- One round of modify: the leaf of every class with one value, united with it.
--- Returns the e-nodes added.
-local function add_constants(eg, fname)
-  local be, nids = eg.be, eg.dev.nids
-  if nids == 0 then return 0 end
-  local flag, rank = S.exact(eg, "an_flag", nids), S.exact(eg, "an_rank", nids)
-  local steps = { { kernel(be, "flags", FLAGS), { parent = eg.parent, st = eg.an_state,
-    flag = flag, n = nids }, S.grid(nids) } }
-  scan.steps(be, "u32", "add", true, flag, rank, nids, steps)
-  local res = S.run(eg, fname, steps, { { rank, nids, 1 },
-    { flag, nids, 1 } })
-  local k = res[1][1] + res[2][1]
-  if k == 0 then return 0 end
-  local pay, cls = S.exact(eg, "an_pay", k, "i64"), S.exact(eg, "an_cls", k)
-  S.run(eg, fname, { { kernel(be, "pick", PICK), { flag = flag, rank = rank,
-    val = eg.an_val, pay = pay, cls = cls, n = nids }, S.grid(nids) } })
-  local first = eg:add_many(eg.an_spec.leaf, pay)
-  local pairs_ = S.exact(eg, "an_pairs", 2 * k)
-  S.run(eg, fname, { { kernel(be, "pairs", PAIRS), { cls = cls, pairs = pairs_, k = k,
-    first = first }, S.grid(k) } })
-  eg.xwhy = 2 -- explanations (explain.lua): these unions are the analysis's
-  eg:union_many(pairs_)
-  eg.xwhy = nil
-  return k
-end
-
---- egg's modify for constant folding, on the rebuilt graph: rounds of add_constants
---- and rebuild until a round leaves the e-node count and the partition as they were.
---- Returns the rounds.
+--- egg's modify for constant folding, on the rebuilt graph: every class with one value
+--- gets the leaf e-node of its value (kernels pick them, one add_many and one union_many
+--- add them), then a rebuild, in rounds until one leaves the e-nodes and the partition
+--- as they were (uanalysis.rounds); with prune, the constant classes then keep only
+--- their leaves (egg's `retain(is_leaf)`). Returns the rounds.
 function AN.modify(eg, fname)
-  if not (eg.an_spec and eg.an_spec.modify) then return 0 end
-  local rounds = 0
-  while true do
-    AN.current(eg, fname)
-    local nodes, classes = eg:size()
-    rounds = rounds + 1
-    if add_constants(eg, fname) == 0 then break end
-    R.rebuild(eg, fname)
-    local n2, c2 = eg:size()
-    if n2 == nodes and c2 == classes then break end
-    if rounds > 64 then
-      Err.raise("internal", "vyre.EGraph:" .. fname
-          .. ": constant folding did not settle (a bug in vyre). Fix: "
-          .. "please report it with the rules and terms that led here", 0)
-    end
-  end
-  return rounds
+  local rounds = UA.modify(eg, fname)
+  if not (eg.an_spec and eg.an_spec.modify) then return rounds end
+  return rounds + UA.rounds(eg, fname, "constant folding", function(idx)
+    AN.compute(eg, fname, idx)
+    return UA.flags(eg, fname, FLAGS, { parent = eg.parent, st = eg.an_state })
+  end, function(flag, rank, k)
+    UA.add_flagged(eg, fname, eg.an_spec.leaf, flag, rank, k, PICK, { val = eg.an_val })
+  end, eg.an_spec.prune)
 end
 
 --- eg:const(c) -> value | nil, "none" | "one" | "conflict".
@@ -302,7 +280,10 @@ function AN.value(eg, fname, c)
   AN.current(eg, fname)
   local root = eg.parent:download({ first = c + 1, count = 1 })[1]
   local s = eg.an_state:download({ first = root + 1, count = 1 })[1]
-  if s == 1 then return eg.an_val:download({ first = root + 1, count = 1 })[1], "one" end
+  if s == 1 then
+    return P.decode(eg, eg.an_spec.leaf, eg.an_val:download({ first = root + 1, count = 1 })[1]),
+      "one"
+  end
   return nil, s == 0 and "none" or "conflict"
 end
 

@@ -3,15 +3,21 @@
 -- "Cost functions").
 --
 -- An expression sees one e-node: its op's children's class costs (c1 .. cN, `sum`,
--- `max`), its arity and, for a leaf, its 64-bit payload. It is compiled once per op
--- into one kernel (a chain of `if op == k`), so a sweep over the rows costs the same
--- whatever the function. Arithmetic is i64 (wrapping, as in rules). A row whose child
+-- `max`), its arity and, for a leaf, its payload as an integer: an i64 payload as it is,
+-- a sym payload as its symbol number, an f64 payload's value truncated toward zero
+-- (saturating, NaN -> 0: vyre's float -> int cast, the same on both backends; as an
+-- f64 value under an i64 leaf converts in rules), never the double's raw bits. It is
+-- compiled once per op into one kernel (a chain of `if op == k`), so a sweep over the
+-- rows costs the same whatever the function. Arithmetic is i64 (wrapping, as in
+-- rules). A row whose child
 -- has no finite cost yet has none either; a result outside [1, 2^62] is counted and
 -- raised, and so is a chosen e-node whose cost is not greater than each of its
 -- children's (the choices would not form a DAG, so the term would be infinite).
 local U = require("vyre.lib.shared")
 local S = require("vyre.egraph.store")
 local rules = require("vyre.egraph.rules")
+local P = require("vyre.egraph.payload")
+local SC = require("vyre.egraph.schema") -- column declarations (schema.lua)
 
 local M = {}
 
@@ -29,7 +35,7 @@ local HELP = "an integer, payload, arity, sum, max, c1 .. cN, (+ e e ...), (- e 
 
 --- Compiles expression s (parsed S-expression) for an op of `arity` into vyre text;
 --- `want` is "num" or "bool". Raises with the op and the expression's text.
-local function compile(fname, s, arity, want, text, opname)
+local function compile(fname, s, arity, want, text, opname, ptype)
   local function bad(what)
     S.raise(fname, ("the cost expression '%s' of op '%s': %s"):format(text, opname, what),
       "write " .. HELP)
@@ -39,7 +45,10 @@ local function compile(fname, s, arity, want, text, opname)
       if kind ~= "num" then bad(("'%s' is a number where a test is needed"):format(e)) end
       local i = math.tointeger(tonumber(e))
       if i then return ("%di64"):format(i) end
-      if e == "payload" then return "pl" end
+      if e == "payload" then
+        -- pl holds the payload's bits; an f64 leaf's value is the double they encode
+        return ptype == "f64" and "(cast i64 (bitcast f64 pl))" or "pl"
+      end
       if e == "arity" then return ("%di64"):format(arity) end
       if e == "sum" then return "sm" end
       if e == "max" then return "mx" end
@@ -136,7 +145,7 @@ function M.compile(eg, fname, cost)
     end
     local ok, s = pcall(rules.sexp, fname, e)
     if not ok then error(s, 0) end
-    out[i] = compile(fname, s, eg.reg.arity[i], "num", e, name)
+    out[i] = compile(fname, s, eg.reg.arity[i], "num", e, name, P.type_of(eg, i - 1))
   end
   return out
 end
@@ -189,15 +198,9 @@ end
 
 local COST = [[
 (program eg_xcost (workgroup 256)
-  (buffer row_epoch u32 read)
-  (buffer isleaf u32 read)
-  (buffer children u32 read)
-  (buffer row_class u32 read)
-  (buffer row_op u32 read)
-  (buffer row_off u32 read)
-  (buffer row_len u32 read)
+  (columns read row_epoch isleaf children row_class row_op row_off row_len)
   (buffer ccost u64 read_write)
-  (buffer stat u32 read_write)
+  (columns read_write stat)
   (param n u32)
   (param slot u32)
   (let r (gid x))
@@ -213,16 +216,10 @@ $ROWCOST
 
 local BEST = [[
 (program eg_xbest (workgroup 256)
-  (buffer row_epoch u32 read)
-  (buffer isleaf u32 read)
-  (buffer children u32 read)
-  (buffer row_class u32 read)
-  (buffer row_op u32 read)
-  (buffer row_off u32 read)
-  (buffer row_len u32 read)
+  (columns read row_epoch isleaf children row_class row_op row_off row_len)
   (buffer ccost u64 read)
   (buffer best u32 read_write)
-  (buffer stat u32 read_write)
+  (columns read_write stat)
   (param n u32)
   (let r (gid x))
   (if (lt r n)
@@ -237,7 +234,7 @@ $ROWCOST
 ]]
 
 local function kernel(be, name, text)
-  return U.kernel(be, "egraph:" .. name .. ":" .. text, function() return text end)
+  return U.kernel(be, "egraph:" .. name .. ":" .. text, function() return SC.expand(text) end)
 end
 
 --- The sweep and best kernels of the compiled expressions.

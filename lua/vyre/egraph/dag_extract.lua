@@ -20,6 +20,7 @@
 -- bound. The search is exponential in the worst case, so it stops after a node budget and
 -- then says the result is the best found, not proved optimal.
 local U = require("vyre.lib.shared")
+local SC = require("vyre.egraph.schema") -- column declarations (schema.lua)
 local S = require("vyre.egraph.store")
 
 local M = {}
@@ -28,7 +29,7 @@ local INF = "18446744073709551615u64"
 local SWEEPS = 8
 
 local function kernel(be, name, text)
-  return U.kernel(be, "egraph:" .. name, function() return text end)
+  return U.kernel(be, "egraph:" .. name, function() return SC.expand(text) end)
 end
 
 local MARK_ROOTS = [[
@@ -44,13 +45,9 @@ local MARK_ROOTS = [[
 local REACH = [[
 (program eg_dag_reach (workgroup 256)
   (buffer choice u32 read)
-  (buffer isleaf u32 read)
-  (buffer row_op u32 read)
-  (buffer row_off u32 read)
-  (buffer row_len u32 read)
-  (buffer children u32 read)
+  (columns read isleaf row_op row_off row_len children)
   (buffer mark u32 read_write)
-  (buffer stat u32 read_write)
+  (columns read_write stat)
   (param n u32)
   (param slot u32)
   (let c (gid x))
@@ -75,7 +72,7 @@ local DAGSUM = [[
 (program eg_dag_sum (workgroup 256)
   (buffer choice u32 read)
   (buffer mark u32 read)
-  (buffer row_op u32 read)
+  (columns read row_op)
   (buffer opcost u64 read)
   (buffer total u64 read_write)
   (param n u32)
@@ -110,14 +107,9 @@ local MARGINAL = [[
 
 local MARGIN_MIN = [[
 (program eg_dag_margin (workgroup 256)
-  (buffer row_epoch u32 read)
-  (buffer isleaf u32 read)
+  (columns read row_epoch isleaf)
   (buffer opcost u64 read)
-  (buffer children u32 read)
-  (buffer row_class u32 read)
-  (buffer row_op u32 read)
-  (buffer row_off u32 read)
-  (buffer row_len u32 read)
+  (columns read children row_class row_op row_off row_len)
   (buffer ccost u64 read)
   (buffer mark u32 read)
   (buffer mcost u64 read_write)
@@ -131,14 +123,9 @@ $MARGINAL
 
 local PICK = [[
 (program eg_dag_pick (workgroup 256)
-  (buffer row_epoch u32 read)
-  (buffer isleaf u32 read)
+  (columns read row_epoch isleaf)
   (buffer opcost u64 read)
-  (buffer children u32 read)
-  (buffer row_class u32 read)
-  (buffer row_op u32 read)
-  (buffer row_off u32 read)
-  (buffer row_len u32 read)
+  (columns read children row_class row_op row_off row_len)
   (buffer ccost u64 read)
   (buffer mark u32 read)
   (buffer mcost u64 read)

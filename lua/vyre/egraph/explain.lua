@@ -24,26 +24,22 @@
 -- or one rebuild round; inside a batch, sorted), so the children of a congruence edge
 -- were joined by earlier edges and the recursion ends.
 local U = require("vyre.lib.shared")
+local SC = require("vyre.egraph.schema") -- column declarations (schema.lua)
 local S = require("vyre.egraph.store")
+local P = require("vyre.egraph.payload")
 
 local X = {}
 
 X.USER, X.CONG, X.ANALYSIS, X.RULE0 = 0, 1, 2, 2
 
 local function kernel(be, name, text)
-  return U.kernel(be, "egraph:x_" .. name, function() return text end)
+  return U.kernel(be, "egraph:x_" .. name, function() return SC.expand(text) end)
 end
 
 local CAPTURE = [[
 (program eg_x_capture (workgroup 256)
-  (buffer row_class u32 read)
-  (buffer row_op u32 read)
-  (buffer row_off u32 read)
-  (buffer row_len u32 read)
-  (buffer xrow_id u32 write)
-  (buffer xt_op u32 write)
-  (buffer xt_len u32 write)
-  (buffer xt_off u32 write)
+  (columns read row_class row_op row_off row_len)
+  (columns write xrow_id xt_op xt_len xt_off)
   (param r0 u32)
   (param n u32)
   (param w0 u32)
@@ -61,8 +57,8 @@ local CAPTURE = [[
 
 local WORDS = [[
 (program eg_x_words (workgroup 256)
-  (buffer children u32 read)
-  (buffer xt_words u32 write)
+  (columns read children)
+  (columns write xt_words)
   (param n u32)
   (param w0 u32)
   (param xw u32)
@@ -74,7 +70,7 @@ local SCATTER = [[
 (program eg_x_scatter (workgroup 256)
   (buffer keep u32 read)
   (buffer rank u32 read)
-  (buffer xrow_id u32 read)
+  (columns read xrow_id)
   (buffer out u32 write)
   (param n u32)
   (let r (gid x))
@@ -85,10 +81,7 @@ local SCATTER = [[
 local PAIRS = [[
 (program eg_x_pairs (workgroup 256)
   (buffer pairs u32 read)
-  (buffer xu_a u32 write)
-  (buffer xu_b u32 write)
-  (buffer xu_why u32 write)
-  (buffer xu_batch u32 write)
+  (columns write xu_a xu_b xu_why xu_batch)
   (param n u32)
   (param base u32)
   (param why u32)
@@ -105,18 +98,12 @@ local PAIRS = [[
 -- eg_match's comparison, recording each duplicate row's first equal row.
 local CONG = [[
 (program eg_x_cong (workgroup 256)
-  (buffer children u32 read)
-  (buffer row_op u32 read)
-  (buffer row_off u32 read)
-  (buffer row_len u32 read)
+  (columns read children row_op row_off row_len)
   (buffer vals u32 read)
   (buffer start u32 read)
-  (buffer xrow_id u32 read)
+  (columns read xrow_id)
   (buffer xcnt u32 read_write)
-  (buffer xu_a u32 write)
-  (buffer xu_b u32 write)
-  (buffer xu_why u32 write)
-  (buffer xu_batch u32 write)
+  (columns write xu_a xu_b xu_why xu_batch)
   (param n u32)
   (param base u32)
   (param batch u32)
@@ -265,7 +252,7 @@ local function logs(eg)
   return L
 end
 
--- The term of id as a tree {op = name, payload = n | [k] = subterm}, memoised (shared
+-- The term of id as a tree {op = name, payload = text | [k] = subterm}, memoised (shared
 -- sub-terms are the same table), and its text.
 local function termer(eg, L)
   local memo, tmemo = {}, {}
@@ -281,7 +268,9 @@ local function termer(eg, L)
         local op, off = L.op[x + 1], L.off[x + 1]
         local ready, t = true, { op = names[op + 1] }
         if arity[op + 1] == 0 then
-          t.payload = L.words[off + 1] | (L.words[off + 2] << 32)
+          -- the text as the op's payload type prints it (payload.lua), which reads back as
+          -- the same bits: f64 (0.5), sym (x), i64
+          t.payload = P.text(eg, op, L.words[off + 1] | (L.words[off + 2] << 32))
         else
           for k = 1, L.len[x + 1] do
             local ch = L.words[off + k]
@@ -300,7 +289,7 @@ local function termer(eg, L)
     if tmemo[t] then return tmemo[t] end
     local s
     if t.payload then
-      s = ("(%s %d)"):format(t.op, t.payload)
+      s = ("(%s %s)"):format(t.op, t.payload)
     else
       local parts = { "(" .. t.op }
       for k = 1, #t do parts[#parts + 1] = text(t[k]) end
@@ -493,7 +482,12 @@ local function term_id(eg, fname, t, what, L, cache)
   local k = find(pat)
   if k then return cache[k], false end
   local function add(p)
-    if p.kind == "leaf" then return eg:leaf(p.op, p.payload.value) end
+    if p.kind == "leaf" then
+      -- a ground literal's value is already the payload's bits (rules.lua reads it by the
+      -- op's type), staged as saturate.instantiate stages it
+      local b = p.payload.value
+      return S.stage(eg, p.op, { b & 0xffffffff, (b >> 32) & 0xffffffff })
+    end
     local kids = {}
     for i, a in ipairs(p.args) do kids[i] = add(a) end
     return eg:add(p.op, table.unpack(kids))

@@ -15,6 +15,7 @@ local image = require("vyre.egraph.image")
 local costfn = require("vyre.egraph.costfn")
 local D = require("vyre.egraph.dag_extract")
 
+local P = require("vyre.egraph.payload")
 local M = {}
 
 local SWEEPS = 8 -- Bellman-Ford sweeps per sequence (one readback each 8)
@@ -85,8 +86,9 @@ local function build(eg, snap, best, c, memo)
         local t = { op = names[op + 1] }
         local text
         if eg.reg.arity[op + 1] == 0 then
-          t.payload = payload(snap.words, off)
-          text = ("(%s %d)"):format(t.op, t.payload)
+          local bits = payload(snap.words, off)
+          t.payload = P.decode(eg, op, bits)
+          text = ("(%s %s)"):format(t.op, P.text(eg, op, bits))
         else
           local parts = { "(" .. t.op }
           for k = 1, len do
@@ -318,7 +320,7 @@ local function node_of(eg, s, r)
   local node = { op = eg.reg.names[op + 1] }
   local off, len = s.off[r + 1], s.len[r + 1]
   if eg.reg.arity[op + 1] == 0 then
-    node.payload = payload(s.words, off)
+    node.payload = P.decode(eg, op, payload(s.words, off))
   else
     for k = 1, len do node[k] = s.words[off + k] end
   end
@@ -360,7 +362,10 @@ function M.dot(eg, fname)
       local r = s.grows[p + 1]
       first[c] = first[c] or r
       local nd = node_of(eg, s, r)
-      local label = nd.payload and ("%s %d"):format(nd.op, nd.payload) or nd.op
+      local op = s.op[r + 1]
+      -- the payload as its type prints (payload.lua): f64 and sym are not integers
+      local label = nd.payload ~= nil and ("%s %s"):format(nd.op,
+        P.text(eg, op, payload(s.words, s.off[r + 1]))) or nd.op
       L[#L + 1] = ("    n%d [label=%q];"):format(r, label)
     end
     L[#L + 1] = "  }"

@@ -11,6 +11,7 @@
 local lib = require("vyre.lib")
 local scan = require("vyre.lib.shared").scan
 local S = require("vyre.egraph.store")
+local SC = require("vyre.egraph.schema") -- column declarations (schema.lua)
 local K = require("vyre.egraph.kernels")
 local R = require("vyre.egraph.rebuild")
 
@@ -97,12 +98,8 @@ end
 local CHECK = [[
 (program eg_check_image (workgroup 256)
   (buffer arity u32 read)
-  (buffer children u32 read)
-  (buffer row_class u32 read)
-  (buffer row_op u32 read)
-  (buffer row_off u32 read)
-  (buffer row_len u32 read)
-  (buffer stat u32 read_write)
+  (columns read children row_class row_op row_off row_len)
+  (columns read_write stat)
   (param n u32)
   (param nops u32)
   (param nwords u32)
@@ -140,7 +137,8 @@ local CHECK = [[
 ]]
 
 local function check_kernel(be)
-  return require("vyre.lib.shared").kernel(be, "egraph:check_image", function() return CHECK end)
+  return require("vyre.lib.shared").kernel(be, "egraph:check_image",
+    function() return SC.expand(CHECK) end)
 end
 
 local function check_spans(fname, spans, nbytes)

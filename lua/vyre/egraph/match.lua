@@ -19,6 +19,7 @@
 -- the kept ones (per invocation, for the scan); with filter = 1 only new matches are kept, with
 -- filter = 0 all are, and a layout with a flag column records which are new.
 local U = require("vyre.lib.shared")
+local SC = require("vyre.egraph.schema") -- column declarations (schema.lua)
 local lib = require("vyre.lib")
 local scan = require("vyre.lib.shared").scan
 local basic = require("vyre.lib.shared").basic
@@ -144,29 +145,91 @@ function M.uses_analysis(when)
   return require("vyre.egraph.rules").uses_analysis(when)
 end
 
---- The i64 expression of a guard/payload expression over the kernel's variables.
-function M.expr64(e)
-  local k = e.kind
-  if k == "int" then return ("%di64"):format(e.value) end
-  if k == "cvar" then return ("(cast i64 v_%s)"):format(e.name) end
-  if k == "aval" then return ("(load an_val v_%s)"):format(e.name) end
-  if k == "ahas" then return ("(eq (load an_state v_%s) 1u32)"):format(e.name) end
-  if k == "pvar" then
-    return ("(bitcast i64 (or (cast u64 p_%s_lo) (shl (cast u64 p_%s_hi) 32u64)))"):format(
-      e.name, e.name)
+local P = require("vyre.egraph.payload")
+
+-- Converts code of type from to type to (i64, f64 or bool).
+local function conv(code, from, to)
+  if from == to then return code end
+  if to == "bool" then
+    return from == "f64" and ("(ne %s 0x0p+0f64)"):format(code) or ("(ne %s 0i64)"):format(code)
   end
-  local a = {}
-  for i, x in ipairs(e.args) do a[i] = M.expr64(x) end
+  if from == "bool" then
+    return to == "f64" and ("(select %s 0x1p+0f64 0x0p+0f64)"):format(code)
+      or ("(select %s 1i64 0i64)"):format(code)
+  end
+  return ("(cast %s %s)"):format(to, code)
+end
+M.conv = conv
+
+local BIN = { ["+"] = "add", ["-"] = "sub", ["*"] = "mul", ["/"] = "div", ["=="] = "eq",
+  ["!="] = "ne", ["<"] = "lt", ["<="] = "le", [">"] = "gt", [">="] = "ge" }
+
+--- The code of a guard/payload expression over the kernel's variables, and its type
+--- (e.ty: "i64", "f64" or "bool"; rules.lua types every node). Payload variables and
+--- analysis values are 64-bit words, read as f64 where their type says so.
+function M.code(e)
+  local k = e.kind
+  if k == "int" then return ("%di64"):format(e.value), "i64" end
+  if k == "num" then return P.f64_lit(e.value), "f64" end
+  if k == "cvar" then return ("(cast i64 v_%s)"):format(e.name), "i64" end
+  if k == "aval" then
+    local c = ("(load an_val v_%s)"):format(e.name)
+    if e.ty == "f64" then return ("(bitcast f64 %s)"):format(c), "f64" end
+    return c, "i64"
+  end
+  if k == "ahas" then return ("(eq (load an_state v_%s) 1u32)"):format(e.name), "bool" end
+  if k == "uhas" then return ("(eq (load an_%s_st v_%s) 1i64)"):format(e.an, e.name), "bool" end
+  if k == "uval" then
+    local c = ("(load an_%s v_%s)"):format(e.an, e.name)
+    if e.ty == "f64" then return ("(bitcast f64 %s)"):format(c), "f64" end
+    if e.ty == "bool" then return ("(ne %s 0i64)"):format(c), "bool" end
+    return c, "i64"
+  end
+  if k == "pvar" then
+    local w = ("(or (cast u64 p_%s_lo) (shl (cast u64 p_%s_hi) 32u64))"):format(e.name, e.name)
+    if e.ty == "f64" then return ("(bitcast f64 %s)"):format(w), "f64" end
+    return ("(bitcast i64 %s)"):format(w), "i64"
+  end
   local f = e.fn
-  local bin = { ["+"] = "add", ["-"] = "sub", ["*"] = "mul", ["=="] = "eq", ["!="] = "ne",
-    ["<"] = "lt", ["<="] = "le", [">"] = "gt", [">="] = "ge" }
-  if bin[f] then return ("(%s %s %s)"):format(bin[f], a[1], a[2]) end
-  if f == "neg" then return ("(sub 0i64 %s)"):format(a[1]) end
-  if f == "not" then return ("(lnot %s)"):format(a[1]) end
-  local op = f == "and" and "land" or "lor"
-  local s = a[1]
-  for i = 2, #a do s = ("(%s %s %s)"):format(op, s, a[i]) end
-  return s
+  local a, t = {}, {}
+  for i, x in ipairs(e.args) do a[i], t[i] = M.code(x) end
+  if f == "not" then return ("(lnot %s)"):format(conv(a[1], t[1], "bool")), "bool" end
+  if f == "and" or f == "or" then
+    local op = f == "and" and "land" or "lor"
+    local s = conv(a[1], t[1], "bool")
+    for i = 2, #a do s = ("(%s %s %s)"):format(op, s, conv(a[i], t[i], "bool")) end
+    return s, "bool"
+  end
+  -- arithmetic computes in e.ty; a comparison in f64 when an operand is f64
+  local ty = e.ty
+  if ty == "bool" then
+    ty = "i64"
+    for i = 1, #t do if t[i] == "f64" then ty = "f64" end end
+  end
+  for i = 1, #a do a[i] = conv(a[i], t[i], ty) end
+  if f == "neg" then
+    return ("(sub %s %s)"):format(ty == "f64" and "0x0p+0f64" or "0i64", a[1]), ty
+  end
+  local code = ("(%s %s %s)"):format(BIN[f], a[1], a[2])
+  if e.kind == "cmp" then return code, "bool" end
+  -- -0.0 + 0.0 is 0.0: f64 results have one zero (payload.lua)
+  if ty == "f64" then code = ("(add %s 0x0p+0f64)"):format(code) end
+  return code, ty
+end
+
+--- The device predicate of a `when` expression (bool code).
+function M.expr64(e)
+  local c, t = M.code(e)
+  return conv(c, t, "bool")
+end
+
+--- The payload bits (i64 code) of a right-hand payload expression for a leaf of payload
+--- type pt: the value is converted to pt's arithmetic type first (an f64 variable under
+--- an i64 leaf truncates; an i64 one under an f64 leaf converts).
+function M.bits64(e, pt)
+  local c, t = M.code(e)
+  if pt == "f64" then return ("(bitcast i64 %s)"):format(conv(c, t, "f64")) end
+  return conv(c, t, "i64")
 end
 
 -- The steps of a pattern's join, in order: {let = name, e = expr} | {check = expr} |
@@ -328,20 +391,27 @@ function M.text(pat, lay, when, mode)
   (let s (subgroup_reduce add tot))
   (if (land (eq (subgroup_lane) 0u32) (ne s 0u32)) (then (atomic add stat 0u32 s)))]]
   end
+  local anbuf = M.uses_analysis(when)
+    and "  (buffer an_state u32 read)\n  (buffer an_val i64 read)\n" or ""
+  local vr = {}
+  for name in pairs(require("vyre.egraph.rules").values_read(when)) do vr[#vr + 1] = name end
+  table.sort(vr)
+  local reads = require("vyre.egraph.rules").values_read(when)
+  for _, name in ipairs(vr) do
+    anbuf = anbuf .. ("  (buffer an_%s i64 read)\n"):format(name)
+    if reads[name] then anbuf = anbuf .. ("  (buffer an_%s_st i64 read)\n"):format(name) end
+  end
   return U.fill([[
 (program eq_$MODE (workgroup 256)
-  (buffer row_op u32 read)
-  (buffer row_off u32 read)
-  (buffer row_class u32 read)
-  (buffer children u32 read)
+  (columns read row_op row_off row_class children)
   (buffer op_rows u32 read)
   (buffer cls_rows u32 read)
   (buffer cstart u32 read)
   (buffer cend u32 read)
-  (buffer row_epoch u32 read)
+  (columns read row_epoch)
   (buffer cnt_out u32 read_write)
   (buffer sub u32 write)
-  (buffer stat u32 read_write)
+  (columns read_write stat)
 $ANBUF  (param n u32)
   (param base u32)
   (param m u32)
@@ -359,8 +429,80 @@ $ANBUF  (param n u32)
 $BODY
       (if (eq m 0u32) (then (store cnt_out i cnt)))))
 $TOTAL)
-]], { MODE = mode, BODY = body, TOTAL = total, ANBUF = M.uses_analysis(when)
-    and "  (buffer an_state u32 read)\n  (buffer an_val i64 read)\n" or "" })
+]], { MODE = mode, BODY = body, TOTAL = total, ANBUF = anbuf })
+end
+
+--- The text of the count or write kernel of a bare-variable pattern (egg's `?a => ...`):
+--- one invocation per id; a canonical class with a live (not subsumed) row is a match,
+--- new when one of its rows is new (row_epoch >= since).
+function M.var_text(pat, lay, when, mode)
+  local leaf
+  if mode == "count" then
+    leaf = "(set tot 1u32)\n$WHEN(if (lor (eq filter 0u32) (ne fresh 0u32)) (then "
+      .. "(set cnt 1u32)))$END"
+  else
+    local parts = { "(store sub at i)" }
+    parts[#parts + 1] = ("(store sub (add (mul %s m) at) i)"):format(u32lit(lay.class[pat.name]))
+    if lay.flag then
+      parts[#parts + 1] = ("(store sub (add (mul %s m) at) fresh)"):format(u32lit(lay.flag))
+    end
+    parts[#parts + 1] = "(set at (add at 1u32))"
+    leaf = ("$WHEN(if (lor (eq filter 0u32) (ne fresh 0u32)) (then\n%s))$END"):format(
+      table.concat(parts, "\n"))
+  end
+  local wopen = when and ("(if %s (then\n"):format(M.expr64(when)) or ""
+  leaf = leaf:gsub("%$WHEN", function() return wopen end)
+  leaf = leaf:gsub("%$END", function() return when and "))" or "" end)
+  local anbuf = M.uses_analysis(when)
+    and "  (buffer an_state u32 read)\n  (buffer an_val i64 read)\n" or ""
+  local vr = {}
+  for name in pairs(require("vyre.egraph.rules").values_read(when)) do vr[#vr + 1] = name end
+  table.sort(vr)
+  local reads = require("vyre.egraph.rules").values_read(when)
+  for _, name in ipairs(vr) do
+    anbuf = anbuf .. ("  (buffer an_%s i64 read)\n"):format(name)
+    if reads[name] then anbuf = anbuf .. ("  (buffer an_%s_st i64 read)\n"):format(name) end
+  end
+  local total = mode == "count" and [[
+  (let s (subgroup_reduce add tot))
+  (if (land (eq (subgroup_lane) 0u32) (ne s 0u32)) (then (atomic add stat 0u32 s)))]] or ""
+  return U.fill([[
+(program eq_var_$MODE (workgroup 256)
+  (columns read parent)
+  (buffer cls_rows u32 read)
+  (buffer cstart u32 read)
+  (buffer cend u32 read)
+  (columns read row_epoch)
+  (buffer cnt_out u32 read_write)
+  (buffer sub u32 write)
+  (columns read_write stat)
+$ANBUF  (param n u32)
+  (param m u32)
+  (param since u32)
+  (param filter u32)
+  (param withsub u32)
+  (let i (gid x))
+  (let tot 0u32)
+  (if (lt i n)
+    (then
+      (let cnt 0u32)
+      (let at (select (eq m 0u32) 0u32 (load cnt_out i)))
+      (let live 0u32)
+      (let fresh 0u32)
+      (if (eq (load parent i) i)
+        (then
+          (for q (load cstart i) (load cend i) 1u32
+            (let e (load row_epoch (load cls_rows q)))
+            (if (lor (ne withsub 0u32) (eq (and e $SUB) 0u32)) (then (set live 1u32)))
+            (if (ge (and e 2147483647u32) since) (then (set fresh 1u32))))))
+      (if (ne live 0u32)
+        (then
+          (let v_$VAR i)
+$LEAF))
+      (if (eq m 0u32) (then (store cnt_out i cnt)))))
+$TOTAL)
+]], { MODE = mode, ANBUF = anbuf, SUB = M.SUBSUMED, VAR = pat.name, LEAF = leaf,
+    TOTAL = total })
 end
 
 --- Searches one pattern over the index: returns m (kept matches), the substitution
@@ -370,14 +512,17 @@ end
 function M.search(eg, fname, idx, pat, lay, when, role, since)
   local be = eg.be
   local op = pat.op
-  local base, stop = idx.ostart[op + 1] or 0, idx.oend[op + 1] or 0
+  local var = pat.kind == "var"
+  local base, stop = 0, eg.dev.nids
+  if not var then base, stop = idx.ostart[op + 1] or 0, idx.oend[op + 1] or 0 end
   local n = stop - base
-  if n <= 0 then return 0, nil, 0 end
+  if n <= 0 or idx.n == 0 then return 0, nil, 0 end
   pat.kc = pat.kc or setmetatable({}, { __mode = "k" })
   local kc = pat.kc[be]
   if not kc then
     -- keyed by the text: patterns of other e-graphs on the same backend share kernels
-    local tc, tw = M.text(pat, lay, when, "count"), M.text(pat, lay, when, "write")
+    local gen = var and M.var_text or M.text
+    local tc, tw = gen(pat, lay, when, "count"), gen(pat, lay, when, "write")
     kc = { count = kernel(be, tc, function() return tc end),
       write = kernel(be, tw, function() return tw end) }
     pat.kc[be] = kc
@@ -388,7 +533,17 @@ function M.search(eg, fname, idx, pat, lay, when, role, since)
     cstart = idx.cstart, cend = idx.cend, cnt_out = cnt, row_epoch = eg.row_epoch,
     sub = S.exact(eg, "m_dummy", 1), stat = eg.stat, n = n, base = base,
     m = 0, since = since or 0, filter = lay.flag and 0 or 1, withsub = lay.withsub and 1 or 0 }
+  if var then
+    args = { parent = eg.parent, cls_rows = idx.cls_rows, cstart = idx.cstart,
+      cend = idx.cend, row_epoch = eg.row_epoch, cnt_out = cnt, sub = args.sub,
+      stat = eg.stat, n = n, m = 0, since = args.since, filter = args.filter,
+      withsub = args.withsub }
+  end
   if M.uses_analysis(when) then args.an_state, args.an_val = eg.an_state, eg.an_val end
+  for name, const in pairs(require("vyre.egraph.rules").values_read(when)) do
+    args["an_" .. name] = eg.analyses[name].val
+    if const then args["an_" .. name .. "_st"] = eg.analyses[name].st end
+  end
   local steps = {}
   S.zero_stat(eg, 1, steps)
   steps[#steps + 1] = { kc.count, args, S.grid(n) }
@@ -408,6 +563,14 @@ function M.search(eg, fname, idx, pat, lay, when, role, since)
   wargs.cnt_out, wargs.sub, wargs.m = cs, sub, m
   S.run(eg, fname, { { kc.write, wargs, S.grid(n) } })
   return m, sub, total
+end
+
+-- The kernels' column lines (columns ...) expanded (schema.lua) wherever the text goes:
+-- the kernel cache and M.problem's validation.
+do
+  local text, var_text = M.text, M.var_text
+  function M.text(...) return SC.expand(text(...)) end
+  function M.var_text(...) return SC.expand(var_text(...)) end
 end
 
 return M

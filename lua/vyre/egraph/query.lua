@@ -44,12 +44,19 @@ end
 --- eg:search(pattern) -> {{root = e-class, var = value, ...}, ...} in the device's match
 --- order (the same on both backends).
 function Q.search(eg, fname, text)
-  local pat = rules.pattern(eg, fname, text)
+  local pat, vars = rules.pattern(eg, fname, text)
   local lay = match.layout(pat)
+  local types = rules.types(vars)
+  local P = require("vyre.egraph.payload")
   local out = {}
   for i, r in ipairs(rows(eg, fname, pat, lay)) do
     r.root = r[0]
     r[0] = nil
+    -- payloads as Lua values of their leaf's type (payload.lua)
+    for name, t in pairs(types) do
+      if t == "f64" then r[name] = P.bits_f64(r[name])
+      elseif t == "sym" then r[name] = P.name(eg, r[name]) or r[name] end
+    end
     out[i] = r
   end
   return out

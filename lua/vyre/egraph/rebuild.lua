@@ -102,6 +102,12 @@ function R.drop_rows(eg, fname, rows)
   steps[#steps + 1] = { require("vyre.lib.util").kernel(eg.be, "eqsat:drop_rows",
     function() return DROP end), { rows = list, keep = keep, k = k }, S.grid(k) }
   S.run(eg, fname, steps)
+  R.keep_rows(eg, fname, keep, k)
+end
+
+--- Compacts the rows whose keep flag (u32 per row) is 1, k of them being 0 (pruning and
+--- delete); congruence still holds: fewer rows.
+function R.keep_rows(eg, fname, keep, k)
   compact_rows(eg, fname, keep, k)
   R.compact_children(eg, fname)
   eg.groups, eg.snap, eg.nclasses, eg.qidx = nil, nil, nil, nil

@@ -13,8 +13,20 @@
 -- whose patterns share variables). Its right-hand side is one pattern (united with the
 -- root of the first left pattern) or a list of {term, term} pairs to unite.
 local S = require("vyre.egraph.store")
+local P = require("vyre.egraph.payload")
 
 local R = {}
+
+-- The payload type of each payload variable of a rule, kept beside its vars table.
+local TYPES = setmetatable({}, { __mode = "k" })
+function R.types(vars)
+  local t = TYPES[vars]
+  if not t then
+    t = {}
+    TYPES[vars] = t
+  end
+  return t
+end
 
 local function tokenize(fname, text)
   local toks, i, n = {}, 1, #text
@@ -76,35 +88,53 @@ end
 local function is_var(a) return type(a) == "string" and a:match("^%?[%a_][%w_]*$") ~= nil end
 local function is_int(a) return type(a) == "string" and math.tointeger(tonumber(a)) ~= nil end
 
-local ARITH = { ["+"] = 2, ["-"] = 2, ["*"] = 2, neg = 1 }
+local ARITH = { ["+"] = 2, ["-"] = 2, ["*"] = 2, neg = 1, ["/"] = 2 }
 local CMP = { ["=="] = "eq", ["!="] = "ne", ["<"] = "lt", ["<="] = "le", [">"] = "gt",
   [">="] = "ge" }
 
--- A payload expression: {kind="int", value} | {kind="pvar", name} | {kind="arith", fn, args}
-local function payload(fname, eg, s, side, vars, text)
-  if is_int(s) then return { kind = "int", value = math.tointeger(tonumber(s)) } end
+-- A payload expression: {kind="int", value} | {kind="num", value} | {kind="pvar", name}
+-- | {kind="arith", fn, args}, each with ty, the type it computes in ("i64" or "f64").
+-- pt is the payload type of the leaf op it stands under (payload.lua): a literal is read
+-- as that type; on the right-hand side, arithmetic computes in it.
+local function payload(fname, eg, s, side, vars, text, pt, inner)
+  local ty = P.arith(pt)
+  if not inner and type(s) == "string" and not is_var(s) then
+    local bits = P.literal(eg, pt, s)
+    if bits then return { kind = "int", value = bits, ty = ty, bits = true } end
+  elseif inner and type(s) == "string" and tonumber(s) and not is_var(s) then
+    if ty == "f64" then return { kind = "num", value = tonumber(s) + 0.0, ty = "f64" } end
+    if is_int(s) then return { kind = "int", value = math.tointeger(tonumber(s)), ty = "i64" } end
+  end
   if is_var(s) then
     local name = s:sub(2)
+    local types = R.types(vars)
     if side == "lhs" then
       if vars[name] and vars[name] ~= "payload" then
         S.raise(fname, ("'%s' uses ?%s both as an e-class and as a payload"):format(text, name),
           "use different variable names")
       end
+      if types[name] and types[name] ~= pt then
+        S.raise(fname, ("'%s' uses payload variable ?%s under leaves of types %s and %s")
+          :format(text, name, types[name], pt), "use different variable names")
+      end
       vars[name] = "payload"
+      types[name] = pt
     elseif vars[name] ~= "payload" then
       S.raise(fname, ("'%s' uses payload variable ?%s, which the left-hand side does not bind as a "
         .. "payload"):format(text, name), "bind it under a leaf op on the left, e.g. (Const ?x)")
     end
-    return { kind = "pvar", name = name }
+    return { kind = "pvar", name = name, ty = P.arith(types[name]), pt = types[name] }
   end
-  if side == "rhs" and type(s) == "table" and ARITH[s[1]] and #s == ARITH[s[1]] + 1 then
+  if side == "rhs" and type(s) == "table" and ARITH[s[1]] and #s == ARITH[s[1]] + 1
+    and (s[1] ~= "/" or ty == "f64") then
     local args = {}
-    for k = 2, #s do args[k - 1] = payload(fname, eg, s[k], side, vars, text) end
-    return { kind = "arith", fn = s[1], args = args }
+    for k = 2, #s do args[k - 1] = payload(fname, eg, s[k], side, vars, text, pt, true) end
+    return { kind = "arith", fn = s[1], args = args, ty = ty }
   end
-  S.raise(fname, ("'%s': a leaf's payload must be an integer or a ?variable%s"):format(text,
-    side == "rhs" and " or (+ a b), (- a b), (* a b), (neg a)" or ""),
-    "write e.g. (Const 0) or (Const ?x)")
+  S.raise(fname, ("'%s': a leaf's payload must be %s or a ?variable%s"):format(text,
+    pt == "f64" and "a number" or pt == "sym" and "a symbol" or "an integer",
+    side == "rhs" and (" or (+ a b), (- a b), (* a b), (neg a)" .. (ty == "f64"
+    and ", (/ a b)" or "")) or ""), "write e.g. (Const 0) or (Const ?x)")
 end
 
 -- A term: {kind="var", name} | {kind="node", op, args} | {kind="leaf", op, payload}
@@ -139,7 +169,8 @@ local function term(fname, eg, s, side, vars, text)
       S.raise(fname, ("'%s': leaf op '%s' takes one payload"):format(text, s[1]),
         ("write (%s 0) or (%s ?x)"):format(s[1], s[1]))
     end
-    return { kind = "leaf", op = op, payload = payload(fname, eg, s[2], side, vars, text) }
+    return { kind = "leaf", op = op, payload = payload(fname, eg, s[2], side, vars, text,
+      P.type_of(eg, op)) }
   end
   if #s - 1 ~= arity then
     S.raise(fname, ("'%s': '%s' takes %d children, got %d"):format(text, s[1], arity, #s - 1),
@@ -150,16 +181,22 @@ local function term(fname, eg, s, side, vars, text)
   return { kind = "node", op = op, args = args }
 end
 
--- A guard expression over bound variables.
-local function guard(fname, s, vars, text)
-  if is_int(s) then return { kind = "int", value = math.tointeger(tonumber(s)) } end
+-- A guard expression over bound variables, each node with ty, the type it computes in
+-- ("i64", "f64" or "bool"): an operation computes in f64 when an operand does.
+local function guard(fname, eg, s, vars, text)
+  if is_int(s) then return { kind = "int", value = math.tointeger(tonumber(s)), ty = "i64" } end
+  if type(s) == "string" and not is_var(s) and tonumber(s) then
+    return { kind = "num", value = tonumber(s) + 0.0, ty = "f64" }
+  end
   if is_var(s) then
     local name = s:sub(2)
     if not vars[name] then
       S.raise(fname, ("when '%s' uses ?%s, which the left-hand side does not bind"):format(text,
         name), "use variables of the left-hand side")
     end
-    return { kind = vars[name] == "class" and "cvar" or "pvar", name = name }
+    if vars[name] == "class" then return { kind = "cvar", name = name, ty = "i64" } end
+    local pt = R.types(vars)[name]
+    return { kind = "pvar", name = name, ty = P.arith(pt), pt = pt }
   end
   if type(s) == "table" and (s[1] == "const" or s[1] == "const?") and #s == 2
     and is_var(s[2]) then
@@ -169,20 +206,55 @@ local function guard(fname, s, vars, text)
       S.raise(fname, ("when '%s': (%s ?%s) needs an e-class variable of the left-hand side")
         :format(text, s[1], name), "apply const to a variable bound under an op, e.g. (Div ?a ?b)")
     end
-    return { kind = s[1] == "const" and "aval" or "ahas", name = name }
+    local ty = eg.an_spec and P.arith(P.type_of(eg, eg.an_spec.leaf)) or "i64"
+    return { kind = s[1] == "const" and "aval" or "ahas", name = name,
+      ty = s[1] == "const" and ty or "bool" }
+  end
+  if type(s) == "table" and (s[1] == "value" or s[1] == "has") and #s == 3 and is_var(s[3]) then
+    -- a user analysis's value (uanalysis.lua)
+    local name = s[3]:sub(2)
+    local an = eg.analyses and eg.analyses[s[2]]
+    if not an then
+      S.raise(fname, ("when '%s' reads analysis '%s', which the e-graph does not have"):format(
+        text, tostring(s[2])), "declare it first with eg:analysis(name, {type =, make =, "
+        .. "merge =})")
+    end
+    if vars[name] ~= "class" then
+      S.raise(fname, ("when '%s': (value %s ?%s) needs an e-class variable of the left-hand "
+        .. "side"):format(text, s[2], name), "apply it to a variable bound under an op")
+    end
+    if s[1] == "has" and an.ty ~= "const" then
+      S.raise(fname, ("when '%s': (has %s ?%s) needs a \"const\" analysis"):format(text, s[2],
+        name), ("read the value with (value %s ?%s)"):format(s[2], name))
+    end
+    local ty = an.ty == "const" and an.of or an.ty
+    if s[1] == "has" then
+      return { kind = "uhas", an = s[2], name = name, ty = "bool", const = true }
+    end
+    return { kind = "uval", an = s[2], name = name, ty = ty, const = an.ty == "const" }
   end
   if type(s) == "table" then
     local f = s[1]
     if CMP[f] and #s == 3 or ARITH[f] and #s == ARITH[f] + 1 or (f == "and" or f == "or")
       and #s >= 3 or f == "not" and #s == 2 then
       local args = {}
-      for k = 2, #s do args[k - 1] = guard(fname, s[k], vars, text) end
-      return { kind = CMP[f] and "cmp" or ARITH[f] and "arith" or "logic", fn = f, args = args }
+      local ty = "i64"
+      for k = 2, #s do
+        args[k - 1] = guard(fname, eg, s[k], vars, text)
+        if args[k - 1].ty == "f64" then ty = "f64" end
+      end
+      if f == "/" and ty ~= "f64" then
+        S.raise(fname, ("when '%s' divides integers"):format(text),
+          "divide f64 values only (payloads of an f64 leaf op, or a number literal)")
+      end
+      local kind = CMP[f] and "cmp" or ARITH[f] and "arith" or "logic"
+      return { kind = kind, fn = f, args = args, ty = kind == "arith" and ty or "bool" }
     end
   end
   S.raise(fname, ("when '%s' is not a predicate this compiler knows"):format(text),
-    "use (== a b) (!= a b) (< a b) (<= a b) (> a b) (>= a b), and/or/not, + - * neg, "
-    .. "?vars, integers, (const ?x) and (const? ?x); or pass a Lua function as opts.guard")
+    "use (== a b) (!= a b) (< a b) (<= a b) (> a b) (>= a b), and/or/not, + - * / neg, "
+    .. "?vars, numbers, (const ?x), (const? ?x) and (value NAME ?x); or pass a Lua function "
+    .. "as opts.guard")
 end
 
 -- Refuses a left-hand side whose matching kernels vyre cannot compile (match.lua,
@@ -192,6 +264,7 @@ end
 local function check_depth(fname, pats, texts, when, guarded)
   local match = require("vyre.egraph.match")
   local single = #pats == 1
+  if pats[1].kind == "var" then return end -- one small kernel of its own (match.var_text)
   local function short(t) return #t <= 60 and t or (t:sub(1, 57) .. "...") end
   for i, pat in ipairs(pats) do
     local dev_when = single and when or nil
@@ -246,14 +319,18 @@ function R.compile(eg, fname, name, lhs, rhs, opts)
   local pats = {}
   for i, text in ipairs(lhs_list) do
     local t = term(fname, eg, R.sexp(fname, text), "lhs", vars, text)
-    if t.kind == "var" then
-      S.raise(fname, ("left-hand pattern '%s' is a bare variable"):format(text),
-        "match an op at the root, e.g. (Add ?a ?b)")
+    if t.kind == "var" and (#lhs_list > 1 or opts.subsume) then
+      -- a single bare variable matches every e-class (egg's `?a => (+ ?a 0)`)
+      S.raise(fname, ("left-hand pattern '%s' is a bare variable in a %s"):format(text,
+        opts.subsume and "rule with subsume = true" or "multi-pattern rule"),
+        "match an op at the root, e.g. (Add ?a ?b); a bare ?a is a rule of one pattern")
     end
     pats[i] = t
   end
-  local unions = {}
-  if type(rhs) == "string" then
+  local unions, applier = {}, nil
+  if type(rhs) == "function" then
+    applier = rhs -- a Lua applier (applier.lua), run on the host per match
+  elseif type(rhs) == "string" then
     unions[1] = { { kind = "root" }, term(fname, eg, R.sexp(fname, rhs), "rhs", vars, rhs) }
   elseif type(rhs) == "table" and #rhs > 0 then
     for i, pr in ipairs(rhs) do
@@ -265,23 +342,26 @@ function R.compile(eg, fname, name, lhs, rhs, opts)
         term(fname, eg, R.sexp(fname, pr[2]), "rhs", vars, pr[2]) }
     end
   else
-    S.raise(fname, ("argument 3 (rhs) must be a pattern string or a list of pairs, got %s")
-      :format(type(rhs)), "pass e.g. \"(Add ?b ?a)\"")
+    S.raise(fname, ("argument 3 (rhs) must be a pattern string, a list of pairs or a Lua "
+      .. "function (an applier), got %s"):format(type(rhs)), "pass e.g. \"(Add ?b ?a)\"")
   end
   local when
   if opts.when ~= nil then
     if type(opts.when) ~= "string" then
       S.raise(fname, "opts.when must be a string predicate", "e.g. when = \"(!= ?x 0)\"")
     end
-    when = guard(fname, R.sexp(fname, opts.when), vars, opts.when)
+    when = guard(fname, eg, R.sexp(fname, opts.when), vars, opts.when)
     if R.uses_analysis(when) then
       if not eg.an_spec then
         S.raise(fname, ("when '%s' reads the constant analysis, which the e-graph does not "
           .. "have"):format(opts.when), "declare it first with eg:analysis(\"const\", {...})")
       end
+    end
+    if R.uses_analysis(when) or next(R.values_read(when)) then
       if #lhs_list ~= 1 then
-        S.raise(fname, ("when '%s' reads the constant analysis in a multi-pattern rule")
-          :format(opts.when), "use (const ?x) in rules of one left-hand pattern")
+        S.raise(fname, ("when '%s' reads an analysis in a multi-pattern rule")
+          :format(opts.when),
+          "read analyses ((const ?x), (value NAME ?x)) in rules of one left-hand pattern")
       end
     end
   end
@@ -294,7 +374,7 @@ function R.compile(eg, fname, name, lhs, rhs, opts)
   for v in pairs(vars) do names[#names + 1] = v end
   table.sort(names)
   return { name = name, lhs = lhs_list, rhs = rhs, pats = pats, unions = unions, vars = vars,
-    varnames = names, when = when, when_text = opts.when, guard = opts.guard,
+    varnames = names, when = when, when_text = opts.when, guard = opts.guard, applier = applier,
     subsume = opts.subsume or nil }
 end
 
@@ -315,6 +395,16 @@ function R.pattern(eg, fname, text, ground)
   return t, vars
 end
 
+--- The user analyses expression e reads ((value NAME ?x), (has NAME ?x)), as a table
+--- {NAME = true when a "const" analysis (its state buffer is read too), else false}.
+function R.values_read(e, out)
+  out = out or {}
+  if not e then return out end
+  if e.kind == "uval" or e.kind == "uhas" then out[e.an] = out[e.an] or e.const or false end
+  for _, a in ipairs(e.args or {}) do R.values_read(a, out) end
+  return out
+end
+
 --- true when expression e reads the constant analysis ((const ?x) or (const? ?x)).
 function R.uses_analysis(e)
   if not e then return false end
@@ -329,8 +419,13 @@ end
 --- variable names to integers (class ids or payloads).
 function R.eval(e, env)
   local k = e.kind
-  if k == "int" then return e.value end
-  if k == "pvar" or k == "cvar" then return env[e.name] end
+  if k == "int" or k == "num" then return e.value end
+  if k == "cvar" then return env[e.name] end
+  if k == "pvar" then
+    local v = env[e.name]
+    if e.pt == "f64" and math.type(v) == "integer" then return P.bits_f64(v) end
+    return v
+  end
   local a = {}
   for i, x in ipairs(e.args) do a[i] = R.eval(x, env) end
   local f = e.fn
@@ -338,6 +433,7 @@ function R.eval(e, env)
   if f == "-" then return a[1] - a[2] end
   if f == "*" then return a[1] * a[2] end
   if f == "neg" then return -a[1] end
+  if f == "/" then return a[1] / a[2] end
   if f == "==" then return a[1] == a[2] end
   if f == "!=" then return a[1] ~= a[2] end
   if f == "<" then return a[1] < a[2] end

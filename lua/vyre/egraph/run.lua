@@ -20,6 +20,7 @@ local query = require("vyre.egraph.query")
 local AN = require("vyre.egraph.analysis")
 local rules = require("vyre.egraph.rules")
 local U = require("vyre.lib.util")
+local SC = require("vyre.egraph.schema") -- column declarations (schema.lua)
 local callback = require("vyre.callback")
 local now = require("vyre").core.now_ns
 
@@ -119,9 +120,9 @@ end
 
 local MOVED = [[
 (program eq_moved (workgroup 256)
-  (buffer parent u32 read)
+  (columns read parent)
   (buffer snap u32 read_write)
-  (buffer stat u32 read_write)
+  (columns read_write stat)
   (param n u32)
   (param cmp u32)
   (let x (gid x))
@@ -143,7 +144,7 @@ local function moved(eg, fname, n, cmp, snap)
   local buf = snap or S.exact(eg, "sat_snap", n)
   local steps = {}
   S.zero_stat(eg, 1, steps)
-  steps[#steps + 1] = { U.kernel(eg.be, "eqsat:moved", function() return MOVED end),
+  steps[#steps + 1] = { U.kernel(eg.be, "eqsat:moved", function() return SC.expand(MOVED) end),
     { parent = eg.parent, snap = buf, stat = eg.stat, n = n, cmp = cmp }, S.grid(n) }
   local res = S.run(eg, fname, steps, { S.stat_readback(eg, 1) })
   return res[1][1]
@@ -166,10 +167,17 @@ local function iteration(eg, fname, st, list, rsname)
   -- the constant analysis for `when`'s (const ?x), when a rule of this run reads it
   if eg.an_spec then
     for _, rule in ipairs(list) do
-      if rules.uses_analysis(rule.when) then
+      if rules.uses_analysis(rule.when) or rule.applier then
         AN.compute(eg, fname, idx)
         break
       end
+    end
+  end
+  -- the user analyses, when a rule reads one (`when`'s (value NAME ?x), a Lua applier)
+  for _, rule in ipairs(list) do
+    if next(rules.values_read(rule.when)) or rule.applier then
+      require("vyre.egraph.uanalysis").compute_all(eg, fname, idx)
+      break
     end
   end
   -- rows changed from here on (apply and rebuild) get this search's epoch

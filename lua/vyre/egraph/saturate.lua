@@ -17,6 +17,7 @@
 -- only new matches are applied. The scheduler still sees the count of all matches, so
 -- the e-graph after every iteration is the one the naive search gives.
 local U = require("vyre.lib.shared")
+local SC = require("vyre.egraph.schema") -- column declarations (schema.lua)
 local S = require("vyre.egraph.store")
 local rules = require("vyre.egraph.rules")
 local match = require("vyre.egraph.match")
@@ -25,7 +26,7 @@ local callback = require("vyre.callback")
 local A = {}
 
 local function kernel(be, text)
-  return U.kernel(be, "eqsat:" .. text, function() return text end)
+  return U.kernel(be, "eqsat:" .. text, function() return SC.expand(text) end)
 end
 
 local function u32lit(v) return ("%du32"):format(v) end
@@ -69,7 +70,7 @@ local function gather(eg, fname, sub, m, srcs, role)
 end
 
 -- The i64 payload of each match from a payload expression.
-local function payloads(eg, fname, sub, m, lay, e)
+local function payloads(eg, fname, sub, m, lay, e, op)
   local lets = {}
   for name, col in pairs(lay.payload) do
     lets[#lets + 1] = ("      (let p_%s_lo (load sub (add (mul %s m) i)))"):format(name,
@@ -88,7 +89,8 @@ local function payloads(eg, fname, sub, m, lay, e)
     (then
 %s
       (store out i %s))))
-]]):format(table.concat(lets, "\n"), match.expr64(e))
+]]):format(table.concat(lets, "\n"),
+    match.bits64(e, require("vyre.egraph.payload").type_of(eg, op)))
   local out = S.exact(eg, "ap_pay", m, "i64")
   S.run(eg, fname, { { kernel(eg.be, text), { sub = sub, out = out, m = m }, S.grid(m) } })
   return out
@@ -100,8 +102,12 @@ local function instantiate(eg, fname, sub, m, lay, t)
   if t.kind == "var" then return { col = lay.class[t.name] } end
   if t.kind == "leaf" then
     local p = t.payload
-    if p.kind == "int" then return { id = eg:leaf(t.op, p.value), step = 0 } end
-    local first = eg:add_many(t.op, payloads(eg, fname, sub, m, lay, p))
+    if p.kind == "int" then
+      -- the literal's bits, as the pattern read them (payload.lua)
+      return { id = S.stage(eg, t.op, { p.value & 0xffffffff, (p.value >> 32) & 0xffffffff }),
+        step = 0 }
+    end
+    local first = eg:add_many(t.op, payloads(eg, fname, sub, m, lay, p, t.op))
     return { id = first, step = 1 }
   end
   local srcs = {}
@@ -114,6 +120,7 @@ end
 --- right-hand sides and unites.
 function A.apply(eg, fname, rule, sub, m, lay)
   if m == 0 then return 0 end
+  if rule.applier then return require("vyre.egraph.applier").apply(eg, fname, rule, sub, m, lay) end
   local merges = 0
   -- explanations (explain.lua): the union of a rule of one pattern joins its left-hand
   -- side instantiated anew (a term one rewrite from the right-hand side), and the
@@ -132,7 +139,7 @@ end
 local SUBSUME = [[
 (program eq_subsume (workgroup 256)
   (buffer sub u32 read)
-  (buffer row_epoch u32 read_write)
+  (columns read_write row_epoch)
   (param m u32)
   (param col u32)
   (let i (gid x))

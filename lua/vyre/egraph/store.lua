@@ -125,9 +125,9 @@ end
 
 -- Ops ----------------------------------------------------------------------------------
 
---- Registers op `name` with `arity`; returns its id (the same id when re-registered with
---- the same arity).
-function S.op(eg, name, arity)
+--- Registers op `name` with `arity` (and, for a leaf op, the payload type ptype: "i64",
+--- "f64" or "sym"; payload.lua); returns its id (the same id when re-registered alike).
+function S.op(eg, name, arity, ptype)
   if type(name) ~= "string" or not name:match("^[%a_][%w_%-%.%+%*/<>=!?]*$") then
     S.raise("op", ("op name must be a symbol string, got %s"):format(
       type(name) == "string" and ("'" .. name .. "'") or type(name)),
@@ -137,18 +137,29 @@ function S.op(eg, name, arity)
     S.raise("op", ("arity of '%s' must be an integer in [0, 64], got %s"):format(name,
       tostring(arity)), "pass the number of children, e.g. eg:op(\"Add\", 2); 0 for leaves")
   end
+  if ptype ~= nil and (not require("vyre.egraph.payload").TYPES[ptype] or arity ~= 0) then
+    S.raise("op", ("payload type of '%s' must be \"i64\", \"f64\" or \"sym\" and is only for "
+      .. "leaf ops (arity 0), got %s with arity %d"):format(name, tostring(ptype), arity),
+      "e.g. eg:op(\"Num\", 0, \"f64\") or eg:op(\"Sym\", 0, \"sym\")")
+  end
   local ops = eg.reg
+  ops.ptype = ops.ptype or {}
   local id = ops.byname[name]
   if id then
     if ops.arity[id + 1] ~= arity then
       S.raise("op", ("op '%s' is already registered with arity %d, not %d"):format(name,
         ops.arity[id + 1], arity), "register each op once, or use another name")
     end
+    if ptype ~= nil and (ops.ptype[id + 1] or "i64") ~= ptype then
+      S.raise("op", ("op '%s' is already registered with payload type %s, not %s"):format(
+        name, ops.ptype[id + 1] or "i64", ptype), "register each op once, or use another name")
+    end
     return id
   end
   id = #ops.names
   ops.names[id + 1] = name
   ops.arity[id + 1] = arity
+  ops.ptype[id + 1] = ptype or "i64"
   ops.byname[name] = id
   eg.leaf_dirty = true
   return id
@@ -399,6 +410,19 @@ function S.add_leaves(eg, fname, op, src)
     end
   elseif type(src) == "table" and not getmetatable(src) then
     t, n = "i64", #src
+    local P = require("vyre.egraph.payload")
+    if P.type_of(eg, op) ~= "i64" then
+      local bits = {}
+      for i = 1, n do
+        local b, want = P.encode(eg, op, src[i])
+        if not b then
+          S.raise(fname, ("payload %d is %s, not %s"):format(i, tostring(src[i]), want),
+            ("pass payloads of the op's type (%s)"):format(P.type_of(eg, op)))
+        end
+        bits[i] = b
+      end
+      src = bits
+    end
     for i = 1, n do
       if math.type(src[i]) ~= "integer" then
         S.raise(fname, ("payload %d is %s, not an integer"):format(i, tostring(src[i])),

@@ -36,9 +36,21 @@ Ids: every added e-node gets a fresh e-class id (0, 1, 2, ...); a duplicate is f
 the next rebuild, and an e-class's canonical id is its smallest. Misuse raises
 "vyre.EGraph:<method>: what. Fix: how" and changes nothing.]=],
   ["EGraph:op"] = [=[
-eg:op(name, arity) -> op id
+eg:op(name, arity [, ptype]) -> op id
 Registers an operator (ids 0, 1, 2, ... in order); the same name and arity again give
-the same id. Arity 0 makes a leaf op.]=],
+the same id. Arity 0 makes a leaf op; ptype is its payload type: "i64" (default), "f64"
+(a double: literals (Num 1.5), arithmetic in f64) or "sym" (an interned string:
+(Var x)). docs/EGRAPH.md, "Payloads".]=],
+  ["EGraph:symbol"] = [=[
+eg:symbol(x) -> number | string
+The symbol number of string x (interning it: 0, 1, 2, ... in first-seen order), or the
+string of symbol number x. A "sym" leaf's payload is its symbol number.]=],
+  ["EGraph:value"] = [=[
+eg:value(name, c) -> value
+c's e-class's value in user analysis name (an integer, a float or a boolean, by the
+analysis's type; for type "const": value | nil, "none" | "one" | "conflict");
+rebuilds and recomputes first (the values are kept until the graph changes). Raises
+when the e-graph has no analysis of that name.]=],
   ["EGraph:ops"] = [=[
 eg:ops() -> {{name =, arity =}, ...}
 The registered operators in id order (id = index - 1).]=],
@@ -47,9 +59,9 @@ eg:add(op, c1, ..., cN) -> e-class id
 Adds an e-node (op by name or id, N = its arity) with a fresh e-class id; staged on the
 host until the next device step. A leaf op with no children gets payload 0.]=],
   ["EGraph:leaf"] = [=[
-eg:leaf(op, payload) -> e-class id
-Adds a leaf of an arity-0 op carrying a 64-bit integer (a constant, or a symbol you
-number).]=],
+eg:leaf(op, value) -> e-class id
+Adds a leaf of an arity-0 op carrying a payload of the op's type: an integer (i64), a
+number (f64; -0.0 is stored as 0.0, NaN refused) or a string (sym, interned).]=],
   ["EGraph:add_many"] = [=[
 eg:add_many(op, children) -> first id, count
 Adds count e-nodes in bulk: N ids per e-node for an op of arity N >= 1 (flat), one
@@ -93,7 +105,8 @@ cost: a table op name -> cost or a function (name, arity) -> cost, integers in
 [1, 2^40]; or cost expressions (egg's CostFunction), one string for every op or a table
 op name -> string: integers, payload, arity, sum, max, c1 .. c8 (the children's costs),
 + - * max min abs, (if test a b) with < <= > >= == != and or not, e.g. "(+ 1 max)" for
-depth. opts.dag = true counts shared sub-terms once (op costs only): greedy on the
+depth; payload is an integer (an f64 leaf's value truncated toward zero, a sym leaf's
+symbol number). opts.dag = true counts shared sub-terms once (op costs only): greedy on the
 device, exact branch and bound on the host up to opts.exact_limit classes (1000) and
 opts.budget search nodes (10^5); the report (4th result, or the list's .dag) has tree,
 tree_dag, greedy, exact, dag, method, optimal, classes. Rebuilds first if needed; the
@@ -106,11 +119,14 @@ against the layout (e-matching).]=],
   ["EGraph:rule"] = [=[
 eg:rule(name, lhs, rhs [, {when = "(!= ?x 0)", guard = function(s) ... end,
         ruleset = "name", subsume = true}]) -> index
-A rewrite rule in S-expressions: lhs a pattern or a list of patterns, rhs a pattern or a
-list of {term, term} unions; when a device predicate, guard a Lua function of the
-substitution, ruleset a set declared by eg:ruleset (default "default"), subsume marks
-each applied match's e-node subsumed (egglog's :subsume; one pattern, no guard). A second
-rule of the same name raises.]=],
+A rewrite rule in S-expressions: lhs a pattern (a bare ?a matches every e-class) or a
+list of patterns, rhs a pattern, a list of {term, term} unions or a Lua applier
+function(s, ctx) (host path, slower: returns terms or ids to unite with s.root; ctx has
+value, const, add, leaf, union; docs/EGRAPH.md, "Lua appliers"); when a device
+predicate (reading analyses as (const ?x), (const? ?x), (value name ?x)), guard a Lua
+function of the substitution, ruleset a set declared by eg:ruleset (default
+"default"), subsume marks each applied match's e-node subsumed (egglog's :subsume; one
+pattern, no guard). A second rule of the same name raises.]=],
   ["EGraph:run"] = [=[
 eg:run{iterations = 30, node_limit = 10000, time_limit = 5, scheduler = backoff,
        semi_naive = true, rollback = true, ruleset = "default", until_ = {t1, t2}}
@@ -133,7 +149,8 @@ option are in "default", the set a plain eg:run runs.]=],
 eg:search(pattern) -> {{root = e-class, var = value, ...}, ...}
 The matches of a pattern (a rule's left-hand side syntax) on the rebuilt e-graph,
 without rewriting: class variables as canonical e-class ids, payload variables as
-integers. Rebuilds first if the graph changed.]=],
+Lua values of their leaf's type (integers, floats, symbol strings). Rebuilds first if
+the graph changed.]=],
   ["EGraph:lookup"] = [=[
 eg:lookup(term) -> e-class id | nil
 The canonical e-class of a ground term (an S-expression without ?variables, e.g.
@@ -152,12 +169,24 @@ congruence (a re-derived duplicate stays subsumed). nil when the term is absent 
 is added). A rule marks its matched e-nodes with eg:rule(..., {subsume = true}).]=],
   ["EGraph:analysis"] = [=[
 eg:analysis("const", {leaf = "Num", fold = {Add = "+", Sub = "-", Mul = "*", Neg = "neg"},
-            modify = true})
-The built-in constant-folding e-class analysis, computed on the device: each e-class is
-none, one value (i64) or conflict; a leaf of op `leaf` is its payload, a folded op of
-constant children is the arithmetic (wrapping); merge is the join. Rules read it in
-`when` as (const ?x) and (const? ?x) (single-pattern rules); modify = true adds the
-constant's leaf to every class with one value (egg's constant folding). docs/EGRAPH.md.]=],
+            modify = true, prune = false})
+eg:analysis(name, {type = "i64" | "f64" | "bool" | "const", of =, bottom =,
+            make = {Op = expr, ...}, merge = expr, modify = {leaf =, when =, payload =,
+            prune =} or a list of them})
+"const" is the built-in constant-folding analysis, computed on the device: each e-class
+is none, one value or conflict; a leaf of op `leaf` is its payload, a folded op of
+constant children is the arithmetic (i64 wrapping, or f64 when the leaf op's payload is
+f64, where "/" folds by a non-zero divisor); merge is the join. Rules read it in `when`
+as (const ?x) and (const? ?x); modify = true adds the constant's leaf to every class with
+one value (egg's constant folding), prune = true then keeps only the leaves of those
+classes (egg's pruning). Any other name declares a user analysis: make gives an
+e-node's value from payload and (child k), merge (over a, b) must be a join with bottom
+its unit, written in the expression language of docs/EGRAPH.md ("User analyses"); type
+"const" is the none/one/conflict lattice with the built-in join (none, (one x), (one? c),
+(val c); when reads (has name ?x));
+computed on the device to a fixed point on every rebuilt graph; `when` reads it as
+(value name ?x), Lua appliers as ctx.value(name, c); modify adds (leaf payload(v)) to
+every class where when(v) holds.]=],
   ["EGraph:const"] = [=[
 eg:const(c) -> value | nil, "none" | "one" | "conflict"
 The constant analysis of c's e-class (rebuilds and recomputes it first). Raises when the
