@@ -20,5 +20,5 @@ mkdir -p build-fuzz/corpus
 cd build-fuzz
 # -timeout: a valid program's run is bounded by the step budget; 10 s means a hang.
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  ./vyre_fuzz "$budget" -timeout=10 -rss_limit_mb=4096 -max_len=8192 -print_final_stats=1 \
+  ./vyre_fuzz "$budget" -timeout=10 -rss_limit_mb=4096 -max_len=8192 -print_final_stats=1 -dict=../tests/fuzz/vyre.dict \
   corpus ../tests/fuzz/seeds
