@@ -90,7 +90,10 @@ enum vyre_status vyre_program_copy(const vyre_program *p, vyre_program **out,
         struct vyre_decl *c =
             d->kind == VYRE_DECL_BUFFER   ? vyre_ir_buffer(q, d->name, d->type, d->access, d->count)
             : d->kind == VYRE_DECL_SHARED ? vyre_ir_shared(q, d->name, d->type, d->count)
-                                          : vyre_ir_param(q, d->name, d->type);
+            /* a worklist copied as a param made every copy of a worklist program invalid:
+             * p:optimize(), fusion, grid kernels (issue 26 §6, found by spec 99) */
+            : d->kind == VYRE_DECL_WORKLIST ? vyre_ir_worklist(q, d->name, d->type)
+                                            : vyre_ir_param(q, d->name, d->type);
         ok = c != NULL;
     }
     ok = ok && copy_block(q, &p->body, &q->body);
