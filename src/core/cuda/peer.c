@@ -114,8 +114,16 @@ static enum vyre_status stream_after(struct vyre_cuda_device *waiter, struct vyr
         failed = "cuStreamWaitEvent";
         if (st == VYRE_OK) r = vyre_cu.cuStreamWaitEvent(waiter->stream, ev, 0);
     }
-    /* Destroying a recorded event is allowed: the driver frees it once it completes. */
-    vyre_cu.cuEventDestroy(ev);
+    /* Destroying a recorded event is allowed: the driver frees it once it completes. A
+     * failed destroy is cleanup: recorded and reported at the next call, as other
+     * releases are (it was dropped; issue 26 §6, spec 92). */
+    CUresult dr = vyre_cu.cuEventDestroy(ev);
+    if (dr != CUDA_SUCCESS) {
+        struct vyre_error de;
+        vyre_error_clear(&de);
+        (void)vyre_cu_fail(on, dr, "cuEventDestroy", NULL, &de);
+        vyre_cu_defer(on, &de);
+    }
     if (st != VYRE_OK) return st;
     if (r != CUDA_SUCCESS) return vyre_cu_fail(failed_on, r, failed, NULL, err);
     return VYRE_OK;
