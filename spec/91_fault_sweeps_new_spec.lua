@@ -222,7 +222,7 @@ describe("fault injection: the new paths #fakecuda", function()
       run = function(be, st) return be:megakernel(st.steps, { times = 1 }) end,
       check = function(_, st) lib_check(st) end,
       release = lib_release,
-    }, { "cuLaunchKernel" })
+    }, { "cuLaunchCooperativeKernel", "cuMemsetD8Async", "cuMemcpyDtoHAsync" })
   end)
 
   it("the e-graph on the CUDA backend: a run and an extraction", function()

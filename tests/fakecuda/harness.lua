@@ -186,9 +186,10 @@ end
 
 -- Lets garbage go, reports a deferred error once, gives pools and unused modules back.
 -- be:trim() drops the backend's composed megakernels (and the plans) from their table;
--- each is freed when collected, with its 32-byte grid barrier scratch (grid_launch.c)
--- and its module: a collection after the trim, or the megakernel sweep sees the last
--- one as "32 bytes leaked" (issue 26 §6: an artefact of the order, not a leak).
+-- each is freed when collected, with its 32-byte grid barrier scratch (grid_launch.c),
+-- and its module becomes unused then, which only the next trim unloads: so a collection
+-- and a second trim after the first, or the megakernel sweep sees the last composed
+-- kernel as "32 bytes (and a module) leaked" (issue 26 §6: an artefact of the order).
 local function settle(be)
   collectgarbage()
   collectgarbage()
@@ -196,6 +197,7 @@ local function settle(be)
   pcall(be.trim, be)
   collectgarbage()
   collectgarbage()
+  pcall(be.trim, be)
 end
 
 local function fail(what, msg)
