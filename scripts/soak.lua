@@ -107,7 +107,9 @@ for i = 1, cycles do
   if i % tenth == 0 then checkpoint("cycles", i, cycles) end
 end
 local cyc_s = (now_ns() - t0) / 1e9
-if sum == 0 and cycles >= 1000 then failures[#failures + 1] = "cycles: launches computed nothing" end
+if sum == 0 and cycles >= 1000 then
+  failures[#failures + 1] = "cycles: launches computed nothing"
+end
 
 -- ---- saturation -------------------------------------------------------------------------
 t0 = now_ns()
@@ -120,8 +122,7 @@ for r = 1, rounds do
   -- garbage for the collector: buffers, views and worklists nobody frees by hand
   local g = be:buffer("u32", 256)
   local _ = g:view(3, 10)
-  local wl = be:worklist("u32", 64):push({ r })
-  wl = nil -- luacheck: ignore 311
+  be:worklist("u32", 64):push({ r })
   be:synchronize()
   if r % rtenth == 0 then checkpoint("saturation", r, rounds) end
 end
@@ -143,7 +144,8 @@ for key, v in pairs(first_live or {}) do
       last[key] or 0)
   end
 end
-print(("soak: %d cycles in %.1f s, %d saturation rounds (%d launches) in %.1f s (wall, checkpoints included)")
+print(("soak: %d cycles in %.1f s, %d saturation rounds (%d launches) in %.1f s"
+  .. " (wall, checkpoints included)")
   :format(cycles, cyc_s, rounds, rounds * 200, sat_s))
 if #failures > 0 then
   print("soak: FAIL\n  " .. table.concat(failures, "\n  "))

@@ -59,7 +59,8 @@ describe("fault injection: NCCL groups and peer copies #fakecuda", function()
   local OPS = {
     { name = "group open + all_reduce", run = function(st)
         st.g = cuda.group({ 0, 1 })
-        st.b = { st.g.backends[1]:buffer("f32", { 1, 2 }), st.g.backends[2]:buffer("f32", { 3, 4 }) }
+        local be1, be2 = st.g.backends[1], st.g.backends[2]
+        st.b = { be1:buffer("f32", { 1, 2 }), be2:buffer("f32", { 3, 4 }) }
         st.g:all_reduce(st.b)
         st.g:synchronize()
       end },

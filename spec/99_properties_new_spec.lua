@@ -147,7 +147,8 @@ describe("properties of the new code (reference backend)", function()
       local outs = {}
       for variant = 1, 2 do
         local whole = be:buffer("u32", init)
-        local bind = { a = whole:view(1, n), b = whole:view(n + 1, n), c = whole:view(2 * n + 1, n) }
+        local bind = { a = whole:view(1, n), b = whole:view(n + 1, n),
+          c = whole:view(2 * n + 1, n) }
         local function args_of(p)
           local t = {}
           for _, d in ipairs(p:decls()) do t[d.name] = bind[d.name] end
@@ -245,7 +246,9 @@ end
 
 local function contents(w)
   local t = {}
-  for _, name in ipairs({ "P", "Q", "O" }) do t[#t + 1] = table.concat(w[name]:download():totable(), ",") end
+  for _, name in ipairs({ "P", "Q", "O" }) do
+    t[#t + 1] = table.concat(w[name]:download():totable(), ",")
+  end
   return t
 end
 
@@ -295,10 +298,12 @@ for _, kind in ipairs(KINDS) do
         end
       end
       if os.getenv("VYRE_PROPS_VERBOSE") then
-        io.stderr:write(("megakernel == sequence: %d of %d lists composed\n"):format(composed, seeds))
+        io.stderr:write(("megakernel == sequence: %d of %d lists composed\n"):format(composed,
+          seeds))
       end
       -- Most lists compose; a refusal (with its Fix) must stay the exception.
-      assert.is_true(composed >= seeds // 2, ("only %d of %d lists composed"):format(composed, seeds))
+      assert.is_true(composed >= seeds // 2,
+        ("only %d of %d lists composed"):format(composed, seeds))
     end
 
     it("on random step lists over a buffer and its (overlapping) views", function()
