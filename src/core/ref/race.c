@@ -99,13 +99,13 @@ static void gid_of(const struct vyre_exec *x, uint64_t inv, uint64_t g[3]) {
     g[2] = nx && ny ? i / nx / ny : 0;
 }
 
-static const char *what(int a) {
+static const char *what(enum vyre_race_access a) {
     return a == VYRE_RACE_READ ? "read" : a == VYRE_RACE_WRITE ? "stored to" : "atomically updated";
 }
 
 static void report(const struct vyre_exec *x, uint32_t decl, uint64_t index,
-                   const struct access *prev, int prev_kind, const struct access *cur,
-                   int cur_kind) {
+                   const struct access *prev, enum vyre_race_access prev_kind,
+                   const struct access *cur, enum vyre_race_access cur_kind) {
     struct vyre_race_report *rep = x->race->report;
     if (rep->count++ > 0) return;
     uint64_t a[3], b[3];
@@ -130,7 +130,7 @@ void vyre_race_note(const struct vyre_exec *x, const struct vyre_lane *lane, uin
     uint64_t ny = (uint64_t)x->ngroups[1] * x->wgsize[1];
     struct access cur = {1u + lane->gid[0] + nx * (lane->gid[1] + ny * (uint64_t)lane->gid[2]),
                          r->wgrun, r->epoch, r->section, a == VYRE_RACE_ATOMIC};
-    int wkind = s->w.atomic ? VYRE_RACE_ATOMIC : VYRE_RACE_WRITE;
+    enum vyre_race_access wkind = s->w.atomic ? VYRE_RACE_ATOMIC : VYRE_RACE_WRITE;
     if (a == VYRE_RACE_READ) {
         if (!ordered(&s->w, &cur)) report(x, decl, index, &s->w, wkind, &cur, a);
         if (s->r1.inv != cur.inv) s->r2 = s->r1;
