@@ -3,10 +3,10 @@
 -- dropped to the collector), on the fake CUDA driver (or a GPU: VYRE_LIBCUDA unset), checking
 -- that resident memory (VmRSS) and the fake driver's live objects stay flat.
 --
---   VYRE_LIBCUDA=build/fakecuda/libcuda.so.1 lua5.4 scripts/soak.lua [CYCLES] [ROUNDS]
+--   VYRE_LIBCUDA=build/fakecuda/libcuda.so.1 lua5.4 scripts/soak.lua [CYCLES] [ROUNDS] [FRESH]
 --
--- CYCLES (default 100000): compile + bind + launch + free, with a new program every 500th
--- cycle (a JIT and a disk-cache write) and a buffer made and freed each cycle. ROUNDS
+-- CYCLES (default 100000): compile + bind + launch + free, with a new program every FRESH-th
+-- (default 500; 0: never) cycle (a JIT and a disk-cache write) and a buffer made and freed each cycle. ROUNDS
 -- (default 200): saturation rounds of 200 launches each over 8 buffers, one wait per round.
 -- Prints the RSS and live counts at each tenth, then "soak: ok ..." or "soak: FAIL ..."
 -- (exit 1): RSS may not grow by more than 16 MiB after the first tenth (allocator and cache
@@ -17,6 +17,7 @@ local cuda = require("vyre.cuda")
 
 local cycles = tonumber(arg[1] or "100000")
 local rounds = tonumber(arg[2] or "200")
+local fresh_every = tonumber(arg[3] or "500") -- 0: never a new program
 
 local build = os.getenv("VYRE_BUILD_DIR") or "build"
 local fake
@@ -94,7 +95,7 @@ local tenth = math.max(1, cycles // 10)
 local sum = 0
 for i = 1, cycles do
   local p = inc
-  if i % 500 == 0 then
+  if fresh_every > 0 and i % fresh_every == 0 then
     p = vyre.parse(base_text:format(stamp + i, i % 97))
     if fake then fake("program " .. p:text()) end
   end
