@@ -7,7 +7,8 @@
 --
 -- CYCLES (default 100000): compile + bind + launch + free, with a new program every
 -- FRESH-th (default 500; 0: never) cycle (a JIT and a disk-cache write) and a buffer
--- made and freed each cycle. ROUNDS (default 200): saturation rounds of 200 launches each over 8 buffers, one wait per round.
+-- made and freed each cycle. ROUNDS (default 200): saturation rounds of 200 launches
+-- each over 8 buffers, one wait per round.
 -- Prints the RSS and live counts at each tenth, then "soak: ok ..." or "soak: FAIL ..."
 -- (exit 1): RSS may not grow by more than 16 MiB after the first tenth (allocator and cache
 -- warm-up), and every live count must end where it stood after the first tenth.
