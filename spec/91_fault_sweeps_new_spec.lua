@@ -228,6 +228,7 @@ describe("fault injection: the new paths #fakecuda", function()
   it("the e-graph on the CUDA backend: a run and an extraction", function()
     sweep_warm({
       name = "egraph run+extract",
+      stride_scale = 8, -- about 1,000 driver calls: the CI slice takes every 48th
       prep = function(be)
         local eg = vyre.egraph(be)
         eg:op("Num", 0)

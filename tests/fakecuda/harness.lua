@@ -309,7 +309,9 @@ function F.sweep(op)
   local seen, cases = {}, 0
   -- VYRE_SWEEP_STRIDE=N (CI slices of the long sweeps): only every N-th call is failed
   -- (the first call of each kind always); unset or 1, every call.
-  local stride = tonumber(os.getenv("VYRE_SWEEP_STRIDE") or "1") or 1
+  -- op.stride_scale multiplies it for operations of a thousand calls (the e-graph's run).
+  local stride = (tonumber(os.getenv("VYRE_SWEEP_STRIDE") or "1") or 1) * (op.stride_scale or 1)
+  if not os.getenv("VYRE_SWEEP_STRIDE") then stride = 1 end
   for i, call in ipairs(calls) do
     seen[call] = (seen[call] or 0) + 1
     local skip = stride > 1 and seen[call] > 1 and i % stride ~= 0
