@@ -2,8 +2,9 @@
 # fuzz.sh [SECONDS | -runs=N] — libFuzzer over the whole CPU pipeline (tests/fuzz/
 # fuzz_pipeline.c: parse, round trip, validate, PTX for sm_70/80/90, a reference run
 # under a step budget), built with clang, ASan and UBSan in ./build-fuzz, seeded from
-# tests/fuzz/seeds (the spec programs). New inputs go to build-fuzz/corpus; a crash
-# leaves crash-* in build-fuzz and the exit status non-zero. Default: 60 seconds.
+# tests/fuzz/seeds (the spec programs, and worklist programs), with the text form's
+# words as a dictionary (tests/fuzz/vyre.dict). New inputs go to build-fuzz/corpus; a
+# crash leaves crash-* in build-fuzz and the exit status non-zero. Default: 60 seconds.
 # Examples: `sh scripts/fuzz.sh 20` (the CI slice), `sh scripts/fuzz.sh -runs=1000000`.
 set -eu
 cd "$(dirname "$0")/.."
