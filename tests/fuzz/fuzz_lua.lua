@@ -9,9 +9,9 @@
 --
 -- A finding is an outcome a user must never see: an error that is not a string, one that
 -- does not start "vyre.<function>:" (or "vyre <command>:" for the CLI) or has no "Fix:",
--- a CLI exit status other than 0, 1 or 2, or one input taking over 5 s. Run it with an
--- ASan build of vyre/core.so (scripts/fuzz.sh does, when it can) to catch memory errors
--- in the C parts it reaches (the matching kernels on the reference interpreter).
+-- a CLI exit status other than 0, 1 or 2, or one input taking over 5 s. It runs on the
+-- regular build; the C parts it reaches (the text parser, the matching kernels on the
+-- reference interpreter) are fuzzed under ASan and UBSan by scripts/fuzz.sh.
 -- Prints "TARGET: N inputs, F findings" per target; exits 1 on any finding.
 local vyre = require("vyre")
 
