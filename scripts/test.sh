@@ -93,11 +93,11 @@ fake_pass "" spec/5[0-4]_fakecuda_*_spec.lua spec/17_lib_spec.lua spec/30_grid_s
   spec/85_lib_steps_spec.lua \
   spec/86_scan_onepass_spec.lua spec/87_egraph_v2_spec.lua spec/88_errors_spec.lua \
   spec/99_properties_new_spec.lua
-# Issue 26 §6: the fault sweep of the new paths (spec 91: worklists, lib steps in
+# Issue 26 §6: the fault sweep of the new paths (spec 100: worklists, lib steps in
 # sequences, graphs and megakernels, the e-graph), a slice: every 6th call of each kind
 # past its first (VYRE_SWEEP_STRIDE; the full sweep's counts are in bench/results).
-note "fault sweep of the new paths on the fake CUDA driver (spec 91, VYRE_SWEEP_STRIDE=6)"
-fake_pass "VYRE_SWEEP_STRIDE=6" spec/91_fault_sweeps_new_spec.lua
+note "fault sweep of the new paths on the fake CUDA driver (spec 100, VYRE_SWEEP_STRIDE=6)"
+fake_pass "VYRE_SWEEP_STRIDE=6" spec/100_fault_sweeps_new_spec.lua
 # Every GPU generation (issue 20 §1): the runtime specs again on fake devices of other
 # SMs — Xavier, Orin, B200, RTX 50xx, GB10 and one newer than every known target (the
 # runtime must pick the highest known target and let the JIT take it).
@@ -114,7 +114,7 @@ nccl_cache=$(mktemp -d)
 nout=$(VYRE_LIBCUDA="$ROOT/build/fakecuda/libcuda.so.1" VYRE_FAKECUDA_DEVICES=4 \
   VYRE_LIBNCCL="$ROOT/build/fakenccl/libnccl.so.2" VYRE_CACHE_DIR="$nccl_cache" \
   busted --lua=lua5.4 -o utfTerminal --tags=fakecuda spec/89_nccl_fake_spec.lua \
-  spec/92_nccl_fault_sweep_spec.lua 2>&1)
+  spec/101_nccl_fault_sweep_spec.lua 2>&1)
 echo "$nout" | tail -n 20
 rm -rf "$nccl_cache"
 line=$(echo "$nout" | grep -E '[0-9]+ successes? / [0-9]+ failures? / [0-9]+ errors?' | tail -n1)

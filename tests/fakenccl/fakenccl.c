@@ -653,7 +653,7 @@ static void drop(struct fcomm *c) {
     q->joined_here--;
     free(c);
     /* The last communicator of the clique here: forget the clique, so a process may open
-     * groups without end (the fault sweep of spec 92 opens hundreds; the table holds 64). */
+     * groups without end (the fault sweep of spec 101 opens hundreds; the table holds 64). */
     if (q->joined_here <= 0) {
         for (int i = 0; i < ncliques; i++)
             if (cliques[i] == q) {
