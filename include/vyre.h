@@ -281,6 +281,18 @@ struct vyre_ref_run_options {
      * reports an overflow (overflow_needed > 0). */
     struct vyre_worklist_arg *const *worklists;
     size_t nworklists;
+    /* Out, race check (slower; tests and tools): when non-NULL, every load, store and
+     * atomic of a buffer or shared element is recorded, and two accesses of one element
+     * by different invocations with no barrier between them, at least one a store (or
+     * a store and an atomic), count as a race. Results do not change. */
+    struct vyre_race_report *races;
+};
+
+/* What the race check found (vyre_ref_run_options.races): the number of racing access
+ * pairs seen and the first one in words. */
+struct vyre_race_report {
+    uint64_t count;
+    char first[256];
 };
 
 /* Stops every reference run in progress (in any thread) at its next loop iteration

@@ -92,10 +92,11 @@ fake_pass "" spec/5[0-4]_fakecuda_*_spec.lua spec/17_lib_spec.lua spec/30_grid_s
   spec/80_backends_spec.lua spec/81_lib_aliasing_spec.lua spec/82_worklist_spec.lua \
   spec/85_lib_steps_spec.lua \
   spec/86_scan_onepass_spec.lua spec/87_egraph_v2_spec.lua spec/88_errors_spec.lua \
-  spec/91_planners_runtime_spec.lua spec/93_match_op_spec.lua \
-  spec/94_segscan_lb_spec.lua spec/95_device_converge_spec.lua \
-  spec/96_workloads_spec.lua spec/97_egraph_analysis_spec.lua \
-  spec/98_egraph_extract_explain_spec.lua
+  spec/100_fault_sweeps_new_spec.lua spec/91_planners_runtime_spec.lua \
+  spec/93_match_op_spec.lua spec/94_segscan_lb_spec.lua \
+  spec/95_device_converge_spec.lua spec/96_workloads_spec.lua \
+  spec/97_egraph_analysis_spec.lua spec/98_egraph_extract_explain_spec.lua \
+  spec/99_properties_new_spec.lua
 # Every GPU generation (issue 20 §1): the runtime specs again on fake devices of other
 # SMs — Xavier, Orin, B200, RTX 50xx, GB10 and one newer than every known target (the
 # runtime must pick the highest known target and let the JIT take it).
@@ -111,7 +112,8 @@ note "NCCL groups on the fake NCCL over 4 fake devices (spec 89; docs/MULTIGPU.m
 nccl_cache=$(mktemp -d)
 nout=$(VYRE_LIBCUDA="$ROOT/build/fakecuda/libcuda.so.1" VYRE_FAKECUDA_DEVICES=4 \
   VYRE_LIBNCCL="$ROOT/build/fakenccl/libnccl.so.2" VYRE_CACHE_DIR="$nccl_cache" \
-  busted --lua=lua5.4 -o utfTerminal --tags=fakecuda spec/89_nccl_fake_spec.lua 2>&1)
+  busted --lua=lua5.4 -o utfTerminal --tags=fakecuda spec/89_nccl_fake_spec.lua \
+  spec/101_nccl_fault_sweep_spec.lua 2>&1)
 echo "$nout" | tail -n 20
 rm -rf "$nccl_cache"
 line=$(echo "$nout" | grep -E '[0-9]+ successes? / [0-9]+ failures? / [0-9]+ errors?' | tail -n1)
@@ -145,7 +147,37 @@ if [ $frc -eq 0 ]; then passed=$((passed + 1)); echo "ok   $(echo "$fout" | grep
 elif [ $frc -eq 77 ]; then skipped=$((skipped + 1)); echo "skipped fuzz slice: $fout"
 else failed=$((failed + 1)); echo "FAIL fuzz slice"; echo "$fout" | tail -n 40; fi
 
-note "threads: four lua_States on four OS threads, under ThreadSanitizer (scripts/tsan.sh)"
+note "fuzz: the e-graph rule/pattern/when parser and the CLI (tests/fuzz/fuzz_lua.lua, a slice)"
+# Issue 26 §6: mutation fuzzing of the Lua-side parsers, a fixed seed per day of the year
+# so the slice keeps moving; a finding prints the input and fails.
+fseed=$(date +%j | sed 's/^0*//')
+if fout=$(lua5.4 tests/fuzz/fuzz_lua.lua cli 3000 "${fseed:-1}" 2>&1 &&
+          lua5.4 tests/fuzz/fuzz_lua.lua egraph 200 "${fseed:-1}" 2>&1); then
+  passed=$((passed + 1)); echo "ok   $(echo "$fout" | grep -E '^(cli|egraph):' | tr '\n' ' ')"
+else failed=$((failed + 1)); echo "FAIL fuzz_lua (seed ${fseed:-1})"; echo "$fout" | tail -n 40; fi
+
+note "soak: compile/launch/free cycles and a saturation loop on the fake driver (scripts/soak.lua, a slice)"
+# Issue 26 §6: flat RSS and flat fake-driver live counts; the 10^5-cycle run is recorded
+# in bench/results.
+soak_cache=$(mktemp -d)
+if sout=$(VYRE_LIBCUDA="$ROOT/build/fakecuda/libcuda.so.1" VYRE_CACHE_DIR="$soak_cache" \
+          lua5.4 scripts/soak.lua 3000 30 2>&1); then
+  passed=$((passed + 1)); echo "ok   $(echo "$sout" | tail -n1)"
+else failed=$((failed + 1)); echo "FAIL soak"; echo "$sout" | grep -v '^vyre fakecuda' | tail -n 30; fi
+rm -rf "$soak_cache"
+
+note "vyre.random_program is the same with gcc and clang (test_gen_options built by clang)"
+# tests/c/gen_hashes.txt holds the generator's digests; ./build (cc) checked them above.
+if command -v clang >/dev/null 2>&1; then
+  if CC=clang cmake -S . -B build-clang -DVYRE_LUA_MODULE=OFF -DVYRE_EXAMPLES=OFF \
+       -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+     cmake --build build-clang -j"$(nproc)" --target test_gen_options test_race >/dev/null &&
+     cout=$(./build-clang/test_gen_options 2>&1 && ./build-clang/test_race 2>&1); then
+    passed=$((passed + 1)); echo "ok   clang: test_gen_options and test_race: $(echo "$cout" | tail -n1)"
+  else failed=$((failed + 1)); echo "FAIL clang build of test_gen_options/test_race"; echo "${cout:-}" | tail -n 30; fi
+else skipped=$((skipped + 1)); echo "skipped clang comparison: clang not found. Fix: apt-get install clang"; fi
+
+note "threads: eight lua_States on eight OS threads, under ThreadSanitizer (scripts/tsan.sh)"
 if tout=$(sh scripts/tsan.sh 2>&1); then passed=$((passed + 1)); echo "ok   tsan test_threads: $(echo "$tout" | tail -n1)"
 else failed=$((failed + 1)); echo "FAIL tsan test_threads"; echo "$tout" | tail -n 60; fi
 

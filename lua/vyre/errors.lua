@@ -36,6 +36,13 @@ function E.format(fname, what, fix)
   return ("%s: %s"):format(fname, what)
 end
 
+-- core.error_new takes C strings: a NUL in quoted user text (a pattern, a file's bytes)
+-- would cut the message there and lose its Fix (issue 26 §6, found by fuzzing), so a NUL
+-- is shown as \0.
+local function error_new(code, text, where)
+  return core.error_new(code, (text:gsub("%z", "\\0")), where)
+end
+
 -- "file:line: " of a stack frame (as error() prefixes), "" for none or a C function.
 local function position(info)
   if not info or info.currentline <= 0 then return "" end
@@ -48,7 +55,7 @@ end
 function E.new(code, text, level, fields)
   assert(E.CODES[code], "vyre.errors: unknown code " .. tostring(code))
   local w = (level or 0) > 0 and position(debug.getinfo(level + 1, "Sl")) or ""
-  local e = core.error_new(code, text, w)
+  local e = error_new(code, text, w)
   for k, v in pairs(fields or {}) do e[k] = v end
   return e
 end
@@ -86,7 +93,7 @@ end
 function E.raise_outside(dir, code, text, skip_c, fields)
   local lvl = E.outside(dir, skip_c)
   local w = lvl > 0 and position(debug.getinfo(lvl, "Sl")) or ""
-  local e = core.error_new(code, text, w)
+  local e = error_new(code, text, w)
   for k, v in pairs(fields or {}) do e[k] = v end
   error(e, 0)
 end
@@ -94,7 +101,7 @@ end
 --- what, fix of a text worded "what. Fix: how" (fix nil when it has none), split by the
 --- core's one rule (vyre_error_fix), for a layer composing its own message.
 function E.split(text)
-  local e = core.error_new("internal", text)
+  local e = error_new("internal", text)
   return e.message, e.fix
 end
 
@@ -133,7 +140,7 @@ end
 function E.wrap(prefix, e, code)
   local msg, fix = E.parts(e)
   local text = prefix .. msg .. (fix and (" Fix: " .. fix) or "")
-  return core.error_new(E.code(e) or code or "internal", text, "")
+  return error_new(E.code(e) or code or "internal", text, "")
 end
 
 return E

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -294,6 +295,91 @@ static void test_two_processes(void) {
     unsetenv("VYRE_CACHE_MAX_BYTES");
 }
 
+/* Issue 26 §6: sixteen processes on one cache under injected I/O faults. Half the
+ * writers run under a file-size limit smaller than an entry (RLIMIT_FSIZE, SIGXFSZ
+ * ignored: their writes fail with EFBIG part-way), and a seventeenth process damages the
+ * directory all along: it truncates entries, flips bytes in them, and puts garbage and
+ * half-written temp files under cubin names. Every hit any process reads must still be
+ * exactly the bytes written for its key: the cache may miss, never serve a corrupt entry. */
+static int corrupter(const char *dir, unsigned rounds) {
+    unsigned x = 12345;
+    for (unsigned r = 0; r < rounds; r++) {
+        x = x * 1103515245u + 12345u;
+        uint64_t key = 1000 + (x >> 8) % 200;
+        char path[400];
+        snprintf(path, sizeof path, "%s/%016llx.cubin", dir, (unsigned long long)key);
+        int fd = -1;
+        switch ((x >> 20) % 4u) {
+        case 0: /* truncate an entry */
+            if (truncate(path, (off_t)((x >> 4) % 900u)) != 0) break;
+            break;
+        case 1: /* flip a byte somewhere in it */
+            fd = open(path, O_RDWR | O_NOFOLLOW);
+            if (fd >= 0) {
+                unsigned char b = 0;
+                off_t at = (off_t)((x >> 6) % 940u);
+                if (pread(fd, &b, 1, at) == 1) {
+                    b ^= (unsigned char)(1u << ((x >> 3) % 8u));
+                    if (pwrite(fd, &b, 1, at) != 1) break;
+                }
+            }
+            break;
+        case 2: /* garbage under a cubin name (written in place, not renamed) */
+            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
+            if (fd >= 0) {
+                unsigned char junk[700];
+                for (size_t b = 0; b < sizeof junk; b++) junk[b] = (unsigned char)(x >> (b % 24));
+                if (write(fd, junk, (x >> 5) % sizeof junk) < 0) break;
+            }
+            break;
+        default: { /* a torn temp file left behind */
+            char tmp[420];
+            snprintf(tmp, sizeof tmp, "%s/.tmp-%016llx-99999-%u", dir, (unsigned long long)key, r);
+            fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            if (fd >= 0 && write(fd, "VYRE", 4) < 0) break;
+        }
+        }
+        if (fd >= 0) close(fd);
+        if (r % 16 == 0) {
+            struct timespec ts = {0, 200000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return 0;
+}
+
+static void test_sixteen_processes_with_faults(void) {
+    char dir[300];
+    use_dir("sixteen", dir, sizeof dir);
+    setenv("VYRE_CACHE_MAX_BYTES", "60000", 1);
+    unsigned char blob[16] = {1};
+    uint64_t ev;
+    vyre_cu_disk_write(1, SRC(1), blob, sizeof blob, &ev); /* makes the directory */
+    enum { KIDS = 16 };
+    pid_t kids[KIDS + 1];
+    for (unsigned k = 0; k < KIDS; k++) {
+        kids[k] = fork();
+        if (kids[k] == 0) {
+            if (k % 2 == 1) {
+                signal(SIGXFSZ, SIG_IGN);
+                struct rlimit lim = {500, 500}; /* an entry is about 940 bytes */
+                if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(3);
+            }
+            _exit(hammer(k + 1));
+        }
+    }
+    kids[KIDS] = fork();
+    if (kids[KIDS] == 0) _exit(corrupter(dir, 3000));
+    for (unsigned k = 0; k <= KIDS; k++) {
+        int status = 0;
+        CHECK(waitpid(kids[k], &status, 0) == kids[k]);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    /* and this process, after the damage: every hit right */
+    CHECK(hammer(99) == 0);
+    unsetenv("VYRE_CACHE_MAX_BYTES");
+}
+
 /* A read-only directory, and a file where the directory should be: misses, no error
  * (and one warning on stderr). Skipped as root, which may write anywhere. */
 static void test_unwritable_dirs(void) {
@@ -320,6 +406,7 @@ int main(void) {
     RUN_TEST(test_stale_temp_files);
     RUN_TEST(test_directory_on_key);
     RUN_TEST(test_two_processes);
+    RUN_TEST(test_sixteen_processes_with_faults);
     RUN_TEST(test_unwritable_dirs);
     RUN_TEST(test_swapped_entry);
     RUN_TEST(test_fifo_entry);

@@ -353,7 +353,36 @@ static void test_ptx_of_optimised_programs_assembles(void) {
     free(batch.text);
 }
 
+/* Issue 26 §6 (spec 99): vyre_program_copy turned a worklist into a param, so the
+ * optimiser (which works on a copy) and every other copy made worklist programs invalid. */
+static void test_worklist_program_copies(void) {
+    static const char src[] = "(program w (workgroup 32)\n"
+                              "  (buffer out u32 read_write)\n"
+                              "  (worklist q u32)\n"
+                              "  (param k u32)\n"
+                              "  (let i (gid x))\n"
+                              "  (if (lt i (len q))\n"
+                              "    (then (store out (rem i (len out)) (add (load q i) k))\n"
+                              "          (push q (add (load q i) 1u32)))))";
+    vyre_program *p = parse(src);
+    if (!p) return;
+    struct vyre_error err;
+    vyre_error_clear(&err);
+    vyre_program *c = NULL;
+    CHECK(vyre_program_copy(p, &c, &err) == VYRE_OK);
+    CHECK(c && vyre_program_equal(p, c));
+    CHECK(c && vyre_program_worklist_count(c) == 1 && vyre_program_param_count(c) == 1);
+    CHECK(c && vyre_program_check(c, &err) == VYRE_OK);
+    vyre_program_free(c);
+    vyre_program_free(p);
+    char *t = opt_text(src, "all", NULL);
+    CHECK_STR_CONTAINS(t, "(worklist q u32)");
+    CHECK_STR_CONTAINS(t, "(push q");
+    free(t);
+}
+
 int main(void) {
+    RUN_TEST(test_worklist_program_copies);
     RUN_TEST(test_fold);
     RUN_TEST(test_simplify_ints);
     RUN_TEST(test_simplify_floats_untouched);

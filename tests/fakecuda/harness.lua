@@ -185,10 +185,18 @@ local function snapshot(be)
 end
 
 -- Lets garbage go, reports a deferred error once, gives pools and unused modules back.
+-- be:trim() drops the backend's composed megakernels (and the plans) from their table;
+-- each is freed when collected, with its 32-byte grid barrier scratch (grid_launch.c),
+-- and its module becomes unused then, which only the next trim unloads: so a collection
+-- and a second trim after the first, or the megakernel sweep sees the last composed
+-- kernel as "32 bytes (and a module) leaked" (issue 26 §6: an artefact of the order).
 local function settle(be)
   collectgarbage()
   collectgarbage()
   pcall(be.synchronize, be)
+  pcall(be.trim, be)
+  collectgarbage()
+  collectgarbage()
   pcall(be.trim, be)
 end
 
@@ -299,11 +307,21 @@ function F.sweep(op)
   if op.release then op.release(st) end
   st, res, be = nil, nil, nil -- luacheck: ignore 311
   local seen, cases = {}, 0
-  for _, call in ipairs(calls) do
+  -- VYRE_SWEEP_STRIDE=N (CI slices of the long sweeps): only every N-th call is failed
+  -- (the first call of each kind always); unset or 1, every call.
+  -- op.stride_scale multiplies it for operations of a thousand calls (the e-graph's run).
+  local stride = (tonumber(os.getenv("VYRE_SWEEP_STRIDE") or "1") or 1) * (op.stride_scale or 1)
+  if not os.getenv("VYRE_SWEEP_STRIDE") then stride = 1 end
+  for i, call in ipairs(calls) do
     seen[call] = (seen[call] or 0) + 1
-    for _, r in ipairs(F.results_for(call)) do
-      one(op, call, seen[call], r[1], r[2])
-      cases = cases + 1
+    local skip = stride > 1 and seen[call] > 1 and i % stride ~= 0
+    for _, r in ipairs(skip and {} or F.results_for(call)) do
+      -- op.no_sticky: an operation over two devices (a peer copy) whose sticky fault may
+      -- poison the other device, which this one-device check cannot follow.
+      if not (r[2] and op.no_sticky) then
+        one(op, call, seen[call], r[1], r[2])
+        cases = cases + 1
+      end
     end
   end
   if os.getenv("VYRE_FAKECUDA_VERBOSE") == "1" then
@@ -323,7 +341,7 @@ function F.sweep_covers(op, expect)
       error(op.name .. " makes no " .. c .. ":" .. got, 2)
     end
   end
-  if cases < #calls * 3 then
+  if cases < #calls * (op.no_sticky and 2 or 3) and not os.getenv("VYRE_SWEEP_STRIDE") then
     error(("%s: %d cases for %d calls, want at least 3 per call"):format(op.name, cases, #calls), 2)
   end
 end

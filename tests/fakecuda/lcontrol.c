@@ -3,9 +3,11 @@
  * bad command). It opens the library named by VYRE_LIBCUDA — the same file the
  * runtime loads, so the dynamic loader hands back the one instance both share — and
  * calls its exported vyre_fakecuda_control. Built only with the Lua module. */
+#define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
 #include <lauxlib.h>
 #include <lua.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +28,51 @@ static int l_control(lua_State *L) {
     return 1;
 }
 
+/* fakecuda.nccl(cmd): the fake NCCL's faults, in process (issue 26 §6 fault sweeps).
+ * "calls" -> the counted calls so far; "async_fired" -> asynchronous faults set on a
+ * communicator so far; "fail N:R" / "async N:R" -> arms the N-th call
+ * from now (VYRE_FAKENCCL_FAIL / _ASYNC, which the fake reads at each call); "clear"
+ * disarms both. The fake is the library VYRE_LIBNCCL names, already loaded by vyre. */
+static int l_nccl(lua_State *L) {
+    const char *cmd = luaL_checkstring(L, 1);
+    const char *path = getenv("VYRE_LIBNCCL");
+    void *h = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    void *c = h ? dlsym(h, "vyre_fakenccl_calls") : NULL;
+    if (!c)
+        return luaL_error(L, "fakecuda.nccl: VYRE_LIBNCCL=%s is not the fake NCCL. Fix: point "
+                             "it at <build>/fakenccl/libnccl.so.2",
+                          path ? path : "(unset)");
+    void *a = dlsym(h, "vyre_fakenccl_async_fired");
+    unsigned long long (*calls)(void), (*fired)(void) = NULL;
+    memcpy(&calls, &c, sizeof c);
+    if (a) memcpy(&fired, &a, sizeof a);
+    unsigned long long now = calls();
+    dlclose(h);
+    if (strcmp(cmd, "async_fired") == 0) {
+        lua_pushinteger(L, fired ? (lua_Integer)fired() : 0);
+        return 1;
+    }
+    unsigned long long n;
+    int r;
+    if (strcmp(cmd, "calls") == 0) {
+        lua_pushinteger(L, (lua_Integer)now);
+        return 1;
+    }
+    if (strcmp(cmd, "clear") == 0) {
+        unsetenv("VYRE_FAKENCCL_FAIL");
+        unsetenv("VYRE_FAKENCCL_ASYNC");
+        return 0;
+    }
+    int fail = strncmp(cmd, "fail ", 5) == 0, async = strncmp(cmd, "async ", 6) == 0;
+    if ((!fail && !async) || sscanf(cmd + (fail ? 5 : 6), "%llu:%d", &n, &r) != 2 || n == 0)
+        return luaL_error(L, "fakecuda.nccl('%s'): unknown command. Fix: use calls, clear, "
+                             "fail N:R or async N:R", cmd);
+    char v[64];
+    snprintf(v, sizeof v, "%llu:%d", now + n, r);
+    setenv(fail ? "VYRE_FAKENCCL_FAIL" : "VYRE_FAKENCCL_ASYNC", v, 1);
+    return 0;
+}
+
 __attribute__((visibility("default"))) int luaopen_fakecuda(lua_State *L);
 
 int luaopen_fakecuda(lua_State *L) {
@@ -43,9 +90,11 @@ int luaopen_fakecuda(lua_State *L) {
                           path, h ? "no vyre_fakecuda_control" : dlerror());
     memcpy(&control, &c, sizeof c);
     memcpy(&release, &f, sizeof f);
-    lua_createtable(L, 0, 2);
+    lua_createtable(L, 0, 3);
     lua_pushcfunction(L, l_control);
     lua_setfield(L, -2, "control");
+    lua_pushcfunction(L, l_nccl);
+    lua_setfield(L, -2, "nccl");
     lua_pushstring(L, path);
     lua_setfield(L, -2, "path");
     return 1;

@@ -111,15 +111,40 @@ static bool parse_fault(const char *env, unsigned long long *at, int *r) {
     return s && sscanf(s, "%llu:%d", at, r) == 2;
 }
 
+static unsigned long long async_fired; /* asynchronous faults set on a communicator */
+
 /* Counts a call; returns the result an armed fault gives it (ncclSuccess if none). */
 static ncclResult_t counted(struct fcomm *c) {
     unsigned long long at;
     int r;
     ncalls++;
     if (parse_fault("VYRE_FAKENCCL_FAIL", &at, &r) && ncalls == at) return (ncclResult_t)r;
-    if (c && parse_fault("VYRE_FAKENCCL_ASYNC", &at, &r) && ncalls == at)
+    if (c && parse_fault("VYRE_FAKENCCL_ASYNC", &at, &r) && ncalls == at) {
         c->async = (ncclResult_t)r;
+        async_fired++;
+    }
     return ncclSuccess;
+}
+
+/* The counted calls so far, for an in-process fault sweep (issue 26 §6): the fake
+ * driver's Lua control (tests/fakecuda/lcontrol.c, fakecuda.nccl) reads it to arm
+ * VYRE_FAKENCCL_FAIL / _ASYNC at "the k-th call from now" with setenv. */
+API unsigned long long vyre_fakenccl_calls(void);
+unsigned long long vyre_fakenccl_calls(void) {
+    pthread_mutex_lock(&lock);
+    unsigned long long n = ncalls;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+/* How many VYRE_FAKENCCL_ASYNC faults were set on a communicator (an armed one on a call
+ * without a communicator, e.g. ncclGroupStart, does nothing). */
+API unsigned long long vyre_fakenccl_async_fired(void);
+unsigned long long vyre_fakenccl_async_fired(void) {
+    pthread_mutex_lock(&lock);
+    unsigned long long n = async_fired;
+    pthread_mutex_unlock(&lock);
+    return n;
 }
 
 static double wait_limit(void) {
@@ -641,6 +666,28 @@ static void drop(struct fcomm *c) {
     q->local[c->rank] = NULL;
     q->joined_here--;
     free(c);
+    /* The last communicator of the clique here: forget the clique, so a process may open
+     * groups without end (the fault sweep of spec 101 opens hundreds; the table holds 64). */
+    if (q->joined_here <= 0) {
+        for (int i = 0; i < ncliques; i++)
+            if (cliques[i] == q) {
+                cliques[i] = cliques[--ncliques];
+                break;
+            }
+        for (struct pending *p = q->pend, *n; p; p = n) {
+            n = p->next;
+            free(p);
+        }
+        for (struct p2p *p = q->sends, *n; p; p = n) {
+            n = p->next;
+            free(p);
+        }
+        for (struct p2p *p = q->recvs, *n; p; p = n) {
+            n = p->next;
+            free(p);
+        }
+        free(q);
+    }
     pthread_mutex_unlock(&lock);
 }
 

@@ -17,6 +17,7 @@
 #define FUZZ_ELEMS 96u     /* elements per unsized buffer */
 #define FUZZ_STEPS 200000u /* loop iterations one run may take */
 #define FUZZ_MAX_INVOCATIONS 4096u
+#define FUZZ_WL_CAP 24u    /* items a fuzzed worklist holds per round */
 
 static void fuzz_fail(const char *what, const char *text) {
     fprintf(stderr, "vyre_fuzz: %s\n--- input ---\n%s\n", what, text);
@@ -43,6 +44,11 @@ static void run_reference(vyre_program *p, const uint8_t *data, size_t size) {
     struct vyre_buffer_arg bufs[64];
     vyre_bits params[64];
     uint64_t counts[64];
+    /* Worklists (issue 26 §6): a few current items from the input and a small next
+     * array, so pushes past the capacity (overflow_needed) are exercised too. */
+    struct vyre_worklist_arg wls[VYRE_MAX_WORKLISTS];
+    struct vyre_worklist_arg *wlp[VYRE_MAX_WORKLISTS];
+    uint32_t nw = 0;
     uint32_t nb = 0, np = 0, n = vyre_program_decl_count(p);
     for (uint32_t i = 0; i < n; i++) {
         struct vyre_decl_info d;
@@ -65,18 +71,42 @@ static void run_reference(vyre_program *p, const uint8_t *data, size_t size) {
             if (vyre_type_size(d.type) == 4) v &= 0xffffffffu;
             if (d.type == VYRE_BOOL) v &= 1u;
             params[np++] = v;
+        } else if (d.kind == VYRE_DECL_WORKLIST && nw < VYRE_MAX_WORKLISTS) {
+            size_t esz = vyre_type_size(d.type);
+            struct vyre_worklist_arg *w = &wls[nw];
+            memset(w, 0, sizeof *w);
+            w->capacity = FUZZ_WL_CAP;
+            w->cur_count = size ? (uint32_t)(data[i % size] % (FUZZ_WL_CAP + 1)) : 0;
+            w->cur = calloc(FUZZ_WL_CAP, esz ? esz : 1);
+            w->next = calloc(FUZZ_WL_CAP, esz ? esz : 1);
+            wlp[nw++] = w;
+            if (!w->cur || !w->next) goto out;
+            for (size_t b = 0; b < w->cur_count * esz && size; b++)
+                ((uint8_t *)w->cur)[b] = data[(b * 5 + i) % size];
+            if (d.type == VYRE_BOOL)
+                for (uint32_t e = 0; e < w->cur_count; e++) ((uint32_t *)w->cur)[e] &= 1u;
         }
     }
     struct vyre_error err;
     vyre_error_clear(&err);
     struct vyre_run_args args = {bufs, nb, params, np, {1, 1, 1}};
-    struct vyre_ref_run_options ro = {.max_steps = FUZZ_STEPS};
+    struct vyre_ref_run_options ro = {.max_steps = FUZZ_STEPS, .worklists = wlp,
+                                      .nworklists = nw};
     struct vyre_grid_options go = {.buffer_counts = counts, .nbuffers = nb, .n = FUZZ_ELEMS};
     if (vyre_launch_grid(p, &go, args.grid, &err) == VYRE_OK) {
         uint32_t wg[3];
         vyre_program_workgroup(p, wg);
         uint64_t inv = (uint64_t)args.grid[0] * args.grid[1] * args.grid[2] * wg[0] * wg[1] * wg[2];
-        if (inv <= FUZZ_MAX_INVOCATIONS) (void)vyre_ref_run(p, &args, &ro, &err);
+        enum vyre_status st = VYRE_ERR_RUNTIME;
+        if (inv <= FUZZ_MAX_INVOCATIONS) st = vyre_ref_run(p, &args, &ro, &err);
+        for (uint32_t w = 0; st == VYRE_OK && w < nw; w++)
+            if (wls[w].next_count > wls[w].capacity && wls[w].overflow_needed < wls[w].next_count)
+                fuzz_fail("a worklist overflow was not reported (overflow_needed)", "(run)");
+    }
+out:
+    for (uint32_t w = 0; w < nw; w++) {
+        free(wls[w].cur);
+        free(wls[w].next);
     }
     for (uint32_t b = 0; b < nb; b++) free(bufs[b].data);
 }

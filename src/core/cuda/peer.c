@@ -104,14 +104,28 @@ static enum vyre_status stream_after(struct vyre_cuda_device *waiter, struct vyr
     VYRE_CU_CHECK(on, vyre_cu.cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING), "cuEventCreate", NULL,
                   err);
     CUresult r = vyre_cu.cuEventRecord(ev, on->stream);
+    /* The failed call, and its device, are the ones named (a failed record was reported
+     * as cuStreamWaitEvent of the other device; issue 26 §6, spec 101's peer-copy sweep). */
+    struct vyre_cuda_device *failed_on = on;
+    const char *failed = "cuEventRecord";
     if (r == CUDA_SUCCESS) {
         st = vyre_cu_enter(waiter, err);
+        failed_on = waiter;
+        failed = "cuStreamWaitEvent";
         if (st == VYRE_OK) r = vyre_cu.cuStreamWaitEvent(waiter->stream, ev, 0);
     }
-    /* Destroying a recorded event is allowed: the driver frees it once it completes. */
-    vyre_cu.cuEventDestroy(ev);
+    /* Destroying a recorded event is allowed: the driver frees it once it completes. A
+     * failed destroy is cleanup: recorded and reported at the next call, as other
+     * releases are (it was dropped; issue 26 §6, spec 101). */
+    CUresult dr = vyre_cu.cuEventDestroy(ev);
+    if (dr != CUDA_SUCCESS) {
+        struct vyre_error de;
+        vyre_error_clear(&de);
+        (void)vyre_cu_fail(on, dr, "cuEventDestroy", NULL, &de);
+        vyre_cu_defer(on, &de);
+    }
     if (st != VYRE_OK) return st;
-    if (r != CUDA_SUCCESS) return vyre_cu_fail(waiter, r, "cuStreamWaitEvent", NULL, err);
+    if (r != CUDA_SUCCESS) return vyre_cu_fail(failed_on, r, failed, NULL, err);
     return VYRE_OK;
 }
 

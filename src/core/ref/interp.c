@@ -332,6 +332,8 @@ enum vyre_status vyre_interp_workgroup(const struct vyre_exec *x, struct vyre_la
             if (lanes[i].pc != pc) return barrier_error(x, lanes, nlanes, waiting, done, err);
         if (x->code->ins[pc].kind == VYRE_IN_SUBGROUP)
             vyre_interp_subgroup_release(lanes, nlanes, &x->code->ins[pc]);
+        else if (x->race)
+            vyre_race_barrier(x->race);
         for (uint32_t i = 0; i < nlanes; i++) {
             lanes[i].pc++;
             lanes[i].state = VYRE_LANE_RUNNING;
@@ -526,6 +528,7 @@ static enum vyre_status run_pass(struct run_state *st, struct vyre_exec *x,
                 x->wgid[2] = gz;
                 if ((status = charge_workgroup(x, nlanes, err)) != VYRE_OK) break;
                 if (shared_bytes) memset(st->shared, 0, shared_bytes);
+                if (x->race) vyre_race_workgroup(x->race);
                 memset(st->slots, 0, (size_t)nlanes * nslots * sizeof *st->slots);
                 uint32_t l = 0;
                 for (uint32_t lz = 0; lz < wg[2]; lz++)
@@ -562,6 +565,7 @@ struct ref_grid {
 static enum vyre_status ref_section(void *ud, uint32_t index, const vyre_bits *slots,
                                     struct vyre_error *err) {
     struct ref_grid *g = ud;
+    if (g->x->race) vyre_race_section(g->x->race);
     return run_pass(g->st, g->x, &g->st->codes[index], g->shared_bytes, g->nslots, slots, g->grid,
                     err);
 }
@@ -684,6 +688,17 @@ enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,
     x.p = p;
     x.mem = st.mem;
     x.param_bits = st.param_bits;
+    if (o->races) {
+        o->races->count = 0;
+        o->races->first[0] = 0;
+        if (!(x.race = vyre_race_new(p, st.mem, o->races))) {
+            run_state_free(&st);
+            return vyre_error_set(err, VYRE_ERR_NOMEM,
+                                  "vyre_ref_run: out of memory for the race check of '%s'. Fix: "
+                                  "run smaller buffers with the check.",
+                                  p->name);
+        }
+    }
     struct vyre_budget budget = {0, 0, vyre_interp_generation(), 0, o->interrupt};
     budget.left = budget.limit = step_limit(o);
     x.budget = &budget;
@@ -710,6 +725,7 @@ enum vyre_status vyre_ref_run(vyre_program *p, const struct vyre_run_args *args,
             free(counts);
         }
     }
+    vyre_race_free(x.race);
     run_state_free(&st);
     return status;
 }

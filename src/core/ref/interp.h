@@ -58,7 +58,10 @@ struct vyre_mem {
     struct vyre_worklist_arg *wl; /* worklists: the binding (data/count: current items) */
 };
 
+struct vyre_race; /* race.c: the race check's shadow memory, NULL when off */
+
 struct vyre_exec {
+    struct vyre_race *race;
     const vyre_program *p;
     const struct vyre_code *code;
     struct vyre_mem *mem;  /* per decl index (params unused) */
@@ -93,6 +96,20 @@ struct vyre_lane {
     uint32_t lid[3], gid[3];
     vyre_bits *slots;
 };
+
+/* The race check (race.c; vyre_ref_run_options.races). Accesses are recorded per
+ * element with the invocation, the workgroup run, the barrier epoch and the grid
+ * section; two of one element race unless one invocation made both, a barrier of their
+ * workgroup lies between them, or a grid section boundary does. */
+enum vyre_race_access { VYRE_RACE_READ, VYRE_RACE_WRITE, VYRE_RACE_ATOMIC };
+VYRE_INTERNAL struct vyre_race *vyre_race_new(const vyre_program *p, const struct vyre_mem *mem,
+                                              struct vyre_race_report *report);
+VYRE_INTERNAL void vyre_race_free(struct vyre_race *r);
+VYRE_INTERNAL void vyre_race_note(const struct vyre_exec *x, const struct vyre_lane *lane,
+                                  uint32_t decl, uint64_t index, enum vyre_race_access a);
+VYRE_INTERNAL void vyre_race_workgroup(struct vyre_race *r); /* a workgroup starts */
+VYRE_INTERNAL void vyre_race_barrier(struct vyre_race *r);   /* its lanes pass a barrier */
+VYRE_INTERNAL void vyre_race_section(struct vyre_race *r);   /* a grid section starts */
 
 /* Runs one invocation from lane->pc until it returns (state DONE) or reaches a
  * barrier (state BARRIER, pc left on the barrier instruction). Never fails: every

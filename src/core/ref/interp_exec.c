@@ -62,6 +62,7 @@ static vyre_bits eval(const struct vyre_exec *x, const struct vyre_lane *lane,
     case VYRE_EX_LOAD: {
         const struct vyre_mem *m = &x->mem[e->u.access.decl];
         uint64_t i = index_of(eval(x, lane, e->u.access.index));
+        if (x->race && i < m->count) vyre_race_note(x, lane, e->u.access.decl, i, VYRE_RACE_READ);
         if (i < m->count) return mem_read(m, i);
         if (m->oob) m->oob->loads++; /* debug mode */
         return 0;                    /* out of bounds: typed zero */
@@ -108,6 +109,7 @@ static void exec_store(const struct vyre_exec *x, const struct vyre_lane *lane,
     const struct vyre_mem *m = &x->mem[s->decl];
     uint64_t i = index_of(eval(x, lane, s->index));
     vyre_bits v = eval(x, lane, s->value);
+    if (x->race && i < m->count) vyre_race_note(x, lane, s->decl, i, VYRE_RACE_WRITE);
     if (i < m->count) mem_write(m, i, v);
     else if (m->oob) /* out of bounds: dropped (debug mode: counted) */ m->oob->stores++;
 }
@@ -140,6 +142,7 @@ static void exec_atomic(const struct vyre_exec *x, struct vyre_lane *lane,
     vyre_bits expected = s->expected ? eval(x, lane, s->expected) : 0;
     vyre_bits v = eval(x, lane, s->value);
     vyre_bits old = 0;
+    if (x->race && i < m->count) vyre_race_note(x, lane, s->decl, i, VYRE_RACE_ATOMIC);
     if (i < m->count) {
         old = mem_read(m, i);
         mem_write(m, i, vyre_sem_atomic(s->atomic, m->type, old, v, expected));

@@ -1,0 +1,15 @@
+(program bfs_round (workgroup 64)
+  (buffer rowptr u32 read)
+  (buffer col u32 read)
+  (buffer level u32 read_write)
+  (worklist frontier u32)
+  (param depth u32)
+  (let i (gid x))
+  (if (lt i (len frontier))
+    (then
+      (let v (load frontier i))
+      (for e (load rowptr v) (load rowptr (add v 1u32)) 1u32
+        (let w (load col e))
+        (let old (atomic cas level w 4294967295u32 (add depth 1u32)))
+        (if (eq old 4294967295u32)
+          (then (push frontier w)))))))

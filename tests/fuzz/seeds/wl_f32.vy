@@ -1,0 +1,5 @@
+(program wlf (workgroup 16)
+  (buffer out f32 read_write)
+  (worklist q f32)
+  (let i (gid x))
+  (if (lt i (len q)) (then (store out i (mul (load q i) 2.0f32)) (push q (load q i)))))

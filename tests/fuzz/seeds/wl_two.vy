@@ -1,0 +1,7 @@
+(program two (workgroup 32)
+  (worklist a u32)
+  (worklist b i32)
+  (let i (gid x))
+  (if (lt i (len a)) (then (push b (cast i32 (load a i)))))
+  (push a (gid x))
+  (push b (sub 0i32 1i32)))
