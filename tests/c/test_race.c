@@ -52,7 +52,8 @@ static uint64_t races_of(vyre_program *p, uint64_t seed, char *first, size_t fir
     memset(&rep, 0, sizeof rep);
     struct vyre_ref_run_options ro = {.max_steps = 2000000u, .races = &rep};
     uint64_t got = UINT64_MAX;
-    if (vyre_launch_grid(p, counts, nb, ELEMS, NULL, args.grid, &err) == VYRE_OK &&
+    struct vyre_grid_options go = {.buffer_counts = counts, .nbuffers = nb, .n = ELEMS};
+    if (vyre_launch_grid(p, &go, args.grid, &err) == VYRE_OK &&
         vyre_ref_run(p, &args, &ro, &err) == VYRE_OK)
         got = rep.count;
     else if (first)
