@@ -17,9 +17,10 @@
 --   3. decoupled look-back: invocation d sums the counts of digit d in earlier tiles
 --      (their published words, stopping at an inclusive one) and publishes its own
 --      inclusive count; the digit's global start for this tile follows;
---   4. ranking: per round, the lanes holding the same digit find each other with one
---      match_any (match.any.sync; it replaced 8 ballots, one per digit bit, with the
---      same masks bit for bit), the highest such lane adds their number to the
+--   4. ranking: per round, the lanes holding the same digit find each other with 8
+--      ballots (one per digit bit; a match_any gives the same masks, but match.any.sync
+--      made the whole sort 1.9x slower on an H100, bench/results/2026-11-26-h100-lib-2.md),
+--      the highest such lane adds their number to the
 --      warp's counter of the digit (a shared atomic), and each lane's rank is the old
 --      value (shuffled from that lane) plus the number of its peers in lower lanes.
 --      Keys (and values) go to their rank in a shared tile, sorted by digit, stably;
@@ -236,13 +237,19 @@ local function tile_body(c, kt, vt, m, o)
   -- 3. where this tile's keys of digit l go: gb[l] + (index in the sorted tile)
   c.add("$LOOKBACK")
   c.add("(barrier)")
-  -- 4. rank: peers by match_any (the lanes of the round with this digit) within the lanes
-  -- holding a key (ballot ok), the highest peer bumps the warp's counter. Every lane adds
+  -- 4. rank: peers by ballots (one per digit bit) within the lanes holding a key (ballot
+  -- ok), the highest peer bumps the warp's counter. Every lane adds
   -- (0 but for the highest peer), so no branch splits the rounds; the highest peer's old
   -- value does not depend on the order of the zeros. A slot past tn stores nowhere.
   for j = 0, m - 1 do
     digit_lines(c, kt, "k_" .. j, "db_" .. j, "@ib_" .. j, "$SH", o)
-    c.add("(let pm_%d (and (ballot ok_%d) (match_any db_%d)))", j, j, j)
+    c.add("(let pm_%d (ballot ok_%d))", j, j)
+    for b = 0, G.RADIX_BITS - 1 do
+      c.add("(let bt_%d_%d (ne (and db_%d %du32) 0u32))", j, b, j, 1 << b)
+      c.add("(let bb_%d_%d (ballot bt_%d_%d))", j, b, j, b)
+      c.add("(set pm_%d (and pm_%d (select bt_%d_%d bb_%d_%d (not bb_%d_%d))))",
+        j, j, j, b, j, b, j, b)
+    end
     c.add("(let ld_%d (sub ${WARP_M1}u32 (clz pm_%d)))", j, j)
     c.add("(let a_%d (atomic add wh (add wofs db_%d) (select (eq lane ld_%d) (popcount pm_%d) "
       .. "0u32)))", j, j, j, j)
