@@ -1,6 +1,6 @@
 -- gen-lib-fixture.lua — records the hash of every vyre.lib kernel (spec/lib_kernels.lua's
 -- matrix) into spec/lib_kernels_fixture.lua. Run once from the repository root on the
--- hand-templated kernels, before they moved to vyre.lib.template (issue 21 §7), with
+-- hand-templated kernels, before they moved to vyre.lib.template (one templating mechanism), with
 --   . scripts/env.sh && lua5.4 scripts/gen-lib-fixture.lua
 -- spec/92_lib_template_spec.lua then checks that today's kernels hash the same. Rerun it
 -- only for a change that is meant to change a kernel, and say so in the commit.

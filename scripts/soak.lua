@@ -1,7 +1,8 @@
--- scripts/soak.lua — soak test (issue 26 §6): N compile/launch/free cycles, then a
--- saturation loop (many launches in flight between waits, buffers and worklists made and
--- dropped to the collector), on the fake CUDA driver (or a GPU: VYRE_LIBCUDA unset), checking
--- that resident memory (VmRSS) and the fake driver's live objects stay flat.
+-- scripts/soak.lua — soak test (a slow leak shows only over many cycles): N
+-- compile/launch/free cycles, then a saturation loop (many launches in flight between
+-- waits, buffers and worklists made and dropped to the collector), on the fake CUDA
+-- driver (or a GPU: VYRE_LIBCUDA unset), checking that resident memory (VmRSS) and the
+-- fake driver's live objects stay flat.
 --
 --   VYRE_LIBCUDA=build/fakecuda/libcuda.so.1 lua5.4 scripts/soak.lua [CYCLES] [ROUNDS] [FRESH]
 --

@@ -97,9 +97,9 @@ fake_pass "" spec/5[0-4]_fakecuda_*_spec.lua spec/17_lib_spec.lua spec/30_grid_s
   spec/95_device_converge_spec.lua spec/96_workloads_spec.lua \
   spec/97_egraph_analysis_spec.lua spec/98_egraph_extract_explain_spec.lua \
   spec/99_properties_new_spec.lua
-# Every GPU generation (issue 20 §1): the runtime specs again on fake devices of other
-# SMs — Xavier, Orin, B200, RTX 50xx, GB10 and one newer than every known target (the
-# runtime must pick the highest known target and let the JIT take it).
+# Every GPU generation (docs/RUNTIME.md "PTX targets"): the runtime specs again on fake
+# devices of other SMs — Xavier, Orin, B200, RTX 50xx, GB10 and one newer than every
+# known target (the runtime must pick the highest known target and let the JIT take it).
 # VYRE_FAKE_SMS overrides the list (e.g. VYRE_FAKE_SMS=80 to try the loop quickly).
 for sm in ${VYRE_FAKE_SMS:-72 87 100 120 121 130}; do
   note "runtime specs on the fake CUDA driver at sm_$sm"
@@ -148,8 +148,8 @@ elif [ $frc -eq 77 ]; then skipped=$((skipped + 1)); echo "skipped fuzz slice: $
 else failed=$((failed + 1)); echo "FAIL fuzz slice"; echo "$fout" | tail -n 40; fi
 
 note "fuzz: the e-graph rule/pattern/when parser and the CLI (tests/fuzz/fuzz_lua.lua, a slice)"
-# Issue 26 §6: mutation fuzzing of the Lua-side parsers, a fixed seed per day of the year
-# so the slice keeps moving; a finding prints the input and fails.
+# Mutation fuzzing of the Lua-side parsers (they read user text), a fixed seed per day
+# of the year so the slice keeps moving; a finding prints the input and fails.
 fseed=$(date +%j | sed 's/^0*//')
 if fout=$(lua5.4 tests/fuzz/fuzz_lua.lua cli 3000 "${fseed:-1}" 2>&1 &&
           lua5.4 tests/fuzz/fuzz_lua.lua egraph 200 "${fseed:-1}" 2>&1); then
@@ -157,8 +157,8 @@ if fout=$(lua5.4 tests/fuzz/fuzz_lua.lua cli 3000 "${fseed:-1}" 2>&1 &&
 else failed=$((failed + 1)); echo "FAIL fuzz_lua (seed ${fseed:-1})"; echo "$fout" | tail -n 40; fi
 
 note "soak: compile/launch/free cycles and a saturation loop on the fake driver (scripts/soak.lua, a slice)"
-# Issue 26 §6: flat RSS and flat fake-driver live counts; the 10^5-cycle run is recorded
-# in bench/results.
+# A slow leak shows only over many cycles: flat RSS and flat fake-driver live counts;
+# the 10^5-cycle run is recorded in bench/results.
 soak_cache=$(mktemp -d)
 if sout=$(VYRE_LIBCUDA="$ROOT/build/fakecuda/libcuda.so.1" VYRE_CACHE_DIR="$soak_cache" \
           lua5.4 scripts/soak.lua 3000 30 2>&1); then

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tsan.sh — the multi-threaded embedding test (tests/binding/test_threads.c: four
 # lua_States on four OS threads using vyre at once) built with ThreadSanitizer in
-# ./build-tsan, with eight threads (VYRE_TEST_THREADS=8; issue 26 §6), twice: on the reference backend, and on one CUDA device shared by all
+# ./build-tsan, with eight threads (VYRE_TEST_THREADS=8), twice: on the reference
+# backend, and on one CUDA device shared by all
 # four threads through the fake driver (tests/fakecuda, also built with TSan). Any data
 # race report fails it. On a GPU machine, VYRE_TSAN_LIBCUDA=libcuda.so.1 runs the CUDA
 # pass on the real driver instead.

@@ -1,6 +1,6 @@
 #!/bin/sh
-# valgrind.sh [all] — the examples and busted specs under valgrind memcheck (issue 14,
-# item 5): no invalid reads or writes anywhere, no definite leaks. Suppressions: none.
+# valgrind.sh [all] — the examples and busted specs under valgrind memcheck: no invalid
+# reads or writes anywhere, no definite leaks. Suppressions: none.
 # Without an argument it runs the CI subset (the examples and the specs of the binding
 # and the reference backend, about 2 minutes); `all` runs every non-GPU spec file
 # (each in its own valgrind process; tens of minutes on 2 cores). Exit status 0 only

@@ -11,7 +11,7 @@
 --   eg:union(a, s); eg:union_many(pairs)       -- pairs: flat ids (table, Array, Buffer)
 --   local rounds, unions = eg:rebuild()        -- congruence closure on the device
 --   eg:find(s)  eg:size()  eg:classes()  eg:nodes(c)  eg:dot()
---   local buf, spans = eg:image()              -- the device image (ORIGINAL.md layout)
+--   local buf, spans = eg:image()              -- the device image (the original system's layout)
 --   local eg2 = vyre.egraph.from_image(be, buf, spans)
 --   local term, text, cost = eg:extract(s, {Add = 1, Num = 1})
 --
@@ -379,7 +379,7 @@ function M.from_image(be, img, spans)
   return image.from_image(new, be, img, spans)
 end
 
---- The row signature (ORIGINAL.md) of op id and words, computed in Lua.
+--- The row signature (the original system's hash) of op id and words, computed in Lua.
 M.signature = require("vyre.egraph.kernels").signature
 
 return M

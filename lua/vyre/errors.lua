@@ -37,7 +37,7 @@ function E.format(fname, what, fix)
 end
 
 -- core.error_new takes C strings: a NUL in quoted user text (a pattern, a file's bytes)
--- would cut the message there and lose its Fix (issue 26 §6, found by fuzzing), so a NUL
+-- would cut the message there and lose its Fix (fuzzing found it), so a NUL
 -- is shown as \0.
 local function error_new(code, text, where)
   return core.error_new(code, (text:gsub("%z", "\\0")), where)

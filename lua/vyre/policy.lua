@@ -16,7 +16,7 @@ local Err = require("vyre.errors")
 local M = {}
 
 M.MODES = { cooperative = true, graph = true, split = true }
--- One name per mode (issue 21 §5): the host split was "host_loop" here and "split" in
+-- One name per mode (docs/API.md "Vocabulary"): the host split was "host_loop" here and "split" in
 -- be:grid_sync; the old name is refused with the new one.
 M.RENAMED = { host_loop = "split" }
 
@@ -224,7 +224,7 @@ function M.decide(facts, profile)
   return choice
 end
 
---- The default expansion rule (issue 23 §3; docs/GRID.md "Expansion layouts"): a worklist
+--- The default expansion rule (docs/GRID.md "Expansion layouts"): a worklist
 --- round walks each item's row of a CSR graph with an invocation per item ("item"), a
 --- whole subgroup per item of degree >= stats.subgroup (32) ("subgroup"), or an
 --- edge-balanced split of the round's entries ("edges": the degrees scanned on the

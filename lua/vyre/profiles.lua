@@ -87,7 +87,7 @@ local SPECS = {
     costs = costs(H100_COSTS, "assumed: the H100 measurements (no RTX 5090 measured)"),
   },
   -- The original system's synthetic Blackwell envelope, exactly as it states it
-  -- (ORIGINAL.md): 2048 threads and 256 KiB of shared memory per SM, 128 KiB per block.
+  -- (in its design text): 2048 threads and 256 KiB of shared memory per SM, 128 KiB per block.
   -- The published part (rtx5090 above) has less; this one reproduces the original's plans.
   ["blackwell-envelope"] = {
     name = "blackwell-envelope", description = "the original's synthetic RTX 5090 envelope",

@@ -1,4 +1,4 @@
--- vyre.program_dot — p:dot(): a program as Graphviz text (issue 13 §5), for reading
+-- vyre.program_dot — p:dot(): a program as Graphviz text, for reading
 -- small programs: statements in order as a chain of boxes (blocks of if/for as
 -- clusters), each statement's expressions as a DAG in which equal subexpressions are
 -- one node (so repeated work is visible), loads and stores linked to their buffers.

@@ -5,8 +5,9 @@
  * picks a cooperative launch or the host split per kernel). Bound buffers are told
  * apart by object: one vyre_backend_buffer is one buffer id of the composition.
  * No plan cache here: the composed program is compiled each call (the CUDA runtime's
- * PTX and module caches make a repeat cheap); the binding keeps its own plan cache
- * until it moves onto this interface (issue 21 §3). Also the clock of timed calls. */
+ * PTX and module caches make a repeat cheap); a caller that repeats a plan keeps a
+ * vyre_mega_cache (mega_cache.c), as the binding does per backend
+ * (lmega.c). Also the clock of timed calls. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,7 +52,7 @@ static uint32_t buffer_id(struct mega_scratch *s, uint32_t *nids, vyre_backend_b
 
 /* Where each buffer id lives: its owner (ids of one owner share a root) and byte range,
  * so the planner orders steps by memory: a view written after its parent is read is a
- * dependency even though the two are different buffers (issue 26). */
+ * dependency even though the two are different buffers (ordering by object raced). */
 static bool buffer_memory(struct mega_scratch *s, uint32_t nids) {
     s->memory = calloc(nids + 1, sizeof *s->memory);
     vyre_backend_buffer **owner = calloc(nids + 1, sizeof *owner);

@@ -225,7 +225,7 @@ static void read_opts(lua_State *L, int opts, struct lvyre_bound *out, const cha
  * axis launches nothing. Sized from a scalar n or the buffers, the grid has one
  * workgroup on y and z: a program that reads gid.y or wgid.y then sees only y in
  * [0, workgroup y) and silently computes one row, so that launch is an error with the
- * fix (issue 20 §4; it was a Lua warning that only lua5.4 -W showed). Two launches
+ * fix (it was a Lua warning that only lua5.4 -W showed, so users missed it). Two launches
  * stay as asked: an explicit shape (n = {w, h, d} or grid = {...}, even {n = {N}}),
  * and a program that reads ngroups, which computes with the grid's shape (a flattened
  * index over every axis, as vyre.random_program's do, or a grid-stride loop) and so

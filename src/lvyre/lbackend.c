@@ -372,7 +372,7 @@ static int testing_defer_error(lua_State *L) {
 
 /* ---- Backend methods ----------------------------------------------------- */
 
-/* One device-property vocabulary (issue 21 §5): be:info() names a property as the
+/* One device-property vocabulary (docs/API.md "Vocabulary"): be:info() names a property as the
  * device profiles and the planners do (vyre.profiles.FIELDS); reading a name the table
  * used to have raises naming the new one, so old code fails loudly instead of reading
  * nil. */

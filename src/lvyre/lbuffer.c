@@ -143,8 +143,8 @@ void lvyre_buffer_arg(const struct lvyre_buffer *b, struct vyre_buffer_arg *out)
 /* ---- Buffer methods ------------------------------------------------------ */
 
 /* Reads a range table at idx: an element range {first = i [, count = n]} (1-based, whole
- * elements), or bytes only by name {byte_offset = o [, nbytes = n]} (issue 21 §5: a
- * range is in elements unless its name says bytes), into a byte offset and, with
+ * elements), or bytes only by name {byte_offset = o [, nbytes = n]} (docs/API.md
+ * "Vocabulary": a range is in elements unless its name says bytes), into a byte offset and, with
  * want_count, a byte count (*nbytes untouched when the count is absent). Returns true
  * for the byte form. Any other key, or keys of both forms, is an error: a misspelt
  * option must not be ignored. */
@@ -186,7 +186,7 @@ static bool read_range(lua_State *L, int idx, const struct lvyre_buffer *b, bool
 }
 
 /* A positional number where a range table is taken: ranges went from positional bytes to
- * named ranges (issue 21 §5); say which table the call means. */
+ * named ranges (docs/API.md "Vocabulary"); say which table the call means. */
 static void positional_range(lua_State *L, int idx, const struct lvyre_buffer *b, bool count,
                              const char *fname) {
     uint64_t es = vyre_type_size(b->type);

@@ -69,12 +69,12 @@ struct mopts {
     lua_Integer prefix, times, max;
     bool converge, timed;
     struct lvyre_buffer *flag;
-    struct lvyre_worklist *wl; /* converge = {worklist = wl}: on the device (issue 23 §2) */
+    struct lvyre_worklist *wl; /* converge = {worklist = wl}: on the device (docs/GRID.md) */
     const char *grid_sync; /* NULL: the policy decides */
 };
 
-/* One name per mode (issue 21 §5): the host split was "host_loop" in plans and the
- * policy; the old name is refused with the new one, never silently mapped. */
+/* One name per mode (docs/API.md "Vocabulary"): the host split was "host_loop" in plans
+ * and the policy; the old name is refused with the new one, never silently mapped. */
 static const char *renamed_mode(const char *m) {
     return m && strcmp(m, "host_loop") == 0 ? " (\"host_loop\" is now called \"split\")" : "";
 }
@@ -436,9 +436,9 @@ static void set_int(lua_State *L, const char *k, lua_Integer v) {
     lua_setfield(L, -2, k);
 }
 
-/* One meaning of `occupancy` everywhere (issue 21 §5): the fraction in [0, 1] of an SM's
- * thread slots the co-resident blocks fill, as vyre.planners.occupancy and the policy
- * read it; blocks per SM is `blocks_per_sm`. Unknown (the reference): left out. */
+/* One meaning of `occupancy` everywhere (docs/API.md "Vocabulary"): the fraction in
+ * [0, 1] of an SM's thread slots the co-resident blocks fill, as vyre.planners.occupancy
+ * and the policy read it; blocks per SM is `blocks_per_sm`. Unknown (the reference): left out. */
 static void push_occupancy(lua_State *L, const struct geometry *g) {
     if (g->max_threads_per_sm <= 0) return;
     double f = (double)g->per_sm * (double)g->threads / (double)g->max_threads_per_sm;

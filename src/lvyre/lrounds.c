@@ -1,4 +1,4 @@
-/* lrounds.c — rounds that converge on a worklist (issue 23 §1): be:sequence(steps,
+/* lrounds.c — rounds that converge on a worklist (docs/GRID.md): be:sequence(steps,
  * {converge = {worklist = wl, max = N}}) and be:megakernel with the same option. The
  * prefix steps run once; then each round runs the other steps once and advances wl,
  * and the loop stops after a round that pushed nothing (or after max rounds). The
@@ -7,7 +7,7 @@
  * This is a host loop on both backends: after each round the runtime reads wl's count
  * (on CUDA one synchronisation per round, and an overflow is reported there, naming the
  * capacity needed). be:sequence uses it; be:megakernel composes the rounds into one
- * program that converges on the worklist instead (lmega.c, issue 23 §2). */
+ * program that converges on the worklist instead (lmega.c). */
 #include <string.h>
 
 #include "lbackend.h"

@@ -179,7 +179,7 @@ void vyre_lua_newclass_fields(lua_State *L, const char *tname, const luaL_Reg *m
 /* The method named by argument 2 from the methods table in upvalue 1, or nil. */
 int vyre_lua_method(lua_State *L);
 
-/* A method that went away when the API took one name per thing (issue 21 §5): calling
+/* A method that went away when the API took one name per thing (docs/API.md): calling
  * tname's method `old` raises "<tname>:<old>() is now <now>. Fix: <fix>". Each entry is
  * {old, now, fix}; the list ends with {NULL}. Call after the class is created (either
  * kind: the methods table is __index or its closure's upvalue 1). */

@@ -1,11 +1,11 @@
 /* test_threads.c — an embedding host with several OS threads, each with its own
- * lua_State running `vyre` at the same time (issue 14, item 6): programs parsed,
+ * lua_State running `vyre` at the same time (hosts embed vyre that way): programs parsed,
  * compiled and run, buffers made and freed, sequences and graphs, all concurrently.
  * Backend: the reference interpreter by default; VYRE_TEST_THREADS_BACKEND=cuda uses
  * device 0 from every thread at once (the fake driver in CI, a GPU by hand). Each
  * thread also plans and runs megakernels over a buffer and a view of it, and makes and
- * frees a backend (with its plan cache) every round (issues 21 §3, 26 §3: the plan
- * cache was one unlocked global table). Every result is checked (a megakernel's on the
+ * frees a backend (with its plan cache) every round (the plan cache
+ * was once one unlocked global table, and raced). Every result is checked (a megakernel's on the
  * reference only: the fake driver does not compute its host-split sections). Built
  * also with ThreadSanitizer by scripts/tsan.sh. */
 #include <dlfcn.h>
@@ -22,7 +22,7 @@
 int luaopen_vyre_core(lua_State *L);
 
 /* VYRE_TEST_THREADS=N (1..MAX_THREADS) threads; 4 by default, 8 under scripts/tsan.sh
- * (issue 26 §6: eight Lua states planning, running and freeing at once). */
+ * (eight Lua states planning, running and freeing at once). */
 enum { THREADS = 4, MAX_THREADS = 16, ROUNDS = 25 };
 
 static int nthreads(void) {

@@ -1,9 +1,10 @@
-/* test_cache_disk.c — the disk cubin cache against what the field does to it (issue 14,
- * finding 7 and item 6): stale temp files of dead writers, sizes written as 1e9 or 512M,
- * headers that lie about their length, a directory squatting on a key's name, and two
- * processes filling one small cache at once (nothing torn or foreign is ever read).
- * Issue 26 (the cache as a way in): an entry copied under another key, a FIFO or a
- * symlink at an entry's name, and directories others can write or another user owns. */
+/* test_cache_disk.c — the disk cubin cache against what the field does to it (a shared
+ * directory outlives processes and versions): stale temp files of dead writers, sizes
+ * written as 1e9 or 512M, headers that lie about their length, a directory squatting on
+ * a key's name, and two processes filling one small cache at once (nothing torn or
+ * foreign is ever read). The cache as a way in (what it holds is loaded as code): an
+ * entry copied under another key, a FIFO or a symlink at an entry's name, and
+ * directories others can write or another user owns. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -295,7 +296,7 @@ static void test_two_processes(void) {
     unsetenv("VYRE_CACHE_MAX_BYTES");
 }
 
-/* Issue 26 §6: sixteen processes on one cache under injected I/O faults. Half the
+/* Sixteen processes on one cache under injected I/O faults. Half the
  * writers run under a file-size limit smaller than an entry (RLIMIT_FSIZE, SIGXFSZ
  * ignored: their writes fail with EFBIG part-way), and a seventeenth process damages the
  * directory all along: it truncates entries, flips bytes in them, and puts garbage and

@@ -98,7 +98,7 @@ static const char CONVERGE[] = "(program countdown (workgroup 4)\n"
                                "        (store x i (sub (load x i) 1u32))\n"
                                "        (store flag 0u32 1u32)))))\n";
 
-/* A converge on a worklist (issue 23 §2): each round halves the items and pushes the
+/* A converge on a worklist (docs/GRID.md): each round halves the items and pushes the
  * non-zero halves; the rounds' end advances the worklist on the device. */
 static const char WL_CONVERGE[] = "(program halve (workgroup 4)\n"
                                   "  (worklist w u32)\n"
@@ -225,7 +225,7 @@ static void test_converge(void) {
     CHECK_EQ_U64(rounds, 0);
     CHECK_EQ_U64(f[0], 0);
     CHECK_EQ_U64(y[3], 3);
-    /* an empty flag buffer is refused (issue 26): the loop reads and writes FLAG[0] */
+    /* an empty flag buffer is refused: the loop reads and writes FLAG[0] */
     n[1] = 0;
     max = 50;
     CHECK(run(CONVERGE, bufs, n, 2, &max, 1, 2, &rounds) == VYRE_ERR_ARG);

@@ -1,8 +1,8 @@
 /* test_limits_time.c — programs exactly at the 100 000-node limit (and one node past
  * it) in three shapes: a flat list of stores, one wide expression tree per statement,
  * and loops of lets; each at the limit parses, validates and becomes PTX for sm_90;
- * one past gives "limit-nodes". Prints how long each step took (issue 14, item 4:
- * bounded time, reported in bench/results), asserting only correctness: timings are
+ * one past gives "limit-nodes". Prints how long each step took (time
+ * must stay bounded; reported in bench/results), asserting only correctness: timings are
  * reported, not tested. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +76,7 @@ static bool pipeline(const char *text, bool expect_valid, struct timing *t) {
     vyre_error_clear(&err);
     double t0 = now_ms();
     if (vyre_text_parse(text, strlen(text), &p, &err) != VYRE_OK) {
-        /* Past the node limit the parser stops at the limit (issue 26), before building
+        /* Past the node limit the parser stops at the limit (no huge tree first), before building
          * the rest of the tree: that is the expected refusal. */
         t->parse = now_ms() - t0;
         t->validate = 0;

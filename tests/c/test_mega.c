@@ -258,7 +258,7 @@ static void test_alias_deps(void) {
     vyre_program_free(cp);
 }
 
-/* Worklists (issue 23): a step's worklist declarations become the composed program's
+/* Worklists (docs/GRID.md): a step's worklist declarations become the composed program's
  * (one per id), a step sized by a worklist gets ngroups from its len each round, and the
  * rounds converge on the worklist; bad ids are refused with a Fix. */
 static const char WL_STEP[] = "(program halve (workgroup 4)\n"

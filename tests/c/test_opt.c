@@ -353,7 +353,7 @@ static void test_ptx_of_optimised_programs_assembles(void) {
     free(batch.text);
 }
 
-/* Issue 26 §6 (spec 99): vyre_program_copy turned a worklist into a param, so the
+/* Found by spec 99's properties: vyre_program_copy turned a worklist into a param, so the
  * optimiser (which works on a copy) and every other copy made worklist programs invalid. */
 static void test_worklist_program_copies(void) {
     static const char src[] = "(program w (workgroup 32)\n"

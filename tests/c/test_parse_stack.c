@@ -1,9 +1,9 @@
 /* test_parse_stack.c — the deepest input the parser accepts (320 nested forms, the
  * program form included) parses on a 128 KiB thread stack, as embedding hosts that
- * run scripts on small stacks need (issue 14, finding 4); validation, printing and
- * PTX of it too, in every build type (Debug, RelWithDebInfo, Release, ASan: issue 26).
- * The validator's node limit holds while parsing: a huge text stops at the limit
- * (issue 26). Also the NULL arguments of the C API's small accessors. */
+ * run scripts on small stacks need; validation, printing and
+ * PTX of it too, in every build type (Debug, RelWithDebInfo, Release, ASan: frame sizes
+ * differ). The validator's node limit holds while parsing: a huge text stops at the limit
+ * (so it cannot exhaust memory). Also the NULL arguments of the C API's small accessors. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* test_race.c — the reference interpreter's race check (vyre_ref_run_options.races,
- * src/core/ref/race.c; issue 26 §6) and, with it, the generator's contract: every
+ * src/core/ref/race.c) and, with it, the generator's contract: every
  * program vyre_gen_random makes without allow_invalid is race-free, for every mix of
  * its options. First the check itself on hand-written programs that race (two stores,
  * a store and a read of one element, a store and an atomic, shared memory without a

@@ -750,7 +750,7 @@ static void test_worklist_rules(void) {
     EXPECT(parse("(program w (workgroup 1) (worklist f bool))"), "worklist-type", "decls[0]");
     EXPECT(parse("(program w (workgroup 1) (worklist f u32) (store f 0u32 1u32))"), "not-a-buffer",
            "body[0]");
-    /* issue 23 §2: worklists and grid statements go together; a converge may run on a
+    /* docs/GRID.md: worklists and grid statements go together; a converge may run on a
      * worklist (advanced at every round's end); its len is not grid-uniform */
     VALID_TEXT("(program w (workgroup 1) (worklist f u32) (grid_barrier))");
     VALID_TEXT("(program w (workgroup 4) (worklist f u32) (param m u32) (converge f m "

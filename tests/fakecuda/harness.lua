@@ -189,7 +189,7 @@ end
 -- each is freed when collected, with its 32-byte grid barrier scratch (grid_launch.c),
 -- and its module becomes unused then, which only the next trim unloads: so a collection
 -- and a second trim after the first, or the megakernel sweep sees the last composed
--- kernel as "32 bytes (and a module) leaked" (issue 26 §6: an artefact of the order).
+-- kernel as "32 bytes (and a module) leaked" (an artefact of the order, not a leak).
 local function settle(be)
   collectgarbage()
   collectgarbage()

@@ -28,7 +28,7 @@ static int l_control(lua_State *L) {
     return 1;
 }
 
-/* fakecuda.nccl(cmd): the fake NCCL's faults, in process (issue 26 §6 fault sweeps).
+/* fakecuda.nccl(cmd): the fake NCCL's faults, in process (specs 100, 101).
  * "calls" -> the counted calls so far; "async_fired" -> asynchronous faults set on a
  * communicator so far; "fail N:R" / "async N:R" -> arms the N-th call
  * from now (VYRE_FAKENCCL_FAIL / _ASYNC, which the fake reads at each call); "clear"

@@ -126,7 +126,7 @@ static ncclResult_t counted(struct fcomm *c) {
     return ncclSuccess;
 }
 
-/* The counted calls so far, for an in-process fault sweep (issue 26 §6): the fake
+/* The counted calls so far, for an in-process fault sweep (spec 101): the fake
  * driver's Lua control (tests/fakecuda/lcontrol.c, fakecuda.nccl) reads it to arm
  * VYRE_FAKENCCL_FAIL / _ASYNC at "the k-th call from now" with setenv. */
 API unsigned long long vyre_fakenccl_calls(void);

@@ -1,4 +1,4 @@
--- tests/fuzz/fuzz_lua.lua — a mutation fuzzer for the Lua-side parsers (issue 26 §6):
+-- tests/fuzz/fuzz_lua.lua — a mutation fuzzer for the Lua-side parsers (they take user text too):
 -- the e-graph rule and pattern parser and the `when` compiler (lua/vyre/egraph/rules.lua,
 -- match.lua: eg:rule, eg:run, eg:search on the reference backend) and the command line
 -- (vyre.cli.main: argument parsing and file loading, in-process). libFuzzer cannot drive

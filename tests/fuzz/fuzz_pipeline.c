@@ -1,4 +1,4 @@
-/* fuzz_pipeline.c — one input through the whole CPU pipeline (issue 14, item 3):
+/* fuzz_pipeline.c — one input through the whole CPU pipeline (any text must be safe):
  * parse -> print -> parse again (the round trip must give an equal program) ->
  * validate -> for a valid program: PTX for three targets (each optimises a copy:
  * constant folding, bounds) and a reference run on small buffers under a step
@@ -44,7 +44,7 @@ static void run_reference(vyre_program *p, const uint8_t *data, size_t size) {
     struct vyre_buffer_arg bufs[64];
     vyre_bits params[64];
     uint64_t counts[64];
-    /* Worklists (issue 26 §6): a few current items from the input and a small next
+    /* Worklists: a few current items from the input and a small next
      * array, so pushes past the capacity (overflow_needed) are exercised too. */
     struct vyre_worklist_arg wls[VYRE_MAX_WORKLISTS];
     struct vyre_worklist_arg *wlp[VYRE_MAX_WORKLISTS];

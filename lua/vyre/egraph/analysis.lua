@@ -1,5 +1,5 @@
 -- vyre.egraph.analysis — the built-in constant-folding e-class analysis on the device
--- (docs/EGRAPH.md, "E-class analyses"; issue 25 §1).
+-- (docs/EGRAPH.md, "E-class analyses").
 --
 -- Each e-class holds a value of the lattice none < one(v) < conflict over i64 values:
 -- an_state[c] (0 none, 1 one, 2 conflict) and an_val[c] (v when one). `make` of an

@@ -1,5 +1,5 @@
 -- vyre.egraph.applier — custom appliers written as Lua functions (docs/EGRAPH.md, "Lua
--- appliers"; issue 25 §1, egg's `Applier` and `ConditionalApplier`).
+-- appliers"; the role of egg's `Applier` and `ConditionalApplier`).
 --
 --   eg:rule("let-lam-diff", "(Let ?v1 ?e (Lam ?v2 ?body))", function(s, ctx)
 --     if ctx.value("fv", s.e) & ctx.value("fv", s.v2) == 0 then

@@ -1,6 +1,6 @@
 -- vyre.egraph.image — e-class groups and the device image (docs/EGRAPH.md, "Image").
 --
--- The image is the original system's layout (ORIGINAL.md), one u32 slab:
+-- The image is the original system's layout (docs/EGRAPH.md "Image"), one u32 slab:
 --   row e-class ids [R], row op ids [R], row children offsets [R], row children lengths
 --   [R], row signatures [R], children [C], group e-class ids [G] (sorted, unique), group
 --   offsets [G+1] (into group rows), group rows [R] (row indices grouped by e-class,

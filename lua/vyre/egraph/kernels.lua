@@ -69,7 +69,7 @@ local function count(v, slot, p)
     { V = v, SLOT = slot, P = p })
 end
 
---- The row signature of ORIGINAL.md: mix(h, v) = rotl32(h ^ (v + 0x9E3779B9 + (h << 6) +
+--- The row signature of the original system: mix(h, v) = rotl32(h ^ (v + 0x9E3779B9 + (h << 6) +
 --- (h >> 2)), 13) * 0x85EBCA6B, seeded mix(mix(0xA24BAED4, op), nchildren), then every
 --- word of the children column (for leaves: the payload's two words).
 local function mix(p, h, v)

@@ -1,4 +1,4 @@
--- vyre.egraph.payload — typed leaf payloads (docs/EGRAPH.md, "Payloads"; issue 25 §2).
+-- vyre.egraph.payload — typed leaf payloads (docs/EGRAPH.md, "Payloads").
 --
 -- A leaf row holds its payload as two u32 words (low, high): 64 bits, never
 -- canonicalised. What the bits mean is the leaf op's payload type, fixed when the op is

@@ -2,7 +2,7 @@
 --
 -- One round, with parent compressed (every pointer is a canonical id):
 --   1. canon: each row's class and children become canonical; its signature is computed
---      (ORIGINAL.md's mix) into keys, its row index into vals;
+--      (the original system's mix) into keys, its row index into vals;
 --   2. vyre.lib's stable radix sort orders (signature, row);
 --   3. heads + a max-scan give every sorted position the start of its signature run;
 --   4. match: each row compares itself with its run from the start and, at the first

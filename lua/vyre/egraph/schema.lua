@@ -1,5 +1,5 @@
--- vyre.egraph.schema — the e-graph's device columns in one place (issue 21 §7; the
--- layout is docs/EGRAPH.md's "Device layout").
+-- vyre.egraph.schema — the e-graph's device columns in one place, so kernels cannot
+-- disagree on them (the layout is docs/EGRAPH.md's "Device layout").
 --
 -- Every e-graph kernel used to declare the columns it reads one line each, with the
 -- element type repeated in each of about 40 kernels. A kernel now names them:

@@ -1,5 +1,5 @@
 -- vyre.egraph.uanalysis — user-defined e-class analyses on the device (docs/EGRAPH.md,
--- "User analyses"; issue 25 §1).
+-- "User analyses").
 --
 --   eg:analysis("fv", {type = "i64", bottom = -1,
 --     make = {Sym = "(bit payload)", Var = "(child 0)", Lam = "(band (child 1) (bnot (child 0)))"},

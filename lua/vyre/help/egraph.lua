@@ -27,7 +27,7 @@ vyre.egraph.simple() -> scheduler
 A scheduler for eg:run that runs every rule every iteration (egglog's run).]=],
   ["vyre.egraph.signature"] = [=[
 vyre.egraph.signature(op, words) -> u32
-The row signature of ORIGINAL.md (op id and child words hashed with mix/rotl32),
+The row signature of the original system (op id and child words hashed with mix/rotl32),
 computed in Lua: the value the device rebuild sorts rows by.]=],
 
   ["EGraph"] = [=[
@@ -96,7 +96,7 @@ One cluster per e-class, edges from e-nodes to their child classes (at most 10^5
 e-nodes).]=],
   ["EGraph:image"] = [=[
 eg:image() -> u32 Buffer, spans
-The device image of the canonical graph (the ORIGINAL.md layout) in a new buffer, with
+The device image of the canonical graph (the original system's layout) in a new buffer, with
 the span table (offset, bytes, count of each part) that vyre.egraph.from_image reads.]=],
   ["EGraph:extract"] = [=[
 eg:extract(roots, cost [, opts]) -> term, text, cost [, report] | {{term =, text =, cost =}, ...}

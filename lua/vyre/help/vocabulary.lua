@@ -1,5 +1,5 @@
--- vyre.help.vocabulary — the API's one vocabulary (issue 21 §5): one name per mode, one
--- timing record, one way rounds come back, element ranges, one name per thing, one
+-- vyre.help.vocabulary — the API's one vocabulary (docs/API.md "Vocabulary"): one name
+-- per mode, one timing record, one way rounds come back, element ranges, one name per thing, one
 -- device-property vocabulary. scripts/gen-api-doc.lua writes RULES as the opening
 -- section of docs/API.md, and spec/65_api_doc_spec.lua checks that section and every
 -- entry of RENAMED: the old spelling raises an error that names the new one (a name
@@ -113,7 +113,7 @@ M.RENAMED = {
 --- render() -> the Markdown of the vocabulary section (docs/API.md's opening).
 function M.render()
   local out = { "## Vocabulary", "",
-    "One name for each thing across the Lua and C APIs (issue 21). A spelling that went "
+    "One name for each thing across the Lua and C APIs. A spelling that went "
     .. "away raises an error naming the new one:", "" }
   for _, r in ipairs(M.RENAMED) do
     out[#out + 1] = ("- `%s` → `%s`"):format(r.old, r.new)

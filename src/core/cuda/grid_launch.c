@@ -409,7 +409,7 @@ static enum vyre_status round_open(void *ud, const struct vyre_stmt *s, const vy
         /* The flag's memset as a graph node; a driver that refuses it in a capture
          * (the capture is then invalidated) gets the memset and the copy around the
          * graph instead. Any other failure is the memset's own (out of memory, a
-         * fault): raised, never taken for "unsupported" and absorbed (issue 26). */
+         * fault): raised, never taken for "unsupported" and absorbed, which would hide it. */
         CUresult mr = vyre_cu.cuMemsetD8Async(rg->flag, 0, 4, d->stream);
         if (mr == CUDA_SUCCESS) {
             gk->copies = 1;

@@ -105,7 +105,7 @@ static enum vyre_status stream_after(struct vyre_cuda_device *waiter, struct vyr
                   err);
     CUresult r = vyre_cu.cuEventRecord(ev, on->stream);
     /* The failed call, and its device, are the ones named (a failed record was reported
-     * as cuStreamWaitEvent of the other device; issue 26 §6, spec 101's peer-copy sweep). */
+     * as cuStreamWaitEvent of the other device; spec 101's peer-copy sweep checks it). */
     struct vyre_cuda_device *failed_on = on;
     const char *failed = "cuEventRecord";
     if (r == CUDA_SUCCESS) {
@@ -116,7 +116,7 @@ static enum vyre_status stream_after(struct vyre_cuda_device *waiter, struct vyr
     }
     /* Destroying a recorded event is allowed: the driver frees it once it completes. A
      * failed destroy is cleanup: recorded and reported at the next call, as other
-     * releases are (it was dropped; issue 26 §6, spec 101). */
+     * releases are (it used to be dropped; spec 101). */
     CUresult dr = vyre_cu.cuEventDestroy(ev);
     if (dr != CUDA_SUCCESS) {
         struct vyre_error de;

@@ -1,6 +1,6 @@
 /* fuse.c — vyre_program_fuse: a chain of programs over one index space becomes one
- * program whose every invocation runs the chain's bodies in order (issue 15, launch
- * fusion that fuses). Why it is exact: when every access to a buffer that two programs
+ * program whose every invocation runs the chain's bodies in order (one launch instead
+ * of one per program). Why it is exact: when every access to a buffer that two programs
  * share (and one writes) is at the invocation's own index (gid x), invocation i of
  * program k only ever sees what invocation i of programs 1..k-1 left there, so running
  * the bodies back to back per invocation gives the chain's results bit for bit.

@@ -60,7 +60,7 @@ void vyre_vv_check_push(struct vyre_vv *v, struct vyre_stmt *s, const char *q) {
     }
 }
 
-/* Worklists and grid statements go together since issue 23 §2: a converge on a
+/* Worklists and grid statements go together (docs/GRID.md): a converge on a
  * worklist advances it at every round boundary inside one dispatch (both backends), and
  * len of a worklist is not grid-uniform (validate_grid.c). Nothing else to check. */
 void vyre_vv_worklist_rules(struct vyre_vv *v) { (void)v; }

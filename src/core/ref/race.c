@@ -1,5 +1,5 @@
-/* race.c — the reference interpreter's race check (vyre_ref_run_options.races; issue 26
- * §6: vyre.random_program must be race-free, and nothing else could say so).
+/* race.c — the reference interpreter's race check (vyre_ref_run_options.races:
+ * vyre.random_program must be race-free, and nothing else could say so).
  *
  * Every buffer and shared element gets a shadow: its last write (or atomic) and its two
  * last readers of different invocations, each as (invocation, workgroup run, barrier

@@ -138,7 +138,7 @@ static enum vyre_status run_for(struct runner *R, const struct vyre_stmt *s) {
 }
 
 /* FLAG[0] = 0; r = 0; while r < MAX: body; r++; stop if FLAG[0] == 0 or r == MAX;
- * FLAG[0] = 0. An empty flag buffer never gets here: launches refuse it (issue 26); the
+ * FLAG[0] = 0. An empty flag buffer never gets here: launches refuse it; the
  * `has` guards below stay as a second line. */
 static bool holds_converge(const struct vyre_block *b) {
     for (uint32_t i = 0; i < b->count; i++) {
