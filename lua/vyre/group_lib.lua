@@ -325,8 +325,9 @@ end
 
 -- start[j] = the first index of bucket j in the sorted bucket ids sb (c where bucket j and
 -- every later one are empty; pre-filled): each index that begins a run of ids writes the
--- starts of its bucket and of the empty buckets just before it. A histogram of a few
--- bins would serialise on its shared atomics (20 ms for 2^29 keys in 2 bins on an H100).
+-- starts of its bucket and of the empty buckets just before it. No atomics: a histogram
+-- of a few bins puts every invocation on the same counters (it made no measurable
+-- difference on an H100, bench/results/2026-11-26-h100x2-nccl-2.md, but it cannot stall).
 local function bounds_kernel(be)
   local U = require("vyre.lib.util")
   return U.kernel(be, "group_bounds", function()
