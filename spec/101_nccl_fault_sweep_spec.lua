@@ -1,4 +1,4 @@
--- 92: fault injection over the fake NCCL and the fake driver (#fakecuda, 4 fake devices;
+-- 101: fault injection over the fake NCCL and the fake driver (#fakecuda, 4 fake devices;
 -- issue 26 §6): group collectives, all_to_all, g:sequence steps and peer copies. Each
 -- NCCL call an operation makes is failed in turn (fakecuda.nccl "fail N:R": returned at
 -- once) and made to fail asynchronously ("async N:R": reported by
@@ -154,6 +154,34 @@ describe("fault injection: NCCL groups and peer copies #fakecuda", function()
       end
     end)
   end
+
+  it("g:free(): a failed finalise or destroy is raised at the device's next call", function()
+    local g = cuda.group({ 0, 1 })
+    local c0 = nccl("calls")
+    g:free()
+    local ncalls = nccl("calls") - c0
+    assert.is_true(ncalls > 0, "g:free made no NCCL call")
+    local base = live_now()
+    for k = 1, ncalls do
+      g = cuda.group({ 0, 1 })
+      nccl(("fail %d:%d"):format(k, 2))
+      local ok, err = pcall(g.free, g)
+      nccl("clear")
+      assert.is_true(ok, "g:free itself raises nothing: " .. tostring(err))
+      -- the failure went to a device's deferred error: the next call there raises it
+      local raised = {}
+      for i = 0, 1 do
+        local sok, serr = pcall(cuda.device(i).synchronize, cuda.device(i))
+        if not sok then raised[#raised + 1] = tostring(serr) end
+      end
+      assert.are.equal(1, #raised, ("call %d of %d: one device raises"):format(k, ncalls))
+      assert.truthy(raised[1]:find("ncclComm", 1, true), raised[1])
+      assert.truthy(raised[1]:find("Fix:", 1, true), raised[1])
+      assert.is_true(group_works(), "a new group computes afterwards")
+      local after = live_now()
+      for key, v in pairs(base) do assert.are.equal(v, after[key], "leaked " .. key) end
+    end
+  end)
 
   it("a peer copy: each driver call failed in turn", function()
     F.sweep_covers({

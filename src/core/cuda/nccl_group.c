@@ -320,18 +320,35 @@ void vyre_nccl_comm_free(vyre_nccl_comm *c) {
     const struct vyre_nccl_lib *l = vyre_nccl_load();
     if (c->comm) {
         vyre_cu_current(c->dev);
-        /* A non-blocking communicator is finalised first (its outstanding work
-         * flushed, polled with the timeout); a failed or stuck one is aborted. */
+        /* A communicator is finalised first (its outstanding work flushed, polled with
+         * the timeout); a failed or stuck one is aborted. A failure here has no caller
+         * to return to (free cannot fail), so it becomes the device's deferred error:
+         * the next call on the device raises it, as other failed releases do. */
+        struct vyre_error err;
+        vyre_error_clear(&err);
+        bool lost = false;
         if (!c->failed && l->ncclCommFinalize) {
             ncclResult_t r = l->ncclCommFinalize(c->comm);
-            struct vyre_error ignored;
-            if ((r != ncclSuccess && r != ncclInProgress) ||
-                settle(&c, 1, "ncclCommFinalize", &ignored) != VYRE_OK)
-                c->failed = true;
+            if (r != ncclSuccess && r != ncclInProgress) {
+                vyre_nccl_fail(r, "ncclCommFinalize", &err);
+                lost = true;
+            } else if (settle(&c, 1, "ncclCommFinalize", &err) != VYRE_OK) {
+                lost = true;
+                c->comm = NULL; /* settle aborted it */
+            }
+            if (lost) c->failed = true;
         }
-        if (c->comm && c->failed) l->ncclCommAbort(c->comm);
-        else if (c->comm) l->ncclCommDestroy(c->comm);
+        if (c->comm && c->failed) {
+            l->ncclCommAbort(c->comm);
+        } else if (c->comm) {
+            ncclResult_t r = l->ncclCommDestroy(c->comm);
+            if (r != ncclSuccess) {
+                vyre_nccl_fail(r, "ncclCommDestroy", &err);
+                lost = true;
+            }
+        }
         c->comm = NULL;
+        if (lost) vyre_cu_defer(c->dev, &err);
     }
     vyre_nccl_comm_unref(c);
 }
