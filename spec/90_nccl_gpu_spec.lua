@@ -235,6 +235,32 @@ describe("NCCL on GPUs #gpu", function()
     assert.truthy(out:find("matches plain Lua and one GPU", 1, true), out)
   end)
 
+  it("a rank that leaves mid-run makes the other's collective fail or time out, not hang",
+    function()
+      -- Rank 1 joins, then exits before the collective; rank 0's all_reduce waits for a
+      -- peer that is gone: NCCL reports it, or vyre's 10 s deadline aborts the group.
+      local script = os.tmpname()
+      local f = assert(io.open(script, "w"))
+      f:write([[
+        local vyre = require("vyre")
+        local g = vyre.cuda.group_from_env({timeout = 10})
+        if g.rank == 1 then os.exit(0) end
+        local b = g.backends[1]:buffer("u32", {1})
+        local t0 = os.time()
+        local ok, err = pcall(function() g:all_reduce(b); g:synchronize() end)
+        print(("rank 0 ok %s after %d s: %s"):format(tostring(ok), os.time() - t0,
+          tostring(err)))]])
+      f:close()
+      local p = assert(io.popen("timeout 120 bin/vyre launch -n 2 " .. script
+        .. " 2>&1; echo rc=$?"))
+      local out = p:read("a")
+      p:close()
+      os.remove(script)
+      assert.truthy(out:find("rank 0 ok false after", 1, true), out)
+      assert.truthy(out:find("Fix:", 1, true), out)
+      assert.falsy(out:find("rc=124", 1, true), out) -- the 120 s guard never fired
+    end)
+
   it("a rank that never joins times out with a Fix instead of hanging", function()
     local ok, err = pcall(cuda.group, { rank = 0, size = 2, id = cuda.nccl_id() },
       { timeout = 5, device = 0 })
