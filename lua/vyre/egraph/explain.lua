@@ -110,21 +110,7 @@ local CONG = [[
   (let p (gid x))
   (if (lt p n)
     (then
-      (let i (load vals p))
-      (let opi (load row_op i))
-      (let oi (load row_off i))
-      (let li (load row_len i))
-      (for q (load start p) p 1u32
-        (let j (load vals q))
-        (let oj (load row_off j))
-        (let eqv (land (eq (load row_op j) opi) (eq (load row_len j) li)))
-        (if eqv
-          (then
-            (for k 0u32 li 1u32
-              (if (ne (load children (add oi k)) (load children (add oj k)))
-                (then
-                  (set eqv false)
-                  (break))))))
+$SAMEROWS
         (if eqv
           (then
             (let old (atomic add xcnt 0u32 1u32))
@@ -135,6 +121,8 @@ local CONG = [[
             (store xu_batch slot batch)
             (break)))))))
 ]]
+-- the run scan is match's (kernels.lua), so the log sees exactly the rows match merges
+CONG = U.fill(CONG, { SAMEROWS = require("vyre.egraph.kernels").SAME_ROWS })
 
 local UCOLS = { "xu_a", "xu_b", "xu_why", "xu_batch" }
 

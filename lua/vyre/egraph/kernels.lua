@@ -325,20 +325,10 @@ function K.heads(be)
 ]])
 end
 
-local MATCH = [[
-(program eg_match (workgroup 256)
-  (columns read_write parent)
-  (columns read children row_class row_op row_off row_len)
-  (buffer vals u32 read)
-  (buffer start u32 read)
-  (buffer keep u32 write)
-  (columns read_write row_epoch stat)
-  (param n u32)
-  (let p (gid x))
-  (let merged 0u32)
-  (let dup 0u32)
-  (if (lt p n)
-    (then
+-- The start of a sorted run's scan shared by match and the explanations' congruence
+-- log: row i = vals[p] against every earlier row j of its run (start[p] .. p - 1), eqv
+-- when both have the same op, arity and child ids (the caller closes the for).
+K.SAME_ROWS = [[
       (let i (load vals p))
       (let opi (load row_op i))
       (let oi (load row_off i))
@@ -353,7 +343,23 @@ local MATCH = [[
               (if (ne (load children (add oi k)) (load children (add oj k)))
                 (then
                   (set eqv false)
-                  (break))))))
+                  (break))))))]]
+
+local MATCH = [[
+(program eg_match (workgroup 256)
+  (columns read_write parent)
+  (columns read children row_class row_op row_off row_len)
+  (buffer vals u32 read)
+  (buffer start u32 read)
+  (buffer keep u32 write)
+  (columns read_write row_epoch stat)
+  (param n u32)
+  (let p (gid x))
+  (let merged 0u32)
+  (let dup 0u32)
+  (if (lt p n)
+    (then
+$SAMEROWS
         (if eqv
           (then
             (set dup 1u32)
@@ -373,6 +379,7 @@ $COUNTD)
 --- stat[1] += duplicates.
 function K.match(be)
   return kernel(be, "match", U.fill(MATCH, {
+    SAMEROWS = K.SAME_ROWS,
     UNION = "            " .. union("m_", "(load row_class i)", "(load row_class j)")
       :gsub("\n", "\n            "),
     COUNTM = "  " .. count("merged", "0u32", "cm_"):gsub("\n", "\n  "),
