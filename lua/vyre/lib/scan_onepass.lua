@@ -29,7 +29,9 @@ local M = {}
 
 -- Tuning and testing knobs (internal; docs/LIB.md):
 --   enabled  false: scan and compact take the reduce-then-scan path (bench comparison);
---   items    elements per invocation (nil: 16 for 8-, 16- and 32-bit types, 8 for 64-bit);
+--   items    elements per invocation of both scan and compaction (nil: the defaults
+--            below: a scan takes 24 for 8-, 16- and 32-bit types and compaction 16, whose
+--            tile must also hold its kept elements in shared memory; 64-bit types take 8);
 --   window   how many earlier tiles one look-back round reads at once (32..256, a
 --            multiple of 32): one word group per invocation;
 --   small    at most this many tiles are scanned by one workgroup, with no look-back;
@@ -38,14 +40,30 @@ local M = {}
 --            the serial walk below the window on the in-order reference backend).
 M.config = { enabled = true, items = nil, window = 256, small = 4, lag = 0 }
 
---- Elements per invocation for element type t.
+-- Elements per invocation by default, measured on an H100 (bench/scan_knobs.lua,
+-- bench/results/2026-11-26-scan-knobs.md): a scan of 32-bit values runs 1.31 ms at 16,
+-- 1.07-1.12 ms at 24 and 1.37-1.44 ms at 32 (256 Mi elements); compaction at 24 needs
+-- more shared memory than a workgroup may use, so it keeps 16.
+local SCAN_ITEMS, COMPACT_ITEMS, WIDE_ITEMS = 24, 16, 8
+
+--- Elements per invocation of a scan of element type t.
 function M.items(t)
-  return M.config.items or (text.WIDE[t] and 8 or 16)
+  return M.config.items or (text.WIDE[t] and WIDE_ITEMS or SCAN_ITEMS)
 end
 
---- Elements per tile for element type t.
+--- Elements per invocation of a compaction of element type t.
+function M.compact_items(t)
+  return M.config.items or (text.WIDE[t] and WIDE_ITEMS or COMPACT_ITEMS)
+end
+
+--- Elements per tile of a scan of element type t.
 function M.tile(t)
   return U.WG * M.items(t)
+end
+
+--- Elements per tile of a compaction of element type t.
+function M.compact_tile(t)
+  return U.WG * M.compact_items(t)
 end
 
 --- The value an exclusive scan starts from (as lib.scan: +0.0 for float add).
@@ -110,7 +128,7 @@ end
 -- Compaction --------------------------------------------------------------------------
 
 local function compact_text(t, flags_type, pred, look)
-  return text.compact_text(t, flags_type, pred, look, M.items(t), M.config)
+  return text.compact_text(t, flags_type, pred, look, M.compact_items(t), M.config)
 end
 M.compact_text = compact_text
 
@@ -120,7 +138,7 @@ M.compact_text = compact_text
 function M.compact_kernels(name, be, t, flags_type, pred)
   local cfg = M.config
   local key = ("compact1:%s:%s:%d:%d:%d"):format(t, pred and ("pred:" .. pred)
-    or ("flags:" .. flags_type), M.items(t), cfg.window, cfg.lag)
+    or ("flags:" .. flags_type), M.compact_items(t), cfg.window, cfg.lag)
   local fix = "write a bool expression over the element x, e.g. \"(gt x 0i32)\" for an i32 "
     .. "buffer (literals carry their type)"
   return U.user_kernel(name, be, key .. ":l", compact_text(t, flags_type, pred, true), fix),
@@ -130,7 +148,7 @@ end
 --- Appends the launch that compacts src[0..n) (n >= 1) into dst by flags (a Buffer) or
 --- pred, writing the count to total[0].
 function M.compact_steps(kernels, be, t, src, flags, dst, total, n, steps)
-  local ntiles = U.cdiv(n, M.tile(t))
+  local ntiles = U.cdiv(n, M.compact_tile(t))
   local args = { src = src, flags = flags, dst = dst, total = total, n = n }
   if ntiles <= M.config.small then
     steps[#steps + 1] = { kernels[2], args, { grid = { 1 } } }
