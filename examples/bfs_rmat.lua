@@ -6,15 +6,15 @@
 -- statistics (an invocation per vertex, a subgroup per high-degree vertex, or
 -- edge-balanced chunks of the round's entries; docs/GRID.md); all three run here, the
 -- chosen one first. "edges" makes the round several steps (the frontier's degrees, their
--- scan on the device, the balanced walk): expand.steps builds them, and be:megakernel
--- runs them as one kernel. The levels are checked against a queue BFS in plain Lua.
+-- scan on the device, the balanced walk): vyre.lib.steps.expand builds them (each step
+-- carries the layout, which be:plan shows), and be:megakernel runs them as one kernel.
+-- The levels are checked against a queue BFS in plain Lua.
 local dir = arg and arg[0] and arg[0]:match("^(.*)/") or "."
 package.path = dir .. "/support/?.lua;" .. dir .. "/../?.lua;" .. package.path
 local vyre = require("vyre.cuda")
 local common = require("common")
 local graph = require("bench.megakernel.graph")
 local bfs = require("bench.megakernel.bfs_wl")
-local expand = require("bench.megakernel.expand")
 
 local UNSEEN = 0xffffffff
 local be = common.backend()
@@ -29,15 +29,19 @@ local depth = 0
 for _, l in ipairs(want) do if l ~= UNSEEN and l > depth then depth = l end end
 
 local layouts = {choice.layout}
-for _, l in ipairs(expand.LAYOUTS) do if l ~= choice.layout then layouts[#layouts + 1] = l end end
+for _, l in ipairs({"item", "subgroup", "edges"}) do
+  if l ~= choice.layout then layouts[#layouts + 1] = l end
+end
 for _, layout in ipairs(layouts) do
-  local round = be:compile(vyre.parse(bfs.text(layout)))
   local level = be:buffer("u32", vyre.array("u32", g.nodes):fill(UNSEEN))
   level:upload({0})                                  -- the source: vertex 0 (the R-MAT hub)
   local frontier <close> = be:worklist("u32", g.nodes) -- each vertex is pushed at most once
   frontier:push({0})
-  local steps = expand.steps(be, layout, round, {rowptr = g.rowptr, col = g.col, level = level,
-    frontier = frontier}, {capacity = g.nodes, entries = g.entries})
+  -- bfs.round: lib.steps.expand with BFS's per-vertex and per-neighbour text
+  local steps = bfs.round(be, g, level, frontier, {layout = layout})
+  local plan = be:plan(steps, {converge = {worklist = frontier, max = 1000}})
+  common.check(plan.expansion.layout == layout, "%s: be:plan shows %s", layout,
+    tostring(plan.expansion.layout))
   local rounds = be:megakernel(steps, {converge = {worklist = frontier, max = 1000}})
   local got = level:download()
   for v = 1, g.nodes do

@@ -6,7 +6,7 @@
 -- and distances independent of the order of the items and atomics. be:megakernel runs
 -- the rounds until one pushes nothing. It runs the layout vyre.policy.expansion picks and
 -- the edge-balanced one ("edges": the frontier's degrees scanned on the device, then
--- equal chunks of the round's entries; expand.steps builds the steps). Checked against
+-- equal chunks of the round's entries; vyre.lib.steps.expand builds the steps). Checked against
 -- Dijkstra in plain Lua.
 local dir = arg and arg[0] and arg[0]:match("^(.*)/") or "."
 package.path = dir .. "/support/?.lua;" .. dir .. "/../?.lua;" .. package.path
@@ -14,7 +14,6 @@ local vyre = require("vyre.cuda")
 local common = require("common")
 local graph = require("bench.megakernel.graph")
 local sssp = require("bench.megakernel.sssp")
-local expand = require("bench.megakernel.expand")
 
 local INF = 0xffffffff
 local be = common.backend()
@@ -33,9 +32,8 @@ for _, lay in ipairs(layout == "edges" and {"edges"} or {layout, "edges"}) do
   frontier:push({0})
   local steps = {{snap_k, {dist = dist, snap = snap, queued = queued, frontier = frontier},
     {n = frontier}}}
-  local relax = expand.steps(be, lay, be:compile(vyre.parse(sssp.text(lay))), {rowptr = g.rowptr,
-    col = g.col, wt = g.wt, snap = snap, dist = dist, queued = queued, frontier = frontier},
-    {capacity = g.nodes, entries = g.entries})
+  local relax = sssp.relax(be, g, {snap = snap, dist = dist, queued = queued}, frontier,
+    {layout = lay})
   for _, s in ipairs(relax) do steps[#steps + 1] = s end
   local rounds = be:megakernel(steps, {converge = {worklist = frontier, max = 10000}})
 

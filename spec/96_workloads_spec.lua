@@ -12,7 +12,7 @@ local vyre = require("vyre")
 local H = require("spec.helpers")
 local common = require("bench.megakernel.common")
 local graph = require("bench.megakernel.graph")
-local expand = require("bench.megakernel.expand")
+local expand = require("vyre.lib.expand")
 
 local LAYOUTS = expand.LAYOUTS
 
@@ -120,9 +120,15 @@ local function backend_suite(get_be)
           local ok, err = pcall(function()
             for _, layout in ipairs(LAYOUTS) do
               local inst = B.setup(be, size(sh, { layout = layout, direction = true }))
-              -- decide, the push round (one step, or degrees + scan + walk), pull
-              local push = #expand.steps(be, layout, inst.steps[2][1], inst.steps[2][2],
-                { capacity = inst.nodes, entries = inst.graph.entries })
+              -- decide, the push round (one step, or degrees + scan + walk: the steps
+              -- lib.steps.expand built carry the layout), pull
+              local push = 0
+              for _, st in ipairs(inst.steps) do
+                if st.expansion then
+                  assert.are.equal(layout, st.expansion.layout)
+                  push = push + 1
+                end
+              end
               assert.are.equal(2 + push, #inst.steps)
               assert.is_true(layout == "edges" and push >= 3 or push == 1)
               local rounds, bytes = all_modes(be, inst, ("bfs_do %s div %d %s"):format(layout,
@@ -151,44 +157,38 @@ local function backend_suite(get_be)
 
   it("edges layout: a grid smaller than the round (the stride loop), chunks of 1 and 5, a "
     .. "scan of more than one tile pass: the same levels and distances", function()
-    local threads, chunk = expand.edge_threads, expand.EDGE_CHUNK
-    local ok, err = pcall(function()
-      -- scale 15: 32768 items of capacity, so the device-counted scan takes its three
-      -- passes (more than 16384 elements); 256 invocations stride over every round
-      for _, c in ipairs({ { 15, 2, 7, 256, 16 }, { 8, 4, 9, 256, 1 }, { 8, 4, 9, 512, 5 } }) do
-        expand.edge_threads = function() return c[4] end
-        expand.EDGE_CHUNK = c[5]
-        local key = ("%d/%d/%d"):format(c[1], c[2], c[3])
-        for _, name in ipairs({ "bfs_wl", "sssp" }) do
-          local inst = W[name].setup(be, { scale = c[1], edge_factor = c[2], seed = c[3],
-            layout = "edges" })
-          if c[1] == 15 then assert.is_true(#inst.steps >= (name == "sssp" and 6 or 5)) end
-          local rounds, bytes = all_modes(be, inst, ("%s edges %s chunk %d"):format(name, key,
-            c[5]))
-          assert.matches(name == "sssp" and "equal to Dijkstra" or "equal to plain Lua BFS",
-            select(2, inst.check(rounds)), 1, true)
-          record(be, name .. "_edges_small_grid", key, rounds, bytes)
-          -- a CUDA device: the cooperative kernel (rounds advanced and decided on the
-          -- device) and the host split give the same bytes
-          if be.name ~= "reference" and c[1] < 15 then
-            for _, gs in ipairs({ "cooperative", "split" }) do
-              inst.reset()
-              local r = common.megakernel(be, inst, gs)
-              assert.are.equal(rounds, r, name .. " " .. gs)
-              assert.is_true(bytes == common.bytes(inst.output), name .. " " .. gs .. " bytes")
-            end
+    -- scale 15: 32768 items of capacity, so the device-counted scan takes its three
+    -- passes (more than 16384 elements); 256 invocations stride over every round
+    for _, c in ipairs({ { 15, 2, 7, 256, 16 }, { 8, 4, 9, 256, 1 }, { 8, 4, 9, 512, 5 } }) do
+      local key = ("%d/%d/%d"):format(c[1], c[2], c[3])
+      for _, name in ipairs({ "bfs_wl", "sssp" }) do
+        local inst = W[name].setup(be, { scale = c[1], edge_factor = c[2], seed = c[3],
+          layout = "edges", edge_threads = c[4], edge_chunk = c[5] })
+        assert.are.equal(c[4], inst.steps[#inst.steps][3].n)
+        if c[1] == 15 then assert.is_true(#inst.steps >= (name == "sssp" and 6 or 5)) end
+        local rounds, bytes = all_modes(be, inst, ("%s edges %s chunk %d"):format(name, key,
+          c[5]))
+        assert.matches(name == "sssp" and "equal to Dijkstra" or "equal to plain Lua BFS",
+          select(2, inst.check(rounds)), 1, true)
+        record(be, name .. "_edges_small_grid", key, rounds, bytes)
+        -- a CUDA device: the cooperative kernel (rounds advanced and decided on the
+        -- device) and the host split give the same bytes
+        if be.name ~= "reference" and c[1] < 15 then
+          for _, gs in ipairs({ "cooperative", "split" }) do
+            inst.reset()
+            local r = common.megakernel(be, inst, gs)
+            assert.are.equal(rounds, r, name .. " " .. gs)
+            assert.is_true(bytes == common.bytes(inst.output), name .. " " .. gs .. " bytes")
           end
-          -- the subgroup layout's bytes on the same graph
-          local sg = W[name].setup(be, { scale = c[1], edge_factor = c[2], seed = c[3],
-            layout = "subgroup" })
-          local r2, b2 = run(be, sg, "host_loop")
-          assert.are.equal(rounds, r2)
-          assert.is_true(bytes == b2, name .. " " .. key .. ": edges vs subgroup bytes")
         end
+        -- the subgroup layout's bytes on the same graph
+        local sg = W[name].setup(be, { scale = c[1], edge_factor = c[2], seed = c[3],
+          layout = "subgroup" })
+        local r2, b2 = run(be, sg, "host_loop")
+        assert.are.equal(rounds, r2)
+        assert.is_true(bytes == b2, name .. " " .. key .. ": edges vs subgroup bytes")
       end
-    end)
-    expand.edge_threads, expand.EDGE_CHUNK = threads, chunk
-    assert(ok, err)
+    end
   end)
 
   it("CC: labels (smallest vertex per component) equal union-find in every mode", function()
@@ -352,8 +352,9 @@ describe("vyre.policy.expansion", function()
     policy.expansion = function() return { layout = "edges", reason = "test policy" } end
     inst = W.sssp.setup(be, size(SHAPES[2]))
     assert.are.equal("edges", inst.layout.layout)
-    assert.are.equal(inst.nodes, inst.expansion.escan.count)
-    assert.matches("layout 'warp' is not", H.error_of(W.bfs_wl.text, "warp"), 1, true)
+    assert.are.equal(inst.nodes, inst.steps[#inst.steps][2].escan.count)
+    assert.matches("opts.layout 'warp' is not", H.error_of(W.bfs_wl.setup, be,
+      size(SHAPES[2], { layout = "warp" })), 1, true)
   end)
 end)
 
@@ -423,7 +424,7 @@ describe("worklist workloads on a GPU #gpu", function()
         local inst = W[name].setup(be, { scale = 18, edge_factor = 16, seed = 4, layout = layout })
         if layout == "edges" then
           -- the resident grid, not one invocation per chunk of the graph
-          assert.is_true(expand.edge_threads(be, inst.graph.entries)
+          assert.is_true(expand.edge_threads(be, inst.graph.entries, expand.EDGE_CHUNK)
             < inst.graph.entries // expand.EDGE_CHUNK)
         end
         local r, b = all_modes(be, inst, name .. " " .. layout .. " scale 18")

@@ -1,45 +1,46 @@
 -- bench/megakernel/bfs_wl.lua — BFS by worklist on an R-MAT graph in CSR (issue 23 §3):
 -- the frontier is a vyre.Worklist; a round expands every current vertex (layout "item",
--- "subgroup" or "edges", expand.lua) and pushes each neighbour it reaches first (the cas from
--- unseen to level + 1 succeeds once per vertex, so the next frontier holds every vertex
--- once, in an order that may differ between backends; the levels do not). Rounds run
--- until one pushes nothing: depth + 1 rounds.
+-- "subgroup" or "edges": vyre.lib.steps.expand) and pushes each neighbour it reaches
+-- first (the cas from unseen to level + 1 succeeds once per vertex, so the next
+-- frontier holds every vertex once, in an order that may differ between backends; the
+-- levels do not). Rounds run until one pushes nothing: depth + 1 rounds.
 -- Checked by a device kernel the way Graph500 validates a BFS (every edge joins two
 -- reached vertices at most one level apart, or two unreached ones; every reached vertex
 -- but the source has a neighbour one level closer) and, on graphs of at most
 -- M.LUA_LIMIT entries, bit for bit against a queue BFS in plain Lua.
 local common = require("bench.megakernel.common")
 local graph = require("bench.megakernel.graph")
-local expand = require("bench.megakernel.expand")
+local vyre = require("vyre")
 
 local M = { name = "bfs_wl", title = "BFS by worklist, R-MAT graph (CSR)", worklist = true }
 
 M.LUA_LIMIT = 1 << 22
 
-M.DECLS = [[
-  (buffer rowptr u32 read)
-  (buffer col u32 read)
-  (buffer level u32 read_write)]]
+M.DECLS = "(buffer level u32 read_write)"
 
---- The round's program text in a layout; direction = true: the top-down (push) round of
---- the direction-optimising BFS, which acts only while mode[0] says push.
-function M.text(layout, direction)
-  local decls = M.DECLS
-  if direction then decls = decls .. "\n  (buffer mode u32 read)" end
-  return expand.program((direction and "bfs_do_push_" or "bfs_wl_") .. layout, layout, {
-    decls = decls, guard = direction and "(eq (load mode 0u32) 0u32)" or nil,
-    prologue = function(v, _, s)
-      return ("      (let d%s (add (load level %s) 1u32))"):format(s, v)
-    end,
-    -- a plain load first: a neighbour already reached (most of them, in the large
-    -- rounds) costs no atomic; a stale unseen only costs a cas that fails
-    edge = function(_, w, s)
-      return ("        (if (eq (load level %s) 4294967295u32)\n"
-        .. "          (then\n"
-        .. "            (let old%s (atomic cas level %s 4294967295u32 d%s))\n"
-        .. "            (if (eq old%s 4294967295u32) (then (push frontier %s)))))"):format(w, s, w,
-        s, s, w)
-    end })
+-- What the round does per vertex v on the frontier ($V) and per neighbour ($W), for
+-- lib.steps.expand: the neighbours' level is v's + 1. A plain load first: a neighbour
+-- already reached (most of them, in the large rounds) costs no atomic; a stale unseen only
+-- costs a cas that fails.
+M.PROLOGUE = "(let @d (add (load level $V) 1u32))"
+M.VISIT = [[
+(if (eq (load level $W) 4294967295u32)
+  (then
+    (let @old (atomic cas level $W 4294967295u32 @d))
+    (if (eq @old 4294967295u32) (then (push frontier $W)))))]]
+
+--- round(be, g, level, wl [, o]) -> the steps of one top-down round (lib.steps.expand:
+--- one step, or for "edges" the degrees, their scan and the balanced walk, each carrying
+--- expansion = {layout, reason}). o: layout (nil: the policy's from o.stats), stats,
+--- mode (a u32 Buffer: the direction-optimising BFS's push round, idle while mode[0]
+--- says pull), threads and chunk (the edges layout's grid and chunk; tests).
+function M.round(be, g, level, wl, o)
+  o = o or {}
+  return vyre.lib.steps.expand(be, { rowptr = g.rowptr, col = g.col, frontier = wl,
+    decls = o.mode and (M.DECLS .. "\n(buffer mode u32 read)") or M.DECLS,
+    args = { level = level, mode = o.mode }, guard = o.mode and "(eq (load mode 0u32) 0u32)",
+    prologue = M.PROLOGUE, visit = M.VISIT, layout = o.layout, stats = o.stats,
+    name = o.mode and "bfs_do_push" or "bfs_wl", threads = o.threads, chunk = o.chunk })
 end
 
 -- Direction-optimising BFS (Beamer et al.): a round is decide, push, pull. decide (one
@@ -154,27 +155,17 @@ function M.device_check(be, g, level, rounds)
   return true, ("%d of %d vertices reached, depth %d"):format(st.reached, g.nodes, st.depth), st
 end
 
---- The layout this graph gets: opts.layout, else vyre.policy.choose_expansion of its
---- degree statistics. Returns the choice {layout, reason} and the statistics.
-function M.choose(g, layout)
-  local stats = graph.degree_stats(g.rowptr:download():totable())
-  if layout then return { layout = layout, reason = "forced (opts.layout)" }, stats end
-  return require("vyre.policy").choose_expansion(stats), stats
-end
-
 --- setup(be, {scale, edge_factor, seed [, layout]}) -> a worklist workload instance.
 function M.setup(be, o)
   local g = graph.shared(be, { scale = o.scale, edge_factor = o.edge_factor, seed = o.seed })
-  local choice, dstats = M.choose(g, o.layout)
+  local dstats = graph.degree_stats(g.rowptr)
   local level = be:buffer("u32", g.nodes)
   local wl = be:worklist("u32", g.nodes)
-  local k = common.kernel(be, M.text(choice.layout, o.direction))
-  local args = { rowptr = g.rowptr, col = g.col, level = level, frontier = wl }
   local mode = o.direction and be:buffer("u32", 2) or nil
-  args.mode = mode
   -- the push round: one step, or ("edges") degrees, their scan and the balanced walk
-  local steps, extra = expand.steps(be, choice.layout, k, args, { capacity = g.nodes,
-    entries = g.entries })
+  local steps = M.round(be, g, level, wl, { layout = o.layout, stats = dstats, mode = mode,
+    threads = o.edge_threads, chunk = o.edge_chunk })
+  local x = steps[#steps].expansion
   if o.direction then
     table.insert(steps, 1, { common.kernel(be, M.DECIDE), { level = level, mode = mode,
       div = M.DIV, frontier = wl }, { n = 1 } })
@@ -183,10 +174,12 @@ function M.setup(be, o)
   end
   local inst = {
     worklist = wl, output = level, nodes = g.nodes, edges = g.edges, graph = g,
-    max_rounds = o.max_rounds or 100000, layout = choice, degree_stats = dstats,
+    max_rounds = o.max_rounds or 100000, degree_stats = dstats,
+    -- the expansion layout and why (the steps carry it; be:plan shows it)
+    layout = { layout = x.layout, reason = x.reason },
     -- each reached row once, its entries' col and level: about 12 bytes an entry per BFS
     bytes_per_round = 12 * g.entries // 8,
-    steps = steps, direction = o.direction or false, expansion = extra,
+    steps = steps, direction = o.direction or false,
   }
   function inst.reset()
     level:fill(common.INF)

@@ -194,7 +194,9 @@ function M.has_megakernel(be)
   return ok and type(f) == "function"
 end
 
---- megakernel(be, w [, grid_sync]) -> rounds, ns, stats delta, plan (nil without be:plan).
+--- megakernel(be, w [, grid_sync]) -> rounds, ns, stats delta, plan (nil without be:plan;
+--- a worklist workload's expansion layout is in it: plan.expansion, plan.steps[i].expansion,
+--- copied by be:plan from the steps lib.steps.expand built).
 --- grid_sync forces the execution mode ("graph": the mode's CUDA graph per converge
 --- round, recorded at the first call and replayed; "split": the host split).
 --- ns is the device time between the run's two stream events (timing.device_ns): the
@@ -219,7 +221,6 @@ function M.megakernel(be, w, grid_sync)
     local ok, p = pcall(be.plan, be, w.steps, opts)
     plan = ok and p or { unavailable = tostring(p) }
   end
-  if w.layout and plan then plan.expansion = w.layout end
   local s0 = stats_of(be)
   local t0 = now_ns()
   local r, timing = be:megakernel(w.steps, opts)

@@ -205,18 +205,11 @@ function M.lua_csr(scale, ef, seed)
   return { rowptr = rowptr, col = col, wt = wt, nodes = nv }
 end
 
---- degree_stats(rowptr) -> {items, edges, max_degree, heavy_edges, heavy_items} over a
---- 1-based table of row starts (nodes + 1 of them); heavy = degree >= 32 (a subgroup).
+--- degree_stats(rowptr) -> {items, edges, max_degree, heavy_edges, heavy_items, subgroup}:
+--- vyre.policy.degree_stats (a table, Array or Buffer of row starts; a Buffer is
+--- downloaded); heavy = degree >= 32 (a subgroup).
 function M.degree_stats(rowptr, subgroup)
-  subgroup = subgroup or 32
-  local maxd, heavy_e, heavy_i = 0, 0, 0
-  for v = 1, #rowptr - 1 do
-    local d = rowptr[v + 1] - rowptr[v]
-    if d > maxd then maxd = d end
-    if d >= subgroup then heavy_e, heavy_i = heavy_e + d, heavy_i + 1 end
-  end
-  return { items = #rowptr - 1, edges = rowptr[#rowptr] - rowptr[1], max_degree = maxd,
-    heavy_edges = heavy_e, heavy_items = heavy_i, subgroup = subgroup }
+  return vyre.policy.degree_stats(rowptr, subgroup)
 end
 
 return M

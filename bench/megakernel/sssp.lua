@@ -2,8 +2,8 @@
 -- a frontier) on an R-MAT graph in CSR with u32 weights 1..64 (graph.lua), from vertex 0.
 -- A round is two steps over the current items:
 --   1. sssp_snap: snap[i] = dist[item i]; queued[item] = 0 (it may be pushed again);
---   2. the expansion (layout "item", "subgroup" or "edges", expand.lua; "edges" adds the
---      degree and scan steps before it): for each neighbour w, nd = snap[i] + wt[e]; if
+--   2. the expansion (layout "item", "subgroup" or "edges", vyre.lib.steps.expand; "edges"
+--      adds the degree and scan steps before it): for each neighbour w, nd = snap[i] + wt[e]; if
 --      nd is below dist[w] (a plain load: most relaxations fail and cost no atomic),
 --      atomic min dist[w] nd; if that lowered dist[w] and w is not queued yet (atomic or
 --      queued[w] 1 returned 0), push w.
@@ -16,8 +16,7 @@
 -- Dijkstra in plain Lua.
 local common = require("bench.megakernel.common")
 local graph = require("bench.megakernel.graph")
-local expand = require("bench.megakernel.expand")
-local bfs_wl = require("bench.megakernel.bfs_wl")
+local vyre = require("vyre")
 
 local M = { name = "sssp", title = "SSSP by worklist (Bellman-Ford frontier), R-MAT, u32 weights",
   worklist = true }
@@ -38,32 +37,35 @@ M.SNAP = [[
       (store queued v 0u32))))]]
 
 M.DECLS = [[
-  (buffer rowptr u32 read)
-  (buffer col u32 read)
-  (buffer wt u32 read)
-  (buffer snap u32 read)
-  (buffer dist u32 read_write)
-  (buffer queued u32 read_write)]]
+(buffer wt u32 read)
+(buffer snap u32 read)
+(buffer dist u32 read_write)
+(buffer queued u32 read_write)]]
 
-function M.text(layout)
-  return expand.program("sssp_relax_" .. layout, layout, { decls = M.DECLS,
-    prologue = function(_, i, s)
-      return ("      (let d%s (load snap %s))"):format(s, i)
-    end,
-    edge = function(e, w, s)
-      -- dist only falls during a round, so a stale plain load is never below the
-      -- current value: skipping the atomic when nd >= it loses no relaxation
-      return ([[
-        (let nd%s (add d%s (load wt %s)))
-        (if (lt nd%s (load dist %s))
-          (then
-            (let old%s (atomic min dist %s nd%s))
-            (if (gt old%s nd%s)
-              (then
-                (let q%s (atomic or queued %s 1u32))
-                (if (eq q%s 0u32) (then (push frontier %s)))))))]]):format(s, s, e, s, w, s, w,
-        s, s, s, s, w, s, w)
-    end })
+-- Per item ($I: its index in the round, where sssp_snap put its distance) and per entry
+-- $E to neighbour $W, for lib.steps.expand. dist only falls during a round, so a stale
+-- plain load is never below the current value: skipping the atomic when nd >= it loses
+-- no relaxation.
+M.PROLOGUE = "(let @d (load snap $I))"
+M.VISIT = [[
+(let @nd (add @d (load wt $E)))
+(if (lt @nd (load dist $W))
+  (then
+    (let @old (atomic min dist $W @nd))
+    (if (gt @old @nd)
+      (then
+        (let @q (atomic or queued $W 1u32))
+        (if (eq @q 0u32) (then (push frontier $W)))))))]]
+
+--- relax(be, g, bufs, wl [, o]) -> the relaxation steps of a round (lib.steps.expand, each
+--- carrying expansion = {layout, reason}); bufs = {snap, dist, queued}; o: layout (nil:
+--- the policy's from o.stats), stats, threads, chunk.
+function M.relax(be, g, bufs, wl, o)
+  o = o or {}
+  return vyre.lib.steps.expand(be, { rowptr = g.rowptr, col = g.col, frontier = wl,
+    decls = M.DECLS, args = { wt = g.wt, snap = bufs.snap, dist = bufs.dist,
+      queued = bufs.queued }, prologue = M.PROLOGUE, visit = M.VISIT, layout = o.layout,
+    stats = o.stats, name = "sssp_relax", threads = o.threads, chunk = o.chunk })
 end
 
 -- stats: [0] violations, [1] vertices reached, [2] largest distance.
@@ -146,22 +148,22 @@ end
 function M.setup(be, o)
   local g = graph.shared(be, { scale = o.scale, edge_factor = o.edge_factor, seed = o.seed,
     weights = true })
-  local choice, dstats = bfs_wl.choose(g, o.layout)
+  local dstats = graph.degree_stats(g.rowptr)
   local dist = be:buffer("u32", g.nodes)
   local snap, queued = be:buffer("u32", g.nodes), be:buffer("u32", g.nodes)
   local wl = be:worklist("u32", g.nodes)
-  local relax, extra = expand.steps(be, choice.layout, common.kernel(be, M.text(choice.layout)),
-    { rowptr = g.rowptr, col = g.col, wt = g.wt, snap = snap, dist = dist, queued = queued,
-      frontier = wl }, { capacity = g.nodes, entries = g.entries })
+  local relax = M.relax(be, g, { snap = snap, dist = dist, queued = queued }, wl,
+    { layout = o.layout, stats = dstats, threads = o.edge_threads, chunk = o.edge_chunk })
+  local x = relax[#relax].expansion
   local inst = {
     worklist = wl, output = dist, nodes = g.nodes, edges = g.edges, graph = g,
-    max_rounds = o.max_rounds or 100000, layout = choice, degree_stats = dstats,
+    max_rounds = o.max_rounds or 100000, degree_stats = dstats,
+    layout = { layout = x.layout, reason = x.reason }, -- the steps carry it; be:plan shows it
     bytes_per_round = 16 * g.entries // 8,
     steps = {
       { common.kernel(be, M.SNAP), { dist = dist, snap = snap, queued = queued, frontier = wl },
         { n = wl } },
     },
-    expansion = extra,
   }
   for _, st in ipairs(relax) do inst.steps[#inst.steps + 1] = st end
   function inst.reset()

@@ -119,7 +119,9 @@ end
 core.set_hook("megakernel_policy", function(facts)
   return require("vyre.policy").decide(facts)
 end)
-core.set_hook("plan", function(plan) return require("vyre.plan_view").attach(plan) end)
+core.set_hook("plan", function(plan, steps)
+  return require("vyre.plan_view").attach(plan, steps)
+end)
 -- buf:fill/iota/random on CUDA run one kernel of vyre.lib.basic (src/lvyre/lbuffer.c).
 core.set_hook("generate", function(be, buf, g)
   return require("vyre.lib.basic").generate(be, buf, g)

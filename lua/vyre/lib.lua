@@ -28,6 +28,8 @@
 -- supported, scratch = lib.scratch(be)) and returns the steps ({kernel, args, opts}) of
 -- the call, for be:sequence, be:graph and be:megakernel; nothing is read back and
 -- nothing is allocated when they run. The plain functions run their steps forms' steps.
+-- lib.steps.expand(be, {rowptr, col, frontier, visit, ...}) has no plain form: it is one
+-- worklist round over a CSR graph, for the caller's round loop (docs/GRID.md).
 local U = require("vyre.lib.util")
 local reduce = require("vyre.lib.reduce")
 local scan = require("vyre.lib.scan")
@@ -37,6 +39,7 @@ local histogram = require("vyre.lib.histogram")
 local basic = require("vyre.lib.basic")
 local segmented = require("vyre.lib.segmented")
 local runs = require("vyre.lib.runs")
+local expand = require("vyre.lib.expand")
 
 local lib = {}
 
@@ -85,6 +88,7 @@ local STEPS = {
   segmented_reduce = segmented.reduce_steps_form, segmented_scan = segmented.scan_steps_form,
   unique = runs.steps_form("unique"), run_length = runs.steps_form("run_length"),
   reduce_by_key = runs.steps_form("reduce_by_key"),
+  expand = expand.steps_form, -- a worklist round over a CSR graph (docs/GRID.md)
 }
 for fname, impl in pairs(STEPS) do
   lib.steps[fname] = function(...)

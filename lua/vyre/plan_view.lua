@@ -3,7 +3,8 @@
 -- barrier labelled with the dependency that forced it) and tostring(plan) a readable
 -- summary. be:plan calls attach(plan); a hand-made table works the same way.
 --   local view = require("vyre.plan_view")
---   view.attach(plan)  -> plan (with the metatable)
+--   view.attach(plan [, steps]) -> plan (with the metatable; the steps' expansion layouts
+--                      copied in: plan.steps[i].expansion, plan.expansion)
 --   plan:dot()         -> "digraph plan { ... }"    (`dot -Tsvg` renders it)
 --   tostring(plan)     -> "plan: cooperative — ..."
 -- The plan's shape: docs/PLANNERS.md §4.
@@ -25,10 +26,14 @@ local function q(s)
   return "\"" .. s .. "\""
 end
 
+-- "3: bfs_edges" (a named step), "step 3" (unnamed); then the layout of a step that
+-- carries an expansion: "3: bfs_edges (edges)".
 local function step_name(plan, i)
   local s = plan.steps and plan.steps[i]
   local n = type(s) == "table" and s.name or nil
-  return n and ("%d: %s"):format(i, n) or ("step %d"):format(i)
+  local name = n and ("%d: %s"):format(i, n) or ("step %d"):format(i)
+  local e = type(s) == "table" and type(s.expansion) == "table" and s.expansion.layout
+  return e and ("%s (%s)"):format(name, tostring(e)) or name
 end
 
 local function check_shape(plan)
@@ -154,6 +159,16 @@ function mt.__tostring(plan)
   if plan.bytes_per_round then
     out[#out + 1] = ("bytes per round: %s"):format(bytes(plan.bytes_per_round))
   end
+  local x = plan.expansion
+  if type(x) == "table" then
+    local st = {}
+    for i, s in ipairs(type(x.steps) == "table" and x.steps or {}) do st[i] = tostring(s) end
+    local layouts = type(x.layouts) == "table" and #x.layouts > 1
+      and table.concat(x.layouts, ", ") or tostring(x.layout)
+    out[#out + 1] = ("expansion: %s%s — %s"):format(layouts, #st > 0 and (" (step%s %s)")
+      :format(#st == 1 and "" or "s", table.concat(st, ", ")) or "", tostring(x.reason or
+      "no reason given"))
+  end
   local after = {}
   for _, b in ipairs(plan.barriers or {}) do
     local l = b.after_layer or 0
@@ -174,12 +189,45 @@ function mt.__tostring(plan)
   return table.concat(out, "\n")
 end
 
---- attach(plan) -> plan, with :dot() and __tostring. Raises on a non-table.
-function M.attach(plan)
+-- What the steps carry for the plan (be:plan passes them to attach): each step's
+-- `expansion` ({layout, reason}, set by lib.steps.expand) goes into plan.steps[i], which
+-- also names the step's kernel, and plan.expansion sums them up: the first one's layout
+-- and reason, the steps that carry one, and every layout among them (in step order).
+-- Steps that carry none leave the plan as be:plan built it.
+local function copy_expansion(plan, steps)
+  if type(steps) ~= "table" then return end
+  local any = false
+  for _, s in ipairs(steps) do
+    if type(s) == "table" and type(s.expansion) == "table" then any = true end
+  end
+  if not any then return end
+  local ps, sum, seen = {}, nil, {}
+  for i, s in ipairs(steps) do
+    local ok, name = pcall(function() return s[1].name end)
+    ps[i] = { name = ok and type(name) == "string" and name or nil }
+    local e = type(s) == "table" and s.expansion
+    if type(e) == "table" then
+      ps[i].expansion = { layout = e.layout, reason = e.reason }
+      sum = sum or { layout = e.layout, reason = e.reason, steps = {}, layouts = {} }
+      sum.steps[#sum.steps + 1] = i
+      if e.layout ~= nil and not seen[e.layout] then
+        seen[e.layout] = true
+        sum.layouts[#sum.layouts + 1] = e.layout
+      end
+    end
+  end
+  plan.steps, plan.expansion = ps, sum
+end
+
+--- attach(plan [, steps]) -> plan, with :dot() and __tostring; steps (what be:plan was
+--- given): their `expansion` fields go into plan.steps[i].expansion and plan.expansion.
+--- Raises on a non-table.
+function M.attach(plan, steps)
   if type(plan) ~= "table" then
     Err.raise("type", ("vyre.plan_view.attach: plan must be a table (got %s). Fix: pass the table "
       .. "be:plan returns"):format(type(plan)), 2)
   end
+  copy_expansion(plan, steps)
   return setmetatable(plan, mt)
 end
 

@@ -286,6 +286,43 @@ end
 
 M.expansion = M.default_expansion
 
+--- degree_stats(rowptr [, subgroup]) -> {items, edges, max_degree, heavy_edges, heavy_items,
+--- subgroup}: the statistics policy.expansion reads, over a CSR graph's row starts (a
+--- 1-based Lua table, an Array or a u32 Buffer, which is downloaded: nodes + 1 of them);
+--- heavy = degree >= subgroup (32). lib.steps.expand calls it when given no stats.
+function M.degree_stats(rowptr, subgroup)
+  local fname = "vyre.policy.degree_stats"
+  local mt = getmetatable(rowptr)
+  local tname = type(mt) == "table" and rawget(mt, "__name") or nil
+  if tname == "vyre.Buffer" then rowptr = rowptr:download():totable()
+  elseif tname == "vyre.Array" then rowptr = rowptr:totable()
+  elseif type(rowptr) ~= "table" or tname then
+    fail(fname, ("rowptr must be a table, Array or Buffer of row starts (got %s)")
+      :format(tname or type(rowptr)), "pass the CSR row starts, nodes + 1 of them")
+  end
+  subgroup = subgroup or 32
+  if math.type(subgroup) ~= "integer" or subgroup < 1 then
+    fail(fname, ("subgroup must be an integer >= 1 (got %s)"):format(tostring(subgroup)),
+      "leave it out for 32")
+  end
+  if #rowptr < 1 then
+    fail(fname, "rowptr is empty", "a graph of n vertices has n + 1 row starts")
+  end
+  local maxd, heavy_e, heavy_i = 0, 0, 0
+  for v = 1, #rowptr - 1 do
+    local d = rowptr[v + 1] - rowptr[v]
+    if math.type(d) ~= "integer" or d < 0 then
+      fail(fname, ("rowptr[%d] = %s, rowptr[%d] = %s: not rising integers"):format(v,
+        tostring(rowptr[v]), v + 1, tostring(rowptr[v + 1])),
+        "row starts are integers that never fall: rowptr[v + 1] - rowptr[v] is row v's degree")
+    end
+    if d > maxd then maxd = d end
+    if d >= subgroup then heavy_e, heavy_i = heavy_e + d, heavy_i + 1 end
+  end
+  return { items = #rowptr - 1, edges = rowptr[#rowptr] - rowptr[1], max_degree = maxd,
+    heavy_edges = heavy_e, heavy_items = heavy_i, subgroup = subgroup }
+end
+
 M.LAYOUTS = { item = true, subgroup = true, edges = true }
 
 --- choose_expansion(stats) -> {layout, reason}: calls the current policy.expansion (the

@@ -686,10 +686,13 @@ static void push_plan(lua_State *L, const struct mcall *c, const struct geometry
     }
     lua_pushvalue(L, facts_idx);
     lua_setfield(L, -2, "facts");
-    /* plan:dot() and a readable tostring: the hook vyre registers (plan_view.attach) */
+    /* plan:dot() and a readable tostring: the hook vyre registers (plan_view.attach),
+     * given the steps too (argument 2 of be:plan, read_call's settop) so that it copies
+     * what the steps carry for the plan (lib.steps.expand's `expansion`) */
     if (vyre_lua_gethook(L, PLAN_HOOK) == LUA_TFUNCTION) {
         lua_pushvalue(L, -2); /* the plan */
-        lua_call(L, 1, 0);
+        lua_pushvalue(L, 2);  /* the steps */
+        lua_call(L, 2, 0);
     } else {
         lua_pop(L, 1);
     }
@@ -909,7 +912,8 @@ static int core_set_megakernel_policy(lua_State *L) {
     return vyre_lua_sethook(L, POLICY, 1);
 }
 
-/* core.set_plan_hook(fn | nil) -> the previous: called with each plan be:plan returns. */
+/* core.set_plan_hook(fn | nil) -> the previous: called with each plan be:plan returns (and
+ * its steps). */
 static int core_set_plan_hook(lua_State *L) {
     if (!lua_isnoneornil(L, 1) && !lua_isfunction(L, 1))
         return vyre_lua_fail(L, "type",

@@ -226,6 +226,22 @@ the device.]=],
   ["vyre.lib.steps.reduce_by_key"] = "lib.steps.reduce_by_key(be, keys, values, keys_out, "
     .. "values_out [, op], {out = u32 Buffer [, count, scratch]}) -> steps\nWrites the "
     .. "count to out[0].",
+  ["vyre.lib.steps.expand"] = [=[
+lib.steps.expand(be, {rowptr =, col =, frontier = wl, visit = "text" [, prologue, decls,
+  args, guard, layout, stats, name, scratch, threads, chunk]}) -> steps
+One worklist round over a CSR graph (u32 row starts rowptr, u32 neighbours col): for
+each current item of the u32 Worklist `frontier`, prologue (text, once per item: $V the
+item, $I its index in the round; read only) and, per entry of its row, visit ($V, $I,
+$E the entry, $W = col[$E]; it may (push frontier x)). @name is a local of the text
+(a layout may put the texts in twice); decls declares the other buffers and params the
+texts use, args binds them; guard: a grid-uniform condition without which the round
+does nothing. layout "item" (an invocation per item), "subgroup" (a subgroup per item
+of degree >= 32), "edges" (degrees scanned on the device, then equal chunks of the
+round's entries: 3 or more steps); nil: vyre.policy.choose_expansion(stats or
+vyre.policy.degree_stats(rowptr)). Every step carries expansion = {layout, reason};
+be:plan copies it into plan.steps[i].expansion and plan.expansion, and tostring(plan)
+prints it. threads/chunk: the edges layout's invocations and most entries per chunk
+(16). Bad options raise "vyre.lib.steps.expand: ... Fix: ...". docs/GRID.md.]=],
   ["vyre.lib.histogram"] = "lib.histogram(be, src, bins, lo, hi [, {out = Buffer}]) -> "
     .. "u32 Buffer\nCounts of the values in bins equal steps of [lo, hi).",
   ["vyre.lib.fill"] = "lib.fill(be, buf, value) -> buf\nEvery element = value.",

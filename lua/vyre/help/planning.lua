@@ -53,11 +53,17 @@ quarter of the entries and the largest row is >= 128 long; then "edges" if the l
 row is also >= workgroup x the mean degree (a hub: R-MAT at scale >= 14), else
 "subgroup"; not skewed: an invocation per item ("item"). Bad statistics raise
 "vyre.policy.expansion: ... Fix: ...".]=],
+  ["vyre.policy.degree_stats"] = [=[
+vyre.policy.degree_stats(rowptr [, subgroup]) -> {items, edges, max_degree, heavy_edges,
+  heavy_items, subgroup}
+The degree statistics policy.expansion reads, over a CSR graph's row starts (a 1-based
+table, an Array, or a u32 Buffer, which is downloaded); heavy = degree >= subgroup (32).
+Row starts that fall raise "vyre.policy.degree_stats: ... Fix: ...".]=],
   ["vyre.policy.choose_expansion"] = [=[
 vyre.policy.choose_expansion(stats) -> {layout, reason}
 Calls the current policy.expansion (a user's, through the callback guard) and checks the
 answer: a layout other than "item", "subgroup" or "edges" raises with a Fix; a missing reason is
-filled in. The worklist workloads of bench/megakernel (bfs_wl, sssp) ask it.]=],
+filled in. lib.steps.expand asks it when given no layout.]=],
 
   ["vyre.profiles"] = [=[
 require("vyre.profiles") -> the device profile module (also vyre.profiles)
@@ -89,6 +95,8 @@ tostring(plan) a readable summary. §4.]=],
   ["Plan"] = [=[
 vyre.Plan — a megakernel plan: the table be:plan(steps, opts) returns
 Fields: mode, reason, grid, layers, barriers, facts, text, ... (docs/PLANNERS.md §4).
+Steps of lib.steps.expand add plan.steps[i] = {name, expansion = {layout, reason}} and
+plan.expansion = {layout, reason, steps, layouts}.
 tostring(plan) is a summary (on the reference: what the CPU does, with no GPU grid).]=],
   ["Plan:dot"] = [=[
 plan:dot() -> Graphviz text
@@ -96,8 +104,11 @@ A node per step, a cluster per layer, an edge per barrier labelled with its depe
 kind and buffer; the mode and reason as the label. Raises on a malformed plan.]=],
   ["vyre.plan_view.attach"] = [=[
 vyre.plan_view.attach(plan) -> plan
-Gives a plan table (be:plan's, or one made by hand) plan:dot() and __tostring. A
-non-table raises; plan:dot() raises on a malformed plan.]=],
+vyre.plan_view.attach(plan, steps) -> plan
+Gives a plan table (be:plan's, or one made by hand) plan:dot() and __tostring; the
+steps' expansion fields (lib.steps.expand) go into plan.steps[i].expansion and
+plan.expansion (be:plan passes its steps). A non-table raises; plan:dot() raises on a
+malformed plan.]=],
 
   ["vyre.planners.occupancy.calc"] = [=[
 occupancy.calc(profile, {workgroup = 256, registers = 32, shared_bytes = 0})

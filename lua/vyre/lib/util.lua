@@ -239,8 +239,9 @@ function U.kernel(be, key, gen)
 end
 
 --- Compiles text on be under key, raising a vyre.lib error (with the cause) when the text
---- does not parse or validate: for kernels that embed user text (compact's predicate).
-function U.user_kernel(name, be, key, text, fix)
+--- does not parse or validate: for kernels that embed user text (compact's predicate;
+--- what: how the error names the text, default "the predicate").
+function U.user_kernel(name, be, key, text, fix, what)
   local c
   c, key = cache_of(be, key)
   local k = c[key]
@@ -249,7 +250,8 @@ function U.user_kernel(name, be, key, text, fix)
   if not ok then
     local msg, why = E.parts(res)
     if why then msg = msg .. " Fix: " .. why end
-    U.raise(name, "the predicate does not compile (" .. msg .. ")", fix, E.code(res))
+    U.raise(name, (what or "the predicate") .. " does not compile (" .. msg .. ")", fix,
+      E.code(res))
   end
   c[key] = res
   return res
