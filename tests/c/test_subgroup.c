@@ -639,8 +639,7 @@ static void test_random(void) {
     /* match_any too (its PTX, match.any.sync, goes through ptxas below) */
     harness_checks++;
     if (with_match < nprog / 10)
-        harness_fail(__FILE__, __LINE__, "only %u of %u programs use match_any", with_match,
-                     nprog);
+        harness_fail(__FILE__, __LINE__, "only %u of %u programs use match_any", with_match, nprog);
     /* ...and some keep it through the emitter's optimiser, so ptxas sees match.any.sync */
     harness_checks++;
     if (ptx_match < 10)
