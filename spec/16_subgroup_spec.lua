@@ -348,7 +348,7 @@ describe("subgroup ops on the reference backend (docs/SUBGROUPS.md)", function()
   end)
 
   it("runs random programs made with allow_subgroup", function()
-    local with_ops = 0
+    local with_ops, with_match = 0, 0
     for seed = 1, 150 do
       local p = vyre.random_program(seed, { allow_subgroup = true, allow_barriers = seed % 2 == 0 })
       assert.is_true(vyre.validate(p))
@@ -359,9 +359,12 @@ describe("subgroup ops on the reference backend (docs/SUBGROUPS.md)", function()
         or text:find("%(subgroup_[rsa]") then
         with_ops = with_ops + 1
       end
+      if text:find("(match_any", 1, true) then with_match = with_match + 1 end
       ref:run(p, program_inputs(p, seed), { n = 64 })
     end
     assert.is_true(with_ops >= 50, with_ops .. " of 150 programs use subgroup ops")
+    -- match_any (issue 22) too: 46 of these 150 when it was added
+    assert.is_true(with_match >= 30, with_match .. " of 150 programs use match_any")
     -- without the option nothing changes: no subgroup op appears
     for seed = 1, 50 do
       assert.is_nil(vyre.random_program(seed):text():find("(subgroup_", 1, true))

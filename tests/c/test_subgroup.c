@@ -558,7 +558,7 @@ static void test_placement(void) {
 /* ---- random programs ------------------------------------------------------------------------ */
 
 static void test_random(void) {
-    unsigned with_ops = 0, nprog = 300;
+    unsigned with_ops = 0, with_match = 0, ptx_match = 0, nprog = 300;
     struct harness_batch b[3] = {{0}, {0}, {0}};
     for (uint64_t seed = 1; seed <= nprog; seed++) {
         struct vyre_gen_options o;
@@ -581,6 +581,7 @@ static void test_random(void) {
         if (t && (strstr(t, "(shuffle") || strstr(t, "(ballot") || strstr(t, "(subgroup_r") ||
                   strstr(t, "(subgroup_s") || strstr(t, "(subgroup_a")))
             with_ops++;
+        if (t && strstr(t, "(match_any")) with_match++;
         vyre_program *q = t ? parse(t) : NULL;
         CHECK(q && vyre_program_equal(p, q));
         vyre_program_free(q);
@@ -622,6 +623,7 @@ static void test_random(void) {
             for (size_t s = 0; s < 3; s++) {
                 if (seed % 3 != s && seed % 10 != 0) continue;
                 char *ptx = emit(p, sms[s]);
+                if (ptx && strstr(ptx, "match.any.sync")) ptx_match++;
                 if (ptx) harness_batch_add(&b[s], ptx);
                 vyre_free(ptx);
             }
@@ -634,6 +636,17 @@ static void test_random(void) {
     if (with_ops < nprog / 3)
         harness_fail(__FILE__, __LINE__, "only %u of %u programs use subgroup ops", with_ops,
                      nprog);
+    /* match_any too (its PTX, match.any.sync, goes through ptxas below) */
+    harness_checks++;
+    if (with_match < nprog / 10)
+        harness_fail(__FILE__, __LINE__, "only %u of %u programs use match_any", with_match, nprog);
+    /* ...and some keep it through the emitter's optimiser, so ptxas sees match.any.sync */
+    harness_checks++;
+    if (ptx_match < 10)
+        harness_fail(__FILE__, __LINE__, "only %u emitted kernels hold match.any.sync", ptx_match);
+    printf("random subgroup programs: %u of %u use subgroup ops, %u match_any; %u of the kernels "
+           "for ptxas hold match.any.sync\n",
+           with_ops, nprog, with_match, ptx_match);
     for (size_t s = 0; s < 3; s++) {
         CHECK(b[s].text && harness_ptxas_ok(b[s].text, sms[s], false));
         free(b[s].text);

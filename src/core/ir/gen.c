@@ -17,8 +17,9 @@
  *     thousands of programs stays fast;
  *   - a float that may be NaN is never bitcast to an integer as is (NaN bits are not
  *     specified, §3): it goes through (max x -inf) first.
- * With allow_subgroup, subgroup ops (docs/SUBGROUPS.md) that exchange values appear only
- * where a barrier could (uniform control flow), subgroup_size/subgroup_lane anywhere;
+ * With allow_subgroup, subgroup ops (docs/SUBGROUPS.md) that exchange values (match_any
+ * included) appear only where a barrier could (uniform control flow),
+ * subgroup_size/subgroup_lane anywhere;
  * without it no draw changes, so every seed gives the program it always gave.
  * Random draws are never two arguments of one call (C leaves their order unspecified,
  * so gcc and clang would build different programs for a seed): siblings go through
@@ -374,18 +375,21 @@ static enum vyre_type bitcast_source(struct gen *g, enum vyre_type t) {
     return vyre_type_bits(t) == 64 ? w64[vyre_gen_below(g, 3)] : w32[vyre_gen_below(g, 3)];
 }
 
-/* vyre_gen_bitcast(t, e). A NaN may have any bit pattern (§3), so a float source whose value
- * could be NaN goes through (max e -inf): NaN becomes -inf, every other value is kept,
- * and the integer result is the same on every backend. */
+/* A NaN may have any bit pattern (§3), so a float e of type t whose value could be NaN
+ * becomes (max e -inf) where its bits are observed (a bitcast, match_any): NaN becomes
+ * -inf, every other value is kept, and the bits are the same on every backend. */
+static struct vyre_expr *no_nan(struct gen *g, enum vyre_type t, struct vyre_expr *e) {
+    if (!e || (e->kind == VYRE_EX_LIT && !lit_is_nan(t, e->u.lit.bits))) return e;
+    return vyre_gen_bin(g, VYRE_OP_MAX, e,
+                        vyre_gen_lit(g, t, t == VYRE_F32 ? 0xFF800000u : 0xFFF0000000000000ull));
+}
+
+/* vyre_gen_bitcast(t, e), a float source through no_nan. */
 static struct vyre_expr *gen_bitcast(struct gen *g, enum vyre_type t, uint32_t d, bool uni,
                                      bool *div) {
     enum vyre_type src = bitcast_source(g, t);
     struct vyre_expr *e = gen_expr(g, src, d, uni, div);
-    if (e && vyre_type_is_float(src) && vyre_type_is_int(t) &&
-        !(e->kind == VYRE_EX_LIT && !lit_is_nan(src, e->u.lit.bits)))
-        e = vyre_gen_bin(
-            g, VYRE_OP_MAX, e,
-            vyre_gen_lit(g, src, src == VYRE_F32 ? 0xFF800000u : 0xFFF0000000000000ull));
+    if (vyre_type_is_float(src) && vyre_type_is_int(t)) e = no_nan(g, src, e);
     return vyre_gen_bitcast(g, t, e);
 }
 
@@ -488,8 +492,30 @@ static struct vyre_expr *gen_lane_arg(struct gen *g, uint32_t d, bool *div) {
     }
 }
 
+/* The operand of a (match_any V): a value of any numeric type. Masks are only
+ * interesting when lanes collide, so most values are narrowed to a few distinct ones
+ * (an integer and'ed with 1, 3 or 7; a float cast from such a u32). match_any compares
+ * bits and a NaN may have any bits (§3), so a float that may be NaN goes through
+ * no_nan, as a bitcast source does: the mask is then the same on every backend. */
+static struct vyre_expr *gen_match_value(struct gen *g, uint32_t d, bool *div) {
+    static const uint32_t masks[] = {1u, 3u, 7u};
+    enum vyre_type vt = num_type(g);
+    bool is_float = vyre_type_is_float(vt);
+    if (vyre_gen_chance(g, 60)) {
+        enum vyre_type it = is_float ? VYRE_U32 : vt;
+        struct vyre_expr *v = gen_expr(g, it, d, false, div);
+        uint32_t mask = masks[vyre_gen_below(g, NELEM(masks))];
+        struct vyre_expr *n = vyre_gen_bin(g, VYRE_OP_AND, v, small_lit(g, it, mask));
+        return is_float ? cast(g, vt, n) : n;
+    }
+    struct vyre_expr *v = gen_expr(g, vt, d, false, div);
+    return is_float ? no_nan(g, vt, v) : v;
+}
+
 /* A subgroup op with a result of type t (docs/SUBGROUPS.md), only where g->sg_ok
- * (uniform control flow, like a barrier). Its result differs between lanes. */
+ * (uniform control flow, like a barrier). Its result differs between lanes. One time
+ * in ten it is a match_any (its popcount, cast, for a type other than u32); a u32
+ * result is a ballot one time in ten too. */
 static struct vyre_expr *gen_subgroup(struct gen *g, enum vyre_type t, uint32_t d, bool *div) {
     static const enum vyre_op combiners[] = {VYRE_OP_ADD, VYRE_OP_MIN, VYRE_OP_MAX,
                                              VYRE_OP_AND, VYRE_OP_OR,  VYRE_OP_XOR};
@@ -507,6 +533,13 @@ static struct vyre_expr *gen_subgroup(struct gen *g, enum vyre_type t, uint32_t 
         struct vyre_expr *c = gen_expr(g, VYRE_BOOL, d, false, div);
         if (!c) return NULL;
         return vyre_gen_chk(g, vyre_ir_subgroup(p, VYRE_SG_BALLOT, VYRE_OP_COUNT, c, NULL));
+    }
+    if (k == 1) {
+        struct vyre_expr *m = gen_match_value(g, d, div);
+        if (!m) return NULL;
+        m = vyre_gen_chk(g, vyre_ir_subgroup(p, VYRE_SG_MATCH_ANY, VYRE_OP_COUNT, m, NULL));
+        /* another type gets how many lanes share the value (1..32): exact in every type */
+        return t == VYRE_U32 ? m : cast(g, t, vyre_gen_un(g, VYRE_OP_POPCOUNT, m));
     }
     struct vyre_expr *v = gen_expr(g, t, d, false, div);
     if (!v) return NULL;
