@@ -225,11 +225,11 @@ local function policy_pick(res, r, rounds)
   return ok and c.mode or ("error: " .. tostring(c))
 end
 
--- The policy's pick, or why there is none: a megakernel whose be:plan was refused (a
--- worklist converge runs as a round loop of launches, with no composed plan).
+-- The policy's pick, or why there is none: a megakernel whose be:plan was refused (the
+-- refusal's text is in plan.unavailable).
 local function pick(res, r, rounds)
   local m = r.modes.megakernel
-  if m and m.plan and m.plan.unavailable then return "no composed plan (worklist rounds)" end
+  if m and m.plan and m.plan.unavailable then return "no plan: " .. m.plan.unavailable end
   return policy_pick(res, r, rounds)
 end
 

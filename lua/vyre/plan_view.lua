@@ -130,8 +130,10 @@ end
 local function reference_lines(plan)
   local f, g = plan.facts, type(plan.grid) == "table" and plan.grid or {}
   local function n(x) return tostring(math.tointeger(x) or x or "?") end
-  local rounds = f.converge and ("up to %s rounds, until the flag stays 0"):format(n(f.max_rounds
-    or f.rounds)) or ("%s round%s"):format(n(f.times or f.rounds),
+  local until_ = f.converge_on == "worklist" and "until a round pushes nothing"
+    or "until the flag stays 0"
+  local rounds = f.converge and ("up to %s rounds, %s"):format(n(f.max_rounds
+    or f.rounds), until_) or ("%s round%s"):format(n(f.times or f.rounds),
     (f.times or f.rounds) == 1 and "" or "s")
   return {
     ("plan: reference — the CPU interpreter runs it; a GPU's policy would pick %s (%s)")
