@@ -23,7 +23,6 @@
 #include "vyre_backend.h"
 #include "vyre_cuda.h"
 
-
 typedef int cu_result;
 typedef cu_result (*gpa_fn)(const char *, void **, int, unsigned long long, int *);
 typedef cu_result (*load_fn)(void **, const void *, unsigned, void *, void **);
@@ -71,7 +70,8 @@ static int load_driver(void) {
     gpa_fn gpa;
     memcpy(&gpa, &sym, sizeof gpa);
     void *f[3] = {NULL, NULL, NULL};
-    if (gpa("cuModuleLoadDataEx", &f[0], 2010, 0, NULL) || gpa("cuModuleGetFunction", &f[1], 2000, 0, NULL) ||
+    if (gpa("cuModuleLoadDataEx", &f[0], 2010, 0, NULL) ||
+        gpa("cuModuleGetFunction", &f[1], 2000, 0, NULL) ||
         gpa("cuLaunchKernel", &f[2], 4000, 0, NULL))
         return 0;
     memcpy(&cu.load, &f[0], sizeof f[0]);
@@ -152,7 +152,8 @@ static void bench_prog(struct prog *pr, vyre_cuda_device *d, vyre_backend *be, l
     for (int r = 0; r < REPS; r++) {
         double t0 = now_ns();
         for (long long i = 0; i < n; i++)
-            if (cu.launch(fn, grid, 1, 1, pr->wg, 1, 1, 0, NULL, argv, NULL)) die("cuLaunchKernel", NULL);
+            if (cu.launch(fn, grid, 1, 1, pr->wg, 1, 1, 0, NULL, argv, NULL))
+                die("cuLaunchKernel", NULL);
         double t1 = now_ns();
         for (long long i = 0; i < n; i++)
             if (vyre_cuda_launch(pr->k, &a, &err) != VYRE_OK) die("launch", &err);
