@@ -226,8 +226,7 @@ static void read_opts(lua_State *L, int opts, const struct lvyre_layout *lay,
                       "y, z}}",
                       fname, luaL_typename(L, opts));
     static const char *const keys[] = {"n", "grid", NULL};
-    luaL_checkstack(L, 6, fname);
-    int top = lua_gettop(L), n = top + 1, g = top + 2;
+    int top = lua_gettop(L), n = top + 1, g = top + 2; /* stack: lvyre_match checked it */
     if (lua_getmetatable(L, opts)) {
         lua_pop(L, 1);
         vyre_lua_checkopts(L, opts, keys, fname);
@@ -384,6 +383,7 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
                  const char *fname) {
     args = lua_absindex(L, args);
     opts = lua_absindex(L, opts);
+    luaL_checkstack(L, 8, fname); /* read_opts and the pass over args push at most 5 */
     uint8_t pseen[VYRE_MAX_PARAMS], bseen[VYRE_MAX_BUFFERS];
     memset(pseen, SEEN_NONE, lay->nparams);
     memset(bseen, SEEN_NONE, lay->nbuffers);
@@ -424,10 +424,9 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
      * taken as they are. Anything else is only marked, and checked below in declaration
      * order, so the same mistakes always give the same first error. */
     if (has_args) {
-        luaL_checkstack(L, 8, fname);
+        int key = lua_gettop(L) + 1, v = key + 1; /* where lua_next leaves them */
         lua_pushnil(L);
         while (lua_next(L, args)) {
-            int key = lua_gettop(L) - 1, v = key + 1;
             const struct lvyre_decl *d = NULL;
             if (lua_type(L, key) == LUA_TSTRING) {
                 size_t len;
@@ -450,7 +449,7 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
                     bind_worklist(L, v, d, be, out, fname);
             } else {
                 struct lvyre_buffer *b = NULL;
-                if (lua_type(L, v) == LUA_TUSERDATA && lua_getmetatable(L, v)) {
+                if (lua_getmetatable(L, v)) { /* any value: only a Buffer has buffer_mt */
                     if (lua_topointer(L, -1) == be->buffer_mt) b = lua_touserdata(L, v);
                     lua_pop(L, 1);
                 }
