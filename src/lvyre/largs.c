@@ -175,7 +175,45 @@ static void read_n3(lua_State *L, int idx, uint64_t n3[3], const char *fname) {
     }
 }
 
-static void read_opts(lua_State *L, int opts, struct lvyre_bound *out, const char *fname) {
+/* opts.n (at n) and opts.grid (at g; either may be nil) into out. */
+static void read_opts_values(lua_State *L, int n, int g, struct lvyre_bound *out,
+                             const char *fname) {
+    int ty = lua_type(L, n);
+    struct lvyre_worklist *wn = ty == LUA_TUSERDATA ? lvyre_testworklist(L, n) : NULL;
+    if (wn) { /* sized by a worklist: its current count, read on the device */
+        out->sized = wn;
+    } else if (ty == LUA_TTABLE) {
+        read_n3(L, n, out->n3, fname);
+        out->has_n = out->has_n3 = true;
+    } else if (ty != LUA_TNIL) {
+        int isnum = 0;
+        lua_Integer v = lua_tointegerx(L, n, &isnum);
+        if (!isnum || ty != LUA_TNUMBER || v < 0)
+            vyre_lua_fail(L, "arg",
+                          "%s: opts.n must be a non-negative integer, {w, h [, d]} or a "
+                          "vyre.Worklist (got %s). Fix: {n = 1024}",
+                          fname, luaL_tolstring(L, n, NULL));
+        out->n = (uint64_t)v;
+        out->has_n = true;
+    }
+    if (!lua_isnil(L, g)) {
+        if (!lua_istable(L, g))
+            vyre_lua_fail(L, "type",
+                          "%s: opts.grid must be a table {x, y, z} (got %s). Fix: {grid = "
+                          "{4, 1, 1}}",
+                          fname, luaL_typename(L, g));
+        vyre_lua_checkgrid(L, g, out->grid, fname);
+        out->has_grid = true;
+    }
+}
+
+/* Reads opts. A plain table (the launch path's case) takes one pass of lua_next that
+ * finds n and grid by comparing the keys' pointers with the layout's interned "n" and
+ * "grid"; any other key is left to vyre_lua_checkopts, which raises with the list of
+ * options. A table with a metatable is read with lua_getfield, as its __index may
+ * supply the values. */
+static void read_opts(lua_State *L, int opts, const struct lvyre_layout *lay,
+                      struct lvyre_bound *out, const char *fname) {
     out->sized = NULL;
     out->n = 0;
     out->has_n = false;
@@ -188,36 +226,33 @@ static void read_opts(lua_State *L, int opts, struct lvyre_bound *out, const cha
                       "y, z}}",
                       fname, luaL_typename(L, opts));
     static const char *const keys[] = {"n", "grid", NULL};
-    vyre_lua_checkopts(L, opts, keys, fname);
-    int ty = lua_getfield(L, opts, "n");
-    struct lvyre_worklist *wn = ty == LUA_TUSERDATA ? lvyre_testworklist(L, -1) : NULL;
-    if (wn) { /* sized by a worklist: its current count, read on the device */
-        out->sized = wn;
-    } else if (ty == LUA_TTABLE) {
-        read_n3(L, lua_gettop(L), out->n3, fname);
-        out->has_n = out->has_n3 = true;
-    } else if (ty != LUA_TNIL) {
-        int isnum = 0;
-        lua_Integer n = lua_tointegerx(L, -1, &isnum);
-        if (!isnum || lua_type(L, -1) != LUA_TNUMBER || n < 0)
-            vyre_lua_fail(L, "arg",
-                          "%s: opts.n must be a non-negative integer, {w, h [, d]} or a "
-                          "vyre.Worklist (got %s). Fix: {n = 1024}",
-                          fname, luaL_tolstring(L, -1, NULL));
-        out->n = (uint64_t)n;
-        out->has_n = true;
+    int top = lua_gettop(L), n = top + 1, g = top + 2; /* stack: lvyre_match checked it */
+    if (lua_getmetatable(L, opts)) {
+        lua_pop(L, 1);
+        vyre_lua_checkopts(L, opts, keys, fname);
+        lua_getfield(L, opts, "n");
+        lua_getfield(L, opts, "grid");
+    } else {
+        lua_pushnil(L); /* n */
+        lua_pushnil(L); /* grid */
+        lua_pushnil(L);
+        while (lua_next(L, opts)) {
+            const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+            if (k && k == lay->key_n) {
+                lua_replace(L, n);
+            } else if (k && k == lay->key_grid) {
+                lua_replace(L, g);
+            } else {
+                lua_settop(L, top);
+                vyre_lua_checkopts(L, opts, keys, fname); /* raises: an unknown option */
+                lua_pushnil(L);
+                lua_pushnil(L);
+                break;
+            }
+        }
     }
-    lua_pop(L, 1);
-    if (lua_getfield(L, opts, "grid") != LUA_TNIL) {
-        if (!lua_istable(L, -1))
-            vyre_lua_fail(L, "type",
-                          "%s: opts.grid must be a table {x, y, z} (got %s). Fix: {grid = "
-                          "{4, 1, 1}}",
-                          fname, luaL_typename(L, -1));
-        vyre_lua_checkgrid(L, lua_gettop(L), out->grid, fname);
-        out->has_grid = true;
-    }
-    lua_pop(L, 1);
+    read_opts_values(L, n, g, out, fname);
+    lua_settop(L, top);
 }
 
 /* What the options mean once the program's workgroup is known: n = {w, h, d} becomes
@@ -273,7 +308,11 @@ const struct lvyre_layout *lvyre_layout_push(lua_State *L, int prog_idx) {
     uint32_t n = vyre_program_decl_count(p);
     struct lvyre_layout *lay = lua_newuserdatauv(L, sizeof *lay + n * sizeof lay->d[0], 1);
     memset(lay, 0, sizeof *lay);
-    lua_createtable(L, (int)n, 0); /* the interned names, kept alive with the layout */
+    lua_createtable(L, (int)n + 2, 0);   /* the interned names, kept alive with the layout */
+    lay->key_n = lua_pushstring(L, "n"); /* read_opts compares opts' keys with these */
+    lua_rawseti(L, -2, (lua_Integer)n + 1);
+    lay->key_grid = lua_pushstring(L, "grid");
+    lua_rawseti(L, -2, (lua_Integer)n + 2);
     vyre_program_workgroup(p, lay->workgroup);
     snprintf(lay->name, sizeof lay->name, "%s", vyre_program_name(p));
     for (unsigned a = 0; a < 3; a++) lay->reads_axis[a] = vyre_program_reads_axis(p, a);
@@ -344,6 +383,7 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
                  const char *fname) {
     args = lua_absindex(L, args);
     opts = lua_absindex(L, opts);
+    luaL_checkstack(L, 8, fname); /* read_opts and the pass over args push at most 5 */
     uint8_t pseen[VYRE_MAX_PARAMS], bseen[VYRE_MAX_BUFFERS];
     memset(pseen, SEEN_NONE, lay->nparams);
     memset(bseen, SEEN_NONE, lay->nbuffers);
@@ -353,7 +393,7 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
     }
     out->nparams_scalar = lay->nparams;
     for (uint32_t s = 0; s < lay->nworklists; s++) out->wl[s] = NULL;
-    read_opts(L, opts, out, fname);
+    read_opts(L, opts, lay, out, fname);
     if (lay->nworklists && mode == LVYRE_MATCH_RUN)
         vyre_lua_fail(L, "arg",
                       "%s: program '%s' declares a worklist; be:run takes none. Fix: compile it "
@@ -384,10 +424,9 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
      * taken as they are. Anything else is only marked, and checked below in declaration
      * order, so the same mistakes always give the same first error. */
     if (has_args) {
-        luaL_checkstack(L, 8, fname);
+        int key = lua_gettop(L) + 1, v = key + 1; /* where lua_next leaves them */
         lua_pushnil(L);
         while (lua_next(L, args)) {
-            int key = lua_gettop(L) - 1, v = key + 1;
             const struct lvyre_decl *d = NULL;
             if (lua_type(L, key) == LUA_TSTRING) {
                 size_t len;
@@ -410,7 +449,7 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
                     bind_worklist(L, v, d, be, out, fname);
             } else {
                 struct lvyre_buffer *b = NULL;
-                if (lua_type(L, v) == LUA_TUSERDATA && lua_getmetatable(L, v)) {
+                if (lua_getmetatable(L, v)) { /* any value: only a Buffer has buffer_mt */
                     if (lua_topointer(L, -1) == be->buffer_mt) b = lua_touserdata(L, v);
                     lua_pop(L, 1);
                 }

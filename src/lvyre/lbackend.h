@@ -129,6 +129,9 @@ struct lvyre_layout {
     bool reads_axis[3]; /* the body reads gid/wgid on that axis */
     bool reads_ngroups; /* the body reads ngroups: it covers its space from any grid */
     char name[72];      /* the program's, for messages */
+    /* "n" and "grid" as interned strings of this Lua state (kept alive like the names),
+     * so reading opts compares keys by pointer */
+    const char *key_n, *key_grid;
     struct lvyre_decl d[];
 };
 

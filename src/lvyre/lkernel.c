@@ -365,8 +365,13 @@ static const luaL_Reg kernel_methods[] = {{"launch", kernel_launch},
                                           {"occupancy", lvyre_kernel_occupancy},
                                           {NULL, NULL}};
 
-/* Fields program, name and ptx (CUDA), then methods. */
+/* Methods, then fields program, name and ptx (CUDA). Methods come first and without
+ * the self check: k:launch looks its method up here on every call, and a method checks
+ * its self anyway (no field shares a method's name). */
 static int kernel_index(lua_State *L) {
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+    lua_pop(L, 1);
     struct lvyre_kernel *k = tokernel(L, 1);
     const char *key = lua_tostring(L, 2);
     if (key && strcmp(key, "program") == 0) {
@@ -382,7 +387,8 @@ static int kernel_index(lua_State *L) {
         else lua_pushnil(L);
         return 1;
     }
-    return vyre_lua_method(L);
+    lua_pushnil(L); /* neither a method nor a field */
+    return 1;
 }
 
 static const luaL_Reg kernel_meta[] = {

@@ -1,18 +1,52 @@
 /* llaunch.c — vyre.Launch: a kernel with its arguments matched once
  * (`local l = k:bind(args, opts)`), relaunched with `l:launch()` or `l()`. This is the
- * launch floor from Lua: names, types and params are resolved at bind time and, on
- * CUDA, the core prepares the launch's own argument block and grid
- * (vyre_cuda_prepare), so a launch only checks that the bound buffers are still live
- * and enqueues. User value 1 keeps the kernel alive, user value 2 the bound buffers. */
+ * launch floor from Lua: names, types and params are resolved at bind time and, on a
+ * device, the backend prepares the launch's own argument block and grid
+ * (vyre_backend_prepare), so a launch only checks that the bound buffers are still live
+ * and enqueues (vyre_backend_launch_prepared). The reference runs a bound launch through
+ * the binding's own run (lvyre_kernel_run), as k:launch does: rounds, debug counts and
+ * the interrupt guard are the binding's there. Launches with worklists are prepared by
+ * vyre_cuda_prepare: struct vyre_backend_args carries no worklists yet. A prepared
+ * launch belongs to the backend's core, so the Launch counts as one of its children
+ * (lvyre_backend_unref). User value 1 keeps the kernel alive, user value 2 the bound
+ * buffers. */
 #include <string.h>
 
 #include "lbackend.h"
 
 struct lvyre_launch {
-    struct lvyre_kernel *k;         /* NULL once released */
-    struct lvyre_bound b;           /* the matched arguments */
-    struct vyre_cuda_prepared prep; /* CUDA; must not move: userdata memory */
+    struct lvyre_kernel *k;            /* NULL once released */
+    struct lvyre_backend *be;          /* whose core owns prep; NULL when prep is NULL */
+    struct lvyre_bound b;              /* the matched arguments */
+    vyre_backend_prepared *prep;       /* the backend's prepared launch, or NULL */
+    bool wl_prepared;                  /* worklists: wl_prep holds the prepared launch */
+    struct vyre_cuda_prepared wl_prep; /* must not move: userdata memory */
 };
+
+/* Prepares l's launch on a device (k->cu: a kernel of a native device); the reference
+ * and empty launches ({n = 0}) keep nothing prepared. */
+static void prepare(lua_State *L, struct lvyre_launch *l, struct lvyre_kernel *k,
+                    const char *fname) {
+    if (!k->cu || l->b.empty) return;
+    struct vyre_error err;
+    if (k->lay->nworklists || l->b.sized) {
+        vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
+        struct vyre_cuda_args a;
+        lvyre_cuda_args(k, &l->b, bufs, &a);
+        if (vyre_cuda_prepare(k->cu, &a, &l->wl_prep, &err) != VYRE_OK)
+            vyre_lua_raise(L, fname, &err);
+        l->wl_prepared = true;
+        return;
+    }
+    vyre_backend_buffer *bufs[VYRE_MAX_BUFFERS];
+    for (uint32_t s = 0; s < k->lay->nbuffers; s++) bufs[s] = l->b.buf[s]->h;
+    struct vyre_backend_args a = {bufs,        k->lay->nbuffers,
+                                  l->b.params, k->lay->nparams,
+                                  l->b.n,      l->b.has_grid ? l->b.grid : NULL};
+    if (vyre_backend_prepare(k->h, &a, &l->prep, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    l->be = k->be;
+    k->be->nchildren++; /* prep is the core's: it stays open until launch_free */
+}
 
 static struct lvyre_launch *checklaunch(lua_State *L, const char *fname) {
     struct lvyre_launch *l = vyre_lua_checkself(L, 1, VYRE_LUA_LAUNCH);
@@ -35,14 +69,7 @@ int lvyre_kernel_bind(lua_State *L) {
     lvyre_match(L, 2, 3, k->lay, k->be, LVYRE_MATCH_LAUNCH, &l->b, fname);
     uint32_t grid[3];
     lvyre_kernel_grid(L, k, &l->b, grid, fname); /* checks the geometry now, on both backends */
-    if (k->be->kind == LVYRE_CUDA && !l->b.empty) {
-        vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
-        struct vyre_cuda_args a;
-        lvyre_cuda_args(k, &l->b, bufs, &a);
-        struct vyre_error err;
-        if (vyre_cuda_prepare(k->cu, &a, &l->prep, &err) != VYRE_OK)
-            return vyre_lua_raise(L, fname, &err);
-    }
+    prepare(L, l, k, fname);
     /* Keep every bound buffer and worklist alive: their pointers are in l->b. */
     lua_createtable(L, (int)k->lay->nbuffers, 0);
     for (uint32_t i = 0; i < k->lay->ndecls; i++) {
@@ -90,21 +117,31 @@ static int launch_launch(lua_State *L) {
                              "%s: the worklist sizing this launch was freed. Fix: bind again "
                              "with a live worklist",
                              fname);
-    if (l->k->be->kind == LVYRE_REFERENCE || l->b.empty) {
-        lvyre_kernel_run(L, l->k, &l->b, fname); /* runs nothing when opts.n was 0 */
-    } else {
-        struct vyre_error err;
-        if (vyre_cuda_launch_prepared(&l->prep, &err) != VYRE_OK)
+    struct vyre_error err;
+    if (l->prep) {
+        if (vyre_backend_launch_prepared(l->prep, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
+    } else if (l->wl_prepared) {
+        if (vyre_cuda_launch_prepared(&l->wl_prep, &err) != VYRE_OK)
+            return vyre_lua_raise(L, fname, &err);
+    } else {
+        lvyre_kernel_run(L, l->k, &l->b, fname); /* the reference; nothing when opts.n was 0 */
     }
     lua_settop(L, 1);
     return 1;
 }
 
-/* l:free(), __gc, __close: owns no resource of its own, so it drops its references. */
+/* l:free(), __gc, __close: frees the prepared launch and drops the references. */
 static int launch_free(lua_State *L) {
     struct lvyre_launch *l = vyre_lua_checkself(L, 1, VYRE_LUA_LAUNCH);
     l->k = NULL;
+    l->wl_prepared = false;
+    if (l->prep) { /* idempotent: __gc after free finds it NULL */
+        vyre_backend_prepared_free(l->prep);
+        l->prep = NULL;
+        lvyre_backend_unref(l->be);
+        l->be = NULL;
+    }
     lua_pushnil(L);
     lua_setiuservalue(L, 1, 1);
     lua_pushnil(L);

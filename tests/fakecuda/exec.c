@@ -295,6 +295,7 @@ CUresult fake_launch_run(const struct fake_launch *l) {
     }
     uint64_t blocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
     fake_clock_ns += 2000 + blocks * 20;
+    if (fake_cfg.noexec) return CUDA_SUCCESS; /* host-overhead benches: checked, not run */
     const struct fake_func *f = l->fn;
     const struct fake_prog *fp = f->mod->prog;
     if (!fp) { /* foreign PTX, allowed by "set foreign 1" */

@@ -153,6 +153,8 @@ struct fake_config {
     bool foreign;       /* VYRE_FAKECUDA_FOREIGN / "set foreign 1": foreign PTX launches
                            do nothing instead of being refused */
     bool peer;          /* VYRE_FAKECUDA_PEER (1): devices can access each other */
+    bool noexec;        /* VYRE_FAKECUDA_NOEXEC: launches are checked but compute nothing,
+                           so a bench times the host side alone (bench/host_launch.sh) */
 };
 
 extern struct fake_config fake_cfg;
