@@ -140,8 +140,11 @@ struct lvyre_kernel {
     struct vyre_lua_program *prog;  /* NULL for raw PTX; user value 2 keeps it alive */
     const struct lvyre_layout *lay; /* NULL for raw PTX; user value 3 keeps it alive */
     char name[72];
-    uint64_t rounds; /* reference: converge rounds of the last launch */
+    /* converge rounds of the last launch when the binding ran it itself (lkernel.c's
+     * interpreter), else LVYRE_ROUNDS_BACKEND: ask the backend (vyre_backend_kernel_rounds) */
+    uint64_t rounds;
 };
+#define LVYRE_ROUNDS_BACKEND UINT64_MAX
 
 /* What matching an args table and opts against a layout produced. */
 enum lvyre_match_mode {

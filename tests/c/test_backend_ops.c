@@ -500,7 +500,7 @@ static void mega_scenario(vyre_backend *be, uint32_t out[2][100]) {
                                          {inc, {&w, 1, NULL, 0, 0, NULL}}};
     struct vyre_timing t;
     uint64_t rounds = 99;
-    struct vyre_megakernel_options o = {1, 3, NULL, 0, &t, &rounds};
+    struct vyre_megakernel_options o = {1, 3, NULL, 0, &t, &rounds, VYRE_GRID_AUTO};
     OK(vyre_backend_megakernel(be, steps, 3, &o, &e_));
     CHECK(t.wall_ns > 0);
     CHECK_EQ_U64(rounds, 0); /* no converge loop */
