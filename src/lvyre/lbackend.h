@@ -302,6 +302,13 @@ uint64_t lvyre_rounds_by_worklist(lua_State *L, struct lvyre_backend *be, struct
  * pushed on the stack; *n receives the count. */
 struct lvyre_step *lvyre_read_steps(lua_State *L, int idx, struct lvyre_backend *be, size_t *n,
                                     const char *fname);
+/* lsequence.c: read steps as the backend interface's (scratch pushed on the stack): steps
+ * with opts.n = 0 are left out; *m gets how many stay, *mprefix how many of the first
+ * `prefix` read steps stay. NULL (nothing pushed) when a step binds a worklist or is a
+ * collective: vyre_backend_args cannot carry those yet. */
+struct vyre_backend_step *lvyre_backend_steps(lua_State *L, const struct lvyre_step *steps,
+                                              size_t n, size_t prefix, size_t *m,
+                                              size_t *mprefix);
 
 /* ---- lgroup.c, lcollective.c: groups of devices (docs/MULTIGPU.md) ---- */
 struct lvyre_group;
