@@ -3,7 +3,7 @@
  * CUDA an instantiated CUDA graph, arguments captured by value; on the reference the
  * recorded steps, replayed on the interpreter in order). Steps that bind a worklist or
  * are collectives are not yet expressible there (vyre_backend_args binds buffers and
- * params): such graphs still use each backend's own capture (the `native` ones below).
+ * params): such graphs still use each backend's own capture (ref_steps, cu below).
  * User value 1 keeps the backend alive, user value 2 a list of
  * every kernel and buffer the steps use (the graph's own, so changing the caller's
  * table later changes nothing), user value 3 the recorded steps, which a replay checks
@@ -150,14 +150,16 @@ static int graph_launch(lua_State *L) {
     vyre_error_clear(&err);
     if (g->h) {
         lvyre_refguard_enter(); /* Ctrl-C stops an interpreter replay */
-        enum vyre_status st = vyre_backend_graph_launch(g->h, (uint32_t)times, timed ? &t : NULL, &err);
+        enum vyre_status st =
+            vyre_backend_graph_launch(g->h, (uint32_t)times, timed ? &t : NULL, &err);
         lvyre_refguard_leave(st != VYRE_OK && strcmp(err.call, "vyre_ref_interrupt") == 0);
         for (size_t i = 0; i < g->nsteps; i++)
             if (g->steps[i].k) g->steps[i].k->rounds = LVYRE_ROUNDS_BACKEND;
         if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
     } else if (!g->ref_steps) {
         /* nothing was captured (every step had opts.n = 0), or a CUDA graph of its own */
-        if (g->cu && vyre_cuda_graph_launch(g->cu, (uint32_t)times, timed ? &t : NULL, &err) != VYRE_OK)
+        if (g->cu &&
+            vyre_cuda_graph_launch(g->cu, (uint32_t)times, timed ? &t : NULL, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
     } else {
         uint64_t t0 = lvyre_now_ns();

@@ -3,7 +3,7 @@
  * step reader that be:graph shares. The steps go to vyre_backend_sequence on every
  * backend (vyre_backend.h). Steps that bind a worklist or are collectives are not yet
  * expressible there (vyre_backend_args binds buffers and params): those sequences still
- * reach each backend's own call (run_native). */
+ * reach each backend's own call (run_cuda, run_reference). */
 #include <string.h>
 
 #include "lbackend.h"

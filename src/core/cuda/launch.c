@@ -531,7 +531,8 @@ static enum vyre_status run(vyre_cuda_device *d, vyre_program *p,
         d->st.bytes_up += b->bytes;
     }
     if (st == VYRE_OK) {
-        struct vyre_cuda_args a = {rs->ptrs, k->nbuffers, params, nparams, n, grid, 0, o->grid_sync};
+        struct vyre_cuda_args a = {rs->ptrs, k->nbuffers, params, nparams,
+                                   n,        grid,        0,      o->grid_sync};
         st = vyre_cu_launch_one(k, &a, err);
     }
     uint64_t down_off = off;
