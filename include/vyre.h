@@ -74,6 +74,16 @@ struct vyre_timing {
     uint64_t wall_ns, device_ns, enqueue_ns, wait_ns;
 };
 
+/* How a program with grid statements runs (docs/GRID.md), one name per mode in every
+ * layer (plans, the policy, be:grid_sync, $VYRE_GRID_SYNC): AUTO is the runtime's own rule
+ * (a cooperative launch where the kernel can be co-resident, else the host split);
+ * COOPERATIVE insists (an error where it cannot run); SPLIT runs one kernel per section
+ * with the grid-level control flow on the host; GRAPH is the split with each converge
+ * round captured once as a graph and replayed. A backend keeps its mode
+ * (vyre_backend_set_grid_sync) and passes it to each launch; the CUDA calls take it as
+ * an argument (vyre_cuda_args.grid_sync), never from device state. */
+enum vyre_grid_sync { VYRE_GRID_AUTO, VYRE_GRID_COOPERATIVE, VYRE_GRID_SPLIT, VYRE_GRID_GRAPH };
+
 /* ---- types ------------------------------------------------------------ */
 
 enum vyre_type {

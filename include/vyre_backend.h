@@ -129,6 +129,9 @@ struct vyre_megakernel_options {
     uint32_t max_rounds;        /* ... for at most this many rounds */
     struct vyre_timing *timing; /* NULL: not timed */
     uint64_t *rounds;           /* NULL, or receives the rounds the converge loop ran */
+    /* how this run's grid statements run (vyre.h): a plan's choice for this call only;
+     * VYRE_GRID_AUTO: the backend's mode (vyre_backend_set_grid_sync) */
+    enum vyre_grid_sync grid_sync;
 };
 
 /* ---- the operations a backend implements --------------------------------------- */
@@ -146,6 +149,10 @@ struct vyre_backend_launch {
     uint64_t n;           /* as the caller gave it */
     const uint32_t *grid; /* as the caller gave it (NULL: none) */
     uint32_t resolved[3]; /* the §5 grid computed from the above */
+    /* how a program with grid statements runs (vyre.h): the backend's mode
+     * (vyre_backend_set_grid_sync), or a megakernel's for its one launch; a backend that
+     * runs grid programs one way only (the reference) ignores it */
+    enum vyre_grid_sync grid_sync;
 };
 
 struct vyre_backend_ops {
@@ -198,6 +205,13 @@ struct vyre_backend_ops {
     /* converge rounds of the kernel's last launch; default: 0 */
     enum vyre_status (*kernel_rounds)(void *ctx, void *kernel, uint64_t *out,
                                       struct vyre_error *err);
+    /* megakernel modes */
+    /* one launch of a kernel with grid statements in mode l->grid_sync (the caller's,
+     * for this launch only), then one synchronisation; t (NULL: not timed) and *rounds
+     * (its converge rounds) come back within that synchronisation, with no wait of their
+     * own; default: launch (launch_timed when t), synchronize, kernel_rounds */
+    enum vyre_status (*grid_run)(void *ctx, void *kernel, const struct vyre_backend_launch *l,
+                                 struct vyre_timing *t, uint64_t *rounds, struct vyre_error *err);
     /* default: VYRE_ERR_UNSUPPORTED with a Fix */
     enum vyre_status (*set_debug)(void *ctx, bool on, struct vyre_error *err);
     /* default: an empty report; *out is malloc'd (free()) */
@@ -310,6 +324,21 @@ void *vyre_backend_kernel_native(const vyre_backend_kernel *k);
 /* Converge rounds of the kernel's last launch (0 without grid statements). */
 enum vyre_status vyre_backend_kernel_rounds(vyre_backend_kernel *k, uint64_t *out,
                                             struct vyre_error *err);
+/* Options of vyre_backend_grid_run (zero-initialise, then set what you need). */
+struct vyre_grid_run_options {
+    /* the mode of this launch only (vyre.h); VYRE_GRID_AUTO: the backend's mode
+     * (vyre_backend_set_grid_sync). A plan's choice reaches the run here. */
+    enum vyre_grid_sync grid_sync;
+    struct vyre_timing *timing; /* NULL: not timed */
+    uint64_t *rounds;           /* NULL, or receives the converge rounds it ran */
+};
+/* One launch of a kernel with grid statements (a composed megakernel) in the mode o says,
+ * then one synchronisation; its timing and converge rounds come back within that one
+ * synchronisation (a cooperative run's rounds are copied behind the kernel). o may be
+ * NULL (the backend's mode, untimed). */
+enum vyre_status vyre_backend_grid_run(vyre_backend_kernel *k, const struct vyre_backend_args *a,
+                                       const struct vyre_grid_run_options *o,
+                                       struct vyre_error *err);
 /* One launch (the reference runs it now; a device enqueues it). */
 enum vyre_status vyre_backend_launch(vyre_backend_kernel *k, const struct vyre_backend_args *a,
                                      struct vyre_error *err);
@@ -346,6 +375,19 @@ void vyre_backend_graph_free(vyre_backend_graph *g);
 enum vyre_status vyre_backend_megakernel(vyre_backend *be, const struct vyre_backend_step *steps,
                                          size_t n, const struct vyre_megakernel_options *o,
                                          struct vyre_error *err);
+
+/* ---- megakernel modes ----------------------------------------------------------------- */
+
+/* How this backend's programs with grid statements run from now on (enum vyre_grid_sync,
+ * vyre.h): kept by the backend object and passed to each launch it makes (launches,
+ * prepared launches, sequences, graphs captured afterwards, megakernels without a mode of
+ * their own), never through state shared with another backend object. The initial mode
+ * is $VYRE_GRID_SYNC ("auto", "cooperative", "split", "graph"; an unknown value fails
+ * vyre_backend_open with VYRE_ERR_ARG), else VYRE_GRID_AUTO. The reference records the
+ * mode and runs grid programs its one way (sections in order). */
+enum vyre_status vyre_backend_set_grid_sync(vyre_backend *be, enum vyre_grid_sync mode,
+                                            struct vyre_error *err);
+enum vyre_grid_sync vyre_backend_grid_sync(const vyre_backend *be); /* AUTO for NULL */
 
 /* ---- state and telemetry --------------------------------------------------------------- */
 

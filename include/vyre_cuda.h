@@ -121,26 +121,15 @@ void vyre_cuda_set_oom_handler(vyre_cuda_device *d, vyre_cuda_oom_fn fn, void *u
  * not fail where they run (garbage collectors, destructors). */
 void vyre_cuda_defer_error(vyre_cuda_device *d, const struct vyre_error *err);
 
-/* How programs with grid statements (ARCHITECTURE.md §3) run on a device: AUTO uses a
- * cooperative launch when the device has it and the kernel can be co-resident, else
- * the host split; COOPERATIVE insists (an error where it cannot run: never a launch
- * whose blocks cannot all be resident); SPLIT always runs one kernel per section with
- * the grid-level control flow on the host; GRAPH is the host split with each converge
- * round (flag zeroing, its section launches, the flag readback) captured once into a
- * CUDA graph and replayed: one cuGraphLaunch and one sync per round. The default is
- * $VYRE_GRID_SYNC ("auto", "cooperative", "split", "graph") when the device opens,
- * else AUTO; any other value fails vyre_cuda_device_open with VYRE_ERR_ARG. One name
- * per mode everywhere (plans, the policy, be:grid_sync): "split" (never "host_loop"). */
-enum vyre_cuda_grid_sync {
-    VYRE_GRID_AUTO,
-    VYRE_GRID_COOPERATIVE,
-    VYRE_GRID_SPLIT,
-    VYRE_GRID_GRAPH
-};
-void vyre_cuda_set_grid_sync(vyre_cuda_device *d, enum vyre_cuda_grid_sync mode);
-enum vyre_cuda_grid_sync vyre_cuda_grid_sync(const vyre_cuda_device *d);
-const char *vyre_cuda_grid_sync_name(enum vyre_cuda_grid_sync mode); /* "auto" ... */
-bool vyre_cuda_grid_sync_from_name(const char *name, enum vyre_cuda_grid_sync *out);
+/* How programs with grid statements (ARCHITECTURE.md §3) run on a device: enum
+ * vyre_grid_sync (vyre.h). The mode is an argument of each launch (vyre_cuda_args.grid_sync,
+ * vyre_cuda_run_options.grid_sync, vyre_cuda_grid_options.mode), not a setting of the
+ * device: two callers sharing a device never see each other's choice. The backend
+ * interface keeps one per backend object (vyre_backend_set_grid_sync, default
+ * $VYRE_GRID_SYNC) and passes it to every launch. One name per mode everywhere (plans,
+ * the policy, be:grid_sync): "split" (never "host_loop"). */
+const char *vyre_cuda_grid_sync_name(enum vyre_grid_sync mode); /* "auto" ... */
+bool vyre_cuda_grid_sync_from_name(const char *name, enum vyre_grid_sync *out);
 
 /* Waits for all queued work on the device's stream. */
 enum vyre_status vyre_cuda_synchronize(vyre_cuda_device *d, struct vyre_error *err);
@@ -283,6 +272,9 @@ struct vyre_cuda_args {
      * (vyre_cuda_worklist_header); the count is read on the device and the program's
      * NAME_wl entry runs on a bounded grid. 0: the geometry above. */
     uint64_t wn;
+    /* How a program with grid statements runs (vyre.h; AUTO: the runtime's rule).
+     * Ignored for programs without grid statements. */
+    enum vyre_grid_sync grid_sync;
 };
 /* Enqueues one launch on the device's stream; asynchronous. Allocates nothing. */
 enum vyre_status vyre_cuda_launch(vyre_cuda_kernel *k, const struct vyre_cuda_args *a,
@@ -303,6 +295,7 @@ struct vyre_cuda_prepared {
     uint32_t grid[3]; /* of the entry launched */
     bool vector;      /* the vector entry of an elementwise program (ARCHITECTURE.md §5) */
     bool sized;       /* the NAME_wl entry: sized by a worklist (args.wn) */
+    enum vyre_grid_sync grid_sync; /* args.grid_sync: how each replay of it runs */
     uint64_t slot[VYRE_CUDA_MAX_ARGS];
     void *argv[VYRE_CUDA_MAX_ARGS];
 };
@@ -337,11 +330,11 @@ enum vyre_status vyre_cuda_sequence(vyre_cuda_device *d, const struct vyre_cuda_
                                     size_t nsteps, const struct vyre_cuda_sequence_options *o,
                                     struct vyre_error *err);
 
-/* One run of a kernel with grid statements in the mode given here (VYRE_GRID_AUTO: the
- * device's setting), then one synchronisation; timing may be NULL. The megakernel path:
- * its plan's mode reaches the launch as an argument, the device's setting is untouched. */
+/* One run of a kernel with grid statements in the mode given here (a->grid_sync is not
+ * read), then one synchronisation; timing may be NULL. The megakernel path: its plan's
+ * mode reaches the launch as an argument. */
 struct vyre_cuda_grid_options {
-    enum vyre_cuda_grid_sync mode;
+    enum vyre_grid_sync mode;
     struct vyre_timing *timing;
     /* 0, or a worklist header (vyre_cuda_worklist_header): its 32 bytes are copied into
      * `watched` behind the kernel, within the run's one synchronisation (a megakernel
@@ -411,6 +404,7 @@ struct vyre_cuda_run_options {
     /* results; NULL: not asked for */
     struct vyre_timing *timing; /* the dispatch timed (events: costs a little) */
     uint64_t *rounds;           /* the rounds its converge loops ran (0 without grid statements) */
+    enum vyre_grid_sync grid_sync; /* how grid statements run (AUTO: the runtime's rule) */
 };
 /* One-shot dispatch: compile (through the caches), host data in, launch, host data out,
  * one synchronisation. Transient device memory comes from the size-class pool. */

@@ -113,8 +113,8 @@ static int frames_cuda(struct engine *e, vyre_program *step, vyre_program *heigh
     for (int frame = 0; st == 0 && frame < e->frames; frame++) {
         vyre_bits params[3] = {f32_bits(engine_dt(frame)), f32_bits(ENGINE_GRAVITY),
                                f32_bits(ENGINE_BOUNCE)};
-        struct vyre_cuda_args sa = {sb, 2, params, 3, 0, NULL, 0},
-                              ha = {hb, 2, NULL, 0, 0, NULL, 0};
+        struct vyre_cuda_args sa = {sb, 2, params, 3, 0, NULL, 0, VYRE_GRID_AUTO},
+                              ha = {hb, 2, NULL, 0, 0, NULL, 0, VYRE_GRID_AUTO};
         if (vyre_cuda_launch(ks, &sa, &err) != VYRE_OK ||
             vyre_cuda_buffer_zero(top, &err) != VYRE_OK ||
             vyre_cuda_launch(kh, &ha, &err) != VYRE_OK || vyre_cuda_synchronize(d, &err) != VYRE_OK)

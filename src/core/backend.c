@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "backend_int.h"
+#include "vyre_cuda.h"
 #include "vyre_mega.h"
 
 /* ---- static helpers --------------------------------------------------------------- */
@@ -103,6 +104,7 @@ static enum vyre_status bind_args(const char *fname, const vyre_backend_kernel *
     l->nparams = k->nparams;
     l->n = a->n;
     l->grid = a->grid;
+    l->grid_sync = k->obj.be->grid_sync;
     struct vyre_grid_options go = {c, k->nbuffers, a->n, a->grid};
     return vyre_launch_grid(k->p, &go, l->resolved, err);
 }
@@ -180,12 +182,27 @@ enum vyre_status vyre_backend_new(const char *name, const struct vyre_backend_op
         return null_arg(err, "vyre_backend_new", "name, ops or out", "pass all three");
     }
     *out = NULL;
+    /* An unknown $VYRE_GRID_SYNC is an error, not a silent "auto": a misspelt or old
+     * name ("host_loop", now "split") would otherwise change how grid programs run. */
+    const char *gs = getenv("VYRE_GRID_SYNC");
+    enum vyre_grid_sync mode = VYRE_GRID_AUTO;
+    if (gs && *gs && !vyre_cuda_grid_sync_from_name(gs, &mode)) {
+        if (ops->close) ops->close(ctx);
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "$VYRE_GRID_SYNC is \"%.64s\", not a grid sync mode%s. Fix: set it "
+                              "to auto, cooperative, split or graph, or unset it.",
+                              gs,
+                              strcmp(gs, "host_loop") == 0 ? " (\"host_loop\" is now "
+                                                             "called \"split\")"
+                                                           : "");
+    }
     vyre_backend *be = calloc(1, sizeof *be);
     if (!be) {
         if (ops->close) ops->close(ctx);
         return vyre_error_set(err, VYRE_ERR_NOMEM,
                               "vyre_backend_new: out of host memory. Fix: free memory");
     }
+    be->grid_sync = mode;
     be->name = name;
     be->ops = ops;
     be->ctx = ctx;
@@ -499,6 +516,49 @@ enum vyre_status vyre_backend_launch(vyre_backend_kernel *k, const struct vyre_b
     return k->obj.be->ops->launch(k->obj.be->ctx, k->h, &l, err);
 }
 
+enum vyre_status vyre_backend_grid_run(vyre_backend_kernel *k, const struct vyre_backend_args *a,
+                                       const struct vyre_grid_run_options *o,
+                                       struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
+    const char *fname = "vyre_backend_grid_run";
+    if (!k) return null_arg(err, fname, "k", "pass a compiled kernel");
+    struct vyre_grid_run_options none = {VYRE_GRID_AUTO, NULL, NULL};
+    if (!o) o = &none;
+    if ((unsigned)o->grid_sync > VYRE_GRID_GRAPH)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "%s: %u is not a grid sync mode. Fix: pass VYRE_GRID_AUTO, "
+                              "_COOPERATIVE, _SPLIT or _GRAPH",
+                              fname, (unsigned)o->grid_sync);
+    if (o->timing) memset(o->timing, 0, sizeof *o->timing);
+    if (o->rounds) *o->rounds = 0;
+    void *h[VYRE_MAX_BUFFERS];
+    uint64_t c[VYRE_MAX_BUFFERS];
+    struct vyre_backend_launch l;
+    enum vyre_status st = bind_args(fname, k, a, h, c, &l, err);
+    if (st != VYRE_OK) return st;
+    if (o->grid_sync != VYRE_GRID_AUTO) l.grid_sync = o->grid_sync; /* this launch's only */
+    vyre_backend *be = k->obj.be;
+    uint64_t rounds = 0;
+    if (be->ops->grid_run) {
+        st = be->ops->grid_run(be->ctx, k->h, &l, o->timing, &rounds, err);
+    } else {
+        if (o->timing && be->ops->launch_timed) {
+            st = be->ops->launch_timed(be->ctx, k->h, &l, o->timing, err);
+        } else {
+            uint64_t t0 = vyre_backend_now_ns();
+            st = be->ops->launch(be->ctx, k->h, &l, err);
+            uint64_t t1 = vyre_backend_now_ns();
+            if (st == VYRE_OK) st = be->ops->synchronize(be->ctx, err);
+            uint64_t t2 = vyre_backend_now_ns();
+            if (o->timing) *o->timing = (struct vyre_timing){t2 - t0, t2 - t0, t1 - t0, t2 - t1};
+        }
+        if (st == VYRE_OK && be->ops->kernel_rounds)
+            st = be->ops->kernel_rounds(be->ctx, k->h, &rounds, err);
+    }
+    if (st == VYRE_OK && o->rounds) *o->rounds = rounds;
+    return st;
+}
+
 enum vyre_status vyre_backend_launch_timed(vyre_backend_kernel *k,
                                            const struct vyre_backend_args *a, struct vyre_timing *t,
                                            struct vyre_error *err) {
@@ -748,6 +808,25 @@ enum vyre_status vyre_backend_graph_launch(vyre_backend_graph *g, uint32_t times
 
 void vyre_backend_graph_free(vyre_backend_graph *g) {
     if (g) free_graph(g);
+}
+
+/* ---- megakernel modes ------------------------------------------------------------------ */
+
+enum vyre_status vyre_backend_set_grid_sync(vyre_backend *be, enum vyre_grid_sync mode,
+                                            struct vyre_error *err) {
+    VYRE_ERR_SCRATCH(err);
+    if (!be) return null_arg(err, "vyre_backend_set_grid_sync", "be", "pass an open backend");
+    if ((unsigned)mode > VYRE_GRID_GRAPH)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "vyre_backend_set_grid_sync: %u is not a grid sync mode. Fix: pass "
+                              "VYRE_GRID_AUTO, _COOPERATIVE, _SPLIT or _GRAPH",
+                              (unsigned)mode);
+    be->grid_sync = mode;
+    return VYRE_OK;
+}
+
+enum vyre_grid_sync vyre_backend_grid_sync(const vyre_backend *be) {
+    return be ? be->grid_sync : VYRE_GRID_AUTO;
 }
 
 /* ---- state and telemetry --------------------------------------------------------------- */

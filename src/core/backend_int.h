@@ -25,6 +25,7 @@ struct vyre_backend {
     const struct vyre_backend_ops *ops;
     void *ctx;
     struct vyre_backend_obj *buffers, *kernels, *graphs, *prepared;
+    enum vyre_grid_sync grid_sync; /* passed to every launch (vyre_backend_launch.grid_sync) */
 };
 
 struct vyre_backend_buffer {

@@ -1,8 +1,9 @@
 /* backend_mega.c — vyre_backend_megakernel for every backend (docs/GRID.md): the steps
  * are composed into one program with grid statements (vyre_mega_build, src/core/ir/
- * mega.c), compiled on the backend like any program and launched once, so a backend
- * that runs grid programs runs megakernels with no slot of its own (the CUDA runtime
- * picks a cooperative launch or the host split per kernel). Bound buffers are told
+ * mega.c), compiled on the backend like any program and run once by
+ * vyre_backend_grid_run in the call's grid sync mode (the backend's when AUTO), so a
+ * backend that runs grid programs runs megakernels with its grid_run slot or the
+ * default (launch, synchronize, rounds). Bound buffers are told
  * apart by object: one vyre_backend_buffer is one buffer id of the composition.
  * No plan cache here: the composed program is compiled each call (the CUDA runtime's
  * PTX and module caches make a repeat cheap); a caller that repeats a plan keeps a
@@ -175,18 +176,14 @@ enum vyre_status vyre_backend_megakernel(vyre_backend *be, const struct vyre_bac
     uint32_t nids = 0, grid[3];
     enum vyre_status st = compose(be, steps, n, o, &s, &nids, grid, err);
     if (st == VYRE_OK) st = vyre_backend_compile(be, s.m->program, &s.k, err);
-    uint64_t t1 = vyre_backend_now_ns();
     if (st == VYRE_OK) {
+        /* one launch in the call's mode (the backend's when AUTO), one synchronisation:
+         * timing and rounds come back within it; compile time is not part of it */
         struct vyre_backend_args a = {
             s.byid, nids, s.mparams, vyre_program_param_count(s.m->program), 0, grid};
-        st = vyre_backend_launch(s.k, &a, err);
+        struct vyre_grid_run_options go = {o->grid_sync, o->timing, o->rounds};
+        st = vyre_backend_grid_run(s.k, &a, &go, err);
     }
-    uint64_t t2 = vyre_backend_now_ns();
-    if (st == VYRE_OK) st = vyre_backend_synchronize(be, err);
-    uint64_t t3 = vyre_backend_now_ns();
-    if (st == VYRE_OK && o->rounds) st = vyre_backend_kernel_rounds(s.k, o->rounds, err);
-    /* compile time is not part of the dispatch's time */
-    if (o->timing) *o->timing = (struct vyre_timing){t3 - t1, t3 - t1, t2 - t1, t3 - t2};
     scratch_free(&s);
     return st;
 }

@@ -59,21 +59,21 @@ struct lvyre_backend {
     int ordinal; /* device ordinal; 0 for the reference */
     /* The backend of the C interface this object wraps (vyre_backend.h), opened through
      * the registry; closed (NULL) once freed and its last buffer or kernel released.
-     * Name, info, counters, synchronize, trim, lost, debug mode, buffers and kernels are
-     * its; the families not yet moved onto it (launches, sequences, graphs, run,
-     * megakernels, worklists) test `kind`. */
+     * Name, info, counters, synchronize, trim, lost, debug mode, buffers, kernels, the
+     * grid sync mode, sequences, graphs and megakernel runs are its; the families not yet
+     * moved onto it (launches, run, worklists, and the sequences, graphs and megakernels
+     * whose steps bind worklists or are collectives) test `kind`. */
     vyre_backend *core;
     const char *name;      /* vyre_backend_name(core): static, kept after free */
     char label[40];        /* tostring's: the name, and the ordinal of a device */
     vyre_cuda_device *dev; /* vyre_backend_native_device(core): NULL without one */
     bool host_memory;      /* vyre_backend_info.host_memory: buffers are host memory */
-    /* Buffers (views included) and kernels of core still alive: be:free() closes core
-     * only once the last is released (lvyre_backend_unref), since closing frees them. */
+    /* Buffers (views included), kernels and graphs of core still alive: be:free() closes
+     * core only once the last is released (lvyre_backend_unref), since closing frees them. */
     uint64_t nchildren;
     const void *buffer_mt;      /* the Buffer metatable: telling a Buffer costs no lookup */
     struct lvyre_ref_stats st;  /* reference only */
     uint64_t max_steps;         /* reference only: vyre_ref_run_options.max_steps (0: default) */
-    int grid_sync;              /* reference: be:grid_sync()'s setting (no effect) */
     bool debug;                 /* reference: count out-of-bounds accesses (ldebug.c) */
     struct vyre_oob_count *oob; /* reference, debug: per-declaration counts of one run */
     uint32_t oob_cap;
@@ -143,8 +143,11 @@ struct lvyre_kernel {
     struct vyre_lua_program *prog;  /* NULL for raw PTX; user value 2 keeps it alive */
     const struct lvyre_layout *lay; /* NULL for raw PTX; user value 3 keeps it alive */
     char name[72];
-    uint64_t rounds; /* reference: converge rounds of the last launch */
+    /* converge rounds of the last launch when the binding ran it itself (lkernel.c's
+     * interpreter), else LVYRE_ROUNDS_BACKEND: ask the backend (vyre_backend_kernel_rounds) */
+    uint64_t rounds;
 };
+#define LVYRE_ROUNDS_BACKEND UINT64_MAX
 
 /* What matching an args table and opts against a layout produced. */
 enum lvyre_match_mode {
@@ -302,6 +305,13 @@ uint64_t lvyre_rounds_by_worklist(lua_State *L, struct lvyre_backend *be, struct
  * pushed on the stack; *n receives the count. */
 struct lvyre_step *lvyre_read_steps(lua_State *L, int idx, struct lvyre_backend *be, size_t *n,
                                     const char *fname);
+/* lsequence.c: read steps as the backend interface's (scratch pushed on the stack): steps
+ * with opts.n = 0 are left out; *m gets how many stay, *mprefix how many of the first
+ * `prefix` read steps stay. NULL (nothing pushed) when a step binds a worklist or is a
+ * collective: vyre_backend_args cannot carry those yet. */
+struct vyre_backend_step *lvyre_backend_steps(lua_State *L, const struct lvyre_step *steps,
+                                              size_t n, size_t prefix, size_t *m,
+                                              size_t *mprefix);
 
 /* ---- lgroup.c, lcollective.c: groups of devices (docs/MULTIGPU.md) ---- */
 struct lvyre_group;

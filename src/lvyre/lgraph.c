@@ -1,7 +1,10 @@
 /* lgraph.c — vyre.Graph: a list of launch steps captured once and replayed with
- * g:launch([times [, timed]]). On CUDA it is an instantiated CUDA graph (arguments
- * captured by value); on the reference it is the recorded steps, replayed on the
- * interpreter in order. User value 1 keeps the backend alive, user value 2 a list of
+ * g:launch([times [, timed]]), through the backend interface (vyre_backend_graph_*: on
+ * CUDA an instantiated CUDA graph, arguments captured by value; on the reference the
+ * recorded steps, replayed on the interpreter in order). Steps that bind a worklist or
+ * are collectives are not yet expressible there (vyre_backend_args binds buffers and
+ * params): such graphs still use each backend's own capture (ref_steps, cu below).
+ * User value 1 keeps the backend alive, user value 2 a list of
  * every kernel and buffer the steps use (the graph's own, so changing the caller's
  * table later changes nothing), user value 3 the recorded steps, which a replay checks
  * for freed kernels and buffers on both backends before it runs anything. */
@@ -13,7 +16,10 @@
 struct lvyre_graph {
     struct lvyre_backend *be;
     bool live;
-    vyre_cuda_graph *cu;      /* CUDA */
+    vyre_backend_graph *h; /* the interface's graph (NULL: no step launches anything) */
+    /* steps with worklists or collectives, captured each backend's own way: */
+    bool ref_steps;       /* the reference: the recorded steps are the graph */
+    vyre_cuda_graph *cu;  /* CUDA */
     struct lvyre_step *steps; /* user value 3's memory */
     size_t nsteps;
 };
@@ -103,13 +109,23 @@ int lvyre_backend_graph(lua_State *L) {
     push_holder(L, 2, steps, n);
     lua_setiuservalue(L, 3, 2);
     g->steps = steps;
-    if (be->kind == LVYRE_CUDA) {
+    size_t kept = 0, kprefix = 0;
+    struct vyre_backend_step *bs = lvyre_backend_steps(L, steps, n, 0, &kept, &kprefix);
+    if (bs) {
+        /* steps with opts.n = 0 launch nothing and are not captured; with none left
+         * there is nothing to replay (no graph, so no sync either) */
+        struct vyre_error err;
+        if (kept > 0 && vyre_backend_graph_capture(be->core, bs, kept, &g->h, &err) != VYRE_OK)
+            return vyre_lua_raise(L, fname, &err);
+        if (g->h) be->nchildren++; /* closing the backend's core would free the graph */
+    } else if (be->kind == LVYRE_CUDA) { /* worklists, collectives: see the top */
         size_t m = 0; /* steps with opts.n = 0 launch nothing and are not captured */
         struct vyre_cuda_step *cs = lvyre_cuda_steps(L, steps, n, &m);
         struct vyre_error err;
         if (m > 0 && vyre_cuda_graph_capture(be->dev, cs, m, &g->cu, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
     } else {
+        g->ref_steps = true;
         be->st.live_graphs++;
     }
     g->nsteps = n;
@@ -130,11 +146,20 @@ static int graph_launch(lua_State *L) {
         return vyre_lua_fail(L, "arg", "%s: times must be >= 0. Fix: g:launch(1)", fname);
     check_live(L, g, fname);
     struct vyre_timing t = {0, 0, 0, 0};
-    if (g->be->kind == LVYRE_CUDA && !g->cu) {
-        /* every step had opts.n = 0: nothing was captured, nothing to replay */
-    } else if (g->be->kind == LVYRE_CUDA) {
-        struct vyre_error err;
-        if (vyre_cuda_graph_launch(g->cu, (uint32_t)times, timed ? &t : NULL, &err) != VYRE_OK)
+    struct vyre_error err;
+    vyre_error_clear(&err);
+    if (g->h) {
+        lvyre_refguard_enter(); /* Ctrl-C stops an interpreter replay */
+        enum vyre_status st =
+            vyre_backend_graph_launch(g->h, (uint32_t)times, timed ? &t : NULL, &err);
+        lvyre_refguard_leave(st != VYRE_OK && strcmp(err.call, "vyre_ref_interrupt") == 0);
+        for (size_t i = 0; i < g->nsteps; i++)
+            if (g->steps[i].k) g->steps[i].k->rounds = LVYRE_ROUNDS_BACKEND;
+        if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
+    } else if (!g->ref_steps) {
+        /* nothing was captured (every step had opts.n = 0), or a CUDA graph of its own */
+        if (g->cu &&
+            vyre_cuda_graph_launch(g->cu, (uint32_t)times, timed ? &t : NULL, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
     } else {
         uint64_t t0 = lvyre_now_ns();
@@ -158,12 +183,18 @@ static int graph_free(lua_State *L) {
     struct lvyre_graph *g = tograph(L, 1);
     if (!g->live) return 0;
     g->live = false;
+    if (g->h) {
+        vyre_backend_graph *h = g->h;
+        g->h = NULL;
+        vyre_backend_graph_free(h);
+        lvyre_backend_unref(g->be);
+    }
     if (g->cu) {
         vyre_cuda_graph *cu = g->cu;
         g->cu = NULL;
         vyre_cuda_graph_free(cu);
     }
-    if (g->be && g->be->kind == LVYRE_REFERENCE) g->be->st.live_graphs--;
+    if (g->be && g->ref_steps) g->be->st.live_graphs--;
     g->steps = NULL;
     for (int uv = 2; uv <= 3; uv++) {
         lua_pushnil(L);

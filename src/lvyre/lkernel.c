@@ -137,6 +137,7 @@ struct lvyre_kernel *lvyre_compile(lua_State *L, int be_idx, int prog_idx, const
     if (vyre_backend_compile(be->core, p, &k->h, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
     be->nchildren++;
     k->cu = vyre_backend_kernel_native(k->h); /* launches still reach it directly */
+    k->rounds = LVYRE_ROUNDS_BACKEND;         /* until the binding runs it itself */
     k->live = true;
     return k;
 }
@@ -162,6 +163,7 @@ void lvyre_cuda_args(const struct lvyre_kernel *k, const struct lvyre_bound *b,
     a->n = b->sized ? 0 : b->n;
     a->grid = b->has_grid ? b->grid : NULL;
     a->wn = b->sized ? vyre_cuda_worklist_header(b->sized->cu) : 0;
+    a->grid_sync = vyre_backend_grid_sync(k->be->core); /* the backend object's mode */
 }
 
 void lvyre_kernel_run(lua_State *L, struct lvyre_kernel *k, const struct lvyre_bound *b,

@@ -111,7 +111,7 @@ static void read_mopts(lua_State *L, int idx, struct mopts *o, const char *fname
         }
         const char *k = keys[i];
         if (strcmp(k, "grid_sync") == 0) {
-            enum vyre_cuda_grid_sync m;
+            enum vyre_grid_sync m;
             o->grid_sync = lua_tostring(L, -1);
             if (!o->grid_sync || !vyre_cuda_grid_sync_from_name(o->grid_sync, &m))
                 vyre_lua_fail(L, "arg",
@@ -407,6 +407,7 @@ struct geometry {
     int per_sm, sms;        /* co-resident blocks per SM (the driver's), SMs */
     int max_threads_per_sm; /* 0: unknown (the reference) */
     bool cooperative;
+    bool measured; /* occupancy measured: co-residency limits a cooperative run here */
     uint32_t blocks, threads, groups[3];
 };
 
@@ -423,6 +424,7 @@ static void measure(lua_State *L, struct mcall *c, struct lvyre_kernel *k, vyre_
     if (vyre_cuda_device_info(c->be->dev, &info, &err) != VYRE_OK ||
         vyre_cuda_kernel_occupancy(k->cu, &g->per_sm, &g->cooperative, &err) != VYRE_OK)
         vyre_lua_raise(L, fname, &err);
+    g->measured = true;
     g->sms = info.sms;
     g->max_threads_per_sm = info.max_threads_per_sm;
     /* the grid the runtime launches, by its own rule (vyre_plan.h) */
@@ -539,12 +541,17 @@ static void refuse_cooperative(lua_State *L, struct lvyre_kernel *k, const char 
 }
 
 /* The mode: opts.grid_sync if given, else the registered policy. Without one (vyre.core
- * used without vyre.policy), the reference runs its sections in order and a CUDA device
- * runs the kernel the way its grid sync setting says ("auto": the runtime's own rule). */
+ * used without vyre.policy), the backend object's grid sync setting (be:grid_sync; "auto":
+ * the runtime's own rule). The words follow the backend's capabilities, not its name:
+ * whether co-residency limits a cooperative run (occupancy was measured) and whether
+ * graph replay is the device's own (vyre_backend_info.graphs_native). */
 static void choose(lua_State *L, struct mcall *c, struct lvyre_kernel *k, const struct geometry *g,
                    int facts_idx, const char *fname) {
-    bool cuda = c->be->kind == LVYRE_CUDA;
-    bool can = cuda && g->cooperative && g->per_sm > 0;
+    struct vyre_backend_info info;
+    struct vyre_error err;
+    if (vyre_backend_info(c->be->core, &info, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    bool graphs = info.graphs_native;
+    bool can = g->cooperative && g->per_sm > 0; /* measured on a native device only */
     if (c->o.grid_sync && strcmp(c->o.grid_sync, "auto") != 0) {
         bool coop = strcmp(c->o.grid_sync, "cooperative") == 0;
         bool graph = strcmp(c->o.grid_sync, "graph") == 0;
@@ -554,19 +561,13 @@ static void choose(lua_State *L, struct mcall *c, struct lvyre_kernel *k, const 
                  : graph ? "forced by opts.grid_sync (a CUDA graph per converge round)"
                          : "forced by opts.grid_sync (host split)");
     } else if (!ask_policy(L, c, facts_idx, fname)) {
-        if (!cuda) {
-            snprintf(c->mode, sizeof c->mode, "split");
-            snprintf(c->reason, sizeof c->reason,
-                     "the reference interpreter runs the sections one after another");
-        } else {
-            snprintf(c->mode, sizeof c->mode, "%s",
-                     vyre_cuda_grid_sync_name(vyre_cuda_grid_sync(c->be->dev)));
-            snprintf(c->reason, sizeof c->reason,
-                     "no megakernel policy registered (vyre.policy not loaded): the device's "
-                     "grid sync setting decides at launch");
-        }
+        snprintf(c->mode, sizeof c->mode, "%s",
+                 vyre_cuda_grid_sync_name(vyre_backend_grid_sync(c->be->core)));
+        snprintf(c->reason, sizeof c->reason,
+                 "no megakernel policy registered (vyre.policy not loaded): the backend's grid "
+                 "sync setting (be:grid_sync) decides at launch");
     }
-    if (strcmp(c->mode, "cooperative") == 0 && cuda && !can) {
+    if (strcmp(c->mode, "cooperative") == 0 && g->measured && !can) {
         if (c->o.grid_sync && strcmp(c->o.grid_sync, "cooperative") == 0)
             refuse_cooperative(L, k, fname);
         snprintf(c->mode, sizeof c->mode, "split");
@@ -575,16 +576,17 @@ static void choose(lua_State *L, struct mcall *c, struct lvyre_kernel *k, const 
     if (strcmp(c->mode, "graph") == 0 && !c->o.wl) {
         size_t l = strlen(c->reason);
         snprintf(c->reason + l, sizeof c->reason - l, "%s",
-                 cuda ? "; graph: one kernel per layer, each converge round captured once as a "
-                        "CUDA graph, then one graph launch + one flag readback per round"
-                      : "; the reference interpreter runs the sections one after another");
+                 graphs ? "; graph: one kernel per layer, each converge round captured once as a "
+                          "CUDA graph, then one graph launch + one flag readback per round"
+                        : "; the reference interpreter runs the sections one after another");
     }
     if (c->o.wl) { /* where the worklist's rounds are decided */
         bool device = strcmp(c->mode, "cooperative") == 0 ||
                       (strcmp(c->mode, "auto") == 0 && g->cooperative && g->per_sm > 0);
         size_t l = strlen(c->reason);
         snprintf(c->reason + l, sizeof c->reason - l, "%s",
-                 !cuda   ? "; worklist rounds: the reference advances the worklist between rounds"
+                 !g->measured ? "; worklist rounds: the reference advances the worklist between "
+                                "rounds"
                  : device ? "; worklist rounds: advanced and decided on the device (no host "
                             "sync until the end)"
                           : "; worklist rounds: a host loop in this mode (one kernel per "
@@ -770,9 +772,26 @@ int lvyre_backend_megakernel(lua_State *L) {
     struct vyre_timing t = {0, 0, 0, 0};
     uint64_t rounds = 0;
     struct vyre_error err;
-    if (c.be->kind == LVYRE_CUDA) {
+    if (c.nwls == 0) {
+        /* through the backend interface: the plan's mode goes with this one run
+         * (vyre_grid_run_options.grid_sync), timing and rounds within its one sync */
+        vyre_backend_buffer **hb = vyre_lua_scratch(L, (c.nids + 1) * sizeof *hb);
+        for (uint32_t i = 0; i < c.nids; i++) hb[i] = c.ids[i]->h;
+        struct vyre_backend_args a = {hb, c.nids, params, k->lay->nparams, 0, g.groups};
+        enum vyre_grid_sync mode = VYRE_GRID_AUTO;
+        vyre_cuda_grid_sync_from_name(c.mode, &mode);
+        struct vyre_grid_run_options go = {mode, &t, &rounds};
+        vyre_error_clear(&err);
+        lvyre_refguard_enter(); /* Ctrl-C stops an interpreter run */
+        enum vyre_status st = vyre_backend_grid_run(k->h, &a, &go, &err);
+        lvyre_refguard_leave(st != VYRE_OK && strcmp(err.call, "vyre_ref_interrupt") == 0);
+        if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
+        k->rounds = LVYRE_ROUNDS_BACKEND; /* k:rounds asks the backend */
+    } else if (c.be->kind == LVYRE_CUDA) {
+        /* worklists are not part of the backend interface yet (vyre_backend_args binds
+         * buffers and params): these runs still reach each backend's own call */
         lvyre_cuda_device(L, c.be, fname);
-        /* the plan's mode goes with this run only: the device's setting stays as it is;
+        /* the plan's mode goes with this run only (the device holds no setting);
          * a worklist converge's header comes back with the run's one sync (overflow) */
         unsigned char hdr[32] = {0};
         struct vyre_cuda_grid_options go = {strcmp(c.mode, "cooperative") == 0
@@ -783,7 +802,7 @@ int lvyre_backend_megakernel(lua_State *L) {
                                             &t, c.o.wl ? vyre_cuda_worklist_header(c.o.wl->cu) : 0,
                                             hdr};
         vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
-        struct vyre_cuda_args a = {NULL, 0, NULL, 0, 0, NULL, 0};
+        struct vyre_cuda_args a = {NULL, 0, NULL, 0, 0, NULL, 0, VYRE_GRID_AUTO};
         lvyre_cuda_args(k, b, bufs, &a);
         enum vyre_status st = vyre_cuda_grid_run(k->cu, &a, &go, &err);
         if (st == VYRE_OK) st = vyre_cuda_kernel_rounds(k->cu, &rounds, &err);
@@ -812,10 +831,12 @@ int lvyre_backend_megakernel(lua_State *L) {
 int lvyre_kernel_rounds(lua_State *L) {
     const char *fname = "vyre.Kernel:rounds";
     struct lvyre_kernel *k = lvyre_checkkernel(L, 1, fname);
-    uint64_t r = k->rounds;
+    uint64_t r = k->rounds; /* a launch the binding ran itself (lkernel.c's interpreter) */
     struct vyre_error err;
-    if (k->be->kind == LVYRE_CUDA && vyre_cuda_kernel_rounds(k->cu, &r, &err) != VYRE_OK)
+    if (k->rounds == LVYRE_ROUNDS_BACKEND && k->h &&
+        vyre_backend_kernel_rounds(k->h, &r, &err) != VYRE_OK)
         return vyre_lua_raise(L, fname, &err);
+    if (r == LVYRE_ROUNDS_BACKEND) r = 0; /* raw PTX: no grid statements */
     lua_pushinteger(L, (lua_Integer)r);
     return 1;
 }
@@ -845,26 +866,26 @@ int lvyre_kernel_occupancy(lua_State *L) {
 }
 
 /* be:grid_sync([mode]) -> the mode before ("auto", "cooperative", "split", "graph"): how programs
- * with grid statements run on this backend (the reference records it; it runs them the
- * one way it has). */
+ * with grid statements run on this backend object. The backend keeps it and passes it to
+ * each launch (vyre_backend_set_grid_sync): no device state changes, so another backend
+ * object on the same device keeps its own (the reference records it; it runs them the one
+ * way it has). */
 int lvyre_backend_grid_sync(lua_State *L) {
     const char *fname = "vyre.Backend:grid_sync";
     struct lvyre_backend *be = lvyre_checkbackend(L, 1, fname);
     lua_settop(L, 2);
-    enum vyre_cuda_grid_sync old = be->kind == LVYRE_CUDA
-                                       ? vyre_cuda_grid_sync(lvyre_cuda_device(L, be, fname))
-                                       : (enum vyre_cuda_grid_sync)be->grid_sync;
-    lua_pushstring(L, vyre_cuda_grid_sync_name(old));
+    lua_pushstring(L, vyre_cuda_grid_sync_name(vyre_backend_grid_sync(be->core)));
     if (lua_isnil(L, 2)) return 1;
-    enum vyre_cuda_grid_sync m;
+    enum vyre_grid_sync m;
     if (!vyre_cuda_grid_sync_from_name(lua_tostring(L, 2), &m))
         return vyre_lua_fail(L, "arg",
                              "%s: mode must be \"auto\", \"cooperative\", \"split\" or \"graph\" "
                              "(got %s)%s. "
                              "Fix: be:grid_sync(\"split\")",
                              fname, luaL_tolstring(L, 2, NULL), renamed_mode(lua_tostring(L, 2)));
-    if (be->kind == LVYRE_CUDA) vyre_cuda_set_grid_sync(be->dev, m);
-    else be->grid_sync = (int)m;
+    struct vyre_error err;
+    if (vyre_backend_set_grid_sync(be->core, m, &err) != VYRE_OK)
+        return vyre_lua_raise(L, fname, &err);
     lua_settop(L, 3);
     return 1;
 }

@@ -99,7 +99,8 @@ static int run(lua_State *L, bool timed) {
                                           .grid = b->has_grid ? b->grid : NULL,
                                           .out = io->out,
                                           .timing = timed ? &t : NULL,
-                                          .rounds = &rounds};
+                                          .rounds = &rounds,
+                                          .grid_sync = vyre_backend_grid_sync(be->core)};
         if (vyre_cuda_run(d, p, &o, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
         be->st.runs++; /* be:run's counter is the binding's on every backend */
     } else {

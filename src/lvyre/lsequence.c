@@ -1,7 +1,9 @@
 /* lsequence.c — be:sequence(steps, opts): launches in order with one synchronisation
  * at the end, a prefix run once and the rest repeated, and ranged readback; and the
- * step reader that be:graph shares. On CUDA the steps go to vyre_cuda_sequence; on the
- * reference they run one after the other on the interpreter. */
+ * step reader that be:graph shares. The steps go to vyre_backend_sequence on every
+ * backend (vyre_backend.h). Steps that bind a worklist or are collectives are not yet
+ * expressible there (vyre_backend_args binds buffers and params): those sequences still
+ * reach each backend's own call (run_cuda, run_reference). */
 #include <string.h>
 
 #include "lbackend.h"
@@ -113,6 +115,27 @@ static struct readback *read_readbacks(lua_State *L, int opts, struct lvyre_back
     return rb;
 }
 
+/* The interface's steps bs (lvyre_backend_steps of steps), readbacks and options through
+ * vyre_backend_sequence (one synchronisation); t may be NULL. The kernels' converge
+ * rounds are the backend's afterwards (k:rounds). */
+static void run_interface(lua_State *L, struct lvyre_backend *be, struct lvyre_step *steps,
+                          size_t n, const struct vyre_backend_step *bs, size_t m, size_t mprefix,
+                          uint32_t times, const struct readback *rb, size_t nrb,
+                          struct vyre_timing *t, const char *fname) {
+    struct vyre_backend_readback *brb = vyre_lua_scratch(L, (nrb + 1) * sizeof *brb);
+    for (size_t i = 0; i < nrb; i++)
+        brb[i] = (struct vyre_backend_readback){rb[i].buf->h, rb[i].first, rb[i].count, rb[i].dst};
+    struct vyre_sequence_options o = {mprefix, times, brb, nrb, t};
+    struct vyre_error err;
+    vyre_error_clear(&err);
+    lvyre_refguard_enter(); /* Ctrl-C stops an interpreter run */
+    enum vyre_status st = vyre_backend_sequence(be->core, bs, m, &o, &err);
+    lvyre_refguard_leave(st != VYRE_OK && strcmp(err.call, "vyre_ref_interrupt") == 0);
+    for (size_t i = 0; i < n; i++)
+        if (steps[i].k) steps[i].k->rounds = LVYRE_ROUNDS_BACKEND;
+    if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
+}
+
 static void run_reference(lua_State *L, struct lvyre_backend *be, struct lvyre_step *steps,
                           size_t n, size_t prefix, uint32_t times, const struct readback *rb,
                           size_t nrb, const char *fname) {
@@ -147,6 +170,31 @@ static void run_cuda(lua_State *L, struct lvyre_backend *be, struct lvyre_step *
 }
 
 /* ---- shared helpers (lbackend.h) ----------------------------------------- */
+
+struct vyre_backend_step *lvyre_backend_steps(lua_State *L, const struct lvyre_step *steps,
+                                              size_t n, size_t prefix, size_t *m,
+                                              size_t *mprefix) {
+    for (size_t i = 0; i < n; i++)
+        if (steps[i].coll || steps[i].k->lay->nworklists || steps[i].b.sized) return NULL;
+    struct vyre_backend_step *bs = vyre_lua_scratch(L, (n + 1) * sizeof *bs);
+    vyre_backend_buffer **bufs = vyre_lua_scratch(L, (n * VYRE_MAX_BUFFERS + 1) * sizeof *bufs);
+    size_t k = 0, kp = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct lvyre_bound *b = &steps[i].b;
+        if (b->empty) continue; /* opts.n = 0: launches nothing */
+        const struct lvyre_layout *lay = steps[i].k->lay;
+        vyre_backend_buffer **sb = bufs + k * VYRE_MAX_BUFFERS;
+        for (uint32_t s = 0; s < lay->nbuffers; s++) sb[s] = b->buf[s]->h;
+        bs[k].kernel = steps[i].k->h;
+        bs[k].args = (struct vyre_backend_args){sb,   lay->nbuffers, b->params, lay->nparams,
+                                                b->n, b->has_grid ? b->grid : NULL};
+        k++;
+        if (i < prefix) kp = k;
+    }
+    *m = k;
+    *mprefix = kp;
+    return bs;
+}
 
 struct lvyre_step *lvyre_read_steps(lua_State *L, int idx, struct lvyre_backend *be, size_t *n,
                                     const char *fname) {
@@ -226,16 +274,20 @@ int lvyre_backend_sequence(lua_State *L) {
     struct readback *rb = read_readbacks(L, 3, be, &nrb, fname);
     int results = lua_gettop(L);
     struct vyre_timing t = {0, 0, 0, 0};
+    struct vyre_backend_step *bs;
+    size_t m = 0, mprefix = 0;
     if (conv) { /* rounds until one pushes nothing (lrounds.c), then the readbacks */
         uint64_t rounds =
             lvyre_rounds_by_worklist(L, be, steps, n, (size_t)prefix, wl, max, &t, fname);
         struct vyre_timing tr = {0, 0, 0, 0};
-        if (be->kind == LVYRE_CUDA) run_cuda(L, be, steps, 0, 0, 0, rb, nrb, &tr, fname);
-        else run_reference(L, be, steps, 0, 0, 0, rb, nrb, fname);
+        run_interface(L, be, steps, 0, NULL, 0, 0, 0, rb, nrb, &tr, fname);
         t.wall_ns += tr.wall_ns;
         lua_pushinteger(L, (lua_Integer)rounds);
         lua_setfield(L, results, "rounds");
-    } else if (be->kind == LVYRE_CUDA) {
+    } else if ((bs = lvyre_backend_steps(L, steps, n, (size_t)prefix, &m, &mprefix))) {
+        run_interface(L, be, steps, n, bs, m, mprefix, (uint32_t)times, rb, nrb,
+                      timed ? &t : NULL, fname);
+    } else if (be->kind == LVYRE_CUDA) { /* worklists, collectives: see the top */
         run_cuda(L, be, steps, n, (size_t)prefix, (uint32_t)times, rb, nrb, timed ? &t : NULL,
                  fname);
     } else {

@@ -22,6 +22,7 @@
 
 #include "harness.h"
 #include "vyre_backend.h"
+#include "vyre_cuda.h" /* the native kernel's grid mode, where a backend has one */
 
 #define N 1000u /* elements per op case: not a multiple of the workgroup (tails) */
 
@@ -488,8 +489,9 @@ static void sequence_scenario(vyre_backend *be, uint32_t rb[2][20], uint32_t gou
     vyre_backend_kernel_free(inc);
 }
 
-/* megakernel: scale once (prefix), then inc on v and w 3 rounds. */
-static void mega_scenario(vyre_backend *be, uint32_t out[2][100]) {
+/* megakernel: scale once (prefix), then inc on v and w 3 rounds, in mode `mode` for this
+ * call only. */
+static void mega_scenario(vyre_backend *be, enum vyre_grid_sync mode, uint32_t out[2][100]) {
     vyre_backend_kernel *s = compile_text(be, SCALE), *inc = compile_text(be, INC);
     uint32_t v0[100];
     for (uint32_t i = 0; i < 100; i++) v0[i] = 3 * i;
@@ -500,7 +502,7 @@ static void mega_scenario(vyre_backend *be, uint32_t out[2][100]) {
                                          {inc, {&w, 1, NULL, 0, 0, NULL}}};
     struct vyre_timing t;
     uint64_t rounds = 99;
-    struct vyre_megakernel_options o = {1, 3, NULL, 0, &t, &rounds};
+    struct vyre_megakernel_options o = {1, 3, NULL, 0, &t, &rounds, mode};
     OK(vyre_backend_megakernel(be, steps, 3, &o, &e_));
     CHECK(t.wall_ns > 0);
     CHECK_EQ_U64(rounds, 0); /* no converge loop */
@@ -565,20 +567,17 @@ static void test_operations(vyre_backend *be, vyre_backend *ref) {
     static float yo[2][300];
     static unsigned char ty[2][VYRE_TYPE_COUNT][37 * 8];
     /* The fake driver runs a launch on the interpreter only when its kernel has the
-     * program's own parameters, which a cooperative grid kernel does not: megakernels
-     * compute there once the fake driver runs every program; until then they are skipped
-     * there and the skip is printed. */
-    bool mega = !(control && !is_ref(be));
-    if (!mega)
-        printf("  %s on the fake driver: megakernel NOT compared (the fake cannot run grid "
-               "programs yet)\n",
-               vyre_backend_name(be));
+     * program's own parameters, which a cooperative grid kernel does not, while the host
+     * split's section kernels do: there the megakernel runs split (its own mode, for
+     * that call only); elsewhere in the backend's mode. */
+    enum vyre_grid_sync mega_mode =
+        control && !is_ref(be) ? VYRE_GRID_SPLIT : VYRE_GRID_AUTO;
     for (int w = 0; w < 2; w++) {
         buffers_scenario(bes[w], bo[w]);
         types_scenario(bes[w], ty[w]);
         launch_scenario(bes[w], yo[w], vo[w]);
         sequence_scenario(bes[w], rb[w], go[w]);
-        if (w == 0 || mega) mega_scenario(bes[w], mo[w]);
+        mega_scenario(bes[w], mega_mode, mo[w]);
         debug_scenario(bes[w], dbg[w]);
     }
     compare_u32(be, "buffer ops", bo[0], bo[1], 64);
@@ -596,10 +595,8 @@ static void test_operations(vyre_backend *be, vyre_backend *ref) {
     compare_u32(be, "sequence readback 1", rb[0][0], rb[1][0], 20);
     compare_u32(be, "sequence readback 2", rb[0][1], rb[1][1], 20);
     compare_u32(be, "graph replay", go[0], go[1], 100);
-    if (mega) {
-        compare_u32(be, "megakernel v", mo[0][0], mo[1][0], 100);
-        compare_u32(be, "megakernel w", mo[0][1], mo[1][1], 100);
-    }
+    compare_u32(be, "megakernel v", mo[0][0], mo[1][0], 100);
+    compare_u32(be, "megakernel w", mo[0][1], mo[1][1], 100);
     compare_u32(be, "debug run", dbg[0], dbg[1], 16);
     /* the values themselves, so a backend equal to a broken reference still fails */
     CHECK_EQ_U64(bo[0][10], 7);
@@ -615,6 +612,96 @@ static void test_operations(vyre_backend *be, vyre_backend *ref) {
     CHECK_EQ_U64(mo[0][0][2], 6 * 5 + 3);
     CHECK_EQ_U64(mo[0][1][2], 6 + 3);
     CHECK_EQ_U64(dbg[0][3], 2);
+}
+
+/* ---- megakernel modes ------------------------------------------------------------------ */
+
+static const char COUNT[] = "(program gcount (workgroup 32)\n"
+                            "  (buffer x u32 read_write)\n"
+                            "  (buffer flag u32 read_write)\n"
+                            "  (param max u32)\n"
+                            "  (converge flag max\n"
+                            "    (let i (gid x))\n"
+                            "    (if (lt i (len x))\n"
+                            "      (then\n"
+                            "        (if (gt (load x i) 0u32)\n"
+                            "          (then\n"
+                            "            (store x i (sub (load x i) 1u32))\n"
+                            "            (store flag 0u32 1u32)))))))";
+
+/* The countdown converge run once on be: by a launch in the backend's mode (grid_run
+ * false), or by vyre_backend_grid_run in `mode` for that run only. x and the rounds come
+ * back; `ran` gets how a native device ran it ("" without one). */
+static void count_scenario(vyre_backend *be, bool grid_run, enum vyre_grid_sync mode,
+                           uint32_t x[8], uint64_t *rounds, char ran[16]) {
+    vyre_backend_kernel *k = compile_text(be, COUNT);
+    static const uint32_t x0[8] = {3, 0, 1, 5, 2, 0, 4, 1};
+    uint32_t seven = 7;
+    vyre_backend_buffer *bx = buffer(be, VYRE_U32, 8, x0), *bf = buffer(be, VYRE_U32, 1, &seven);
+    vyre_backend_buffer *bufs[2] = {bx, bf};
+    vyre_bits max = 100;
+    struct vyre_backend_args a = {bufs, 2, &max, 1, 0, NULL};
+    *rounds = 99;
+    if (grid_run) {
+        struct vyre_timing t;
+        struct vyre_grid_run_options o = {mode, &t, rounds};
+        OK(vyre_backend_grid_run(k, &a, &o, &e_));
+        CHECK(t.wall_ns > 0);
+    } else {
+        OK(vyre_backend_launch(k, &a, &e_));
+        OK(vyre_backend_synchronize(be, &e_));
+        OK(vyre_backend_kernel_rounds(k, rounds, &e_));
+    }
+    download(bx, x);
+    uint32_t blocks = 0;
+    void *nk = vyre_backend_kernel_native(k);
+    snprintf(ran, 16, "%s", nk ? vyre_cuda_kernel_grid_mode(nk, &blocks) : "");
+    vyre_backend_buffer_free(bx);
+    vyre_backend_buffer_free(bf);
+    vyre_backend_kernel_free(k);
+}
+
+/* The grid sync mode: kept per backend object (another object keeps its own), passed to
+ * each launch, and a grid run's own mode is for that run only; results and rounds equal
+ * the reference's in every mode. */
+static void test_grid_modes(vyre_backend *be, vyre_backend *ref) {
+    const char *env = getenv("VYRE_GRID_SYNC");
+    if (!env || !*env) CHECK(vyre_backend_grid_sync(be) == VYRE_GRID_AUTO);
+    OK(vyre_backend_set_grid_sync(be, VYRE_GRID_SPLIT, &e_));
+    CHECK(vyre_backend_grid_sync(be) == VYRE_GRID_SPLIT);
+    FAILS(VYRE_ERR_ARG, vyre_backend_set_grid_sync(be, (enum vyre_grid_sync)9, &e_));
+    CHECK(vyre_backend_grid_sync(be) == VYRE_GRID_SPLIT);
+    FAILS(VYRE_ERR_ARG, vyre_backend_set_grid_sync(NULL, VYRE_GRID_SPLIT, &e_));
+    CHECK(vyre_backend_grid_sync(NULL) == VYRE_GRID_AUTO);
+    vyre_backend *other = NULL;
+    OK(vyre_backend_open(vyre_backend_name(be), 0, NULL, &other, &e_));
+    if (other && (!env || !*env)) CHECK(vyre_backend_grid_sync(other) == VYRE_GRID_AUTO);
+    vyre_backend_close(other);
+
+    uint32_t want[8], got[8];
+    uint64_t wr = 0, gr = 0;
+    char ran[16];
+    count_scenario(ref, false, VYRE_GRID_AUTO, want, &wr, ran);
+    CHECK_EQ_U64(wr, 6); /* 5 rounds count the largest element down, the 6th sees no change */
+    CHECK_EQ_U64(want[3], 0);
+    /* the backend's mode (split) reaches an ordinary launch */
+    count_scenario(be, false, VYRE_GRID_AUTO, got, &gr, ran);
+    compare_u32(be, "grid launch (split)", want, got, 8);
+    CHECK_EQ_U64(gr, wr);
+    if (vyre_backend_native_device(be)) CHECK(strcmp(ran, "split") == 0);
+    /* a grid run's own mode, for that run only */
+    count_scenario(be, true, VYRE_GRID_GRAPH, got, &gr, ran);
+    compare_u32(be, "grid run (graph)", want, got, 8);
+    CHECK_EQ_U64(gr, wr);
+    if (vyre_backend_native_device(be)) CHECK(strcmp(ran, "graph") == 0);
+    CHECK(vyre_backend_grid_sync(be) == VYRE_GRID_SPLIT);
+    /* AUTO: the backend's mode (split here); the fake cannot compute a cooperative run */
+    count_scenario(be, true, VYRE_GRID_AUTO, got, &gr, ran);
+    compare_u32(be, "grid run (the backend's mode)", want, got, 8);
+    CHECK_EQ_U64(gr, wr);
+    if (vyre_backend_native_device(be)) CHECK(strcmp(ran, "split") == 0);
+    FAILS(VYRE_ERR_ARG, vyre_backend_grid_run(NULL, NULL, NULL, &e_));
+    OK(vyre_backend_set_grid_sync(be, VYRE_GRID_AUTO, &e_));
 }
 
 /* Counters: the names both backends share move the same way. */
@@ -886,6 +973,8 @@ int main(void) {
         test_atomics(be, ref);
         harness_current = "test_operations";
         test_operations(be, ref);
+        harness_current = "test_grid_modes";
+        test_grid_modes(be, ref);
         harness_current = "test_stats";
         test_stats(be);
         harness_current = "test_threads";

@@ -77,7 +77,7 @@ static void test_hooks_balanced(void) {
     CHECK(pushes >= 1 && pushes == pops);
     CHECK_STR_CONTAINS(last, "vyre compile inc");
 
-    struct vyre_cuda_args a = {&b, 1, NULL, 0, 0, NULL, 0};
+    struct vyre_cuda_args a = {&b, 1, NULL, 0, 0, NULL, 0, VYRE_GRID_AUTO};
     CHECK_EQ_U64(vyre_cuda_launch(k, &a, &e), VYRE_OK);
     counts();
     CHECK(pushes == pops);
@@ -115,17 +115,18 @@ static void test_hooks_balanced(void) {
     CHECK(pushes == pops);
 
     /* Failures close their ranges too: a launch with the wrong buffer count. */
-    struct vyre_cuda_args bad = {&b, 0, NULL, 0, 0, NULL, 0};
+    struct vyre_cuda_args bad = {&b, 0, NULL, 0, 0, NULL, 0, VYRE_GRID_AUTO};
     CHECK(vyre_cuda_launch(k, &bad, &e) != VYRE_OK);
     CHECK(vyre_cuda_run(d, p, &(struct vyre_cuda_run_options){.buffers = &in, .out = out}, &e) !=
           VYRE_OK);
     counts();
     CHECK(pushes == pops);
 
-    /* A megakernel in split mode: one range over it, one per section launch. */
-    vyre_cuda_set_grid_sync(d, VYRE_GRID_SPLIT);
+    /* A megakernel in split mode (the launch's own mode): one range over it, one per
+     * section launch. */
     CHECK_EQ_U64(vyre_cuda_compile(d, gp, &gk, &e), VYRE_OK);
-    struct vyre_cuda_args ga = {&b, 1, NULL, 0, 0, (const uint32_t[3]){1, 1, 1}, 0};
+    struct vyre_cuda_args ga = {&b, 1, NULL, 0, 0, (const uint32_t[3]){1, 1, 1}, 0,
+                                VYRE_GRID_SPLIT};
     before = pushes;
     CHECK_EQ_U64(vyre_cuda_launch(gk, &ga, &e), VYRE_OK);
     counts();

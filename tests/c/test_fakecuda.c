@@ -107,7 +107,7 @@ static void fx_close(struct fx *f) {
 }
 
 static struct vyre_cuda_args inc_args(struct fx *f) {
-    return (struct vyre_cuda_args){&f->b, 1, NULL, 0, 0, NULL, 0};
+    return (struct vyre_cuda_args){&f->b, 1, NULL, 0, 0, NULL, 0, VYRE_GRID_AUTO};
 }
 
 /* Buffer {1, 2, 3} and INC compiled. */

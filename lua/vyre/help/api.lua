@@ -319,7 +319,9 @@ be:grid_sync(["auto" | "cooperative" | "split" | "graph"]) -> mode
 How programs with grid barriers run on this backend: a cooperative launch, a host split at
 each grid barrier, the host split with each converge round replayed as a CUDA graph
 (graph: one graph launch and one flag read per round), or the choice of the runtime (auto;
-also $VYRE_GRID_SYNC). Forcing cooperative where it cannot run is an error with a Fix.]=],
+$VYRE_GRID_SYNC sets the initial mode). The mode belongs to this backend object (another
+backend on the same device keeps its own) and goes with each launch it makes. Forcing
+cooperative where it cannot run is an error with a Fix.]=],
   ["Backend:debug"] = [=[
 be:debug([on]) -> on
 Debug mode (default $VYRE_DEBUG=1, or reference.new{debug = true}): out-of-bounds loads

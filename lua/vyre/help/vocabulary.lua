@@ -14,7 +14,9 @@ M.RULES = {
     .. "The same names are used by `be:grid_sync`, `opts.grid_sync`, `$VYRE_GRID_SYNC`, "
     .. "`plan.mode`, the policy's `facts.force` and its answer `{mode = ...}`, "
     .. "`vyre.policy.costs` and `k:occupancy()`'s mode. The old name `\"host_loop\"` is refused "
-    .. "with an error naming `\"split\"`." },
+    .. "with an error naming `\"split\"`. The mode belongs to one backend object and goes "
+    .. "with each run (C: `vyre_backend_set_grid_sync`, `vyre_megakernel_options.grid_sync`, "
+    .. "`vyre_cuda_args.grid_sync`), never through device state." },
   { "Timing", "Every timed call returns one record, `{wall_ns, device_ns, enqueue_ns, "
     .. "wait_ns}` (nanoseconds; C: `struct vyre_timing`), as its last result: "
     .. "`be:run_timed`, `k:launch_timed`, `be:sequence(steps, {timed = true})`, "
@@ -26,7 +28,8 @@ M.RULES = {
     .. "`be:megakernel` → rounds [, timing] (it has no results). Kernel launches are "
     .. "asynchronous and return nothing: `k:rounds()` reads the rounds of the last launch. "
     .. "C: `vyre_ref_run_options.rounds`, `vyre_cuda_run_options.rounds`, "
-    .. "`vyre_megakernel_options.rounds`." },
+    .. "`vyre_megakernel_options.rounds`, `vyre_grid_run_options.rounds` (and "
+    .. "`vyre_backend_kernel_rounds` after a launch)." },
   { "Ranges", "A range is in elements wherever one is taken, first 1-based in Lua and "
     .. "0-based in C, count defaulting to the rest: `buf:download{first =, count =}`, "
     .. "`buf:upload(data, {first =})`, "

@@ -4,8 +4,9 @@
  * go through vyre_cuda_compile's caches, a launch is vyre_cuda_launch (asynchronous), a
  * prepared launch vyre_cuda_prepare, a sequence vyre_cuda_sequence (one sync), a graph
  * a captured CUDA graph, timing and counters the device's own, debug mode the device's.
- * Megakernels need no slot: the wrapper composes them and vyre_cuda_launch runs the
- * composed grid program cooperatively or split (src/core/backend_mega.c).
+ * Megakernels: the wrapper composes them (src/core/backend_mega.c) and grid_run runs the
+ * composed grid program by vyre_cuda_grid_run, cooperatively, split or as graph rounds,
+ * in the mode each launch carries (vyre_backend_launch.grid_sync; no device setting).
  * Threads: as vyre_cuda.h says, one thread at a time per device object. */
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,8 @@ struct cu_ctx {
 static void to_args(const struct vyre_backend_launch *l, vyre_cuda_buffer **bufs,
                     struct vyre_cuda_args *a) {
     for (size_t i = 0; i < l->nbuffers; i++) bufs[i] = l->buffers[i];
-    *a = (struct vyre_cuda_args){bufs, l->nbuffers, l->params, l->nparams, l->n, l->grid, 0};
+    *a = (struct vyre_cuda_args){bufs,  l->nbuffers, l->params, l->nparams,
+                                 l->n,  l->grid,     0,         l->grid_sync};
 }
 
 /* Steps as vyre_cuda_steps; the caller frees *cs and *bufs. */
@@ -294,6 +296,27 @@ static enum vyre_status cu_kernel_rounds(void *ctx, void *kernel, uint64_t *out,
     return vyre_cuda_kernel_rounds(kernel, out, err);
 }
 
+/* The megakernel path: vyre_cuda_grid_run takes the mode as an argument and copies a
+ * cooperative run's rounds behind the kernel, inside the run's one synchronisation. */
+static enum vyre_status cu_grid_run(void *ctx, void *kernel, const struct vyre_backend_launch *l,
+                                    struct vyre_timing *t, uint64_t *rounds,
+                                    struct vyre_error *err) {
+    uint32_t blocks;
+    if (strcmp(vyre_cuda_kernel_grid_mode(kernel, &blocks), "plain") == 0) {
+        *rounds = 0; /* no grid statements: an ordinary timed launch */
+        if (t) return cu_launch_timed(ctx, kernel, l, t, err);
+        enum vyre_status st = cu_launch(ctx, kernel, l, err);
+        return st == VYRE_OK ? cu_synchronize(ctx, err) : st;
+    }
+    vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
+    struct vyre_cuda_args a;
+    to_args(l, bufs, &a);
+    struct vyre_cuda_grid_options go = {l->grid_sync, t, 0, NULL};
+    enum vyre_status st = vyre_cuda_grid_run(kernel, &a, &go, err);
+    if (st == VYRE_OK) st = vyre_cuda_kernel_rounds(kernel, rounds, err);
+    return st;
+}
+
 static enum vyre_status cu_set_debug(void *ctx, bool on, struct vyre_error *err) {
     return vyre_cuda_set_debug(((struct cu_ctx *)ctx)->d, on, err);
 }
@@ -379,6 +402,7 @@ static const struct vyre_backend_ops cu_ops = {
     .graph_launch = cu_graph_launch,
     .graph_free = cu_graph_free,
     .kernel_rounds = cu_kernel_rounds,
+    .grid_run = cu_grid_run,
     .set_debug = cu_set_debug,
     .oob_report = cu_oob_report,
     .trim = cu_trim,

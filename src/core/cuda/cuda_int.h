@@ -159,7 +159,6 @@ struct vyre_cuda_device {
     struct vyre_cu_module **mods;
     uint32_t nmods, mods_cap;
     uint64_t tick;                      /* LRU clock */
-    enum vyre_cuda_grid_sync grid_sync; /* how programs with grid statements run */
     bool capturing;                     /* graph.c is capturing the stream */
     /* debug mode (debug.c): kernels compiled while on count out-of-bounds accesses */
     bool debug;
@@ -372,7 +371,7 @@ VYRE_INTERNAL void vyre_cu_grid_detach(vyre_cuda_kernel *k);
  * split (graph: its rounds replayed as CUDA graphs). */
 VYRE_INTERNAL enum vyre_status vyre_cu_grid_launch(vyre_cuda_kernel *k, const uint64_t *slot,
                                                    const uint32_t g[3],
-                                                   enum vyre_cuda_grid_sync mode,
+                                                   enum vyre_grid_sync mode,
                                                    struct vyre_error *err);
 /* Writes a launch's argument values into slot and its checked grid into g (launch.c). */
 VYRE_INTERNAL enum vyre_status vyre_cu_fill_args(vyre_cuda_kernel *k,

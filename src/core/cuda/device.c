@@ -213,20 +213,6 @@ enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out,
                               ordinal);
     d->refs = 1;
     d->ordinal = ordinal;
-    /* An unknown $VYRE_GRID_SYNC is an error, not a silent "auto": a misspelt or old
-     * name ("host_loop", now "split") would otherwise change how grid programs run. */
-    const char *gs = getenv("VYRE_GRID_SYNC");
-    d->grid_sync = VYRE_GRID_AUTO;
-    if (gs && *gs && !vyre_cuda_grid_sync_from_name(gs, &d->grid_sync)) {
-        free(d);
-        return vyre_error_set(err, VYRE_ERR_ARG,
-                              "$VYRE_GRID_SYNC is \"%.64s\", not a grid sync mode%s. Fix: set it "
-                              "to auto, cooperative, split or graph, or unset it.",
-                              gs,
-                              strcmp(gs, "host_loop") == 0 ? " (\"host_loop\" is now "
-                                                             "called \"split\")"
-                                                           : "");
-    }
     struct ordinal_state *o = &ordinals[ordinal];
     enum vyre_status st;
     CUresult r = vyre_cu.cuDeviceGet(&d->dev, ordinal);

@@ -14,10 +14,10 @@
  *     captured once into a CUDA graph (flag zeroing, the section launches, the flag
  *     copy into pinned memory) and replayed: one cuGraphLaunch + one sync per round.
  *
- * vyre_cuda_set_grid_sync picks the way for ordinary launches (auto: cooperative where
- * the device and the occupancy allow it); vyre_cuda_grid_run takes the way as an
- * argument (a megakernel's plan chose it), so no caller changes the device's setting
- * around a launch (another thread's launches on the device would see it). */
+ * Every launch takes the way as an argument (vyre_cuda_args.grid_sync, a megakernel's
+ * vyre_cuda_grid_options.mode; auto: cooperative where the device and the occupancy
+ * allow it): the device holds no setting, so no caller changes one around a launch
+ * (another thread's launches on the device would see it). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,26 +69,18 @@ struct vyre_cu_gridk {
 static const char *const mode_names[] = {"auto", "cooperative", "split", "graph"};
 #define NMODES 4u
 
-const char *vyre_cuda_grid_sync_name(enum vyre_cuda_grid_sync mode) {
+const char *vyre_cuda_grid_sync_name(enum vyre_grid_sync mode) {
     return (unsigned)mode < NMODES ? mode_names[mode] : "?";
 }
 
-bool vyre_cuda_grid_sync_from_name(const char *name, enum vyre_cuda_grid_sync *out) {
+bool vyre_cuda_grid_sync_from_name(const char *name, enum vyre_grid_sync *out) {
     for (unsigned i = 0; name && i < NMODES; i++) {
         if (strcmp(name, mode_names[i]) == 0) {
-            *out = (enum vyre_cuda_grid_sync)i;
+            *out = (enum vyre_grid_sync)i;
             return true;
         }
     }
     return false;
-}
-
-void vyre_cuda_set_grid_sync(vyre_cuda_device *d, enum vyre_cuda_grid_sync mode) {
-    if (d && (unsigned)mode < NMODES) d->grid_sync = mode;
-}
-
-enum vyre_cuda_grid_sync vyre_cuda_grid_sync(const vyre_cuda_device *d) {
-    return d ? d->grid_sync : VYRE_GRID_AUTO;
 }
 
 /* ---- attach / detach ------------------------------------------------------------------ */
@@ -232,7 +224,8 @@ struct split_run {
     vyre_cuda_kernel *k;
     const uint64_t *slot;
     const uint32_t *g;
-    struct round_graph *cur; /* graph mode: the round being recorded or replayed */
+    enum vyre_grid_sync mode; /* the run's (a refusal names it) */
+    struct round_graph *cur;  /* graph mode: the round being recorded or replayed */
     bool recording;
     uint32_t captured; /* launches recorded into cur */
 };
@@ -268,19 +261,20 @@ static CUdeviceptr flag_ptr(const struct split_run *r, uint32_t decl) {
 
 /* A converge loop reads its flag on the host between rounds: impossible while be:graph
  * captures the stream (nothing runs then). */
-static enum vyre_status no_capture(const vyre_cuda_kernel *k, struct vyre_error *err) {
+static enum vyre_status no_capture(const vyre_cuda_kernel *k, enum vyre_grid_sync mode,
+                                   struct vyre_error *err) {
     if (!k->dev->capturing) return VYRE_OK;
     return vyre_error_set(err, VYRE_ERR_UNSUPPORTED,
                           "graph capture of '%s': its converge loop runs on the host in grid "
                           "sync \"%s\" (the flag is read between rounds), which a captured "
                           "graph cannot do. Fix: use grid sync \"auto\" or \"cooperative\" "
                           "(the loop runs on the device), or launch it outside the graph",
-                          k->name, vyre_cuda_grid_sync_name(k->dev->grid_sync));
+                          k->name, vyre_cuda_grid_sync_name(mode));
 }
 
 static enum vyre_status split_flag_zero(void *ud, uint32_t decl, struct vyre_error *err) {
     struct split_run *r = ud;
-    enum vyre_status cst = no_capture(r->k, err);
+    enum vyre_status cst = no_capture(r->k, r->mode, err);
     if (cst != VYRE_OK) return cst;
     VYRE_CU_CHECK(r->k->dev, vyre_cu.cuMemsetD8Async(flag_ptr(r, decl), 0, 4, r->k->dev->stream),
                   "cuMemsetD8Async", r->k->name, err);
@@ -298,7 +292,7 @@ static enum vyre_status split_wl_round(void *ud, uint32_t decl, bool *more,
     struct vyre_cuda_device *d = r->k->dev;
     const vyre_program *p = r->k->grid->prog;
     *more = false;
-    enum vyre_status cst = no_capture(r->k, err);
+    enum vyre_status cst = no_capture(r->k, r->mode, err);
     if (cst != VYRE_OK) return cst;
     CUdeviceptr h = (CUdeviceptr)r->slot[2 * p->nbuffers + p->nparams + p->decls[decl].slot];
     uint64_t ptr[2];
@@ -329,7 +323,7 @@ static enum vyre_status split_flag_read(void *ud, uint32_t decl, bool *set,
                                         struct vyre_error *err) {
     struct split_run *r = ud;
     struct vyre_cuda_device *d = r->k->dev;
-    enum vyre_status cst = no_capture(r->k, err);
+    enum vyre_status cst = no_capture(r->k, r->mode, err);
     if (cst != VYRE_OK) return cst;
     uint32_t w = 0;
     VYRE_CU_CHECK(d, vyre_cu.cuMemcpyDtoHAsync(&w, flag_ptr(r, decl), 4, d->stream),
@@ -364,7 +358,7 @@ static enum vyre_status round_open(void *ud, const struct vyre_stmt *s, const vy
     struct vyre_cu_gridk *gk = k->grid;
     struct vyre_cuda_device *d = k->dev;
     size_t nkey = 4u + gk->nargs + gk->prog->nslots;
-    enum vyre_status cst = no_capture(k, err);
+    enum vyre_status cst = no_capture(k, r->mode, err);
     if (cst != VYRE_OK) return cst;
     for (uint32_t i = 0; i < ROUND_GRAPHS && gk->graphs[i]; i++) {
         struct round_graph *rg = gk->graphs[i];
@@ -498,7 +492,8 @@ static enum vyre_status round_run(void *ud, bool *set, struct vyre_error *err) {
 }
 
 static enum vyre_status launch_split(vyre_cuda_kernel *k, const uint64_t *slot, const uint32_t g[3],
-                                     bool graph, struct vyre_error *err) {
+                                     enum vyre_grid_sync mode, struct vyre_error *err) {
+    bool graph = mode == VYRE_GRID_GRAPH;
     struct vyre_cu_gridk *gk = k->grid;
     const vyre_program *p = gk->prog;
     size_t nd = p->ndecls ? p->ndecls : 1u;
@@ -517,7 +512,7 @@ static enum vyre_status launch_split(vyre_cuda_kernel *k, const uint64_t *slot, 
     }
     struct vyre_grid_env env = {p, params, counts, {0, 0, 0}, {g[0], g[1], g[2]}};
     memcpy(env.wgsize, p->workgroup, sizeof env.wgsize);
-    struct split_run r = {k, slot, g, NULL, false, 0};
+    struct split_run r = {k, slot, g, mode, NULL, false, 0};
     struct vyre_grid_ops ops = {&r,   split_section, split_flag_zero, split_flag_read, NULL,
                                 NULL, NULL,          split_wl_round,  NULL};
     if (graph) {
@@ -535,7 +530,7 @@ static enum vyre_status launch_split(vyre_cuda_kernel *k, const uint64_t *slot, 
 }
 
 static enum vyre_status grid_launch(vyre_cuda_kernel *k, const uint64_t *slot, const uint32_t g[3],
-                                    enum vyre_cuda_grid_sync mode, struct vyre_error *err) {
+                                    enum vyre_grid_sync mode, struct vyre_error *err) {
     struct vyre_cu_gridk *gk = k->grid;
     bool coop = can_cooperate(k);
     if (mode == VYRE_GRID_COOPERATIVE && !coop) /* worded by the capability check */
@@ -543,14 +538,14 @@ static enum vyre_status grid_launch(vyre_cuda_kernel *k, const uint64_t *slot, c
                               err);
     if (slot != k->slot) memcpy(k->slot, slot, gk->nargs * sizeof *k->slot);
     if (mode == VYRE_GRID_SPLIT || mode == VYRE_GRID_GRAPH || !coop)
-        return launch_split(k, k->slot, g, mode == VYRE_GRID_GRAPH, err);
+        return launch_split(k, k->slot, g, mode, err);
     return launch_cooperative(k, g, err);
 }
 
 /* One range over the megakernel launch; in split mode each section launch of each
  * round has its own inside it (split_section). */
 enum vyre_status vyre_cu_grid_launch(vyre_cuda_kernel *k, const uint64_t *slot, const uint32_t g[3],
-                                     enum vyre_cuda_grid_sync mode, struct vyre_error *err) {
+                                     enum vyre_grid_sync mode, struct vyre_error *err) {
     int tr = vyre_trace_push("megakernel", k->name);
     enum vyre_status st = grid_launch(k, slot, g, mode, err);
     vyre_trace_pop(tr);
@@ -583,7 +578,7 @@ enum vyre_status vyre_cuda_grid_run(vyre_cuda_kernel *k, const struct vyre_cuda_
     struct vyre_cu_timer t;
     st = vyre_cu_timer_start(d, &t, o->timing, err);
     if (st == VYRE_OK)
-        st = vyre_cu_grid_launch(k, k->slot, g, o->mode == VYRE_GRID_AUTO ? d->grid_sync : o->mode,
+        st = vyre_cu_grid_launch(k, k->slot, g, o->mode,
                                  err);
     if (st == VYRE_OK) st = vyre_cu_timer_enqueued(d, &t, err);
     /* A cooperative run's rounds are on the device: their copy is queued behind the

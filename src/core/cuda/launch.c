@@ -140,7 +140,7 @@ static enum vyre_status launch_one(vyre_cuda_kernel *k, const struct vyre_cuda_a
     enum vyre_status st = fill_args(k, a, k->slot, g, err);
     if (st != VYRE_OK) return st;
     if (k->grid)
-        return vyre_cu_grid_launch(k, k->slot, g, k->dev->grid_sync, err); /* grid_launch.c */
+        return vyre_cu_grid_launch(k, k->slot, g, a->grid_sync, err); /* grid_launch.c */
     bool vec = false;
     if (a->wn) { /* sized by a worklist: NAME_wl on a bounded grid (worklist.c) */
         if ((st = vyre_cu_wl_sized(k, a->wn, k->slot, g, err)) != VYRE_OK) return st;
@@ -191,6 +191,7 @@ enum vyre_status vyre_cuda_prepare(vyre_cuda_kernel *k, const struct vyre_cuda_a
     if (k->oob) out->slot[k->oob_at] = (uint64_t)k->oob; /* debug.c: its counters */
     for (uint32_t i = 0; i < VYRE_CUDA_MAX_ARGS; i++) out->argv[i] = &out->slot[i];
     out->kernel = k;
+    out->grid_sync = a->grid_sync;
     return VYRE_OK;
 }
 
@@ -198,7 +199,7 @@ static enum vyre_status launch_prepared(vyre_cuda_kernel *k, struct vyre_cuda_pr
                                         struct vyre_error *err) {
     enum vyre_status st = vyre_cu_enter(k->dev, err);
     if (st != VYRE_OK) return st;
-    if (k->grid) return vyre_cu_grid_launch(k, pl->slot, pl->grid, k->dev->grid_sync, err);
+    if (k->grid) return vyre_cu_grid_launch(k, pl->slot, pl->grid, pl->grid_sync, err);
     VYRE_CU_CHECK(k->dev,
                   vyre_cu.cuLaunchKernel(pl->sized    ? k->wfn
                                          : pl->vector ? k->vfn
@@ -530,7 +531,8 @@ static enum vyre_status run(vyre_cuda_device *d, vyre_program *p,
         d->st.bytes_up += b->bytes;
     }
     if (st == VYRE_OK) {
-        struct vyre_cuda_args a = {rs->ptrs, k->nbuffers, params, nparams, n, grid, 0};
+        struct vyre_cuda_args a = {rs->ptrs, k->nbuffers, params, nparams,
+                                   n,        grid,        0,      o->grid_sync};
         st = vyre_cu_launch_one(k, &a, err);
     }
     uint64_t down_off = off;
