@@ -221,6 +221,21 @@ local function iteration(eg, fname, st, list, rsname)
   local applied, ta = {}, nil
   local ok, err = pcall(function()
     if stop then return end
+    -- one sequence for every rule's apply when nothing can stop it half-way: no Lua
+    -- applier or explanations log, and the staged rows cannot pass node_limit (rows only
+    -- grow during apply, so the per-rule checks below would not have fired either)
+    local batch = #found > 0
+    local add = 0
+    for _, f in ipairs(found) do
+      if not A.batchable(eg, f.rule) then batch = false break end
+      add = add + A.added(eg, f.rule, f.m)
+    end
+    if batch and snap and eg.nrows + add > st.node_limit then batch = false end
+    if batch then
+      A.apply_batch(eg, fname, found)
+      for _, f in ipairs(found) do applied[f.rule] = true end
+      found = {}
+    end
     for _, f in ipairs(found) do
       -- past time_limit only rules whose e-nodes were already subsumed are still applied
       if not (phase == "apply" and not f.rule.subsume) then

@@ -102,21 +102,52 @@ function S.reserve(eg, rows, words, ids)
   S.ensure(eg, "parent", ids, eg.dev.nids)
 end
 
---- A scratch u32 buffer of exactly n elements per role (vyre.lib's primitives work on
---- whole buffers), reallocated when n changes.
+--- A scratch buffer of exactly n elements per role (vyre.lib's primitives work on
+--- whole buffers). It is a view of a per-role buffer that only grows (doubling), so a
+--- size that changes every iteration costs no cuMemAlloc/cuMemFree (each one tens of
+--- microseconds, and a free waits for the device). A caller that replaced eg.x_<role>
+--- itself (a swap) gets the old exact allocation for that role from then on, so two
+--- roles never alias one buffer.
 function S.exact(eg, role, n, t)
   t = t or "u32"
+  local n1 = math.max(n, 1)
   local key = "x_" .. role
   local b = eg[key]
-  if b and not b.freed and b.count == math.max(n, 1) and b.type == t then return b end
-  if b and not b.freed then b:free() end
-  b = eg.be:buffer(t, math.max(n, 1))
+  if b and not b.freed and b.count == n1 and b.type == t then return b end
+  local caps = eg.xcap
+  if not caps then
+    caps = {}
+    eg.xcap = caps
+  end
+  local c = caps[role]
+  if c and (b ~= c.view or c.buf.freed) then
+    caps[role] = false -- swapped by its user: exact allocations from here on
+    c = false
+  end
+  if c == false then
+    if b and not b.freed then b:free() end
+    b = eg.be:buffer(t, n1)
+    eg[key] = b
+    return b
+  end
+  if not c or c.buf.type ~= t or c.buf.count < n1 then
+    local old = c and c.buf.count or 0
+    if c then c.buf:free() end
+    c = { buf = eg.be:buffer(t, math.max(n1, 2 * old, 256)) }
+    caps[role] = c
+  end
+  b = c.buf:view(1, n1)
+  c.view = b
   eg[key] = b
   return b
 end
 
 --- Frees every buffer the e-graph holds.
 function S.free(eg)
+  for _, c in pairs(eg.xcap or {}) do
+    if c and not c.buf.freed then c.buf:free() end
+  end
+  eg.xcap = nil
   for k, v in pairs(eg) do
     if S.is_buffer(v) and not v.freed then v:free() end
     if S.is_buffer(v) then eg[k] = nil end
