@@ -187,11 +187,38 @@ local function iteration(eg, fname, st, list, rsname)
   local found, skipped, since0 = {}, false, {}
   local rec = { iteration = it, ruleset = rsname, matches = {}, found = {} }
   local stop, phase, over_nodes
+  -- The scheduler is asked for every rule first (may it run?), then the rules it lets
+  -- run are counted together (match.count_batch: one sequence, one readback), then it
+  -- is asked again with each rule's count, in rule order; the substitutions of the
+  -- device searches are written together at the end (match.write_batch).
+  local allowed, dev = {}, {}
   for ri, rule in ipairs(list) do
     if ask(fname, st, it, rule.name, nil) == false then
       skipped = true
     else
-      local m, sub, lay, total = A.search(eg, fname, idx, rule, ri, st.semi and rule.since or 0)
+      allowed[ri] = true
+      if #rule.pats == 1 and not rule.guard then
+        rule.lays = rule.lays or {}
+        rule.lays[1] = rule.lays[1] or match.layout(rule.pats[1], false, rule.subsume)
+        local e = { pat = rule.pats[1], lay = rule.lays[1], when = rule.when,
+          role = ("r%dp1"):format(ri), since = st.semi and rule.since or 0, ri = ri }
+        dev[#dev + 1] = e
+        allowed[ri] = e
+      end
+    end
+  end
+  match.count_batch(eg, fname, idx, dev)
+  local writes = {}
+  for ri, rule in ipairs(list) do
+    if allowed[ri] then
+      local e = allowed[ri]
+      local m, sub, lay, total
+      if e == true then
+        m, sub, lay, total = A.search(eg, fname, idx, rule, ri, st.semi and rule.since or 0)
+      else
+        m, lay, total = e.m, e.lay, e.total
+        sub = e -- filled in by match.write_batch below
+      end
       rec.found[rule.name] = (rec.found[rule.name] or 0) + total
       if ask(fname, st, it, rule.name, total) == false then
         skipped = true
@@ -200,13 +227,20 @@ local function iteration(eg, fname, st, list, rsname)
         if since0[rule] == nil then since0[rule] = rule.since or false end
         rule.since = epoch
         rec.matches[rule.name] = (rec.matches[rule.name] or 0) + m
-        if m > 0 then found[#found + 1] = { rule = rule, m = m, sub = sub, lay = lay } end
+        if m > 0 then
+          found[#found + 1] = { rule = rule, m = m, sub = sub, lay = lay }
+          if sub == e then writes[#writes + 1] = e end
+        end
       end
     end
     if over() then
       stop, phase = "time_limit", "search"
       break
     end
+  end
+  match.write_batch(eg, fname, writes)
+  for _, f in ipairs(found) do
+    if type(f.sub) == "table" then f.sub = f.sub.sub end
   end
   -- subsume = true: the matched rows are marked before any apply moves rows (the
   -- apply's node_limit check may rebuild and compact)

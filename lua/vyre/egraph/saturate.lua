@@ -252,7 +252,7 @@ function A.batchable(eg, rule)
 end
 
 --- The rows (= ids) and child words that applying m matches of rule adds.
-function A.added(eg, rule, m)
+function A.added(_, rule, m)
   local rows, words = 0, 0
   local function walk(t)
     if t.kind == "root" or t.kind == "var" then return end
