@@ -61,7 +61,8 @@ end
 
 --- Builds the per-op and per-class indexes of the (rebuilt, settled) graph; returns the
 --- index {op_rows, ostart, oend (host tables, by op id + 1), cls_rows, cstart, cend}.
-function M.index(eg, fname)
+--- pre: steps to run first in the same sequence (or nil).
+function M.index(eg, fname, pre)
   local be, n, nids = eg.be, eg.dev.nrows, eg.dev.nids
   local nops = math.max(#eg.reg.names, 1)
   local idx = { n = n }
@@ -70,22 +71,19 @@ function M.index(eg, fname)
   local ostart, oend = S.exact(eg, "ix_ostart", nops), S.exact(eg, "ix_oend", nops)
   local cstart, cend = S.exact(eg, "ix_cstart", nids), S.exact(eg, "ix_cend", nids)
   if n == 0 then
+    if pre then S.run(eg, fname, pre) end
     idx.ostart, idx.oend = {}, {}
     return idx
   end
   local steps = {}
+  for _, st in ipairs(pre or {}) do steps[#steps + 1] = st end
   steps[#steps + 1] = { keys_kernel(be), { src = eg.row_op, keys = ok_, vals = vk, n = n },
     S.grid(n) }
   steps[#steps + 1] = { keys_kernel(be), { src = eg.row_class, keys = ck, vals = cv, n = n },
     S.grid(n) }
-  S.run(eg, fname, steps)
-  local _, t1 = lib.sort_timed(be, ok_, vk)
-  local _, t2 = lib.sort_timed(be, ck, cv)
-  if eg.clock then
-    S.tick(eg.clock, t1)
-    S.tick(eg.clock, t2)
-  end
-  steps = {}
+  -- the two sorts go into the same sequence (one synchronisation for the whole index)
+  for _, st in ipairs(lib.steps.sort(be, ok_, vk)) do steps[#steps + 1] = st end
+  for _, st in ipairs(lib.steps.sort(be, ck, cv)) do steps[#steps + 1] = st end
   basic.fill_steps(be, ostart, 0, nops, steps)
   basic.fill_steps(be, oend, 0, nops, steps)
   basic.fill_steps(be, cstart, 0, nids, steps)

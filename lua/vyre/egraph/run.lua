@@ -139,15 +139,28 @@ local MOVED = [[
 -- cmp = 0: snap = parent[0 .. n); cmp = 1: the number of ids x < n whose canonical id is
 -- no longer snap[x] (an e-class merge among the ids that existed at the snapshot). snap:
 -- the rollback snapshot's copy of parent when there is one, else a scratch buffer.
-local function moved(eg, fname, n, cmp, snap)
-  if n == 0 then return 0 end
+-- The launches go into steps, counting into stat[slot] (zeroed by the caller).
+local function moved_steps(eg, n, cmp, snap, steps, slot)
+  if n == 0 then return end
   local buf = snap or S.exact(eg, "sat_snap", n)
-  local steps = {}
-  S.zero_stat(eg, 1, steps)
   steps[#steps + 1] = { U.kernel(eg.be, "eqsat:moved", function() return SC.expand(MOVED) end),
-    { parent = eg.parent, snap = buf, stat = eg.stat, n = n, cmp = cmp }, S.grid(n) }
-  local res = S.run(eg, fname, steps, { S.stat_readback(eg, 1) })
-  return res[1][1]
+    { parent = eg.parent, snap = buf, stat = eg.stat:view(slot + 1, 1), n = n, cmp = cmp },
+    S.grid(n) }
+end
+
+-- The iteration's end in one sequence: the e-classes (eg:size's count) and, unless
+-- skip_moved, the old merges since the start (moved, cmp = 1); returns classes, moved.
+local function size_moved(eg, fname, ids0, snap, skip_moved)
+  S.settle(eg)
+  local steps = {}
+  S.zero_stat(eg, 2, steps)
+  local counted = eg.nclasses == nil and R.class_steps(eg, steps, 0)
+  if not skip_moved then moved_steps(eg, ids0, 1, snap, steps, 1) end
+  if #steps == 1 then return eg.nclasses or 0, 0 end
+  local res = S.run(eg, fname, steps, { S.stat_readback(eg, 2) })
+  if counted then eg.nclasses = res[1][1] end
+  if eg.nclasses == nil then eg.nclasses = 0 end
+  return eg.nclasses, res[1][2]
 end
 
 -- One iteration ---------------------------------------------------------------------------
@@ -161,8 +174,9 @@ local function iteration(eg, fname, st, list, rsname)
   S.settle(eg)
   local snap = st.rollback and N.take(eg, fname) or nil
   local nodes0, ids0 = eg.dev.nrows, eg.dev.nids
-  if not snap then moved(eg, fname, ids0, 0) end
-  local idx = match.index(eg, fname)
+  local pre = {}
+  if not snap then moved_steps(eg, ids0, 0, nil, pre, 0) end
+  local idx = match.index(eg, fname, pre) -- the snapshot goes with the index's sequence
   eg.qidx = nil -- the query index shares these scratch buffers
   -- the constant analysis for `when`'s (const ?x), when a rule of this run reads it
   if eg.an_spec then
@@ -316,8 +330,9 @@ local function iteration(eg, fname, st, list, rsname)
     end
     rec.interrupted = { reason = stop, phase = phase }
   end
-  local n2, c2 = eg:size()
-  local mv = stop and 0 or moved(eg, fname, ids0, 1, snap and eg.x_snap_parent)
+  local c2, mv = size_moved(eg, fname, ids0, snap and eg.x_snap_parent, stop)
+  local n2 = eg.nrows
+  if stop then mv = 0 end
   local t3 = now()
   rec.nodes, rec.classes = n2, c2
   rec.search_s, rec.apply_s, rec.rebuild_s = secs(t1 - t0), secs(t2 - t1), secs(t3 - t2)

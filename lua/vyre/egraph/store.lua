@@ -74,32 +74,44 @@ function S.stat_readback(eg, n) return { eg.stat, 1, n } end
 S.ROW_COLS = { "row_class", "row_op", "row_off", "row_len" }
 
 --- Makes eg[name] a u32 buffer of at least `need` elements, keeping its first `used`.
-function S.ensure(eg, name, need, used)
+--- With steps (a list), the copy is appended there and the old buffer is appended to
+--- steps.old, for the caller to free after running them.
+function S.ensure(eg, name, need, used, steps)
   local b = eg[name]
   if b and b.count >= need then return b end
   local cap = math.max(need, 1024, b and 2 * b.count or 0)
   if cap > S.MAXU32 then cap = S.MAXU32 end
   local nb = eg.be:buffer("u32", cap)
   if b then
-    if used and used > 0 then
-      S.run(eg, "grow", { { K.copy_range(eg.be), { src = b, dst = nb, n = used, src0 = 0,
-        dst0 = 0 }, S.grid(used) } })
+    local copy = used and used > 0 and { K.copy_range(eg.be), { src = b, dst = nb, n = used,
+      src0 = 0, dst0 = 0 }, S.grid(used) }
+    if steps then
+      if copy then steps[#steps + 1] = copy end
+      steps.old[#steps.old + 1] = b
+    else
+      if copy then S.run(eg, "grow", { copy }) end
+      b:free()
     end
-    b:free()
   end
   eg[name] = nb
   return nb
 end
 
---- Room for rows, words and ids up to the given totals (device content kept).
+--- Room for rows, words and ids up to the given totals (device content kept; the
+--- columns that grow are copied in one sequence).
 function S.reserve(eg, rows, words, ids)
   if rows > S.LIMIT or words > S.LIMIT or ids > S.LIMIT then
     S.raise("add", ("the e-graph would exceed %d e-nodes, ids or child words"):format(S.LIMIT),
       "split the work over several e-graphs (ids are u32 on the device)")
   end
-  for _, c in ipairs(S.ROW_COLS) do S.ensure(eg, c, rows, eg.dev.nrows) end
-  S.ensure(eg, "children", words, eg.dev.nwords)
-  S.ensure(eg, "parent", ids, eg.dev.nids)
+  local steps = { old = {} }
+  for _, c in ipairs(S.ROW_COLS) do S.ensure(eg, c, rows, eg.dev.nrows, steps) end
+  S.ensure(eg, "children", words, eg.dev.nwords, steps)
+  S.ensure(eg, "parent", ids, eg.dev.nids, steps)
+  local old = steps.old
+  steps.old = nil
+  S.run(eg, "grow", steps)
+  for _, b in ipairs(old) do b:free() end
 end
 
 --- A scratch buffer of exactly n elements per role (vyre.lib's primitives work on
