@@ -133,8 +133,7 @@ local function cold(backend, iters)
     if not ok or not line then
       print(("# %s: the child failed:\n%s"):format(which, out))
     else
-      local rest = line:gsub("^(%d+)\t(%d+)\t", "%1\t%2\t")
-      print(("%s\t%.4f\t%s"):format(which, (t1 - t0) / 1e9, rest))
+      print(("%s\t%.4f\t%s"):format(which, (t1 - t0) / 1e9, line))
     end
     io.stdout:flush()
   end
@@ -178,11 +177,8 @@ local function main(backend, iters, search)
 end
 
 if not pcall(debug.getlocal, 4, 1) then
-  local t_script = nil
-  do
-    package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
-    t_script = require("vyre").core.now_ns()
-  end
+  package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
+  local t_script = require("vyre").core.now_ns()
   local flags = {}
   for k = 3, #arg do flags[arg[k]] = true end
   local backend, iters = arg[1] or "reference", tonumber(arg[2]) or 6

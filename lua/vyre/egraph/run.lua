@@ -32,8 +32,16 @@ local function secs(t) return t / 1e9 end
 
 -- Schedulers ------------------------------------------------------------------------------
 
+-- The schedulers made here: each answers for a rule from that rule's own state only, so
+-- asking every rule "may it run" before any count changes nothing (run.lua's search).
+M.INDEPENDENT = setmetatable({}, { __mode = "k" })
+
 --- Runs every rule every iteration (egglog's default).
-function M.simple() return function() return true end end
+function M.simple()
+  local f = function() return true end
+  M.INDEPENDENT[f] = true
+  return f
+end
 
 --- egg's BackoffScheduler: a rule whose matches exceed match_limit << times_banned is
 --- banned for ban_length << times_banned iterations (its matches are dropped). A callable
@@ -72,6 +80,7 @@ function M.backoff(opts)
     table.sort(unbanned)
     return false, unbanned
   end
+  M.INDEPENDENT[sched] = true
   return setmetatable(sched, { __call = function(_, it, rule, m)
     local s = st[rule]
     if not s then
@@ -201,33 +210,36 @@ local function iteration(eg, fname, st, list, rsname)
   local found, skipped, since0 = {}, false, {}
   local rec = { iteration = it, ruleset = rsname, matches = {}, found = {} }
   local stop, phase, over_nodes
-  -- The scheduler is asked for every rule first (may it run?), then the rules it lets
-  -- run are counted together (match.count_batch: one sequence, one readback), then it
-  -- is asked again with each rule's count, in rule order; the substitutions of the
-  -- device searches are written together at the end (match.write_batch).
-  local allowed, dev = {}, {}
+  -- The device searches of the rules are counted together (match.count_batch: one
+  -- sequence, one readback) and their substitutions written together at the end
+  -- (match.write_batch). The scheduler is asked as before, rule by rule: may it run,
+  -- then with its count. The built-in schedulers answer per rule from that rule's own
+  -- state, so they are asked "may it run" for every rule first and only those rules are
+  -- counted; a scheduler of the caller's is asked in the original interleaved order, so
+  -- every device-searched rule is counted up front, whether or not it then runs.
+  local indep = st.indep
+  local may, entry, dev = {}, {}, {}
   for ri, rule in ipairs(list) do
-    if ask(fname, st, it, rule.name, nil) == false then
-      skipped = true
-    else
-      allowed[ri] = true
-      if #rule.pats == 1 and not rule.guard then
-        rule.lays = rule.lays or {}
-        rule.lays[1] = rule.lays[1] or match.layout(rule.pats[1], false, rule.subsume)
-        local e = { pat = rule.pats[1], lay = rule.lays[1], when = rule.when,
-          role = ("r%dp1"):format(ri), since = st.semi and rule.since or 0, ri = ri }
-        dev[#dev + 1] = e
-        allowed[ri] = e
-      end
+    if indep then may[ri] = ask(fname, st, it, rule.name, nil) ~= false end
+    if (may[ri] or not indep) and #rule.pats == 1 and not rule.guard then
+      rule.lays = rule.lays or {}
+      rule.lays[1] = rule.lays[1] or match.layout(rule.pats[1], false, rule.subsume)
+      local e = { pat = rule.pats[1], lay = rule.lays[1], when = rule.when,
+        role = ("r%dp1"):format(ri), since = st.semi and rule.since or 0 }
+      dev[#dev + 1] = e
+      entry[ri] = e
     end
   end
   match.count_batch(eg, fname, idx, dev)
   local writes = {}
   for ri, rule in ipairs(list) do
-    if allowed[ri] then
-      local e = allowed[ri]
+    local ok
+    if indep then ok = may[ri] else ok = ask(fname, st, it, rule.name, nil) ~= false end
+    if not ok then skipped = true end
+    if ok then
+      local e = entry[ri]
       local m, sub, lay, total
-      if e == true then
+      if not e then
         m, sub, lay, total = A.search(eg, fname, idx, rule, ri, st.semi and rule.since or 0)
       else
         m, lay, total = e.m, e.lay, e.total
@@ -533,6 +545,7 @@ function M.run(eg, fname, opts)
   -- only node_limit rolls back; a limit no graph can reach needs no snapshots
   if st.node_limit >= S.LIMIT then st.rollback = false end
   st.sched = opts.scheduler or M.backoff()
+  st.indep = M.INDEPENDENT[st.sched] or false
   if not callable(st.sched) then
     S.raise(fname, "scheduler must be a function(iteration, rule_name, matches) -> boolean",
       "pass vyre.egraph.backoff{} or your own function")
