@@ -568,25 +568,31 @@ end
 -- kernels of every pattern with matches in a second one. The same kernels, arguments
 -- and substitutions as M.search, per pattern; only the synchronisations are shared.
 
--- The count kernel's arguments for pattern e.pat over the index (as M.search), or nil
--- when the pattern's op has no rows.
-local function count_args(eg, idx, e)
-  local pat, lay, when = e.pat, e.lay, e.when
+--- The count and write kernels of pattern pat on eg's backend (compiled on first use).
+function M.prepare(eg, pat, lay, when)
   local be = eg.be
-  local var = pat.kind == "var"
-  local base, stop = 0, eg.dev.nids
-  if not var then base, stop = idx.ostart[pat.op + 1] or 0, idx.oend[pat.op + 1] or 0 end
-  local n = stop - base
-  if n <= 0 or idx.n == 0 then return nil end
   pat.kc = pat.kc or setmetatable({}, { __mode = "k" })
   local kc = pat.kc[be]
   if not kc then
-    local gen = var and M.var_text or M.text
+    local gen = pat.kind == "var" and M.var_text or M.text
     local tc, tw = gen(pat, lay, when, "count"), gen(pat, lay, when, "write")
     kc = { count = kernel(be, tc, function() return tc end),
       write = kernel(be, tw, function() return tw end) }
     pat.kc[be] = kc
   end
+  return kc
+end
+
+-- The count kernel's arguments for pattern e.pat over the index (as M.search), or nil
+-- when the pattern's op has no rows.
+local function count_args(eg, idx, e)
+  local pat, lay, when = e.pat, e.lay, e.when
+  local var = pat.kind == "var"
+  local base, stop = 0, eg.dev.nids
+  if not var then base, stop = idx.ostart[pat.op + 1] or 0, idx.oend[pat.op + 1] or 0 end
+  local n = stop - base
+  if n <= 0 or idx.n == 0 then return nil end
+  local kc = M.prepare(eg, pat, lay, when)
   local cnt = S.exact(eg, "m_cnt_" .. e.role, n)
   local args = { row_op = eg.row_op, row_off = eg.row_off, row_class = eg.row_class,
     children = eg.children, op_rows = idx.op_rows, cls_rows = idx.cls_rows,

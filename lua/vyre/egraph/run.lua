@@ -425,6 +425,12 @@ end
 -- "saturated", "until", "node_limit", "time_limit") and whether it made progress.
 local function run_rules(eg, fname, st, rsname, n, goal)
   local list = M.ruleset_rules(eg, rsname)
+  -- every kernel of the rule set is compiled before iteration 1, not when a rule first
+  -- matches (saturate.lua's A.prepare)
+  if n > 0 then
+    for _, rule in ipairs(list) do A.prepare(eg, rule) end
+    require("vyre.egraph.kernels").copy_range(eg.be) -- the columns' first growth
+  end
   local progress = false
   for _ = 1, n do
     if goal and goal_met(eg, fname, goal) then return "until", progress end

@@ -272,9 +272,10 @@ function A.added(_, rule, m)
 end
 
 --- Applies the matches of every entry {rule, sub, m, lay} of list (A.batchable rules)
---- in one sequence; returns the merges.
-function A.apply_batch(eg, fname, list)
-  S.flush(eg)
+--- in one sequence; returns the merges. dry: only compile the kernels it would launch
+--- (A.prepare), touching nothing.
+function A.apply_batch(eg, fname, list, dry)
+  if not dry then S.flush(eg) end
   local rows, words = 0, 0
   for _, f in ipairs(list) do
     local r, w = A.added(eg, f.rule, f.m)
@@ -284,7 +285,7 @@ function A.apply_batch(eg, fname, list)
     S.raise(fname, ("the e-graph would exceed %d e-nodes, ids or child words"):format(S.LIMIT),
       "lower node_limit or ban rules with the scheduler (ids are u32 on the device)")
   end
-  S.reserve(eg, eg.nrows + rows, eg.nwords + words, eg.nids + rows)
+  if not dry then S.reserve(eg, eg.nrows + rows, eg.nwords + words, eg.nids + rows) end
   local be = eg.be
   local cur = { row = eg.nrows, word = eg.nwords, id = eg.nids }
   local steps = {}
@@ -330,6 +331,7 @@ function A.apply_batch(eg, fname, list)
         stat = eg.stat, m = f.m, a1 = a.id or 0, a2 = b.id or 0 }, S.grid(f.m) }
     end
   end
+  if dry then return 0 end
   local res = S.run(eg, fname, steps, { S.stat_readback(eg, 1) })
   eg.nrows, eg.nwords, eg.nids = cur.row, cur.word, cur.id
   eg.dev.nrows, eg.dev.nwords, eg.dev.nids = cur.row, cur.word, cur.id
@@ -337,6 +339,35 @@ function A.apply_batch(eg, fname, list)
   S.changed(eg)
   eg.merges = eg.merges + res[1][1]
   return res[1][1]
+end
+
+--- Compiles up front the kernels that searching and applying rule will launch (its
+--- patterns' count and write kernels, its right-hand side's node, leaf and union
+--- kernels), once per rule and backend: a later iteration whose matches first reach a
+--- rule compiles nothing then.
+function A.prepare(eg, rule)
+  local be = eg.be
+  rule.prepared = rule.prepared or setmetatable({}, { __mode = "k" })
+  if rule.prepared[be] then return end
+  rule.prepared[be] = true
+  local lay
+  if #rule.pats == 1 and not rule.guard then
+    rule.lays = rule.lays or {}
+    rule.lays[1] = rule.lays[1] or match.layout(rule.pats[1], false, rule.subsume)
+    match.prepare(eg, rule.pats[1], rule.lays[1], rule.when)
+    lay = rule.lays[1]
+  else
+    rule.lays = rule.lays or {}
+    for k, pat in ipairs(rule.pats) do
+      rule.lays[k] = rule.lays[k] or match.layout(pat, true)
+      match.prepare(eg, pat, rule.lays[k], #rule.pats == 1 and rule.when or nil)
+    end
+    rule.hostlay = rule.hostlay or A.rule_layout(rule)
+    lay = rule.hostlay
+  end
+  if A.batchable(eg, rule) then
+    A.apply_batch(eg, "run", { { rule = rule, sub = false, m = 2, lay = lay } }, true)
+  end
 end
 
 local SUBSUME = [[
