@@ -71,6 +71,75 @@ function M.setup(eg)
   return roots
 end
 
+-- The fixed cost per size: the mean seconds of the iterations (from 2: iteration 1
+-- compiles the kernels) that started below each power of ten of e-nodes.
+local function fixed_cost(rows)
+  local lines = {}
+  for _, lim in ipairs({ 1e3, 1e4, 1e5 }) do
+    local sum, k = 0, 0
+    for _, r in ipairs(rows) do
+      if r.iter > 1 and r.start < lim then sum, k = sum + r.seconds, k + 1 end
+    end
+    if k > 0 then
+      lines[#lines + 1] = ("# fixed cost: iterations 2.. that start below %d e-nodes: mean %.3f ms "
+        .. "per iteration (%d iterations)"):format(math.tointeger(lim), 1e3 * sum / k, k)
+    end
+  end
+  return lines
+end
+
+-- One whole run in this process (--whole): iterations 1..iters as one eg:run, then one
+-- line with the times since the script started and the backend's compile counters.
+local function whole(backend, iters, t_script)
+  local vyre = require("vyre")
+  local now = vyre.core.now_ns
+  local t_req = now()
+  local be = vyre.backend(backend)
+  local t_be = now()
+  local eg = vyre.egraph(be)
+  M.setup(eg)
+  eg:rebuild()
+  local t_setup = now()
+  local rep = eg:run({ iterations = iters, node_limit = 1e12, time_limit = 1e12,
+    scheduler = vyre.egraph.simple() })
+  local t_end = now()
+  local st = be:stats()
+  print(("whole\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%d\t%d\t%d"):format(#rep, rep[#rep].nodes,
+    (t_end - t_script) / 1e9, (t_be - t_req) / 1e9, (t_setup - t_be) / 1e9,
+    (t_end - t_setup) / 1e9, st.jit_compiles or 0, st.disk_hits or 0, st.ptx_misses or 0))
+end
+
+-- --cold: the whole run in a new process, first with an empty VYRE_CACHE_DIR, then
+-- twice with the cache it filled; each process's wall time is measured from here, around
+-- its start and exit (Lua, the library, the CUDA context, the kernels, iterations).
+local function cold(backend, iters)
+  local vyre = require("vyre")
+  local now = vyre.core.now_ns
+  local dir = io.popen("mktemp -d"):read("l")
+  local lua = arg[-1] or "lua5.4"
+  print(("# math workload, whole run of iterations 1..%d on %s in a new process; "
+    .. "VYRE_CACHE_DIR=%s"):format(iters, backend, dir))
+  print("# cache\tprocess_s\titers\tenodes\tin_script_s\tbackend_s\tsetup_s\titerations_s"
+    .. "\tjit_compiles\tdisk_hits\tptx_misses")
+  for _, which in ipairs({ "empty", "warm", "warm" }) do
+    local cmd = ("VYRE_CACHE_DIR='%s' %s bench/eqsat/math.lua %s %d --whole"):format(dir, lua,
+      backend, iters)
+    local t0 = now()
+    local f = io.popen(cmd)
+    local out = f:read("a")
+    local ok = f:close()
+    local t1 = now()
+    local line = out:match("whole\t([^\n]*)")
+    if not ok or not line then
+      print(("# %s: the child failed:\n%s"):format(which, out))
+    else
+      print(("%s\t%.4f\t%s"):format(which, (t1 - t0) / 1e9, line))
+    end
+    io.stdout:flush()
+  end
+  os.execute(("rm -rf '%s'"):format(dir))
+end
+
 local function main(backend, iters, search)
   package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
   local vyre = require("vyre")
@@ -86,7 +155,9 @@ local function main(backend, iters, search)
   -- one iteration per call, so each line is out before the next iteration starts
   local sched = vyre.egraph.simple()
   local stop = "iterations"
+  local rows = {}
   for i = 1, iters do
+    local start = eg:size()
     local rep = eg:run({ iterations = 1, node_limit = 1e12, time_limit = 1e12,
       scheduler = sched, semi_naive = search ~= "naive" })
     local r = rep[1]
@@ -95,16 +166,29 @@ local function main(backend, iters, search)
     print(("%d\t%d\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f"):format(i, r.nodes, r.classes, m,
       r.seconds, r.search_s, r.apply_s, r.rebuild_s))
     io.stdout:flush()
+    rows[#rows + 1] = { iter = i, start = start, seconds = r.seconds }
     if rep.stop == "saturated" then
       stop = "saturated"
       break
     end
   end
   print("# stop: " .. stop)
+  for _, l in ipairs(fixed_cost(rows)) do print(l) end
 end
 
 if not pcall(debug.getlocal, 4, 1) then
-  -- arg 3: "naive" searches every match, else semi-naive (the default)
-  main(arg[1] or "reference", tonumber(arg[2]) or 6, arg[3] == "naive" and "naive" or "semi-naive")
+  package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
+  local t_script = require("vyre").core.now_ns()
+  local flags = {}
+  for k = 3, #arg do flags[arg[k]] = true end
+  local backend, iters = arg[1] or "reference", tonumber(arg[2]) or 6
+  if flags["--cold"] then
+    cold(backend, iters)
+  elseif flags["--whole"] then
+    whole(backend, iters, t_script)
+  else
+    -- "naive" searches every match, else semi-naive (the default)
+    main(backend, iters, flags.naive and "naive" or "semi-naive")
+  end
 end
 return M

@@ -60,6 +60,8 @@ $FINDB
   })
 end
 
+K.union = union -- saturate.lua's batched apply unites inside its own kernels
+
 --- Statements adding the u32 variable `v` of every invocation of the subgroup to
 --- stat[slot] with one atomic per subgroup (uniform control flow only).
 local function count(v, slot, p)
@@ -81,6 +83,8 @@ end
 K.SEED = 0xA24BAED4
 
 --- Lua model of the signature (for the specs and the host).
+K.count = count -- for the batched apply's union kernels
+
 function K.signature(op, words)
   local function m(h, v)
     local x = (h ~ ((v + 0x9E3779B9 + ((h << 6) & 0xffffffff) + (h >> 2)) & 0xffffffff))

@@ -61,7 +61,8 @@ end
 
 --- Builds the per-op and per-class indexes of the (rebuilt, settled) graph; returns the
 --- index {op_rows, ostart, oend (host tables, by op id + 1), cls_rows, cstart, cend}.
-function M.index(eg, fname)
+--- pre: steps to run first in the same sequence (or nil).
+function M.index(eg, fname, pre)
   local be, n, nids = eg.be, eg.dev.nrows, eg.dev.nids
   local nops = math.max(#eg.reg.names, 1)
   local idx = { n = n }
@@ -70,22 +71,19 @@ function M.index(eg, fname)
   local ostart, oend = S.exact(eg, "ix_ostart", nops), S.exact(eg, "ix_oend", nops)
   local cstart, cend = S.exact(eg, "ix_cstart", nids), S.exact(eg, "ix_cend", nids)
   if n == 0 then
+    if pre then S.run(eg, fname, pre) end
     idx.ostart, idx.oend = {}, {}
     return idx
   end
   local steps = {}
+  for _, st in ipairs(pre or {}) do steps[#steps + 1] = st end
   steps[#steps + 1] = { keys_kernel(be), { src = eg.row_op, keys = ok_, vals = vk, n = n },
     S.grid(n) }
   steps[#steps + 1] = { keys_kernel(be), { src = eg.row_class, keys = ck, vals = cv, n = n },
     S.grid(n) }
-  S.run(eg, fname, steps)
-  local _, t1 = lib.sort_timed(be, ok_, vk)
-  local _, t2 = lib.sort_timed(be, ck, cv)
-  if eg.clock then
-    S.tick(eg.clock, t1)
-    S.tick(eg.clock, t2)
-  end
-  steps = {}
+  -- the two sorts go into the same sequence (one synchronisation for the whole index)
+  for _, st in ipairs(lib.steps.sort(be, ok_, vk)) do steps[#steps + 1] = st end
+  for _, st in ipairs(lib.steps.sort(be, ck, cv)) do steps[#steps + 1] = st end
   basic.fill_steps(be, ostart, 0, nops, steps)
   basic.fill_steps(be, oend, 0, nops, steps)
   basic.fill_steps(be, cstart, 0, nids, steps)
@@ -563,6 +561,103 @@ function M.search(eg, fname, idx, pat, lay, when, role, since)
   wargs.cnt_out, wargs.sub, wargs.m = cs, sub, m
   S.run(eg, fname, { { kc.write, wargs, S.grid(n) } })
   return m, sub, total
+end
+
+-- Batched search (run.lua): the count pipelines of every rule of an iteration in one
+-- sequence with one readback (each pattern's kept and total matches), then the write
+-- kernels of every pattern with matches in a second one. The same kernels, arguments
+-- and substitutions as M.search, per pattern; only the synchronisations are shared.
+
+--- The count and write kernels of pattern pat on eg's backend (compiled on first use).
+function M.prepare(eg, pat, lay, when)
+  local be = eg.be
+  pat.kc = pat.kc or setmetatable({}, { __mode = "k" })
+  local kc = pat.kc[be]
+  if not kc then
+    local gen = pat.kind == "var" and M.var_text or M.text
+    local tc, tw = gen(pat, lay, when, "count"), gen(pat, lay, when, "write")
+    kc = { count = kernel(be, tc, function() return tc end),
+      write = kernel(be, tw, function() return tw end) }
+    pat.kc[be] = kc
+  end
+  return kc
+end
+
+-- The count kernel's arguments for pattern e.pat over the index (as M.search), or nil
+-- when the pattern's op has no rows.
+local function count_args(eg, idx, e)
+  local pat, lay, when = e.pat, e.lay, e.when
+  local var = pat.kind == "var"
+  local base, stop = 0, eg.dev.nids
+  if not var then base, stop = idx.ostart[pat.op + 1] or 0, idx.oend[pat.op + 1] or 0 end
+  local n = stop - base
+  if n <= 0 or idx.n == 0 then return nil end
+  local kc = M.prepare(eg, pat, lay, when)
+  local cnt = S.exact(eg, "m_cnt_" .. e.role, n)
+  local args = { row_op = eg.row_op, row_off = eg.row_off, row_class = eg.row_class,
+    children = eg.children, op_rows = idx.op_rows, cls_rows = idx.cls_rows,
+    cstart = idx.cstart, cend = idx.cend, cnt_out = cnt, row_epoch = eg.row_epoch,
+    sub = S.exact(eg, "m_dummy", 1), n = n, base = base, m = 0, since = e.since or 0,
+    filter = lay.flag and 0 or 1, withsub = lay.withsub and 1 or 0 }
+  if var then
+    args = { parent = eg.parent, cls_rows = idx.cls_rows, cstart = idx.cstart,
+      cend = idx.cend, row_epoch = eg.row_epoch, cnt_out = cnt, sub = args.sub, n = n,
+      m = 0, since = args.since, filter = args.filter, withsub = args.withsub }
+  end
+  if M.uses_analysis(when) then args.an_state, args.an_val = eg.an_state, eg.an_val end
+  for name, const in pairs(require("vyre.egraph.rules").values_read(when)) do
+    args["an_" .. name] = eg.analyses[name].val
+    if const then args["an_" .. name .. "_st"] = eg.analyses[name].st end
+  end
+  return args, kc, n
+end
+
+--- Counts the matches of every entry {pat, lay, when, role, since} in one sequence:
+--- sets e.m (kept matches) and e.total (all matches, for the scheduler).
+function M.count_batch(eg, fname, idx, entries)
+  if #entries == 0 then return end
+  local be = eg.be
+  local tot = S.exact(eg, "m_tot", #entries)
+  local steps, rb, live = {}, {}, {}
+  basic.fill_steps(be, tot, 0, #entries, steps)
+  for k, e in ipairs(entries) do
+    e.m, e.total, e.args = 0, 0, nil
+    local args, kc, n = count_args(eg, idx, e)
+    if args then
+      args.stat = tot:view(k, 1)
+      e.args, e.kc, e.n = args, kc, n
+      steps[#steps + 1] = { kc.count, args, S.grid(n) }
+      e.cs = S.exact(eg, "m_scan_" .. e.role, n)
+      scan.steps(be, "u32", "add", true, args.cnt_out, e.cs, n, steps)
+      rb[#rb + 1] = { e.cs, n, 1 }
+      rb[#rb + 1] = { args.cnt_out, n, 1 }
+      live[#live + 1] = e
+    end
+  end
+  rb[#rb + 1] = { tot, 1, #entries }
+  local res = S.run(eg, fname, steps, rb)
+  for j, e in ipairs(live) do e.m = res[2 * j - 1][1] + res[2 * j][1] end
+  for k, e in ipairs(entries) do e.total = res[#rb][k] end
+end
+
+--- Writes the substitutions of every counted entry with e.m > 0 in one sequence: sets
+--- e.sub (ncols * m u32, column-major, as M.search returns).
+function M.write_batch(eg, fname, entries)
+  local steps = {}
+  for _, e in ipairs(entries) do
+    if e.m > 0 then
+      if e.m * e.lay.ncols > S.LIMIT then
+        S.raise(fname, ("pattern %s has %d matches, too many substitution words"):format(
+          e.role, e.m), "lower node_limit or ban the rule with the scheduler")
+      end
+      e.sub = S.exact(eg, "sub_" .. e.role, e.m * e.lay.ncols)
+      local wargs = {}
+      for k, v in pairs(e.args) do wargs[k] = v end
+      wargs.cnt_out, wargs.sub, wargs.m = e.cs, e.sub, e.m
+      steps[#steps + 1] = { e.kc.write, wargs, S.grid(e.n) }
+    end
+  end
+  S.run(eg, fname, steps)
 end
 
 -- The kernels' column lines (columns ...) expanded (schema.lua) wherever the text goes:

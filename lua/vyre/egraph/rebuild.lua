@@ -27,35 +27,42 @@ local ALT = { row_class = "alt_class", row_op = "alt_op", row_off = "alt_off",
 
 --- The row_epoch column (semi-naive search, docs/EGRAPH.md): rows appended since the
 --- last call (from eg.epoch_rows on: every add path appends) get the epoch eg.epoch.
-function R.epochs(eg, fname)
+--- With steps, the fill is appended there instead of run at once.
+function R.epochs(eg, fname, steps)
   local n, from = eg.dev.nrows, eg.epoch_rows or 0
   S.ensure(eg, "row_epoch", math.max(n, eg.row_class and eg.row_class.count or 0), from)
   if n > from then
-    S.run(eg, fname, { { K.fill_from(eg.be), { buf = eg.row_epoch, from = from, n = n,
-      value = eg.epoch or 0 }, S.grid(n - from) } })
+    local st = { K.fill_from(eg.be), { buf = eg.row_epoch, from = from, n = n,
+      value = eg.epoch or 0 }, S.grid(n - from) }
+    if steps then steps[#steps + 1] = st else S.run(eg, fname, { st }) end
   end
   eg.epoch_rows = n
 end
 
 --- Runs canon over the rows: canonical classes and children, signatures in keys (an
 --- exact-size buffer, returned with vals); rows that changed get the epoch eg.epoch.
-function R.canon(eg, fname)
+--- With steps, the launches are appended there (the caller runs them) instead.
+function R.canon(eg, fname, steps)
   local n = eg.dev.nrows
   local keys = S.exact(eg, "keys", n)
   local vals = S.exact(eg, "vals", n)
   if eg.xlog then require("vyre.egraph.explain").capture(eg, fname) end
-  R.epochs(eg, fname)
+  local own = not steps
+  steps = steps or {}
+  R.epochs(eg, fname, steps)
   if n > 0 then
-    S.run(eg, fname, { { K.canon(eg.be), { parent = eg.parent, isleaf = eg.isleaf,
+    steps[#steps + 1] = { K.canon(eg.be), { parent = eg.parent, isleaf = eg.isleaf,
       children = eg.children, row_class = eg.row_class, row_op = eg.row_op,
       row_off = eg.row_off, row_len = eg.row_len, sig = keys, vals = vals,
-      row_epoch = eg.row_epoch, n = n, cur = eg.epoch or 0 }, S.grid(n) } })
+      row_epoch = eg.row_epoch, n = n, cur = eg.epoch or 0 }, S.grid(n) }
   end
+  if own then S.run(eg, fname, steps) end
   return keys, vals
 end
 
--- Removes the rows whose keep flag is 0 (stable), given their count.
-local function compact_rows(eg, fname, keep, dups)
+-- Appends the compaction of the rows whose keep flag is 0 into the alt columns to steps
+-- (the scan of keep into rank, and the scatter); returns rank.
+local function compact_steps(eg, keep, steps)
   local be, n = eg.be, eg.dev.nrows
   local rank = S.exact(eg, "rank", n)
   for main, alt in pairs(ALT) do
@@ -64,13 +71,23 @@ local function compact_rows(eg, fname, keep, dups)
       eg[alt] = be:buffer("u32", eg[main].count)
     end
   end
-  local steps = {}
   scan.steps(be, "u32", "add", true, keep, rank, n, steps)
   steps[#steps + 1] = { K.scatter_rows(be), { keep = keep, rank = rank,
     row_class = eg.row_class, row_op = eg.row_op, row_off = eg.row_off, row_len = eg.row_len,
     row_epoch = eg.row_epoch, out_class = eg.alt_class, out_op = eg.alt_op,
     out_off = eg.alt_off, out_len = eg.alt_len, out_epoch = eg.alt_epoch, n = n }, S.grid(n) }
-  S.run(eg, fname, steps)
+  return rank
+end
+
+-- Removes the rows whose keep flag is 0 (stable), given their count; with rank, the
+-- compaction already ran (R.rounds put it in the round's sequence).
+local function compact_rows(eg, fname, keep, dups, rank)
+  local n = eg.dev.nrows
+  if not rank then
+    local steps = {}
+    rank = compact_steps(eg, keep, steps)
+    S.run(eg, fname, steps)
+  end
   if eg.xlog then require("vyre.egraph.explain").scatter(eg, fname, keep, rank, n, n - dups) end
   for main, alt in pairs(ALT) do eg[main], eg[alt] = eg[alt], eg[main] end
   eg.dev.nrows = n - dups
@@ -151,19 +168,32 @@ function R.rebuild(eg, fname)
   return rounds, unions, report
 end
 
+-- Below this many rows a round compacts its rows in its own sequence whether or not it
+-- found duplicates (a scan and a scatter cost less than a synchronisation there).
+R.SPECULATE_ROWS = 1 << 20
+
 function R.rounds(eg, fname)
-  S.settle(eg)
+  -- the compress of unions staged since the last rebuild goes with round 1's sequence
+  S.flush(eg)
+  local pending = eg.uf_dirty and eg.dev.nids > 0
+  eg.uf_dirty = false
   local be = eg.be
   local rounds, unions, report = 0, 0, {}
   while eg.dev.nrows > 0 do
     local n = eg.dev.nrows
     rounds = rounds + 1
-    local keys, vals = R.canon(eg, fname)
-    local _, t = lib.sort_timed(be, keys, vals)
-    S.tick(eg.clock, t)
+    -- canon, the sort, the match (and, for small graphs, the compaction) of a round are
+    -- one sequence (one synchronisation)
+    local steps = {}
+    if pending then
+      steps[1] = { K.compress(be), { parent = eg.parent, n = eg.dev.nids },
+        S.grid(eg.dev.nids) }
+      pending = false
+    end
+    local keys, vals = R.canon(eg, fname, steps)
+    for _, st in ipairs(lib.steps.sort(be, keys, vals)) do steps[#steps + 1] = st end
     local start = S.exact(eg, "start", n)
     local keep = S.exact(eg, "keep", n)
-    local steps = {}
     steps[#steps + 1] = { K.heads(be), { keys = keys, start = start, n = n }, S.grid(n) }
     scan.steps(be, "u32", "max", false, start, start, n, steps)
     S.zero_stat(eg, 2, steps)
@@ -174,12 +204,13 @@ function R.rounds(eg, fname)
       n = n }, S.grid(n) }
     steps[#steps + 1] = { K.compress(be), { parent = eg.parent, n = eg.dev.nids },
       S.grid(eg.dev.nids) }
+    local rank = not eg.xlog and n <= R.SPECULATE_ROWS and compact_steps(eg, keep, steps)
     local res = S.run(eg, fname, steps, { S.stat_readback(eg, 2) })
     if eg.xlog then require("vyre.egraph.explain").after_round(eg) end
     local merged, dups = res[1][1], res[1][2]
     report[rounds] = { rows = n, unions = merged, duplicates = dups }
     unions = unions + merged
-    if dups > 0 then compact_rows(eg, fname, keep, dups) end
+    if dups > 0 then compact_rows(eg, fname, keep, dups, rank or nil) end
     if merged == 0 then break end
     -- eg:run's time_limit between rounds: the caller rolls the iteration back, so the
     -- graph may be left half rebuilt here
@@ -188,6 +219,10 @@ function R.rounds(eg, fname)
       return rounds, unions, report
     end
   end
+  if pending then -- no rows: the compress still has to run
+    S.run(eg, fname, { { K.compress(be), { parent = eg.parent, n = eg.dev.nids },
+      S.grid(eg.dev.nids) } })
+  end
   if eg.garbage then R.compact_children(eg, fname) end
   eg.merges = eg.merges + unions
   eg.clean = true
@@ -195,19 +230,26 @@ function R.rounds(eg, fname)
   return rounds, unions, report
 end
 
---- The number of e-classes that have e-nodes (settles the graph first).
-function R.count_classes(eg, fname)
-  S.settle(eg)
+--- Appends the launches counting the e-classes that have e-nodes into stat[slot] (zeroed
+--- by the caller) to steps, for a settled graph; false when it has no e-nodes (0).
+function R.class_steps(eg, steps, slot)
   local n, nids = eg.dev.nrows, eg.dev.nids
-  if n == 0 then return 0 end
+  if n == 0 then return false end
   local mark = S.exact(eg, "mark", nids)
-  local steps = {}
   mark:zero()
-  S.zero_stat(eg, 1, steps)
   steps[#steps + 1] = { K.mark(eg.be), { parent = eg.parent, row_class = eg.row_class,
     mark = mark, n = n }, S.grid(n) }
   steps[#steps + 1] = { K.count_nonzero(eg.be), { src = mark, stat = eg.stat, n = nids,
-    slot = 0 }, S.grid(nids) }
+    slot = slot }, S.grid(nids) }
+  return true
+end
+
+--- The number of e-classes that have e-nodes (settles the graph first).
+function R.count_classes(eg, fname)
+  S.settle(eg)
+  local steps = {}
+  S.zero_stat(eg, 1, steps)
+  if not R.class_steps(eg, steps, 0) then return 0 end
   local res = S.run(eg, fname, steps, { S.stat_readback(eg, 1) })
   return res[1][1]
 end

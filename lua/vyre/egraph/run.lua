@@ -32,8 +32,16 @@ local function secs(t) return t / 1e9 end
 
 -- Schedulers ------------------------------------------------------------------------------
 
+-- The schedulers made here: each answers for a rule from that rule's own state only, so
+-- asking every rule "may it run" before any count changes nothing (run.lua's search).
+M.INDEPENDENT = setmetatable({}, { __mode = "k" })
+
 --- Runs every rule every iteration (egglog's default).
-function M.simple() return function() return true end end
+function M.simple()
+  local f = function() return true end
+  M.INDEPENDENT[f] = true
+  return f
+end
 
 --- egg's BackoffScheduler: a rule whose matches exceed match_limit << times_banned is
 --- banned for ban_length << times_banned iterations (its matches are dropped). A callable
@@ -72,6 +80,7 @@ function M.backoff(opts)
     table.sort(unbanned)
     return false, unbanned
   end
+  M.INDEPENDENT[sched] = true
   return setmetatable(sched, { __call = function(_, it, rule, m)
     local s = st[rule]
     if not s then
@@ -139,15 +148,28 @@ local MOVED = [[
 -- cmp = 0: snap = parent[0 .. n); cmp = 1: the number of ids x < n whose canonical id is
 -- no longer snap[x] (an e-class merge among the ids that existed at the snapshot). snap:
 -- the rollback snapshot's copy of parent when there is one, else a scratch buffer.
-local function moved(eg, fname, n, cmp, snap)
-  if n == 0 then return 0 end
+-- The launches go into steps, counting into stat[slot] (zeroed by the caller).
+local function moved_steps(eg, n, cmp, snap, steps, slot)
+  if n == 0 then return end
   local buf = snap or S.exact(eg, "sat_snap", n)
-  local steps = {}
-  S.zero_stat(eg, 1, steps)
   steps[#steps + 1] = { U.kernel(eg.be, "eqsat:moved", function() return SC.expand(MOVED) end),
-    { parent = eg.parent, snap = buf, stat = eg.stat, n = n, cmp = cmp }, S.grid(n) }
-  local res = S.run(eg, fname, steps, { S.stat_readback(eg, 1) })
-  return res[1][1]
+    { parent = eg.parent, snap = buf, stat = eg.stat:view(slot + 1, 1), n = n, cmp = cmp },
+    S.grid(n) }
+end
+
+-- The iteration's end in one sequence: the e-classes (eg:size's count) and, unless
+-- skip_moved, the old merges since the start (moved, cmp = 1); returns classes, moved.
+local function size_moved(eg, fname, ids0, snap, skip_moved)
+  S.settle(eg)
+  local steps = {}
+  S.zero_stat(eg, 2, steps)
+  local counted = eg.nclasses == nil and R.class_steps(eg, steps, 0)
+  if not skip_moved then moved_steps(eg, ids0, 1, snap, steps, 1) end
+  if #steps == 1 then return eg.nclasses or 0, 0 end
+  local res = S.run(eg, fname, steps, { S.stat_readback(eg, 2) })
+  if counted then eg.nclasses = res[1][1] end
+  if eg.nclasses == nil then eg.nclasses = 0 end
+  return eg.nclasses, res[1][2]
 end
 
 -- One iteration ---------------------------------------------------------------------------
@@ -161,8 +183,9 @@ local function iteration(eg, fname, st, list, rsname)
   S.settle(eg)
   local snap = st.rollback and N.take(eg, fname) or nil
   local nodes0, ids0 = eg.dev.nrows, eg.dev.nids
-  if not snap then moved(eg, fname, ids0, 0) end
-  local idx = match.index(eg, fname)
+  local pre = {}
+  if not snap then moved_steps(eg, ids0, 0, nil, pre, 0) end
+  local idx = match.index(eg, fname, pre) -- the snapshot goes with the index's sequence
   eg.qidx = nil -- the query index shares these scratch buffers
   -- the constant analysis for `when`'s (const ?x), when a rule of this run reads it
   if eg.an_spec then
@@ -187,11 +210,41 @@ local function iteration(eg, fname, st, list, rsname)
   local found, skipped, since0 = {}, false, {}
   local rec = { iteration = it, ruleset = rsname, matches = {}, found = {} }
   local stop, phase, over_nodes
+  -- The device searches of the rules are counted together (match.count_batch: one
+  -- sequence, one readback) and their substitutions written together at the end
+  -- (match.write_batch). The scheduler is asked as before, rule by rule: may it run,
+  -- then with its count. The built-in schedulers answer per rule from that rule's own
+  -- state, so they are asked "may it run" for every rule first and only those rules are
+  -- counted; a scheduler of the caller's is asked in the original interleaved order, so
+  -- every device-searched rule is counted up front, whether or not it then runs.
+  local indep = st.indep
+  local may, entry, dev = {}, {}, {}
   for ri, rule in ipairs(list) do
-    if ask(fname, st, it, rule.name, nil) == false then
-      skipped = true
-    else
-      local m, sub, lay, total = A.search(eg, fname, idx, rule, ri, st.semi and rule.since or 0)
+    if indep then may[ri] = ask(fname, st, it, rule.name, nil) ~= false end
+    if (may[ri] or not indep) and #rule.pats == 1 and not rule.guard then
+      rule.lays = rule.lays or {}
+      rule.lays[1] = rule.lays[1] or match.layout(rule.pats[1], false, rule.subsume)
+      local e = { pat = rule.pats[1], lay = rule.lays[1], when = rule.when,
+        role = ("r%dp1"):format(ri), since = st.semi and rule.since or 0 }
+      dev[#dev + 1] = e
+      entry[ri] = e
+    end
+  end
+  match.count_batch(eg, fname, idx, dev)
+  local writes = {}
+  for ri, rule in ipairs(list) do
+    local ok
+    if indep then ok = may[ri] else ok = ask(fname, st, it, rule.name, nil) ~= false end
+    if not ok then skipped = true end
+    if ok then
+      local e = entry[ri]
+      local m, sub, lay, total
+      if not e then
+        m, sub, lay, total = A.search(eg, fname, idx, rule, ri, st.semi and rule.since or 0)
+      else
+        m, lay, total = e.m, e.lay, e.total
+        sub = e -- filled in by match.write_batch below
+      end
       rec.found[rule.name] = (rec.found[rule.name] or 0) + total
       if ask(fname, st, it, rule.name, total) == false then
         skipped = true
@@ -200,13 +253,20 @@ local function iteration(eg, fname, st, list, rsname)
         if since0[rule] == nil then since0[rule] = rule.since or false end
         rule.since = epoch
         rec.matches[rule.name] = (rec.matches[rule.name] or 0) + m
-        if m > 0 then found[#found + 1] = { rule = rule, m = m, sub = sub, lay = lay } end
+        if m > 0 then
+          found[#found + 1] = { rule = rule, m = m, sub = sub, lay = lay }
+          if sub == e then writes[#writes + 1] = e end
+        end
       end
     end
     if over() then
       stop, phase = "time_limit", "search"
       break
     end
+  end
+  match.write_batch(eg, fname, writes)
+  for _, f in ipairs(found) do
+    if type(f.sub) == "table" then f.sub = f.sub.sub end
   end
   -- subsume = true: the matched rows are marked before any apply moves rows (the
   -- apply's node_limit check may rebuild and compact)
@@ -221,6 +281,21 @@ local function iteration(eg, fname, st, list, rsname)
   local applied, ta = {}, nil
   local ok, err = pcall(function()
     if stop then return end
+    -- one sequence for every rule's apply when nothing can stop it half-way: no Lua
+    -- applier or explanations log, and the staged rows cannot pass node_limit (rows only
+    -- grow during apply, so the per-rule checks below would not have fired either)
+    local batch = #found > 0
+    local add = 0
+    for _, f in ipairs(found) do
+      if not A.batchable(eg, f.rule) then batch = false break end
+      add = add + A.added(eg, f.rule, f.m)
+    end
+    if batch and snap and eg.nrows + add > st.node_limit then batch = false end
+    if batch then
+      A.apply_batch(eg, fname, found)
+      for _, f in ipairs(found) do applied[f.rule] = true end
+      found = {}
+    end
     for _, f in ipairs(found) do
       -- past time_limit only rules whose e-nodes were already subsumed are still applied
       if not (phase == "apply" and not f.rule.subsume) then
@@ -267,8 +342,9 @@ local function iteration(eg, fname, st, list, rsname)
     end
     rec.interrupted = { reason = stop, phase = phase }
   end
-  local n2, c2 = eg:size()
-  local mv = stop and 0 or moved(eg, fname, ids0, 1, snap and eg.x_snap_parent)
+  local c2, mv = size_moved(eg, fname, ids0, snap and eg.x_snap_parent, stop)
+  local n2 = eg.nrows
+  if stop then mv = 0 end
   local t3 = now()
   rec.nodes, rec.classes = n2, c2
   rec.search_s, rec.apply_s, rec.rebuild_s = secs(t1 - t0), secs(t2 - t1), secs(t3 - t2)
@@ -349,6 +425,12 @@ end
 -- "saturated", "until", "node_limit", "time_limit") and whether it made progress.
 local function run_rules(eg, fname, st, rsname, n, goal)
   local list = M.ruleset_rules(eg, rsname)
+  -- every kernel of the rule set is compiled before iteration 1, not when a rule first
+  -- matches (saturate.lua's A.prepare)
+  if n > 0 then
+    for _, rule in ipairs(list) do A.prepare(eg, rule) end
+    require("vyre.egraph.kernels").copy_range(eg.be) -- the columns' first growth
+  end
   local progress = false
   for _ = 1, n do
     if goal and goal_met(eg, fname, goal) then return "until", progress end
@@ -469,6 +551,7 @@ function M.run(eg, fname, opts)
   -- only node_limit rolls back; a limit no graph can reach needs no snapshots
   if st.node_limit >= S.LIMIT then st.rollback = false end
   st.sched = opts.scheduler or M.backoff()
+  st.indep = M.INDEPENDENT[st.sched] or false
   if not callable(st.sched) then
     S.raise(fname, "scheduler must be a function(iteration, rule_name, matches) -> boolean",
       "pass vyre.egraph.backoff{} or your own function")

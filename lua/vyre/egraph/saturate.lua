@@ -136,6 +136,240 @@ function A.apply(eg, fname, rule, sub, m, lay)
   return merges
 end
 
+-- Batched apply -----------------------------------------------------------------------
+--
+-- The same e-nodes and unions as A.apply, in the same order and with the same ids, but
+-- all rules of an iteration in one sequence and one synchronisation: the host knows m
+-- for every rule, so it hands out the new rows, words and ids itself, and each
+-- right-hand node is one kernel that writes its rows straight from the substitution
+-- columns (no gather buffer, no add_many), each union set one kernel that unites
+-- straight from them (no pairs buffer, no id check: every id is a matched e-class or
+-- one made just before). The merges are counted in stat[0], read back once.
+
+-- The kernel writing m rows of op (arity >= 1), child k from srcs[k].
+local function node_text(srcs)
+  local params, body = {}, {}
+  for k, src in ipairs(srcs) do
+    params[#params + 1] = ("  (param a%d u32)"):format(k)
+    body[#body + 1] = ("      (store children (add w %s) %s)"):format(u32lit(k - 1),
+      src_expr(src, k))
+  end
+  return ([[
+(program eq_apply_node (workgroup 256)
+  (buffer sub u32 read)
+  (columns read_write children row_class row_op row_off row_len parent)
+  (param m u32)
+  (param op u32)
+  (param row0 u32)
+  (param id0 u32)
+  (param word0 u32)
+%s
+  (let i (gid x))
+  (if (lt i m)
+    (then
+      (let r (add row0 i))
+      (let w (add word0 (mul i %s)))
+      (store row_class r (add id0 i))
+      (store row_op r op)
+      (store row_off r w)
+      (store row_len r %s)
+      (store parent (add id0 i) (add id0 i))
+%s)))
+]]):format(table.concat(params, "\n"), u32lit(#srcs), u32lit(#srcs), table.concat(body, "\n"))
+end
+
+-- The kernel writing m leaves of op, payload i computed from match i (code: i64 bits)
+-- or, with m = 1 and no code, the literal (lo, hi).
+local function leaf_text(lets, code)
+  return ([[
+(program eq_apply_leaf (workgroup 256)
+  (buffer sub u32 read)
+  (columns read_write children row_class row_op row_off row_len parent)
+  (param m u32)
+  (param op u32)
+  (param row0 u32)
+  (param id0 u32)
+  (param word0 u32)
+  (param lo u32)
+  (param hi u32)
+  (let i (gid x))
+  (if (lt i m)
+    (then
+%s
+      (let v %s)
+      (let r (add row0 i))
+      (let w (add word0 (mul i 2u32)))
+      (store row_class r (add id0 i))
+      (store row_op r op)
+      (store row_off r w)
+      (store row_len r 2u32)
+      (store parent (add id0 i) (add id0 i))
+      (store children w (cast u32 v))
+      (store children (add w 1u32) (cast u32 (shr v 32i64))))))
+]]):format(lets, code or "(bitcast i64 (or (cast u64 lo) (shl (cast u64 hi) 32u64)))")
+end
+
+local function union_text(sa, sb)
+  local K = require("vyre.egraph.kernels")
+  return U.fill([[
+(program eq_apply_union (workgroup 256)
+  (columns read_write parent)
+  (buffer sub u32 read)
+  (columns read_write stat)
+  (param m u32)
+  (param a1 u32)
+  (param a2 u32)
+  (let i (gid x))
+  (let merged 0u32)
+  (if (lt i m)
+    (then
+$UNION))
+$COUNT)
+]], {
+    UNION = "      " .. K.union("u_", src_expr(sa, 1), src_expr(sb, 2)):gsub("\n", "\n      "),
+    COUNT = "  " .. K.count("merged", "0u32", "c_"):gsub("\n", "\n  "),
+  })
+end
+
+-- The payload lets and the i64 bits of a computed leaf payload (as payloads()).
+local function payload_code(eg, lay, e, op)
+  local lets = {}
+  for name, col in pairs(lay.payload) do
+    lets[#lets + 1] = ("      (let p_%s_lo (load sub (add (mul %s m) i)))"):format(name,
+      u32lit(col))
+    lets[#lets + 1] = ("      (let p_%s_hi (load sub (add (mul %s m) i)))"):format(name,
+      u32lit(col + 1))
+  end
+  table.sort(lets)
+  return table.concat(lets, "\n"),
+    match.bits64(e, require("vyre.egraph.payload").type_of(eg, op))
+end
+
+--- true when A.apply_batch can apply this rule's matches (a pattern right-hand side,
+--- no explanations log).
+function A.batchable(eg, rule)
+  return not rule.applier and not eg.xlog
+end
+
+--- The rows (= ids) and child words that applying m matches of rule adds.
+function A.added(_, rule, m)
+  local rows, words = 0, 0
+  local function walk(t)
+    if t.kind == "root" or t.kind == "var" then return end
+    if t.kind == "leaf" then
+      local n = t.payload.kind == "int" and 1 or m
+      rows, words = rows + n, words + 2 * n
+      return
+    end
+    for _, a in ipairs(t.args) do walk(a) end
+    rows, words = rows + m, words + m * #t.args
+  end
+  for _, pr in ipairs(rule.unions) do
+    walk(pr[1])
+    walk(pr[2])
+  end
+  return rows, words
+end
+
+--- Applies the matches of every entry {rule, sub, m, lay} of list (A.batchable rules)
+--- in one sequence; returns the merges. dry: only compile the kernels it would launch
+--- (A.prepare), touching nothing.
+function A.apply_batch(eg, fname, list, dry)
+  if not dry then S.flush(eg) end
+  local rows, words = 0, 0
+  for _, f in ipairs(list) do
+    local r, w = A.added(eg, f.rule, f.m)
+    rows, words = rows + r, words + w
+  end
+  if rows + eg.nrows > S.LIMIT or rows + eg.nids > S.LIMIT or words + eg.nwords > S.LIMIT then
+    S.raise(fname, ("the e-graph would exceed %d e-nodes, ids or child words"):format(S.LIMIT),
+      "lower node_limit or ban rules with the scheduler (ids are u32 on the device)")
+  end
+  if not dry then S.reserve(eg, eg.nrows + rows, eg.nwords + words, eg.nids + rows) end
+  local be = eg.be
+  local cur = { row = eg.nrows, word = eg.nwords, id = eg.nids }
+  local steps = {}
+  S.zero_stat(eg, 1, steps)
+  local function cols(args)
+    args.children, args.row_class, args.row_op = eg.children, eg.row_class, eg.row_op
+    args.row_off, args.row_len, args.parent = eg.row_off, eg.row_len, eg.parent
+    return args
+  end
+  local function inst(sub, m, lay, t)
+    if t.kind == "root" then return { col = 0 } end
+    if t.kind == "var" then return { col = lay.class[t.name] } end
+    local n, text, args, w
+    if t.kind == "leaf" then
+      local p = t.payload
+      if p.kind == "int" then
+        n, text = 1, leaf_text("", nil)
+        args = { lo = p.value & 0xffffffff, hi = (p.value >> 32) & 0xffffffff }
+      else
+        n, text = m, leaf_text(payload_code(eg, lay, p, t.op))
+        args = { lo = 0, hi = 0 }
+      end
+      w = 2 * n
+    else
+      local srcs = {}
+      for k, a in ipairs(t.args) do srcs[k] = inst(sub, m, lay, a) end
+      n, text, args, w = m, node_text(srcs), {}, m * #srcs
+      for k, src in ipairs(srcs) do args["a" .. k] = src.id or 0 end
+    end
+    args.sub, args.m, args.op = sub, n, t.op
+    args.row0, args.id0, args.word0 = cur.row, cur.id, cur.word
+    steps[#steps + 1] = { kernel(be, text), cols(args), S.grid(n) }
+    local first = cur.id
+    cur.row, cur.id, cur.word = cur.row + n, cur.id + n, cur.word + w
+    -- a literal leaf is one e-node shared by every match; the others are m, one each
+    return { id = first, step = (t.kind == "leaf" and t.payload.kind == "int") and 0 or 1 }
+  end
+  for _, f in ipairs(list) do
+    for _, pr in ipairs(f.rule.unions) do
+      local a = inst(f.sub, f.m, f.lay, pr[1])
+      local b = inst(f.sub, f.m, f.lay, pr[2])
+      steps[#steps + 1] = { kernel(be, union_text(a, b)), { parent = eg.parent, sub = f.sub,
+        stat = eg.stat, m = f.m, a1 = a.id or 0, a2 = b.id or 0 }, S.grid(f.m) }
+    end
+  end
+  if dry then return 0 end
+  local res = S.run(eg, fname, steps, { S.stat_readback(eg, 1) })
+  eg.nrows, eg.nwords, eg.nids = cur.row, cur.word, cur.id
+  eg.dev.nrows, eg.dev.nwords, eg.dev.nids = cur.row, cur.word, cur.id
+  eg.uf_dirty = true
+  S.changed(eg)
+  eg.merges = eg.merges + res[1][1]
+  return res[1][1]
+end
+
+--- Compiles up front the kernels that searching and applying rule will launch (its
+--- patterns' count and write kernels, its right-hand side's node, leaf and union
+--- kernels), once per rule and backend: a later iteration whose matches first reach a
+--- rule compiles nothing then.
+function A.prepare(eg, rule)
+  local be = eg.be
+  rule.prepared = rule.prepared or setmetatable({}, { __mode = "k" })
+  if rule.prepared[be] then return end
+  rule.prepared[be] = true
+  local lay
+  if #rule.pats == 1 and not rule.guard then
+    rule.lays = rule.lays or {}
+    rule.lays[1] = rule.lays[1] or match.layout(rule.pats[1], false, rule.subsume)
+    match.prepare(eg, rule.pats[1], rule.lays[1], rule.when)
+    lay = rule.lays[1]
+  else
+    rule.lays = rule.lays or {}
+    for k, pat in ipairs(rule.pats) do
+      rule.lays[k] = rule.lays[k] or match.layout(pat, true)
+      match.prepare(eg, pat, rule.lays[k], #rule.pats == 1 and rule.when or nil)
+    end
+    rule.hostlay = rule.hostlay or A.rule_layout(rule)
+    lay = rule.hostlay
+  end
+  if A.batchable(eg, rule) then
+    A.apply_batch(eg, "run", { { rule = rule, sub = false, m = 2, lay = lay } }, true)
+  end
+end
+
 local SUBSUME = [[
 (program eq_subsume (workgroup 256)
   (buffer sub u32 read)

@@ -74,49 +74,95 @@ function S.stat_readback(eg, n) return { eg.stat, 1, n } end
 S.ROW_COLS = { "row_class", "row_op", "row_off", "row_len" }
 
 --- Makes eg[name] a u32 buffer of at least `need` elements, keeping its first `used`.
-function S.ensure(eg, name, need, used)
+--- With steps (a list), the copy is appended there and the old buffer is appended to
+--- steps.old, for the caller to free after running them.
+function S.ensure(eg, name, need, used, steps)
   local b = eg[name]
   if b and b.count >= need then return b end
   local cap = math.max(need, 1024, b and 2 * b.count or 0)
   if cap > S.MAXU32 then cap = S.MAXU32 end
   local nb = eg.be:buffer("u32", cap)
   if b then
-    if used and used > 0 then
-      S.run(eg, "grow", { { K.copy_range(eg.be), { src = b, dst = nb, n = used, src0 = 0,
-        dst0 = 0 }, S.grid(used) } })
+    local copy = used and used > 0 and { K.copy_range(eg.be), { src = b, dst = nb, n = used,
+      src0 = 0, dst0 = 0 }, S.grid(used) }
+    if steps then
+      if copy then steps[#steps + 1] = copy end
+      steps.old[#steps.old + 1] = b
+    else
+      if copy then S.run(eg, "grow", { copy }) end
+      b:free()
     end
-    b:free()
   end
   eg[name] = nb
   return nb
 end
 
---- Room for rows, words and ids up to the given totals (device content kept).
+--- Room for rows, words and ids up to the given totals (device content kept; the
+--- columns that grow are copied in one sequence).
 function S.reserve(eg, rows, words, ids)
   if rows > S.LIMIT or words > S.LIMIT or ids > S.LIMIT then
     S.raise("add", ("the e-graph would exceed %d e-nodes, ids or child words"):format(S.LIMIT),
       "split the work over several e-graphs (ids are u32 on the device)")
   end
-  for _, c in ipairs(S.ROW_COLS) do S.ensure(eg, c, rows, eg.dev.nrows) end
-  S.ensure(eg, "children", words, eg.dev.nwords)
-  S.ensure(eg, "parent", ids, eg.dev.nids)
+  local steps = { old = {} }
+  for _, c in ipairs(S.ROW_COLS) do S.ensure(eg, c, rows, eg.dev.nrows, steps) end
+  S.ensure(eg, "children", words, eg.dev.nwords, steps)
+  S.ensure(eg, "parent", ids, eg.dev.nids, steps)
+  local old = steps.old
+  steps.old = nil
+  S.run(eg, "grow", steps)
+  for _, b in ipairs(old) do b:free() end
 end
 
---- A scratch u32 buffer of exactly n elements per role (vyre.lib's primitives work on
---- whole buffers), reallocated when n changes.
+--- A scratch buffer of exactly n elements per role (vyre.lib's primitives work on
+--- whole buffers). It is a view of a per-role buffer that only grows (doubling), so a
+--- size that changes every iteration costs no cuMemAlloc/cuMemFree (each one tens of
+--- microseconds, and a free waits for the device). A caller that replaced eg.x_<role>
+--- itself (a swap) gets the old exact allocation for that role from then on, so two
+--- roles never alias one buffer.
 function S.exact(eg, role, n, t)
   t = t or "u32"
+  local n1 = math.max(n, 1)
   local key = "x_" .. role
   local b = eg[key]
-  if b and not b.freed and b.count == math.max(n, 1) and b.type == t then return b end
-  if b and not b.freed then b:free() end
-  b = eg.be:buffer(t, math.max(n, 1))
+  if b and not b.freed and b.count == n1 and b.type == t then return b end
+  local caps = eg.xcap
+  if not caps then
+    caps = {}
+    eg.xcap = caps
+  end
+  local c = caps[role]
+  if c and (b ~= c.view or c.buf.freed) then
+    caps[role] = false -- swapped by its user: exact allocations from here on
+    c = false
+  end
+  if c == false then
+    if b and not b.freed then b:free() end
+    b = eg.be:buffer(t, n1)
+    eg[key] = b
+    return b
+  end
+  if not c or c.buf.type ~= t or c.buf.count < n1 then
+    local old = c and c.buf.count or 0
+    if c then c.buf:free() end
+    -- on a device, the first allocation covers the small sizes (below ~10^4 e-nodes
+    -- nothing grows); the reference backend's memory is host memory, kept small
+    local floor = eg.be.name == "reference" and 256 or 16384
+    c = { buf = eg.be:buffer(t, math.max(n1, 2 * old, floor)) }
+    caps[role] = c
+  end
+  b = c.buf:view(1, n1)
+  c.view = b
   eg[key] = b
   return b
 end
 
 --- Frees every buffer the e-graph holds.
 function S.free(eg)
+  for _, c in pairs(eg.xcap or {}) do
+    if c and not c.buf.freed then c.buf:free() end
+  end
+  eg.xcap = nil
   for k, v in pairs(eg) do
     if S.is_buffer(v) and not v.freed then v:free() end
     if S.is_buffer(v) then eg[k] = nil end
