@@ -12,7 +12,7 @@
 # own output; the report prints them in the list's order and sums their counts, so the
 # totals are those of running everything one after the other.
 # The fake-driver specs run trimmed (fewer seeds, smaller inputs; each spec's header says
-# what); VYRE_FULL=1 runs them at the reference pass's sizes and counts.
+# what); VYRE_FULL=1 runs them untrimmed (the sizes and counts they had before).
 # POSIX sh on purpose: the README runs it as `sh scripts/test.sh` (dash on Debian).
 set -u
 cd "$(dirname "$0")/.."
@@ -255,7 +255,7 @@ FAKE_SPECS="spec/85_lib_steps_spec.lua spec/17_lib_spec.lua spec/96_workloads_sp
   spec/30_grid_spec.lua spec/44_eqsat_gpu_spec.lua spec/42_egraph_gpu_spec.lua
   spec/87_egraph_v2_spec.lua spec/31_megakernel_spec.lua spec/99_properties_new_spec.lua
   spec/95_device_converge_spec.lua spec/94_segscan_lb_spec.lua spec/93_match_op_spec.lua
-  spec/86_scan_onepass_spec.lua spec/100_fault_sweeps_new_spec.lua
+  spec/86_scan_onepass_spec.lua
   spec/50_fakecuda_runtime_spec.lua spec/51_fakecuda_driver_spec.lua
   spec/52_fakecuda_faults_memory_spec.lua spec/53_fakecuda_faults_compile_spec.lua
   spec/54_fakecuda_faults_dispatch_spec.lua spec/32_grid_graph_spec.lua
@@ -275,6 +275,11 @@ for s in $FAKE_SPECS; do
   [ $n -eq 1 ] && t="runtime specs on the fake CUDA driver (build/fakecuda/libcuda.so.1; no GPU needed)" || t=""
   job "fake$n" busted "$t" fake_spec - "$s"
 done
+# The fault sweep of the new paths (spec 100), a slice: every 6th call of a kind past its
+# first (VYRE_SWEEP_STRIDE; the e-graph's every 48th); VYRE_FULL=1: every call (3,422
+# cases, bench/results/2026-11-26-sweeps.md).
+[ "${VYRE_FULL:-}" = 1 ] && sweep=- || sweep=VYRE_SWEEP_STRIDE=6
+job sweep busted "" fake_spec "$sweep" spec/100_fault_sweeps_new_spec.lua
 n=0
 for s in $REF_FIRST $(ls spec/*_spec.lua); do
   [ -e "$T/ref.$(basename "$s")" ] && continue
