@@ -6,7 +6,7 @@
 -- be:graph (replayed) and one be:megakernel (times = N), and every buffer they touch is
 -- compared bit for bit with a second set of buffers that the plain calls computed (run
 -- the same number of times, counts carried on the host). On the reference backend
--- (always), the fake CUDA driver (#fakecuda, 4500 elements) and a GPU (#gpu, 10^6).
+-- (always), the fake CUDA driver (#fakecuda, small sizes) and a GPU (#gpu, 10^6).
 local vyre = require("vyre")
 local lib = require("vyre.lib")
 local H = require("spec.helpers")
@@ -269,10 +269,7 @@ end
 local KINDS = H.only_loaded({
   { name = "reference", tag = "", n = 20000,
     open = function() return vyre.backend("reference") end },
-  -- the fake interprets every kernel on the CPU: 4500 is three sort/scan tiles of 2048
-  -- (a partial last one); VYRE_FULL=1 runs the former 9000
-  { name = "fake CUDA driver", tag = " #fakecuda",
-    n = os.getenv("VYRE_FULL") == "1" and 9000 or 4500, open = H.fake_backend },
+  { name = "fake CUDA driver", tag = " #fakecuda", n = 9000, open = H.fake_backend },
   { name = "CUDA", tag = " #gpu", n = 1000000, open = function()
     return assert(require("vyre.cuda").device(0))
   end },
