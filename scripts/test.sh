@@ -365,7 +365,7 @@ while read -r name kind fn args; do
   esac
   if [ ! -f "$T/$name.out" ]; then failed=$((failed + 1)); echo "FAIL $name ($fn $args) did not run"; continue; fi
   case $kind in
-    busted) add_busted "$T/$name.out" "$(echo "$args" | sed 's/^- //')" ;;
+    busted) add_busted "$T/$name.out" "$(echo "${args:-$fn}" | sed 's/^- //')" ;;
     ctest) [ "$name" = asan ] && cdir=build-asan || cdir=$(echo "$args" | cut -d' ' -f1)
       add_ctest "$cdir" "$T/$name.out" ;;
     *) add_marks "$T/$name.out" ;;
