@@ -6,6 +6,8 @@
 -- seeds. Float sums and scans are compared bit for bit with a Lua simulation of the
 -- library's fixed order (lib.geometry). A second block checks bit-exact equality of the
 -- CUDA results with the reference backend's at sizes up to 10^6 (the fake: up to 20000).
+-- The fake's key-type sort sorts 5000 keys as u32 and f64 only, once each (the others up
+-- to 1025; "many tiles" goes past several tiles of every type); VYRE_FULL=1: all of them.
 local vyre = require("vyre")
 local lib = require("vyre.lib")
 
@@ -488,7 +490,10 @@ for _, kind in ipairs(backends()) do
     it("sorts keys of every key type, stably with payloads", function()
       for ti, t in ipairs({ "u32", "i32", "f32", "u64", "i64", "f64" }) do
         local sizes = { table.unpack(SORT_SIZES) }
-        if t == "u32" then sizes[#sizes + 1] = BIG end
+        if t == "u32" and BIG ~= sizes[#sizes] then sizes[#sizes + 1] = BIG end
+        if kind.small and os.getenv("VYRE_FULL") ~= "1" and t ~= "u32" and t ~= "f64" then
+          sizes[#sizes] = nil -- the fake: 5000 keys for a 32- and a 64-bit type only
+        end
         for _, n in ipairs(sizes) do
           math.randomseed(4000 * ti + n)
           local keys = {}

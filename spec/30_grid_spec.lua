@@ -197,7 +197,7 @@ end)
 for _, kind in ipairs(H.cuda_kinds()) do
 describe("grid barriers on " .. kind.name .. " " .. kind.tag, function()
   local ref, gpu
-  local seeds = kind.small and 100 or 200
+  local seeds = kind.small and (os.getenv("VYRE_FULL") == "1" and 100 or 40) or 200
   setup(function()
     ref = vyre.backend("reference")
     gpu = kind.open()

@@ -5,7 +5,10 @@
 -- bare-variable left-hand sides, and pruning with egg's math tests
 -- (assoc_mul_saturates, diff_power_harder, integ_part2). Each case runs on the reference
 -- backend, on the fake CUDA driver (#fakecuda, scripts/test.sh's fake pass) and, on a
--- GPU, #gpu.
+-- GPU, #gpu. The fake interprets every kernel on the CPU, so there (unless VYRE_FULL=1)
+-- compose_many nests 3 composes, not 6, diff_power_harder and three of the five
+-- math_simplify ports run on the reference and the GPU only: the same kernels and rules,
+-- one representative each on the fake.
 local vyre = require("vyre")
 local H = require("spec.helpers")
 local X = require("spec.egraph_langs")
@@ -68,6 +71,8 @@ local function lua_values(eg, name)
 end
 
 for _, kind in ipairs(backends()) do
+  -- the fake pass's trimmed cases (the header says which)
+  local trim = kind.tag:find("fakecuda", 1, true) ~= nil and os.getenv("VYRE_FULL") ~= "1"
   describe("vyre.egraph typed payloads on the " .. kind.name .. " backend" .. kind.tag, function()
     local be
     setup(function() be = kind.open() end)
@@ -591,9 +596,10 @@ for _, kind in ipairs(backends()) do
         { "(Lam ?x (Add (Num 1) (App (Lam ?y (Add (Num 1) (Var ?y))) (Var ?x))))",
           "(Lam ?x (Add (Var ?x) (Num 2)))" })
       assert.is_true(ok)
-      local body = "(var add1)"
-      for _ = 1, 6 do body = ("(app (app (var compose) (var add1)) %s)"):format(body) end
-      assert.is_true((prove(compose:format(body), nil, { "(Lam ?x (Add (Var ?x) (Num 7)))" })))
+      local body, nest = "(var add1)", trim and 3 or 6
+      for _ = 1, nest do body = ("(app (app (var compose) (var add1)) %s)"):format(body) end
+      assert.is_true((prove(compose:format(body), nil,
+        { ("(Lam ?x (Add (Var ?x) (Num %d)))"):format(nest + 1) })))
     end)
   end)
 
@@ -625,6 +631,7 @@ for _, kind in ipairs(backends()) do
       end
       assert.are.same({ "until", true }, { prove("(i (* (cos x) x) x)",
         "(+ (* x (sin x)) (cos x))", { iterations = 30, node_limit = 10000 }) })
+      if trim then return end
       assert.are.same({ "until", true }, { prove("(d x (- (pow x 3) (* 7 (pow x 2))))",
         "(* x (- (* 3 x) 14))", { iterations = 60, node_limit = 100000 }) })
     end)
@@ -634,16 +641,18 @@ for _, kind in ipairs(backends()) do
       for _, c in ipairs({
         { "(/ 1 (- (/ (+ 1 (sqrt five)) 2) (/ (- 1 (sqrt five)) 2)))", "(/ 1 (sqrt five))",
           75000 },
-        { "(* (+ x 3) (+ x 1))", "(+ (+ (* x x) (* 4 x)) 3)" },
+        { "(* (+ x 3) (+ x 1))", "(+ (+ (* x x) (* 4 x)) 3)", fake = true },
         { "(* (pow 2 x) (pow 2 y))", "(pow 2 (+ x y))" },
-        { "(d x (ln x))", "(/ 1 x)" },
+        { "(d x (ln x))", "(/ 1 x)", fake = true },
         { "(d x (+ 1 (* y x)))", "y" },
       }) do
+        if trim and c.fake == nil then goto next end
         local eg = X.math_graph(be, true)
         local t, g = X.math_term(eg, c[1]), X.math_term(eg, c[2])
         local rep = eg:run(T{ iterations = 30, node_limit = c[3] or 10000, until_ = { t, g } })
         assert.are.equal("until", rep.stop, c[1])
         assert.is_true(eg:equiv(t, g))
+        ::next::
       end
     end)
 

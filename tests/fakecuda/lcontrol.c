@@ -30,8 +30,10 @@ static int l_control(lua_State *L) {
 
 /* fakecuda.nccl(cmd): the fake NCCL's faults, in process (specs 100, 101).
  * "calls" -> the counted calls so far; "async_fired" -> asynchronous faults set on a
- * communicator so far; "fail N:R" / "async N:R" -> arms the N-th call
- * from now (VYRE_FAKENCCL_FAIL / _ASYNC, which the fake reads at each call); "clear"
+ * communicator so far; "polls" -> the in-progress answers of ncclCommGetAsyncError,
+ * the re-polls after one, and those re-polls whose thread blocked (slept) in between
+ * (tests/fakenccl/fakenccl.c, $VYRE_FAKENCCL_BUSY_POLLS); "fail N:R" / "async N:R" ->
+ * arms the N-th call from now (VYRE_FAKENCCL_FAIL / _ASYNC, which the fake reads at each call); "clear"
  * disarms both. The fake is the library VYRE_LIBNCCL names, already loaded by vyre. */
 static int l_nccl(lua_State *L) {
     const char *cmd = luaL_checkstring(L, 1);
@@ -58,6 +60,20 @@ static int l_nccl(lua_State *L) {
         lua_pushinteger(L, (lua_Integer)now);
         return 1;
     }
+    if (strcmp(cmd, "polls") == 0) {
+        unsigned long long pl[3] = {0, 0, 0};
+        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        void *p = h ? dlsym(h, "vyre_fakenccl_polls") : NULL;
+        void (*polls)(unsigned long long *) = NULL;
+        if (p) memcpy(&polls, &p, sizeof p);
+        if (polls) polls(pl);
+        if (h) dlclose(h);
+        if (!polls)
+            return luaL_error(L, "fakecuda.nccl('polls'): the fake NCCL has no "
+                                 "vyre_fakenccl_polls. Fix: rebuild (cmake --build build)");
+        for (int i = 0; i < 3; i++) lua_pushinteger(L, (lua_Integer)pl[i]);
+        return 3;
+    }
     if (strcmp(cmd, "clear") == 0) {
         unsetenv("VYRE_FAKENCCL_FAIL");
         unsetenv("VYRE_FAKENCCL_ASYNC");
@@ -65,7 +81,7 @@ static int l_nccl(lua_State *L) {
     }
     int fail = strncmp(cmd, "fail ", 5) == 0, async = strncmp(cmd, "async ", 6) == 0;
     if ((!fail && !async) || sscanf(cmd + (fail ? 5 : 6), "%llu:%d", &n, &r) != 2 || n == 0)
-        return luaL_error(L, "fakecuda.nccl('%s'): unknown command. Fix: use calls, clear, "
+        return luaL_error(L, "fakecuda.nccl('%s'): unknown command. Fix: use calls, polls, clear, "
                              "fail N:R or async N:R", cmd);
     char v[64];
     snprintf(v, sizeof v, "%llu:%d", now + n, r);

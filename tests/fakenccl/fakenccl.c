@@ -23,7 +23,12 @@
  * from ncclCommGetAsyncError, as a failure inside a running collective does.
  * $VYRE_FAKENCCL_BUSY_US=U: after each group of collectives, ncclCommGetAsyncError says
  * ncclInProgress for U microseconds, as a real non-blocking enqueue does for a while (a
- * caller's poll must not add a fixed sleep on top of it). */
+ * caller's poll must not add a fixed sleep on top of it). $VYRE_FAKENCCL_BUSY_POLLS=N:
+ * instead, the next N queries after each group say ncclInProgress — a count, not a
+ * time, so a spec's numbers do not depend on the machine. Each query that follows an
+ * in-progress answer on the same communicator is a re-poll; the fake notes whether the
+ * asking thread blocked (slept) since that answer (vyre_fakenccl_polls), so a spec can
+ * check that the caller's wait asks again before it sleeps without timing anything. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -34,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -62,6 +68,7 @@ struct fcomm {
     uint64_t sent[MAX_RANKS];  /* sends to each peer (files) */
     uint64_t recvd[MAX_RANKS]; /* receives from each peer (files) */
     bool shm;                  /* one process per rank: the clique is in files */
+    long busy_nvcsw;           /* last answer in progress: the asker's blocks then, else -1 */
 };
 
 /* One call of one rank, queued until the group ends, then in stream order. */
@@ -159,13 +166,38 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* $VYRE_FAKENCCL_BUSY_US: until when (now_s) the communicators still say in progress. */
+/* $VYRE_FAKENCCL_BUSY_US: until when (now_s) the communicators still say in progress;
+ * $VYRE_FAKENCCL_BUSY_POLLS: how many more queries do. */
 static double busy_until;
+static long busy_polls;
 
 static void start_busy(void) {
     const char *s = getenv("VYRE_FAKENCCL_BUSY_US");
     double us = s ? atof(s) : 0;
     if (us > 0) busy_until = now_s() + us * 1e-6;
+    s = getenv("VYRE_FAKENCCL_BUSY_POLLS");
+    busy_polls = s ? atol(s) : 0;
+}
+
+/* The polls: in-progress answers, re-polls (a query after an in-progress answer on that
+ * communicator), and re-polls whose thread blocked in between. A voluntary context
+ * switch (getrusage's ru_nvcsw) is counted when a thread blocks — nanosleep, a wait —
+ * and not when it yields (sched_yield) or is preempted, so it tells a poll that slept
+ * from one that only gave the CPU away, whatever the machine's load. */
+static unsigned long long polls_busy, polls_again, polls_after_block;
+
+static long thread_blocks(void) {
+    struct rusage u;
+    return getrusage(RUSAGE_THREAD, &u) == 0 ? u.ru_nvcsw : 0;
+}
+
+API void vyre_fakenccl_polls(unsigned long long out[3]);
+void vyre_fakenccl_polls(unsigned long long out[3]) {
+    pthread_mutex_lock(&lock);
+    out[0] = polls_busy;
+    out[1] = polls_again;
+    out[2] = polls_after_block;
+    pthread_mutex_unlock(&lock);
 }
 
 static void nap(void) {
@@ -558,6 +590,7 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, ncclUniqueId id, int 
     c->rank = rank;
     c->size = nranks;
     c->blocking = blocking;
+    c->busy_nvcsw = -1;
     q->local[rank] = c;
     q->joined_here++;
     char path[256], name[32];
@@ -617,9 +650,18 @@ API ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist
 API ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *state) {
     struct fcomm *c = (struct fcomm *)(void *)comm;
     if (!c || !state) return ncclInvalidArgument;
+    long blocks = thread_blocks();
     pthread_mutex_lock(&lock);
+    if (c->busy_nvcsw >= 0) {
+        polls_again++;
+        if (blocks != c->busy_nvcsw) polls_after_block++;
+    }
     if (c->async == ncclInProgress && complete(c)) c->async = ncclSuccess;
-    *state = c->async == ncclSuccess && now_s() < busy_until ? ncclInProgress : c->async;
+    bool busy = c->async == ncclSuccess && (now_s() < busy_until || busy_polls > 0);
+    if (busy && busy_polls > 0) busy_polls--;
+    *state = busy ? ncclInProgress : c->async;
+    if (*state == ncclInProgress) polls_busy++;
+    c->busy_nvcsw = *state == ncclInProgress ? blocks : -1;
     pthread_mutex_unlock(&lock);
     return ncclSuccess;
 }
