@@ -831,7 +831,7 @@ static void test_registry(void) {
 /* The reference's own counters keep the binding's names and meaning. */
 static void test_reference_counters(vyre_backend *ref) {
     vyre_backend *be = NULL;
-    OK(vyre_backend_open("reference", 0, &(struct vyre_backend_options){false, 0}, &be, &e_));
+    OK(vyre_backend_open("reference", 0, &(struct vyre_backend_options){.debug = false}, &be, &e_));
     vyre_backend_kernel *k = compile_text(be, INC);
     vyre_backend_buffer *v = buffer(be, VYRE_U32, 100, NULL);
     struct vyre_backend_step st = {k, {&v, 1, NULL, 0, 0, NULL}};
