@@ -49,8 +49,8 @@ typedef void (*vyre_backend_oom_fn)(void *ud);
 
 /* Options of vyre_backend_open (zero-initialise, then set what you need). */
 struct vyre_backend_options {
-    bool debug;         /* start in debug mode (vyre_backend_set_debug) */
-    uint64_t max_steps; /* reference: loop iterations a run may take (0: the default) */
+    bool debug;                 /* start in debug mode (vyre_backend_set_debug) */
+    uint64_t max_steps;         /* reference: loop iterations a run may take (0: the default) */
     vyre_backend_oom_fn on_oom; /* NULL, or called on out-of-memory (a device's pools;
                                    the reference, allocating from the host, never calls it) */
     void *oom_ud;               /* on_oom's argument */
@@ -464,7 +464,7 @@ enum vyre_status vyre_backend_worklist_clear(vyre_backend_worklist *w, struct vy
  * knows right after the launch that pushed; a device reports at the next state. */
 uint32_t vyre_backend_worklist_overflow(const vyre_backend_worklist *w);
 enum vyre_type vyre_backend_worklist_type(const vyre_backend_worklist *w); /* VYRE_VOID: NULL */
-uint32_t vyre_backend_worklist_capacity(const vyre_backend_worklist *w);  /* 0 for NULL */
+uint32_t vyre_backend_worklist_capacity(const vyre_backend_worklist *w);   /* 0 for NULL */
 vyre_backend *vyre_backend_worklist_backend(const vyre_backend_worklist *w);
 /* w as the native device's object (vyre_backend_native_device): the vyre_cuda_worklist
  * of a "cuda" worklist, owned by w; NULL for a backend without a native device. */

@@ -115,8 +115,8 @@ struct lvyre_worklist {
     bool live;
     vyre_backend_worklist *h; /* NULL once freed */
     /* Read from h once, for the launch families that still bind it directly: */
-    vyre_cuda_worklist *cu;        /* vyre_backend_worklist_native(h), or NULL */
-    struct vyre_worklist_arg *ref; /* vyre_backend_worklist_host(h): host state, or NULL */
+    vyre_cuda_worklist *cu;          /* vyre_backend_worklist_native(h), or NULL */
+    struct vyre_worklist_arg *ref;   /* vyre_backend_worklist_host(h): host state, or NULL */
     struct vyre_workqueue_plan plan; /* how its capacity was sized (wl:plan()) */
 };
 

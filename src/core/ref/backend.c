@@ -425,8 +425,9 @@ static enum vyre_status ref_oob_report(void *ctx, struct vyre_backend_oob **out,
 /* be:run's reference path: results are computed in place in out[i] (seeded with the
  * input), read slots read the caller's data, and what has no home gets scratch memory
  * (a write slot nobody wants back, data NULL). The caller's data is never written. */
-static enum vyre_status ref_run(void *ctx, vyre_program *p, const struct vyre_backend_run_options *o,
-                                void *const *resident, struct vyre_error *err) {
+static enum vyre_status ref_run(void *ctx, vyre_program *p,
+                                const struct vyre_backend_run_options *o, void *const *resident,
+                                struct vyre_error *err) {
     struct ref_ctx *c = ctx;
     struct vyre_buffer_arg bufs[VYRE_MAX_BUFFERS];
     void *scratch[VYRE_MAX_BUFFERS] = {0};
