@@ -96,7 +96,7 @@ fake_pass "" spec/5[0-4]_fakecuda_*_spec.lua spec/17_lib_spec.lua spec/30_grid_s
   spec/93_match_op_spec.lua spec/94_segscan_lb_spec.lua \
   spec/95_device_converge_spec.lua spec/96_workloads_spec.lua \
   spec/97_egraph_analysis_spec.lua spec/98_egraph_extract_explain_spec.lua \
-  spec/99_properties_new_spec.lua
+  spec/99_properties_new_spec.lua spec/103_worklist_syncs_spec.lua
 # Every GPU generation (docs/RUNTIME.md "PTX targets"): the runtime specs again on fake
 # devices of other SMs — Xavier, Orin, B200, RTX 50xx, GB10 and one newer than every
 # known target (the runtime must pick the highest known target and let the JIT take it).
