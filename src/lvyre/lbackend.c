@@ -1,7 +1,8 @@
 /* lbackend.c — vyre.Backend: the CPU reference interpreter or one CUDA device, behind
  * one interface (info, stats, buffers, compile, load_ptx, run, run_timed, sequences,
- * graphs, synchronize, trim, lost, check, free). Module functions open either kind: core.reference_new() and
- * core.cuda_open(i), plus the CUDA queries core.cuda_available/count/cache/
+ * graphs, synchronize, trim, lost, check, free). Module functions open a registered
+ * backend by name (open_backend): core.reference_new() and core.cuda_open(i), plus the
+ * CUDA queries core.cuda_available/count/cache/
  * driver_version and the clock core.now_ns. lua/vyre/cuda.lua and reference.lua only
  * call these. Environmental failures (no driver, no device) return nil, reason;
  * misuse and driver errors raise "vyre.Backend:...: message. Fix: ...". */

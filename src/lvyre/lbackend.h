@@ -64,20 +64,23 @@ struct lvyre_backend {
     bool open;   /* false once freed */
     int ordinal; /* device ordinal; 0 for the reference */
     /* The backend of the C interface this object wraps (vyre_backend.h), opened through
-     * the registry; closed (NULL) once freed and its last buffer or kernel released.
-     * Name, info, counters, synchronize, trim, lost, debug mode, buffers and kernels are
-     * its; the families not yet moved onto it (launches, sequences, graphs, run,
-     * megakernels, worklists) test `kind`. */
+     * the registry by name; closed (NULL) once freed and its last buffer, kernel or
+     * worklist released. Name, info, counters, synchronize, trim, lost, debug mode,
+     * buffers, kernels, one-shot runs (lrun.c) and worklists' host side (lworklist.c)
+     * are its; the families not yet moved onto it (launches, sequences, graphs,
+     * megakernels, and the worklist bindings and {n = wl} sizing of their launches)
+     * test `kind`. */
     vyre_backend *core;
     const char *name;      /* vyre_backend_name(core): static, kept after free */
     char label[40];        /* tostring's: the name, and the ordinal of a device */
     vyre_cuda_device *dev; /* vyre_backend_native_device(core): NULL without one */
     bool host_memory;      /* vyre_backend_info.host_memory: buffers are host memory */
-    /* Buffers (views included) and kernels of core still alive: be:free() closes core
-     * only once the last is released (lvyre_backend_unref), since closing frees them. */
+    /* Buffers (views included), kernels and worklists of core still alive: be:free()
+     * closes core only once the last is released (lvyre_backend_unref), since closing
+     * frees them. */
     uint64_t nchildren;
     const void *buffer_mt;      /* the Buffer metatable: telling a Buffer costs no lookup */
-    struct lvyre_ref_stats st;  /* reference only */
+    struct lvyre_ref_stats st;  /* what the binding runs itself; `runs` on every backend */
     uint64_t max_steps;         /* reference only: vyre_ref_run_options.max_steps (0: default) */
     int grid_sync;              /* reference: be:grid_sync()'s setting (no effect) */
     bool debug;                 /* reference: count out-of-bounds accesses (ldebug.c) */
