@@ -120,6 +120,7 @@ struct lvyre_worklist {
     /* Read from h once, for the launch families that still bind it directly: */
     vyre_cuda_worklist *cu;          /* vyre_backend_worklist_native(h), or NULL */
     struct vyre_worklist_arg *ref;   /* vyre_backend_worklist_host(h): host state, or NULL */
+    uint64_t host_bytes;             /* counted toward the host cap (host-memory backends) */
     struct vyre_workqueue_plan plan; /* how its capacity was sized (wl:plan()) */
 };
 

@@ -47,6 +47,8 @@ static void release(struct lvyre_worklist *w) {
     if (!w->live) return;
     w->live = false;
     vyre_backend_worklist_free(w->h);
+    vyre_lua_host_unreserve(w->host_bytes);
+    w->host_bytes = 0;
     w->h = NULL;
     w->cu = NULL;
     w->ref = NULL;
@@ -224,9 +226,15 @@ int lvyre_backend_worklist(lua_State *L) {
     luaL_setmetatable(L, VYRE_LUA_WORKLIST);
     lua_pushvalue(L, 1);
     lua_setiuservalue(L, -2, 1);
+    /* host memory (both item arrays) counts toward the host cap, as buffers' does */
+    uint64_t bytes = be->host_memory ? 2u * (uint64_t)w->capacity * vyre_type_size(t) : 0;
+    if (bytes) vyre_lua_host_reserve(L, bytes, fname);
     struct vyre_error err;
-    if (vyre_backend_worklist_alloc(be->core, t, w->capacity, &w->h, &err) != VYRE_OK)
+    if (vyre_backend_worklist_alloc(be->core, t, w->capacity, &w->h, &err) != VYRE_OK) {
+        vyre_lua_host_unreserve(bytes);
         return vyre_lua_raise(L, fname, &err);
+    }
+    w->host_bytes = bytes;
     w->cu = vyre_backend_worklist_native(w->h);
     w->ref = vyre_backend_worklist_host(w->h);
     be->nchildren++;
