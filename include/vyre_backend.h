@@ -272,10 +272,11 @@ struct vyre_backend_ops {
     enum vyre_status (*run)(void *ctx, vyre_program *p, const struct vyre_backend_run_options *o,
                             void *const *resident, struct vyre_error *err);
 
-    /* worklists (ARCHITECTURE.md §2, §5 "Worklists"): a header of counts and two item
-     * arrays of `capacity` items; items ranges are checked by the wrapper. Every slot but
-     * worklist_overflow is required once worklist_alloc is set; without worklist_alloc
-     * the wrapper answers VYRE_ERR_UNSUPPORTED with a Fix. */
+    /* worklists (ARCHITECTURE.md §2, §5 "Worklists"): counts and two item arrays of
+     * `capacity` items, kept where the backend's kernels push; the wrapper checks types,
+     * capacities and NULLs. With worklist_alloc set, free, state, push, items, advance
+     * and clear are required (overflow, native and host stay optional); without it the
+     * wrapper answers VYRE_ERR_UNSUPPORTED with a Fix. */
     enum vyre_status (*worklist_alloc)(void *ctx, enum vyre_type t, uint32_t capacity, void **out,
                                        struct vyre_error *err);
     void (*worklist_free)(void *ctx, void *wl);
@@ -285,7 +286,7 @@ struct vyre_backend_ops {
     /* appends n items to the current ones (the wrapper checked they fit) */
     enum vyre_status (*worklist_push)(void *ctx, void *wl, const void *src, uint32_t n,
                                       struct vyre_error *err);
-    /* the first n current items into dst (n <= the current count) */
+    /* the first n current items into dst (n <= the capacity) */
     enum vyre_status (*worklist_items)(void *ctx, void *wl, void *dst, uint32_t n,
                                        struct vyre_error *err);
     /* the pushed items become current; a device enqueues it (no synchronisation) */
@@ -452,7 +453,8 @@ enum vyre_status vyre_backend_worklist_state(vyre_backend_worklist *w,
  * capacity needed when they do not fit. Waits for queued work on a device. */
 enum vyre_status vyre_backend_worklist_push(vyre_backend_worklist *w, const void *src, uint32_t n,
                                             struct vyre_error *err);
-/* The first n current items into dst (n <= the current count, else VYRE_ERR_ARG). */
+/* The first n current items into dst: n at most the current count (past it the values
+ * are unspecified; past the capacity VYRE_ERR_ARG). Waits for queued work on a device. */
 enum vyre_status vyre_backend_worklist_items(vyre_backend_worklist *w, void *dst, uint32_t n,
                                              struct vyre_error *err);
 /* The pushed items become current and the next round starts empty. A device enqueues it
