@@ -17,9 +17,9 @@
  * declaration whose vyre_decl_info.slot is i, params[j] the param whose slot is j.
  * Every timed call fills one record, struct vyre_timing.
  *
- * Ownership: buffers, kernels, graphs and prepared launches belong to the backend that
- * made them and must be freed before it (vyre_backend_close frees what is left, so a
- * forgotten object is not a leak, but a handle used after close is). A view owns no
+ * Ownership: buffers, worklists, kernels, graphs and prepared launches belong to the
+ * backend that made them and must be freed before it (vyre_backend_close frees what is
+ * left, so a forgotten object is not a leak, but a handle used after close is). A view owns no
  * memory; freeing its owner ends it. Graphs and prepared launches hold their kernels' and
  * buffers' handles: those must outlive them. A kernel keeps its own copy of the program.
  * Threads: one backend object, and everything made from it, is used by one thread at a
@@ -39,13 +39,21 @@ typedef struct vyre_backend_buffer vyre_backend_buffer;
 typedef struct vyre_backend_kernel vyre_backend_kernel;
 typedef struct vyre_backend_graph vyre_backend_graph;
 typedef struct vyre_backend_prepared vyre_backend_prepared;
+typedef struct vyre_backend_worklist vyre_backend_worklist;
 
 /* ---- the common records ------------------------------------------------------ */
 
+/* Called when a backend's allocation fails, before it gives cached memory back and
+ * retries once (a garbage-collected host frees dropped buffers here). */
+typedef void (*vyre_backend_oom_fn)(void *ud);
+
 /* Options of vyre_backend_open (zero-initialise, then set what you need). */
 struct vyre_backend_options {
-    bool debug;         /* start in debug mode (vyre_backend_set_debug) */
-    uint64_t max_steps; /* reference: loop iterations a run may take (0: the default) */
+    bool debug;                 /* start in debug mode (vyre_backend_set_debug) */
+    uint64_t max_steps;         /* reference: loop iterations a run may take (0: the default) */
+    vyre_backend_oom_fn on_oom; /* NULL, or called on out-of-memory (a device's pools;
+                                   the reference, allocating from the host, never calls it) */
+    void *oom_ud;               /* on_oom's argument */
 };
 
 /* What a backend is and what it can do (vyre_backend_info); property names as the device
@@ -66,6 +74,9 @@ struct vyre_backend_info {
     bool debug;                 /* in debug mode now */
     bool host_memory;           /* buffers are host memory the CPU addresses directly
                                    (vyre_backend_buffer_address is a host pointer) */
+    int max_threads_per_sm;     /* resident invocations per multiprocessor (0 for the
+                                   reference): with sms, the items one pass of a resident
+                                   grid covers (a worklist's drain window) */
 };
 
 /* One counter of vyre_backend_stats. Names are the backend's own; where two backends
@@ -132,6 +143,39 @@ struct vyre_megakernel_options {
     /* how this run's grid statements run (vyre.h): a plan's choice for this call only;
      * VYRE_GRID_AUTO: the backend's mode (vyre_backend_set_grid_sync) */
     enum vyre_grid_sync grid_sync;
+};
+
+/* Options and results of vyre_backend_run: a one-shot dispatch of a program (compile,
+ * host data in, one launch, host data out, one synchronisation). buffers[i] is the host
+ * data of buffer slot i (data NULL: count zeroed elements); where resident[i] is not
+ * NULL, that buffer of the backend is used in place and buffers[i], out[i] are ignored.
+ * out[i] (NULL: not wanted) receives buffers[i].count elements of a write or read_write
+ * slot after the run (it may be buffers[i].data itself); read slots ignore it. Geometry
+ * as struct vyre_backend_args (grid, else n, else the largest buffer). */
+struct vyre_backend_run_options {
+    const struct vyre_buffer_arg *buffers; /* one per buffer slot */
+    vyre_backend_buffer *const *resident;  /* NULL, or one per slot (NULL: host data) */
+    size_t nbuffers;
+    const vyre_bits *params; /* one per param slot */
+    size_t nparams;
+    uint64_t n;
+    const uint32_t *grid;
+    void *const *out;           /* NULL, or one destination per slot */
+    struct vyre_timing *timing; /* NULL: not timed */
+    uint64_t *rounds;           /* NULL, or receives the rounds its converge loops ran */
+    /* how a program with grid statements runs; VYRE_GRID_AUTO: the backend's mode
+     * (vyre_backend_set_grid_sync) */
+    enum vyre_grid_sync grid_sync;
+};
+
+/* A worklist's counts (vyre_backend_worklist_state): the current items, the items pushed
+ * for the next round (counted past the capacity), the capacity, and 0 or the capacity
+ * the pushes since the last clear needed (an overflow: the items past it were dropped). */
+struct vyre_backend_worklist_state {
+    uint32_t cur_count;
+    uint32_t next_count;
+    uint32_t capacity;
+    uint32_t overflow_needed;
 };
 
 /* ---- the operations a backend implements --------------------------------------- */
@@ -237,6 +281,44 @@ struct vyre_backend_ops {
                                     enum vyre_type t, uint64_t count, struct vyre_error *err);
     /* the kernel as the native device's object (a vyre_cuda_kernel); default: NULL */
     void *(*kernel_native)(void *ctx, void *kernel);
+
+    /* one-shot runs: p is validated and the bindings checked; resident is NULL or one
+     * backend handle per slot (NULL: host data; o->resident is not for the backend),
+     * o->buffers[i].count a resident buffer's count; default: compile, a buffer per
+     * host slot uploaded, launch_timed, the results downloaded, rounds, all freed */
+    enum vyre_status (*run)(void *ctx, vyre_program *p, const struct vyre_backend_run_options *o,
+                            void *const *resident, struct vyre_error *err);
+
+    /* worklists (ARCHITECTURE.md §2, §5 "Worklists"): counts and two item arrays of
+     * `capacity` items, kept where the backend's kernels push; the wrapper checks types,
+     * capacities and NULLs. With worklist_alloc set, free, state, push, items, advance
+     * and clear are required (overflow, native and host stay optional); without it the
+     * wrapper answers VYRE_ERR_UNSUPPORTED with a Fix. */
+    enum vyre_status (*worklist_alloc)(void *ctx, enum vyre_type t, uint32_t capacity, void **out,
+                                       struct vyre_error *err);
+    void (*worklist_free)(void *ctx, void *wl);
+    /* the counts; waits for queued work */
+    enum vyre_status (*worklist_state)(void *ctx, void *wl, struct vyre_backend_worklist_state *out,
+                                       struct vyre_error *err);
+    /* appends n items to the current ones (the wrapper checked they fit) */
+    enum vyre_status (*worklist_push)(void *ctx, void *wl, const void *src, uint32_t n,
+                                      struct vyre_error *err);
+    /* the first n current items into dst (n <= the capacity) */
+    enum vyre_status (*worklist_items)(void *ctx, void *wl, void *dst, uint32_t n,
+                                       struct vyre_error *err);
+    /* the pushed items become current; a device enqueues it (no synchronisation) */
+    enum vyre_status (*worklist_advance)(void *ctx, void *wl, struct vyre_error *err);
+    /* no current or pushed items, no overflow record */
+    enum vyre_status (*worklist_clear)(void *ctx, void *wl, struct vyre_error *err);
+    /* the capacity an overflow needs, where the backend knows it without waiting (the
+     * reference: right after the run that pushed); default: 0 (known at the next state) */
+    uint32_t (*worklist_overflow)(void *ctx, void *wl);
+    /* the worklist as the native device's object (a vyre_cuda_worklist); default: NULL */
+    void *(*worklist_native)(void *ctx, void *wl);
+    /* the worklist as host state (a struct vyre_worklist_arg the interpreter pushes into
+     * in place, vyre_ref_run_options.worklists) where it lives in host memory; default:
+     * NULL */
+    struct vyre_worklist_arg *(*worklist_host)(void *ctx, void *wl);
 };
 
 /* Wraps ops + ctx into a backend object (for registry entries' open functions). name is
@@ -388,6 +470,56 @@ enum vyre_status vyre_backend_megakernel(vyre_backend *be, const struct vyre_bac
 enum vyre_status vyre_backend_set_grid_sync(vyre_backend *be, enum vyre_grid_sync mode,
                                             struct vyre_error *err);
 enum vyre_grid_sync vyre_backend_grid_sync(const vyre_backend *be); /* AUTO for NULL */
+
+/* One-shot dispatch (struct vyre_backend_run_options): validates p, checks the bindings
+ * against its declarations (counts, types, resident buffers of be), then compiles (a
+ * device: through its caches), copies host data in, launches once, copies results out
+ * and synchronises. Nothing of the run outlives the call but the resident buffers'
+ * contents. Timing, when asked, is the backend's (wall-clock on the reference). */
+enum vyre_status vyre_backend_run(vyre_backend *be, vyre_program *p,
+                                  const struct vyre_backend_run_options *o, struct vyre_error *err);
+
+/* ---- worklists (ARCHITECTURE.md §2, §5 "Worklists") ------------------------------------------ */
+
+/* A device worklist: kernels read its current items with (len W) / (load W i) and push
+ * the next round's with (push W v); advance makes the pushed items current. A push past
+ * the capacity is counted, not stored, and reported (overflow_needed) until clear.
+ * Backends without worklists answer VYRE_ERR_UNSUPPORTED with a Fix.
+ * An empty worklist of `capacity` items of type t (numeric, not bool; capacity >= 1). */
+enum vyre_status vyre_backend_worklist_alloc(vyre_backend *be, enum vyre_type t, uint32_t capacity,
+                                             vyre_backend_worklist **out, struct vyre_error *err);
+void vyre_backend_worklist_free(vyre_backend_worklist *w); /* NULL: no-op */
+/* The counts (cur_count as stored: it never exceeds the capacity); waits for queued
+ * work on a device. */
+enum vyre_status vyre_backend_worklist_state(vyre_backend_worklist *w,
+                                             struct vyre_backend_worklist_state *out,
+                                             struct vyre_error *err);
+/* Appends n items of the worklist's type to the current items; VYRE_ERR_LIMIT with the
+ * capacity needed when they do not fit. Waits for queued work on a device. */
+enum vyre_status vyre_backend_worklist_push(vyre_backend_worklist *w, const void *src, uint32_t n,
+                                            struct vyre_error *err);
+/* The first n current items into dst: n at most the current count (past it the values
+ * are unspecified; past the capacity VYRE_ERR_ARG). Waits for queued work on a device. */
+enum vyre_status vyre_backend_worklist_items(vyre_backend_worklist *w, void *dst, uint32_t n,
+                                             struct vyre_error *err);
+/* The pushed items become current and the next round starts empty. A device enqueues it
+ * after the queued launches, with no synchronisation (rounds stay free of host syncs). */
+enum vyre_status vyre_backend_worklist_advance(vyre_backend_worklist *w, struct vyre_error *err);
+/* No current or pushed items, no overflow record. */
+enum vyre_status vyre_backend_worklist_clear(vyre_backend_worklist *w, struct vyre_error *err);
+/* 0, or the capacity a known overflow needs, without waiting for a device: the reference
+ * knows right after the launch that pushed; a device reports at the next state. */
+uint32_t vyre_backend_worklist_overflow(const vyre_backend_worklist *w);
+enum vyre_type vyre_backend_worklist_type(const vyre_backend_worklist *w); /* VYRE_VOID: NULL */
+uint32_t vyre_backend_worklist_capacity(const vyre_backend_worklist *w);   /* 0 for NULL */
+vyre_backend *vyre_backend_worklist_backend(const vyre_backend_worklist *w);
+/* w as the native device's object (vyre_backend_native_device): the vyre_cuda_worklist
+ * of a "cuda" worklist, owned by w; NULL for a backend without a native device. */
+void *vyre_backend_worklist_native(const vyre_backend_worklist *w);
+/* w's state in host memory, the struct vyre_worklist_arg a vyre_ref_run of its kernels
+ * binds (pushes land there in place), owned by w; NULL where the worklist lives on a
+ * device. */
+struct vyre_worklist_arg *vyre_backend_worklist_host(const vyre_backend_worklist *w);
 
 /* ---- state and telemetry --------------------------------------------------------------- */
 

@@ -35,6 +35,13 @@ static void unlink_obj(struct vyre_backend_obj **head, struct vyre_backend_obj *
     o->next = o->prev = NULL;
 }
 
+void vyre_backend_link(struct vyre_backend_obj **head, struct vyre_backend_obj *o) {
+    link_obj(head, o);
+}
+void vyre_backend_unlink(struct vyre_backend_obj **head, struct vyre_backend_obj *o) {
+    unlink_obj(head, o);
+}
+
 /* Element range [first, first + count) inside a buffer of total elements. */
 static enum vyre_status check_range(const char *fname, uint64_t total, uint64_t first,
                                     uint64_t count, struct vyre_error *err) {
@@ -255,6 +262,7 @@ void vyre_backend_close(vyre_backend *be) {
     while (be->prepared) free_prepared((vyre_backend_prepared *)be->prepared);
     while (be->graphs) free_graph((vyre_backend_graph *)be->graphs);
     while (be->kernels) free_kernel((vyre_backend_kernel *)be->kernels);
+    vyre_backend_worklists_close(be);
     while (be->buffers) free_buffer((vyre_backend_buffer *)be->buffers); /* views stay valid */
     be->ops->close(be->ctx);
     free(be);

@@ -26,6 +26,7 @@ struct vyre_backend {
     void *ctx;
     struct vyre_backend_obj *buffers, *kernels, *graphs, *prepared;
     enum vyre_grid_sync grid_sync; /* passed to every launch (vyre_backend_launch.grid_sync) */
+    struct vyre_backend_obj *worklists; /* backend_worklist.c */
 };
 
 struct vyre_backend_buffer {
@@ -60,6 +61,18 @@ struct vyre_backend_prepared {
     void *h; /* the backend's prepared launch, or a copied launch (default) */
     bool native;
 };
+
+struct vyre_backend_worklist {
+    struct vyre_backend_obj obj;
+    void *h; /* the backend's worklist */
+    enum vyre_type type;
+    uint32_t capacity;
+};
+/* Frees every worklist of be (vyre_backend_close, before the buffers). */
+VYRE_INTERNAL void vyre_backend_worklists_close(vyre_backend *be);
+/* Links o at the head of *head / takes it off (backend.c's object lists). */
+VYRE_INTERNAL void vyre_backend_link(struct vyre_backend_obj **head, struct vyre_backend_obj *o);
+VYRE_INTERNAL void vyre_backend_unlink(struct vyre_backend_obj **head, struct vyre_backend_obj *o);
 
 /* A deep copy of l in one malloc'd block (free()): handles, counts, params and grid by
  * value, for the default graph and prepared launch and for backends that record. */

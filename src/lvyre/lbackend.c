@@ -1,7 +1,8 @@
 /* lbackend.c — vyre.Backend: the CPU reference interpreter or one CUDA device, behind
  * one interface (info, stats, buffers, compile, load_ptx, run, run_timed, sequences,
- * graphs, synchronize, trim, lost, check, free). Module functions open either kind: core.reference_new() and
- * core.cuda_open(i), plus the CUDA queries core.cuda_available/count/cache/
+ * graphs, synchronize, trim, lost, check, free). Module functions open a registered
+ * backend by name (open_backend): core.reference_new() and core.cuda_open(i), plus the
+ * CUDA queries core.cuda_available/count/cache/
  * driver_version and the clock core.now_ns. lua/vyre/cuda.lua and reference.lua only
  * call these. Environmental failures (no driver, no device) return nil, reason;
  * misuse and driver errors raise "vyre.Backend:...: message. Fix: ...". */
@@ -50,17 +51,45 @@ static void set_int3(lua_State *L, const char *k, const int v[3]) {
     lua_setfield(L, -2, k);
 }
 
-static struct lvyre_backend *new_backend(lua_State *L, enum lvyre_kind kind, int ordinal) {
+/* Pushes a Backend and opens registered backend `name` on device `ordinal` for it,
+ * with the binding's out-of-memory handler (o's other fields as given). The userdata
+ * exists before the backend is opened, so an error leaves nothing unowned: on failure
+ * it stays unopened (its __gc does nothing) and the status and err say why. The label
+ * (tostring) is the name, with the ordinal where a call picks one device of several. */
+static enum vyre_status open_backend(lua_State *L, const char *name, int ordinal,
+                                     struct vyre_backend_options o, bool show_ordinal,
+                                     struct vyre_error *err) {
     struct lvyre_backend *be = lua_newuserdatauv(L, sizeof *be, 0);
     memset(be, 0, sizeof *be);
     snprintf(be->label, sizeof be->label, "?"); /* until the backend opens */
-    be->kind = kind;
     be->ordinal = ordinal;
     luaL_getmetatable(L, VYRE_LUA_BUFFER);
     be->buffer_mt = lua_topointer(L, -1); /* the registry keeps it for the state's life */
     lua_pop(L, 1);
     luaL_setmetatable(L, VYRE_LUA_BACKEND);
-    return be;
+    o.on_oom = oom_gc;
+    o.oom_ud = main_thread(L);
+    enum vyre_status st = vyre_backend_open(name, ordinal, &o, &be->core, err);
+    if (st != VYRE_OK) return st;
+    be->name = vyre_backend_name(be->core);
+    if (show_ordinal) snprintf(be->label, sizeof be->label, "%s %d", be->name, ordinal);
+    else snprintf(be->label, sizeof be->label, "%s", be->name);
+    be->dev = vyre_backend_native_device(be->core); /* owned by core; NULL without one */
+    be->kind = lvyre_legacy_kind(be->core);
+    struct vyre_backend_info in;
+    if ((st = vyre_backend_info(be->core, &in, err)) != VYRE_OK) return st;
+    be->host_memory = in.host_memory;
+    be->max_steps = o.max_steps;
+    be->debug = o.debug;
+    be->open = true;
+    return VYRE_OK;
+}
+
+/* $VYRE_DEBUG=1 starts every backend in debug mode (vyre.reference.new's opts.debug
+ * overrides it). */
+static bool env_debug(void) {
+    const char *env = getenv("VYRE_DEBUG");
+    return env && strcmp(env, "1") == 0;
 }
 
 /* The properties only a CUDA device has (its native device object), over the common
@@ -180,8 +209,7 @@ static int new_error(lua_State *L, const char *fmt, const char *what) {
 /* core.reference_new() -> Backend (each has its own counters) */
 static int reference_new(lua_State *L) {
     uint64_t max_steps = 0;
-    const char *env = getenv("VYRE_DEBUG");
-    bool debug = env && strcmp(env, "1") == 0; /* opts.debug overrides */
+    bool debug = env_debug(); /* opts.debug overrides */
     if (!lua_isnoneornil(L, 1)) {
         if (!lua_istable(L, 1))
             return new_error(L,
@@ -211,20 +239,10 @@ static int reference_new(lua_State *L) {
         }
         lua_pop(L, 1);
     }
-    struct lvyre_backend *be = new_backend(L, LVYRE_REFERENCE, 0);
     struct vyre_backend_options o = {.debug = debug, .max_steps = max_steps};
     struct vyre_error err;
-    if (vyre_backend_open("reference", 0, &o, &be->core, &err) != VYRE_OK)
+    if (open_backend(L, "reference", 0, o, false, &err) != VYRE_OK)
         return vyre_lua_raise(L, "vyre.reference.new", &err);
-    be->name = vyre_backend_name(be->core);
-    snprintf(be->label, sizeof be->label, "%s", be->name);
-    struct vyre_backend_info in;
-    if (vyre_backend_info(be->core, &in, &err) != VYRE_OK)
-        return vyre_lua_raise(L, "vyre.reference.new", &err);
-    be->host_memory = in.host_memory;
-    be->max_steps = max_steps;
-    be->debug = debug;
-    be->open = true;
     return 1;
 }
 
@@ -282,9 +300,9 @@ static int cuda_open(lua_State *L) {
         lua_pushstring(L, why);
         return 2;
     }
-    struct lvyre_backend *be = new_backend(L, LVYRE_CUDA, (int)i);
+    struct vyre_backend_options o = {.debug = env_debug()};
     struct vyre_error err;
-    enum vyre_status st = vyre_backend_open("cuda", (int)i, NULL, &be->core, &err);
+    enum vyre_status st = open_backend(L, "cuda", (int)i, o, true, &err);
     /* Environmental: no driver, a lost device, or one vyre cannot serve (below sm_70, a
      * driver too old for every target it could run: device.c, target.c). */
     if (st == VYRE_ERR_NO_CUDA || st == VYRE_ERR_DEVICE_LOST || st == VYRE_ERR_UNSUPPORTED) {
@@ -293,21 +311,6 @@ static int cuda_open(lua_State *L) {
         return 2;
     }
     if (st != VYRE_OK) return vyre_lua_raise(L, "vyre.cuda.device", &err);
-    be->name = vyre_backend_name(be->core);
-    snprintf(be->label, sizeof be->label, "%s %d", be->name, be->ordinal);
-    be->dev = vyre_backend_native_device(be->core); /* owned by core */
-    struct vyre_backend_info in;
-    if (vyre_backend_info(be->core, &in, &err) != VYRE_OK)
-        return vyre_lua_raise(L, "vyre.cuda.device", &err);
-    be->host_memory = in.host_memory;
-    be->open = true;
-    vyre_cuda_set_oom_handler(be->dev, oom_gc, main_thread(L));
-    const char *env = getenv("VYRE_DEBUG"); /* as vyre.reference.new reads it */
-    if (env && strcmp(env, "1") == 0) {
-        if (vyre_cuda_set_debug(be->dev, true, &err) != VYRE_OK)
-            return vyre_lua_raise(L, "vyre.cuda.device", &err);
-        be->debug = true;
-    }
     return 1;
 }
 

@@ -26,6 +26,12 @@
 #define VYRE_LUA_WORKLIST "vyre.Worklist"
 
 enum lvyre_kind { LVYRE_REFERENCE, LVYRE_CUDA };
+/* The kind the families not yet moved onto the interface still test (lgraph.c, lkernel.c,
+ * llaunch.c, lmega.c, lrounds.c, lsequence.c), derived once from the opened backend: one
+ * with a native device runs them the CUDA way. Goes away with the last of those tests. */
+static inline enum lvyre_kind lvyre_legacy_kind(vyre_backend *core) {
+    return vyre_backend_native_device(core) ? LVYRE_CUDA : LVYRE_REFERENCE;
+}
 
 /* Counters the binding keeps for what it still runs itself (reference runs, launches,
  * sequences and graphs); be:stats() adds them to the backend's own (vyre_backend_stats)
@@ -58,21 +64,23 @@ struct lvyre_backend {
     bool open;   /* false once freed */
     int ordinal; /* device ordinal; 0 for the reference */
     /* The backend of the C interface this object wraps (vyre_backend.h), opened through
-     * the registry; closed (NULL) once freed and its last buffer or kernel released.
-     * Name, info, counters, synchronize, trim, lost, debug mode, buffers, kernels, the
-     * grid sync mode, sequences, graphs and megakernel runs are its; the families not yet
-     * moved onto it (launches, run, worklists, and the sequences, graphs and megakernels
-     * whose steps bind worklists or are collectives) test `kind`. */
+     * the registry by name; closed (NULL) once freed and its last buffer, kernel, graph or
+     * worklist released. Name, info, counters, synchronize, trim, lost, debug mode,
+     * buffers, kernels, the grid sync mode, sequences, graphs, megakernel runs, one-shot
+     * runs (lrun.c) and worklists' host side (lworklist.c) are its; what is not yet moved
+     * onto it (the worklist bindings and {n = wl} sizing of launches, and the sequences,
+     * graphs and megakernels whose steps bind worklists or are collectives) tests `kind`. */
     vyre_backend *core;
     const char *name;      /* vyre_backend_name(core): static, kept after free */
     char label[40];        /* tostring's: the name, and the ordinal of a device */
     vyre_cuda_device *dev; /* vyre_backend_native_device(core): NULL without one */
     bool host_memory;      /* vyre_backend_info.host_memory: buffers are host memory */
-    /* Buffers (views included), kernels and graphs of core still alive: be:free() closes
-     * core only once the last is released (lvyre_backend_unref), since closing frees them. */
+    /* Buffers (views included), kernels, graphs and worklists of core still alive:
+     * be:free() closes core only once the last is released (lvyre_backend_unref), since
+     * closing frees them. */
     uint64_t nchildren;
     const void *buffer_mt;      /* the Buffer metatable: telling a Buffer costs no lookup */
-    struct lvyre_ref_stats st;  /* reference only */
+    struct lvyre_ref_stats st;  /* what the binding runs itself; `runs` on every backend */
     uint64_t max_steps;         /* reference only: vyre_ref_run_options.max_steps (0: default) */
     bool debug;                 /* reference: count out-of-bounds accesses (ldebug.c) */
     struct vyre_oob_count *oob; /* reference, debug: per-declaration counts of one run */
@@ -101,16 +109,17 @@ struct lvyre_buffer {
 /* The declarations of a program as the matcher reads them: names are interned Lua
  * strings (kept alive by the layout's user value), so matching a key of an args
  * table is a pointer comparison in the common case. */
-/* vyre.Worklist (lworklist.c): CUDA owns cu; the reference owns host (both item
- * arrays) and ref, the state its interpreter runs on. */
+/* vyre.Worklist (lworklist.c): the backend's worklist (vyre_backend_worklist_*). */
 struct lvyre_worklist {
     struct lvyre_backend *be; /* kept alive by user value 1 */
     enum vyre_type type;
     uint32_t capacity;
     bool live;
-    vyre_cuda_worklist *cu;
-    void *host;
-    struct vyre_worklist_arg ref;
+    vyre_backend_worklist *h; /* NULL once freed */
+    /* Read from h once, for the launch families that still bind it directly: */
+    vyre_cuda_worklist *cu;          /* vyre_backend_worklist_native(h), or NULL */
+    struct vyre_worklist_arg *ref;   /* vyre_backend_worklist_host(h): host state, or NULL */
+    uint64_t host_bytes;             /* counted toward the host cap (host-memory backends) */
     struct vyre_workqueue_plan plan; /* how its capacity was sized (wl:plan()) */
 };
 
@@ -229,12 +238,11 @@ int lvyre_backend_worklist(lua_State *L);                         /* be:worklist
 void vyre_lua_open_worklist(lua_State *L);
 /* Pushes a work-queue plan as a table (lworklist.c). */
 void lvyre_push_workqueue_plan(lua_State *L, const struct vyre_workqueue_plan *p);
-/* Raises the overflow error (the capacity needed) / raises if w (reference) overflowed. */
+/* Raises the overflow error (the capacity needed) / raises if w has an overflow its
+ * backend knows without waiting (vyre_backend_worklist_overflow). */
 int lvyre_worklist_overflow_error(lua_State *L, const char *fname, uint32_t capacity,
                                   uint32_t needed);
 void lvyre_worklist_check(lua_State *L, struct lvyre_worklist *w, const char *fname);
-/* The reference's advance: swap the arrays, the pushed count becomes current. */
-void lvyre_worklist_advance_ref(struct vyre_worklist_arg *r);
 
 struct lvyre_kernel *lvyre_checkkernel(lua_State *L, int idx, const char *fname);
 /* The kernel's program, or raises (raw PTX kernel, program freed). */

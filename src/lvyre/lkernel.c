@@ -46,7 +46,7 @@ static void run_reference(lua_State *L, struct lvyre_kernel *k, const struct lvy
     struct vyre_worklist_arg *wl[VYRE_MAX_WORKLISTS]; /* the interpreter pushes in place */
     for (uint32_t s = 0; s < lay->nworklists; s++) {
         lvyre_worklist_check(L, b->wl[s], fname); /* an overflow not reported yet */
-        wl[s] = &b->wl[s]->ref;
+        wl[s] = b->wl[s]->ref;
     }
     if (b->sized && vyre_program_has_grid(p))
         vyre_lua_fail(L, "arg",
@@ -56,7 +56,7 @@ static void run_reference(lua_State *L, struct lvyre_kernel *k, const struct lvy
                       fname);
     if (b->sized) { /* {n = wl}: the current count, as the device reads it */
         lvyre_worklist_check(L, b->sized, fname);
-        uint32_t n = b->sized->ref.cur_count, wg = lay->workgroup[0];
+        uint32_t n = b->sized->ref->cur_count, wg = lay->workgroup[0];
         if (n == 0) return; /* no item: no invocation */
         args.grid[0] = n / wg + (n % wg != 0);
     } else {

@@ -82,9 +82,11 @@ uint64_t lvyre_rounds_by_worklist(lua_State *L, struct lvyre_backend *be, struct
         while (rounds < max) {
             for (size_t i = prefix; i < n; i++) lvyre_kernel_run(L, steps[i].k, &steps[i].b, fname);
             lvyre_worklist_check(L, wl, fname);
-            lvyre_worklist_advance_ref(&wl->ref);
+            struct vyre_error err;
+            if (vyre_backend_worklist_advance(wl->h, &err) != VYRE_OK)
+                vyre_lua_raise(L, fname, &err);
             rounds++;
-            if (wl->ref.cur_count == 0) break; /* the round pushed nothing */
+            if (wl->ref->cur_count == 0) break; /* the round pushed nothing */
         }
         t->wall_ns = t->device_ns = t->enqueue_ns = lvyre_now_ns() - t0;
         be->st.sequences++;

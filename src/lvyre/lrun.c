@@ -1,8 +1,8 @@
-/* lrun.c — be:run(p, args, opts) and be:run_timed: one-shot dispatch on either backend.
- * Host data in (vyre.Arrays or tables), host data out (a vyre.Array per write and
- * read_write buffer), the caller's arrays never modified. A Buffer of the backend
- * passed in args is used in place, with no copy either way, and is what the result
- * table holds under its name. */
+/* lrun.c — be:run(p, args, opts) and be:run_timed: one-shot dispatch on any backend,
+ * through vyre_backend_run (vyre_backend.h). Host data in (vyre.Arrays or tables), host
+ * data out (a vyre.Array per write and read_write buffer), the caller's arrays never
+ * modified. A Buffer of the backend passed in args is used in place, with no copy either
+ * way, and is what the result table holds under its name. */
 #include <string.h>
 
 #include "lbackend.h"
@@ -12,16 +12,14 @@
 
 /* Everything a run binds, by buffer slot. */
 struct run_io {
-    struct vyre_buffer_arg in[VYRE_MAX_BUFFERS];  /* host data (NULL data: zero-filled) */
-    void *out[VYRE_MAX_BUFFERS];                  /* where results land (host slots) */
-    vyre_cuda_buffer *resident[VYRE_MAX_BUFFERS]; /* CUDA buffers used in place */
+    struct vyre_buffer_arg in[VYRE_MAX_BUFFERS];     /* host data (NULL data: zero-filled) */
+    void *out[VYRE_MAX_BUFFERS];                     /* where results land (host slots) */
+    vyre_backend_buffer *resident[VYRE_MAX_BUFFERS]; /* Buffers used in place */
 };
 
-static uint64_t prod3(const uint32_t v[3]) { return (uint64_t)v[0] * v[1] * v[2]; }
-
 /* Fills io and pushes the result table (name -> Array or Buffer) at the top. */
-static void prepare_io(lua_State *L, struct lvyre_backend *be, const struct lvyre_layout *lay,
-                       const struct lvyre_bound *b, struct run_io *io, const char *fname) {
+static void prepare_io(lua_State *L, const struct lvyre_layout *lay, const struct lvyre_bound *b,
+                       struct run_io *io, const char *fname) {
     lua_createtable(L, 0, (int)lay->nbuffers);
     int res = lua_gettop(L);
     for (uint32_t i = 0; i < lay->ndecls; i++) {
@@ -32,8 +30,8 @@ static void prepare_io(lua_State *L, struct lvyre_backend *be, const struct lvyr
         io->out[s] = NULL;
         bool writes = d->access != VYRE_ACCESS_READ;
         if (b->buf[s]) {
-            io->resident[s] = b->buf[s]->cu;
-            lvyre_buffer_arg(b->buf[s], &io->in[s]); /* the result is the Buffer itself */
+            io->resident[s] = b->buf[s]->h; /* the result is the Buffer itself */
+            io->in[s] = (struct vyre_buffer_arg){NULL, b->buf[s]->count};
             continue;
         }
         if (b->arr[s]) {
@@ -45,11 +43,9 @@ static void prepare_io(lua_State *L, struct lvyre_backend *be, const struct lvyr
         }
         if (!writes) continue;
         struct vyre_lua_array *o = vyre_lua_newarray(L, d->type, io->in[s].count);
-        /* The reference writes into the result array itself, seeded with the input. */
-        bool host_side = be->kind == LVYRE_REFERENCE || b->empty; /* results made here */
-        if (host_side && io->in[s].data && o->count)
+        /* opts.n = 0 runs nothing: the results are the inputs (zeros where none) */
+        if (b->empty && io->in[s].data && o->count)
             memcpy(o->data, io->in[s].data, (size_t)(o->count * vyre_type_size(d->type)));
-        if (host_side) io->in[s].data = o->data;
         io->out[s] = o->data;
         lua_setfield(L, res, d->name);
     }
@@ -82,45 +78,29 @@ static int run(lua_State *L, bool timed) {
     struct lvyre_bound *b = vyre_lua_scratch(L, sizeof *b);   /* 6 */
     struct run_io *io = vyre_lua_scratch(L, sizeof *io);      /* 7 */
     lvyre_match(L, 3, 4, lay, be, LVYRE_MATCH_RUN, b, fname); /* 8: converted arrays */
-    prepare_io(L, be, lay, b, io, fname);                     /* 9: results */
+    prepare_io(L, lay, b, io, fname);                         /* 9: results */
     int res = lua_gettop(L);
     struct vyre_timing t = {0, 0, 0, 0};
     uint64_t rounds = 0; /* converge rounds (programs with grid statements) */
-    if (b->empty) {
-        /* opts.n = 0: nothing runs; the results are the inputs (zeros for write buffers) */
-    } else if (be->kind == LVYRE_CUDA) {
-        vyre_cuda_device *d = lvyre_cuda_device(L, be, fname);
-        struct vyre_cuda_run_options o = {.buffers = io->in,
-                                          .resident = io->resident,
-                                          .nbuffers = lay->nbuffers,
-                                          .params = b->params,
-                                          .nparams = lay->nparams,
-                                          .n = b->n,
-                                          .grid = b->has_grid ? b->grid : NULL,
-                                          .out = io->out,
-                                          .timing = timed ? &t : NULL,
-                                          .rounds = &rounds,
-                                          .grid_sync = vyre_backend_grid_sync(be->core)};
-        if (vyre_cuda_run(d, p, &o, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
-        be->st.runs++; /* be:run's counter is the binding's on every backend */
-    } else {
-        uint64_t counts[VYRE_MAX_BUFFERS];
-        for (uint32_t s = 0; s < lay->nbuffers; s++) counts[s] = io->in[s].count;
-        struct vyre_run_args args = {io->in, lay->nbuffers, b->params, lay->nparams, {1, 1, 1}};
-        struct vyre_grid_options go = {counts, lay->nbuffers, b->n, b->has_grid ? b->grid : NULL};
-        if (vyre_launch_grid(p, &go, args.grid, &err) != VYRE_OK)
-            return vyre_lua_raise(L, fname, &err);
-        struct vyre_oob_count *oob = lvyre_oob_begin(L, be, p, fname); /* NULL: not debug */
-        uint64_t t0 = lvyre_now_ns();
+    if (!b->empty) {     /* opts.n = 0: nothing runs */
+        struct vyre_backend_run_options o = {.buffers = io->in,
+                                             .resident = io->resident,
+                                             .nbuffers = lay->nbuffers,
+                                             .params = b->params,
+                                             .nparams = lay->nparams,
+                                             .n = b->n,
+                                             .grid = b->has_grid ? b->grid : NULL,
+                                             .out = io->out,
+                                             .timing = timed ? &t : NULL,
+                                             .rounds = &rounds};
+        /* Ctrl-C stops an interpreter loop (lrefguard.c); elsewhere it is raised again
+         * for the previous handler once the run returns */
+        vyre_error_clear(&err); /* err.call tells an interrupt */
         lvyre_refguard_enter();
-        struct vyre_ref_run_options o = {.max_steps = be->max_steps, .rounds = &rounds, .oob = oob};
-        enum vyre_status st = vyre_ref_run(p, &args, &o, &err);
+        enum vyre_status st = vyre_backend_run(be->core, p, &o, &err);
         lvyre_refguard_leave(st != VYRE_OK && strcmp(err.call, "vyre_ref_interrupt") == 0);
         if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
-        lvyre_oob_end(L, be, p);
-        t.wall_ns = t.device_ns = t.enqueue_ns = lvyre_now_ns() - t0;
-        be->st.runs++;
-        be->st.invocations += prod3(args.grid) * prod3(lay->workgroup);
+        be->st.runs++; /* be:run's counter is the binding's on every backend */
     }
     add_resident_results(L, 3, res, lay, b);
     lua_settop(L, res);

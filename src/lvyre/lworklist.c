@@ -3,12 +3,16 @@
  * (load W i) and append the next round's with (push W v); wl:advance() makes those
  * current. Passed in args by the declaration's name, and as a launch size: {n = wl}.
  *
- * On CUDA it owns a vyre_cuda_worklist (src/core/cuda/worklist.c): advance is a launch
- * on the stream, and size/items/push wait for queued work. On the reference it owns the
- * same state in host memory: a vyre_worklist_arg over two arrays of `capacity` items.
- * Both report an overflow — pushes past the capacity, counted but not stored — on the
- * next host read (the reference: also right after the launch), naming the capacity
- * needed; it stays reported until wl:clear(). User value 1 keeps the backend alive. */
+ * It owns a worklist of the backend interface (vyre_backend_worklist_*, vyre_backend.h):
+ * the state is the backend's (on CUDA a device header and two item arrays, advance a
+ * launch on the stream, size/items/push waiting for queued work; on the reference host
+ * arrays the interpreter pushes into), so nothing here depends on which backend it is.
+ * An overflow — pushes past the capacity, counted but not stored — is reported on the
+ * next host read, and right after the launch where the backend knows it without waiting
+ * (vyre_backend_worklist_overflow: the reference), naming the capacity needed; it stays
+ * reported until wl:clear(). User value 1 keeps the backend alive, and the worklist is
+ * one of the backend's children (lvyre_backend_unref), so be:free() keeps the core
+ * backend until it is released. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,10 +46,13 @@ static struct lvyre_worklist *check_live(lua_State *L, int idx, const char *fnam
 static void release(struct lvyre_worklist *w) {
     if (!w->live) return;
     w->live = false;
-    if (w->cu) vyre_cuda_worklist_free(w->cu);
+    vyre_backend_worklist_free(w->h);
+    vyre_lua_host_unreserve(w->host_bytes);
+    w->host_bytes = 0;
+    w->h = NULL;
     w->cu = NULL;
-    free(w->host);
-    w->host = NULL;
+    w->ref = NULL;
+    lvyre_backend_unref(w->be);
 }
 
 int lvyre_worklist_overflow_error(lua_State *L, const char *fname, uint32_t capacity,
@@ -59,30 +66,28 @@ int lvyre_worklist_overflow_error(lua_State *L, const char *fname, uint32_t capa
                          (LUAI_UACINT)needed);
 }
 
-/* The counts (CUDA: waits and downloads the header); raises on an overflow. */
-static struct vyre_worklist_arg state(lua_State *L, struct lvyre_worklist *w, const char *fname) {
-    struct vyre_worklist_arg s;
-    if (w->be->kind == LVYRE_CUDA) {
-        struct vyre_error err;
-        if (vyre_cuda_worklist_state(w->cu, &s, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
-    } else {
-        s = w->ref;
-    }
+/* The counts (a device: waits and reads the header); raises on an overflow. */
+static struct vyre_backend_worklist_state state(lua_State *L, struct lvyre_worklist *w,
+                                                const char *fname) {
+    struct vyre_backend_worklist_state s;
+    struct vyre_error err;
+    if (vyre_backend_worklist_state(w->h, &s, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
     if (s.overflow_needed) lvyre_worklist_overflow_error(L, fname, w->capacity, s.overflow_needed);
-    if (s.cur_count > w->capacity) s.cur_count = w->capacity;
     return s;
 }
 
+/* An overflow the backend knows without waiting (none on a device until a read). */
 void lvyre_worklist_check(lua_State *L, struct lvyre_worklist *w, const char *fname) {
-    if (w->be->kind == LVYRE_REFERENCE && w->ref.overflow_needed)
-        lvyre_worklist_overflow_error(L, fname, w->capacity, w->ref.overflow_needed);
+    uint32_t needed = vyre_backend_worklist_overflow(w->h);
+    if (needed) lvyre_worklist_overflow_error(L, fname, w->capacity, needed);
 }
 
 /* ---- sizing: the device work-queue planner (src/core/ir/workqueue.c) ------------------ */
 
 /* Without a capacity a worklist holds the items the rounds may push (expansion_items,
- * default WL_HEADROOM) within a budget of device memory; a drain window is the items
- * one pass of the resident grid covers. */
+ * default WL_HEADROOM) within a budget of memory (a quarter of the device's, or
+ * WL_REF_BUDGET where the backend does not know it: the host); a drain window is the
+ * items one pass of the resident grid covers (none without multiprocessors). */
 #define WL_HEADROOM ((uint64_t)1 << 20)
 #define WL_REF_BUDGET ((uint64_t)1 << 30)
 #define WL_HEADER 32u
@@ -111,14 +116,11 @@ static void wl_profile(lua_State *L, int idx, struct lvyre_backend *be, enum vyr
     pr->control_bytes = WL_HEADER;
     pr->expansion_items = WL_HEADROOM;
     pr->budget_bytes = WL_REF_BUDGET;
-    if (be && be->kind == LVYRE_CUDA) {
-        struct vyre_cuda_info in;
-        struct vyre_error err;
-        if (vyre_cuda_device_info(lvyre_cuda_device(L, be, fname), &in, &err) != VYRE_OK)
-            vyre_lua_raise(L, fname, &err);
-        pr->budget_bytes = in.memory_bytes / 4u;
-        pr->drain_items = (uint64_t)in.sms * (uint64_t)in.max_threads_per_sm;
-    }
+    struct vyre_backend_info in;
+    struct vyre_error err;
+    if (vyre_backend_info(be->core, &in, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    if (in.memory_bytes) pr->budget_bytes = in.memory_bytes / 4u;
+    pr->drain_items = (uint64_t)in.sms * (uint64_t)in.max_threads_per_sm;
     if (lua_isnoneornil(L, idx)) return;
     if (lua_type(L, idx) == LUA_TNUMBER) {
         lua_Integer cap = vyre_lua_optint(L, idx, -1, fname, "capacity",
@@ -215,7 +217,6 @@ int lvyre_backend_worklist(lua_State *L) {
             return vyre_lua_raise(L, fname, &perr);
     }
     lua_Integer cap = (lua_Integer)plan.capacity;
-    vyre_cuda_device *dev = be->kind == LVYRE_CUDA ? lvyre_cuda_device(L, be, fname) : NULL;
     struct lvyre_worklist *w = lua_newuserdatauv(L, sizeof *w, 1);
     memset(w, 0, sizeof *w);
     w->be = be;
@@ -225,17 +226,18 @@ int lvyre_backend_worklist(lua_State *L) {
     luaL_setmetatable(L, VYRE_LUA_WORKLIST);
     lua_pushvalue(L, 1);
     lua_setiuservalue(L, -2, 1);
-    if (dev) {
-        struct vyre_error err;
-        if (vyre_cuda_worklist_alloc(dev, t, w->capacity, &w->cu, &err) != VYRE_OK)
-            return vyre_lua_raise(L, fname, &err);
-    } else {
-        uint64_t bytes = (uint64_t)w->capacity * vyre_type_size(t);
-        w->host = vyre_lua_host_alloc(L, 2 * bytes, true, fname);
-        w->ref.cur = w->host;
-        w->ref.next = (char *)w->host + bytes;
-        w->ref.capacity = w->capacity;
+    /* host memory (both item arrays) counts toward the host cap, as buffers' does */
+    uint64_t bytes = be->host_memory ? 2u * (uint64_t)w->capacity * vyre_type_size(t) : 0;
+    if (bytes) vyre_lua_host_reserve(L, bytes, fname);
+    struct vyre_error err;
+    if (vyre_backend_worklist_alloc(be->core, t, w->capacity, &w->h, &err) != VYRE_OK) {
+        vyre_lua_host_unreserve(bytes);
+        return vyre_lua_raise(L, fname, &err);
     }
+    w->host_bytes = bytes;
+    w->cu = vyre_backend_worklist_native(w->h);
+    w->ref = vyre_backend_worklist_host(w->h);
+    be->nchildren++;
     w->live = true;
     return 1;
 }
@@ -255,14 +257,9 @@ static int wl_push(lua_State *L) {
                                  "pass a live Buffer of the worklist's backend",
                                  fname);
         a = vyre_lua_newarray(L, b->type, b->count);
-        size_t bytes = (size_t)(b->count * vyre_type_size(b->type));
-        if (b->be->kind == LVYRE_CUDA) {
-            struct vyre_error err;
-            if (vyre_cuda_buffer_download(b->cu, 0, a->data, bytes, &err) != VYRE_OK)
-                return vyre_lua_raise(L, fname, &err);
-        } else if (bytes) {
-            memcpy(a->data, b->host, bytes);
-        }
+        struct vyre_error err;
+        if (vyre_backend_buffer_download(b->h, 0, a->data, b->count, &err) != VYRE_OK)
+            return vyre_lua_raise(L, fname, &err);
     } else if (!a && lua_type(L, 2) == LUA_TTABLE && !lua_getmetatable(L, 2)) {
         a = vyre_lua_array_fromtable(L, 2, w->type, fname, NULL);
     } else if (!a) {
@@ -277,7 +274,7 @@ static int wl_push(lua_State *L) {
                              "e.g. vyre.array('%s', t)",
                              fname, vyre_type_name(a->type), vyre_type_name(w->type),
                              vyre_type_name(w->type));
-    struct vyre_worklist_arg s = state(L, w, fname);
+    struct vyre_backend_worklist_state s = state(L, w, fname);
     if (a->count > (uint64_t)(w->capacity - s.cur_count))
         return vyre_lua_fail(L, "limit",
                              "%s: %I values after %I current items need capacity %I, the worklist "
@@ -285,15 +282,9 @@ static int wl_push(lua_State *L) {
                              fname, (LUAI_UACINT)a->count, (LUAI_UACINT)s.cur_count,
                              (LUAI_UACINT)(a->count + s.cur_count), (LUAI_UACINT)w->capacity,
                              vyre_type_name(w->type), (LUAI_UACINT)(a->count + s.cur_count));
-    if (w->be->kind == LVYRE_CUDA) {
-        struct vyre_error err;
-        if (vyre_cuda_worklist_push(w->cu, a->data, (uint32_t)a->count, &err) != VYRE_OK)
-            return vyre_lua_raise(L, fname, &err);
-    } else {
-        size_t es = vyre_type_size(w->type);
-        if (a->count) memcpy((char *)w->ref.cur + s.cur_count * es, a->data, a->count * es);
-        w->ref.cur_count = s.cur_count + (uint32_t)a->count;
-    }
+    struct vyre_error err;
+    if (vyre_backend_worklist_push(w->h, a->data, (uint32_t)a->count, &err) != VYRE_OK)
+        return vyre_lua_raise(L, fname, &err);
     lua_settop(L, 1);
     return 1;
 }
@@ -316,38 +307,22 @@ static int wl_pushed(lua_State *L) {
 static int wl_items(lua_State *L) {
     const char *fname = "vyre.Worklist:items";
     struct lvyre_worklist *w = check_live(L, 1, fname);
-    struct vyre_worklist_arg s = state(L, w, fname);
+    struct vyre_backend_worklist_state s = state(L, w, fname);
     struct vyre_lua_array *a = vyre_lua_newarray(L, w->type, s.cur_count);
-    if (w->be->kind == LVYRE_CUDA) {
-        struct vyre_error err;
-        if (vyre_cuda_worklist_items(w->cu, a->data, s.cur_count, &err) != VYRE_OK)
-            return vyre_lua_raise(L, fname, &err);
-    } else if (s.cur_count) {
-        memcpy(a->data, w->ref.cur, s.cur_count * vyre_type_size(w->type));
-    }
+    struct vyre_error err;
+    if (vyre_backend_worklist_items(w->h, a->data, s.cur_count, &err) != VYRE_OK)
+        return vyre_lua_raise(L, fname, &err);
     return 1;
 }
 
-void lvyre_worklist_advance_ref(struct vyre_worklist_arg *r) {
-    void *c = r->cur;
-    r->cur = r->next;
-    r->next = c;
-    r->cur_count = r->next_count < r->capacity ? r->next_count : r->capacity;
-    r->next_count = 0;
-}
-
-/* wl:advance() -> wl: the pushed items become current (CUDA: on the stream) */
+/* wl:advance() -> wl: the pushed items become current (a device: on the stream, no
+ * wait); an overflow known already is raised first */
 static int wl_advance(lua_State *L) {
     const char *fname = "vyre.Worklist:advance";
     struct lvyre_worklist *w = check_live(L, 1, fname);
-    if (w->be->kind == LVYRE_CUDA) {
-        struct vyre_error err;
-        if (vyre_cuda_worklist_advance(w->cu, &err) != VYRE_OK)
-            return vyre_lua_raise(L, fname, &err);
-    } else {
-        lvyre_worklist_check(L, w, fname);
-        lvyre_worklist_advance_ref(&w->ref);
-    }
+    lvyre_worklist_check(L, w, fname);
+    struct vyre_error err;
+    if (vyre_backend_worklist_advance(w->h, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
     lua_settop(L, 1);
     return 1;
 }
@@ -363,12 +338,8 @@ static int wl_plan(lua_State *L) {
 static int wl_clear(lua_State *L) {
     const char *fname = "vyre.Worklist:clear";
     struct lvyre_worklist *w = check_live(L, 1, fname);
-    if (w->be->kind == LVYRE_CUDA) {
-        struct vyre_error err;
-        if (vyre_cuda_worklist_clear(w->cu, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
-    } else {
-        w->ref.cur_count = w->ref.next_count = w->ref.overflow_needed = 0;
-    }
+    struct vyre_error err;
+    if (vyre_backend_worklist_clear(w->h, &err) != VYRE_OK) return vyre_lua_raise(L, fname, &err);
     lua_settop(L, 1);
     return 1;
 }

@@ -918,7 +918,7 @@ static void test_registry(void) {
 /* The reference's own counters keep the binding's names and meaning. */
 static void test_reference_counters(vyre_backend *ref) {
     vyre_backend *be = NULL;
-    OK(vyre_backend_open("reference", 0, &(struct vyre_backend_options){false, 0}, &be, &e_));
+    OK(vyre_backend_open("reference", 0, &(struct vyre_backend_options){.debug = false}, &be, &e_));
     vyre_backend_kernel *k = compile_text(be, INC);
     vyre_backend_buffer *v = buffer(be, VYRE_U32, 100, NULL);
     struct vyre_backend_step st = {k, {&v, 1, NULL, 0, 0, NULL}};
@@ -940,6 +940,223 @@ static void test_reference_counters(vyre_backend *ref) {
     CHECK_EQ_U64(dst[9], 2);
     vyre_backend_close(be);
     (void)ref;
+}
+
+/* ---- one-shot runs (vyre_backend_run) ------------------------------------------------- */
+
+static const char RUNP[] = "(program runp (workgroup 64)\n"
+                           "  (buffer x u32 read)\n"
+                           "  (buffer y u32 read_write)\n"
+                           "  (buffer z u32 write)\n"
+                           "  (param k u32)\n"
+                           "  (let i (gid x))\n"
+                           "  (if (lt i (len y))\n"
+                           "    (then (store y i (add (load y i) (mul (load x i) k)))\n"
+                           "          (store z i (add (load x i) 1u32)))))";
+
+/* Host data in and out, a resident buffer, timing and rounds; results into out[2][100]
+ * (y then z) and res[100] (the resident y). The caller's data must not change. */
+static void run_scenario(vyre_backend *be, uint32_t out[2][100], uint32_t res[100]) {
+    if (control && !is_ref(be)) vyre_backend_kernel_free(compile_text(be, RUNP)); /* register */
+    vyre_program *p = parse(RUNP);
+    uint32_t x[100], y[100];
+    for (uint32_t i = 0; i < 100; i++) x[i] = i, y[i] = 2 * i;
+    struct vyre_buffer_arg in[3] = {{x, 100}, {y, 100}, {NULL, 100}};
+    void *dst[3] = {NULL, out[0], out[1]};
+    vyre_bits k = 3;
+    struct vyre_timing t = {UINT64_MAX, 0, 0, 0};
+    uint64_t rounds = 99;
+    struct vyre_backend_run_options o = {.buffers = in,
+                                         .nbuffers = 3,
+                                         .params = &k,
+                                         .nparams = 1,
+                                         .out = dst,
+                                         .timing = &t,
+                                         .rounds = &rounds};
+    OK(vyre_backend_run(be, p, &o, &e_));
+    CHECK(t.wall_ns != UINT64_MAX);
+    CHECK_EQ_U64(rounds, 0);
+    CHECK_EQ_U64(y[7], 14); /* the caller's data is never written */
+    CHECK_EQ_U64(x[7], 7);
+    /* y resident: used in place; n = 50 covers one workgroup of 64 elements */
+    vyre_backend_buffer *yb = buffer(be, VYRE_U32, 100, y);
+    vyre_backend_buffer *resident[3] = {NULL, yb, NULL};
+    uint32_t z2[100];
+    void *dst2[3] = {NULL, NULL, z2};
+    o.resident = resident;
+    o.out = dst2;
+    o.timing = NULL;
+    o.n = 50;
+    OK(vyre_backend_run(be, p, &o, &e_));
+    download(yb, res);
+    vyre_backend_buffer_free(yb);
+    vyre_program_free(p);
+}
+
+/* The misuse vyre_backend_run answers with an error and a Fix. */
+static void run_misuse(vyre_backend *be, vyre_backend *other) {
+    vyre_program *p = parse(RUNP);
+    uint32_t x[4] = {0};
+    struct vyre_buffer_arg in[3] = {{x, 4}, {x, 4}, {NULL, 4}};
+    vyre_bits k = 1;
+    struct vyre_backend_run_options o = {.buffers = in, .nbuffers = 2, .params = &k, .nparams = 1};
+    FAILS(VYRE_ERR_ARG, vyre_backend_run(be, p, &o, &e_)); /* 2 of 3 buffers */
+    o.nbuffers = 3;
+    vyre_backend_buffer *ob = buffer(other, VYRE_U32, 4, NULL), *fb = buffer(be, VYRE_F32, 4, NULL);
+    vyre_backend_buffer *resident[3] = {ob, NULL, NULL};
+    o.resident = resident;
+    FAILS(VYRE_ERR_ARG, vyre_backend_run(be, p, &o, &e_)); /* another backend's buffer */
+    resident[0] = fb;
+    FAILS(VYRE_ERR_ARG, vyre_backend_run(be, p, &o, &e_)); /* f32 for u32 */
+    vyre_backend_buffer_free(ob);
+    vyre_backend_buffer_free(fb);
+    FAILS(VYRE_ERR_ARG, vyre_backend_run(NULL, p, &o, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_run(be, p, NULL, &e_));
+    vyre_program_free(p);
+    vyre_program *w = parse("(program wr (workgroup 4) (buffer o u32 write) (worklist f u32)"
+                            " (store o (gid x) (len f)))");
+    struct vyre_backend_run_options ow = {.buffers = in, .nbuffers = 1};
+    FAILS(VYRE_ERR_ARG, vyre_backend_run(be, w, &ow, &e_)); /* runs bind no worklist */
+    vyre_program_free(w);
+}
+
+/* ---- worklists (vyre_backend_worklist_*) --------------------------------------------- */
+
+/* Stores each current item into o and pushes item + 1 and item + 100 for the next round. */
+static const char WLP[] = "(program wlp (workgroup 4)\n"
+                          "  (buffer o u32 read_write)\n"
+                          "  (worklist f u32)\n"
+                          "  (let i (gid x))\n"
+                          "  (if (lt i (len f))\n"
+                          "    (then (store o i (load f i))\n"
+                          "          (push f (add (load f i) 1u32))\n"
+                          "          (push f (add (load f i) 100u32)))))";
+
+/* One launch of WLP over 8 invocations with w bound: the interface binds no worklist in
+ * a launch yet, so the kernel runs the backend's own way (host state on the interpreter,
+ * the header's address as the extra parameter on a native device). */
+static void wl_launch(vyre_backend_kernel *k, vyre_backend_buffer *o, vyre_backend_worklist *w) {
+    struct vyre_error e;
+    enum vyre_status st;
+    struct vyre_worklist_arg *host = vyre_backend_worklist_host(w);
+    if (host) {
+        struct vyre_buffer_arg b = {(void *)(uintptr_t)vyre_backend_buffer_address(o), 8};
+        struct vyre_run_args a = {&b, 1, NULL, 0, {2, 1, 1}};
+        struct vyre_ref_run_options ro = {.worklists = &host, .nworklists = 1};
+        st = vyre_ref_run(vyre_backend_kernel_program(k), &a, &ro, &e);
+    } else {
+        vyre_cuda_buffer *ob = vyre_backend_buffer_native(o);
+        vyre_bits hdr = vyre_cuda_worklist_header(vyre_backend_worklist_native(w));
+        static const uint32_t grid[3] = {2, 1, 1};
+        struct vyre_cuda_args a = {&ob, 1, &hdr, 1, 0, grid, 0, VYRE_GRID_AUTO};
+        st = vyre_cuda_launch(vyre_backend_kernel_native(k), &a, &e);
+    }
+    if (st != VYRE_OK) harness_fail(__FILE__, __LINE__, "worklist launch: %s", e.message);
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+#define WL_STATE(w, cur, next, cap, over)              \
+    do {                                               \
+        struct vyre_backend_worklist_state ws_;        \
+        OK(vyre_backend_worklist_state(w, &ws_, &e_)); \
+        CHECK_EQ_U64(ws_.cur_count, cur);              \
+        CHECK_EQ_U64(ws_.next_count, next);            \
+        CHECK_EQ_U64(ws_.capacity, cap);               \
+        CHECK_EQ_U64(ws_.overflow_needed, over);       \
+    } while (0)
+
+/* push, state, items, a round of pushes, advance (no host sync), clear, an overflow
+ * reported with the capacity needed; the items of the second round, sorted (a round's
+ * items are a multiset), into items[6]. */
+static void worklist_scenario(vyre_backend *be, uint32_t items[6]) {
+    struct vyre_backend_info in;
+    OK(vyre_backend_info(be, &in, &e_));
+    vyre_backend_kernel *k = compile_text(be, WLP);
+    vyre_backend_buffer *o = buffer(be, VYRE_U32, 8, NULL);
+    vyre_backend_worklist *w = NULL;
+    OK(vyre_backend_worklist_alloc(be, VYRE_U32, 8, &w, &e_));
+    CHECK_EQ_U64(vyre_backend_worklist_type(w), VYRE_U32);
+    CHECK_EQ_U64(vyre_backend_worklist_capacity(w), 8);
+    CHECK(vyre_backend_worklist_backend(w) == be);
+    CHECK((vyre_backend_worklist_native(w) != NULL) == (vyre_backend_native_device(be) != NULL));
+    CHECK((vyre_backend_worklist_host(w) != NULL) == in.host_memory);
+    WL_STATE(w, 0, 0, 8, 0);
+    static const uint32_t seed[3] = {1, 2, 3};
+    OK(vyre_backend_worklist_push(w, seed, 3, &e_));
+    WL_STATE(w, 3, 0, 8, 0);
+    uint32_t got[8] = {0};
+    OK(vyre_backend_worklist_items(w, got, 3, &e_));
+    CHECK(memcmp(got, seed, sizeof seed) == 0);
+    FAILS(VYRE_ERR_LIMIT, vyre_backend_worklist_push(w, got, 6, &e_)); /* 3 + 6 > 8 */
+    FAILS(VYRE_ERR_LIMIT, vyre_backend_worklist_push(w, got, 9, &e_)); /* past the capacity */
+    FAILS(VYRE_ERR_ARG, vyre_backend_worklist_items(w, got, 9, &e_));
+    wl_launch(k, o, w);
+    WL_STATE(w, 3, 6, 8, 0);
+    uint32_t ov[8];
+    download(o, ov);
+    CHECK_EQ_U64(ov[2], 3);
+    /* advance is enqueued: no host synchronisation (the rounds of a converge loop) */
+    uint64_t s0 = 0, s1 = 0;
+    bool counted = vyre_backend_stat(be, "syncs", &s0);
+    OK(vyre_backend_worklist_advance(w, &e_));
+    CHECK(vyre_backend_stat(be, "syncs", &s1) == counted);
+    CHECK_EQ_U64(s1, s0);
+    WL_STATE(w, 6, 0, 8, 0);
+    OK(vyre_backend_worklist_items(w, items, 6, &e_));
+    qsort(items, 6, sizeof *items, cmp_u32);
+    OK(vyre_backend_worklist_clear(w, &e_));
+    WL_STATE(w, 0, 0, 8, 0);
+    vyre_backend_worklist_free(w);
+    /* overflow: 6 pushes into capacity 4 are counted, the 2 past it not stored */
+    OK(vyre_backend_worklist_alloc(be, VYRE_U32, 4, &w, &e_));
+    OK(vyre_backend_worklist_push(w, seed, 3, &e_));
+    wl_launch(k, o, w);
+    uint32_t known = vyre_backend_worklist_overflow(w); /* without waiting: 0 or 6 */
+    CHECK(known == 0 || known == 6);
+    CHECK(known == 6 || vyre_backend_worklist_host(w) == NULL);
+    WL_STATE(w, 3, 6, 4, 6);
+    OK(vyre_backend_worklist_advance(w, &e_));
+    WL_STATE(w, 4, 0, 4, 6); /* current: what was stored; the record stays until clear */
+    OK(vyre_backend_worklist_clear(w, &e_));
+    WL_STATE(w, 0, 0, 4, 0);
+    CHECK_EQ_U64(vyre_backend_worklist_overflow(w), 0);
+    /* one left alive: vyre_backend_close frees it */
+    FAILS(VYRE_ERR_ARG, vyre_backend_worklist_alloc(be, VYRE_BOOL, 4, &w, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_worklist_alloc(be, VYRE_U32, 0, &w, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_worklist_alloc(NULL, VYRE_U32, 4, &w, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_worklist_state(NULL, NULL, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_worklist_push(NULL, seed, 1, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_worklist_advance(NULL, &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_worklist_clear(NULL, &e_));
+    CHECK(vyre_backend_worklist_native(NULL) == NULL && vyre_backend_worklist_host(NULL) == NULL);
+    vyre_backend_worklist_free(NULL);
+    vyre_backend_buffer_free(o);
+    vyre_backend_kernel_free(k);
+}
+
+/* vyre_backend_run and the worklist ops on be, against the reference. */
+static void test_run_worklists(vyre_backend *be, vyre_backend *ref) {
+    static uint32_t out[2][2][100], res[2][100], items[2][6];
+    vyre_backend *bes[2] = {ref, be};
+    for (int w = 0; w < 2; w++) {
+        run_scenario(bes[w], out[w], res[w]);
+        worklist_scenario(bes[w], items[w]);
+    }
+    compare_u32(be, "run y", out[0][0], out[1][0], 100);
+    compare_u32(be, "run z", out[0][1], out[1][1], 100);
+    compare_u32(be, "run resident y", res[0], res[1], 100);
+    compare_u32(be, "worklist items", items[0], items[1], 6);
+    CHECK_EQ_U64(out[0][0][7], 7 * 5); /* 2i + 3i */
+    CHECK_EQ_U64(out[0][1][7], 8);
+    CHECK_EQ_U64(res[0][63], 63 * 5); /* n = 50: one workgroup of 64 */
+    CHECK_EQ_U64(res[0][64], 64 * 2);
+    static const uint32_t want[6] = {2, 3, 4, 101, 102, 103};
+    CHECK(memcmp(items[0], want, sizeof want) == 0);
+    run_misuse(be, ref);
 }
 
 int main(void) {
@@ -975,6 +1192,8 @@ int main(void) {
         test_operations(be, ref);
         harness_current = "test_grid_modes";
         test_grid_modes(be, ref);
+        harness_current = "test_run_worklists";
+        test_run_worklists(be, ref);
         harness_current = "test_stats";
         test_stats(be);
         harness_current = "test_threads";

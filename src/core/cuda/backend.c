@@ -67,6 +67,7 @@ static enum vyre_status cu_info(void *ctx, struct vyre_backend_info *out, struct
     out->cooperative = in.cooperative_launch;
     out->graphs_native = true;
     out->debug = vyre_cuda_debug(c->d);
+    out->max_threads_per_sm = in.max_threads_per_sm;
     return VYRE_OK;
 }
 
@@ -378,6 +379,77 @@ static enum vyre_status cu_oob_report(void *ctx, struct vyre_backend_oob **out, 
     return VYRE_OK;
 }
 
+/* ---- one-shot runs and worklists: the vyre_cuda_* calls as they are ----------------- */
+
+static enum vyre_status cu_run(void *ctx, vyre_program *p, const struct vyre_backend_run_options *o,
+                               void *const *resident, struct vyre_error *err) {
+    struct cu_ctx *c = ctx;
+    vyre_cuda_buffer *res[VYRE_MAX_BUFFERS];
+    for (size_t i = 0; i < o->nbuffers; i++) res[i] = resident ? resident[i] : NULL;
+    struct vyre_cuda_run_options ro = {.buffers = o->buffers,
+                                       .resident = res,
+                                       .nbuffers = o->nbuffers,
+                                       .params = o->params,
+                                       .nparams = o->nparams,
+                                       .n = o->n,
+                                       .grid = o->grid,
+                                       .out = o->out,
+                                       .timing = o->timing,
+                                       .rounds = o->rounds,
+                                       .grid_sync = o->grid_sync};
+    return vyre_cuda_run(c->d, p, &ro, err);
+}
+
+static enum vyre_status cu_wl_alloc(void *ctx, enum vyre_type t, uint32_t capacity, void **out,
+                                    struct vyre_error *err) {
+    return vyre_cuda_worklist_alloc(((struct cu_ctx *)ctx)->d, t, capacity,
+                                    (vyre_cuda_worklist **)out, err);
+}
+
+static void cu_wl_free(void *ctx, void *wl) {
+    (void)ctx;
+    vyre_cuda_worklist_free(wl);
+}
+
+static enum vyre_status cu_wl_state(void *ctx, void *wl, struct vyre_backend_worklist_state *out,
+                                    struct vyre_error *err) {
+    (void)ctx;
+    struct vyre_worklist_arg a;
+    enum vyre_status st = vyre_cuda_worklist_state(wl, &a, err);
+    if (st == VYRE_OK)
+        *out = (struct vyre_backend_worklist_state){a.cur_count, a.next_count, a.capacity,
+                                                    a.overflow_needed};
+    return st;
+}
+
+static enum vyre_status cu_wl_push(void *ctx, void *wl, const void *src, uint32_t n,
+                                   struct vyre_error *err) {
+    (void)ctx;
+    return vyre_cuda_worklist_push(wl, src, n, err);
+}
+
+static enum vyre_status cu_wl_items(void *ctx, void *wl, void *dst, uint32_t n,
+                                    struct vyre_error *err) {
+    (void)ctx;
+    return vyre_cuda_worklist_items(wl, dst, n, err);
+}
+
+/* a one-invocation launch on the stream: no host synchronisation */
+static enum vyre_status cu_wl_advance(void *ctx, void *wl, struct vyre_error *err) {
+    (void)ctx;
+    return vyre_cuda_worklist_advance(wl, err);
+}
+
+static enum vyre_status cu_wl_clear(void *ctx, void *wl, struct vyre_error *err) {
+    (void)ctx;
+    return vyre_cuda_worklist_clear(wl, err);
+}
+
+static void *cu_wl_native(void *ctx, void *wl) {
+    (void)ctx;
+    return wl;
+}
+
 static const struct vyre_backend_ops cu_ops = {
     .close = cu_close,
     .info = cu_info,
@@ -412,6 +484,17 @@ static const struct vyre_backend_ops cu_ops = {
     .buffer_native = cu_buffer_native,
     .buffer_copy = cu_buffer_copy,
     .kernel_native = cu_kernel_native,
+    .run = cu_run,
+    .worklist_alloc = cu_wl_alloc,
+    .worklist_free = cu_wl_free,
+    .worklist_state = cu_wl_state,
+    .worklist_push = cu_wl_push,
+    .worklist_items = cu_wl_items,
+    .worklist_advance = cu_wl_advance,
+    .worklist_clear = cu_wl_clear,
+    .worklist_native = cu_wl_native,
+    /* worklist_overflow: the wrapper's default (0): an overflow is in the device's header,
+     * read at the next state; worklist_host: none (device memory) */
 };
 
 static bool cu_available(char *why, size_t whysz) {
@@ -442,6 +525,7 @@ static enum vyre_status cu_open(int ordinal, const struct vyre_backend_options *
         return vyre_error_set(err, VYRE_ERR_NOMEM,
                               "cuda backend: out of host memory. Fix: free memory");
     enum vyre_status st = vyre_cuda_device_open(ordinal, &c->d, err);
+    if (st == VYRE_OK && o && o->on_oom) vyre_cuda_set_oom_handler(c->d, o->on_oom, o->oom_ud);
     if (st == VYRE_OK && o && o->debug) st = vyre_cuda_set_debug(c->d, true, err);
     if (st != VYRE_OK) {
         if (c->d) vyre_cuda_device_release(c->d);

@@ -15,7 +15,8 @@
 #include "../backend_int.h"
 
 /* The counters, under the binding's names (lbackend.h LVYRE_REF_STATS). be:run's `runs`
- * is not here: one-shot runs are not part of this interface. */
+ * is not here: the binding counts it on every backend (a one-shot run, vyre_backend_run,
+ * adds its invocations only). */
 #define REF_STATS(X)     \
     X(launches)          \
     X(invocations)       \
@@ -57,7 +58,6 @@ struct ref_buf {
 
 struct ref_kernel {
     vyre_program *p; /* the wrapper's copy, alive as long as the kernel */
-    uint64_t invocations_per_group;
     uint64_t rounds; /* converge rounds of the last launch */
 };
 
@@ -103,19 +103,15 @@ static enum vyre_status report_add(struct ref_ctx *c, const vyre_program *p,
     return VYRE_OK;
 }
 
-/* One launch on the interpreter: what lkernel.c's run_reference does. */
-static enum vyre_status run(struct ref_ctx *c, struct ref_kernel *k,
-                            const struct vyre_backend_launch *l, struct vyre_error *err) {
-    struct vyre_buffer_arg bufs[VYRE_MAX_BUFFERS];
-    for (size_t i = 0; i < l->nbuffers; i++) {
-        const struct ref_buf *b = l->buffers[i];
-        bufs[i] = (struct vyre_buffer_arg){b->host, l->counts[i]};
-    }
-    struct vyre_run_args a = {
-        bufs, l->nbuffers, l->params, l->nparams, {l->resolved[0], l->resolved[1], l->resolved[2]}};
+/* One interpreter run of p over bufs on grid (a launch or a one-shot run): the debug
+ * counts into the report, the invocations counted; *rounds gets its converge rounds. */
+static enum vyre_status interp(struct ref_ctx *c, vyre_program *p, struct vyre_buffer_arg *bufs,
+                               size_t nbuffers, const vyre_bits *params, size_t nparams,
+                               const uint32_t grid[3], uint64_t *rounds, struct vyre_error *err) {
+    struct vyre_run_args a = {bufs, nbuffers, params, nparams, {grid[0], grid[1], grid[2]}};
     struct vyre_oob_count *oob = NULL;
     if (c->debug) {
-        uint32_t nd = vyre_program_decl_count(k->p);
+        uint32_t nd = vyre_program_decl_count(p);
         if (nd + 1 > c->oob_cap) {
             struct vyre_oob_count *o = realloc(c->oob, (nd + 1) * sizeof *o);
             if (!o) return nomem(err, "the debug counts");
@@ -125,14 +121,28 @@ static enum vyre_status run(struct ref_ctx *c, struct ref_kernel *k,
         memset(c->oob, 0, (nd + 1) * sizeof *c->oob);
         oob = c->oob;
     }
-    struct vyre_ref_run_options o = {.max_steps = c->max_steps, .rounds = &k->rounds, .oob = oob};
-    enum vyre_status st = vyre_ref_run(k->p, &a, &o, err);
+    struct vyre_ref_run_options o = {.max_steps = c->max_steps, .rounds = rounds, .oob = oob};
+    enum vyre_status st = vyre_ref_run(p, &a, &o, err);
     if (st != VYRE_OK) return st;
-    if (oob && (st = report_add(c, k->p, err)) != VYRE_OK) return st;
-    c->st.launches++;
-    c->st.invocations +=
-        (uint64_t)l->resolved[0] * l->resolved[1] * l->resolved[2] * k->invocations_per_group;
+    if (oob && (st = report_add(c, p, err)) != VYRE_OK) return st;
+    uint32_t wg[3];
+    vyre_program_workgroup(p, wg);
+    c->st.invocations += (uint64_t)grid[0] * grid[1] * grid[2] * wg[0] * wg[1] * wg[2];
     return VYRE_OK;
+}
+
+/* One launch on the interpreter: what lkernel.c's run_reference does. */
+static enum vyre_status run(struct ref_ctx *c, struct ref_kernel *k,
+                            const struct vyre_backend_launch *l, struct vyre_error *err) {
+    struct vyre_buffer_arg bufs[VYRE_MAX_BUFFERS];
+    for (size_t i = 0; i < l->nbuffers; i++) {
+        const struct ref_buf *b = l->buffers[i];
+        bufs[i] = (struct vyre_buffer_arg){b->host, l->counts[i]};
+    }
+    enum vyre_status st =
+        interp(c, k->p, bufs, l->nbuffers, l->params, l->nparams, l->resolved, &k->rounds, err);
+    if (st == VYRE_OK) c->st.launches++;
+    return st;
 }
 
 /* ---- slots --------------------------------------------------------------------------- */
@@ -253,10 +263,7 @@ static enum vyre_status ref_compile(void *ctx, vyre_program *p, void **out,
     struct ref_ctx *c = ctx;
     struct ref_kernel *k = calloc(1, sizeof *k);
     if (!k) return nomem(err, "a kernel");
-    uint32_t wg[3];
-    vyre_program_workgroup(p, wg);
     k->p = p;
-    k->invocations_per_group = (uint64_t)wg[0] * wg[1] * wg[2];
     c->st.compiles++;
     c->st.live_kernels++;
     *out = k;
@@ -413,6 +420,159 @@ static enum vyre_status ref_oob_report(void *ctx, struct vyre_backend_oob **out,
     return VYRE_OK;
 }
 
+/* ---- one-shot runs ------------------------------------------------------------------ */
+
+/* be:run's reference path: results are computed in place in out[i] (seeded with the
+ * input), read slots read the caller's data, and what has no home gets scratch memory
+ * (a write slot nobody wants back, data NULL). The caller's data is never written. */
+static enum vyre_status ref_run(void *ctx, vyre_program *p,
+                                const struct vyre_backend_run_options *o, void *const *resident,
+                                struct vyre_error *err) {
+    struct ref_ctx *c = ctx;
+    struct vyre_buffer_arg bufs[VYRE_MAX_BUFFERS];
+    void *scratch[VYRE_MAX_BUFFERS] = {0};
+    uint64_t counts[VYRE_MAX_BUFFERS];
+    enum vyre_status st = VYRE_OK;
+    struct vyre_decl_info d;
+    for (uint32_t i = 0; vyre_program_decl(p, i, &d) && st == VYRE_OK; i++) {
+        if (d.kind != VYRE_DECL_BUFFER) continue;
+        uint32_t s = d.slot;
+        const struct vyre_buffer_arg *in = &o->buffers[s];
+        counts[s] = in->count;
+        size_t bytes = (size_t)(in->count * vyre_type_size(d.type));
+        bool writes = d.access != VYRE_ACCESS_READ;
+        void *out = writes && o->out ? o->out[s] : NULL;
+        if (resident && resident[s]) {
+            bufs[s] = (struct vyre_buffer_arg){((struct ref_buf *)resident[s])->host, in->count};
+        } else if (out || (writes && bytes) || !in->data) {
+            void *home = out;
+            if (!home && bytes && !(home = scratch[s] = calloc(1, bytes)))
+                st = nomem(err, "a run's buffer");
+            if (home && home != in->data) {
+                if (in->data) memcpy(home, in->data, bytes);
+                else memset(home, 0, bytes);
+            }
+            bufs[s] = (struct vyre_buffer_arg){bytes ? home : NULL, in->count};
+        } else {
+            bufs[s] = *in; /* read: the interpreter never writes it */
+        }
+    }
+    uint32_t grid[3] = {1, 1, 1};
+    struct vyre_grid_options go = {counts, o->nbuffers, o->n, o->grid};
+    if (st == VYRE_OK) st = vyre_launch_grid(p, &go, grid, err);
+    uint64_t rounds = 0, t0 = vyre_backend_now_ns();
+    if (st == VYRE_OK)
+        st = interp(c, p, bufs, o->nbuffers, o->params, o->nparams, grid, &rounds, err);
+    if (st == VYRE_OK && o->timing) {
+        o->timing->wall_ns = o->timing->device_ns = o->timing->enqueue_ns =
+            vyre_backend_now_ns() - t0;
+        o->timing->wait_ns = 0;
+    }
+    if (st == VYRE_OK && o->rounds) *o->rounds = rounds;
+    for (size_t s = 0; s < o->nbuffers; s++) free(scratch[s]);
+    return st;
+}
+
+/* ---- worklists: host state the interpreter pushes into in place ---------------------- */
+
+struct ref_wl {
+    struct vyre_worklist_arg a; /* what vyre_ref_run_options.worklists binds */
+    void *mem;                  /* both item arrays, capacity items each */
+    size_t size;                /* bytes per item */
+};
+
+static enum vyre_status ref_wl_alloc(void *ctx, enum vyre_type t, uint32_t capacity, void **out,
+                                     struct vyre_error *err) {
+    (void)ctx;
+    struct ref_wl *w = calloc(1, sizeof *w);
+    size_t bytes = (size_t)capacity * vyre_type_size(t);
+    if (w) w->mem = calloc(2, bytes);
+    if (!w || !w->mem) {
+        free(w);
+        return nomem(err, "a worklist");
+    }
+    w->size = vyre_type_size(t);
+    w->a.cur = w->mem;
+    w->a.next = (char *)w->mem + bytes;
+    w->a.capacity = capacity;
+    *out = w;
+    return VYRE_OK;
+}
+
+static void ref_wl_free(void *ctx, void *wl) {
+    (void)ctx;
+    struct ref_wl *w = wl;
+    free(w->mem);
+    free(w);
+}
+
+static enum vyre_status ref_wl_state(void *ctx, void *wl, struct vyre_backend_worklist_state *out,
+                                     struct vyre_error *err) {
+    (void)ctx;
+    (void)err;
+    const struct vyre_worklist_arg *a = &((struct ref_wl *)wl)->a;
+    *out = (struct vyre_backend_worklist_state){a->cur_count, a->next_count, a->capacity,
+                                                a->overflow_needed};
+    return VYRE_OK;
+}
+
+static enum vyre_status ref_wl_push(void *ctx, void *wl, const void *src, uint32_t n,
+                                    struct vyre_error *err) {
+    (void)ctx;
+    struct ref_wl *w = wl;
+    uint32_t have = w->a.cur_count < w->a.capacity ? w->a.cur_count : w->a.capacity;
+    if ((uint64_t)have + n > w->a.capacity)
+        return vyre_error_set(err, VYRE_ERR_LIMIT,
+                              "worklist push: %u items after %u current ones need capacity "
+                              "%llu, the worklist has %u. Fix: create it with a capacity of at "
+                              "least %llu.",
+                              n, have, (unsigned long long)have + n, w->a.capacity,
+                              (unsigned long long)have + n);
+    if (n) memcpy((char *)w->a.cur + (size_t)have * w->size, src, (size_t)n * w->size);
+    w->a.cur_count = have + n;
+    return VYRE_OK;
+}
+
+static enum vyre_status ref_wl_items(void *ctx, void *wl, void *dst, uint32_t n,
+                                     struct vyre_error *err) {
+    (void)ctx;
+    (void)err;
+    struct ref_wl *w = wl;
+    if (n) memcpy(dst, w->a.cur, (size_t)n * w->size);
+    return VYRE_OK;
+}
+
+/* the arrays swap; the pushed count (at most the capacity) becomes current */
+static enum vyre_status ref_wl_advance(void *ctx, void *wl, struct vyre_error *err) {
+    (void)ctx;
+    (void)err;
+    struct vyre_worklist_arg *a = &((struct ref_wl *)wl)->a;
+    void *cur = a->cur;
+    a->cur = a->next;
+    a->next = cur;
+    a->cur_count = a->next_count < a->capacity ? a->next_count : a->capacity;
+    a->next_count = 0;
+    return VYRE_OK;
+}
+
+static enum vyre_status ref_wl_clear(void *ctx, void *wl, struct vyre_error *err) {
+    (void)ctx;
+    (void)err;
+    struct vyre_worklist_arg *a = &((struct ref_wl *)wl)->a;
+    a->cur_count = a->next_count = a->overflow_needed = 0;
+    return VYRE_OK;
+}
+
+static uint32_t ref_wl_overflow(void *ctx, void *wl) {
+    (void)ctx;
+    return ((struct ref_wl *)wl)->a.overflow_needed;
+}
+
+static struct vyre_worklist_arg *ref_wl_host(void *ctx, void *wl) {
+    (void)ctx;
+    return &((struct ref_wl *)wl)->a;
+}
+
 static const struct vyre_backend_ops ref_ops = {
     .close = ref_close,
     .info = ref_info,
@@ -437,6 +597,16 @@ static const struct vyre_backend_ops ref_ops = {
     .oob_report = ref_oob_report,
     .buffer_address = ref_buffer_address,
     .buffer_copy = ref_buffer_copy,
+    .run = ref_run,
+    .worklist_alloc = ref_wl_alloc,
+    .worklist_free = ref_wl_free,
+    .worklist_state = ref_wl_state,
+    .worklist_push = ref_wl_push,
+    .worklist_items = ref_wl_items,
+    .worklist_advance = ref_wl_advance,
+    .worklist_clear = ref_wl_clear,
+    .worklist_overflow = ref_wl_overflow,
+    .worklist_host = ref_wl_host,
     /* supports: every valid program runs here (the wrapper validates);
      * prepare: the wrapper's default (checked arguments kept, launched by ref_launch) */
 };
