@@ -92,11 +92,18 @@ fake_pass "" spec/5[0-4]_fakecuda_*_spec.lua spec/17_lib_spec.lua spec/30_grid_s
   spec/80_backends_spec.lua spec/81_lib_aliasing_spec.lua spec/82_worklist_spec.lua \
   spec/85_lib_steps_spec.lua \
   spec/86_scan_onepass_spec.lua spec/87_egraph_v2_spec.lua spec/88_errors_spec.lua \
-  spec/100_fault_sweeps_new_spec.lua spec/91_planners_runtime_spec.lua \
+  spec/91_planners_runtime_spec.lua \
   spec/93_match_op_spec.lua spec/94_segscan_lb_spec.lua \
   spec/95_device_converge_spec.lua spec/96_workloads_spec.lua \
   spec/97_egraph_analysis_spec.lua spec/98_egraph_extract_explain_spec.lua \
   spec/99_properties_new_spec.lua
+# Issue 26 §6: the fault sweeps of the new paths, slices (the full sweeps' counts are in
+# bench/results): spec 100 fails every 6th call of a kind past its first; spec 103 (e-graph
+# analyses, extraction, proofs; worklists converging in megakernels; times) 24 picked calls
+# per operation, one result each.
+note "fault sweeps of the new paths on the fake CUDA driver (specs 100 and 103, slices)"
+fake_pass "VYRE_SWEEP_STRIDE=6" spec/100_fault_sweeps_new_spec.lua
+fake_pass "VYRE_SWEEP_CASES=24" spec/103_fault_sweeps_egraph_converge_spec.lua
 # Every GPU generation (docs/RUNTIME.md "PTX targets"): the runtime specs again on fake
 # devices of other SMs — Xavier, Orin, B200, RTX 50xx, GB10 and one newer than every
 # known target (the runtime must pick the highest known target and let the JIT take it).
