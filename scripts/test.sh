@@ -164,8 +164,9 @@ if fout=$(lua5.4 tests/fuzz/fuzz_lua.lua cli 3000 "${fseed:-1}" 2>&1 &&
 else failed=$((failed + 1)); echo "FAIL fuzz_lua (seed ${fseed:-1})"; echo "$fout" | tail -n 40; fi
 
 note "soak: compile/launch/free cycles and a saturation loop on the fake driver (scripts/soak.lua, a slice)"
-# A slow leak shows only over many cycles: flat RSS and flat fake-driver live counts;
-# the 10^5-cycle run is recorded in bench/results.
+# A slow leak shows only over many cycles: flat fake-driver live counts, and the heap in
+# use and the RSS after malloc_trim level off over the second half (a leak grows linearly);
+# the 10^5 and 3 x 10^5-cycle runs are recorded in bench/results.
 soak_cache=$(mktemp -d)
 if sout=$(VYRE_LIBCUDA="$ROOT/build/fakecuda/libcuda.so.1" VYRE_CACHE_DIR="$soak_cache" \
           lua5.4 scripts/soak.lua 3000 30 2>&1); then
