@@ -324,3 +324,23 @@ describe("fault injection: e-graph analyses, extraction, proofs; worklists in on
     end)
   end
 end)
+
+-- Finding 7 on a real device (the lead's GPU run): the section kernels of the split and
+-- graph modes get a worklist-sized step's header, not the `times` counter, as its address.
+describe("be:megakernel with times over a worklist-sized step on a GPU #gpu", function()
+  it("gives be:sequence's result in every grid_sync mode", function()
+    local cuda = require("vyre.cuda")
+    assert(cuda.available())
+    local be = assert(cuda.device(0))
+    for _, mode in ipairs({ "auto", "cooperative", "split", "graph" }) do
+      local sum, inc = be:compile(vyre.parse(WL_SUM)), be:compile(vyre.parse(INC1))
+      local acc, v = be:buffer("u32", 2), be:buffer("u32", { 1, 2, 3 })
+      local wl = be:worklist("u32", 8):push({ 2, 5 })
+      be:megakernel({ { inc, { v = v } }, { sum, { acc = acc, q = wl }, { n = wl } } },
+        { prefix = 1, times = 3, grid_sync = mode })
+      assert.are.same({ 21, 0 }, acc:download():totable(), mode)
+      assert.are.same({ 2, 3, 4 }, v:download():totable(), mode)
+      assert.is_false(be:lost(), mode)
+    end
+  end)
+end)
