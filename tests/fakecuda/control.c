@@ -7,8 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __GLIBC__
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33) /* mallinfo2 */
 #include <malloc.h>
+#define FAKE_HEAP 1
 #endif
 
 #include "fake.h"
@@ -270,7 +271,7 @@ char *vyre_fakecuda_control(const char *cmd, int *ok) {
         /* The process's malloc heap (glibc): bytes in use and bytes free but held, so
          * the soak tells a leak (in use grows) from the allocator keeping freed pages
          * (held grows; "heap trim" gives them back with malloc_trim). */
-#ifdef __GLIBC__
+#ifdef FAKE_HEAP
         if (cmd[4]) malloc_trim(0);
         struct mallinfo2 mi = mallinfo2();
         out = malloc(96);
