@@ -281,6 +281,10 @@ note_fake="runtime specs on the fake CUDA driver (build/fakecuda/libcuda.so.1; n
 # cases, bench/results/2026-11-26-sweeps.md).
 [ "${VYRE_FULL:-}" = 1 ] && sweep=- || sweep=VYRE_SWEEP_STRIDE=6
 job sweep busted "$note_fake" fake_spec "$sweep" spec/100_fault_sweeps_new_spec.lua
+# Spec 108 (e-graph analyses, extraction, proofs; worklists converging in megakernels;
+# times): 24 picked calls per operation (VYRE_SWEEP_CASES; the full sweeps' counts are in
+# bench/results/2026-11-26-sweeps.md).
+job sweep2 busted "" fake_spec VYRE_SWEEP_CASES=24 spec/108_fault_sweeps_egraph_converge_spec.lua
 n=0
 for s in $FAKE_SPECS; do
   n=$((n + 1))

@@ -71,7 +71,7 @@ describe("cuda parity with the reference backend #gpu", function()
         -- invocation, and more workgroups would make their outputs racy.
         local ok, err = pcall(compare, ref, gpu, p, inputs(p, i), { grid = { 1, 1, 1 }, n = N },
           entry.label)
-        if ok then n = n + 1 else failures[#failures + 1] = err end
+        if ok then n = n + 1 else failures[#failures + 1] = tostring(err) end
       end
     end
     print(("\n  parity: %d registered programs bit-identical, %d racy by design not compared")

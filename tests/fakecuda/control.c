@@ -7,6 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33) /* mallinfo2 */
+#include <malloc.h>
+#define FAKE_HEAP 1
+#endif
 
 #include "fake.h"
 
@@ -263,6 +267,20 @@ char *vyre_fakecuda_control(const char *cmd, int *ok) {
         out = set_option(cmd + 4, &good);
     } else if (strncmp(cmd, "program ", 8) == 0) {
         out = fake_prog_register(cmd + 8, &good);
+    } else if (strcmp(cmd, "heap") == 0 || strcmp(cmd, "heap trim") == 0) {
+        /* The process's malloc heap (glibc): bytes in use and bytes free but held, so
+         * the soak tells a leak (in use grows) from the allocator keeping freed pages
+         * (held grows; "heap trim" gives them back with malloc_trim). */
+#ifdef FAKE_HEAP
+        if (cmd[4]) malloc_trim(0);
+        struct mallinfo2 mi = mallinfo2();
+        out = malloc(96);
+        if (out)
+            snprintf(out, 96, "in_use=%zu held=%zu", mi.uordblks + mi.hblkhd, mi.fordblks);
+#else
+        out = strdup("in_use=0 held=0");
+#endif
+        good = true;
     } else if (strcmp(cmd, "launches") == 0) {
         uint64_t computed = 0, skipped = 0, refused = 0;
         fake_prog_counts(&computed, &skipped, &refused);

@@ -52,7 +52,7 @@ struct vyre_cu_gridk {
     uint32_t nloop;
     CUdeviceptr scratch;
     int per_sm;       /* blocks per SM (driver occupancy); 0: cannot be co-resident */
-    uint32_t nargs;   /* the program's own arguments: 2 * buffers + params */
+    uint32_t nargs;   /* the program's own arguments: 2 * buffers + params + worklists */
     uint64_t rounds;  /* of the last launch (split) */
     bool pending;     /* the last launch was cooperative: rounds are on the device */
     const char *mode; /* of the last launch */
@@ -238,8 +238,14 @@ static enum vyre_status split_section(void *ud, uint32_t index, const vyre_bits 
     enum vyre_status st = split_kernel(k, index, err);
     if (st != VYRE_OK) return st;
     vyre_cuda_kernel *sk = gk->split[index];
-    memcpy(sk->slot, r->slot, gk->nargs * sizeof *sk->slot);
-    for (uint32_t j = 0; j < gk->nloop; j++) sk->slot[gk->nargs + j] = slots[gk->loop_slots[j]];
+    /* The section kernel's loop variables are params, and params come before worklist
+     * headers (ARCHITECTURE.md §5): buffers and params, then the loop variables, then the
+     * worklists — not the loop variables after the worklists (a `times` megakernel over a
+     * worklist-sized step passed its round number as the header address). */
+    uint32_t nwl = vyre_program_worklist_count(gk->prog), fixed = gk->nargs - nwl;
+    memcpy(sk->slot, r->slot, fixed * sizeof *sk->slot);
+    for (uint32_t j = 0; j < gk->nloop; j++) sk->slot[fixed + j] = slots[gk->loop_slots[j]];
+    memcpy(sk->slot + fixed + gk->nloop, r->slot + fixed, nwl * sizeof *sk->slot);
     const uint32_t *wg = k->geom.workgroup;
     uint64_t threads = (uint64_t)wg[0] * wg[1] * wg[2];
     if (sk->max_threads > 0 && threads > (uint64_t)sk->max_threads)
