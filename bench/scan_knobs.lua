@@ -10,7 +10,9 @@ local be = common.cuda()
 
 local SCALE = tonumber(arg and arg[1] or "") or 1
 local ITEMS = {}
-for s in ((arg and arg[2]) or "8,12,16,20,24,32"):gmatch("%d+") do ITEMS[#ITEMS + 1] = tonumber(s) end
+for s in ((arg and arg[2]) or "8,12,16,20,24,32"):gmatch("%d+") do
+  ITEMS[#ITEMS + 1] = tonumber(s)
+end
 local WINDOWS = { 32, 64, 128, 256 }
 
 local function best(fn)
@@ -34,11 +36,17 @@ for _, items in ipairs(ITEMS) do
     onepass.config.items, onepass.config.window = items, w
     local function one(kind, fn)
       local ok, ns = pcall(best, fn)
-      if ok then common.out(("%s_i%d_w%d"):format(kind, items, w), ns / 1e6, "ms")
-      else print(("fail_%s_i%d_w%d %s"):format(kind, items, w, tostring(ns):sub(1, 160))) end
+      if ok then
+        common.out(("%s_i%d_w%d"):format(kind, items, w), ns / 1e6, "ms")
+      else
+        print(("fail_%s_i%d_w%d %s"):format(kind, items, w, tostring(ns):sub(1, 160)))
+      end
     end
-    one("scan_u32", function() return lib.scan_timed(be, src, dst, "add", { exclusive = true }) end)
-    one("scan_f32", function() return lib.scan_timed(be, fsrc, fdst, "add", { exclusive = true }) end)
-    one("compact_u32", function() return lib.compact_timed(be, src, "(eq (and x 1u32) 0u32)", dst) end)
+    local ex = { exclusive = true }
+    one("scan_u32", function() return lib.scan_timed(be, src, dst, "add", ex) end)
+    one("scan_f32", function() return lib.scan_timed(be, fsrc, fdst, "add", ex) end)
+    one("compact_u32", function()
+      return lib.compact_timed(be, src, "(eq (and x 1u32) 0u32)", dst)
+    end)
   end
 end
