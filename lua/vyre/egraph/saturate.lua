@@ -147,6 +147,32 @@ end
 -- one made just before). The merges are counted in stat[0], read back once.
 
 -- The kernel writing m rows of op (arity >= 1), child k from srcs[k].
+-- The declarations every row-writing apply kernel starts with: the substitutions, the
+-- row columns, and where this batch's rows, ids and child words start.
+local function row_head(name)
+  return ([[
+(program %s (workgroup 256)
+  (buffer sub u32 read)
+  (columns read_write children row_class row_op row_off row_len parent)
+  (param m u32)
+  (param op u32)
+  (param row0 u32)
+  (param id0 u32)
+  (param word0 u32)]]):format(name)
+end
+
+-- Row i of the batch: its class (a new id, its own parent), op, and len child words at w.
+local function row_store(len)
+  return ([[
+      (let r (add row0 i))
+      (let w (add word0 (mul i %s)))
+      (store row_class r (add id0 i))
+      (store row_op r op)
+      (store row_off r w)
+      (store row_len r %s)
+      (store parent (add id0 i) (add id0 i))]]):format(len, len)
+end
+
 local function node_text(srcs)
   local params, body = {}, {}
   for k, src in ipairs(srcs) do
@@ -154,42 +180,16 @@ local function node_text(srcs)
     body[#body + 1] = ("      (store children (add w %s) %s)"):format(u32lit(k - 1),
       src_expr(src, k))
   end
-  return ([[
-(program eq_apply_node (workgroup 256)
-  (buffer sub u32 read)
-  (columns read_write children row_class row_op row_off row_len parent)
-  (param m u32)
-  (param op u32)
-  (param row0 u32)
-  (param id0 u32)
-  (param word0 u32)
-%s
-  (let i (gid x))
-  (if (lt i m)
-    (then
-      (let r (add row0 i))
-      (let w (add word0 (mul i %s)))
-      (store row_class r (add id0 i))
-      (store row_op r op)
-      (store row_off r w)
-      (store row_len r %s)
-      (store parent (add id0 i) (add id0 i))
-%s)))
-]]):format(table.concat(params, "\n"), u32lit(#srcs), u32lit(#srcs), table.concat(body, "\n"))
+  return ("%s\n%s\n  (let i (gid x))\n  (if (lt i m)\n    (then\n%s\n%s)))\n"):format(
+    row_head("eq_apply_node"), table.concat(params, "\n"), row_store(u32lit(#srcs)),
+    table.concat(body, "\n"))
 end
 
 -- The kernel writing m leaves of op, payload i computed from match i (code: i64 bits)
 -- or, with m = 1 and no code, the literal (lo, hi).
 local function leaf_text(lets, code)
   return ([[
-(program eq_apply_leaf (workgroup 256)
-  (buffer sub u32 read)
-  (columns read_write children row_class row_op row_off row_len parent)
-  (param m u32)
-  (param op u32)
-  (param row0 u32)
-  (param id0 u32)
-  (param word0 u32)
+%s
   (param lo u32)
   (param hi u32)
   (let i (gid x))
@@ -197,16 +197,11 @@ local function leaf_text(lets, code)
     (then
 %s
       (let v %s)
-      (let r (add row0 i))
-      (let w (add word0 (mul i 2u32)))
-      (store row_class r (add id0 i))
-      (store row_op r op)
-      (store row_off r w)
-      (store row_len r 2u32)
-      (store parent (add id0 i) (add id0 i))
+%s
       (store children w (cast u32 v))
       (store children (add w 1u32) (cast u32 (shr v 32i64))))))
-]]):format(lets, code or "(bitcast i64 (or (cast u64 lo) (shl (cast u64 hi) 32u64)))")
+]]):format(row_head("eq_apply_leaf"), lets,
+    code or "(bitcast i64 (or (cast u64 lo) (shl (cast u64 hi) 32u64)))", row_store("2u32"))
 end
 
 local function union_text(sa, sb)
