@@ -503,6 +503,16 @@ $TOTAL)
     TOTAL = total })
 end
 
+-- Binds what a `when` condition reads of the analyses: the e-graph's analysis state and
+-- values, and each named analysis's values (and constant states) as an_NAME(_st).
+local function bind_analyses(eg, when, args)
+  if M.uses_analysis(when) then args.an_state, args.an_val = eg.an_state, eg.an_val end
+  for name, const in pairs(require("vyre.egraph.rules").values_read(when)) do
+    args["an_" .. name] = eg.analyses[name].val
+    if const then args["an_" .. name .. "_st"] = eg.analyses[name].st end
+  end
+end
+
 --- Searches one pattern over the index: returns m (kept matches), the substitution
 --- buffer (ncols * m u32, column-major; role names the exact-size scratch buffer) and
 --- the number of all matches. since: the least epoch of a new row (0: all are new);
@@ -537,11 +547,7 @@ function M.search(eg, fname, idx, pat, lay, when, role, since)
       stat = eg.stat, n = n, m = 0, since = args.since, filter = args.filter,
       withsub = args.withsub }
   end
-  if M.uses_analysis(when) then args.an_state, args.an_val = eg.an_state, eg.an_val end
-  for name, const in pairs(require("vyre.egraph.rules").values_read(when)) do
-    args["an_" .. name] = eg.analyses[name].val
-    if const then args["an_" .. name .. "_st"] = eg.analyses[name].st end
-  end
+  bind_analyses(eg, when, args)
   local steps = {}
   S.zero_stat(eg, 1, steps)
   steps[#steps + 1] = { kc.count, args, S.grid(n) }
@@ -604,11 +610,7 @@ local function count_args(eg, idx, e)
       cend = idx.cend, row_epoch = eg.row_epoch, cnt_out = cnt, sub = args.sub, n = n,
       m = 0, since = args.since, filter = args.filter, withsub = args.withsub }
   end
-  if M.uses_analysis(when) then args.an_state, args.an_val = eg.an_state, eg.an_val end
-  for name, const in pairs(require("vyre.egraph.rules").values_read(when)) do
-    args["an_" .. name] = eg.analyses[name].val
-    if const then args["an_" .. name .. "_st"] = eg.analyses[name].st end
-  end
+  bind_analyses(eg, when, args)
   return args, kc, n
 end
 
