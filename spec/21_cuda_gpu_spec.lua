@@ -349,4 +349,45 @@ describe("cuda runtime #gpu", function()
     assert.is_false(be:lost())
     assert.are.same({ 2, 3 }, be:run(vyre.parse(INC), { v = { 1, 2 } }).v:totable())
   end)
+
+  -- A sticky fault that lands while a cooperative megakernel runs (vyre's IR cannot
+  -- fault: every access is bounds-checked, so the fault comes from a raw kernel queued
+  -- just before it on the same stream): the megakernel's call raises the driver's cause,
+  -- the device is lost, and every later call says so (issue 26's GPU sweep).
+  it("surfaces a sticky fault during a cooperative megakernel, and the device stays lost",
+    function()
+    local code = [=[
+      local vyre = require('vyre')
+      local be = assert(require('vyre.cuda').device(0))
+      local k = be:compile(vyre.parse([[
+(program dec (workgroup 256)
+  (buffer x u32 read_write) (buffer changed u32 read_write) (let i (gid x))
+  (if (lt i (len x)) (then (if (gt (load x i) 0u32)
+    (then (store x i (sub (load x i) 1u32)) (store changed 0u32 1u32))))))]]))
+      local x, changed = be:buffer('u32', 4096), be:buffer('u32', 1)
+      x:upload((function() local t = {} for i = 1, 4096 do t[i] = 3 end return t end)())
+      local ok0, r0 = pcall(be.megakernel, be, { { k, { x = x, changed = changed } } },
+        { converge = { flag = changed, max = 10 }, grid_sync = 'cooperative' })
+      print('before', ok0, r0)
+      local raw = be:load_ptx(io.read('a'), 'bad')
+      raw:launch_raw({1}, {1}, {0})
+      local ok, err = pcall(be.megakernel, be, { { k, { x = x, changed = changed } } },
+        { converge = { flag = changed, max = 10 }, grid_sync = 'cooperative' })
+      print('mega', ok, tostring(err):find('CUDA_ERROR_ILLEGAL_ADDRESS', 1, true) ~= nil)
+      print('lost', be:lost())
+      ok, err = pcall(be.megakernel, be, { { k, { x = x, changed = changed } } },
+        { converge = { flag = changed, max = 10 } })
+      print('later', ok, tostring(err):find('CUDA_ERROR_ILLEGAL_ADDRESS', 1, true) ~= nil)
+    ]=]
+    local tmp = os.tmpname()
+    local f = assert(io.open(tmp, "w")); f:write(BAD_PTX); f:close()
+    local h = assert(io.popen(string.format("LUA_PATH=%q LUA_CPATH=%q lua5.4 -e %q < %q 2>&1",
+      package.path, package.cpath, code, tmp)))
+    local out = h:read("a")
+    h:close()
+    os.remove(tmp)
+    assert.are.equal("before\ttrue\t4\nmega\tfalse\ttrue\nlost\ttrue\nlater\tfalse\ttrue\n",
+      out)
+    assert.is_false(be:lost())
+  end)
 end)
