@@ -21,25 +21,27 @@ static enum vyre_status null_arg(struct vyre_error *err, const char *fname, cons
     return vyre_error_set(err, VYRE_ERR_ARG, "%s: %s is NULL. Fix: %s", fname, what, fix);
 }
 
-static void link_obj(struct vyre_backend_obj **head, struct vyre_backend_obj *o) {
+void vyre_backend_link(struct vyre_backend_obj **head, struct vyre_backend_obj *o) {
     o->prev = NULL;
     o->next = *head;
     if (*head) (*head)->prev = o;
     *head = o;
 }
 
-static void unlink_obj(struct vyre_backend_obj **head, struct vyre_backend_obj *o) {
+void vyre_backend_unlink(struct vyre_backend_obj **head, struct vyre_backend_obj *o) {
     if (o->prev) o->prev->next = o->next;
     else *head = o->next;
     if (o->next) o->next->prev = o->prev;
     o->next = o->prev = NULL;
 }
 
-void vyre_backend_link(struct vyre_backend_obj **head, struct vyre_backend_obj *o) {
-    link_obj(head, o);
-}
-void vyre_backend_unlink(struct vyre_backend_obj **head, struct vyre_backend_obj *o) {
-    unlink_obj(head, o);
+/* A grid sync mode outside enum vyre_grid_sync. */
+static enum vyre_status bad_mode(const char *fname, enum vyre_grid_sync mode,
+                                 struct vyre_error *err) {
+    return vyre_error_set(err, VYRE_ERR_ARG,
+                          "%s: %u is not a grid sync mode. Fix: pass VYRE_GRID_AUTO, "
+                          "_COOPERATIVE, _SPLIT or _GRAPH",
+                          fname, (unsigned)mode);
 }
 
 /* Element range [first, first + count) inside a buffer of total elements. */
@@ -219,7 +221,7 @@ enum vyre_status vyre_backend_new(const char *name, const struct vyre_backend_op
 
 static void free_prepared(vyre_backend_prepared *pl) {
     vyre_backend *be = pl->obj.be;
-    unlink_obj(&be->prepared, &pl->obj);
+    vyre_backend_unlink(&be->prepared, &pl->obj);
     if (pl->native) be->ops->prepared_free(be->ctx, pl->h);
     else free(pl->h);
     free(pl);
@@ -227,7 +229,7 @@ static void free_prepared(vyre_backend_prepared *pl) {
 
 static void free_graph(vyre_backend_graph *g) {
     vyre_backend *be = g->obj.be;
-    unlink_obj(&be->graphs, &g->obj);
+    vyre_backend_unlink(&be->graphs, &g->obj);
     if (g->native) be->ops->graph_free(be->ctx, g->h);
     else recorded_free(g->h);
     free(g);
@@ -235,7 +237,7 @@ static void free_graph(vyre_backend_graph *g) {
 
 static void free_kernel(vyre_backend_kernel *k) {
     vyre_backend *be = k->obj.be;
-    unlink_obj(&be->kernels, &k->obj);
+    vyre_backend_unlink(&be->kernels, &k->obj);
     be->ops->kernel_free(be->ctx, k->h);
     vyre_program_free(k->p);
     free(k);
@@ -252,7 +254,7 @@ static void free_buffer(vyre_backend_buffer *b) {
             v->orphan = true;
         }
     }
-    unlink_obj(&be->buffers, &b->obj);
+    vyre_backend_unlink(&be->buffers, &b->obj);
     be->ops->buffer_free(be->ctx, b->h);
     free(b);
 }
@@ -327,7 +329,7 @@ enum vyre_status vyre_backend_buffer_alloc(vyre_backend *be, enum vyre_type t, u
     b->obj.be = be;
     b->type = t;
     b->count = count;
-    link_obj(&be->buffers, &b->obj);
+    vyre_backend_link(&be->buffers, &b->obj);
     *out = b;
     return VYRE_OK;
 }
@@ -362,7 +364,7 @@ enum vyre_status vyre_backend_buffer_view(vyre_backend_buffer *b, uint64_t first
     v->count = count;
     v->parent = owner;
     v->first = base;
-    link_obj(&be->buffers, &v->obj);
+    vyre_backend_link(&be->buffers, &v->obj);
     *out = v;
     return VYRE_OK;
 }
@@ -487,7 +489,7 @@ enum vyre_status vyre_backend_compile(vyre_backend *be, vyre_program *p, vyre_ba
     k->nbuffers = vyre_program_buffer_count(k->p);
     k->nparams = vyre_program_param_count(k->p);
     k->obj.be = be;
-    link_obj(&be->kernels, &k->obj);
+    vyre_backend_link(&be->kernels, &k->obj);
     *out = k;
     return VYRE_OK;
 }
@@ -532,11 +534,7 @@ enum vyre_status vyre_backend_grid_run(vyre_backend_kernel *k, const struct vyre
     if (!k) return null_arg(err, fname, "k", "pass a compiled kernel");
     struct vyre_grid_run_options none = {VYRE_GRID_AUTO, NULL, NULL};
     if (!o) o = &none;
-    if ((unsigned)o->grid_sync > VYRE_GRID_GRAPH)
-        return vyre_error_set(err, VYRE_ERR_ARG,
-                              "%s: %u is not a grid sync mode. Fix: pass VYRE_GRID_AUTO, "
-                              "_COOPERATIVE, _SPLIT or _GRAPH",
-                              fname, (unsigned)o->grid_sync);
+    if ((unsigned)o->grid_sync > VYRE_GRID_GRAPH) return bad_mode(fname, o->grid_sync, err);
     if (o->timing) memset(o->timing, 0, sizeof *o->timing);
     if (o->rounds) *o->rounds = 0;
     void *h[VYRE_MAX_BUFFERS];
@@ -621,7 +619,7 @@ enum vyre_status vyre_backend_prepare(vyre_backend_kernel *k, const struct vyre_
     }
     pl->obj.be = be;
     pl->k = k;
-    link_obj(&be->prepared, &pl->obj);
+    vyre_backend_link(&be->prepared, &pl->obj);
     *out = pl;
     return VYRE_OK;
 }
@@ -789,7 +787,7 @@ enum vyre_status vyre_backend_graph_capture(vyre_backend *be, const struct vyre_
     }
     g->obj.be = be;
     g->nsteps = n;
-    link_obj(&be->graphs, &g->obj);
+    vyre_backend_link(&be->graphs, &g->obj);
     *out = g;
     return VYRE_OK;
 }
@@ -825,10 +823,7 @@ enum vyre_status vyre_backend_set_grid_sync(vyre_backend *be, enum vyre_grid_syn
     VYRE_ERR_SCRATCH(err);
     if (!be) return null_arg(err, "vyre_backend_set_grid_sync", "be", "pass an open backend");
     if ((unsigned)mode > VYRE_GRID_GRAPH)
-        return vyre_error_set(err, VYRE_ERR_ARG,
-                              "vyre_backend_set_grid_sync: %u is not a grid sync mode. Fix: pass "
-                              "VYRE_GRID_AUTO, _COOPERATIVE, _SPLIT or _GRAPH",
-                              (unsigned)mode);
+        return bad_mode("vyre_backend_set_grid_sync", mode, err);
     be->grid_sync = mode;
     return VYRE_OK;
 }

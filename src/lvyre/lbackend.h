@@ -196,9 +196,9 @@ void lvyre_pushtiming(lua_State *L, const struct vyre_timing *t);
 uint64_t lvyre_now_ns(void);
 /* lrefguard.c: SIGINT interrupts reference runs between enter and leave. */
 void lvyre_refguard_enter(void);
-/* reported: the run stopped with the interrupt error (a Ctrl-C it did not report is
- * raised again for the previous handler). */
-void lvyre_refguard_leave(bool reported);
+/* After a call that returned st (err filled when not OK): a Ctrl-C the call did not
+ * report as its error (vyre_ref_interrupt) is raised again for the previous handler. */
+void lvyre_refguard_leave(enum vyre_status st, const struct vyre_error *err);
 
 /* ---- lbuffer.c ---- */
 /* A live Buffer at idx, or raises naming fname (wrong type, freed). */

@@ -152,7 +152,7 @@ static int graph_launch(lua_State *L) {
         lvyre_refguard_enter(); /* Ctrl-C stops an interpreter replay */
         enum vyre_status st =
             vyre_backend_graph_launch(g->h, (uint32_t)times, timed ? &t : NULL, &err);
-        lvyre_refguard_leave(st != VYRE_OK && strcmp(err.call, "vyre_ref_interrupt") == 0);
+        lvyre_refguard_leave(st, &err);
         for (size_t i = 0; i < g->nsteps; i++)
             if (g->steps[i].k) g->steps[i].k->rounds = LVYRE_ROUNDS_BACKEND;
         if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);

@@ -72,7 +72,7 @@ static void run_reference(lua_State *L, struct lvyre_kernel *k, const struct lvy
                                      .worklists = wl,
                                      .nworklists = lay->nworklists};
     enum vyre_status st = vyre_ref_run(p, &args, &o, &err);
-    lvyre_refguard_leave(st != VYRE_OK && strcmp(err.call, "vyre_ref_interrupt") == 0);
+    lvyre_refguard_leave(st, &err);
     if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
     for (uint32_t s = 0; s < lay->nworklists; s++) lvyre_worklist_check(L, b->wl[s], fname);
     lvyre_oob_end(L, k->be, p);

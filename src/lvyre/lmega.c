@@ -784,7 +784,7 @@ int lvyre_backend_megakernel(lua_State *L) {
         vyre_error_clear(&err);
         lvyre_refguard_enter(); /* Ctrl-C stops an interpreter run */
         enum vyre_status st = vyre_backend_grid_run(k->h, &a, &go, &err);
-        lvyre_refguard_leave(st != VYRE_OK && strcmp(err.call, "vyre_ref_interrupt") == 0);
+        lvyre_refguard_leave(st, &err);
         if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
         k->rounds = LVYRE_ROUNDS_BACKEND; /* k:rounds asks the backend */
     } else if (c.be->kind == LVYRE_CUDA) {

@@ -44,8 +44,9 @@ void lvyre_refguard_enter(void) {
     pthread_mutex_unlock(&guard_lock);
 }
 
-void lvyre_refguard_leave(bool reported) {
+void lvyre_refguard_leave(enum vyre_status st, const struct vyre_error *err) {
     if (guard_disabled()) return;
+    bool reported = st != VYRE_OK && strcmp(err->call, "vyre_ref_interrupt") == 0;
     pthread_mutex_lock(&guard_lock);
     if (reported) guard_pending = 0; /* this run's error already says "interrupted" */
     bool resend = false;

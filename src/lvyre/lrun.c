@@ -98,7 +98,7 @@ static int run(lua_State *L, bool timed) {
         vyre_error_clear(&err); /* err.call tells an interrupt */
         lvyre_refguard_enter();
         enum vyre_status st = vyre_backend_run(be->core, p, &o, &err);
-        lvyre_refguard_leave(st != VYRE_OK && strcmp(err.call, "vyre_ref_interrupt") == 0);
+        lvyre_refguard_leave(st, &err);
         if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
         be->st.runs++; /* be:run's counter is the binding's on every backend */
     }

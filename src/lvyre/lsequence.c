@@ -130,7 +130,7 @@ static void run_interface(lua_State *L, struct lvyre_backend *be, struct lvyre_s
     vyre_error_clear(&err);
     lvyre_refguard_enter(); /* Ctrl-C stops an interpreter run */
     enum vyre_status st = vyre_backend_sequence(be->core, bs, m, &o, &err);
-    lvyre_refguard_leave(st != VYRE_OK && strcmp(err.call, "vyre_ref_interrupt") == 0);
+    lvyre_refguard_leave(st, &err);
     for (size_t i = 0; i < n; i++)
         if (steps[i].k) steps[i].k->rounds = LVYRE_ROUNDS_BACKEND;
     if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);

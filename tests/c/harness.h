@@ -69,6 +69,27 @@ void harness_batch_add(struct harness_batch *b, const char *ptx);
                          n_);                                                                  \
     } while (0)
 
+/* For calls of the vyre API (the test includes vyre.h): the call passes &e_ as its
+ * error. OK(call) expects VYRE_OK; FAILS(st, call) expects status st and a message
+ * with a Fix. */
+#define OK(call)                                                                          \
+    do {                                                                                  \
+        struct vyre_error e_;                                                             \
+        vyre_error_clear(&e_);                                                            \
+        enum vyre_status s_ = (call);                                                     \
+        harness_checks++;                                                                 \
+        if (s_ != VYRE_OK) harness_fail(__FILE__, __LINE__, "%s: %s", #call, e_.message); \
+    } while (0)
+
+#define FAILS(st, call)                         \
+    do {                                        \
+        struct vyre_error e_;                   \
+        vyre_error_clear(&e_);                  \
+        enum vyre_status s_ = (call);           \
+        CHECK_EQ_U64(s_, st);                   \
+        CHECK_STR_CONTAINS(e_.message, "Fix:"); \
+    } while (0)
+
 #define RUN_TEST(fn)           \
     do {                       \
         harness_current = #fn; \

@@ -11,24 +11,6 @@
 #include "harness.h"
 #include "vyre_backend.h"
 
-#define OK(call)                                                                          \
-    do {                                                                                  \
-        struct vyre_error e_;                                                             \
-        vyre_error_clear(&e_);                                                            \
-        enum vyre_status s_ = (call);                                                     \
-        harness_checks++;                                                                 \
-        if (s_ != VYRE_OK) harness_fail(__FILE__, __LINE__, "%s: %s", #call, e_.message); \
-    } while (0)
-
-#define FAILS(st, call)                         \
-    do {                                        \
-        struct vyre_error e_;                   \
-        vyre_error_clear(&e_);                  \
-        enum vyre_status s_ = (call);           \
-        CHECK_EQ_U64(s_, st);                   \
-        CHECK_STR_CONTAINS(e_.message, "Fix:"); \
-    } while (0)
-
 static const char RUNP[] = "(program runp (workgroup 64)\n"
                            "  (buffer x u32 read)\n"
                            "  (buffer y u32 read_write)\n"

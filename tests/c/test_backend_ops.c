@@ -114,25 +114,6 @@ static void download(vyre_backend_buffer *b, void *dst) {
         harness_fail(__FILE__, __LINE__, "download: %s", e.message);
 }
 
-#define OK(call)                                                                          \
-    do {                                                                                  \
-        struct vyre_error e_;                                                             \
-        vyre_error_clear(&e_);                                                            \
-        enum vyre_status s_ = (call);                                                     \
-        harness_checks++;                                                                 \
-        if (s_ != VYRE_OK) harness_fail(__FILE__, __LINE__, "%s: %s", #call, e_.message); \
-    } while (0)
-
-/* Expects status st and a message with a Fix. */
-#define FAILS(st, call)                         \
-    do {                                        \
-        struct vyre_error e_;                   \
-        vyre_error_clear(&e_);                  \
-        enum vyre_status s_ = (call);           \
-        CHECK_EQ_U64(s_, st);                   \
-        CHECK_STR_CONTAINS(e_.message, "Fix:"); \
-    } while (0)
-
 static int64_t ord32(uint32_t b) { return (b & 0x80000000u) ? -(int64_t)(b & 0x7FFFFFFFu) : b; }
 static int64_t ord64(uint64_t b) {
     return (b >> 63) ? -(int64_t)(b & 0x7FFFFFFFFFFFFFFFull) : (int64_t)b;
