@@ -226,6 +226,20 @@ $COUNT)
   })
 end
 
+-- The batched apply's kernels by shape: a kernel's text depends only on where each
+-- source comes from (a substitution column, or an id param with its step), so the cache
+-- key is that shape, and the text is written only when the shape is new (every
+-- iteration asks for the same kernels again).
+local function src_key(src) return src.col and ("c" .. src.col) or ("s" .. src.step) end
+local function shaped(be, what, srcs, text_of)
+  local key = {}
+  for k, src in ipairs(srcs) do key[k] = src_key(src) end
+  return U.kernel(be, ("eqsat:%s:%s"):format(what, table.concat(key, ",")),
+    function() return SC.expand(what == "union" and text_of(srcs[1], srcs[2]) or text_of(srcs)) end)
+end
+-- The literal leaf's kernel text (one e-node per literal, its payload in params lo, hi).
+local function literal_leaf() return SC.expand(leaf_text("", nil)) end
+
 -- The payload lets and the i64 bits of a computed leaf payload (as payloads()).
 local function payload_code(eg, lay, e, op)
   local lets = {}
@@ -293,26 +307,27 @@ function A.apply_batch(eg, fname, list, dry)
   local function inst(sub, m, lay, t)
     if t.kind == "root" then return { col = 0 } end
     if t.kind == "var" then return { col = lay.class[t.name] } end
-    local n, text, args, w
+    local n, kern, args, w
     if t.kind == "leaf" then
       local p = t.payload
       if p.kind == "int" then
-        n, text = 1, leaf_text("", nil)
+        n, kern = 1, U.kernel(be, "eqsat:leaf", literal_leaf)
         args = { lo = p.value & 0xffffffff, hi = (p.value >> 32) & 0xffffffff }
       else
-        n, text = m, leaf_text(payload_code(eg, lay, p, t.op))
+        n, kern = m, kernel(be, leaf_text(payload_code(eg, lay, p, t.op)))
         args = { lo = 0, hi = 0 }
       end
       w = 2 * n
     else
       local srcs = {}
       for k, a in ipairs(t.args) do srcs[k] = inst(sub, m, lay, a) end
-      n, text, args, w = m, node_text(srcs), {}, m * #srcs
+      n, args, w = m, {}, m * #srcs
+      kern = shaped(be, "node", srcs, node_text)
       for k, src in ipairs(srcs) do args["a" .. k] = src.id or 0 end
     end
     args.sub, args.m, args.op = sub, n, t.op
     args.row0, args.id0, args.word0 = cur.row, cur.id, cur.word
-    steps[#steps + 1] = { kernel(be, text), cols(args), S.grid(n) }
+    steps[#steps + 1] = { kern, cols(args), S.grid(n) }
     local first = cur.id
     cur.row, cur.id, cur.word = cur.row + n, cur.id + n, cur.word + w
     -- a literal leaf is one e-node shared by every match; the others are m, one each
@@ -322,7 +337,8 @@ function A.apply_batch(eg, fname, list, dry)
     for _, pr in ipairs(f.rule.unions) do
       local a = inst(f.sub, f.m, f.lay, pr[1])
       local b = inst(f.sub, f.m, f.lay, pr[2])
-      steps[#steps + 1] = { kernel(be, union_text(a, b)), { parent = eg.parent, sub = f.sub,
+      steps[#steps + 1] = { shaped(be, "union", { a, b }, union_text), { parent = eg.parent,
+        sub = f.sub,
         stat = eg.stat, m = f.m, a1 = a.id or 0, a2 = b.id or 0 }, S.grid(f.m) }
     end
   end
