@@ -124,10 +124,16 @@ static void bench_prog(struct prog *pr, vyre_cuda_device *d, vyre_backend *be, l
         if (vyre_backend_buffer_alloc(be, t, count, &pr->bbuf[i], &err) != VYRE_OK)
             die("backend alloc", &err);
     }
-    struct vyre_cuda_args a = {pr->buf, pr->nbuf, pr->params, pr->nparams, count, NULL, 0, VYRE_GRID_AUTO};
+    struct vyre_cuda_args a = {pr->buf, pr->nbuf, pr->params, pr->nparams,
+                               count,   NULL,     0,          VYRE_GRID_AUTO};
     struct vyre_cuda_prepared prep;
     if (vyre_cuda_prepare(pr->k, &a, &prep, &err) != VYRE_OK) die("prepare", &err);
-    struct vyre_backend_args ba = {pr->bbuf, pr->nbuf, pr->params, pr->nparams, count, NULL};
+    struct vyre_backend_args ba = {.buffers = pr->bbuf,
+                                   .nbuffers = pr->nbuf,
+                                   .params = pr->params,
+                                   .nparams = pr->nparams,
+                                   .n = count,
+                                   .grid = NULL};
     vyre_backend_prepared *bp;
     if (vyre_backend_prepare(pr->bk, &ba, &bp, &err) != VYRE_OK) die("backend prepare", &err);
 

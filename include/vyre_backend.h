@@ -14,7 +14,8 @@
  *
  * Vocabulary: ranges are in elements (first, count; 0-based) unless a name says bytes;
  * arguments of a launch are matched by declaration index: buffers[i] binds the buffer
- * declaration whose vyre_decl_info.slot is i, params[j] the param whose slot is j.
+ * declaration whose vyre_decl_info.slot is i, params[j] the param whose slot is j,
+ * worklists[w] the worklist whose slot is w.
  * Every timed call fills one record, struct vyre_timing.
  *
  * Ownership: buffers, worklists, kernels, graphs and prepared launches belong to the
@@ -77,6 +78,9 @@ struct vyre_backend_info {
     int max_threads_per_sm;     /* resident invocations per multiprocessor (0 for the
                                    reference): with sms, the items one pass of a resident
                                    grid covers (a worklist's drain window) */
+    bool runs_on_caller;        /* launches and runs execute on the calling thread before
+                                   they return (the interpreter), so a host may guard them
+                                   against Ctrl-C; a device enqueues and waits */
 };
 
 /* One counter of vyre_backend_stats. Names are the backend's own; where two backends
@@ -105,6 +109,14 @@ struct vyre_backend_args {
     size_t nparams;
     uint64_t n;
     const uint32_t *grid;
+    /* one worklist per worklist declaration (by its slot, as buffers), of this backend */
+    vyre_backend_worklist *const *worklists;
+    size_t nworklists;
+    /* NULL, or a worklist of this backend whose current count sizes the launch: one
+     * invocation per item, the count read where the kernel runs, when it runs (so a
+     * sequence or graph step sees the count its earlier steps left). Excludes grid and n;
+     * the program must declare a worklist and have no grid statements. */
+    vyre_backend_worklist *sized;
 };
 
 /* One step of a sequence, graph or megakernel. */
@@ -190,9 +202,12 @@ struct vyre_backend_launch {
     size_t nbuffers;
     const vyre_bits *params;
     size_t nparams;
-    uint64_t n;           /* as the caller gave it */
-    const uint32_t *grid; /* as the caller gave it (NULL: none) */
-    uint32_t resolved[3]; /* the §5 grid computed from the above */
+    uint64_t n;             /* as the caller gave it */
+    const uint32_t *grid;   /* as the caller gave it (NULL: none) */
+    uint32_t resolved[3];   /* the §5 grid computed from the above ({0,0,0} when sized) */
+    void *const *worklists; /* backend handles, one per worklist slot */
+    size_t nworklists;
+    void *sized; /* a worklist handle sizing the launch (vyre_backend_args.sized), or NULL */
     /* how a program with grid statements runs (vyre.h): the backend's mode
      * (vyre_backend_set_grid_sync), or a megakernel's for its one launch; a backend that
      * runs grid programs one way only (the reference) ignores it */
@@ -254,8 +269,11 @@ struct vyre_backend_ops {
      * for this launch only), then one synchronisation; t (NULL: not timed) and *rounds
      * (its converge rounds) come back within that synchronisation, with no wait of their
      * own; default: launch (launch_timed when t), synchronize, kernel_rounds */
+    /* watch: NULL, or a worklist handle whose counts come back within that same
+     * synchronisation, so worklist_overflow knows an overflow of it right after */
     enum vyre_status (*grid_run)(void *ctx, void *kernel, const struct vyre_backend_launch *l,
-                                 struct vyre_timing *t, uint64_t *rounds, struct vyre_error *err);
+                                 struct vyre_timing *t, uint64_t *rounds, void *watch,
+                                 struct vyre_error *err);
     /* default: VYRE_ERR_UNSUPPORTED with a Fix */
     enum vyre_status (*set_debug)(void *ctx, bool on, struct vyre_error *err);
     /* default: an empty report; *out is malloc'd (free()) */
@@ -311,7 +329,8 @@ struct vyre_backend_ops {
     /* no current or pushed items, no overflow record */
     enum vyre_status (*worklist_clear)(void *ctx, void *wl, struct vyre_error *err);
     /* the capacity an overflow needs, where the backend knows it without waiting (the
-     * reference: right after the run that pushed); default: 0 (known at the next state) */
+     * reference: right after the run that pushed; a device: after a grid run that
+     * watched it, or the last state); default: 0 (known at the next state) */
     uint32_t (*worklist_overflow)(void *ctx, void *wl);
     /* the worklist as the native device's object (a vyre_cuda_worklist); default: NULL */
     void *(*worklist_native)(void *ctx, void *wl);
@@ -413,6 +432,10 @@ struct vyre_grid_run_options {
     enum vyre_grid_sync grid_sync;
     struct vyre_timing *timing; /* NULL: not timed */
     uint64_t *rounds;           /* NULL, or receives the converge rounds it ran */
+    /* NULL, or a worklist of the run (the one a converge loop reads) whose counts come
+     * back within the run's one synchronisation: vyre_backend_worklist_overflow then
+     * reports an overflow of its pushes with no wait of its own */
+    vyre_backend_worklist *watch;
 };
 /* One launch of a kernel with grid statements (a composed megakernel) in the mode o says,
  * then one synchronisation; its timing and converge rounds come back within that one
@@ -508,7 +531,8 @@ enum vyre_status vyre_backend_worklist_advance(vyre_backend_worklist *w, struct 
 /* No current or pushed items, no overflow record. */
 enum vyre_status vyre_backend_worklist_clear(vyre_backend_worklist *w, struct vyre_error *err);
 /* 0, or the capacity a known overflow needs, without waiting for a device: the reference
- * knows right after the launch that pushed; a device reports at the next state. */
+ * knows right after the launch that pushed; a device after a grid run that watched the
+ * worklist (vyre_grid_run_options.watch), else at the next state. */
 uint32_t vyre_backend_worklist_overflow(const vyre_backend_worklist *w);
 enum vyre_type vyre_backend_worklist_type(const vyre_backend_worklist *w); /* VYRE_VOID: NULL */
 uint32_t vyre_backend_worklist_capacity(const vyre_backend_worklist *w);   /* 0 for NULL */

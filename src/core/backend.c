@@ -67,11 +67,82 @@ static enum vyre_status check_live(const char *fname, const vyre_backend_buffer 
                           fname);
 }
 
+/* A worklist argument: live, this backend's, of the declared type (want; VYRE_VOID: any). */
+static enum vyre_status check_worklist(const char *fname, const vyre_backend_kernel *k,
+                                       const vyre_backend_worklist *w, const char *what,
+                                       enum vyre_type want, struct vyre_error *err) {
+    if (!w)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "%s: %s of program '%s' is unbound (NULL). Fix: bind a worklist "
+                              "of this backend (vyre_backend_worklist_alloc)",
+                              fname, what, vyre_program_name(k->p));
+    if (w->obj.be != k->obj.be)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "%s: %s belongs to another backend object. Fix: allocate it on "
+                              "the kernel's backend",
+                              fname, what);
+    if (want != VYRE_VOID && w->type != want)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "%s: %s is declared %s but the worklist holds %s. Fix: bind a "
+                              "worklist of %s",
+                              fname, what, vyre_type_name(want), vyre_type_name(w->type),
+                              vyre_type_name(want));
+    return VYRE_OK;
+}
+
+/* The worklists of a launch into l (handles into wh): one per declaration, and the one
+ * that sizes it (a->sized), which replaces the §5 grid. */
+static enum vyre_status bind_worklists(const char *fname, const vyre_backend_kernel *k,
+                                       const struct vyre_backend_args *a, void **wh,
+                                       struct vyre_backend_launch *l, struct vyre_error *err) {
+    if (a->nworklists != k->nworklists)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "%s: program '%s' declares %u worklists, the args bind %zu. "
+                              "Fix: one worklist per worklist declaration, in declaration order",
+                              fname, vyre_program_name(k->p), k->nworklists, a->nworklists);
+    if (a->nworklists && !a->worklists)
+        return null_arg(err, fname, "args.worklists", "point it at nworklists worklists");
+    char what[96];
+    for (uint32_t i = 0; i < k->nworklists; i++) {
+        snprintf(what, sizeof what, "worklist '%s'", k->wname[i]);
+        enum vyre_status st = check_worklist(fname, k, a->worklists[i], what, k->wtype[i], err);
+        if (st != VYRE_OK) return st;
+        wh[i] = a->worklists[i]->h;
+    }
+    l->worklists = wh;
+    l->nworklists = k->nworklists;
+    if (!a->sized) return VYRE_OK;
+    enum vyre_status st =
+        check_worklist(fname, k, a->sized, "the worklist sizing the launch", VYRE_VOID, err);
+    if (st != VYRE_OK) return st;
+    if (a->grid || a->n)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "%s: a launch sized by a worklist takes no grid or n. Fix: pass "
+                              "either args.sized or a geometry",
+                              fname);
+    if (!k->nworklists)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "%s: the launch is sized by a worklist but program '%s' declares "
+                              "none, so it cannot read the count where it runs. Fix: declare "
+                              "(worklist NAME TYPE) in the program and bind it",
+                              fname, vyre_program_name(k->p));
+    if (k->has_grid)
+        return vyre_error_set(err, VYRE_ERR_ARG,
+                              "%s: a program with grid statements cannot be sized by a "
+                              "worklist (its rounds change the count). Fix: give it a grid (or "
+                              "n = a number) covering the most items, and guard with (lt i "
+                              "(len W)) inside",
+                              fname);
+    l->sized = a->sized->h;
+    return VYRE_OK;
+}
+
 /* Checks a launch's arguments against k's program and fills l (handles into h, counts
- * into c, the §5 grid). */
+ * into c, worklist handles into wh, the §5 grid). */
 static enum vyre_status bind_args(const char *fname, const vyre_backend_kernel *k,
                                   const struct vyre_backend_args *a, void **h, uint64_t *c,
-                                  struct vyre_backend_launch *l, struct vyre_error *err) {
+                                  void **wh, struct vyre_backend_launch *l,
+                                  struct vyre_error *err) {
     if (!a) return null_arg(err, fname, "args", "pass a struct vyre_backend_args");
     if (a->nbuffers != k->nbuffers || a->nparams != k->nparams)
         return vyre_error_set(err, VYRE_ERR_ARG,
@@ -114,6 +185,10 @@ static enum vyre_status bind_args(const char *fname, const vyre_backend_kernel *
     l->n = a->n;
     l->grid = a->grid;
     l->grid_sync = k->obj.be->grid_sync;
+    if (k->nworklists || a->nworklists || a->sized) {
+        enum vyre_status st = bind_worklists(fname, k, a, wh, l, err);
+        if (st != VYRE_OK || l->sized) return st; /* sized: the count is the geometry */
+    }
     struct vyre_grid_options go = {c, k->nbuffers, a->n, a->grid};
     return vyre_launch_grid(k->p, &go, l->resolved, err);
 }
@@ -121,14 +196,16 @@ static enum vyre_status bind_args(const char *fname, const vyre_backend_kernel *
 /* ---- recorded launches (shared with the reference backend) ------------------------ */
 
 struct vyre_backend_launch *vyre_backend_launch_copy(const struct vyre_backend_launch *l) {
-    size_t nb = l->nbuffers, np = l->nparams;
-    size_t size = sizeof(struct vyre_backend_launch) + nb * (sizeof(void *) + sizeof(uint64_t)) +
-                  np * sizeof(vyre_bits) + 3 * sizeof(uint32_t);
+    size_t nb = l->nbuffers, np = l->nparams, nw = l->nworklists;
+    size_t size = sizeof(struct vyre_backend_launch) +
+                  (nb + nw) * (sizeof(void *) + sizeof(uint64_t)) + np * sizeof(vyre_bits) +
+                  3 * sizeof(uint32_t);
     struct vyre_backend_launch *c = malloc(size);
     if (!c) return NULL;
     *c = *l;
     void **h = (void **)(c + 1);
-    uint64_t *counts = (uint64_t *)(h + nb);
+    void **wh = h + nb;
+    uint64_t *counts = (uint64_t *)(wh + nw);
     vyre_bits *params = (vyre_bits *)(counts + nb);
     uint32_t *grid = (uint32_t *)(params + np);
     if (nb) {
@@ -136,8 +213,10 @@ struct vyre_backend_launch *vyre_backend_launch_copy(const struct vyre_backend_l
         memcpy(counts, l->counts, nb * sizeof *counts);
     }
     if (np) memcpy(params, l->params, np * sizeof *params);
+    if (nw) memcpy(wh, l->worklists, nw * sizeof *wh);
     if (l->grid) memcpy(grid, l->grid, 3 * sizeof *grid);
     c->buffers = h;
+    c->worklists = nw ? wh : NULL;
     c->counts = counts;
     c->params = params;
     c->grid = l->grid ? grid : NULL;
@@ -482,12 +561,18 @@ enum vyre_status vyre_backend_compile(vyre_backend *be, vyre_program *p, vyre_ba
     }
     struct vyre_decl_info d;
     for (uint32_t i = 0; vyre_program_decl(k->p, i, &d); i++) {
-        if (d.kind != VYRE_DECL_BUFFER) continue;
-        k->btype[d.slot] = d.type;
-        k->bname[d.slot] = d.name;
+        if (d.kind == VYRE_DECL_BUFFER) {
+            k->btype[d.slot] = d.type;
+            k->bname[d.slot] = d.name;
+        } else if (d.kind == VYRE_DECL_WORKLIST) {
+            k->wtype[d.slot] = d.type;
+            k->wname[d.slot] = d.name;
+        }
     }
     k->nbuffers = vyre_program_buffer_count(k->p);
     k->nparams = vyre_program_param_count(k->p);
+    k->nworklists = vyre_program_worklist_count(k->p);
+    k->has_grid = vyre_program_has_grid(k->p);
     k->obj.be = be;
     vyre_backend_link(&be->kernels, &k->obj);
     *out = k;
@@ -518,10 +603,10 @@ enum vyre_status vyre_backend_launch(vyre_backend_kernel *k, const struct vyre_b
                                      struct vyre_error *err) {
     VYRE_ERR_SCRATCH(err);
     if (!k) return null_arg(err, "vyre_backend_launch", "k", "pass a compiled kernel");
-    void *h[VYRE_MAX_BUFFERS];
+    void *h[VYRE_MAX_BUFFERS], *wh[VYRE_MAX_WORKLISTS];
     uint64_t c[VYRE_MAX_BUFFERS];
     struct vyre_backend_launch l;
-    enum vyre_status st = bind_args("vyre_backend_launch", k, a, h, c, &l, err);
+    enum vyre_status st = bind_args("vyre_backend_launch", k, a, h, c, wh, &l, err);
     if (st != VYRE_OK) return st;
     return k->obj.be->ops->launch(k->obj.be->ctx, k->h, &l, err);
 }
@@ -532,21 +617,25 @@ enum vyre_status vyre_backend_grid_run(vyre_backend_kernel *k, const struct vyre
     VYRE_ERR_SCRATCH(err);
     const char *fname = "vyre_backend_grid_run";
     if (!k) return null_arg(err, fname, "k", "pass a compiled kernel");
-    struct vyre_grid_run_options none = {VYRE_GRID_AUTO, NULL, NULL};
+    struct vyre_grid_run_options none = {VYRE_GRID_AUTO, NULL, NULL, NULL};
     if (!o) o = &none;
     if ((unsigned)o->grid_sync > VYRE_GRID_GRAPH) return bad_mode(fname, o->grid_sync, err);
     if (o->timing) memset(o->timing, 0, sizeof *o->timing);
     if (o->rounds) *o->rounds = 0;
-    void *h[VYRE_MAX_BUFFERS];
+    void *h[VYRE_MAX_BUFFERS], *wh[VYRE_MAX_WORKLISTS];
     uint64_t c[VYRE_MAX_BUFFERS];
     struct vyre_backend_launch l;
-    enum vyre_status st = bind_args(fname, k, a, h, c, &l, err);
+    enum vyre_status st = bind_args(fname, k, a, h, c, wh, &l, err);
     if (st != VYRE_OK) return st;
     if (o->grid_sync != VYRE_GRID_AUTO) l.grid_sync = o->grid_sync; /* this launch's only */
     vyre_backend *be = k->obj.be;
+    if (o->watch && (st = check_worklist(fname, k, o->watch, "the watched worklist", VYRE_VOID,
+                                         err)) != VYRE_OK)
+        return st;
     uint64_t rounds = 0;
     if (be->ops->grid_run) {
-        st = be->ops->grid_run(be->ctx, k->h, &l, o->timing, &rounds, err);
+        st = be->ops->grid_run(be->ctx, k->h, &l, o->timing, &rounds, o->watch ? o->watch->h : NULL,
+                               err);
     } else {
         if (o->timing && be->ops->launch_timed) {
             st = be->ops->launch_timed(be->ctx, k->h, &l, o->timing, err);
@@ -572,10 +661,10 @@ enum vyre_status vyre_backend_launch_timed(vyre_backend_kernel *k,
     const char *fname = "vyre_backend_launch_timed";
     if (!k || !t) return null_arg(err, fname, "k or t", "pass a kernel and a timing record");
     memset(t, 0, sizeof *t);
-    void *h[VYRE_MAX_BUFFERS];
+    void *h[VYRE_MAX_BUFFERS], *wh[VYRE_MAX_WORKLISTS];
     uint64_t c[VYRE_MAX_BUFFERS];
     struct vyre_backend_launch l;
-    enum vyre_status st = bind_args(fname, k, a, h, c, &l, err);
+    enum vyre_status st = bind_args(fname, k, a, h, c, wh, &l, err);
     if (st != VYRE_OK) return st;
     vyre_backend *be = k->obj.be;
     if (be->ops->launch_timed) return be->ops->launch_timed(be->ctx, k->h, &l, t, err);
@@ -594,10 +683,10 @@ enum vyre_status vyre_backend_prepare(vyre_backend_kernel *k, const struct vyre_
     const char *fname = "vyre_backend_prepare";
     if (!k || !out) return null_arg(err, fname, "k or out", "pass a kernel and an out pointer");
     *out = NULL;
-    void *h[VYRE_MAX_BUFFERS];
+    void *h[VYRE_MAX_BUFFERS], *wh[VYRE_MAX_WORKLISTS];
     uint64_t c[VYRE_MAX_BUFFERS];
     struct vyre_backend_launch l;
-    enum vyre_status st = bind_args(fname, k, a, h, c, &l, err);
+    enum vyre_status st = bind_args(fname, k, a, h, c, wh, &l, err);
     if (st != VYRE_OK) return st;
     vyre_backend *be = k->obj.be;
     vyre_backend_prepared *pl = calloc(1, sizeof *pl);
@@ -642,7 +731,7 @@ void vyre_backend_prepared_free(vyre_backend_prepared *pl) {
 struct bound_steps {
     void **kernels;
     struct vyre_backend_launch *l;
-    void **h;
+    void **h, **wh;
     uint64_t *c;
 };
 
@@ -655,7 +744,8 @@ static enum vyre_status bind_steps(const char *fname, vyre_backend *be,
     bs->l = calloc(n + 1, sizeof *bs->l);
     bs->h = calloc(n * VYRE_MAX_BUFFERS + 1, sizeof *bs->h);
     bs->c = calloc(n * VYRE_MAX_BUFFERS + 1, sizeof *bs->c);
-    if (!bs->kernels || !bs->l || !bs->h || !bs->c)
+    bs->wh = calloc(n * VYRE_MAX_WORKLISTS + 1, sizeof *bs->wh);
+    if (!bs->kernels || !bs->l || !bs->h || !bs->c || !bs->wh)
         return vyre_error_set(err, VYRE_ERR_NOMEM, "%s: out of host memory. Fix: free memory",
                               fname);
     for (size_t i = 0; i < n; i++) {
@@ -671,7 +761,8 @@ static enum vyre_status bind_steps(const char *fname, vyre_backend *be,
                                   "object. Fix: compile it on this backend",
                                   fname, i + 1);
         enum vyre_status st = bind_args(fname, k, &steps[i].args, bs->h + i * VYRE_MAX_BUFFERS,
-                                        bs->c + i * VYRE_MAX_BUFFERS, &bs->l[i], err);
+                                        bs->c + i * VYRE_MAX_BUFFERS,
+                                        bs->wh + i * VYRE_MAX_WORKLISTS, &bs->l[i], err);
         if (st != VYRE_OK) return st;
         bs->kernels[i] = k->h;
     }
@@ -683,6 +774,7 @@ static void free_steps(struct bound_steps *bs) {
     free(bs->l);
     free(bs->h);
     free(bs->c);
+    free(bs->wh);
 }
 
 /* The default sequence: launches in order, readbacks by download, timed around. */
@@ -822,8 +914,7 @@ enum vyre_status vyre_backend_set_grid_sync(vyre_backend *be, enum vyre_grid_syn
                                             struct vyre_error *err) {
     VYRE_ERR_SCRATCH(err);
     if (!be) return null_arg(err, "vyre_backend_set_grid_sync", "be", "pass an open backend");
-    if ((unsigned)mode > VYRE_GRID_GRAPH)
-        return bad_mode("vyre_backend_set_grid_sync", mode, err);
+    if ((unsigned)mode > VYRE_GRID_GRAPH) return bad_mode("vyre_backend_set_grid_sync", mode, err);
     be->grid_sync = mode;
     return VYRE_OK;
 }

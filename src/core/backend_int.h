@@ -25,7 +25,7 @@ struct vyre_backend {
     const struct vyre_backend_ops *ops;
     void *ctx;
     struct vyre_backend_obj *buffers, *kernels, *graphs, *prepared;
-    enum vyre_grid_sync grid_sync; /* passed to every launch (vyre_backend_launch.grid_sync) */
+    enum vyre_grid_sync grid_sync;      /* passed to every launch (vyre_backend_launch.grid_sync) */
     struct vyre_backend_obj *worklists; /* backend_worklist.c */
 };
 
@@ -43,9 +43,12 @@ struct vyre_backend_kernel {
     struct vyre_backend_obj obj;
     void *h;
     vyre_program *p; /* the kernel's own copy, validated */
-    uint32_t nbuffers, nparams;
-    enum vyre_type btype[VYRE_MAX_BUFFERS]; /* per buffer slot */
-    const char *bname[VYRE_MAX_BUFFERS];    /* per buffer slot, into p */
+    uint32_t nbuffers, nparams, nworklists;
+    bool has_grid;                            /* p has grid statements */
+    enum vyre_type btype[VYRE_MAX_BUFFERS];   /* per buffer slot */
+    const char *bname[VYRE_MAX_BUFFERS];      /* per buffer slot, into p */
+    enum vyre_type wtype[VYRE_MAX_WORKLISTS]; /* per worklist slot */
+    const char *wname[VYRE_MAX_WORKLISTS];    /* per worklist slot, into p */
 };
 
 struct vyre_backend_graph {

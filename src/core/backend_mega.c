@@ -21,12 +21,12 @@ uint64_t vyre_backend_now_ns(void) { return vyre_cuda_now_ns(); }
 /* Scratch of one composition, freed in one place. */
 struct mega_scratch {
     struct vyre_mega_step *ms;
-    uint32_t *ids;              /* per step, per buffer slot */
-    vyre_backend_buffer **byid; /* buffer id -> buffer */
-    enum vyre_type *types;      /* buffer id -> element type */
+    uint32_t *ids;                   /* per step, per buffer slot */
+    vyre_backend_buffer **byid;      /* buffer id -> buffer */
+    enum vyre_type *types;           /* buffer id -> element type */
     struct vyre_mega_memory *memory; /* buffer id -> where it lives (views share a root) */
-    const vyre_bits **params;   /* per step */
-    vyre_bits *mparams;         /* the composed program's */
+    const vyre_bits **params;        /* per step */
+    vyre_bits *mparams;              /* the composed program's */
     struct vyre_mega *m;
     vyre_backend_kernel *k;
 };
@@ -128,8 +128,17 @@ static enum vyre_status compose(vyre_backend *be, const struct vyre_backend_step
         s->ms[j].buffers = ids;
         s->params[j] = a->params;
     }
-    struct vyre_mega_options mo = {(uint32_t)o->prefix, o->flag == NULL, o->flag != NULL, 0, NULL,
-                                   0,                   NULL,           false, 0, NULL, NULL};
+    struct vyre_mega_options mo = {(uint32_t)o->prefix,
+                                   o->flag == NULL,
+                                   o->flag != NULL,
+                                   0,
+                                   NULL,
+                                   0,
+                                   NULL,
+                                   false,
+                                   0,
+                                   NULL,
+                                   NULL};
     if (o->flag) {
         if (o->flag->obj.be != be || o->flag->type != VYRE_U32 || o->flag->count < 1 ||
             o->flag->orphan)
@@ -179,9 +188,14 @@ enum vyre_status vyre_backend_megakernel(vyre_backend *be, const struct vyre_bac
     if (st == VYRE_OK) {
         /* one launch in the call's mode (the backend's when AUTO), one synchronisation:
          * timing and rounds come back within it; compile time is not part of it */
-        struct vyre_backend_args a = {
-            s.byid, nids, s.mparams, vyre_program_param_count(s.m->program), 0, grid};
-        struct vyre_grid_run_options go = {o->grid_sync, o->timing, o->rounds};
+        struct vyre_backend_args a = {.buffers = s.byid,
+                                      .nbuffers = nids,
+                                      .params = s.mparams,
+                                      .nparams = vyre_program_param_count(s.m->program),
+                                      .n = 0,
+                                      .grid = grid};
+        struct vyre_grid_run_options go = {
+            .grid_sync = o->grid_sync, .timing = o->timing, .rounds = o->rounds};
         st = vyre_backend_grid_run(s.k, &a, &go, err);
     }
     scratch_free(&s);

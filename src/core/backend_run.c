@@ -41,7 +41,12 @@ static enum vyre_status default_run(vyre_backend *be, vyre_program *p,
             st = vyre_backend_buffer_upload(own[s], 0, in->data, in->count, err);
         bind[s] = own[s];
     }
-    struct vyre_backend_args a = {bind, o->nbuffers, o->params, o->nparams, o->n, o->grid};
+    struct vyre_backend_args a = {.buffers = bind,
+                                  .nbuffers = o->nbuffers,
+                                  .params = o->params,
+                                  .nparams = o->nparams,
+                                  .n = o->n,
+                                  .grid = o->grid};
     if (st == VYRE_OK && o->timing) st = vyre_backend_launch_timed(k, &a, o->timing, err);
     else if (st == VYRE_OK) st = vyre_backend_launch(k, &a, err);
     if (st == VYRE_OK && !o->timing) st = vyre_backend_synchronize(be, err);

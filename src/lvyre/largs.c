@@ -372,7 +372,6 @@ static void bind_worklist(lua_State *L, int v, const struct lvyre_decl *d, struc
                       vyre_type_name(d->type));
     out->wl[d->slot] = w;
     /* CUDA: the kernel takes the header's address after the scalar params */
-    out->params[out->nparams_scalar + d->slot] = w->cu ? vyre_cuda_worklist_header(w->cu) : 0;
 }
 
 /* What the single pass found for one declaration. */
@@ -391,7 +390,6 @@ void lvyre_match(lua_State *L, int args, int opts, const struct lvyre_layout *la
         out->buf[s] = NULL;
         out->arr[s] = NULL;
     }
-    out->nparams_scalar = lay->nparams;
     for (uint32_t s = 0; s < lay->nworklists; s++) out->wl[s] = NULL;
     read_opts(L, opts, lay, out, fname);
     if (lay->nworklists && mode == LVYRE_MATCH_RUN)

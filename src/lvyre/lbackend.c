@@ -75,10 +75,10 @@ static enum vyre_status open_backend(lua_State *L, const char *name, int ordinal
     if (show_ordinal) snprintf(be->label, sizeof be->label, "%s %d", be->name, ordinal);
     else snprintf(be->label, sizeof be->label, "%s", be->name);
     be->dev = vyre_backend_native_device(be->core); /* owned by core; NULL without one */
-    be->kind = lvyre_legacy_kind(be->core);
     struct vyre_backend_info in;
     if ((st = vyre_backend_info(be->core, &in, err)) != VYRE_OK) return st;
     be->host_memory = in.host_memory;
+    be->runs_on_caller = in.runs_on_caller;
     be->max_steps = o.max_steps;
     be->debug = o.debug;
     be->open = true;
@@ -562,7 +562,6 @@ static int backend_free(lua_State *L) {
         vyre_backend_close(be->core); /* kernels keep their own device references */
         be->core = NULL;
     }
-    lvyre_oob_free(L, be);
     lvyre_mega_release(be);
     be->open = false;
     return 0;

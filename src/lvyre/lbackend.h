@@ -25,14 +25,6 @@
 #define VYRE_LUA_COLLECTIVE "vyre.Collective"
 #define VYRE_LUA_WORKLIST "vyre.Worklist"
 
-enum lvyre_kind { LVYRE_REFERENCE, LVYRE_CUDA };
-/* The kind the families not yet moved onto the interface still test (lgraph.c, lkernel.c,
- * llaunch.c, lmega.c, lrounds.c, lsequence.c), derived once from the opened backend: one
- * with a native device runs them the CUDA way. Goes away with the last of those tests. */
-static inline enum lvyre_kind lvyre_legacy_kind(vyre_backend *core) {
-    return vyre_backend_native_device(core) ? LVYRE_CUDA : LVYRE_REFERENCE;
-}
-
 /* Counters the binding keeps for what it still runs itself (reference runs, launches,
  * sequences and graphs); be:stats() adds them to the backend's own (vyre_backend_stats)
  * by name. Buffers and transfers are counted by the backend. */
@@ -60,31 +52,26 @@ struct lvyre_ref_stats {
 };
 
 struct lvyre_backend {
-    enum lvyre_kind kind;
     bool open;   /* false once freed */
     int ordinal; /* device ordinal; 0 for the reference */
     /* The backend of the C interface this object wraps (vyre_backend.h), opened through
      * the registry by name; closed (NULL) once freed and its last buffer, kernel, graph or
-     * worklist released. Name, info, counters, synchronize, trim, lost, debug mode,
-     * buffers, kernels, the grid sync mode, sequences, graphs, megakernel runs, one-shot
-     * runs (lrun.c) and worklists' host side (lworklist.c) are its; what is not yet moved
-     * onto it (the worklist bindings and {n = wl} sizing of launches, and the sequences,
-     * graphs and megakernels whose steps bind worklists or are collectives) tests `kind`. */
+     * worklist released. Everything the binding runs goes through it; only what is a
+     * CUDA device's own (collectives, raw PTX, peers, NCCL groups) reaches `dev`. */
     vyre_backend *core;
     const char *name;      /* vyre_backend_name(core): static, kept after free */
     char label[40];        /* tostring's: the name, and the ordinal of a device */
     vyre_cuda_device *dev; /* vyre_backend_native_device(core): NULL without one */
     bool host_memory;      /* vyre_backend_info.host_memory: buffers are host memory */
+    bool runs_on_caller;   /* vyre_backend_info.runs_on_caller: Ctrl-C guards its runs */
     /* Buffers (views included), kernels, graphs and worklists of core still alive:
      * be:free() closes core only once the last is released (lvyre_backend_unref), since
      * closing frees them. */
     uint64_t nchildren;
-    const void *buffer_mt;      /* the Buffer metatable: telling a Buffer costs no lookup */
-    struct lvyre_ref_stats st;  /* what the binding runs itself; `runs` on every backend */
-    uint64_t max_steps;         /* reference only: vyre_ref_run_options.max_steps (0: default) */
-    bool debug;                 /* reference: count out-of-bounds accesses (ldebug.c) */
-    struct vyre_oob_count *oob; /* reference, debug: per-declaration counts of one run */
-    uint32_t oob_cap;
+    const void *buffer_mt;     /* the Buffer metatable: telling a Buffer costs no lookup */
+    struct lvyre_ref_stats st; /* what the binding runs itself; `runs` on every backend */
+    uint64_t max_steps;        /* reference only: vyre_ref_run_options.max_steps (0: default) */
+    bool debug;                /* debug mode is on (ldebug.c; the backend counts) */
     /* megakernel plans (lmega.c): made on the first plan, freed with the backend */
     vyre_mega_cache *plans;
 };
@@ -116,10 +103,8 @@ struct lvyre_worklist {
     uint32_t capacity;
     bool live;
     vyre_backend_worklist *h; /* NULL once freed */
-    /* Read from h once, for the launch families that still bind it directly: */
-    vyre_cuda_worklist *cu;          /* vyre_backend_worklist_native(h), or NULL */
-    struct vyre_worklist_arg *ref;   /* vyre_backend_worklist_host(h): host state, or NULL */
-    uint64_t host_bytes;             /* counted toward the host cap (host-memory backends) */
+    vyre_cuda_worklist *cu;   /* vyre_backend_worklist_native(h), or NULL: collective steps */
+    uint64_t host_bytes;      /* counted toward the host cap (host-memory backends) */
     struct vyre_workqueue_plan plan; /* how its capacity was sized (wl:plan()) */
 };
 
@@ -152,11 +137,7 @@ struct lvyre_kernel {
     struct vyre_lua_program *prog;  /* NULL for raw PTX; user value 2 keeps it alive */
     const struct lvyre_layout *lay; /* NULL for raw PTX; user value 3 keeps it alive */
     char name[72];
-    /* converge rounds of the last launch when the binding ran it itself (lkernel.c's
-     * interpreter), else LVYRE_ROUNDS_BACKEND: ask the backend (vyre_backend_kernel_rounds) */
-    uint64_t rounds;
 };
-#define LVYRE_ROUNDS_BACKEND UINT64_MAX
 
 /* What matching an args table and opts against a layout produced. */
 enum lvyre_match_mode {
@@ -166,8 +147,7 @@ enum lvyre_match_mode {
 struct lvyre_bound {
     struct lvyre_buffer *buf[VYRE_MAX_BUFFERS];   /* a Buffer of the backend, or NULL */
     struct vyre_lua_array *arr[VYRE_MAX_BUFFERS]; /* run: a host array, or NULL */
-    /* scalar params, then (CUDA) each worklist's header address, as the kernel takes them */
-    vyre_bits params[VYRE_MAX_PARAMS + VYRE_MAX_WORKLISTS];
+    vyre_bits params[VYRE_MAX_PARAMS];            /* scalar params by slot */
     uint64_t n;     /* opts.n (elements; w*h*d for a table), 0 when absent */
     uint64_t n3[3]; /* opts.n = {w, h, d} */
     bool has_n, has_n3;
@@ -176,7 +156,6 @@ struct lvyre_bound {
     bool empty;    /* opts.n is 0: the launch runs nothing */
     struct lvyre_worklist *wl[VYRE_MAX_WORKLISTS]; /* per worklist declaration */
     struct lvyre_worklist *sized;                  /* opts.n = wl, else NULL */
-    uint32_t nparams_scalar;                       /* where the worklist headers start */
 };
 
 /* ---- lbackend.c ---- */
@@ -194,11 +173,14 @@ vyre_cuda_device *lvyre_cuda_device(lua_State *L, struct lvyre_backend *be, cons
 int lvyre_cuda_only(lua_State *L, const char *fname, const char *fix);
 void lvyre_pushtiming(lua_State *L, const struct vyre_timing *t);
 uint64_t lvyre_now_ns(void);
-/* lrefguard.c: SIGINT interrupts reference runs between enter and leave. */
-void lvyre_refguard_enter(void);
+/* lrefguard.c: SIGINT interrupts be's runs between enter and leave where they execute
+ * on the calling thread (be->runs_on_caller: the interpreter); on a device, whose runs
+ * only enqueue and wait, both do nothing and Ctrl-C keeps its handler. enter says
+ * whether it guarded. */
+bool lvyre_refguard_enter(const struct lvyre_backend *be);
 /* After a call that returned st (err filled when not OK): a Ctrl-C the call did not
  * report as its error (vyre_ref_interrupt) is raised again for the previous handler. */
-void lvyre_refguard_leave(enum vyre_status st, const struct vyre_error *err);
+void lvyre_refguard_leave(bool guarded, enum vyre_status st, const struct vyre_error *err);
 
 /* ---- lbuffer.c ---- */
 /* A live Buffer at idx, or raises naming fname (wrong type, freed). */
@@ -255,9 +237,27 @@ void lvyre_kernel_run(lua_State *L, struct lvyre_kernel *k, const struct lvyre_b
 /* The §5 grid of a launch of k with matched arguments; raises on a bad geometry. */
 void lvyre_kernel_grid(lua_State *L, struct lvyre_kernel *k, const struct lvyre_bound *b,
                        uint32_t grid[3], const char *fname);
-/* Fills a CUDA launch's argument struct from matched arguments (bufs: scratch). */
+/* The interface's arguments of a launch from matched arguments (s: their scratch, which
+ * must live as long as a). */
+struct lvyre_args {
+    vyre_backend_buffer *bufs[VYRE_MAX_BUFFERS];
+    vyre_backend_worklist *wls[VYRE_MAX_WORKLISTS];
+};
+void lvyre_backend_args(const struct lvyre_kernel *k, const struct lvyre_bound *b,
+                        struct lvyre_args *s, struct vyre_backend_args *a);
+/* Raises when a worklist a launch binds (or sizes it) has an overflow its backend knows
+ * without waiting (lvyre_worklist_check): before a launch, and after one on the
+ * backends that know right away. */
+void lvyre_bound_check(lua_State *L, const struct lvyre_kernel *k, const struct lvyre_bound *b,
+                       const char *fname);
+/* Fills a CUDA launch's argument struct from matched arguments (collective sequences,
+ * which only a CUDA device runs; s: scratch). */
+struct lvyre_cuda_scratch {
+    vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
+    vyre_bits params[VYRE_MAX_PARAMS + VYRE_MAX_WORKLISTS];
+};
 void lvyre_cuda_args(const struct lvyre_kernel *k, const struct lvyre_bound *b,
-                     vyre_cuda_buffer **bufs, struct vyre_cuda_args *a);
+                     struct lvyre_cuda_scratch *s, struct vyre_cuda_args *a);
 void vyre_lua_open_kernel(lua_State *L);
 
 /* ---- llaunch.c, lgraph.c, lsequence.c, lrun.c ---- */
@@ -284,16 +284,9 @@ void lvyre_mega_release(struct lvyre_backend *be);
 void lvyre_mega_open(lua_State *L);
 void lvyre_plan_open(lua_State *L); /* lplan.c: the planners of vyre_plan.h */
 
-/* ---- ldebug.c: the reference backend's debug mode (ARCHITECTURE.md §3, §7) ---- */
+/* ---- ldebug.c: the debug mode (ARCHITECTURE.md §3, §7) ---- */
 int lvyre_backend_debug(lua_State *L);      /* be:debug([on]) */
 int lvyre_backend_oob_report(lua_State *L); /* be:oob_report() */
-/* Zeroed counts for one run of p when be is in debug mode (kept by be, freed by
- * lvyre_oob_free), else NULL; raises on out of memory before anything runs. */
-struct vyre_oob_count *lvyre_oob_begin(lua_State *L, struct lvyre_backend *be,
-                                       const vyre_program *p, const char *fname);
-/* Adds a finished run's counts to be's report. */
-void lvyre_oob_end(lua_State *L, struct lvyre_backend *be, const vyre_program *p);
-void lvyre_oob_free(lua_State *L, struct lvyre_backend *be); /* backend freed */
 
 /* A step of a sequence or graph, matched: the kernel and its bound arguments. */
 struct lvyre_step {
@@ -318,8 +311,7 @@ struct lvyre_step *lvyre_read_steps(lua_State *L, int idx, struct lvyre_backend 
  * `prefix` read steps stay. NULL (nothing pushed) when a step binds a worklist or is a
  * collective: vyre_backend_args cannot carry those yet. */
 struct vyre_backend_step *lvyre_backend_steps(lua_State *L, const struct lvyre_step *steps,
-                                              size_t n, size_t prefix, size_t *m,
-                                              size_t *mprefix);
+                                              size_t n, size_t prefix, size_t *m, size_t *mprefix);
 
 /* ---- lgroup.c, lcollective.c: groups of devices (docs/MULTIGPU.md) ---- */
 struct lvyre_group;

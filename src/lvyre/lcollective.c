@@ -163,7 +163,7 @@ int lvyre_group_collective(lua_State *L) {
 struct vyre_cuda_step *lvyre_cuda_steps(lua_State *L, struct lvyre_step *steps, size_t n,
                                         size_t *m) {
     struct vyre_cuda_step *cs = vyre_lua_scratch(L, (n + 1) * sizeof *cs);
-    vyre_cuda_buffer **bufs = vyre_lua_scratch(L, (n * VYRE_MAX_BUFFERS + 1) * sizeof *bufs);
+    struct lvyre_cuda_scratch *sc = vyre_lua_scratch(L, (n + 1) * sizeof *sc);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (steps[i].coll) {
@@ -173,7 +173,7 @@ struct vyre_cuda_step *lvyre_cuda_steps(lua_State *L, struct lvyre_step *steps, 
         }
         if (steps[i].b.empty) continue;
         cs[k].kernel = steps[i].k->cu;
-        lvyre_cuda_args(steps[i].k, &steps[i].b, bufs + k * VYRE_MAX_BUFFERS, &cs[k].args);
+        lvyre_cuda_args(steps[i].k, &steps[i].b, &sc[k], &cs[k].args);
         k++;
     }
     *m = k;

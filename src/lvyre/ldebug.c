@@ -1,13 +1,9 @@
 /* ldebug.c — the debug mode (ARCHITECTURE.md §3, §7): be:debug(on) makes runs and
  * launches count their out-of-bounds loads and stores per declaration; be:oob_report()
  * gives the counts by declaration name. Results do not change: loads past the end still
- * read zero and stores are still dropped.
- * The mode and the backend's own counts are the backend's (vyre_backend_set_debug,
- * vyre_backend_oob_report: a CUDA device counts in the kernels compiled while it is on).
- * The reference runs the binding still makes itself (lkernel.c, lrun.c) count here
- * (vyre_ref_run_options.oob): that report lives in the registry under the backend's
- * address (a light userdata) and is dropped with the backend; the per-run counts are
- * one block the backend keeps. be:oob_report() gives both, summed by name. */
+ * read zero and stores are still dropped. The mode and the counts are the backend's
+ * (vyre_backend_set_debug, vyre_backend_oob_report: the reference counts in its
+ * interpreter, a CUDA device in the kernels compiled while it is on). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,23 +16,6 @@ static struct lvyre_backend *checkbackend(lua_State *L, const char *fname) {
     if (!be->open)
         vyre_lua_fail(L, "freed", "%s: the backend was freed. Fix: open a new one", fname);
     return be;
-}
-
-/* Pushes be's report table, creating it when asked. Returns false (nothing pushed)
- * when there is none and create is false. */
-static bool push_report(lua_State *L, struct lvyre_backend *be, bool create) {
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, be) == LUA_TTABLE) return true;
-    lua_pop(L, 1);
-    if (!create) return false;
-    lua_newtable(L);
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, be);
-    return true;
-}
-
-static void drop_report(lua_State *L, struct lvyre_backend *be) {
-    lua_pushnil(L);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, be);
 }
 
 /* be:debug([on]) -> on. Switching (either way) starts a new report. On CUDA the device
@@ -54,7 +33,6 @@ int lvyre_backend_debug(lua_State *L) {
         if (vyre_backend_set_debug(be->core, on, &err) != VYRE_OK)
             return vyre_lua_raise(L, "vyre.Backend:debug", &err);
         be->debug = on;
-        drop_report(L, be);
     }
     lua_pushboolean(L, be->debug);
     return 1;
@@ -93,48 +71,8 @@ int lvyre_backend_oob_report(lua_State *L) {
     if (vyre_backend_oob_report(be->core, &r, &n, &err) != VYRE_OK)
         return vyre_lua_raise(L, fname, &err);
     *box = r;
-    if (!push_report(L, be, false)) lua_newtable(L);
-    drop_report(L, be);
+    lua_createtable(L, 0, (int)n);
     for (size_t i = 0; i < n; i++) add_counts(L, r[i].name, r[i].loads, r[i].stores);
     vyre_lua_box_release(box);
     return 1;
-}
-
-struct vyre_oob_count *lvyre_oob_begin(lua_State *L, struct lvyre_backend *be,
-                                       const vyre_program *p, const char *fname) {
-    if (!be->debug) return NULL;
-    uint32_t nd = vyre_program_decl_count(p);
-    if (nd + 1 > be->oob_cap) {
-        struct vyre_oob_count *n = realloc(be->oob, (nd + 1) * sizeof *n);
-        if (!n) {
-            vyre_lua_fail(L, "oom", "%s: out of memory for the debug counts. Fix: free memory",
-                          fname);
-            return NULL;
-        }
-        be->oob = n;
-        be->oob_cap = nd + 1;
-    }
-    memset(be->oob, 0, (nd + 1) * sizeof *be->oob);
-    return be->oob;
-}
-
-void lvyre_oob_end(lua_State *L, struct lvyre_backend *be, const vyre_program *p) {
-    if (!be->debug || !be->oob) return;
-    uint32_t nd = vyre_program_decl_count(p);
-    bool pushed = false;
-    for (uint32_t i = 0; i < nd; i++) {
-        const struct vyre_oob_count *c = &be->oob[i];
-        struct vyre_decl_info d;
-        if ((c->loads == 0 && c->stores == 0) || !vyre_program_decl(p, i, &d)) continue;
-        if (!pushed) pushed = push_report(L, be, true);
-        add_counts(L, d.name, c->loads, c->stores);
-    }
-    if (pushed) lua_pop(L, 1);
-}
-
-void lvyre_oob_free(lua_State *L, struct lvyre_backend *be) {
-    free(be->oob);
-    be->oob = NULL;
-    be->oob_cap = 0;
-    drop_report(L, be);
 }

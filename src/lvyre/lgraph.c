@@ -1,9 +1,8 @@
 /* lgraph.c — vyre.Graph: a list of launch steps captured once and replayed with
  * g:launch([times [, timed]]), through the backend interface (vyre_backend_graph_*: on
  * CUDA an instantiated CUDA graph, arguments captured by value; on the reference the
- * recorded steps, replayed on the interpreter in order). Steps that bind a worklist or
- * are collectives are not yet expressible there (vyre_backend_args binds buffers and
- * params): such graphs still use each backend's own capture (ref_steps, cu below).
+ * recorded steps, replayed on the interpreter in order). Collective steps are a CUDA
+ * device's own kernels: a graph with one is that device's own capture (cu below).
  * User value 1 keeps the backend alive, user value 2 a list of
  * every kernel and buffer the steps use (the graph's own, so changing the caller's
  * table later changes nothing), user value 3 the recorded steps, which a replay checks
@@ -16,10 +15,8 @@
 struct lvyre_graph {
     struct lvyre_backend *be;
     bool live;
-    vyre_backend_graph *h; /* the interface's graph (NULL: no step launches anything) */
-    /* steps with worklists or collectives, captured each backend's own way: */
-    bool ref_steps;       /* the reference: the recorded steps are the graph */
-    vyre_cuda_graph *cu;  /* CUDA */
+    vyre_backend_graph *h;    /* the interface's graph (NULL: no step launches anything) */
+    vyre_cuda_graph *cu;      /* steps with collectives: the CUDA device's own graph */
     struct lvyre_step *steps; /* user value 3's memory */
     size_t nsteps;
 };
@@ -118,15 +115,12 @@ int lvyre_backend_graph(lua_State *L) {
         if (kept > 0 && vyre_backend_graph_capture(be->core, bs, kept, &g->h, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
         if (g->h) be->nchildren++; /* closing the backend's core would free the graph */
-    } else if (be->kind == LVYRE_CUDA) { /* worklists, collectives: see the top */
-        size_t m = 0; /* steps with opts.n = 0 launch nothing and are not captured */
+    } else {                       /* collectives: a CUDA device's own steps (see the top) */
+        size_t m = 0;              /* steps with opts.n = 0 launch nothing and are not captured */
         struct vyre_cuda_step *cs = lvyre_cuda_steps(L, steps, n, &m);
         struct vyre_error err;
         if (m > 0 && vyre_cuda_graph_capture(be->dev, cs, m, &g->cu, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
-    } else {
-        g->ref_steps = true;
-        be->st.live_graphs++;
     }
     g->nsteps = n;
     g->live = true;
@@ -148,28 +142,20 @@ static int graph_launch(lua_State *L) {
     struct vyre_timing t = {0, 0, 0, 0};
     struct vyre_error err;
     vyre_error_clear(&err);
+    for (size_t i = 0; i < g->nsteps; i++) /* an overflow not reported yet */
+        if (g->steps[i].k) lvyre_bound_check(L, g->steps[i].k, &g->steps[i].b, fname);
     if (g->h) {
-        lvyre_refguard_enter(); /* Ctrl-C stops an interpreter replay */
+        bool guarded = lvyre_refguard_enter(g->be); /* Ctrl-C stops an interpreter replay */
         enum vyre_status st =
             vyre_backend_graph_launch(g->h, (uint32_t)times, timed ? &t : NULL, &err);
-        lvyre_refguard_leave(st, &err);
-        for (size_t i = 0; i < g->nsteps; i++)
-            if (g->steps[i].k) g->steps[i].k->rounds = LVYRE_ROUNDS_BACKEND;
+        lvyre_refguard_leave(guarded, st, &err);
         if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
-    } else if (!g->ref_steps) {
-        /* nothing was captured (every step had opts.n = 0), or a CUDA graph of its own */
-        if (g->cu &&
-            vyre_cuda_graph_launch(g->cu, (uint32_t)times, timed ? &t : NULL, &err) != VYRE_OK)
+    } else if (g->cu) { /* a CUDA graph with collectives */
+        if (vyre_cuda_graph_launch(g->cu, (uint32_t)times, timed ? &t : NULL, &err) != VYRE_OK)
             return vyre_lua_raise(L, fname, &err);
-    } else {
-        uint64_t t0 = lvyre_now_ns();
-        for (lua_Integer r = 0; r < times; r++) {
-            for (size_t i = 0; i < g->nsteps; i++)
-                lvyre_kernel_run(L, g->steps[i].k, &g->steps[i].b, fname);
-            g->be->st.graph_launches++;
-        }
-        t.wall_ns = t.device_ns = t.enqueue_ns = lvyre_now_ns() - t0;
-    }
+    } /* else nothing was captured: every step had opts.n = 0 */
+    for (size_t i = 0; i < g->nsteps; i++) /* an overflow the backend knows right away */
+        if (g->steps[i].k) lvyre_bound_check(L, g->steps[i].k, &g->steps[i].b, fname);
     if (!timed) {
         lua_settop(L, 1);
         return 1;
@@ -194,7 +180,6 @@ static int graph_free(lua_State *L) {
         g->cu = NULL;
         vyre_cuda_graph_free(cu);
     }
-    if (g->be && g->ref_steps) g->be->st.live_graphs--;
     g->steps = NULL;
     for (int uv = 2; uv <= 3; uv++) {
         lua_pushnil(L);

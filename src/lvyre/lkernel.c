@@ -33,53 +33,6 @@ static struct lvyre_kernel *self_kernel(lua_State *L, const char *fname) {
 
 static const char *kind_name(const struct lvyre_kernel *k) { return lvyre_backend_name(k->be); }
 
-static uint64_t prod3(const uint32_t v[3]) { return (uint64_t)v[0] * v[1] * v[2]; }
-
-/* Runs k on the reference interpreter with matched arguments. */
-static void run_reference(lua_State *L, struct lvyre_kernel *k, const struct lvyre_bound *b,
-                          const char *fname) {
-    vyre_program *p = lvyre_kernel_program(L, k, fname);
-    const struct lvyre_layout *lay = k->lay;
-    struct vyre_buffer_arg bufs[VYRE_MAX_BUFFERS];
-    for (uint32_t s = 0; s < lay->nbuffers; s++) lvyre_buffer_arg(b->buf[s], &bufs[s]);
-    struct vyre_run_args args = {bufs, lay->nbuffers, b->params, lay->nparams, {1, 1, 1}};
-    struct vyre_worklist_arg *wl[VYRE_MAX_WORKLISTS]; /* the interpreter pushes in place */
-    for (uint32_t s = 0; s < lay->nworklists; s++) {
-        lvyre_worklist_check(L, b->wl[s], fname); /* an overflow not reported yet */
-        wl[s] = b->wl[s]->ref;
-    }
-    if (b->sized && vyre_program_has_grid(p))
-        vyre_lua_fail(L, "arg",
-                      "%s: a program with grid statements cannot be sized by a worklist (its "
-                      "rounds change the count). Fix: give it a grid (or n = a number) covering "
-                      "the most items, and guard with (lt i (len W)) inside",
-                      fname);
-    if (b->sized) { /* {n = wl}: the current count, as the device reads it */
-        lvyre_worklist_check(L, b->sized, fname);
-        uint32_t n = b->sized->ref->cur_count, wg = lay->workgroup[0];
-        if (n == 0) return; /* no item: no invocation */
-        args.grid[0] = n / wg + (n % wg != 0);
-    } else {
-        lvyre_kernel_grid(L, k, b, args.grid, fname);
-    }
-    struct vyre_oob_count *oob = lvyre_oob_begin(L, k->be, p, fname); /* NULL: not debug */
-    struct vyre_error err;
-    vyre_error_clear(&err);
-    lvyre_refguard_enter();
-    struct vyre_ref_run_options o = {.max_steps = k->be->max_steps,
-                                     .rounds = &k->rounds,
-                                     .oob = oob,
-                                     .worklists = wl,
-                                     .nworklists = lay->nworklists};
-    enum vyre_status st = vyre_ref_run(p, &args, &o, &err);
-    lvyre_refguard_leave(st, &err);
-    if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
-    for (uint32_t s = 0; s < lay->nworklists; s++) lvyre_worklist_check(L, b->wl[s], fname);
-    lvyre_oob_end(L, k->be, p);
-    k->be->st.launches++;
-    k->be->st.invocations += prod3(args.grid) * prod3(lay->workgroup);
-}
-
 static void push_int_field(lua_State *L, const char *key, lua_Integer v) {
     lua_pushinteger(L, v);
     lua_setfield(L, -2, key);
@@ -136,8 +89,8 @@ struct lvyre_kernel *lvyre_compile(lua_State *L, int be_idx, int prog_idx, const
         vyre_lua_fail(L, "freed", "%s: the backend was freed. Fix: open a new one", fname);
     if (vyre_backend_compile(be->core, p, &k->h, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
     be->nchildren++;
-    k->cu = vyre_backend_kernel_native(k->h); /* launches still reach it directly */
-    k->rounds = LVYRE_ROUNDS_BACKEND;         /* until the binding runs it itself */
+    k->cu = vyre_backend_kernel_native(k->h); /* a device's own facts: PTX, occupancy */
+
     k->live = true;
     return k;
 }
@@ -153,31 +106,60 @@ void lvyre_kernel_grid(lua_State *L, struct lvyre_kernel *k, const struct lvyre_
     if (vyre_launch_grid(p, &o, grid, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
 }
 
+void lvyre_backend_args(const struct lvyre_kernel *k, const struct lvyre_bound *b,
+                        struct lvyre_args *s, struct vyre_backend_args *a) {
+    const struct lvyre_layout *lay = k->lay;
+    for (uint32_t i = 0; i < lay->nbuffers; i++) s->bufs[i] = b->buf[i]->h;
+    for (uint32_t w = 0; w < lay->nworklists; w++) s->wls[w] = b->wl[w]->h;
+    *a = (struct vyre_backend_args){.buffers = s->bufs,
+                                    .nbuffers = lay->nbuffers,
+                                    .params = b->params,
+                                    .nparams = lay->nparams,
+                                    .n = b->sized ? 0 : b->n,
+                                    .grid = b->has_grid && !b->sized ? b->grid : NULL,
+                                    .worklists = s->wls,
+                                    .nworklists = lay->nworklists,
+                                    .sized = b->sized ? b->sized->h : NULL};
+}
+
+void lvyre_bound_check(lua_State *L, const struct lvyre_kernel *k, const struct lvyre_bound *b,
+                       const char *fname) {
+    for (uint32_t w = 0; w < k->lay->nworklists; w++) lvyre_worklist_check(L, b->wl[w], fname);
+    if (b->sized) lvyre_worklist_check(L, b->sized, fname);
+}
+
 void lvyre_cuda_args(const struct lvyre_kernel *k, const struct lvyre_bound *b,
-                     vyre_cuda_buffer **bufs, struct vyre_cuda_args *a) {
-    for (uint32_t s = 0; s < k->lay->nbuffers; s++) bufs[s] = b->buf[s]->cu;
-    a->buffers = bufs;
-    a->nbuffers = k->lay->nbuffers;
-    a->params = b->params;
-    a->nparams = k->lay->nparams + k->lay->nworklists;
-    a->n = b->sized ? 0 : b->n;
-    a->grid = b->has_grid ? b->grid : NULL;
-    a->wn = b->sized ? vyre_cuda_worklist_header(b->sized->cu) : 0;
-    a->grid_sync = vyre_backend_grid_sync(k->be->core); /* the backend object's mode */
+                     struct lvyre_cuda_scratch *s, struct vyre_cuda_args *a) {
+    const struct lvyre_layout *lay = k->lay;
+    for (uint32_t i = 0; i < lay->nbuffers; i++) s->bufs[i] = b->buf[i]->cu;
+    memcpy(s->params, b->params, lay->nparams * sizeof *s->params);
+    for (uint32_t w = 0; w < lay->nworklists; w++) /* after the scalars, as the kernel takes them */
+        s->params[lay->nparams + w] = vyre_cuda_worklist_header(b->wl[w]->cu);
+    *a = (struct vyre_cuda_args){.buffers = s->bufs,
+                                 .nbuffers = lay->nbuffers,
+                                 .params = s->params,
+                                 .nparams = lay->nparams + lay->nworklists,
+                                 .n = b->sized ? 0 : b->n,
+                                 .grid = b->has_grid ? b->grid : NULL,
+                                 .wn = b->sized ? vyre_cuda_worklist_header(b->sized->cu) : 0,
+                                 .grid_sync = vyre_backend_grid_sync(k->be->core)};
 }
 
 void lvyre_kernel_run(lua_State *L, struct lvyre_kernel *k, const struct lvyre_bound *b,
                       const char *fname) {
     if (b->empty) return; /* opts.n = 0: nothing to launch */
-    if (k->be->kind == LVYRE_REFERENCE) {
-        run_reference(L, k, b, fname);
-        return;
-    }
-    vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
-    struct vyre_cuda_args a;
-    lvyre_cuda_args(k, b, bufs, &a);
+    struct lvyre_args s;
+    struct vyre_backend_args a;
+    lvyre_backend_args(k, b, &s, &a);
+    bool wl = k->lay->nworklists || b->sized;
+    if (wl) lvyre_bound_check(L, k, b, fname); /* an overflow not reported yet */
     struct vyre_error err;
-    if (vyre_cuda_launch(k->cu, &a, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    vyre_error_clear(&err);
+    bool guarded = lvyre_refguard_enter(k->be);
+    enum vyre_status st = vyre_backend_launch(k->h, &a, &err);
+    lvyre_refguard_leave(guarded, st, &err);
+    if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    if (wl) lvyre_bound_check(L, k, b, fname); /* known right away on the reference */
 }
 
 /* ---- Kernel methods ------------------------------------------------------ */
@@ -207,20 +189,19 @@ static int kernel_launch_timed(lua_State *L) {
     struct lvyre_bound b;
     struct lvyre_kernel *k = self_matched(L, &b, fname);
     struct vyre_timing t = {0, 0, 0, 0};
-    if (b.empty) {
-        /* nothing launched, nothing timed */
-    } else if (k->be->kind == LVYRE_REFERENCE) {
-        uint64_t t0 = lvyre_now_ns();
-        run_reference(L, k, &b, fname);
-        t.wall_ns = t.device_ns = t.enqueue_ns = lvyre_now_ns() - t0;
-    } else {
-        vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
-        struct vyre_cuda_step step = {k->cu, {0}};
-        lvyre_cuda_args(k, &b, bufs, &step.args);
+    if (!b.empty) { /* else nothing launched, nothing timed */
+        struct lvyre_args s;
+        struct vyre_backend_args a;
+        lvyre_backend_args(k, &b, &s, &a);
+        bool wl = k->lay->nworklists || b.sized;
+        if (wl) lvyre_bound_check(L, k, &b, fname);
         struct vyre_error err;
-        struct vyre_cuda_sequence_options o = {.prefix = 1, .timing = &t};
-        if (vyre_cuda_sequence(k->be->dev, &step, 1, &o, &err) != VYRE_OK)
-            return vyre_lua_raise(L, fname, &err);
+        vyre_error_clear(&err);
+        bool guarded = lvyre_refguard_enter(k->be);
+        enum vyre_status st = vyre_backend_launch_timed(k->h, &a, &t, &err);
+        lvyre_refguard_leave(guarded, st, &err);
+        if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
+        if (wl) lvyre_bound_check(L, k, &b, fname);
     }
     lvyre_pushtiming(L, &t);
     return 1;

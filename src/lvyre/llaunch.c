@@ -1,50 +1,34 @@
 /* llaunch.c — vyre.Launch: a kernel with its arguments matched once
  * (`local l = k:bind(args, opts)`), relaunched with `l:launch()` or `l()`. This is the
- * launch floor from Lua: names, types and params are resolved at bind time and, on a
- * device, the backend prepares the launch's own argument block and grid
- * (vyre_backend_prepare), so a launch only checks that the bound buffers are still live
- * and enqueues (vyre_backend_launch_prepared). The reference runs a bound launch through
- * the binding's own run (lvyre_kernel_run), as k:launch does: rounds, debug counts and
- * the interrupt guard are the binding's there. Launches with worklists are prepared by
- * vyre_cuda_prepare: struct vyre_backend_args carries no worklists yet. A prepared
- * launch belongs to the backend's core, so the Launch counts as one of its children
- * (lvyre_backend_unref). User value 1 keeps the kernel alive, user value 2 the bound
- * buffers. */
+ * launch floor from Lua: names, types and params are resolved at bind time and the
+ * backend prepares the launch (vyre_backend_prepare: on a device its own argument block
+ * and grid), so a launch only checks that the bound buffers are still live and enqueues
+ * (vyre_backend_launch_prepared). A prepared launch belongs to the backend's core, so
+ * the Launch counts as one of its children (lvyre_backend_unref). User value 1 keeps the
+ * kernel alive, user value 2 the bound buffers. */
 #include <string.h>
 
 #include "lbackend.h"
 
 struct lvyre_launch {
-    struct lvyre_kernel *k;            /* NULL once released */
-    struct lvyre_backend *be;          /* whose core owns prep; NULL when prep is NULL */
-    struct lvyre_bound b;              /* the matched arguments */
-    vyre_backend_prepared *prep;       /* the backend's prepared launch, or NULL */
-    bool wl_prepared;                  /* worklists: wl_prep holds the prepared launch */
-    struct vyre_cuda_prepared wl_prep; /* must not move: userdata memory */
+    struct lvyre_kernel *k;      /* NULL once released */
+    struct lvyre_backend *be;    /* whose core owns prep; NULL when prep is NULL */
+    struct lvyre_bound b;        /* the matched arguments */
+    vyre_backend_prepared *prep; /* the backend's prepared launch; NULL for {n = 0} */
+    bool wl;                     /* binds or is sized by worklists: overflows checked */
 };
 
-/* Prepares l's launch on a device (k->cu: a kernel of a native device); the reference
- * and empty launches ({n = 0}) keep nothing prepared. */
+/* Prepares l's launch on its backend; an empty launch ({n = 0}) keeps nothing. */
 static void prepare(lua_State *L, struct lvyre_launch *l, struct lvyre_kernel *k,
                     const char *fname) {
-    if (!k->cu || l->b.empty) return;
+    if (l->b.empty) return;
+    struct lvyre_args s;
+    struct vyre_backend_args a;
+    lvyre_backend_args(k, &l->b, &s, &a);
     struct vyre_error err;
-    if (k->lay->nworklists || l->b.sized) {
-        vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
-        struct vyre_cuda_args a;
-        lvyre_cuda_args(k, &l->b, bufs, &a);
-        if (vyre_cuda_prepare(k->cu, &a, &l->wl_prep, &err) != VYRE_OK)
-            vyre_lua_raise(L, fname, &err);
-        l->wl_prepared = true;
-        return;
-    }
-    vyre_backend_buffer *bufs[VYRE_MAX_BUFFERS];
-    for (uint32_t s = 0; s < k->lay->nbuffers; s++) bufs[s] = l->b.buf[s]->h;
-    struct vyre_backend_args a = {bufs,        k->lay->nbuffers,
-                                  l->b.params, k->lay->nparams,
-                                  l->b.n,      l->b.has_grid ? l->b.grid : NULL};
     if (vyre_backend_prepare(k->h, &a, &l->prep, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
     l->be = k->be;
+    l->wl = k->lay->nworklists || l->b.sized;
     k->be->nchildren++; /* prep is the core's: it stays open until launch_free */
 }
 
@@ -117,15 +101,15 @@ static int launch_launch(lua_State *L) {
                              "%s: the worklist sizing this launch was freed. Fix: bind again "
                              "with a live worklist",
                              fname);
-    struct vyre_error err;
-    if (l->prep) {
-        if (vyre_backend_launch_prepared(l->prep, &err) != VYRE_OK)
-            return vyre_lua_raise(L, fname, &err);
-    } else if (l->wl_prepared) {
-        if (vyre_cuda_launch_prepared(&l->wl_prep, &err) != VYRE_OK)
-            return vyre_lua_raise(L, fname, &err);
-    } else {
-        lvyre_kernel_run(L, l->k, &l->b, fname); /* the reference; nothing when opts.n was 0 */
+    if (l->prep) { /* NULL: opts.n was 0, nothing to launch */
+        if (l->wl) lvyre_bound_check(L, l->k, &l->b, fname); /* an overflow not reported */
+        struct vyre_error err;
+        vyre_error_clear(&err);
+        bool guarded = lvyre_refguard_enter(l->be);
+        enum vyre_status st = vyre_backend_launch_prepared(l->prep, &err);
+        lvyre_refguard_leave(guarded, st, &err);
+        if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
+        if (l->wl) lvyre_bound_check(L, l->k, &l->b, fname);
     }
     lua_settop(L, 1);
     return 1;
@@ -135,7 +119,6 @@ static int launch_launch(lua_State *L) {
 static int launch_free(lua_State *L) {
     struct lvyre_launch *l = vyre_lua_checkself(L, 1, VYRE_LUA_LAUNCH);
     l->k = NULL;
-    l->wl_prepared = false;
     if (l->prep) { /* idempotent: __gc after free finds it NULL */
         vyre_backend_prepared_free(l->prep);
         l->prep = NULL;

@@ -70,7 +70,7 @@ struct mopts {
     bool converge, timed;
     struct lvyre_buffer *flag;
     struct lvyre_worklist *wl; /* converge = {worklist = wl}: on the device (docs/GRID.md) */
-    const char *grid_sync; /* NULL: the policy decides */
+    const char *grid_sync;     /* NULL: the policy decides */
 };
 
 /* One name per mode (docs/API.md "Vocabulary"): the host split was "host_loop" in plans
@@ -324,9 +324,11 @@ static void read_call(lua_State *L, struct mcall *c, const char *fname) {
                 mem[j].offset < mem[i].offset + mem[i].bytes)
                 key = mix(mix(key, 0xA11A5u + i), j);
     key = mix(key, (uint64_t)c->o.prefix);
-    key = mix(key, c->o.wl ? 3u : c->o.converge ? 2u + c->flag_id * 4u : (c->o.times != 1 ? 1u : 0u));
+    key = mix(key, c->o.wl         ? 3u
+                   : c->o.converge ? 2u + c->flag_id * 4u
+                                   : (c->o.times != 1 ? 1u : 0u));
     for (uint32_t w = 0; w < c->nwls; w++) key = mix(key, 0x5000u + (uint64_t)c->wls[w]->type);
-    key = mix(key, (uint64_t)c->be->kind * 1000u + (uint64_t)c->be->ordinal);
+    key = mix(key, (uint64_t)c->be->ordinal); /* the cache is the backend object's own */
     /* not the grid size nor opts.grid_sync: the composition does not depend on them (the
      * mode is decided per call, the launch values computed per call) */
     vyre_mega_cache *cache = plan_cache(L, c->be, fname);
@@ -587,10 +589,10 @@ static void choose(lua_State *L, struct mcall *c, struct lvyre_kernel *k, const 
         snprintf(c->reason + l, sizeof c->reason - l, "%s",
                  !g->measured ? "; worklist rounds: the reference advances the worklist between "
                                 "rounds"
-                 : device ? "; worklist rounds: advanced and decided on the device (no host "
-                            "sync until the end)"
-                          : "; worklist rounds: a host loop in this mode (one kernel per "
-                            "layer, one header read per round)");
+                 : device     ? "; worklist rounds: advanced and decided on the device (no host "
+                                "sync until the end)"
+                              : "; worklist rounds: a host loop in this mode (one kernel per "
+                                "layer, one header read per round)");
     }
 }
 
@@ -758,65 +760,36 @@ int lvyre_backend_megakernel(lua_State *L) {
     vyre_bits params[VYRE_MAX_PARAMS];
     int facts;
     struct lvyre_kernel *k = prepare(L, &c, params, &g, &facts, fname);
-    struct lvyre_bound *b = vyre_lua_scratch(L, sizeof *b);
-    for (uint32_t i = 0; i < c.nids; i++) b->buf[i] = c.ids[i];
-    memcpy(b->params, params, sizeof params);
-    /* worklists: after the composed program's scalar params (CUDA: their headers) */
-    b->nparams_scalar = k->lay->nparams;
+    /* through the backend interface: the plan's mode goes with this one run
+     * (vyre_grid_run_options.grid_sync); timing, rounds and a converge worklist's counts
+     * (watch: an overflow is known right after) come back within its one sync */
+    vyre_backend_buffer **hb = vyre_lua_scratch(L, (c.nids + 1) * sizeof *hb);
+    for (uint32_t i = 0; i < c.nids; i++) hb[i] = c.ids[i]->h;
+    vyre_backend_worklist *hw[VYRE_MAX_WORKLISTS];
     for (uint32_t w = 0; w < c.nwls; w++) {
-        b->wl[w] = c.wls[w];
-        b->params[k->lay->nparams + w] = c.wls[w]->cu ? vyre_cuda_worklist_header(c.wls[w]->cu) : 0;
+        lvyre_worklist_check(L, c.wls[w], fname); /* an overflow not reported yet */
+        hw[w] = c.wls[w]->h;
     }
-    b->has_grid = true;
-    memcpy(b->grid, g.groups, sizeof b->grid);
+    struct vyre_backend_args a = {.buffers = hb,
+                                  .nbuffers = c.nids,
+                                  .params = params,
+                                  .nparams = k->lay->nparams,
+                                  .grid = g.groups,
+                                  .worklists = hw,
+                                  .nworklists = c.nwls};
+    enum vyre_grid_sync mode = VYRE_GRID_AUTO;
+    vyre_cuda_grid_sync_from_name(c.mode, &mode);
     struct vyre_timing t = {0, 0, 0, 0};
     uint64_t rounds = 0;
+    struct vyre_grid_run_options go = {
+        .grid_sync = mode, .timing = &t, .rounds = &rounds, .watch = c.o.wl ? c.o.wl->h : NULL};
     struct vyre_error err;
-    if (c.nwls == 0) {
-        /* through the backend interface: the plan's mode goes with this one run
-         * (vyre_grid_run_options.grid_sync), timing and rounds within its one sync */
-        vyre_backend_buffer **hb = vyre_lua_scratch(L, (c.nids + 1) * sizeof *hb);
-        for (uint32_t i = 0; i < c.nids; i++) hb[i] = c.ids[i]->h;
-        struct vyre_backend_args a = {hb, c.nids, params, k->lay->nparams, 0, g.groups};
-        enum vyre_grid_sync mode = VYRE_GRID_AUTO;
-        vyre_cuda_grid_sync_from_name(c.mode, &mode);
-        struct vyre_grid_run_options go = {mode, &t, &rounds};
-        vyre_error_clear(&err);
-        lvyre_refguard_enter(); /* Ctrl-C stops an interpreter run */
-        enum vyre_status st = vyre_backend_grid_run(k->h, &a, &go, &err);
-        lvyre_refguard_leave(st, &err);
-        if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
-        k->rounds = LVYRE_ROUNDS_BACKEND; /* k:rounds asks the backend */
-    } else if (c.be->kind == LVYRE_CUDA) {
-        /* worklists are not part of the backend interface yet (vyre_backend_args binds
-         * buffers and params): these runs still reach each backend's own call */
-        lvyre_cuda_device(L, c.be, fname);
-        /* the plan's mode goes with this run only (the device holds no setting);
-         * a worklist converge's header comes back with the run's one sync (overflow) */
-        unsigned char hdr[32] = {0};
-        struct vyre_cuda_grid_options go = {strcmp(c.mode, "cooperative") == 0
-                                                ? VYRE_GRID_COOPERATIVE
-                                            : strcmp(c.mode, "graph") == 0 ? VYRE_GRID_GRAPH
-                                            : strcmp(c.mode, "auto") == 0  ? VYRE_GRID_AUTO
-                                                                           : VYRE_GRID_SPLIT,
-                                            &t, c.o.wl ? vyre_cuda_worklist_header(c.o.wl->cu) : 0,
-                                            hdr};
-        vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
-        struct vyre_cuda_args a = {NULL, 0, NULL, 0, 0, NULL, 0, VYRE_GRID_AUTO};
-        lvyre_cuda_args(k, b, bufs, &a);
-        enum vyre_status st = vyre_cuda_grid_run(k->cu, &a, &go, &err);
-        if (st == VYRE_OK) st = vyre_cuda_kernel_rounds(k->cu, &rounds, &err);
-        if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
-        uint32_t cap, need; /* header +24 capacity, +28 overflow_needed */
-        memcpy(&cap, hdr + 24, 4);
-        memcpy(&need, hdr + 28, 4);
-        if (c.o.wl && need) lvyre_worklist_overflow_error(L, fname, cap, need);
-    } else {
-        uint64_t t0 = lvyre_now_ns();
-        lvyre_kernel_run(L, k, b, fname); /* raises an overflow after the run */
-        t.wall_ns = t.device_ns = t.enqueue_ns = lvyre_now_ns() - t0;
-        rounds = k->rounds;
-    }
+    vyre_error_clear(&err);
+    bool guarded = lvyre_refguard_enter(c.be);
+    enum vyre_status st = vyre_backend_grid_run(k->h, &a, &go, &err);
+    lvyre_refguard_leave(guarded, st, &err);
+    if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
+    for (uint32_t w = 0; w < c.nwls; w++) lvyre_worklist_check(L, c.wls[w], fname);
     /* the kernel has a program of its own: the plan can go */
     drop_plan(&c);
     if (!c.o.converge) rounds = (uint64_t)c.o.times; /* rounds of a times-loop: times */
@@ -831,12 +804,10 @@ int lvyre_backend_megakernel(lua_State *L) {
 int lvyre_kernel_rounds(lua_State *L) {
     const char *fname = "vyre.Kernel:rounds";
     struct lvyre_kernel *k = lvyre_checkkernel(L, 1, fname);
-    uint64_t r = k->rounds; /* a launch the binding ran itself (lkernel.c's interpreter) */
+    uint64_t r = 0; /* raw PTX (no backend kernel): no grid statements */
     struct vyre_error err;
-    if (k->rounds == LVYRE_ROUNDS_BACKEND && k->h &&
-        vyre_backend_kernel_rounds(k->h, &r, &err) != VYRE_OK)
+    if (k->h && vyre_backend_kernel_rounds(k->h, &r, &err) != VYRE_OK)
         return vyre_lua_raise(L, fname, &err);
-    if (r == LVYRE_ROUNDS_BACKEND) r = 0; /* raw PTX: no grid statements */
     lua_pushinteger(L, (lua_Integer)r);
     return 1;
 }

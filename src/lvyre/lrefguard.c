@@ -1,5 +1,6 @@
-/* lrefguard.c — Ctrl-C for reference runs. While a reference run is in progress the
- * binding routes SIGINT to vyre_ref_interrupt, so a runaway interpreter loop stops
+/* lrefguard.c — Ctrl-C for reference runs. While a run of a backend whose runs execute
+ * on the calling thread (vyre_backend_info.runs_on_caller: the interpreter) is in
+ * progress, the binding routes SIGINT to vyre_ref_interrupt, so a runaway loop stops
  * with a Lua error instead of ignoring the key (the C interpreter never reaches a Lua
  * hook). The previous handler is put back when the last concurrent run ends: a count
  * under a mutex keeps threads that run at the same time from restoring out of order.
@@ -30,8 +31,8 @@ static int guard_disabled(void) {
     return e && *e && strcmp(e, "0") != 0;
 }
 
-void lvyre_refguard_enter(void) {
-    if (guard_disabled()) return;
+bool lvyre_refguard_enter(const struct lvyre_backend *be) {
+    if (!be->runs_on_caller || guard_disabled()) return false;
     pthread_mutex_lock(&guard_lock);
     if (guard_depth++ == 0) {
         guard_pending = 0;
@@ -42,10 +43,11 @@ void lvyre_refguard_enter(void) {
         sigaction(SIGINT, &sa, &guard_saved);
     }
     pthread_mutex_unlock(&guard_lock);
+    return true;
 }
 
-void lvyre_refguard_leave(enum vyre_status st, const struct vyre_error *err) {
-    if (guard_disabled()) return;
+void lvyre_refguard_leave(bool guarded, enum vyre_status st, const struct vyre_error *err) {
+    if (!guarded) return;
     bool reported = st != VYRE_OK && strcmp(err->call, "vyre_ref_interrupt") == 0;
     pthread_mutex_lock(&guard_lock);
     if (reported) guard_pending = 0; /* this run's error already says "interrupted" */

@@ -4,9 +4,9 @@
  * and the loop stops after a round that pushed nothing (or after max rounds). The
  * number of rounds run is returned, as the flag form of be:megakernel returns it.
  *
- * This is a host loop on both backends: after each round the runtime reads wl's count
- * (on CUDA one synchronisation per round, and an overflow is reported there, naming the
- * capacity needed). be:sequence uses it; be:megakernel composes the rounds into one
+ * This is a host loop on every backend, through the backend interface: each round is one
+ * vyre_backend_sequence, then the worklist's advance and its count are read back (an
+ * overflow is reported there, naming the capacity needed). be:sequence uses it; be:megakernel composes the rounds into one
  * program that converges on the worklist instead (lmega.c). */
 #include <string.h>
 
@@ -61,13 +61,17 @@ static void add_timing(struct vyre_timing *sum, const struct vyre_timing *t) {
     sum->wait_ns += t->wait_ns;
 }
 
-/* One run of steps [first, last) of cs (CUDA), synchronised, timed into *t. */
-static void cuda_run(lua_State *L, struct lvyre_backend *be, const struct vyre_cuda_step *cs,
-                     size_t n, struct vyre_timing *t, const char *fname) {
+/* One sequence of the interface's steps bs[0..n), synchronised, timed into *t. */
+static void run_steps(lua_State *L, struct lvyre_backend *be, const struct vyre_backend_step *bs,
+                      size_t n, struct vyre_timing *t, const char *fname) {
     struct vyre_timing one = {0, 0, 0, 0};
+    struct vyre_sequence_options o = {.prefix = n, .timing = &one};
     struct vyre_error err;
-    struct vyre_cuda_sequence_options o = {.prefix = n, .timing = &one};
-    if (vyre_cuda_sequence(be->dev, cs, n, &o, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    vyre_error_clear(&err);
+    bool guarded = lvyre_refguard_enter(be);
+    enum vyre_status st = vyre_backend_sequence(be->core, bs, n, &o, &err);
+    lvyre_refguard_leave(guarded, st, &err);
+    if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
     add_timing(t, &one);
 }
 
@@ -76,43 +80,30 @@ uint64_t lvyre_rounds_by_worklist(lua_State *L, struct lvyre_backend *be, struct
                                   struct vyre_timing *t, const char *fname) {
     uint64_t rounds = 0;
     memset(t, 0, sizeof *t);
-    if (be->kind == LVYRE_REFERENCE) {
-        uint64_t t0 = lvyre_now_ns();
-        for (size_t i = 0; i < prefix; i++) lvyre_kernel_run(L, steps[i].k, &steps[i].b, fname);
-        while (rounds < max) {
-            for (size_t i = prefix; i < n; i++) lvyre_kernel_run(L, steps[i].k, &steps[i].b, fname);
-            lvyre_worklist_check(L, wl, fname);
-            struct vyre_error err;
-            if (vyre_backend_worklist_advance(wl->h, &err) != VYRE_OK)
-                vyre_lua_raise(L, fname, &err);
-            rounds++;
-            if (wl->ref->cur_count == 0) break; /* the round pushed nothing */
-        }
-        t->wall_ns = t->device_ns = t->enqueue_ns = lvyre_now_ns() - t0;
-        be->st.sequences++;
-        return rounds;
-    }
-    /* CUDA: the round's steps and then the advance, as one sequence per round */
-    struct vyre_cuda_step *cs = vyre_lua_scratch(L, (n + 2) * sizeof *cs);
-    vyre_cuda_buffer **bufs = vyre_lua_scratch(L, (n * VYRE_MAX_BUFFERS + 1) * sizeof *bufs);
     size_t m = 0, mprefix = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (steps[i].b.empty) continue;
-        cs[m].kernel = steps[i].k->cu;
-        lvyre_cuda_args(steps[i].k, &steps[i].b, bufs + m * VYRE_MAX_BUFFERS, &cs[m].args);
-        m++;
-        if (i < prefix) mprefix = m;
-    }
-    vyre_cuda_worklist_advance_step(wl->cu, &cs[m]);
-    if (mprefix) cuda_run(L, be, cs, mprefix, t, fname);
+    const struct vyre_backend_step *bs = lvyre_backend_steps(L, steps, n, prefix, &m, &mprefix);
+    if (!bs)
+        vyre_lua_fail(L, "arg",
+                      "%s: a collective cannot be a step of rounds converging on a worklist. "
+                      "Fix: run the collective in its own be:sequence",
+                      fname);
+    for (size_t i = 0; i < n; i++)
+        if (steps[i].k) lvyre_bound_check(L, steps[i].k, &steps[i].b, fname);
+    if (mprefix) run_steps(L, be, bs, mprefix, t, fname);
     while (rounds < max) {
-        cuda_run(L, be, cs + mprefix, m - mprefix + 1, t, fname);
+        /* the round's steps with one sync; the advance is enqueued behind them (a
+         * device: no sync of its own) and the count read back, which reports an
+         * overflow */
+        run_steps(L, be, bs + mprefix, m - mprefix, t, fname);
         rounds++;
-        struct vyre_worklist_arg s;
         struct vyre_error err;
-        if (vyre_cuda_worklist_state(wl->cu, &s, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
+        struct vyre_backend_worklist_state s;
+        lvyre_worklist_check(L, wl, fname);
+        if (vyre_backend_worklist_advance(wl->h, &err) != VYRE_OK ||
+            vyre_backend_worklist_state(wl->h, &s, &err) != VYRE_OK)
+            vyre_lua_raise(L, fname, &err);
         if (s.overflow_needed)
-            lvyre_worklist_overflow_error(L, fname, wl->capacity, s.overflow_needed);
+            lvyre_worklist_overflow_error(L, fname, s.capacity, s.overflow_needed);
         if (s.cur_count == 0) break; /* the round pushed nothing */
     }
     return rounds;

@@ -96,9 +96,9 @@ static int run(lua_State *L, bool timed) {
         /* Ctrl-C stops an interpreter loop (lrefguard.c); elsewhere it is raised again
          * for the previous handler once the run returns */
         vyre_error_clear(&err); /* err.call tells an interrupt */
-        lvyre_refguard_enter();
+        bool guarded = lvyre_refguard_enter(be);
         enum vyre_status st = vyre_backend_run(be->core, p, &o, &err);
-        lvyre_refguard_leave(st, &err);
+        lvyre_refguard_leave(guarded, st, &err);
         if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
         be->st.runs++; /* be:run's counter is the binding's on every backend */
     }

@@ -1,9 +1,9 @@
 /* lsequence.c — be:sequence(steps, opts): launches in order with one synchronisation
  * at the end, a prefix run once and the rest repeated, and ranged readback; and the
  * step reader that be:graph shares. The steps go to vyre_backend_sequence on every
- * backend (vyre_backend.h). Steps that bind a worklist or are collectives are not yet
- * expressible there (vyre_backend_args binds buffers and params): those sequences still
- * reach each backend's own call (run_cuda, run_reference). */
+ * backend (vyre_backend.h). Collective steps (g:collective) are a CUDA device's own
+ * kernels, not the interface's: a sequence with one runs on that device's
+ * vyre_cuda_sequence (run_collectives). */
 #include <string.h>
 
 #include "lbackend.h"
@@ -128,33 +128,19 @@ static void run_interface(lua_State *L, struct lvyre_backend *be, struct lvyre_s
     struct vyre_sequence_options o = {mprefix, times, brb, nrb, t};
     struct vyre_error err;
     vyre_error_clear(&err);
-    lvyre_refguard_enter(); /* Ctrl-C stops an interpreter run */
-    enum vyre_status st = vyre_backend_sequence(be->core, bs, m, &o, &err);
-    lvyre_refguard_leave(st, &err);
     for (size_t i = 0; i < n; i++)
-        if (steps[i].k) steps[i].k->rounds = LVYRE_ROUNDS_BACKEND;
+        if (steps[i].k) lvyre_bound_check(L, steps[i].k, &steps[i].b, fname);
+    bool guarded = lvyre_refguard_enter(be); /* Ctrl-C stops an interpreter run */
+    enum vyre_status st = vyre_backend_sequence(be->core, bs, m, &o, &err);
+    lvyre_refguard_leave(guarded, st, &err);
     if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    for (size_t i = 0; i < n; i++) /* an overflow the backend knows right away */
+        if (steps[i].k) lvyre_bound_check(L, steps[i].k, &steps[i].b, fname);
 }
 
-static void run_reference(lua_State *L, struct lvyre_backend *be, struct lvyre_step *steps,
-                          size_t n, size_t prefix, uint32_t times, const struct readback *rb,
-                          size_t nrb, const char *fname) {
-    for (size_t i = 0; i < prefix; i++) lvyre_kernel_run(L, steps[i].k, &steps[i].b, fname);
-    for (uint32_t r = 0; r < times; r++)
-        for (size_t i = prefix; i < n; i++) lvyre_kernel_run(L, steps[i].k, &steps[i].b, fname);
-    for (size_t i = 0; i < nrb; i++) {
-        uint64_t es = vyre_type_size(rb[i].buf->type), nbytes = rb[i].count * es;
-        if (nbytes)
-            memcpy(rb[i].dst, (const char *)rb[i].buf->host + rb[i].first * es, (size_t)nbytes);
-        be->st.downloads++;
-        be->st.bytes_down += nbytes;
-    }
-    be->st.sequences++;
-}
-
-static void run_cuda(lua_State *L, struct lvyre_backend *be, struct lvyre_step *steps, size_t n,
-                     size_t prefix, uint32_t times, const struct readback *rb, size_t nrb,
-                     struct vyre_timing *t, const char *fname) {
+static void run_collectives(lua_State *L, struct lvyre_backend *be, struct lvyre_step *steps,
+                            size_t n, size_t prefix, uint32_t times, const struct readback *rb,
+                            size_t nrb, struct vyre_timing *t, const char *fname) {
     struct vyre_cuda_readback *crb = vyre_lua_scratch(L, (nrb + 1) * sizeof *crb);
     /* Steps with opts.n = 0 launch nothing: they are left out (the prefix counts only
      * the steps that stay). */
@@ -172,22 +158,16 @@ static void run_cuda(lua_State *L, struct lvyre_backend *be, struct lvyre_step *
 /* ---- shared helpers (lbackend.h) ----------------------------------------- */
 
 struct vyre_backend_step *lvyre_backend_steps(lua_State *L, const struct lvyre_step *steps,
-                                              size_t n, size_t prefix, size_t *m,
-                                              size_t *mprefix) {
+                                              size_t n, size_t prefix, size_t *m, size_t *mprefix) {
     for (size_t i = 0; i < n; i++)
-        if (steps[i].coll || steps[i].k->lay->nworklists || steps[i].b.sized) return NULL;
+        if (steps[i].coll) return NULL;
     struct vyre_backend_step *bs = vyre_lua_scratch(L, (n + 1) * sizeof *bs);
-    vyre_backend_buffer **bufs = vyre_lua_scratch(L, (n * VYRE_MAX_BUFFERS + 1) * sizeof *bufs);
+    struct lvyre_args *args = vyre_lua_scratch(L, (n + 1) * sizeof *args);
     size_t k = 0, kp = 0;
     for (size_t i = 0; i < n; i++) {
-        const struct lvyre_bound *b = &steps[i].b;
-        if (b->empty) continue; /* opts.n = 0: launches nothing */
-        const struct lvyre_layout *lay = steps[i].k->lay;
-        vyre_backend_buffer **sb = bufs + k * VYRE_MAX_BUFFERS;
-        for (uint32_t s = 0; s < lay->nbuffers; s++) sb[s] = b->buf[s]->h;
+        if (steps[i].b.empty) continue; /* opts.n = 0: launches nothing */
         bs[k].kernel = steps[i].k->h;
-        bs[k].args = (struct vyre_backend_args){sb,   lay->nbuffers, b->params, lay->nparams,
-                                                b->n, b->has_grid ? b->grid : NULL};
+        lvyre_backend_args(steps[i].k, &steps[i].b, &args[k], &bs[k].args);
         k++;
         if (i < prefix) kp = k;
     }
@@ -285,15 +265,11 @@ int lvyre_backend_sequence(lua_State *L) {
         lua_pushinteger(L, (lua_Integer)rounds);
         lua_setfield(L, results, "rounds");
     } else if ((bs = lvyre_backend_steps(L, steps, n, (size_t)prefix, &m, &mprefix))) {
-        run_interface(L, be, steps, n, bs, m, mprefix, (uint32_t)times, rb, nrb,
-                      timed ? &t : NULL, fname);
-    } else if (be->kind == LVYRE_CUDA) { /* worklists, collectives: see the top */
-        run_cuda(L, be, steps, n, (size_t)prefix, (uint32_t)times, rb, nrb, timed ? &t : NULL,
-                 fname);
-    } else {
-        uint64_t t0 = lvyre_now_ns();
-        run_reference(L, be, steps, n, (size_t)prefix, (uint32_t)times, rb, nrb, fname);
-        t.wall_ns = t.device_ns = t.enqueue_ns = lvyre_now_ns() - t0;
+        run_interface(L, be, steps, n, bs, m, mprefix, (uint32_t)times, rb, nrb, timed ? &t : NULL,
+                      fname);
+    } else { /* collectives: a CUDA device's own steps (see the top) */
+        run_collectives(L, be, steps, n, (size_t)prefix, (uint32_t)times, rb, nrb,
+                        timed ? &t : NULL, fname);
     }
     lua_pushvalue(L, results);
     if (!timed) return 1;

@@ -51,7 +51,6 @@ static void release(struct lvyre_worklist *w) {
     w->host_bytes = 0;
     w->h = NULL;
     w->cu = NULL;
-    w->ref = NULL;
     lvyre_backend_unref(w->be);
 }
 
@@ -151,7 +150,7 @@ static void wl_profile(lua_State *L, int idx, struct lvyre_backend *be, enum vyr
 
 void lvyre_push_workqueue_plan(lua_State *L, const struct vyre_workqueue_plan *p) {
     lua_createtable(L, 0, 9);
-    static const char *const k[] = {"capacity", "queue_bytes", "control_bytes",
+    static const char *const k[] = {"capacity",       "queue_bytes",     "control_bytes",
                                     "resident_bytes", "items_per_chunk", "chunks"};
     const uint64_t v[] = {p->capacity,       p->queue_bytes,     p->control_bytes,
                           p->resident_bytes, p->items_per_chunk, p->chunks};
@@ -236,7 +235,6 @@ int lvyre_backend_worklist(lua_State *L) {
     }
     w->host_bytes = bytes;
     w->cu = vyre_backend_worklist_native(w->h);
-    w->ref = vyre_backend_worklist_host(w->h);
     be->nchildren++;
     w->live = true;
     return 1;
@@ -358,9 +356,9 @@ static int wl_tostring(lua_State *L) {
 }
 
 static const luaL_Reg wl_methods[] = {
-    {"push", wl_push},       {"size", wl_size},   {"pushed", wl_pushed}, {"items", wl_items},
-    {"advance", wl_advance}, {"clear", wl_clear}, {"free", wl_free},     {"plan", wl_plan},
-    {NULL, NULL}};
+    {"push", wl_push},   {"size", wl_size},       {"pushed", wl_pushed},
+    {"items", wl_items}, {"advance", wl_advance}, {"clear", wl_clear},
+    {"free", wl_free},   {"plan", wl_plan},       {NULL, NULL}};
 
 /* Fields type, capacity and freed, then methods. */
 static int wl_index(lua_State *L) {

@@ -72,6 +72,10 @@ void harness_batch_add(struct harness_batch *b, const char *ptx);
 /* For calls of the vyre API (the test includes vyre.h): the call passes &e_ as its
  * error. OK(call) expects VYRE_OK; FAILS(st, call) expects status st and a message
  * with a Fix. */
+/* A launch's arguments without worklists (struct vyre_backend_args in argument order). */
+#define BARGS(b, nb, p, np, n_, g) \
+    ((struct vyre_backend_args){   \
+        .buffers = (b), .nbuffers = (nb), .params = (p), .nparams = (np), .n = (n_), .grid = (g)})
 #define OK(call)                                                                          \
     do {                                                                                  \
         struct vyre_error e_;                                                             \

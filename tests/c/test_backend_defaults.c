@@ -66,12 +66,12 @@ static int fw_launches;
 static enum vyre_status fw_launch(void *ctx, void *k, const struct vyre_backend_launch *l,
                                   struct vyre_error *err) {
     (void)ctx;
-    struct vyre_backend_args a = {(vyre_backend_buffer *const *)l->buffers,
-                                  l->nbuffers,
-                                  l->params,
-                                  l->nparams,
-                                  l->n,
-                                  l->grid};
+    struct vyre_backend_args a = {.buffers = (vyre_backend_buffer *const *)l->buffers,
+                                  .nbuffers = l->nbuffers,
+                                  .params = l->params,
+                                  .nparams = l->nparams,
+                                  .n = l->n,
+                                  .grid = l->grid};
     fw_launches++;
     return vyre_backend_launch(k, &a, err);
 }

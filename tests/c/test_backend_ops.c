@@ -228,7 +228,12 @@ static void op_case(vyre_backend *be, vyre_backend *ref, const struct vyre_op_in
         vyre_backend_buffer *bufs[3] = {buffer(bes[w], t, N, in[0]), NULL, NULL};
         if (oi->arity == 2) bufs[1] = buffer(bes[w], t, N, in[1]);
         bufs[oi->arity] = buffer(bes[w], rt, N, NULL);
-        struct vyre_backend_args a = {bufs, oi->arity + 1u, NULL, 0, 0, NULL};
+        struct vyre_backend_args a = {.buffers = bufs,
+                                      .nbuffers = oi->arity + 1u,
+                                      .params = NULL,
+                                      .nparams = 0,
+                                      .n = 0,
+                                      .grid = NULL};
         OK(vyre_backend_launch(k, &a, &e_));
         download(bufs[oi->arity], outs[w]);
         for (unsigned b = 0; b <= oi->arity; b++) vyre_backend_buffer_free(bufs[b]);
@@ -292,8 +297,7 @@ static void test_atomics(vyre_backend *be, vyre_backend *ref) {
                 vyre_backend_kernel *k = compile_text(bes[w], text);
                 vyre_backend_buffer *bufs[2] = {buffer(bes[w], t, N, in),
                                                 buffer(bes[w], t, 8, init)};
-                OK(vyre_backend_launch(k, &((struct vyre_backend_args){bufs, 2, NULL, 0, 0, NULL}),
-                                       &e_));
+                OK(vyre_backend_launch(k, &BARGS(bufs, 2, NULL, 0, 0, NULL), &e_));
                 download(bufs[1], out[w]);
                 vyre_backend_buffer_free(bufs[0]);
                 vyre_backend_buffer_free(bufs[1]);
@@ -406,7 +410,8 @@ static void launch_scenario(vyre_backend *be, float yout[300], uint32_t vout[100
     vyre_bits pa = 0;
     memcpy(&pa, &a, 4);
     vyre_backend_buffer *bufs[2] = {bx, by};
-    struct vyre_backend_args args = {bufs, 2, &pa, 1, 0, NULL};
+    struct vyre_backend_args args = {
+        .buffers = bufs, .nbuffers = 2, .params = &pa, .nparams = 1, .n = 0, .grid = NULL};
     OK(vyre_backend_launch(k, &args, &e_));
     struct vyre_timing t;
     OK(vyre_backend_launch_timed(k, &args, &t, &e_));
@@ -420,12 +425,18 @@ static void launch_scenario(vyre_backend *be, float yout[300], uint32_t vout[100
     vyre_backend_buffer *bv = buffer(be, VYRE_U32, 100, v0), *view = NULL;
     OK(vyre_backend_buffer_view(bv, 10, 50, &view, &e_));
     vyre_bits k3 = 3;
-    struct vyre_backend_args sa = {&view, 1, &k3, 1, 0, NULL};
+    struct vyre_backend_args sa = {
+        .buffers = &view, .nbuffers = 1, .params = &k3, .nparams = 1, .n = 0, .grid = NULL};
     vyre_backend_prepared *pl = NULL;
     OK(vyre_backend_prepare(s, &sa, &pl, &e_));
     for (int r = 0; r < 3; r++) OK(vyre_backend_launch_prepared(pl, &e_));
     vyre_backend_prepared_free(pl);
-    struct vyre_backend_args ia = {&bv, 1, NULL, 0, 37, NULL}; /* n = 37: one workgroup */
+    struct vyre_backend_args ia = {.buffers = &bv,
+                                   .nbuffers = 1,
+                                   .params = NULL,
+                                   .nparams = 0,
+                                   .n = 37,
+                                   .grid = NULL}; /* n = 37: one workgroup */
     OK(vyre_backend_launch(inc, &ia, &e_));
     OK(vyre_backend_synchronize(be, &e_));
     download(bv, vout);
@@ -445,9 +456,9 @@ static void sequence_scenario(vyre_backend *be, uint32_t rb[2][20], uint32_t gou
     for (uint32_t i = 0; i < 100; i++) v0[i] = i;
     vyre_backend_buffer *v = buffer(be, VYRE_U32, 100, v0), *w = buffer(be, VYRE_U32, 100, v0);
     vyre_bits k2 = 2;
-    struct vyre_backend_step steps[3] = {{s, {&v, 1, &k2, 1, 0, NULL}},
-                                         {inc, {&v, 1, NULL, 0, 0, NULL}},
-                                         {inc, {&w, 1, NULL, 0, 50, NULL}}};
+    struct vyre_backend_step steps[3] = {{s, BARGS(&v, 1, &k2, 1, 0, NULL)},
+                                         {inc, BARGS(&v, 1, NULL, 0, 0, NULL)},
+                                         {inc, BARGS(&w, 1, NULL, 0, 50, NULL)}};
     struct vyre_backend_readback r[2] = {{v, 5, 20, rb[0]}, {w, 40, 20, rb[1]}};
     struct vyre_timing t;
     struct vyre_sequence_options o = {1, 4, r, 2, &t};
@@ -478,9 +489,9 @@ static void mega_scenario(vyre_backend *be, enum vyre_grid_sync mode, uint32_t o
     for (uint32_t i = 0; i < 100; i++) v0[i] = 3 * i;
     vyre_backend_buffer *v = buffer(be, VYRE_U32, 100, v0), *w = buffer(be, VYRE_U32, 100, v0);
     vyre_bits k5 = 5;
-    struct vyre_backend_step steps[3] = {{s, {&v, 1, &k5, 1, 0, NULL}},
-                                         {inc, {&v, 1, NULL, 0, 0, NULL}},
-                                         {inc, {&w, 1, NULL, 0, 0, NULL}}};
+    struct vyre_backend_step steps[3] = {{s, BARGS(&v, 1, &k5, 1, 0, NULL)},
+                                         {inc, BARGS(&v, 1, NULL, 0, 0, NULL)},
+                                         {inc, BARGS(&w, 1, NULL, 0, 0, NULL)}};
     struct vyre_timing t;
     uint64_t rounds = 99;
     struct vyre_megakernel_options o = {1, 3, NULL, 0, &t, &rounds, mode};
@@ -508,7 +519,8 @@ static void debug_scenario(vyre_backend *be, uint32_t vout[16]) {
     vyre_backend_buffer *v = buffer(be, VYRE_U32, 16, one), *w = buffer(be, VYRE_U32, 16, one);
     vyre_backend_buffer *bufs[2] = {v, w};
     vyre_bits n = 19;
-    struct vyre_backend_args a = {bufs, 2, &n, 1, 19, NULL};
+    struct vyre_backend_args a = {
+        .buffers = bufs, .nbuffers = 2, .params = &n, .nparams = 1, .n = 19, .grid = NULL};
     OK(vyre_backend_launch(k, &a, &e_));
     download(v, vout);
     struct vyre_backend_oob *r = NULL;
@@ -551,8 +563,7 @@ static void test_operations(vyre_backend *be, vyre_backend *ref) {
      * program's own parameters, which a cooperative grid kernel does not, while the host
      * split's section kernels do: there the megakernel runs split (its own mode, for
      * that call only); elsewhere in the backend's mode. */
-    enum vyre_grid_sync mega_mode =
-        control && !is_ref(be) ? VYRE_GRID_SPLIT : VYRE_GRID_AUTO;
+    enum vyre_grid_sync mega_mode = control && !is_ref(be) ? VYRE_GRID_SPLIT : VYRE_GRID_AUTO;
     for (int w = 0; w < 2; w++) {
         buffers_scenario(bes[w], bo[w]);
         types_scenario(bes[w], ty[w]);
@@ -613,19 +624,20 @@ static const char COUNT[] = "(program gcount (workgroup 32)\n"
 /* The countdown converge run once on be: by a launch in the backend's mode (grid_run
  * false), or by vyre_backend_grid_run in `mode` for that run only. x and the rounds come
  * back; `ran` gets how a native device ran it ("" without one). */
-static void count_scenario(vyre_backend *be, bool grid_run, enum vyre_grid_sync mode,
-                           uint32_t x[8], uint64_t *rounds, char ran[16]) {
+static void count_scenario(vyre_backend *be, bool grid_run, enum vyre_grid_sync mode, uint32_t x[8],
+                           uint64_t *rounds, char ran[16]) {
     vyre_backend_kernel *k = compile_text(be, COUNT);
     static const uint32_t x0[8] = {3, 0, 1, 5, 2, 0, 4, 1};
     uint32_t seven = 7;
     vyre_backend_buffer *bx = buffer(be, VYRE_U32, 8, x0), *bf = buffer(be, VYRE_U32, 1, &seven);
     vyre_backend_buffer *bufs[2] = {bx, bf};
     vyre_bits max = 100;
-    struct vyre_backend_args a = {bufs, 2, &max, 1, 0, NULL};
+    struct vyre_backend_args a = {
+        .buffers = bufs, .nbuffers = 2, .params = &max, .nparams = 1, .n = 0, .grid = NULL};
     *rounds = 99;
     if (grid_run) {
         struct vyre_timing t;
-        struct vyre_grid_run_options o = {mode, &t, rounds};
+        struct vyre_grid_run_options o = {.grid_sync = mode, .timing = &t, .rounds = rounds};
         OK(vyre_backend_grid_run(k, &a, &o, &e_));
         CHECK(t.wall_ns > 0);
     } else {
@@ -695,7 +707,8 @@ static void test_stats(vyre_backend *be) {
     uint64_t mid = 0;
     CHECK(vyre_backend_stat(be, "live_buffers", &mid));
     CHECK_EQ_U64(mid, live0 + 1);
-    struct vyre_backend_args a = {&v, 1, NULL, 0, 0, NULL};
+    struct vyre_backend_args a = {
+        .buffers = &v, .nbuffers = 1, .params = NULL, .nparams = 0, .n = 0, .grid = NULL};
     for (int i = 0; i < 5; i++) OK(vyre_backend_launch(k, &a, &e_));
     OK(vyre_backend_synchronize(be, &e_));
     CHECK(vyre_backend_stat(be, "launches", &l1));
@@ -775,15 +788,11 @@ static void test_misuse(vyre_backend *be, vyre_backend *other) {
     k = compile_text(be, INC);
     vyre_backend_buffer *f = buffer(be, VYRE_F32, 4, NULL), *u = buffer(be, VYRE_U32, 4, NULL);
     vyre_backend_buffer *o = buffer(other, VYRE_U32, 4, NULL);
-    FAILS(VYRE_ERR_ARG,
-          vyre_backend_launch(k, &((struct vyre_backend_args){&f, 1, NULL, 0, 0, NULL}), &e_));
-    FAILS(VYRE_ERR_ARG,
-          vyre_backend_launch(k, &((struct vyre_backend_args){&o, 1, NULL, 0, 0, NULL}), &e_));
-    FAILS(VYRE_ERR_ARG,
-          vyre_backend_launch(k, &((struct vyre_backend_args){&u, 0, NULL, 0, 0, NULL}), &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_launch(k, &BARGS(&f, 1, NULL, 0, 0, NULL), &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_launch(k, &BARGS(&o, 1, NULL, 0, 0, NULL), &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_launch(k, &BARGS(&u, 0, NULL, 0, 0, NULL), &e_));
     vyre_backend_buffer *nul = NULL;
-    FAILS(VYRE_ERR_ARG,
-          vyre_backend_launch(k, &((struct vyre_backend_args){&nul, 1, NULL, 0, 0, NULL}), &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_launch(k, &BARGS(&nul, 1, NULL, 0, 0, NULL), &e_));
     FAILS(VYRE_ERR_ARG, vyre_backend_buffer_alloc(be, (enum vyre_type)99, 4, &b, &e_));
     /* err may be NULL: the status alone comes back */
     CHECK_EQ_U64(vyre_backend_launch(NULL, NULL, NULL), VYRE_ERR_ARG);
@@ -796,8 +805,7 @@ static void test_misuse(vyre_backend *be, vyre_backend *other) {
     uint32_t four[4];
     FAILS(VYRE_ERR_ARG, vyre_backend_buffer_download(view, 0, four, 4, &e_));
     FAILS(VYRE_ERR_ARG, vyre_backend_buffer_zero(view, &e_));
-    FAILS(VYRE_ERR_ARG,
-          vyre_backend_launch(k, &((struct vyre_backend_args){&view, 1, NULL, 0, 0, NULL}), &e_));
+    FAILS(VYRE_ERR_ARG, vyre_backend_launch(k, &BARGS(&view, 1, NULL, 0, 0, NULL), &e_));
     vyre_backend_buffer_free(view);
     vyre_backend_buffer_free(f);
     vyre_backend_buffer_free(u);
@@ -830,7 +838,7 @@ static void *thread_main(void *arg) {
     if (j->st == VYRE_OK) j->st = vyre_backend_compile(be, p, &k, &e);
     if (j->st == VYRE_OK) j->st = vyre_backend_buffer_alloc(be, VYRE_U32, 256, &v, &e);
     for (int r = 0; r < 50 && j->st == VYRE_OK; r++)
-        j->st = vyre_backend_launch(k, &((struct vyre_backend_args){&v, 1, NULL, 0, 0, NULL}), &e);
+        j->st = vyre_backend_launch(k, &BARGS(&v, 1, NULL, 0, 0, NULL), &e);
     if (j->st == VYRE_OK) j->st = vyre_backend_buffer_download(v, 0, j->out, 256, &e);
     if (j->st != VYRE_OK) snprintf(j->msg, sizeof j->msg, "%.200s", e.message);
     vyre_backend_close(be);
@@ -902,7 +910,7 @@ static void test_reference_counters(vyre_backend *ref) {
     OK(vyre_backend_open("reference", 0, &(struct vyre_backend_options){.debug = false}, &be, &e_));
     vyre_backend_kernel *k = compile_text(be, INC);
     vyre_backend_buffer *v = buffer(be, VYRE_U32, 100, NULL);
-    struct vyre_backend_step st = {k, {&v, 1, NULL, 0, 0, NULL}};
+    struct vyre_backend_step st = {k, BARGS(&v, 1, NULL, 0, 0, NULL)};
     uint32_t dst[10];
     struct vyre_backend_readback r = {v, 0, 10, dst};
     OK(vyre_backend_sequence(be, &st, 1, &(struct vyre_sequence_options){0, 2, &r, 1, NULL}, &e_));
@@ -1013,26 +1021,12 @@ static const char WLP[] = "(program wlp (workgroup 4)\n"
                           "          (push f (add (load f i) 1u32))\n"
                           "          (push f (add (load f i) 100u32)))))";
 
-/* One launch of WLP over 8 invocations with w bound: the interface binds no worklist in
- * a launch yet, so the kernel runs the backend's own way (host state on the interpreter,
- * the header's address as the extra parameter on a native device). */
+/* One launch of WLP over 8 invocations with w bound (vyre_backend_args.worklists). */
 static void wl_launch(vyre_backend_kernel *k, vyre_backend_buffer *o, vyre_backend_worklist *w) {
-    struct vyre_error e;
-    enum vyre_status st;
-    struct vyre_worklist_arg *host = vyre_backend_worklist_host(w);
-    if (host) {
-        struct vyre_buffer_arg b = {(void *)(uintptr_t)vyre_backend_buffer_address(o), 8};
-        struct vyre_run_args a = {&b, 1, NULL, 0, {2, 1, 1}};
-        struct vyre_ref_run_options ro = {.worklists = &host, .nworklists = 1};
-        st = vyre_ref_run(vyre_backend_kernel_program(k), &a, &ro, &e);
-    } else {
-        vyre_cuda_buffer *ob = vyre_backend_buffer_native(o);
-        vyre_bits hdr = vyre_cuda_worklist_header(vyre_backend_worklist_native(w));
-        static const uint32_t grid[3] = {2, 1, 1};
-        struct vyre_cuda_args a = {&ob, 1, &hdr, 1, 0, grid, 0, VYRE_GRID_AUTO};
-        st = vyre_cuda_launch(vyre_backend_kernel_native(k), &a, &e);
-    }
-    if (st != VYRE_OK) harness_fail(__FILE__, __LINE__, "worklist launch: %s", e.message);
+    static const uint32_t grid[3] = {2, 1, 1};
+    struct vyre_backend_args a = {
+        .buffers = &o, .nbuffers = 1, .grid = grid, .worklists = &w, .nworklists = 1};
+    OK(vyre_backend_launch(k, &a, &e_));
 }
 
 static int cmp_u32(const void *a, const void *b) {
@@ -1119,14 +1113,158 @@ static void worklist_scenario(vyre_backend *be, uint32_t items[6]) {
     vyre_backend_kernel_free(k);
 }
 
+/* Adds 1 to o[item] for each current item and pushes item + 4 while it is below 16. */
+static const char WLS[] = "(program wls (workgroup 4)\n"
+                          "  (buffer o u32 read_write)\n"
+                          "  (worklist f u32)\n"
+                          "  (let i (gid x))\n"
+                          "  (if (lt i (len f))\n"
+                          "    (then (let v (load f i))\n"
+                          "          (atomic add o v 1u32)\n"
+                          "          (if (lt v 16u32) (then (push f (add v 4u32)))))))";
+
+/* The same rounds converging on f inside one grid program (a megakernel's form). */
+static const char WLC[] = "(program wlc (workgroup 4)\n"
+                          "  (buffer o u32 read_write)\n"
+                          "  (worklist f u32)\n"
+                          "  (param maxr u32)\n"
+                          "  (converge f maxr\n"
+                          "    (let i (gid x))\n"
+                          "    (if (lt i (len f))\n"
+                          "      (then (let v (load f i))\n"
+                          "            (atomic add o v 1u32)\n"
+                          "            (if (lt v 16u32) (then (push f (add v 4u32))))))))";
+
+/* Pushes two items per current item: with capacity 4, four items overflow. */
+static const char WLO[] = "(program wlo (workgroup 4)\n"
+                          "  (buffer o u32 read_write)\n"
+                          "  (worklist f u32)\n"
+                          "  (param maxr u32)\n"
+                          "  (converge f maxr\n"
+                          "    (let i (gid x))\n"
+                          "    (if (lt i (len f))\n"
+                          "      (then (store o 0u32 (len f))\n"
+                          "            (push f 1u32) (push f 2u32)))))";
+
+/* Worklists as launch arguments: a launch sized by a worklist's count, the same in a
+ * sequence and a graph replay (the count read when each step runs), a grid run
+ * converging on the worklist with its overflow watched, and the misuse. o gets the
+ * counts per item value (32), *rounds the grid run's rounds. */
+static void worklist_launch_scenario(vyre_backend *be, vyre_backend *other, uint32_t o_out[3][32],
+                                     uint64_t *rounds) {
+    vyre_backend_kernel *k = compile_text(be, WLS), *kc = compile_text(be, WLC);
+    vyre_backend_buffer *o[3] = {buffer(be, VYRE_U32, 32, NULL), buffer(be, VYRE_U32, 32, NULL),
+                                 buffer(be, VYRE_U32, 32, NULL)};
+    vyre_backend_worklist *w = NULL;
+    OK(vyre_backend_worklist_alloc(be, VYRE_U32, 16, &w, &e_));
+    static const uint32_t seed[3] = {0, 1, 2};
+    /* 1: launches sized by w, advanced between them, until nothing is pushed */
+    OK(vyre_backend_worklist_push(w, seed, 3, &e_));
+    struct vyre_backend_args a = {
+        .buffers = &o[0], .nbuffers = 1, .worklists = &w, .nworklists = 1, .sized = w};
+    for (int r = 0; r < 8; r++) {
+        OK(vyre_backend_launch(k, &a, &e_));
+        OK(vyre_backend_worklist_advance(w, &e_));
+    }
+    WL_STATE(w, 0, 0, 16, 0);
+    /* 2: the same rounds as one sequence step each, then as a graph replayed */
+    OK(vyre_backend_worklist_push(w, seed, 3, &e_));
+    a.buffers = &o[1];
+    struct vyre_backend_step st = {k, a};
+    for (int r = 0; r < 8; r++) {
+        OK(vyre_backend_sequence(be, &st, 1, NULL, &e_));
+        OK(vyre_backend_worklist_advance(w, &e_));
+    }
+    OK(vyre_backend_worklist_push(w, seed, 3, &e_));
+    a.buffers = &o[2];
+    st.args = a;
+    vyre_backend_graph *g = NULL;
+    OK(vyre_backend_graph_capture(be, &st, 1, &g, &e_));
+    for (int r = 0; r < 8; r++) {
+        OK(vyre_backend_graph_launch(g, 1, NULL, &e_));
+        OK(vyre_backend_worklist_advance(w, &e_));
+    }
+    vyre_backend_graph_free(g);
+    for (int i = 0; i < 3; i++) download(o[i], o_out[i]);
+    /* 3: the rounds in one grid run, the worklist watched */
+    OK(vyre_backend_worklist_push(w, seed, 3, &e_));
+    vyre_backend_buffer_free(o[0]);
+    o[0] = buffer(be, VYRE_U32, 32, NULL);
+    static const uint32_t grid[3] = {4, 1, 1};
+    vyre_bits maxr = 100;
+    struct vyre_backend_args ac = {.buffers = &o[0],
+                                   .nbuffers = 1,
+                                   .params = &maxr,
+                                   .nparams = 1,
+                                   .grid = grid,
+                                   .worklists = &w,
+                                   .nworklists = 1};
+    struct vyre_grid_run_options go = {.rounds = rounds, .watch = w};
+    OK(vyre_backend_grid_run(kc, &ac, &go, &e_));
+    CHECK_EQ_U64(vyre_backend_worklist_overflow(w), 0);
+    uint32_t conv[32];
+    download(o[0], conv);
+    compare_u32(be, "grid run == launches", o_out[0], conv, 32);
+    /* an overflow of the watched worklist is known right after the run */
+    vyre_backend_kernel *ko = compile_text(be, WLO);
+    vyre_backend_worklist *small = NULL;
+    OK(vyre_backend_worklist_alloc(be, VYRE_U32, 4, &small, &e_));
+    OK(vyre_backend_worklist_push(small, seed, 3, &e_));
+    maxr = 1;
+    ac.worklists = &small;
+    go = (struct vyre_grid_run_options){.watch = small};
+    OK(vyre_backend_grid_run(ko, &ac, &go, &e_));
+    CHECK_EQ_U64(vyre_backend_worklist_overflow(small), 6);
+    OK(vyre_backend_worklist_clear(small, &e_));
+    CHECK_EQ_U64(vyre_backend_worklist_overflow(small), 0);
+    /* misuse: every one VYRE_ERR_ARG, nothing run */
+    vyre_backend_worklist *wi = NULL, *wo = NULL;
+    OK(vyre_backend_worklist_alloc(be, VYRE_I32, 4, &wi, &e_));
+    OK(vyre_backend_worklist_alloc(other, VYRE_U32, 4, &wo, &e_));
+    struct vyre_backend_args bad = {.buffers = &o[1], .nbuffers = 1, .n = 4};
+    FAILS(VYRE_ERR_ARG, vyre_backend_launch(k, &bad, &e_)); /* no worklist bound */
+    bad.worklists = &wi;
+    bad.nworklists = 1;
+    FAILS(VYRE_ERR_ARG, vyre_backend_launch(k, &bad, &e_)); /* i32 for a u32 worklist */
+    bad.worklists = &wo;
+    FAILS(VYRE_ERR_ARG, vyre_backend_launch(k, &bad, &e_)); /* another backend's */
+    bad.worklists = &w;
+    bad.sized = w;
+    FAILS(VYRE_ERR_ARG, vyre_backend_launch(k, &bad, &e_)); /* sized and n */
+    bad.n = 0;
+    bad.params = &maxr;
+    bad.nparams = 1;
+    FAILS(VYRE_ERR_ARG, vyre_backend_launch(kc, &bad, &e_)); /* sized grid program */
+    go = (struct vyre_grid_run_options){.watch = wo};
+    FAILS(VYRE_ERR_ARG, vyre_backend_grid_run(kc, &ac, &go, &e_)); /* watched: other's */
+    vyre_backend_worklist_free(wi);
+    vyre_backend_worklist_free(wo);
+    vyre_backend_worklist_free(small);
+    vyre_backend_worklist_free(w);
+    for (int i = 0; i < 3; i++) vyre_backend_buffer_free(o[i]);
+    vyre_backend_kernel_free(k);
+    vyre_backend_kernel_free(kc);
+    vyre_backend_kernel_free(ko);
+}
+
 /* vyre_backend_run and the worklist ops on be, against the reference. */
 static void test_run_worklists(vyre_backend *be, vyre_backend *ref) {
-    static uint32_t out[2][2][100], res[2][100], items[2][6];
+    static uint32_t out[2][2][100], res[2][100], items[2][6], wo[2][3][32];
+    uint64_t rounds[2] = {0, 0};
     vyre_backend *bes[2] = {ref, be};
     for (int w = 0; w < 2; w++) {
         run_scenario(bes[w], out[w], res[w]);
         worklist_scenario(bes[w], items[w]);
+        worklist_launch_scenario(bes[w], bes[1 - w] == bes[w] ? NULL : bes[1 - w], wo[w],
+                                 &rounds[w]);
     }
+    for (int i = 0; i < 3; i++) compare_u32(be, "sized launches", wo[0][i], wo[1][i], 32);
+    compare_u32(be, "launch == sequence", wo[0][0], wo[0][1], 32);
+    compare_u32(be, "launch == graph", wo[0][0], wo[0][2], 32);
+    /* item v is reached from seed v mod 4 <= 2 in v / 4 rounds; values <= 20 exist */
+    for (uint32_t v = 0; v < 32; v++) CHECK_EQ_U64(wo[0][0][v], v <= 18 && v % 4 != 3 ? 1 : 0);
+    CHECK_EQ_U64(rounds[0], 5);
+    CHECK_EQ_U64(rounds[1], 5);
     compare_u32(be, "run y", out[0][0], out[1][0], 100);
     compare_u32(be, "run z", out[0][1], out[1][1], 100);
     compare_u32(be, "run resident y", res[0], res[1], 100);

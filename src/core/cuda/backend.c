@@ -18,26 +18,50 @@ struct cu_ctx {
     vyre_cuda_device *d;
 };
 
-/* vyre_cuda_args of a checked launch; bufs is scratch of l->nbuffers entries. */
-static void to_args(const struct vyre_backend_launch *l, vyre_cuda_buffer **bufs,
+/* A worklist: the device's, and what the last grid run that watched it or the last
+ * state read back of its header (worklist_overflow answers from it without a wait). */
+struct cu_wl {
+    vyre_cuda_worklist *w;
+    uint32_t overflow;     /* the capacity its pushes needed, 0: none known */
+    unsigned char hdr[32]; /* the header a watching grid run copies back */
+};
+
+/* Scratch of one launch's vyre_cuda_args: buffers, and params followed by each
+ * worklist's header address (the kernel takes them after its scalar params). */
+struct cu_scratch {
+    vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
+    vyre_bits params[VYRE_MAX_PARAMS + VYRE_MAX_WORKLISTS];
+};
+
+/* vyre_cuda_args of a checked launch; sc is its scratch. */
+static void to_args(const struct vyre_backend_launch *l, struct cu_scratch *sc,
                     struct vyre_cuda_args *a) {
-    for (size_t i = 0; i < l->nbuffers; i++) bufs[i] = l->buffers[i];
-    *a = (struct vyre_cuda_args){bufs,  l->nbuffers, l->params, l->nparams,
-                                 l->n,  l->grid,     0,         l->grid_sync};
+    for (size_t i = 0; i < l->nbuffers; i++) sc->bufs[i] = l->buffers[i];
+    const vyre_bits *params = l->params;
+    if (l->nworklists) {
+        if (l->nparams) memcpy(sc->params, l->params, l->nparams * sizeof *sc->params);
+        for (size_t w = 0; w < l->nworklists; w++)
+            sc->params[l->nparams + w] =
+                vyre_cuda_worklist_header(((struct cu_wl *)l->worklists[w])->w);
+        params = sc->params;
+    }
+    uint64_t wn = l->sized ? vyre_cuda_worklist_header(((struct cu_wl *)l->sized)->w) : 0;
+    *a = (struct vyre_cuda_args){sc->bufs, l->nbuffers, params, l->nparams + l->nworklists,
+                                 l->n,     l->grid,     wn,     l->grid_sync};
 }
 
 /* Steps as vyre_cuda_steps; the caller frees *cs and *bufs. */
 static enum vyre_status to_steps(const void *const *kernels, const struct vyre_backend_launch *l,
-                                 size_t n, struct vyre_cuda_step **cs, vyre_cuda_buffer ***bufs,
+                                 size_t n, struct vyre_cuda_step **cs, struct cu_scratch **sc,
                                  struct vyre_error *err) {
     *cs = calloc(n + 1, sizeof **cs);
-    *bufs = calloc(n * VYRE_MAX_BUFFERS + 1, sizeof **bufs);
-    if (!*cs || !*bufs)
+    *sc = malloc((n + 1) * sizeof **sc);
+    if (!*cs || !*sc)
         return vyre_error_set(err, VYRE_ERR_NOMEM,
                               "cuda backend: out of host memory for the steps. Fix: free memory");
     for (size_t i = 0; i < n; i++) {
         (*cs)[i].kernel = (vyre_cuda_kernel *)(uintptr_t)kernels[i];
-        to_args(&l[i], *bufs + i * VYRE_MAX_BUFFERS, &(*cs)[i].args);
+        to_args(&l[i], *sc + i, &(*cs)[i].args);
     }
     return VYRE_OK;
 }
@@ -161,9 +185,9 @@ static void cu_kernel_free(void *ctx, void *kernel) {
 static enum vyre_status cu_launch(void *ctx, void *kernel, const struct vyre_backend_launch *l,
                                   struct vyre_error *err) {
     (void)ctx;
-    vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
+    struct cu_scratch sc;
     struct vyre_cuda_args a;
-    to_args(l, bufs, &a);
+    to_args(l, &sc, &a);
     return vyre_cuda_launch(kernel, &a, err);
 }
 
@@ -172,9 +196,9 @@ static enum vyre_status cu_launch_timed(void *ctx, void *kernel,
                                         const struct vyre_backend_launch *l, struct vyre_timing *t,
                                         struct vyre_error *err) {
     struct cu_ctx *c = ctx;
-    vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
+    struct cu_scratch sc;
     struct vyre_cuda_step step = {kernel, {0}};
-    to_args(l, bufs, &step.args);
+    to_args(l, &sc, &step.args);
     struct vyre_cuda_sequence_options o = {.prefix = 1, .timing = t};
     return vyre_cuda_sequence(c->d, &step, 1, &o, err);
 }
@@ -204,9 +228,9 @@ static enum vyre_status cu_prepare(void *ctx, void *kernel, const struct vyre_ba
         return vyre_error_set(err, VYRE_ERR_NOMEM,
                               "cuda backend: out of host memory for a prepared launch. Fix: "
                               "free memory");
-    vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
+    struct cu_scratch sc;
     struct vyre_cuda_args a;
-    to_args(l, bufs, &a);
+    to_args(l, &sc, &a);
     enum vyre_status st = vyre_cuda_prepare(kernel, &a, pl, err);
     if (st != VYRE_OK) {
         free(pl);
@@ -232,9 +256,9 @@ static enum vyre_status cu_sequence(void *ctx, const void *const *kernels,
                                     struct vyre_error *err) {
     struct cu_ctx *c = ctx;
     struct vyre_cuda_step *cs = NULL;
-    vyre_cuda_buffer **bufs = NULL;
+    struct cu_scratch *sc = NULL;
     struct vyre_cuda_readback *crb = calloc(o->nreadback + 1, sizeof *crb);
-    enum vyre_status st = to_steps(kernels, steps, n, &cs, &bufs, err);
+    enum vyre_status st = to_steps(kernels, steps, n, &cs, &sc, err);
     if (st == VYRE_OK && !crb)
         st = vyre_error_set(err, VYRE_ERR_NOMEM,
                             "cuda backend: out of host memory for the readbacks. Fix: free memory");
@@ -245,7 +269,7 @@ static enum vyre_status cu_sequence(void *ctx, const void *const *kernels,
     struct vyre_cuda_sequence_options co = {o->prefix, o->times, crb, o->nreadback, o->timing};
     if (st == VYRE_OK) st = vyre_cuda_sequence(c->d, cs, n, &co, err);
     free(cs);
-    free(bufs);
+    free(sc);
     free(crb);
     return st;
 }
@@ -261,14 +285,14 @@ static enum vyre_status cu_graph_capture(void *ctx, const void *const *kernels,
     struct cu_ctx *c = ctx;
     struct cu_graph *g = calloc(1, sizeof *g);
     struct vyre_cuda_step *cs = NULL;
-    vyre_cuda_buffer **bufs = NULL;
-    enum vyre_status st = g ? to_steps(kernels, steps, n, &cs, &bufs, err)
+    struct cu_scratch *sc = NULL;
+    enum vyre_status st = g ? to_steps(kernels, steps, n, &cs, &sc, err)
                             : vyre_error_set(err, VYRE_ERR_NOMEM,
                                              "cuda backend: out of host memory for a graph. Fix: "
                                              "free memory");
     if (st == VYRE_OK && n) st = vyre_cuda_graph_capture(c->d, cs, n, &g->g, err);
     free(cs);
-    free(bufs);
+    free(sc);
     if (st != VYRE_OK) {
         free(g);
         return st;
@@ -300,7 +324,7 @@ static enum vyre_status cu_kernel_rounds(void *ctx, void *kernel, uint64_t *out,
 /* The megakernel path: vyre_cuda_grid_run takes the mode as an argument and copies a
  * cooperative run's rounds behind the kernel, inside the run's one synchronisation. */
 static enum vyre_status cu_grid_run(void *ctx, void *kernel, const struct vyre_backend_launch *l,
-                                    struct vyre_timing *t, uint64_t *rounds,
+                                    struct vyre_timing *t, uint64_t *rounds, void *watch,
                                     struct vyre_error *err) {
     uint32_t blocks;
     if (strcmp(vyre_cuda_kernel_grid_mode(kernel, &blocks), "plain") == 0) {
@@ -309,12 +333,15 @@ static enum vyre_status cu_grid_run(void *ctx, void *kernel, const struct vyre_b
         enum vyre_status st = cu_launch(ctx, kernel, l, err);
         return st == VYRE_OK ? cu_synchronize(ctx, err) : st;
     }
-    vyre_cuda_buffer *bufs[VYRE_MAX_BUFFERS];
+    struct cu_scratch sc;
     struct vyre_cuda_args a;
-    to_args(l, bufs, &a);
-    struct vyre_cuda_grid_options go = {l->grid_sync, t, 0, NULL};
+    to_args(l, &sc, &a);
+    struct cu_wl *w = watch;
+    struct vyre_cuda_grid_options go = {l->grid_sync, t, w ? vyre_cuda_worklist_header(w->w) : 0,
+                                        w ? w->hdr : NULL};
     enum vyre_status st = vyre_cuda_grid_run(kernel, &a, &go, err);
     if (st == VYRE_OK) st = vyre_cuda_kernel_rounds(kernel, rounds, err);
+    if (st == VYRE_OK && w) memcpy(&w->overflow, w->hdr + 28, 4); /* header +28: needed */
     return st;
 }
 
@@ -402,52 +429,74 @@ static enum vyre_status cu_run(void *ctx, vyre_program *p, const struct vyre_bac
 
 static enum vyre_status cu_wl_alloc(void *ctx, enum vyre_type t, uint32_t capacity, void **out,
                                     struct vyre_error *err) {
-    return vyre_cuda_worklist_alloc(((struct cu_ctx *)ctx)->d, t, capacity,
-                                    (vyre_cuda_worklist **)out, err);
+    struct cu_wl *w = calloc(1, sizeof *w);
+    if (!w)
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "cuda backend: out of host memory for a worklist. Fix: free memory");
+    enum vyre_status st =
+        vyre_cuda_worklist_alloc(((struct cu_ctx *)ctx)->d, t, capacity, &w->w, err);
+    if (st != VYRE_OK) {
+        free(w);
+        return st;
+    }
+    *out = w;
+    return VYRE_OK;
 }
 
 static void cu_wl_free(void *ctx, void *wl) {
     (void)ctx;
-    vyre_cuda_worklist_free(wl);
+    vyre_cuda_worklist_free(((struct cu_wl *)wl)->w);
+    free(wl);
 }
 
 static enum vyre_status cu_wl_state(void *ctx, void *wl, struct vyre_backend_worklist_state *out,
                                     struct vyre_error *err) {
     (void)ctx;
+    struct cu_wl *w = wl;
     struct vyre_worklist_arg a;
-    enum vyre_status st = vyre_cuda_worklist_state(wl, &a, err);
-    if (st == VYRE_OK)
+    enum vyre_status st = vyre_cuda_worklist_state(w->w, &a, err);
+    if (st == VYRE_OK) {
         *out = (struct vyre_backend_worklist_state){a.cur_count, a.next_count, a.capacity,
                                                     a.overflow_needed};
+        w->overflow = a.overflow_needed;
+    }
     return st;
 }
 
 static enum vyre_status cu_wl_push(void *ctx, void *wl, const void *src, uint32_t n,
                                    struct vyre_error *err) {
     (void)ctx;
-    return vyre_cuda_worklist_push(wl, src, n, err);
+    return vyre_cuda_worklist_push(((struct cu_wl *)wl)->w, src, n, err);
 }
 
 static enum vyre_status cu_wl_items(void *ctx, void *wl, void *dst, uint32_t n,
                                     struct vyre_error *err) {
     (void)ctx;
-    return vyre_cuda_worklist_items(wl, dst, n, err);
+    return vyre_cuda_worklist_items(((struct cu_wl *)wl)->w, dst, n, err);
 }
 
 /* a one-invocation launch on the stream: no host synchronisation */
 static enum vyre_status cu_wl_advance(void *ctx, void *wl, struct vyre_error *err) {
     (void)ctx;
-    return vyre_cuda_worklist_advance(wl, err);
+    return vyre_cuda_worklist_advance(((struct cu_wl *)wl)->w, err);
 }
 
 static enum vyre_status cu_wl_clear(void *ctx, void *wl, struct vyre_error *err) {
     (void)ctx;
-    return vyre_cuda_worklist_clear(wl, err);
+    struct cu_wl *w = wl;
+    w->overflow = 0;
+    return vyre_cuda_worklist_clear(w->w, err);
+}
+
+/* known from the last watching grid run or state; 0 until then */
+static uint32_t cu_wl_overflow(void *ctx, void *wl) {
+    (void)ctx;
+    return ((struct cu_wl *)wl)->overflow;
 }
 
 static void *cu_wl_native(void *ctx, void *wl) {
     (void)ctx;
-    return wl;
+    return ((struct cu_wl *)wl)->w;
 }
 
 static const struct vyre_backend_ops cu_ops = {
@@ -492,9 +541,9 @@ static const struct vyre_backend_ops cu_ops = {
     .worklist_items = cu_wl_items,
     .worklist_advance = cu_wl_advance,
     .worklist_clear = cu_wl_clear,
+    .worklist_overflow = cu_wl_overflow,
     .worklist_native = cu_wl_native,
-    /* worklist_overflow: the wrapper's default (0): an overflow is in the device's header,
-     * read at the next state; worklist_host: none (device memory) */
+    /* worklist_host: none (device memory) */
 };
 
 static bool cu_available(char *why, size_t whysz) {

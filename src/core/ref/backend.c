@@ -61,6 +61,13 @@ struct ref_kernel {
     uint64_t rounds; /* converge rounds of the last launch */
 };
 
+/* A worklist: host state the interpreter pushes into in place. */
+struct ref_wl {
+    struct vyre_worklist_arg a; /* what vyre_ref_run_options.worklists binds */
+    void *mem;                  /* both item arrays, capacity items each */
+    size_t size;                /* bytes per item */
+};
+
 struct ref_graph {
     size_t n;
     struct ref_kernel **kernels;
@@ -107,7 +114,8 @@ static enum vyre_status report_add(struct ref_ctx *c, const vyre_program *p,
  * counts into the report, the invocations counted; *rounds gets its converge rounds. */
 static enum vyre_status interp(struct ref_ctx *c, vyre_program *p, struct vyre_buffer_arg *bufs,
                                size_t nbuffers, const vyre_bits *params, size_t nparams,
-                               const uint32_t grid[3], uint64_t *rounds, struct vyre_error *err) {
+                               const uint32_t grid[3], struct vyre_worklist_arg *const *wl,
+                               size_t nwl, uint64_t *rounds, struct vyre_error *err) {
     struct vyre_run_args a = {bufs, nbuffers, params, nparams, {grid[0], grid[1], grid[2]}};
     struct vyre_oob_count *oob = NULL;
     if (c->debug) {
@@ -121,7 +129,11 @@ static enum vyre_status interp(struct ref_ctx *c, vyre_program *p, struct vyre_b
         memset(c->oob, 0, (nd + 1) * sizeof *c->oob);
         oob = c->oob;
     }
-    struct vyre_ref_run_options o = {.max_steps = c->max_steps, .rounds = rounds, .oob = oob};
+    struct vyre_ref_run_options o = {.max_steps = c->max_steps,
+                                     .rounds = rounds,
+                                     .oob = oob,
+                                     .worklists = (struct vyre_worklist_arg **)wl,
+                                     .nworklists = (uint32_t)nwl};
     enum vyre_status st = vyre_ref_run(p, &a, &o, err);
     if (st != VYRE_OK) return st;
     if (oob && (st = report_add(c, p, err)) != VYRE_OK) return st;
@@ -139,8 +151,18 @@ static enum vyre_status run(struct ref_ctx *c, struct ref_kernel *k,
         const struct ref_buf *b = l->buffers[i];
         bufs[i] = (struct vyre_buffer_arg){b->host, l->counts[i]};
     }
-    enum vyre_status st =
-        interp(c, k->p, bufs, l->nbuffers, l->params, l->nparams, l->resolved, &k->rounds, err);
+    struct vyre_worklist_arg *wl[VYRE_MAX_WORKLISTS];
+    for (size_t i = 0; i < l->nworklists; i++) wl[i] = &((struct ref_wl *)l->worklists[i])->a;
+    uint32_t grid[3] = {l->resolved[0], l->resolved[1], l->resolved[2]};
+    if (l->sized) { /* one invocation per current item, counted now */
+        uint32_t items = ((const struct ref_wl *)l->sized)->a.cur_count, wg[3];
+        vyre_program_workgroup(k->p, wg);
+        grid[0] = items / wg[0] + (items % wg[0] != 0);
+        grid[1] = grid[2] = 1;
+        if (items == 0) return VYRE_OK; /* no item: no invocation, no launch */
+    }
+    enum vyre_status st = interp(c, k->p, bufs, l->nbuffers, l->params, l->nparams, grid, wl,
+                                 l->nworklists, &k->rounds, err);
     if (st == VYRE_OK) c->st.launches++;
     return st;
 }
@@ -166,6 +188,7 @@ static enum vyre_status ref_info(void *ctx, struct vyre_backend_info *out, struc
     out->cooperative = true; /* sections run one after the other over the whole grid */
     out->debug = c->debug;
     out->host_memory = true;
+    out->runs_on_caller = true;
     return VYRE_OK;
 }
 
@@ -462,7 +485,7 @@ static enum vyre_status ref_run(void *ctx, vyre_program *p,
     if (st == VYRE_OK) st = vyre_launch_grid(p, &go, grid, err);
     uint64_t rounds = 0, t0 = vyre_backend_now_ns();
     if (st == VYRE_OK)
-        st = interp(c, p, bufs, o->nbuffers, o->params, o->nparams, grid, &rounds, err);
+        st = interp(c, p, bufs, o->nbuffers, o->params, o->nparams, grid, NULL, 0, &rounds, err);
     if (st == VYRE_OK && o->timing) {
         o->timing->wall_ns = o->timing->device_ns = o->timing->enqueue_ns =
             vyre_backend_now_ns() - t0;
@@ -474,12 +497,6 @@ static enum vyre_status ref_run(void *ctx, vyre_program *p,
 }
 
 /* ---- worklists: host state the interpreter pushes into in place ---------------------- */
-
-struct ref_wl {
-    struct vyre_worklist_arg a; /* what vyre_ref_run_options.worklists binds */
-    void *mem;                  /* both item arrays, capacity items each */
-    size_t size;                /* bytes per item */
-};
 
 static enum vyre_status ref_wl_alloc(void *ctx, enum vyre_type t, uint32_t capacity, void **out,
                                      struct vyre_error *err) {
