@@ -193,9 +193,12 @@ struct vyre_backend_worklist_state {
 /* ---- the operations a backend implements --------------------------------------- */
 
 /* Every handle below (buf, kernel, graph, prepared) is the backend's own. Launch slots
- * get the arguments already checked against the program (counts, types, backend) and
- * the grid already computed (grid[3]); buffer handles are the backend's. A NULL
- * optional slot is filled by the wrapper (src/core/backend.c): */
+ * get the arguments already checked against the program (counts, types, backend,
+ * worklists); the backend resolves the §5 grid from grid, n and counts itself
+ * (vyre_launch_grid) and refuses a bad one. The wrapper checks the geometry up front
+ * only where several launches are recorded or queued (sequences, graphs, prepared
+ * launches, grid runs). A NULL optional slot is filled by the wrapper
+ * (src/core/backend.c): */
 struct vyre_backend_launch {
     void *const *buffers; /* backend handles, one per buffer slot */
     const uint64_t *counts;
@@ -204,7 +207,6 @@ struct vyre_backend_launch {
     size_t nparams;
     uint64_t n;             /* as the caller gave it */
     const uint32_t *grid;   /* as the caller gave it (NULL: none) */
-    uint32_t resolved[3];   /* the §5 grid computed from the above ({0,0,0} when sized) */
     void *const *worklists; /* backend handles, one per worklist slot */
     size_t nworklists;
     void *sized; /* a worklist handle sizing the launch (vyre_backend_args.sized), or NULL */

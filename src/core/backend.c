@@ -138,10 +138,12 @@ static enum vyre_status bind_worklists(const char *fname, const vyre_backend_ker
 }
 
 /* Checks a launch's arguments against k's program and fills l (handles into h, counts
- * into c, worklist handles into wh, the §5 grid). */
+ * into c, worklist handles into wh). check_geometry: also the §5 grid, for the calls that
+ * record or queue several launches (a bad step is refused before any runs); a single
+ * launch leaves it to the backend, which resolves the grid itself (no second pass). */
 static enum vyre_status bind_args(const char *fname, const vyre_backend_kernel *k,
                                   const struct vyre_backend_args *a, void **h, uint64_t *c,
-                                  void **wh, struct vyre_backend_launch *l,
+                                  void **wh, bool check_geometry, struct vyre_backend_launch *l,
                                   struct vyre_error *err) {
     if (!a) return null_arg(err, fname, "args", "pass a struct vyre_backend_args");
     if (a->nbuffers != k->nbuffers || a->nparams != k->nparams)
@@ -189,8 +191,10 @@ static enum vyre_status bind_args(const char *fname, const vyre_backend_kernel *
         enum vyre_status st = bind_worklists(fname, k, a, wh, l, err);
         if (st != VYRE_OK || l->sized) return st; /* sized: the count is the geometry */
     }
+    if (!check_geometry) return VYRE_OK; /* one launch: the backend refuses a bad one */
+    uint32_t g[3];
     struct vyre_grid_options go = {c, k->nbuffers, a->n, a->grid};
-    return vyre_launch_grid(k->p, &go, l->resolved, err);
+    return vyre_launch_grid(k->p, &go, g, err);
 }
 
 /* ---- recorded launches (shared with the reference backend) ------------------------ */
@@ -606,7 +610,7 @@ enum vyre_status vyre_backend_launch(vyre_backend_kernel *k, const struct vyre_b
     void *h[VYRE_MAX_BUFFERS], *wh[VYRE_MAX_WORKLISTS];
     uint64_t c[VYRE_MAX_BUFFERS];
     struct vyre_backend_launch l;
-    enum vyre_status st = bind_args("vyre_backend_launch", k, a, h, c, wh, &l, err);
+    enum vyre_status st = bind_args("vyre_backend_launch", k, a, h, c, wh, false, &l, err);
     if (st != VYRE_OK) return st;
     return k->obj.be->ops->launch(k->obj.be->ctx, k->h, &l, err);
 }
@@ -625,7 +629,7 @@ enum vyre_status vyre_backend_grid_run(vyre_backend_kernel *k, const struct vyre
     void *h[VYRE_MAX_BUFFERS], *wh[VYRE_MAX_WORKLISTS];
     uint64_t c[VYRE_MAX_BUFFERS];
     struct vyre_backend_launch l;
-    enum vyre_status st = bind_args(fname, k, a, h, c, wh, &l, err);
+    enum vyre_status st = bind_args(fname, k, a, h, c, wh, true, &l, err);
     if (st != VYRE_OK) return st;
     if (o->grid_sync != VYRE_GRID_AUTO) l.grid_sync = o->grid_sync; /* this launch's only */
     vyre_backend *be = k->obj.be;
@@ -664,7 +668,7 @@ enum vyre_status vyre_backend_launch_timed(vyre_backend_kernel *k,
     void *h[VYRE_MAX_BUFFERS], *wh[VYRE_MAX_WORKLISTS];
     uint64_t c[VYRE_MAX_BUFFERS];
     struct vyre_backend_launch l;
-    enum vyre_status st = bind_args(fname, k, a, h, c, wh, &l, err);
+    enum vyre_status st = bind_args(fname, k, a, h, c, wh, false, &l, err);
     if (st != VYRE_OK) return st;
     vyre_backend *be = k->obj.be;
     if (be->ops->launch_timed) return be->ops->launch_timed(be->ctx, k->h, &l, t, err);
@@ -686,7 +690,7 @@ enum vyre_status vyre_backend_prepare(vyre_backend_kernel *k, const struct vyre_
     void *h[VYRE_MAX_BUFFERS], *wh[VYRE_MAX_WORKLISTS];
     uint64_t c[VYRE_MAX_BUFFERS];
     struct vyre_backend_launch l;
-    enum vyre_status st = bind_args(fname, k, a, h, c, wh, &l, err);
+    enum vyre_status st = bind_args(fname, k, a, h, c, wh, true, &l, err);
     if (st != VYRE_OK) return st;
     vyre_backend *be = k->obj.be;
     vyre_backend_prepared *pl = calloc(1, sizeof *pl);
@@ -762,7 +766,7 @@ static enum vyre_status bind_steps(const char *fname, vyre_backend *be,
                                   fname, i + 1);
         enum vyre_status st = bind_args(fname, k, &steps[i].args, bs->h + i * VYRE_MAX_BUFFERS,
                                         bs->c + i * VYRE_MAX_BUFFERS,
-                                        bs->wh + i * VYRE_MAX_WORKLISTS, &bs->l[i], err);
+                                        bs->wh + i * VYRE_MAX_WORKLISTS, true, &bs->l[i], err);
         if (st != VYRE_OK) return st;
         bs->kernels[i] = k->h;
     }

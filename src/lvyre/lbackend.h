@@ -176,8 +176,11 @@ uint64_t lvyre_now_ns(void);
 /* lrefguard.c: SIGINT interrupts be's runs between enter and leave where they execute
  * on the calling thread (be->runs_on_caller: the interpreter); on a device, whose runs
  * only enqueue and wait, both do nothing and Ctrl-C keeps its handler. enter says
- * whether it guarded. */
-bool lvyre_refguard_enter(const struct lvyre_backend *be);
+ * whether it guarded, and then clears err (leave reads which call failed). */
+bool lvyre_refguard_begin(struct vyre_error *err);
+static inline bool lvyre_refguard_enter(const struct lvyre_backend *be, struct vyre_error *err) {
+    return be->runs_on_caller && lvyre_refguard_begin(err); /* a device: no call at all */
+}
 /* After a call that returned st (err filled when not OK): a Ctrl-C the call did not
  * report as its error (vyre_ref_interrupt) is raised again for the previous handler. */
 void lvyre_refguard_leave(bool guarded, enum vyre_status st, const struct vyre_error *err);

@@ -145,7 +145,7 @@ static int graph_launch(lua_State *L) {
     for (size_t i = 0; i < g->nsteps; i++) /* an overflow not reported yet */
         if (g->steps[i].k) lvyre_bound_check(L, g->steps[i].k, &g->steps[i].b, fname);
     if (g->h) {
-        bool guarded = lvyre_refguard_enter(g->be); /* Ctrl-C stops an interpreter replay */
+        bool guarded = lvyre_refguard_enter(g->be, &err); /* Ctrl-C stops an interpreter replay */
         enum vyre_status st =
             vyre_backend_graph_launch(g->h, (uint32_t)times, timed ? &t : NULL, &err);
         lvyre_refguard_leave(guarded, st, &err);

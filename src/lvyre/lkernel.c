@@ -154,8 +154,7 @@ void lvyre_kernel_run(lua_State *L, struct lvyre_kernel *k, const struct lvyre_b
     bool wl = k->lay->nworklists || b->sized;
     if (wl) lvyre_bound_check(L, k, b, fname); /* an overflow not reported yet */
     struct vyre_error err;
-    vyre_error_clear(&err);
-    bool guarded = lvyre_refguard_enter(k->be);
+    bool guarded = lvyre_refguard_enter(k->be, &err);
     enum vyre_status st = vyre_backend_launch(k->h, &a, &err);
     lvyre_refguard_leave(guarded, st, &err);
     if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
@@ -196,8 +195,7 @@ static int kernel_launch_timed(lua_State *L) {
         bool wl = k->lay->nworklists || b.sized;
         if (wl) lvyre_bound_check(L, k, &b, fname);
         struct vyre_error err;
-        vyre_error_clear(&err);
-        bool guarded = lvyre_refguard_enter(k->be);
+        bool guarded = lvyre_refguard_enter(k->be, &err);
         enum vyre_status st = vyre_backend_launch_timed(k->h, &a, &t, &err);
         lvyre_refguard_leave(guarded, st, &err);
         if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);

@@ -104,8 +104,7 @@ static int launch_launch(lua_State *L) {
     if (l->prep) { /* NULL: opts.n was 0, nothing to launch */
         if (l->wl) lvyre_bound_check(L, l->k, &l->b, fname); /* an overflow not reported */
         struct vyre_error err;
-        vyre_error_clear(&err);
-        bool guarded = lvyre_refguard_enter(l->be);
+        bool guarded = lvyre_refguard_enter(l->be, &err);
         enum vyre_status st = vyre_backend_launch_prepared(l->prep, &err);
         lvyre_refguard_leave(guarded, st, &err);
         if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);

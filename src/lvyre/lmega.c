@@ -784,8 +784,7 @@ int lvyre_backend_megakernel(lua_State *L) {
     struct vyre_grid_run_options go = {
         .grid_sync = mode, .timing = &t, .rounds = &rounds, .watch = c.o.wl ? c.o.wl->h : NULL};
     struct vyre_error err;
-    vyre_error_clear(&err);
-    bool guarded = lvyre_refguard_enter(c.be);
+    bool guarded = lvyre_refguard_enter(c.be, &err);
     enum vyre_status st = vyre_backend_grid_run(k->h, &a, &go, &err);
     lvyre_refguard_leave(guarded, st, &err);
     if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);

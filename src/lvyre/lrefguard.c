@@ -31,8 +31,9 @@ static int guard_disabled(void) {
     return e && *e && strcmp(e, "0") != 0;
 }
 
-bool lvyre_refguard_enter(const struct lvyre_backend *be) {
-    if (!be->runs_on_caller || guard_disabled()) return false;
+bool lvyre_refguard_begin(struct vyre_error *err) {
+    if (guard_disabled()) return false;
+    vyre_error_clear(err); /* err.call tells an interrupt */
     pthread_mutex_lock(&guard_lock);
     if (guard_depth++ == 0) {
         guard_pending = 0;

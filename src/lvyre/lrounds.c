@@ -67,8 +67,7 @@ static void run_steps(lua_State *L, struct lvyre_backend *be, const struct vyre_
     struct vyre_timing one = {0, 0, 0, 0};
     struct vyre_sequence_options o = {.prefix = n, .timing = &one};
     struct vyre_error err;
-    vyre_error_clear(&err);
-    bool guarded = lvyre_refguard_enter(be);
+    bool guarded = lvyre_refguard_enter(be, &err);
     enum vyre_status st = vyre_backend_sequence(be->core, bs, n, &o, &err);
     lvyre_refguard_leave(guarded, st, &err);
     if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);

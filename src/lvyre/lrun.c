@@ -95,8 +95,7 @@ static int run(lua_State *L, bool timed) {
                                              .rounds = &rounds};
         /* Ctrl-C stops an interpreter loop (lrefguard.c); elsewhere it is raised again
          * for the previous handler once the run returns */
-        vyre_error_clear(&err); /* err.call tells an interrupt */
-        bool guarded = lvyre_refguard_enter(be);
+        bool guarded = lvyre_refguard_enter(be, &err);
         enum vyre_status st = vyre_backend_run(be->core, p, &o, &err);
         lvyre_refguard_leave(guarded, st, &err);
         if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);

@@ -127,10 +127,9 @@ static void run_interface(lua_State *L, struct lvyre_backend *be, struct lvyre_s
         brb[i] = (struct vyre_backend_readback){rb[i].buf->h, rb[i].first, rb[i].count, rb[i].dst};
     struct vyre_sequence_options o = {mprefix, times, brb, nrb, t};
     struct vyre_error err;
-    vyre_error_clear(&err);
     for (size_t i = 0; i < n; i++)
         if (steps[i].k) lvyre_bound_check(L, steps[i].k, &steps[i].b, fname);
-    bool guarded = lvyre_refguard_enter(be); /* Ctrl-C stops an interpreter run */
+    bool guarded = lvyre_refguard_enter(be, &err); /* Ctrl-C stops an interpreter run */
     enum vyre_status st = vyre_backend_sequence(be->core, bs, m, &o, &err);
     lvyre_refguard_leave(guarded, st, &err);
     if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);

@@ -153,13 +153,17 @@ static enum vyre_status run(struct ref_ctx *c, struct ref_kernel *k,
     }
     struct vyre_worklist_arg *wl[VYRE_MAX_WORKLISTS];
     for (size_t i = 0; i < l->nworklists; i++) wl[i] = &((struct ref_wl *)l->worklists[i])->a;
-    uint32_t grid[3] = {l->resolved[0], l->resolved[1], l->resolved[2]};
+    uint32_t grid[3];
     if (l->sized) { /* one invocation per current item, counted now */
         uint32_t items = ((const struct ref_wl *)l->sized)->a.cur_count, wg[3];
         vyre_program_workgroup(k->p, wg);
         grid[0] = items / wg[0] + (items % wg[0] != 0);
         grid[1] = grid[2] = 1;
         if (items == 0) return VYRE_OK; /* no item: no invocation, no launch */
+    } else {
+        struct vyre_grid_options go = {l->counts, l->nbuffers, l->n, l->grid};
+        enum vyre_status st = vyre_launch_grid(k->p, &go, grid, err);
+        if (st != VYRE_OK) return st;
     }
     enum vyre_status st = interp(c, k->p, bufs, l->nbuffers, l->params, l->nparams, grid, wl,
                                  l->nworklists, &k->rounds, err);
