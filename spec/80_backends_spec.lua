@@ -118,3 +118,33 @@ describe("a buffer copied between the reference and CUDA #fakecuda", function()
     assert.is_true(cu:info().backend == "cuda" and cu:info().name ~= "cuda")
   end)
 end)
+
+-- Issue 21's bar: the binding is one layer over the backend interface, with no test of
+-- which backend it is on. What only a device has is reached through its native objects
+-- (vyre_backend_native_device and friends), never by naming the backend.
+describe("the Lua binding (src/lvyre)", function()
+  it("tests no backend kind: no kind enum, no comparison of a backend's name", function()
+    local files = {}
+    for _, dir in ipairs({ "src/lvyre" }) do
+      local p = assert(io.popen("ls " .. dir .. "/*.c " .. dir .. "/*.h 2>/dev/null"))
+      for f in p:lines() do files[#files + 1] = f end
+      p:close()
+    end
+    assert.is_true(#files > 20, "run the specs from the repository root")
+    local patterns = { "LVYRE_CUDA", "LVYRE_REFERENCE", "enum lvyre_kind", "legacy_kind",
+      'strcmp%([^)]*name[^)]*, "cuda"%)', 'strcmp%([^)]*name[^)]*, "reference"%)' }
+    local found = {}
+    for _, f in ipairs(files) do
+      local fh = assert(io.open(f))
+      local n = 0
+      for line in fh:lines() do
+        n = n + 1
+        for _, pat in ipairs(patterns) do
+          if line:find(pat) then found[#found + 1] = f .. ":" .. n .. ": " .. line end
+        end
+      end
+      fh:close()
+    end
+    assert.are.same({}, found)
+  end)
+end)
