@@ -733,25 +733,21 @@ void vyre_backend_prepared_free(vyre_backend_prepared *pl) {
 
 /* The steps' kernels and launches checked into scratch (one block, freed by the caller). */
 struct bound_steps {
+    void *block; /* one allocation holding the arrays below */
     void **kernels;
     struct vyre_backend_launch *l;
-    void **h, **wh;
+    void **h, **wh; /* the steps' buffer and worklist handles, back to back */
     uint64_t *c;
 };
 
+/* Checks every step (its kernel this backend's, its arguments its program's) into one
+ * block sized by the steps' own declarations: a sequence's cost follows its steps. */
 static enum vyre_status bind_steps(const char *fname, vyre_backend *be,
                                    const struct vyre_backend_step *steps, size_t n,
                                    struct bound_steps *bs, struct vyre_error *err) {
     memset(bs, 0, sizeof *bs);
     if (n && !steps) return null_arg(err, fname, "steps", "pass an array of n steps");
-    bs->kernels = calloc(n + 1, sizeof *bs->kernels);
-    bs->l = calloc(n + 1, sizeof *bs->l);
-    bs->h = calloc(n * VYRE_MAX_BUFFERS + 1, sizeof *bs->h);
-    bs->c = calloc(n * VYRE_MAX_BUFFERS + 1, sizeof *bs->c);
-    bs->wh = calloc(n * VYRE_MAX_WORKLISTS + 1, sizeof *bs->wh);
-    if (!bs->kernels || !bs->l || !bs->h || !bs->c || !bs->wh)
-        return vyre_error_set(err, VYRE_ERR_NOMEM, "%s: out of host memory. Fix: free memory",
-                              fname);
+    size_t nb = 0, nw = 0;
     for (size_t i = 0; i < n; i++) {
         const vyre_backend_kernel *k = steps[i].kernel;
         if (!k)
@@ -764,22 +760,34 @@ static enum vyre_status bind_steps(const char *fname, vyre_backend *be,
                                   "%s: step %zu's kernel was compiled by another backend "
                                   "object. Fix: compile it on this backend",
                                   fname, i + 1);
-        enum vyre_status st = bind_args(fname, k, &steps[i].args, bs->h + i * VYRE_MAX_BUFFERS,
-                                        bs->c + i * VYRE_MAX_BUFFERS,
-                                        bs->wh + i * VYRE_MAX_WORKLISTS, true, &bs->l[i], err);
+        nb += k->nbuffers;
+        nw += k->nworklists;
+    }
+    size_t size = (n + 1) * (sizeof(void *) + sizeof(struct vyre_backend_launch)) +
+                  (nb + nw + 2) * sizeof(void *) + (nb + 1) * sizeof(uint64_t);
+    char *m = bs->block = malloc(size);
+    if (!m)
+        return vyre_error_set(err, VYRE_ERR_NOMEM, "%s: out of host memory. Fix: free memory",
+                              fname);
+    bs->l = (struct vyre_backend_launch *)m; /* the most aligned first */
+    bs->c = (uint64_t *)(bs->l + n + 1);
+    bs->kernels = (void **)(bs->c + nb + 1);
+    bs->h = bs->kernels + n + 1;
+    bs->wh = bs->h + nb + 1;
+    size_t ob = 0, ow = 0;
+    for (size_t i = 0; i < n; i++) {
+        const vyre_backend_kernel *k = steps[i].kernel;
+        enum vyre_status st = bind_args(fname, k, &steps[i].args, bs->h + ob, bs->c + ob,
+                                        bs->wh + ow, true, &bs->l[i], err);
         if (st != VYRE_OK) return st;
         bs->kernels[i] = k->h;
+        ob += k->nbuffers;
+        ow += k->nworklists;
     }
     return VYRE_OK;
 }
 
-static void free_steps(struct bound_steps *bs) {
-    free(bs->kernels);
-    free(bs->l);
-    free(bs->h);
-    free(bs->c);
-    free(bs->wh);
-}
+static void free_steps(struct bound_steps *bs) { free(bs->block); }
 
 /* The default sequence: launches in order, readbacks by download, timed around. */
 static enum vyre_status default_sequence(vyre_backend *be, const struct bound_steps *bs, size_t n,

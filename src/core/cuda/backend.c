@@ -33,35 +33,51 @@ struct cu_scratch {
     vyre_bits params[VYRE_MAX_PARAMS + VYRE_MAX_WORKLISTS];
 };
 
-/* vyre_cuda_args of a checked launch; sc is its scratch. */
-static void to_args(const struct vyre_backend_launch *l, struct cu_scratch *sc,
+/* vyre_cuda_args of a checked launch: bufs holds l->nbuffers entries, params (used only
+ * with worklists) l->nparams + l->nworklists. */
+static void to_args(const struct vyre_backend_launch *l, vyre_cuda_buffer **bufs, vyre_bits *params,
                     struct vyre_cuda_args *a) {
-    for (size_t i = 0; i < l->nbuffers; i++) sc->bufs[i] = l->buffers[i];
-    const vyre_bits *params = l->params;
+    for (size_t i = 0; i < l->nbuffers; i++) bufs[i] = l->buffers[i];
+    const vyre_bits *p = l->params;
     if (l->nworklists) {
-        if (l->nparams) memcpy(sc->params, l->params, l->nparams * sizeof *sc->params);
+        if (l->nparams) memcpy(params, l->params, l->nparams * sizeof *params);
         for (size_t w = 0; w < l->nworklists; w++)
-            sc->params[l->nparams + w] =
+            params[l->nparams + w] =
                 vyre_cuda_worklist_header(((struct cu_wl *)l->worklists[w])->w);
-        params = sc->params;
+        p = params;
     }
     uint64_t wn = l->sized ? vyre_cuda_worklist_header(((struct cu_wl *)l->sized)->w) : 0;
-    *a = (struct vyre_cuda_args){sc->bufs, l->nbuffers, params, l->nparams + l->nworklists,
-                                 l->n,     l->grid,     wn,     l->grid_sync};
+    *a = (struct vyre_cuda_args){bufs, l->nbuffers, p,  l->nparams + l->nworklists,
+                                 l->n, l->grid,     wn, l->grid_sync};
 }
 
-/* Steps as vyre_cuda_steps; the caller frees *cs and *bufs. */
+static void to_args1(const struct vyre_backend_launch *l, struct cu_scratch *sc,
+                     struct vyre_cuda_args *a) {
+    to_args(l, sc->bufs, sc->params, a);
+}
+
+/* Steps as vyre_cuda_steps, their scratch in one block sized by the steps (*block). */
 static enum vyre_status to_steps(const void *const *kernels, const struct vyre_backend_launch *l,
-                                 size_t n, struct vyre_cuda_step **cs, struct cu_scratch **sc,
+                                 size_t n, struct vyre_cuda_step **cs, void **block,
                                  struct vyre_error *err) {
-    *cs = calloc(n + 1, sizeof **cs);
-    *sc = malloc((n + 1) * sizeof **sc);
-    if (!*cs || !*sc)
+    size_t nb = 0, np = 0;
+    for (size_t i = 0; i < n; i++) {
+        nb += l[i].nbuffers;
+        if (l[i].nworklists) np += l[i].nparams + l[i].nworklists;
+    }
+    char *m = *block = malloc((n + 1) * sizeof **cs + (nb + 1) * sizeof(vyre_cuda_buffer *) +
+                              (np + 1) * sizeof(vyre_bits));
+    if (!m)
         return vyre_error_set(err, VYRE_ERR_NOMEM,
                               "cuda backend: out of host memory for the steps. Fix: free memory");
+    *cs = (struct vyre_cuda_step *)m;
+    vyre_bits *params = (vyre_bits *)(*cs + n + 1);
+    vyre_cuda_buffer **bufs = (vyre_cuda_buffer **)(params + np + 1);
     for (size_t i = 0; i < n; i++) {
         (*cs)[i].kernel = (vyre_cuda_kernel *)(uintptr_t)kernels[i];
-        to_args(&l[i], *sc + i, &(*cs)[i].args);
+        to_args(&l[i], bufs, params, &(*cs)[i].args);
+        bufs += l[i].nbuffers;
+        if (l[i].nworklists) params += l[i].nparams + l[i].nworklists;
     }
     return VYRE_OK;
 }
@@ -187,7 +203,7 @@ static enum vyre_status cu_launch(void *ctx, void *kernel, const struct vyre_bac
     (void)ctx;
     struct cu_scratch sc;
     struct vyre_cuda_args a;
-    to_args(l, &sc, &a);
+    to_args1(l, &sc, &a);
     return vyre_cuda_launch(kernel, &a, err);
 }
 
@@ -198,7 +214,7 @@ static enum vyre_status cu_launch_timed(void *ctx, void *kernel,
     struct cu_ctx *c = ctx;
     struct cu_scratch sc;
     struct vyre_cuda_step step = {kernel, {0}};
-    to_args(l, &sc, &step.args);
+    to_args1(l, &sc, &step.args);
     struct vyre_cuda_sequence_options o = {.prefix = 1, .timing = t};
     return vyre_cuda_sequence(c->d, &step, 1, &o, err);
 }
@@ -230,7 +246,7 @@ static enum vyre_status cu_prepare(void *ctx, void *kernel, const struct vyre_ba
                               "free memory");
     struct cu_scratch sc;
     struct vyre_cuda_args a;
-    to_args(l, &sc, &a);
+    to_args1(l, &sc, &a);
     enum vyre_status st = vyre_cuda_prepare(kernel, &a, pl, err);
     if (st != VYRE_OK) {
         free(pl);
@@ -256,9 +272,9 @@ static enum vyre_status cu_sequence(void *ctx, const void *const *kernels,
                                     struct vyre_error *err) {
     struct cu_ctx *c = ctx;
     struct vyre_cuda_step *cs = NULL;
-    struct cu_scratch *sc = NULL;
+    void *block = NULL;
     struct vyre_cuda_readback *crb = calloc(o->nreadback + 1, sizeof *crb);
-    enum vyre_status st = to_steps(kernels, steps, n, &cs, &sc, err);
+    enum vyre_status st = to_steps(kernels, steps, n, &cs, &block, err);
     if (st == VYRE_OK && !crb)
         st = vyre_error_set(err, VYRE_ERR_NOMEM,
                             "cuda backend: out of host memory for the readbacks. Fix: free memory");
@@ -268,8 +284,7 @@ static enum vyre_status cu_sequence(void *ctx, const void *const *kernels,
     }
     struct vyre_cuda_sequence_options co = {o->prefix, o->times, crb, o->nreadback, o->timing};
     if (st == VYRE_OK) st = vyre_cuda_sequence(c->d, cs, n, &co, err);
-    free(cs);
-    free(sc);
+    free(block);
     free(crb);
     return st;
 }
@@ -285,14 +300,13 @@ static enum vyre_status cu_graph_capture(void *ctx, const void *const *kernels,
     struct cu_ctx *c = ctx;
     struct cu_graph *g = calloc(1, sizeof *g);
     struct vyre_cuda_step *cs = NULL;
-    struct cu_scratch *sc = NULL;
-    enum vyre_status st = g ? to_steps(kernels, steps, n, &cs, &sc, err)
+    void *block = NULL;
+    enum vyre_status st = g ? to_steps(kernels, steps, n, &cs, &block, err)
                             : vyre_error_set(err, VYRE_ERR_NOMEM,
                                              "cuda backend: out of host memory for a graph. Fix: "
                                              "free memory");
     if (st == VYRE_OK && n) st = vyre_cuda_graph_capture(c->d, cs, n, &g->g, err);
-    free(cs);
-    free(sc);
+    free(block);
     if (st != VYRE_OK) {
         free(g);
         return st;
@@ -335,7 +349,7 @@ static enum vyre_status cu_grid_run(void *ctx, void *kernel, const struct vyre_b
     }
     struct cu_scratch sc;
     struct vyre_cuda_args a;
-    to_args(l, &sc, &a);
+    to_args1(l, &sc, &a);
     struct cu_wl *w = watch;
     struct vyre_cuda_grid_options go = {l->grid_sync, t, w ? vyre_cuda_worklist_header(w->w) : 0,
                                         w ? w->hdr : NULL};
