@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fake.h"
 
@@ -53,12 +54,23 @@ struct fake_prog {
 };
 
 static uint64_t computed, skipped, refused;
+/* Wall nanoseconds spent computing launches (fake_launch_run): host-cost benches
+ * (bench/eqsat/host_profile.lua) subtract it to get the host's own time. */
+static uint64_t exec_ns;
 static char refusal[512]; /* why the last foreign launch was refused */
 
 void fake_prog_counts(uint64_t *c, uint64_t *s, uint64_t *r) {
     *c = computed;
     *s = skipped;
     *r = refused;
+}
+
+uint64_t fake_exec_ns(void) { return exec_ns; }
+
+static uint64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 const char *fake_refusal(void) { return refusal; }
@@ -288,7 +300,16 @@ static bool read_worklists(const struct fake_launch *l, const struct fake_prog *
     return true;
 }
 
+static CUresult launch_run(const struct fake_launch *l);
+
 CUresult fake_launch_run(const struct fake_launch *l) {
+    uint64_t t0 = mono_ns();
+    CUresult r = launch_run(l);
+    exec_ns += mono_ns() - t0;
+    return r;
+}
+
+static CUresult launch_run(const struct fake_launch *l) {
     if (l->host) { /* a host operation in stream order (the fake NCCL's collectives) */
         l->host(l->host_ud);
         return CUDA_SUCCESS;

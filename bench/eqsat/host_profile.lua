@@ -1,0 +1,159 @@
+-- bench/eqsat/host_profile.lua — the host's own cost of a small iteration of the math
+-- workload, measured without a GPU (issue 25 §6). On the fake CUDA driver every launch
+-- is computed on the CPU by the reference interpreter; the driver counts the wall time
+-- it spends doing so (control "launches": exec_ns), and this script subtracts it:
+--
+--   VYRE_LIBCUDA=$PWD/build/fakecuda/libcuda.so.1 VYRE_CACHE_DIR=$(mktemp -d) \
+--     lua5.4 bench/eqsat/host_profile.lua [iterations, default 8] [--sample] [--repeat N]
+--
+-- Per iteration: e-nodes, wall µs, the fake's kernel execution µs, host µs (wall minus
+-- execution: Lua, the binding, the runtime, the fake's driver-call bookkeeping), of which
+-- inside be:sequence (binding + runtime + driver calls, execution excluded) and outside
+-- it (Lua of vyre.egraph and vyre.lib), and the sequences, steps and launches. --repeat N
+-- runs the whole workload N times in the process (fresh e-graphs) and prints the
+-- per-iteration minimum of host µs. --sample then runs it once more under a
+-- debug.sethook count hook (one sample per 1000 Lua VM instructions, iterations 2.. only)
+-- and prints the top functions (self samples, and inclusive through the call stack) and
+-- lines: what the Lua side spends its instructions on (C functions are not sampled; the
+-- split above says how much time is in C).
+package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
+local vyre = require("vyre")
+local math_wl = require("bench.eqsat.math")
+local now = vyre.core.now_ns
+
+local iters, sample, reps = 8, false, 1
+do
+  local k = 1
+  while arg[k] do
+    if arg[k] == "--sample" then
+      sample = true
+    elseif arg[k] == "--repeat" then
+      k = k + 1
+      reps = assert(math.tointeger(tonumber(arg[k])), "--repeat takes a count")
+    else
+      iters = assert(math.tointeger(tonumber(arg[k])), "iterations must be an integer")
+    end
+    k = k + 1
+  end
+end
+
+-- the fake driver's control module sits beside the libcuda.so.1 that VYRE_LIBCUDA names
+local lib = os.getenv("VYRE_LIBCUDA") or ""
+local dir = lib:match("^(.*)/libcuda%.so%.1$")
+if not dir then
+  io.stderr:write("host_profile: needs the fake CUDA driver. Fix: run with "
+    .. "VYRE_LIBCUDA=$PWD/build/fakecuda/libcuda.so.1\n")
+  os.exit(1)
+end
+local open = assert(package.loadlib(dir .. "/fakecuda.so", "luaopen_fakecuda"))
+local ctl = open().control
+local function exec_ns() return math.tointeger(tonumber(ctl("launches"):match("exec_ns=(%d+)"))) end
+
+local be = vyre.backend("cuda")
+
+-- time inside be:sequence and its count: the Backend type's __index (a C function) is
+-- wrapped so that `sequence` answers a timing wrapper (other names go through unchanged)
+local inseq, nseq, nsteps = 0, 0, 0
+do
+  local mt = getmetatable(be)
+  local idx = mt.__index
+  local raw = be.sequence
+  local function seq(b, steps, ...)
+    nseq, nsteps = nseq + 1, nsteps + #steps
+    local t0 = now()
+    local r1, r2 = raw(b, steps, ...)
+    inseq = inseq + (now() - t0)
+    return r1, r2
+  end
+  mt.__index = function(o, k)
+    if k == "sequence" then return seq end
+    return idx(o, k)
+  end
+end
+
+local function workload(on_iter)
+  local eg = vyre.egraph(be)
+  math_wl.setup(eg)
+  eg:rebuild()
+  local sched = vyre.egraph.simple()
+  for i = 1, iters do
+    local st = be:stats()
+    local x0, s0, n0, q0, k0 = exec_ns(), inseq, nseq, nsteps, st.launches or 0
+    local t0 = now()
+    local rep = eg:run({ iterations = 1, node_limit = 1e12, time_limit = 1e12,
+      scheduler = sched })
+    local t1 = now()
+    local x1 = exec_ns()
+    local wall, ex, sq = t1 - t0, x1 - x0, inseq - s0
+    on_iter(i, { nodes = rep[1].nodes, wall = wall, exec = ex, host = wall - ex,
+      inseq = sq - ex, outseq = wall - sq, seqs = nseq - n0, steps = nsteps - q0,
+      launches = (be:stats().launches or 0) - k0 })
+    if rep.stop == "saturated" then break end
+  end
+  eg:free()
+end
+
+print(("# host cost per iteration, math workload on the fake CUDA driver (%s); µs; "
+  .. "%d run(s), minimum host µs per iteration"):format(tostring(be), reps))
+local best = {}
+for _ = 1, reps do
+  workload(function(i, r)
+    if not best[i] or r.host < best[i].host then best[i] = r end
+  end)
+end
+print("iter\tenodes\twall_us\texec_us\thost_us\tin_seq_us\tlua_us\tseqs\tsteps\tlaunches")
+local sum, k = 0, 0
+for i, r in ipairs(best) do
+  print(("%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d"):format(i, r.nodes, r.wall // 1000,
+    r.exec // 1000, r.host // 1000, r.inseq // 1000, r.outseq // 1000, r.seqs, r.steps,
+    r.launches))
+  if i > 1 then sum, k = sum + r.host, k + 1 end
+end
+if k > 0 then
+  print(("# host: iterations 2..%d: mean %d us per iteration"):format(#best, sum // k // 1000))
+end
+
+if not sample then return end
+
+-- The sampler: a count hook every 1000 VM instructions; the running function (self)
+-- and every function on the stack (inclusive, once per sample) get one sample each.
+local self_, incl, lines, total = {}, {}, {}, 0
+local function fname(info)
+  local n = info.name or ("<%s:%d>"):format(info.short_src, info.linedefined)
+  return ("%s (%s:%d)"):format(n, info.short_src, info.linedefined)
+end
+local function hook()
+  total = total + 1
+  local info = debug.getinfo(2, "Sln")
+  if not info then return end
+  local f = fname(info)
+  self_[f] = (self_[f] or 0) + 1
+  local l = ("%s:%d"):format(info.short_src, info.currentline)
+  lines[l] = (lines[l] or 0) + 1
+  local seen = {}
+  for lv = 2, 60 do
+    local fi = debug.getinfo(lv, "Sn")
+    if not fi then break end
+    local g = fname(fi)
+    if not seen[g] then
+      seen[g] = true
+      incl[g] = (incl[g] or 0) + 1
+    end
+  end
+end
+workload(function(i)
+  if i == 1 then debug.sethook(hook, "", 1000) end
+end)
+debug.sethook()
+local function top(t, n, title)
+  local list = {}
+  for key, v in pairs(t) do list[#list + 1] = { key, v } end
+  table.sort(list, function(a, b) return a[2] > b[2] or (a[2] == b[2] and a[1] < b[1]) end)
+  print(("# %s (of %d samples, iterations 2..%d)"):format(title, total, iters))
+  for j = 1, math.min(n, #list) do
+    print(("%6d\t%5.1f%%\t%s"):format(list[j][2], 100 * list[j][2] / total, list[j][1]))
+  end
+end
+top(self_, 25, "top functions, self")
+top(incl, 30, "top functions, inclusive")
+top(lines, 25, "top lines")
