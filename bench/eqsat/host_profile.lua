@@ -6,8 +6,9 @@
 --   VYRE_LIBCUDA=$PWD/build/fakecuda/libcuda.so.1 VYRE_CACHE_DIR=$(mktemp -d) \
 --     lua5.4 bench/eqsat/host_profile.lua [iterations, default 8] [--sample] [--repeat N]
 --
--- Per iteration: e-nodes, wall µs, the fake's kernel execution µs, host µs (wall minus
--- execution: Lua, the binding, the runtime, the fake's driver-call bookkeeping), of which
+-- Per iteration: e-nodes, wall µs, the fake's kernel execution µs (CPU), host µs (the
+-- process's CPU time minus the execution's: Lua, the binding, the runtime, the fake's
+-- driver-call bookkeeping; CPU time, so a loaded machine's preemption is left out), of which
 -- inside be:sequence (binding + runtime + driver calls, execution excluded) and outside
 -- it (Lua of vyre.egraph and vyre.lib), and the sequences, steps and launches. --repeat N
 -- runs the whole workload N times in the process (fresh e-graphs) and prints the
@@ -47,7 +48,13 @@ if not dir then
 end
 local open = assert(package.loadlib(dir .. "/fakecuda.so", "luaopen_fakecuda"))
 local ctl = open().control
-local function exec_ns() return math.tointeger(tonumber(ctl("launches"):match("exec_ns=(%d+)"))) end
+-- the fake's kernel execution so far, in this thread's CPU ns
+local function exec_ns()
+  return math.tointeger(tonumber(ctl("launches"):match("exec_cpu_ns=(%d+)")))
+end
+-- this process's CPU ns (os.clock: the process is one thread): preemption on a loaded
+-- machine does not inflate it, as it does wall time
+local function cpu_ns() return math.floor(os.clock() * 1e9) end
 
 local be = vyre.backend("cuda")
 
@@ -60,9 +67,9 @@ do
   local raw = be.sequence
   local function seq(b, steps, ...)
     nseq, nsteps = nseq + 1, nsteps + #steps
-    local t0 = now()
+    local t0 = cpu_ns()
     local r1, r2 = raw(b, steps, ...)
-    inseq = inseq + (now() - t0)
+    inseq = inseq + (cpu_ns() - t0)
     return r1, r2
   end
   mt.__index = function(o, k)
@@ -79,14 +86,14 @@ local function workload(on_iter)
   for i = 1, iters do
     local st = be:stats()
     local x0, s0, n0, q0, k0 = exec_ns(), inseq, nseq, nsteps, st.launches or 0
-    local t0 = now()
+    local w0, t0 = now(), cpu_ns()
     local rep = eg:run({ iterations = 1, node_limit = 1e12, time_limit = 1e12,
       scheduler = sched })
-    local t1 = now()
+    local t1, w1 = cpu_ns(), now()
     local x1 = exec_ns()
-    local wall, ex, sq = t1 - t0, x1 - x0, inseq - s0
-    on_iter(i, { nodes = rep[1].nodes, wall = wall, exec = ex, host = wall - ex,
-      inseq = sq - ex, outseq = wall - sq, seqs = nseq - n0, steps = nsteps - q0,
+    local cpu, ex, sq = t1 - t0, x1 - x0, inseq - s0
+    on_iter(i, { nodes = rep[1].nodes, wall = w1 - w0, exec = ex, host = cpu - ex,
+      inseq = sq - ex, outseq = cpu - sq, seqs = nseq - n0, steps = nsteps - q0,
       launches = (be:stats().launches or 0) - k0 })
     if rep.stop == "saturated" then break end
   end
@@ -101,7 +108,7 @@ for _ = 1, reps do
     if not best[i] or r.host < best[i].host then best[i] = r end
   end)
 end
-print("iter\tenodes\twall_us\texec_us\thost_us\tin_seq_us\tlua_us\tseqs\tsteps\tlaunches")
+print("iter\tenodes\twall_us\texec_cpu_us\thost_cpu_us\tin_seq_us\tlua_us\tseqs\tsteps\tlaunches")
 local sum, k = 0, 0
 for i, r in ipairs(best) do
   print(("%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d"):format(i, r.nodes, r.wall // 1000,

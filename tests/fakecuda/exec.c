@@ -54,9 +54,10 @@ struct fake_prog {
 };
 
 static uint64_t computed, skipped, refused;
-/* Wall nanoseconds spent computing launches (fake_launch_run): host-cost benches
- * (bench/eqsat/host_profile.lua) subtract it to get the host's own time. */
-static uint64_t exec_ns;
+/* Nanoseconds spent computing launches (fake_launch_run), wall and this thread's CPU
+ * time: host-cost benches (bench/eqsat/host_profile.lua) subtract them to get the
+ * host's own time (the CPU time is not inflated when a loaded machine preempts). */
+static uint64_t exec_ns, exec_cpu_ns;
 static char refusal[512]; /* why the last foreign launch was refused */
 
 void fake_prog_counts(uint64_t *c, uint64_t *s, uint64_t *r) {
@@ -65,11 +66,11 @@ void fake_prog_counts(uint64_t *c, uint64_t *s, uint64_t *r) {
     *r = refused;
 }
 
-uint64_t fake_exec_ns(void) { return exec_ns; }
+uint64_t fake_exec_ns(bool cpu) { return cpu ? exec_cpu_ns : exec_ns; }
 
-static uint64_t mono_ns(void) {
+static uint64_t clock_ns(clockid_t c) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(c, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -303,9 +304,10 @@ static bool read_worklists(const struct fake_launch *l, const struct fake_prog *
 static CUresult launch_run(const struct fake_launch *l);
 
 CUresult fake_launch_run(const struct fake_launch *l) {
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     CUresult r = launch_run(l);
-    exec_ns += mono_ns() - t0;
+    exec_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+    exec_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
     return r;
 }
 
