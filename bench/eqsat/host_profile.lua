@@ -13,10 +13,11 @@
 -- it (Lua of vyre.egraph and vyre.lib), and the sequences, steps and launches. --repeat N
 -- runs the whole workload N times in the process (fresh e-graphs) and prints the
 -- per-iteration minimum of host µs. --sample then runs it once more under a
--- debug.sethook count hook (one sample per 1000 Lua VM instructions, iterations 2.. only)
--- and prints the top functions (self samples, and inclusive through the call stack) and
--- lines: what the Lua side spends its instructions on (C functions are not sampled; the
--- split above says how much time is in C).
+-- debug.sethook count hook (iterations 2.. only), each sample weighted by the host CPU
+-- time since the last one, and prints the top functions (self, and inclusive through
+-- the call stack) and lines: a C function's time (be:sequence's binding and runtime
+-- work included) goes to the Lua line calling it. The hook slows everything down; the
+-- shares are what it says, not the absolute µs.
 package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
 local vyre = require("vyre")
 local math_wl = require("bench.eqsat.math")
@@ -122,45 +123,60 @@ end
 
 if not sample then return end
 
--- The sampler: a count hook every 1000 VM instructions; the running function (self)
--- and every function on the stack (inclusive, once per sample) get one sample each.
+-- The sampler: a count hook every 100 VM instructions. Each sample weighs the CPU time
+-- since the previous one (so time in C functions called from Lua, the binding's and the
+-- fake's included, goes to the Lua line that called them), less the fake's kernel
+-- execution in between; the running function (self), every function on the stack
+-- (inclusive, once per sample) and the line get it.
 local self_, incl, lines, total = {}, {}, {}, 0
+local last_cpu, last_exec
 local function fname(info)
   local n = info.name or ("<%s:%d>"):format(info.short_src, info.linedefined)
   return ("%s (%s:%d)"):format(n, info.short_src, info.linedefined)
 end
 local function hook()
-  total = total + 1
+  local c, x = cpu_ns(), exec_ns()
+  local w = (c - last_cpu) - (x - last_exec)
+  if w < 0 then w = 0 end
+  total = total + w
   local info = debug.getinfo(2, "Sln")
-  if not info then return end
-  local f = fname(info)
-  self_[f] = (self_[f] or 0) + 1
-  local l = ("%s:%d"):format(info.short_src, info.currentline)
-  lines[l] = (lines[l] or 0) + 1
-  local seen = {}
-  for lv = 2, 60 do
-    local fi = debug.getinfo(lv, "Sn")
-    if not fi then break end
-    local g = fname(fi)
-    if not seen[g] then
-      seen[g] = true
-      incl[g] = (incl[g] or 0) + 1
+  if info then
+    local f = fname(info)
+    self_[f] = (self_[f] or 0) + w
+    local l = ("%s:%d"):format(info.short_src, info.currentline)
+    lines[l] = (lines[l] or 0) + w
+    local seen = {}
+    for lv = 2, 60 do
+      local fi = debug.getinfo(lv, "Sn")
+      if not fi then break end
+      local g = fname(fi)
+      if not seen[g] then
+        seen[g] = true
+        incl[g] = (incl[g] or 0) + w
+      end
     end
   end
+  -- the hook's own cost is left out: the clocks are read again at its end
+  last_cpu, last_exec = cpu_ns(), exec_ns()
 end
 workload(function(i)
-  if i == 1 then debug.sethook(hook, "", 1000) end
+  if i == 1 then
+    last_cpu, last_exec = cpu_ns(), exec_ns()
+    debug.sethook(hook, "", 100)
+  end
 end)
 debug.sethook()
 local function top(t, n, title)
   local list = {}
   for key, v in pairs(t) do list[#list + 1] = { key, v } end
   table.sort(list, function(a, b) return a[2] > b[2] or (a[2] == b[2] and a[1] < b[1]) end)
-  print(("# %s (of %d samples, iterations 2..%d)"):format(title, total, iters))
+  print(("# %s (µs of %d µs host CPU, iterations 2..%d, sampled)"):format(title,
+    total // 1000, iters))
   for j = 1, math.min(n, #list) do
-    print(("%6d\t%5.1f%%\t%s"):format(list[j][2], 100 * list[j][2] / total, list[j][1]))
+    print(("%8d\t%5.1f%%\t%s"):format(list[j][2] // 1000, 100 * list[j][2] / total,
+      list[j][1]))
   end
 end
 top(self_, 25, "top functions, self")
-top(incl, 30, "top functions, inclusive")
+top(incl, 40, "top functions, inclusive")
 top(lines, 25, "top lines")
