@@ -1,16 +1,23 @@
 -- bench/eqsat/host_profile.lua — the host's own cost of a small iteration of the math
 -- workload, measured without a GPU (issue 25 §6). On the fake CUDA driver every launch
--- is computed on the CPU by the reference interpreter; the driver counts the wall time
--- it spends doing so (control "launches": exec_ns), and this script subtracts it:
+-- is computed on the CPU by the reference interpreter; the driver counts the time it
+-- spends doing so (control "launches": exec_ns wall, exec_cpu_ns CPU), and this script
+-- subtracts it:
 --
 --   VYRE_LIBCUDA=$PWD/build/fakecuda/libcuda.so.1 VYRE_CACHE_DIR=$(mktemp -d) \
 --     lua5.4 bench/eqsat/host_profile.lua [iterations, default 8] [--sample] [--repeat N]
+--
+-- Steadier on a loaded machine (valgrind runs the process on one core, slowed evenly,
+-- so two trees compare well; the µs are valgrind's, not native):
+--   valgrind --tool=callgrind --instr-atstart=no \
+--     lua5.4 bench/eqsat/host_profile.lua 6 --callgrind
 --
 -- Per iteration: e-nodes, wall µs, the fake's kernel execution µs (CPU), host µs (the
 -- process's CPU time minus the execution's: Lua, the binding, the runtime, the fake's
 -- driver-call bookkeeping; CPU time, so a loaded machine's preemption is left out), of which
 -- inside be:sequence (binding + runtime + driver calls, execution excluded) and outside
--- it (Lua of vyre.egraph and vyre.lib), and the sequences, steps and launches. --repeat N
+-- it (the Lua of vyre.egraph and vyre.lib, and the C calls it makes besides sequences:
+-- buffer allocations and views, the fake's host memory), and the sequences, steps and launches. --repeat N
 -- runs the whole workload N times in the process (fresh e-graphs) and prints the
 -- per-iteration minimum of host µs. --sample then runs it once more under a
 -- debug.sethook count hook (iterations 2.. only), each sample weighted by the host CPU
@@ -23,12 +30,14 @@ local vyre = require("vyre")
 local math_wl = require("bench.eqsat.math")
 local now = vyre.core.now_ns
 
-local iters, sample, reps = 8, false, 1
+local iters, sample, reps, cg = 8, false, 1, false
 do
   local k = 1
   while arg[k] do
     if arg[k] == "--sample" then
       sample = true
+    elseif arg[k] == "--callgrind" then
+      cg = true
     elseif arg[k] == "--repeat" then
       k = k + 1
       reps = assert(math.tointeger(tonumber(arg[k])), "--repeat takes a count")
@@ -79,12 +88,21 @@ do
   end
 end
 
+-- --callgrind: under `valgrind --tool=callgrind --instr-atstart=no`, instrumentation is
+-- switched on for iterations 2.. only (setup and iteration 1 run at full speed).
+local function callgrind(on)
+  if not cg then return end
+  local pid = io.open("/proc/self/stat"):read("n")
+  os.execute(("callgrind_control -i %s %d >/dev/null"):format(on and "on" or "off", pid))
+end
+
 local function workload(on_iter)
   local eg = vyre.egraph(be)
   math_wl.setup(eg)
   eg:rebuild()
   local sched = vyre.egraph.simple()
   for i = 1, iters do
+    if i == 2 then callgrind(true) end
     local st = be:stats()
     local x0, s0, n0, q0, k0 = exec_ns(), inseq, nseq, nsteps, st.launches or 0
     local w0, t0 = now(), cpu_ns()
@@ -98,6 +116,7 @@ local function workload(on_iter)
       launches = (be:stats().launches or 0) - k0 })
     if rep.stop == "saturated" then break end
   end
+  callgrind(false)
   eg:free()
 end
 
