@@ -17,8 +17,9 @@
 -- driver-call bookkeeping; CPU time, so a loaded machine's preemption is left out), of which
 -- inside be:sequence (binding + runtime + driver calls, execution excluded) and outside
 -- it (the Lua of vyre.egraph and vyre.lib, and the C calls it makes besides sequences:
--- buffer allocations and views, the fake's host memory), and the sequences, steps and launches. --repeat N
--- runs the whole workload N times in the process (fresh e-graphs) and prints the
+-- buffer allocations and views, the fake's host memory), and the sequences, steps and
+-- launches. --repeat N runs the whole workload N times in the process (fresh e-graphs)
+-- and prints the
 -- per-iteration minimum of host µs. --sample then runs it once more under a
 -- debug.sethook count hook (iterations 2.. only), each sample weighted by the host CPU
 -- time since the last one, and prints the top functions (self, and inclusive through
