@@ -315,7 +315,7 @@ local function iteration(eg, fname, st, list, rsname)
       end
       -- the staged rows count duplicates: only a rebuild tells whether the limit passed
       if snap and eg.nrows > st.node_limit then
-        local _, _, rr = R.rebuild(eg, fname)
+        local _, _, rr = R.rebuild(eg, fname, true)
         if rr.interrupted then
           stop, phase = "time_limit", "apply"
           return
@@ -329,7 +329,7 @@ local function iteration(eg, fname, st, list, rsname)
     end
     if phase then return end
     ta = now()
-    local _, _, rr = R.rebuild(eg, fname)
+    local _, _, rr = R.rebuild(eg, fname, true)
     if not rr.interrupted then AN.modify(eg, fname) end
     if rr.interrupted then
       stop, phase = "time_limit", "rebuild"
