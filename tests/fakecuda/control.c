@@ -284,11 +284,13 @@ char *vyre_fakecuda_control(const char *cmd, int *ok) {
     } else if (strcmp(cmd, "launches") == 0) {
         uint64_t computed = 0, skipped = 0, refused = 0;
         fake_prog_counts(&computed, &skipped, &refused);
-        out = malloc(128);
+        out = malloc(160);
         if (out)
-            snprintf(out, 128, "computed=%llu skipped=%llu refused=%llu",
+            snprintf(out, 160,
+                     "computed=%llu skipped=%llu refused=%llu exec_ns=%llu exec_cpu_ns=%llu",
                      (unsigned long long)computed, (unsigned long long)skipped,
-                     (unsigned long long)refused);
+                     (unsigned long long)refused, (unsigned long long)fake_exec_ns(false),
+                     (unsigned long long)fake_exec_ns(true));
         good = true;
     } else if (strcmp(cmd, "launch log") == 0 || strcmp(cmd, "launch log clear") == 0) {
         out = fake_launch_log(cmd[10] != '\0');

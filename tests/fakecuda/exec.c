@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fake.h"
 
@@ -53,12 +54,24 @@ struct fake_prog {
 };
 
 static uint64_t computed, skipped, refused;
+/* Nanoseconds spent computing launches (fake_launch_run), wall and this thread's CPU
+ * time: host-cost benches (bench/eqsat/host_profile.lua) subtract them to get the
+ * host's own time (the CPU time is not inflated when a loaded machine preempts). */
+static uint64_t exec_ns, exec_cpu_ns;
 static char refusal[512]; /* why the last foreign launch was refused */
 
 void fake_prog_counts(uint64_t *c, uint64_t *s, uint64_t *r) {
     *c = computed;
     *s = skipped;
     *r = refused;
+}
+
+uint64_t fake_exec_ns(bool cpu) { return cpu ? exec_cpu_ns : exec_ns; }
+
+static uint64_t clock_ns(clockid_t c) {
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 const char *fake_refusal(void) { return refusal; }
@@ -288,7 +301,17 @@ static bool read_worklists(const struct fake_launch *l, const struct fake_prog *
     return true;
 }
 
+static CUresult launch_run(const struct fake_launch *l);
+
 CUresult fake_launch_run(const struct fake_launch *l) {
+    uint64_t t0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    CUresult r = launch_run(l);
+    exec_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+    exec_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+    return r;
+}
+
+static CUresult launch_run(const struct fake_launch *l) {
     if (l->host) { /* a host operation in stream order (the fake NCCL's collectives) */
         l->host(l->host_ud);
         return CUDA_SUCCESS;

@@ -227,6 +227,7 @@ CUresult fake_stream_plain_op(struct fake_stream *st);
 char *fake_prog_register(const char *text, bool *ok);
 /* Launches computed, foreign launches done as no-ops, foreign launches refused. */
 void fake_prog_counts(uint64_t *computed, uint64_t *skipped, uint64_t *refused);
+uint64_t fake_exec_ns(bool cpu); /* ns spent computing launches so far (wall or CPU) */
 
 /* Entry points, defined across the files and resolved through cuGetProcAddress. */
 #define FAKE_DECL(n) vyre_cu_fn_##n fake_##n;

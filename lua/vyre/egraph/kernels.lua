@@ -96,8 +96,12 @@ function K.signature(op, words)
   return h
 end
 
+-- text: the program text, or a function making it (called only on a cache miss: the
+-- templates filled with U.fill are not re-filled each time an iteration asks for them).
 local function kernel(be, name, text)
-  return U.kernel(be, "egraph:" .. name, function() return SC.expand(text) end)
+  return U.kernel(be, "egraph:" .. name, function()
+    return SC.expand(type(text) == "function" and text() or text)
+  end)
 end
 
 local APPEND_MANY = [[
@@ -131,8 +135,8 @@ $COUNT)
 --- Appends n rows of one op and arity (arity >= 1), children from src (n * arity ids);
 --- stat[0] += the children that are not existing ids (>= id0), for the caller's check.
 function K.append_many(be)
-  return kernel(be, "append_many", U.fill(APPEND_MANY,
-    { COUNT = "  " .. count("bad", "0u32", "c_"):gsub("\n", "\n  ") }))
+  return kernel(be, "append_many", function() return U.fill(APPEND_MANY,
+    { COUNT = "  " .. count("bad", "0u32", "c_"):gsub("\n", "\n  ") }) end)
 end
 
 local APPEND_LEAF = [[
@@ -169,8 +173,8 @@ K.LEAF_TYPES = { "i64", "u64", "i32", "u32" }
 
 --- Appends n leaves of one op, payload i from src[i] (widened to 64 bits).
 function K.append_leaf(be, t)
-  return kernel(be, "append_leaf:" .. t, U.fill(APPEND_LEAF,
-    { T = t, LO = LEAF_WORDS[t][1], HI = LEAF_WORDS[t][2] }))
+  return kernel(be, "append_leaf:" .. t, function() return U.fill(APPEND_LEAF,
+    { T = t, LO = LEAF_WORDS[t][1], HI = LEAF_WORDS[t][2] }) end)
 end
 
 local APPEND_ROWS = [[
@@ -206,7 +210,7 @@ function K.append_rows(be) return kernel(be, "append_rows", APPEND_ROWS) end
 --- stat[0] += the number of src[i] >= limit, i < n (an id bound check made before any
 --- state changes).
 function K.bad_ids(be)
-  return kernel(be, "bad_ids", U.fill([[
+  return kernel(be, "bad_ids", function() return U.fill([[
 (program eg_bad_ids (workgroup 256)
   (buffer src u32 read)
   (columns read_write stat)
@@ -216,12 +220,12 @@ function K.bad_ids(be)
   (let bad 0u32)
   (if (lt i n) (then (if (ge (load src i) limit) (then (set bad 1u32)))))
 $COUNT)
-]], { COUNT = "  " .. count("bad", "0u32", "c_"):gsub("\n", "\n  ") }))
+]], { COUNT = "  " .. count("bad", "0u32", "c_"):gsub("\n", "\n  ") }) end)
 end
 
 --- Unions the pairs (pairs[2i], pairs[2i+1]) for i < n; stat[slot] += merges.
 function K.union_pairs(be)
-  return kernel(be, "union_pairs", U.fill([[
+  return kernel(be, "union_pairs", function() return U.fill([[
 (program eg_union_pairs (workgroup 256)
   (columns read_write parent)
   (buffer pairs u32 read)
@@ -238,7 +242,7 @@ $COUNT)
     UNION = "      " .. union("u_", "(load pairs (mul i 2u32))",
       "(load pairs (add (mul i 2u32) 1u32))"):gsub("\n", "\n      "),
     COUNT = "  " .. count("merged", "slot", "c_"):gsub("\n", "\n  "),
-  }))
+  }) end)
 end
 
 --- parent[x] = root(x) for x < n: afterwards every pointer is the canonical id. The walk
@@ -307,10 +311,10 @@ $MIXW)
 --- (semi-naive search, docs/EGRAPH.md).
 function K.canon(be)
   local function ind(t, n) return string.rep(" ", n) .. t:gsub("\n", "\n" .. string.rep(" ", n)) end
-  return kernel(be, "canon", U.fill(CANON, {
+  return kernel(be, "canon", function() return U.fill(CANON, {
     SEED = K.SEED, MIXOP = ind(mix("mo_", "h", "op"), 6), MIXLEN = ind(mix("ml_", "h", "len"), 6),
     MIXW = ind(mix("mw_", "h", "w"), 8),
-  }))
+  }) end)
 end
 
 --- start[p] = p where a run of equal sorted keys begins, else 0 (a max-scan then gives
@@ -382,13 +386,13 @@ $COUNTD)
 --- row of each congruence group in the run stays (keep = 1). stat[0] += merges,
 --- stat[1] += duplicates.
 function K.match(be)
-  return kernel(be, "match", U.fill(MATCH, {
+  return kernel(be, "match", function() return U.fill(MATCH, {
     SAMEROWS = K.SAME_ROWS,
     UNION = "            " .. union("m_", "(load row_class i)", "(load row_class j)")
       :gsub("\n", "\n            "),
     COUNTM = "  " .. count("merged", "0u32", "cm_"):gsub("\n", "\n  "),
     COUNTD = "  " .. count("dup", "1u32", "cd_"):gsub("\n", "\n  "),
-  }))
+  }) end)
 end
 
 --- Moves the kept rows r (keep[r] != 0) to rank[r] in the second set of columns.
@@ -481,7 +485,7 @@ end
 
 --- stat[slot] += the number of nonzero src[i], i < n.
 function K.count_nonzero(be)
-  return kernel(be, "count_nonzero", U.fill([[
+  return kernel(be, "count_nonzero", function() return U.fill([[
 (program eg_count_nonzero (workgroup 256)
   (buffer src u32 read)
   (columns read_write stat)
@@ -491,7 +495,7 @@ function K.count_nonzero(be)
   (let v 0u32)
   (if (lt i n) (then (if (ne (load src i) 0u32) (then (set v 1u32)))))
 $COUNT)
-]], { COUNT = "  " .. count("v", "slot", "c_"):gsub("\n", "\n  ") }))
+]], { COUNT = "  " .. count("v", "slot", "c_"):gsub("\n", "\n  ") }) end)
 end
 
 --- Group heads of rows sorted by class: flag[p] = 1 where a new class starts.
@@ -584,14 +588,14 @@ local ROWCOST = U.fill([[
 --- One Bellman-Ford sweep of class costs: ccost[class] = min over its rows of the row
 --- cost; stat[slot] += rows that lowered their class's cost.
 function K.cost(be)
-  return kernel(be, "cost", U.fill(COST, {
+  return kernel(be, "cost", function() return U.fill(COST, {
     ROWCOST = ROWCOST, COUNT = "  " .. count("changed", "slot", "c_"):gsub("\n", "\n  "),
-  }))
+  }) end)
 end
 
 --- best[class] = the smallest row whose cost is the class's (finite) cost.
 function K.best(be)
-  return kernel(be, "best", U.fill(BEST, { ROWCOST = ROWCOST, INF = INF64 }))
+  return kernel(be, "best", function() return U.fill(BEST, { ROWCOST = ROWCOST, INF = INF64 }) end)
 end
 
 return K

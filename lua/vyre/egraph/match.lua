@@ -506,6 +506,7 @@ end
 -- Binds what a `when` condition reads of the analyses: the e-graph's analysis state and
 -- values, and each named analysis's values (and constant states) as an_NAME(_st).
 local function bind_analyses(eg, when, args)
+  if not when then return end -- most rules have no condition
   if M.uses_analysis(when) then args.an_state, args.an_val = eg.an_state, eg.an_val end
   for name, const in pairs(require("vyre.egraph.rules").values_read(when)) do
     args["an_" .. name] = eg.analyses[name].val
@@ -589,6 +590,14 @@ function M.prepare(eg, pat, lay, when)
   return kc
 end
 
+-- The scratch roles of a batched pattern's role (counts, scan, substitutions), named
+-- once rather than concatenated every iteration.
+local ROLES = setmetatable({}, { __index = function(t, role)
+  local v = { cnt = "m_cnt_" .. role, scan = "m_scan_" .. role, sub = "sub_" .. role }
+  rawset(t, role, v)
+  return v
+end })
+
 -- The count kernel's arguments for pattern e.pat over the index (as M.search), or nil
 -- when the pattern's op has no rows.
 local function count_args(eg, idx, e)
@@ -599,7 +608,7 @@ local function count_args(eg, idx, e)
   local n = stop - base
   if n <= 0 or idx.n == 0 then return nil end
   local kc = M.prepare(eg, pat, lay, when)
-  local cnt = S.exact(eg, "m_cnt_" .. e.role, n)
+  local cnt = S.exact(eg, ROLES[e.role].cnt, n)
   local args = { row_op = eg.row_op, row_off = eg.row_off, row_class = eg.row_class,
     children = eg.children, op_rows = idx.op_rows, cls_rows = idx.cls_rows,
     cstart = idx.cstart, cend = idx.cend, cnt_out = cnt, row_epoch = eg.row_epoch,
@@ -620,16 +629,27 @@ function M.count_batch(eg, fname, idx, entries)
   if #entries == 0 then return end
   local be = eg.be
   local tot = S.exact(eg, "m_tot", #entries)
+  -- each pattern's one-element view of tot, made once per tot buffer (not per iteration)
+  local views = eg.m_tot_views
+  if not views or views.of ~= tot then
+    views = { of = tot }
+    eg.m_tot_views = views
+  end
   local steps, rb, live = {}, {}, {}
   basic.fill_steps(be, tot, 0, #entries, steps)
   for k, e in ipairs(entries) do
     e.m, e.total, e.args = 0, 0, nil
     local args, kc, n = count_args(eg, idx, e)
     if args then
-      args.stat = tot:view(k, 1)
+      local v = views[k]
+      if not v then
+        v = tot:view(k, 1)
+        views[k] = v
+      end
+      args.stat = v
       e.args, e.kc, e.n = args, kc, n
       steps[#steps + 1] = { kc.count, args, S.grid(n) }
-      e.cs = S.exact(eg, "m_scan_" .. e.role, n)
+      e.cs = S.exact(eg, ROLES[e.role].scan, n)
       scan.steps(be, "u32", "add", true, args.cnt_out, e.cs, n, steps)
       rb[#rb + 1] = { e.cs, n, 1 }
       rb[#rb + 1] = { args.cnt_out, n, 1 }
@@ -652,7 +672,7 @@ function M.write_batch(eg, fname, entries)
         S.raise(fname, ("pattern %s has %d matches, too many substitution words"):format(
           e.role, e.m), "lower node_limit or ban the rule with the scheduler")
       end
-      e.sub = S.exact(eg, "sub_" .. e.role, e.m * e.lay.ncols)
+      e.sub = S.exact(eg, ROLES[e.role].sub, e.m * e.lay.ncols)
       local wargs = {}
       for k, v in pairs(e.args) do wargs[k] = v end
       wargs.cnt_out, wargs.sub, wargs.m = e.cs, e.sub, e.m

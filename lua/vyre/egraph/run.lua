@@ -106,6 +106,10 @@ end
 -- The scheduler's answer for rule_name at iteration it (matches nil: before the search),
 -- or a raise naming the scheduler when it raises or yields.
 local function ask(fname, st, it, rule_name, matches)
+  -- vyre's own schedulers neither raise nor yield: called directly, without the
+  -- coroutine and the message callback.call makes for a user's function (twice per rule
+  -- per iteration)
+  if st.indep then return st.sched_fn(it, rule_name, matches) end
   local ok, res = callback.call(("the scheduler (iteration %d, rule '%s')"):format(it,
     rule_name), st.sched_fn, it, rule_name, matches)
   if not ok then
@@ -174,6 +178,13 @@ end
 
 -- One iteration ---------------------------------------------------------------------------
 
+-- the scratch role of the i-th rule's pattern in the batched search ("r<i>p1")
+local ROLE = setmetatable({}, { __index = function(t, i)
+  local v = ("r%dp1"):format(i)
+  rawset(t, i, v)
+  return v
+end })
+
 -- Runs one iteration of the rules in list; returns its record, a stop reason or nil, and
 -- whether the run should count it as progress (the graph changed, or bans moved).
 local function iteration(eg, fname, st, list, rsname)
@@ -190,7 +201,7 @@ local function iteration(eg, fname, st, list, rsname)
   -- the constant analysis for `when`'s (const ?x), when a rule of this run reads it
   if eg.an_spec then
     for _, rule in ipairs(list) do
-      if rules.uses_analysis(rule.when) or rule.applier then
+      if (rule.when and rules.uses_analysis(rule.when)) or rule.applier then
         AN.compute(eg, fname, idx)
         break
       end
@@ -198,7 +209,7 @@ local function iteration(eg, fname, st, list, rsname)
   end
   -- the user analyses, when a rule reads one (`when`'s (value NAME ?x), a Lua applier)
   for _, rule in ipairs(list) do
-    if next(rules.values_read(rule.when)) or rule.applier then
+    if (rule.when and next(rules.values_read(rule.when))) or rule.applier then
       require("vyre.egraph.uanalysis").compute_all(eg, fname, idx)
       break
     end
@@ -225,7 +236,7 @@ local function iteration(eg, fname, st, list, rsname)
       rule.lays = rule.lays or {}
       rule.lays[1] = rule.lays[1] or match.layout(rule.pats[1], false, rule.subsume)
       local e = { pat = rule.pats[1], lay = rule.lays[1], when = rule.when,
-        role = ("r%dp1"):format(ri), since = st.semi and rule.since or 0 }
+        role = ROLE[ri], since = st.semi and rule.since or 0 }
       dev[#dev + 1] = e
       entry[ri] = e
     end
@@ -304,7 +315,7 @@ local function iteration(eg, fname, st, list, rsname)
       end
       -- the staged rows count duplicates: only a rebuild tells whether the limit passed
       if snap and eg.nrows > st.node_limit then
-        local _, _, rr = R.rebuild(eg, fname)
+        local _, _, rr = R.rebuild(eg, fname, true)
         if rr.interrupted then
           stop, phase = "time_limit", "apply"
           return
@@ -318,7 +329,7 @@ local function iteration(eg, fname, st, list, rsname)
     end
     if phase then return end
     ta = now()
-    local _, _, rr = R.rebuild(eg, fname)
+    local _, _, rr = R.rebuild(eg, fname, true)
     if not rr.interrupted then AN.modify(eg, fname) end
     if rr.interrupted then
       stop, phase = "time_limit", "rebuild"

@@ -31,6 +31,15 @@ end
 
 local function u32lit(v) return ("%du32"):format(v) end
 
+-- the node kernels' id parameters a1, a2, ... (named once, not per launch)
+local ANAMES = {}
+for k = 1, 16 do ANAMES[k] = "a" .. k end
+setmetatable(ANAMES, { __index = function(t, k)
+  local v = "a" .. k
+  rawset(t, k, v)
+  return v
+end })
+
 -- A source of one u32 per match: {col = c} (a substitution column) or {id = x, step = 0|1}
 -- (x, or x + i for ids made by an add_many of m nodes). Its expression in a kernel,
 -- where parameter a<k> holds the id.
@@ -260,24 +269,59 @@ function A.batchable(eg, rule)
   return not rule.applier and not eg.xlog
 end
 
---- The rows (= ids) and child words that applying m matches of rule adds.
+--- The rows (= ids) and child words that applying m matches of rule adds: both are
+--- linear in m, so the coefficients are counted once per rule (rule.added) and an
+--- iteration only multiplies.
 function A.added(_, rule, m)
-  local rows, words = 0, 0
-  local function walk(t)
-    if t.kind == "root" or t.kind == "var" then return end
-    if t.kind == "leaf" then
-      local n = t.payload.kind == "int" and 1 or m
-      rows, words = rows + n, words + 2 * n
-      return
+  local c = rule.added
+  if not c or c.unions ~= rule.unions then
+    local r0, r1, w0, w1 = 0, 0, 0, 0
+    local function walk(t)
+      if t.kind == "root" or t.kind == "var" then return end
+      if t.kind == "leaf" then
+        -- a literal leaf is one e-node for all matches, a computed one m
+        if t.payload.kind == "int" then
+          r0, w0 = r0 + 1, w0 + 2
+        else
+          r1, w1 = r1 + 1, w1 + 2
+        end
+        return
+      end
+      for _, a in ipairs(t.args) do walk(a) end
+      r1, w1 = r1 + 1, w1 + #t.args
     end
-    for _, a in ipairs(t.args) do walk(a) end
-    rows, words = rows + m, words + m * #t.args
+    for _, pr in ipairs(rule.unions) do
+      walk(pr[1])
+      walk(pr[2])
+    end
+    c = { unions = rule.unions, r0 = r0, r1 = r1, w0 = w0, w1 = w1 }
+    rule.added = c
   end
-  for _, pr in ipairs(rule.unions) do
-    walk(pr[1])
-    walk(pr[2])
+  return c.r0 + c.r1 * m, c.w0 + c.w1 * m
+end
+
+-- The kernels of one rule's right-hand side in the order apply_batch launches them, per
+-- backend, layout and debug mode: they depend only on the rule's shape, so an iteration
+-- looks them up here (a list index) instead of writing each shape's cache key (or a
+-- computed leaf's whole text) again.
+local function rhs_kernels(rule, be, lay)
+  local per_be = rule.apk
+  if not per_be then
+    per_be = setmetatable({}, { __mode = "k" })
+    rule.apk = per_be
   end
-  return rows, words
+  local per_lay = per_be[be]
+  if not per_lay then
+    per_lay = setmetatable({}, { __mode = "k" })
+    per_be[be] = per_lay
+  end
+  local dbg = be:debug() and 2 or 1
+  local c = per_lay[lay]
+  if not c then
+    c = { {}, {} } -- [1] debug off, [2] debug on
+    per_lay[lay] = c
+  end
+  return c[dbg]
 end
 
 --- Applies the matches of every entry {rule, sub, m, lay} of list (A.batchable rules)
@@ -292,60 +336,79 @@ function A.apply_batch(eg, fname, list, dry)
   end
   if rows + eg.nrows > S.LIMIT or rows + eg.nids > S.LIMIT or words + eg.nwords > S.LIMIT then
     S.raise(fname, ("the e-graph would exceed %d e-nodes, ids or child words"):format(S.LIMIT),
-      "lower node_limit or ban rules with the scheduler (ids are u32 on the device)")
+      "lower node_limit or ban the rule with the scheduler (ids are u32 on the device)")
   end
   if not dry then S.reserve(eg, eg.nrows + rows, eg.nwords + words, eg.nids + rows) end
   local be = eg.be
-  local cur = { row = eg.nrows, word = eg.nwords, id = eg.nids }
+  local cur_row, cur_id, cur_word = eg.nrows, eg.nids, eg.nwords
   local steps = {}
   S.zero_stat(eg, 1, steps)
-  local function cols(args)
-    args.children, args.row_class, args.row_op = eg.children, eg.row_class, eg.row_op
-    args.row_off, args.row_len, args.parent = eg.row_off, eg.row_len, eg.parent
-    return args
+  local children, row_class, row_op = eg.children, eg.row_class, eg.row_op
+  local row_off, row_len, parent = eg.row_off, eg.row_len, eg.parent
+  -- the rule's kernels in launch order (rhs_kernels), filled on the first apply
+  local ks, ki = nil, 0
+  local function pick(make)
+    ki = ki + 1
+    local k = ks[ki]
+    if not k then
+      k = make()
+      ks[ki] = k
+    end
+    return k
   end
   local function inst(sub, m, lay, t)
-    if t.kind == "root" then return { col = 0 } end
-    if t.kind == "var" then return { col = lay.class[t.name] } end
+    local kind = t.kind
+    if kind == "root" then return { col = 0 } end
+    if kind == "var" then return { col = lay.class[t.name] } end
     local n, kern, args, w
-    if t.kind == "leaf" then
+    -- each args table is made by one constructor (sized once, no rehash as fields come)
+    if kind == "leaf" then
       local p = t.payload
+      local lo, hi = 0, 0
       if p.kind == "int" then
-        n, kern = 1, U.kernel(be, "eqsat:leaf", literal_leaf)
-        args = { lo = p.value & 0xffffffff, hi = (p.value >> 32) & 0xffffffff }
+        n, kern = 1, pick(function() return U.kernel(be, "eqsat:leaf", literal_leaf) end)
+        lo, hi = p.value & 0xffffffff, (p.value >> 32) & 0xffffffff
       else
-        n, kern = m, kernel(be, leaf_text(payload_code(eg, lay, p, t.op)))
-        args = { lo = 0, hi = 0 }
+        n = m
+        kern = pick(function() return kernel(be, leaf_text(payload_code(eg, lay, p, t.op))) end)
       end
       w = 2 * n
+      args = { lo = lo, hi = hi, sub = sub, m = n, op = t.op, row0 = cur_row, id0 = cur_id,
+        word0 = cur_word, children = children, row_class = row_class, row_op = row_op,
+        row_off = row_off, row_len = row_len, parent = parent }
     else
       local srcs = {}
-      for k, a in ipairs(t.args) do srcs[k] = inst(sub, m, lay, a) end
-      n, args, w = m, {}, m * #srcs
-      kern = shaped(be, "node", srcs, node_text)
-      for k, src in ipairs(srcs) do args["a" .. k] = src.id or 0 end
+      local targs = t.args
+      for k = 1, #targs do srcs[k] = inst(sub, m, lay, targs[k]) end
+      n, w = m, m * #srcs
+      kern = pick(function() return shaped(be, "node", srcs, node_text) end)
+      local s1, s2 = srcs[1], srcs[2]
+      args = { a1 = s1 and (s1.id or 0) or nil, a2 = s2 and (s2.id or 0) or nil, sub = sub,
+        m = n, op = t.op, row0 = cur_row, id0 = cur_id, word0 = cur_word,
+        children = children, row_class = row_class, row_op = row_op, row_off = row_off,
+        row_len = row_len, parent = parent }
+      for k = 3, #srcs do args[ANAMES[k]] = srcs[k].id or 0 end
     end
-    args.sub, args.m, args.op = sub, n, t.op
-    args.row0, args.id0, args.word0 = cur.row, cur.id, cur.word
-    steps[#steps + 1] = { kern, cols(args), S.grid(n) }
-    local first = cur.id
-    cur.row, cur.id, cur.word = cur.row + n, cur.id + n, cur.word + w
+    steps[#steps + 1] = { kern, args, S.grid(n) }
+    local first = cur_id
+    cur_row, cur_id, cur_word = cur_row + n, cur_id + n, cur_word + w
     -- a literal leaf is one e-node shared by every match; the others are m, one each
-    return { id = first, step = (t.kind == "leaf" and t.payload.kind == "int") and 0 or 1 }
+    return { id = first, step = (kind == "leaf" and t.payload.kind == "int") and 0 or 1 }
   end
   for _, f in ipairs(list) do
+    ks, ki = rhs_kernels(f.rule, be, f.lay), 0
     for _, pr in ipairs(f.rule.unions) do
       local a = inst(f.sub, f.m, f.lay, pr[1])
       local b = inst(f.sub, f.m, f.lay, pr[2])
-      steps[#steps + 1] = { shaped(be, "union", { a, b }, union_text), { parent = eg.parent,
-        sub = f.sub,
-        stat = eg.stat, m = f.m, a1 = a.id or 0, a2 = b.id or 0 }, S.grid(f.m) }
+      steps[#steps + 1] = { pick(function() return shaped(be, "union", { a, b }, union_text) end),
+        { parent = parent, sub = f.sub, stat = eg.stat, m = f.m, a1 = a.id or 0,
+          a2 = b.id or 0 }, S.grid(f.m) }
     end
   end
   if dry then return 0 end
   local res = S.run(eg, fname, steps, { S.stat_readback(eg, 1) })
-  eg.nrows, eg.nwords, eg.nids = cur.row, cur.word, cur.id
-  eg.dev.nrows, eg.dev.nwords, eg.dev.nids = cur.row, cur.word, cur.id
+  eg.nrows, eg.nwords, eg.nids = cur_row, cur_word, cur_id
+  eg.dev.nrows, eg.dev.nwords, eg.dev.nids = cur_row, cur_word, cur_id
   eg.uf_dirty = true
   S.changed(eg)
   eg.merges = eg.merges + res[1][1]

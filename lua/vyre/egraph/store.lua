@@ -59,7 +59,20 @@ function S.tick(clock, t)
 end
 
 --- The launch grid for n invocations.
-function S.grid(n) return { grid = { math.max(1, U.cdiv(n, S.WG)) } } end
+-- One options table per block count, shared by every step that launches that many
+-- blocks (the binding only reads a step's options): an iteration's ~200 steps make no
+-- new tables for their grids. Nothing may modify a table S.grid returns.
+local GRIDS = {}
+function S.grid(n)
+  local WG = S.WG
+  local b = n > WG and (n + WG - 1) // WG or 1
+  local g = GRIDS[b]
+  if not g then
+    g = { grid = { b } }
+    GRIDS[b] = g
+  end
+  return g
+end
 
 --- Appends the launches that zero stat[0 .. n).
 function S.zero_stat(eg, n, steps)
@@ -106,6 +119,11 @@ function S.reserve(eg, rows, words, ids)
   end
   local steps = { old = {} }
   for _, c in ipairs(S.ROW_COLS) do S.ensure(eg, c, rows, eg.dev.nrows, steps) end
+  -- the epoch column (rebuild.lua's R.epochs) grows with the rows in this sequence,
+  -- not in one of its own at the next rebuild
+  if eg.row_epoch then
+    S.ensure(eg, "row_epoch", eg.row_class.count, eg.epoch_rows or 0, steps)
+  end
   S.ensure(eg, "children", words, eg.dev.nwords, steps)
   S.ensure(eg, "parent", ids, eg.dev.nids, steps)
   local old = steps.old
@@ -120,10 +138,15 @@ end
 --- microseconds, and a free waits for the device). A caller that replaced eg.x_<role>
 --- itself (a swap) gets the old exact allocation for that role from then on, so two
 --- roles never alias one buffer.
+local XKEY = setmetatable({}, { __index = function(k, role)
+  local v = "x_" .. role
+  rawset(k, role, v)
+  return v
+end })
 function S.exact(eg, role, n, t)
   t = t or "u32"
-  local n1 = math.max(n, 1)
-  local key = "x_" .. role
+  local n1 = n > 1 and n or 1
+  local key = XKEY[role]
   local b = eg[key]
   if b and not b.freed and b.count == n1 and b.type == t then return b end
   local caps = eg.xcap
