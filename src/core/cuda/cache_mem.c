@@ -139,7 +139,18 @@ static enum vyre_status load_module(struct vyre_cuda_device *d, const char *ptx,
      * chosen target in its .target line, so the PTX hash keys the target too. */
     uint64_t key = vyre_cu_disk_key(ptx_hash, d->info.sm, vyre_cu.version);
     size_t clen = 0;
-    void *cubin = vyre_cu_disk_read(key, ptx_hash, &clen);
+    /* A batch (compile_many.c) read or compiled this cubin ahead: take it. */
+    struct vyre_cu_staged *sg = NULL;
+    for (uint32_t i = 0; i < d->nstaged && !sg; i++)
+        if (d->staged[i].cubin && d->staged[i].ptx_hash == ptx_hash) sg = &d->staged[i];
+    void *cubin = NULL;
+    if (sg && sg->from_disk) {
+        cubin = sg->cubin;
+        clen = sg->len;
+        sg->cubin = NULL;
+    } else if (!sg) {
+        cubin = vyre_cu_disk_read(key, ptx_hash, &clen);
+    }
     if (cubin) {
         enum vyre_status st = vyre_cu_load_image(d, cubin, NULL, program, out, NULL);
         free(cubin);
@@ -150,7 +161,14 @@ static enum vyre_status load_module(struct vyre_cuda_device *d, const char *ptx,
         /* A cubin the driver refuses (e.g. a corrupted file) is just a miss. */
     }
     d->st.disk_misses++;
-    enum vyre_status st = vyre_cu_jit(d, ptx, len, program, &cubin, &clen, err);
+    enum vyre_status st = VYRE_OK;
+    if (sg && sg->cubin) { /* compiled ahead by a worker, counted there */
+        cubin = sg->cubin;
+        clen = sg->len;
+        sg->cubin = NULL;
+    } else {
+        st = vyre_cu_jit(d, ptx, len, program, &cubin, &clen, err);
+    }
     if (st != VYRE_OK) return st;
     st = vyre_cu_load_image(d, cubin, NULL, program, out, err);
     if (st == VYRE_OK) {

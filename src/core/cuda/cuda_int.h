@@ -159,6 +159,10 @@ struct vyre_cuda_device {
     struct vyre_cu_module **mods;
     uint32_t nmods, mods_cap;
     uint64_t tick;                      /* LRU clock */
+    /* cubins a vyre_cuda_compile_many read or JIT-compiled ahead (compile_many.c), taken
+     * by the module cache's loads instead of the disk and the JIT; NULL otherwise */
+    struct vyre_cu_staged *staged;
+    uint32_t nstaged;
     bool capturing;                     /* graph.c is capturing the stream */
     /* debug mode (debug.c): kernels compiled while on count out-of-bounds accesses */
     bool debug;
@@ -277,6 +281,14 @@ VYRE_INTERNAL enum vyre_status vyre_cu_module_get(struct vyre_cuda_device *d, co
                                                   const char *program, struct vyre_cu_module **out,
                                                   struct vyre_error *err);
 VYRE_INTERNAL void vyre_cu_module_release(struct vyre_cu_module *m);
+/* A cubin staged for the module cache (compile_many.c): from_disk tells a disk hit from
+ * a JIT of this process (which the load then writes to disk). */
+struct vyre_cu_staged {
+    uint64_t ptx_hash;
+    void *cubin; /* malloc'd; NULL: nothing staged (a module hit, or the job failed) */
+    size_t len;
+    bool from_disk;
+};
 /* Unloads cached modules no kernel uses (trim). */
 VYRE_INTERNAL void vyre_cu_modules_trim(struct vyre_cuda_device *d);
 /* Drops every cache entry (device teardown). */
@@ -291,6 +303,18 @@ VYRE_INTERNAL bool vyre_cu_disk_write(uint64_t key, uint64_t src, const void *da
                                       uint64_t *evicted);
 
 /* JIT (module.c): PTX -> cubin through cuLink*, log and failing line in err. */
+#define VYRE_CU_LOG_BYTES 8192u
+/* The JIT alone, thread-safe (no device state; the caller's thread has d's context
+ * current): log has VYRE_CU_LOG_BYTES; on failure *call names the failed driver call
+ * (NULL: out of host memory) for vyre_cu_link_error. */
+VYRE_INTERNAL CUresult vyre_cu_link(const char *ptx, size_t len, const char *program, char *log,
+                                    void **cubin, size_t *cubin_len, const char **call);
+/* vyre_cu_jit's error for a failed vyre_cu_link (on the device's calling thread: a
+ * sticky result marks d lost). */
+VYRE_INTERNAL enum vyre_status vyre_cu_link_error(struct vyre_cuda_device *d, CUresult r,
+                                                  const char *call, const char *program,
+                                                  const char *ptx, const char *log,
+                                                  size_t cubin_len, struct vyre_error *err);
 VYRE_INTERNAL enum vyre_status vyre_cu_jit(struct vyre_cuda_device *d, const char *ptx, size_t len,
                                            const char *program, void **cubin, size_t *cubin_len,
                                            struct vyre_error *err);
