@@ -68,20 +68,16 @@ static void run_job(struct batch *b, struct job *j) {
 }
 
 /* A worker: makes the device's context current on its thread, then takes jobs until
- * none is left. A context it cannot make current fails the jobs it takes. */
+ * none is left. One that cannot make it current takes none: the calling thread (whose
+ * context is current) and the other workers do its share, and a device really gone
+ * fails there with the cause. */
 static void *worker(void *arg) {
     struct batch *b = arg;
-    CUresult rc = vyre_cu.cuCtxSetCurrent(b->d->ctx);
+    if (vyre_cu.cuCtxSetCurrent(b->d->ctx) != CUDA_SUCCESS) return NULL;
     for (;;) {
         size_t i = atomic_fetch_add(&b->next, 1);
         if (i >= b->njobs) break;
-        struct job *j = &b->jobs[i];
-        if (rc != CUDA_SUCCESS) {
-            j->r = rc;
-            j->call = "cuCtxSetCurrent";
-            continue;
-        }
-        run_job(b, j);
+        run_job(b, &b->jobs[i]);
     }
     return NULL;
 }
@@ -178,8 +174,6 @@ static enum vyre_status first_failure(struct vyre_cuda_device *d, struct batch *
     }
     if (!first) return VYRE_OK;
     const char *name = b->names[first->prog];
-    if (first->call && strcmp(first->call, "cuCtxSetCurrent") == 0)
-        return vyre_cu_fail(d, first->r, first->call, name, err);
     if (!first->log)
         return vyre_error_set(err, VYRE_ERR_NOMEM,
                               "compile_many: out of host memory for program '%s'. Fix: free "
