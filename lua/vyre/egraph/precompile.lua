@@ -35,4 +35,29 @@ function P.rules(eg, list)
   for _, rule in ipairs(list) do A.prepare(eg, rule) end
 end
 
+--- The kernels every e-graph on eg's backend runs whatever its rules (rebuild's canon,
+--- radix sort, scans and matching; the index keys; the growth of columns), compiled as
+--- one batch when the e-graph is made, instead of one by one in its first rebuild. The
+--- gathering walk builds steps over eg.stat and throws them away; a kernel it names that
+--- a rebuild never uses costs one compile, and a failure here is left to the first use.
+function P.base(eg)
+  local be = eg.be
+  local K = require("vyre.egraph.kernels")
+  local lib = require("vyre.lib")
+  local scan = require("vyre.lib.shared").scan
+  local b, n, steps = eg.stat, eg.stat.count, {}
+  local v = be:buffer("u32", n) -- the sort's values (they may not alias its keys)
+  pcall(U.collect, be, function()
+    for _, name in ipairs({ "compress", "canon", "heads", "match", "scatter_rows", "move_words",
+      "copy_range", "fill_from", "mark", "count_nonzero", "append_rows" }) do
+      K[name](be)
+    end
+    lib.steps.sort(be, b, v)
+    scan.steps(be, "u32", "max", false, b, b, n, steps)
+    scan.steps(be, "u32", "add", true, b, b, n, steps)
+    require("vyre.lib.basic").fill_steps(be, b, 0, n, steps)
+  end)
+  v:free()
+end
+
 return P
