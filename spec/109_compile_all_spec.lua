@@ -126,7 +126,7 @@ describe("be:compile_all on the fake driver #fakecuda", function()
     assert.are.equal(12, #be:compile_all(ps)) -- the device stays usable
   end)
 
-  it("compiles the e-graph's rule set before iteration 1 in one batch; a warm process JITs nothing",
+  it("compiles the e-graph's kernels in two batches; a warm process JITs nothing",
     function()
       local dir = os.tmpname()
       os.remove(dir)
@@ -149,8 +149,11 @@ describe("be:compile_all on the fake driver #fakecuda", function()
       local cold = child(dir, "", code)
       local nodes, batch, jit = cold:match("^(%d+)\t(%d+)\t(%d+)\t0\n$")
       assert.are.equal("208", nodes, cold) -- egglog's count at iteration 3
-      assert.is_true(tonumber(batch) >= 40, cold) -- the rule set's kernels, in one batch
+      -- the fixed kernels when the e-graph is made, the rule set's before iteration 1:
+      -- three small kernels (the index keys and ranges, the moved count) remain one by one
+      assert.is_true(tonumber(batch) >= 60, cold)
       assert.is_true(tonumber(jit) >= tonumber(batch), cold)
+      assert.is_true(tonumber(jit) - tonumber(batch) <= 3, cold)
       local warm = child(dir, "", code)
       assert.are.equal(("208\t%s\t0\t%s\n"):format(batch, jit), warm)
       os.execute("rm -rf " .. dir)

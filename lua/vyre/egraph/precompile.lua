@@ -40,8 +40,14 @@ end
 --- one batch when the e-graph is made, instead of one by one in its first rebuild. The
 --- gathering walk builds steps over eg.stat and throws them away; a kernel it names that
 --- a rebuild never uses costs one compile, and a failure here is left to the first use.
+local based = setmetatable({}, { __mode = "k" }) -- backend -> {[debug mode] = true}
+
 function P.base(eg)
   local be = eg.be
+  local mode = be:debug() and "debug" or "plain" -- debug kernels are cached apart
+  based[be] = based[be] or {}
+  if based[be][mode] then return end -- once per backend: later e-graphs find them cached
+  based[be][mode] = true
   local K = require("vyre.egraph.kernels")
   local lib = require("vyre.lib")
   local scan = require("vyre.lib.shared").scan
