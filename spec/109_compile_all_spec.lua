@@ -137,7 +137,12 @@ describe("be:compile_all on the fake driver #fakecuda", function()
         local F = require('tests.fakecuda.harness')
         local batch = 0
         local collect = U.collect
-        U.collect = function(be, fn) local n = collect(be, fn); batch = batch + n; return n end
+        U.collect = function(be, fn)
+          local j0 = be:stats().jit_compiles
+          local n = collect(be, fn)
+          batch = batch + be:stats().jit_compiles - j0
+          return n
+        end
         local M = require('bench.eqsat.math')
         local be = F.device()
         local eg = vyre.egraph(be)
@@ -146,16 +151,16 @@ describe("be:compile_all on the fake driver #fakecuda", function()
         local rep = eg:run({iterations = 3, scheduler = vyre.egraph.simple()})
         local s = be:stats()
         print(rep[#rep].nodes, batch, s.jit_compiles, s.disk_hits)]]
+      -- (the child's code is one line once the shell has it: no comments in it)
       local cold = child(dir, "", code)
       local nodes, batch, jit = cold:match("^(%d+)\t(%d+)\t(%d+)\t0\n$")
       assert.are.equal("208", nodes, cold) -- egglog's count at iteration 3
       -- the fixed kernels when the e-graph is made, the rule set's before iteration 1:
-      -- three small kernels (the index keys and ranges, the moved count) remain one by one
+      -- one small kernel (the moved count, run.lua) remains one by one
       assert.is_true(tonumber(batch) >= 60, cold)
-      assert.is_true(tonumber(jit) >= tonumber(batch), cold)
-      assert.is_true(tonumber(jit) - tonumber(batch) <= 3, cold)
+      assert.is_true(tonumber(jit) - tonumber(batch) <= 1, cold)
       local warm = child(dir, "", code)
-      assert.are.equal(("208\t%s\t0\t%s\n"):format(batch, jit), warm)
+      assert.are.equal(("208\t0\t0\t%s\n"):format(jit), warm) -- every cubin from disk
       os.execute("rm -rf " .. dir)
     end)
 

@@ -36,7 +36,7 @@ function P.rules(eg, list)
 end
 
 --- The kernels every e-graph on eg's backend runs whatever its rules (rebuild's canon,
---- radix sort, scans and matching; the index keys; the growth of columns), compiled as
+--- radix sort, scans and matching; the index's keys and ranges; the growth of columns), compiled as
 --- one batch when the e-graph is made, instead of one by one in its first rebuild. The
 --- gathering walk builds steps over eg.stat and throws them away; a kernel it names that
 --- a rebuild never uses costs one compile, and a failure here is left to the first use.
@@ -58,6 +58,7 @@ function P.base(eg)
       "copy_range", "fill_from", "mark", "count_nonzero", "append_rows" }) do
       K[name](be)
     end
+    require("vyre.egraph.match").index_kernels(be)
     lib.steps.sort(be, b, v)
     scan.steps(be, "u32", "max", false, b, b, n, steps)
     scan.steps(be, "u32", "add", true, b, b, n, steps)
