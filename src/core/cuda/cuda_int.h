@@ -275,6 +275,24 @@ struct vyre_cu_ptx_entry {
 VYRE_INTERNAL enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_program *p,
                                                const char **ptx, size_t *len, uint64_t *ptx_hash,
                                                struct vyre_error *err);
+/* vyre_cu_ptx_get in two halves, so a batch (compile_many.c) can emit the missing PTX
+ * in worker threads between them: find validates p and looks it up (w->ptx NULL on a
+ * miss, with w->opt the options to emit with, pointing into w); put stores emitted text
+ * (vyre_free-able; taken) and fills w->ptx, len and ptx_hash. */
+struct vyre_cu_ptx_want {
+    uint64_t key;
+    struct vyre_opt_options passes;
+    struct vyre_ptx_options opt;
+    const char *ptx;
+    size_t len;
+    uint64_t ptx_hash;
+};
+VYRE_INTERNAL enum vyre_status vyre_cu_ptx_find(struct vyre_cuda_device *d, vyre_program *p,
+                                                struct vyre_cu_ptx_want *w,
+                                                struct vyre_error *err);
+VYRE_INTERNAL enum vyre_status vyre_cu_ptx_put(struct vyre_cuda_device *d,
+                                               struct vyre_cu_ptx_want *w, char *text, size_t n,
+                                               struct vyre_error *err);
 /* Module for PTX text (memory cache, disk cubin cache, JIT). Adds one reference. */
 VYRE_INTERNAL enum vyre_status vyre_cu_module_get(struct vyre_cuda_device *d, const char *ptx,
                                                   size_t len, uint64_t ptx_hash,
