@@ -191,6 +191,18 @@ static void test_errors(void) {
     fresh_cache("ctx");
     vyre_cuda_device *d = NULL;
     CHECK_EQ_U64(vyre_cuda_device_open(0, &d, &e), VYRE_OK);
+    /* An invalid program among valid ones (the emitter's side): named, nothing made. */
+    vyre_program *bad = NULL;
+    const char *text = "(program cm_invalid (workgroup 64) (buffer v u32 read)\n"
+                       "  (store v 0u32 1u32))";
+    CHECK_EQ_U64(vyre_text_parse(text, strlen(text), &bad, &e), VYRE_OK);
+    vyre_program *mix[3] = {p[0], bad, p[1]};
+    vyre_cuda_kernel *mk[3];
+    CHECK(vyre_cuda_compile_many(d, mix, 3, mk, &e) != VYRE_OK);
+    CHECK_STR_CONTAINS(e.message, "cm_invalid");
+    CHECK(mk[0] == NULL && mk[1] == NULL && mk[2] == NULL);
+    CHECK_EQ_U64(STAT(d, live_kernels), 0);
+    vyre_program_free(bad);
     ctl("fail cuCtxSetCurrent:1:CUDA_ERROR_INVALID_VALUE:always");
     CHECK_EQ_U64(vyre_cuda_compile_many(d, p, NPROG, k, &e), VYRE_OK);
     ctl("clear");

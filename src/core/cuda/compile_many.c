@@ -3,8 +3,10 @@
  * (tens of milliseconds each); one after another that dominated the first iteration.
  *
  * The batch runs in three phases:
- * 1. on the calling thread: each program's PTX (memory cache or emitter) and its hash;
- *    programs whose module is already loaded, and repeats of one PTX, need nothing;
+ * 1. each program's PTX and its hash: the memory cache's, looked up on the calling
+ *    thread, or emitted in worker threads (a warm start's main cost once the cubins are
+ *    on disk: the radix sort's passes take tens of milliseconds each); programs whose
+ *    module is already loaded, and repeats of one PTX, need nothing more;
  * 2. in worker threads (the caller is one of them): each remaining PTX's cubin from the
  *    disk cache, else from the JIT (each worker makes the device's context current and
  *    uses its own link state; workers touch no device state, so the device needs no
@@ -39,7 +41,6 @@ struct batch {
     struct vyre_cuda_device *d;
     struct job *jobs;
     size_t njobs;
-    atomic_size_t next; /* the next job to take */
     const char *const *names;
 };
 
@@ -67,21 +68,6 @@ static void run_job(struct batch *b, struct job *j) {
     if (j->r != CUDA_SUCCESS) j->out.cubin = NULL;
 }
 
-/* A worker: makes the device's context current on its thread, then takes jobs until
- * none is left. One that cannot make it current takes none: the calling thread (whose
- * context is current) and the other workers do its share, and a device really gone
- * fails there with the cause. */
-static void *worker(void *arg) {
-    struct batch *b = arg;
-    if (vyre_cu.cuCtxSetCurrent(b->d->ctx) != CUDA_SUCCESS) return NULL;
-    for (;;) {
-        size_t i = atomic_fetch_add(&b->next, 1);
-        if (i >= b->njobs) break;
-        run_job(b, &b->jobs[i]);
-    }
-    return NULL;
-}
-
 /* $VYRE_JIT_THREADS (1..64), else min(jobs, online CPUs, 8). */
 static size_t thread_count(size_t njobs) {
     const char *s = getenv("VYRE_JIT_THREADS");
@@ -99,21 +85,66 @@ static size_t thread_count(size_t njobs) {
     return n < njobs ? n : njobs;
 }
 
-/* Phase 2: the jobs on nthreads threads, the calling thread being one of them (it has
- * the context current already). A thread that cannot be started leaves its share to
- * the others. */
-static void run_jobs(struct batch *b) {
-    size_t nt = thread_count(b->njobs);
+/* Work items 0..n-1 spread over threads; see pool_run. */
+struct pool {
+    atomic_size_t next; /* the next item to take */
+    size_t n;
+    void (*fn)(void *arg, size_t i);
+    void *arg;
+    CUcontext cuctx; /* made current on each worker first (NULL: the items need none) */
+};
+
+/* A worker takes items until none is left. One that cannot make the context current
+ * takes none: the calling thread (whose context is current) and the other workers do
+ * its share, and a device really gone fails there with the cause. */
+static void *pool_worker(void *arg) {
+    struct pool *p = arg;
+    if (p->cuctx && vyre_cu.cuCtxSetCurrent(p->cuctx) != CUDA_SUCCESS) return NULL;
+    for (;;) {
+        size_t i = atomic_fetch_add(&p->next, 1);
+        if (i >= p->n) break;
+        p->fn(p->arg, i);
+    }
+    return NULL;
+}
+
+/* The items on thread_count(n) threads, the calling thread being one of them. A thread
+ * that cannot be started leaves its share to the others. */
+static void pool_run(struct pool *p) {
+    size_t nt = thread_count(p->n);
     pthread_t tid[64];
     bool started[64] = {false};
-    for (size_t t = 1; t < nt; t++) started[t] = pthread_create(&tid[t], NULL, worker, b) == 0;
+    for (size_t t = 1; t < nt; t++) started[t] = pthread_create(&tid[t], NULL, pool_worker, p) == 0;
+    /* the calling thread has the context current already (vyre_cu_enter) */
     for (;;) {
-        size_t i = atomic_fetch_add(&b->next, 1);
-        if (i >= b->njobs) break;
-        run_job(b, &b->jobs[i]);
+        size_t i = atomic_fetch_add(&p->next, 1);
+        if (i >= p->n) break;
+        p->fn(p->arg, i);
     }
     for (size_t t = 1; t < nt; t++)
         if (started[t]) pthread_join(tid[t], NULL);
+}
+
+/* Phase 2's item: job i of the batch. */
+static void jit_item(void *arg, size_t i) {
+    struct batch *b = arg;
+    run_job(b, &b->jobs[i]);
+}
+
+/* A program whose PTX the cache lacks: emitted by a worker (phase 1). */
+struct emit {
+    size_t prog;
+    vyre_program *p;
+    struct vyre_cu_ptx_want *w;
+    char *text;
+    size_t n;
+    enum vyre_status st;
+    struct vyre_error err;
+};
+
+static void emit_item(void *arg, size_t i) {
+    struct emit *e = &((struct emit *)arg)[i];
+    e->st = vyre_ptx_emit(e->p, &e->w->opt, &e->text, &e->n, &e->err);
 }
 
 static void jobs_free(struct job *jobs, size_t n) {
@@ -136,32 +167,76 @@ static enum vyre_status name_failure(size_t i, const char *name, struct vyre_err
     return e.status;
 }
 
-/* Phase 1: one job per distinct PTX whose module is not loaded yet. */
+/* A job for PTX ptx of program i, unless its module is loaded or an earlier job has it. */
+static enum vyre_status add_job(struct vyre_cuda_device *d, struct job *jobs, size_t *njobs,
+                                size_t i, const char *ptx, size_t len, uint64_t h,
+                                struct vyre_error *err) {
+    for (uint32_t m = 0; m < d->nmods; m++)
+        if (d->mods[m]->ptx_hash == h) return VYRE_OK;
+    for (size_t k = 0; k < *njobs; k++)
+        if (jobs[k].out.ptx_hash == h) return VYRE_OK;
+    struct job *j = &jobs[(*njobs)++];
+    j->prog = i;
+    j->out.ptx_hash = h;
+    j->len = len;
+    j->ptx = malloc(len + 1); /* own copy: a later put may evict the cache's text */
+    if (!j->ptx)
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "compile_many: out of host memory. Fix: free memory.");
+    memcpy(j->ptx, ptx, len + 1);
+    return VYRE_OK;
+}
+
+/* Phase 1: each program's PTX (the cache's, or emitted in worker threads: the emitter
+ * only reads its program, and each program is emitted once), then one job per distinct
+ * PTX whose module is not loaded yet. */
 static enum vyre_status plan_jobs(struct vyre_cuda_device *d, vyre_program *const *programs,
                                   size_t n, struct job *jobs, size_t *njobs,
                                   struct vyre_error *err) {
     *njobs = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *ptx;
-        size_t len;
-        uint64_t h;
-        enum vyre_status st = vyre_cu_ptx_get(d, programs[i], &ptx, &len, &h, err);
-        if (st != VYRE_OK) return name_failure(i, programs[i]->name, err);
-        bool need = true;
-        for (uint32_t m = 0; m < d->nmods && need; m++) need = d->mods[m]->ptx_hash != h;
-        for (size_t k = 0; k < *njobs && need; k++) need = jobs[k].out.ptx_hash != h;
-        if (!need) continue;
-        struct job *j = &jobs[(*njobs)++];
-        j->prog = i;
-        j->out.ptx_hash = h;
-        j->len = len;
-        j->ptx = malloc(len + 1);
-        if (!j->ptx)
-            return vyre_error_set(err, VYRE_ERR_NOMEM,
-                                  "compile_many: out of host memory. Fix: free memory.");
-        memcpy(j->ptx, ptx, len + 1);
+    struct vyre_cu_ptx_want *w = calloc(n, sizeof *w);
+    struct emit *em = calloc(n, sizeof *em);
+    if (!w || !em) {
+        free(w);
+        free(em);
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "compile_many: out of host memory. Fix: free memory.");
     }
-    return VYRE_OK;
+    size_t nem = 0;
+    enum vyre_status st = VYRE_OK;
+    for (size_t i = 0; st == VYRE_OK && i < n; i++) {
+        st = vyre_cu_ptx_find(d, programs[i], &w[i], err);
+        if (st != VYRE_OK) {
+            name_failure(i, programs[i]->name, err);
+        } else if (w[i].ptx) {
+            st = add_job(d, jobs, njobs, i, w[i].ptx, w[i].len, w[i].ptx_hash, err);
+        } else {
+            bool dup = false; /* the same key: the same text, emitted once */
+            for (size_t k = 0; k < nem && !dup; k++) dup = em[k].w->key == w[i].key;
+            if (!dup) em[nem++] = (struct emit){.prog = i, .p = programs[i], .w = &w[i]};
+        }
+    }
+    if (st == VYRE_OK && nem) {
+        struct pool pl = {.n = nem, .fn = emit_item, .arg = em};
+        atomic_init(&pl.next, 0);
+        pool_run(&pl);
+    }
+    for (size_t k = 0; k < nem; k++) { /* in program order: the first failure is reported */
+        struct emit *e = &em[k];
+        if (st == VYRE_OK && e->st != VYRE_OK) {
+            *err = e->err;
+            st = name_failure(e->prog, programs[e->prog]->name, err);
+        } else if (st != VYRE_OK) {
+            if (e->st == VYRE_OK && e->text) vyre_free(e->text);
+        } else {
+            st = vyre_cu_ptx_put(d, e->w, e->text, e->n, err); /* takes the text */
+            if (st == VYRE_OK)
+                st = add_job(d, jobs, njobs, e->prog, e->w->ptx, e->w->len, e->w->ptx_hash, err);
+        }
+    }
+    free(w);
+    free(em);
+    return st;
 }
 
 /* The first failed job in program order, as vyre_cuda_compile would report it. */
@@ -197,10 +272,11 @@ static enum vyre_status compile_many(vyre_cuda_device *d, vyre_program *const *p
     }
     for (size_t i = 0; i < n; i++) names[i] = programs[i]->name;
     struct batch b = {.d = d, .jobs = jobs, .names = names};
-    atomic_init(&b.next, 0);
     st = plan_jobs(d, programs, n, jobs, &b.njobs, err);
     if (st == VYRE_OK && b.njobs) {
-        run_jobs(&b);
+        struct pool pl = {.n = b.njobs, .fn = jit_item, .arg = &b, .cuctx = d->ctx};
+        atomic_init(&pl.next, 0);
+        pool_run(&pl);
         for (size_t i = 0; i < b.njobs; i++) d->st.jit_compiles += jobs[i].jit;
         st = first_failure(d, &b, err);
     }
