@@ -340,6 +340,11 @@ struct vyre_backend_ops {
      * in place, vyre_ref_run_options.worklists) where it lives in host memory; default:
      * NULL */
     struct vyre_worklist_arg *(*worklist_host)(void *ctx, void *wl);
+
+    /* n validated programs at once (src/core/backend_compile.c), all or nothing: on
+     * failure out[] holds no kernel; default: compile each, in order */
+    enum vyre_status (*compile_many)(void *ctx, vyre_program *const *p, size_t n, void **out,
+                                     struct vyre_error *err);
 };
 
 /* Wraps ops + ctx into a backend object (for registry entries' open functions). name is
@@ -575,6 +580,14 @@ enum vyre_status vyre_backend_set_debug(vyre_backend *be, bool on, struct vyre_e
  * last report (which this one resets), sorted by name; *out is malloc'd (free()). */
 enum vyre_status vyre_backend_oob_report(vyre_backend *be, struct vyre_backend_oob **out, size_t *n,
                                          struct vyre_error *err);
+
+/* Validates and compiles n programs as n vyre_backend_compile calls would, where the
+ * backend can in parallel (CUDA: the cubins its disk cache lacks are JIT-compiled in
+ * worker threads, $VYRE_JIT_THREADS). All or nothing: on an error (naming the first
+ * failing program) out[0..n) are all NULL. */
+enum vyre_status vyre_backend_compile_many(vyre_backend *be, vyre_program *const *programs,
+                                           size_t n, vyre_backend_kernel **out,
+                                           struct vyre_error *err);
 
 #ifdef __cplusplus
 }

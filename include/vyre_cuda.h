@@ -213,6 +213,14 @@ enum vyre_status vyre_cuda_buffer_zero(vyre_cuda_buffer *b, struct vyre_error *e
  * The kernel copies what it needs from p; p may be freed afterwards. */
 enum vyre_status vyre_cuda_compile(vyre_cuda_device *d, vyre_program *p, vyre_cuda_kernel **out,
                                    struct vyre_error *err);
+/* Compiles n programs as n vyre_cuda_compile calls would (same kernels, same caches),
+ * but reads the disk cache and JIT-compiles the cubins missing from it in worker
+ * threads at once: min(n, online CPUs, 8) of them, or $VYRE_JIT_THREADS (1: none).
+ * All or nothing: on an error (the first failing program's, naming it) no kernel is
+ * left and out[] is all NULL. out has n entries. */
+enum vyre_status vyre_cuda_compile_many(vyre_cuda_device *d, vyre_program *const *programs,
+                                        size_t n, vyre_cuda_kernel **out,
+                                        struct vyre_error *err);
 /* A raw PTX module (tests, baselines): launch with vyre_cuda_launch_raw. */
 enum vyre_status vyre_cuda_load_ptx(vyre_cuda_device *d, const char *ptx, const char *entry,
                                     vyre_cuda_kernel **out, struct vyre_error *err);

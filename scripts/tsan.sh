@@ -10,7 +10,8 @@ set -eu
 cd "$(dirname "$0")/.."
 cmake -S . -B build-tsan -DVYRE_TSAN=ON -DVYRE_LUA_MODULE=OFF -DVYRE_EXAMPLES=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build-tsan -j"$(nproc)" --target test_threads vyre_fakecuda >/dev/null
+cmake --build build-tsan -j"$(nproc)" --target test_threads test_fake_compile_many \
+  vyre_fakecuda >/dev/null
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
 export VYRE_TEST_THREADS=${VYRE_TEST_THREADS:-8}
 echo "reference backend:"
@@ -20,3 +21,7 @@ cache=$(mktemp -d)
 VYRE_TEST_THREADS_BACKEND=cuda VYRE_CACHE_DIR="$cache" \
   VYRE_LIBCUDA="${VYRE_TSAN_LIBCUDA:-$(pwd)/build-tsan/fakecuda/libcuda.so.1}" ./build-tsan/test_threads
 rm -rf "$cache"
+# vyre_cuda_compile_many's JIT workers (one device, own link states) on the fake driver,
+# whose ptxas check runs outside its lock with a simulated JIT latency.
+echo "compile_many: parallel JIT workers on the fake driver:"
+VYRE_FAKECUDA_JIT_US=2000 ./build-tsan/test_fake_compile_many

@@ -80,6 +80,7 @@ local function new(be, fname, opts)
     end
     if opts.explanations then explain.enable(eg) end
   end
+  require("vyre.egraph.precompile").base(eg) -- its fixed kernels, in one batch
   return eg
 end
 

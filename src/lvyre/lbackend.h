@@ -234,6 +234,8 @@ struct lvyre_kernel *lvyre_checkkernel(lua_State *L, int idx, const char *fname)
 vyre_program *lvyre_kernel_program(lua_State *L, struct lvyre_kernel *k, const char *fname);
 /* Pushes a Kernel of the backend at be_idx compiled from the Program at prog_idx. */
 struct lvyre_kernel *lvyre_compile(lua_State *L, int be_idx, int prog_idx, const char *fname);
+/* be:compile_all(programs) (lcompile_all.c). */
+int lvyre_backend_compile_all(lua_State *L);
 /* One launch of k with matched arguments (reference: runs now; CUDA: enqueues). */
 void lvyre_kernel_run(lua_State *L, struct lvyre_kernel *k, const struct lvyre_bound *b,
                       const char *fname);

@@ -243,6 +243,7 @@ static char *set_option(const char *kv, bool *ok) {
     else if (*ok && strcmp(key, "cooperative") == 0) fake_cfg.cooperative = v != 0;
     else if (*ok && strcmp(key, "foreign") == 0) fake_cfg.foreign = v != 0;
     else if (*ok && strcmp(key, "occupancy") == 0) fake_cfg.occupancy = (int)v;
+    else if (*ok && strcmp(key, "jit_us") == 0 && v <= 10000000) fake_cfg.jit_us = (long)v;
     else if (*ok && strcmp(key, "ptxas") == 0 && v == 0) fake_cfg.ptxas[0] = '\0';
     else if (*ok && strcmp(key, "ptxas") == 0)
         fake_find_ptxas(fake_cfg.ptxas, sizeof fake_cfg.ptxas);
@@ -250,7 +251,7 @@ static char *set_option(const char *kv, bool *ok) {
     snprintf(out, 256,
              *ok ? "ok"
                  : "set: unknown option or value '%.100s' (memory, persist, "
-                   "cooperative, foreign, occupancy, ptxas 0|1)",
+                   "cooperative, foreign, occupancy, jit_us, ptxas 0|1)",
              kv);
     return out;
 }

@@ -70,6 +70,7 @@ static void load_config(void) {
     fake_cfg.foreign = env_long("VYRE_FAKECUDA_FOREIGN", 0, 0, 1) != 0;
     fake_cfg.peer = env_long("VYRE_FAKECUDA_PEER", 1, 0, 1) != 0;
     fake_cfg.noexec = env_long("VYRE_FAKECUDA_NOEXEC", 0, 0, 1) != 0;
+    fake_cfg.jit_us = env_long("VYRE_FAKECUDA_JIT_US", 0, 0, 10000000);
     fake_find_ptxas(fake_cfg.ptxas, sizeof fake_cfg.ptxas);
     const char *m = getenv("VYRE_FAKECUDA_MISSING");
     snprintf(fake_cfg.missing, sizeof fake_cfg.missing, ",%s,", m ? m : "");

@@ -155,6 +155,9 @@ struct fake_config {
     bool peer;          /* VYRE_FAKECUDA_PEER (1): devices can access each other */
     bool noexec;        /* VYRE_FAKECUDA_NOEXEC: launches are checked but compute nothing,
                            so a bench times the host side alone (bench/host_launch.sh) */
+    long jit_us;        /* VYRE_FAKECUDA_JIT_US / "set jit_us N": each cuLinkAddData waits
+                           N us outside the driver lock, a JIT's latency without its CPU
+                           (parallel JIT measurable on a busy machine) */
 };
 
 extern struct fake_config fake_cfg;
@@ -188,6 +191,8 @@ void fake_obj_free(void *obj);
 struct fake_mem *fake_mem_find(uint64_t p, uint64_t n);
 /* Destroys every object of ctx (context reset or last release). */
 void fake_ctx_destroy_objects(struct fake_ctx *ctx);
+void fake_lock(void); /* the driver lock (fake_begin takes it; fake_end releases it) */
+void fake_unlock(void);
 void fake_destroy(struct fake_obj *o); /* kind-specific release, then fake_obj_free */
 
 /* ---- pieces used across files -------------------------------------------- */

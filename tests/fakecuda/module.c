@@ -8,6 +8,7 @@
  * `.entry`s of the PTX with their parameter sizes and .maxntid, which is what
  * launches and cuFuncGetAttribute need. */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,10 @@ void fake_log(char *log, size_t logsz, const char *fmt, ...) {
 /* ---- PTX checks ------------------------------------------------------------------ */
 
 #define VERDICTS 512
+/* cuLinkAddData runs ptxas outside the driver's lock, as a real JIT runs in parallel
+ * in threads of one context (vyre_cuda_compile_many): the verdict ring and the probe of
+ * ptxas's targets have their own lock. */
+static pthread_mutex_t verdict_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t good_ptx[VERDICTS]; /* hashes of PTX ptxas accepted (a ring) */
 static unsigned ngood;
 
@@ -101,9 +106,13 @@ static unsigned ptxas_arch(unsigned sm) {
 
 static CUresult ptxas_check(const char *ptx, char *log, size_t logsz) {
     uint64_t h = XXH3_64bits(ptx, strlen(ptx));
-    for (unsigned i = 0; i < VERDICTS && i < ngood; i++)
-        if (good_ptx[i] == h) return CUDA_SUCCESS;
+    pthread_mutex_lock(&verdict_lock);
+    bool known = false;
+    for (unsigned i = 0; i < VERDICTS && i < ngood && !known; i++) known = good_ptx[i] == h;
     ptxas_targets();
+    unsigned arch = ptxas_arch(ptx_target(ptx));
+    pthread_mutex_unlock(&verdict_lock);
+    if (known) return CUDA_SUCCESS;
     char path[] = "/tmp/vyre-fakecuda-XXXXXX.ptx";
     int fd = mkstemps(path, 4);
     if (fd < 0) return structural_check(ptx, log, logsz);
@@ -114,7 +123,6 @@ static CUresult ptxas_check(const char *ptx, char *log, size_t logsz) {
      * knows), as the driver's JIT takes PTX of any target up to the device's
      * (fake_ptx_check refuses newer ones): so a device newer than this ptxas knows
      * (sm_130) still checks vyre's PTX. */
-    unsigned arch = ptxas_arch(ptx_target(ptx));
     char cmd[1400];
     snprintf(cmd, sizeof cmd, "'%s' -arch=sm_%u -o /dev/null '%s' 2>&1", fake_cfg.ptxas, arch,
              path);
@@ -129,7 +137,9 @@ static CUresult ptxas_check(const char *ptx, char *log, size_t logsz) {
     int status = pclose(p);
     unlink(path);
     if (status == 0) {
+        pthread_mutex_lock(&verdict_lock);
         good_ptx[ngood++ % VERDICTS] = h;
+        pthread_mutex_unlock(&verdict_lock);
         return CUDA_SUCCESS;
     }
     fake_log(log, logsz, "%s", n ? out : "ptxas failed without a message");
@@ -297,9 +307,26 @@ CUresult fake_cuLinkAddData(CUlinkState state, CUjitInputType type, void *data, 
     if (r == CUDA_SUCCESS && ((const char *)data)[size - 1] != '\0')
         r = fake_misuse(CUDA_ERROR_INVALID_PTX, "cuLinkAddData: PTX of %zu bytes not NUL-ended",
                         size);
-    if (r == CUDA_SUCCESS) r = fake_ptx_check(data, l->log, l->logsz);
-    if (r == CUDA_SUCCESS && !(l->ptx = strdup(data))) r = CUDA_ERROR_OUT_OF_MEMORY;
+    char *copy = NULL;
+    char *log = NULL;
+    size_t logsz = 0;
+    if (r == CUDA_SUCCESS && !(copy = strdup(data))) r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (r == CUDA_SUCCESS) log = l->log, logsz = l->logsz;
     fake_end();
+    if (r != CUDA_SUCCESS) return r;
+    /* The check (ptxas: the JIT's cost) runs unlocked, so threads JIT at once; the log
+     * buffer is the link's caller's. */
+    r = fake_ptx_check(copy, log, logsz);
+    if (fake_cfg.jit_us > 0) usleep((useconds_t)fake_cfg.jit_us);
+    fake_lock();
+    l = fake_obj_find(FK_LINK, state);
+    if (r == CUDA_SUCCESS && (!l || l->ptx))
+        r = fake_misuse(FAKE_INVALID_HANDLE,
+                        "cuLinkAddData: link state %p destroyed or fed during the call",
+                        (void *)state);
+    if (r == CUDA_SUCCESS) l->ptx = copy;
+    else free(copy);
+    fake_unlock();
     return r;
 }
 

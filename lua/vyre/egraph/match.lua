@@ -59,6 +59,9 @@ local function ranges_kernel(be)
 ]] end)
 end
 
+--- The index's two kernels (keys, ranges) on be, for precompile.base's batch.
+function M.index_kernels(be) return keys_kernel(be), ranges_kernel(be) end
+
 --- Builds the per-op and per-class indexes of the (rebuilt, settled) graph; returns the
 --- index {op_rows, ostart, oend (host tables, by op id + 1), cls_rows, cstart, cend}.
 --- pre: steps to run first in the same sequence (or nil).

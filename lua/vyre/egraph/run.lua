@@ -439,7 +439,7 @@ local function run_rules(eg, fname, st, rsname, n, goal)
   -- every kernel of the rule set is compiled before iteration 1, not when a rule first
   -- matches (saturate.lua's A.prepare)
   if n > 0 then
-    for _, rule in ipairs(list) do A.prepare(eg, rule) end
+    require("vyre.egraph.precompile").rules(eg, list) -- in one batch (precompile.lua)
     require("vyre.egraph.kernels").copy_range(eg.be) -- the columns' first growth
   end
   local progress = false

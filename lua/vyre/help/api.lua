@@ -262,6 +262,13 @@ A resident buffer: n zeros, or a copy of the data.]=],
   ["Backend:compile"] = [=[
 be:compile(p) -> Kernel
 Validates and compiles p (CUDA: through the PTX, module and disk caches).]=],
+  ["Backend:compile_all"] = [=[
+be:compile_all({p1, p2, ...}) -> {Kernel, ...}
+Validates and compiles every program at once, each kernel the one be:compile(p) gives.
+CUDA: the cubins the disk cache lacks are JIT-compiled in worker threads
+(min(#programs, CPUs, 8), or $VYRE_JIT_THREADS); the reference compiles each in turn.
+All or nothing: an error names the first failing program (programs[i] and its name) and
+no kernel is left. The e-graph compiles a rule set's kernels this way before iteration 1.]=],
   ["Backend:load_ptx"] = [=[
 be:load_ptx(ptx, entry) -> Kernel   (CUDA only)
 A kernel from raw PTX text, launched with k:launch_raw.]=],

@@ -219,23 +219,61 @@ local function cache_of(be, key)
   return c, key
 end
 
+-- backend -> the batch U.collect is gathering: { keys, progs, stand = key -> stand-in }.
+local collecting = setmetatable({}, { __mode = "k" })
+
 --- The compiled kernel for key on be, built by gen() (text) the first time; one of its
---- own while be's debug mode is on (it counts out-of-bounds accesses).
+--- own while be's debug mode is on (it counts out-of-bounds accesses). Inside
+--- U.collect(be, fn) a miss is parsed but not compiled: fn gets a stand-in.
 function U.kernel(be, key, gen)
   local c
   c, key = cache_of(be, key)
   local k = c[key]
   if not k then
+    local b = collecting[be]
+    if b and b.stand[key] then return b.stand[key] end
     local text = gen()
     local ok, p = pcall(vyre.parse, text)
     if not ok then
       E.raise("internal", "vyre.lib internal: kernel " .. key .. " does not parse: " .. tostring(p)
         .. "\n" .. text, 0)
     end
+    if b then
+      b.keys[#b.keys + 1], b.progs[#b.progs + 1] = key, p
+      b.stand[key] = { stand_in = key }
+      return b.stand[key]
+    end
     k = be:compile(p)
     c[key] = k
   end
   return k
+end
+
+--- Runs fn() with be's kernel cache gathering instead of compiling: every kernel fn
+--- misses is parsed and fn sees a stand-in table (so fn may only collect kernels into
+--- steps, never launch them, and must drop what it kept of them); then all of them are
+--- compiled with one be:compile_all (the CUDA backend JIT-compiles them in parallel)
+--- and cached. Returns how many were compiled. An error in fn or in compiling leaves
+--- the cache as it was and raises it.
+function U.collect(be, fn)
+  if collecting[be] then -- nested: the outer batch gathers
+    fn()
+    return 0
+  end
+  local b = { keys = {}, progs = {}, stand = {} }
+  collecting[be] = b
+  local ok, err = pcall(fn)
+  collecting[be] = nil
+  if not ok then error(err, 0) end
+  if #b.progs == 0 then return 0 end
+  local ks = be:compile_all(b.progs)
+  local c = kernels[be]
+  if not c then
+    c = {}
+    kernels[be] = c
+  end
+  for i, key in ipairs(b.keys) do c[key] = ks[i] end -- keys are debug-qualified already
+  return #ks
 end
 
 --- Compiles text on be under key, raising a vyre.lib error (with the cause) when the text

@@ -193,6 +193,12 @@ static enum vyre_status cu_compile(void *ctx, vyre_program *p, void **out, struc
     return vyre_cuda_compile(c->d, p, (vyre_cuda_kernel **)out, err);
 }
 
+static enum vyre_status cu_compile_many(void *ctx, vyre_program *const *p, size_t n, void **out,
+                                        struct vyre_error *err) {
+    struct cu_ctx *c = ctx;
+    return vyre_cuda_compile_many(c->d, p, n, (vyre_cuda_kernel **)out, err);
+}
+
 static void cu_kernel_free(void *ctx, void *kernel) {
     (void)ctx;
     vyre_cuda_kernel_free(kernel);
@@ -523,6 +529,7 @@ static const struct vyre_backend_ops cu_ops = {
     .buffer_download = cu_buffer_download,
     .buffer_zero = cu_buffer_zero,
     .compile = cu_compile,
+    .compile_many = cu_compile_many,
     .kernel_free = cu_kernel_free,
     .launch = cu_launch,
     .synchronize = cu_synchronize,

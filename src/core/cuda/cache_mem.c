@@ -30,36 +30,37 @@ static void ptx_evict_lru(struct vyre_cuda_device *d) {
     d->ptx[victim] = d->ptx[--d->nptx];
 }
 
-enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_program *p, const char **ptx,
-                                 size_t *len, uint64_t *ptx_hash, struct vyre_error *err) {
+enum vyre_status vyre_cu_ptx_find(struct vyre_cuda_device *d, vyre_program *p,
+                                  struct vyre_cu_ptx_want *w, struct vyre_error *err) {
     enum vyre_status st = vyre_ensure_valid(p, err);
     if (st != VYRE_OK) return st;
     /* The codegen version is part of the key so a newer emitter never sees stale text,
      * and so are the optimiser passes $VYRE_OPT leaves on and the debug mode (the PTX
      * differs with them). */
-    struct vyre_opt_options oo;
-    st = vyre_opt_resolve(NULL, &oo, err);
+    st = vyre_opt_resolve(NULL, &w->passes, err);
     if (st != VYRE_OK) return st;
-    uint64_t key = vyre_program_hash(p) ^ ((uint64_t)VYRE_CODEGEN_VERSION << 48) ^
-                   ((uint64_t)vyre_opt_mask(&oo) << 40) ^ ((uint64_t)d->debug << 39);
+    w->key = vyre_program_hash(p) ^ ((uint64_t)VYRE_CODEGEN_VERSION << 48) ^
+             ((uint64_t)vyre_opt_mask(&w->passes) << 40) ^ ((uint64_t)d->debug << 39);
     unsigned sm = d->info.target; /* the chosen target: what the PTX is written for */
+    w->opt = (struct vyre_ptx_options){.sm = sm, .debug = d->debug, .passes = &w->passes};
+    w->ptx = NULL;
     for (uint32_t i = 0; i < d->nptx; i++) {
         struct vyre_cu_ptx_entry *e = &d->ptx[i];
-        if (e->prog_hash == key && e->sm == sm && e->debug == d->debug) {
+        if (e->prog_hash == w->key && e->sm == sm && e->debug == d->debug) {
             e->last_use = ++d->tick;
             d->st.ptx_hits++;
-            *ptx = e->ptx;
-            *len = e->len;
-            *ptx_hash = e->ptx_hash;
+            w->ptx = e->ptx;
+            w->len = e->len;
+            w->ptx_hash = e->ptx_hash;
             return VYRE_OK;
         }
     }
+    return VYRE_OK;
+}
+
+enum vyre_status vyre_cu_ptx_put(struct vyre_cuda_device *d, struct vyre_cu_ptx_want *w,
+                                 char *text, size_t n, struct vyre_error *err) {
     d->st.ptx_misses++;
-    struct vyre_ptx_options opt = {.sm = sm, .debug = d->debug, .passes = &oo}; /* debug.c */
-    char *text = NULL;
-    size_t n = 0;
-    st = vyre_ptx_emit(p, &opt, &text, &n, err);
-    if (st != VYRE_OK) return st;
     uint32_t cap = env_cap("VYRE_PTX_CACHE_ENTRIES", 256);
     if (d->nptx >= cap) ptx_evict_lru(d);
     if (d->nptx == d->ptx_cap) {
@@ -86,16 +87,34 @@ enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_program *p, co
     own[n] = '\0';
     vyre_free(text);
     struct vyre_cu_ptx_entry *e = &d->ptx[d->nptx++];
-    e->prog_hash = key;
-    e->sm = sm;
-    e->debug = d->debug;
+    e->prog_hash = w->key;
+    e->sm = w->opt.sm;
+    e->debug = w->opt.debug;
     e->ptx = own;
     e->len = n;
     e->ptx_hash = XXH3_64bits(own, n);
     e->last_use = ++d->tick;
-    *ptx = own;
-    *len = n;
-    *ptx_hash = e->ptx_hash;
+    w->ptx = own;
+    w->len = n;
+    w->ptx_hash = e->ptx_hash;
+    return VYRE_OK;
+}
+
+enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_program *p, const char **ptx,
+                                 size_t *len, uint64_t *ptx_hash, struct vyre_error *err) {
+    struct vyre_cu_ptx_want w;
+    enum vyre_status st = vyre_cu_ptx_find(d, p, &w, err);
+    if (st != VYRE_OK) return st;
+    if (!w.ptx) {
+        char *text = NULL;
+        size_t n = 0;
+        st = vyre_ptx_emit(p, &w.opt, &text, &n, err);
+        if (st == VYRE_OK) st = vyre_cu_ptx_put(d, &w, text, n, err);
+        if (st != VYRE_OK) return st;
+    }
+    *ptx = w.ptx;
+    *len = w.len;
+    *ptx_hash = w.ptx_hash;
     return VYRE_OK;
 }
 
@@ -139,7 +158,18 @@ static enum vyre_status load_module(struct vyre_cuda_device *d, const char *ptx,
      * chosen target in its .target line, so the PTX hash keys the target too. */
     uint64_t key = vyre_cu_disk_key(ptx_hash, d->info.sm, vyre_cu.version);
     size_t clen = 0;
-    void *cubin = vyre_cu_disk_read(key, ptx_hash, &clen);
+    /* A batch (compile_many.c) read or compiled this cubin ahead: take it. */
+    struct vyre_cu_staged *sg = NULL;
+    for (uint32_t i = 0; i < d->nstaged && !sg; i++)
+        if (d->staged[i].cubin && d->staged[i].ptx_hash == ptx_hash) sg = &d->staged[i];
+    void *cubin = NULL;
+    if (sg && sg->from_disk) {
+        cubin = sg->cubin;
+        clen = sg->len;
+        sg->cubin = NULL;
+    } else if (!sg) {
+        cubin = vyre_cu_disk_read(key, ptx_hash, &clen);
+    }
     if (cubin) {
         enum vyre_status st = vyre_cu_load_image(d, cubin, NULL, program, out, NULL);
         free(cubin);
@@ -150,7 +180,14 @@ static enum vyre_status load_module(struct vyre_cuda_device *d, const char *ptx,
         /* A cubin the driver refuses (e.g. a corrupted file) is just a miss. */
     }
     d->st.disk_misses++;
-    enum vyre_status st = vyre_cu_jit(d, ptx, len, program, &cubin, &clen, err);
+    enum vyre_status st = VYRE_OK;
+    if (sg && sg->cubin) { /* compiled ahead by a worker, counted there */
+        cubin = sg->cubin;
+        clen = sg->len;
+        sg->cubin = NULL;
+    } else {
+        st = vyre_cu_jit(d, ptx, len, program, &cubin, &clen, err);
+    }
     if (st != VYRE_OK) return st;
     st = vyre_cu_load_image(d, cubin, NULL, program, out, err);
     if (st == VYRE_OK) {

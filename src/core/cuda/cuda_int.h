@@ -159,6 +159,10 @@ struct vyre_cuda_device {
     struct vyre_cu_module **mods;
     uint32_t nmods, mods_cap;
     uint64_t tick;                      /* LRU clock */
+    /* cubins a vyre_cuda_compile_many read or JIT-compiled ahead (compile_many.c), taken
+     * by the module cache's loads instead of the disk and the JIT; NULL otherwise */
+    struct vyre_cu_staged *staged;
+    uint32_t nstaged;
     bool capturing;                     /* graph.c is capturing the stream */
     /* debug mode (debug.c): kernels compiled while on count out-of-bounds accesses */
     bool debug;
@@ -271,12 +275,38 @@ struct vyre_cu_ptx_entry {
 VYRE_INTERNAL enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_program *p,
                                                const char **ptx, size_t *len, uint64_t *ptx_hash,
                                                struct vyre_error *err);
+/* vyre_cu_ptx_get in two halves, so a batch (compile_many.c) can emit the missing PTX
+ * in worker threads between them: find validates p and looks it up (w->ptx NULL on a
+ * miss, with w->opt the options to emit with, pointing into w); put stores emitted text
+ * (vyre_free-able; taken) and fills w->ptx, len and ptx_hash. */
+struct vyre_cu_ptx_want {
+    uint64_t key;
+    struct vyre_opt_options passes;
+    struct vyre_ptx_options opt;
+    const char *ptx;
+    size_t len;
+    uint64_t ptx_hash;
+};
+VYRE_INTERNAL enum vyre_status vyre_cu_ptx_find(struct vyre_cuda_device *d, vyre_program *p,
+                                                struct vyre_cu_ptx_want *w,
+                                                struct vyre_error *err);
+VYRE_INTERNAL enum vyre_status vyre_cu_ptx_put(struct vyre_cuda_device *d,
+                                               struct vyre_cu_ptx_want *w, char *text, size_t n,
+                                               struct vyre_error *err);
 /* Module for PTX text (memory cache, disk cubin cache, JIT). Adds one reference. */
 VYRE_INTERNAL enum vyre_status vyre_cu_module_get(struct vyre_cuda_device *d, const char *ptx,
                                                   size_t len, uint64_t ptx_hash,
                                                   const char *program, struct vyre_cu_module **out,
                                                   struct vyre_error *err);
 VYRE_INTERNAL void vyre_cu_module_release(struct vyre_cu_module *m);
+/* A cubin staged for the module cache (compile_many.c): from_disk tells a disk hit from
+ * a JIT of this process (which the load then writes to disk). */
+struct vyre_cu_staged {
+    uint64_t ptx_hash;
+    void *cubin; /* malloc'd; NULL: nothing staged (a module hit, or the job failed) */
+    size_t len;
+    bool from_disk;
+};
 /* Unloads cached modules no kernel uses (trim). */
 VYRE_INTERNAL void vyre_cu_modules_trim(struct vyre_cuda_device *d);
 /* Drops every cache entry (device teardown). */
@@ -291,6 +321,18 @@ VYRE_INTERNAL bool vyre_cu_disk_write(uint64_t key, uint64_t src, const void *da
                                       uint64_t *evicted);
 
 /* JIT (module.c): PTX -> cubin through cuLink*, log and failing line in err. */
+#define VYRE_CU_LOG_BYTES 8192u
+/* The JIT alone, thread-safe (no device state; the caller's thread has d's context
+ * current): log has VYRE_CU_LOG_BYTES; on failure *call names the failed driver call
+ * (NULL: out of host memory) for vyre_cu_link_error. */
+VYRE_INTERNAL CUresult vyre_cu_link(const char *ptx, size_t len, const char *program, char *log,
+                                    void **cubin, size_t *cubin_len, const char **call);
+/* vyre_cu_jit's error for a failed vyre_cu_link (on the device's calling thread: a
+ * sticky result marks d lost). */
+VYRE_INTERNAL enum vyre_status vyre_cu_link_error(struct vyre_cuda_device *d, CUresult r,
+                                                  const char *call, const char *program,
+                                                  const char *ptx, const char *log,
+                                                  size_t cubin_len, struct vyre_error *err);
 VYRE_INTERNAL enum vyre_status vyre_cu_jit(struct vyre_cuda_device *d, const char *ptx, size_t len,
                                            const char *program, void **cubin, size_t *cubin_len,
                                            struct vyre_error *err);

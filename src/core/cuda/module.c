@@ -11,7 +11,7 @@
 #include "nccl_int.h"
 #include "trace.h"
 
-#define LOG_BYTES 8192u
+#define LOG_BYTES VYRE_CU_LOG_BYTES
 
 /* "ptxas application ptx input, line 57; error : ..." -> 57 (0 if absent). */
 static unsigned long failing_line(const char *log) {
@@ -53,51 +53,70 @@ static enum vyre_status jit_error(struct vyre_cuda_device *d, CUresult r, const 
     return e.status;
 }
 
+/* The JIT itself, touching no device state, so worker threads may run it at once
+ * (compile_many.c): each call owns its link state. On failure *call names the driver
+ * call that failed (NULL: host memory ran out) and log holds the JIT's log. */
+CUresult vyre_cu_link(const char *ptx, size_t len, const char *program, char *log,
+                      void **cubin, size_t *cubin_len, const char **call) {
+    CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *vals[2] = {log, (void *)(uintptr_t)VYRE_CU_LOG_BYTES};
+    CUlinkState link = NULL;
+    *call = "cuLinkCreate";
+    CUresult r = vyre_cu.cuLinkCreate(2, opts, vals, &link);
+    if (r != CUDA_SUCCESS) return r;
+    /* The size includes the terminating NUL, as the driver reads PTX as a C string. */
+    *call = "cuLinkAddData";
+    r = vyre_cu.cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)(uintptr_t)ptx, len + 1,
+                              program ? program : "vyre", 0, NULL, NULL);
+    void *image = NULL;
+    size_t image_len = 0;
+    if (r == CUDA_SUCCESS) {
+        *call = "cuLinkComplete";
+        r = vyre_cu.cuLinkComplete(link, &image, &image_len);
+        *cubin_len = image_len;
+    }
+    /* The image belongs to the link state: copy it before destroying that. */
+    if (r == CUDA_SUCCESS) {
+        *cubin = malloc(image_len);
+        if (!*cubin) {
+            *call = NULL;
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            memcpy(*cubin, image, image_len);
+        }
+    }
+    vyre_cu.cuLinkDestroy(link);
+    return r;
+}
+
+enum vyre_status vyre_cu_link_error(struct vyre_cuda_device *d, CUresult r, const char *call,
+                                    const char *program, const char *ptx, const char *log,
+                                    size_t cubin_len, struct vyre_error *err) {
+    if (!call)
+        return vyre_error_set(err, VYRE_ERR_NOMEM,
+                              "JIT: out of host memory copying a %zu-byte "
+                              "cubin. Fix: free memory.",
+                              cubin_len);
+    /* cuLinkCreate's failure has no PTX line to quote */
+    bool created = strcmp(call, "cuLinkCreate") != 0;
+    return jit_error(d, r, call, program, created ? ptx : NULL, created ? log : "", err);
+}
+
 enum vyre_status vyre_cu_jit(struct vyre_cuda_device *d, const char *ptx, size_t len,
                              const char *program, void **cubin, size_t *cubin_len,
                              struct vyre_error *err) {
-    char *log = calloc(1, LOG_BYTES);
+    char *log = calloc(1, VYRE_CU_LOG_BYTES);
     if (!log)
         return vyre_error_set(err, VYRE_ERR_NOMEM,
                               "JIT: out of host memory. Fix: free "
                               "memory.");
-    CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void *vals[2] = {log, (void *)(uintptr_t)LOG_BYTES};
-    CUlinkState link = NULL;
-    enum vyre_status st = VYRE_OK;
     d->st.jit_compiles++;
-    CUresult r = vyre_cu.cuLinkCreate(2, opts, vals, &link);
-    if (r != CUDA_SUCCESS) {
-        st = jit_error(d, r, "cuLinkCreate", program, NULL, "", err);
-        goto out;
-    }
-    /* The size includes the terminating NUL, as the driver reads PTX as a C string. */
-    r = vyre_cu.cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)(uintptr_t)ptx, len + 1,
-                              program ? program : "vyre", 0, NULL, NULL);
-    if (r != CUDA_SUCCESS) {
-        st = jit_error(d, r, "cuLinkAddData", program, ptx, log, err);
-        goto out;
-    }
-    void *image = NULL;
-    size_t image_len = 0;
-    r = vyre_cu.cuLinkComplete(link, &image, &image_len);
-    if (r != CUDA_SUCCESS) {
-        st = jit_error(d, r, "cuLinkComplete", program, ptx, log, err);
-        goto out;
-    }
-    /* The image belongs to the link state: copy it before destroying that. */
-    *cubin = malloc(image_len);
-    if (!*cubin) {
-        st = vyre_error_set(err, VYRE_ERR_NOMEM,
-                            "JIT: out of host memory copying a %zu-byte "
-                            "cubin. Fix: free memory.",
-                            image_len);
-        goto out;
-    }
-    memcpy(*cubin, image, image_len);
-    *cubin_len = image_len;
-out:
-    if (link) vyre_cu.cuLinkDestroy(link);
+    const char *call = NULL;
+    size_t clen = 0;
+    CUresult r = vyre_cu_link(ptx, len, program, log, cubin, &clen, &call);
+    enum vyre_status st = VYRE_OK;
+    if (r == CUDA_SUCCESS) *cubin_len = clen;
+    else st = vyre_cu_link_error(d, r, call, program, ptx, log, clen, err);
     free(log);
     return st;
 }
