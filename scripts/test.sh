@@ -254,7 +254,7 @@ FAKE_SPECS="spec/17_lib_spec.lua spec/97_egraph_analysis_spec.lua spec/85_lib_st
   spec/98_egraph_extract_explain_spec.lua spec/87_egraph_v2_spec.lua
   spec/86_scan_onepass_spec.lua spec/96_workloads_spec.lua spec/44_eqsat_gpu_spec.lua
   spec/42_egraph_gpu_spec.lua spec/30_grid_spec.lua spec/31_megakernel_spec.lua
-  spec/99_properties_new_spec.lua
+  spec/99_properties_new_spec.lua spec/109_compile_all_spec.lua
   spec/95_device_converge_spec.lua spec/94_segscan_lb_spec.lua spec/93_match_op_spec.lua
   spec/50_fakecuda_runtime_spec.lua spec/51_fakecuda_driver_spec.lua
   spec/52_fakecuda_faults_memory_spec.lua spec/53_fakecuda_faults_compile_spec.lua

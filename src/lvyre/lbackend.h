@@ -232,6 +232,10 @@ void lvyre_worklist_check(lua_State *L, struct lvyre_worklist *w, const char *fn
 struct lvyre_kernel *lvyre_checkkernel(lua_State *L, int idx, const char *fname);
 /* The kernel's program, or raises (raw PTX kernel, program freed). */
 vyre_program *lvyre_kernel_program(lua_State *L, struct lvyre_kernel *k, const char *fname);
+/* Pushes a Kernel of the backend at be_idx for the Program at prog_idx, not live yet:
+ * lvyre_kernel_adopt gives it the backend's compiled kernel h. */
+struct lvyre_kernel *lvyre_kernel_new(lua_State *L, int be_idx, int prog_idx);
+void lvyre_kernel_adopt(struct lvyre_kernel *k, vyre_backend_kernel *h);
 /* Pushes a Kernel of the backend at be_idx compiled from the Program at prog_idx. */
 struct lvyre_kernel *lvyre_compile(lua_State *L, int be_idx, int prog_idx, const char *fname);
 /* be:compile_all(programs) (lcompile_all.c). */

@@ -2,8 +2,6 @@
  * at once through vyre_backend_compile_many (CUDA: the cubins its disk cache lacks are
  * JIT-compiled in worker threads), each kernel the one be:compile(p) gives. The
  * e-graph compiles a rule set's kernels this way before its first iteration. */
-#include <stdio.h>
-#include <string.h>
 
 #include "lbackend.h"
 
@@ -39,19 +37,7 @@ int lvyre_backend_compile_all(lua_State *L) {
                                  "(vyre.validate(p) lists every problem)",
                                  fname, (int)i, vyre_program_name(p), err.message);
         progs[i - 1] = p;
-        /* The Kernel as lvyre_compile makes it, not live until the batch compiled. */
-        struct lvyre_kernel *k = lua_newuserdatauv(L, sizeof *k, 3);
-        memset(k, 0, sizeof *k);
-        k->be = be;
-        luaL_setmetatable(L, VYRE_LUA_KERNEL);
-        lua_pushvalue(L, 1);
-        lua_setiuservalue(L, -2, 1);
-        lua_pushvalue(L, pi);
-        lua_setiuservalue(L, -2, 2);
-        k->prog = lua_touserdata(L, pi);
-        k->lay = lvyre_layout_push(L, pi);
-        lua_setiuservalue(L, -2, 3);
-        snprintf(k->name, sizeof k->name, "%s", vyre_program_name(p));
+        lvyre_kernel_new(L, 1, pi); /* not live until the batch compiled */
         lua_seti(L, out, i);
         lua_pop(L, 1); /* the program */
     }
@@ -61,12 +47,7 @@ int lvyre_backend_compile_all(lua_State *L) {
         return vyre_lua_raise(L, fname, &err);
     for (lua_Integer i = 1; i <= n; i++) {
         lua_geti(L, out, i);
-        struct lvyre_kernel *k = lua_touserdata(L, -1);
-        k->h = hs[i - 1];
-        be->nchildren++;
-        k->cu = vyre_backend_kernel_native(k->h); /* launches still reach it directly */
-        k->rounds = LVYRE_ROUNDS_BACKEND;         /* until the binding runs it itself */
-        k->live = true;
+        lvyre_kernel_adopt(lua_touserdata(L, -1), hs[i - 1]);
         lua_pop(L, 1);
     }
     return 1;

@@ -63,19 +63,12 @@ vyre_program *lvyre_kernel_program(lua_State *L, struct lvyre_kernel *k, const c
     return k->prog->p;
 }
 
-struct lvyre_kernel *lvyre_compile(lua_State *L, int be_idx, int prog_idx, const char *fname) {
+struct lvyre_kernel *lvyre_kernel_new(lua_State *L, int be_idx, int prog_idx) {
     be_idx = lua_absindex(L, be_idx);
     prog_idx = lua_absindex(L, prog_idx);
-    struct lvyre_backend *be = lua_touserdata(L, be_idx);
-    vyre_program *p = vyre_lua_checkprogram_named(L, prog_idx, fname);
-    struct vyre_error err;
-    if (vyre_program_check(p, &err) != VYRE_OK)
-        vyre_lua_fail(L, "validate",
-                      "%s: %s. Fix: correct the program (vyre.validate(p) lists every problem)",
-                      fname, err.message);
     struct lvyre_kernel *k = lua_newuserdatauv(L, sizeof *k, 3);
     memset(k, 0, sizeof *k);
-    k->be = be;
+    k->be = lua_touserdata(L, be_idx);
     luaL_setmetatable(L, VYRE_LUA_KERNEL);
     lua_pushvalue(L, be_idx);
     lua_setiuservalue(L, -2, 1);
@@ -84,14 +77,31 @@ struct lvyre_kernel *lvyre_compile(lua_State *L, int be_idx, int prog_idx, const
     k->prog = lua_touserdata(L, prog_idx);
     k->lay = lvyre_layout_push(L, prog_idx);
     lua_setiuservalue(L, -2, 3);
-    snprintf(k->name, sizeof k->name, "%s", vyre_program_name(p));
+    snprintf(k->name, sizeof k->name, "%s", vyre_program_name(k->prog->p));
+    return k;
+}
+
+void lvyre_kernel_adopt(struct lvyre_kernel *k, vyre_backend_kernel *h) {
+    k->h = h;
+    k->be->nchildren++;                    /* closing the backend's core would free it */
+    k->cu = vyre_backend_kernel_native(h); /* a device's own facts: PTX, occupancy */
+    k->live = true;
+}
+
+struct lvyre_kernel *lvyre_compile(lua_State *L, int be_idx, int prog_idx, const char *fname) {
+    struct lvyre_backend *be = lua_touserdata(L, be_idx);
+    vyre_program *p = vyre_lua_checkprogram_named(L, prog_idx, fname);
+    struct vyre_error err;
+    if (vyre_program_check(p, &err) != VYRE_OK)
+        vyre_lua_fail(L, "validate",
+                      "%s: %s. Fix: correct the program (vyre.validate(p) lists every problem)",
+                      fname, err.message);
+    struct lvyre_kernel *k = lvyre_kernel_new(L, be_idx, prog_idx);
     if (!be->core)
         vyre_lua_fail(L, "freed", "%s: the backend was freed. Fix: open a new one", fname);
-    if (vyre_backend_compile(be->core, p, &k->h, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
-    be->nchildren++;
-    k->cu = vyre_backend_kernel_native(k->h); /* a device's own facts: PTX, occupancy */
-
-    k->live = true;
+    vyre_backend_kernel *h = NULL;
+    if (vyre_backend_compile(be->core, p, &h, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
+    lvyre_kernel_adopt(k, h);
     return k;
 }
 

@@ -25,12 +25,7 @@ function P.rules(eg, list)
       require("vyre.egraph.kernels").copy_range(be) -- the columns' first growth
     end)
     -- the gathering walk left stand-ins in the rules' own caches: drop them
-    for _, rule in ipairs(todo) do
-      if rule.prepared then rule.prepared[be] = nil end
-      for _, pat in ipairs(rule.pats or {}) do
-        if pat.kc then pat.kc[be] = nil end
-      end
-    end
+    for _, rule in ipairs(todo) do A.forget(rule, be) end
   end
   for _, rule in ipairs(list) do A.prepare(eg, rule) end
 end

@@ -415,6 +415,18 @@ function A.apply_batch(eg, fname, list, dry)
   return res[1][1]
 end
 
+--- Drops what rule keeps per backend (its preparation, its patterns' kernels, its
+--- right-hand side's kernels in launch order), so the next A.prepare starts over: every
+--- per-rule cache of kernels is listed here (precompile.lua's gathering walk leaves
+--- stand-ins in them).
+function A.forget(rule, be)
+  if rule.prepared then rule.prepared[be] = nil end
+  if rule.apk then rule.apk[be] = nil end
+  for _, pat in ipairs(rule.pats or {}) do
+    if pat.kc then pat.kc[be] = nil end
+  end
+end
+
 --- Compiles up front the kernels that searching and applying rule will launch (its
 --- patterns' count and write kernels, its right-hand side's node, leaf and union
 --- kernels), once per rule and backend: a later iteration whose matches first reach a
