@@ -57,6 +57,11 @@ function P.base(eg)
     lib.steps.sort(be, b, v)
     scan.steps(be, "u32", "max", false, b, b, n, steps)
     scan.steps(be, "u32", "add", true, b, b, n, steps)
+    -- past a few tiles (about 10^4 e-nodes) the same scans run in one pass with
+    -- look-back (rebuild's rounds, the compaction's offsets): their kernels too
+    local onepass = require("vyre.lib.scan_onepass")
+    onepass.scan_kernel(be, "u32", "max", false, true)
+    onepass.scan_kernel(be, "u32", "add", true, true)
     require("vyre.lib.basic").fill_steps(be, b, 0, n, steps)
   end)
   v:free()
