@@ -8,18 +8,27 @@
 -- with a span table giving each part's byte offset, byte length and count, plus the op
 -- registry. Class ids and children are canonical; children offsets are relative to the
 -- children span. Leaf rows (ops of arity 0) hold their payload as two children words.
+--
+-- Format versions (spans.version): 1 (no field) had i64 payloads only; 2 adds each op's
+-- payload type (spans.ops[i].ptype) and the interned strings (spans.symbols, symbol
+-- number k at index k + 1), so f64 and sym leaves mean the same after from_image.
+-- Analyses are not in the image: their declarations hold Lua functions.
 local lib = require("vyre.lib")
 local scan = require("vyre.lib.shared").scan
 local S = require("vyre.egraph.store")
 local SC = require("vyre.egraph.schema") -- column declarations (schema.lua)
 local K = require("vyre.egraph.kernels")
 local R = require("vyre.egraph.rebuild")
+local P = require("vyre.egraph.payload")
 
 local M = {}
 
 -- from_image's bound on spans.nids: ids per word of the image, plus a constant (see
 -- check_spans).
 M.IDS_PER_WORD, M.IDS_SLACK = 16, 4096
+
+-- the span table's format version eg:image() writes; from_image reads 1 and 2
+M.VERSION = 2
 
 M.SPANS = { "row_eclass", "row_op", "row_children_offset", "row_children_len",
   "row_signature", "children", "group_eclass", "group_offset", "group_rows" }
@@ -61,7 +70,9 @@ end
 
 local function ops_table(eg)
   local ops = {}
-  for i, name in ipairs(eg.reg.names) do ops[i] = { name = name, arity = eg.reg.arity[i] } end
+  for i, name in ipairs(eg.reg.names) do
+    ops[i] = { name = name, arity = eg.reg.arity[i], ptype = P.type_of(eg, i - 1) }
+  end
   return ops
 end
 
@@ -81,7 +92,11 @@ function M.image(eg, fname)
   for _, p in ipairs(parts) do total = total + p[3] end
   local slab = be:buffer("u32", math.max(total, 1))
   local spans = { nrows = n, nwords = c, ngroups = ng, nids = eg.dev.nids,
-    ops = ops_table(eg), bytes = 4 * total }
+    ops = ops_table(eg), bytes = 4 * total, version = M.VERSION, symbols = {} }
+  -- the interned strings in symbol-number order (payload.lua), the leaves' sym words
+  if eg.syms then
+    for i, name in ipairs(eg.syms.names) do spans.symbols[i] = name end
+  end
   local steps, at = {}, 0
   for _, p in ipairs(parts) do
     spans[p[1]] = { offset = 4 * at, bytes = 4 * p[3], count = p[3] }
@@ -98,6 +113,7 @@ end
 local CHECK = [[
 (program eg_check_image (workgroup 256)
   (buffer arity u32 read)
+  (buffer plim u32 read)
   (columns read children row_class row_op row_off row_len)
   (columns read_write stat)
   (param n u32)
@@ -118,7 +134,14 @@ local CHECK = [[
         (then (set bad 1u32))
         (else
           (if (eq ar 0u32)
-            (then (if (ne len 2u32) (then (set bad 1u32))))
+            (then
+              (if (ne len 2u32)
+                (then (set bad 1u32))
+                (else
+                  (let lim (load plim op))
+                  (if (land (ne lim 0u32) (lor (ne (load children (add o 1u32)) 0u32)
+                        (ge (load children o) (sub lim 1u32))))
+                    (then (set bad 1u32))))))
             (else
               (if (ne len ar)
                 (then (set bad 1u32))
@@ -136,6 +159,8 @@ local CHECK = [[
       (if (ne sm 0u32) (then (atomic max stat 1u32 sm))))))
 ]]
 
+-- plim[op]: 0, or for a sym leaf op the number of spans.symbols + 1: such a leaf's
+-- payload (low, high) must be (k, 0) with k a symbol's number.
 local function check_kernel(be)
   return require("vyre.lib.shared").kernel(be, "egraph:check_image",
     function() return SC.expand(CHECK) end)
@@ -145,6 +170,25 @@ local function check_spans(fname, spans, nbytes)
   if type(spans) ~= "table" then
     S.raise(fname, "argument 3 (spans) must be the span table eg:image() returned, got "
       .. type(spans), "pass both values of eg:image()")
+  end
+  local ver = spans.version
+  if ver == nil then ver = 1 end
+  if math.type(ver) ~= "integer" or ver < 1 then
+    S.raise(fname, ("spans.version must be a format version (1 or %d), got %s"):format(
+      M.VERSION, tostring(spans.version)), "pass the span table eg:image() returned")
+  end
+  if ver > M.VERSION then
+    S.raise(fname, ("the image is format version %d; this vyre reads versions 1 to %d")
+      :format(ver, M.VERSION), "load it with the vyre that made it, or make the image again "
+      .. "with this vyre's eg:image()")
+  end
+  if ver == 1 and spans.symbols ~= nil then
+    S.raise(fname, "spans.symbols is set but spans.version is not (a version 1 image has "
+      .. "i64 payloads only)", "pass the span table eg:image() returned, unchanged")
+  end
+  if spans.symbols ~= nil and type(spans.symbols) ~= "table" then
+    S.raise(fname, "spans.symbols must be a list of strings, got " .. type(spans.symbols),
+      "pass the span table eg:image() returned")
   end
   if type(spans.ops) ~= "table" then
     S.raise(fname, "spans.ops is missing", "pass the span table eg:image() returned")
@@ -178,6 +222,7 @@ local function check_spans(fname, spans, nbytes)
       M.IDS_PER_WORD, M.IDS_SLACK), "pass the image and span table eg:image() returned (an "
       .. "e-graph whose ids are that sparse can be rebuilt from eg:extract's terms instead)")
   end
+  return ver
 end
 
 --- vyre.egraph.from_image(be, image, spans): a new e-graph holding the image's e-nodes.
@@ -204,15 +249,34 @@ function M.from_image(new, be, image, spans)
     S.raise(fname, "argument 2 must be a live u32 vyre.Buffer, a u32 vyre.Array or a string",
       "pass the buffer eg:image() returned (on the same kind of backend)")
   end
-  check_spans(fname, spans, slab.bytes)
+  local ver = check_spans(fname, spans, slab.bytes)
   for i, o in ipairs(spans.ops) do
     if type(o) ~= "table" then
       S.raise(fname, ("spans.ops[%d] is not {name =, arity =}"):format(i),
         "pass the span table eg:image() returned")
     end
-    local id = S.op(eg, o.name, o.arity)
+    -- version 1 had no payload types: every leaf was i64
+    if o.ptype ~= nil and (not P.TYPES[o.ptype] or (o.arity ~= 0 and o.ptype ~= "i64")
+      or (ver == 1 and o.ptype ~= "i64")) then
+      S.raise(fname, ("spans.ops[%d] ('%s') has payload type %s"):format(i, tostring(o.name),
+        tostring(o.ptype)), "pass the span table eg:image() returned (types: i64, f64, sym; "
+        .. "only leaf ops have f64 or sym)")
+    end
+    local id = S.op(eg, o.name, o.arity, o.arity == 0 and o.ptype or nil)
     if id ~= i - 1 then
       S.raise(fname, ("op '%s' appears twice in spans.ops"):format(tostring(o.name)),
+        "pass the span table eg:image() returned")
+    end
+  end
+  -- the strings again in their order, so each symbol keeps its number
+  local syms = spans.symbols or {}
+  for i = 1, #syms do
+    if type(syms[i]) ~= "string" then
+      S.raise(fname, ("spans.symbols[%d] is a %s, not a string"):format(i, type(syms[i])),
+        "pass the span table eg:image() returned")
+    end
+    if P.intern(eg, syms[i]) ~= i - 1 then
+      S.raise(fname, ("spans.symbols[%d] ('%s') appears twice"):format(i, syms[i]),
         "pass the span table eg:image() returned")
     end
   end
@@ -235,9 +299,15 @@ function M.from_image(new, be, image, spans)
   local ar = {}
   for i = 1, math.max(nops, 1) do ar[i] = eg.reg.arity[i] or 0 end
   arity:upload(ar)
+  local plim = S.exact(eg, "plim", math.max(nops, 1))
+  local pl = {}
+  for i = 1, math.max(nops, 1) do
+    pl[i] = (i <= nops and P.type_of(eg, i - 1) == "sym") and #syms + 1 or 0
+  end
+  plim:upload(pl)
   S.zero_stat(eg, 2, steps)
   if n > 0 then
-    steps[#steps + 1] = { check_kernel(be), { arity = arity, children = eg.children,
+    steps[#steps + 1] = { check_kernel(be), { arity = arity, plim = plim, children = eg.children,
       row_class = eg.row_class, row_op = eg.row_op, row_off = eg.row_off, row_len = eg.row_len,
       stat = eg.stat, n = n, nops = nops, nwords = c, nids = spans.nids }, S.grid(n) }
   end
@@ -246,7 +316,8 @@ function M.from_image(new, be, image, spans)
   if res[1][1] > 0 then
     S.free(eg)
     S.raise(fname, ("%d e-node rows of the image are malformed (op, children range, "
-      .. "arity, or an e-class id not below spans.nids = %d)"):format(res[1][1], spans.nids),
+      .. "arity, or an e-class id not below spans.nids = %d), or name a symbol payload not "
+      .. "in spans.symbols"):format(res[1][1], spans.nids),
       "pass an image made by eg:image()")
   end
   local nids = res[1][2]

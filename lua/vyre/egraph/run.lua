@@ -545,8 +545,7 @@ function M.run(eg, fname, opts)
     S.raise(fname, "semi_naive must be a boolean", "pass semi_naive = true or false")
   end
   if st.rollback == nil then st.rollback = true end
-  -- explanations log unions a rollback would have to take back (explain.lua)
-  if eg.xlog then st.rollback = false end
+  -- with explanations on, the snapshot also truncates the proof logs (snapshot.lua)
   if type(st.rollback) ~= "boolean" then
     S.raise(fname, "rollback must be a boolean", "pass rollback = true or false")
   end

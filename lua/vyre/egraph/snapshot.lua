@@ -9,6 +9,12 @@
 -- prefixes and the host counters are the whole state. Restoring copies them back into
 -- the columns (grown again if a compaction swapped in a smaller buffer) and resets the
 -- counters; staged adds and unions are dropped.
+--
+-- With explanations on (explain.lua) the logs roll back too. The term log (xt_*) and the
+-- union log (xu_*) are only appended to, at the host counters' positions, so restoring
+-- the counters truncates them; xrow_id is row-indexed and compacted with the rows, so
+-- its prefix is copied like a row column. A later eg:explain then never sees a union
+-- of the rolled-back iteration.
 local S = require("vyre.egraph.store")
 local K = require("vyre.egraph.kernels")
 local R = require("vyre.egraph.rebuild")
@@ -20,8 +26,13 @@ local ROWS = { "row_class", "row_op", "row_off", "row_len", "row_epoch" }
 local function spans(snap)
   local t = { { "parent", snap.nids }, { "children", snap.nwords } }
   for _, c in ipairs(ROWS) do t[#t + 1] = { c, snap.nrows } end
+  -- the explanation log's rows: those captured so far (explain.capture), which may be
+  -- fewer than nrows when rows were added since the last canonicalisation
+  if snap.xlog then t[#t + 1] = { "xrow_id", snap.xlog.rows } end
   return t
 end
+
+local XKEYS = { "rows", "tw", "nu", "batch", "ids" }
 
 --- Takes a snapshot of eg (which must be rebuilt: eg.clean); returns it.
 function N.take(eg, fname)
@@ -29,6 +40,10 @@ function N.take(eg, fname)
   R.epochs(eg, fname) -- every row has its epoch, so row_epoch's prefix is complete
   local snap = { nids = eg.dev.nids, nrows = eg.dev.nrows, nwords = eg.dev.nwords,
     merges = eg.merges, epoch_rows = eg.epoch_rows }
+  if eg.xlog then
+    snap.xlog = {}
+    for _, k in ipairs(XKEYS) do snap.xlog[k] = eg.xlog[k] end
+  end
   local steps = {}
   for _, sp in ipairs(spans(snap)) do
     local name, n = sp[1], sp[2]
@@ -59,6 +74,10 @@ function N.restore(eg, fname, snap)
   eg.nids, eg.nrows, eg.nwords = snap.nids, snap.nrows, snap.nwords
   eg.dev.nids, eg.dev.nrows, eg.dev.nwords = snap.nids, snap.nrows, snap.nwords
   eg.merges, eg.epoch_rows = snap.merges, snap.epoch_rows
+  if snap.xlog then
+    -- the counters are the logs' lengths: the entries past them are overwritten later
+    for _, k in ipairs(XKEYS) do eg.xlog[k] = snap.xlog[k] end
+  end
   eg.uf_dirty, eg.garbage = false, false
   S.changed(eg)
   eg.clean = true

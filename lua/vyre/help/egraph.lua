@@ -13,7 +13,9 @@ device, every id's term and the reason of every union, for eg:explain. Raises
 vyre.egraph.from_image(be, image, spans) -> EGraph
 A new e-graph holding the e-nodes of an image from eg:image(): image is a u32 Buffer of
 be, a u32 Array or a binary string, spans the span table eg:image() returned. The image
-is checked on the device; bad spans or rows raise and create nothing.]=],
+is checked on the device; bad spans or rows raise and create nothing. Reads format
+versions 1 (no spans.version: i64 leaves only) and 2 (payload types, spans.symbols); a
+newer version raises.]=],
   ["vyre.egraph.backoff"] = [=[
 vyre.egraph.backoff([{match_limit = 1000, ban_length = 5}]) -> scheduler
 egg's BackoffScheduler for eg:run (the default): a rule whose matches exceed
@@ -97,7 +99,9 @@ e-nodes).]=],
   ["EGraph:image"] = [=[
 eg:image() -> u32 Buffer, spans
 The device image of the canonical graph (the original system's layout) in a new buffer, with
-the span table (offset, bytes, count of each part) that vyre.egraph.from_image reads.]=],
+the span table (offset, bytes, count of each part) that vyre.egraph.from_image reads. The
+table (format version 2) also holds each op's payload type and the interned strings in
+symbol-number order, so f64 and sym leaves load back as they were; analyses are not kept.]=],
   ["EGraph:extract"] = [=[
 eg:extract(roots, cost [, opts]) -> term, text, cost [, report] | {{term =, text =, cost =}, ...}
 The cheapest term of each root (an id, or a list of ids) by a fixed point on the device;
