@@ -113,6 +113,30 @@ local function parse(fname, s, env, what, text)
     end
     return { kind = "child", ty = env.child, k = k }
   end
+  if f == "get" then
+    -- (get NAME k) / (get NAME self): an analysis declared before this one (the order of
+    -- declaration is the dependency order, so the reads form a DAG and cannot cycle)
+    if not env.deps then bad("(get NAME k) is only for make") end
+    local dep = type(s[2]) == "string" and env.deps.lookup(s[2])
+    if #s ~= 3 or type(s[2]) ~= "string" then bad("(get NAME k) takes an analysis name and "
+      .. "a child number k (or self)") end
+    if not dep then
+      bad(("(get %s ...) names no analysis declared before this one"):format(s[2]),
+        "declare the analysis it reads first (reads must not form a cycle; an analysis "
+        .. "cannot read itself: use (child k))")
+    end
+    if dep.ty == "const" then
+      bad(("(get %s ...) reads a \"const\" analysis"):format(s[2]),
+        "read an i64, f64 or bool analysis (e.g. one whose make is 1 where the constant is known)")
+    end
+    local k = s[3] == "self" and "self" or math.tointeger(tonumber(s[3]))
+    if k == nil or k ~= "self" and (k < 0 or k >= env.arity) then
+      bad(("(get NAME k) needs k in [0, %d) or self for this op"):format(env.arity),
+        "number the children from 0, or write self for the e-node's own class")
+    end
+    env.deps.used[dep.name] = true
+    return { kind = "get", ty = dep.ty, dep = dep.name, k = k }
+  end
   local args = {}
   for i = 2, #s do args[i - 1] = parse(fname, s[i], env, what, text) end
   local n = #args
@@ -236,6 +260,10 @@ function code(e, names)
   if k == "child" then
     return decode(("(load vin (load children (add o %du32)))"):format(e.k), e.ty)
   end
+  if k == "get" then
+    local at = e.k == "self" and "c" or ("(load children (add o %du32))"):format(e.k)
+    return decode(("(load dep_%s %s)"):format(e.dep, at), e.ty)
+  end
   if k == "if" and e.ty == "const" then error("a constant pair has no single code") end
   local a = {}
   for i, x in ipairs(e.args or {}) do a[i] = code(x, names) end
@@ -299,6 +327,7 @@ local function lua_eval(e, env)
   end
   if k == "var" then return env[e.name] end
   if k == "child" then return env.children[e.k + 1] end
+  if k == "get" then return env.get(e.dep, e.k) end
   local a = {}
   for i, x in ipairs(e.args or {}) do a[i] = lua_eval(x, env) end
   if k == "if" then
@@ -432,6 +461,10 @@ function UA.declare(eg, fname, name, spec)
     S.raise(fname, "make must be a table {op name = expression}",
       "give each op that contributes a value an expression, e.g. {Num = \"payload\"}")
   end
+  -- the analyses make may read with (get NAME k): those declared before this one
+  local deps = { used = {}, lookup = function(dn)
+    return dn ~= name and eg.analyses and eg.analyses[dn] or nil
+  end }
   local ops = {}
   for opname in pairs(spec.make) do ops[#ops + 1] = opname end
   table.sort(ops, function(x, y) return tostring(x) < tostring(y) end)
@@ -439,7 +472,7 @@ function UA.declare(eg, fname, name, spec)
     local op = S.opid(eg, fname, opname)
     local arity = eg.reg.arity[op + 1]
     local env = { child = arity > 0 and ty or nil, arity = arity, of = of,
-      payload = arity == 0 and P.arith(P.type_of(eg, op)) or nil }
+      payload = arity == 0 and P.arith(P.type_of(eg, op)) or nil, deps = deps }
     local text = spec.make[opname]
     local e = parse(fname, sexp(fname, text, "make of '" .. tostring(opname) .. "'"), env,
       "make of '" .. tostring(opname) .. "'", tostring(text))
@@ -451,13 +484,18 @@ function UA.declare(eg, fname, name, spec)
       e = { kind = "one", ty = "const", args = { e } }
     end
     an.make[op] = e
-    an.makefn[op] = function(pay, kids)
-      return lua_conv(lua_eval(e, { payload = pay, children = kids, of = of }), e.ty, ty)
+    -- get(dep, k): dep's value of child k (k 0-based) or of the class (k "self")
+    an.makefn[op] = function(pay, kids, get)
+      return lua_conv(lua_eval(e, { payload = pay, children = kids, of = of, get = get }),
+        e.ty, ty)
     end
   end
   an.ops = {}
   for op in pairs(an.make) do an.ops[#an.ops + 1] = op end
   table.sort(an.ops)
+  an.deps = {}
+  for dn in pairs(deps.used) do an.deps[#an.deps + 1] = dn end
+  table.sort(an.deps)
   -- modify
   -- modify: one table or a list of them (e.g. a leaf of one op per kind of constant)
   if spec.modify ~= nil and type(spec.modify) ~= "table" then
@@ -513,6 +551,13 @@ end
 -- lattice has height 2, so the sweeps end whatever the makes do (a make that gives none
 -- for a conflicting child is not monotone), and a user "const" analysis with the
 -- built-in's makes gives the built-in's values (spec 97).
+-- The buffers of the analyses an's makes read with (get NAME k): dep_NAME, by id.
+local function dep_decls(an)
+  local t = {}
+  for _, dn in ipairs(an.deps) do t[#t + 1] = ("  (buffer dep_%s i64 read)\n"):format(dn) end
+  return table.concat(t)
+end
+
 local function const_sweep_text(eg, an)
   local of = an.of
   local zero = of == "f64" and "0x0p+0f64" or "0i64"
@@ -548,7 +593,7 @@ local function const_sweep_text(eg, an)
   (columns read row_op row_off children)
   (buffer vin i64 read)
   (buffer vout i64 write)
-  (buffer sin i64 read)
+%s  (buffer sin i64 read)
   (buffer sout i64 write)
   (columns read_write stat)
   (param n u32)
@@ -572,7 +617,8 @@ local function const_sweep_text(eg, an)
       (if (lor (ne w (load vin c)) (ne vst (load sin c))) (then (set changed 1u32)))))
   (let cs (subgroup_reduce add changed))
   (if (land (eq (subgroup_lane) 0u32) (ne cs 0u32)) (then (atomic add stat slot cs))))
-]]):format(an.name, decode("(load vin c)", of), table.concat(arms, "\n"), encode("vx", of))
+]]):format(an.name, dep_decls(an), decode("(load vin c)", of), table.concat(arms, "\n"),
+    encode("vx", of))
 end
 
 local function sweep_text(eg, an)
@@ -602,7 +648,7 @@ local function sweep_text(eg, an)
   (columns read row_op row_off children)
   (buffer vin i64 read)
   (buffer vout i64 write)
-  (columns read_write stat)
+%s  (columns read_write stat)
   (param n u32)
   (param slot u32)
   (let c (gid x))
@@ -623,7 +669,7 @@ local function sweep_text(eg, an)
       (if (ne w w0) (then (set changed 1u32)))))
   (let cs (subgroup_reduce add changed))
   (if (land (eq (subgroup_lane) 0u32) (ne cs 0u32)) (then (atomic add stat slot cs))))
-]]):format(an.name, code({ kind = "lit", ty = ty, value = an.bottom }, {}),
+]]):format(an.name, dep_decls(an), code({ kind = "lit", ty = ty, value = an.bottom }, {}),
     table.concat(arms, "\n"), encode("v", ty))
 end
 
@@ -665,6 +711,8 @@ function UA.compute(eg, fname, an, idx)
           cstart = idx.cstart, cend = idx.cend, row_op = eg.row_op, row_off = eg.row_off,
           children = eg.children, vin = bufs[cur], vout = bufs[nxt], stat = eg.stat,
           n = nids, slot = s, sin = sts and sts[cur], sout = sts and sts[nxt] }, S.grid(nids) }
+        -- the analyses read are computed before this one (declaration order) on this graph
+        for _, dn in ipairs(an.deps) do steps[#steps][2]["dep_" .. dn] = eg.analyses[dn].val end
         cur = nxt
       end
       local res = S.run(eg, fname, steps, { S.stat_readback(eg, SWEEPS) })

@@ -1,0 +1,198 @@
+-- 109: e-class analyses that read other analyses (issue 25 §1, docs/EGRAPH.md, "User
+-- analyses"): a make may read, with (get NAME k) and (get NAME self), the values of an
+-- analysis declared before it, of the e-node's children and of its own class. The order
+-- of declaration is the dependency order (a DAG: a read of itself or of a later analysis
+-- is refused with a Fix), every analysis is recomputed in that order on each rebuilt
+-- graph, so a change of one reaches those that read it. The device against a Lua oracle
+-- (the analyses' own closures, in the same order), on the reference backend, the fake
+-- CUDA driver (#fakecuda) and, on a GPU, #gpu.
+local vyre = require("vyre")
+local H = require("spec.helpers")
+
+local function backends()
+  return H.only_loaded({
+    { name = "reference", tag = "", open = function() return vyre.backend("reference") end },
+    { name = "fake CUDA driver's", tag = " #fakecuda", open = H.fake_backend },
+    { name = "cuda", tag = " #gpu", open = function()
+      return assert(require("vyre.cuda").device(0))
+    end },
+  })
+end
+
+local function expect_error(fn, want)
+  local err = H.error_of(fn)
+  assert.matches("vyre.EGraph:[a-z_]+: ", err)
+  assert.is_truthy(err:find(want, 1, true), err)
+  assert.is_truthy(err:find("Fix: ", 1, true), err)
+end
+
+-- The Lua fixed point of analysis name (Kleene iteration from bottom with its closures),
+-- the analyses it reads computed first by the same oracle: memo[name][class] = value.
+local function lua_values(eg, name, memo)
+  memo = memo or {}
+  if memo[name] then return memo[name] end
+  local an = eg.analyses[name]
+  for _, dn in ipairs(an.deps) do lua_values(eg, dn, memo) end
+  local classes = eg:classes()
+  local nodes, cur = {}, {}
+  for _, c in ipairs(classes) do
+    nodes[c] = eg:nodes(c)
+    cur[c] = an.bottom
+  end
+  local opid = {}
+  for i, o in ipairs(eg:ops()) do opid[o.name] = i - 1 end
+  for _ = 1, 4 * #classes + 70 do
+    local nxt, changed = {}, false
+    for _, c in ipairs(classes) do
+      local v = an.bottom
+      for _, n in ipairs(nodes[c]) do
+        local f = an.makefn[opid[n.op]]
+        if f then
+          local kids = {}
+          for k, ch in ipairs(n) do kids[k] = cur[eg:find(ch)] end
+          local bits = n.payload
+          if type(bits) == "string" then bits = eg:symbol(bits) end
+          v = an.merge(v, f(bits, kids, function(dn, k)
+            return memo[dn][k == "self" and c or eg:find(n[k + 1])]
+          end))
+        end
+      end
+      nxt[c] = v
+      if v ~= cur[c] then changed = true end
+    end
+    cur = nxt
+    if not changed then
+      memo[name] = cur
+      return cur
+    end
+  end
+  error("the oracle did not settle")
+end
+
+for _, kind in ipairs(backends()) do
+  describe("vyre.egraph analyses reading analyses on the " .. kind.name .. " backend"
+    .. kind.tag, function()
+    local be
+    setup(function() be = kind.open() end)
+
+    -- vars (a bitset of free symbols), depth, then ground (reads vars of its own class),
+    -- guard (reads vars and depth of its children) and score (reads ground and guard)
+    local function graph()
+      local eg = vyre.egraph(be)
+      eg:op("Num", 0)
+      eg:op("Var", 0, "sym")
+      eg:op("F", 1)
+      eg:op("Add", 2)
+      eg:analysis("vars", { type = "i64", bottom = 0, merge = "(bor a b)", make = {
+        Var = "(bit payload)", F = "(child 0)", Add = "(bor (child 0) (child 1))" } })
+      eg:analysis("depth", { type = "i64", bottom = (1 << 62), merge = "(min a b)", make = {
+        Num = "0", Var = "0", F = "(+ 1 (child 0))",
+        Add = "(+ 1 (max (child 0) (child 1)))" } })
+      eg:analysis("ground", { type = "bool", merge = "(or a b)", make = {
+        Num = "true", F = "(== (get vars self) 0)", Add = "(== (get vars self) 0)" } })
+      eg:analysis("guard", { type = "i64", bottom = 0, merge = "(bor a b)", make = {
+        F = "(if (< (get depth 0) 3) (get vars 0) 0)",
+        Add = "(band (get vars 0) (get vars 1))" } })
+      -- flags: 1 a ground constant below, 2 a guarded Add below, 4 an F of a ground child
+      eg:analysis("score", { type = "i64", bottom = 0, merge = "(bor a b)", make = {
+        Num = "(if (get ground self) 1 0)",
+        Add = "(bor (bor (child 0) (child 1)) (if (== (get guard self) 0) 0 2))",
+        F = "(bor (child 0) (if (get ground 0) 4 0))" } })
+      return eg
+    end
+
+    it("records the order of reads (a DAG) and computes every value as the Lua oracle",
+      function()
+        local eg = graph()
+        assert.are.same({ "vars" }, eg.analyses.ground.deps)
+        assert.are.same({ "depth", "vars" }, eg.analyses.guard.deps)
+        assert.are.same({ "ground", "guard" }, eg.analyses.score.deps)
+        math.randomseed(109)
+        for round = 1, 3 do
+          eg = graph()
+          local ids = {}
+          for i = 1, 8 do ids[#ids + 1] = eg:leaf("Num", i) end
+          for _, v in ipairs({ "a", "b", "c", "d", "e" }) do ids[#ids + 1] = eg:leaf("Var", v) end
+          for _ = 1, 50 do
+            if math.random() < 0.4 then
+              ids[#ids + 1] = eg:add("F", ids[math.random(#ids)])
+            else
+              ids[#ids + 1] = eg:add("Add", ids[math.random(#ids)], ids[math.random(#ids)])
+            end
+          end
+          for _ = 1, 4 + round * 4 do eg:union(ids[math.random(#ids)], ids[math.random(#ids)]) end
+          eg:rebuild()
+          local memo, checked = {}, 0
+          for _, name in ipairs({ "vars", "depth", "ground", "guard", "score" }) do
+            for c, v in pairs(lua_values(eg, name, memo)) do
+              assert.are.equal(v, eg:value(name, c), ("%s of class %d"):format(name, c))
+              checked = checked + 1
+            end
+          end
+          assert.is_true(checked > 50)
+        end
+      end)
+
+    it("keeps the fixed point through rebuild: a change of vars reaches ground and score",
+      function()
+        local eg = graph()
+        local n1 = eg:leaf("Num", 1)
+        local f = eg:add("F", n1)
+        local x = eg:leaf("Var", "x")
+        local s = eg:add("Add", f, n1)
+        assert.is_true(eg:value("ground", f))
+        assert.are.equal(5, eg:value("score", s))   -- 1 (Num 1) | 4 (F of ground Num 1)
+        eg:union(n1, x)                              -- Num 1 now has free variable x
+        eg:rebuild()
+        assert.is_false(eg:value("ground", f))
+        assert.are.equal(eg:value("vars", x), eg:value("guard", f))
+        -- s: guard (band vars vars) = bit x now, so 2 joins in (ground of n1's class stays
+        -- true through its Num leaf, so F still gives 4)
+        assert.are.equal(7, eg:value("score", s))
+        local memo = {}
+        for _, name in ipairs({ "ground", "guard", "score" }) do
+          for c, v in pairs(lua_values(eg, name, memo)) do
+            assert.are.equal(v, eg:value(name, c), ("%s of class %d"):format(name, c))
+          end
+        end
+      end)
+
+    it("refuses a read of itself, of a later or unknown analysis, of a const one, a bad k",
+      function()
+        local eg = vyre.egraph(be)
+        eg:op("Num", 0)
+        eg:op("F", 1)
+        expect_error(function()
+          eg:analysis("a", { type = "i64", merge = "(max a b)", make = { F = "(get a 0)" } })
+        end, "names no analysis declared before this one")
+        expect_error(function()
+          eg:analysis("a", { type = "i64", merge = "(max a b)", make = { F = "(get b 0)" } })
+        end, "names no analysis declared before this one")
+        eg:analysis("k", { type = "const", make = { Num = "payload" } })
+        expect_error(function()
+          eg:analysis("a", { type = "i64", merge = "(max a b)", make = { F = "(get k 0)" } })
+        end, "reads a \"const\" analysis")
+        eg:analysis("d", { type = "i64", merge = "(max a b)", make = { Num = "payload" } })
+        expect_error(function()
+          eg:analysis("a", { type = "i64", merge = "(max a b)", make = { F = "(get d 1)" } })
+        end, "needs k in [0, 1) or self")
+        expect_error(function()
+          eg:analysis("a", { type = "i64", merge = "(max a b)", make = { Num = "(get d 0)" } })
+        end, "needs k in [0, 0) or self")
+        expect_error(function()
+          eg:analysis("a", { type = "i64", merge = "(max a b)", make = { F = "(get d)" } })
+        end, "takes an analysis name")
+        expect_error(function()
+          eg:analysis("a", { type = "i64", merge = "(max a b)", make = { F = "(child 0)" },
+            modify = { leaf = "Num", when = "(get d self)" } })
+        end, "only for make")
+        -- a failed declaration leaves no analysis behind: "a" can be declared now
+        eg:analysis("a", { type = "i64", merge = "(max a b)",
+          make = { F = "(+ (get d 0) (get d self))", Num = "(get d self)" } })
+        local n = eg:leaf("Num", 4)
+        local f = eg:add("F", n)
+        assert.are.equal(4, eg:value("a", n))
+        assert.are.equal(4, eg:value("a", f))  -- d of F is bottom 0: 4 + 0
+      end)
+  end)
+end
