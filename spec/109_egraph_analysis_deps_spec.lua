@@ -28,6 +28,13 @@ end
 
 -- The Lua fixed point of analysis name (Kleene iteration from bottom with its closures),
 -- the analyses it reads computed first by the same oracle: memo[name][class] = value.
+-- values are equal: numbers and booleans, or the word lists of a "set" analysis
+local function same(a, b)
+  if type(a) ~= "table" then return a == b end
+  for i = 1, #a do if a[i] ~= b[i] then return false end end
+  return #a == #b
+end
+
 local function lua_values(eg, name, memo)
   memo = memo or {}
   if memo[name] then return memo[name] end
@@ -58,7 +65,7 @@ local function lua_values(eg, name, memo)
         end
       end
       nxt[c] = v
-      if v ~= cur[c] then changed = true end
+      if not same(v, cur[c]) then changed = true end
     end
     cur = nxt
     if not changed then
@@ -193,6 +200,127 @@ for _, kind in ipairs(backends()) do
         local f = eg:add("F", n)
         assert.are.equal(4, eg:value("a", n))
         assert.are.equal(4, eg:value("a", f))  -- d of F is bottom 0: 4 + 0
+      end)
+  end)
+end
+
+-- "set" analyses: free variables over more than 64 symbols (uset.lua)
+for _, kind in ipairs(backends()) do
+  describe("vyre.egraph set analyses (multi-word bitsets) on the " .. kind.name .. " backend"
+    .. kind.tag, function()
+    local be
+    setup(function() be = kind.open() end)
+
+    local function lam_graph(words)
+      local eg = vyre.egraph(be)
+      eg:op("Sym", 0, "sym")
+      eg:op("Num", 0)
+      eg:op("Var", 1)
+      eg:op("Lam", 2)
+      eg:op("App", 2)
+      eg:op("Let", 3)
+      eg:analysis("fv", { type = "set", words = words, make = { Sym = "(bit payload)",
+        Num = "empty", Var = "(child 0)", App = "(bor (child 0) (child 1))",
+        Lam = "(band (child 1) (bnot (child 0)))",
+        Let = "(bor (child 1) (band (child 2) (bnot (child 0))))" } })
+      return eg
+    end
+
+    -- a random lambda graph over nsym symbols; the free symbols of each class against the
+    -- Lua oracle, and of a few terms against the free variables computed on the term
+    local function check(nsym, words, seed)
+      math.randomseed(seed)
+      local eg = lam_graph(words)
+      local syms, vars, ids = {}, {}, {}
+      for i = 1, nsym do
+        syms[i] = eg:leaf("Sym", "x" .. i)
+        vars[i] = eg:add("Var", syms[i])
+        ids[#ids + 1] = vars[i]
+      end
+      ids[#ids + 1] = eg:leaf("Num", 1)
+      local free = {}  -- the term's free symbols (numbers) by id, for terms built here
+      for i = 1, nsym do free[vars[i]] = { [i] = true } end
+      free[ids[#ids]] = {}
+      for _ = 1, 3 * nsym do
+        local r = math.random()
+        local a, b = ids[math.random(#ids)], ids[math.random(#ids)]
+        local t
+        if r < 0.4 then
+          t = eg:add("App", a, b)
+          local f = {}
+          for s in pairs(free[a]) do f[s] = true end
+          for s in pairs(free[b]) do f[s] = true end
+          free[t] = f
+        else
+          local x = math.random(nsym)
+          t = eg:add("Lam", syms[x], a)
+          local f = {}
+          for s in pairs(free[a]) do if s ~= x then f[s] = true end end
+          free[t] = f
+        end
+        ids[#ids + 1] = t
+      end
+      -- before unions: the device's sets are exactly each term's free symbols
+      for i = #ids - 20, #ids do
+        local got = {}
+        for _, s in ipairs(require("vyre.egraph.uset").symbols(eg, eg:value("fv", ids[i]))) do
+          got[#got + 1] = s
+        end
+        local want = {}
+        for s in pairs(free[ids[i]]) do want[#want + 1] = "x" .. s end
+        table.sort(want)
+        table.sort(got)
+        assert.are.same(want, got)
+      end
+      local high = 0
+      for _, t in ipairs(ids) do
+        for s in pairs(free[t]) do if s > 128 then high = high + 1 end end
+      end
+      if nsym > 128 then assert.is_true(high > 0) end
+      -- after unions (cycles included): every class against the oracle
+      for _ = 1, 10 do eg:union(ids[math.random(nsym + 1, #ids)], ids[math.random(#ids)]) end
+      eg:rebuild()
+      local n = 0
+      for c, v in pairs(lua_values(eg, "fv")) do
+        assert.are.same(v, eg:value("fv", c), ("fv of class %d"):format(c))
+        n = n + 1
+      end
+      assert.is_true(n > nsym)
+    end
+
+    it("holds more than 64 symbols (2 words, 100 symbols) as the Lua oracle", function()
+      check(100, 2, 1091)
+    end)
+
+    it("holds more than 128 symbols (3 words, 180 symbols) as the Lua oracle", function()
+      check(180, 3, 1092)
+    end)
+
+    it("stops with the words needed when the e-graph has more symbols than it holds",
+      function()
+        local eg = lam_graph(1)
+        for i = 1, 65 do eg:add("Var", eg:leaf("Sym", "s" .. i)) end
+        expect_error(function() eg:value("fv", 0) end,
+          "analysis 'fv' holds 64 symbols (words = 1) but the e-graph has 65")
+        expect_error(function() eg:value("fv", 0) end, "words = 2 or more")
+        local eg2 = vyre.egraph(be)
+        eg2:op("Sym", 0, "sym")
+        eg2:op("Num", 0)
+        expect_error(function()
+          eg2:analysis("s", { type = "set", words = 65, make = { Sym = "(bit payload)" } })
+        end, "words must be an integer in [1, 64]")
+        expect_error(function()
+          eg2:analysis("s", { type = "set", words = 1, make = { Num = "(bit payload)" } })
+        end, "needs a leaf op of payload type \"sym\"")
+        expect_error(function()
+          eg2:analysis("s", { type = "set", words = 1, merge = "(bor a b)",
+            make = { Sym = "(bit payload)" } })
+        end, "has no option 'merge'")
+        eg2:analysis("s", { type = "set", words = 1, make = { Sym = "(bit payload)" } })
+        eg2:op("G", 1)
+        expect_error(function()
+          eg2:rule("r", "(G ?a)", "?a", { when = "(!= (value s ?a) 0)" })
+        end, "reads \"set\" analysis 's'")
       end)
   end)
 end

@@ -52,7 +52,8 @@ local P = require("vyre.egraph.payload")
 
 local UA = {}
 
-local TYPES = { i64 = true, f64 = true, bool = true, const = true }
+local TYPES = { i64 = true, f64 = true, bool = true, const = true, set = true }
+local US = require("vyre.egraph.uset")
 local BIN = { ["+"] = "add", ["-"] = "sub", ["*"] = "mul", ["/"] = "div", min = "min",
   max = "max", band = "and", bor = "or", bxor = "xor", ["=="] = "eq", ["!="] = "ne",
   ["<"] = "lt", ["<="] = "le", [">"] = "gt", [">="] = "ge" }
@@ -125,8 +126,8 @@ local function parse(fname, s, env, what, text)
         "declare the analysis it reads first (reads must not form a cycle; an analysis "
         .. "cannot read itself: use (child k))")
     end
-    if dep.ty == "const" then
-      bad(("(get %s ...) reads a \"const\" analysis"):format(s[2]),
+    if dep.ty == "const" or dep.ty == "set" then
+      bad(("(get %s ...) reads a \"%s\" analysis"):format(s[2], dep.ty),
         "read an i64, f64 or bool analysis (e.g. one whose make is 1 where the constant is known)")
     end
     local k = s[3] == "self" and "self" or math.tointeger(tonumber(s[3]))
@@ -404,8 +405,8 @@ function UA.declare(eg, fname, name, spec)
       "pass e.g. {type = \"i64\", bottom = 0, make = {Num = \"payload\"}, merge = \"(max a b)\"}")
   end
   for k in pairs(spec) do
-    if k ~= "type" and k ~= "bottom" and k ~= "make" and k ~= "merge" and k ~= "modify"
-      and k ~= "of" then
+    if spec.type ~= "set" and k ~= "type" and k ~= "bottom" and k ~= "make" and k ~= "merge"
+      and k ~= "modify" and k ~= "of" then
       S.raise(fname, ("unknown option '%s'"):format(tostring(k)),
         "use type, of, bottom, make, merge and modify")
     end
@@ -416,8 +417,9 @@ function UA.declare(eg, fname, name, spec)
   end
   local ty = spec.type
   if not TYPES[ty] then
-    S.raise(fname, ("type must be \"i64\", \"f64\", \"bool\" or \"const\", got %s"):format(
-      tostring(ty)), "pick the type of the values (a bitset is an i64)")
+    S.raise(fname, ("type must be \"i64\", \"f64\", \"bool\", \"const\" or \"set\", got %s")
+      :format(tostring(ty)), "pick the type of the values (a bitset of up to 64 symbols is an "
+      .. "i64, of more a \"set\")")
   end
   if ty == "const" and (spec.merge ~= nil or spec.bottom ~= nil) then
     S.raise(fname, "a \"const\" analysis has the built-in join and bottom none",
@@ -429,6 +431,19 @@ function UA.declare(eg, fname, name, spec)
   end
   local of = ty == "const" and (spec.of or "i64") or nil
   local an = { name = name, ty = ty, of = of, make = {}, makefn = {} }
+  if ty == "set" then
+    if type(spec.make) ~= "table" or next(spec.make) == nil then
+      S.raise(fname, "make must be a table {op name = expression}",
+        "give each op that contributes symbols an expression, e.g. {Sym = \"(bit payload)\"}")
+    end
+    US.declare(eg, fname, an, spec)
+    eg.analyses = eg.analyses or {}
+    eg.analyses[name] = an
+    eg.ua_idx = nil
+    eg.analysis_order = eg.analysis_order or {}
+    eg.analysis_order[#eg.analysis_order + 1] = name
+    return
+  end
   if ty == "const" then
     an.bottom = "none"
     an.merge = function(a, b)
@@ -684,6 +699,11 @@ end
 function UA.compute(eg, fname, an, idx)
   local be, nids = eg.be, eg.dev.nids
   local n = math.max(nids, 1)
+  -- a set analysis holds an.words words per id (uset.lua)
+  if an.ty == "set" then
+    US.check(eg, fname, an)
+    n = n * an.words
+  end
   local bufs = { S.exact(eg, "ua_" .. an.name .. "_a", n, "i64"),
     S.exact(eg, "ua_" .. an.name .. "_b", n, "i64") }
   local init = {}
@@ -695,12 +715,12 @@ function UA.compute(eg, fname, an, idx)
     fill(be, bufs[1], 0, n, init)
     fill(be, sts[1], 0, n, init)
   else
-    fill(be, bufs[1], value_word(an.bottom, an.ty), n, init)
+    fill(be, bufs[1], an.ty == "set" and 0 or value_word(an.bottom, an.ty), n, init)
   end
   S.run(eg, fname, init)
   local cur, sweeps = 1, 0
   if nids > 0 and eg.dev.nrows > 0 then
-    an.text = an.text or sweep_text(eg, an)
+    an.text = an.text or (an.ty == "set" and US.sweep_text(eg, an) or sweep_text(eg, an))
     local k = kernel(be, an.text)
     while true do
       local steps = {}
@@ -763,6 +783,10 @@ function UA.value(eg, fname, name, c)
   S.check_id(eg, fname, c, "argument 2")
   UA.current(eg, fname)
   local root = eg.parent:download({ first = c + 1, count = 1 })[1]
+  if an.ty == "set" then
+    return US.word_list(an, an.val:download({ first = root * an.words + 1,
+      count = an.words }), 0)
+  end
   local w = an.val:download({ first = root + 1, count = 1 })[1]
   if an.ty == "const" then
     local st = an.st:download({ first = root + 1, count = 1 })[1]
@@ -779,8 +803,14 @@ function UA.values(eg, name)
   -- the ids of the graph the values were computed on (new ids have none yet)
   local n = math.min(an.n or 0, #an.val)
   if n == 0 then return {} end
-  local w = an.val:download({ count = n })
   local out = {}
+  if an.ty == "set" then
+    n = math.min(an.n, #an.val // an.words)
+    local w = an.val:download({ count = n * an.words })
+    for i = 0, n - 1 do out[i] = US.word_list(an, w, i) end
+    return out
+  end
+  local w = an.val:download({ count = n })
   if an.ty == "const" then
     -- a constant reaches Lua as its value, or "none" / "conflict"
     local st = an.st:download({ count = n })
