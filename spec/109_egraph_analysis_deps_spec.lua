@@ -5,9 +5,11 @@
 -- is refused with a Fix), every analysis is recomputed in that order on each rebuilt
 -- graph, so a change of one reaches those that read it. The device against a Lua oracle
 -- (the analyses' own closures, in the same order), on the reference backend, the fake
--- CUDA driver (#fakecuda) and, on a GPU, #gpu.
+-- CUDA driver (#fakecuda) and, on a GPU, #gpu. Then "set" analyses (uset.lua): free
+-- variables over 100 and 180 symbols against a Lua oracle; and egg's lambda_if_elim.
 local vyre = require("vyre")
 local H = require("spec.helpers")
+local X = require("spec.egraph_langs")
 
 local function backends()
   return H.only_loaded({
@@ -323,4 +325,44 @@ for _, kind in ipairs(backends()) do
         end, "reads \"set\" analysis 's'")
       end)
   end)
+end
+
+-- egg's lambda_if_elim (tests/lambda.rs): "if-elim" rewrites (if (= (var x) e) then else)
+-- to else when (let x e then) and (let x e else) are equal (egg's ConditionEqual, which
+-- adds both terms). Written with rules only, on the device: "if-elim-probe" adds both let
+-- terms under an auxiliary e-node (IfElim l1 l2 if else); "if-elim" matches it when l1
+-- and l2 are one e-class (a variable used twice) and unites the if with else.
+for _, kind in ipairs(backends()) do
+  describe("vyre.egraph egg's lambda_if_elim on the " .. kind.name .. " backend" .. kind.tag,
+    function()
+      local be
+      setup(function() be = kind.open() end)
+
+      local START = "(if (= (var a) (var b)) (+ (var a) (var a)) (+ (var a) (var b)))"
+      local function run(with_elim)
+        local eg = X.lambda_graph(be)
+        if with_elim then
+          eg:op("IfElim", 4)
+          local probe = "(IfElim (Let ?x ?e ?then) (Let ?x ?e ?else) "
+            .. "(If (Eq (Var ?x) ?e) ?then ?else) ?else)"
+          eg:rule("if-elim-probe", "(If (Eq (Var ?x) ?e) ?then ?else)", { { probe, probe } })
+          eg:rule("if-elim", "(IfElim ?l ?l ?if ?else)", { { "?if", "?else" } })
+        end
+        local t = X.lambda_term(eg, START)
+        local g = X.lambda_term(eg, "(+ (var a) (var b))")
+        local rep = eg:run({ iterations = 30, node_limit = 10000, time_limit = 600,
+          until_ = { t, g } })
+        return rep, eg:equiv(t, g)
+      end
+
+      it("proves (+ (var a) (var b)), and only with if-elim", function()
+        local rep, ok = run(true)
+        assert.are.equal("until", rep.stop)
+        assert.is_true(ok)
+        assert.is_true(#rep <= 10)
+        local rep0, ok0 = run(false)
+        assert.is_false(ok0)
+        assert.are.equal("saturated", rep0.stop)
+      end)
+    end)
 end
