@@ -298,6 +298,34 @@ for _, kind in ipairs(backends()) do
       check(180, 3, 1092)
     end)
 
+    it("gives a Lua applier exact sets: symbols 5 and 69 do not alias (capture check)",
+      function()
+        local eg = lam_graph(2)
+        local sym = {}
+        for i = 0, 69 do sym[i] = eg:leaf("Sym", "s" .. i) end
+        -- (Let s1 (Var s5) (Lam s69 (Var s1))): s69 is not free in (Var s5), no renaming;
+        -- (Let s1 (Var s69) (Lam s69 (Var s1))): it is, the binder must be renamed
+        local t1 = eg:add("Let", sym[1], eg:add("Var", sym[5]),
+          eg:add("Lam", sym[69], eg:add("Var", sym[1])))
+        local t2 = eg:add("Let", sym[1], eg:add("Var", sym[69]),
+          eg:add("Lam", sym[69], eg:add("Var", sym[1])))
+        local capture = {}
+        eg:rule("let-lam-diff", "(Let ?v1 ?e (Lam ?v2 ?body))", function(s, ctx)
+          local fe, fv2 = ctx.value("fv", s.e), ctx.value("fv", s.v2)
+          local hit = false
+          for w = 1, 2 do hit = hit or (fe[w] & fv2[w]) ~= 0 end
+          capture[s.root] = hit
+          if not hit then return "(Lam ?v2 (Let ?v1 ?e ?body))" end
+        end)
+        eg:run({ iterations = 1, time_limit = 600 })
+        assert.is_false(capture[eg:find(t1)])
+        assert.is_true(capture[eg:find(t2)])
+        assert.is_true(eg:equiv(t1, eg:add("Lam", sym[69], eg:add("Let", sym[1],
+          eg:add("Var", sym[5]), eg:add("Var", sym[1])))))
+        -- the i64 bitset of the same symbols (mod 64) would alias them
+        assert.are.equal(5 % 64, 69 % 64)
+      end)
+
     it("stops with the words needed when the e-graph has more symbols than it holds",
       function()
         local eg = lam_graph(1)
