@@ -35,11 +35,16 @@
 --              (bit k) = 1 << k, shift counts taken mod 64 (shr logical, sar arithmetic)
 --   logic      (== x y) (!= x y) (< x y) (<= x y) (> x y) (>= x y) (and ...) (or ...) (not x)
 --   other      (if c x y), (f64 x), (i64 x) (f64 -> i64 truncates)
+--   analyses   (get NAME k), (get NAME self) (make only): analysis NAME's value of child k
+--              or of the e-node's own class; NAME an i64, f64 or bool analysis declared
+--              before this one (declaration order is the dependency order: no cycles;
+--              compute_all runs them in it on each rebuilt graph)
 --   constants  (type "const" only) none, (one x), (one? c), (val c): the none < one(x) <
 --              conflict lattice of the built-in analysis, with its join and bottom none;
 --              stored as a state word and a value word per id, and (unlike the other
 --              types) the previous value is joined in at every sweep, as analysis.lua's
 --
+-- type "set" (sets of symbols in several words per id) is uset.lua's.
 -- modify is one table {leaf, when, payload, prune} or a list of them: each adds the leaf
 -- (leaf payload(v)) to the classes where when(v) holds (analysis.lua's constant folding
 -- shares UA.rounds, UA.flags and UA.add_flagged), then prune keeps only their leaves.
