@@ -227,6 +227,10 @@ local function guard(fname, eg, s, vars, text)
       S.raise(fname, ("when '%s': (has %s ?%s) needs a \"const\" analysis"):format(text, s[2],
         name), ("read the value with (value %s ?%s)"):format(s[2], name))
     end
+    if an.ty == "set" then
+      S.raise(fname, ("when '%s' reads \"set\" analysis '%s'"):format(text, s[2]),
+        "test a set in a Lua applier (ctx.value gives its words), or use an i64 bitset")
+    end
     local ty = an.ty == "const" and an.of or an.ty
     if s[1] == "has" then
       return { kind = "uhas", an = s[2], name = name, ty = "bool", const = true }

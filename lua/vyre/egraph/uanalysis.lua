@@ -35,11 +35,16 @@
 --              (bit k) = 1 << k, shift counts taken mod 64 (shr logical, sar arithmetic)
 --   logic      (== x y) (!= x y) (< x y) (<= x y) (> x y) (>= x y) (and ...) (or ...) (not x)
 --   other      (if c x y), (f64 x), (i64 x) (f64 -> i64 truncates)
+--   analyses   (get NAME k), (get NAME self) (make only): analysis NAME's value of child k
+--              or of the e-node's own class; NAME an i64, f64 or bool analysis declared
+--              before this one (declaration order is the dependency order: no cycles;
+--              compute_all runs them in it on each rebuilt graph)
 --   constants  (type "const" only) none, (one x), (one? c), (val c): the none < one(x) <
 --              conflict lattice of the built-in analysis, with its join and bottom none;
 --              stored as a state word and a value word per id, and (unlike the other
 --              types) the previous value is joined in at every sweep, as analysis.lua's
 --
+-- type "set" (sets of symbols in several words per id) is uset.lua's.
 -- modify is one table {leaf, when, payload, prune} or a list of them: each adds the leaf
 -- (leaf payload(v)) to the classes where when(v) holds (analysis.lua's constant folding
 -- shares UA.rounds, UA.flags and UA.add_flagged), then prune keeps only their leaves.
@@ -52,7 +57,8 @@ local P = require("vyre.egraph.payload")
 
 local UA = {}
 
-local TYPES = { i64 = true, f64 = true, bool = true, const = true }
+local TYPES = { i64 = true, f64 = true, bool = true, const = true, set = true }
+local US = require("vyre.egraph.uset")
 local BIN = { ["+"] = "add", ["-"] = "sub", ["*"] = "mul", ["/"] = "div", min = "min",
   max = "max", band = "and", bor = "or", bxor = "xor", ["=="] = "eq", ["!="] = "ne",
   ["<"] = "lt", ["<="] = "le", [">"] = "gt", [">="] = "ge" }
@@ -112,6 +118,30 @@ local function parse(fname, s, env, what, text)
         "number the children from 0")
     end
     return { kind = "child", ty = env.child, k = k }
+  end
+  if f == "get" then
+    -- (get NAME k) / (get NAME self): an analysis declared before this one (the order of
+    -- declaration is the dependency order, so the reads form a DAG and cannot cycle)
+    if not env.deps then bad("(get NAME k) is only for make") end
+    local dep = type(s[2]) == "string" and env.deps.lookup(s[2])
+    if #s ~= 3 or type(s[2]) ~= "string" then bad("(get NAME k) takes an analysis name and "
+      .. "a child number k (or self)") end
+    if not dep then
+      bad(("(get %s ...) names no analysis declared before this one"):format(s[2]),
+        "declare the analysis it reads first (reads must not form a cycle; an analysis "
+        .. "cannot read itself: use (child k))")
+    end
+    if dep.ty == "const" or dep.ty == "set" then
+      bad(("(get %s ...) reads a \"%s\" analysis"):format(s[2], dep.ty),
+        "read an i64, f64 or bool analysis (e.g. one whose make is 1 where the constant is known)")
+    end
+    local k = s[3] == "self" and "self" or math.tointeger(tonumber(s[3]))
+    if k == nil or k ~= "self" and (k < 0 or k >= env.arity) then
+      bad(("(get NAME k) needs k in [0, %d) or self for this op"):format(env.arity),
+        "number the children from 0, or write self for the e-node's own class")
+    end
+    env.deps.used[dep.name] = true
+    return { kind = "get", ty = dep.ty, dep = dep.name, k = k }
   end
   local args = {}
   for i = 2, #s do args[i - 1] = parse(fname, s[i], env, what, text) end
@@ -236,6 +266,10 @@ function code(e, names)
   if k == "child" then
     return decode(("(load vin (load children (add o %du32)))"):format(e.k), e.ty)
   end
+  if k == "get" then
+    local at = e.k == "self" and "c" or ("(load children (add o %du32))"):format(e.k)
+    return decode(("(load dep_%s %s)"):format(e.dep, at), e.ty)
+  end
   if k == "if" and e.ty == "const" then error("a constant pair has no single code") end
   local a = {}
   for i, x in ipairs(e.args or {}) do a[i] = code(x, names) end
@@ -299,6 +333,7 @@ local function lua_eval(e, env)
   end
   if k == "var" then return env[e.name] end
   if k == "child" then return env.children[e.k + 1] end
+  if k == "get" then return env.get(e.dep, e.k) end
   local a = {}
   for i, x in ipairs(e.args or {}) do a[i] = lua_eval(x, env) end
   if k == "if" then
@@ -375,8 +410,8 @@ function UA.declare(eg, fname, name, spec)
       "pass e.g. {type = \"i64\", bottom = 0, make = {Num = \"payload\"}, merge = \"(max a b)\"}")
   end
   for k in pairs(spec) do
-    if k ~= "type" and k ~= "bottom" and k ~= "make" and k ~= "merge" and k ~= "modify"
-      and k ~= "of" then
+    if spec.type ~= "set" and k ~= "type" and k ~= "bottom" and k ~= "make" and k ~= "merge"
+      and k ~= "modify" and k ~= "of" then
       S.raise(fname, ("unknown option '%s'"):format(tostring(k)),
         "use type, of, bottom, make, merge and modify")
     end
@@ -387,8 +422,9 @@ function UA.declare(eg, fname, name, spec)
   end
   local ty = spec.type
   if not TYPES[ty] then
-    S.raise(fname, ("type must be \"i64\", \"f64\", \"bool\" or \"const\", got %s"):format(
-      tostring(ty)), "pick the type of the values (a bitset is an i64)")
+    S.raise(fname, ("type must be \"i64\", \"f64\", \"bool\", \"const\" or \"set\", got %s")
+      :format(tostring(ty)), "pick the type of the values (a bitset of up to 64 symbols is an "
+      .. "i64, of more a \"set\")")
   end
   if ty == "const" and (spec.merge ~= nil or spec.bottom ~= nil) then
     S.raise(fname, "a \"const\" analysis has the built-in join and bottom none",
@@ -400,6 +436,19 @@ function UA.declare(eg, fname, name, spec)
   end
   local of = ty == "const" and (spec.of or "i64") or nil
   local an = { name = name, ty = ty, of = of, make = {}, makefn = {} }
+  if ty == "set" then
+    if type(spec.make) ~= "table" or next(spec.make) == nil then
+      S.raise(fname, "make must be a table {op name = expression}",
+        "give each op that contributes symbols an expression, e.g. {Sym = \"(bit payload)\"}")
+    end
+    US.declare(eg, fname, an, spec)
+    eg.analyses = eg.analyses or {}
+    eg.analyses[name] = an
+    eg.ua_idx = nil
+    eg.analysis_order = eg.analysis_order or {}
+    eg.analysis_order[#eg.analysis_order + 1] = name
+    return
+  end
   if ty == "const" then
     an.bottom = "none"
     an.merge = function(a, b)
@@ -432,6 +481,10 @@ function UA.declare(eg, fname, name, spec)
     S.raise(fname, "make must be a table {op name = expression}",
       "give each op that contributes a value an expression, e.g. {Num = \"payload\"}")
   end
+  -- the analyses make may read with (get NAME k): those declared before this one
+  local deps = { used = {}, lookup = function(dn)
+    return dn ~= name and eg.analyses and eg.analyses[dn] or nil
+  end }
   local ops = {}
   for opname in pairs(spec.make) do ops[#ops + 1] = opname end
   table.sort(ops, function(x, y) return tostring(x) < tostring(y) end)
@@ -439,7 +492,7 @@ function UA.declare(eg, fname, name, spec)
     local op = S.opid(eg, fname, opname)
     local arity = eg.reg.arity[op + 1]
     local env = { child = arity > 0 and ty or nil, arity = arity, of = of,
-      payload = arity == 0 and P.arith(P.type_of(eg, op)) or nil }
+      payload = arity == 0 and P.arith(P.type_of(eg, op)) or nil, deps = deps }
     local text = spec.make[opname]
     local e = parse(fname, sexp(fname, text, "make of '" .. tostring(opname) .. "'"), env,
       "make of '" .. tostring(opname) .. "'", tostring(text))
@@ -451,13 +504,18 @@ function UA.declare(eg, fname, name, spec)
       e = { kind = "one", ty = "const", args = { e } }
     end
     an.make[op] = e
-    an.makefn[op] = function(pay, kids)
-      return lua_conv(lua_eval(e, { payload = pay, children = kids, of = of }), e.ty, ty)
+    -- get(dep, k): dep's value of child k (k 0-based) or of the class (k "self")
+    an.makefn[op] = function(pay, kids, get)
+      return lua_conv(lua_eval(e, { payload = pay, children = kids, of = of, get = get }),
+        e.ty, ty)
     end
   end
   an.ops = {}
   for op in pairs(an.make) do an.ops[#an.ops + 1] = op end
   table.sort(an.ops)
+  an.deps = {}
+  for dn in pairs(deps.used) do an.deps[#an.deps + 1] = dn end
+  table.sort(an.deps)
   -- modify
   -- modify: one table or a list of them (e.g. a leaf of one op per kind of constant)
   if spec.modify ~= nil and type(spec.modify) ~= "table" then
@@ -513,6 +571,13 @@ end
 -- lattice has height 2, so the sweeps end whatever the makes do (a make that gives none
 -- for a conflicting child is not monotone), and a user "const" analysis with the
 -- built-in's makes gives the built-in's values (spec 97).
+-- The buffers of the analyses an's makes read with (get NAME k): dep_NAME, by id.
+local function dep_decls(an)
+  local t = {}
+  for _, dn in ipairs(an.deps) do t[#t + 1] = ("  (buffer dep_%s i64 read)\n"):format(dn) end
+  return table.concat(t)
+end
+
 local function const_sweep_text(eg, an)
   local of = an.of
   local zero = of == "f64" and "0x0p+0f64" or "0i64"
@@ -548,7 +613,7 @@ local function const_sweep_text(eg, an)
   (columns read row_op row_off children)
   (buffer vin i64 read)
   (buffer vout i64 write)
-  (buffer sin i64 read)
+%s  (buffer sin i64 read)
   (buffer sout i64 write)
   (columns read_write stat)
   (param n u32)
@@ -572,7 +637,8 @@ local function const_sweep_text(eg, an)
       (if (lor (ne w (load vin c)) (ne vst (load sin c))) (then (set changed 1u32)))))
   (let cs (subgroup_reduce add changed))
   (if (land (eq (subgroup_lane) 0u32) (ne cs 0u32)) (then (atomic add stat slot cs))))
-]]):format(an.name, decode("(load vin c)", of), table.concat(arms, "\n"), encode("vx", of))
+]]):format(an.name, dep_decls(an), decode("(load vin c)", of), table.concat(arms, "\n"),
+    encode("vx", of))
 end
 
 local function sweep_text(eg, an)
@@ -602,7 +668,7 @@ local function sweep_text(eg, an)
   (columns read row_op row_off children)
   (buffer vin i64 read)
   (buffer vout i64 write)
-  (columns read_write stat)
+%s  (columns read_write stat)
   (param n u32)
   (param slot u32)
   (let c (gid x))
@@ -623,7 +689,7 @@ local function sweep_text(eg, an)
       (if (ne w w0) (then (set changed 1u32)))))
   (let cs (subgroup_reduce add changed))
   (if (land (eq (subgroup_lane) 0u32) (ne cs 0u32)) (then (atomic add stat slot cs))))
-]]):format(an.name, code({ kind = "lit", ty = ty, value = an.bottom }, {}),
+]]):format(an.name, dep_decls(an), code({ kind = "lit", ty = ty, value = an.bottom }, {}),
     table.concat(arms, "\n"), encode("v", ty))
 end
 
@@ -638,6 +704,11 @@ end
 function UA.compute(eg, fname, an, idx)
   local be, nids = eg.be, eg.dev.nids
   local n = math.max(nids, 1)
+  -- a set analysis holds an.words words per id (uset.lua)
+  if an.ty == "set" then
+    US.check(eg, fname, an)
+    n = n * an.words
+  end
   local bufs = { S.exact(eg, "ua_" .. an.name .. "_a", n, "i64"),
     S.exact(eg, "ua_" .. an.name .. "_b", n, "i64") }
   local init = {}
@@ -649,12 +720,12 @@ function UA.compute(eg, fname, an, idx)
     fill(be, bufs[1], 0, n, init)
     fill(be, sts[1], 0, n, init)
   else
-    fill(be, bufs[1], value_word(an.bottom, an.ty), n, init)
+    fill(be, bufs[1], an.ty == "set" and 0 or value_word(an.bottom, an.ty), n, init)
   end
   S.run(eg, fname, init)
   local cur, sweeps = 1, 0
   if nids > 0 and eg.dev.nrows > 0 then
-    an.text = an.text or sweep_text(eg, an)
+    an.text = an.text or (an.ty == "set" and US.sweep_text(eg, an) or sweep_text(eg, an))
     local k = kernel(be, an.text)
     while true do
       local steps = {}
@@ -665,6 +736,8 @@ function UA.compute(eg, fname, an, idx)
           cstart = idx.cstart, cend = idx.cend, row_op = eg.row_op, row_off = eg.row_off,
           children = eg.children, vin = bufs[cur], vout = bufs[nxt], stat = eg.stat,
           n = nids, slot = s, sin = sts and sts[cur], sout = sts and sts[nxt] }, S.grid(nids) }
+        -- the analyses read are computed before this one (declaration order) on this graph
+        for _, dn in ipairs(an.deps) do steps[#steps][2]["dep_" .. dn] = eg.analyses[dn].val end
         cur = nxt
       end
       local res = S.run(eg, fname, steps, { S.stat_readback(eg, SWEEPS) })
@@ -715,6 +788,10 @@ function UA.value(eg, fname, name, c)
   S.check_id(eg, fname, c, "argument 2")
   UA.current(eg, fname)
   local root = eg.parent:download({ first = c + 1, count = 1 })[1]
+  if an.ty == "set" then
+    return US.word_list(an, an.val:download({ first = root * an.words + 1,
+      count = an.words }), 0)
+  end
   local w = an.val:download({ first = root + 1, count = 1 })[1]
   if an.ty == "const" then
     local st = an.st:download({ first = root + 1, count = 1 })[1]
@@ -731,8 +808,14 @@ function UA.values(eg, name)
   -- the ids of the graph the values were computed on (new ids have none yet)
   local n = math.min(an.n or 0, #an.val)
   if n == 0 then return {} end
-  local w = an.val:download({ count = n })
   local out = {}
+  if an.ty == "set" then
+    n = math.min(an.n, #an.val // an.words)
+    local w = an.val:download({ count = n * an.words })
+    for i = 0, n - 1 do out[i] = US.word_list(an, w, i) end
+    return out
+  end
+  local w = an.val:download({ count = n })
   if an.ty == "const" then
     -- a constant reaches Lua as its value, or "none" / "conflict"
     local st = an.st:download({ count = n })

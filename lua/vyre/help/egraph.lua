@@ -50,7 +50,8 @@ string of symbol number x. A "sym" leaf's payload is its symbol number.]=],
   ["EGraph:value"] = [=[
 eg:value(name, c) -> value
 c's e-class's value in user analysis name (an integer, a float or a boolean, by the
-analysis's type; for type "const": value | nil, "none" | "one" | "conflict");
+analysis's type; for type "const": value | nil, "none" | "one" | "conflict"; for type
+"set": a list of its words);
 rebuilds and recomputes first (the values are kept until the graph changes). Raises
 when the e-graph has no analysis of that name.]=],
   ["EGraph:ops"] = [=[
@@ -190,7 +191,13 @@ its unit, written in the expression language of docs/EGRAPH.md ("User analyses")
 (val c); when reads (has name ?x));
 computed on the device to a fixed point on every rebuilt graph; `when` reads it as
 (value name ?x), Lua appliers as ctx.value(name, c); modify adds (leaf payload(v)) to
-every class where when(v) holds.]=],
+every class where when(v) holds. A make may read an analysis declared before it:
+(get other k) its value of child k, (get other self) of the e-node's own class (i64, f64
+or bool analyses; declaration order is the dependency order, so reads cannot cycle).
+type = "set", words = N (1..64) is a set of symbols of N i64 words a class (64 * N
+symbols; the union is the join, the empty set bottom; make: (bit payload) of a "sym"
+leaf, (child k), empty, bor, band, bnot); eg:value gives its N words; raises naming the
+words needed once the e-graph has more symbols.]=],
   ["EGraph:const"] = [=[
 eg:const(c) -> value | nil, "none" | "one" | "conflict"
 The constant analysis of c's e-class (rebuilds and recomputes it first). Raises when the
