@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 extern int harness_checks;
 extern int harness_failures;
@@ -72,6 +73,24 @@ void harness_batch_add(struct harness_batch *b, const char *ptx);
 /* For calls of the vyre API (the test includes vyre.h): the call passes &e_ as its
  * error. OK(call) expects VYRE_OK; FAILS(st, call) expects status st and a message
  * with a Fix. */
+/* A hang guard that measures work, not wall time: from now the process may use `seconds`
+ * more of CPU time, then the kernel stops it with SIGXCPU (a machine loaded by other jobs
+ * slows the wall clock, not this count; a loop that never ends still uses CPU). 0 lifts
+ * the guard. Install a SIGXCPU handler to say which phase hung. */
+static inline void harness_cpu_guard(unsigned seconds) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_CPU, &rl) != 0) return;
+    struct rusage ru;
+    rlim_t used = 0;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        used = (rlim_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1);
+    rlim_t want = seconds ? used + seconds : RLIM_INFINITY;
+    if (rl.rlim_max != RLIM_INFINITY && (want == RLIM_INFINITY || want > rl.rlim_max))
+        want = rl.rlim_max;
+    rl.rlim_cur = want;
+    setrlimit(RLIMIT_CPU, &rl);
+}
+
 /* A launch's arguments without worklists (struct vyre_backend_args in argument order). */
 #define BARGS(b, nb, p, np, n_, g) \
     ((struct vyre_backend_args){   \

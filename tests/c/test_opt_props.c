@@ -16,6 +16,7 @@
 #include "opt.h"
 
 #define N_PROGRAMS 10000u
+/* The hang guard in CPU seconds (harness_cpu_guard: load does not count). */
 #if defined(__SANITIZE_ADDRESS__)
 #define SECONDS 600u /* several times slower under ASan */
 #else
@@ -210,12 +211,12 @@ static void check_seed(uint64_t seed, bool verbose) {
 }
 
 static void test_random_programs(void) {
-    alarm(SECONDS);
+    harness_cpu_guard(SECONDS);
     /* VYRE_OPT_FROM=<first seed> moves the window for longer local runs */
     const char *from = getenv("VYRE_OPT_FROM");
     uint64_t first = from ? strtoull(from, NULL, 0) : 0;
     for (uint64_t seed = first; seed < first + N_PROGRAMS; seed++) check_seed(seed, false);
-    alarm(0);
+    harness_cpu_guard(0);
     printf("%u programs, %u changed; folded %u simplified %u copied %u cse %u hoisted %u "
            "removed %u\n",
            n_checked, n_changed, total.folded, total.simplified, total.copied, total.cse,

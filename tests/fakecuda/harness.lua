@@ -343,9 +343,15 @@ function F.sweep(op)
       cases = cases + 1
     end
   end
+  -- VYRE_SWEEP_SHARD=k/n (a full sweep spread over n processes): this process fails
+  -- only the calls i with i % n == k - 1, every result each; the n shards together are
+  -- the whole sweep (bench/results counts them).
+  local sk, sn = (os.getenv("VYRE_SWEEP_SHARD") or ""):match("^(%d+)/(%d+)$")
+  sk, sn = tonumber(sk), tonumber(sn)
   for i, call in ipairs(budget and {} or calls) do
     seen[call] = (seen[call] or 0) + 1
     local skip = stride > 1 and seen[call] > 1 and i % stride ~= 0
+    if sn and (i - 1) % sn ~= sk - 1 then skip = true end
     for _, r in ipairs(skip and {} or F.results_for(call)) do
       -- op.no_sticky: an operation over two devices (a peer copy) whose sticky fault may
       -- poison the other device, which this one-device check cannot follow.
@@ -373,7 +379,7 @@ function F.sweep_covers(op, expect)
     end
   end
   if cases < #calls * (op.no_sticky and 2 or 3) and not os.getenv("VYRE_SWEEP_STRIDE")
-    and not os.getenv("VYRE_SWEEP_CASES") then
+    and not os.getenv("VYRE_SWEEP_CASES") and not os.getenv("VYRE_SWEEP_SHARD") then
     error(("%s: %d cases for %d calls, want at least 3 per call"):format(op.name, cases, #calls), 2)
   end
 end
