@@ -22,6 +22,7 @@
 --   lib.run_length(be, src, values_out, counts_out) -> count (sorted input)
 --   lib.reduce_by_key(be, keys, values, keys_out, values_out [, op]) -> count
 --   lib.release(be)  frees the scratch buffers and kernels kept for be
+--   lib.kernel_cache(be [, {limit}])  the kernel cache's counters (and its bound)
 --
 -- Steps forms: lib.steps.NAME(be, ...) takes NAME's arguments (and an opts table with
 -- out = a Buffer for a scalar result, count = a u32 Buffer for a device count where
@@ -109,6 +110,17 @@ end
 function lib.release(be)
   U.check_backend("release", be)
   U.release(be)
+end
+
+--- be's kernel cache: {entries, limit, hits, misses, evictions}. vyre.lib keeps at most
+--- `limit` compiled kernels per backend (default 1024, $VYRE_LIB_KERNEL_CACHE), the least
+--- recently used dropped first; opts.limit sets it for every backend.
+function lib.kernel_cache(be, opts)
+  U.check_backend("kernel_cache", be)
+  if opts ~= nil and type(opts) ~= "table" then
+    U.raise("kernel_cache", "opts must be a table (got " .. type(opts) .. ")", "e.g. {limit = 4096}")
+  end
+  return U.kernel_cache(be, opts)
 end
 
 -- The fixed geometry (changing it changes the bits of float sums and scans).

@@ -157,7 +157,7 @@ plain booleans. A Lua number next to an expression takes its type. help("sqrt") 
 require("vyre.lib") (also vyre.lib) -> GPU primitives written as vyre programs
 reduce, scan, compact, sort, argsort, histogram, fill, iota, copy, segmented_reduce,
 segmented_scan, unique, run_length, reduce_by_key (each also as f_timed -> value, timing,
-and as lib.steps.f -> steps), scratch, release, geometry. They work on Buffers of either
+and as lib.steps.f -> steps), scratch, release, kernel_cache, geometry. They work on Buffers of either
 backend with bit-identical results (docs/LIB.md).]=],
   ["vyre.lib.reduce"] = "lib.reduce(be, buf [, op]) -> Lua scalar\nop add (default), min "
     .. "or max over every element. lib.reduce(g, bufs [, op]): over a vyre.Group's buffers "
@@ -254,6 +254,10 @@ prints it. threads/chunk: the edges layout's invocations and most entries per ch
     .. "over 4096 elements are split into chunks\nover the whole grid, in a fixed order "
     .. "(docs/LIB.md): the same bits on every device.",
   ["vyre.lib.release"] = "lib.release(be)\nFrees the scratch buffers and kernels kept for be.",
+  ["vyre.lib.kernel_cache"] = "lib.kernel_cache(be [, {limit = n}]) -> {entries, limit, hits, "
+    .. "misses, evictions}\nvyre.lib keeps at most limit compiled kernels per backend "
+    .. "(default 1024, $VYRE_LIB_KERNEL_CACHE),\nthe least recently used dropped first (freed "
+    .. "once nothing holds them); opts.limit sets it.",
   ["vyre.lib.geometry"] = "lib.geometry -> {workgroup, items, tile, max_groups}\nThe fixed "
     .. "launch geometry (it decides the bits of float sums).",
 }

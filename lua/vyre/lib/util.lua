@@ -203,20 +203,89 @@ end
 
 -- Caches ------------------------------------------------------------------------------
 
--- backend -> { key -> Kernel }; weak keys (ephemerons): a backend no longer used by
--- the caller is collected with its kernels and scratch buffers.
+-- backend -> its kernel cache; weak keys (ephemerons): a backend no longer used by the
+-- caller is collected with its kernels and scratch buffers.
 local kernels = setmetatable({}, { __mode = "k" })
 local scratch = setmetatable({}, { __mode = "k" })
 
--- be's kernel cache and the key under which key's kernel lives there (debug apart).
+-- The kernels a backend's cache keeps at most (least recently used dropped first): a
+-- process that keeps making new kernels (e-graphs with new analyses, new predicates)
+-- compiles them but does not keep every one. $VYRE_LIB_KERNEL_CACHE or
+-- lib.kernel_cache(be, {limit = n}) changes it (per process).
+U.KERNEL_CACHE_DEFAULT = 1024
+local cache_limit = U.KERNEL_CACHE_DEFAULT
+do
+  local env = os.getenv("VYRE_LIB_KERNEL_CACHE")
+  local n = env and math.tointeger(tonumber(env))
+  if env and env ~= "" and not (n and n >= 1) then
+    E.raise("arg", ("vyre.lib: VYRE_LIB_KERNEL_CACHE=%q is not a count >= 1. Fix: unset it "
+      .. "(default %d kernels per backend) or give e.g. 4096"):format(env, U.KERNEL_CACHE_DEFAULT), 0)
+  end
+  if n then cache_limit = n end
+end
+
+-- be's kernel cache and the key under which key's kernel lives there (debug apart):
+-- map key -> Kernel, used key -> the clock of its last use, and the counters.
 local function cache_of(be, key)
   if be:debug() then key = key .. "#debug" end
   local c = kernels[be]
   if not c then
-    c = {}
+    c = { map = {}, used = {}, n = 0, clock = 0, hits = 0, misses = 0, evictions = 0 }
     kernels[be] = c
   end
   return c, key
+end
+
+local function cache_get(c, key)
+  local k = c.map[key]
+  if k then
+    c.clock = c.clock + 1
+    c.used[key] = c.clock
+    c.hits = c.hits + 1
+  end
+  return k
+end
+
+-- Past the limit, the least recently used eighth goes (at least down to the limit). A
+-- dropped Kernel is not freed here: a step list, an e-graph rule's own cache or the caller
+-- may still hold it; the collector frees it once nothing does.
+local function cache_trim(c)
+  if c.n <= cache_limit then return end
+  local keys = {}
+  for key in pairs(c.map) do keys[#keys + 1] = key end
+  local used = c.used
+  table.sort(keys, function(a, b) return used[a] < used[b] end)
+  local drop = math.min(#keys, c.n - cache_limit + cache_limit // 8)
+  for i = 1, drop do
+    c.map[keys[i]], used[keys[i]] = nil, nil
+  end
+  c.n, c.evictions = c.n - drop, c.evictions + drop
+end
+
+-- keep: leave the trim to the caller (a batch trims once, after all its kernels are in)
+local function cache_put(c, key, k, keep)
+  if not c.map[key] then c.n = c.n + 1 end
+  c.map[key] = k
+  c.clock = c.clock + 1
+  c.used[key] = c.clock
+  if not keep then cache_trim(c) end
+end
+
+--- be's kernel cache: {entries, limit, hits, misses, evictions}; opts.limit (>= 1) sets
+--- the limit of every backend's cache (trimming them now).
+function U.kernel_cache(be, opts)
+  if opts and opts.limit ~= nil then
+    local n = math.tointeger(opts.limit)
+    if not n or n < 1 then
+      U.raise("kernel_cache", ("opts.limit must be an integer >= 1 (got %s)"):format(
+        tostring(opts.limit)), "e.g. {limit = 4096}")
+    end
+    cache_limit = n
+    for _, c in pairs(kernels) do cache_trim(c) end
+  end
+  local c = kernels[be] or { n = 0, hits = 0, misses = 0, evictions = 0 }
+  return { entries = c.n, limit = cache_limit, hits = c.hits, misses = c.misses,
+    evictions = c.evictions }
 end
 
 -- backend -> the batch U.collect is gathering: { keys, progs, stand = key -> stand-in }.
@@ -228,7 +297,7 @@ local collecting = setmetatable({}, { __mode = "k" })
 function U.kernel(be, key, gen)
   local c
   c, key = cache_of(be, key)
-  local k = c[key]
+  local k = cache_get(c, key)
   if not k then
     local b = collecting[be]
     if b and b.stand[key] then return b.stand[key] end
@@ -244,7 +313,8 @@ function U.kernel(be, key, gen)
       return b.stand[key]
     end
     k = be:compile(p)
-    c[key] = k
+    c.misses = c.misses + 1
+    cache_put(c, key, k)
   end
   return k
 end
@@ -267,12 +337,10 @@ function U.collect(be, fn)
   if not ok then error(err, 0) end
   if #b.progs == 0 then return 0 end
   local ks = be:compile_all(b.progs)
-  local c = kernels[be]
-  if not c then
-    c = {}
-    kernels[be] = c
-  end
-  for i, key in ipairs(b.keys) do c[key] = ks[i] end -- keys are debug-qualified already
+  local c = cache_of(be, "")
+  c.misses = c.misses + #ks
+  for i, key in ipairs(b.keys) do cache_put(c, key, ks[i], true) end -- debug-qualified
+  cache_trim(c)
   return #ks
 end
 
@@ -282,7 +350,7 @@ end
 function U.user_kernel(name, be, key, text, fix, what)
   local c
   c, key = cache_of(be, key)
-  local k = c[key]
+  local k = cache_get(c, key)
   if k then return k end
   local ok, res = pcall(function() return be:compile(vyre.parse(text)) end)
   if not ok then
@@ -291,7 +359,8 @@ function U.user_kernel(name, be, key, text, fix, what)
     U.raise(name, (what or "the predicate") .. " does not compile (" .. msg .. ")", fix,
       E.code(res))
   end
-  c[key] = res
+  c.misses = c.misses + 1
+  cache_put(c, key, res)
   return res
 end
 
