@@ -76,8 +76,9 @@ function H.entries()
   end
   for k, v in pairs(dsl.ENTRIES) do
     local name = k:match("^vyre%.lib%.([%w_]+)$")
-    if name and name ~= "release" and name ~= "geometry" and name ~= "scratch"
-      and name ~= "steps" then
+    local untimed = { release = true, geometry = true, scratch = true, steps = true,
+      kernel_cache = true }
+    if name and not untimed[name] then
       local call, rest = v:match("^([^\n]*)\n(.*)$")
       call = call:gsub("^lib%." .. name, "lib." .. name .. "_timed")
       e[k .. "_timed"] = call .. ", timing\n" .. rest .. " Also returns the timing of its "

@@ -118,7 +118,8 @@ end
 function lib.kernel_cache(be, opts)
   U.check_backend("kernel_cache", be)
   if opts ~= nil and type(opts) ~= "table" then
-    U.raise("kernel_cache", "opts must be a table (got " .. type(opts) .. ")", "e.g. {limit = 4096}")
+    U.raise("kernel_cache", "opts must be a table (got " .. type(opts) .. ")",
+      "e.g. {limit = 4096}")
   end
   return U.kernel_cache(be, opts)
 end

@@ -157,8 +157,8 @@ plain booleans. A Lua number next to an expression takes its type. help("sqrt") 
 require("vyre.lib") (also vyre.lib) -> GPU primitives written as vyre programs
 reduce, scan, compact, sort, argsort, histogram, fill, iota, copy, segmented_reduce,
 segmented_scan, unique, run_length, reduce_by_key (each also as f_timed -> value, timing,
-and as lib.steps.f -> steps), scratch, release, kernel_cache, geometry. They work on Buffers of either
-backend with bit-identical results (docs/LIB.md).]=],
+and as lib.steps.f -> steps), scratch, release, kernel_cache, geometry. They work on Buffers
+of either backend with bit-identical results (docs/LIB.md).]=],
   ["vyre.lib.reduce"] = "lib.reduce(be, buf [, op]) -> Lua scalar\nop add (default), min "
     .. "or max over every element. lib.reduce(g, bufs [, op]): over a vyre.Group's buffers "
     .. "as one array (docs/MULTIGPU.md).",

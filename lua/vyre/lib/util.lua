@@ -219,7 +219,8 @@ do
   local n = env and math.tointeger(tonumber(env))
   if env and env ~= "" and not (n and n >= 1) then
     E.raise("arg", ("vyre.lib: VYRE_LIB_KERNEL_CACHE=%q is not a count >= 1. Fix: unset it "
-      .. "(default %d kernels per backend) or give e.g. 4096"):format(env, U.KERNEL_CACHE_DEFAULT), 0)
+      .. "(default %d kernels per backend) or give e.g. 4096"):format(env,
+        U.KERNEL_CACHE_DEFAULT), 0)
   end
   if n then cache_limit = n end
 end
