@@ -115,6 +115,9 @@ local function by_name(list)
 end
 
 -- The union log as the device holds it: every pair names an id below nids.
+-- The logged unions as a sorted list of {a, b}: on a GPU the threads of one batch
+-- append in the order they reach the log, so two equal runs log the same unions in
+-- different orders (the reference and the fake driver always in one).
 local function union_log(eg)
   local x = eg.xlog
   if x.nu == 0 then return {} end
@@ -122,6 +125,7 @@ local function union_log(eg)
   local b = eg.xu_b:download({ count = x.nu })
   local out = {}
   for i = 1, x.nu do out[i] = { a[i], b[i] } end
+  table.sort(out, function(p, q) return p[1] < q[1] or (p[1] == q[1] and p[2] < q[2]) end)
   return out
 end
 
