@@ -155,9 +155,10 @@ void lvyre_cuda_args(const struct lvyre_kernel *k, const struct lvyre_bound *b,
                                  .grid_sync = vyre_backend_grid_sync(k->be->core)};
 }
 
-void lvyre_kernel_run(lua_State *L, struct lvyre_kernel *k, const struct lvyre_bound *b,
-                      const char *fname) {
-    if (b->empty) return; /* opts.n = 0: nothing to launch */
+/* One launch of k with matched arguments through the backend interface, timed into t
+ * (synchronised) when t is not NULL; worklist overflows checked before and after. */
+static void launch(lua_State *L, struct lvyre_kernel *k, const struct lvyre_bound *b,
+                   struct vyre_timing *t, const char *fname) {
     struct lvyre_args s;
     struct vyre_backend_args a;
     lvyre_backend_args(k, b, &s, &a);
@@ -165,10 +166,16 @@ void lvyre_kernel_run(lua_State *L, struct lvyre_kernel *k, const struct lvyre_b
     if (wl) lvyre_bound_check(L, k, b, fname); /* an overflow not reported yet */
     struct vyre_error err;
     bool guarded = lvyre_refguard_enter(k->be, &err);
-    enum vyre_status st = vyre_backend_launch(k->h, &a, &err);
+    enum vyre_status st =
+        t ? vyre_backend_launch_timed(k->h, &a, t, &err) : vyre_backend_launch(k->h, &a, &err);
     lvyre_refguard_leave(guarded, st, &err);
     if (st != VYRE_OK) vyre_lua_raise(L, fname, &err);
     if (wl) lvyre_bound_check(L, k, b, fname); /* known right away on the reference */
+}
+
+void lvyre_kernel_run(lua_State *L, struct lvyre_kernel *k, const struct lvyre_bound *b,
+                      const char *fname) {
+    if (!b->empty) launch(L, k, b, NULL, fname); /* opts.n = 0: nothing to launch */
 }
 
 /* ---- Kernel methods ------------------------------------------------------ */
@@ -198,19 +205,7 @@ static int kernel_launch_timed(lua_State *L) {
     struct lvyre_bound b;
     struct lvyre_kernel *k = self_matched(L, &b, fname);
     struct vyre_timing t = {0, 0, 0, 0};
-    if (!b.empty) { /* else nothing launched, nothing timed */
-        struct lvyre_args s;
-        struct vyre_backend_args a;
-        lvyre_backend_args(k, &b, &s, &a);
-        bool wl = k->lay->nworklists || b.sized;
-        if (wl) lvyre_bound_check(L, k, &b, fname);
-        struct vyre_error err;
-        bool guarded = lvyre_refguard_enter(k->be, &err);
-        enum vyre_status st = vyre_backend_launch_timed(k->h, &a, &t, &err);
-        lvyre_refguard_leave(guarded, st, &err);
-        if (st != VYRE_OK) return vyre_lua_raise(L, fname, &err);
-        if (wl) lvyre_bound_check(L, k, &b, fname);
-    }
+    if (!b.empty) launch(L, k, &b, &t, fname); /* else nothing launched, nothing timed */
     lvyre_pushtiming(L, &t);
     return 1;
 }

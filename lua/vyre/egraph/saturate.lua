@@ -78,8 +78,9 @@ local function gather(eg, fname, sub, m, srcs, role)
   return out
 end
 
--- The i64 payload of each match from a payload expression.
-local function payloads(eg, fname, sub, m, lay, e, op)
+-- The payload lets and the i64 bits of a computed leaf payload: the body of the kernel
+-- of payloads() and of the batched apply's computed leaves.
+local function payload_code(eg, lay, e, op)
   local lets = {}
   for name, col in pairs(lay.payload) do
     lets[#lets + 1] = ("      (let p_%s_lo (load sub (add (mul %s m) i)))"):format(name,
@@ -88,6 +89,12 @@ local function payloads(eg, fname, sub, m, lay, e, op)
       u32lit(col + 1))
   end
   table.sort(lets)
+  return table.concat(lets, "\n"),
+    match.bits64(e, require("vyre.egraph.payload").type_of(eg, op))
+end
+
+-- The i64 payload of each match from a payload expression.
+local function payloads(eg, fname, sub, m, lay, e, op)
   local text = ([[
 (program eq_payload (workgroup 256)
   (buffer sub u32 read)
@@ -98,8 +105,7 @@ local function payloads(eg, fname, sub, m, lay, e, op)
     (then
 %s
       (store out i %s))))
-]]):format(table.concat(lets, "\n"),
-    match.bits64(e, require("vyre.egraph.payload").type_of(eg, op)))
+]]):format(payload_code(eg, lay, e, op))
   local out = S.exact(eg, "ap_pay", m, "i64")
   S.run(eg, fname, { { kernel(eg.be, text), { sub = sub, out = out, m = m }, S.grid(m) } })
   return out
@@ -249,19 +255,6 @@ end
 -- The literal leaf's kernel text (one e-node per literal, its payload in params lo, hi).
 local function literal_leaf() return SC.expand(leaf_text("", nil)) end
 
--- The payload lets and the i64 bits of a computed leaf payload (as payloads()).
-local function payload_code(eg, lay, e, op)
-  local lets = {}
-  for name, col in pairs(lay.payload) do
-    lets[#lets + 1] = ("      (let p_%s_lo (load sub (add (mul %s m) i)))"):format(name,
-      u32lit(col))
-    lets[#lets + 1] = ("      (let p_%s_hi (load sub (add (mul %s m) i)))"):format(name,
-      u32lit(col + 1))
-  end
-  table.sort(lets)
-  return table.concat(lets, "\n"),
-    match.bits64(e, require("vyre.egraph.payload").type_of(eg, op))
-end
 
 --- true when A.apply_batch can apply this rule's matches (a pattern right-hand side,
 --- no explanations log).
