@@ -604,41 +604,15 @@ local function const_sweep_text(eg, an)
       OP = tostring(op), ST = m.st, X = m.x, VW = encode("vx", of),
       MW = encode("mx" .. op, of) }))
   end
-  return ([[
-(program eg_an_%s (workgroup 256)
-  (columns read parent)
-  (buffer cls_rows u32 read)
-  (buffer cstart u32 read)
-  (buffer cend u32 read)
-  (columns read row_op row_off children)
-  (buffer vin i64 read)
-  (buffer vout i64 write)
-%s  (buffer sin i64 read)
-  (buffer sout i64 write)
-  (columns read_write stat)
-  (param n u32)
-  (param slot u32)
-  (let c (gid x))
-  (let changed 0u32)
-  (if (lt c n)
-    (then
-      (let vst (load sin c))
-      (let vx %s)
-      (if (eq (load parent c) c)
-        (then
-          (for q (load cstart c) (load cend c) 1u32
-            (let r (load cls_rows q))
-            (let op (load row_op r))
-            (let o (load row_off r))
-%s)))
+  return US.sweep_program(an.name,
+    dep_decls(an) .. "  (buffer sin i64 read)\n  (buffer sout i64 write)\n",
+    "      (let vst (load sin c))\n      (let vx " .. decode("(load vin c)", of) .. ")",
+    table.concat(arms, "\n"), ([[
       (let w (select (eq vst 1i64) %s 0i64))
       (store vout c w)
       (store sout c vst)
-      (if (lor (ne w (load vin c)) (ne vst (load sin c))) (then (set changed 1u32)))))
-  (let cs (subgroup_reduce add changed))
-  (if (land (eq (subgroup_lane) 0u32) (ne cs 0u32)) (then (atomic add stat slot cs))))
-]]):format(an.name, dep_decls(an), decode("(load vin c)", of), table.concat(arms, "\n"),
-    encode("vx", of))
+      (if (lor (ne w (load vin c)) (ne vst (load sin c))) (then (set changed 1u32)))]]):format(
+      encode("vx", of)))
 end
 
 local function sweep_text(eg, an)
@@ -659,38 +633,13 @@ local function sweep_text(eg, an)
     arms[#arms + 1] = ("            (if (eq op %du32) (then (let m%d %s) (set v %s)))"):format(
       op, op, mk, mg)
   end
-  return ([[
-(program eg_an_%s (workgroup 256)
-  (columns read parent)
-  (buffer cls_rows u32 read)
-  (buffer cstart u32 read)
-  (buffer cend u32 read)
-  (columns read row_op row_off children)
-  (buffer vin i64 read)
-  (buffer vout i64 write)
-%s  (columns read_write stat)
-  (param n u32)
-  (param slot u32)
-  (let c (gid x))
-  (let changed 0u32)
-  (if (lt c n)
-    (then
-      (let w0 (load vin c))
-      (let v %s)
-      (if (eq (load parent c) c)
-        (then
-          (for q (load cstart c) (load cend c) 1u32
-            (let r (load cls_rows q))
-            (let op (load row_op r))
-            (let o (load row_off r))
-%s)))
+  return US.sweep_program(an.name, dep_decls(an),
+    "      (let w0 (load vin c))\n      (let v "
+      .. code({ kind = "lit", ty = ty, value = an.bottom }, {}) .. ")",
+    table.concat(arms, "\n"), ([[
       (let w %s)
       (store vout c w)
-      (if (ne w w0) (then (set changed 1u32)))))
-  (let cs (subgroup_reduce add changed))
-  (if (land (eq (subgroup_lane) 0u32) (ne cs 0u32)) (then (atomic add stat slot cs))))
-]]):format(an.name, dep_decls(an), code({ kind = "lit", ty = ty, value = an.bottom }, {}),
-    table.concat(arms, "\n"), encode("v", ty))
+      (if (ne w w0) (then (set changed 1u32)))]]):format(encode("v", ty)))
 end
 
 local SWEEPS = 8

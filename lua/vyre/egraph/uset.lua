@@ -154,6 +154,42 @@ function US.declare(eg, fname, an, spec)
   an.deps, an.modifies = {}, {}
 end
 
+--- The text of an analysis's sweep kernel eg_an_NAME, shared by every analysis type: one
+--- invocation per class c < n sets up its value (pre), folds every e-node of a canonical
+--- class into it (arms: per op, with r, op and o bound), stores it and sets `changed` when
+--- it moved (post), and counts the classes that changed in stat[slot]. decls: declarations
+--- after vout (each line ending in a newline).
+function US.sweep_program(name, decls, pre, arms, post)
+  return ([[
+(program eg_an_%s (workgroup 256)
+  (columns read parent)
+  (buffer cls_rows u32 read)
+  (buffer cstart u32 read)
+  (buffer cend u32 read)
+  (columns read row_op row_off children)
+  (buffer vin i64 read)
+  (buffer vout i64 write)
+%s  (columns read_write stat)
+  (param n u32)
+  (param slot u32)
+  (let c (gid x))
+  (let changed 0u32)
+  (if (lt c n)
+    (then
+%s
+      (if (eq (load parent c) c)
+        (then
+          (for q (load cstart c) (load cend c) 1u32
+            (let r (load cls_rows q))
+            (let op (load row_op r))
+            (let o (load row_off r))
+%s)))
+%s))
+  (let cs (subgroup_reduce add changed))
+  (if (land (eq (subgroup_lane) 0u32) (ne cs 0u32)) (then (atomic add stat slot cs))))
+]]):format(name, decls, pre, arms, post)
+end
+
 --- The sweep kernel's text of set analysis an.
 function US.sweep_text(_, an)
   local nw = an.words
@@ -172,34 +208,7 @@ function US.sweep_text(_, an)
     arms[#arms + 1] = ("            (if (eq op %du32) (then %s))"):format(op,
       table.concat(sets, " "))
   end
-  return ([[
-(program eg_an_%s (workgroup 256)
-  (columns read parent)
-  (buffer cls_rows u32 read)
-  (buffer cstart u32 read)
-  (buffer cend u32 read)
-  (columns read row_op row_off children)
-  (buffer vin i64 read)
-  (buffer vout i64 write)
-  (columns read_write stat)
-  (param n u32)
-  (param slot u32)
-  (let c (gid x))
-  (let changed 0u32)
-  (if (lt c n)
-    (then
-%s
-      (if (eq (load parent c) c)
-        (then
-          (for q (load cstart c) (load cend c) 1u32
-            (let r (load cls_rows q))
-            (let op (load row_op r))
-            (let o (load row_off r))
-%s)))
-%s))
-  (let cs (subgroup_reduce add changed))
-  (if (land (eq (subgroup_lane) 0u32) (ne cs 0u32)) (then (atomic add stat slot cs))))
-]]):format(an.name, table.concat(lets, "\n"), table.concat(arms, "\n"),
+  return US.sweep_program(an.name, "", table.concat(lets, "\n"), table.concat(arms, "\n"),
     table.concat(stores, "\n"))
 end
 
