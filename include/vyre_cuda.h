@@ -157,6 +157,7 @@ enum vyre_status vyre_cuda_trim(vyre_cuda_device *d, struct vyre_error *err);
     X(module_evictions, "modules evicted from the module cache")        \
     X(live_buffers, "device buffers alive")                             \
     X(live_buffer_bytes, "bytes in live device buffers")                \
+    X(peak_buffer_bytes, "most bytes live device buffers held at once") \
     X(live_modules, "loaded modules alive")                             \
     X(live_kernels, "kernel objects alive")                             \
     X(live_graphs, "graph objects alive")                               \
@@ -219,8 +220,7 @@ enum vyre_status vyre_cuda_compile(vyre_cuda_device *d, vyre_program *p, vyre_cu
  * All or nothing: on an error (the first failing program's, naming it) no kernel is
  * left and out[] is all NULL. out has n entries. */
 enum vyre_status vyre_cuda_compile_many(vyre_cuda_device *d, vyre_program *const *programs,
-                                        size_t n, vyre_cuda_kernel **out,
-                                        struct vyre_error *err);
+                                        size_t n, vyre_cuda_kernel **out, struct vyre_error *err);
 /* A raw PTX module (tests, baselines): launch with vyre_cuda_launch_raw. */
 enum vyre_status vyre_cuda_load_ptx(vyre_cuda_device *d, const char *ptx, const char *entry,
                                     vyre_cuda_kernel **out, struct vyre_error *err);
@@ -501,12 +501,12 @@ struct vyre_nccl_options {
 };
 /* One process, n devices: comms[i] is rank i on devs[i]. opts may be NULL (defaults). */
 enum vyre_status vyre_nccl_init_all(vyre_cuda_device *const *devs, int n,
-                                    const struct vyre_nccl_options *opts,
-                                    vyre_nccl_comm **comms, struct vyre_error *err);
+                                    const struct vyre_nccl_options *opts, vyre_nccl_comm **comms,
+                                    struct vyre_error *err);
 /* One process per rank: rank `rank` of `size` on d, id from vyre_nccl_id of one rank. */
 enum vyre_status vyre_nccl_init_rank(vyre_cuda_device *d, int rank, int size, const char *id,
-                                     const struct vyre_nccl_options *opts,
-                                     vyre_nccl_comm **out, struct vyre_error *err);
+                                     const struct vyre_nccl_options *opts, vyre_nccl_comm **out,
+                                     struct vyre_error *err);
 /* Whether c enqueues on the caller's thread (VYRE_NCCL_BLOCKING) or not. */
 bool vyre_nccl_comm_blocking(const vyre_nccl_comm *c);
 /* Destroys the communicator (aborts it when it failed or timed out); NULL is a no-op. */

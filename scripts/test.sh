@@ -250,7 +250,7 @@ fi
 # saturation; and 69 k:occupancy, 71 buffer views, 74 the debug mode's out-of-bounds counts,
 # 82 worklists, 91 the runtime's grids and refusals against the planners.
 # Listed longest first (CPU seconds measured on the fake pass); a new spec goes anywhere.
-FAKE_SPECS="spec/17_lib_spec.lua spec/97_egraph_analysis_spec.lua spec/85_lib_steps_spec.lua
+FAKE_SPECS="spec/17_lib_spec.lua spec/114_egraph_pieces_spec.lua spec/97_egraph_analysis_spec.lua spec/85_lib_steps_spec.lua
   spec/98_egraph_extract_explain_spec.lua spec/87_egraph_v2_spec.lua
   spec/86_scan_onepass_spec.lua spec/96_workloads_spec.lua spec/44_eqsat_gpu_spec.lua
   spec/42_egraph_gpu_spec.lua spec/30_grid_spec.lua spec/31_megakernel_spec.lua

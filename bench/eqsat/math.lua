@@ -140,7 +140,7 @@ local function cold(backend, iters)
   os.execute(("rm -rf '%s'"):format(dir))
 end
 
-local function main(backend, iters, search)
+local function main(backend, iters, search, apply_rows)
   package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
   local vyre = require("vyre")
   local be = vyre.backend(backend)
@@ -151,7 +151,10 @@ local function main(backend, iters, search)
   print(("# vyre.egraph math workload on %s (%s), scheduler simple, %s search"):format(
     be.name, tostring(be), search))
   print(("0\t%d\t%d"):format(n0, c0))
-  print("iter\tenodes\teclasses\tmatches\tseconds\tsearch_s\tapply_s\trebuild_s")
+  -- live and peak: the bytes of the backend's buffers after the iteration and the most
+  -- they held at once so far (the e-graph's columns, scratch and substitutions)
+  print("iter\tenodes\teclasses\tmatches\tseconds\tsearch_s\tapply_s\trebuild_s"
+    .. "\tlive_MB\tpeak_MB\tpieces")
   -- one iteration per call, so each line is out before the next iteration starts
   local sched = vyre.egraph.simple()
   local stop = "iterations"
@@ -159,12 +162,15 @@ local function main(backend, iters, search)
   for i = 1, iters do
     local start = eg:size()
     local rep = eg:run({ iterations = 1, node_limit = 1e12, time_limit = 1e12,
-      scheduler = sched, semi_naive = search ~= "naive" })
+      scheduler = sched, semi_naive = search ~= "naive", apply_rows = apply_rows })
     local r = rep[1]
     local m = 0
     for _, v in pairs(r.matches) do m = m + v end
-    print(("%d\t%d\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f"):format(i, r.nodes, r.classes, m,
-      r.seconds, r.search_s, r.apply_s, r.rebuild_s))
+    local st = be:stats()
+    print(("%d\t%d\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.1f\t%.1f\t%s"):format(i, r.nodes,
+      r.classes, m, r.seconds, r.search_s, r.apply_s, r.rebuild_s,
+      (st.live_buffer_bytes or 0) / 2 ^ 20, (st.peak_buffer_bytes or 0) / 2 ^ 20,
+      r.pieces and ("%d (%d sliced)"):format(r.pieces, r.slices) or "1"))
     io.stdout:flush()
     rows[#rows + 1] = { iter = i, start = start, seconds = r.seconds }
     if rep.stop == "saturated" then
@@ -188,7 +194,13 @@ if not pcall(debug.getlocal, 4, 1) then
     whole(backend, iters, t_script)
   else
     -- "naive" searches every match, else semi-naive (the default)
-    main(backend, iters, flags.naive and "naive" or "semi-naive")
+    -- --apply-rows=N: at most N staged rows between rebuilds (eg:run's apply_rows)
+    local apply_rows
+    for k = 3, #arg do
+      local v = arg[k]:match("^%-%-apply%-rows=(%d+)$")
+      if v then apply_rows = tonumber(v) end
+    end
+    main(backend, iters, flags.naive and "naive" or "semi-naive", apply_rows)
   end
 end
 return M

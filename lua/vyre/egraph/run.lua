@@ -13,6 +13,7 @@
 -- can_stop) instead of idling through the banned iterations.
 local S = require("vyre.egraph.store")
 local R = require("vyre.egraph.rebuild")
+local PC = require("vyre.egraph.pieces")
 local A = require("vyre.egraph.saturate")
 local match = require("vyre.egraph.match")
 local N = require("vyre.egraph.snapshot")
@@ -303,8 +304,23 @@ local function iteration(eg, fname, st, list, rsname)
     end
     if batch and snap and eg.nrows + add > st.node_limit then batch = false end
     if batch then
-      A.apply_batch(eg, fname, found)
-      for _, f in ipairs(found) do applied[f.rule] = true end
+      -- past the cap on staged rows (apply_rows, else what the device holds) the
+      -- matches go in pieces with a rebuild between them (pieces.lua)
+      local cap = st.apply_rows or (add >= PC.MIN_ROWS and PC.default_cap(eg)) or nil
+      if cap and add > cap then
+        local fixed = st.apply_rows
+        local done, cut = PC.apply(eg, fname, found,
+          function() return fixed or PC.default_cap(eg) end, over)
+        for rule in pairs(done) do applied[rule] = true end
+        rec.pieces, rec.slices = eg.apply_pieces, eg.apply_slices
+        if cut then
+          stop, phase = "time_limit", "apply"
+          return
+        end
+      else
+        A.apply_batch(eg, fname, found)
+        for _, f in ipairs(found) do applied[f.rule] = true end
+      end
       found = {}
     end
     for _, f in ipairs(found) do
@@ -523,10 +539,11 @@ local function exec(eg, fname, st, s)
 end
 
 local RUN_KEYS = { iterations = true, node_limit = true, time_limit = true, scheduler = true,
-  semi_naive = true, ruleset = true, until_ = true, schedule = true, rollback = true }
+  semi_naive = true, ruleset = true, until_ = true, schedule = true, rollback = true,
+  apply_rows = true }
 
 --- eg:run{iterations, node_limit, time_limit, scheduler, semi_naive, rollback, ruleset,
---- until_ | schedule} -> report.
+--- until_ | schedule, apply_rows} -> report.
 function M.run(eg, fname, opts)
   opts = opts or {}
   if type(opts) ~= "table" then
@@ -536,7 +553,7 @@ function M.run(eg, fname, opts)
     if not RUN_KEYS[k] then
       S.raise(fname, ("unknown option '%s'"):format(tostring(k)),
         "use iterations, node_limit, time_limit, scheduler, semi_naive, rollback, ruleset, "
-        .. "until_ and schedule")
+        .. "until_, schedule and apply_rows")
     end
   end
   local st = { semi = opts.semi_naive, rollback = opts.rollback }
@@ -548,6 +565,11 @@ function M.run(eg, fname, opts)
   -- with explanations on, the snapshot also truncates the proof logs (snapshot.lua)
   if type(st.rollback) ~= "boolean" then
     S.raise(fname, "rollback must be a boolean", "pass rollback = true or false")
+  end
+  st.apply_rows = opts.apply_rows
+  if st.apply_rows ~= nil and (math.type(st.apply_rows) ~= "integer" or st.apply_rows < 1) then
+    S.raise(fname, "apply_rows must be a positive integer (the most rows staged between "
+      .. "rebuilds)", "pass e.g. apply_rows = 100000000, or leave it out for the device's share")
   end
   local iters = opts.iterations or 30
   st.node_limit = opts.node_limit or 10000

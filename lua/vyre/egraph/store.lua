@@ -86,13 +86,23 @@ function S.stat_readback(eg, n) return { eg.stat, 1, n } end
 
 S.ROW_COLS = { "row_class", "row_op", "row_off", "row_len" }
 
+-- The capacity a buffer of `old` elements grows to for `need`: doubling, so that a graph
+-- that doubles per iteration reallocates rarely, but by a quarter past 2^26 elements,
+-- where the slack of doubling is gigabytes per column (iteration 13 of the math
+-- workload holds about 7·10^8 rows; pieces.lua).
+S.BIG = 1 << 26
+function S.grown(old, need)
+  if old >= S.BIG then return math.max(need, old + old // 4) end
+  return math.max(need, 2 * old)
+end
+
 --- Makes eg[name] a u32 buffer of at least `need` elements, keeping its first `used`.
 --- With steps (a list), the copy is appended there and the old buffer is appended to
 --- steps.old, for the caller to free after running them.
 function S.ensure(eg, name, need, used, steps)
   local b = eg[name]
   if b and b.count >= need then return b end
-  local cap = math.max(need, 1024, b and 2 * b.count or 0)
+  local cap = math.max(1024, S.grown(b and b.count or 0, need))
   if cap > S.MAXU32 then cap = S.MAXU32 end
   local nb = eg.be:buffer("u32", cap)
   if b then
@@ -171,13 +181,26 @@ function S.exact(eg, role, n, t)
     -- on a device, the first allocation covers the small sizes (below ~10^4 e-nodes
     -- nothing grows); the reference backend's memory is host memory, kept small
     local floor = eg.be.name == "reference" and 256 or 16384
-    c = { buf = eg.be:buffer(t, math.max(n1, 2 * old, floor)) }
+    c = { buf = eg.be:buffer(t, math.max(S.grown(old, n1), floor)) }
     caps[role] = c
   end
   b = c.buf:view(1, n1)
   c.view = b
   eg[key] = b
   return b
+end
+
+--- Frees the per-role scratch buffer whose current view is buf (a big one no longer
+--- needed until the next iteration asks for it again); anything else is left alone.
+function S.drop_scratch(eg, buf)
+  for role, c in pairs(eg.xcap or {}) do
+    if c and c.view == buf then
+      c.buf:free()
+      eg.xcap[role] = nil
+      eg[XKEY[role]] = nil
+      return
+    end
+  end
 end
 
 --- Frees every buffer the e-graph holds.

@@ -134,7 +134,8 @@ function of the substitution, ruleset a set declared by eg:ruleset (default
 pattern, no guard). A second rule of the same name raises.]=],
   ["EGraph:run"] = [=[
 eg:run{iterations = 30, node_limit = 10000, time_limit = 5, scheduler = backoff,
-       semi_naive = true, rollback = true, ruleset = "default", until_ = {t1, t2}}
+       semi_naive = true, rollback = true, ruleset = "default", until_ = {t1, t2},
+       apply_rows = N}
 eg:run{schedule = S, ...limits} -> report
 Equality saturation: search every allowed rule of the ruleset on the device, apply,
 rebuild, per iteration; report[i] = {iteration (counted by the e-graph across runs),
@@ -144,7 +145,9 @@ fast_forward?, rolled_back?, interrupted?}, report.stop ("iterations", "saturate
 rounds; an iteration passing node_limit is rolled back (rollback = false: finish it),
 one passing time_limit stops there and keeps what it applied (interrupted?). With no
 rules it rebuilds. Schedules: "name" | {run = "name", times = n, until_ = {t1, t2}} |
-{seq = {...}} | {saturate = S} | {repeat_ = n, S1, S2, ...}. docs/EGRAPH.md.]=],
+{seq = {...}} | {saturate = S} | {repeat_ = n, S1, S2, ...}. apply_rows caps the rows
+staged between rebuilds (default: the device's share; report[i].pieces, .slices say
+when an iteration went in pieces). docs/EGRAPH.md.]=],
   ["EGraph:ruleset"] = [=[
 eg:ruleset(name) -> name
 Declares a named rule set (egglog's ruleset). Rules join it with eg:rule(name, lhs, rhs,

@@ -222,6 +222,8 @@ enum vyre_status vyre_cuda_buffer_alloc(vyre_cuda_device *d, enum vyre_type t, u
     vyre_cuda_device_retain(d);
     d->st.live_buffers++;
     d->st.live_buffer_bytes += b->bytes;
+    if (d->st.live_buffer_bytes > d->st.peak_buffer_bytes)
+        d->st.peak_buffer_bytes = d->st.live_buffer_bytes;
     *out = b;
     return VYRE_OK;
 }

@@ -27,6 +27,7 @@
     X(live_buffers)      \
     X(buffers_created)   \
     X(live_buffer_bytes) \
+    X(peak_buffer_bytes) \
     X(uploads)           \
     X(downloads)         \
     X(bytes_up)          \
@@ -225,6 +226,8 @@ static enum vyre_status ref_buffer_alloc(void *ctx, enum vyre_type t, uint64_t c
     c->st.live_buffers++;
     c->st.buffers_created++;
     c->st.live_buffer_bytes += b->bytes;
+    if (c->st.live_buffer_bytes > c->st.peak_buffer_bytes)
+        c->st.peak_buffer_bytes = c->st.live_buffer_bytes;
     *out = b;
     return VYRE_OK;
 }
