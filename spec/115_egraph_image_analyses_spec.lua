@@ -288,7 +288,8 @@ for _, kind in ipairs(backends()) do
             make = { Num = "0", Neg = "(+ 1 (child 0))" } })
           assert.are.equal(eg:value("depth", c), eg2:value("depth", c))
           for _, bad in ipairs({ { { analyses = true }, "analyses must be false or left out" },
-            { { speed = 1 }, "unknown option 'speed'" }, { 5, "argument 1 %(opts%) must be a table" } }) do
+            { { speed = 1 }, "unknown option 'speed'" },
+            { 5, "argument 1 %(opts%) must be a table" } }) do
             assert.matches("vyre%.EGraph:image: " .. bad[2] .. ".*Fix: ",
               H.error_of(eg.image, eg, bad[1]))
           end
