@@ -308,20 +308,29 @@ for _, kind in ipairs(backends()) do
           local a = eg:add("Add", eg:leaf("Num", 1), eg:leaf("Num", 2))
           eg:rebuild()
           local img, spans = eg:image()
-          -- S.reserve allocates the loaded graph's columns: a refusal must come before it
-          local reserve, reserved = S.reserve, 0
+          -- precompile.base runs as the new e-graph is made (its stat buffer, its fixed
+          -- kernels), S.reserve allocates its columns: a section of the wrong shape is
+          -- refused before the first, one the e-graph cannot declare before the second
+          local PC = require("vyre.egraph.precompile")
+          local reserve, base, reserved, made = S.reserve, PC.base, 0, 0
           S.reserve = function(...)
             reserved = reserved + 1
             return reserve(...)
           end
+          PC.base = function(...)
+            made = made + 1
+            return base(...)
+          end
           local ok, err = pcall(function()
             local function refused(sp, want)
-              reserved = 0
+              reserved, made = 0, 0
               local msg = H.error_of(vyre.egraph.from_image, be, img, sp)
               assert.matches("^vyre%.egraph%.from_image: ", msg)
               assert.is_truthy(msg:find(want, 1, true), msg)
               assert.is_truthy(msg:find("Fix: ", 1, true), msg)
               assert.are.equal(0, reserved, "allocated before refusing: " .. msg)
+              local declaring = msg:find("does not declare on this e-graph", 1, true)
+              assert.are.equal(declaring and 1 or 0, made, "made an e-graph: " .. msg)
             end
             local function with(changes, list)
               local t = copy_spans(spans)
@@ -386,7 +395,7 @@ for _, kind in ipairs(backends()) do
               "spans.analyses[1] ('const') does not declare on this e-graph: leaf op 'Add' has "
               .. "arity 2")
           end)
-          S.reserve = reserve
+          S.reserve, PC.base = reserve, base
           assert(ok, err)
           -- version 2 (no analyses) and version 1 load, without analyses
           local v2 = copy_spans(spans)

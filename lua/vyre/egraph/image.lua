@@ -249,28 +249,35 @@ end
 --- image is a u32 Buffer of be, a u32 vyre.Array or a binary string.
 function M.from_image(new, be, image, spans)
   local fname = "vyre.egraph.from_image"
-  local eg = new(be, fname)
-  local slab = image
-  if type(image) == "string" or S.is_array(image) then
-    local arr = image
-    if type(image) == "string" then
-      if #image % 4 ~= 0 then
-        S.raise(fname, ("the image string has %d bytes, not a whole number of u32 words")
-          :format(#image), "pass the bytes of eg:image()'s buffer (buf:download():bytes())")
-      end
-      arr = require("vyre").array("u32", image)
+  -- the image's length, and the span table (with its analyses' section) checked against
+  -- it on the host, before anything is made
+  local nbytes
+  if type(image) == "string" then
+    if #image % 4 ~= 0 then
+      S.raise(fname, ("the image string has %d bytes, not a whole number of u32 words")
+        :format(#image), "pass the bytes of eg:image()'s buffer (buf:download():bytes())")
     end
-    if arr.type ~= "u32" then
-      S.raise(fname, "argument 2 is a " .. arr.type .. " Array", "pass a u32 image")
+    nbytes = #image
+  elseif S.is_array(image) then
+    if image.type ~= "u32" then
+      S.raise(fname, "argument 2 is a " .. image.type .. " Array", "pass a u32 image")
     end
-    slab = be:buffer("u32", math.max(#arr, 1))
-    if #arr > 0 then slab:upload(arr) end
+    nbytes = 4 * #image
   elseif not S.is_buffer(image) or image.freed or image.type ~= "u32" then
     S.raise(fname, "argument 2 must be a live u32 vyre.Buffer, a u32 vyre.Array or a string",
       "pass the buffer eg:image() returned (on the same kind of backend)")
+  else
+    nbytes = image.bytes
   end
-  local ver = check_spans(fname, spans, slab.bytes)
+  local ver = check_spans(fname, spans, nbytes)
   local decls = IA.check(fname, spans, ver)
+  local eg = new(be, fname)
+  local slab = image
+  if not S.is_buffer(image) then
+    local arr = type(image) == "string" and require("vyre").array("u32", image) or image
+    slab = be:buffer("u32", math.max(#arr, 1))
+    if #arr > 0 then slab:upload(arr) end
+  end
   for i, o in ipairs(spans.ops) do
     if type(o) ~= "table" then
       S.raise(fname, ("spans.ops[%d] is not {name =, arity =}"):format(i),
