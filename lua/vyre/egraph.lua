@@ -219,10 +219,11 @@ function EGraph:dot()
   return extract.dot(self, "dot")
 end
 
---- eg:image() -> u32 Buffer, span table (see vyre.egraph.image).
-function EGraph:image()
+--- eg:image([opts]) -> u32 Buffer, span table (see vyre.egraph.image); opts.analyses =
+--- false leaves the analyses' declarations out.
+function EGraph:image(opts)
   check_self(self, "image")
-  return image.image(self, "image")
+  return image.image(self, "image", opts)
 end
 
 --- eg:extract(roots, cost [, opts]) -> term, text, cost [, dag report]: cost is an op
@@ -324,7 +325,8 @@ end
 --- user analysis (vyre.egraph.uanalysis). Both are computed on the device.
 function EGraph:analysis(name, spec)
   check_self(self, "analysis")
-  analysis.declare(self, "analysis", name, spec)
+  -- recorded as data for eg:image (vyre.egraph.image_analyses)
+  require("vyre.egraph.image_analyses").declare(self, "analysis", name, spec)
 end
 
 --- eg:value(name, c) -> c's e-class's value in user analysis name (vyre.egraph.uanalysis).

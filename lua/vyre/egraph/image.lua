@@ -11,8 +11,9 @@
 --
 -- Format versions (spans.version): 1 (no field) had i64 payloads only; 2 adds each op's
 -- payload type (spans.ops[i].ptype) and the interned strings (spans.symbols, symbol
--- number k at index k + 1), so f64 and sym leaves mean the same after from_image.
--- Analyses are not in the image: their declarations hold Lua functions.
+-- number k at index k + 1), so f64 and sym leaves mean the same after from_image; 3 adds
+-- the analyses' declarations (spans.analyses, image_analyses.lua), declared again by
+-- from_image in their order.
 local lib = require("vyre.lib")
 local scan = require("vyre.lib.shared").scan
 local S = require("vyre.egraph.store")
@@ -20,6 +21,7 @@ local SC = require("vyre.egraph.schema") -- column declarations (schema.lua)
 local K = require("vyre.egraph.kernels")
 local R = require("vyre.egraph.rebuild")
 local P = require("vyre.egraph.payload")
+local IA = require("vyre.egraph.image_analyses")
 
 local M = {}
 
@@ -27,8 +29,8 @@ local M = {}
 -- check_spans).
 M.IDS_PER_WORD, M.IDS_SLACK = 16, 4096
 
--- the span table's format version eg:image() writes; from_image reads 1 and 2
-M.VERSION = 2
+-- the span table's format version eg:image() writes; from_image reads 1 to 3
+M.VERSION = 3
 
 M.SPANS = { "row_eclass", "row_op", "row_children_offset", "row_children_len",
   "row_signature", "children", "group_eclass", "group_offset", "group_rows" }
@@ -76,8 +78,25 @@ local function ops_table(eg)
   return ops
 end
 
---- eg:image() -> a new u32 Buffer holding the image, and its span table.
-function M.image(eg, fname)
+--- eg:image([opts]) -> a new u32 Buffer holding the image, and its span table;
+--- opts.analyses = false leaves the analyses' declarations out (spans.analyses = false).
+function M.image(eg, fname, opts)
+  if opts ~= nil and type(opts) ~= "table" then
+    S.raise(fname, "argument 1 (opts) must be a table, got " .. type(opts),
+      "pass {analyses = false} or nothing")
+  end
+  for k in pairs(opts or {}) do
+    if k ~= "analyses" then
+      S.raise(fname, ("unknown option '%s'"):format(tostring(k)),
+        "the only option is analyses = false")
+    end
+  end
+  if opts and opts.analyses ~= nil and opts.analyses ~= false then
+    S.raise(fname, "analyses must be false or left out, got " .. tostring(opts.analyses),
+      "pass {analyses = false} to leave the analyses out, or nothing to keep them")
+  end
+  -- refused before any device work: a declaration that is not data
+  local analyses = IA.section(eg, fname, opts and opts.analyses)
   local g = M.groups(eg, fname)
   local be, n, c, ng = eg.be, eg.dev.nrows, eg.dev.nwords, g.count
   local keys = R.canon(eg, fname) -- signatures of the canonical rows
@@ -92,7 +111,8 @@ function M.image(eg, fname)
   for _, p in ipairs(parts) do total = total + p[3] end
   local slab = be:buffer("u32", math.max(total, 1))
   local spans = { nrows = n, nwords = c, ngroups = ng, nids = eg.dev.nids,
-    ops = ops_table(eg), bytes = 4 * total, version = M.VERSION, symbols = {} }
+    ops = ops_table(eg), bytes = 4 * total, version = M.VERSION, symbols = {},
+    analyses = analyses, nanalyses = analyses and #analyses or 0 }
   -- the interned strings in symbol-number order (payload.lua), the leaves' sym words
   if eg.syms then
     for i, name in ipairs(eg.syms.names) do spans.symbols[i] = name end
@@ -229,27 +249,35 @@ end
 --- image is a u32 Buffer of be, a u32 vyre.Array or a binary string.
 function M.from_image(new, be, image, spans)
   local fname = "vyre.egraph.from_image"
-  local eg = new(be, fname)
-  local slab = image
-  if type(image) == "string" or S.is_array(image) then
-    local arr = image
-    if type(image) == "string" then
-      if #image % 4 ~= 0 then
-        S.raise(fname, ("the image string has %d bytes, not a whole number of u32 words")
-          :format(#image), "pass the bytes of eg:image()'s buffer (buf:download():bytes())")
-      end
-      arr = require("vyre").array("u32", image)
+  -- the image's length, and the span table (with its analyses' section) checked against
+  -- it on the host, before anything is made
+  local nbytes
+  if type(image) == "string" then
+    if #image % 4 ~= 0 then
+      S.raise(fname, ("the image string has %d bytes, not a whole number of u32 words")
+        :format(#image), "pass the bytes of eg:image()'s buffer (buf:download():bytes())")
     end
-    if arr.type ~= "u32" then
-      S.raise(fname, "argument 2 is a " .. arr.type .. " Array", "pass a u32 image")
+    nbytes = #image
+  elseif S.is_array(image) then
+    if image.type ~= "u32" then
+      S.raise(fname, "argument 2 is a " .. image.type .. " Array", "pass a u32 image")
     end
-    slab = be:buffer("u32", math.max(#arr, 1))
-    if #arr > 0 then slab:upload(arr) end
+    nbytes = 4 * #image
   elseif not S.is_buffer(image) or image.freed or image.type ~= "u32" then
     S.raise(fname, "argument 2 must be a live u32 vyre.Buffer, a u32 vyre.Array or a string",
       "pass the buffer eg:image() returned (on the same kind of backend)")
+  else
+    nbytes = image.bytes
   end
-  local ver = check_spans(fname, spans, slab.bytes)
+  local ver = check_spans(fname, spans, nbytes)
+  local decls = IA.check(fname, spans, ver)
+  local eg = new(be, fname)
+  local slab = image
+  if not S.is_buffer(image) then
+    local arr = type(image) == "string" and require("vyre").array("u32", image) or image
+    slab = be:buffer("u32", math.max(#arr, 1))
+    if #arr > 0 then slab:upload(arr) end
+  end
   for i, o in ipairs(spans.ops) do
     if type(o) ~= "table" then
       S.raise(fname, ("spans.ops[%d] is not {name =, arity =}"):format(i),
@@ -280,6 +308,12 @@ function M.from_image(new, be, image, spans)
         "pass the span table eg:image() returned")
     end
   end
+  -- the analyses, declared again in their order before the columns are allocated (a
+  -- declaration refused here frees what this call made)
+  IA.load(eg, fname, decls, function()
+    if not rawequal(slab, image) then slab:free() end
+    S.free(eg)
+  end)
   local n, c = spans.nrows, spans.nwords
   S.reserve(eg, n, c, 0)
   local steps = {}

@@ -14,8 +14,10 @@ vyre.egraph.from_image(be, image, spans) -> EGraph
 A new e-graph holding the e-nodes of an image from eg:image(): image is a u32 Buffer of
 be, a u32 Array or a binary string, spans the span table eg:image() returned. The image
 is checked on the device; bad spans or rows raise and create nothing. Reads format
-versions 1 (no spans.version: i64 leaves only) and 2 (payload types, spans.symbols); a
-newer version raises.]=],
+versions 1 (no spans.version: i64 leaves only), 2 (payload types, spans.symbols) and 3
+(spans.analyses: the analyses are declared again, in their order, before the columns are
+allocated; a corrupt or cut-short list raises); a newer version raises. Rules are not in
+the image: declare them again. The analyses' values are computed on the first read.]=],
   ["vyre.egraph.backoff"] = [=[
 vyre.egraph.backoff([{match_limit = 1000, ban_length = 5}]) -> scheduler
 egg's BackoffScheduler for eg:run (the default): a rule whose matches exceed
@@ -98,11 +100,14 @@ eg:dot() -> Graphviz text
 One cluster per e-class, edges from e-nodes to their child classes (at most 10^5
 e-nodes).]=],
   ["EGraph:image"] = [=[
-eg:image() -> u32 Buffer, spans
+eg:image([opts]) -> u32 Buffer, spans
 The device image of the canonical graph (the original system's layout) in a new buffer, with
 the span table (offset, bytes, count of each part) that vyre.egraph.from_image reads. The
-table (format version 2) also holds each op's payload type and the interned strings in
-symbol-number order, so f64 and sym leaves load back as they were; analyses are not kept.]=],
+table (format version 3) also holds each op's payload type, the interned strings in
+symbol-number order, and every analysis's declaration as data (spans.analyses: {name =,
+spec =} in declaration order, spans.nanalyses), so leaves and analyses load back as they
+were. A declaration holding a function (or other non-data) raises naming it;
+opts.analyses = false leaves the analyses out (spans.analyses = false).]=],
   ["EGraph:extract"] = [=[
 eg:extract(roots, cost [, opts]) -> term, text, cost [, report] | {{term =, text =, cost =}, ...}
 The cheapest term of each root (an id, or a list of ids) by a fixed point on the device;
