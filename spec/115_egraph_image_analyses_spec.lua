@@ -410,5 +410,24 @@ for _, kind in ipairs(backends()) do
           assert.is_false(eg3:value("ground", f))
           assert.are.equal(eg:value("mask", f), eg3:value("mask", f))
         end)
+
+      it("a loaded graph hands out the ids the saved one would (spans.nids kept)", function()
+        local eg = vyre.egraph(be)
+        eg:op("Num", 0)
+        eg:op("Neg", 1)
+        local a = eg:leaf("Num", 1)
+        eg:add("Neg", a)
+        local c = eg:leaf("Num", 2)
+        -- (Num 2) has the last id; once united with (Num 1) no row names it, so only
+        -- spans.nids tells the loader that the next id is 3
+        eg:union(a, c)
+        eg:rebuild()
+        local img, spans = eg:image()
+        local eg2 = vyre.egraph.from_image(be, img, spans)
+        assert.are.equal(eg:leaf("Num", 7), eg2:leaf("Num", 7))
+        assert.are.equal(eg:add("Neg", c), eg2:add("Neg", c))
+        eg:free()
+        eg2:free()
+      end)
     end)
 end

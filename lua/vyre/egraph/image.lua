@@ -354,7 +354,9 @@ function M.from_image(new, be, image, spans)
       .. "in spans.symbols"):format(res[1][1], spans.nids),
       "pass an image made by eg:image()")
   end
-  local nids = res[1][2]
+  -- the saved id count (ids past the last referenced one stay unused, as on the saved
+  -- graph), so that ids made after loading are those the saved graph would make
+  local nids = math.max(res[1][2], spans.nids)
   eg.dev.nrows, eg.dev.nwords = n, c
   eg.nrows, eg.nwords = n, c
   S.ensure(eg, "parent", math.max(nids, 1), 0)
