@@ -1,10 +1,9 @@
 -- 114: e-graphs, issue 25 §6 (docs/EGRAPH.md, "Applying in pieces"). eg:run's apply_rows
 -- caps the rows an iteration stages between rebuilds: the matches go in pieces with a
--- rebuild after each, and a rule whose matches alone pass the cap in slices of its
--- substitutions. The math workload run that way gives the e-nodes and e-classes of a run
--- in one piece at every iteration (and egglog's: bench/eqsat/README.md), the same matches
--- per rule when every match is searched, and, when no rule is sliced, the same canonical
--- ids and extractions. Each case runs on the reference backend, on the fake CUDA driver
+-- rebuild after each, and a rule whose rows alone pass the cap in segments of its rows. The math workload run that way gives, at every iteration, what a run in
+-- one piece gives: the e-nodes and e-classes (egglog's: bench/eqsat/README.md), the
+-- matches per rule (semi-naive or every match), every e-class's canonical id and e-nodes,
+-- the roots' extractions and the next id. Each case runs on the reference backend, on the fake CUDA driver
 -- (#fakecuda, scripts/test.sh's fake pass) and, on a GPU, #gpu.
 local vyre = require("vyre")
 local H = require("spec.helpers")
@@ -31,9 +30,7 @@ local function math_run(be, iters, opts)
   for i = 1, iters do
     local o = { iterations = 1, node_limit = 1e12, time_limit = 1e12, scheduler = sched }
     for k, v in pairs(opts) do o[k] = v end
-    eg.apply_slices = nil
     reps[i] = eg:run(o)[1]
-    reps[i].slices = eg.apply_slices or 0
   end
   return eg, roots, reps
 end
@@ -47,38 +44,15 @@ for _, B in ipairs(backends()) do
     local be
     setup(function() be = B.open() end)
 
-    it("sliced rules: the e-nodes, e-classes and naive matches of one piece", function()
-      local _, _, whole = math_run(be, 6, { semi_naive = false })
-      local eg, _, cut = math_run(be, 6, { semi_naive = false, apply_rows = 60 })
-      for i = 1, 6 do
+    -- The run in pieces against the run in one piece: every iteration's counts and
+    -- matches, the roots' canonical ids and their extractions.
+    local function same_as_one_piece(opts, iters)
+      local eg1, roots1, whole = math_run(be, iters, { semi_naive = opts.semi_naive })
+      local eg2, roots2, cut = math_run(be, iters, opts)
+      for i = 1, iters do
         assert.are.equal(whole[i].nodes, cut[i].nodes, "e-nodes at iteration " .. i)
         assert.are.equal(whole[i].classes, cut[i].classes, "e-classes at iteration " .. i)
         assert.are.same(whole[i].matches, cut[i].matches, "matches at iteration " .. i)
-      end
-      -- egglog's e-nodes and e-classes (bench/eqsat/README.md)
-      assert.are.same({ 69, 118, 208, 389, 784, 1576 },
-        { cut[1].nodes, cut[2].nodes, cut[3].nodes, cut[4].nodes, cut[5].nodes, cut[6].nodes })
-      assert.are.same({ 50, 71, 116, 197, 361, 666 }, { cut[1].classes, cut[2].classes,
-        cut[3].classes, cut[4].classes, cut[5].classes, cut[6].classes })
-      -- the last iteration really went in pieces, and rules were sliced (rows past 60)
-      assert.is_true(eg.apply_pieces > 10, "pieces: " .. tostring(eg.apply_pieces))
-      assert.is_true(eg.apply_slices > 0, "slices: " .. tostring(eg.apply_slices))
-      -- the backend's high-water mark of buffer bytes (bench/eqsat's peak_MB)
-      local st = be:stats()
-      assert.is_true(st.live_buffer_bytes > 0)
-      assert.is_true(st.peak_buffer_bytes >= st.live_buffer_bytes)
-      eg:free()
-    end)
-
-    it("whole rules per piece: the same canonical ids, counts and extractions", function()
-      local eg1, roots1, whole = math_run(be, 6, {})
-      local eg2, roots2, cut = math_run(be, 6, { apply_rows = 700 })
-      assert.is_true(eg2.apply_pieces >= 2, "pieces: " .. tostring(eg2.apply_pieces))
-      for i = 1, 6 do
-        assert.are.equal(whole[i].nodes, cut[i].nodes)
-        assert.are.equal(whole[i].classes, cut[i].classes)
-        assert.are.same(whole[i].matches, cut[i].matches, "matches at iteration " .. i)
-        assert.are.equal(0, cut[i].slices)
       end
       for i, r in ipairs(roots1) do
         assert.are.equal(eg1:find(r), eg2:find(roots2[i]))
@@ -87,8 +61,53 @@ for _, B in ipairs(backends()) do
         assert.are.equal(c1, c2)
         assert.are.equal(t1, t2)
       end
+      -- every e-class has the same canonical id and the same e-nodes
+      local ids = eg1:classes()
+      assert.are.same(ids, eg2:classes())
+      local function nodes(eg, c)
+        local out = {}
+        for _, nd in ipairs(eg:nodes(c)) do
+          local t = { nd.op, tostring(nd.payload) }
+          for k = 1, #nd do t[#t + 1] = tostring(nd[k]) end
+          out[#out + 1] = table.concat(t, " ")
+        end
+        table.sort(out)
+        return out
+      end
+      for _, c in ipairs(ids) do assert.are.same(nodes(eg1, c), nodes(eg2, c)) end
+      -- a new term gets the same id: the id counters agree
+      assert.are.equal(eg1:leaf("Const", 12345), eg2:leaf("Const", 12345))
       eg1:free()
-      eg2:free()
+      return eg2, cut
+    end
+
+    it("rules in segments: the counts, matches, ids and extractions of one piece", function()
+      local eg, cut = same_as_one_piece({ apply_rows = 60 }, 6)
+      -- egglog's e-nodes and e-classes (bench/eqsat/README.md)
+      assert.are.same({ 69, 118, 208, 389, 784, 1576 },
+        { cut[1].nodes, cut[2].nodes, cut[3].nodes, cut[4].nodes, cut[5].nodes, cut[6].nodes })
+      assert.are.same({ 50, 71, 116, 197, 361, 666 }, { cut[1].classes, cut[2].classes,
+        cut[3].classes, cut[4].classes, cut[5].classes, cut[6].classes })
+      -- the last iteration really went in pieces, and rules in segments (rows past 60)
+      assert.is_true(cut[6].pieces > 10, "pieces: " .. tostring(cut[6].pieces))
+      assert.is_true(cut[6].segments > 0, "segments: " .. tostring(cut[6].segments))
+      -- the backend's high-water mark of buffer bytes (bench/eqsat's peak_MB)
+      local st = be:stats()
+      assert.is_true(st.live_buffer_bytes > 0)
+      assert.is_true(st.peak_buffer_bytes >= st.live_buffer_bytes)
+      eg:free()
+    end)
+
+    it("rules in segments, every match searched: the same as one piece", function()
+      local eg = same_as_one_piece({ apply_rows = 45, semi_naive = false }, 5)
+      eg:free()
+    end)
+
+    it("whole rules per piece: the same as one piece", function()
+      local eg, cut = same_as_one_piece({ apply_rows = 700 }, 6)
+      assert.is_true(cut[6].pieces >= 2, "pieces: " .. tostring(cut[6].pieces))
+      for i = 1, 6 do assert.are.equal(0, cut[i].segments or 0) end
+      eg:free()
     end)
 
     it("refuses an apply_rows that is not a positive integer, naming the fix", function()

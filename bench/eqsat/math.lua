@@ -170,7 +170,7 @@ local function main(backend, iters, search, apply_rows)
     print(("%d\t%d\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.1f\t%.1f\t%s"):format(i, r.nodes,
       r.classes, m, r.seconds, r.search_s, r.apply_s, r.rebuild_s,
       (st.live_buffer_bytes or 0) / 2 ^ 20, (st.peak_buffer_bytes or 0) / 2 ^ 20,
-      r.pieces and ("%d (%d sliced)"):format(r.pieces, r.slices) or "1"))
+      r.pieces and ("%d (%d segments)"):format(r.pieces, r.segments) or "1"))
     io.stdout:flush()
     rows[#rows + 1] = { iter = i, start = start, seconds = r.seconds }
     if rep.stop == "saturated" then

@@ -11,11 +11,12 @@
 -- follows it). The matches were all found before the first piece, so the pieces apply
 -- exactly the iteration's matches; congruence closure does not depend on the order in
 -- which rows and unions come, so the e-nodes and e-classes at the end are the same as
--- one piece's. A rule whose matches alone pass the cap is cut into slices of its
--- substitutions (one copy kernel per slice); its literal leaves (one e-node shared by
--- every match) are then staged once per slice and merged by the rebuild.
+-- one piece's. A rule whose rows alone pass the cap is staged in segments of its rows,
+-- in the order and with the ids one piece would give them (a segment's share of a node's
+-- matches is copied to a buffer of its own), so the rows after the rebuild are in the
+-- same order too, and everything that depends on rows and ids (the next search's
+-- matches, canonical ids, extraction) is that of one piece.
 local S = require("vyre.egraph.store")
-local U = require("vyre.lib.shared")
 local A = require("vyre.egraph.saturate")
 local R = require("vyre.egraph.rebuild")
 
@@ -44,54 +45,30 @@ function P.default_cap(eg)
   return math.max(P.MIN_ROWS, math.floor((P.SHARE * mem - live) / P.ROW_BYTES))
 end
 
-local SLICE = [[
-(program eqsat_sub_slice (workgroup 256)
-  (buffer src u32 read)
-  (buffer out u32 write)
-  (param m u32)
-  (param i0 u32)
-  (param mc u32)
-  (param total u32)
-  (let i (gid x))
-  (if (lt i total)
-    (then
-      (let c (div i mc))
-      (store out i (load src (add (mul c m) (add i0 (sub i (mul c mc)))))))))
-]]
-
--- The substitutions [i0, i0 + mc) of f (column-major, f.m rows per column) as a buffer of
--- their own, column-major with mc rows per column.
-local function slice(eg, fname, f, i0, mc)
-  local total = f.lay.ncols * mc
-  local out = S.exact(eg, "ap_slice", total)
-  local k = U.kernel(eg.be, "eqsat:sub_slice", function() return SLICE end)
-  S.run(eg, fname, { { k, { src = f.sub, out = out, m = f.m, i0 = i0, mc = mc,
-    total = total }, S.grid(total) } })
-  return out
-end
-
--- The next piece of found from the cursor (entry k, its first match i0) within cap
--- staged rows: whole entries while they fit; an entry past cap alone, from i0, becomes
--- one slice ({rule, m = slice size, lay, from = i0, whole = the entry}). Returns the
--- piece and the cursor after it.
-local function next_piece(eg, found, k, i0, cap)
+-- The next piece of found from the cursor (entry k, its rows from lo): whole entries
+-- while they fit in cap rows; an entry past cap alone, from lo, becomes one segment of
+-- its rows ({rule, m, sub, lay, seg = {lo, hi, base}}: A.apply_batch stages them in the
+-- whole entry's order, with its ids). Returns the piece and the cursor after it.
+local function next_piece(eg, found, k, lo, cap)
   local piece, rows = {}, 0
   while k <= #found do
     local f = found[k]
     local r = A.added(eg, f.rule, f.m)
-    if i0 == 0 and r <= cap then
+    if lo == 0 and r <= cap then
       if rows + r > cap and #piece > 0 then break end
       piece[#piece + 1] = f
       rows = rows + r
       k = k + 1
     else
       if #piece > 0 then break end
-      local c = f.rule.added -- r0 rows once, r1 rows per match (A.added)
-      local per = math.max(1, (cap - c.r0) // math.max(1, c.r1))
-      per = math.min(per, f.m - i0, 0xffffffff // f.lay.ncols)
-      piece[1] = { rule = f.rule, m = per, lay = f.lay, from = i0, whole = f }
-      if i0 + per == f.m then return piece, k + 1, 0 end
-      return piece, k, i0 + per
+      -- the whole entry's ids start where the graph's end at its first segment (the
+      -- entries before it are applied by then)
+      if lo == 0 then f.id_base = eg.nids end
+      local hi = math.min(r, lo + math.max(cap, 1))
+      piece[1] = { rule = f.rule, m = f.m, sub = f.sub, lay = f.lay,
+        seg = { lo = lo, hi = hi, base = f.id_base } }
+      if hi == r then return piece, k + 1, 0 end
+      return piece, k, hi
     end
   end
   return piece, k, 0
@@ -102,33 +79,27 @@ end
 --- is asked after each rebuild. Returns the rules whose matches were all applied and,
 --- when it stopped early, "interrupted".
 function P.apply(eg, fname, found, cap, stop)
-  local done, k, i0, n, sliced = {}, 1, 0, 0, 0
+  local done, k, lo, n, segs = {}, 1, 0, 0, 0
   while k <= #found do
     if n > 0 then
       local _, _, rr = R.rebuild(eg, fname, true)
       if rr.interrupted or stop() then return done, "interrupted" end
     end
     local piece
-    piece, k, i0 = next_piece(eg, found, k, i0, cap())
-    for _, f in ipairs(piece) do
-      if f.whole then
-        f.sub = slice(eg, fname, f.whole, f.from, f.m)
-        sliced = sliced + 1
-      end
-    end
+    piece, k, lo = next_piece(eg, found, k, lo, cap())
     A.apply_batch(eg, fname, piece)
     n = n + 1
     for _, f in ipairs(piece) do
-      if not f.whole or f.from + f.m == f.whole.m then
+      if f.seg then segs = segs + 1 end
+      if not f.seg or f.seg.hi == A.added(eg, f.rule, f.m) then
         done[f.rule] = true
         -- a big substitution buffer is given back once its matches are all applied
-        local sub = f.whole and f.whole.sub or f.sub
-        if sub.count >= S.BIG then S.drop_scratch(eg, sub) end
+        if f.sub.count >= S.BIG then S.drop_scratch(eg, f.sub) end
       end
     end
   end
   -- what the last apply in pieces did (spec 114, bench/eqsat)
-  eg.apply_pieces, eg.apply_slices = n, sliced
+  eg.apply_pieces, eg.apply_segments = n, segs
   return done
 end
 

@@ -312,7 +312,7 @@ local function iteration(eg, fname, st, list, rsname)
         local done, cut = PC.apply(eg, fname, found,
           function() return fixed or PC.default_cap(eg) end, over)
         for rule in pairs(done) do applied[rule] = true end
-        rec.pieces, rec.slices = eg.apply_pieces, eg.apply_slices
+        rec.pieces, rec.segments = eg.apply_pieces, eg.apply_segments
         if cut then
           stop, phase = "time_limit", "apply"
           return

@@ -254,6 +254,35 @@ local function shaped(be, what, srcs, text_of)
 end
 -- The literal leaf's kernel text (one e-node per literal, its payload in params lo, hi).
 local function literal_leaf() return SC.expand(leaf_text("", nil)) end
+-- out = the substitutions [i0, i0 + mc) of src (column-major, m rows per column),
+-- column-major with mc rows per column (a segment's share of a node's matches)
+local function sub_slice()
+  return [[
+(program eqsat_sub_slice (workgroup 256)
+  (buffer src u32 read)
+  (buffer out u32 write)
+  (param m u32)
+  (param i0 u32)
+  (param mc u32)
+  (param total u32)
+  (let i (gid x))
+  (if (lt i total)
+    (then
+      (let c (div i mc))
+      (store out i (load src (add (mul c m) (add i0 (sub i (mul c mc)))))))))
+]]
+end
+-- parent[from .. n) = their own ids (a segment's ids before their rows are staged)
+local function iota_from()
+  return [[
+(program eqsat_iota_from (workgroup 256)
+  (columns write parent)
+  (param from u32)
+  (param n u32)
+  (let i (add from (gid x)))
+  (if (lt i n) (then (store parent i i))))
+]]
+end
 
 
 --- true when A.apply_batch can apply this rule's matches (a pattern right-hand side,
@@ -319,19 +348,30 @@ end
 
 --- Applies the matches of every entry {rule, sub, m, lay} of list (A.batchable rules)
 --- in one sequence; returns the merges. dry: only compile the kernels it would launch
---- (A.prepare), touching nothing.
+--- (A.prepare), touching nothing. An entry may carry seg = {lo, hi, base} (pieces.lua):
+--- it then stages only rows [lo, hi) of the rows the whole entry would stage, in the
+--- same order and with the same ids (base is the whole entry's first id), and unites its
+--- matches with the segment that ends the entry (hi = all its rows).
 function A.apply_batch(eg, fname, list, dry)
   if not dry then S.flush(eg) end
-  local rows, words = 0, 0
+  local rows, words, ids = 0, 0, eg.nids
   for _, f in ipairs(list) do
     local r, w = A.added(eg, f.rule, f.m)
+    local seg = f.seg
+    if seg then
+      -- a row holds at most 2 child words or payload words per child
+      w = math.ceil(w / math.max(r, 1)) * (seg.hi - seg.lo)
+      ids = math.max(ids, seg.base + r)
+      r = seg.hi - seg.lo
+    end
     rows, words = rows + r, words + w
   end
-  if rows + eg.nrows > S.LIMIT or rows + eg.nids > S.LIMIT or words + eg.nwords > S.LIMIT then
+  ids = math.max(ids, eg.nids + rows)
+  if rows + eg.nrows > S.LIMIT or ids > S.LIMIT or words + eg.nwords > S.LIMIT then
     S.raise(fname, ("the e-graph would exceed %d e-nodes, ids or child words"):format(S.LIMIT),
       "lower node_limit or ban the rule with the scheduler (ids are u32 on the device)")
   end
-  if not dry then S.reserve(eg, eg.nrows + rows, eg.nwords + words, eg.nids + rows) end
+  if not dry then S.reserve(eg, eg.nrows + rows, eg.nwords + words, ids) end
   local be = eg.be
   local cur_row, cur_id, cur_word = eg.nrows, eg.nids, eg.nwords
   local steps = {}
@@ -349,54 +389,102 @@ function A.apply_batch(eg, fname, list, dry)
     end
     return k
   end
+  -- The next node of n rows (1 for a literal leaf, else one per match): its first id and
+  -- the matches [a, a + cnt) this call stages. Whole entries stage all of them; a segment
+  -- the part of the node's rows in [lo, hi) of the entry's rows (rows and ids of a whole
+  -- entry go in step: a node's ids are its rows' places from base).
+  local seg, seg_off, nslice = nil, 0, 0
+  local function take(n)
+    if not seg then return cur_id, 0, n end
+    local off = seg_off
+    seg_off = off + n
+    local s0, e0 = math.max(off, seg.lo), math.min(off + n, seg.hi)
+    return seg.base + off, s0 - off, e0 - s0
+  end
+  -- the substitutions of matches [a, a + cnt) of an entry of m, as a buffer of their own
+  local function part(sub, m, lay, a, cnt)
+    if a == 0 and cnt == m then return sub end
+    nslice = nslice + 1
+    local total = lay.ncols * cnt
+    local out = S.exact(eg, "ap_slice" .. nslice, total)
+    steps[#steps + 1] = { U.kernel(be, "eqsat:sub_slice", sub_slice), { src = sub, out = out,
+      m = m, i0 = a, mc = cnt, total = total }, S.grid(total) }
+    return out
+  end
   local function inst(sub, m, lay, t)
     local kind = t.kind
     if kind == "root" then return { col = 0 } end
     if kind == "var" then return { col = lay.class[t.name] } end
     local n, kern, args, w
+    local lit = kind == "leaf" and t.payload.kind == "int"
+    -- a literal leaf is one e-node shared by every match; the others are m, one each
+    local step = lit and 0 or 1
+    local srcs
+    if kind ~= "leaf" then
+      srcs = {}
+      local targs = t.args
+      for k = 1, #targs do srcs[k] = inst(sub, m, lay, targs[k]) end -- their ids come first
+    end
+    local id0, a, cnt = take(lit and 1 or m)
+    if cnt <= 0 then
+      ki = ki + 1 -- another segment stages it (its kernel's place in the launch order)
+      return { id = id0, step = step }
+    end
+    local psub = lit and sub or part(sub, m, lay, a, cnt)
     -- each args table is made by one constructor (sized once, no rehash as fields come)
     if kind == "leaf" then
       local p = t.payload
       local lo, hi = 0, 0
-      if p.kind == "int" then
+      if lit then
         n, kern = 1, pick(function() return U.kernel(be, "eqsat:leaf", literal_leaf) end)
         lo, hi = p.value & 0xffffffff, (p.value >> 32) & 0xffffffff
       else
-        n = m
+        n = cnt
         kern = pick(function() return kernel(be, leaf_text(payload_code(eg, lay, p, t.op))) end)
       end
       w = 2 * n
-      args = { lo = lo, hi = hi, sub = sub, m = n, op = t.op, row0 = cur_row, id0 = cur_id,
+      args = { lo = lo, hi = hi, sub = psub, m = n, op = t.op, row0 = cur_row, id0 = id0 + a,
         word0 = cur_word, children = children, row_class = row_class, row_op = row_op,
         row_off = row_off, row_len = row_len, parent = parent }
     else
-      local srcs = {}
-      local targs = t.args
-      for k = 1, #targs do srcs[k] = inst(sub, m, lay, targs[k]) end
-      n, w = m, m * #srcs
+      n, w = cnt, cnt * #srcs
       kern = pick(function() return shaped(be, "node", srcs, node_text) end)
+      -- a child made per match is read from its id at this node's first match
+      local function src_id(src) return src.id and src.id + src.step * a or 0 end
       local s1, s2 = srcs[1], srcs[2]
-      args = { a1 = s1 and (s1.id or 0) or nil, a2 = s2 and (s2.id or 0) or nil, sub = sub,
-        m = n, op = t.op, row0 = cur_row, id0 = cur_id, word0 = cur_word,
+      args = { a1 = s1 and src_id(s1) or nil, a2 = s2 and src_id(s2) or nil, sub = psub,
+        m = n, op = t.op, row0 = cur_row, id0 = id0 + a, word0 = cur_word,
         children = children, row_class = row_class, row_op = row_op, row_off = row_off,
         row_len = row_len, parent = parent }
-      for k = 3, #srcs do args[ANAMES[k]] = srcs[k].id or 0 end
+      for k = 3, #srcs do args[ANAMES[k]] = src_id(srcs[k]) end
     end
     steps[#steps + 1] = { kern, args, S.grid(n) }
-    local first = cur_id
-    cur_row, cur_id, cur_word = cur_row + n, cur_id + n, cur_word + w
-    -- a literal leaf is one e-node shared by every match; the others are m, one each
-    return { id = first, step = (kind == "leaf" and t.payload.kind == "int") and 0 or 1 }
+    cur_row, cur_word = cur_row + n, cur_word + w
+    if not seg then cur_id = cur_id + n end
+    return { id = id0, step = step }
   end
   for _, f in ipairs(list) do
     ks, ki = rhs_kernels(f.rule, be, f.lay), 0
+    seg, seg_off = f.seg, 0
+    -- ids the later segments stage are singletons until then (rebuilds run between)
+    if seg and seg.lo == 0 and not dry then
+      steps[#steps + 1] = { U.kernel(be, "eqsat:iota_from",
+        function() return SC.expand(iota_from()) end), { parent = parent,
+        from = cur_id, n = ids }, S.grid(ids - cur_id) }
+    end
+    local unite = not seg or seg.hi == A.added(eg, f.rule, f.m)
     for _, pr in ipairs(f.rule.unions) do
       local a = inst(f.sub, f.m, f.lay, pr[1])
       local b = inst(f.sub, f.m, f.lay, pr[2])
-      steps[#steps + 1] = { pick(function() return shaped(be, "union", { a, b }, union_text) end),
-        { parent = parent, sub = f.sub, stat = eg.stat, m = f.m, a1 = a.id or 0,
-          a2 = b.id or 0 }, S.grid(f.m) }
+      if unite then
+        steps[#steps + 1] = { pick(function() return shaped(be, "union", { a, b }, union_text) end),
+          { parent = parent, sub = f.sub, stat = eg.stat, m = f.m, a1 = a.id or 0,
+            a2 = b.id or 0 }, S.grid(f.m) }
+      else
+        ki = ki + 1
+      end
     end
+    if seg then cur_id = math.max(cur_id, seg.base + seg_off) end
   end
   if dry then return 0 end
   local res = S.run(eg, fname, steps, { S.stat_readback(eg, 1) })

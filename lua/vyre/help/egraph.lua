@@ -151,7 +151,7 @@ rounds; an iteration passing node_limit is rolled back (rollback = false: finish
 one passing time_limit stops there and keeps what it applied (interrupted?). With no
 rules it rebuilds. Schedules: "name" | {run = "name", times = n, until_ = {t1, t2}} |
 {seq = {...}} | {saturate = S} | {repeat_ = n, S1, S2, ...}. apply_rows caps the rows
-staged between rebuilds (default: the device's share; report[i].pieces, .slices say
+staged between rebuilds (default: the device's share; report[i].pieces, .segments say
 when an iteration went in pieces). docs/EGRAPH.md.]=],
   ["EGraph:ruleset"] = [=[
 eg:ruleset(name) -> name
