@@ -56,8 +56,8 @@ static enum vyre_status jit_error(struct vyre_cuda_device *d, CUresult r, const 
 /* The JIT itself, touching no device state, so worker threads may run it at once
  * (compile_many.c): each call owns its link state. On failure *call names the driver
  * call that failed (NULL: host memory ran out) and log holds the JIT's log. */
-CUresult vyre_cu_link(const char *ptx, size_t len, const char *program, char *log,
-                      void **cubin, size_t *cubin_len, const char **call) {
+CUresult vyre_cu_link(const char *ptx, size_t len, const char *program, char *log, void **cubin,
+                      size_t *cubin_len, const char **call) {
     CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void *vals[2] = {log, (void *)(uintptr_t)VYRE_CU_LOG_BYTES};
     CUlinkState link = NULL;
@@ -295,6 +295,8 @@ static enum vyre_status compile(vyre_cuda_device *d, vyre_program *p, vyre_cuda_
     }
     st = vyre_cu_module_get(d, k->ptx, len, ptx_hash, k->name, &k->module, err);
     if (st == VYRE_OK) {
+        /* the JIT took this PTX: a new process may now find it by program key */
+        vyre_cu_ptx_saved(d, ptx_hash);
         st = find_vector_entry(k, k->module->mod, err);
         if (st == VYRE_OK) st = find_worklist_entry(k, k->module->mod, err);
         if (st == VYRE_OK) st = finish_kernel(k, k->module->mod, entry, err);
