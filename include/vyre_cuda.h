@@ -138,49 +138,49 @@ enum vyre_status vyre_cuda_synchronize(vyre_cuda_device *d, struct vyre_error *e
 enum vyre_status vyre_cuda_trim(vyre_cuda_device *d, struct vyre_error *err);
 
 /* Telemetry counters, one X entry per field (name, description). */
-#define VYRE_CUDA_STATS(X)                                                     \
-    X(launches, "kernel launches enqueued")                                    \
-    X(vector_launches, "launches of vector entries (elementwise)")             \
-    X(graph_launches, "CUDA graph replays")                                    \
-    X(bytes_up, "bytes copied host to device")                                 \
-    X(bytes_down, "bytes copied device to host")                               \
-    X(syncs, "host waits on the stream")                                       \
-    X(ptx_hits, "PTX cache hits")                                              \
-    X(ptx_misses, "PTX memory-cache misses")                                   \
-    X(ptx_emits, "PTX texts emitted by the code generator")                    \
-    X(disk_program_hits, "PTX read from disk by program key, not emitted")     \
-    X(disk_program_misses, "program keys not on disk (PTX emitted)")           \
-    X(disk_program_writes, "program entries (PTX by program key) written")     \
-    X(module_hits, "module cache hits")                                        \
-    X(module_misses, "module cache misses")                                    \
-    X(disk_hits, "disk cubin cache hits")                                      \
-    X(disk_misses, "disk cubin cache misses")                                  \
-    X(disk_writes, "cubins written to disk")                                   \
-    X(disk_evictions, "cubins evicted from disk")                              \
-    X(jit_compiles, "PTX JIT compilations (cuLink)")                           \
-    X(module_evictions, "modules evicted from the module cache")               \
-    X(live_buffers, "device buffers alive")                                    \
-    X(live_buffer_bytes, "bytes in live device buffers")                       \
-    X(live_modules, "loaded modules alive")                                    \
-    X(live_kernels, "kernel objects alive")                                    \
-    X(live_graphs, "graph objects alive")                                      \
-    X(pool_bytes, "device bytes held by the transient pool (free)")            \
-    X(pool_hits, "transient pool hits")                                        \
-    X(pool_misses, "transient pool misses")                                    \
-    X(pinned_bytes, "pinned host staging bytes held")                          \
-    X(oom_retries, "allocations retried after out-of-memory")                  \
-    X(timed_runs, "timed dispatches")                                          \
-    X(timed_wall_ns, "total wall time of timed dispatches")                    \
-    X(timed_device_ns, "total device (event) time of timed dispatches")        \
-    X(timed_enqueue_ns, "total enqueue time of timed dispatches")              \
-    X(timed_wait_ns, "total wait time of timed dispatches")                    \
-    X(deferred_errors, "errors raised in destructors, reported later")         \
-    X(open_ns, "opening this device object: all of it, ns")                    \
-    X(open_dlopen_ns, "loading libcuda (dlopen, symbols; once a process), ns") \
-    X(open_init_ns, "cuInit (once a process), ns")                             \
-    X(open_ctx_ns, "cuDevicePrimaryCtxRetain and cuCtxSetCurrent, ns")         \
-    X(open_stream_ns, "the stream and two timing events, ns")                  \
-    X(open_probe_ns, "device attributes and the PTX target, ns")
+#define VYRE_CUDA_STATS(X)                                              \
+    X(launches, "kernel launches enqueued")                             \
+    X(vector_launches, "launches of vector entries (elementwise)")      \
+    X(graph_launches, "CUDA graph replays")                             \
+    X(bytes_up, "bytes copied host to device")                          \
+    X(bytes_down, "bytes copied device to host")                        \
+    X(syncs, "host waits on the stream")                                \
+    X(ptx_hits, "PTX cache hits")                                       \
+    X(ptx_misses, "PTX memory-cache misses")                            \
+    X(ptx_emits, "PTX texts emitted (code generation)")                 \
+    X(disk_program_hits, "PTX read by program key (not emitted)")       \
+    X(disk_program_misses, "program keys not on disk")                  \
+    X(disk_program_writes, "program entries written to disk")           \
+    X(module_hits, "module cache hits")                                 \
+    X(module_misses, "module cache misses")                             \
+    X(disk_hits, "disk cubin cache hits")                               \
+    X(disk_misses, "disk cubin cache misses")                           \
+    X(disk_writes, "cubins written to disk")                            \
+    X(disk_evictions, "cubins evicted from disk")                       \
+    X(jit_compiles, "PTX JIT compilations (cuLink)")                    \
+    X(module_evictions, "modules evicted from the module cache")        \
+    X(live_buffers, "device buffers alive")                             \
+    X(live_buffer_bytes, "bytes in live device buffers")                \
+    X(live_modules, "loaded modules alive")                             \
+    X(live_kernels, "kernel objects alive")                             \
+    X(live_graphs, "graph objects alive")                               \
+    X(pool_bytes, "device bytes held by the transient pool (free)")     \
+    X(pool_hits, "transient pool hits")                                 \
+    X(pool_misses, "transient pool misses")                             \
+    X(pinned_bytes, "pinned host staging bytes held")                   \
+    X(oom_retries, "allocations retried after out-of-memory")           \
+    X(timed_runs, "timed dispatches")                                   \
+    X(timed_wall_ns, "total wall time of timed dispatches")             \
+    X(timed_device_ns, "total device (event) time of timed dispatches") \
+    X(timed_enqueue_ns, "total enqueue time of timed dispatches")       \
+    X(timed_wait_ns, "total wait time of timed dispatches")             \
+    X(deferred_errors, "errors raised in destructors, reported later")  \
+    X(open_ns, "opening the device object, ns")                         \
+    X(open_dlopen_ns, "libcuda dlopen + symbols (process), ns")         \
+    X(open_init_ns, "cuInit (process), ns")                             \
+    X(open_ctx_ns, "primary context retain + set current, ns")          \
+    X(open_stream_ns, "stream and two timing events, ns")               \
+    X(open_probe_ns, "attributes and PTX target, ns")
 
 struct vyre_cuda_stats {
 #define VYRE_CUDA_STAT_FIELD(name, doc) uint64_t name;
@@ -229,7 +229,8 @@ enum vyre_status vyre_cuda_compile(vyre_cuda_device *d, vyre_program *p, vyre_cu
  * All or nothing: on an error (the first failing program's, naming it) no kernel is
  * left and out[] is all NULL. out has n entries. */
 enum vyre_status vyre_cuda_compile_many(vyre_cuda_device *d, vyre_program *const *programs,
-                                        size_t n, vyre_cuda_kernel **out, struct vyre_error *err);
+                                        size_t n, vyre_cuda_kernel **out,
+                                        struct vyre_error *err);
 /* A raw PTX module (tests, baselines): launch with vyre_cuda_launch_raw. */
 enum vyre_status vyre_cuda_load_ptx(vyre_cuda_device *d, const char *ptx, const char *entry,
                                     vyre_cuda_kernel **out, struct vyre_error *err);
@@ -510,12 +511,12 @@ struct vyre_nccl_options {
 };
 /* One process, n devices: comms[i] is rank i on devs[i]. opts may be NULL (defaults). */
 enum vyre_status vyre_nccl_init_all(vyre_cuda_device *const *devs, int n,
-                                    const struct vyre_nccl_options *opts, vyre_nccl_comm **comms,
-                                    struct vyre_error *err);
+                                    const struct vyre_nccl_options *opts,
+                                    vyre_nccl_comm **comms, struct vyre_error *err);
 /* One process per rank: rank `rank` of `size` on d, id from vyre_nccl_id of one rank. */
 enum vyre_status vyre_nccl_init_rank(vyre_cuda_device *d, int rank, int size, const char *id,
-                                     const struct vyre_nccl_options *opts, vyre_nccl_comm **out,
-                                     struct vyre_error *err);
+                                     const struct vyre_nccl_options *opts,
+                                     vyre_nccl_comm **out, struct vyre_error *err);
 /* Whether c enqueues on the caller's thread (VYRE_NCCL_BLOCKING) or not. */
 bool vyre_nccl_comm_blocking(const vyre_nccl_comm *c);
 /* Destroys the communicator (aborts it when it failed or timed out); NULL is a no-op. */

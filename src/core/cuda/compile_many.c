@@ -28,14 +28,14 @@
 #define MAX_THREADS 8
 
 struct job {
-    size_t prog; /* the first program with this PTX */
-    char *ptx;   /* own copy: the PTX cache may evict its text meanwhile */
+    size_t prog;     /* the first program with this PTX */
+    char *ptx;       /* own copy: the PTX cache may evict its text meanwhile */
     size_t len;
     struct vyre_cu_staged out;
-    bool jit;   /* it went to the JIT (counted on the calling thread) */
-    CUresult r; /* CUDA_SUCCESS, or the failure of `call` */
+    bool jit;        /* it went to the JIT (counted on the calling thread) */
+    CUresult r;      /* CUDA_SUCCESS, or the failure of `call` */
     const char *call;
-    char *log; /* the JIT's log (VYRE_CU_LOG_BYTES), allocated by the worker */
+    char *log;       /* the JIT's log (VYRE_CU_LOG_BYTES), allocated by the worker */
 };
 
 struct batch {
@@ -269,8 +269,8 @@ static enum vyre_status first_failure(struct vyre_cuda_device *d, struct batch *
                               first->out.len, err);
 }
 
-static enum vyre_status compile_many(vyre_cuda_device *d, vyre_program *const *programs, size_t n,
-                                     vyre_cuda_kernel **out, struct vyre_error *err) {
+static enum vyre_status compile_many(vyre_cuda_device *d, vyre_program *const *programs,
+                                     size_t n, vyre_cuda_kernel **out, struct vyre_error *err) {
     enum vyre_status st = vyre_cu_enter(d, err);
     if (st != VYRE_OK) return st;
     struct job *jobs = calloc(n, sizeof *jobs);
@@ -324,7 +324,8 @@ static enum vyre_status compile_many(vyre_cuda_device *d, vyre_program *const *p
 }
 
 enum vyre_status vyre_cuda_compile_many(vyre_cuda_device *d, vyre_program *const *programs,
-                                        size_t n, vyre_cuda_kernel **out, struct vyre_error *err) {
+                                        size_t n, vyre_cuda_kernel **out,
+                                        struct vyre_error *err) {
     struct vyre_error scratch;
     if (!err) err = &scratch; /* name_failure reads the message back */
     if (n && (!programs || !out))

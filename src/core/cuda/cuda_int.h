@@ -161,12 +161,12 @@ struct vyre_cuda_device {
     uint32_t nptx, ptx_cap;
     struct vyre_cu_module **mods;
     uint32_t nmods, mods_cap;
-    uint64_t tick; /* LRU clock */
+    uint64_t tick;                      /* LRU clock */
     /* cubins a vyre_cuda_compile_many read or JIT-compiled ahead (compile_many.c), taken
      * by the module cache's loads instead of the disk and the JIT; NULL otherwise */
     struct vyre_cu_staged *staged;
     uint32_t nstaged;
-    bool capturing; /* graph.c is capturing the stream */
+    bool capturing;                     /* graph.c is capturing the stream */
     /* debug mode (debug.c): kernels compiled while on count out-of-bounds accesses */
     bool debug;
     struct vyre_cuda_kernel **dbg; /* live debug kernels */
@@ -296,7 +296,8 @@ struct vyre_cu_ptx_want {
     uint64_t disk_key; /* the program entry's key (vyre_cu_disk_prog_key), set on a miss */
 };
 VYRE_INTERNAL enum vyre_status vyre_cu_ptx_find(struct vyre_cuda_device *d, vyre_program *p,
-                                                struct vyre_cu_ptx_want *w, struct vyre_error *err);
+                                                struct vyre_cu_ptx_want *w,
+                                                struct vyre_error *err);
 /* from_disk: the text came from the program entry (vyre_cu_ptx_disk), not the emitter. */
 VYRE_INTERNAL enum vyre_status vyre_cu_ptx_put(struct vyre_cuda_device *d,
                                                struct vyre_cu_ptx_want *w, char *text, size_t n,
@@ -437,7 +438,8 @@ VYRE_INTERNAL void vyre_cu_grid_detach(vyre_cuda_kernel *k);
  * plan chose): cooperative when it fits co-residency and is allowed, else the host
  * split (graph: its rounds replayed as CUDA graphs). */
 VYRE_INTERNAL enum vyre_status vyre_cu_grid_launch(vyre_cuda_kernel *k, const uint64_t *slot,
-                                                   const uint32_t g[3], enum vyre_grid_sync mode,
+                                                   const uint32_t g[3],
+                                                   enum vyre_grid_sync mode,
                                                    struct vyre_error *err);
 /* Writes a launch's argument values into slot and its checked grid into g (launch.c). */
 VYRE_INTERNAL enum vyre_status vyre_cu_fill_args(vyre_cuda_kernel *k,

@@ -56,8 +56,8 @@ static enum vyre_status jit_error(struct vyre_cuda_device *d, CUresult r, const 
 /* The JIT itself, touching no device state, so worker threads may run it at once
  * (compile_many.c): each call owns its link state. On failure *call names the driver
  * call that failed (NULL: host memory ran out) and log holds the JIT's log. */
-CUresult vyre_cu_link(const char *ptx, size_t len, const char *program, char *log, void **cubin,
-                      size_t *cubin_len, const char **call) {
+CUresult vyre_cu_link(const char *ptx, size_t len, const char *program, char *log,
+                      void **cubin, size_t *cubin_len, const char **call) {
     CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void *vals[2] = {log, (void *)(uintptr_t)VYRE_CU_LOG_BYTES};
     CUlinkState link = NULL;
