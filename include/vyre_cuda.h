@@ -151,6 +151,7 @@ enum vyre_status vyre_cuda_trim(vyre_cuda_device *d, struct vyre_error *err);
     X(disk_program_hits, "PTX read by program key (not emitted)")       \
     X(disk_program_misses, "program keys not on disk")                  \
     X(disk_program_writes, "program entries written to disk")           \
+    X(module_load_ns, "time in cuModuleLoadDataEx, ns")                 \
     X(module_hits, "module cache hits")                                 \
     X(module_misses, "module cache misses")                             \
     X(disk_hits, "disk cubin cache hits")                               \
