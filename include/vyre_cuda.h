@@ -157,7 +157,7 @@ enum vyre_status vyre_cuda_trim(vyre_cuda_device *d, struct vyre_error *err);
     X(disk_hits, "disk cubin cache hits")                               \
     X(disk_misses, "disk cubin cache misses")                           \
     X(disk_writes, "cubins written to disk")                            \
-    X(disk_evictions, "cubins evicted from disk")                       \
+    X(disk_evictions, "disk entries evicted (cubins, programs)")        \
     X(jit_compiles, "PTX JIT compilations (cuLink)")                    \
     X(module_evictions, "modules evicted from the module cache")        \
     X(live_buffers, "device buffers alive")                             \
