@@ -146,13 +146,18 @@ enum vyre_status vyre_cuda_trim(vyre_cuda_device *d, struct vyre_error *err);
     X(bytes_down, "bytes copied device to host")                        \
     X(syncs, "host waits on the stream")                                \
     X(ptx_hits, "PTX cache hits")                                       \
-    X(ptx_misses, "PTX cache misses (code generation)")                 \
+    X(ptx_misses, "PTX memory-cache misses")                            \
+    X(ptx_emits, "PTX texts emitted (code generation)")                 \
+    X(disk_program_hits, "PTX read by program key (not emitted)")       \
+    X(disk_program_misses, "program keys not on disk")                  \
+    X(disk_program_writes, "program entries written to disk")           \
+    X(module_load_ns, "time in cuModuleLoadDataEx, ns")                 \
     X(module_hits, "module cache hits")                                 \
     X(module_misses, "module cache misses")                             \
     X(disk_hits, "disk cubin cache hits")                               \
     X(disk_misses, "disk cubin cache misses")                           \
     X(disk_writes, "cubins written to disk")                            \
-    X(disk_evictions, "cubins evicted from disk")                       \
+    X(disk_evictions, "disk entries evicted (cubins, programs)")        \
     X(jit_compiles, "PTX JIT compilations (cuLink)")                    \
     X(module_evictions, "modules evicted from the module cache")        \
     X(live_buffers, "device buffers alive")                             \
@@ -171,7 +176,13 @@ enum vyre_status vyre_cuda_trim(vyre_cuda_device *d, struct vyre_error *err);
     X(timed_device_ns, "total device (event) time of timed dispatches") \
     X(timed_enqueue_ns, "total enqueue time of timed dispatches")       \
     X(timed_wait_ns, "total wait time of timed dispatches")             \
-    X(deferred_errors, "errors raised in destructors, reported later")
+    X(deferred_errors, "errors raised in destructors, reported later")  \
+    X(open_ns, "opening the device object, ns")                         \
+    X(open_dlopen_ns, "libcuda dlopen + symbols (process), ns")         \
+    X(open_init_ns, "cuInit (process), ns")                             \
+    X(open_ctx_ns, "primary context retain + set current, ns")          \
+    X(open_stream_ns, "stream and two timing events, ns")               \
+    X(open_probe_ns, "attributes and PTX target, ns")
 
 struct vyre_cuda_stats {
 #define VYRE_CUDA_STAT_FIELD(name, doc) uint64_t name;

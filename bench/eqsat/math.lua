@@ -104,9 +104,16 @@ local function whole(backend, iters, t_script)
     scheduler = vyre.egraph.simple() })
   local t_end = now()
   local st = be:stats()
-  print(("whole\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%d\t%d\t%d"):format(#rep, rep[#rep].nodes,
+  -- then the PTX emitted and read by program key, and where opening the device went
+  -- (be:stats().open_*_ns, seconds; dlopen and cuInit are the process's first CUDA call's)
+  local function s(name) return (st[name] or 0) / 1e9 end
+  print(("whole\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%d\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f"
+    .. "\t%.4f\t%.4f\t%.4f"):format(#rep, rep[#rep].nodes,
     (t_end - t_script) / 1e9, (t_be - t_req) / 1e9, (t_setup - t_be) / 1e9,
-    (t_end - t_setup) / 1e9, st.jit_compiles or 0, st.disk_hits or 0, st.ptx_misses or 0))
+    (t_end - t_setup) / 1e9, st.jit_compiles or 0, st.disk_hits or 0, st.ptx_misses or 0,
+    st.ptx_emits or 0, st.disk_program_hits or 0, s("open_ns"), s("open_dlopen_ns"),
+    s("open_init_ns"), s("open_ctx_ns"), s("open_stream_ns"), s("open_probe_ns"),
+    s("module_load_ns")))
 end
 
 -- --cold: the whole run in a new process, first with an empty VYRE_CACHE_DIR, then
@@ -120,7 +127,8 @@ local function cold(backend, iters)
   print(("# math workload, whole run of iterations 1..%d on %s in a new process; "
     .. "VYRE_CACHE_DIR=%s"):format(iters, backend, dir))
   print("# cache\tprocess_s\titers\tenodes\tin_script_s\tbackend_s\tsetup_s\titerations_s"
-    .. "\tjit_compiles\tdisk_hits\tptx_misses")
+    .. "\tjit_compiles\tdisk_hits\tptx_misses\tptx_emits\tdisk_program_hits\topen_s\topen_dlopen_s"
+    .. "\topen_init_s\topen_ctx_s\topen_stream_s\topen_probe_s\tmodule_load_s")
   for _, which in ipairs({ "empty", "warm", "warm" }) do
     local cmd = ("VYRE_CACHE_DIR='%s' %s bench/eqsat/math.lua %s %d --whole"):format(dir, lua,
       backend, iters)

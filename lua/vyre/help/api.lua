@@ -360,8 +360,10 @@ the reference interpreter, so its results are the reference's and its timings me
   ["Backend:stats"] = [=[
 be:stats() -> table
 Counters: launches, bytes_up, bytes_down, syncs, live_buffers, live_kernels, ... (CUDA
-also cache hits and misses and pool sizes); this backend's megakernel plans: plan_hits,
-plan_misses, plan_evictions, plan_entries.]=],
+also cache hits and misses and pool sizes; ptx_emits and disk_program_hits, the PTX
+emitted or read from disk by program key; open_ns, open_ctx_ns, ...: where opening the
+device went, docs/RUNTIME.md); this backend's megakernel plans: plan_hits, plan_misses,
+plan_evictions, plan_entries.]=],
   ["Backend:free"] = [=[
 be:free()
 Releases this backend object (its buffers and kernels keep the device until freed).]=],

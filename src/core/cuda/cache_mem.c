@@ -5,7 +5,11 @@
  * (2) loaded modules keyed by PTX hash (per device, bounded LRU). A module evicted
  *     from (2) is unloaded only when no kernel uses it any more (reference count).
  * A module miss goes to the disk cubin cache (cache_disk.c), and a disk miss to the
- * JIT (module.c), whose cubin is then written to disk. */
+ * JIT (module.c), whose cubin is then written to disk.
+ * A PTX miss first reads the program's entry on disk (its PTX under a key that needs
+ * no PTX: cache_disk.c), and only then emits; emitted PTX is written there once a
+ * module was loaded from it (vyre_cu_ptx_saved), so a new process with a warm disk
+ * cache emits nothing (counters ptx_emits, disk_program_hits/misses/writes). */
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -55,11 +59,29 @@ enum vyre_status vyre_cu_ptx_find(struct vyre_cuda_device *d, vyre_program *p,
             return VYRE_OK;
         }
     }
+    w->disk_key = vyre_cu_disk_prog_key(d, w->key, vyre_opt_mask(&w->passes), d->debug);
     return VYRE_OK;
 }
 
-enum vyre_status vyre_cu_ptx_put(struct vyre_cuda_device *d, struct vyre_cu_ptx_want *w,
-                                 char *text, size_t n, struct vyre_error *err) {
+char *vyre_cu_ptx_disk(const struct vyre_cu_ptx_want *w, size_t *n) {
+    uint64_t h = 0; /* put hashes the text again, as for emitted text */
+    return vyre_cu_disk_ptx_read(w->disk_key, w->key, n, &h);
+}
+
+void vyre_cu_ptx_saved(struct vyre_cuda_device *d, uint64_t ptx_hash) {
+    for (uint32_t i = 0; i < d->nptx; i++) {
+        struct vyre_cu_ptx_entry *e = &d->ptx[i];
+        if (e->ptx_hash != ptx_hash || !e->unsaved) continue;
+        e->unsaved = false; /* one try: a failed write is a miss next time, not an error */
+        uint64_t evicted = 0;
+        if (vyre_cu_disk_ptx_write(e->disk_key, e->prog_hash, e->ptx, e->len, &evicted))
+            d->st.disk_program_writes++;
+        d->st.disk_evictions += evicted;
+    }
+}
+
+enum vyre_status vyre_cu_ptx_put(struct vyre_cuda_device *d, struct vyre_cu_ptx_want *w, char *text,
+                                 size_t n, bool from_disk, struct vyre_error *err) {
     d->st.ptx_misses++;
     uint32_t cap = env_cap("VYRE_PTX_CACHE_ENTRIES", 256);
     if (d->nptx >= cap) ptx_evict_lru(d);
@@ -93,6 +115,8 @@ enum vyre_status vyre_cu_ptx_put(struct vyre_cuda_device *d, struct vyre_cu_ptx_
     e->ptx = own;
     e->len = n;
     e->ptx_hash = XXH3_64bits(own, n);
+    e->unsaved = !from_disk;
+    e->disk_key = w->disk_key;
     e->last_use = ++d->tick;
     w->ptx = own;
     w->len = n;
@@ -106,10 +130,17 @@ enum vyre_status vyre_cu_ptx_get(struct vyre_cuda_device *d, vyre_program *p, co
     enum vyre_status st = vyre_cu_ptx_find(d, p, &w, err);
     if (st != VYRE_OK) return st;
     if (!w.ptx) {
-        char *text = NULL;
         size_t n = 0;
-        st = vyre_ptx_emit(p, &w.opt, &text, &n, err);
-        if (st == VYRE_OK) st = vyre_cu_ptx_put(d, &w, text, n, err);
+        char *text = vyre_cu_ptx_disk(&w, &n);
+        bool from_disk = text != NULL;
+        if (from_disk) {
+            d->st.disk_program_hits++;
+        } else {
+            d->st.disk_program_misses++;
+            d->st.ptx_emits++;
+            st = vyre_ptx_emit(p, &w.opt, &text, &n, err);
+        }
+        if (st == VYRE_OK) st = vyre_cu_ptx_put(d, &w, text, n, from_disk, err);
         if (st != VYRE_OK) return st;
     }
     *ptx = w.ptx;

@@ -4,9 +4,10 @@
  *
  * The batch runs in three phases:
  * 1. each program's PTX and its hash: the memory cache's, looked up on the calling
- *    thread, or emitted in worker threads (a warm start's main cost once the cubins are
- *    on disk: the radix sort's passes take tens of milliseconds each); programs whose
- *    module is already loaded, and repeats of one PTX, need nothing more;
+ *    thread, else in worker threads its program entry on disk (cache_disk.c: no
+ *    emission, the warm start's case), else emitted (the radix sort's passes take tens
+ *    of milliseconds each); programs whose module is already loaded, and repeats of one
+ *    PTX, need nothing more;
  * 2. in worker threads (the caller is one of them): each remaining PTX's cubin from the
  *    disk cache, else from the JIT (each worker makes the device's context current and
  *    uses its own link state; workers touch no device state, so the device needs no
@@ -138,13 +139,16 @@ struct emit {
     struct vyre_cu_ptx_want *w;
     char *text;
     size_t n;
+    bool from_disk; /* the program entry had it: nothing emitted */
     enum vyre_status st;
     struct vyre_error err;
 };
 
 static void emit_item(void *arg, size_t i) {
     struct emit *e = &((struct emit *)arg)[i];
-    e->st = vyre_ptx_emit(e->p, &e->w->opt, &e->text, &e->n, &e->err);
+    e->text = vyre_cu_ptx_disk(e->w, &e->n);
+    e->from_disk = e->text != NULL;
+    e->st = e->from_disk ? VYRE_OK : vyre_ptx_emit(e->p, &e->w->opt, &e->text, &e->n, &e->err);
 }
 
 static void jobs_free(struct job *jobs, size_t n) {
@@ -216,20 +220,27 @@ static enum vyre_status plan_jobs(struct vyre_cuda_device *d, vyre_program *cons
             if (!dup) em[nem++] = (struct emit){.prog = i, .p = programs[i], .w = &w[i]};
         }
     }
-    if (st == VYRE_OK && nem) {
+    bool ran = st == VYRE_OK && nem; /* then every item ran, failed or not */
+    if (ran) {
         struct pool pl = {.n = nem, .fn = emit_item, .arg = em};
         atomic_init(&pl.next, 0);
         pool_run(&pl);
     }
     for (size_t k = 0; k < nem; k++) { /* in program order: the first failure is reported */
         struct emit *e = &em[k];
+        if (ran && e->from_disk) {
+            d->st.disk_program_hits++;
+        } else if (ran) {
+            d->st.disk_program_misses++;
+            d->st.ptx_emits++;
+        }
         if (st == VYRE_OK && e->st != VYRE_OK) {
             *err = e->err;
             st = name_failure(e->prog, programs[e->prog]->name, err);
         } else if (st != VYRE_OK) {
             if (e->st == VYRE_OK && e->text) vyre_free(e->text);
         } else {
-            st = vyre_cu_ptx_put(d, e->w, e->text, e->n, err); /* takes the text */
+            st = vyre_cu_ptx_put(d, e->w, e->text, e->n, e->from_disk, err); /* takes the text */
             if (st == VYRE_OK)
                 st = add_job(d, jobs, njobs, e->prog, e->w->ptx, e->w->len, e->w->ptx_hash, err);
         }

@@ -79,6 +79,9 @@ struct vyre_cu_driver {
     char path[512];          /* the file libcuda was loaded from */
     int version;             /* cuDriverGetVersion */
     int device_count;
+    /* Where loading the driver went (vyre_cu_probe): dlopen and symbol lookup, and
+     * cuInit alone, in ns; the process pays them once (be:stats().open_*_ns). */
+    uint64_t dlopen_ns, init_ns;
 #define VYRE_CU_MEMBER(n, v, req) vyre_cu_fn_##n *n;
     VYRE_CU_ENTRIES(VYRE_CU_MEMBER)
 #undef VYRE_CU_MEMBER
@@ -264,6 +267,10 @@ struct vyre_cu_ptx_entry {
     uint64_t prog_hash;
     unsigned sm;
     bool debug; /* debug PTX (debug.c) */
+    /* Emitted in this process and not yet on disk under its program key (disk_key):
+     * written once a module was loaded from it (vyre_cu_ptx_saved). */
+    bool unsaved;
+    uint64_t disk_key;
     char *ptx;
     size_t len;
     uint64_t ptx_hash;
@@ -286,13 +293,22 @@ struct vyre_cu_ptx_want {
     const char *ptx;
     size_t len;
     uint64_t ptx_hash;
+    uint64_t disk_key; /* the program entry's key (vyre_cu_disk_prog_key), set on a miss */
 };
 VYRE_INTERNAL enum vyre_status vyre_cu_ptx_find(struct vyre_cuda_device *d, vyre_program *p,
                                                 struct vyre_cu_ptx_want *w,
                                                 struct vyre_error *err);
+/* from_disk: the text came from the program entry (vyre_cu_ptx_disk), not the emitter. */
 VYRE_INTERNAL enum vyre_status vyre_cu_ptx_put(struct vyre_cuda_device *d,
                                                struct vyre_cu_ptx_want *w, char *text, size_t n,
-                                               struct vyre_error *err);
+                                               bool from_disk, struct vyre_error *err);
+/* A miss's PTX from its program entry on disk (malloc'd), else NULL; thread-safe (no
+ * counters: callers count disk_program_hits/misses on the device's thread). */
+VYRE_INTERNAL char *vyre_cu_ptx_disk(const struct vyre_cu_ptx_want *w, size_t *n);
+/* After a module was loaded from the PTX of hash ptx_hash: writes its program entry
+ * when it was emitted here and is not on disk yet (a PTX the JIT refused is never
+ * written). */
+VYRE_INTERNAL void vyre_cu_ptx_saved(struct vyre_cuda_device *d, uint64_t ptx_hash);
 /* Module for PTX text (memory cache, disk cubin cache, JIT). Adds one reference. */
 VYRE_INTERNAL enum vyre_status vyre_cu_module_get(struct vyre_cuda_device *d, const char *ptx,
                                                   size_t len, uint64_t ptx_hash,
@@ -319,6 +335,16 @@ VYRE_INTERNAL uint64_t vyre_cu_disk_key(uint64_t ptx_hash, unsigned sm, int driv
 VYRE_INTERNAL void *vyre_cu_disk_read(uint64_t key, uint64_t src, size_t *len);
 VYRE_INTERNAL bool vyre_cu_disk_write(uint64_t key, uint64_t src, const void *data, size_t len,
                                       uint64_t *evicted);
+/* Program entries (cache_disk.c): the key of a program's PTX on d (ptx_key: the memory
+ * cache's key, vyre_cu_ptx_want.key; passes: vyre_opt_mask), the code generator's build
+ * identity included; the PTX under it (malloc'd, NUL-terminated; *ptx_hash its XXH3),
+ * and writing it. Thread-safe: reads d's info only. */
+VYRE_INTERNAL uint64_t vyre_cu_disk_prog_key(const struct vyre_cuda_device *d, uint64_t ptx_key,
+                                             uint32_t passes, bool debug);
+VYRE_INTERNAL char *vyre_cu_disk_ptx_read(uint64_t key, uint64_t prog, size_t *len,
+                                          uint64_t *ptx_hash);
+VYRE_INTERNAL bool vyre_cu_disk_ptx_write(uint64_t key, uint64_t prog, const char *ptx, size_t len,
+                                          uint64_t *evicted);
 
 /* JIT (module.c): PTX -> cubin through cuLink*, log and failing line in err. */
 #define VYRE_CU_LOG_BYTES 8192u

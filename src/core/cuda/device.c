@@ -197,6 +197,9 @@ enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out,
                               "vyre_cuda_device_open: out is NULL. "
                               "Fix: pass a pointer to receive the device.");
     *out = NULL;
+    /* Where opening goes (be:stats().open_*_ns): the driver's load and cuInit are the
+     * process's (paid by its first CUDA call), the rest this object's. */
+    uint64_t t_open = vyre_cu_now_ns();
     const struct vyre_cu_driver *drv = vyre_cu_load();
     if (!drv->usable) return vyre_error_set(err, VYRE_ERR_NO_CUDA, "%s", drv->reason);
     if (ordinal < 0 || ordinal >= drv->device_count || ordinal >= VYRE_CU_MAX_ORDINALS)
@@ -235,6 +238,7 @@ enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out,
         atomic_store(&o->lost, false);
     }
     d->generation = atomic_load(&o->generation);
+    uint64_t t_ctx = vyre_cu_now_ns();
     r = vyre_cu.cuDevicePrimaryCtxRetain(&d->ctx, d->dev);
     if (r != CUDA_SUCCESS && was_lost) {
         /* Measured on driver 580: an illegal-address fault stays sticky for the
@@ -260,6 +264,7 @@ enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out,
     st = VYRE_OK;
     const char *call = "cuCtxSetCurrent";
     r = vyre_cu.cuCtxSetCurrent(d->ctx);
+    uint64_t t_stream = vyre_cu_now_ns();
     if (r == CUDA_SUCCESS) {
         call = "cuStreamCreate";
         r = vyre_cu.cuStreamCreate(&d->stream, CU_STREAM_NON_BLOCKING);
@@ -270,6 +275,7 @@ enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out,
     }
     if (r == CUDA_SUCCESS) r = vyre_cu.cuEventCreate(&d->ev_stop, CU_EVENT_DEFAULT);
     if (r != CUDA_SUCCESS) st = vyre_cu_fail(d, r, call, NULL, err);
+    uint64_t t_probe = vyre_cu_now_ns();
     if (st == VYRE_OK) st = probe_info(d, err);
     if (st == VYRE_OK) st = choose_target(d, err);
     if (st != VYRE_OK) {
@@ -280,6 +286,15 @@ enum vyre_status vyre_cuda_device_open(int ordinal, vyre_cuda_device **out,
     if (dflt_cap > (UINT64_C(1) << 30)) dflt_cap = UINT64_C(1) << 30;
     vyre_cu_pool_init(&d->pool, false, env_u64("VYRE_POOL_MAX_BYTES", dflt_cap));
     vyre_cu_pool_init(&d->pinned, true, env_u64("VYRE_PINNED_MAX_BYTES", UINT64_C(64) << 20));
+    /* Nothing else is acquired at open: pools, modules and debug counters come with
+     * their first use. */
+    uint64_t t_end = vyre_cu_now_ns();
+    d->st.open_ns = t_end - t_open;
+    d->st.open_dlopen_ns = drv->dlopen_ns;
+    d->st.open_init_ns = drv->init_ns;
+    d->st.open_ctx_ns = t_stream - t_ctx;
+    d->st.open_stream_ns = t_probe - t_stream;
+    d->st.open_probe_ns = t_end - t_probe;
     *out = d;
     return VYRE_OK;
 }

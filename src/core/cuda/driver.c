@@ -63,6 +63,7 @@ typedef vyre_cu_fn_cuGetProcAddress_v2 *gpa_fn;
 
 void vyre_cu_probe(const char *path, struct vyre_cu_driver *drv) {
     memset(drv, 0, sizeof *drv);
+    uint64_t t0 = vyre_cu_now_ns(); /* where opening goes: be:stats().open_*_ns */
     const char *name = path ? path : "libcuda.so.1";
     void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
@@ -118,7 +119,9 @@ void vyre_cu_probe(const char *path, struct vyre_cu_driver *drv) {
                  vyre_cuda_linux_driver_for(VYRE_CUDA_MIN_DRIVER));
         return;
     }
+    uint64_t t_init = vyre_cu_now_ns();
     CUresult r = f_init(0);
+    drv->init_ns = vyre_cu_now_ns() - t_init;
     if (r == CUDA_ERROR_STUB_LIBRARY) {
         unusable(drv,
                  "%s is the CUDA toolkit's stub library. Fix: install the NVIDIA "
@@ -164,6 +167,7 @@ void vyre_cu_probe(const char *path, struct vyre_cu_driver *drv) {
         return;
     }
     drv->device_count = count;
+    drv->dlopen_ns = vyre_cu_now_ns() - t0 - drv->init_ns;
     drv->usable = true;
     drv->status = VYRE_OK;
     drv->reason[0] = '\0';

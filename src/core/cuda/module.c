@@ -131,7 +131,9 @@ enum vyre_status vyre_cu_load_image(struct vyre_cuda_device *d, const void *imag
                               "Fix: free memory.");
     CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void *vals[2] = {log, (void *)(uintptr_t)LOG_BYTES};
+    uint64_t t0 = vyre_cu_now_ns(); /* a warm start's driver share of compiling */
     CUresult r = vyre_cu.cuModuleLoadDataEx(out, image, 2, opts, vals);
+    d->st.module_load_ns += vyre_cu_now_ns() - t0;
     enum vyre_status st = VYRE_OK;
     if (r != CUDA_SUCCESS) {
         /* Only a text image has lines worth quoting (raw PTX modules). */
@@ -295,6 +297,8 @@ static enum vyre_status compile(vyre_cuda_device *d, vyre_program *p, vyre_cuda_
     }
     st = vyre_cu_module_get(d, k->ptx, len, ptx_hash, k->name, &k->module, err);
     if (st == VYRE_OK) {
+        /* the JIT took this PTX: a new process may now find it by program key */
+        vyre_cu_ptx_saved(d, ptx_hash);
         st = find_vector_entry(k, k->module->mod, err);
         if (st == VYRE_OK) st = find_worklist_entry(k, k->module->mod, err);
         if (st == VYRE_OK) st = finish_kernel(k, k->module->mod, entry, err);
