@@ -347,13 +347,13 @@ for _, kind in ipairs(backends()) do
       expect_error(an("a2", { type = "i64", merge = "(max a b)",
         make = { App = "(+ (get fv 0) 1)" } }), "(+ ...) takes values, not sets")
       expect_error(an("a3", { type = "i64", merge = "(max a b)",
-        make = { App = "(get fv 0)" } }), "is a set, not a i64 value")
+        make = { App = "(get fv 0)" } }), "gives a set, not a value of type i64")
       expect_error(an("a4", { type = "i64", merge = "(max a b)",
         make = { App = "(member (get fv 0) 1.5)" } }), "needs an i64 symbol number k")
       expect_error(an("a5", { type = "i64", merge = "(max a b)",
         make = { App = "(val (get sym 0))" } }), "(val c) needs a constant c")
       expect_error(an("a6", { type = "i64", merge = "(max a b)",
-        make = { App = "(get k 0)" } }), "is a constant, not a i64 value")
+        make = { App = "(get k 0)" } }), "gives a constant, not a value of type i64")
       expect_error(an("a7", { type = "set", make = { App = "(get sym 0)" } }),
         "reads a \"i64\" analysis in a set's make")
       expect_error(an("a8", { type = "set", make = { App = "(get nope self)" } }),

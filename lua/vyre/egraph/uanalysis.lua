@@ -613,8 +613,8 @@ function UA.declare(eg, fname, name, spec)
     local e = parse(fname, sexp(fname, text, "make of '" .. tostring(opname) .. "'"), env,
       "make of '" .. tostring(opname) .. "'", tostring(text))
     if e.ty == "set" or ty ~= "const" and e.ty == "const" then
-      S.raise(fname, ("make of '%s' is a %s, not a %s value"):format(tostring(opname),
-        e.ty == "set" and "set" or "constant", ty), e.ty == "set"
+      S.raise(fname, ("make of '%s' gives a %s, not a value of type %s"):format(
+        tostring(opname), e.ty == "set" and "set" or "constant", ty), e.ty == "set"
         and "test the set with (member S k), (size S), (empty S), (subset S T) or (disjoint S T)"
         or "read the constant with (val c) and (one? c)")
     end
