@@ -36,10 +36,14 @@
 --   logic      (== x y) (!= x y) (< x y) (<= x y) (> x y) (>= x y) (and ...) (or ...) (not x)
 --   other      (if c x y), (f64 x), (i64 x) (f64 -> i64 truncates)
 --   analyses   (get NAME k), (get NAME self) (make only): analysis NAME's value of child k
---              or of the e-node's own class; NAME an i64, f64 or bool analysis declared
---              before this one (declaration order is the dependency order: no cycles;
---              compute_all runs them in it on each rebuilt graph)
---   constants  (type "const" only) none, (one x), (one? c), (val c): the none < one(x) <
+--              or of the e-node's own class; NAME an analysis declared before this one
+--              (declaration order is the dependency order: no cycles; compute_all runs
+--              them in it on each rebuilt graph). A "const" NAME gives a constant (read
+--              with one? and val, in a make of any type), a "set" NAME a set operand
+--   sets       (member S k) (size S) (empty S) (subset S T) (disjoint S T): S, T a "set"
+--              analysis's (get NAME k) or, in its own modify, v (uset.lua's pred_code)
+--   constants  (type "const"; one? and val anywhere) none, (one x), (one? c), (val c): the
+--              none < one(x) <
 --              conflict lattice of the built-in analysis, with its join and bottom none;
 --              stored as a state word and a value word per id, and (unlike the other
 --              types) the previous value is joined in at every sweep, as analysis.lua's

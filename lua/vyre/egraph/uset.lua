@@ -6,14 +6,19 @@
 --
 -- A value is a set of symbols (payload.lua's interned strings) held as `words` i64 words
 -- per id (symbol s is bit s % 64 of word s // 64), so an analysis holds 64 * words
--- symbols; words is fixed at declaration, 1 to MAX_WORDS (64 words, 4096 symbols). The
+-- symbols. words = "auto" (the default) follows the interned symbols (US.fit: the next
+-- power of two of the words needed, up to MAX_WORDS = 64 words, 4096 symbols; the
+-- kernels that hold the words are re-made when it grows); an integer fixes it. The
 -- join is the union (bor of each word) and bottom the empty set: the merge is fixed, not
 -- written. When the e-graph has interned more symbols than the analysis can hold, its
 -- computation stops with an error that names the words needed, instead of wrapping
 -- symbols onto each other (the i64 bitsets of uanalysis.lua take symbols mod 64).
+-- Set predicates (member, size, empty, subset, disjoint) compile here for `when`
+-- (match.lua) and for makes and modify (uanalysis.lua).
 --
 -- make's expressions, word by word (each word of the result from the same word of the
--- operands): (bit payload) the leaf's symbol (a "sym" leaf op only), (child k), empty,
+-- operands): (bit payload) the leaf's symbol (a "sym" leaf op only), (child k),
+-- (get NAME k|self) of an earlier "set" analysis, empty,
 -- (bor x y ...), (band x y ...), (bnot x) (the complement within the words). They
 -- compile to one sweep kernel (the words unrolled) and to Lua closures (the oracle).
 -- The sweeps are uanalysis.lua's: Jacobi from bottom, the class's value the union of its
