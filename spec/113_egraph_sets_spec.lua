@@ -437,6 +437,35 @@ for _, kind in ipairs(backends()) do
       return rep.stop == "until" and eg:equiv(t, g), rep, eg, t
     end
 
+    -- egg's test_fn with patterns: searched in the start term's class after each iteration
+    local function prove_patterns(start, patterns)
+      local eg = lambda_graph()
+      local t = X.lambda_term(eg, start)
+      local sched = vyre.egraph.backoff()
+      for it = 1, 30 do
+        local rep = eg:run({ iterations = 1, node_limit = 10000, time_limit = 600,
+          scheduler = sched })
+        local ok = true
+        for _, p in ipairs(patterns) do
+          local hit = false
+          for _, s in ipairs(eg:search(p)) do hit = hit or s.root == eg:find(t) end
+          ok = ok and hit
+        end
+        if ok then return true, it end
+        if rep.stop ~= "iterations" then return false, rep.stop end
+      end
+      return false, "iterations"
+    end
+
+    it("ports lambda_compose", function()
+      local ok, it_ = prove_patterns("(let compose (lam f (lam g (lam x (app (var f) (app "
+        .. "(var g) (var x)))))) (let add1 (lam y (+ (var y) 1)) (app (app (var compose) "
+        .. "(var add1)) (var add1))))",
+        { "(Lam ?x (Add (Num 1) (App (Lam ?y (Add (Num 1) (Var ?y))) (Var ?x))))",
+          "(Lam ?x (Add (Var ?x) (Num 2)))" })
+      assert.is_true(ok, tostring(it_))
+    end)
+
     it("ports lambda_capture and lambda_capture_free: no capture, the binder renamed",
       function()
         local ok, rep, eg, t = prove("(let x 1 (lam x (var x)))", "(lam x 1)")
