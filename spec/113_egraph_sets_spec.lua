@@ -341,6 +341,10 @@ for _, kind in ipairs(backends()) do
       expect_error(rule("(member fv ?x (== 1 1))"), "needs an i64 symbol number k")
       expect_error(rule("(== (value fv ?x) 0)"), "(member fv ?x k)")
       expect_error(rule("(empty fv ?x ?y)"), "(empty ...) takes 2 operands, got 3")
+      expect_error(function()
+        eg:rule("m", { "(P ?x ?y)", "(App ?y ?z)" }, { { "?x", "?z" } },
+          { when = "(subset fv ?x ?z)" })
+      end, "reads an analysis in a multi-pattern rule")
       local function an(name, spec) return function() eg:analysis(name, spec) end end
       expect_error(an("a1", { type = "i64", merge = "(max a b)",
         make = { App = "(size (get sym 0))" } }), "(size ...) needs a set as operand 1")
