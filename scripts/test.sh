@@ -267,7 +267,8 @@ FAKE_SPECS="spec/17_lib_spec.lua spec/114_egraph_pieces_spec.lua spec/97_egraph_
   spec/105_interface_costs_spec.lua spec/106_eqsat_speed_spec.lua
   spec/107_worklist_syncs_spec.lua spec/110_egraph_image_rollback_spec.lua
   spec/112_egraph_analysis_deps_spec.lua spec/111_lib_cache_bound_spec.lua
-  spec/115_egraph_image_analyses_spec.lua spec/116_cold_cache_spec.lua"
+  spec/115_egraph_image_analyses_spec.lua spec/116_cold_cache_spec.lua
+  spec/113_egraph_sets_spec.lua"
 # The specs of the main pass, longest first; every other spec/*_spec.lua follows.
 REF_FIRST="spec/17_lib_spec.lua spec/85_lib_steps_spec.lua spec/97_egraph_analysis_spec.lua
   spec/96_workloads_spec.lua spec/99_properties_new_spec.lua spec/98_egraph_extract_explain_spec.lua

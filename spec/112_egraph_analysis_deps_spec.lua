@@ -166,7 +166,7 @@ for _, kind in ipairs(backends()) do
         end
       end)
 
-    it("refuses a read of itself, of a later or unknown analysis, of a const one, a bad k",
+    it("refuses a read of itself, of a later or unknown analysis, a const one as a value, a bad k",
       function()
         local eg = vyre.egraph(be)
         eg:op("Num", 0)
@@ -180,7 +180,7 @@ for _, kind in ipairs(backends()) do
         eg:analysis("k", { type = "const", make = { Num = "payload" } })
         expect_error(function()
           eg:analysis("a", { type = "i64", merge = "(max a b)", make = { F = "(get k 0)" } })
-        end, "reads a \"const\" analysis")
+        end, "gives a constant, not a value of type i64")
         eg:analysis("d", { type = "i64", merge = "(max a b)", make = { Num = "payload" } })
         expect_error(function()
           eg:analysis("a", { type = "i64", merge = "(max a b)", make = { F = "(get d 1)" } })
@@ -338,7 +338,7 @@ for _, kind in ipairs(backends()) do
         eg2:op("Num", 0)
         expect_error(function()
           eg2:analysis("s", { type = "set", words = 65, make = { Sym = "(bit payload)" } })
-        end, "words must be an integer in [1, 64]")
+        end, "words must be \"auto\" or an integer in [1, 64]")
         expect_error(function()
           eg2:analysis("s", { type = "set", words = 1, make = { Num = "(bit payload)" } })
         end, "needs a leaf op of payload type \"sym\"")

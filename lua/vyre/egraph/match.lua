@@ -186,6 +186,22 @@ function M.code(e)
     if e.ty == "bool" then return ("(ne %s 0i64)"):format(c), "bool" end
     return c, "i64"
   end
+  if k == "sop" then
+    -- a "set" analysis's predicate (uset.lua) over its words at the class ids, as many
+    -- words as it holds now (when_sig re-makes the kernels when they grow)
+    local xs, nw = {}, e.rec.words
+    for i, v in ipairs(e.names) do
+      xs[i] = { nw = nw, word = function(idx)
+        return ("(load an_%s (add (mul v_%s %du32) %s))"):format(e.an, v, nw, idx)
+      end }
+    end
+    local kc
+    if e.fn == "member" then
+      local c, t = M.code(e.args[1])
+      kc = conv(c, t, "i64")
+    end
+    return require("vyre.egraph.uset").pred_code(e.fn, xs, kc)
+  end
   if k == "pvar" then
     local w = ("(or (cast u64 p_%s_lo) (shl (cast u64 p_%s_hi) 32u64))"):format(e.name, e.name)
     if e.ty == "f64" then return ("(bitcast f64 %s)"):format(w), "f64" end
@@ -529,16 +545,7 @@ function M.search(eg, fname, idx, pat, lay, when, role, since)
   if not var then base, stop = idx.ostart[op + 1] or 0, idx.oend[op + 1] or 0 end
   local n = stop - base
   if n <= 0 or idx.n == 0 then return 0, nil, 0 end
-  pat.kc = pat.kc or setmetatable({}, { __mode = "k" })
-  local kc = pat.kc[be]
-  if not kc then
-    -- keyed by the text: patterns of other e-graphs on the same backend share kernels
-    local gen = var and M.var_text or M.text
-    local tc, tw = gen(pat, lay, when, "count"), gen(pat, lay, when, "write")
-    kc = { count = kernel(be, tc, function() return tc end),
-      write = kernel(be, tw, function() return tw end) }
-    pat.kc[be] = kc
-  end
+  local kc = M.prepare(eg, pat, lay, when)
   local cnt = S.exact(eg, "m_cnt", n)
   local args = { row_op = eg.row_op, row_off = eg.row_off, row_class = eg.row_class,
     children = eg.children, op_rows = idx.op_rows, cls_rows = idx.cls_rows,
@@ -583,14 +590,23 @@ function M.prepare(eg, pat, lay, when)
   local be = eg.be
   pat.kc = pat.kc or setmetatable({}, { __mode = "k" })
   local kc = pat.kc[be]
-  if not kc then
+  -- a `when` over "set" analyses is compiled for their words: made again when they grow
+  local sig = when and when.sets and M.when_sig(when)
+  if not kc or kc.sig ~= sig then
     local gen = pat.kind == "var" and M.var_text or M.text
     local tc, tw = gen(pat, lay, when, "count"), gen(pat, lay, when, "write")
     kc = { count = kernel(be, tc, function() return tc end),
-      write = kernel(be, tw, function() return tw end) }
+      write = kernel(be, tw, function() return tw end), sig = sig }
     pat.kc[be] = kc
   end
   return kc
+end
+
+--- The words of the "set" analyses `when` reads (rules.lua's when.sets), as a string.
+function M.when_sig(when)
+  local t = {}
+  for i, an in ipairs(when.sets) do t[i] = an.words end
+  return table.concat(t, ",")
 end
 
 -- The scratch roles of a batched pattern's role (counts, scan, substitutions), named

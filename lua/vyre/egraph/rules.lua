@@ -6,6 +6,9 @@
 --   payload  := integer | ?var | (+ p p) | (- p p) | (* p p) | (neg p)   (right-hand side)
 --   when     := (== e e) | (!= e e) | (< e e) | (<= e e) | (> e e) | (>= e e)
 --               | (and w w ...) | (or w w ...) | (not w);  e := ?var | integer | (+ e e) ...
+--               | analyses: (const ?x) (const? ?x) (value NAME ?x) (has NAME ?x), and of a
+--               "set" analysis (member NAME ?x k) (empty NAME ?x) (size NAME ?x)
+--               (subset NAME ?x ?y) (disjoint NAME ?x ?y)
 --
 -- A variable under an op of arity >= 1 stands for an e-class (a "class" variable); the
 -- variable of a leaf's payload stands for the 64-bit payload (a "payload" variable).
@@ -210,6 +213,53 @@ local function guard(fname, eg, s, vars, text)
     return { kind = s[1] == "const" and "aval" or "ahas", name = name,
       ty = s[1] == "const" and ty or "bool" }
   end
+  local preds = require("vyre.egraph.uset").PREDS
+  if type(s) == "table" and preds[s[1]] then
+    -- a "set" analysis's predicates (uset.lua), on the device: (member NAME ?x k),
+    -- (empty NAME ?x), (size NAME ?x), (subset NAME ?x ?y), (disjoint NAME ?x ?y)
+    local f = s[1]
+    local nset = preds[f]
+    local form = f == "member" and "(member NAME ?x k)" or nset == 2
+      and ("(%s NAME ?x ?y)"):format(f) or ("(%s NAME ?x)"):format(f)
+    if #s ~= 2 + nset + (f == "member" and 1 or 0) or type(s[2]) ~= "string" then
+      S.raise(fname, ("when '%s': (%s ...) takes %d operands, got %d"):format(text, f,
+        1 + nset + (f == "member" and 1 or 0), #s - 1), ("write %s: NAME a \"set\" analysis, "
+        .. "?x%s e-class variables"):format(form, nset == 2 and " and ?y" or ""))
+    end
+    local an = eg.analyses and eg.analyses[s[2]]
+    if not an then
+      S.raise(fname, ("when '%s' reads analysis '%s', which the e-graph does not have"):format(
+        text, s[2]), "declare it first with eg:analysis(name, {type = \"set\", make =})")
+    end
+    if an.ty ~= "set" then
+      S.raise(fname, ("when '%s': (%s %s ...) needs a \"set\" analysis; '%s' is of type "
+        .. "\"%s\""):format(text, f, s[2], s[2], an.ty),
+        ("read a scalar with (value %s ?x)%s"):format(s[2], an.ty == "const"
+          and (" and (has %s ?x)"):format(s[2]) or ""))
+    end
+    local names = {}
+    for i = 1, nset do
+      local v = s[2 + i]
+      if not is_var(v) or vars[v:sub(2)] ~= "class" then
+        S.raise(fname, ("when '%s': %s needs an e-class variable of the left-hand side as "
+          .. "operand %d, got %s"):format(text, form, i + 1, type(v) == "string" and v
+          or "an expression"), "apply it to a variable bound under an op, e.g. ?e in "
+          .. "(Let ?v ?e ?b)")
+      end
+      names[i] = v:sub(2)
+    end
+    local args = {}
+    if f == "member" then
+      args[1] = guard(fname, eg, s[#s], vars, text)
+      if args[1].ty ~= "i64" then
+        S.raise(fname, ("when '%s': (member NAME ?x k) needs an i64 symbol number k, got a "
+          .. "%s expression"):format(text, args[1].ty), "pass a symbol's number: a payload "
+          .. "variable of a \"sym\" leaf, (value NAME ?v) of an i64 analysis, or an integer")
+      end
+    end
+    return { kind = "sop", fn = f, an = s[2], rec = an, names = names, args = args,
+      ty = f == "size" and "i64" or "bool" }
+  end
   if type(s) == "table" and (s[1] == "value" or s[1] == "has") and #s == 3 and is_var(s[3]) then
     -- a user analysis's value (uanalysis.lua)
     local name = s[3]:sub(2)
@@ -228,8 +278,10 @@ local function guard(fname, eg, s, vars, text)
         name), ("read the value with (value %s ?%s)"):format(s[2], name))
     end
     if an.ty == "set" then
-      S.raise(fname, ("when '%s' reads \"set\" analysis '%s'"):format(text, s[2]),
-        "test a set in a Lua applier (ctx.value gives its words), or use an i64 bitset")
+      S.raise(fname, ("when '%s': (%s %s ?%s) reads \"set\" analysis '%s', which has no "
+        .. "single value"):format(text, s[1], s[2], name, s[2]), ("test the set: (member %s ?%s "
+        .. "k), (empty %s ?%s), (size %s ?%s), (subset %s ?%s ?y) or (disjoint %s ?%s ?y)")
+        :format(s[2], name, s[2], name, s[2], name, s[2], name, s[2], name))
     end
     local ty = an.ty == "const" and an.of or an.ty
     if s[1] == "has" then
@@ -257,7 +309,9 @@ local function guard(fname, eg, s, vars, text)
   end
   S.raise(fname, ("when '%s' is not a predicate this compiler knows"):format(text),
     "use (== a b) (!= a b) (< a b) (<= a b) (> a b) (>= a b), and/or/not, + - * / neg, "
-    .. "?vars, numbers, (const ?x), (const? ?x) and (value NAME ?x); or pass a Lua function "
+    .. "?vars, numbers, (const ?x), (const? ?x), (value NAME ?x), (has NAME ?x) and a set's "
+    .. "(member NAME ?x k), (empty NAME ?x), (size NAME ?x), (subset NAME ?x ?y), "
+    .. "(disjoint NAME ?x ?y); or pass a Lua function "
     .. "as opts.guard")
 end
 
@@ -368,6 +422,10 @@ function R.compile(eg, fname, name, lhs, rhs, opts)
           "read analyses ((const ?x), (value NAME ?x)) in rules of one left-hand pattern")
       end
     end
+    -- the set analyses read: the device kernels hold their words (match.when_sig)
+    local sets = {}
+    R.sets_read(when, sets)
+    if #sets > 0 then when.sets = sets end
   end
   if opts.guard ~= nil and type(opts.guard) ~= "function" then
     S.raise(fname, "opts.guard must be a function(s) -> boolean",
@@ -404,8 +462,18 @@ end
 function R.values_read(e, out)
   out = out or {}
   if not e then return out end
-  if e.kind == "uval" or e.kind == "uhas" then out[e.an] = out[e.an] or e.const or false end
+  if e.kind == "uval" or e.kind == "uhas" or e.kind == "sop" then
+    out[e.an] = out[e.an] or e.const or false
+  end
   for _, a in ipairs(e.args or {}) do R.values_read(a, out) end
+  return out
+end
+
+--- Appends to out the "set" analysis records expression e's set predicates read.
+function R.sets_read(e, out)
+  if not e then return out end
+  if e.kind == "sop" then out[#out + 1] = e.rec end
+  for _, a in ipairs(e.args or {}) do R.sets_read(a, out) end
   return out
 end
 

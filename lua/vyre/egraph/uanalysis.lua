@@ -36,10 +36,14 @@
 --   logic      (== x y) (!= x y) (< x y) (<= x y) (> x y) (>= x y) (and ...) (or ...) (not x)
 --   other      (if c x y), (f64 x), (i64 x) (f64 -> i64 truncates)
 --   analyses   (get NAME k), (get NAME self) (make only): analysis NAME's value of child k
---              or of the e-node's own class; NAME an i64, f64 or bool analysis declared
---              before this one (declaration order is the dependency order: no cycles;
---              compute_all runs them in it on each rebuilt graph)
---   constants  (type "const" only) none, (one x), (one? c), (val c): the none < one(x) <
+--              or of the e-node's own class; NAME an analysis declared before this one
+--              (declaration order is the dependency order: no cycles; compute_all runs
+--              them in it on each rebuilt graph). A "const" NAME gives a constant (read
+--              with one? and val, in a make of any type), a "set" NAME a set operand
+--   sets       (member S k) (size S) (empty S) (subset S T) (disjoint S T): S, T a "set"
+--              analysis's (get NAME k) or, in its own modify, v (uset.lua's pred_code)
+--   constants  (type "const"; one? and val anywhere) none, (one x), (one? c), (val c): the
+--              none < one(x) <
 --              conflict lattice of the built-in analysis, with its join and bottom none;
 --              stored as a state word and a value word per id, and (unlike the other
 --              types) the previous value is joined in at every sweep, as analysis.lua's
@@ -89,7 +93,7 @@ local function parse(fname, s, env, what, text)
     if s == "true" or s == "false" then
       return { kind = "lit", ty = "bool", value = s == "true" }
     end
-    if s == "none" and env.of then return { kind = "none", ty = "const" } end
+    if s == "none" and env.of then return { kind = "none", ty = "const", of = env.of } end
     local n = tonumber(s)
     if n then
       if math.type(n) == "integer" and not s:find("[%.eEpP]") then
@@ -99,7 +103,9 @@ local function parse(fname, s, env, what, text)
       if n ~= n then bad("NaN is not a value") end
       return { kind = "lit", ty = "f64", value = n }
     end
-    if env[s] and s ~= "child" then return { kind = "var", ty = env[s], name = s } end
+    if env[s] and s ~= "child" then
+      return { kind = "var", ty = env[s], name = s, of = env[s] == "const" and env.of or nil }
+    end
     bad(("unknown name '%s'"):format(s), ("use %s, literals and (child k)"):format(
       table.concat((function()
         local t = {}
@@ -117,12 +123,13 @@ local function parse(fname, s, env, what, text)
       bad(("(child k) needs k in [0, %d) for this op"):format(env.arity),
         "number the children from 0")
     end
-    return { kind = "child", ty = env.child, k = k }
+    return { kind = "child", ty = env.child, k = k, of = env.child == "const" and env.of or nil }
   end
   if f == "get" then
     -- (get NAME k) / (get NAME self): an analysis declared before this one (the order of
     -- declaration is the dependency order, so the reads form a DAG and cannot cycle)
-    if not env.deps then bad("(get NAME k) is only for make") end
+    if not env.deps then bad("(get NAME k) is only for make",
+      "read another analysis in a make; in modify, v is this analysis's value") end
     local dep = type(s[2]) == "string" and env.deps.lookup(s[2])
     if #s ~= 3 or type(s[2]) ~= "string" then bad("(get NAME k) takes an analysis name and "
       .. "a child number k (or self)") end
@@ -131,40 +138,72 @@ local function parse(fname, s, env, what, text)
         "declare the analysis it reads first (reads must not form a cycle; an analysis "
         .. "cannot read itself: use (child k))")
     end
-    if dep.ty == "const" or dep.ty == "set" then
-      bad(("(get %s ...) reads a \"%s\" analysis"):format(s[2], dep.ty),
-        "read an i64, f64 or bool analysis (e.g. one whose make is 1 where the constant is known)")
-    end
     local k = s[3] == "self" and "self" or math.tointeger(tonumber(s[3]))
     if k == nil or k ~= "self" and (k < 0 or k >= env.arity) then
       bad(("(get NAME k) needs k in [0, %d) or self for this op"):format(env.arity),
         "number the children from 0, or write self for the e-node's own class")
     end
     env.deps.used[dep.name] = true
-    return { kind = "get", ty = dep.ty, dep = dep.name, k = k }
+    -- a "const" dep is a pair (read with one? and val), a "set" dep a set operand (read
+    -- with member, size, empty, subset, disjoint): rec gives its words when the text is made
+    return { kind = "get", ty = dep.ty, dep = dep.name, k = k, of = dep.of, rec = dep }
   end
   local args = {}
   for i = 2, #s do args[i - 1] = parse(fname, s[i], env, what, text) end
   local n = #args
-  -- the constant lattice (type "const"): none, (one x), (one? c), (val c)
-  if env.of and (f == "one" or f == "one?" or f == "val") then
+  -- sets (a "set" analysis read with (get NAME k), or modify's v): predicates only
+  if US.PREDS[f] then
+    local want_n = US.PREDS[f] + (f == "member" and 1 or 0)
+    if n ~= want_n then
+      bad(("(%s ...) takes %d operands, got %d"):format(f, want_n, n), f == "member"
+        and "write (member S k): a set S and a symbol number k"
+        or ("write (%s S%s) over sets"):format(f, US.PREDS[f] == 2 and " T" or ""))
+    end
+    for i = 1, US.PREDS[f] do
+      if args[i].ty ~= "set" then
+        bad(("(%s ...) needs a set as operand %d, got a %s value"):format(f, i, args[i].ty),
+          "pass (get NAME k) or (get NAME self) of a \"set\" analysis (or v in its modify)")
+      end
+    end
+    if f == "member" and args[2].ty ~= "i64" then
+      bad(("(member S k) needs an i64 symbol number k, got a %s value"):format(args[2].ty),
+        "pass a symbol's number: payload, an i64 analysis's (get NAME k), or a literal")
+    end
+    return { kind = "spred", fn = f, ty = f == "size" and "i64" or "bool", args = args }
+  end
+  for _, a in ipairs(args) do
+    if a.ty == "set" then
+      bad(("(%s ...) takes values, not sets"):format(f), "test a set with (member S k), "
+        .. "(size S), (empty S), (subset S T) or (disjoint S T)")
+    end
+  end
+  -- the constant lattice (type "const"): none, (one x), (one? c), (val c); one? and val
+  -- also read a "const" analysis (get NAME k) in a make of any type
+  if env.of and f == "one" or f == "one?" or f == "val" then
     if n ~= 1 then bad(("(%s x) takes 1 operand, got %d"):format(f, n)) end
     if f == "one" then
       if args[1].ty == "const" or args[1].ty == "bool" then bad("(one x) needs a number x") end
-      return { kind = "one", ty = "const", args = args }
+      return { kind = "one", ty = "const", of = env.of, args = args }
     end
-    if args[1].ty ~= "const" then bad(("(%s c) needs a constant c"):format(f)) end
-    return { kind = f == "one?" and "isone" or "val", ty = f == "one?" and "bool" or env.of,
-      args = args }
+    if args[1].ty ~= "const" then
+      bad(("(%s c) needs a constant c, got a %s value"):format(f, args[1].ty),
+        "pass (get NAME k) of a \"const\" analysis (or, in one, (child k) or v)")
+    end
+    return { kind = f == "one?" and "isone" or "val", ty = f == "one?" and "bool"
+      or args[1].of, args = args }
   end
   if f == "if" and n == 3 and (args[2].ty == "const" or args[3].ty == "const") then
     for i = 2, 3 do
       if args[i].ty ~= "const" then
-        if args[i].ty == "bool" then bad("(if c x y) needs x and y of one type") end
-        args[i] = { kind = "one", ty = "const", args = { args[i] } }
+        if args[i].ty == "bool" or not env.of then bad("(if c x y) needs x and y of one type") end
+        args[i] = { kind = "one", ty = "const", of = env.of, args = { args[i] } }
       end
     end
-    return { kind = "if", ty = "const", args = args }
+    if args[2].of ~= args[3].of then
+      bad("(if c x y) needs constants x and y of one value type (i64 or f64)",
+        "read the value with (val c) and make a constant of this analysis's type with (one x)")
+    end
+    return { kind = "if", ty = "const", of = args[2].of, args = args }
   end
   for _, a in ipairs(args) do
     if a.ty == "const" then
@@ -246,6 +285,12 @@ local function pair(e, names)
     local c = ("(load children (add o %du32))"):format(e.k)
     return { st = ("(load sin %s)"):format(c), x = decode(("(load vin %s)"):format(c), names.of) }
   end
+  if k == "get" then
+    -- a "const" analysis read with (get NAME k|self): its state and value buffers
+    local at = e.k == "self" and "c" or ("(load children (add o %du32))"):format(e.k)
+    return { st = ("(load dep_%s_st %s)"):format(e.dep, at),
+      x = decode(("(load dep_%s %s)"):format(e.dep, at), e.of) }
+  end
   -- if
   local c = conv(code(e.args[1], names), e.args[1].ty, "bool")
   local a, b = pair(e.args[2], names), pair(e.args[3], names)
@@ -253,8 +298,25 @@ local function pair(e, names)
     x = ("(select %s %s %s)"):format(c, a.x, b.x) }
 end
 
+-- The set operand ({word, nw}, uset.lua's) of set-typed expression e: a "set" analysis
+-- read with (get NAME k|self), its words at the time the text is made, or modify's v.
+local function setop(e, names)
+  if e.kind == "var" then return names[e.name] end
+  local nw = e.rec.words
+  local at = e.k == "self" and "c" or ("(load children (add o %du32))"):format(e.k)
+  return { nw = nw, word = function(idx)
+    return ("(load dep_%s (add (mul %s %du32) %s))"):format(e.dep, at, nw, idx)
+  end }
+end
+
 function code(e, names)
   local k = e.kind
+  if k == "spred" then
+    local xs = {}
+    for i = 1, US.PREDS[e.fn] do xs[i] = setop(e.args[i], names) end
+    local kc = e.fn == "member" and code(e.args[2], names) or nil
+    return (US.pred_code(e.fn, xs, kc))
+  end
   if k == "isone" then return ("(eq %s 1i64)"):format(pair(e.args[1], names).st) end
   if k == "val" then return pair(e.args[1], names).x end
   if k == "lit" then
@@ -329,11 +391,17 @@ local function lua_eval(e, env)
   if k == "val" then
     local c = lua_eval(e.args[1], env)
     if type(c) == "number" then return c end
-    return env.of == "f64" and 0.0 or 0
+    return e.ty == "f64" and 0.0 or 0
   end
   if k == "var" then return env[e.name] end
   if k == "child" then return env.children[e.k + 1] end
   if k == "get" then return env.get(e.dep, e.k) end
+  if k == "spred" then
+    local a = {}
+    for i, x in ipairs(e.args) do a[i] = lua_eval(x, env) end
+    if e.fn == "member" then return US.pred_lua("member", a[1], nil, a[2]) end
+    return US.pred_lua(e.fn, a[1], a[2])
+  end
   local a = {}
   for i, x in ipairs(e.args or {}) do a[i] = lua_eval(x, env) end
   if k == "if" then
@@ -397,6 +465,57 @@ UA.word_value, UA.value_word = word_value, value_word
 
 -- Declaration --------------------------------------------------------------------------
 
+-- modify: one table {leaf, when, payload, prune} or a list of them (e.g. a leaf of one op
+-- per kind of constant), parsed into an.modifies; v is the class's value (of any type).
+local function declare_modifies(eg, fname, an, spec)
+  local ty, of = an.ty, an.of
+  if spec.modify ~= nil and type(spec.modify) ~= "table" then
+    S.raise(fname, "modify must be a table {leaf =, when =, payload =, prune =} or a list "
+      .. "of them", "pass e.g. modify = {leaf = \"Num\", when = \"(!= v 0)\"}")
+  end
+  local mlist = spec.modify == nil and {} or spec.modify[1] == nil and { spec.modify }
+    or spec.modify
+  an.modifies = {}
+  for _, m in ipairs(mlist) do
+    if type(m) ~= "table" then
+      S.raise(fname, "modify must be a table {leaf =, when =, payload =, prune =} or a list "
+        .. "of them", "pass e.g. modify = {leaf = \"Num\", when = \"(!= v 0)\"}")
+    end
+    for k in pairs(m) do
+      if k ~= "leaf" and k ~= "when" and k ~= "payload" and k ~= "prune" then
+        S.raise(fname, ("unknown modify option '%s'"):format(tostring(k)),
+          "use leaf, when, payload and prune")
+      end
+    end
+    local leaf = S.opid(eg, fname, m.leaf)
+    if eg.reg.arity[leaf + 1] ~= 0 then
+      S.raise(fname, ("modify's leaf op '%s' has arity %d"):format(eg.reg.names[leaf + 1],
+        eg.reg.arity[leaf + 1]), "name a leaf op (arity 0)")
+    end
+    if m.prune ~= nil and type(m.prune) ~= "boolean" then
+      S.raise(fname, "modify.prune must be a boolean", "pass prune = true or leave it out")
+    end
+    local we = parse(fname, sexp(fname, m.when or (of and "(one? v)" or "true"), "modify.when"),
+      { v = ty, of = of }, "modify.when", tostring(m.when))
+    if we.ty == "set" or we.ty == "const" then
+      S.raise(fname, ("modify.when '%s' is a %s, not a condition"):format(tostring(m.when),
+        we.ty == "set" and "set" or "constant"), "test it, e.g. (empty v) or (one? v)")
+    end
+    local pt = P.type_of(eg, leaf)
+    if ty == "set" and m.payload == nil then
+      S.raise(fname, "modify.payload is missing (a set is not a payload)",
+        "pass a number, e.g. payload = \"(size v)\" or \"0\"")
+    end
+    local pe = parse(fname, sexp(fname, m.payload or (of and "(val v)" or "v"),
+      "modify.payload"), { v = ty, of = of }, "modify.payload", tostring(m.payload))
+    if pe.ty == "bool" or pe.ty == "const" or pe.ty == "set" then
+      S.raise(fname, "modify.payload must be a number", "pass an i64 or f64 expression of v")
+    end
+    an.modifies[#an.modifies + 1] = { leaf = leaf, when = we, payload = pe, pt = pt,
+      prune = m.prune or false }
+  end
+end
+
 --- eg:analysis(name, {type =, bottom =, make =, merge =, modify =}) for a name other
 --- than "const": records the analysis in eg.analyses[name].
 function UA.declare(eg, fname, name, spec)
@@ -436,12 +555,17 @@ function UA.declare(eg, fname, name, spec)
   end
   local of = ty == "const" and (spec.of or "i64") or nil
   local an = { name = name, ty = ty, of = of, make = {}, makefn = {} }
+  -- the analyses make may read with (get NAME k): those declared before this one
+  local deps = { used = {}, lookup = function(dn)
+    return dn ~= name and eg.analyses and eg.analyses[dn] or nil
+  end }
   if ty == "set" then
     if type(spec.make) ~= "table" or next(spec.make) == nil then
       S.raise(fname, "make must be a table {op name = expression}",
         "give each op that contributes symbols an expression, e.g. {Sym = \"(bit payload)\"}")
     end
-    US.declare(eg, fname, an, spec)
+    US.declare(eg, fname, an, spec, deps)
+    declare_modifies(eg, fname, an, spec)
     eg.analyses = eg.analyses or {}
     eg.analyses[name] = an
     eg.ua_idx = nil
@@ -481,10 +605,6 @@ function UA.declare(eg, fname, name, spec)
     S.raise(fname, "make must be a table {op name = expression}",
       "give each op that contributes a value an expression, e.g. {Num = \"payload\"}")
   end
-  -- the analyses make may read with (get NAME k): those declared before this one
-  local deps = { used = {}, lookup = function(dn)
-    return dn ~= name and eg.analyses and eg.analyses[dn] or nil
-  end }
   local ops = {}
   for opname in pairs(spec.make) do ops[#ops + 1] = opname end
   table.sort(ops, function(x, y) return tostring(x) < tostring(y) end)
@@ -496,6 +616,12 @@ function UA.declare(eg, fname, name, spec)
     local text = spec.make[opname]
     local e = parse(fname, sexp(fname, text, "make of '" .. tostring(opname) .. "'"), env,
       "make of '" .. tostring(opname) .. "'", tostring(text))
+    if e.ty == "set" or ty ~= "const" and e.ty == "const" then
+      S.raise(fname, ("make of '%s' gives a %s, not a value of type %s"):format(
+        tostring(opname), e.ty == "set" and "set" or "constant", ty), e.ty == "set"
+        and "test the set with (member S k), (size S), (empty S), (subset S T) or (disjoint S T)"
+        or "read the constant with (val c) and (one? c)")
+    end
     if ty == "const" and e.ty ~= "const" then
       if e.ty == "bool" then
         S.raise(fname, ("make of '%s' is a boolean"):format(tostring(opname)),
@@ -505,9 +631,14 @@ function UA.declare(eg, fname, name, spec)
     end
     an.make[op] = e
     -- get(dep, k): dep's value of child k (k 0-based) or of the class (k "self")
+    -- a constant read from a "const" analysis of the other value type converts (the
+    -- sweep's make_pair does the same on the device)
+    local conv_of = ty == "const" and e.of ~= of and e.of
     an.makefn[op] = function(pay, kids, get)
-      return lua_conv(lua_eval(e, { payload = pay, children = kids, of = of, get = get }),
+      local r = lua_conv(lua_eval(e, { payload = pay, children = kids, of = of, get = get }),
         e.ty, ty)
+      if conv_of and type(r) == "number" then r = lua_conv(r, conv_of, of) end
+      return r
     end
   end
   an.ops = {}
@@ -516,45 +647,7 @@ function UA.declare(eg, fname, name, spec)
   an.deps = {}
   for dn in pairs(deps.used) do an.deps[#an.deps + 1] = dn end
   table.sort(an.deps)
-  -- modify
-  -- modify: one table or a list of them (e.g. a leaf of one op per kind of constant)
-  if spec.modify ~= nil and type(spec.modify) ~= "table" then
-    S.raise(fname, "modify must be a table {leaf =, when =, payload =, prune =} or a list "
-      .. "of them", "pass e.g. modify = {leaf = \"Num\", when = \"(!= v 0)\"}")
-  end
-  local mlist = spec.modify == nil and {} or spec.modify[1] == nil and { spec.modify }
-    or spec.modify
-  an.modifies = {}
-  for _, m in ipairs(mlist) do
-    if type(m) ~= "table" then
-      S.raise(fname, "modify must be a table {leaf =, when =, payload =, prune =} or a list "
-        .. "of them", "pass e.g. modify = {leaf = \"Num\", when = \"(!= v 0)\"}")
-    end
-    for k in pairs(m) do
-      if k ~= "leaf" and k ~= "when" and k ~= "payload" and k ~= "prune" then
-        S.raise(fname, ("unknown modify option '%s'"):format(tostring(k)),
-          "use leaf, when, payload and prune")
-      end
-    end
-    local leaf = S.opid(eg, fname, m.leaf)
-    if eg.reg.arity[leaf + 1] ~= 0 then
-      S.raise(fname, ("modify's leaf op '%s' has arity %d"):format(eg.reg.names[leaf + 1],
-        eg.reg.arity[leaf + 1]), "name a leaf op (arity 0)")
-    end
-    if m.prune ~= nil and type(m.prune) ~= "boolean" then
-      S.raise(fname, "modify.prune must be a boolean", "pass prune = true or leave it out")
-    end
-    local we = parse(fname, sexp(fname, m.when or (of and "(one? v)" or "true"), "modify.when"),
-      { v = ty, of = of }, "modify.when", tostring(m.when))
-    local pt = P.type_of(eg, leaf)
-    local pe = parse(fname, sexp(fname, m.payload or (of and "(val v)" or "v"),
-      "modify.payload"), { v = ty, of = of }, "modify.payload", tostring(m.payload))
-    if pe.ty == "bool" or pe.ty == "const" then
-      S.raise(fname, "modify.payload must be a number", "pass an i64 or f64 expression of v")
-    end
-    an.modifies[#an.modifies + 1] = { leaf = leaf, when = we, payload = pe, pt = pt,
-      prune = m.prune or false }
-  end
+  declare_modifies(eg, fname, an, spec)
   eg.analyses = eg.analyses or {}
   eg.analyses[name] = an
   eg.ua_idx = nil
@@ -572,9 +665,15 @@ end
 -- for a conflicting child is not monotone), and a user "const" analysis with the
 -- built-in's makes gives the built-in's values (spec 97).
 -- The buffers of the analyses an's makes read with (get NAME k): dep_NAME, by id.
-local function dep_decls(an)
+local function dep_decls(eg, an)
   local t = {}
-  for _, dn in ipairs(an.deps) do t[#t + 1] = ("  (buffer dep_%s i64 read)\n"):format(dn) end
+  for _, dn in ipairs(an.deps) do
+    t[#t + 1] = ("  (buffer dep_%s i64 read)\n"):format(dn)
+    -- a "const" dep's states too (one? and val read both)
+    if eg.analyses[dn].ty == "const" then
+      t[#t + 1] = ("  (buffer dep_%s_st i64 read)\n"):format(dn)
+    end
+  end
   return table.concat(t)
 end
 
@@ -590,6 +689,8 @@ local function const_sweep_text(eg, an)
       names.payload = P.type_of(eg, op) == "f64" and ("(bitcast f64 %s)"):format(w) or w
     end
     local m = pair(an.make[op], names)
+    -- a constant read from a "const" analysis of the other value type converts
+    if an.make[op].of ~= of then m.x = conv(m.x, an.make[op].of, of) end
     arms[#arms + 1] = (([[
             (if (eq op $OPu32)
               (then
@@ -605,7 +706,7 @@ local function const_sweep_text(eg, an)
       MW = encode("mx" .. op, of) }))
   end
   return US.sweep_program(an.name,
-    dep_decls(an) .. "  (buffer sin i64 read)\n  (buffer sout i64 write)\n",
+    dep_decls(eg, an) .. "  (buffer sin i64 read)\n  (buffer sout i64 write)\n",
     "      (let vst (load sin c))\n      (let vx " .. decode("(load vin c)", of) .. ")",
     table.concat(arms, "\n"), ([[
       (let w (select (eq vst 1i64) %s 0i64))
@@ -633,7 +734,7 @@ local function sweep_text(eg, an)
     arms[#arms + 1] = ("            (if (eq op %du32) (then (let m%d %s) (set v %s)))"):format(
       op, op, mk, mg)
   end
-  return US.sweep_program(an.name, dep_decls(an),
+  return US.sweep_program(an.name, dep_decls(eg, an),
     "      (let w0 (load vin c))\n      (let v "
       .. code({ kind = "lit", ty = ty, value = an.bottom }, {}) .. ")",
     table.concat(arms, "\n"), ([[
@@ -653,10 +754,21 @@ end
 function UA.compute(eg, fname, an, idx)
   local be, nids = eg.be, eg.dev.nids
   local n = math.max(nids, 1)
-  -- a set analysis holds an.words words per id (uset.lua)
+  -- a set analysis holds an.words words per id (uset.lua); an "auto" one's follow the
+  -- symbols, and its kernels are re-made when they grow
   if an.ty == "set" then
-    US.check(eg, fname, an)
+    US.fit(eg, fname, an)
     n = n * an.words
+  end
+  -- the sweep and modify texts hold the words of this analysis and of the sets it reads
+  local sig = an.ty == "set" and tostring(an.words) or ""
+  for _, dn in ipairs(an.deps) do
+    local d = eg.analyses[dn]
+    if d.ty == "set" then sig = sig .. "," .. d.words end
+  end
+  if an.sig ~= sig then
+    an.sig, an.text = sig, nil
+    for _, m in ipairs(an.modifies) do m.ktexts = nil end
   end
   local bufs = { S.exact(eg, "ua_" .. an.name .. "_a", n, "i64"),
     S.exact(eg, "ua_" .. an.name .. "_b", n, "i64") }
@@ -686,7 +798,11 @@ function UA.compute(eg, fname, an, idx)
           children = eg.children, vin = bufs[cur], vout = bufs[nxt], stat = eg.stat,
           n = nids, slot = s, sin = sts and sts[cur], sout = sts and sts[nxt] }, S.grid(nids) }
         -- the analyses read are computed before this one (declaration order) on this graph
-        for _, dn in ipairs(an.deps) do steps[#steps][2]["dep_" .. dn] = eg.analyses[dn].val end
+        for _, dn in ipairs(an.deps) do
+          local d = eg.analyses[dn]
+          steps[#steps][2]["dep_" .. dn] = d.val
+          if d.ty == "const" then steps[#steps][2]["dep_" .. dn .. "_st"] = d.st end
+        end
         cur = nxt
       end
       local res = S.run(eg, fname, steps, { S.stat_readback(eg, SWEEPS) })
@@ -787,6 +903,13 @@ local function v_names(an)
     return { v = { st = "(load st c)", x = decode("(load val c)", an.of) }, zero = zero,
       of = an.of }, "  (buffer st i64 read)\n"
   end
+  if an.ty == "set" then
+    -- a set's words at c (set predicates read them, uset.lua)
+    local nw = an.words
+    return { v = { nw = nw, word = function(idx)
+      return ("(load val (add (mul c %du32) %s))"):format(nw, idx)
+    end } }, ""
+  end
   return { v = "v" }, ""
 end
 
@@ -806,8 +929,8 @@ local function flags_text(an, m)
       (let v %s)
       (store flag c (select (land (land (eq (load parent c) c)
         (lt (load cstart c) (load cend c))) %s) 1u32 0u32)))))
-]]):format(stbuf, an.ty == "const" and "0i64" or decode("(load val c)", an.ty),
-    conv(code(m.when, names), m.when.ty, "bool"))
+]]):format(stbuf, (an.ty == "const" or an.ty == "set") and "0i64"
+    or decode("(load val c)", an.ty), conv(code(m.when, names), m.when.ty, "bool"))
 end
 
 local function pick_text(an, m)
@@ -831,7 +954,8 @@ local function pick_text(an, m)
           (let v %s)
           (store pay (load rank c) %s)
           (store cls (load rank c) c))))))
-]]):format(stbuf, an.ty == "const" and "0i64" or decode("(load val c)", an.ty), bits)
+]]):format(stbuf, (an.ty == "const" or an.ty == "set") and "0i64"
+    or decode("(load val c)", an.ty), bits)
 end
 
 --- Runs flag kernel text (args; it writes flag[c] = 1 for the classes to modify) and an
@@ -953,8 +1077,9 @@ function UA.modify(eg, fname)
   for _, name in ipairs(eg.analysis_order or {}) do
     local an = eg.analyses[name]
     for _, m in ipairs(an.modifies) do
-      m.ktexts = m.ktexts or { flags = flags_text(an, m), pick = pick_text(an, m) }
       rounds = rounds + UA.rounds(eg, fname, ("analysis '%s'"):format(name), function(idx)
+        -- made after UA.current: a set's words may have grown (UA.compute drops the texts)
+        m.ktexts = m.ktexts or { flags = flags_text(an, m), pick = pick_text(an, m) }
         return UA.flags(eg, fname, m.ktexts.flags, { parent = eg.parent, cstart = idx.cstart,
           cend = idx.cend, val = an.val, st = an.st })
       end, function(flag, rank, k)

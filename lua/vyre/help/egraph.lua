@@ -200,12 +200,17 @@ its unit, written in the expression language of docs/EGRAPH.md ("User analyses")
 computed on the device to a fixed point on every rebuilt graph; `when` reads it as
 (value name ?x), Lua appliers as ctx.value(name, c); modify adds (leaf payload(v)) to
 every class where when(v) holds. A make may read an analysis declared before it:
-(get other k) its value of child k, (get other self) of the e-node's own class (i64, f64
-or bool analyses; declaration order is the dependency order, so reads cannot cycle).
-type = "set", words = N (1..64) is a set of symbols of N i64 words a class (64 * N
-symbols; the union is the join, the empty set bottom; make: (bit payload) of a "sym"
-leaf, (child k), empty, bor, band, bnot); eg:value gives its N words; raises naming the
-words needed once the e-graph has more symbols.]=],
+(get other k) its value of child k, (get other self) of the e-node's own class
+(declaration order is the dependency order, so reads cannot cycle): a value, a "const"
+read with (one? c) and (val c), or a "set" read with (member S k), (size S), (empty S),
+(subset S T), (disjoint S T) (a set's make may use it as a set).
+type = "set", words = "auto" (the default) or N (1..64) is a set of symbols in i64 words
+a class (the union is the join, the empty set bottom; make: (bit payload) of a "sym"
+leaf, (child k), (get other k), empty, bor, band, bnot); "auto" words follow the interned
+symbols (the next power of two of symbols / 64, up to 4096 symbols); eg:value gives the
+list of its current words; a fixed N raises naming the words needed once the e-graph
+has more symbols. `when` tests a set as (member name ?x k), (empty name ?x),
+(size name ?x), (subset name ?x ?y), (disjoint name ?x ?y); modify's v is the set.]=],
   ["EGraph:const"] = [=[
 eg:const(c) -> value | nil, "none" | "one" | "conflict"
 The constant analysis of c's e-class (rebuilds and recomputes it first). Raises when the
