@@ -1,10 +1,11 @@
 -- 114: e-graphs, issue 25 §6 (docs/EGRAPH.md, "Applying in pieces"). eg:run's apply_rows
 -- caps the rows an iteration stages between rebuilds: the matches go in pieces with a
--- rebuild after each, and a rule whose rows alone pass the cap in segments of its rows. The math workload run that way gives, at every iteration, what a run in
--- one piece gives: the e-nodes and e-classes (egglog's: bench/eqsat/README.md), the
--- matches per rule (semi-naive or every match), every e-class's canonical id and e-nodes,
--- the roots' extractions and the next id. Each case runs on the reference backend, on the fake CUDA driver
--- (#fakecuda, scripts/test.sh's fake pass) and, on a GPU, #gpu.
+-- rebuild after each, and a rule whose rows alone pass the cap in segments of its rows.
+-- The math workload run that way gives, at every iteration, what a run in one piece
+-- gives: the e-nodes and e-classes (egglog's: bench/eqsat/README.md), the matches per
+-- rule (semi-naive or every match), every e-class's canonical id and e-nodes, the roots'
+-- extractions and the next id. Each case runs on the reference backend, on the fake CUDA
+-- driver (#fakecuda, scripts/test.sh's fake pass) and, on a GPU, #gpu.
 local vyre = require("vyre")
 local H = require("spec.helpers")
 local MW = require("bench.eqsat.math")
