@@ -235,8 +235,15 @@ local function iteration(eg, fname, st, list, rsname)
     if (may[ri] or not indep) and #rule.pats == 1 and not rule.guard then
       rule.lays = rule.lays or {}
       rule.lays[1] = rule.lays[1] or match.layout(rule.pats[1], false, rule.subsume)
-      local e = { pat = rule.pats[1], lay = rule.lays[1], when = rule.when,
-        role = ROLE[ri], since = st.semi and rule.since or 0 }
+      -- the rule's entry from its last search, refilled: match.count_batch keeps its
+      -- argument, step and readback tables there for the next iteration
+      local e = rule.dev_entry
+      if not e or e.eg ~= eg then
+        e = { eg = eg }
+        rule.dev_entry = e
+      end
+      e.pat, e.lay, e.when, e.role = rule.pats[1], rule.lays[1], rule.when, ROLE[ri]
+      e.since, e.sub, e.cs = st.semi and rule.since or 0, nil, nil
       dev[#dev + 1] = e
       entry[ri] = e
     end

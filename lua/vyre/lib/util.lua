@@ -557,6 +557,20 @@ function U.run(name, be, steps, readback, timed)
   return res, t
 end
 
+--- The launch options {grid = {g}} for g workgroups, one table per g shared by every
+--- step that launches that many (the binding only reads a step's options): the step
+--- builders of vyre.lib and vyre.egraph then make no new tables for their grids (an
+--- e-graph iteration has ~200 steps). Nothing may modify a table U.grid returns.
+local GRIDS = {}
+function U.grid(g)
+  local o = GRIDS[g]
+  if not o then
+    o = { grid = { g } }
+    GRIDS[g] = o
+  end
+  return o
+end
+
 --- ceil(a / b) for non-negative integers.
 function U.cdiv(a, b)
   return (a + b - 1) // b
