@@ -156,9 +156,19 @@ local MOVED = [[
 local function moved_steps(eg, n, cmp, snap, steps, slot)
   if n == 0 then return end
   local buf = snap or S.exact(eg, "sat_snap", n)
+  -- the one-element views of stat, made once per stat buffer (two a call otherwise)
+  local views = eg.moved_views
+  if not views or views.of ~= eg.stat then
+    views = { of = eg.stat }
+    eg.moved_views = views
+  end
+  local sv = views[slot]
+  if not sv then
+    sv = eg.stat:view(slot + 1, 1)
+    views[slot] = sv
+  end
   steps[#steps + 1] = { U.kernel(eg.be, "eqsat:moved", function() return SC.expand(MOVED) end),
-    { parent = eg.parent, snap = buf, stat = eg.stat:view(slot + 1, 1), n = n, cmp = cmp },
-    S.grid(n) }
+    { parent = eg.parent, snap = buf, stat = sv, n = n, cmp = cmp }, S.grid(n) }
 end
 
 -- The iteration's end in one sequence: the e-classes (eg:size's count) and, unless

@@ -335,11 +335,33 @@ local function pass_text(kt, vt, m, p, o, np, dev)
     WPRE = LOWER_WARPS({ OUT = "wpre" }) }, dev))
 end
 
+-- The cache keys of the pass kernels, by their parts (nested tables, made once): an
+-- e-graph iteration asks for ~25 pass kernels, and formatting each key was a visible
+-- share of its host time.
+local PASS_KEYS = {}
+local function sub(t, k)
+  local u = t[k]
+  if not u then
+    u = {}
+    t[k] = u
+  end
+  return u
+end
+local function pass_key(kt, vt, m, p, np, tag)
+  local t = sub(sub(sub(sub(sub(PASS_KEYS, kt), vt or "none"), m), np), tag)
+  local key = t[p + 1]
+  if not key then
+    key = ("sort_pass:%s:%s:%d:%d:%d%s"):format(kt, vt or "none", m, p, np, tag)
+    t[p + 1] = key
+  end
+  return key
+end
+local PASS_LETS = { "(let n n1)" }
+
 -- One kernel per pass: the digit's shift is a literal (no run-time shift masking).
 local function pass_kernel(be, kt, vt, m, p, o, np, count)
-  return U.kernel_n(be, ("sort_pass:%s:%s:%d:%d:%d%s"):format(kt, vt or "none", m, p, np,
-    o.tag), function(dev) return pass_text(kt, vt, m, p, o, np, dev) end, count,
-    { "(let n n1)" })
+  return U.kernel_n(be, pass_key(kt, vt, m, p, np, o.tag),
+    function(dev) return pass_text(kt, vt, m, p, o, np, dev) end, count, PASS_LETS)
 end
 
 -- Histograms -----------------------------------------------------------------------------

@@ -418,9 +418,21 @@ end
 --- is a backend, the backend's "call" object), kept per role, grown on demand. Calls on
 --- one backend run one after another (each ends with one sync) and the steps of one list
 --- run in order, so a role is never used by two launches at once.
+-- role .. ":" .. t, made once per pair (the sort and scan builders ask ~30 times an
+-- e-graph iteration)
+local SKEYS = setmetatable({}, { __index = function(k, role)
+  local v = setmetatable({}, { __index = function(kt, t)
+    local s = role .. ":" .. t
+    rawset(kt, t, s)
+    return s
+  end })
+  rawset(k, role, v)
+  return v
+end })
+
 function U.scratch(S, role, t, n)
   if not U.is_scratch(S) then S = U.default_scratch(S, "call") end
-  local key = role .. ":" .. t
+  local key = SKEYS[role][t]
   local b = S.bufs[key]
   if not b or b.freed or b.count < n then
     if b and not b.freed and S.free_on_grow then b:free() end
