@@ -96,7 +96,11 @@ function M.index(eg, fname, pre)
   steps[#steps + 1] = { ranges_kernel(be), { keys = ck, first = cstart, last = cend, n = n },
     S.grid(n) }
   local res = S.run(eg, fname, steps, { { ostart, 1, nops }, { oend, 1, nops } })
-  idx.ostart, idx.oend = res[1], res[2]
+  -- as Lua tables: every rule's search reads two of them (an Array's element is a C
+  -- __index call)
+  local os_, oe_, ra, rb = {}, {}, res[1], res[2]
+  for i = 1, nops do os_[i], oe_[i] = ra[i], rb[i] end
+  idx.ostart, idx.oend = os_, oe_
   idx.op_rows, idx.cls_rows, idx.cstart, idx.cend = vk, cv, cstart, cend
   return idx
 end

@@ -159,7 +159,7 @@ function S.exact(eg, role, n, t)
   if c and b == c.view then
     if c.n == n1 and c.t == t then return b end
     if c.t == t and c.cap >= n1 then
-      b = c.buf:view(1, n1)
+      b = c.vw(c.buf, 1, n1)
       c.view, c.n = b, n1
       eg[key] = b
       return b
@@ -187,7 +187,9 @@ function S.exact(eg, role, n, t)
     -- nothing grows); the reference backend's memory is host memory, kept small
     local floor = eg.be.name == "reference" and 256 or 16384
     local cap = math.max(n1, 2 * old, floor)
-    c = { buf = eg.be:buffer(t, cap), cap = cap }
+    local buf = eg.be:buffer(t, cap)
+    -- vw: the Buffer's view method, looked up once (a lookup is a C __index call)
+    c = { buf = buf, cap = cap, vw = buf.view }
     caps[role] = c
   end
   b = c.buf:view(1, n1)

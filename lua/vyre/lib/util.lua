@@ -227,13 +227,19 @@ end
 
 -- be's kernel cache and the key under which key's kernel lives there (debug apart):
 -- map key -> Kernel, used key -> the clock of its last use, and the counters.
+-- be's debug method is looked up once per backend (a lookup is a C __index call; every
+-- kernel request asks, ~120 per e-graph iteration); the mode itself is asked each time.
 local function cache_of(be, key)
-  if be:debug() then key = key .. "#debug" end
   local c = kernels[be]
   if not c then
-    c = { map = {}, used = {}, n = 0, clock = 0, hits = 0, misses = 0, evictions = 0 }
+    local debug = be.debug
+    if debug(be) then key = key .. "#debug" end
+    c = { map = {}, used = {}, n = 0, clock = 0, hits = 0, misses = 0, evictions = 0,
+      debug = debug }
     kernels[be] = c
+    return c, key
   end
+  if c.debug(be) then key = key .. "#debug" end
   return c, key
 end
 
@@ -434,10 +440,19 @@ function U.scratch(S, role, t, n)
   if not U.is_scratch(S) then S = U.default_scratch(S, "call") end
   local key = SKEYS[role][t]
   local b = S.bufs[key]
+  -- S.caps: the count of each buffer made here (reading b.count is a C __index call);
+  -- a buffer someone freed is still noticed
+  local caps = S.caps
+  if not caps then
+    caps = setmetatable({}, { __mode = "k" })
+    S.caps = caps
+  end
+  if b and caps[b] and caps[b] >= n and not b.freed then return b end
   if not b or b.freed or b.count < n then
     if b and not b.freed and S.free_on_grow then b:free() end
     b = S.be:buffer(t, math.max(n, 1))
     S.bufs[key] = b
+    caps[b] = math.max(n, 1)
   end
   return b
 end
