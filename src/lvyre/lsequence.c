@@ -154,14 +154,85 @@ static void run_collectives(lua_State *L, struct lvyre_backend *be, struct lvyre
     if (vyre_cuda_sequence(be->dev, cs, m, &o, &err) != VYRE_OK) vyre_lua_raise(L, fname, &err);
 }
 
+/* Scratch memory for n records of size sz pushed on the stack, NOT zeroed (unlike
+ * vyre_lua_scratch): a step's bound arguments are ~3 KiB (every slot of every kind) of
+ * which a launch fills and reads only its layout's slots, and zeroing them all was the
+ * largest cost of reading a step list (about 8 k instructions per step under callgrind).
+ * Callers initialise every field they read. */
+static void *raw_scratch(lua_State *L, size_t n, size_t sz) {
+    return lua_newuserdatauv(L, (n + 1) * sz, 0);
+}
+
+/* be:sequence's step memory, kept between calls: the steps, the interface's steps and
+ * their argument slots of a list of ~20 launches come to ~90 KiB, and a new userdata of
+ * that size per call (an e-graph iteration makes ~11) drove the collector to run several
+ * times as often as the Lua that builds the steps does (callgrind: ~1 M instructions per
+ * iteration). One block per Lua state, grown on demand (up to SEQ_KEEP bytes; a longer
+ * list gets memory of its own). A call that finds it in use (a finalizer or metamethod
+ * running be:sequence while one reads its steps) takes memory of its own; the block is
+ * released by a to-be-closed slot, so an error leaves it free too. */
+#define SEQ_KEEP ((size_t)4 << 20)
+struct seq_block {
+    bool busy;
+    size_t cap; /* bytes of the memory userdata (its user value 1) */
+};
+static const char *const SEQ_BLOCK = "vyre.SequenceMemory";
+
+static int seq_block_close(lua_State *L) {
+    struct seq_block *sb = luaL_checkudata(L, 1, SEQ_BLOCK);
+    sb->busy = false;
+    return 0;
+}
+
+static size_t round16(size_t x) { return (x + 15) & ~(size_t)15; }
+
+/* Memory for bytes, not zeroed: the kept block (its holder pushed and marked to be
+ * closed) or, when that is in use or bytes is past SEQ_KEEP, a userdata of its own
+ * (pushed). */
+static void *seq_memory(lua_State *L, size_t bytes) {
+    if (bytes > SEQ_KEEP) return lua_newuserdatauv(L, bytes, 0);
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, SEQ_BLOCK) != LUA_TUSERDATA) {
+        lua_pop(L, 1);
+        struct seq_block *nb = lua_newuserdatauv(L, sizeof *nb, 1);
+        nb->busy = false;
+        nb->cap = 0;
+        if (luaL_newmetatable(L, SEQ_BLOCK)) {
+            lua_pushcfunction(L, seq_block_close);
+            lua_setfield(L, -2, "__close");
+        }
+        lua_setmetatable(L, -2);
+        lua_pushvalue(L, -1);
+        lua_rawsetp(L, LUA_REGISTRYINDEX, SEQ_BLOCK);
+    }
+    struct seq_block *sb = lua_touserdata(L, -1);
+    if (sb->busy) {
+        lua_pop(L, 1);
+        return lua_newuserdatauv(L, bytes, 0);
+    }
+    if (sb->cap < bytes) {
+        size_t cap = bytes < 2 * sb->cap ? 2 * sb->cap : bytes;
+        if (cap > SEQ_KEEP) cap = SEQ_KEEP;
+        lua_newuserdatauv(L, cap, 0);
+        lua_setiuservalue(L, -2, 1);
+        sb->cap = cap;
+    }
+    lua_getiuservalue(L, -1, 1);
+    void *mem = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    sb->busy = true;
+    lua_toclose(L, -1); /* frees the block when be:sequence returns or raises */
+    return mem;
+}
+
 /* ---- shared helpers (lbackend.h) ----------------------------------------- */
 
-struct vyre_backend_step *lvyre_backend_steps(lua_State *L, const struct lvyre_step *steps,
-                                              size_t n, size_t prefix, size_t *m, size_t *mprefix) {
+/* The interface's steps of steps[0..n) into bs and args (n + 1 each); false when a step
+ * is a collective. */
+static bool backend_steps_into(const struct lvyre_step *steps, size_t n, size_t prefix,
+                               struct vyre_backend_step *bs, struct lvyre_args *args, size_t *m,
+                               size_t *mprefix) {
     for (size_t i = 0; i < n; i++)
-        if (steps[i].coll) return NULL;
-    struct vyre_backend_step *bs = vyre_lua_scratch(L, (n + 1) * sizeof *bs);
-    struct lvyre_args *args = vyre_lua_scratch(L, (n + 1) * sizeof *args);
+        if (steps[i].coll) return false;
     size_t k = 0, kp = 0;
     for (size_t i = 0; i < n; i++) {
         if (steps[i].b.empty) continue; /* opts.n = 0: launches nothing */
@@ -172,20 +243,39 @@ struct vyre_backend_step *lvyre_backend_steps(lua_State *L, const struct lvyre_s
     }
     *m = k;
     *mprefix = kp;
+    return true;
+}
+
+struct vyre_backend_step *lvyre_backend_steps(lua_State *L, const struct lvyre_step *steps,
+                                              size_t n, size_t prefix, size_t *m, size_t *mprefix) {
+    for (size_t i = 0; i < n; i++)
+        if (steps[i].coll) return NULL;
+    struct vyre_backend_step *bs = vyre_lua_scratch(L, (n + 1) * sizeof *bs);
+    /* lvyre_backend_args fills the layout's slots, the only ones the backend reads */
+    struct lvyre_args *args = raw_scratch(L, n, sizeof *args);
+    backend_steps_into(steps, n, prefix, bs, args, m, mprefix);
     return bs;
 }
 
-struct lvyre_step *lvyre_read_steps(lua_State *L, int idx, struct lvyre_backend *be, size_t *n,
-                                    const char *fname) {
-    idx = lua_absindex(L, idx);
+/* The number of steps in the list at idx (absolute), which must be a table. */
+static size_t steps_count(lua_State *L, int idx, const char *fname) {
     if (!lua_istable(L, idx))
         vyre_lua_fail(L, "arg",
                       "%s: steps must be a list of {kernel, args, opts} (got %s). Fix: e.g. "
                       "{{k, {x = buf}, {n = 1024}}}",
                       fname, luaL_typename(L, idx));
-    size_t count = (size_t)luaL_len(L, idx);
-    struct lvyre_step *steps = vyre_lua_scratch(L, (count + 1) * sizeof *steps);
+    return (size_t)luaL_len(L, idx);
+}
+
+/* Reads the count steps of the list at idx (absolute) into steps. Not zeroed first: each
+ * step's fields are set here and lvyre_match sets the bound slots of the kernel's layout
+ * (every reader of a bound goes by the layout's counts). */
+static void read_steps_into(lua_State *L, int idx, struct lvyre_backend *be, size_t count,
+                            struct lvyre_step *steps, const char *fname) {
     for (size_t i = 0; i < count; i++) {
+        steps[i].k = NULL;
+        steps[i].coll = NULL;
+        steps[i].collud = NULL;
         lua_geti(L, idx, (lua_Integer)i + 1);
         int st = lua_gettop(L);
         if (!lua_istable(L, st))
@@ -221,6 +311,14 @@ struct lvyre_step *lvyre_read_steps(lua_State *L, int idx, struct lvyre_backend 
         lvyre_kernel_grid(L, k, &steps[i].b, grid, fname);
         lua_settop(L, st - 1); /* the steps table keeps kernels and buffers alive */
     }
+}
+
+struct lvyre_step *lvyre_read_steps(lua_State *L, int idx, struct lvyre_backend *be, size_t *n,
+                                    const char *fname) {
+    idx = lua_absindex(L, idx);
+    size_t count = steps_count(L, idx, fname);
+    struct lvyre_step *steps = raw_scratch(L, count, sizeof *steps);
+    read_steps_into(L, idx, be, count, steps, fname);
     *n = count;
     return steps;
 }
@@ -235,8 +333,14 @@ int lvyre_backend_sequence(lua_State *L) {
     lua_Integer prefix, times;
     bool timed;
     read_opts(L, 3, &prefix, &times, &timed, fname);
-    size_t n = 0, nrb = 0;
-    struct lvyre_step *steps = lvyre_read_steps(L, 2, be, &n, fname);
+    size_t nrb = 0;
+    /* one block: the steps, the interface's steps and their argument slots */
+    size_t n = steps_count(L, 2, fname);
+    size_t s1 = round16((n + 1) * sizeof(struct lvyre_step));
+    size_t s2 = round16((n + 1) * sizeof(struct vyre_backend_step));
+    char *mem = seq_memory(L, s1 + s2 + (n + 1) * sizeof(struct lvyre_args));
+    struct lvyre_step *steps = (struct lvyre_step *)mem;
+    read_steps_into(L, 2, be, n, steps, fname);
     if ((size_t)prefix > n)
         return vyre_lua_fail(L, "arg",
                              "%s: prefix %d is longer than the %d steps. Fix: prefix must be at "
@@ -263,7 +367,9 @@ int lvyre_backend_sequence(lua_State *L) {
         t.wall_ns += tr.wall_ns;
         lua_pushinteger(L, (lua_Integer)rounds);
         lua_setfield(L, results, "rounds");
-    } else if ((bs = lvyre_backend_steps(L, steps, n, (size_t)prefix, &m, &mprefix))) {
+    } else if (backend_steps_into(steps, n, (size_t)prefix,
+                                  bs = (struct vyre_backend_step *)(mem + s1),
+                                  (struct lvyre_args *)(mem + s1 + s2), &m, &mprefix)) {
         run_interface(L, be, steps, n, bs, m, mprefix, (uint32_t)times, rb, nrb, timed ? &t : NULL,
                       fname);
     } else { /* collectives: a CUDA device's own steps (see the top) */

@@ -98,8 +98,14 @@ end
 
 -- text: the program text, or a function making it (called only on a cache miss: the
 -- templates filled with U.fill are not re-filled each time an iteration asks for them).
+-- "egraph:" .. name, made once per name (every step of an iteration asks for its kernel)
+local KEYS = setmetatable({}, { __index = function(k, name)
+  local v = "egraph:" .. name
+  rawset(k, name, v)
+  return v
+end })
 local function kernel(be, name, text)
-  return U.kernel(be, "egraph:" .. name, function()
+  return U.kernel(be, KEYS[name], function()
     return SC.expand(type(text) == "function" and text() or text)
   end)
 end

@@ -20,7 +20,7 @@
 -- filter = 0 all are, and a layout with a flag column records which are new.
 local U = require("vyre.lib.shared")
 local SC = require("vyre.egraph.schema") -- column declarations (schema.lua)
-local lib = require("vyre.lib")
+local SORT = require("vyre.lib.sort")
 local scan = require("vyre.lib.shared").scan
 local basic = require("vyre.lib.shared").basic
 local S = require("vyre.egraph.store")
@@ -85,8 +85,8 @@ function M.index(eg, fname, pre)
   steps[#steps + 1] = { keys_kernel(be), { src = eg.row_class, keys = ck, vals = cv, n = n },
     S.grid(n) }
   -- the two sorts go into the same sequence (one synchronisation for the whole index)
-  for _, st in ipairs(lib.steps.sort(be, ok_, vk)) do steps[#steps + 1] = st end
-  for _, st in ipairs(lib.steps.sort(be, ck, cv)) do steps[#steps + 1] = st end
+  for _, st in ipairs(SORT.steps_trusted(be, ok_, vk)) do steps[#steps + 1] = st end
+  for _, st in ipairs(SORT.steps_trusted(be, ck, cv)) do steps[#steps + 1] = st end
   basic.fill_steps(be, ostart, 0, nops, steps)
   basic.fill_steps(be, oend, 0, nops, steps)
   basic.fill_steps(be, cstart, 0, nids, steps)
@@ -96,7 +96,11 @@ function M.index(eg, fname, pre)
   steps[#steps + 1] = { ranges_kernel(be), { keys = ck, first = cstart, last = cend, n = n },
     S.grid(n) }
   local res = S.run(eg, fname, steps, { { ostart, 1, nops }, { oend, 1, nops } })
-  idx.ostart, idx.oend = res[1], res[2]
+  -- as Lua tables: every rule's search reads two of them (an Array's element is a C
+  -- __index call)
+  local os_, oe_, ra, rb = {}, {}, res[1], res[2]
+  for i = 1, nops do os_[i], oe_[i] = ra[i], rb[i] end
+  idx.ostart, idx.oend = os_, oe_
   idx.op_rows, idx.cls_rows, idx.cstart, idx.cend = vk, cv, cstart, cend
   return idx
 end
@@ -628,16 +632,30 @@ local function count_args(eg, idx, e)
   if n <= 0 or idx.n == 0 then return nil end
   local kc = M.prepare(eg, pat, lay, when)
   local cnt = S.exact(eg, ROLES[e.role].cnt, n)
-  local args = { row_op = eg.row_op, row_off = eg.row_off, row_class = eg.row_class,
-    children = eg.children, op_rows = idx.op_rows, cls_rows = idx.cls_rows,
-    cstart = idx.cstart, cend = idx.cend, cnt_out = cnt, row_epoch = eg.row_epoch,
-    sub = S.exact(eg, "m_dummy", 1), n = n, base = base, m = 0, since = e.since or 0,
-    filter = lay.flag and 0 or 1, withsub = lay.withsub and 1 or 0 }
-  if var then
-    args = { parent = eg.parent, cls_rows = idx.cls_rows, cstart = idx.cstart,
-      cend = idx.cend, row_epoch = eg.row_epoch, cnt_out = cnt, sub = args.sub, n = n,
-      m = 0, since = args.since, filter = args.filter, withsub = args.withsub }
+  -- The entry's own table from the last iteration (run.lua keeps an entry per rule), every
+  -- field set again: filling ~18 existing fields costs far less than a new table with
+  -- its hash part built key by key. The same keys each time: a pattern's kind and its
+  -- `when` (the analyses bound) do not change.
+  local args = e.cargs
+  if not args then
+    args = {}
+    e.cargs = args
   end
+  local dummy, since = S.exact(eg, "m_dummy", 1), e.since or 0
+  local filter, withsub = lay.flag and 0 or 1, lay.withsub and 1 or 0
+  if var then
+    args.parent, args.cls_rows, args.cstart, args.cend = eg.parent, idx.cls_rows,
+      idx.cstart, idx.cend
+  else
+    args.row_op, args.row_off, args.row_class, args.children = eg.row_op, eg.row_off,
+      eg.row_class, eg.children
+    args.op_rows, args.cls_rows, args.cstart, args.cend = idx.op_rows, idx.cls_rows,
+      idx.cstart, idx.cend
+    args.base = base
+  end
+  args.row_epoch, args.cnt_out, args.sub, args.n, args.m = eg.row_epoch, cnt, dummy, n, 0
+  args.since, args.filter, args.withsub = since, filter, withsub
+  args.stat = nil -- count_batch binds its view of the totals
   bind_analyses(eg, when, args)
   return args, kc, n
 end
@@ -667,11 +685,25 @@ function M.count_batch(eg, fname, idx, entries)
       end
       args.stat = v
       e.args, e.kc, e.n = args, kc, n
-      steps[#steps + 1] = { kc.count, args, S.grid(n) }
+      -- the step and readback tables are the entry's own too, refilled
+      local cstep = e.cstep
+      if not cstep then
+        cstep = {}
+        e.cstep = cstep
+      end
+      cstep[1], cstep[2], cstep[3] = kc.count, args, S.grid(n)
+      steps[#steps + 1] = cstep
       e.cs = S.exact(eg, ROLES[e.role].scan, n)
       scan.steps(be, "u32", "add", true, args.cnt_out, e.cs, n, steps)
-      rb[#rb + 1] = { e.cs, n, 1 }
-      rb[#rb + 1] = { args.cnt_out, n, 1 }
+      local r1, r2 = e.rb1, e.rb2
+      if not r1 then
+        r1, r2 = {}, {}
+        e.rb1, e.rb2 = r1, r2
+      end
+      r1[1], r1[2], r1[3] = e.cs, n, 1
+      r2[1], r2[2], r2[3] = args.cnt_out, n, 1
+      rb[#rb + 1] = r1
+      rb[#rb + 1] = r2
       live[#live + 1] = e
     end
   end
@@ -692,10 +724,18 @@ function M.write_batch(eg, fname, entries)
           e.role, e.m), "lower node_limit or ban the rule with the scheduler")
       end
       e.sub = S.exact(eg, ROLES[e.role].sub, e.m * e.lay.ncols)
-      local wargs = {}
-      for k, v in pairs(e.args) do wargs[k] = v end
+      -- the count step's arguments, changed in place (count_batch's sequence has run and
+      -- nothing else holds them): the write kernel takes the same names
+      local wargs = e.args
+      e.args = nil
       wargs.cnt_out, wargs.sub, wargs.m = e.cs, e.sub, e.m
-      steps[#steps + 1] = { e.kc.write, wargs, S.grid(e.n) }
+      local wstep = e.wstep
+      if not wstep then
+        wstep = {}
+        e.wstep = wstep
+      end
+      wstep[1], wstep[2], wstep[3] = e.kc.write, wargs, S.grid(e.n)
+      steps[#steps + 1] = wstep
     end
   end
   S.run(eg, fname, steps)

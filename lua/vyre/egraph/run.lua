@@ -157,9 +157,19 @@ local MOVED = [[
 local function moved_steps(eg, n, cmp, snap, steps, slot)
   if n == 0 then return end
   local buf = snap or S.exact(eg, "sat_snap", n)
+  -- the one-element views of stat, made once per stat buffer (two a call otherwise)
+  local views = eg.moved_views
+  if not views or views.of ~= eg.stat then
+    views = { of = eg.stat }
+    eg.moved_views = views
+  end
+  local sv = views[slot]
+  if not sv then
+    sv = eg.stat:view(slot + 1, 1)
+    views[slot] = sv
+  end
   steps[#steps + 1] = { U.kernel(eg.be, "eqsat:moved", function() return SC.expand(MOVED) end),
-    { parent = eg.parent, snap = buf, stat = eg.stat:view(slot + 1, 1), n = n, cmp = cmp },
-    S.grid(n) }
+    { parent = eg.parent, snap = buf, stat = sv, n = n, cmp = cmp }, S.grid(n) }
 end
 
 -- The iteration's end in one sequence: the e-classes (eg:size's count) and, unless
@@ -236,8 +246,15 @@ local function iteration(eg, fname, st, list, rsname)
     if (may[ri] or not indep) and #rule.pats == 1 and not rule.guard then
       rule.lays = rule.lays or {}
       rule.lays[1] = rule.lays[1] or match.layout(rule.pats[1], false, rule.subsume)
-      local e = { pat = rule.pats[1], lay = rule.lays[1], when = rule.when,
-        role = ROLE[ri], since = st.semi and rule.since or 0 }
+      -- the rule's entry from its last search, refilled: match.count_batch keeps its
+      -- argument, step and readback tables there for the next iteration
+      local e = rule.dev_entry
+      if not e or e.eg ~= eg then
+        e = { eg = eg }
+        rule.dev_entry = e
+      end
+      e.pat, e.lay, e.when, e.role = rule.pats[1], rule.lays[1], rule.when, ROLE[ri]
+      e.since, e.sub, e.cs = st.semi and rule.since or 0, nil, nil
       dev[#dev + 1] = e
       entry[ri] = e
     end

@@ -158,13 +158,28 @@ function S.exact(eg, role, n, t)
   local n1 = n > 1 and n or 1
   local key = XKEY[role]
   local b = eg[key]
-  if b and not b.freed and b.count == n1 and b.type == t then return b end
   local caps = eg.xcap
+  local c = caps and caps[role]
+  -- The common cases are decided on the host's record of the role (c.n: the view's
+  -- count, c.t its type, c.cap the allocation's count) without asking the Buffers (each
+  -- field read is a C __index call, and an iteration makes ~90 of these requests, most
+  -- with a new size). While eg[key] is still the role's own view, neither it nor its
+  -- allocation can have been freed: both are freed only here or by S.free, which drops
+  -- eg.xcap.
+  if c and b == c.view then
+    if c.n == n1 and c.t == t then return b end
+    if c.t == t and c.cap >= n1 then
+      b = c.vw(c.buf, 1, n1)
+      c.view, c.n = b, n1
+      eg[key] = b
+      return b
+    end
+  end
+  if b and not b.freed and b.count == n1 and b.type == t then return b end
   if not caps then
     caps = {}
     eg.xcap = caps
   end
-  local c = caps[role]
   if c and (b ~= c.view or c.buf.freed) then
     caps[role] = false -- swapped by its user: exact allocations from here on
     c = false
@@ -181,11 +196,14 @@ function S.exact(eg, role, n, t)
     -- on a device, the first allocation covers the small sizes (below ~10^4 e-nodes
     -- nothing grows); the reference backend's memory is host memory, kept small
     local floor = eg.be.name == "reference" and 256 or 16384
-    c = { buf = eg.be:buffer(t, math.max(S.grown(old, n1), floor)) }
+    local cap = math.max(S.grown(old, n1), floor)
+    local buf = eg.be:buffer(t, cap)
+    -- vw: the Buffer's view method, looked up once (a lookup is a C __index call)
+    c = { buf = buf, cap = cap, vw = buf.view }
     caps[role] = c
   end
   b = c.buf:view(1, n1)
-  c.view = b
+  c.view, c.n, c.t = b, n1, t
   eg[key] = b
   return b
 end

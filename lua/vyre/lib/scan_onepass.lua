@@ -104,12 +104,40 @@ local function state(be, t, ntiles)
   return U.scratch(be, "scan1_state_" .. cap, "u64", cap), ctr
 end
 
+-- The cache keys of scan_kernel, by t, op and the two flags, with the configuration they
+-- were made for: an e-graph iteration asks for ~30 scans, and formatting the key each time
+-- was a visible share of its host time. A changed M.config makes a new key.
+local KEYS = {}
+local function scan_key(t, op, exclusive, look)
+  local cfg, items = M.config, M.items(t)
+  local bt = KEYS[t]
+  if not bt then
+    bt = {}
+    KEYS[t] = bt
+  end
+  local bo = bt[op]
+  if not bo then
+    bo = {}
+    bt[op] = bo
+  end
+  -- nil, false and true each their own slot (the key spells them with tostring)
+  local slot = (exclusive == nil and 0 or exclusive and 1 or 2) * 3
+    + (look == nil and 0 or look and 1 or 2) + 1
+  local c = bo[slot]
+  if not c or c.items ~= items or c.window ~= cfg.window or c.lag ~= cfg.lag then
+    c = { items = items, window = cfg.window, lag = cfg.lag,
+      key = ("scan1:%s:%s:%s:%s:%d:%d:%d"):format(t, op, tostring(exclusive), tostring(look),
+        items, cfg.window, cfg.lag) }
+    bo[slot] = c
+  end
+  return c.key
+end
+
 --- The kernel of a one-pass scan (look = true) or of the single-workgroup scan.
 function M.scan_kernel(be, t, op, exclusive, look)
-  local cfg = M.config
-  local key = ("scan1:%s:%s:%s:%s:%d:%d:%d"):format(t, op, tostring(exclusive),
-    tostring(look), M.items(t), cfg.window, cfg.lag)
-  return U.kernel(be, key, function() return scan_text(t, op, exclusive, look) end)
+  return U.kernel(be, scan_key(t, op, exclusive, look), function()
+    return scan_text(t, op, exclusive, look)
+  end)
 end
 
 --- Appends the launch(es) that scan src[0..n) into dst[0..n) (n >= 1; dst may be src).
@@ -117,12 +145,12 @@ function M.scan_steps(be, t, op, exclusive, src, dst, n, steps)
   local ntiles = U.cdiv(n, M.tile(t))
   if ntiles <= M.config.small then
     steps[#steps + 1] = { M.scan_kernel(be, t, op, exclusive, false),
-      { src = src, dst = dst, n = n }, { grid = { 1 } } }
+      { src = src, dst = dst, n = n }, U.grid(1) }
     return
   end
   local st, ctr = state(be, t, ntiles)
   steps[#steps + 1] = { M.scan_kernel(be, t, op, exclusive, true),
-    { src = src, dst = dst, st = st, ctr = ctr, n = n }, { grid = { ntiles } } }
+    { src = src, dst = dst, st = st, ctr = ctr, n = n }, U.grid(ntiles) }
 end
 
 -- Compaction --------------------------------------------------------------------------

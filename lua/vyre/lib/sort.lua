@@ -335,11 +335,33 @@ local function pass_text(kt, vt, m, p, o, np, dev)
     WPRE = LOWER_WARPS({ OUT = "wpre" }) }, dev))
 end
 
+-- The cache keys of the pass kernels, by their parts (nested tables, made once): an
+-- e-graph iteration asks for ~25 pass kernels, and formatting each key was a visible
+-- share of its host time.
+local PASS_KEYS = {}
+local function sub(t, k)
+  local u = t[k]
+  if not u then
+    u = {}
+    t[k] = u
+  end
+  return u
+end
+local function pass_key(kt, vt, m, p, np, tag)
+  local t = sub(sub(sub(sub(sub(PASS_KEYS, kt), vt or "none"), m), np), tag)
+  local key = t[p + 1]
+  if not key then
+    key = ("sort_pass:%s:%s:%d:%d:%d%s"):format(kt, vt or "none", m, p, np, tag)
+    t[p + 1] = key
+  end
+  return key
+end
+local PASS_LETS = { "(let n n1)" }
+
 -- One kernel per pass: the digit's shift is a literal (no run-time shift masking).
 local function pass_kernel(be, kt, vt, m, p, o, np, count)
-  return U.kernel_n(be, ("sort_pass:%s:%s:%d:%d:%d%s"):format(kt, vt or "none", m, p, np,
-    o.tag), function(dev) return pass_text(kt, vt, m, p, o, np, dev) end, count,
-    { "(let n n1)" })
+  return U.kernel_n(be, pass_key(kt, vt, m, p, np, o.tag),
+    function(dev) return pass_text(kt, vt, m, p, o, np, dev) end, count, PASS_LETS)
 end
 
 -- Histograms -----------------------------------------------------------------------------
@@ -541,15 +563,14 @@ local function sort_steps(be, S, kt, vt, m, n, bufs, o, np, steps, count)
   local chunk, ngroups = U.chunks(n)
   local keys, values = bufs[1], bufs[3]
   steps[#steps + 1] = { U.kernel(be, "sort_init", function() return INIT:render() end),
-    { gh = gh, ctr = ctr, st = st, np = np }, { grid = { 1 } } }
+    { gh = gh, ctr = ctr, st = st, np = np }, U.grid(1) }
   steps[#steps + 1] = { ghist_kernel(be, kt, np, o, count),
-    nargs({ kin = bufs[1], gh = gh, n = n, chunk = chunk }), { grid = { ngroups } } }
-  steps[#steps + 1] = { gscan_kernel(be), { gh = gh, gof = gof, np = np }, { grid = { 1 } } }
+    nargs({ kin = bufs[1], gh = gh, n = n, chunk = chunk }), U.grid(ngroups) }
+  steps[#steps + 1] = { gscan_kernel(be), { gh = gh, gof = gof, np = np }, U.grid(1) }
   for p = 0, np - 1 do
     local a = nargs({ kin = bufs[1], kout = bufs[2], gof = gof, ctr = ctr, st = st, n = n })
     if vt then a.vin, a.vout = bufs[3], bufs[4] end
-    steps[#steps + 1] = { pass_kernel(be, kt, vt, m, p, o, np, count), a,
-      { grid = { ntiles } } }
+    steps[#steps + 1] = { pass_kernel(be, kt, vt, m, p, o, np, count), a, U.grid(ntiles) }
     bufs[1], bufs[2], bufs[3], bufs[4] = bufs[2], bufs[1], bufs[4], bufs[3]
   end
   if np % 2 == 1 then
@@ -623,6 +644,25 @@ function M.steps_form(name, be, keys, values, opts)
   local count = U.check_count(name, be, opts.count, outs)
   local S = U.scratch_of(name, be, U.is_scratch(opts.scratch) and opts.scratch or nil)
   return build(name, be, S, keys, values, opts, o, np, count)
+end
+
+-- The default order of each key type (order_of of no options), made once: o is only read.
+local DEFAULT_ORDER = setmetatable({}, { __index = function(t, kt)
+  local o, np = order_of("steps.sort", kt, {})
+  local v = { o = o, np = np }
+  rawset(t, kt, v)
+  return v
+end })
+
+--- lib.steps.sort(be, keys, values) in the default order for a caller inside vyre that
+--- made keys and values itself (vyre.egraph's index and rebuild: live buffers of be, of a
+--- key and a value type, one value per key, disjoint): the same steps as steps_form,
+--- without its argument checks (a dozen Buffer field reads and two alias checks per sort,
+--- ~4 sorts per e-graph iteration).
+function M.steps_trusted(be, keys, values)
+  local d = DEFAULT_ORDER[keys.type]
+  return build("steps.sort", be, U.scratch_of("steps.sort", be, nil), keys, values, {}, d.o,
+    d.np)
 end
 
 -- argsort: a copy of the keys sorted with iota positions as values.

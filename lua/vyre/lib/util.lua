@@ -227,13 +227,19 @@ end
 
 -- be's kernel cache and the key under which key's kernel lives there (debug apart):
 -- map key -> Kernel, used key -> the clock of its last use, and the counters.
+-- be's debug method is looked up once per backend (a lookup is a C __index call; every
+-- kernel request asks, ~120 per e-graph iteration); the mode itself is asked each time.
 local function cache_of(be, key)
-  if be:debug() then key = key .. "#debug" end
   local c = kernels[be]
   if not c then
-    c = { map = {}, used = {}, n = 0, clock = 0, hits = 0, misses = 0, evictions = 0 }
+    local debug = be.debug
+    if debug(be) then key = key .. "#debug" end
+    c = { map = {}, used = {}, n = 0, clock = 0, hits = 0, misses = 0, evictions = 0,
+      debug = debug }
     kernels[be] = c
+    return c, key
   end
+  if c.debug(be) then key = key .. "#debug" end
   return c, key
 end
 
@@ -418,14 +424,35 @@ end
 --- is a backend, the backend's "call" object), kept per role, grown on demand. Calls on
 --- one backend run one after another (each ends with one sync) and the steps of one list
 --- run in order, so a role is never used by two launches at once.
+-- role .. ":" .. t, made once per pair (the sort and scan builders ask ~30 times an
+-- e-graph iteration)
+local SKEYS = setmetatable({}, { __index = function(k, role)
+  local v = setmetatable({}, { __index = function(kt, t)
+    local s = role .. ":" .. t
+    rawset(kt, t, s)
+    return s
+  end })
+  rawset(k, role, v)
+  return v
+end })
+
 function U.scratch(S, role, t, n)
   if not U.is_scratch(S) then S = U.default_scratch(S, "call") end
-  local key = role .. ":" .. t
+  local key = SKEYS[role][t]
   local b = S.bufs[key]
+  -- S.caps: the count of each buffer made here (reading b.count is a C __index call);
+  -- a buffer someone freed is still noticed
+  local caps = S.caps
+  if not caps then
+    caps = setmetatable({}, { __mode = "k" })
+    S.caps = caps
+  end
+  if b and caps[b] and caps[b] >= n and not b.freed then return b end
   if not b or b.freed or b.count < n then
     if b and not b.freed and S.free_on_grow then b:free() end
     b = S.be:buffer(t, math.max(n, 1))
     S.bufs[key] = b
+    caps[b] = math.max(n, 1)
   end
   return b
 end
@@ -555,6 +582,20 @@ function U.run(name, be, steps, readback, timed)
     error(E.wrap(("vyre.lib.%s: "):format(name), res), 0)
   end
   return res, t
+end
+
+--- The launch options {grid = {g}} for g workgroups, one table per g shared by every
+--- step that launches that many (the binding only reads a step's options): the step
+--- builders of vyre.lib and vyre.egraph then make no new tables for their grids (an
+--- e-graph iteration has ~200 steps). Nothing may modify a table U.grid returns.
+local GRIDS = {}
+function U.grid(g)
+  local o = GRIDS[g]
+  if not o then
+    o = { grid = { g } }
+    GRIDS[g] = o
+  end
+  return o
 end
 
 --- ceil(a / b) for non-negative integers.
