@@ -11,72 +11,11 @@ local vyre = require("vyre")
 local H = require("spec.helpers")
 local X = require("spec.egraph_langs")
 
-local function backends()
-  return H.only_loaded({
-    { name = "reference", tag = "", open = function() return vyre.backend("reference") end },
-    { name = "fake CUDA driver's", tag = " #fakecuda", open = H.fake_backend },
-    { name = "cuda", tag = " #gpu", open = function()
-      return assert(require("vyre.cuda").device(0))
-    end },
-  })
-end
+local backends = H.three_backends -- reference, fake driver, GPU
 
-local function expect_error(fn, want)
-  local err = H.error_of(fn)
-  assert.matches("vyre.EGraph:[a-z_]+: ", err)
-  assert.is_truthy(err:find(want, 1, true), err)
-  assert.is_truthy(err:find("Fix: ", 1, true), err)
-end
-
--- The Lua fixed point of analysis name (Kleene iteration from bottom with its closures),
--- the analyses it reads computed first by the same oracle: memo[name][class] = value.
--- values are equal: numbers and booleans, or the word lists of a "set" analysis
-local function same(a, b)
-  if type(a) ~= "table" then return a == b end
-  for i = 1, #a do if a[i] ~= b[i] then return false end end
-  return #a == #b
-end
-
-local function lua_values(eg, name, memo)
-  memo = memo or {}
-  if memo[name] then return memo[name] end
-  local an = eg.analyses[name]
-  for _, dn in ipairs(an.deps) do lua_values(eg, dn, memo) end
-  local classes = eg:classes()
-  local nodes, cur = {}, {}
-  for _, c in ipairs(classes) do
-    nodes[c] = eg:nodes(c)
-    cur[c] = an.bottom
-  end
-  local opid = {}
-  for i, o in ipairs(eg:ops()) do opid[o.name] = i - 1 end
-  for _ = 1, 4 * #classes + 70 do
-    local nxt, changed = {}, false
-    for _, c in ipairs(classes) do
-      local v = an.bottom
-      for _, n in ipairs(nodes[c]) do
-        local f = an.makefn[opid[n.op]]
-        if f then
-          local kids = {}
-          for k, ch in ipairs(n) do kids[k] = cur[eg:find(ch)] end
-          local bits = n.payload
-          if type(bits) == "string" then bits = eg:symbol(bits) end
-          v = an.merge(v, f(bits, kids, function(dn, k)
-            return memo[dn][k == "self" and c or eg:find(n[k + 1])]
-          end))
-        end
-      end
-      nxt[c] = v
-      if not same(v, cur[c]) then changed = true end
-    end
-    cur = nxt
-    if not changed then
-      memo[name] = cur
-      return cur
-    end
-  end
-  error("the oracle did not settle")
-end
+local O = require("spec.egraph_oracle")
+local expect_error = H.expect_egraph_error
+local lua_values = O.analysis_values
 
 for _, kind in ipairs(backends()) do
   describe("vyre.egraph analyses reading analyses on the " .. kind.name .. " backend"

@@ -16,15 +16,7 @@ local function T(o)
   return o
 end
 
-local function backends()
-  return H.only_loaded({
-    { name = "reference", tag = "", open = function() return vyre.backend("reference") end },
-    { name = "fake CUDA driver's", tag = " #fakecuda", open = H.fake_backend },
-    { name = "cuda", tag = " #gpu", open = function()
-      return assert(require("vyre.cuda").device(0))
-    end },
-  })
-end
+local backends = H.three_backends -- reference, fake driver, GPU
 
 -- n leaves (Num 0 .. n-1), each under an F; returns the e-graph.
 local function fs(be, n)

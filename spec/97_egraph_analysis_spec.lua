@@ -18,15 +18,7 @@ local function T(o)
   return o
 end
 
-local function backends()
-  return H.only_loaded({
-    { name = "reference", tag = "", open = function() return vyre.backend("reference") end },
-    { name = "fake CUDA driver's", tag = " #fakecuda", open = H.fake_backend },
-    { name = "cuda", tag = " #gpu", open = function()
-      return assert(require("vyre.cuda").device(0))
-    end },
-  })
-end
+local backends = H.three_backends -- reference, fake driver, GPU
 
 local function expect_error(fn, want)
   local err = H.error_of(fn)

@@ -10,15 +10,7 @@ local vyre = require("vyre")
 local H = require("spec.helpers")
 local MW = require("bench.eqsat.math")
 
-local function backends()
-  return H.only_loaded({
-    { name = "reference", tag = "", open = function() return vyre.backend("reference") end },
-    { name = "fake CUDA driver's", tag = " #fakecuda", open = H.fake_backend },
-    { name = "cuda", tag = " #gpu", open = function()
-      return assert(require("vyre.cuda").device(0))
-    end },
-  })
-end
+local backends = H.three_backends -- reference, fake driver, GPU
 
 -- Terms ---------------------------------------------------------------------------------
 

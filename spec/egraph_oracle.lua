@@ -509,4 +509,56 @@ function O:same_partition(eg)
   return nil
 end
 
+--- Two analysis values are equal: numbers and booleans, or the word lists of a "set"
+--- analysis (missing words count as 0: a set that grew has more of them).
+function O.same_value(a, b)
+  if type(a) ~= "table" then return a == b end
+  for i = 1, math.max(#a, #b) do if (a[i] or 0) ~= (b[i] or 0) then return false end end
+  return true
+end
+
+--- The Lua fixed point of analysis name of e-graph eg (specs 112, 113): Kleene iteration
+--- from bottom with the analysis's Lua closures (a "const" analysis joins its previous
+--- value in, as its sweep does), the analyses it reads first; memo[name][class] = value.
+function O.analysis_values(eg, name, memo)
+  memo = memo or {}
+  if memo[name] then return memo[name] end
+  local an = eg.analyses[name]
+  for _, dn in ipairs(an.deps) do O.analysis_values(eg, dn, memo) end
+  local classes = eg:classes()
+  local nodes, cur = {}, {}
+  for _, c in ipairs(classes) do
+    nodes[c] = eg:nodes(c)
+    cur[c] = an.bottom
+  end
+  local opid = {}
+  for i, o in ipairs(eg:ops()) do opid[o.name] = i - 1 end
+  for _ = 1, 4 * #classes + 70 do
+    local nxt, changed = {}, false
+    for _, c in ipairs(classes) do
+      local v = an.ty == "const" and cur[c] or an.bottom
+      for _, n in ipairs(nodes[c]) do
+        local f = an.makefn[opid[n.op]]
+        if f then
+          local kids = {}
+          for k, ch in ipairs(n) do kids[k] = cur[eg:find(ch)] end
+          local bits = n.payload
+          if type(bits) == "string" then bits = eg:symbol(bits) end
+          v = an.merge(v, f(bits, kids, function(dn, k)
+            return memo[dn][k == "self" and c or eg:find(n[k + 1])]
+          end))
+        end
+      end
+      nxt[c] = v
+      if not O.same_value(v, cur[c]) then changed = true end
+    end
+    cur = nxt
+    if not changed then
+      memo[name] = cur
+      return cur
+    end
+  end
+  error("the oracle did not settle")
+end
+
 return O

@@ -280,4 +280,29 @@ function H.fake_backend()
   return be
 end
 
+--- Asserts that fn raises an e-graph method's error holding want and a Fix.
+--- (Plain error(): busted's assert is the specs' global, not this module's.)
+function H.expect_egraph_error(fn, want)
+  local err = H.error_of(fn)
+  if not (err:find("vyre.EGraph:[a-z_]+: ") and err:find(want, 1, true)
+      and err:find("Fix: ", 1, true)) then
+    error(("expected an e-graph error holding %q and a Fix, got: %s"):format(want, err), 2)
+  end
+end
+
+--- The three backends a spec runs each case on, as {name, tag, open} (the fake
+--- driver's only where it is loaded): the reference interpreter, the fake CUDA driver
+--- (#fakecuda, scripts/test.sh's fake pass) and a GPU's device 0 (#gpu).
+function H.three_backends()
+  return H.only_loaded({
+    { name = "reference", tag = "", open = function()
+      return require("vyre").backend("reference")
+    end },
+    { name = "fake CUDA driver's", tag = " #fakecuda", open = H.fake_backend },
+    { name = "cuda", tag = " #gpu", open = function()
+      return assert(require("vyre.cuda").device(0))
+    end },
+  })
+end
+
 return H

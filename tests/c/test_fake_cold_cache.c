@@ -15,38 +15,13 @@
 
 #include "cuda_int.h"
 #include "harness.h"
+#include "fake_harness.h"
 
 #define NPROG 6
-
-typedef char *control_fn(const char *cmd, int *ok);
-static control_fn *control;
-static void (*control_free)(char *);
 static char root[] = "/tmp/vyre-cold-cache-XXXXXX";
 static char cache[300];
 
-static const char *ctl(const char *cmd) {
-    static char buf[8192];
-    int ok = 0;
-    char *out = control(cmd, &ok);
-    snprintf(buf, sizeof buf, "%s", out ? out : "(null)");
-    control_free(out);
-    if (!ok) harness_fail(__FILE__, __LINE__, "control('%s'): %s", cmd, buf);
-    return buf;
-}
-
-/* Program i: v[j] = v[j] * (i + 2) + salt + i, each its own PTX. */
-static vyre_program *program(unsigned salt, unsigned i) {
-    char text[512];
-    snprintf(text, sizeof text,
-             "(program cc%u_%u (workgroup 64) (buffer v u32 read_write) (let j (gid x))\n"
-             "  (if (lt j (len v)) (then (store v j (add (mul (load v j) %uu32) %uu32)))))",
-             salt, i, i + 2, salt + i);
-    vyre_program *p = NULL;
-    struct vyre_error e;
-    if (vyre_text_parse(text, strlen(text), &p, &e) != VYRE_OK)
-        harness_fail(__FILE__, __LINE__, "%s", e.message);
-    return p;
-}
+static vyre_program *program(unsigned salt, unsigned i) { return salted_program("cc", salt, i); }
 
 static void fresh_cache(const char *tag) {
     snprintf(cache, sizeof cache, "%s/%s", root, tag);
@@ -327,15 +302,7 @@ int main(void) {
     setenv("VYRE_LIBCUDA", VYRE_FAKECUDA_PATH, 1);
     unsetenv("VYRE_TEST_BUILD_ID");
     unsetenv("VYRE_CACHE_MAX_BYTES");
-    void *h = dlopen(VYRE_FAKECUDA_PATH, RTLD_NOW | RTLD_LOCAL);
-    void *c = h ? dlsym(h, "vyre_fakecuda_control") : NULL;
-    void *fr = h ? dlsym(h, "vyre_fakecuda_free") : NULL;
-    if (!c || !fr) {
-        fprintf(stderr, "cannot load the fake driver %s: %s\n", VYRE_FAKECUDA_PATH, dlerror());
-        return 1;
-    }
-    memcpy(&control, &c, sizeof c);
-    memcpy(&control_free, &fr, sizeof fr);
+    if (!fake_load()) return 1;
     struct vyre_error e;
     CHECK(vyre_cuda_available(&e));
     RUN_TEST(test_warm_start);

@@ -12,38 +12,13 @@
 
 #include "cuda_int.h"
 #include "harness.h"
+#include "fake_harness.h"
 #include "vyre_backend.h"
 
 #define NPROG 24
-
-typedef char *control_fn(const char *cmd, int *ok);
-static control_fn *control;
-static void (*control_free)(char *);
 static char root[] = "/tmp/vyre-compile-many-XXXXXX";
 
-static const char *ctl(const char *cmd) {
-    static char buf[8192];
-    int ok = 0;
-    char *out = control(cmd, &ok);
-    snprintf(buf, sizeof buf, "%s", out ? out : "(null)");
-    control_free(out);
-    if (!ok) harness_fail(__FILE__, __LINE__, "control('%s'): %s", cmd, buf);
-    return buf;
-}
-
-/* Program i of a batch: v[j] = v[j] * (i + 2) + salt + i, so each is its own PTX. */
-static vyre_program *program(unsigned salt, unsigned i) {
-    char text[512];
-    snprintf(text, sizeof text,
-             "(program cm%u_%u (workgroup 64) (buffer v u32 read_write) (let j (gid x))\n"
-             "  (if (lt j (len v)) (then (store v j (add (mul (load v j) %uu32) %uu32)))))",
-             salt, i, i + 2, salt + i);
-    vyre_program *p = NULL;
-    struct vyre_error e;
-    if (vyre_text_parse(text, strlen(text), &p, &e) != VYRE_OK)
-        harness_fail(__FILE__, __LINE__, "%s", e.message);
-    return p;
-}
+static vyre_program *program(unsigned salt, unsigned i) { return salted_program("cm", salt, i); }
 
 /* A fresh, empty disk cache directory: a cold start. */
 static void fresh_cache(const char *tag) {
@@ -158,9 +133,9 @@ static void test_errors(void) {
     for (unsigned i = 0; i < NPROG; i++) p[i] = program(2, i);
     vyre_cuda_kernel *k[NPROG];
     struct vyre_error e;
-    static const char *const faults[] = {
-        "cuLinkComplete:5:CUDA_ERROR_INVALID_PTX", "cuLinkAddData:1:CUDA_ERROR_OUT_OF_MEMORY",
-        "cuLinkCreate:9:CUDA_ERROR_OUT_OF_MEMORY"};
+    static const char *const faults[] = {"cuLinkComplete:5:CUDA_ERROR_INVALID_PTX",
+                                         "cuLinkAddData:1:CUDA_ERROR_OUT_OF_MEMORY",
+                                         "cuLinkCreate:9:CUDA_ERROR_OUT_OF_MEMORY"};
     static const char *const calls[] = {"cuLinkComplete", "cuLinkAddData", "cuLinkCreate"};
     setenv("VYRE_JIT_THREADS", "4", 1);
     for (size_t f = 0; f < sizeof faults / sizeof faults[0]; f++) {
@@ -263,15 +238,7 @@ static void test_backend(void) {
 int main(void) {
     CHECK(mkdtemp(root) != NULL);
     setenv("VYRE_LIBCUDA", VYRE_FAKECUDA_PATH, 1);
-    void *h = dlopen(VYRE_FAKECUDA_PATH, RTLD_NOW | RTLD_LOCAL);
-    void *c = h ? dlsym(h, "vyre_fakecuda_control") : NULL;
-    void *fr = h ? dlsym(h, "vyre_fakecuda_free") : NULL;
-    if (!c || !fr) {
-        fprintf(stderr, "cannot load the fake driver %s: %s\n", VYRE_FAKECUDA_PATH, dlerror());
-        return 1;
-    }
-    memcpy(&control, &c, sizeof c);
-    memcpy(&control_free, &fr, sizeof fr);
+    if (!fake_load()) return 1;
     struct vyre_error e;
     CHECK(vyre_cuda_available(&e));
     RUN_TEST(test_parallel_equals_serial);
