@@ -20,47 +20,9 @@ end
 
 local backends = H.three_backends -- reference, fake driver, GPU
 
-local function expect_error(fn, want)
-  local err = H.error_of(fn)
-  assert.matches("vyre.EGraph:[a-z_]+: ", err)
-  assert.is_truthy(err:find(want, 1, true), err)
-  assert.is_truthy(err:find("Fix: ", 1, true), err)
-end
-
--- The Lua fixed point of analysis name over the graph as eg:classes/eg:nodes show it
--- (Kleene iteration from bottom with the analysis's own Lua closures): the oracle.
-local function lua_values(eg, name)
-  local an = eg.analyses[name]
-  local classes = eg:classes()
-  local nodes, cur = {}, {}
-  for _, c in ipairs(classes) do
-    nodes[c] = eg:nodes(c)
-    cur[c] = an.bottom
-  end
-  local opid = {}
-  for i, o in ipairs(eg:ops()) do opid[o.name] = i - 1 end
-  for _ = 1, 4 * #classes + 70 do
-    local nxt, changed = {}, false
-    for _, c in ipairs(classes) do
-      local v = an.bottom
-      for _, n in ipairs(nodes[c]) do
-        local f = an.makefn[opid[n.op]]
-        if f then
-          local kids = {}
-          for k, ch in ipairs(n) do kids[k] = cur[eg:find(ch)] end
-          local bits = n.payload
-          if type(bits) == "string" then bits = eg:symbol(bits) end
-          v = an.merge(v, f(bits, kids))
-        end
-      end
-      nxt[c] = v
-      if v ~= cur[c] then changed = true end
-    end
-    cur = nxt
-    if not changed then return cur end
-  end
-  error("the oracle did not settle")
-end
+local expect_error = H.expect_egraph_error
+-- the oracle: the Lua fixed point of an analysis with its own closures
+local lua_values = require("spec.egraph_oracle").analysis_values
 
 for _, kind in ipairs(backends()) do
   -- the fake pass's trimmed cases (the header says which)

@@ -138,11 +138,7 @@ local function parse(fname, s, env, what, text)
         "declare the analysis it reads first (reads must not form a cycle; an analysis "
         .. "cannot read itself: use (child k))")
     end
-    local k = s[3] == "self" and "self" or math.tointeger(tonumber(s[3]))
-    if k == nil or k ~= "self" and (k < 0 or k >= env.arity) then
-      bad(("(get NAME k) needs k in [0, %d) or self for this op"):format(env.arity),
-        "number the children from 0, or write self for the e-node's own class")
-    end
+    local k = US.get_child(s, env, bad)
     env.deps.used[dep.name] = true
     -- a "const" dep is a pair (read with one? and val), a "set" dep a set operand (read
     -- with member, size, empty, subset, disjoint): rec gives its words when the text is made

@@ -28,6 +28,17 @@ local P = require("vyre.egraph.payload")
 
 local US = {}
 
+--- The k of (get NAME k) (a child number of the e-node's op, or "self"), or bad() with
+--- a Fix; shared by the set and the scalar expression languages.
+function US.get_child(s, env, bad)
+  local k = s[3] == "self" and "self" or math.tointeger(tonumber(s[3]))
+  if k == nil or k ~= "self" and (k < 0 or k >= env.arity) then
+    bad(("(get NAME k) needs k in [0, %d) or self for this op"):format(env.arity),
+      "number the children from 0, or write self for the e-node's own class")
+  end
+  return k
+end
+
 US.MAX_WORDS = 64
 
 local function parse(fname, s, env, what, text)
@@ -71,11 +82,7 @@ local function parse(fname, s, env, what, text)
         "a set analysis's make reads \"set\" analyses only; test scalar values in a scalar "
         .. "analysis")
     end
-    local k = s[3] == "self" and "self" or math.tointeger(tonumber(s[3]))
-    if k == nil or k ~= "self" and (k < 0 or k >= env.arity) then
-      bad(("(get NAME k) needs k in [0, %d) or self for this op"):format(env.arity),
-        "number the children from 0, or write self for the e-node's own class")
-    end
+    local k = US.get_child(s, env, bad)
     env.deps.used[dep.name] = true
     return { kind = "get", dep = dep, k = k }
   end
