@@ -88,6 +88,33 @@ local function fixed_cost(rows)
   return lines
 end
 
+-- The run next to egglog 14 on one CPU thread (results/cpu-egglog.txt, taken on the
+-- CPU machine with bench/egraph/egglog_math.py, where egglog runs): per iteration the
+-- e-nodes of both (they must be equal) and the seconds of both. "#" lines, after the
+-- table, so readers of the table (specs 43, 106) see nothing new.
+local EGGLOG = "bench/eqsat/results/cpu-egglog.txt"
+local function beside_egglog(rows)
+  local f = io.open(EGGLOG)
+  if not f then return { "# egglog: " .. EGGLOG .. " not found (run from the repository)" } end
+  local eg = {}
+  for line in f:lines() do
+    local it, n, s = line:match("^(%d+)\t(%d+)\t([%d.]+)")
+    if it then eg[tonumber(it)] = { nodes = tonumber(n), s = tonumber(s) } end
+  end
+  f:close()
+  local out = { "# beside egglog 14, one CPU thread (" .. EGGLOG .. ")",
+    "# iter\tenodes\tegglog_enodes\tsame\tvyre_s\tegglog_s\tegglog/vyre" }
+  for _, r in ipairs(rows) do
+    local e = eg[r.iter]
+    if e then
+      out[#out + 1] = ("# %d\t%d\t%d\t%s\t%.4f\t%.3f\t%s"):format(r.iter, r.nodes, e.nodes,
+        r.nodes == e.nodes and "yes" or "NO", r.seconds, e.s,
+        e.s > 0 and ("%.2f"):format(e.s / r.seconds) or "-")
+    end
+  end
+  return out
+end
+
 -- One whole run in this process (--whole): iterations 1..iters as one eg:run, then one
 -- line with the times since the script started and the backend's compile counters.
 local function whole(backend, iters, t_script)
@@ -180,7 +207,7 @@ local function main(backend, iters, search, apply_rows)
       (st.live_buffer_bytes or 0) / 2 ^ 20, (st.peak_buffer_bytes or 0) / 2 ^ 20,
       r.pieces and ("%d (%d segments)"):format(r.pieces, r.segments) or "1"))
     io.stdout:flush()
-    rows[#rows + 1] = { iter = i, start = start, seconds = r.seconds }
+    rows[#rows + 1] = { iter = i, start = start, seconds = r.seconds, nodes = r.nodes }
     if rep.stop == "saturated" then
       stop = "saturated"
       break
@@ -188,6 +215,7 @@ local function main(backend, iters, search, apply_rows)
   end
   print("# stop: " .. stop)
   for _, l in ipairs(fixed_cost(rows)) do print(l) end
+  for _, l in ipairs(beside_egglog(rows)) do print(l) end
 end
 
 if not pcall(debug.getlocal, 4, 1) then
