@@ -14,97 +14,17 @@ local MW = require("bench.eqsat.math")
 
 local backends = H.three_backends -- reference, fake driver, GPU
 
--- Proof replay (our own reader and matcher: the replay must not lean on vyre's) ----------
+local PR = require("spec.egraph_proofs") -- the reader, matcher and replay (98, 110)
 
-local function read(text)
-  local pos = 1
-  local function skip() pos = text:find("[^%s]", pos) or #text + 1 end
-  local function item()
-    skip()
-    if text:sub(pos, pos) == "(" then
-      pos = pos + 1
-      local out = {}
-      while true do
-        skip()
-        if text:sub(pos, pos) == ")" then pos = pos + 1 return out end
-        out[#out + 1] = item()
-      end
-    end
-    local s, e = text:find("^[^%s()]+", pos)
-    assert(s, "bad term text: " .. text)
-    pos = e + 1
-    return text:sub(s, e)
-  end
-  return item()
-end
-
-local function show(t)
-  if type(t) == "string" then return t end
-  local parts = {}
-  for i, x in ipairs(t) do parts[i] = show(x) end
-  return "(" .. table.concat(parts, " ") .. ")"
-end
-
-local function at(t, path)
-  for _, k in ipairs(path) do
-    assert(type(t) == "table" and t[k + 1], "position past the term")
-    t = t[k + 1]
-  end
-  return t
-end
-
-local function replace(t, path, i, sub)
-  if i > #path then return sub end
-  local out = {}
-  for j, x in ipairs(t) do out[j] = x end
-  out[path[i] + 1] = replace(t[path[i] + 1], path, i + 1, sub)
-  return out
-end
-
-local function match(p, t, b)
-  if type(p) == "string" then
-    if p:sub(1, 1) == "?" then
-      local s = show(t)
-      if b[p] and b[p] ~= s then return false end
-      b[p] = s
-      return true
-    end
-    return type(t) == "string" and t == p
-  end
-  if type(t) ~= "table" or #t ~= #p then return false end
-  for i = 1, #p do
-    if not match(p[i], t[i], b) then return false end
-  end
-  return true
-end
-
--- Checks a proof of t1 = t2: a chain from t1 to t2, each step one rewrite by the named
--- rule ({name, lhs, rhs}) at the named position; returns the number of steps.
+-- Checks a proof of t1 = t2 step by step (PR.check); returns the number of steps.
 local function check_proof(proof, t1, t2, rules)
-  local cur = show(read(t1))
-  for i, st in ipairs(proof) do
-    assert.are.equal(cur, st.before, "step " .. i .. " does not start where the last ended")
-    local rule = rules[st.rule]
-    assert.is_truthy(rule, "step " .. i .. " names no rule: " .. tostring(st.rule))
-    local before, after = read(st.before), read(st.after)
-    assert.are.equal(show(after), show(replace(before, st.at, 1, at(after, st.at))),
-      "step " .. i .. " changes the term outside its position")
-    local from, to = read(rule[2]), read(rule[3])
-    if st.direction == "<=" then from, to = to, from end
-    local b = {}
-    assert.is_true(match(from, at(before, st.at), b), "step " .. i .. ": rule does not match")
-    assert.is_true(match(to, at(after, st.at), b), "step " .. i .. ": not the rule's result")
-    cur = st.after
-  end
-  assert.are.equal(show(read(t2)), cur, "the proof does not end at the second term")
-  return #proof
+  local n, why = PR.check(proof, t1, t2, rules)
+  assert.is_truthy(n, why)
+  return n
 end
 
-local function by_name(list)
-  local t = {}
-  for _, r in ipairs(list) do t[r[1]] = r end
-  return t
-end
+local by_name = PR.by_name
+local read = PR.read
 
 -- The union log as the device holds it: every pair names an id below nids.
 -- The logged unions as a sorted list of {a, b}: on a GPU the threads of one batch

@@ -12,105 +12,13 @@ local MW = require("bench.eqsat.math")
 
 local backends = H.three_backends -- reference, fake driver, GPU
 
--- Terms ---------------------------------------------------------------------------------
+local PR = require("spec.egraph_proofs") -- the reader, matcher and replay (98, 110)
 
--- A small S-expression reader of our own (the replay must not lean on vyre's parser).
-local function read(text)
-  local pos = 1
-  local function skip() pos = text:find("[^%s]", pos) or #text + 1 end
-  local function item()
-    skip()
-    if text:sub(pos, pos) == "(" then
-      pos = pos + 1
-      local out = {}
-      while true do
-        skip()
-        if text:sub(pos, pos) == ")" then pos = pos + 1 return out end
-        out[#out + 1] = item()
-      end
-    end
-    local s, e = text:find("^[^%s()]+", pos)
-    assert(s, "bad term text: " .. text)
-    pos = e + 1
-    return text:sub(s, e)
-  end
-  return item()
-end
-
-local function show(t)
-  if type(t) == "string" then return t end
-  local parts = {}
-  for i, x in ipairs(t) do parts[i] = show(x) end
-  return "(" .. table.concat(parts, " ") .. ")"
-end
-
-local function at(t, path)
-  for _, k in ipairs(path) do
-    assert(type(t) == "table" and t[k + 1], "position past the term")
-    t = t[k + 1]
-  end
-  return t
-end
-
-local function replace(t, path, i, sub)
-  i = i or 1
-  if i > #path then return sub end
-  local out = {}
-  for j, x in ipairs(t) do out[j] = x end
-  out[path[i] + 1] = replace(t[path[i] + 1], path, i + 1, sub)
-  return out
-end
-
--- Matches pattern p (parsed: "?x" variables, payload variables under leaves too)
--- against term t, extending bindings b; false when it does not match.
-local function match(p, t, b)
-  if type(p) == "string" then
-    if p:sub(1, 1) == "?" then
-      local s = show(t)
-      if b[p] and b[p] ~= s then return false end
-      b[p] = s
-      return true
-    end
-    return type(t) == "string" and t == p
-  end
-  if type(t) ~= "table" or #t ~= #p then return false end
-  for i = 1, #p do
-    if not match(p[i], t[i], b) then return false end
-  end
-  return true
-end
-
--- Replays one step: true when after = before with the subterm at step.at rewritten once
--- by rule {lhs, rhs} in step.direction.
-local function replay(step, rule)
-  local before, after = read(step.before), read(step.after)
-  local path = step.at
-  if show(replace(before, path, 1, at(after, path))) ~= show(after) then
-    return false, "the terms differ outside position " .. table.concat(path, ".")
-  end
-  local from, to = read(rule[2]), read(rule[3])
-  if step.direction == "<=" then from, to = to, from end
-  local b = {}
-  if not match(from, at(before, path), b) then return false, "the rule does not match" end
-  if not match(to, at(after, path), b) then return false, "the result is not the rule's" end
-  return true
-end
-
--- Checks a whole proof of t1 = t2: a chain from t1's text to t2's, every step a rule
--- of `rules` (name -> {name, lhs, rhs}) replayed; returns the number of steps.
+-- Checks a proof of t1 = t2 step by step (PR.check); returns the number of steps.
 local function check_proof(proof, t1, t2, rules)
-  local cur = show(read(t1))
-  for i, st in ipairs(proof) do
-    assert.are.equal(cur, st.before, "step " .. i .. " does not start where the last ended")
-    local rule = rules[st.rule]
-    assert.is_truthy(rule, "step " .. i .. " names no rule of the workload: " .. st.rule)
-    local ok, why = replay(st, rule)
-    assert.is_true(ok, ("step %d (%s %s at %s): %s\n  %s\n  %s"):format(i, st.rule,
-      st.direction, table.concat(st.at, "."), tostring(why), st.before, st.after))
-    cur = st.after
-  end
-  assert.are.equal(show(read(t2)), cur, "the proof does not end at the second term")
-  return #proof
+  local n, why = PR.check(proof, t1, t2, rules)
+  assert.is_truthy(n, why)
+  return n
 end
 
 -- The prop workload: egg's tests/prop.rs rules in vyre's syntax. double_neg_flip (a bare
@@ -134,11 +42,8 @@ local PROP_RULES = {
   { "lem_imply", "(And (Implies ?a ?b) (Implies (Not ?a) ?c))", "(Or ?b ?c)" },
 }
 
-local function by_name(list)
-  local t = {}
-  for _, r in ipairs(list) do t[r[1]] = r end
-  return t
-end
+local by_name = PR.by_name
+local read, show, at, replace, replay = PR.read, PR.show, PR.at, PR.replace, PR.replay
 
 -- Random small e-graphs ------------------------------------------------------------------
 

@@ -6,18 +6,21 @@
 #define VYRE_TESTS_FAKE_HARNESS_H
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
 #include "vyre.h"
+#include "vyre_cuda.h"
 
 typedef char *fake_control_fn(const char *cmd, int *ok);
 static fake_control_fn *fake_control;
 static void (*fake_control_free)(char *);
 
-/* Loads the fake driver's control hook; false (with the reason on stderr) when it is not
- * there. */
+/* Points vyre at the fake driver ($VYRE_LIBCUDA), loads its control hook and checks that
+ * vyre can use it; false (with the reason on stderr) when it is not there. */
 static bool fake_load(void) {
+    setenv("VYRE_LIBCUDA", VYRE_FAKECUDA_PATH, 1);
     void *h = dlopen(VYRE_FAKECUDA_PATH, RTLD_NOW | RTLD_LOCAL);
     void *c = h ? dlsym(h, "vyre_fakecuda_control") : NULL;
     void *fr = h ? dlsym(h, "vyre_fakecuda_free") : NULL;
@@ -27,7 +30,16 @@ static bool fake_load(void) {
     }
     memcpy(&fake_control, &c, sizeof c);
     memcpy(&fake_control_free, &fr, sizeof fr);
+    struct vyre_error e;
+    CHECK(vyre_cuda_available(&e));
     return true;
+}
+
+/* Removes a test's temporary directory tree. */
+static void fake_remove_tree(const char *dir) {
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
 }
 
 /* The fake's answer to cmd (valid until the next call); a refused command fails. */
